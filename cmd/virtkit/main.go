@@ -1,0 +1,38 @@
+// Command virtkit is virtkit's command-line tool: the demo, manifest
+// validation and rendering, guest-agent calls, benchmarks and the
+// multi-process control plane.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+		var ex exitError
+		if asExit(err, &ex) {
+			os.Exit(ex.code)
+		}
+		fmt.Fprintln(os.Stderr, "virtkit:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "virtkit",
+		Short:         "KubeVirt's virtual-machine semantics without Kubernetes",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	// One line per subcommand; each lives in its own file.
+	return root
+}
