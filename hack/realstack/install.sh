@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the real-stack tier and the test suite need:
+# libvirt (daemon, client tools, headers for the cgo bindings), QEMU, the
+# pieces of the tiny guest (cloud kernel, busybox-static, qemu-guest-agent,
+# gcc for the memory dirtier), xmllint for virt-xml-validate, promtool and
+# socat. Idempotent: when every package is already installed it touches
+# nothing and returns in well under a second.
+set -euo pipefail
+
+packages=(
+	libvirt-dev libvirt-clients libxml2-utils
+	libvirt-daemon libvirt-daemon-driver-qemu libvirt-daemon-system
+	qemu-system-x86 qemu-utils
+	linux-image-cloud-amd64 busybox-static qemu-guest-agent
+	prometheus socat gcc libc6-dev
+)
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "install.sh: must run as root (apt-get)" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	if [[ $status != ii* ]]; then
+		missing+=("$p")
+	fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+	echo "install.sh: all ${#packages[@]} packages present"
+	exit 0
+fi
+
+echo "install.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Another apt/dpkg run (unattended upgrades, a parallel job) holds the lock:
+# wait for it instead of failing.
+apt_opts=(-y -q -o DPkg::Lock::Timeout=600)
+apt-get -q -o DPkg::Lock::Timeout=600 update
+# Packages' postinst scripts try to start services; there is no init system
+# to start them with, and libvirtd.sh starts the daemons itself.
+policy=/usr/sbin/policy-rc.d
+created_policy=0
+if [[ ! -e $policy ]]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	created_policy=1
+fi
+trap '[[ $created_policy -eq 1 ]] && rm -f "$policy"' EXIT
+apt-get install "${apt_opts[@]}" "${missing[@]}"
+echo "install.sh: done"

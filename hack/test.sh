@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs what the tests need (Debian
+# packages, staticcheck), checks formatting and lint, runs every tier with the
+# race detector, and starts and stops the libvirt daemons the real-stack tier
+# uses. Run as root on Debian 12 (the real stack needs it).
+#
+#   hack/test.sh            everything
+#   hack/test.sh --no-real  skip the real libvirtd + QEMU tier
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+real=1
+for arg in "$@"; do
+	case "$arg" in
+	--no-real) real=0 ;;
+	*) echo "usage: hack/test.sh [--no-real]" >&2; exit 2 ;;
+	esac
+done
+
+step() { printf '\n=== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)"; }
+
+# Missing tools fail tests instead of skipping them from here on.
+export VIRTKIT_STRICT=1
+export GOFLAGS="${GOFLAGS:-} -mod=readonly"
+
+step "install Debian packages"
+hack/realstack/install.sh
+
+step "install staticcheck"
+GOBIN="$PWD/build/bin" go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+go vet -tags realstack ./...
+
+step "build without cgo"
+CGO_ENABLED=0 go build ./...
+CGO_ENABLED=0 go vet ./...
+
+step "staticcheck"
+build/bin/staticcheck ./...
+
+step "unit, sim, libvirt test-driver, qemu-ga, promtool and etcd tiers"
+go test -race -timeout 40m ./...
+
+if [ "$real" = 1 ]; then
+	step "real stack: guest image"
+	hack/realstack/build-guest.sh
+	step "real stack: libvirtd instances"
+	hack/realstack/libvirtd.sh start
+	trap 'hack/realstack/libvirtd.sh stop || true' EXIT
+	pkgs=$(grep -rl --include='*.go' '^//go:build.*realstack' . | xargs -n1 dirname | sort -u | sed 's|^\.|github.com/virtkit/virtkit|')
+	step "real stack tier: $(echo $pkgs | wc -w) packages"
+	# -p 1: the packages share the two daemons and the one guest image.
+	go test -tags realstack -p 1 -timeout 30m $pkgs
+fi
+step "all tests passed"

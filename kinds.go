@@ -1,0 +1,124 @@
+package virtkit
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var (
+	_ Object     = (*VirtualMachine)(nil)
+	_ Object     = (*VirtualMachineInstance)(nil)
+	_ Object     = (*VirtualMachineInstanceMigration)(nil)
+	_ Object     = (*VirtualMachineInstanceReplicaSet)(nil)
+	_ Object     = (*MigrationPolicy)(nil)
+	_ Object     = (*Node)(nil)
+	_ ObjectList = (*VirtualMachineList)(nil)
+	_ ObjectList = (*VirtualMachineInstanceList)(nil)
+	_ ObjectList = (*VirtualMachineInstanceMigrationList)(nil)
+	_ ObjectList = (*VirtualMachineInstanceReplicaSetList)(nil)
+	_ ObjectList = (*MigrationPolicyList)(nil)
+	_ ObjectList = (*NodeList)(nil)
+)
+
+// Group versions of the kinds in this package.
+var (
+	SchemeGroupVersion           = schema.GroupVersion{Group: GroupName, Version: "v1"}
+	MigrationsSchemeGroupVersion = schema.GroupVersion{Group: MigrationsGroupName, Version: "v1alpha1"}
+	VirtkitSchemeGroupVersion    = schema.GroupVersion{Group: VirtkitGroupName, Version: "v1alpha1"}
+)
+
+// kindInfo describes one kind virtkit knows.
+type kindInfo struct {
+	gvk        schema.GroupVersionKind
+	namespaced bool
+	newObject  func() Object
+	newList    func() ObjectList
+}
+
+// kinds returns the table of known kinds. It is a function, not a package
+// variable, so nothing can mutate it.
+func kinds() []kindInfo {
+	return []kindInfo{
+		{SchemeGroupVersion.WithKind(KindVirtualMachine), true,
+			func() Object { return &VirtualMachine{} }, func() ObjectList { return &VirtualMachineList{} }},
+		{SchemeGroupVersion.WithKind(KindVirtualMachineInstance), true,
+			func() Object { return &VirtualMachineInstance{} }, func() ObjectList { return &VirtualMachineInstanceList{} }},
+		{SchemeGroupVersion.WithKind(KindVirtualMachineInstanceMigration), true,
+			func() Object { return &VirtualMachineInstanceMigration{} }, func() ObjectList { return &VirtualMachineInstanceMigrationList{} }},
+		{SchemeGroupVersion.WithKind(KindVirtualMachineInstanceReplicaSet), true,
+			func() Object { return &VirtualMachineInstanceReplicaSet{} }, func() ObjectList { return &VirtualMachineInstanceReplicaSetList{} }},
+		{MigrationsSchemeGroupVersion.WithKind(KindMigrationPolicy), false,
+			func() Object { return &MigrationPolicy{} }, func() ObjectList { return &MigrationPolicyList{} }},
+		{VirtkitSchemeGroupVersion.WithKind(KindNode), false,
+			func() Object { return &Node{} }, func() ObjectList { return &NodeList{} }},
+	}
+}
+
+func lookupKind(gvk schema.GroupVersionKind) (kindInfo, bool) {
+	for _, k := range kinds() {
+		if k.gvk == gvk {
+			return k, true
+		}
+	}
+	return kindInfo{}, false
+}
+
+// KnownKinds lists the GroupVersionKinds Decode accepts.
+func KnownKinds() []schema.GroupVersionKind {
+	ks := kinds()
+	out := make([]schema.GroupVersionKind, len(ks))
+	for i, k := range ks {
+		out[i] = k.gvk
+	}
+	return out
+}
+
+// NewObject returns an empty object of a known kind with its TypeMeta set,
+// or an error wrapping ErrUnknownKind.
+func NewObject(gvk schema.GroupVersionKind) (Object, error) {
+	k, ok := lookupKind(gvk)
+	if !ok {
+		return nil, unknownKindError(gvk)
+	}
+	obj := k.newObject()
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return obj, nil
+}
+
+// NewObjectList returns an empty list for a known kind (the item kind), or
+// an error wrapping ErrUnknownKind.
+func NewObjectList(gvk schema.GroupVersionKind) (ObjectList, error) {
+	k, ok := lookupKind(gvk)
+	if !ok {
+		return nil, unknownKindError(gvk)
+	}
+	l := k.newList()
+	l.GetObjectKind().SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	return l, nil
+}
+
+// IsNamespaced reports whether objects of a known kind live in a namespace
+// (MigrationPolicy and Node are cluster-scoped).
+func IsNamespaced(gvk schema.GroupVersionKind) bool {
+	k, ok := lookupKind(gvk)
+	return !ok || k.namespaced
+}
+
+// GVKOf returns the GroupVersionKind of one of this package's objects from
+// its Go type, whatever its TypeMeta says; ok is false for foreign types.
+func GVKOf(obj Object) (schema.GroupVersionKind, bool) {
+	switch obj.(type) {
+	case *VirtualMachine:
+		return SchemeGroupVersion.WithKind(KindVirtualMachine), true
+	case *VirtualMachineInstance:
+		return SchemeGroupVersion.WithKind(KindVirtualMachineInstance), true
+	case *VirtualMachineInstanceMigration:
+		return SchemeGroupVersion.WithKind(KindVirtualMachineInstanceMigration), true
+	case *VirtualMachineInstanceReplicaSet:
+		return SchemeGroupVersion.WithKind(KindVirtualMachineInstanceReplicaSet), true
+	case *MigrationPolicy:
+		return MigrationsSchemeGroupVersion.WithKind(KindMigrationPolicy), true
+	case *Node:
+		return VirtkitSchemeGroupVersion.WithKind(KindNode), true
+	}
+	return schema.GroupVersionKind{}, false
+}

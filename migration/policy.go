@@ -1,0 +1,187 @@
+package migration
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/virtkit/virtkit/hypervisor"
+)
+
+// Policy decides what a migration does next. Decide is pure: the same
+// Progress gives the same Action, so policies are tested with tables and the
+// engine can re-run Decide on every poll. Whatever a rule must remember
+// (progress watermarks, learned throttle sensitivity, bandwidth trend) the
+// engine keeps and hands over in Progress.
+type Policy interface {
+	// Name identifies the policy in reports ("virtkit", "kubevirt", ...).
+	Name() string
+	// Decide returns the next action. Before the job starts (Progress.Phase
+	// == PhasePlanning) it returns ActionStart or ActionRefuse.
+	Decide(Progress) Action
+}
+
+// PollIntervaler is implemented by policies whose rules assume a poll period
+// (KubeVirt polls every 400 ms, Nova every 500 ms); the engine uses it when
+// its own Options leave PollInterval unset.
+type PollIntervaler interface {
+	PollInterval() time.Duration
+}
+
+// Phase is where a migration stands.
+type Phase string
+
+const (
+	// PhasePlanning: measured, not started yet.
+	PhasePlanning Phase = "Planning"
+	// PhasePreCopy: the job iterates over dirty memory.
+	PhasePreCopy Phase = "PreCopy"
+	// PhasePostCopy: the guest runs on the target, memory follows on demand.
+	PhasePostCopy Phase = "PostCopy"
+)
+
+// Progress is everything known about a migration at one poll. Values that
+// were not measured are invalid [hypervisor.Measured]s, never zeros.
+type Progress struct {
+	Phase Phase
+	// Elapsed is the time since the job started (0 while planning).
+	Elapsed time.Duration
+	// Memory is the guest memory to move (M), DataSent the bytes sent so far,
+	// Remaining the bytes the job still has to send.
+	Memory    uint64
+	DataSent  hypervisor.Measured[uint64]
+	Remaining hypervisor.Measured[uint64]
+	// Iteration is the pre-copy pass (1 = the first full pass);
+	// FirstPassDone is true once every page was sent once.
+	Iteration     hypervisor.Measured[uint64]
+	FirstPassDone bool
+
+	// DirtyRateBefore is the rate measured before the start (page sampling
+	// or the sim's model), with no throttle. DirtyRate is the job's own
+	// measurement (under Throttle), when it has one.
+	DirtyRateBefore hypervisor.Measured[float64]
+	DirtyRate       hypervisor.Measured[float64]
+	// Bandwidth is the job's transfer rate at this poll; BandwidthAvg its
+	// smoothed value (EWMA), BandwidthBest the highest smoothed value seen:
+	// the link's capacity as far as anyone knows. A dip lowers Bandwidth
+	// and BandwidthAvg but not BandwidthBest.
+	Bandwidth     hypervisor.Measured[float64]
+	BandwidthAvg  hypervisor.Measured[float64]
+	BandwidthBest hypervisor.Measured[float64]
+	// BandwidthHint is an expected bandwidth known before the start (a
+	// configured cap or link speed); not measured when unknown.
+	BandwidthHint hypervisor.Measured[float64]
+
+	// Throttle is the vCPU throttle now, in percent; ThrottleSensitivity the
+	// share of dirtying that follows the throttle (ε), learned by comparing
+	// the dirty rate before and after a throttle step.
+	Throttle            int
+	ThrottleSensitivity hypervisor.Measured[float64]
+	// CanThrottle is true when the engine can set the throttle directly
+	// (a [hypervisor.Throttler]); otherwise only QEMU's auto-converge exists.
+	CanThrottle bool
+
+	// DowntimeLimit is the limit now in force; DowntimeBound the highest a
+	// policy may raise it to (never below DowntimeLimit's configured value).
+	DowntimeLimit time.Duration
+	DowntimeBound time.Duration
+	// ExpectedDowntime is the job's estimate of the pause at switchover.
+	ExpectedDowntime hypervisor.Measured[time.Duration]
+
+	// SinceProgress is the time since Remaining last fell below its value at
+	// the previous poll (KubeVirt's progress watermark).
+	SinceProgress time.Duration
+	// MinRemaining is the lowest Remaining seen after the first pass.
+	MinRemaining hypervisor.Measured[uint64]
+
+	// Permissions every policy gets from the migration configuration.
+	AllowPostCopy     bool
+	AllowAutoConverge bool
+}
+
+// ActionKind is what a policy asks for.
+type ActionKind string
+
+const (
+	// ActionStart starts the job with the action's parameters.
+	ActionStart ActionKind = "Start"
+	// ActionRefuse declines to start; Reason says why.
+	ActionRefuse ActionKind = "Refuse"
+	// ActionContinue changes nothing.
+	ActionContinue ActionKind = "Continue"
+	// ActionThrottle sets the vCPU throttle to ThrottlePercent.
+	ActionThrottle ActionKind = "Throttle"
+	// ActionRaiseDowntime sets the downtime limit to DowntimeLimit.
+	ActionRaiseDowntime ActionKind = "RaiseDowntime"
+	// ActionSwitchPostCopy switches the job to post-copy.
+	ActionSwitchPostCopy ActionKind = "SwitchPostCopy"
+	// ActionAbort cancels the job; the guest stays on the source.
+	ActionAbort ActionKind = "Abort"
+)
+
+// Action is one decision, with the reason and the numbers behind it.
+type Action struct {
+	Kind ActionKind `json:"kind"`
+	// ThrottlePercent for ActionThrottle.
+	ThrottlePercent int `json:"throttlePercent,omitempty"`
+	// DowntimeLimit for ActionRaiseDowntime, and the initial limit for
+	// ActionStart (0 = leave the backend's default).
+	DowntimeLimit time.Duration `json:"downtimeLimit,omitempty"`
+	// PostCopy and AutoConverge are ActionStart's flags: enable the later
+	// switch to post-copy; let QEMU throttle by its own 20 %+10 % steps.
+	PostCopy     bool `json:"postCopy,omitempty"`
+	AutoConverge bool `json:"autoConverge,omitempty"`
+	// Reason is a sentence a human reads in status and logs.
+	Reason string `json:"reason"`
+	// Figures are the numbers the decision rests on.
+	Figures []Figure `json:"figures,omitempty"`
+}
+
+// Figure is one named number behind a decision.
+type Figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit,omitempty"`
+}
+
+// String renders the action for logs: kind, parameters, reason.
+func (a Action) String() string {
+	var b strings.Builder
+	b.WriteString(string(a.Kind))
+	switch a.Kind {
+	case ActionThrottle:
+		fmt.Fprintf(&b, "{%d%%}", a.ThrottlePercent)
+	case ActionRaiseDowntime:
+		fmt.Fprintf(&b, "{%v}", a.DowntimeLimit)
+	case ActionStart:
+		fmt.Fprintf(&b, "{postCopy=%t autoConverge=%t downtime=%v}", a.PostCopy, a.AutoConverge, a.DowntimeLimit)
+	}
+	if a.Reason != "" {
+		b.WriteString(": ")
+		b.WriteString(a.Reason)
+	}
+	return b.String()
+}
+
+// Strategic reports whether the action changes the migration's course
+// (everything but Continue).
+func (a Action) Strategic() bool { return a.Kind != ActionContinue }
+
+// figures is a small builder so rules list their numbers in one line.
+type figures []Figure
+
+func (f figures) add(name string, value float64, unit string) figures {
+	return append(f, Figure{Name: name, Value: value, Unit: unit})
+}
+
+func (f figures) seconds(name string, d time.Duration) figures {
+	return f.add(name, d.Seconds(), "s")
+}
+
+// measuredFloat converts an integer measurement to float64.
+func measuredFloat[T hypervisor.Number](m hypervisor.Measured[T]) hypervisor.Measured[float64] {
+	if !m.Valid {
+		return hypervisor.Measured[float64]{}
+	}
+	return hypervisor.Some(float64(m.Value))
+}

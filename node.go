@@ -1,0 +1,54 @@
+package virtkit
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +kubebuilder:object:root=true
+
+// Node is a host that runs VMIs: virtkit.io/v1alpha1, cluster-scoped. It is
+// virtkit's own kind (KubeVirt uses Kubernetes nodes); its agent keeps the
+// status and heartbeat current. Labels live in metadata.labels.
+type Node struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              NodeSpec   `json:"spec,omitempty"`
+	Status            NodeStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// NodeList is a list of nodes.
+type NodeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Node `json:"items"`
+}
+
+// NodeSpec is what an operator sets on a node.
+type NodeSpec struct {
+	// Unschedulable keeps new VMIs (and migration targets) off the node.
+	Unschedulable bool    `json:"unschedulable,omitempty"`
+	Taints        []Taint `json:"taints,omitempty"`
+}
+
+// NodeStatus is what the node's agent reports.
+type NodeStatus struct {
+	Capacity          ResourceList `json:"capacity,omitempty"`
+	Allocatable       ResourceList `json:"allocatable,omitempty"`
+	Conditions        []Condition  `json:"conditions,omitempty"`
+	LastHeartbeatTime *metav1.Time `json:"lastHeartbeatTime,omitempty"`
+	// Hypervisor names the backend, e.g. "sim" or "libvirt qemu:///system".
+	Hypervisor string `json:"hypervisor,omitempty"`
+	HostUUID   string `json:"hostUUID,omitempty"`
+}
+
+// Node condition types and reasons.
+const (
+	NodeReady ConditionType = "Ready"
+
+	NodeReasonAgentReady            = "AgentReady"
+	NodeReasonHeartbeatTimeout      = "HeartbeatTimeout"
+	NodeReasonHypervisorUnreachable = "HypervisorUnreachable"
+	NodeReasonAgentStopped          = "AgentStopped"
+)

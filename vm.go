@@ -1,0 +1,170 @@
+package virtkit
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// +kubebuilder:object:root=true
+
+// VirtualMachine (VM) is a stateful guest whose VMI is started and stopped
+// according to its run strategy: kubevirt.io/v1, namespaced.
+type VirtualMachine struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              VirtualMachineSpec   `json:"spec"`
+	Status            VirtualMachineStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// VirtualMachineList is a list of VMs.
+type VirtualMachineList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VirtualMachine `json:"items"`
+}
+
+// VirtualMachineRunStrategy says when the VM's VMI should exist (§1.4).
+type VirtualMachineRunStrategy string
+
+// Run strategies.
+const (
+	RunStrategyUnknown        VirtualMachineRunStrategy = ""
+	RunStrategyAlways         VirtualMachineRunStrategy = "Always"
+	RunStrategyHalted         VirtualMachineRunStrategy = "Halted"
+	RunStrategyManual         VirtualMachineRunStrategy = "Manual"
+	RunStrategyRerunOnFailure VirtualMachineRunStrategy = "RerunOnFailure"
+	RunStrategyOnce           VirtualMachineRunStrategy = "Once"
+	RunStrategyWaitAsReceiver VirtualMachineRunStrategy = "WaitAsReceiver"
+)
+
+// VirtualMachineSpec is the desired VM.
+type VirtualMachineSpec struct {
+	// Running is deprecated in favour of RunStrategy; the two are exclusive.
+	Running     *bool                               `json:"running,omitempty"`
+	RunStrategy *VirtualMachineRunStrategy          `json:"runStrategy,omitempty"`
+	Template    *VirtualMachineInstanceTemplateSpec `json:"template"`
+	// DataVolumeTemplates are CDI DataVolumes created with the VM.
+	DataVolumeTemplates []DataVolumeTemplateSpec `json:"dataVolumeTemplates,omitempty"`
+}
+
+// VirtualMachineInstanceTemplateSpec is the VMI a VM or ReplicaSet creates.
+type VirtualMachineInstanceTemplateSpec struct {
+	ObjectMeta metav1.ObjectMeta          `json:"metadata,omitempty"`
+	Spec       VirtualMachineInstanceSpec `json:"spec,omitempty"`
+}
+
+// DataVolumeTemplateSpec is a CDI DataVolume (cdi.kubevirt.io) owned by a VM.
+type DataVolumeTemplateSpec struct {
+	metav1.TypeMeta `json:",inline"`
+	ObjectMeta      metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec            DataVolumeSpec    `json:"spec"`
+}
+
+// DataVolumeSpec is the subset of CDI's DataVolumeSpec virtkit models.
+type DataVolumeSpec struct {
+	Source            *DataVolumeImportSource    `json:"source,omitempty"`
+	PVC               *PersistentVolumeClaimSpec `json:"pvc,omitempty"`
+	Storage           *PersistentVolumeClaimSpec `json:"storage,omitempty"`
+	PriorityClassName string                     `json:"priorityClassName,omitempty"`
+	ContentType       string                     `json:"contentType,omitempty"`
+	Preallocation     *bool                      `json:"preallocation,omitempty"`
+}
+
+// DataVolumeImportSource is where a DataVolume's data comes from.
+type DataVolumeImportSource struct {
+	HTTP     *DataVolumeSourceHTTP     `json:"http,omitempty"`
+	Registry *DataVolumeSourceRegistry `json:"registry,omitempty"`
+	PVC      *DataVolumeSourcePVC      `json:"pvc,omitempty"`
+	Blank    *DataVolumeBlankImage     `json:"blank,omitempty"`
+}
+
+// DataVolumeSourceHTTP imports from a URL.
+type DataVolumeSourceHTTP struct {
+	URL           string `json:"url"`
+	SecretRef     string `json:"secretRef,omitempty"`
+	CertConfigMap string `json:"certConfigMap,omitempty"`
+}
+
+// DataVolumeSourceRegistry imports from a container registry.
+type DataVolumeSourceRegistry struct {
+	URL           *string `json:"url,omitempty"`
+	SecretRef     *string `json:"secretRef,omitempty"`
+	CertConfigMap *string `json:"certConfigMap,omitempty"`
+	PullMethod    *string `json:"pullMethod,omitempty"`
+}
+
+// DataVolumeSourcePVC clones a claim.
+type DataVolumeSourcePVC struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// DataVolumeBlankImage creates an empty disk.
+type DataVolumeBlankImage struct{}
+
+// VirtualMachinePrintableStatus is the one-word VM state (§1.3).
+type VirtualMachinePrintableStatus string
+
+// Printable statuses.
+const (
+	VirtualMachineStatusStopped                 VirtualMachinePrintableStatus = "Stopped"
+	VirtualMachineStatusProvisioning            VirtualMachinePrintableStatus = "Provisioning"
+	VirtualMachineStatusStarting                VirtualMachinePrintableStatus = "Starting"
+	VirtualMachineStatusRunning                 VirtualMachinePrintableStatus = "Running"
+	VirtualMachineStatusPaused                  VirtualMachinePrintableStatus = "Paused"
+	VirtualMachineStatusStopping                VirtualMachinePrintableStatus = "Stopping"
+	VirtualMachineStatusTerminating             VirtualMachinePrintableStatus = "Terminating"
+	VirtualMachineStatusCrashLoopBackOff        VirtualMachinePrintableStatus = "CrashLoopBackOff"
+	VirtualMachineStatusMigrating               VirtualMachinePrintableStatus = "Migrating"
+	VirtualMachineStatusUnknown                 VirtualMachinePrintableStatus = "Unknown"
+	VirtualMachineStatusUnschedulable           VirtualMachinePrintableStatus = "ErrorUnschedulable"
+	VirtualMachineStatusErrImagePull            VirtualMachinePrintableStatus = "ErrImagePull"
+	VirtualMachineStatusImagePullBackOff        VirtualMachinePrintableStatus = "ImagePullBackOff"
+	VirtualMachineStatusPvcNotFound             VirtualMachinePrintableStatus = "ErrorPvcNotFound"
+	VirtualMachineStatusDataVolumeError         VirtualMachinePrintableStatus = "DataVolumeError"
+	VirtualMachineStatusWaitingForVolumeBinding VirtualMachinePrintableStatus = "WaitingForVolumeBinding"
+	VirtualMachineStatusWaitingForReceiver      VirtualMachinePrintableStatus = "WaitingForReceiver"
+)
+
+// StateChangeRequestAction is Start or Stop.
+type StateChangeRequestAction string
+
+// State change actions.
+const (
+	StartRequest StateChangeRequestAction = "Start"
+	StopRequest  StateChangeRequestAction = "Stop"
+)
+
+// StartRequestDataPausedKey in a Start request's data starts the VMI paused.
+const StartRequestDataPausedKey = "paused"
+
+// VirtualMachineStateChangeRequest is a queued start/stop (§1.5).
+type VirtualMachineStateChangeRequest struct {
+	Action StateChangeRequestAction `json:"action"`
+	Data   map[string]string        `json:"data,omitempty"`
+	// UID is the VMI a Stop applies to.
+	UID *types.UID `json:"uid,omitempty"`
+}
+
+// VirtualMachineStartFailure is the start-failure backoff state (§1.4).
+type VirtualMachineStartFailure struct {
+	ConsecutiveFailCount int          `json:"consecutiveFailCount,omitempty"`
+	LastFailedVMIUID     types.UID    `json:"lastFailedVMIUID,omitempty"`
+	RetryAfterTimestamp  *metav1.Time `json:"retryAfterTimestamp,omitempty"`
+}
+
+// VirtualMachineStatus is the observed state of a VM.
+type VirtualMachineStatus struct {
+	Created             bool                               `json:"created,omitempty"`
+	Ready               bool                               `json:"ready,omitempty"`
+	PrintableStatus     VirtualMachinePrintableStatus      `json:"printableStatus,omitempty"`
+	Conditions          []Condition                        `json:"conditions,omitempty"`
+	StateChangeRequests []VirtualMachineStateChangeRequest `json:"stateChangeRequests,omitempty"`
+	StartFailure        *VirtualMachineStartFailure        `json:"startFailure,omitempty"`
+	ObservedGeneration  int64                              `json:"observedGeneration,omitempty"`
+	DesiredGeneration   int64                              `json:"desiredGeneration,omitempty"`
+	// RunStrategy is the last strategy the controller acted on.
+	RunStrategy VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
+}
