@@ -115,3 +115,87 @@ const (
 	FailedDeleteVirtualMachineReason = "FailedDelete"
 	PausedReplicaSetReason           = "Paused"
 )
+
+// GetCondition returns the condition of type t, or nil. The pointer aliases
+// the slice element.
+func GetCondition(conds []Condition, t ConditionType) *Condition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// HasCondition reports whether a condition of type t has the given status
+// and, when reason is not empty, the given reason.
+func HasCondition(conds []Condition, t ConditionType, status ConditionStatus, reason string) bool {
+	c := GetCondition(conds, t)
+	return c != nil && c.Status == status && (reason == "" || c.Reason == reason)
+}
+
+// IsConditionTrue reports whether the condition of type t is True.
+func IsConditionTrue(conds []Condition, t ConditionType) bool {
+	return HasCondition(conds, t, ConditionTrue, "")
+}
+
+// SetCondition adds c or updates the condition of the same type and reports
+// whether anything changed. LastTransitionTime becomes now (unless c carries
+// one) when the condition is added or its status changes, and is kept
+// otherwise. LastProbeTime is copied from c only when c sets it, so callers
+// that do not probe never cause a write.
+func SetCondition(conds *[]Condition, c Condition, now metav1.Time) (changed bool) {
+	if conds == nil {
+		return false
+	}
+	existing := GetCondition(*conds, c.Type)
+	if existing == nil {
+		if c.LastTransitionTime.IsZero() {
+			c.LastTransitionTime = now
+		}
+		*conds = append(*conds, c)
+		return true
+	}
+	if existing.Status != c.Status {
+		existing.Status = c.Status
+		existing.LastTransitionTime = c.LastTransitionTime
+		if existing.LastTransitionTime.IsZero() {
+			existing.LastTransitionTime = now
+		}
+		changed = true
+	}
+	if existing.Reason != c.Reason {
+		existing.Reason = c.Reason
+		changed = true
+	}
+	if existing.Message != c.Message {
+		existing.Message = c.Message
+		changed = true
+	}
+	if !c.LastProbeTime.IsZero() && !existing.LastProbeTime.Equal(&c.LastProbeTime) {
+		existing.LastProbeTime = c.LastProbeTime
+		changed = true
+	}
+	return changed
+}
+
+// RemoveCondition deletes the condition of type t and reports whether one
+// was there.
+func RemoveCondition(conds *[]Condition, t ConditionType) (removed bool) {
+	if conds == nil {
+		return false
+	}
+	out := (*conds)[:0]
+	for _, c := range *conds {
+		if c.Type == t {
+			removed = true
+			continue
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	*conds = out
+	return removed
+}

@@ -169,3 +169,55 @@ type MigrationEngineDecision struct {
 	Reason  string            `json:"reason,omitempty"`
 	Numbers map[string]string `json:"numbers,omitempty"`
 }
+
+// IsFinal reports whether the migration Succeeded or Failed.
+func (m *VirtualMachineInstanceMigration) IsFinal() bool {
+	return m.Status.Phase == MigrationSucceeded || m.Status.Phase == MigrationFailed
+}
+
+// IsRunning reports whether the migration holds a slot: any phase except
+// unset, Pending, Succeeded, Failed, WaitingForSync and Synchronizing.
+func (m *VirtualMachineInstanceMigration) IsRunning() bool {
+	switch m.Status.Phase {
+	case MigrationPhaseUnset, MigrationPending, MigrationSucceeded, MigrationFailed,
+		MigrationWaitingForSync, MigrationSynchronizing:
+		return false
+	}
+	return true
+}
+
+// TargetIsCreated reports whether a migration target has been created.
+func (m *VirtualMachineInstanceMigration) TargetIsCreated() bool {
+	switch m.Status.Phase {
+	case MigrationPhaseUnset, MigrationPending, MigrationWaitingForSync, MigrationSynchronizing:
+		return false
+	}
+	return true
+}
+
+// TargetIsHandedOff reports whether the VMI's migrationState has been handed
+// to the node agents (after Scheduled).
+func (m *VirtualMachineInstanceMigration) TargetIsHandedOff() bool {
+	return m.TargetIsCreated() && m.Status.Phase != MigrationScheduling && m.Status.Phase != MigrationScheduled
+}
+
+// SetPhase moves the migration to phase and records the transition time; it
+// reports whether the phase changed.
+func (m *VirtualMachineInstanceMigration) SetPhase(phase VirtualMachineInstanceMigrationPhase, now metav1.Time) bool {
+	if m.Status.Phase == phase {
+		return false
+	}
+	m.Status.Phase = phase
+	m.Status.PhaseTransitionTimestamps = append(m.Status.PhaseTransitionTimestamps,
+		VirtualMachineInstanceMigrationPhaseTransitionTimestamp{Phase: phase, PhaseTransitionTimestamp: now})
+	return true
+}
+
+// RecordDecision appends an engine decision and keeps at most limit
+// decisions (the newest); limit <= 0 keeps all.
+func (s *MigrationEngineStatus) RecordDecision(d MigrationEngineDecision, limit int) {
+	s.Decisions = append(s.Decisions, d)
+	if limit > 0 && len(s.Decisions) > limit {
+		s.Decisions = append(s.Decisions[:0:0], s.Decisions[len(s.Decisions)-limit:]...)
+	}
+}

@@ -1,6 +1,8 @@
 package virtkit
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -167,4 +169,26 @@ type VirtualMachineStatus struct {
 	DesiredGeneration   int64                              `json:"desiredGeneration,omitempty"`
 	// RunStrategy is the last strategy the controller acted on.
 	RunStrategy VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
+}
+
+// RunStrategy returns the effective run strategy: spec.runStrategy, or
+// Always/Halted from the deprecated spec.running, or Halted when neither is
+// set. Both set is an error wrapping ErrRunStrategy.
+func (vm *VirtualMachine) RunStrategy() (VirtualMachineRunStrategy, error) {
+	switch {
+	case vm.Spec.Running != nil && vm.Spec.RunStrategy != nil:
+		return RunStrategyUnknown, fmt.Errorf("virtual machine %s/%s: %w", vm.Namespace, vm.Name, ErrRunStrategy)
+	case vm.Spec.RunStrategy != nil:
+		return *vm.Spec.RunStrategy, nil
+	case vm.Spec.Running != nil && *vm.Spec.Running:
+		return RunStrategyAlways, nil
+	default:
+		return RunStrategyHalted, nil
+	}
+}
+
+// ValidRunStrategies are the strategies a VM may request.
+func ValidRunStrategies() []VirtualMachineRunStrategy {
+	return []VirtualMachineRunStrategy{RunStrategyHalted, RunStrategyManual, RunStrategyAlways,
+		RunStrategyRerunOnFailure, RunStrategyOnce, RunStrategyWaitAsReceiver}
 }

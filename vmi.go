@@ -1,6 +1,8 @@
 package virtkit
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -767,4 +769,139 @@ type MemoryStatus struct {
 	GuestCurrent   *resource.Quantity `json:"guestCurrent,omitempty"`
 	GuestRequested *resource.Quantity `json:"guestRequested,omitempty"`
 	MemoryOverhead *resource.Quantity `json:"memoryOverhead,omitempty"`
+}
+
+// IsFinal reports whether the VMI has stopped for good (Succeeded or Failed).
+func (vmi *VirtualMachineInstance) IsFinal() bool {
+	return vmi.Status.Phase.IsFinal()
+}
+
+// IsFinal reports whether the phase is Succeeded or Failed.
+func (p VirtualMachineInstancePhase) IsFinal() bool {
+	return p == Succeeded || p == Failed
+}
+
+// IsUnprocessed reports whether no controller has acted on the VMI yet.
+func (vmi *VirtualMachineInstance) IsUnprocessed() bool {
+	return vmi.Status.Phase == VmPhaseUnset || vmi.Status.Phase == Pending
+}
+
+// IsScheduling reports whether the VMI is being placed.
+func (vmi *VirtualMachineInstance) IsScheduling() bool { return vmi.Status.Phase == Scheduling }
+
+// IsScheduled reports whether the VMI has a node but no running domain yet.
+func (vmi *VirtualMachineInstance) IsScheduled() bool { return vmi.Status.Phase == Scheduled }
+
+// IsRunning reports whether the VMI's domain runs (paused counts as running).
+func (vmi *VirtualMachineInstance) IsRunning() bool { return vmi.Status.Phase == Running }
+
+// IsMarkedForEviction reports whether the VMI's node is being drained.
+func (vmi *VirtualMachineInstance) IsMarkedForEviction() bool {
+	return vmi.Status.EvacuationNodeName != ""
+}
+
+// IsMigratable reports whether the VMI's LiveMigratable condition is True.
+func (vmi *VirtualMachineInstance) IsMigratable() bool {
+	return IsConditionTrue(vmi.Status.Conditions, VirtualMachineInstanceIsMigratable)
+}
+
+// IsPaused reports whether the VMI's Paused condition is True.
+func (vmi *VirtualMachineInstance) IsPaused() bool {
+	return IsConditionTrue(vmi.Status.Conditions, VirtualMachineInstancePaused)
+}
+
+// IsReady reports whether the VMI's Ready condition is True.
+func (vmi *VirtualMachineInstance) IsReady() bool {
+	return IsConditionTrue(vmi.Status.Conditions, VirtualMachineInstanceReady)
+}
+
+// ShouldStartPaused reports whether spec.startStrategy is Paused.
+func (vmi *VirtualMachineInstance) ShouldStartPaused() bool {
+	return vmi.Spec.StartStrategy != nil && *vmi.Spec.StartStrategy == StartStrategyPaused
+}
+
+// IsMigrating reports whether a migration has started (startTimestamp at or
+// before now) and not ended.
+func (vmi *VirtualMachineInstance) IsMigrating(now metav1.Time) bool {
+	ms := vmi.Status.MigrationState
+	return ms != nil && ms.StartTimestamp != nil && !ms.StartTimestamp.After(now.Time) && ms.EndTimestamp == nil
+}
+
+// WantsToHaveQOSGuaranteed reports whether requests equal limits for both
+// cpu and memory (a resource with only a limit counts as equal), with a
+// non-zero cpu.
+func (vmi *VirtualMachineInstance) WantsToHaveQOSGuaranteed() bool {
+	res := vmi.Spec.Domain.Resources
+	equal := func(name ResourceName) bool {
+		limit, ok := res.Limits[name]
+		if !ok || limit.IsZero() {
+			return false
+		}
+		req, ok := res.Requests[name]
+		return !ok || req.Cmp(limit) == 0
+	}
+	return equal(ResourceCPU) && equal(ResourceMemory)
+}
+
+// SetPhase moves the VMI to phase and records the transition time; it
+// reports whether the phase changed.
+func (vmi *VirtualMachineInstance) SetPhase(phase VirtualMachineInstancePhase, now metav1.Time) bool {
+	if vmi.Status.Phase == phase {
+		return false
+	}
+	vmi.Status.Phase = phase
+	vmi.Status.PhaseTransitionTimestamps = append(vmi.Status.PhaseTransitionTimestamps,
+		VirtualMachineInstancePhaseTransitionTimestamp{Phase: phase, PhaseTransitionTimestamp: now})
+	return true
+}
+
+// HasReachedPhase reports whether the VMI ever entered phase, according to
+// its phaseTransitionTimestamps.
+func (vmi *VirtualMachineInstance) HasReachedPhase(phase VirtualMachineInstancePhase) bool {
+	for _, t := range vmi.Status.PhaseTransitionTimestamps {
+		if t.Phase == phase {
+			return true
+		}
+	}
+	return false
+}
+
+// SetActivePod records that the domain identified by uid runs on node and
+// reports whether status changed.
+func (vmi *VirtualMachineInstance) SetActivePod(uid types.UID, node string) bool {
+	if cur, ok := vmi.Status.ActivePods[uid]; ok && cur == node {
+		return false
+	}
+	if vmi.Status.ActivePods == nil {
+		vmi.Status.ActivePods = map[types.UID]string{}
+	}
+	vmi.Status.ActivePods[uid] = node
+	return true
+}
+
+// RemoveActivePod forgets the domain identified by uid and reports whether
+// it was recorded.
+func (vmi *VirtualMachineInstance) RemoveActivePod(uid types.UID) bool {
+	if _, ok := vmi.Status.ActivePods[uid]; !ok {
+		return false
+	}
+	delete(vmi.Status.ActivePods, uid)
+	if len(vmi.Status.ActivePods) == 0 {
+		vmi.Status.ActivePods = nil
+	}
+	return true
+}
+
+// ActiveNodes returns the distinct nodes in status.activePods, sorted.
+func (vmi *VirtualMachineInstance) ActiveNodes() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range vmi.Status.ActivePods {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -31,11 +31,12 @@ type WatchLister interface {
 }
 
 // MapFunc turns a changed object into the requests to reconcile. It must
-// not block and must not modify obj.
-type MapFunc func(obj virtkit.Object) []Request
+// not modify obj; it may read the store (bounded by ctx), for example to
+// find the objects that depend on a Node.
+type MapFunc func(ctx context.Context, obj virtkit.Object) []Request
 
 // ObjectKey is the MapFunc that enqueues the object itself.
-func ObjectKey(obj virtkit.Object) []Request {
+func ObjectKey(_ context.Context, obj virtkit.Object) []Request {
 	return []Request{{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
 }
 
@@ -43,7 +44,7 @@ func ObjectKey(obj virtkit.Object) []Request {
 // owner if that owner is of the given kind (e.g. a VMI's VirtualMachine).
 // Objects without such an owner map to nothing.
 func ControllerOwner(kind string) MapFunc {
-	return func(obj virtkit.Object) []Request {
+	return func(_ context.Context, obj virtkit.Object) []Request {
 		for _, ref := range obj.GetOwnerReferences() {
 			if ref.Controller != nil && *ref.Controller && ref.Kind == kind {
 				return []Request{{Namespace: obj.GetNamespace(), Name: ref.Name}}
@@ -324,7 +325,7 @@ func (c *Controller) listAndEnqueue(ctx context.Context, w Watch, mapFn MapFunc)
 		if !ok {
 			return "", fmt.Errorf("list item %T is not a virtkit.Object", item)
 		}
-		c.enqueue(obj, mapFn)
+		c.enqueue(ctx, obj, mapFn)
 	}
 	return list.GetResourceVersion(), nil
 }
@@ -366,14 +367,14 @@ func (c *Controller) watchFrom(ctx context.Context, w Watch, mapFn MapFunc, rv s
 				return ev.Err
 			}
 			if ev.Object != nil {
-				c.enqueue(ev.Object, mapFn)
+				c.enqueue(ctx, ev.Object, mapFn)
 			}
 		}
 	}
 }
 
-func (c *Controller) enqueue(obj virtkit.Object, mapFn MapFunc) {
-	for _, req := range mapFn(obj) {
+func (c *Controller) enqueue(ctx context.Context, obj virtkit.Object, mapFn MapFunc) {
+	for _, req := range mapFn(ctx, obj) {
 		c.queue.Add(req)
 	}
 }

@@ -108,7 +108,7 @@ func (r *DirResolver) ResolveVolume(ctx context.Context, req VolumeRequest) (Hos
 	case VolumeHostDisk:
 		if req.HostDiskType == "DiskOrCreate" && r.Create {
 			if err := createSparse(req.Path, req.Capacity); err != nil {
-				return HostVolume{}, fmt.Errorf("%s: %w", req.Field, err)
+				return HostVolume{}, err
 			}
 		}
 		return r.existing(req, req.Path)
@@ -119,31 +119,31 @@ func (r *DirResolver) ResolveVolume(ctx context.Context, req VolumeRequest) (Hos
 			return v, nil
 		}
 		if req.Capacity <= 0 {
-			return HostVolume{}, fmt.Errorf("%s.capacity: must be positive", req.Field)
+			return HostVolume{}, errors.New("capacity must be positive")
 		}
 		err := createFile(p, false, func(w io.Writer) error { return WriteQcow2(w, uint64(req.Capacity), "", "") })
 		if err != nil {
-			return HostVolume{}, fmt.Errorf("%s: %w", req.Field, err)
+			return HostVolume{}, err
 		}
 		v.DirectIO = probeDirectIO(p)
 		return v, nil
 	case VolumeCloudInitNoCloud, VolumeCloudInitConfigDrive:
 		if req.CloudInit == nil {
-			return HostVolume{}, fmt.Errorf("%s: no cloud-init image prepared: %w", req.Field, ErrNotResolved)
+			return HostVolume{}, fmt.Errorf("no cloud-init image prepared: %w", ErrNotResolved)
 		}
 		p := filepath.Join(vmiDir, sanitize(req.Volume)+".iso")
-		v := HostVolume{Type: SourceFile, Path: p, Format: "raw", ReadOnly: true}
+		v := HostVolume{Type: SourceFile, Path: p, Format: "raw"}
 		if !r.Create {
 			return v, nil
 		}
 		err := createFile(p, true, func(w io.Writer) error { _, err := req.CloudInit.WriteTo(w); return err })
 		if err != nil {
-			return HostVolume{}, fmt.Errorf("%s: %w", req.Field, err)
+			return HostVolume{}, err
 		}
 		v.DirectIO = probeDirectIO(p)
 		return v, nil
 	}
-	return HostVolume{}, fmt.Errorf("%s: volume kind %q: %w", req.Field, req.Kind, ErrUnsupported)
+	return HostVolume{}, fmt.Errorf("volume kind %q: %w", req.Kind, ErrUnsupported)
 }
 
 // existing maps a volume to a file or block device that must already exist
@@ -155,7 +155,7 @@ func (r *DirResolver) existing(req VolumeRequest, p string) (HostVolume, error) 
 	}
 	st, err := os.Stat(p)
 	if err != nil {
-		return HostVolume{}, fmt.Errorf("%s: %w: %w", req.Field, ErrNotResolved, err)
+		return HostVolume{}, fmt.Errorf("%w: %w", ErrNotResolved, err)
 	}
 	if st.Mode()&fs.ModeDevice != 0 && st.Mode()&fs.ModeCharDevice == 0 {
 		v.Type = SourceBlock
@@ -179,12 +179,12 @@ func (r *DirResolver) overlay(req VolumeRequest, base, p string) (HostVolume, er
 	}
 	size, format, err := imageSize(base)
 	if err != nil {
-		return HostVolume{}, fmt.Errorf("%s: base image: %w: %w", req.Field, ErrNotResolved, err)
+		return HostVolume{}, fmt.Errorf("base image: %w: %w", ErrNotResolved, err)
 	}
 	v.BackingFormat = format
 	err = createFile(p, false, func(w io.Writer) error { return WriteQcow2(w, size, base, format) })
 	if err != nil {
-		return HostVolume{}, fmt.Errorf("%s: %w", req.Field, err)
+		return HostVolume{}, err
 	}
 	v.DirectIO = probeDirectIO(p)
 	return v, nil
@@ -212,7 +212,7 @@ func (r *DirResolver) ResolveKernel(ctx context.Context, req KernelRequest) (Hos
 				continue
 			}
 			if _, err := os.Stat(p); err != nil {
-				return HostKernel{}, fmt.Errorf("%s: %w: %w", req.Field, ErrNotResolved, err)
+				return HostKernel{}, fmt.Errorf("%w: %w", ErrNotResolved, err)
 			}
 		}
 	}
@@ -338,7 +338,7 @@ func (r *NetResolver) ResolveNetwork(ctx context.Context, req NetworkRequest) (H
 	switch req.Kind {
 	case NetworkPod:
 		if req.Binding == "sriov" {
-			return HostNetwork{}, fmt.Errorf("%s.sriov: SR-IOV on the pod network: %w", req.Field, ErrNotResolved)
+			return HostNetwork{}, fmt.Errorf("SR-IOV on the pod network: %w", ErrNotResolved)
 		}
 		if r.PodNetwork != "" {
 			return HostNetwork{Type: AttachNetwork, Source: r.PodNetwork}, nil
@@ -347,12 +347,12 @@ func (r *NetResolver) ResolveNetwork(ctx context.Context, req NetworkRequest) (H
 	case NetworkMultus:
 		att, ok := r.Multus[req.MultusNetworkName]
 		if !ok {
-			return HostNetwork{}, fmt.Errorf("%s: multus network %q has no host attachment: %w", req.Field, req.MultusNetworkName, ErrNotResolved)
+			return HostNetwork{}, fmt.Errorf("multus network %q has no host attachment: %w", req.MultusNetworkName, ErrNotResolved)
 		}
 		if req.Binding == "sriov" && att.Type != AttachHostdev {
-			return HostNetwork{}, fmt.Errorf("%s.sriov: multus network %q has no SR-IOV device: %w", req.Field, req.MultusNetworkName, ErrNotResolved)
+			return HostNetwork{}, fmt.Errorf("multus network %q has no SR-IOV device: %w", req.MultusNetworkName, ErrNotResolved)
 		}
 		return att, nil
 	}
-	return HostNetwork{}, fmt.Errorf("%s: network kind %q: %w", req.Field, req.Kind, ErrUnsupported)
+	return HostNetwork{}, fmt.Errorf("network kind %q: %w", req.Kind, ErrUnsupported)
 }

@@ -22,14 +22,11 @@ func Sanitize(s string, maxBytes int) string {
 		return s
 	}
 	var b strings.Builder
-	const ellipsis = "…"
-	limit := maxBytes
-	if limit > 0 && len(s) > limit {
-		limit -= len(ellipsis)
-		if limit < 0 {
-			limit = 0
-		}
+	ellipsis := "…"
+	if maxBytes > 0 && maxBytes < 2*len(ellipsis) {
+		ellipsis = "" // too short to spend on the marker
 	}
+	limit := maxBytes - len(ellipsis)
 	cut := false
 	for _, r := range s {
 		if !safeRune(r) {
@@ -40,6 +37,9 @@ func Sanitize(s string, maxBytes int) string {
 			break
 		}
 		b.WriteRune(r)
+	}
+	if cut && maxBytes > 0 && len(s) <= maxBytes && b.Len() == len(s) {
+		cut = false
 	}
 	if cut {
 		b.WriteString(ellipsis)

@@ -1,7 +1,31 @@
 package store
 
-// DefaultKinds returns the kinds of the virtkit object model, which every
-// store created with zero Options knows.
+import "github.com/virtkit/virtkit"
+
+// DefaultKinds returns the kinds of the virtkit object model
+// (virtkit.KnownKinds: VirtualMachine, VirtualMachineInstance,
+// VirtualMachineInstanceMigration, VirtualMachineInstanceReplicaSet,
+// MigrationPolicy and Node, the last two cluster-scoped), which every store
+// created with zero Options knows.
 func DefaultKinds() []Kind {
-	return []Kind{}
+	gvks := virtkit.KnownKinds()
+	out := make([]Kind, 0, len(gvks))
+	for _, gvk := range gvks {
+		obj, err := virtkit.NewObject(gvk)
+		if err != nil {
+			continue // cannot happen: gvk comes from KnownKinds
+		}
+		list, err := virtkit.NewObjectList(gvk)
+		if err != nil {
+			continue
+		}
+		out = append(out, Kind{
+			Name:          gvk.Kind,
+			APIVersion:    gvk.GroupVersion().String(),
+			Object:        obj,
+			List:          list,
+			ClusterScoped: !virtkit.IsNamespaced(gvk),
+		})
+	}
+	return out
 }

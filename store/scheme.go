@@ -280,6 +280,8 @@ func (s *Scheme) PrepareCreate(obj virtkit.Object, now time.Time) (virtkit.Objec
 // obj's spec and mutable metadata, stored's status and system metadata,
 // generation+1 when the spec changed. ErrConflict if the resourceVersions
 // differ; ErrInvalid when finalizers are added to an object being deleted.
+// The result may share memory with stored: both must be treated as
+// immutable.
 func (s *Scheme) PrepareUpdate(stored, obj virtkit.Object) (virtkit.Object, WriteOp, error) {
 	info, err := s.info(obj)
 	if err != nil {
@@ -303,7 +305,7 @@ func (s *Scheme) PrepareUpdate(stored, obj virtkit.Object) (virtkit.Object, Writ
 	next := obj.DeepCopyObject().(virtkit.Object)
 	sv, nv := reflect.ValueOf(stored).Elem(), reflect.ValueOf(next).Elem()
 	if info.status >= 0 {
-		nv.Field(info.status).Set(reflect.ValueOf(stored.DeepCopyObject()).Elem().Field(info.status))
+		nv.Field(info.status).Set(sv.Field(info.status))
 	}
 	next.SetUID(stored.GetUID())
 	next.SetCreationTimestamp(stored.GetCreationTimestamp())
@@ -311,8 +313,10 @@ func (s *Scheme) PrepareUpdate(stored, obj virtkit.Object) (virtkit.Object, Writ
 	next.SetDeletionGracePeriodSeconds(stored.GetDeletionGracePeriodSeconds())
 	next.SetGenerateName(stored.GetGenerateName())
 	next.SetGeneration(stored.GetGeneration())
+	specChanged := false
 	for _, i := range info.spec {
 		if !equality.Semantic.DeepEqual(sv.Field(i).Interface(), nv.Field(i).Interface()) {
+			specChanged = true
 			next.SetGeneration(stored.GetGeneration() + 1)
 			break
 		}
@@ -320,7 +324,9 @@ func (s *Scheme) PrepareUpdate(stored, obj virtkit.Object) (virtkit.Object, Writ
 	if next.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 {
 		return next, WriteRemove, nil
 	}
-	if equality.Semantic.DeepEqual(stored, next) {
+	if !specChanged &&
+		equality.Semantic.DeepEqual(sv.FieldByName("ObjectMeta").Interface(), nv.FieldByName("ObjectMeta").Interface()) &&
+		stored.GetObjectKind().GroupVersionKind() == next.GetObjectKind().GroupVersionKind() {
 		return stored, WriteNone, nil
 	}
 	return next, WritePut, nil
@@ -328,7 +334,8 @@ func (s *Scheme) PrepareUpdate(stored, obj virtkit.Object) (virtkit.Object, Writ
 
 // PrepareUpdateStatus returns the object to store for UpdateStatus: stored
 // with obj's status. ErrConflict if the resourceVersions differ; ErrInvalid
-// for a kind without a Status field.
+// for a kind without a Status field. The result may share memory with
+// stored: both must be treated as immutable.
 func (s *Scheme) PrepareUpdateStatus(stored, obj virtkit.Object) (virtkit.Object, WriteOp, error) {
 	info, err := s.info(obj)
 	if err != nil {
@@ -341,13 +348,15 @@ func (s *Scheme) PrepareUpdateStatus(stored, obj virtkit.Object) (virtkit.Object
 	if obj.GetResourceVersion() != stored.GetResourceVersion() {
 		return nil, WriteNone, conflict(info.Name, key, obj.GetResourceVersion(), stored.GetResourceVersion())
 	}
-	next := stored.DeepCopyObject().(virtkit.Object)
 	status := reflect.ValueOf(obj.DeepCopyObject()).Elem().Field(info.status)
-	reflect.ValueOf(next).Elem().Field(info.status).Set(status)
-	if equality.Semantic.DeepEqual(stored, next) {
+	sv := reflect.ValueOf(stored).Elem()
+	if equality.Semantic.DeepEqual(sv.Field(info.status).Interface(), status.Interface()) {
 		return stored, WriteNone, nil
 	}
-	return next, WritePut, nil
+	next := reflect.New(sv.Type())
+	next.Elem().Set(sv) // shallow: metadata and spec are shared, never mutated
+	next.Elem().Field(info.status).Set(status)
+	return next.Interface().(virtkit.Object), WritePut, nil
 }
 
 // PrepareDelete decides a Delete of stored: ErrConflict when a precondition

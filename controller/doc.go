@@ -1,0 +1,105 @@
+// Package controller turns intent into state: a small runner for
+// level-triggered reconcilers and the built-in reconcilers that give
+// virtkit KubeVirt's VirtualMachine semantics.
+//
+// # Reconcilers and the runner
+//
+// A [Reconciler] gets only a key ([Request]) and reads everything else from
+// the store, so missing or duplicate events never matter. Its error is the
+// contract: nil means done, an error means retry with per-key exponential
+// backoff, and an error wrapped by [TerminalError] means "record it and do
+// not retry" (the runner calls Options.OnTerminalError). Result.RequeueAfter
+// asks for another look after a delay.
+//
+// [Controller] feeds one Reconciler from store watches of any number of
+// kinds; a [MapFunc] turns a changed object into requests (the object
+// itself, or its controller owner via [ControllerOwner]). The runner lists,
+// then watches from the list's resourceVersion, relists when the store
+// answers store.ErrExpired, and re-lists everything every ResyncPeriod.
+// Requests go through client-go's rate-limited work queue, which
+// de-duplicates keys and never hands out a key that is being reconciled:
+// at most one Reconcile per object runs at a time, and
+// MaxConcurrentReconciles workers run different objects in parallel.
+// [Controller.Start] blocks until its context ends; there is no manager and
+// no global state. [Controller.Stats] returns queue and reconcile numbers
+// for the metrics package.
+//
+// Every built-in reconciler ([VMReconciler], [VMIReconciler],
+// [ReplicaSetReconciler], [EvictionReconciler]) can be replaced or
+// complemented by the caller's own; [Watches] lists what each needs to
+// watch.
+//
+// # Protocol between the controllers and node agents
+//
+// The controllers never touch a hypervisor; node agents (package node, one
+// per host) never choose placement. They meet on the VMI object:
+//
+// VMI phases:
+//
+//	""        created (by a user, the VM or the ReplicaSet controller)
+//	Pending   controller: first seen; finalizer kubevirt.io/foregroundDeleteVirtualMachine
+//	          added, condition Ready=False/PodNotExists
+//	Scheduling controller: placement attempted and no node fits; condition
+//	          PodScheduled=False/Unschedulable with the scheduler's message;
+//	          retried with backoff
+//	Scheduled controller: node chosen; status.nodeName and label
+//	          kubevirt.io/nodeName=<node> set, PodScheduled=True,
+//	          Ready=False/GuestNotRunning. Hand-off point: from here on the
+//	          node agent of that node owns the phase.
+//	Running   node agent: domain started (paused counts as Running, with
+//	          condition Paused=True and a reason)
+//	Succeeded node agent: guest shut down voluntarily, or stopped because
+//	          the VMI was deleted
+//	Failed    node agent: crash, lost domain, forced destroy; controller:
+//	          VMI deleted before it was placed, or placed on a node whose
+//	          agent never took it (see finalizers)
+//
+// Finalizers on a VMI:
+//
+//   - kubevirt.io/foregroundDeleteVirtualMachine: added by the VMI
+//     controller on first sight, removed once the VMI is final (or deleted
+//     unplaced) and [NodeAgentFinalizer] is gone.
+//   - virtkit.io/node-agent ([NodeAgentFinalizer]): added by the node agent
+//     with an Update that carries the resourceVersion it read, BEFORE it
+//     defines a domain, and never to a VMI that has a deletionTimestamp.
+//     The node agent removes it after the domain is destroyed and the final
+//     phase is written. A deleted VMI that is Scheduled without this
+//     finalizer was never taken by an agent: the controller marks it Failed
+//     and releases it; the resourceVersion check makes the race with an
+//     agent taking it at the same moment safe (one of the two writes fails
+//     with a conflict and re-reads).
+//   - kubevirt.io/virtualMachineControllerFinalize: added by the VM
+//     controller to VMIs it creates, removed once it has seen the VMI final
+//     or deleted (so a crash is counted for start-failure backoff before the
+//     object can vanish).
+//
+// Stopping: the VM controller deletes the VMI (store.Delete sets the
+// deletionTimestamp because of the finalizers). The node agent shuts the
+// guest down gracefully (ACPI), waits spec.terminationGracePeriodSeconds
+// (default 30), destroys the domain, writes Succeeded/Failed and removes
+// its finalizer; then the controllers remove theirs and the VMI disappears.
+//
+// Requests the node agent honours, written by the library calls [Pause],
+// [Unpause] and [SoftReboot] as VMI annotations (level-triggered; the
+// spec stays immutable as in KubeVirt):
+//
+//   - virtkit.io/pause-request ([PauseRequestAnnotation]): "true" means the
+//     domain should be paused (condition Paused=True/PausedByUser), "false"
+//     that it should run. Absent means no request: the domain keeps its
+//     state (spec.startStrategy: Paused starts it paused). The agent acts
+//     only while the VMI is Running; it never resumes a domain paused for
+//     another reason (migration monitor, I/O error) unless the value is
+//     "false".
+//   - virtkit.io/soft-reboot-request ([SoftRebootRequestAnnotation]): a
+//     request token (RFC 3339 time). The agent reboots the guest through
+//     the guest agent if AgentConnected=True, else by ACPI, then removes
+//     the annotation with an Update carrying the resourceVersion it read.
+//
+// Start paused: a Start request with data paused=true (or the VM template's
+// spec.startStrategy) creates the VMI with spec.startStrategy: Paused; the
+// agent starts the domain paused.
+//
+// Eviction: a node is drained when it has spec.unschedulable and the taint
+// kubevirt.io/drain:NoSchedule ([DrainTaintKey]). See [EvictionReconciler]
+// for what happens to each evictionStrategy.
+package controller

@@ -1,0 +1,164 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/scheduler"
+	"github.com/virtkit/virtkit/store"
+)
+
+// Protocol names shared with node agents (see the package documentation).
+const (
+	// NodeAgentFinalizer is the node agent's finalizer on a VMI it runs.
+	NodeAgentFinalizer = "virtkit.io/node-agent"
+	// PauseRequestAnnotation on a VMI: "true" pause, "false" unpause.
+	PauseRequestAnnotation = "virtkit.io/pause-request"
+	// SoftRebootRequestAnnotation on a VMI: a token; the agent reboots the
+	// guest once and removes the annotation.
+	SoftRebootRequestAnnotation = "virtkit.io/soft-reboot-request"
+	// DrainTaintKey is the NoSchedule taint that, with spec.unschedulable,
+	// marks a node for evacuation (KubeVirt's nodeDrainTaintKey default).
+	DrainTaintKey = "kubevirt.io/drain"
+)
+
+// ReconcilerOptions configure the built-in reconcilers. Store is required;
+// the zero value of everything else is the default.
+type ReconcilerOptions struct {
+	Store store.Store
+	// Scheduler places VMIs (VMI reconciler only); nil = scheduler.New with
+	// the same clock.
+	Scheduler scheduler.Scheduler
+	// Now is the clock; nil = time.Now.
+	Now func() time.Time
+	// IntN draws the start-failure backoff jitter in [0, n); nil =
+	// math/rand/v2.IntN. Tests pass a deterministic one.
+	IntN func(n int) int
+	// Logger receives logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) {
+	if o.Store == nil {
+		return o, fmt.Errorf("%w: %s: Store: required", ErrInvalidOptions, name)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.IntN == nil {
+		o.IntN = rand.IntN
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	o.Logger = o.Logger.With("reconciler", name)
+	if o.Scheduler == nil {
+		o.Scheduler = scheduler.New(scheduler.Options{Now: o.Now})
+	}
+	return o, nil
+}
+
+func (o ReconcilerOptions) now() metav1.Time { return metav1.NewTime(o.Now()) }
+
+// keyOf returns the store key of a request.
+func keyOf(req Request) store.Key { return store.Key{Namespace: req.Namespace, Name: req.Name} }
+
+// getOptional reads obj; found=false (and no error) when it does not exist.
+func getOptional(ctx context.Context, st store.Store, key store.Key, obj virtkit.Object) (found bool, err error) {
+	err = st.Get(ctx, key, obj)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func hasFinalizer(obj metav1.Object, f string) bool {
+	return slices.Contains(obj.GetFinalizers(), f)
+}
+
+// removeFinalizers drops the given finalizers and reports whether any was
+// present.
+func removeFinalizers(obj metav1.Object, fs ...string) bool {
+	cur := obj.GetFinalizers()
+	out := slices.DeleteFunc(slices.Clone(cur), func(f string) bool { return slices.Contains(fs, f) })
+	if len(out) == len(cur) {
+		return false
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	obj.SetFinalizers(out)
+	return true
+}
+
+func addFinalizer(obj metav1.Object, f string) bool {
+	if hasFinalizer(obj, f) {
+		return false
+	}
+	obj.SetFinalizers(append(obj.GetFinalizers(), f))
+	return true
+}
+
+// controllerOf returns the controller owner reference, or nil.
+func controllerOf(obj metav1.Object) *metav1.OwnerReference {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller {
+			return &ref
+		}
+	}
+	return nil
+}
+
+// isControlledBy reports whether obj's controller owner has the uid.
+func isControlledBy(obj metav1.Object, uid types.UID) bool {
+	ref := controllerOf(obj)
+	return ref != nil && ref.UID == uid
+}
+
+func newControllerRef(owner metav1.Object, kind string) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{
+		APIVersion:         virtkit.APIVersion,
+		Kind:               kind,
+		Name:               owner.GetName(),
+		UID:                owner.GetUID(),
+		Controller:         &yes,
+		BlockOwnerDeletion: &yes,
+	}
+}
+
+// retryOnConflict runs fn until it does not fail with store.ErrConflict,
+// at most 10 times; fn must re-read what it writes.
+func retryOnConflict(ctx context.Context, fn func() error) error {
+	var err error
+	for attempt := range 10 {
+		if err = fn(); !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		if attempt > 0 {
+			t := time.NewTimer(time.Duration(attempt) * 5 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+	}
+	return err
+}
+
+// Watches of the built-in reconcilers, for New.
+func vmiList() virtkit.ObjectList  { return &virtkit.VirtualMachineInstanceList{} }
+func vmList() virtkit.ObjectList   { return &virtkit.VirtualMachineList{} }
+func nodeList() virtkit.ObjectList { return &virtkit.NodeList{} }
+func rsList() virtkit.ObjectList   { return &virtkit.VirtualMachineInstanceReplicaSetList{} }

@@ -1,0 +1,275 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/scheduler"
+	"github.com/virtkit/virtkit/store"
+)
+
+// VMIReconciler places VirtualMachineInstances on nodes and owns their
+// lifecycle up to the hand-off to a node agent (phases "" -> Pending ->
+// Scheduling -> Scheduled), plus the clean-up of deleted and final VMIs.
+// See the package documentation for the protocol.
+//
+// Placement decisions are serialised inside one reconciler, and each
+// decision is remembered at once, so two VMIs reconciled in parallel never
+// both take the last free slot of a node.
+type VMIReconciler struct {
+	o     ReconcilerOptions
+	cache placementCache
+}
+
+var _ Reconciler = (*VMIReconciler)(nil)
+
+// NewVMIReconciler returns the VMI placement reconciler.
+func NewVMIReconciler(o ReconcilerOptions) (*VMIReconciler, error) {
+	o, err := o.withDefaults("vmi")
+	if err != nil {
+		return nil, err
+	}
+	return &VMIReconciler{o: o, cache: placementCache{vmis: map[store.Key]*virtkit.VirtualMachineInstance{}, waiting: map[store.Key]bool{}}}, nil
+}
+
+// Watches returns what the reconciler must be fed: every VMI, and every
+// Node (a node that appears or changes retries the VMIs waiting for one).
+func (r *VMIReconciler) Watches() []Watch {
+	return []Watch{
+		{NewList: vmiList},
+		{NewList: nodeList, Map: func(context.Context, virtkit.Object) []Request { return r.cache.waitingRequests() }},
+	}
+}
+
+// Reconcile implements Reconciler.
+func (r *VMIReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+	key := keyOf(req)
+	vmi := &virtkit.VirtualMachineInstance{}
+	found, err := getOptional(ctx, r.o.Store, key, vmi)
+	if err != nil {
+		return Result{}, err
+	}
+	if !found {
+		r.cache.forget(key)
+		return Result{}, nil
+	}
+	r.cache.observe(key, vmi)
+
+	switch {
+	case vmi.DeletionTimestamp != nil:
+		return Result{}, r.finishDeleted(ctx, key, vmi)
+	case vmi.IsFinal():
+		return Result{}, r.releaseFinal(ctx, vmi)
+	case vmi.Status.NodeName == "" && (vmi.IsUnprocessed() || vmi.IsScheduling()):
+		return Result{}, r.place(ctx, key, vmi)
+	}
+	return Result{}, nil
+}
+
+// finishDeleted fails a VMI that was deleted before a node agent took it and
+// releases the controller's finalizer once nobody runs it any more.
+func (r *VMIReconciler) finishDeleted(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance) error {
+	taken := hasFinalizer(vmi, NodeAgentFinalizer)
+	notTaken := vmi.IsUnprocessed() || vmi.IsScheduling() || (vmi.IsScheduled() && !taken)
+	if notTaken {
+		vmi.SetPhase(virtkit.Failed, r.o.now())
+		if err := r.o.Store.UpdateStatus(ctx, vmi); err != nil {
+			return err
+		}
+		r.cache.observe(key, vmi)
+	}
+	if vmi.IsFinal() {
+		return r.releaseFinal(ctx, vmi)
+	}
+	return nil
+}
+
+// releaseFinal removes the VMI finalizer once the node agent released its.
+func (r *VMIReconciler) releaseFinal(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
+	if hasFinalizer(vmi, NodeAgentFinalizer) {
+		return nil
+	}
+	if !removeFinalizers(vmi, virtkit.VirtualMachineInstanceFinalizer, virtkit.DeprecatedVirtualMachineInstanceFinalizer) {
+		return nil
+	}
+	err := r.o.Store.Update(ctx, vmi)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// place runs the scheduler and records the outcome.
+func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance) error {
+	if addFinalizer(vmi, virtkit.VirtualMachineInstanceFinalizer) {
+		if err := r.o.Store.Update(ctx, vmi); err != nil {
+			return err
+		}
+	}
+	now := r.o.now()
+	nodes := &virtkit.NodeList{}
+	if err := r.o.Store.List(ctx, nodes, store.ListOptions{}); err != nil {
+		return err
+	}
+	if err := r.cache.prime(ctx, r.o.Store); err != nil {
+		return err
+	}
+
+	// One decision at a time: choose, then assume the VMI is there before
+	// the next decision, so concurrent workers cannot overcommit a node.
+	r.cache.schedMu.Lock()
+	nodeName, schedErr := r.o.Scheduler.Schedule(ctx, vmi, nodes.Items, r.cache.placed())
+	if schedErr == nil {
+		assumed := vmi.DeepCopy()
+		assumed.Status.NodeName = nodeName
+		assumed.Status.Phase = virtkit.Scheduled
+		r.cache.observe(key, assumed)
+	}
+	r.cache.schedMu.Unlock()
+
+	vmi.SetPhase(virtkit.Pending, now)
+	vmi.SetPhase(virtkit.Scheduling, now)
+	if schedErr != nil {
+		if !errors.Is(schedErr, scheduler.ErrUnschedulable) {
+			// Constraints that cannot be evaluated will not improve by waiting.
+			schedErr = TerminalError(schedErr)
+		}
+		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+			Type: virtkit.VirtualMachineInstancePodScheduled, Status: virtkit.ConditionFalse,
+			Reason: virtkit.PodReasonUnschedulable, Message: schedErr.Error(),
+		}, now)
+		setVMIReadyFalse(vmi, virtkit.PodNotExistsReason, "virt-launcher pod has not yet been scheduled", now)
+		r.cache.wait(key)
+		if err := r.o.Store.UpdateStatus(ctx, vmi); err != nil {
+			return err
+		}
+		return fmt.Errorf("vmi %s: %w", key, schedErr)
+	}
+
+	vmi.Status.NodeName = nodeName
+	vmi.SetPhase(virtkit.Scheduled, now)
+	virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+		Type: virtkit.VirtualMachineInstancePodScheduled, Status: virtkit.ConditionTrue,
+	}, now)
+	setVMIReadyFalse(vmi, virtkit.GuestNotRunningReason, "Guest VM is not reported as running", now)
+	if err := r.o.Store.UpdateStatus(ctx, vmi); err != nil {
+		r.cache.forget(key) // re-read next time; the assumption may be wrong
+		return err
+	}
+	r.cache.observe(key, vmi)
+	// The label last: node agents select their VMIs by it, and by then the
+	// status already names the node.
+	if vmi.Labels == nil {
+		vmi.Labels = map[string]string{}
+	}
+	vmi.Labels[virtkit.NodeNameLabel] = nodeName
+	if err := r.o.Store.Update(ctx, vmi); err != nil {
+		return err
+	}
+	r.o.Logger.Debug("scheduled", "vmi", key.String(), "node", nodeName)
+	return nil
+}
+
+func setVMIReadyFalse(vmi *virtkit.VirtualMachineInstance, reason, msg string, now metav1.Time) {
+	virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+		Type: virtkit.VirtualMachineInstanceReady, Status: virtkit.ConditionFalse, Reason: reason, Message: msg,
+	}, now)
+}
+
+// placementCache remembers the VMIs that hold node resources, as last seen
+// by this reconciler (every VMI change passes through it) plus the
+// decisions it just made, so scheduling does not list every VMI.
+type placementCache struct {
+	schedMu sync.Mutex // serialises Schedule + assume
+
+	mu      sync.Mutex
+	primed  bool
+	vmis    map[store.Key]*virtkit.VirtualMachineInstance // only VMIs holding nodes
+	waiting map[store.Key]bool                            // unschedulable VMIs
+}
+
+// prime lists all VMIs once, so the first decisions see what exists.
+func (c *placementCache) prime(ctx context.Context, st store.Store) error {
+	c.mu.Lock()
+	primed := c.primed
+	c.mu.Unlock()
+	if primed {
+		return nil
+	}
+	list := &virtkit.VirtualMachineInstanceList{}
+	if err := st.List(ctx, list, store.ListOptions{}); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.primed {
+		return nil
+	}
+	for i := range list.Items {
+		v := &list.Items[i]
+		k := store.Key{Namespace: v.Namespace, Name: v.Name}
+		if _, seen := c.vmis[k]; !seen && len(scheduler.NodesHeldBy(v)) > 0 {
+			c.vmis[k] = v
+		}
+	}
+	c.primed = true
+	return nil
+}
+
+// observe records the latest state of a VMI. It keeps its own copy.
+func (c *placementCache) observe(key store.Key, vmi *virtkit.VirtualMachineInstance) {
+	holds := len(scheduler.NodesHeldBy(vmi)) > 0
+	var cp *virtkit.VirtualMachineInstance
+	if holds {
+		cp = vmi.DeepCopy()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if holds {
+		c.vmis[key] = cp
+		delete(c.waiting, key)
+	} else {
+		delete(c.vmis, key)
+	}
+	if vmi.IsFinal() || vmi.DeletionTimestamp != nil {
+		delete(c.waiting, key)
+	}
+}
+
+func (c *placementCache) forget(key store.Key) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.vmis, key)
+	delete(c.waiting, key)
+}
+
+func (c *placementCache) wait(key store.Key) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waiting[key] = true
+}
+
+func (c *placementCache) placed() []*virtkit.VirtualMachineInstance {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*virtkit.VirtualMachineInstance, 0, len(c.vmis))
+	for _, v := range c.vmis {
+		out = append(out, v)
+	}
+	return out
+}
+
+func (c *placementCache) waitingRequests() []Request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Request, 0, len(c.waiting))
+	for k := range c.waiting {
+		out = append(out, Request{Namespace: k.Namespace, Name: k.Name})
+	}
+	return out
+}

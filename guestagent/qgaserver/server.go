@@ -1,0 +1,700 @@
+package qgaserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/virtkit/virtkit/guestagent"
+)
+
+// DefaultVersion is the agent version reported when Config.Version is empty
+// (the qemu-guest-agent of Debian 12).
+const DefaultVersion = "7.2.22"
+
+// maxRequestBytes bounds one request line; qemu-ga's own limit is larger,
+// but no request of this protocol comes close.
+const maxRequestBytes = 64 << 10
+
+// FaultMode selects how a faulty agent misbehaves.
+type FaultMode int
+
+// The fault modes.
+const (
+	// FaultNone answers normally.
+	FaultNone FaultMode = iota
+	// FaultSlow answers after Fault.Delay.
+	FaultSlow
+	// FaultSilent reads requests and never answers.
+	FaultSilent
+	// FaultGarbage answers with Fault.Size bytes (default 64) that are not JSON.
+	FaultGarbage
+	// FaultOversized answers with a well-formed reply line of Fault.Size bytes
+	// (default 16 MiB), streamed without being held in memory.
+	FaultOversized
+	// FaultWrongSyncID answers guest-sync and guest-sync-delimited with an id
+	// other than the one asked for.
+	FaultWrongSyncID
+	// FaultDisconnect writes the first half of the reply and closes the
+	// connection (passthrough: returns an error wrapping
+	// guestagent.ErrDisconnected).
+	FaultDisconnect
+)
+
+var faultNames = [...]string{"none", "slow", "silent", "garbage", "oversized", "wrong-sync-id", "disconnect"}
+
+func (m FaultMode) String() string {
+	if m >= 0 && int(m) < len(faultNames) {
+		return faultNames[m]
+	}
+	return "FaultMode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// Fault describes misbehaviour. The zero value is no fault.
+type Fault struct {
+	Mode FaultMode
+	// Delay is FaultSlow's delay.
+	Delay time.Duration
+	// Size is the reply size of FaultGarbage and FaultOversized.
+	Size int
+	// Commands limits the fault to these commands. Empty means every command
+	// except guest-sync and guest-sync-delimited, or, for FaultWrongSyncID,
+	// exactly those two.
+	Commands []string
+	// Count is how many replies the fault spoils before it clears; 0 means
+	// until changed.
+	Count int
+}
+
+// Config is the simulated guest. The zero value is a guest with an empty
+// identity whose agent (version DefaultVersion) supports every command this
+// server implements.
+type Config struct {
+	// Version is guest-info's version (default DefaultVersion).
+	Version string
+	// Commands is guest-info's supported_commands; nil lists every command
+	// the server implements, enabled unless named in Disabled.
+	Commands []guestagent.CommandInfo
+	// Disabled commands answer CommandNotFound "has been disabled", like
+	// qemu-ga -b.
+	Disabled []string
+
+	OSInfo      guestagent.OSInfo
+	HostName    string
+	Users       []guestagent.User
+	Filesystems []guestagent.FSInfo
+	Interfaces  []guestagent.NetworkInterface
+	Timezone    guestagent.Timezone
+	VCPUs       []guestagent.VCPU
+	Disks       []guestagent.Disk
+
+	// Clock is guest-get-time's clock (nil: time.Now).
+	Clock func() time.Time
+	// OnShutdown is called for an accepted guest-shutdown with its mode
+	// ("powerdown", "reboot" or "halt"); an error becomes a GenericError
+	// reply. nil accepts and does nothing.
+	OnShutdown func(mode string) error
+
+	// Fault is the initial fault; see Server.SetFault.
+	Fault Fault
+	// Logger receives debug records (nil discards).
+	Logger *slog.Logger
+}
+
+// Server is one simulated guest agent. It is safe for concurrent use; each
+// connection is served in order, one request at a time, like qemu-ga.
+type Server struct {
+	mu     sync.Mutex
+	cfg    Config
+	fault  Fault
+	frozen bool
+	calls  map[string]int
+	log    *slog.Logger
+}
+
+// New returns a server for cfg. The server keeps cfg's slices; callers that
+// go on changing them should use Update instead.
+func New(cfg Config) *Server {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{cfg: cfg, fault: cfg.Fault, calls: map[string]int{}, log: log}
+}
+
+// Update changes the guest's state under the server's lock; replies sent
+// after it returns reflect the change.
+func (s *Server) Update(f func(*Config)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.cfg)
+}
+
+// SetFault replaces the current fault (Fault{} clears it).
+func (s *Server) SetFault(f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault = f
+}
+
+// Calls returns how many requests for command the server has received.
+func (s *Server) Calls(command string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[command]
+}
+
+// FreezeStatus is the guest's filesystem freeze state.
+func (s *Server) FreezeStatus() guestagent.FreezeStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.frozen {
+		return guestagent.FreezeStatusFrozen
+	}
+	return guestagent.FreezeStatusThawed
+}
+
+// Serve accepts connections on l and serves each until it closes or ctx
+// ends. It returns nil when ctx ends, and closes l then.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { _ = l.Close() })
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("qgaserver: accept: %w", err)
+		}
+		wg.Go(func() {
+			defer func() { _ = conn.Close() }()
+			if err := s.ServeConn(ctx, conn); err != nil {
+				s.log.Debug("qgaserver: connection ended", "err", err)
+			}
+		})
+	}
+}
+
+// ServeConn serves one byte stream until it ends (nil), a fault closes it,
+// or ctx ends (ctx.Err()). rw is closed when ctx ends if it is an io.Closer.
+// Requests are read ahead into a small queue, as the kernel buffers a real
+// channel, so a client that writes while the agent writes cannot deadlock an
+// unbuffered stream such as net.Pipe.
+func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriter) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if c, ok := rw.(io.Closer); ok {
+		stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+		defer stop()
+	}
+	lines := make(chan []byte, 16)
+	readErr := make(chan error, 1)
+	go func() {
+		r := bufio.NewReaderSize(rw, 4096)
+		for {
+			line, err := readRequestLine(r)
+			if err != nil {
+				readErr <- err
+				close(lines)
+				return
+			}
+			select {
+			case lines <- line:
+			case <-ctx.Done():
+				readErr <- ctx.Err()
+				close(lines)
+				return
+			}
+		}
+	}()
+	w := bufio.NewWriterSize(rw, 4096)
+	for line := range lines {
+		for _, req := range splitRequests(line) {
+			res := s.dispatch(req)
+			if err := s.send(ctx, w, res, rw); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return err
+			}
+		}
+	}
+	err := <-readErr
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
+		return nil
+	}
+	return err
+}
+
+// readRequestLine reads one line; an overlong line is returned cut so that
+// it yields a parse error, and the rest of it is skipped.
+func readRequestLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line) < maxRequestBytes {
+			line = append(line, chunk...)
+		}
+		if err == nil {
+			return line, nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(line) > 0 && errors.Is(err, io.EOF) {
+			return line, nil
+		}
+		return nil, err
+	}
+}
+
+// splitRequests splits a line into requests: at 0xFF bytes, which, like in
+// qemu-ga, reset the parser (dropping a half-received request) and draw a
+// parse error each, and between JSON values written back to back.
+func splitRequests(line []byte) [][]byte {
+	var out [][]byte
+	for {
+		i := bytes.IndexByte(line, 0xFF)
+		if i < 0 {
+			break
+		}
+		out = append(out, []byte{0xFF})
+		line = line[i+1:]
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	for {
+		start := dec.InputOffset()
+		var v json.RawMessage
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			if rest := bytes.TrimSpace(line[start:]); len(rest) > 0 {
+				out = append(out, rest)
+			}
+			return out
+		}
+		out = append(out, v)
+	}
+}
+
+// result is one dispatched request.
+type result struct {
+	command string
+	reply   []byte // the reply line without newline; nil: no reply
+}
+
+type wireRequest struct {
+	Execute   string          `json:"execute"`
+	Arguments json.RawMessage `json:"arguments"`
+	ID        json.RawMessage `json:"id"`
+}
+
+type wireError struct {
+	Class string `json:"class"`
+	Desc  string `json:"desc"`
+}
+
+func (s *Server) dispatch(raw []byte) result {
+	if len(raw) == 1 && raw[0] == 0xFF {
+		return result{reply: errorLine(nil, "GenericError", "JSON parse error, stray '\ufffd'")}
+	}
+	if !json.Valid(raw) {
+		return result{reply: errorLine(nil, "GenericError", "JSON parse error, invalid input "+quoteGuest(raw))}
+	}
+	if raw[0] != '{' {
+		return result{reply: errorLine(nil, "GenericError", "QMP input must be a JSON object")}
+	}
+	var req wireRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return result{reply: errorLine(nil, "GenericError", "QMP input member 'execute' must be a string")}
+	}
+	if req.Execute == "" {
+		return result{reply: errorLine(req.ID, "GenericError", "QMP input lacks member 'execute'")}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls[req.Execute]++
+	res := result{command: req.Execute}
+	value, werr := s.run(&req)
+	switch {
+	case werr != nil:
+		res.reply = errorLine(req.ID, werr.Class, werr.Desc)
+	case value == nil:
+		// no reply (guest-shutdown)
+	default:
+		res.reply = returnLine(req.ID, value)
+	}
+	if req.Execute == guestagent.CmdSyncDelimited && res.reply != nil {
+		res.reply = append([]byte{0xFF}, res.reply...)
+	}
+	return res
+}
+
+// run executes one request under s.mu and returns the value to return or
+// the error to send. A nil value with nil error means no reply.
+func (s *Server) run(req *wireRequest) (any, *wireError) {
+	cmd := req.Execute
+	if !s.implemented(cmd) {
+		return nil, &wireError{"CommandNotFound", fmt.Sprintf("The command %s has not been found", cmd)}
+	}
+	if slices.Contains(s.cfg.Disabled, cmd) {
+		return nil, &wireError{"CommandNotFound", fmt.Sprintf("Command %s has been disabled", cmd)}
+	}
+	args := map[string]json.RawMessage{}
+	if len(req.Arguments) > 0 && string(req.Arguments) != "null" {
+		if err := json.Unmarshal(req.Arguments, &args); err != nil {
+			return nil, &wireError{"GenericError", "QMP input member 'arguments' must be an object"}
+		}
+	}
+	allowed := map[string][]string{
+		guestagent.CmdSync:          {"id"},
+		guestagent.CmdSyncDelimited: {"id"},
+		guestagent.CmdShutdown:      {"mode"},
+	}[cmd]
+	for name := range args {
+		if !slices.Contains(allowed, name) {
+			return nil, &wireError{"GenericError", fmt.Sprintf("Parameter %s is unexpected", quoteGuest([]byte(name)))}
+		}
+	}
+	switch cmd {
+	case guestagent.CmdSync, guestagent.CmdSyncDelimited:
+		raw, ok := args["id"]
+		if !ok {
+			return nil, &wireError{"GenericError", "Parameter 'id' is missing"}
+		}
+		id, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil {
+			return nil, &wireError{"GenericError", "Invalid parameter type for 'id', expected: integer"}
+		}
+		if s.faultApplies(cmd) && s.fault.Mode == FaultWrongSyncID {
+			s.spendFault()
+			id++
+		}
+		return id, nil
+	case guestagent.CmdPing:
+		return struct{}{}, nil
+	case guestagent.CmdInfo:
+		return guestagent.Info{Version: s.version(), SupportedCommands: s.commandList()}, nil
+	case guestagent.CmdGetOSInfo:
+		return s.cfg.OSInfo, nil
+	case guestagent.CmdGetHostName:
+		return guestagent.HostNameReply{HostName: s.cfg.HostName}, nil
+	case guestagent.CmdGetUsers:
+		return nonNil(s.cfg.Users), nil
+	case guestagent.CmdGetFSInfo:
+		return nonNil(s.cfg.Filesystems), nil
+	case guestagent.CmdNetworkInterfaces:
+		return nonNil(s.cfg.Interfaces), nil
+	case guestagent.CmdGetTimezone:
+		return s.cfg.Timezone, nil
+	case guestagent.CmdGetTime:
+		now := time.Now
+		if s.cfg.Clock != nil {
+			now = s.cfg.Clock
+		}
+		return now().UnixNano(), nil
+	case guestagent.CmdGetVCPUs:
+		return nonNil(s.cfg.VCPUs), nil
+	case guestagent.CmdGetDisks:
+		return nonNil(s.cfg.Disks), nil
+	case guestagent.CmdFSFreezeStatus:
+		if s.frozen {
+			return guestagent.FreezeStatusFrozen, nil
+		}
+		return guestagent.FreezeStatusThawed, nil
+	case guestagent.CmdFSFreezeFreeze:
+		if s.frozen {
+			return nil, &wireError{"GenericError", "The command guest-fsfreeze-freeze has been disabled for this instance"}
+		}
+		s.frozen = true
+		return len(s.cfg.Filesystems), nil
+	case guestagent.CmdFSFreezeThaw:
+		if !s.frozen {
+			return 0, nil
+		}
+		s.frozen = false
+		return len(s.cfg.Filesystems), nil
+	case guestagent.CmdShutdown:
+		mode := "powerdown"
+		if raw, ok := args["mode"]; ok {
+			if err := json.Unmarshal(raw, &mode); err != nil {
+				return nil, &wireError{"GenericError", "Invalid parameter type for 'mode', expected: string"}
+			}
+		}
+		switch mode {
+		case "powerdown", "reboot", "halt":
+		default:
+			return nil, &wireError{"GenericError", fmt.Sprintf("Invalid parameter %s", quoteGuest([]byte(mode)))}
+		}
+		if s.cfg.OnShutdown != nil {
+			if err := s.cfg.OnShutdown(mode); err != nil {
+				return nil, &wireError{"GenericError", err.Error()}
+			}
+		}
+		return nil, nil
+	}
+	return nil, &wireError{"CommandNotFound", fmt.Sprintf("The command %s has not been found", cmd)}
+}
+
+// implementedCommands are the commands this server answers, in the order
+// guest-info lists them.
+var implementedCommands = []string{
+	guestagent.CmdSyncDelimited, guestagent.CmdSync, guestagent.CmdPing, guestagent.CmdInfo,
+	guestagent.CmdGetOSInfo, guestagent.CmdGetHostName, guestagent.CmdGetUsers, guestagent.CmdGetFSInfo,
+	guestagent.CmdNetworkInterfaces, guestagent.CmdGetTimezone, guestagent.CmdGetTime, guestagent.CmdGetVCPUs,
+	guestagent.CmdGetDisks, guestagent.CmdFSFreezeStatus, guestagent.CmdFSFreezeFreeze, guestagent.CmdFSFreezeThaw,
+	guestagent.CmdShutdown,
+}
+
+// ImplementedCommands returns the commands the server answers.
+func ImplementedCommands() []string { return slices.Clone(implementedCommands) }
+
+func (s *Server) implemented(cmd string) bool { return slices.Contains(implementedCommands, cmd) }
+
+func (s *Server) version() string {
+	if s.cfg.Version == "" {
+		return DefaultVersion
+	}
+	return s.cfg.Version
+}
+
+func (s *Server) commandList() []guestagent.CommandInfo {
+	if s.cfg.Commands != nil {
+		return slices.Clone(s.cfg.Commands)
+	}
+	out := make([]guestagent.CommandInfo, 0, len(implementedCommands))
+	for _, c := range implementedCommands {
+		out = append(out, guestagent.CommandInfo{
+			Name:            c,
+			Enabled:         !slices.Contains(s.cfg.Disabled, c),
+			SuccessResponse: c != guestagent.CmdShutdown,
+		})
+	}
+	return out
+}
+
+// faultApplies reports whether the current fault spoils a reply to cmd.
+// Call with s.mu held.
+func (s *Server) faultApplies(cmd string) bool {
+	f := s.fault
+	if f.Mode == FaultNone || cmd == "" {
+		return false
+	}
+	if len(f.Commands) > 0 {
+		return slices.Contains(f.Commands, cmd)
+	}
+	isSync := cmd == guestagent.CmdSync || cmd == guestagent.CmdSyncDelimited
+	if f.Mode == FaultWrongSyncID {
+		return isSync
+	}
+	return !isSync
+}
+
+// spendFault counts one spoiled reply. Call with s.mu held.
+func (s *Server) spendFault() {
+	if s.fault.Count <= 0 {
+		return
+	}
+	s.fault.Count--
+	if s.fault.Count == 0 {
+		s.fault = Fault{}
+	}
+}
+
+// takeFault returns the fault to apply to a reply to cmd (other than the
+// sync-id fault, applied while dispatching) and counts it.
+func (s *Server) takeFault(cmd string) Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.faultApplies(cmd) || s.fault.Mode == FaultWrongSyncID {
+		return Fault{}
+	}
+	f := s.fault
+	s.spendFault()
+	return f
+}
+
+// errDisconnect ends a connection on purpose.
+var errDisconnect = fmt.Errorf("qgaserver: %w (fault)", guestagent.ErrDisconnected)
+
+// send writes one reply, applying the current fault.
+func (s *Server) send(ctx context.Context, w *bufio.Writer, res result, rw io.ReadWriter) error {
+	if res.reply == nil {
+		return nil
+	}
+	f := s.takeFault(res.command)
+	switch f.Mode {
+	case FaultSlow:
+		t := time.NewTimer(f.Delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	case FaultSilent:
+		return nil
+	case FaultGarbage:
+		if _, err := w.Write(garbage(f.Size)); err != nil {
+			return err
+		}
+		return w.Flush()
+	case FaultOversized:
+		if err := writeOversized(w, f.Size); err != nil {
+			return err
+		}
+		return w.Flush()
+	case FaultDisconnect:
+		if _, err := w.Write(res.reply[:len(res.reply)/2]); err != nil {
+			return err
+		}
+		_ = w.Flush()
+		if c, ok := rw.(io.Closer); ok {
+			_ = c.Close()
+		}
+		return errDisconnect
+	}
+	if _, err := w.Write(res.reply); err != nil {
+		return err
+	}
+	if err := w.WriteByte('\n'); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// HandleCommand answers one command the way libvirt's
+// virDomainQemuAgentCommand returns it: the whole reply object as a string,
+// or "" for a command that sends no reply (an accepted guest-shutdown). It
+// lets a simulated hypervisor implement AgentCommand. Faults apply: slow
+// waits, silent blocks until ctx ends, garbage and oversized return such
+// replies, disconnect returns an error wrapping guestagent.ErrDisconnected.
+func (s *Server) HandleCommand(ctx context.Context, cmdJSON string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	line := bytes.TrimSpace([]byte(cmdJSON))
+	if len(line) > maxRequestBytes {
+		line = line[:maxRequestBytes]
+	}
+	reqs := splitRequests(line)
+	if len(reqs) == 0 {
+		return errorString(nil, "GenericError", "JSON parse error, empty input"), nil
+	}
+	res := s.dispatch(reqs[len(reqs)-1])
+	if res.reply == nil {
+		return "", nil
+	}
+	f := s.takeFault(res.command)
+	switch f.Mode {
+	case FaultSlow:
+		t := time.NewTimer(f.Delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	case FaultSilent:
+		<-ctx.Done()
+		return "", ctx.Err()
+	case FaultGarbage:
+		return string(garbage(f.Size)), nil
+	case FaultOversized:
+		var b bytes.Buffer
+		_ = writeOversized(&b, f.Size)
+		return b.String(), nil
+	case FaultDisconnect:
+		return "", errDisconnect
+	}
+	return string(bytes.TrimPrefix(res.reply, []byte{0xFF})), nil
+}
+
+func returnLine(id json.RawMessage, v any) []byte {
+	b, err := json.Marshal(struct {
+		Return any             `json:"return"`
+		ID     json.RawMessage `json:"id,omitempty"`
+	}{v, id})
+	if err != nil {
+		return errorLine(id, "GenericError", "internal error: "+err.Error())
+	}
+	return b
+}
+
+func errorLine(id json.RawMessage, class, desc string) []byte {
+	b, _ := json.Marshal(struct {
+		Error wireError       `json:"error"`
+		ID    json.RawMessage `json:"id,omitempty"`
+	}{wireError{class, desc}, id})
+	return b
+}
+
+func errorString(id json.RawMessage, class, desc string) string {
+	return string(errorLine(id, class, desc))
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// quoteGuest quotes client bytes for an error message, bounded.
+func quoteGuest(b []byte) string {
+	return "'" + guestagent.Sanitize(string(bytes.TrimSpace(b)), 64) + "'"
+}
+
+// garbage is n bytes that no JSON parser accepts, ending in a newline.
+func garbage(n int) []byte {
+	if n <= 0 {
+		n = 64
+	}
+	out := make([]byte, n)
+	pattern := []byte("}{\x00\x01garbage\x7f]][[:,")
+	for i := range out {
+		out[i] = pattern[i%len(pattern)]
+	}
+	out[n-1] = '\n'
+	return out
+}
+
+// writeOversized writes a valid reply line of about n bytes (default 16 MiB)
+// in small chunks.
+func writeOversized(w io.Writer, n int) error {
+	if n <= 0 {
+		n = 16 << 20
+	}
+	const head, tail = `{"return": "`, "\"}\n"
+	if _, err := io.WriteString(w, head); err != nil {
+		return err
+	}
+	chunk := bytes.Repeat([]byte("A"), 32<<10)
+	for left := n - len(head) - len(tail); left > 0; {
+		c := min(left, len(chunk))
+		if _, err := w.Write(chunk[:c]); err != nil {
+			return err
+		}
+		left -= c
+	}
+	_, err := io.WriteString(w, tail)
+	return err
+}

@@ -1,0 +1,3 @@
+package virtkit
+
+func ptrTo[T any](v T) *T { return &v }

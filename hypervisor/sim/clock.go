@@ -1,0 +1,163 @@
+package sim
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"time"
+)
+
+// Clock is the time the simulation runs on. Everything a host does
+// spontaneously (a guest finishing its boot, a migration step) is a function
+// scheduled with AfterFunc, so one implementation runs it in real time and
+// another runs it synchronously inside [VirtualClock.Advance].
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f once d has passed on this clock.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending AfterFunc call.
+type Timer interface {
+	// Stop prevents the call; it reports whether the call was pending.
+	Stop() bool
+}
+
+// RealClock is the wall clock.
+type RealClock struct{}
+
+// Now returns time.Now().
+func (RealClock) Now() time.Time { return time.Now() }
+
+// AfterFunc is time.AfterFunc.
+func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// VirtualClock is a clock that moves only when [VirtualClock.Advance] is
+// called. Scheduled functions run synchronously inside Advance, in the order
+// of their due time (ties in the order they were scheduled), with Now
+// reading their due time; so a simulation driven by Advance is
+// deterministic. Several hosts may share one VirtualClock. It is safe for
+// concurrent use, but a function run by Advance must not call Advance.
+type VirtualClock struct {
+	advance sync.Mutex // serialises Advance calls
+
+	mu     sync.Mutex
+	now    time.Time
+	seq    uint64
+	timers timerHeap
+}
+
+// NewVirtualClock returns a virtual clock reading start.
+func NewVirtualClock(start time.Time) *VirtualClock {
+	return &VirtualClock{now: start}
+}
+
+// Now returns the clock's current time.
+func (c *VirtualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// AfterFunc schedules f to run inside the Advance call that reaches
+// Now()+d. A d <= 0 runs f in the next Advance, even Advance(0).
+func (c *VirtualClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	t := &virtualTimer{clock: c, due: c.now.Add(max(d, 0)), seq: c.seq, f: f, index: -1}
+	heap.Push(&c.timers, t)
+	return t
+}
+
+// Advance moves the clock forward by d, running every function that falls
+// due on the way at its due time. It returns when the clock reads the old
+// time plus d and nothing due is left.
+func (c *VirtualClock) Advance(d time.Duration) {
+	c.advance.Lock()
+	defer c.advance.Unlock()
+	c.mu.Lock()
+	target := c.now.Add(max(d, 0))
+	c.mu.Unlock()
+	for {
+		c.mu.Lock()
+		if len(c.timers) == 0 || c.timers[0].due.After(target) {
+			c.now = target
+			c.mu.Unlock()
+			return
+		}
+		t := heap.Pop(&c.timers).(*virtualTimer)
+		if t.due.After(c.now) {
+			c.now = t.due
+		}
+		c.mu.Unlock()
+		t.f()
+	}
+}
+
+// Pending reports how many scheduled functions wait for the clock; a
+// driving loop can stop advancing when none is left.
+func (c *VirtualClock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
+}
+
+type virtualTimer struct {
+	clock *VirtualClock
+	due   time.Time
+	seq   uint64
+	f     func()
+	index int // in the heap; -1 when not scheduled
+}
+
+func (t *virtualTimer) Stop() bool {
+	t.clock.mu.Lock()
+	defer t.clock.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&t.clock.timers, t.index)
+	return true
+}
+
+type timerHeap []*virtualTimer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if !h[i].due.Equal(h[j].due) {
+		return h[i].due.Before(h[j].due)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*virtualTimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	t.index = -1
+	*h = old[:len(old)-1]
+	return t
+}
+
+// sleep waits d on clock or until ctx ends.
+func sleep(ctx context.Context, clock Clock, d time.Duration) error {
+	fired := make(chan struct{})
+	t := clock.AfterFunc(d, func() { close(fired) })
+	select {
+	case <-fired:
+		return nil
+	case <-ctx.Done():
+		t.Stop()
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,530 @@
+package virtkit
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// MaxManifestBytes bounds what Decode reads from one reader.
+const MaxManifestBytes = 32 << 20
+
+// DecodeError is one problem in one document of a manifest stream.
+type DecodeError struct {
+	// Document is the 0-based index of the document among the non-empty
+	// documents of the stream (YAML "---" documents or JSON values).
+	Document int
+	// Kind, Namespace and Name identify the object when they could be read.
+	Kind, Namespace, Name string
+	// Path is the dotted field path from the object root with [i] indexes
+	// and [key] map keys, e.g. spec.template.spec.domain.devices.gpus; empty
+	// when the problem is the document as a whole.
+	Path string
+	// Detail says what is wrong beyond the sentinel, may be empty.
+	Detail string
+	// Err is ErrUnknownField, ErrUnknownKind or ErrInvalidManifest.
+	Err error
+}
+
+func (e *DecodeError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "document %d", e.Document)
+	if e.Kind != "" {
+		fmt.Fprintf(&b, " (%s %s)", e.Kind, objectKey(e.Namespace, e.Name))
+	}
+	b.WriteString(": ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Err.Error())
+	if e.Detail != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Detail)
+	}
+	return b.String()
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+func objectKey(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// Decode reads a stream of manifests, multi-document YAML or JSON (one
+// object, a stream of objects, or an array), and returns typed objects by
+// apiVersion/kind. A kind "List" (apiVersion v1) contributes its items.
+//
+// Decoding is strict: an unknown kind, an unknown field, a duplicate key or
+// a value of the wrong type is a *DecodeError naming the document and the
+// field path. Every problem found is reported (errors.Join); the objects of
+// documents without problems are still returned, in stream order.
+func Decode(r io.Reader) ([]Object, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxManifestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	if len(data) > MaxManifestBytes {
+		return nil, fmt.Errorf("manifest larger than %d bytes: %w", MaxManifestBytes, ErrInvalidManifest)
+	}
+	d := newDecoder()
+	docs, err := splitDocuments(data)
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var objs []Object
+	for i, doc := range docs {
+		got, derrs := d.decodeDocument(i, doc)
+		objs = append(objs, got...)
+		errs = append(errs, derrs...)
+	}
+	return objs, errors.Join(errs...)
+}
+
+// DecodeBytes is Decode over a byte slice.
+func DecodeBytes(data []byte) ([]Object, error) { return Decode(bytes.NewReader(data)) }
+
+// splitDocuments returns the non-empty documents of a YAML or JSON stream,
+// each converted to JSON.
+func splitDocuments(data []byte) ([][]byte, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+		return splitJSON(trimmed)
+	}
+	var docs [][]byte
+	yr := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := yr.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return docs, &DecodeError{Document: len(docs), Err: ErrInvalidManifest, Detail: err.Error()}
+		}
+		if isEmptyYAML(doc) {
+			continue
+		}
+		j, err := yaml.YAMLToJSONStrict(doc)
+		if err != nil {
+			return docs, &DecodeError{Document: len(docs), Err: ErrInvalidManifest, Detail: err.Error()}
+		}
+		docs = append(docs, j)
+	}
+}
+
+func isEmptyYAML(doc []byte) bool {
+	for line := range bytes.Lines(doc) {
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
+func splitJSON(data []byte) ([][]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var docs [][]byte
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return docs, &DecodeError{Document: len(docs), Err: ErrInvalidManifest, Detail: err.Error()}
+		}
+		if len(raw) > 0 && raw[0] == '[' {
+			var items []json.RawMessage
+			if err := json.Unmarshal(raw, &items); err != nil {
+				return docs, &DecodeError{Document: len(docs), Err: ErrInvalidManifest, Detail: err.Error()}
+			}
+			for _, it := range items {
+				docs = append(docs, it)
+			}
+			continue
+		}
+		docs = append(docs, raw)
+	}
+}
+
+// decoder holds per-call caches; nothing is shared between Decode calls.
+type decoder struct {
+	fields map[reflect.Type]map[string]structField
+}
+
+type structField struct {
+	typ reflect.Type
+}
+
+func newDecoder() *decoder {
+	return &decoder{fields: map[reflect.Type]map[string]structField{}}
+}
+
+func (d *decoder) decodeDocument(index int, doc []byte) ([]Object, []error) {
+	var generic any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&generic); err != nil {
+		return nil, []error{&DecodeError{Document: index, Err: ErrInvalidManifest, Detail: err.Error()}}
+	}
+	if generic == nil {
+		return nil, nil
+	}
+	m, ok := generic.(map[string]any)
+	if !ok {
+		return nil, []error{&DecodeError{Document: index, Err: ErrInvalidManifest, Detail: "a document must be an object"}}
+	}
+	return d.decodeObject(index, nil, m)
+}
+
+func (d *decoder) decodeObject(index int, path *field.Path, m map[string]any) ([]Object, []error) {
+	apiVersion, _ := m["apiVersion"].(string)
+	kind, _ := m["kind"].(string)
+	derr := func(p *field.Path, err error, detail string) *DecodeError {
+		e := &DecodeError{Document: index, Kind: kind, Err: err, Detail: detail}
+		if p != nil {
+			e.Path = p.String()
+		}
+		if md, ok := m["metadata"].(map[string]any); ok {
+			e.Namespace, _ = md["namespace"].(string)
+			e.Name, _ = md["name"].(string)
+		}
+		return e
+	}
+	if apiVersion == "" {
+		return nil, []error{derr(path.Child("apiVersion"), ErrInvalidManifest, "apiVersion is required")}
+	}
+	if kind == "" {
+		return nil, []error{derr(path.Child("kind"), ErrInvalidManifest, "kind is required")}
+	}
+	if kind == "List" && apiVersion == "v1" {
+		return d.decodeList(index, path, m, derr)
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, []error{derr(path.Child("apiVersion"), ErrInvalidManifest, err.Error())}
+	}
+	gvk := gv.WithKind(kind)
+	obj, err := NewObject(gvk)
+	if err != nil {
+		return nil, []error{derr(path.Child("kind"), ErrUnknownKind, fmt.Sprintf("%s is not a kind virtkit implements", gvk))}
+	}
+	var errs []error
+	d.check(m, reflect.TypeOf(obj).Elem(), path, func(p *field.Path, err error, detail string) {
+		errs = append(errs, derr(p, err, detail))
+	})
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	raw, err := json.Marshal(m)
+	if err == nil {
+		err = json.Unmarshal(raw, obj)
+	}
+	if err != nil {
+		// The walk checks every value, so this is a value the walk does not
+		// know how to check; report it against the object.
+		return nil, []error{derr(path, ErrInvalidManifest, err.Error())}
+	}
+	return []Object{obj}, nil
+}
+
+func (d *decoder) decodeList(index int, path *field.Path, m map[string]any, derr func(*field.Path, error, string) *DecodeError) ([]Object, []error) {
+	var errs []error
+	for k := range m {
+		switch k {
+		case "apiVersion", "kind", "metadata", "items":
+		default:
+			errs = append(errs, derr(path.Child(k), ErrUnknownField, ""))
+		}
+	}
+	items, ok := m["items"].([]any)
+	if !ok && m["items"] != nil {
+		errs = append(errs, derr(path.Child("items"), ErrInvalidManifest, "expected a list"))
+	}
+	var objs []Object
+	for i, it := range items {
+		im, ok := it.(map[string]any)
+		if !ok {
+			errs = append(errs, derr(path.Child("items").Index(i), ErrInvalidManifest, "expected an object"))
+			continue
+		}
+		got, ierrs := d.decodeObject(index, path.Child("items").Index(i), im)
+		objs = append(objs, got...)
+		errs = append(errs, ierrs...)
+	}
+	return objs, errs
+}
+
+var (
+	quantityType = reflect.TypeFor[resource.Quantity]()
+	timeType     = reflect.TypeFor[metav1.Time]()
+	intstrType   = reflect.TypeFor[intstr.IntOrString]()
+	unmarshaler  = reflect.TypeFor[json.Unmarshaler]()
+)
+
+type reportFunc func(p *field.Path, err error, detail string)
+
+// check walks a generic JSON value against a Go type's json tags and
+// reports unknown fields and values of the wrong type with their paths.
+func (d *decoder) check(v any, t reflect.Type, p *field.Path, report reportFunc) {
+	if v == nil {
+		return // null leaves the zero value, as encoding/json does
+	}
+	switch t {
+	case quantityType:
+		switch q := v.(type) {
+		case string:
+			if _, err := resource.ParseQuantity(q); err != nil {
+				report(p, ErrInvalidManifest, err.Error())
+			}
+		case json.Number:
+			if _, err := resource.ParseQuantity(q.String()); err != nil {
+				report(p, ErrInvalidManifest, err.Error())
+			}
+		default:
+			report(p, ErrInvalidManifest, "expected a quantity, got "+jsonTypeName(v))
+		}
+		return
+	case timeType:
+		s, ok := v.(string)
+		if !ok {
+			report(p, ErrInvalidManifest, "expected an RFC 3339 time, got "+jsonTypeName(v))
+			return
+		}
+		var tm metav1.Time
+		if err := tm.UnmarshalQueryParameter(s); err != nil {
+			report(p, ErrInvalidManifest, "expected an RFC 3339 time: "+err.Error())
+		}
+		return
+	case intstrType:
+		switch n := v.(type) {
+		case string:
+		case json.Number:
+			if _, err := strconv.ParseInt(n.String(), 10, 32); err != nil {
+				report(p, ErrInvalidManifest, "expected a 32-bit integer or a string")
+			}
+		default:
+			report(p, ErrInvalidManifest, "expected an integer or a string, got "+jsonTypeName(v))
+		}
+		return
+	}
+	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshaler) {
+		return // custom JSON (e.g. managedFields' FieldsV1): encoding/json decides
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		d.check(v, t.Elem(), p, report)
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			report(p, ErrInvalidManifest, "expected an object, got "+jsonTypeName(v))
+			return
+		}
+		fields := d.structFields(t)
+		for _, k := range sortedKeys(m) {
+			f, ok := fields[k]
+			if !ok {
+				report(p.Child(k), ErrUnknownField, "")
+				continue
+			}
+			d.check(m[k], f.typ, p.Child(k), report)
+		}
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			report(p, ErrInvalidManifest, "expected an object, got "+jsonTypeName(v))
+			return
+		}
+		for _, k := range sortedKeys(m) {
+			d.check(m[k], t.Elem(), p.Key(k), report)
+		}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			if _, ok := v.(string); !ok {
+				report(p, ErrInvalidManifest, "expected base64 data, got "+jsonTypeName(v))
+			}
+			return
+		}
+		items, ok := v.([]any)
+		if !ok {
+			report(p, ErrInvalidManifest, "expected a list, got "+jsonTypeName(v))
+			return
+		}
+		for i, it := range items {
+			d.check(it, t.Elem(), p.Index(i), report)
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			report(p, ErrInvalidManifest, "expected a string, got "+jsonTypeName(v))
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			report(p, ErrInvalidManifest, "expected a boolean, got "+jsonTypeName(v))
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			report(p, ErrInvalidManifest, "expected an integer, got "+jsonTypeName(v))
+			return
+		}
+		if _, err := strconv.ParseInt(n.String(), 10, t.Bits()); err != nil {
+			report(p, ErrInvalidManifest, fmt.Sprintf("expected a %d-bit integer, got %s", t.Bits(), n))
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, ok := v.(json.Number)
+		if !ok {
+			report(p, ErrInvalidManifest, "expected an integer, got "+jsonTypeName(v))
+			return
+		}
+		if _, err := strconv.ParseUint(n.String(), 10, t.Bits()); err != nil {
+			report(p, ErrInvalidManifest, fmt.Sprintf("expected a non-negative %d-bit integer, got %s", t.Bits(), n))
+		}
+	case reflect.Float32, reflect.Float64:
+		n, ok := v.(json.Number)
+		if !ok {
+			report(p, ErrInvalidManifest, "expected a number, got "+jsonTypeName(v))
+			return
+		}
+		if _, err := strconv.ParseFloat(n.String(), t.Bits()); err != nil {
+			report(p, ErrInvalidManifest, "expected a number, got "+n.String())
+		}
+	case reflect.Interface:
+		// any value is fine
+	default:
+		report(p, ErrInvalidManifest, "unsupported Go type "+t.String())
+	}
+}
+
+// structFields maps the JSON names of t's fields (inline structs
+// flattened) to their types.
+func (d *decoder) structFields(t reflect.Type) map[string]structField {
+	if f, ok := d.fields[t]; ok {
+		return f
+	}
+	out := map[string]structField{}
+	d.fields[t] = out
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "-" && opts == "" {
+			continue
+		}
+		inline := slices.Contains(strings.Split(opts, ","), "inline") || (sf.Anonymous && name == "")
+		if inline {
+			ft := sf.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range d.structFields(ft) {
+					out[k] = v
+				}
+				continue
+			}
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		out[name] = structField{typ: sf.Type}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func jsonTypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// Format selects the encoding Encode writes.
+type Format int
+
+// Encodings.
+const (
+	// FormatYAML writes YAML documents separated by "---".
+	FormatYAML Format = iota
+	// FormatJSON writes one indented JSON object per object.
+	FormatJSON
+)
+
+// Encode writes objects as YAML documents separated by "---". apiVersion
+// and kind are filled from the Go type when empty; the objects themselves
+// are not modified.
+func Encode(w io.Writer, objs ...Object) error { return EncodeFormat(w, FormatYAML, objs...) }
+
+// EncodeFormat writes objects in the given format.
+func EncodeFormat(w io.Writer, format Format, objs ...Object) error {
+	for i, obj := range objs {
+		out := obj
+		if gvk, ok := GVKOf(obj); ok && obj.GetObjectKind().GroupVersionKind().Empty() {
+			out, ok = obj.DeepCopyObject().(Object)
+			if !ok {
+				return fmt.Errorf("encode object %d: deep copy of %T is not an Object", i, obj)
+			}
+			out.GetObjectKind().SetGroupVersionKind(gvk)
+		}
+		var data []byte
+		var err error
+		switch format {
+		case FormatJSON:
+			data, err = json.MarshalIndent(out, "", "  ")
+			data = append(data, '\n')
+		default:
+			data, err = yaml.Marshal(out)
+			if i > 0 {
+				data = append([]byte("---\n"), data...)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("encode %s %s: %w", out.GetObjectKind().GroupVersionKind().Kind, objectKey(out.GetNamespace(), out.GetName()), err)
+		}
+		if _, err := w.Write(data); err != nil {
+			return fmt.Errorf("encode: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,307 @@
+package migration
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// PolicyOptions configure the virtkit policy ([NewPolicy]); the zero value is
+// the default.
+type PolicyOptions struct {
+	// TargetSlowdown is the acceptable total time as a multiple of the lower
+	// bound M/B; a pre-copy predicted to finish within it is left alone, a
+	// slower one gets a remedy (throttle, post-copy). 0 = 1.5.
+	TargetSlowdown float64
+	// MaxThrottle is the highest vCPU throttle virtkit applies (percent);
+	// 0 = 90.
+	MaxThrottle int
+	// IneffectiveSensitivity: a learned throttle sensitivity below this
+	// means throttling cannot help (I/O-driven dirtying); 0 = 0.5.
+	IneffectiveSensitivity float64
+	// MinObservation is how long the job must have run before an abort:
+	// enough polls for a bandwidth estimate; 0 = 2 s.
+	MinObservation time.Duration
+	// MaxDataFactor: once the job has sent this many times the memory
+	// without converging, pre-copy stops being given the benefit of the
+	// doubt; 0 = 2.5 (Xen stops at 3).
+	MaxDataFactor float64
+}
+
+func (o PolicyOptions) withDefaults() PolicyOptions {
+	if o.TargetSlowdown == 0 {
+		o.TargetSlowdown = 1.5
+	}
+	if o.MaxThrottle == 0 {
+		o.MaxThrottle = 90
+	}
+	if o.IneffectiveSensitivity == 0 {
+		o.IneffectiveSensitivity = 0.5
+	}
+	if o.MinObservation == 0 {
+		o.MinObservation = 2 * time.Second
+	}
+	if o.MaxDataFactor == 0 {
+		o.MaxDataFactor = 2.5
+	}
+	return o
+}
+
+// VirtkitPolicy is the dirty-rate-aware policy: it predicts pre-copy with
+// [Predict] from the measured dirty rate and bandwidth and, when pre-copy
+// would not converge or would take longer than TargetSlowdown × M/B, applies
+// the least disruptive remedy the permissions allow: throttle just enough
+// (learning whether throttling works), post-copy after the first full pass,
+// a higher downtime limit within the bound; and aborts at once, with the
+// inequality that fails, when nothing allowed can converge.
+//
+// Feasibility is judged against BandwidthBest, the highest smoothed
+// bandwidth seen, so a temporary dip never turns a converging migration into
+// an abort.
+type VirtkitPolicy struct{ opts PolicyOptions }
+
+// NewPolicy returns the virtkit policy.
+func NewPolicy(opts PolicyOptions) *VirtkitPolicy {
+	return &VirtkitPolicy{opts: opts.withDefaults()}
+}
+
+// Name is "virtkit".
+func (v *VirtkitPolicy) Name() string { return "virtkit" }
+
+// estimate is what the policy derives from one Progress.
+type estimate struct {
+	bw        float64 // BandwidthBest, or the hint while planning
+	dirtyEff  float64 // effective dirty rate under the current throttle
+	dirtyRaw  float64 // unthrottled dirty rate
+	eps       float64 // throttle sensitivity (1 until learned)
+	epsKnown  bool
+	limit     time.Duration
+	bound     time.Duration
+	threshold float64 // bw × limit
+	remaining float64
+}
+
+func (v *VirtkitPolicy) estimate(p Progress) (estimate, bool) {
+	e := estimate{eps: 1, limit: p.DowntimeLimit, bound: p.DowntimeBound}
+	if e.limit == 0 {
+		e.limit = DefaultDowntimeLimit
+	}
+	if e.bound < e.limit {
+		e.bound = e.limit
+	}
+	if eps, ok := p.ThrottleSensitivity.Get(); ok {
+		e.eps, e.epsKnown = eps, true
+	}
+	bw, ok := p.BandwidthBest.Get()
+	if !ok && p.Phase == PhasePlanning {
+		bw, ok = p.BandwidthHint.Get()
+	}
+	if !ok || bw <= 0 {
+		return e, false
+	}
+	e.bw = bw
+	factor := 1 - e.eps*float64(p.Throttle)/100
+	switch {
+	case p.DirtyRate.Valid:
+		e.dirtyEff = p.DirtyRate.Value
+		e.dirtyRaw = e.dirtyEff
+		if factor > 0 {
+			e.dirtyRaw = e.dirtyEff / factor
+		}
+		if before, ok := p.DirtyRateBefore.Get(); ok && p.Throttle > 0 {
+			e.dirtyRaw = before
+		}
+	case p.DirtyRateBefore.Valid:
+		e.dirtyRaw = p.DirtyRateBefore.Value
+		e.dirtyEff = e.dirtyRaw * factor
+	default:
+		return e, false
+	}
+	e.threshold = e.bw * e.limit.Seconds()
+	e.remaining = float64(p.Memory)
+	if r, ok := p.Remaining.Get(); ok {
+		e.remaining = float64(r)
+	}
+	return e, true
+}
+
+// Decide is the virtkit rule set; see [VirtkitPolicy].
+func (v *VirtkitPolicy) Decide(p Progress) Action {
+	o := v.opts
+	if p.Phase == PhasePostCopy {
+		return Action{Kind: ActionContinue, Reason: "post-copy: the guest runs on the target, memory follows; never abort now"}
+	}
+	e, ok := v.estimate(p)
+	if p.Phase == PhasePlanning {
+		return v.plan(p, e, ok)
+	}
+	if !ok {
+		return Action{Kind: ActionContinue, Reason: "waiting for a bandwidth and dirty-rate measurement"}
+	}
+	m := float64(p.Memory)
+	lowerBound := m / e.bw
+	budget := o.TargetSlowdown * lowerBound
+	elapsed := p.Elapsed.Seconds()
+	f := figures{}.
+		add("dirtyRate", e.dirtyEff, "B/s").
+		add("bandwidth", e.bw, "B/s").
+		add("remaining", e.remaining, "B").
+		add("throttle", float64(p.Throttle), "%")
+	if e.epsKnown {
+		f = f.add("throttleSensitivity", e.eps, "")
+	}
+
+	// Pre-copy as it runs now. Before the first pass ends the whole-memory
+	// model applies from t = 0; afterwards the rounds start from what is left.
+	in := ModelInput{Memory: p.Memory, Bandwidth: e.bw, DirtyRate: e.dirtyEff, DowntimeLimit: e.limit}
+	offset := 0.0
+	if p.FirstPassDone && e.remaining > 0 {
+		in.Memory = uint64(math.Max(1, math.Min(e.remaining, m)))
+		offset = elapsed
+	}
+	pred, err := Predict(in)
+	if err != nil {
+		return Action{Kind: ActionContinue, Reason: "cannot model this progress: " + err.Error()}
+	}
+	finish := offset + pred.Total.Seconds()
+	f = f.add("ratio", pred.Ratio, "").add("lowerBound", lowerBound, "s")
+	if pred.Converges {
+		f = f.add("predictedTotal", finish, "s").add("predictedDowntime", pred.Downtime.Seconds()*1000, "ms")
+	}
+	sent := float64(p.DataSent.Or(0))
+	overspent := sent > o.MaxDataFactor*m
+	if pred.Converges && finish <= budget && !overspent {
+		return Action{Kind: ActionContinue, Figures: f,
+			Reason: fmt.Sprintf("pre-copy converges: r=%.2f, predicted %.0f s ≤ budget %.0f s (%.2g × M/B)", pred.Ratio, finish, budget, o.TargetSlowdown)}
+	}
+
+	// Post-copy after the first full pass: every page has moved once, what
+	// is left moves once more, at B.
+	if p.AllowPostCopy && p.FirstPassDone {
+		post := elapsed + e.remaining/e.bw
+		if !pred.Converges || post < finish {
+			return Action{Kind: ActionSwitchPostCopy, Figures: f.add("postCopyFinish", post, "s"),
+				Reason: fmt.Sprintf("%s; post-copy of the remaining %s finishes at %.0f s", preCopyVerdict(pred, finish, budget), formatBytes(e.remaining), post)}
+		}
+	}
+
+	// Throttle: size it so that pre-copy finishes within the budget.
+	throttleUseful := p.AllowAutoConverge && p.CanThrottle && !(e.epsKnown && e.eps < o.IneffectiveSensitivity)
+	if throttleUseful && p.Throttle < o.MaxThrottle {
+		target := v.targetRatio(p, e, budget)
+		pct, _ := ThrottleFor(e.dirtyRaw, e.bw, target, e.eps)
+		if pct > o.MaxThrottle {
+			pct = o.MaxThrottle
+		}
+		// Step in at least 10 points so each step is measurable.
+		if pct > p.Throttle && (pct >= p.Throttle+10 || pct == o.MaxThrottle) {
+			return Action{Kind: ActionThrottle, ThrottlePercent: pct, Figures: f.add("targetRatio", target, ""),
+				Reason: fmt.Sprintf("%s; throttle %d%% brings the dirty rate from %s to %s (r=%.2f)",
+					preCopyVerdict(pred, finish, budget), pct, formatRate(e.dirtyRaw),
+					formatRate(e.dirtyRaw*(1-e.eps*float64(pct)/100)), e.dirtyRaw*(1-e.eps*float64(pct)/100)/e.bw)}
+		}
+	}
+
+	// A higher downtime limit helps once the remaining data has settled at a
+	// floor that fits the bound.
+	if !pred.Converges && p.FirstPassDone && e.bound > e.limit {
+		if floor, ok := p.MinRemaining.Get(); ok {
+			need := time.Duration(float64(floor)/e.bw*1.25*float64(time.Second)).Round(time.Millisecond)
+			if need > e.limit && need <= e.bound {
+				return Action{Kind: ActionRaiseDowntime, DowntimeLimit: need, Figures: f.add("floor", float64(floor), "B"),
+					Reason: fmt.Sprintf("remaining data settles at %s: a %v downtime limit (bound %v) lets the switchover happen", formatBytes(float64(floor)), need, e.bound)}
+			}
+		}
+	}
+
+	if pred.Converges && !overspent {
+		return Action{Kind: ActionContinue, Figures: f,
+			Reason: fmt.Sprintf("pre-copy converges but slower than the budget (predicted %.0f s > %.0f s) and no remedy is left", finish, budget)}
+	}
+	if p.Throttle > 0 && (!e.epsKnown || p.Throttle < o.MaxThrottle) && throttleUseful {
+		return Action{Kind: ActionContinue, Figures: f, Reason: "waiting for the dirty rate to respond to the throttle"}
+	}
+	if p.Elapsed < o.MinObservation {
+		return Action{Kind: ActionContinue, Figures: f, Reason: "observing before deciding that nothing converges"}
+	}
+	if p.AllowPostCopy && !p.FirstPassDone {
+		return Action{Kind: ActionContinue, Figures: f, Reason: "pre-copy cannot converge; post-copy once the first pass completes"}
+	}
+	return Action{Kind: ActionAbort, Figures: f, Reason: v.hopeless(p, e, pred, overspent)}
+}
+
+// targetRatio is the effective r at which the remaining pre-copy fits the
+// budget: (R/B)/(1 − r) ≤ budget − elapsed, clamped to [0.1, 0.5].
+func (v *VirtkitPolicy) targetRatio(p Progress, e estimate, budget float64) float64 {
+	left := budget - p.Elapsed.Seconds()
+	send := e.remaining / e.bw
+	if !p.FirstPassDone {
+		left = budget
+		send = float64(p.Memory) / e.bw
+	}
+	r := 0.1
+	if left > send {
+		r = 1 - send/left
+	}
+	return math.Max(0.1, math.Min(0.5, r))
+}
+
+func preCopyVerdict(pred Prediction, finish, budget float64) string {
+	if !pred.Converges {
+		return "pre-copy cannot converge: " + pred.Why
+	}
+	return fmt.Sprintf("pre-copy predicted to take %.0f s, over the budget of %.0f s", finish, budget)
+}
+
+// hopeless explains why nothing allowed converges.
+func (v *VirtkitPolicy) hopeless(p Progress, e estimate, pred Prediction, overspent bool) string {
+	why := "pre-copy cannot converge: " + pred.Why
+	if pred.Converges && overspent {
+		why = fmt.Sprintf("pre-copy sent %s, more than %.1f × memory, without converging", formatBytes(float64(p.DataSent.Or(0))), v.opts.MaxDataFactor)
+	}
+	switch {
+	case !p.AllowAutoConverge:
+		why += "; throttling is not allowed"
+	case !p.CanThrottle:
+		why += "; the host cannot set the throttle"
+	case e.epsKnown && e.eps < v.opts.IneffectiveSensitivity:
+		why += fmt.Sprintf("; throttling is ineffective (sensitivity %.2f: the dirtying is not done by the vCPUs)", e.eps)
+	default:
+		why += fmt.Sprintf("; even a %d%% throttle leaves %s", p.Throttle, formatRate(e.dirtyEff))
+	}
+	if !p.AllowPostCopy {
+		why += "; post-copy is not allowed"
+	}
+	return why
+}
+
+// plan decides the start: refuse when a known bandwidth already shows that
+// nothing allowed converges, otherwise start with post-copy enabled when
+// allowed (so the switch stays possible) and the configured limit.
+func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
+	start := Action{Kind: ActionStart, PostCopy: p.AllowPostCopy,
+		AutoConverge:  p.AllowAutoConverge && !p.CanThrottle,
+		DowntimeLimit: p.DowntimeLimit}
+	if !known {
+		start.Reason = "start pre-copy; the policy decides once the job reports its bandwidth"
+		return start
+	}
+	f := figures{}.add("dirtyRate", e.dirtyRaw, "B/s").add("bandwidth", e.bw, "B/s")
+	pred, err := Predict(ModelInput{Memory: p.Memory, Bandwidth: e.bw, DirtyRate: e.dirtyRaw, DowntimeLimit: e.limit})
+	if err != nil {
+		start.Reason = "start pre-copy; cannot model it yet: " + err.Error()
+		return start
+	}
+	start.Figures = f.add("ratio", pred.Ratio, "")
+	if pred.Converges || p.AllowPostCopy || e.bound > e.limit {
+		start.Reason = fmt.Sprintf("start pre-copy (r=%.2f)", pred.Ratio)
+		return start
+	}
+	if p.AllowAutoConverge && p.CanThrottle {
+		if _, ok := ThrottleFor(e.dirtyRaw, e.bw, 0.9, 1); ok {
+			start.Reason = fmt.Sprintf("start pre-copy (r=%.2f); a throttle can bring the dirty rate under the bandwidth", pred.Ratio)
+			return start
+		}
+	}
+	return Action{Kind: ActionRefuse, Figures: start.Figures, Reason: v.hopeless(p, e, pred, false)}
+}

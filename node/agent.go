@@ -1,0 +1,226 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/store"
+)
+
+// Finalizer is the finalizer the node agent puts on a VMI before it defines
+// the VMI's domain, and removes once the domain is gone from the host. It
+// keeps a deleted VMI in the store until its guest is really stopped.
+const Finalizer = "virtkit.io/node-agent"
+
+// ErrInvalidOptions wraps every configuration error from [New].
+var ErrInvalidOptions = errors.New("invalid node agent options")
+
+// Options configure an [Agent]. NodeName, Store and Hypervisor are
+// required; everything else has a default.
+type Options struct {
+	// NodeName is this host's name: the VMIs with status.nodeName equal to
+	// it are this agent's, and the Node object of that name is its
+	// heartbeat.
+	NodeName   string
+	Store      store.Store
+	Hypervisor hypervisor.Hypervisor
+	// Domain configures the domain builder (resolvers, runtime dir, type).
+	Domain domain.Options
+	// Labels are added to the Node object when the agent creates it.
+	Labels map[string]string
+	// HeartbeatInterval is how often the Node status is refreshed; default
+	// 10 s.
+	HeartbeatInterval time.Duration
+	// ResyncPeriod re-reads every VMI of the node; default 30 s.
+	ResyncPeriod time.Duration
+	// StatusInterval is how often a running VMI's status is refreshed from
+	// the domain when nothing else happens (stats, agent); default 10 s.
+	StatusInterval time.Duration
+	// Workers bounds concurrent reconciles; default 4.
+	Workers int
+	// ShutdownPoll is how often a graceful shutdown is rechecked; default 1 s.
+	ShutdownPoll time.Duration
+	// GuestInfo supplies what the guest agent reports; nil disables guest
+	// information (the AgentConnected condition then follows the channel
+	// state only).
+	GuestInfo GuestInfoSource
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Logger receives the agent's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Agent keeps one host's domains in line with the VMIs placed on it: the
+// virt-handler of virtkit. It defines and starts the domain of every
+// Scheduled VMI, mirrors domain state into VMI status, stops domains of
+// deleted VMIs gracefully, removes domains no VMI owns, and keeps its Node
+// object's heartbeat and capacity current.
+type Agent struct {
+	opts Options
+	log  *slog.Logger
+	ctrl *controller.Controller
+
+	mu sync.Mutex
+	// shutdownSince records when a graceful shutdown was requested, per
+	// domain, so the grace period survives across reconciles.
+	shutdownSince map[string]time.Time
+}
+
+// New validates opts and returns an agent that does nothing until Start.
+func New(opts Options) (*Agent, error) {
+	switch {
+	case opts.NodeName == "":
+		return nil, fmt.Errorf("%w: NodeName: required", ErrInvalidOptions)
+	case opts.Store == nil:
+		return nil, fmt.Errorf("%w: Store: required", ErrInvalidOptions)
+	case opts.Hypervisor == nil:
+		return nil, fmt.Errorf("%w: Hypervisor: required", ErrInvalidOptions)
+	}
+	if opts.HeartbeatInterval <= 0 {
+		opts.HeartbeatInterval = 10 * time.Second
+	}
+	if opts.ResyncPeriod <= 0 {
+		opts.ResyncPeriod = 30 * time.Second
+	}
+	if opts.StatusInterval <= 0 {
+		opts.StatusInterval = 10 * time.Second
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.ShutdownPoll <= 0 {
+		opts.ShutdownPoll = time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a := &Agent{
+		opts:          opts,
+		log:           log.With("node", opts.NodeName),
+		shutdownSince: map[string]time.Time{},
+	}
+	sel := labels.SelectorFromSet(labels.Set{virtkit.NodeNameLabel: opts.NodeName})
+	ctrl, err := controller.New(opts.Store, controller.ReconcilerFunc(a.Reconcile), controller.Options{
+		Name:                    "node/" + opts.NodeName,
+		MaxConcurrentReconciles: opts.Workers,
+		ResyncPeriod:            opts.ResyncPeriod,
+		Logger:                  log,
+	}, controller.Watch{
+		NewList:       func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} },
+		LabelSelector: sel,
+	}, controller.Watch{
+		// Migration targets carry the target label until they own the VMI.
+		NewList:       func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} },
+		LabelSelector: labels.SelectorFromSet(labels.Set{virtkit.MigrationTargetNodeNameLabel: opts.NodeName}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.ctrl = ctrl
+	return a, nil
+}
+
+// Name is the node's name.
+func (a *Agent) Name() string { return a.opts.NodeName }
+
+// Controller exposes the agent's work queue runner, for metrics.
+func (a *Agent) Controller() *controller.Controller { return a.ctrl }
+
+// Enqueue asks the agent to look at one VMI again.
+func (a *Agent) Enqueue(namespace, name string) {
+	a.ctrl.Enqueue(controller.Request{Namespace: namespace, Name: name})
+}
+
+// Start registers the node, adopts or removes the domains already on the
+// host, and runs until ctx ends. On return the heartbeat has stopped; the
+// guests keep running (a restarted agent adopts them).
+func (a *Agent) Start(ctx context.Context) error {
+	if err := a.heartbeat(ctx); err != nil {
+		return fmt.Errorf("node %s: register: %w", a.opts.NodeName, err)
+	}
+	events, err := a.opts.Hypervisor.Events(ctx)
+	if err != nil {
+		return fmt.Errorf("node %s: hypervisor events: %w", a.opts.NodeName, err)
+	}
+	// Every domain already on the host is looked at once: ours are adopted,
+	// the rest destroyed (recovery after an agent restart).
+	if err := a.enqueueHostDomains(ctx); err != nil {
+		return fmt.Errorf("node %s: list domains: %w", a.opts.NodeName, err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); a.pumpEvents(ctx, events) }()
+	go func() { defer wg.Done(); a.heartbeatLoop(ctx) }()
+	go func() {
+		defer wg.Done()
+		if a.opts.GuestInfo != nil {
+			a.opts.GuestInfo.Start(ctx, a.Enqueue)
+		}
+	}()
+	err = a.ctrl.Start(ctx)
+	wg.Wait()
+	if a.opts.GuestInfo == nil {
+		return err
+	}
+	return err
+}
+
+func (a *Agent) enqueueHostDomains(ctx context.Context) error {
+	doms, err := a.opts.Hypervisor.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range doms {
+		if ns, name, ok := SplitDomainName(d.Name); ok {
+			a.Enqueue(ns, name)
+		}
+	}
+	return nil
+}
+
+func (a *Agent) pumpEvents(ctx context.Context, events <-chan hypervisor.Event) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			if ns, name, ok := SplitDomainName(ev.Domain); ok {
+				a.Enqueue(ns, name)
+			}
+		}
+	}
+}
+
+// DomainName is the libvirt domain name of a VMI: <namespace>_<name>.
+func DomainName(namespace, name string) string { return namespace + "_" + name }
+
+// SplitDomainName reverses DomainName. Namespaces are DNS labels and never
+// contain '_', so the first '_' separates them.
+func SplitDomainName(domain string) (namespace, name string, ok bool) {
+	ns, n, found := strings.Cut(domain, "_")
+	if !found || ns == "" || n == "" {
+		return "", "", false
+	}
+	return ns, n, true
+}
+
+func (a *Agent) now() metav1.Time { return metav1.NewTime(a.opts.Now().UTC().Truncate(time.Second)) }

@@ -1,0 +1,322 @@
+package node
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/hypervisor"
+)
+
+// aliasPrefix marks user-named devices in domain XML (KubeVirt's "ua-").
+const aliasPrefix = "ua-"
+
+// updateRunningStatus writes what the host knows about an active domain
+// into the VMI's status, and stores it if anything changed.
+func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo) error {
+	before := vmi.Status.DeepCopy()
+	now := a.now()
+	phase, ok := phaseFor(info.State, info.Reason, acpiEnabled(vmi))
+	if !ok {
+		return nil
+	}
+	vmi.SetPhase(phase, now)
+	vmi.SetActivePod(a.podUID(vmi), a.opts.NodeName)
+
+	paused := pausedReason(info.State, info.Reason)
+	if paused != "" {
+		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+			Type: virtkit.VirtualMachineInstancePaused, Status: virtkit.ConditionTrue, Reason: paused,
+			Message: "VMI was paused",
+		}, now)
+	} else {
+		virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused)
+	}
+	if phase == virtkit.Running && paused == "" {
+		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+			Type: virtkit.VirtualMachineInstanceReady, Status: virtkit.ConditionTrue,
+		}, now)
+	} else {
+		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+			Type: virtkit.VirtualMachineInstanceReady, Status: virtkit.ConditionFalse, Reason: virtkit.GuestNotRunningReason,
+			Message: "Guest VM is not reported as running",
+		}, now)
+	}
+	virtkit.SetCondition(&vmi.Status.Conditions, liveMigratable(vmi), now)
+
+	var guest GuestInfo
+	haveGuest := false
+	if a.opts.GuestInfo != nil {
+		if info.State == hypervisor.StateRunning {
+			a.opts.GuestInfo.Follow(domName)
+		}
+		guest, haveGuest = a.opts.GuestInfo.Info(domName)
+	}
+	agentUp := info.Agent == hypervisor.ChannelConnected
+	if a.opts.GuestInfo != nil {
+		// With a poller the agent must also answer, not only be plugged in.
+		agentUp = agentUp && haveGuest && guest.Connected
+	}
+	if agentUp {
+		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+			Type: virtkit.VirtualMachineInstanceAgentConnected, Status: virtkit.ConditionTrue,
+		}, now)
+	} else {
+		virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected)
+	}
+	if agentUp && guest.UnsupportedReason != "" {
+		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+			Type: virtkit.VirtualMachineInstanceUnsupportedAgent, Status: virtkit.ConditionTrue,
+			Reason: truncate(guest.UnsupportedReason, 512),
+		}, now)
+	} else {
+		virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstanceUnsupportedAgent)
+	}
+	if haveGuest && guest.OS.Name != "" && guest.OS != vmi.Status.GuestOSInfo {
+		vmi.Status.GuestOSInfo = guest.OS
+	}
+	if haveGuest {
+		vmi.Status.FSFreezeStatus = guest.FSFreezeStatus
+	}
+
+	if domIfaces, err := a.domainInterfaces(ctx, domName); err == nil {
+		var gifs []GuestInterface
+		if haveGuest && agentUp {
+			gifs = guest.Interfaces
+		}
+		vmi.Status.Interfaces = mergeInterfaces(vmi, domIfaces, gifs)
+	}
+
+	cpu := vmi.Spec.Domain.CPU
+	if cpu != nil {
+		vmi.Status.CurrentCPUTopology = &virtkit.CPUTopology{Sockets: cpu.Sockets, Cores: cpu.Cores, Threads: cpu.Threads}
+	}
+	if vmi.Spec.Domain.Machine != nil {
+		vmi.Status.Machine = &virtkit.Machine{Type: vmi.Spec.Domain.Machine.Type}
+	}
+	if info.MaxMemoryBytes > 0 {
+		ms := &virtkit.MemoryStatus{}
+		if vmi.Status.Memory != nil {
+			ms = vmi.Status.Memory.DeepCopy()
+		}
+		if ms.GuestAtBoot == nil {
+			ms.GuestAtBoot = resource.NewQuantity(int64(info.MaxMemoryBytes), resource.BinarySI)
+		}
+		if info.MemoryBytes > 0 {
+			ms.GuestCurrent = resource.NewQuantity(int64(info.MemoryBytes), resource.BinarySI)
+		}
+		if g := vmi.Spec.Domain.Memory; g != nil && g.Guest != nil {
+			ms.GuestRequested = quantityPtr(g.Guest.DeepCopy())
+		}
+		vmi.Status.Memory = ms
+	}
+	if reflect.DeepEqual(before, &vmi.Status) {
+		return nil
+	}
+	return a.opts.Store.UpdateStatus(ctx, vmi)
+}
+
+// actOnRequests honours the pause and soft-reboot requests recorded on the
+// VMI (see virtkit.PauseRequestAnnotation).
+func (a *Agent) actOnRequests(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info *hypervisor.DomainInfo) error {
+	hv := a.opts.Hypervisor
+	_, wantPaused := vmi.Annotations[virtkit.PauseRequestAnnotation]
+	switch {
+	case wantPaused && info.State == hypervisor.StateRunning:
+		if err := hv.Pause(ctx, domName); err != nil && !errors.Is(err, hypervisor.ErrInvalidState) {
+			return err
+		}
+		a.log.Info("paused guest", "domain", domName)
+	case !wantPaused && info.State == hypervisor.StatePaused && info.Reason == hypervisor.ReasonUser:
+		if err := hv.Resume(ctx, domName); err != nil && !errors.Is(err, hypervisor.ErrInvalidState) {
+			return err
+		}
+		a.log.Info("resumed guest", "domain", domName)
+	}
+	if _, reboot := vmi.Annotations[virtkit.SoftRebootRequestAnnotation]; reboot && info.State == hypervisor.StateRunning {
+		if err := a.softReboot(ctx, domName); err != nil {
+			return err
+		}
+		delete(vmi.Annotations, virtkit.SoftRebootRequestAnnotation)
+		if err := a.opts.Store.Update(ctx, vmi); err != nil {
+			return err
+		}
+		a.log.Info("soft-rebooted guest", "domain", domName)
+	}
+	fresh, err := hv.Info(ctx, domName)
+	if err != nil {
+		return err
+	}
+	*info = fresh
+	return nil
+}
+
+// softReboot asks the guest agent to reboot, falling back to ACPI.
+func (a *Agent) softReboot(ctx context.Context, domName string) error {
+	if ac, ok := a.opts.Hypervisor.(hypervisor.AgentCommander); ok {
+		_, err := ac.AgentCommand(ctx, domName, `{"execute":"guest-shutdown","arguments":{"mode":"reboot"}}`)
+		if err == nil {
+			return nil
+		}
+		a.log.Info("guest agent reboot failed, using ACPI", "domain", domName, "err", err)
+	}
+	return a.opts.Hypervisor.Reboot(ctx, domName)
+}
+
+// domainVMIUID reads the VMI uid the domain builder recorded in the
+// domain's metadata.
+func (a *Agent) domainVMIUID(ctx context.Context, domName string) (string, error) {
+	x, err := a.opts.Hypervisor.XML(ctx, domName)
+	if err != nil {
+		return "", err
+	}
+	var dom libvirtxml.Domain
+	if err := dom.Unmarshal(x); err != nil {
+		return "", err
+	}
+	if dom.Metadata == nil {
+		return "", nil
+	}
+	return metadataUID(dom.Metadata.XML), nil
+}
+
+// metadataUID finds the <uid> inside the kubevirt metadata element.
+func metadataUID(inner string) string {
+	dec := xml.NewDecoder(strings.NewReader(inner))
+	inKubevirt := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if t.Name.Local == "kubevirt" {
+				inKubevirt = true
+			}
+			if inKubevirt && t.Name.Local == "uid" {
+				var v string
+				if err := dec.DecodeElement(&v, &t); err != nil {
+					return ""
+				}
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+}
+
+// domainInterface is a NIC as the live domain XML describes it.
+type domainInterface struct {
+	Name   string // the VMI interface name (alias without "ua-")
+	MAC    string
+	Queues uint
+	Up     bool
+}
+
+func (a *Agent) domainInterfaces(ctx context.Context, domName string) ([]domainInterface, error) {
+	x, err := a.opts.Hypervisor.XML(ctx, domName)
+	if err != nil {
+		return nil, err
+	}
+	var dom libvirtxml.Domain
+	if err := dom.Unmarshal(x); err != nil {
+		return nil, err
+	}
+	if dom.Devices == nil {
+		return nil, nil
+	}
+	var out []domainInterface
+	for _, i := range dom.Devices.Interfaces {
+		di := domainInterface{Up: true}
+		if i.Alias != nil {
+			di.Name = strings.TrimPrefix(i.Alias.Name, aliasPrefix)
+		}
+		if i.MAC != nil {
+			di.MAC = strings.ToLower(i.MAC.Address)
+		}
+		if i.Driver != nil {
+			di.Queues = i.Driver.Queues
+		}
+		if i.Link != nil && i.Link.State == "down" {
+			di.Up = false
+		}
+		out = append(out, di)
+	}
+	return out, nil
+}
+
+// mergeInterfaces builds status.interfaces the way KubeVirt does: domain
+// NICs first (infoSource "domain"), guest-agent data merged in by MAC
+// ("domain, guest-agent"), NICs only the guest knows appended (at most 10,
+// "guest-agent"), and multus networks marked "multus-status".
+func mergeInterfaces(vmi *virtkit.VirtualMachineInstance, dom []domainInterface, guest []GuestInterface) []virtkit.VirtualMachineInstanceNetworkInterface {
+	multus := map[string]bool{}
+	for _, n := range vmi.Spec.Networks {
+		if n.Multus != nil {
+			multus[n.Name] = true
+		}
+	}
+	byMAC := map[string]GuestInterface{}
+	for _, g := range guest {
+		if g.Name == "lo" || g.MAC == "" {
+			continue
+		}
+		byMAC[strings.ToLower(g.MAC)] = g
+	}
+	used := map[string]bool{}
+	var out []virtkit.VirtualMachineInstanceNetworkInterface
+	for _, d := range dom {
+		st := virtkit.VirtualMachineInstanceNetworkInterface{
+			Name: d.Name, MAC: d.MAC, InfoSource: virtkit.InfoSourceDomain, QueueCount: int32(max(d.Queues, 1)),
+			LinkState: "up",
+		}
+		if !d.Up {
+			st.LinkState = "down"
+		}
+		if g, ok := byMAC[d.MAC]; ok {
+			used[d.MAC] = true
+			st.InterfaceName = g.Name
+			st.IPs = append([]string(nil), g.IPs...)
+			if len(st.IPs) > 0 {
+				st.IP = primaryIP(st.IPs)
+			}
+			st.InfoSource = virtkit.InfoSourceDomainAndGA
+		}
+		if multus[d.Name] {
+			st.InfoSource += ", " + virtkit.InfoSourceMultusStatus
+		}
+		out = append(out, st)
+	}
+	extra := 0
+	for _, g := range guest {
+		mac := strings.ToLower(g.MAC)
+		if g.Name == "lo" || used[mac] || extra >= 10 {
+			continue
+		}
+		extra++
+		st := virtkit.VirtualMachineInstanceNetworkInterface{
+			InterfaceName: g.Name, MAC: mac, IPs: append([]string(nil), g.IPs...), InfoSource: virtkit.InfoSourceGuestAgent,
+		}
+		if len(st.IPs) > 0 {
+			st.IP = primaryIP(st.IPs)
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// primaryIP is the first IPv4 address, else the first address.
+func primaryIP(ips []string) string {
+	for _, ip := range ips {
+		if !strings.Contains(ip, ":") {
+			return ip
+		}
+	}
+	return ips[0]
+}

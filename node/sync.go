@@ -1,0 +1,318 @@
+package node
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/store"
+)
+
+// Reconcile brings one VMI's domain on this host in line with the VMI and
+// writes what it observes into the VMI's status. It is level-triggered:
+// hypervisor events, VMI changes and timers all lead here.
+func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
+	domName := DomainName(req.Namespace, req.Name)
+	vmi := &virtkit.VirtualMachineInstance{}
+	if err := a.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, vmi); err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			return controller.Result{}, err
+		}
+		vmi = nil
+	}
+	info, exists, err := a.domainInfo(ctx, domName)
+	if err != nil {
+		return controller.Result{}, err
+	}
+
+	if vmi == nil || !a.owns(vmi) {
+		if exists && !a.isIncomingMigration(vmi) {
+			// No VMI here wants this domain: a leftover of a deleted VMI or
+			// of a VMI that was moved while this agent was away.
+			a.log.Info("removing orphaned domain", "domain", domName)
+			return controller.Result{}, a.removeDomain(ctx, domName, info)
+		}
+		return controller.Result{}, nil
+	}
+	if exists {
+		if uid, err := a.domainVMIUID(ctx, domName); err == nil && uid != "" && uid != string(vmi.UID) {
+			// A domain of an earlier VMI with the same name (the VM was
+			// restarted while this agent was down): never run two copies.
+			a.log.Info("removing domain of an earlier VMI incarnation", "domain", domName, "uid", uid)
+			if err := a.removeDomain(ctx, domName, info); err != nil {
+				return controller.Result{}, err
+			}
+			exists = false
+		}
+	}
+
+	if vmi.DeletionTimestamp != nil {
+		return a.stopForDeletion(ctx, vmi, domName, info, exists)
+	}
+	if vmi.IsFinal() {
+		return controller.Result{}, a.cleanUpFinal(ctx, vmi, domName, info, exists)
+	}
+	if !exists {
+		switch vmi.Status.Phase {
+		case virtkit.Scheduled:
+			return a.startDomain(ctx, vmi, domName)
+		case virtkit.Running:
+			// The domain vanished under a running VMI.
+			return controller.Result{}, a.finish(ctx, vmi, virtkit.Failed, "domain disappeared from the host")
+		}
+		return controller.Result{}, nil
+	}
+	if !info.State.IsActive() {
+		if vmi.Status.Phase == virtkit.Scheduled && neverRan(info) {
+			// Defined before an agent restart but not started yet.
+			return a.startDomain(ctx, vmi, domName)
+		}
+		phase, ok := phaseFor(info.State, info.Reason, acpiEnabled(vmi))
+		if !ok {
+			return controller.Result{}, nil
+		}
+		if err := a.finish(ctx, vmi, phase, fmt.Sprintf("domain %s (%s)", info.State, info.Reason)); err != nil {
+			return controller.Result{}, err
+		}
+		return controller.Result{}, a.cleanUpFinal(ctx, vmi, domName, info, true)
+	}
+	if err := a.actOnRequests(ctx, vmi, domName, &info); err != nil {
+		return controller.Result{}, err
+	}
+	if err := a.updateRunningStatus(ctx, vmi, domName, info); err != nil {
+		return controller.Result{}, err
+	}
+	return controller.Result{RequeueAfter: a.opts.StatusInterval}, nil
+}
+
+// owns reports whether the VMI's domain belongs on this host.
+func (a *Agent) owns(vmi *virtkit.VirtualMachineInstance) bool {
+	return vmi.Status.NodeName == a.opts.NodeName
+}
+
+// isIncomingMigration reports whether this host is the target of the VMI's
+// migration in flight, so a domain here is the arriving guest.
+func (a *Agent) isIncomingMigration(vmi *virtkit.VirtualMachineInstance) bool {
+	if vmi == nil || vmi.Status.MigrationState == nil {
+		return false
+	}
+	ms := vmi.Status.MigrationState
+	return ms.TargetNode == a.opts.NodeName && !ms.Completed && !ms.Failed
+}
+
+func neverRan(info hypervisor.DomainInfo) bool {
+	return info.Reason == hypervisor.ReasonUnknown || info.Reason == "" || info.State == hypervisor.StateNoState
+}
+
+func (a *Agent) domainInfo(ctx context.Context, name string) (hypervisor.DomainInfo, bool, error) {
+	info, err := a.opts.Hypervisor.Info(ctx, name)
+	if errors.Is(err, hypervisor.ErrNotFound) {
+		return hypervisor.DomainInfo{}, false, nil
+	}
+	if err != nil {
+		return hypervisor.DomainInfo{}, false, err
+	}
+	return info, true, nil
+}
+
+// removeDomain destroys (if running) and undefines a domain.
+func (a *Agent) removeDomain(ctx context.Context, name string, info hypervisor.DomainInfo) error {
+	if info.State.IsActive() {
+		if err := a.opts.Hypervisor.Destroy(ctx, name); err != nil && !ignorable(err) {
+			return err
+		}
+	}
+	if err := a.opts.Hypervisor.Undefine(ctx, name); err != nil && !ignorable(err) {
+		return err
+	}
+	if a.opts.GuestInfo != nil {
+		a.opts.GuestInfo.Forget(name)
+	}
+	a.mu.Lock()
+	delete(a.shutdownSince, name)
+	a.mu.Unlock()
+	return nil
+}
+
+func ignorable(err error) bool {
+	return errors.Is(err, hypervisor.ErrNotFound) || errors.Is(err, hypervisor.ErrInvalidState)
+}
+
+// startDomain puts the finalizer on the VMI, builds, defines and starts its
+// domain. The VMI turns Running when the domain reports it.
+func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string) (controller.Result, error) {
+	_, pauseAsked := vmi.Annotations[virtkit.PauseRequestAnnotation]
+	startPaused := vmi.ShouldStartPaused() && !vmi.HasReachedPhase(virtkit.Running)
+	if !slices.Contains(vmi.Finalizers, Finalizer) || startPaused && !pauseAsked {
+		if !slices.Contains(vmi.Finalizers, Finalizer) {
+			vmi.Finalizers = append(vmi.Finalizers, Finalizer)
+		}
+		if startPaused && !pauseAsked {
+			// startStrategy Paused is a user pause from the first moment:
+			// the guest stays paused until someone unpauses it.
+			if vmi.Annotations == nil {
+				vmi.Annotations = map[string]string{}
+			}
+			vmi.Annotations[virtkit.PauseRequestAnnotation] = a.opts.Now().UTC().Format(time.RFC3339)
+		}
+		if err := a.opts.Store.Update(ctx, vmi); err != nil {
+			return controller.Result{}, err
+		}
+	}
+	xml, err := domain.BuildXML(vmi, a.opts.Domain)
+	if err != nil {
+		// The VMI cannot be expressed on this host: retrying will not help.
+		if ferr := a.finish(ctx, vmi, virtkit.Failed, "cannot build domain: "+err.Error()); ferr != nil {
+			return controller.Result{}, ferr
+		}
+		return controller.Result{}, controller.TerminalError(err)
+	}
+	if _, err := a.opts.Hypervisor.Define(ctx, xml); err != nil {
+		return controller.Result{}, err
+	}
+	if err := a.opts.Hypervisor.Start(ctx, domName, hypervisor.StartOptions{Paused: startPaused}); err != nil && !errors.Is(err, hypervisor.ErrInvalidState) {
+		return controller.Result{}, err
+	}
+	a.log.Info("started domain", "domain", domName, "paused", startPaused)
+	info, exists, err := a.domainInfo(ctx, domName)
+	if err != nil || !exists {
+		return controller.Result{RequeueAfter: time.Second}, err
+	}
+	if err := a.updateRunningStatus(ctx, vmi, domName, info); err != nil {
+		return controller.Result{}, err
+	}
+	return controller.Result{RequeueAfter: a.opts.StatusInterval}, nil
+}
+
+// stopForDeletion shuts a deleted VMI's guest down gracefully (ACPI), then
+// destroys it once terminationGracePeriodSeconds have passed, then releases
+// the VMI.
+func (a *Agent) stopForDeletion(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (controller.Result, error) {
+	if exists && info.State.IsActive() {
+		grace := time.Duration(virtkit.DefaultGracePeriodSeconds) * time.Second
+		if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
+			grace = time.Duration(*g) * time.Second
+		}
+		if vmi.DeletionGracePeriodSeconds != nil && time.Duration(*vmi.DeletionGracePeriodSeconds)*time.Second < grace {
+			grace = time.Duration(*vmi.DeletionGracePeriodSeconds) * time.Second
+		}
+		a.mu.Lock()
+		since, asked := a.shutdownSince[domName]
+		if !asked {
+			since = a.opts.Now()
+			a.shutdownSince[domName] = since
+		}
+		a.mu.Unlock()
+		if grace > 0 && a.opts.Now().Sub(since) < grace && info.State != hypervisor.StatePaused {
+			if !asked {
+				a.log.Info("shutting down guest", "domain", domName, "grace", grace)
+			}
+			// Ask (again) and wait a little; ACPI requests can be missed by
+			// a guest still booting.
+			sctx, cancel := context.WithTimeout(ctx, min(a.opts.ShutdownPoll, grace))
+			err := a.opts.Hypervisor.Shutdown(sctx, domName)
+			cancel()
+			if err != nil && !errors.Is(err, context.DeadlineExceeded) && !ignorable(err) {
+				return controller.Result{}, err
+			}
+			if err != nil {
+				return controller.Result{RequeueAfter: a.opts.ShutdownPoll}, nil
+			}
+		} else {
+			a.log.Info("grace period over, destroying guest", "domain", domName)
+			if err := a.opts.Hypervisor.Destroy(ctx, domName); err != nil && !ignorable(err) {
+				return controller.Result{}, err
+			}
+		}
+		info, exists, _ = a.domainInfo(ctx, domName)
+	}
+	if exists && !vmi.IsFinal() && !info.State.IsActive() {
+		if phase, ok := phaseFor(info.State, info.Reason, acpiEnabled(vmi)); ok {
+			if err := a.finish(ctx, vmi, phase, "deleted"); err != nil {
+				return controller.Result{}, err
+			}
+		}
+	} else if !exists && !vmi.IsFinal() && vmi.Status.Phase == virtkit.Running {
+		if err := a.finish(ctx, vmi, virtkit.Succeeded, "deleted"); err != nil {
+			return controller.Result{}, err
+		}
+	}
+	return controller.Result{}, a.cleanUpFinal(ctx, vmi, domName, info, exists)
+}
+
+// cleanUpFinal removes the domain of a VMI that has stopped and releases
+// the VMI by removing the agent's finalizer.
+func (a *Agent) cleanUpFinal(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) error {
+	if exists {
+		if err := a.removeDomain(ctx, domName, info); err != nil {
+			return err
+		}
+	}
+	if len(vmi.Status.ActivePods) > 0 {
+		fresh := vmi.DeepCopy()
+		if fresh.RemoveActivePod(a.podUID(vmi)) {
+			if err := a.opts.Store.UpdateStatus(ctx, fresh); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			vmi = fresh
+		}
+	}
+	if i := slices.Index(vmi.Finalizers, Finalizer); i >= 0 {
+		vmi.Finalizers = slices.Delete(vmi.Finalizers, i, i+1)
+		if err := a.opts.Store.Update(ctx, vmi); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish moves the VMI to a final phase with a reason.
+func (a *Agent) finish(ctx context.Context, vmi *virtkit.VirtualMachineInstance, phase virtkit.VirtualMachineInstancePhase, reason string) error {
+	if vmi.IsFinal() {
+		return nil
+	}
+	now := a.now()
+	vmi.SetPhase(phase, now)
+	vmi.Status.Reason = truncate(reason, 256)
+	virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+		Type: virtkit.VirtualMachineInstanceReady, Status: virtkit.ConditionFalse, Reason: virtkit.GuestNotRunningReason,
+		Message: "Guest VM is not reported as running",
+	}, now)
+	virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected)
+	virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused)
+	a.log.Info("VMI finished", "vmi", vmi.Namespace+"/"+vmi.Name, "phase", phase, "reason", reason)
+	return a.opts.Store.UpdateStatus(ctx, vmi)
+}
+
+// podUID is the stable id of this host's domain instance of the VMI, the
+// key of status.activePods (KubeVirt keys it by launcher pod UID).
+func (a *Agent) podUID(vmi *virtkit.VirtualMachineInstance) types.UID {
+	sum := sha1.Sum([]byte(string(vmi.UID) + "/" + a.opts.NodeName))
+	h := hex.EncodeToString(sum[:16])
+	return types.UID(h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32])
+}
+
+// PodUID is the activePods key a node agent on node uses for vmi.
+func PodUID(vmi *virtkit.VirtualMachineInstance, node string) types.UID {
+	return (&Agent{opts: Options{NodeName: node}}).podUID(vmi)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+func quantityPtr(q resource.Quantity) *resource.Quantity { return &q }

@@ -1,0 +1,38 @@
+// Package store keeps virtkit objects with the semantics of the Kubernetes
+// API server, so reconcilers written against it behave as they would against
+// KubeVirt: optimistic concurrency, generations, a status subresource,
+// graceful deletion with finalizers and resumable, level-triggered watches.
+//
+// # The contract
+//
+// [Store] is the port every component uses. Objects are identified by their
+// Go type (the kind) and [Key] (namespace, name). Each write gets a new
+// resourceVersion, a decimal uint64 that increases across the whole store.
+// Writes carry the resourceVersion they were based on; a stale one fails
+// with [ErrConflict], so concurrent writers cannot lose each other's
+// updates. Update writes spec and metadata, UpdateStatus only status; the
+// generation moves only when the spec changes. Delete of an object with
+// finalizers sets deletionTimestamp; the object disappears when the last
+// finalizer is removed by an Update.
+//
+// Watch delivers Added/Modified/Deleted events after a resourceVersion
+// (typically a List's), so List+Watch never misses a change. Writers never
+// wait for watchers: a watcher that falls behind, or asks for a version the
+// store has forgotten, gets [ErrExpired] and must relist. The conformance
+// suite in package storetest pins all of this down for every implementation.
+//
+// # Kinds
+//
+// A store knows the kinds registered with it ([Kind], [Scheme]). Zero
+// [Options] give virtkit's kinds ([DefaultKinds]); callers add their own
+// types, which need only embedded TypeMeta/ObjectMeta, DeepCopyObject and
+// optionally a Status field. [Scheme] also holds the metadata rules shared by
+// implementations (PrepareCreate, PrepareUpdate, ...), so that a new backend
+// behaves exactly like the memory store.
+//
+// # Implementations
+//
+// [NewMemory] is the embedded default: one process, no dependencies, a
+// bounded event history. Package store/etcd implements the same contract on
+// etcd v3 for control planes spanning hosts.
+package store

@@ -1,0 +1,883 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/store"
+)
+
+// eventTimeout only guards against a hung watch; it is not a latency bound.
+const eventTimeout = 30 * time.Second
+
+// Run runs the conformance suite. newStore is called once per subtest and
+// must return an empty store that knows Kinds() and virtkit's default kinds;
+// it registers its own cleanup with t.
+func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, store.Store)
+	}{
+		{"CreateGet", testCreateGet},
+		{"CreateInvalid", testCreateInvalid},
+		{"GenerateName", testGenerateName},
+		{"ResourceVersionMonotonic", testResourceVersionMonotonic},
+		{"Update", testUpdate},
+		{"UpdateConflict", testUpdateConflict},
+		{"UpdateStatus", testUpdateStatus},
+		{"Delete", testDelete},
+		{"GracefulDelete", testGracefulDelete},
+		{"DeletePreconditions", testDeletePreconditions},
+		{"List", testList},
+		{"ClusterScoped", testClusterScoped},
+		{"DeepCopyIsolation", testDeepCopyIsolation},
+		{"ConcurrentUpdates", testConcurrentUpdates},
+		{"Watch", testWatch},
+		{"WatchFilters", testWatchFilters},
+		{"WatchInitialEvents", testWatchInitialEvents},
+		{"WatchResume", testWatchResume},
+		{"WatchExpired", testWatchExpired},
+		{"WatchCancel", testWatchCancel},
+		{"VirtkitKinds", testVirtkitKinds},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
+	}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func widget(ns, name string, size int, lbls map[string]string) *Widget {
+	return &Widget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls},
+		Spec:       WidgetSpec{Size: size, Tags: []string{"a"}, Attrs: map[string]string{"k": "v"}},
+	}
+}
+
+func rv(t *testing.T, obj interface{ GetResourceVersion() string }) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	require.NoError(t, err, "resourceVersion %q must be a decimal uint64", obj.GetResourceVersion())
+	return v
+}
+
+// requireWrapped checks err matches target and is not the bare sentinel, so
+// it carries kind and key.
+func requireWrapped(t *testing.T, err, target error) {
+	t.Helper()
+	require.ErrorIs(t, err, target)
+	require.NotEqual(t, target.Error(), err.Error(), "error must be wrapped with kind and key")
+}
+
+func create(t *testing.T, s store.Store, obj virtkit.Object) {
+	t.Helper()
+	require.NoError(t, s.Create(ctxT(t), obj))
+}
+
+func testCreateGet(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	before := time.Now().Add(-time.Second)
+	w := widget("ns1", "w1", 3, map[string]string{"app": "x"})
+	w.Status.Phase = "Initial"
+	require.NoError(t, s.Create(ctx, w))
+	assert.NotEmpty(t, w.UID)
+	assert.NotZero(t, rv(t, w))
+	assert.Equal(t, int64(1), w.Generation)
+	assert.False(t, w.CreationTimestamp.IsZero())
+	assert.False(t, w.CreationTimestamp.Time.Before(before.Truncate(time.Second)), "creationTimestamp %v is from the store's clock", w.CreationTimestamp)
+	assert.Nil(t, w.DeletionTimestamp)
+
+	got := &Widget{}
+	require.NoError(t, s.Get(ctx, store.Key{Namespace: "ns1", Name: "w1"}, got))
+	assert.Equal(t, w.UID, got.UID)
+	assert.Equal(t, w.ResourceVersion, got.ResourceVersion)
+	assert.Equal(t, w.Spec, got.Spec)
+	assert.Equal(t, "Initial", got.Status.Phase, "Create keeps the given status")
+	assert.Equal(t, map[string]string{"app": "x"}, got.Labels)
+	assert.True(t, w.CreationTimestamp.Equal(&got.CreationTimestamp))
+
+	err := s.Create(ctx, widget("ns1", "w1", 1, nil))
+	requireWrapped(t, err, store.ErrAlreadyExists)
+	assert.Contains(t, err.Error(), "ns1/w1")
+
+	requireWrapped(t, s.Get(ctx, store.Key{Namespace: "ns1", Name: "nope"}, &Widget{}), store.ErrNotFound)
+	requireWrapped(t, s.Get(ctx, store.Key{Namespace: "ns2", Name: "w1"}, &Widget{}), store.ErrNotFound)
+
+	// A same-named object of another kind is a different object.
+	requireWrapped(t, s.Get(ctx, store.Key{Name: "w1"}, &Gadget{}), store.ErrNotFound)
+}
+
+type unregistered struct{ Widget }
+
+func (u *unregistered) DeepCopyObject() runtime.Object {
+	return &unregistered{Widget: *u.Widget.DeepCopy()}
+}
+
+type unregisteredList struct{ WidgetList }
+
+func (u *unregisteredList) DeepCopyObject() runtime.Object { return u }
+
+func testCreateInvalid(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	tests := []struct {
+		name string
+		obj  virtkit.Object
+		want error
+		path string
+	}{
+		{"no name", widget("ns", "", 1, nil), store.ErrInvalid, "metadata.name"},
+		{"no namespace", widget("", "w", 1, nil), store.ErrInvalid, "metadata.namespace"},
+		{"slash in name", widget("ns", "a/b", 1, nil), store.ErrInvalid, "metadata.name"},
+		{"namespace on cluster-scoped", &Gadget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g"}}, store.ErrInvalid, "metadata.namespace"},
+		{"resourceVersion set", &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", ResourceVersion: "5"}}, store.ErrInvalid, "metadata.resourceVersion"},
+		{"wrong kind in TypeMeta", &Widget{TypeMeta: metav1.TypeMeta{Kind: "Gadget"}, ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"}}, store.ErrInvalid, "kind"},
+		{"unregistered type", &unregistered{Widget: *widget("ns", "w", 1, nil)}, store.ErrUnknownKind, ""},
+		{"nil pointer", (*Widget)(nil), store.ErrInvalid, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.Create(ctx, tc.obj)
+			require.ErrorIs(t, err, tc.want)
+			assert.Contains(t, err.Error(), tc.path)
+		})
+	}
+	list := &WidgetList{}
+	require.NoError(t, s.List(ctx, list, store.ListOptions{}))
+	assert.Empty(t, list.Items, "nothing invalid was stored")
+	require.ErrorIs(t, s.List(ctx, &unregisteredList{}, store.ListOptions{}), store.ErrUnknownKind)
+	_, err := s.Watch(ctx, &unregisteredList{}, store.WatchOptions{})
+	require.ErrorIs(t, err, store.ErrUnknownKind)
+	_, err = s.Watch(ctx, &WidgetList{}, store.WatchOptions{ResourceVersion: "abc"})
+	require.ErrorIs(t, err, store.ErrInvalid)
+}
+
+func testGenerateName(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	names := map[string]bool{}
+	for range 5 {
+		w := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", GenerateName: "gen-"}}
+		require.NoError(t, s.Create(ctx, w))
+		assert.Regexp(t, `^gen-[a-z0-9]{5}$`, w.Name)
+		assert.False(t, names[w.Name], "generated names are unique")
+		names[w.Name] = true
+		require.NoError(t, s.Get(ctx, store.Key{Namespace: "ns", Name: w.Name}, &Widget{}))
+	}
+}
+
+func testResourceVersionMonotonic(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	var last uint64
+	step := func(obj metav1.Object) {
+		t.Helper()
+		v := rv(t, obj)
+		require.Greater(t, v, last, "resourceVersion increases across the store")
+		last = v
+	}
+	w := widget("ns", "w", 1, nil)
+	require.NoError(t, s.Create(ctx, w))
+	step(w)
+	g := &Gadget{ObjectMeta: metav1.ObjectMeta{Name: "g"}}
+	require.NoError(t, s.Create(ctx, g))
+	step(g)
+	w.Spec.Size = 2
+	require.NoError(t, s.Update(ctx, w))
+	step(w)
+	w.Status.Count = 1
+	require.NoError(t, s.UpdateStatus(ctx, w))
+	step(w)
+	list := &WidgetList{}
+	require.NoError(t, s.List(ctx, list, store.ListOptions{}))
+	assert.GreaterOrEqual(t, rv(t, list), last, "a list's version covers its items")
+	require.NoError(t, s.Delete(ctx, g, store.DeleteOptions{}))
+	step(g)
+}
+
+func testUpdate(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	w := widget("ns", "w", 1, map[string]string{"a": "1"})
+	w.Status.Phase = "Running"
+	create(t, s, w)
+	orig := w.DeepCopy()
+
+	// Metadata-only change: new version, same generation.
+	w.Labels["b"] = "2"
+	w.Annotations = map[string]string{"note": "x"}
+	require.NoError(t, s.Update(ctx, w))
+	assert.Greater(t, rv(t, w), rv(t, orig))
+	assert.Equal(t, int64(1), w.Generation, "metadata changes do not bump generation")
+	assert.Equal(t, map[string]string{"a": "1", "b": "2"}, w.Labels)
+
+	// Spec change: generation+1; status in Update is ignored; system
+	// metadata cannot be changed.
+	w.Spec.Size = 7
+	w.Status.Phase = "Hacked"
+	w.UID = types.UID("forged")
+	w.Generation = 42
+	w.CreationTimestamp = metav1.NewTime(time.Unix(0, 0))
+	require.NoError(t, s.Update(ctx, w))
+	assert.Equal(t, int64(2), w.Generation)
+	assert.Equal(t, "Running", w.Status.Phase, "Update keeps the stored status")
+	assert.Equal(t, orig.UID, w.UID)
+	assert.True(t, orig.CreationTimestamp.Equal(&w.CreationTimestamp))
+
+	got := &Widget{}
+	require.NoError(t, s.Get(ctx, store.KeyOf(w), got))
+	assert.Equal(t, 7, got.Spec.Size)
+	assert.Equal(t, "Running", got.Status.Phase)
+	assert.Equal(t, int64(2), got.Generation)
+	assert.Equal(t, w.ResourceVersion, got.ResourceVersion)
+
+	// An update that changes nothing writes nothing.
+	before := got.ResourceVersion
+	require.NoError(t, s.Update(ctx, got))
+	assert.Equal(t, before, got.ResourceVersion, "no-op update keeps the resourceVersion")
+	assert.Equal(t, int64(2), got.Generation)
+
+	// Missing object.
+	requireWrapped(t, s.Update(ctx, &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone", ResourceVersion: "1"}}), store.ErrNotFound)
+}
+
+func testUpdateConflict(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	w := widget("ns", "w", 1, nil)
+	create(t, s, w)
+	a, b := w.DeepCopy(), w.DeepCopy()
+	a.Spec.Size = 2
+	require.NoError(t, s.Update(ctx, a))
+	b.Spec.Size = 3
+	err := s.Update(ctx, b)
+	requireWrapped(t, err, store.ErrConflict)
+	assert.Contains(t, err.Error(), "Widget ns/w")
+	requireWrapped(t, s.UpdateStatus(ctx, b), store.ErrConflict)
+
+	noRV := w.DeepCopy()
+	noRV.ResourceVersion = ""
+	noRV.Spec.Size = 9
+	requireWrapped(t, s.Update(ctx, noRV), store.ErrConflict)
+
+	got := &Widget{}
+	require.NoError(t, s.Get(ctx, store.KeyOf(w), got))
+	assert.Equal(t, 2, got.Spec.Size, "the losing update left no trace")
+}
+
+func testUpdateStatus(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	w := widget("ns", "w", 1, map[string]string{"a": "1"})
+	create(t, s, w)
+	w.Status = WidgetStatus{Phase: "Running", Count: 3, Notes: []string{"n"}}
+	w.Spec.Size = 99         // ignored by UpdateStatus
+	w.Labels["sneaky"] = "y" // ignored too
+	require.NoError(t, s.UpdateStatus(ctx, w))
+	assert.Equal(t, 1, w.Spec.Size, "obj is refreshed with the stored spec")
+	assert.Equal(t, int64(1), w.Generation, "status updates never bump generation")
+
+	got := &Widget{}
+	require.NoError(t, s.Get(ctx, store.KeyOf(w), got))
+	assert.Equal(t, WidgetStatus{Phase: "Running", Count: 3, Notes: []string{"n"}}, got.Status)
+	assert.Equal(t, 1, got.Spec.Size)
+	assert.Equal(t, map[string]string{"a": "1"}, got.Labels)
+	assert.Equal(t, w.ResourceVersion, got.ResourceVersion)
+
+	before := got.ResourceVersion
+	require.NoError(t, s.UpdateStatus(ctx, got))
+	assert.Equal(t, before, got.ResourceVersion, "no-op status update keeps the resourceVersion")
+
+	requireWrapped(t, s.UpdateStatus(ctx, &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone", ResourceVersion: "1"}}), store.ErrNotFound)
+}
+
+func testDelete(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	w := widget("ns", "w", 1, nil)
+	create(t, s, w)
+	del := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"}}
+	require.NoError(t, s.Delete(ctx, del, store.DeleteOptions{}))
+	assert.Equal(t, w.UID, del.UID, "Delete fills obj with the last state")
+	requireWrapped(t, s.Get(ctx, store.KeyOf(w), &Widget{}), store.ErrNotFound)
+	requireWrapped(t, s.Delete(ctx, del, store.DeleteOptions{}), store.ErrNotFound)
+
+	// The name is free again; the new object has a new uid.
+	w2 := widget("ns", "w", 1, nil)
+	create(t, s, w2)
+	assert.NotEqual(t, w.UID, w2.UID)
+	assert.Equal(t, int64(1), w2.Generation)
+}
+
+func testGracefulDelete(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	w := widget("ns", "w", 1, nil)
+	w.Finalizers = []string{"virtkit.io/a", "virtkit.io/b"}
+	create(t, s, w)
+
+	del := w.DeepCopy()
+	require.NoError(t, s.Delete(ctx, del, store.DeleteOptions{}))
+	require.NotNil(t, del.DeletionTimestamp, "with finalizers, Delete only marks")
+	marked := del.ResourceVersion
+	assert.NotEqual(t, w.ResourceVersion, marked)
+
+	got := &Widget{}
+	require.NoError(t, s.Get(ctx, store.KeyOf(w), got))
+	require.NotNil(t, got.DeletionTimestamp)
+	assert.Equal(t, []string{"virtkit.io/a", "virtkit.io/b"}, got.Finalizers)
+
+	// Deleting again is a no-op.
+	again := w.DeepCopy()
+	require.NoError(t, s.Delete(ctx, again, store.DeleteOptions{}))
+	assert.Equal(t, marked, again.ResourceVersion)
+	assert.True(t, del.DeletionTimestamp.Equal(again.DeletionTimestamp))
+
+	// The deletion mark cannot be cleared by Update, nor finalizers added.
+	clear := got.DeepCopy()
+	clear.DeletionTimestamp = nil
+	clear.Spec.Size = 2
+	require.NoError(t, s.Update(ctx, clear))
+	assert.NotNil(t, clear.DeletionTimestamp)
+	add := clear.DeepCopy()
+	add.Finalizers = append(add.Finalizers, "virtkit.io/c")
+	requireWrapped(t, s.Update(ctx, add), store.ErrInvalid)
+
+	// Removing one finalizer keeps it; removing the last removes it.
+	clear.Finalizers = []string{"virtkit.io/b"}
+	require.NoError(t, s.Update(ctx, clear))
+	require.NoError(t, s.Get(ctx, store.KeyOf(w), got))
+	assert.Equal(t, []string{"virtkit.io/b"}, got.Finalizers)
+	got.Finalizers = nil
+	require.NoError(t, s.Update(ctx, got))
+	requireWrapped(t, s.Get(ctx, store.KeyOf(w), &Widget{}), store.ErrNotFound)
+
+	// Finalizers on a live object are just metadata.
+	live := widget("ns", "live", 1, nil)
+	live.Finalizers = []string{"virtkit.io/a"}
+	create(t, s, live)
+	live.Finalizers = nil
+	require.NoError(t, s.Update(ctx, live))
+	require.NoError(t, s.Get(ctx, store.KeyOf(live), got))
+	assert.Nil(t, got.DeletionTimestamp)
+}
+
+func testDeletePreconditions(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	w := widget("ns", "w", 1, nil)
+	create(t, s, w)
+	stale := w.ResourceVersion
+	w.Spec.Size = 2
+	require.NoError(t, s.Update(ctx, w))
+	badUID := types.UID("other")
+	tests := []struct {
+		name string
+		pre  metav1.Preconditions
+		want error
+	}{
+		{"stale resourceVersion", metav1.Preconditions{ResourceVersion: &stale}, store.ErrConflict},
+		{"other uid", metav1.Preconditions{UID: &badUID}, store.ErrConflict},
+		{"matching", metav1.Preconditions{UID: &w.UID, ResourceVersion: &w.ResourceVersion}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.Delete(ctx, w.DeepCopy(), store.DeleteOptions{Preconditions: &tc.pre})
+			if tc.want != nil {
+				requireWrapped(t, err, tc.want)
+				require.NoError(t, s.Get(ctx, store.KeyOf(w), &Widget{}), "still there")
+				return
+			}
+			require.NoError(t, err)
+			requireWrapped(t, s.Get(ctx, store.KeyOf(w), &Widget{}), store.ErrNotFound)
+		})
+	}
+}
+
+func names(list *WidgetList) []string {
+	out := []string{}
+	for _, w := range list.Items {
+		out = append(out, w.Namespace+"/"+w.Name)
+	}
+	return out
+}
+
+func testList(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	for _, w := range []*Widget{
+		widget("b", "w2", 1, map[string]string{"app": "web", "tier": "front"}),
+		widget("a", "w1", 1, map[string]string{"app": "web"}),
+		widget("a", "w3", 1, map[string]string{"app": "db"}),
+		widget("b", "w1", 1, nil),
+	} {
+		create(t, s, w)
+	}
+	create(t, s, &Gadget{ObjectMeta: metav1.ObjectMeta{Name: "g", Labels: map[string]string{"app": "web"}}})
+	sel := func(s string) labels.Selector {
+		sel, err := labels.Parse(s)
+		require.NoError(t, err)
+		return sel
+	}
+	tests := []struct {
+		name string
+		opts store.ListOptions
+		want []string
+	}{
+		{"all", store.ListOptions{}, []string{"a/w1", "a/w3", "b/w1", "b/w2"}},
+		{"namespace", store.ListOptions{Namespace: "a"}, []string{"a/w1", "a/w3"}},
+		{"empty namespace", store.ListOptions{Namespace: "zzz"}, []string{}},
+		{"selector", store.ListOptions{LabelSelector: sel("app=web")}, []string{"a/w1", "b/w2"}},
+		{"selector set-based", store.ListOptions{LabelSelector: sel("app in (db),!tier")}, []string{"a/w3"}},
+		{"selector exists", store.ListOptions{LabelSelector: sel("tier")}, []string{"b/w2"}},
+		{"namespace and selector", store.ListOptions{Namespace: "b", LabelSelector: sel("app=web")}, []string{"b/w2"}},
+		{"selector everything", store.ListOptions{LabelSelector: labels.Everything()}, []string{"a/w1", "a/w3", "b/w1", "b/w2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			list := &WidgetList{}
+			require.NoError(t, s.List(ctx, list, tc.opts))
+			assert.Equal(t, tc.want, names(list))
+			assert.NotEmpty(t, list.ResourceVersion)
+			for _, w := range list.Items {
+				assert.LessOrEqual(t, rv(t, &w), rv(t, list))
+			}
+		})
+	}
+}
+
+func testClusterScoped(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	g := &Gadget{ObjectMeta: metav1.ObjectMeta{Name: "g1", Labels: map[string]string{"x": "y"}}, Spec: WidgetSpec{Size: 1}}
+	create(t, s, g)
+	create(t, s, &Gadget{ObjectMeta: metav1.ObjectMeta{Name: "g0"}})
+	got := &Gadget{}
+	require.NoError(t, s.Get(ctx, store.Key{Name: "g1"}, got))
+	assert.Equal(t, g.UID, got.UID)
+	got.Spec.Size = 2
+	require.NoError(t, s.Update(ctx, got))
+	assert.Equal(t, int64(2), got.Generation)
+	got.Status.Phase = "Ready"
+	require.NoError(t, s.UpdateStatus(ctx, got))
+
+	list := &GadgetList{}
+	require.NoError(t, s.List(ctx, list, store.ListOptions{Namespace: "ignored"}))
+	require.Len(t, list.Items, 2, "namespace is ignored for cluster-scoped kinds")
+	assert.Equal(t, "g0", list.Items[0].Name)
+	assert.Equal(t, "Ready", list.Items[1].Status.Phase)
+
+	require.NoError(t, s.Delete(ctx, &Gadget{ObjectMeta: metav1.ObjectMeta{Name: "g1"}}, store.DeleteOptions{}))
+	requireWrapped(t, s.Get(ctx, store.Key{Name: "g1"}, &Gadget{}), store.ErrNotFound)
+}
+
+func testDeepCopyIsolation(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	w := widget("ns", "w", 1, map[string]string{"a": "1"})
+	create(t, s, w)
+	key := store.KeyOf(w)
+	watch, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{SendInitialEvents: true})
+	require.NoError(t, err)
+
+	// Mutating what was passed to Create changes nothing stored.
+	w.Spec.Tags[0] = "mutated"
+	w.Spec.Attrs["k"] = "mutated"
+	w.Labels["a"] = "mutated"
+
+	got := &Widget{}
+	require.NoError(t, s.Get(ctx, key, got))
+	assert.Equal(t, []string{"a"}, got.Spec.Tags)
+	assert.Equal(t, "v", got.Spec.Attrs["k"])
+	assert.Equal(t, "1", got.Labels["a"])
+
+	// Mutating a returned object changes nothing stored.
+	got.Spec.Tags[0] = "mutated"
+	got.Spec.Attrs["k"] = "mutated"
+	list := &WidgetList{}
+	require.NoError(t, s.List(ctx, list, store.ListOptions{}))
+	require.Len(t, list.Items, 1)
+	assert.Equal(t, []string{"a"}, list.Items[0].Spec.Tags)
+	list.Items[0].Spec.Attrs["k"] = "mutated"
+	ev := nextEvent(t, watch)
+	ev.Object.(*Widget).Spec.Attrs["k"] = "mutated"
+
+	// Mutating obj after Update changes nothing stored.
+	fresh := &Widget{}
+	require.NoError(t, s.Get(ctx, key, fresh))
+	assert.Equal(t, "v", fresh.Spec.Attrs["k"])
+	fresh.Spec.Size = 2
+	require.NoError(t, s.Update(ctx, fresh))
+	fresh.Spec.Attrs["k"] = "mutated"
+	fresh.Status.Notes = []string{"x"}
+	require.NoError(t, s.Get(ctx, key, got))
+	assert.Equal(t, "v", got.Spec.Attrs["k"])
+	assert.Empty(t, got.Status.Notes)
+
+	// Two watchers get separate copies.
+	w1, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{ResourceVersion: got.ResourceVersion})
+	require.NoError(t, err)
+	w2, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{ResourceVersion: got.ResourceVersion})
+	require.NoError(t, err)
+	got.Spec.Size = 3
+	require.NoError(t, s.Update(ctx, got))
+	e1, e2 := nextEvent(t, w1), nextEvent(t, w2)
+	e1.Object.(*Widget).Spec.Attrs["k"] = "mutated"
+	assert.Equal(t, "v", e2.Object.(*Widget).Spec.Attrs["k"])
+}
+
+// testConcurrentUpdates: many writers doing read-modify-write with retry on
+// conflict lose no increment; of writers racing from one version, exactly
+// one wins.
+func testConcurrentUpdates(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	w := widget("ns", "counter", 0, nil)
+	create(t, s, w)
+	const writers, increments = 8, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range increments {
+				for {
+					cur := &Widget{}
+					if err := s.Get(ctx, store.KeyOf(w), cur); err != nil {
+						errs <- err
+						return
+					}
+					cur.Spec.Size++
+					cur.Spec.Tags = append(cur.Spec.Tags, fmt.Sprint(i))
+					err := s.Update(ctx, cur)
+					if errors.Is(err, store.ErrConflict) {
+						continue
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					break
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	got := &Widget{}
+	require.NoError(t, s.Get(ctx, store.KeyOf(w), got))
+	assert.Equal(t, writers*increments, got.Spec.Size, "no lost update")
+	assert.Equal(t, int64(1+writers*increments), got.Generation)
+
+	// Racing from the same version: exactly one wins.
+	var wins, conflicts int
+	var mu sync.Mutex
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := got.DeepCopy()
+			mine.Status.Count = i + 1
+			err := s.UpdateStatus(ctx, mine)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				wins++
+			case errors.Is(err, store.ErrConflict):
+				conflicts++
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, 1, wins)
+	assert.Equal(t, writers-1, conflicts)
+}
+
+func nextEvent(t *testing.T, ch <-chan store.Event) store.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		require.True(t, ok, "watch channel closed unexpectedly")
+		return ev
+	case <-time.After(eventTimeout):
+		require.FailNow(t, "no watch event (hung watch)")
+	}
+	return store.Event{}
+}
+
+type seen struct {
+	typ  store.EventType
+	name string
+}
+
+func nextSeen(t *testing.T, ch <-chan store.Event) seen {
+	t.Helper()
+	ev := nextEvent(t, ch)
+	require.NotEqual(t, store.Error, ev.Type, "unexpected error event: %v", ev.Err)
+	return seen{ev.Type, ev.Object.GetNamespace() + "/" + ev.Object.GetName()}
+}
+
+func testWatch(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	ch, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{})
+	require.NoError(t, err)
+	gadgets, err := s.Watch(ctx, &GadgetList{}, store.WatchOptions{})
+	require.NoError(t, err)
+
+	w := widget("ns", "w", 1, nil)
+	w.Finalizers = []string{"f"}
+	create(t, s, w)
+	create(t, s, &Gadget{ObjectMeta: metav1.ObjectMeta{Name: "g"}})
+	w.Spec.Size = 2
+	require.NoError(t, s.Update(ctx, w))
+	w.Status.Count = 1
+	require.NoError(t, s.UpdateStatus(ctx, w))
+	require.NoError(t, s.Delete(ctx, w, store.DeleteOptions{}))
+	w.Finalizers = nil
+	require.NoError(t, s.Update(ctx, w))
+
+	var last uint64
+	var uid types.UID
+	for i, want := range []store.EventType{store.Added, store.Modified, store.Modified, store.Modified, store.Deleted} {
+		ev := nextEvent(t, ch)
+		require.Equal(t, want, ev.Type, "event %d", i)
+		wo := ev.Object.(*Widget)
+		assert.Equal(t, "w", wo.Name)
+		v := rv(t, wo)
+		assert.Greater(t, v, last, "events in resourceVersion order")
+		last = v
+		switch i {
+		case 0:
+			uid = wo.UID
+		case 1:
+			assert.Equal(t, 2, wo.Spec.Size)
+		case 2:
+			assert.Equal(t, 1, wo.Status.Count)
+		case 3:
+			assert.NotNil(t, wo.DeletionTimestamp)
+		case 4:
+			assert.Equal(t, uid, wo.UID, "Deleted carries the last state")
+		}
+	}
+	ev := nextEvent(t, gadgets)
+	assert.Equal(t, store.Added, ev.Type)
+	assert.Equal(t, "g", ev.Object.GetName())
+	assert.IsType(t, &Gadget{}, ev.Object)
+}
+
+func testWatchFilters(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	web, err := labels.Parse("app=web")
+	require.NoError(t, err)
+	byNS, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{Namespace: "a"})
+	require.NoError(t, err)
+	byLabel, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{LabelSelector: web})
+	require.NoError(t, err)
+
+	create(t, s, widget("b", "other", 1, map[string]string{"app": "web"}))
+	x := widget("a", "x", 1, nil)
+	create(t, s, x)
+	x.Labels = map[string]string{"app": "web"} // starts matching
+	require.NoError(t, s.Update(ctx, x))
+	x.Spec.Size = 2 // still matching
+	require.NoError(t, s.Update(ctx, x))
+	x.Labels = map[string]string{"app": "db"} // stops matching
+	require.NoError(t, s.Update(ctx, x))
+	x.Spec.Size = 3 // still not matching
+	require.NoError(t, s.Update(ctx, x))
+	require.NoError(t, s.Delete(ctx, x, store.DeleteOptions{}))
+	create(t, s, widget("a", "end", 1, map[string]string{"app": "web"})) // a marker both see
+
+	assert.Equal(t, []seen{
+		{store.Added, "a/x"}, {store.Modified, "a/x"}, {store.Modified, "a/x"}, {store.Modified, "a/x"},
+		{store.Modified, "a/x"}, {store.Deleted, "a/x"}, {store.Added, "a/end"},
+	}, collect(t, byNS, 7))
+	assert.Equal(t, []seen{
+		{store.Added, "b/other"}, {store.Added, "a/x"}, {store.Modified, "a/x"}, {store.Deleted, "a/x"},
+		{store.Added, "a/end"},
+	}, collect(t, byLabel, 5))
+}
+
+func collect(t *testing.T, ch <-chan store.Event, n int) []seen {
+	t.Helper()
+	out := make([]seen, 0, n)
+	for range n {
+		out = append(out, nextSeen(t, ch))
+	}
+	return out
+}
+
+func testWatchInitialEvents(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	create(t, s, widget("b", "w2", 1, nil))
+	create(t, s, widget("a", "w1", 1, map[string]string{"app": "web"}))
+	create(t, s, widget("a", "w0", 1, nil))
+	ch, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{Namespace: "a", SendInitialEvents: true})
+	require.NoError(t, err)
+	create(t, s, widget("a", "w3", 1, nil))
+	assert.Equal(t, []seen{{store.Added, "a/w0"}, {store.Added, "a/w1"}, {store.Added, "a/w3"}}, collect(t, ch, 3))
+
+	_, err = s.Watch(ctx, &WidgetList{}, store.WatchOptions{SendInitialEvents: true, ResourceVersion: "1"})
+	requireWrapped(t, err, store.ErrInvalid)
+}
+
+func testWatchResume(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	create(t, s, widget("ns", "w0", 1, nil))
+	list := &WidgetList{}
+	require.NoError(t, s.List(ctx, list, store.ListOptions{}))
+
+	// Changes between the list and the watch are not lost.
+	w1 := widget("ns", "w1", 1, nil)
+	create(t, s, w1)
+	w1.Spec.Size = 2
+	require.NoError(t, s.Update(ctx, w1))
+	mid := w1.ResourceVersion
+	require.NoError(t, s.Delete(ctx, w1, store.DeleteOptions{}))
+
+	ch, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{ResourceVersion: list.ResourceVersion})
+	require.NoError(t, err)
+	create(t, s, widget("ns", "w2", 1, nil))
+	assert.Equal(t, []seen{{store.Added, "ns/w1"}, {store.Modified, "ns/w1"}, {store.Deleted, "ns/w1"}, {store.Added, "ns/w2"}}, collect(t, ch, 4))
+
+	// Resuming after an event's version continues right after it.
+	ch2, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{ResourceVersion: mid})
+	require.NoError(t, err)
+	ev := nextEvent(t, ch2)
+	assert.Equal(t, store.Deleted, ev.Type)
+	assert.Greater(t, rv(t, ev.Object), rv(t, &metav1.ObjectMeta{ResourceVersion: mid}))
+	assert.Equal(t, w1.ResourceVersion, ev.Object.GetResourceVersion(), "Delete fills obj with the deletion's version")
+
+	// The Deleted event's version resumes after the deletion.
+	ch3, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{ResourceVersion: ev.Object.GetResourceVersion()})
+	require.NoError(t, err)
+	assert.Equal(t, seen{store.Added, "ns/w2"}, nextSeen(t, ch3))
+}
+
+func testWatchExpired(t *testing.T, s store.Store) {
+	c, ok := s.(store.Compacter)
+	if !ok {
+		t.Skip("store does not implement store.Compacter; history expiry not testable generically")
+	}
+	ctx := ctxT(t)
+	w := widget("ns", "w", 1, nil)
+	create(t, s, w)
+	old := w.ResourceVersion
+	w.Spec.Size = 2
+	require.NoError(t, s.Update(ctx, w))
+	create(t, s, widget("ns", "w2", 1, nil))
+	require.NoError(t, c.Compact(ctx))
+
+	ch, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{ResourceVersion: old})
+	if err == nil {
+		// A store may only find out once the watch runs.
+		ev := nextEvent(t, ch)
+		require.Equal(t, store.Error, ev.Type)
+		err = ev.Err
+		_, open := <-ch
+		assert.False(t, open, "the channel closes after an Error event")
+	}
+	requireWrapped(t, err, store.ErrExpired)
+
+	// Relist and watch from the list's version works.
+	list := &WidgetList{}
+	require.NoError(t, s.List(ctx, list, store.ListOptions{}))
+	ch, err = s.Watch(ctx, &WidgetList{}, store.WatchOptions{ResourceVersion: list.ResourceVersion})
+	require.NoError(t, err)
+	create(t, s, widget("ns", "w3", 1, nil))
+	assert.Equal(t, seen{store.Added, "ns/w3"}, nextSeen(t, ch))
+}
+
+func testWatchCancel(t *testing.T, s store.Store) {
+	ctx, cancel := context.WithCancel(ctxT(t))
+	ch, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{})
+	require.NoError(t, err)
+	create(t, s, widget("ns", "w", 1, nil))
+	cancel()
+	// Pending events may still arrive; the channel must close.
+	timeout := time.After(eventTimeout)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				// Writes after the watcher went away still work.
+				create(t, s, widget("ns", "w2", 1, nil))
+				return
+			}
+		case <-timeout:
+			require.FailNow(t, "watch channel not closed after ctx cancel")
+		}
+	}
+}
+
+// testVirtkitKinds checks the store knows virtkit's own kinds by default,
+// with their scopes.
+func testVirtkitKinds(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	gi := resource.MustParse("1Gi")
+	vmi := &virtkit.VirtualMachineInstance{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachineInstance"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "vmi1", Labels: map[string]string{"app": "x"}},
+		Spec:       virtkit.VirtualMachineInstanceSpec{Domain: virtkit.DomainSpec{Memory: &virtkit.Memory{Guest: &gi}}},
+		Status:     virtkit.VirtualMachineInstanceStatus{Phase: virtkit.Pending},
+	}
+	ch, err := s.Watch(ctx, &virtkit.VirtualMachineInstanceList{}, store.WatchOptions{Namespace: "default"})
+	require.NoError(t, err)
+	create(t, s, vmi)
+	twoGi := resource.MustParse("2Gi")
+	vmi.Spec.Domain.Memory.Guest = &twoGi
+	require.NoError(t, s.Update(ctx, vmi))
+	assert.Equal(t, int64(2), vmi.Generation)
+	vmi.Status.Phase = virtkit.Running
+	vmi.Status.NodeName = "node1"
+	require.NoError(t, s.UpdateStatus(ctx, vmi))
+
+	got := &virtkit.VirtualMachineInstance{}
+	require.NoError(t, s.Get(ctx, store.Key{Namespace: "default", Name: "vmi1"}, got))
+	assert.Equal(t, virtkit.Running, got.Status.Phase)
+	assert.Equal(t, "node1", got.Status.NodeName)
+	assert.Equal(t, "2Gi", got.Spec.Domain.Memory.Guest.String())
+	assert.Equal(t, []seen{{store.Added, "default/vmi1"}, {store.Modified, "default/vmi1"}, {store.Modified, "default/vmi1"}}, collect(t, ch, 3))
+
+	wrongVersion := vmi.DeepCopy()
+	wrongVersion.APIVersion = "kubevirt.io/v2"
+	requireWrapped(t, s.Update(ctx, wrongVersion), store.ErrInvalid)
+
+	for _, obj := range []virtkit.Object{
+		&virtkit.Node{ObjectMeta: metav1.ObjectMeta{Name: "node1"}},
+		&virtkit.MigrationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "policy1"}},
+	} {
+		create(t, s, obj)
+		bad := obj.DeepCopyObject().(virtkit.Object)
+		bad.SetResourceVersion("")
+		bad.SetName("other")
+		bad.SetNamespace("default")
+		requireWrapped(t, s.Create(ctx, bad), store.ErrInvalid)
+	}
+	nodes := &virtkit.NodeList{}
+	require.NoError(t, s.List(ctx, nodes, store.ListOptions{}))
+	require.Len(t, nodes.Items, 1)
+	assert.Equal(t, "node1", nodes.Items[0].Name)
+	for _, obj := range []virtkit.Object{
+		&virtkit.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "vm1"}},
+		&virtkit.VirtualMachineInstanceMigration{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "mig1"}},
+		&virtkit.VirtualMachineInstanceReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "rs1"}},
+	} {
+		create(t, s, obj)
+	}
+	vms := &virtkit.VirtualMachineList{}
+	require.NoError(t, s.List(ctx, vms, store.ListOptions{Namespace: "default"}))
+	require.Len(t, vms.Items, 1)
+}
