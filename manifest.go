@@ -88,7 +88,9 @@ func Decode(r io.Reader) ([]Object, error) {
 	d := newDecoder()
 	docs, err := splitDocuments(data)
 	var errs []error
-	if err != nil {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = append(errs, joined.Unwrap()...)
+	} else if err != nil {
 		errs = append(errs, err)
 	}
 	var objs []Object
@@ -97,35 +99,54 @@ func Decode(r io.Reader) ([]Object, error) {
 		objs = append(objs, got...)
 		errs = append(errs, derrs...)
 	}
+	slices.SortStableFunc(errs, func(a, b error) int { return documentOf(a) - documentOf(b) })
 	return objs, errors.Join(errs...)
+}
+
+func documentOf(err error) int {
+	var de *DecodeError
+	if errors.As(err, &de) {
+		return de.Document
+	}
+	return 0
 }
 
 // DecodeBytes is Decode over a byte slice.
 func DecodeBytes(data []byte) ([]Object, error) { return Decode(bytes.NewReader(data)) }
 
 // splitDocuments returns the non-empty documents of a YAML or JSON stream,
-// each converted to JSON.
+// each converted to JSON; a document that is not valid YAML is nil and
+// reported in the error.
 func splitDocuments(data []byte) ([][]byte, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 		return splitJSON(trimmed)
 	}
 	var docs [][]byte
+	var errs []error
 	yr := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for {
 		doc, err := yr.Read()
 		if errors.Is(err, io.EOF) {
-			return docs, nil
+			return docs, errors.Join(errs...)
 		}
 		if err != nil {
-			return docs, &DecodeError{Document: len(docs), Err: ErrInvalidManifest, Detail: err.Error()}
+			errs = append(errs, &DecodeError{Document: len(docs), Err: ErrInvalidManifest, Detail: err.Error()})
+			return docs, errors.Join(errs...)
 		}
 		if isEmptyYAML(doc) {
 			continue
 		}
 		j, err := yaml.YAMLToJSONStrict(doc)
 		if err != nil {
-			return docs, &DecodeError{Document: len(docs), Err: ErrInvalidManifest, Detail: err.Error()}
+			// Keep the document's place so later documents keep their
+			// indexes and still decode.
+			errs = append(errs, &DecodeError{Document: len(docs), Err: ErrInvalidManifest, Detail: err.Error()})
+			docs = append(docs, nil)
+			continue
+		}
+		if string(j) == "null" {
+			continue
 		}
 		docs = append(docs, j)
 	}
@@ -134,7 +155,7 @@ func splitDocuments(data []byte) ([][]byte, error) {
 func isEmptyYAML(doc []byte) bool {
 	for line := range bytes.Lines(doc) {
 		line = bytes.TrimSpace(line)
-		if len(line) > 0 && line[0] != '#' {
+		if len(line) > 0 && line[0] != '#' && !bytes.HasPrefix(line, []byte("---")) {
 			return false
 		}
 	}
@@ -181,6 +202,9 @@ func newDecoder() *decoder {
 }
 
 func (d *decoder) decodeDocument(index int, doc []byte) ([]Object, []error) {
+	if doc == nil {
+		return nil, nil // reported while splitting
+	}
 	var generic any
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()

@@ -132,7 +132,9 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 	}
 	r.cache.schedMu.Unlock()
 
-	vmi.SetPhase(virtkit.Pending, now)
+	if vmi.Status.Phase == virtkit.VmPhaseUnset {
+		vmi.SetPhase(virtkit.Pending, now)
+	}
 	vmi.SetPhase(virtkit.Scheduling, now)
 	if schedErr != nil {
 		if !errors.Is(schedErr, scheduler.ErrUnschedulable) {

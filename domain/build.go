@@ -40,7 +40,7 @@ func BuildContext(ctx context.Context, vmi *virtkit.VirtualMachineInstance, opts
 	if vmi == nil {
 		return nil, errors.New("domain: nil VirtualMachineInstance")
 	}
-	b := &builder{ctx: ctx, vmi: vmi, opts: opts.withDefaults()}
+	b := &builder{ctx: ctx, vmi: vmi, opts: opts.withDefaults(), userEFI: opts.EFI, bootOrders: map[uint]string{}}
 	dom := b.build()
 	if err := errors.Join(b.errs...); err != nil {
 		return nil, err
@@ -106,6 +106,9 @@ type builder struct {
 	vmi  *virtkit.VirtualMachineInstance
 	opts Options
 	errs []error
+
+	userEFI    EFIPaths
+	bootOrders map[uint]string // order -> field path that claimed it
 
 	arch    string
 	vcpus   uint
@@ -175,7 +178,7 @@ func (b *builder) build() *libvirtxml.Domain {
 // metadata element, reduced to what identifies the VMI.
 type kubevirtMetadata struct {
 	XMLName     xml.Name            `xml:"http://kubevirt.io kubevirt"`
-	UID         string              `xml:"uid"`
+	UID         string              `xml:"uid,omitempty"`
 	Namespace   string              `xml:"namespace"`
 	Name        string              `xml:"name"`
 	GracePeriod gracePeriodMetadata `xml:"graceperiod"`
@@ -243,6 +246,18 @@ func uuidV5(namespace, name string) string {
 	u[6] = u[6]&0x0f | 0x50
 	u[8] = u[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// bootOrder records a device boot order; libvirt rejects duplicates.
+func (b *builder) bootOrder(path string, order uint) *libvirtxml.DomainDeviceBoot {
+	if order == 0 {
+		b.fail(path, "must be positive")
+	} else if prev, dup := b.bootOrders[order]; dup {
+		b.fail(path, "boot order %d is already used by %s", order, prev)
+	} else {
+		b.bootOrders[order] = path
+	}
+	return &libvirtxml.DomainDeviceBoot{Order: order}
 }
 
 func boolDefault(p *bool, def bool) bool {

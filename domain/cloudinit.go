@@ -39,7 +39,7 @@ type CloudInitFile struct {
 func (c *CloudInitImage) WriteTo(w io.Writer) (int64, error) {
 	files := make([]isoFile, len(c.Files))
 	for i, f := range c.Files {
-		files[i] = isoFile{Path: f.Path, Data: f.Data}
+		files[i] = isoFile(f)
 	}
 	var buf bytes.Buffer
 	if err := writeISO(&buf, c.Label, files); err != nil {

@@ -265,6 +265,15 @@ func (b *builder) efiFirmware(os *libvirtxml.DomainOS, efi *virtkit.EFI) {
 	if secure {
 		code, vars = b.opts.EFI.SecureCode, b.opts.EFI.SecureVars
 	}
+	if b.arch == "aarch64" {
+		// Debian's qemu-efi-aarch64 firmware, unless the caller chose.
+		if b.userEFI.Code == "" {
+			code = "/usr/share/AAVMF/AAVMF_CODE.fd"
+		}
+		if b.userEFI.Vars == "" {
+			vars = "/usr/share/AAVMF/AAVMF_VARS.fd"
+		}
+	}
 	os.Loader = &libvirtxml.DomainLoader{Path: code, Readonly: "yes", Secure: yesNo(secure), Type: "pflash"}
 	os.NVRam = &libvirtxml.DomainNVRam{
 		NVRam:    filepath.Join(b.opts.EFI.NVRAMDir, DomainName(b.vmi)+"_VARS.fd"),
@@ -379,8 +388,13 @@ func (b *builder) features(dom *libvirtxml.Domain) {
 		if t := h.TLBFlush; t != nil {
 			hv.TLBFlush = &libvirtxml.DomainFeatureHyperVTLBFlush{
 				DomainFeatureState: libvirtxml.DomainFeatureState{State: onOff(boolDefault(t.Enabled, true))},
-				Direct:             hvState(t.Direct),
-				Extended:           hvState(t.Extended),
+			}
+			// libvirt learned <direct>/<extended> in 9.2; Debian 12 ships 9.0.
+			if t.Direct != nil {
+				b.unsupported("spec.domain.features.hyperv.tlbflush.direct", "needs libvirt 9.2")
+			}
+			if t.Extended != nil {
+				b.unsupported("spec.domain.features.hyperv.tlbflush.extended", "needs libvirt 9.2")
 			}
 		}
 		out.HyperV = hv

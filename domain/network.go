@@ -124,10 +124,7 @@ func (b *builder) interfaces(dom *libvirtxml.Domain) {
 			}
 		}
 		if iface.BootOrder != nil {
-			if *iface.BootOrder == 0 {
-				b.fail(path+".bootOrder", "must be positive")
-			}
-			out.Boot = &libvirtxml.DomainDeviceBoot{Order: *iface.BootOrder}
+			out.Boot = b.bootOrder(path+".bootOrder", *iface.BootOrder)
 		} else {
 			// No PXE ROM unless the interface boots (KubeVirt).
 			out.ROM = &libvirtxml.DomainROM{Enabled: "no"}
@@ -209,6 +206,11 @@ func (b *builder) userNetIPs(path string, pod *virtkit.PodNetwork) []libvirtxml.
 			b.fail(path+"."+c.field, "%q is not an %s CIDR", c.cidr, c.family)
 			continue
 		}
+		// QEMU's slirp limits (libvirt checks them at define time).
+		if c.family == "ipv4" && (p.Bits() < 4 || p.Bits() > 27) || c.family == "ipv6" && p.Bits() > 120 {
+			b.unsupported(path+"."+c.field, fmt.Sprintf("prefix /%d is outside what user-mode networking accepts (IPv4 /4-/27, IPv6 up to /120)", p.Bits()))
+			continue
+		}
 		p = p.Masked()
 		ips = append(ips, libvirtxml.DomainInterfaceIP{Address: p.Addr().String(), Family: c.family, Prefix: uint(p.Bits())})
 	}
@@ -235,7 +237,7 @@ func (b *builder) hostdev(dom *libvirtxml.Domain, path string, iface virtkit.Int
 		Alias: &libvirtxml.DomainAlias{Name: userAliasPrefix + "sriov-" + iface.Name},
 	}
 	if iface.BootOrder != nil {
-		hd.Boot = &libvirtxml.DomainDeviceBoot{Order: *iface.BootOrder}
+		hd.Boot = b.bootOrder(path+".bootOrder", *iface.BootOrder)
 	}
 	if iface.PciAddress != "" {
 		a, err := pciAddress(iface.PciAddress)

@@ -151,6 +151,9 @@ func (r *DirResolver) ResolveVolume(ctx context.Context, req VolumeRequest) (Hos
 func (r *DirResolver) existing(req VolumeRequest, p string) (HostVolume, error) {
 	v := HostVolume{Type: SourceFile, Path: p, Format: "raw", ReadOnly: req.ReadOnly}
 	if !r.Create {
+		if strings.HasPrefix(p, "/dev/") {
+			v.Type = SourceBlock
+		}
 		return v, nil
 	}
 	st, err := os.Stat(p)

@@ -154,10 +154,7 @@ func (b *builder) disk(path string, d virtkit.Disk, vi int, knownTarget string, 
 		}}
 	}
 	if d.BootOrder != nil {
-		if *d.BootOrder == 0 {
-			b.fail(path+".bootOrder", "must be positive")
-		}
-		out.Boot = &libvirtxml.DomainDeviceBoot{Order: *d.BootOrder}
+		out.Boot = b.bootOrder(path+".bootOrder", *d.BootOrder)
 	}
 	for _, c := range d.Serial {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_.+-", c)) || len(d.Serial) > 256 {
@@ -182,6 +179,10 @@ func (b *builder) disk(path string, d virtkit.Disk, vi int, knownTarget string, 
 	}
 	switch hv.Type {
 	case SourceFile, "":
+		if out.Device == "lun" {
+			b.fail(path+".lun", "a LUN needs a block device, volume %q is the file %s", d.Name, hv.Path)
+			return nil
+		}
 		out.Source = &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: hv.Path}}
 	case SourceBlock:
 		out.Source = &libvirtxml.DomainDiskSource{Block: &libvirtxml.DomainDiskSourceBlock{Dev: hv.Path}}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // checkJSONLimits scans data once and rejects nesting deeper than maxDepth
@@ -86,6 +87,8 @@ func decodeReply(data []byte, command string, wantID []byte, out any, o Options)
 			Command: command,
 			Class:   Sanitize(env.Error.Class, 64),
 			Desc:    Sanitize(env.Error.Desc, o.MaxStringLen),
+
+			disabled: strings.Contains(env.Error.Desc, disabledText),
 		}
 	}
 	if env.Return == nil {

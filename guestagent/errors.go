@@ -31,12 +31,18 @@ var (
 	ErrGenericError    = errors.New("GenericError")
 )
 
+// disabledText is how QEMU describes a command blocked with qemu-ga -b.
+const disabledText = "has been disabled"
+
 // AgentError is an error reply from the agent: {"error":{"class":..,"desc":..}}.
 // Class and Desc come from the guest and are already sanitized and bounded.
 type AgentError struct {
 	Command string
 	Class   string
 	Desc    string
+
+	// disabled records "has been disabled" seen before Desc was cut.
+	disabled bool
 }
 
 func (e *AgentError) Error() string {
@@ -56,7 +62,7 @@ func (e *AgentError) Is(target error) bool {
 		return e.Class == "CommandNotFound"
 	case ErrCommandDisabled:
 		return e.Class == "CommandDisabled" ||
-			(e.Class == "CommandNotFound" && strings.Contains(e.Desc, "has been disabled"))
+			(e.Class == "CommandNotFound" && (e.disabled || strings.Contains(e.Desc, disabledText)))
 	case ErrGenericError:
 		return e.Class == "GenericError"
 	}

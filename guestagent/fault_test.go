@@ -14,7 +14,6 @@ import (
 	"github.com/virtkit/virtkit/guestagent/qgaserver"
 )
 
-
 type faultCase struct {
 	name    string
 	fault   qgaserver.Fault

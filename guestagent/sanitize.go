@@ -11,40 +11,42 @@ import (
 // become U+FFFD, and the result is cut to at most maxBytes bytes on a rune
 // boundary, with "…" marking a cut. maxBytes <= 0 means no cut.
 func Sanitize(s string, maxBytes int) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || !safeRune(r) {
-			clean = false
-			break
-		}
-	}
-	if clean && (maxBytes <= 0 || len(s) <= maxBytes) {
+	if isClean(s) && (maxBytes <= 0 || len(s) <= maxBytes) {
 		return s
 	}
 	var b strings.Builder
-	ellipsis := "…"
-	if maxBytes > 0 && maxBytes < 2*len(ellipsis) {
-		ellipsis = "" // too short to spend on the marker
-	}
-	limit := maxBytes - len(ellipsis)
-	cut := false
 	for _, r := range s {
 		if !safeRune(r) {
 			r = utf8.RuneError
 		}
-		if maxBytes > 0 && b.Len()+utf8.RuneLen(r) > limit {
-			cut = true
-			break
+		if maxBytes > 0 && b.Len()+utf8.RuneLen(r) > maxBytes {
+			return cutWithEllipsis(b.String(), maxBytes)
 		}
 		b.WriteRune(r)
 	}
-	if cut && maxBytes > 0 && len(s) <= maxBytes && b.Len() == len(s) {
-		cut = false
-	}
-	if cut {
-		b.WriteString(ellipsis)
-	}
 	return b.String()
+}
+
+func isClean(s string) bool {
+	for _, r := range s {
+		if !safeRune(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// cutWithEllipsis shortens prefix so that it plus "…" fits in maxBytes.
+func cutWithEllipsis(prefix string, maxBytes int) string {
+	const ellipsis = "…"
+	if maxBytes < 2*len(ellipsis) {
+		return prefix // too short to spend on the marker
+	}
+	for len(prefix)+len(ellipsis) > maxBytes {
+		_, size := utf8.DecodeLastRuneInString(prefix)
+		prefix = prefix[:len(prefix)-size]
+	}
+	return prefix + ellipsis
 }
 
 func safeRune(r rune) bool {

@@ -106,9 +106,9 @@ type PCIAddress struct {
 
 // NetworkInterface is one interface from guest-network-get-interfaces.
 type NetworkInterface struct {
-	Name            string            `json:"name"`
-	HardwareAddress string            `json:"hardware-address,omitempty"`
-	IPAddresses     []IPAddress       `json:"ip-addresses,omitempty"`
+	Name            string             `json:"name"`
+	HardwareAddress string             `json:"hardware-address,omitempty"`
+	IPAddresses     []IPAddress        `json:"ip-addresses,omitempty"`
 	Statistics      *NetworkStatistics `json:"statistics,omitempty"`
 }
 

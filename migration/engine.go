@@ -680,6 +680,9 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 	if st.phase != PhasePlanning {
 		p.Elapsed = now.Sub(st.startedAt)
 		p.SinceProgress = now.Sub(st.lastProgressAt)
+		if !st.throttleChangedAt.IsZero() {
+			p.SinceThrottle = now.Sub(st.throttleChangedAt)
+		}
 	}
 	// A dirty rate measured before the last throttle change does not
 	// describe the guest now; leave it unmeasured until a fresh one comes.

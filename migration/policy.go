@@ -80,6 +80,9 @@ type Progress struct {
 	// CanThrottle is true when the engine can set the throttle directly
 	// (a [hypervisor.Throttler]); otherwise only QEMU's auto-converge exists.
 	CanThrottle bool
+	// SinceThrottle is the time since the throttle last changed (0 when it
+	// never did).
+	SinceThrottle time.Duration
 
 	// DowntimeLimit is the limit now in force; DowntimeBound the highest a
 	// policy may raise it to (never below DowntimeLimit's configured value).

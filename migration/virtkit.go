@@ -22,6 +22,9 @@ type PolicyOptions struct {
 	// MinObservation is how long the job must have run before an abort:
 	// enough polls for a bandwidth estimate; 0 = 2 s.
 	MinObservation time.Duration
+	// ThrottlePatience is how long to wait for the dirty rate to show the
+	// effect of a throttle step before judging it; 0 = 10 s.
+	ThrottlePatience time.Duration
 	// MaxDataFactor: once the job has sent this many times the memory
 	// without converging, pre-copy stops being given the benefit of the
 	// doubt; 0 = 2.5 (Xen stops at 3).
@@ -40,6 +43,9 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	}
 	if o.MinObservation == 0 {
 		o.MinObservation = 2 * time.Second
+	}
+	if o.ThrottlePatience == 0 {
+		o.ThrottlePatience = 10 * time.Second
 	}
 	if o.MaxDataFactor == 0 {
 		o.MaxDataFactor = 2.5
@@ -218,7 +224,7 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		return Action{Kind: ActionContinue, Figures: f,
 			Reason: fmt.Sprintf("pre-copy converges but slower than the budget (predicted %.0f s > %.0f s) and no remedy is left", finish, budget)}
 	}
-	if p.Throttle > 0 && (!e.epsKnown || p.Throttle < o.MaxThrottle) && throttleUseful {
+	if throttleUseful && p.Throttle > 0 && !e.epsKnown && p.SinceThrottle < o.ThrottlePatience {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "waiting for the dirty rate to respond to the throttle"}
 	}
 	if p.Elapsed < o.MinObservation {

@@ -22,7 +22,7 @@ import (
 // Finalizer is the finalizer the node agent puts on a VMI before it defines
 // the VMI's domain, and removes once the domain is gone from the host. It
 // keeps a deleted VMI in the store until its guest is really stopped.
-const Finalizer = "virtkit.io/node-agent"
+const Finalizer = controller.NodeAgentFinalizer
 
 // ErrInvalidOptions wraps every configuration error from [New].
 var ErrInvalidOptions = errors.New("invalid node agent options")

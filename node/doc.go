@@ -17,7 +17,7 @@
 //     AgentVersionNotSupported and LiveMigratable conditions, activePods,
 //     interfaces, guestOSInfo, currentCPUTopology, memory and machine current.
 //   - Pause and soft reboot are requested with annotations on the VMI
-//     (virtkit.PauseRequestAnnotation, virtkit.SoftRebootRequestAnnotation),
+//     (controller.PauseRequestAnnotation, controller.SoftRebootRequestAnnotation),
 //     because there is no API server to call the node directly.
 //   - A deleted VMI's guest is shut down through ACPI, destroyed once
 //     terminationGracePeriodSeconds have passed, its domain undefined, and

@@ -11,6 +11,7 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 )
 
@@ -123,10 +124,10 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 }
 
 // actOnRequests honours the pause and soft-reboot requests recorded on the
-// VMI (see virtkit.PauseRequestAnnotation).
+// VMI (see controller.PauseRequestAnnotation).
 func (a *Agent) actOnRequests(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info *hypervisor.DomainInfo) error {
 	hv := a.opts.Hypervisor
-	_, wantPaused := vmi.Annotations[virtkit.PauseRequestAnnotation]
+	wantPaused := vmi.Annotations[controller.PauseRequestAnnotation] == "true"
 	switch {
 	case wantPaused && info.State == hypervisor.StateRunning:
 		if err := hv.Pause(ctx, domName); err != nil && !errors.Is(err, hypervisor.ErrInvalidState) {
@@ -139,11 +140,11 @@ func (a *Agent) actOnRequests(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		}
 		a.log.Info("resumed guest", "domain", domName)
 	}
-	if _, reboot := vmi.Annotations[virtkit.SoftRebootRequestAnnotation]; reboot && info.State == hypervisor.StateRunning {
+	if _, reboot := vmi.Annotations[controller.SoftRebootRequestAnnotation]; reboot && info.State == hypervisor.StateRunning {
 		if err := a.softReboot(ctx, domName); err != nil {
 			return err
 		}
-		delete(vmi.Annotations, virtkit.SoftRebootRequestAnnotation)
+		delete(vmi.Annotations, controller.SoftRebootRequestAnnotation)
 		if err := a.opts.Store.Update(ctx, vmi); err != nil {
 			return err
 		}

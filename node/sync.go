@@ -152,7 +152,7 @@ func ignorable(err error) bool {
 // startDomain puts the finalizer on the VMI, builds, defines and starts its
 // domain. The VMI turns Running when the domain reports it.
 func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string) (controller.Result, error) {
-	_, pauseAsked := vmi.Annotations[virtkit.PauseRequestAnnotation]
+	_, pauseAsked := vmi.Annotations[controller.PauseRequestAnnotation]
 	startPaused := vmi.ShouldStartPaused() && !vmi.HasReachedPhase(virtkit.Running)
 	if !slices.Contains(vmi.Finalizers, Finalizer) || startPaused && !pauseAsked {
 		if !slices.Contains(vmi.Finalizers, Finalizer) {
@@ -164,7 +164,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 			if vmi.Annotations == nil {
 				vmi.Annotations = map[string]string{}
 			}
-			vmi.Annotations[virtkit.PauseRequestAnnotation] = a.opts.Now().UTC().Format(time.RFC3339)
+			vmi.Annotations[controller.PauseRequestAnnotation] = "true"
 		}
 		if err := a.opts.Store.Update(ctx, vmi); err != nil {
 			return controller.Result{}, err

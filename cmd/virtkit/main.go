@@ -34,5 +34,6 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	// One line per subcommand; each lives in its own file.
+	root.AddCommand(newAgentCmd())
 	return root
 }

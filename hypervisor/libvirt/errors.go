@@ -20,10 +20,13 @@ type libvirtError struct {
 }
 
 func (e *libvirtError) Error() string {
-	if e.cause.Message == "" {
+	switch {
+	case e.cause.Message != "":
+		return e.cause.Message
+	case e.sentinel != nil:
 		return e.sentinel.Error()
 	}
-	return e.cause.Message
+	return e.cause.Error()
 }
 
 func (e *libvirtError) Unwrap() []error {
@@ -33,17 +36,9 @@ func (e *libvirtError) Unwrap() []error {
 	return []error{e.sentinel, e.cause}
 }
 
-// jobOps are the operations whose ERR_OPERATION_INVALID means "no job".
-var jobOps = map[string]bool{
-	"abort job": true, "set max downtime": true, "set max speed": true,
-	"start post-copy": true, "job stats": true,
-}
-
 // translate maps a libvirt error onto the hypervisor sentinels. Errors that
 // are not libvirt's pass through unchanged.
-func translate(err error) error { return translateOp("", err) }
-
-func translateOp(op string, err error) error {
+func translate(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -55,10 +50,10 @@ func translateOp(op string, err error) error {
 	if errors.As(err, &already) {
 		return err
 	}
-	return &libvirtError{sentinel: sentinelFor(op, le), cause: le}
+	return &libvirtError{sentinel: sentinelFor(le), cause: le}
 }
 
-func sentinelFor(op string, le lv.Error) error {
+func sentinelFor(le lv.Error) error {
 	msg := strings.ToLower(le.Message)
 	switch le.Code {
 	case lv.ERR_NO_DOMAIN:
@@ -66,13 +61,15 @@ func sentinelFor(op string, le lv.Error) error {
 	case lv.ERR_DOM_EXIST:
 		return hypervisor.ErrExists
 	case lv.ERR_OPERATION_INVALID:
-		if jobOps[op] || strings.Contains(msg, "no job") {
+		// "no job is active on the domain", "post-copy can only be
+		// started while outgoing migration is in progress".
+		if strings.Contains(msg, "no job") || strings.Contains(msg, "migration is in progress") {
 			return hypervisor.ErrNoJob
 		}
 		return hypervisor.ErrInvalidState
 	case lv.ERR_NO_SUPPORT, lv.ERR_ARGUMENT_UNSUPPORTED, lv.ERR_OPERATION_UNSUPPORTED:
-		if op == "agent command" && strings.Contains(msg, "agent") {
-			// "QEMU guest agent is not configured": no channel.
+		if strings.Contains(msg, "agent is not configured") {
+			// The domain has no guest-agent channel.
 			return hypervisor.ErrAgentUnavailable
 		}
 		return hypervisor.ErrNotSupported
@@ -94,9 +91,6 @@ func sentinelFor(op string, le lv.Error) error {
 		if strings.Contains(msg, "already exists") {
 			return hypervisor.ErrExists
 		}
-		if jobOps[op] && strings.Contains(msg, "not active") {
-			return hypervisor.ErrNoJob
-		}
 	case lv.ERR_NO_CONNECT, lv.ERR_INVALID_CONN, lv.ERR_RPC, lv.ERR_AUTH_FAILED,
 		lv.ERR_AUTH_CANCELLED, lv.ERR_AUTH_UNAVAILABLE:
 		return hypervisor.ErrConnection
@@ -107,6 +101,14 @@ func sentinelFor(op string, le lv.Error) error {
 	case lv.ERR_INTERNAL_ERROR:
 		if strings.Contains(msg, "client socket is closed") || strings.Contains(msg, "connection closed") {
 			return hypervisor.ErrConnection
+		}
+		// The test driver reports state conflicts as internal errors
+		// ("domain 'x' not running", "... not paused", "... is already
+		// running") where the QEMU driver says ERR_OPERATION_INVALID.
+		for _, s := range []string{"not running", "not paused", "already running", "is not active"} {
+			if strings.Contains(msg, s) {
+				return hypervisor.ErrInvalidState
+			}
 		}
 	}
 	return nil
@@ -121,5 +123,5 @@ func wrap(op, name string, err error) error {
 	if errors.As(err, &de) {
 		return err
 	}
-	return hypervisor.WrapDomain(op, name, translateOp(op, err))
+	return hypervisor.WrapDomain(op, name, translate(err))
 }

@@ -156,6 +156,8 @@ type domain struct {
 	runSince  time.Time
 	bootTimer Timer
 	agentUp   bool
+	agent     GuestAgent // this instance's guest agent, if it has the channel
+	agentErr  error      // why building it failed
 
 	// Graceful shutdown requested: the guest powers off after running
 	// shutdownLeft more.
@@ -225,7 +227,7 @@ func (d *domain) step(h *Host, t time.Time, dt time.Duration) {
 		}
 		d.netBytes += net * secs
 		d.blkBytes += blk * secs
-		d.faults += 50 * secs * float64(sp.vcpus) * usage * 20
+		d.faults += 1000 * secs * float64(sp.vcpus) * usage
 		for _, tr := range d.trackers {
 			tr.step(&d.model, t, dt, d.throttle)
 		}

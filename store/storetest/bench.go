@@ -70,7 +70,8 @@ type BenchOptions struct {
 // Benchmark measures a store with VMIs: Create, Get, Update and List over
 // opts.Objects objects, Watch (one write seen by one watcher) and
 // WatchFanout (one write seen by every one of opts.Watchers watchers).
-// newStore must return an empty store.
+// newStore must return an empty store; it is called with the *testing.B
+// whose cleanups should release the store.
 func Benchmark(b *testing.B, newStore func(b *testing.B) store.Store, opts BenchOptions) {
 	if opts.Objects == 0 {
 		opts.Objects = 10000
@@ -103,9 +104,10 @@ func Benchmark(b *testing.B, newStore func(b *testing.B) store.Store, opts Bench
 		loaded store.Store
 		latest []*virtkit.VirtualMachineInstance
 	)
+	outer := b // the shared store must outlive each sub-benchmark run's cleanups
 	preload := func(b *testing.B) (store.Store, []*virtkit.VirtualMachineInstance) {
 		once.Do(func() {
-			loaded = newStore(b)
+			loaded = newStore(outer)
 			latest = make([]*virtkit.VirtualMachineInstance, opts.Objects)
 			var wg sync.WaitGroup
 			var next atomic.Int64

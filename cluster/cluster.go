@@ -1,0 +1,263 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/scheduler"
+	"github.com/virtkit/virtkit/store"
+)
+
+// ErrInvalidOptions wraps configuration errors from [New].
+var ErrInvalidOptions = errors.New("invalid cluster options")
+
+// Built-in controller names, the keys of Options.Replace.
+const (
+	VMController         = "virtualmachine"
+	VMIController        = "virtualmachineinstance"
+	ReplicaSetController = "replicaset"
+	EvictionController   = "eviction"
+)
+
+// Options configure a [Cluster]. The zero value is a working cluster: a
+// memory store, two simulated hosts in real time, KubeVirt's defaults.
+type Options struct {
+	// Store holds the objects; nil means store.NewMemory().
+	Store store.Store
+	// Nodes is how many hosts to run when NodeNames is empty (default 2);
+	// they are called node-1, node-2, ...
+	Nodes int
+	// NodeNames names the hosts explicitly.
+	NodeNames []string
+	// NewHypervisor returns the hypervisor of one host; nil means a
+	// simulated host in real time (sim.New with the node's name).
+	NewHypervisor func(nodeName string) (hypervisor.Hypervisor, error)
+	// NodeLabels returns extra labels for a host's Node object.
+	NodeLabels func(nodeName string) map[string]string
+	// Domain configures the domain builder on every node.
+	Domain domain.Options
+	// Scheduler places VMIs; nil means scheduler.New's default.
+	Scheduler scheduler.Scheduler
+	// Replace swaps a built-in controller's reconciler (keys:
+	// VMController, VMIController, ...); the replacement keeps the
+	// built-in's watches unless it implements Watcher.
+	Replace map[string]controller.Reconciler
+	// Extra controllers run next to the built-in ones.
+	Extra []Controller
+	// NodeAgent tunes every node agent (NodeName, Store, Hypervisor and
+	// Domain are filled in per node).
+	NodeAgent node.Options
+	// Workers per built-in controller (default 4).
+	Workers int
+	// Now is the control plane's clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives every component's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Controller is a reconciler and the watches that feed it.
+type Controller struct {
+	Name       string
+	Reconciler controller.Reconciler
+	Watches    []controller.Watch
+}
+
+// Watcher is implemented by reconcilers that know what to watch.
+type Watcher interface {
+	Watches() []controller.Watch
+}
+
+// Cluster is a running (or ready to run) control plane with its nodes.
+type Cluster struct {
+	opts        Options
+	store       store.Store
+	controllers []*controller.Controller
+	nodes       []*Node
+	started     atomic.Bool
+}
+
+// Node is one host of the cluster.
+type Node struct {
+	Name       string
+	Hypervisor hypervisor.Hypervisor
+	Agent      *node.Agent
+}
+
+// New builds the cluster. Nothing runs until Start.
+func New(opts Options) (*Cluster, error) {
+	if opts.Store == nil {
+		opts.Store = store.NewMemory()
+	}
+	if opts.Nodes < 0 {
+		return nil, fmt.Errorf("%w: Nodes: must not be negative", ErrInvalidOptions)
+	}
+	names := opts.NodeNames
+	if len(names) == 0 {
+		n := opts.Nodes
+		if n == 0 {
+			n = 2
+		}
+		for i := 1; i <= n; i++ {
+			names = append(names, fmt.Sprintf("node-%d", i))
+		}
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.NewHypervisor == nil {
+		opts.NewHypervisor = func(name string) (hypervisor.Hypervisor, error) {
+			return sim.New(sim.Options{Name: name}), nil
+		}
+	}
+	c := &Cluster{opts: opts, store: opts.Store}
+
+	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Now: opts.Now, Logger: opts.Logger}
+	builtins, err := builtinControllers(rc)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range builtins {
+		if r, ok := opts.Replace[b.Name]; ok {
+			b.Reconciler = r
+			if w, ok := r.(Watcher); ok {
+				b.Watches = w.Watches()
+			}
+		}
+		if err := c.addController(b); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range opts.Extra {
+		if err := c.addController(e); err != nil {
+			return nil, err
+		}
+	}
+
+	for _, name := range names {
+		hv, err := opts.NewHypervisor(name)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: hypervisor: %w", name, err)
+		}
+		no := opts.NodeAgent
+		no.NodeName = name
+		no.Store = opts.Store
+		no.Hypervisor = hv
+		no.Domain = opts.Domain
+		if no.Logger == nil {
+			no.Logger = opts.Logger
+		}
+		if opts.NodeLabels != nil {
+			no.Labels = opts.NodeLabels(name)
+		}
+		if no.GuestInfo == nil {
+			if ac, ok := hv.(hypervisor.AgentCommander); ok {
+				no.GuestInfo = node.NewGuestAgentSource(ac, node.GuestAgentSourceOptions{Logger: no.Logger})
+			}
+		}
+		agent, err := node.New(no)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", name, err)
+		}
+		c.nodes = append(c.nodes, &Node{Name: name, Hypervisor: hv, Agent: agent})
+	}
+	return c, nil
+}
+
+func (c *Cluster) addController(spec Controller) error {
+	ctrl, err := controller.New(c.store, spec.Reconciler, controller.Options{
+		Name:                    spec.Name,
+		MaxConcurrentReconciles: c.opts.Workers,
+		Logger:                  c.opts.Logger,
+	}, spec.Watches...)
+	if err != nil {
+		return fmt.Errorf("controller %s: %w", spec.Name, err)
+	}
+	c.controllers = append(c.controllers, ctrl)
+	return nil
+}
+
+func builtinControllers(rc controller.ReconcilerOptions) ([]Controller, error) {
+	vm, err := controller.NewVMReconciler(rc)
+	if err != nil {
+		return nil, err
+	}
+	vmi, err := controller.NewVMIReconciler(rc)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := controller.NewReplicaSetReconciler(rc)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := controller.NewEvictionReconciler(rc)
+	if err != nil {
+		return nil, err
+	}
+	return []Controller{
+		{Name: VMController, Reconciler: vm, Watches: vm.Watches()},
+		{Name: VMIController, Reconciler: vmi, Watches: vmi.Watches()},
+		{Name: ReplicaSetController, Reconciler: rs, Watches: rs.Watches()},
+		{Name: EvictionController, Reconciler: ev, Watches: ev.Watches()},
+	}, nil
+}
+
+// Store is the cluster's object store.
+func (c *Cluster) Store() store.Store { return c.store }
+
+// Nodes are the cluster's hosts, in order.
+func (c *Cluster) Nodes() []*Node { return c.nodes }
+
+// Node returns the host of that name, or nil.
+func (c *Cluster) Node(name string) *Node {
+	for _, n := range c.nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Controllers are the running controllers (built-in and extra), for
+// metrics and inspection.
+func (c *Cluster) Controllers() []*controller.Controller { return c.controllers }
+
+// Start runs the controllers and node agents until ctx ends or one of them
+// fails. It can be called once.
+func (c *Cluster) Start(ctx context.Context) error {
+	if !c.started.CompareAndSwap(false, true) {
+		return errors.New("cluster already started")
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	for _, ctrl := range c.controllers {
+		g.Go(func() error { return ctrl.Start(ctx) })
+	}
+	for _, n := range c.nodes {
+		g.Go(func() error { return n.Agent.Start(ctx) })
+	}
+	return g.Wait()
+}
+
+// Apply defaults, validates and stores objects: new ones are created,
+// existing ones (same kind, namespace and name) get the new spec. Objects
+// without a namespace land in "default" (cluster-scoped kinds excepted).
+func (c *Cluster) Apply(ctx context.Context, objs ...virtkit.Object) error {
+	return Apply(ctx, c.store, objs...)
+}

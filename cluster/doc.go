@@ -1,0 +1,15 @@
+// Package cluster assembles a whole virtkit control plane in one process:
+// a store, the built-in controllers and one node agent per host. It is what
+// `virtkit demo`, the examples and test harnesses use, and the shortest
+// path from "import virtkit" to running guests:
+//
+//	c, err := cluster.New(cluster.Options{Nodes: 2}) // memory store, sim hosts
+//	go c.Start(ctx)
+//	err = c.Apply(ctx, objs...)
+//	err = c.WaitForVMI(ctx, "default", "testvmi", cluster.VMIPhaseIs(virtkit.Running))
+//
+// Every part is replaceable through Options: the store (etcd for a control
+// plane spanning hosts), the hypervisor of each node (real libvirt), the
+// scheduler, and any reconciler. The package adds nothing the parts do not
+// already do; it wires them and waits.
+package cluster

@@ -1,0 +1,210 @@
+package controller
+
+import (
+	"context"
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/store"
+)
+
+// EvictionReconciler evacuates nodes marked for drain: spec.unschedulable
+// set and the taint kubevirt.io/drain:NoSchedule ([DrainTaintKey]). Each
+// VMI on such a node is handled by its spec.evictionStrategy (default
+// EvictionOptions.DefaultStrategy, i.e. None):
+//
+//   - LiveMigrate: status.evacuationNodeName is set, condition
+//     EvictionRequested=True, and a VirtualMachineInstanceMigration is
+//     created (generateName kubevirt-evacuation-, annotation
+//     kubevirt.io/evacuationMigration=<node>, priority system-critical, or
+//     system-maintenance when the VMI carries kubevirt.io/eviction-source:
+//     descheduler) unless one is already in flight for the VMI.
+//   - LiveMigrateIfPossible: like LiveMigrate when LiveMigratable=True,
+//     otherwise like None.
+//   - External: evacuationNodeName and EvictionRequested are set and
+//     nothing else happens; an external controller acts on them.
+//   - None: nothing happens and the VMI keeps running. In KubeVirt the
+//     drain would evict the launcher pod and kill the guest; virtkit has no
+//     pods, and killing a guest behind the operator's back is not something
+//     a library should do, so the operator must stop such VMIs.
+//
+// When a node stops being drained, evacuationNodeName and the
+// EvictionRequested condition naming it are cleared.
+type EvictionReconciler struct {
+	o   ReconcilerOptions
+	def virtkit.EvictionStrategy
+}
+
+var _ Reconciler = (*EvictionReconciler)(nil)
+
+// EvictionOptions configure the eviction reconciler beyond
+// ReconcilerOptions.
+type EvictionOptions struct {
+	// DefaultStrategy applies to VMIs without spec.evictionStrategy
+	// (KubeVirt's cluster-wide evictionStrategy); empty means None.
+	DefaultStrategy virtkit.EvictionStrategy
+}
+
+// NewEvictionReconciler returns the eviction reconciler. Requests are Node
+// names.
+func NewEvictionReconciler(o ReconcilerOptions, eo EvictionOptions) (*EvictionReconciler, error) {
+	o, err := o.withDefaults("eviction")
+	if err != nil {
+		return nil, err
+	}
+	if eo.DefaultStrategy == "" {
+		eo.DefaultStrategy = virtkit.EvictionStrategyNone
+	}
+	return &EvictionReconciler{o: o, def: eo.DefaultStrategy}, nil
+}
+
+// Watches returns what the reconciler must be fed: Nodes, and VMIs mapped
+// to their node (and to the node they are being evacuated from).
+func (r *EvictionReconciler) Watches() []Watch {
+	return []Watch{
+		{NewList: nodeList},
+		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []Request {
+			vmi, ok := obj.(*virtkit.VirtualMachineInstance)
+			if !ok {
+				return nil
+			}
+			var out []Request
+			if vmi.Status.NodeName != "" {
+				out = append(out, Request{Name: vmi.Status.NodeName})
+			}
+			if n := vmi.Status.EvacuationNodeName; n != "" && n != vmi.Status.NodeName {
+				out = append(out, Request{Name: n})
+			}
+			return out
+		}},
+	}
+}
+
+// IsDraining reports whether a node is marked for evacuation.
+func IsDraining(n *virtkit.Node) bool {
+	if !n.Spec.Unschedulable {
+		return false
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == DrainTaintKey && t.Effect == virtkit.TaintEffectNoSchedule {
+			return true
+		}
+	}
+	return false
+}
+
+// Reconcile implements Reconciler; req.Name is a Node name.
+func (r *EvictionReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+	node := &virtkit.Node{}
+	found, err := getOptional(ctx, r.o.Store, store.Key{Name: req.Name}, node)
+	if err != nil {
+		return Result{}, err
+	}
+	draining := found && IsDraining(node)
+	vmis := &virtkit.VirtualMachineInstanceList{}
+	if err := r.o.Store.List(ctx, vmis, store.ListOptions{}); err != nil {
+		return Result{}, err
+	}
+	var errs []error
+	for i := range vmis.Items {
+		vmi := &vmis.Items[i]
+		if vmi.IsFinal() || vmi.DeletionTimestamp != nil {
+			continue
+		}
+		var err error
+		switch {
+		case draining && vmi.Status.NodeName == req.Name:
+			err = r.evacuate(ctx, req.Name, vmi)
+		case !draining && vmi.Status.EvacuationNodeName == req.Name:
+			err = r.cancel(ctx, vmi)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return Result{}, errors.Join(errs...)
+}
+
+func (r *EvictionReconciler) strategy(vmi *virtkit.VirtualMachineInstance) virtkit.EvictionStrategy {
+	if vmi.Spec.EvictionStrategy != nil && *vmi.Spec.EvictionStrategy != "" {
+		return *vmi.Spec.EvictionStrategy
+	}
+	return r.def
+}
+
+func (r *EvictionReconciler) evacuate(ctx context.Context, node string, vmi *virtkit.VirtualMachineInstance) error {
+	migrate := false
+	switch r.strategy(vmi) {
+	case virtkit.EvictionStrategyLiveMigrate:
+		migrate = true
+	case virtkit.EvictionStrategyLiveMigrateIfPossible:
+		if !vmi.IsMigratable() {
+			return nil
+		}
+		migrate = true
+	case virtkit.EvictionStrategyExternal:
+	default:
+		return nil
+	}
+	now := r.o.now()
+	changed := vmi.Status.EvacuationNodeName != node
+	vmi.Status.EvacuationNodeName = node
+	if virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+		Type: virtkit.VirtualMachineInstanceEvictionRequested, Status: virtkit.ConditionTrue,
+		Reason: virtkit.EvictionRequestedReason, Message: "VMI is marked for eviction",
+	}, now) {
+		changed = true
+	}
+	if changed {
+		if err := r.o.Store.UpdateStatus(ctx, vmi); err != nil {
+			return err
+		}
+	}
+	if !migrate {
+		return nil
+	}
+	return r.ensureMigration(ctx, node, vmi)
+}
+
+func (r *EvictionReconciler) ensureMigration(ctx context.Context, node string, vmi *virtkit.VirtualMachineInstance) error {
+	migs := &virtkit.VirtualMachineInstanceMigrationList{}
+	if err := r.o.Store.List(ctx, migs, store.ListOptions{
+		Namespace:     vmi.Namespace,
+		LabelSelector: labels.SelectorFromSet(labels.Set{virtkit.MigrationSelectorLabel: vmi.Name}),
+	}); err != nil {
+		return err
+	}
+	for i := range migs.Items {
+		if !migs.Items[i].IsFinal() {
+			return nil // one is in flight (ours or the user's)
+		}
+	}
+	prio := virtkit.PrioritySystemCritical
+	if vmi.Annotations[virtkit.EvictionSourceAnnotation] == "descheduler" {
+		prio = virtkit.PrioritySystemMaintenance
+	}
+	mig := &virtkit.VirtualMachineInstanceMigration{
+		TypeMeta: metav1.TypeMeta{APIVersion: virtkit.APIVersion, Kind: virtkit.KindVirtualMachineInstanceMigration},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:    vmi.Namespace,
+			GenerateName: "kubevirt-evacuation-",
+			Labels:       map[string]string{virtkit.MigrationSelectorLabel: vmi.Name},
+			Annotations:  map[string]string{virtkit.EvacuationMigrationAnnotation: node},
+		},
+		Spec: virtkit.VirtualMachineInstanceMigrationSpec{VMIName: vmi.Name, Priority: &prio},
+	}
+	if err := r.o.Store.Create(ctx, mig); err != nil {
+		return err
+	}
+	r.o.Logger.Info("evacuation migration created", "vmi", vmi.Namespace+"/"+vmi.Name, "node", node, "migration", mig.Name)
+	return nil
+}
+
+func (r *EvictionReconciler) cancel(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
+	vmi.Status.EvacuationNodeName = ""
+	virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested)
+	return r.o.Store.UpdateStatus(ctx, vmi)
+}

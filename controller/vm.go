@@ -1,0 +1,570 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/internal/backoff"
+	"github.com/virtkit/virtkit/store"
+)
+
+// VM condition reasons set by the VM reconciler.
+const (
+	// ReasonFailedCreate: the VMI could not be created (Failure condition).
+	ReasonFailedCreate = "FailedCreate"
+	// ReasonFailedDelete: the VMI could not be deleted (Failure condition).
+	ReasonFailedDelete = "FailedDelete"
+	// ReasonInvalidRunStrategy: spec.running and spec.runStrategy conflict.
+	ReasonInvalidRunStrategy = "InvalidRunStrategy"
+)
+
+// VMReconciler gives VirtualMachines KubeVirt's semantics: it creates and
+// deletes the VM's VMI according to the run strategy and the queued state
+// change requests, delays restarts after failed starts, and keeps the VM
+// status (created, ready, printableStatus, conditions, startFailure,
+// runStrategy, generations) current.
+type VMReconciler struct {
+	o ReconcilerOptions
+}
+
+var _ Reconciler = (*VMReconciler)(nil)
+
+// NewVMReconciler returns the VM reconciler.
+func NewVMReconciler(o ReconcilerOptions) (*VMReconciler, error) {
+	o, err := o.withDefaults("vm")
+	if err != nil {
+		return nil, err
+	}
+	return &VMReconciler{o: o}, nil
+}
+
+// Watches returns what the reconciler must be fed: VMs, and VMIs mapped to
+// the VM that controls them.
+func (r *VMReconciler) Watches() []Watch {
+	return []Watch{
+		{NewList: vmList},
+		{NewList: vmiList, Map: ControllerOwner(virtkit.KindVirtualMachine)},
+	}
+}
+
+// vmSync carries one reconcile's facts and decisions.
+type vmSync struct {
+	vm  *virtkit.VirtualMachine
+	vmi *virtkit.VirtualMachineInstance // nil if none (or not ours)
+	now metav1.Time
+	// orig is the status as stored, to decide whether to write.
+	orig *virtkit.VirtualMachineStatus
+
+	createdVMI bool  // created in this sync (creation expected, not yet seen)
+	deletedVMI bool  // deletion requested in this sync
+	syncErr    error // recorded as the Failure condition
+	failReason string
+	requeue    time.Duration
+}
+
+// Reconcile implements Reconciler.
+func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+	key := keyOf(req)
+	vm := &virtkit.VirtualMachine{}
+	found, err := getOptional(ctx, r.o.Store, key, vm)
+	if err != nil {
+		return Result{}, err
+	}
+	vmi := &virtkit.VirtualMachineInstance{}
+	hasVMI, err := getOptional(ctx, r.o.Store, key, vmi)
+	if err != nil {
+		return Result{}, err
+	}
+	if !found {
+		// No garbage collector: a VMI whose VM is gone is deleted here.
+		if hasVMI {
+			if ref := controllerOf(vmi); ref != nil && ref.Kind == virtkit.KindVirtualMachine && ref.Name == req.Name {
+				return Result{}, r.releaseAndDelete(ctx, vmi)
+			}
+		}
+		return Result{}, nil
+	}
+	if hasVMI {
+		ref := controllerOf(vmi)
+		switch {
+		case ref == nil:
+			// Adopt an orphan of the same name, as KubeVirt does.
+			vmi.OwnerReferences = append(vmi.OwnerReferences, newControllerRef(vm, virtkit.KindVirtualMachine))
+			if err := r.o.Store.Update(ctx, vmi); err != nil {
+				return Result{}, err
+			}
+		case ref.Kind == virtkit.KindVirtualMachine && ref.UID != vm.UID:
+			// Left over from an earlier VM of the same name: collect it.
+			if err := r.releaseAndDelete(ctx, vmi); err != nil {
+				return Result{}, err
+			}
+			return Result{RequeueAfter: time.Second}, nil
+		case ref.UID != vm.UID:
+			hasVMI = false // controlled by something else; creation will fail
+		}
+	}
+	s := &vmSync{vm: vm, now: r.o.now(), orig: vm.Status.DeepCopy()}
+	if hasVMI {
+		s.vmi = vmi
+	}
+
+	if vm.DeletionTimestamp != nil {
+		return r.syncDeleted(ctx, s)
+	}
+	if addFinalizer(vm, virtkit.VirtualMachineControllerFinalizer) {
+		if err := r.o.Store.Update(ctx, vm); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := r.releaseVMI(ctx, s); err != nil {
+		return Result{}, err
+	}
+	if err := r.syncRunStrategy(ctx, s); err != nil {
+		return Result{}, err
+	}
+	if err := r.updateStatus(ctx, s); err != nil {
+		return Result{}, err
+	}
+	if s.syncErr != nil {
+		return Result{}, s.syncErr
+	}
+	return Result{RequeueAfter: s.requeue}, nil
+}
+
+// syncDeleted stops the VMI of a deleted VM and then lets the VM go.
+func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (Result, error) {
+	if s.vmi != nil {
+		if err := r.releaseAndDelete(ctx, s.vmi); err != nil {
+			return Result{}, err
+		}
+		s.deletedVMI = true
+		return Result{}, r.updateStatus(ctx, s)
+	}
+	if removeFinalizers(s.vm, virtkit.VirtualMachineControllerFinalizer) {
+		err := r.o.Store.Update(ctx, s.vm)
+		if errors.Is(err, store.ErrNotFound) {
+			return Result{}, nil
+		}
+		return Result{}, err
+	}
+	return Result{}, nil
+}
+
+// releaseVMI accounts a final or deleted VMI for start-failure backoff and
+// then drops the VM controller's finalizer from it.
+func (r *VMReconciler) releaseVMI(ctx context.Context, s *vmSync) error {
+	vmi := s.vmi
+	if vmi == nil || (!vmi.IsFinal() && vmi.DeletionTimestamp == nil) {
+		return nil
+	}
+	r.syncStartFailure(s)
+	if !hasFinalizer(vmi, virtkit.VirtualMachineControllerFinalizer) {
+		return nil
+	}
+	// Persist the failure count before the VMI can disappear.
+	if err := r.updateStatus(ctx, s); err != nil {
+		return err
+	}
+	removeFinalizers(vmi, virtkit.VirtualMachineControllerFinalizer)
+	if err := r.o.Store.Update(ctx, vmi); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			s.vmi = nil
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// releaseAndDelete deletes a VMI after removing the VM controller's
+// finalizer from it.
+func (r *VMReconciler) releaseAndDelete(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
+	if removeFinalizers(vmi, virtkit.VirtualMachineControllerFinalizer) {
+		if err := r.o.Store.Update(ctx, vmi); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil
+			}
+			return err
+		}
+	}
+	if vmi.DeletionTimestamp != nil {
+		return nil
+	}
+	return r.deleteVMI(ctx, vmi)
+}
+
+func (r *VMReconciler) deleteVMI(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
+	uid := vmi.UID
+	err := r.o.Store.Delete(ctx, vmi, store.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// shouldBackoff: strategies whose automatic starts are delayed after
+// failures.
+func shouldBackoff(rs virtkit.VirtualMachineRunStrategy) bool {
+	return rs == virtkit.RunStrategyAlways || rs == virtkit.RunStrategyRerunOnFailure || rs == virtkit.RunStrategyOnce
+}
+
+// syncStartFailure counts a VMI that ended without ever running, once per
+// VMI, and clears the count when a VMI runs or the strategy does not back
+// off.
+func (r *VMReconciler) syncStartFailure(s *vmSync) {
+	rs, err := s.vm.RunStrategy()
+	if err != nil || !shouldBackoff(rs) {
+		s.vm.Status.StartFailure = nil
+		return
+	}
+	vmi := s.vmi
+	if vmi == nil {
+		return
+	}
+	if vmi.IsRunning() {
+		s.vm.Status.StartFailure = nil
+		return
+	}
+	if !vmi.IsFinal() || vmi.HasReachedPhase(virtkit.Running) {
+		return
+	}
+	sf := s.vm.Status.StartFailure
+	if sf != nil && sf.LastFailedVMIUID == vmi.UID {
+		return
+	}
+	count := 1
+	if sf != nil {
+		count = sf.ConsecutiveFailCount + 1
+	}
+	retry := metav1.NewTime(s.now.Add(backoff.StartFailureDelay(count, r.o.IntN)))
+	s.vm.Status.StartFailure = &virtkit.VirtualMachineStartFailure{
+		ConsecutiveFailCount: count,
+		LastFailedVMIUID:     vmi.UID,
+		RetryAfterTimestamp:  &retry,
+	}
+}
+
+// firstRequest returns status.stateChangeRequests[0] or nil.
+func firstRequest(vm *virtkit.VirtualMachine) *virtkit.VirtualMachineStateChangeRequest {
+	if len(vm.Status.StateChangeRequests) == 0 {
+		return nil
+	}
+	return &vm.Status.StateChangeRequests[0]
+}
+
+func (s *vmSync) stopRequested() bool {
+	req := firstRequest(s.vm)
+	return s.vmi != nil && req != nil && req.Action == virtkit.StopRequest && req.UID != nil && *req.UID == s.vmi.UID
+}
+
+func (s *vmSync) startRequested() bool {
+	req := firstRequest(s.vm)
+	return req != nil && req.Action == virtkit.StartRequest
+}
+
+// syncRunStrategy is KubeVirt's syncRunStrategy (§1.4).
+func (r *VMReconciler) syncRunStrategy(ctx context.Context, s *vmSync) error {
+	rs, err := s.vm.RunStrategy()
+	if err != nil {
+		s.syncErr = TerminalError(err)
+		s.failReason = ReasonInvalidRunStrategy
+		return nil
+	}
+	s.trimRequests()
+	vmi := s.vmi
+	deleting := vmi != nil && vmi.DeletionTimestamp != nil
+	if deleting {
+		return nil // wait until it is gone
+	}
+	switch rs {
+	case virtkit.RunStrategyAlways:
+		if vmi != nil && (vmi.IsFinal() || s.stopRequested()) {
+			return r.stop(ctx, s)
+		}
+		if vmi == nil {
+			return r.start(ctx, s, true)
+		}
+	case virtkit.RunStrategyRerunOnFailure:
+		if vmi != nil {
+			switch {
+			case s.stopRequested():
+				return r.stop(ctx, s)
+			case vmi.Status.Phase == virtkit.Failed:
+				// Restart: queue a Start that survives the deletion.
+				if !s.startRequested() {
+					s.vm.Status.StateChangeRequests = append(s.vm.Status.StateChangeRequests,
+						virtkit.VirtualMachineStateChangeRequest{Action: virtkit.StartRequest})
+				}
+				return r.stop(ctx, s)
+			case vmi.Status.Phase == virtkit.Succeeded:
+				return r.stop(ctx, s)
+			}
+			return nil
+		}
+		if s.startRequested() || s.vm.Status.RunStrategy != virtkit.RunStrategyRerunOnFailure {
+			return r.start(ctx, s, true)
+		}
+	case virtkit.RunStrategyManual:
+		if vmi != nil && s.stopRequested() {
+			return r.stop(ctx, s)
+		}
+		if vmi == nil && s.startRequested() {
+			return r.start(ctx, s, false)
+		}
+	case virtkit.RunStrategyHalted:
+		if vmi != nil {
+			return r.stop(ctx, s)
+		}
+		if s.startRequested() {
+			// The paused-start path: turn the VM on; Always then creates the
+			// VMI from the still-queued Start request.
+			return r.setRunning(ctx, s)
+		}
+	case virtkit.RunStrategyOnce:
+		if vmi == nil {
+			return r.start(ctx, s, true)
+		}
+	default:
+		s.syncErr = TerminalError(fmt.Errorf("spec.runStrategy: %q: %w", rs, virtkit.ErrNotSupported))
+		s.failReason = ReasonInvalidRunStrategy
+	}
+	return nil
+}
+
+// setRunning switches a Halted VM to Always (running: true when the VM uses
+// the deprecated field).
+func (r *VMReconciler) setRunning(ctx context.Context, s *vmSync) error {
+	status := s.vm.Status.DeepCopy()
+	if s.vm.Spec.Running != nil {
+		yes := true
+		s.vm.Spec.Running = &yes
+	} else {
+		always := virtkit.RunStrategyAlways
+		s.vm.Spec.RunStrategy = &always
+	}
+	if err := r.o.Store.Update(ctx, s.vm); err != nil {
+		return err
+	}
+	// Keep the status computed so far (the store returns the stored one).
+	s.vm.Status = *status
+	s.requeue = time.Nanosecond // act on the new strategy right away
+	return nil
+}
+
+func (r *VMReconciler) stop(ctx context.Context, s *vmSync) error {
+	if err := r.releaseAndDelete(ctx, s.vmi); err != nil {
+		s.syncErr = fmt.Errorf("delete vmi %s/%s: %w", s.vmi.Namespace, s.vmi.Name, err)
+		s.failReason = ReasonFailedDelete
+		return nil
+	}
+	s.deletedVMI = true
+	return nil
+}
+
+// start creates the VMI, unless a start-failure backoff is in effect.
+func (r *VMReconciler) start(ctx context.Context, s *vmSync, backoffApplies bool) error {
+	if sf := s.vm.Status.StartFailure; backoffApplies && sf != nil && sf.RetryAfterTimestamp != nil && s.now.Before(sf.RetryAfterTimestamp) {
+		s.requeue = sf.RetryAfterTimestamp.Sub(s.now.Time)
+		return nil
+	}
+	vmi, err := newVMIFromVM(s.vm)
+	if err != nil {
+		s.syncErr = TerminalError(err)
+		s.failReason = ReasonFailedCreate
+		return nil
+	}
+	if err := r.o.Store.Create(ctx, vmi); err != nil {
+		if errors.Is(err, store.ErrAlreadyExists) {
+			return err // an old VMI is still there: retry later
+		}
+		s.syncErr = fmt.Errorf("create vmi %s/%s: %w", vmi.Namespace, vmi.Name, err)
+		s.failReason = ReasonFailedCreate
+		return nil
+	}
+	s.vmi = vmi
+	s.createdVMI = true
+	r.o.Logger.Debug("created vmi", "vm", s.vm.Namespace+"/"+s.vm.Name, "uid", vmi.UID)
+	return nil
+}
+
+// newVMIFromVM renders the VM's VMI (§1.6).
+func newVMIFromVM(vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstance, error) {
+	tmpl := vm.Spec.Template
+	if tmpl == nil {
+		return nil, fmt.Errorf("vm %s/%s: spec.template: required", vm.Namespace, vm.Name)
+	}
+	vmi := &virtkit.VirtualMachineInstance{
+		TypeMeta: metav1.TypeMeta{APIVersion: virtkit.APIVersion, Kind: virtkit.KindVirtualMachineInstance},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       vm.Namespace,
+			Name:            vm.Name,
+			Labels:          maps.Clone(tmpl.ObjectMeta.Labels),
+			Annotations:     maps.Clone(tmpl.ObjectMeta.Annotations),
+			OwnerReferences: []metav1.OwnerReference{newControllerRef(vm, virtkit.KindVirtualMachine)},
+			Finalizers:      []string{virtkit.VirtualMachineControllerFinalizer},
+		},
+		Spec: *tmpl.Spec.DeepCopy(),
+	}
+	if vmi.Annotations == nil {
+		vmi.Annotations = map[string]string{}
+	}
+	vmi.Annotations[virtkit.VMGenerationAnnotation] = strconv.FormatInt(vm.Generation, 10)
+	if vmi.Spec.Domain.Firmware == nil {
+		vmi.Spec.Domain.Firmware = &virtkit.Firmware{}
+	}
+	if vmi.Spec.Domain.Firmware.UUID == "" {
+		vmi.Spec.Domain.Firmware.UUID = FirmwareUUID(vm.Name)
+	}
+	if req := firstRequest(vm); req != nil && req.Action == virtkit.StartRequest &&
+		req.Data[virtkit.StartRequestDataPausedKey] == "true" {
+		paused := virtkit.StartStrategyPaused
+		vmi.Spec.StartStrategy = &paused
+	}
+	return vmi, nil
+}
+
+// FirmwareUUID is the stable firmware UUID of a VM without one: UUIDv5
+// (SHA-1) of the VM name in KubeVirt's namespace, so the guest sees the same
+// UUID on every start. It is a pure function of the name, so it is not
+// written back into the VM.
+func FirmwareUUID(vmName string) types.UID {
+	ns := [16]byte{0x6a, 0x1a, 0x24, 0xa1, 0x40, 0x61, 0x46, 0x07, 0x8b, 0xf4, 0xa3, 0x96, 0x3d, 0x0c, 0x58, 0x95}
+	h := sha1.New()
+	h.Write(ns[:])
+	h.Write([]byte(vmName))
+	var u [16]byte
+	copy(u[:], h.Sum(nil))
+	u[6] = (u[6] & 0x0f) | 0x50 // version 5
+	u[8] = (u[8] & 0x3f) | 0x80 // RFC 4122 variant
+	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16]))
+}
+
+// trimRequests pops the first request once it has been acted on (§1.5).
+func (s *vmSync) trimRequests() {
+	for {
+		req := firstRequest(s.vm)
+		if req == nil {
+			return
+		}
+		vmi := s.vmi
+		switch req.Action {
+		case virtkit.StopRequest:
+			if vmi == nil || req.UID == nil || *req.UID != vmi.UID {
+				s.vm.Status.StateChangeRequests = s.vm.Status.StateChangeRequests[1:]
+				continue
+			}
+		case virtkit.StartRequest:
+			if vmi != nil && !vmi.IsFinal() && vmi.DeletionTimestamp == nil && !s.deletedVMI {
+				s.vm.Status.StateChangeRequests = s.vm.Status.StateChangeRequests[1:]
+				continue
+			}
+		default:
+			s.vm.Status.StateChangeRequests = s.vm.Status.StateChangeRequests[1:]
+			continue
+		}
+		return
+	}
+}
+
+// vmOnlyConditions are owned by the VM; every other condition type is a
+// copy of the VMI's.
+var vmOnlyConditions = map[virtkit.ConditionType]bool{
+	virtkit.VirtualMachineFailure:                true,
+	virtkit.VirtualMachineRestartRequired:        true,
+	virtkit.VirtualMachineManualRecoveryRequired: true,
+}
+
+// updateStatus computes the VM status and writes it if it changed.
+func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
+	vm := s.vm
+	st := &vm.Status
+	vmi := s.vmi
+	if vmi != nil && s.deletedVMI && vmi.IsFinal() {
+		vmi = nil // a final VMI being deleted is as good as gone
+	}
+
+	rs, rsErr := vm.RunStrategy()
+	if rsErr == nil {
+		if vmi != nil || s.createdVMI || rs != virtkit.RunStrategyRerunOnFailure {
+			st.RunStrategy = rs
+		}
+	}
+	if vmi != nil && vmi.IsRunning() || rsErr == nil && !shouldBackoff(rs) {
+		st.StartFailure = nil
+	}
+	s.trimRequests()
+	if len(st.StateChangeRequests) == 0 {
+		st.StateChangeRequests = nil
+	}
+
+	st.Created = vmi != nil
+	st.Ready = vmi != nil && vmi.IsReady() && vmi.DeletionTimestamp == nil
+	st.DesiredGeneration = vm.Generation
+	st.ObservedGeneration = vm.Generation
+	if vmi != nil {
+		if g, err := strconv.ParseInt(vmi.Annotations[virtkit.VMGenerationAnnotation], 10, 64); err == nil {
+			st.ObservedGeneration = g
+		}
+	}
+
+	// Conditions: VM-owned ones, then copies of the VMI's.
+	var conds []virtkit.Condition
+	for _, c := range st.Conditions {
+		if vmOnlyConditions[c.Type] || (vmi != nil && virtkit.GetCondition(vmi.Status.Conditions, c.Type) != nil) {
+			conds = append(conds, c)
+		}
+	}
+	if vmi == nil {
+		virtkit.SetCondition(&conds, virtkit.Condition{
+			Type: virtkit.VirtualMachineReady, Status: virtkit.ConditionFalse,
+			Reason: virtkit.VMINotExistsReason, Message: "VMI does not exist",
+		}, s.now)
+	} else {
+		for _, c := range vmi.Status.Conditions {
+			virtkit.SetCondition(&conds, virtkit.Condition{
+				Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message,
+				LastTransitionTime: c.LastTransitionTime,
+			}, s.now)
+		}
+		if virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceReady) == nil {
+			virtkit.SetCondition(&conds, virtkit.Condition{
+				Type: virtkit.VirtualMachineReady, Status: virtkit.ConditionFalse,
+				Reason: virtkit.PodNotExistsReason, Message: "VMI has not reported readiness yet",
+			}, s.now)
+		}
+	}
+	if s.syncErr != nil {
+		virtkit.SetCondition(&conds, virtkit.Condition{
+			Type: virtkit.VirtualMachineFailure, Status: virtkit.ConditionTrue,
+			Reason: s.failReason, Message: s.syncErr.Error(),
+		}, s.now)
+	} else {
+		virtkit.RemoveCondition(&conds, virtkit.VirtualMachineFailure)
+	}
+	st.Conditions = conds
+
+	st.PrintableStatus = virtkit.PrintableStatus(virtkit.PrintableStatusInput{
+		VM: vm, VMI: vmi, Now: s.now,
+		VMICreationExpected: s.createdVMI || (vmi == nil && s.deletedVMI && rsErr == nil && rs == virtkit.RunStrategyAlways),
+		VMIDeletionExpected: s.deletedVMI,
+	})
+
+	if equality.Semantic.DeepEqual(s.orig, st) {
+		return nil
+	}
+	if err := r.o.Store.UpdateStatus(ctx, vm); err != nil {
+		return err
+	}
+	s.orig = vm.Status.DeepCopy()
+	return nil
+}

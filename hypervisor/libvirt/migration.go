@@ -1,0 +1,439 @@
+//go:build cgo
+
+package libvirt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	lv "libvirt.org/go/libvirt"
+
+	"github.com/virtkit/virtkit/hypervisor"
+)
+
+const (
+	// jobPoll is how often StartMigration looks for the job to appear.
+	jobPoll = 20 * time.Millisecond
+	// finalStatsTimeout bounds collecting a finished job's counters.
+	finalStatsTimeout = 15 * time.Second
+	// defaultPageSize converts QEMU's dirty pages/s when libvirt omits the
+	// page size.
+	defaultPageSize = 4096
+)
+
+// migrationArgs turns MigrationParams into libvirt's typed parameters and
+// flags. Migration is always live and peer-to-peer: the source libvirtd
+// connects to DestinationURI itself (the only mode virDomainMigrateToURI3
+// has for QEMU).
+func migrationArgs(p hypervisor.MigrationParams) (*lv.DomainMigrateParameters, lv.DomainMigrateFlags, error) {
+	if p.DestinationURI == "" {
+		return nil, 0, fmt.Errorf("DestinationURI: required: %w", hypervisor.ErrInvalidArgument)
+	}
+	if p.AutoConvergeInitial < 0 || p.AutoConvergeInitial > 100 {
+		return nil, 0, fmt.Errorf("AutoConvergeInitial: %d not in [0, 100]: %w", p.AutoConvergeInitial, hypervisor.ErrInvalidArgument)
+	}
+	if p.AutoConvergeIncrement < 0 || p.AutoConvergeIncrement > 100 {
+		return nil, 0, fmt.Errorf("AutoConvergeIncrement: %d not in [0, 100]: %w", p.AutoConvergeIncrement, hypervisor.ErrInvalidArgument)
+	}
+	if p.ParallelConnections < 0 {
+		return nil, 0, fmt.Errorf("ParallelConnections: %d is negative: %w", p.ParallelConnections, hypervisor.ErrInvalidArgument)
+	}
+	if p.DowntimeLimit < 0 {
+		return nil, 0, fmt.Errorf("DowntimeLimit: %v is negative: %w", p.DowntimeLimit, hypervisor.ErrInvalidArgument)
+	}
+	if !p.AutoConverge && (p.AutoConvergeInitial != 0 || p.AutoConvergeIncrement != 0) {
+		return nil, 0, fmt.Errorf("AutoConvergeInitial/AutoConvergeIncrement: set without AutoConverge: %w", hypervisor.ErrInvalidArgument)
+	}
+	params := &lv.DomainMigrateParameters{}
+	flags := lv.MIGRATE_LIVE | lv.MIGRATE_PEER2PEER
+	if p.MigrateURI != "" {
+		params.URISet, params.URI = true, p.MigrateURI
+	}
+	if p.DestinationXML != "" {
+		params.DestXMLSet, params.DestXML = true, p.DestinationXML
+	}
+	if p.Bandwidth > 0 {
+		params.BandwidthSet, params.Bandwidth = true, bytesToMiB(p.Bandwidth)
+	}
+	if p.AutoConverge {
+		flags |= lv.MIGRATE_AUTO_CONVERGE
+		if p.AutoConvergeInitial > 0 {
+			params.AutoConvergeInitialSet, params.AutoConvergeInitial = true, p.AutoConvergeInitial
+		}
+		if p.AutoConvergeIncrement > 0 {
+			params.AutoConvergeIncrementSet, params.AutoConvergeIncrement = true, p.AutoConvergeIncrement
+		}
+	}
+	if p.PostCopy {
+		flags |= lv.MIGRATE_POSTCOPY
+	}
+	if p.ParallelConnections > 1 {
+		flags |= lv.MIGRATE_PARALLEL
+		params.ParallelConnectionsSet, params.ParallelConnections = true, p.ParallelConnections
+	}
+	if p.Persist {
+		flags |= lv.MIGRATE_PERSIST_DEST
+	}
+	if p.UndefineSource {
+		flags |= lv.MIGRATE_UNDEFINE_SOURCE
+	}
+	return params, flags, nil
+}
+
+// bytesToMiB rounds a rate in bytes/s up to libvirt's MiB/s (0 stays 0,
+// unlimited).
+func bytesToMiB(b uint64) uint64 { return (b + (1 << 20) - 1) >> 20 }
+
+// StartMigration starts a live migration of name to params.DestinationURI
+// and returns once libvirt reports the job (or the job already ended).
+// virDomainMigrateToURI3 blocks for the whole migration; it runs in a
+// goroutine owned by the returned job. When ctx ends before the job shows
+// up, the job is aborted and ctx.Err() returned.
+func (h *Hypervisor) StartMigration(ctx context.Context, name string, p hypervisor.MigrationParams) (hypervisor.MigrationJob, error) {
+	params, flags, err := migrationArgs(p)
+	if err != nil {
+		return nil, hypervisor.WrapDomain("migrate", name, err)
+	}
+	st, _, err := h.state(ctx, name)
+	if err != nil {
+		return nil, wrap("migrate", name, errors.Unwrap(err))
+	}
+	if !st.IsActive() {
+		return nil, hypervisor.WrapDomain("migrate", name, fmt.Errorf("domain is %s: %w", st, hypervisor.ErrInvalidState))
+	}
+	if err := h.ref(); err != nil {
+		return nil, wrap("migrate", name, err)
+	}
+	j := &migrationJob{h: h, name: name, params: p, started: time.Now(), done: make(chan struct{})}
+	go j.run(params, flags)
+
+	tick := time.NewTicker(jobPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-j.done:
+			j.mu.Lock()
+			seen := j.seen
+			j.mu.Unlock()
+			if j.err != nil && !seen && !j.result.Aborted {
+				// Failed before any job showed up (not running, refused
+				// by the destination, unsupported): a start error.
+				return nil, j.startErr
+			}
+			return j, nil
+		case <-ctx.Done():
+			go func() {
+				actx, cancel := context.WithTimeout(context.Background(), finalStatsTimeout)
+				defer cancel()
+				_ = j.Abort(actx)
+			}()
+			return nil, hypervisor.WrapDomain("migrate", name, ctx.Err())
+		case <-tick.C:
+		}
+		js, err := j.poll(ctx)
+		if err == nil && js.Type != hypervisor.JobNone {
+			j.mu.Lock()
+			j.seen = true
+			j.mu.Unlock()
+			if p.DowntimeLimit > 0 {
+				if err := j.SetMaxDowntime(ctx, p.DowntimeLimit); err != nil && !errors.Is(err, hypervisor.ErrNoJob) {
+					_ = j.Abort(context.Background())
+					return nil, err
+				}
+			}
+			return j, nil
+		}
+	}
+}
+
+// migrationJob is one outgoing migration seen from the source.
+type migrationJob struct {
+	h       *Hypervisor
+	name    string
+	params  hypervisor.MigrationParams
+	started time.Time
+	done    chan struct{}
+
+	postCopy       atomic.Bool
+	abortRequested atomic.Bool
+
+	mu   sync.Mutex
+	seen bool // libvirt reported the job at least once
+	last hypervisor.JobStats
+
+	// Set before done is closed.
+	result   hypervisor.MigrationResult
+	err      error
+	startErr error // the translated libvirt error, for failures before the job existed
+}
+
+var _ hypervisor.MigrationJob = (*migrationJob)(nil)
+
+// run performs the migration and records the outcome. It owns one
+// reference on the connection (taken by StartMigration).
+func (j *migrationJob) run(params *lv.DomainMigrateParameters, flags lv.DomainMigrateFlags) {
+	h := j.h
+	defer h.unref()
+	defer close(j.done)
+	var migErr error
+	d, err := h.conn.LookupDomainByName(j.name)
+	if err == nil {
+		migErr = d.MigrateToURI3(j.params.DestinationURI, params, flags)
+		freeDomain(h.log, d)
+	} else {
+		migErr = err
+	}
+	ended := time.Now()
+	stats := j.finalStats(migErr == nil)
+	res := hypervisor.MigrationResult{
+		Succeeded: migErr == nil,
+		Mode:      hypervisor.ModePreCopy,
+		Started:   j.started,
+		Ended:     ended,
+		Stats:     stats,
+	}
+	if j.postCopy.Load() {
+		res.Mode = hypervisor.ModePostCopy
+	}
+	if migErr != nil {
+		translated := translate(migErr)
+		j.startErr = hypervisor.WrapDomain("migrate", j.name, translated)
+		res.Reason = translated.Error()
+		if errors.Is(translated, hypervisor.ErrMigrationAborted) || j.abortRequested.Load() {
+			res.Aborted = true
+			j.err = hypervisor.WrapDomain("migrate", j.name, fmt.Errorf("%w: %w", hypervisor.ErrMigrationAborted, translated))
+		} else {
+			j.err = hypervisor.WrapDomain("migrate", j.name, fmt.Errorf("%w: %w", hypervisor.ErrMigrationFailed, translated))
+		}
+		switch {
+		case res.Aborted:
+			res.Stats.Type = hypervisor.JobCancelled
+		default:
+			res.Stats.Type = hypervisor.JobFailed
+		}
+	} else {
+		res.Stats.Type = hypervisor.JobCompleted
+	}
+	j.result = res
+}
+
+// finalStats collects the finished job's counters: from the source, else
+// (a transient source is gone) from the destination's incoming job, else
+// the last counters polled while it ran.
+func (j *migrationJob) finalStats(succeeded bool) hypervisor.JobStats {
+	ctx, cancel := context.WithTimeout(context.Background(), finalStatsTimeout)
+	defer cancel()
+	if st, err := j.completedStats(ctx, j.h); err == nil {
+		return st
+	}
+	if succeeded {
+		dest, err := New(ctx, Options{URI: j.params.DestinationURI, Logger: j.h.log})
+		if err == nil {
+			defer func() { _ = dest.Close() }()
+			if st, err := j.completedStats(ctx, dest); err == nil {
+				return st
+			}
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.last
+}
+
+func (j *migrationJob) completedStats(ctx context.Context, h *Hypervisor) (hypervisor.JobStats, error) {
+	return withDomain(ctx, h, "job stats", j.name, func(_ *lv.Connect, d *lv.Domain) (hypervisor.JobStats, error) {
+		info, err := d.GetJobStats(lv.DOMAIN_JOB_STATS_COMPLETED)
+		if err != nil {
+			return hypervisor.JobStats{}, err
+		}
+		if info.Type == lv.DOMAIN_JOB_NONE {
+			return hypervisor.JobStats{}, fmt.Errorf("no completed job: %w", hypervisor.ErrNoJob)
+		}
+		return j.convert(info), nil
+	})
+}
+
+// poll reads the running job's counters from the source and remembers them.
+func (j *migrationJob) poll(ctx context.Context) (hypervisor.JobStats, error) {
+	st, err := withDomain(ctx, j.h, "job stats", j.name, func(_ *lv.Connect, d *lv.Domain) (hypervisor.JobStats, error) {
+		info, err := d.GetJobStats(0)
+		if err != nil {
+			return hypervisor.JobStats{}, err
+		}
+		return j.convert(info), nil
+	})
+	if err == nil && st.Type == hypervisor.JobUnbounded {
+		j.mu.Lock()
+		j.last = st
+		j.mu.Unlock()
+	}
+	return st, err
+}
+
+func (j *migrationJob) convert(info *lv.DomainJobInfo) hypervisor.JobStats {
+	st := hypervisor.JobStats{
+		Type:             jobType(info.Type),
+		Mode:             hypervisor.ModePreCopy,
+		Elapsed:          millis(info.TimeElapsedSet, info.TimeElapsed),
+		DataTotal:        count(info.DataTotalSet, info.DataTotal),
+		DataProcessed:    count(info.DataProcessedSet, info.DataProcessed),
+		DataRemaining:    count(info.DataRemainingSet, info.DataRemaining),
+		MemoryTotal:      count(info.MemTotalSet, info.MemTotal),
+		MemoryProcessed:  count(info.MemProcessedSet, info.MemProcessed),
+		MemoryRemaining:  count(info.MemRemainingSet, info.MemRemaining),
+		MemoryBps:        count(info.MemBpsSet, info.MemBps),
+		MemoryIteration:  count(info.MemIterationSet, info.MemIteration),
+		Downtime:         millis(info.DowntimeSet, info.Downtime),
+		SetupTime:        millis(info.SetupTimeSet, info.SetupTime),
+		PostcopyRequests: count(info.MemPostcopyReqsSet, info.MemPostcopyReqs),
+	}
+	if info.MemDirtyRateSet {
+		page := uint64(defaultPageSize)
+		if info.MemPageSizeSet && info.MemPageSize > 0 {
+			page = info.MemPageSize
+		}
+		st.MemoryDirtyRate = hypervisor.Some(info.MemDirtyRate * page)
+	}
+	if info.AutoConvergeThrottleSet {
+		st.AutoConvergeThrottle = hypervisor.Some(int64(info.AutoConvergeThrottle))
+	}
+	if j.postCopy.Load() || (info.MemPostcopyReqsSet && info.MemPostcopyReqs > 0) {
+		st.Mode = hypervisor.ModePostCopy
+	}
+	return st
+}
+
+func jobType(t lv.DomainJobType) hypervisor.JobType {
+	switch t {
+	case lv.DOMAIN_JOB_BOUNDED, lv.DOMAIN_JOB_UNBOUNDED:
+		return hypervisor.JobUnbounded
+	case lv.DOMAIN_JOB_COMPLETED:
+		return hypervisor.JobCompleted
+	case lv.DOMAIN_JOB_FAILED:
+		return hypervisor.JobFailed
+	case lv.DOMAIN_JOB_CANCELLED:
+		return hypervisor.JobCancelled
+	}
+	return hypervisor.JobNone
+}
+
+func (j *migrationJob) ended() bool {
+	select {
+	case <-j.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (j *migrationJob) noJob(op string) error {
+	return hypervisor.WrapDomain(op, j.name, fmt.Errorf("migration job has ended: %w", hypervisor.ErrNoJob))
+}
+
+// Stats returns the job's counters; after the end, the final ones.
+func (j *migrationJob) Stats(ctx context.Context) (hypervisor.JobStats, error) {
+	if j.ended() {
+		return j.result.Stats, nil
+	}
+	st, err := j.poll(ctx)
+	if err == nil && st.Type == hypervisor.JobUnbounded {
+		return st, nil
+	}
+	// Between libvirt's end of the job and our goroutine's: wait for the
+	// final counters rather than report "no job".
+	select {
+	case <-j.done:
+		return j.result.Stats, nil
+	case <-ctx.Done():
+		return hypervisor.JobStats{}, hypervisor.WrapDomain("job stats", j.name, ctx.Err())
+	case <-time.After(2 * time.Second):
+	}
+	if err != nil {
+		return hypervisor.JobStats{}, err
+	}
+	return st, nil
+}
+
+// Abort cancels the job (virDomainAbortJob); the guest keeps running on
+// the source. An ended job gives ErrNoJob, one in post-copy ErrInvalidState.
+func (j *migrationJob) Abort(ctx context.Context) error {
+	if j.ended() {
+		return j.noJob("abort migration")
+	}
+	if j.postCopy.Load() {
+		return hypervisor.WrapDomain("abort migration", j.name,
+			fmt.Errorf("migration is in post-copy mode; aborting would lose the guest: %w", hypervisor.ErrInvalidState))
+	}
+	j.abortRequested.Store(true)
+	err := doDomain(ctx, j.h, "abort migration", j.name, func(d *lv.Domain) error { return d.AbortJob() })
+	if err != nil && j.ended() {
+		return j.noJob("abort migration")
+	}
+	return err
+}
+
+// SetMaxDowntime changes the switchover downtime limit (milliseconds in
+// libvirt, at least 1).
+func (j *migrationJob) SetMaxDowntime(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return hypervisor.WrapDomain("set max downtime", j.name, fmt.Errorf("downtime %v must be positive: %w", d, hypervisor.ErrInvalidArgument))
+	}
+	if j.ended() {
+		return j.noJob("set max downtime")
+	}
+	ms := uint64(max(1, (d+time.Millisecond-1)/time.Millisecond))
+	return doDomain(ctx, j.h, "set max downtime", j.name, func(dom *lv.Domain) error {
+		return dom.MigrateSetMaxDowntime(ms, 0)
+	})
+}
+
+// SetMaxSpeed caps the bandwidth, rounded up to whole MiB/s (0 =
+// unlimited). In post-copy mode it sets the post-copy bandwidth as well.
+func (j *migrationJob) SetMaxSpeed(ctx context.Context, bytesPerSecond uint64) error {
+	if j.ended() {
+		return j.noJob("set max speed")
+	}
+	mib := bytesToMiB(bytesPerSecond)
+	return doDomain(ctx, j.h, "set max speed", j.name, func(d *lv.Domain) error {
+		if err := d.MigrateSetMaxSpeed(mib, 0); err != nil {
+			return err
+		}
+		if j.postCopy.Load() {
+			return d.MigrateSetMaxSpeed(mib, lv.MIGRATE_MAX_SPEED_POSTCOPY)
+		}
+		return nil
+	})
+}
+
+// StartPostCopy switches the job to post-copy (virDomainMigrateStartPostCopy).
+func (j *migrationJob) StartPostCopy(ctx context.Context) error {
+	if !j.params.PostCopy {
+		return hypervisor.WrapDomain("start post-copy", j.name,
+			fmt.Errorf("job was started without MigrationParams.PostCopy: %w", hypervisor.ErrInvalidState))
+	}
+	if j.ended() {
+		return j.noJob("start post-copy")
+	}
+	err := doDomain(ctx, j.h, "start post-copy", j.name, func(d *lv.Domain) error { return d.MigrateStartPostCopy(0) })
+	if err == nil {
+		j.postCopy.Store(true)
+	}
+	return err
+}
+
+// Done is closed when the job has ended.
+func (j *migrationJob) Done() <-chan struct{} { return j.done }
+
+// Result waits for the end of the job and reports how it ended.
+func (j *migrationJob) Result(ctx context.Context) (hypervisor.MigrationResult, error) {
+	select {
+	case <-j.done:
+		return j.result, j.err
+	case <-ctx.Done():
+		return hypervisor.MigrationResult{}, hypervisor.WrapDomain("migrate", j.name, ctx.Err())
+	}
+}

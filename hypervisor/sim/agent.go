@@ -1,0 +1,154 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/virtkit/virtkit/guestagent"
+	"github.com/virtkit/virtkit/guestagent/qgaserver"
+	"github.com/virtkit/virtkit/hypervisor"
+)
+
+// GuestAgent answers guest-agent commands for one guest: one JSON command
+// in, the reply object out, as libvirt's virDomainQemuAgentCommand returns
+// it. [qgaserver.Server] is the built-in one.
+type GuestAgent interface {
+	HandleCommand(ctx context.Context, command string) (string, error)
+}
+
+// AgentOptions configure the simulated guest agents. Every domain whose
+// XML has the org.qemu.guest_agent.0 channel gets one when it starts; it
+// answers once the guest has booted and while the domain runs.
+type AgentOptions struct {
+	// Guest returns the configuration of a domain's simulated guest (OS
+	// info, host name, interfaces, users, ...). nil gives
+	// [qgaserver.LinuxGuest] named after the domain, with the MAC address of
+	// its first interface and the host's clock. Guest-shutdown requests
+	// reach the simulated guest unless the Config sets OnShutdown.
+	Guest func(domain hypervisor.DomainID) qgaserver.Config
+	// New replaces the QGA server with another agent; it wins over Guest.
+	New func(domain hypervisor.DomainID) (GuestAgent, error)
+}
+
+// AgentCommand passes a raw QGA command to the domain's guest agent.
+func (h *Host) AgentCommand(ctx context.Context, name string, command string) (string, error) {
+	const op = "agent command"
+	var agent GuestAgent
+	err := h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup(op, name)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !d.state.IsActive():
+			return invalidState(op, name, "domain is not running")
+		case !d.spec().agent:
+			return hypervisor.WrapDomain(op, name, fmt.Errorf("no %s channel: %w", agentChannelName, hypervisor.ErrAgentUnavailable))
+		case !d.agentUp:
+			return hypervisor.WrapDomain(op, name, fmt.Errorf("guest agent is not connected: %w", hypervisor.ErrAgentUnavailable))
+		case d.agentErr != nil:
+			return hypervisor.WrapDomain(op, name, d.agentErr)
+		}
+		agent = d.agent
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	reply, err := agent.HandleCommand(ctx, command)
+	switch {
+	case err == nil:
+		return reply, nil
+	case ctx.Err() != nil:
+		return "", hypervisor.WrapDomain(op, name, err)
+	}
+	return "", hypervisor.WrapDomain(op, name, fmt.Errorf("%w: %w", hypervisor.ErrAgentUnavailable, err))
+}
+
+// GuestAgent returns the running domain's simulated guest agent, for
+// changing the guest while it runs (a [qgaserver.Server] unless
+// AgentOptions.New built another kind).
+func (h *Host) GuestAgent(name string) (GuestAgent, error) {
+	var agent GuestAgent
+	err := h.do(context.Background(), func(now time.Time) error {
+		d, err := h.lookup("guest agent", name)
+		if err != nil {
+			return err
+		}
+		if d.agent == nil {
+			return invalidState("guest agent", name, "domain is not running or has no agent channel")
+		}
+		agent = d.agent
+		return nil
+	})
+	return agent, err
+}
+
+// newAgent builds the agent of a domain instance starting from sp.
+func (h *Host) newAgent(d *domain, sp *spec) (GuestAgent, error) {
+	id := hypervisor.DomainID{Name: d.name(), UUID: d.uuid()}
+	if h.opts.Agent.New != nil {
+		return h.opts.Agent.New(id)
+	}
+	var cfg qgaserver.Config
+	if h.opts.Agent.Guest != nil {
+		cfg = h.opts.Agent.Guest(id)
+	} else {
+		cfg = qgaserver.LinuxGuest(guestHostname(id.Name), guestMAC(sp, id.UUID), "")
+		cfg.VCPUs = nil
+		for i := range sp.vcpus {
+			cfg.VCPUs = append(cfg.VCPUs, guestagent.VCPU{LogicalID: i, Online: true})
+		}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = h.clock.Now
+	}
+	var self GuestAgent // set before anyone can reach the agent
+	if cfg.OnShutdown == nil {
+		cfg.OnShutdown = func(mode string) error { return h.guestShutdown(d, self, mode) }
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = h.log
+	}
+	srv := qgaserver.New(cfg)
+	self = srv
+	return srv, nil
+}
+
+// guestHostname is the VMI name in virtkit's "<namespace>_<name>".
+func guestHostname(domain string) string {
+	if _, after, ok := strings.Cut(domain, "_"); ok && after != "" {
+		return after
+	}
+	return domain
+}
+
+func guestMAC(sp *spec, uuid string) string {
+	if dev := sp.def.Devices; dev != nil && len(dev.Interfaces) > 0 && dev.Interfaces[0].MAC != nil {
+		return dev.Interfaces[0].MAC.Address
+	}
+	if sp.interfaces == 0 {
+		return ""
+	}
+	// QEMU's prefix, the rest from the UUID: stable across runs.
+	hex := strings.ReplaceAll(uuid, "-", "")
+	return fmt.Sprintf("52:54:00:%s:%s:%s", hex[0:2], hex[2:4], hex[4:6])
+}
+
+// guestShutdown is the guest acting on guest-shutdown: it powers off (or
+// reboots) as after an ACPI request.
+func (h *Host) guestShutdown(d *domain, agent GuestAgent, mode string) error {
+	return h.do(context.Background(), func(now time.Time) error {
+		if h.domains[d.name()] != d || d.agent != agent || !d.running() {
+			return fmt.Errorf("guest is not running")
+		}
+		if mode == "reboot" {
+			h.rebootGuest(d, now)
+			return nil
+		}
+		h.requestShutdown(d, now)
+		return nil
+	})
+}

@@ -1,0 +1,78 @@
+// Package sim is a simulated hypervisor in pure Go: the embedded default of
+// virtkit, needing no daemon and no root. A [Host] implements
+// [github.com/virtkit/virtkit/hypervisor.Hypervisor] with libvirt's
+// lifecycle and state reasons, plus the optional capabilities a real host
+// has: dirty-rate measurement, live migration (with auto-converge
+// throttling and post-copy) and guest-agent commands. A control plane
+// tested against it behaves as on libvirt; the conformance suite in
+// [github.com/virtkit/virtkit/hypervisor/hypervisortest] holds both to the
+// same contract.
+//
+// # Domains
+//
+// Domains are defined from libvirt domain XML (parsed with libvirtxml):
+// name, UUID, memory, vCPUs, disks, interfaces and the
+// org.qemu.guest_agent.0 channel are read. A started domain is Running
+// (Booted) at once, as with QEMU; its guest agent connects after
+// Options.BootDelay of running time and disconnects while the domain is
+// paused or stopped. Stats move with time: CPU time, balloon and memory
+// statistics, network and block counters.
+//
+// # Memory model
+//
+// Each domain runs a [Workload]: a raw dirty rate spread over a working set
+// in a [Shape] (uniform random, sequential sweep, hot set, bursts), and a
+// throttle sensitivity saying how much of the dirtying slows down when
+// the vCPUs are throttled. Unique dirty bytes are integrated in 10 ms steps
+// (random writes saturate as W·(1−e^(−Dτ/W)), a sweep as min(W, Dτ)). A
+// dirty-rate measurement reads that model over the requested period.
+//
+// # Migration
+//
+// Hosts joined by a [Network] migrate to each other; the destination URI
+// is the target host's name and the [Link] between them has a bandwidth
+// that can dip. A migration is the fluid pre-copy model of the reference:
+// the first pass sends all memory, each bitmap sync adds what was dirtied
+// meanwhile, and QEMU's switchover rule stops the guest once the pending
+// bytes fit in bandwidth (measured over 100 ms windows) × downtime limit.
+// Auto-converge follows QEMU: every sync period of at least one second in
+// which the guest dirtied more than half of what was sent counts, and
+// every second count raises the throttle (20 %, then +10 %, at most 99 %).
+// Post-copy pauses the source for Options.PostCopyBlackout, runs the guest
+// on the target and pulls the rest at link speed. Job statistics carry the
+// fields libvirt fills, with "not measured" kept apart from zero (QEMU has
+// no dirty rate before its first one-second sync period).
+//
+// # Clocks and determinism
+//
+// A host runs on a [Clock]: [RealClock] for demos, or a [VirtualClock]
+// shared by every host of a simulation. Nothing in the simulator runs on
+// its own goroutine on the virtual clock: every step (a guest finishing its
+// boot, a migration's 10 ms step, the target taking over) runs
+// synchronously inside [VirtualClock.Advance], and every call brings the
+// host up to the clock's time first. A loop that advances the clock and
+// then reads or steers a job is therefore race-free and deterministic:
+// the same inputs and the same Advance steps give the same results.
+//
+//	clock := sim.NewVirtualClock(start)
+//	src := sim.New(sim.Options{Name: "src", Clock: clock})
+//	dst := sim.New(sim.Options{Name: "dst", Clock: clock})
+//	net := sim.NewNetwork()
+//	net.Connect(src, dst, sim.Link{Bandwidth: 1_250_000_000})
+//	// define, start, src.SetWorkload(name, w) ...
+//	job, _ := src.StartMigration(ctx, name, hypervisor.MigrationParams{DestinationURI: "dst"})
+//	for {
+//		select {
+//		case <-job.Done():
+//			return job.Result(ctx)
+//		default:
+//		}
+//		clock.Advance(400 * time.Millisecond)
+//		stats, _ := job.Stats(ctx)
+//		// decide: job.SetMaxDowntime, SetThrottle, StartPostCopy, Abort ...
+//	}
+//
+// Calls that wait on the clock (Shutdown, MeasureDirtyRate, Result) block
+// until some other goroutine advances it; call them from a goroutine other
+// than the one driving Advance, or drive time first and read results after.
+package sim

@@ -1,0 +1,64 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+)
+
+// A migration driven on a virtual clock: advance, read the job's
+// statistics, steer, until the job is done. Same inputs, same output.
+func Example_migration() {
+	ctx := context.Background()
+	clock := sim.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	src := sim.New(sim.Options{Name: "src", Clock: clock})
+	dst := sim.New(sim.Options{Name: "dst", Clock: clock})
+	network := sim.NewNetwork()
+	if err := network.Connect(src, dst, sim.Link{Bandwidth: 115_000_000}); err != nil { // 1 GbE
+		fmt.Println(err)
+		return
+	}
+	const name = "default_web"
+	domainXML := `<domain type='qemu'><name>default_web</name><memory unit='GiB'>2</memory><vcpu>2</vcpu></domain>`
+	if _, err := src.Define(ctx, domainXML); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = src.Start(ctx, name, hypervisor.StartOptions{})
+	_ = src.SetWorkload(name, sim.Workload{DirtyRate: 50_000_000, WorkingSet: 256 << 20, ThrottleSensitivity: 1})
+
+	job, err := src.StartMigration(ctx, name, hypervisor.MigrationParams{DestinationURI: "dst"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for done := false; !done; {
+		clock.Advance(400 * time.Millisecond)
+		st, _ := job.Stats(ctx)
+		if st.MemoryIteration.Value == 3 && st.Type == hypervisor.JobUnbounded {
+			// Ask for a shorter pause than QEMU's default 300 ms.
+			_ = job.SetMaxDowntime(ctx, 100*time.Millisecond)
+		}
+		select {
+		case <-job.Done():
+			done = true
+		default:
+		}
+	}
+	res, err := job.Result(ctx)
+	fmt.Println("succeeded:", res.Succeeded, err)
+	fmt.Println("total:", res.Ended.Sub(res.Started).Round(100*time.Millisecond))
+	fmt.Println("downtime:", res.Stats.Downtime.Value.Round(time.Millisecond))
+	fmt.Println("iterations:", res.Stats.MemoryIteration.Value)
+	info, _ := dst.Info(ctx, name)
+	fmt.Println("target:", info.State, info.Reason)
+	// Output:
+	// succeeded: true <nil>
+	// total: 22.4s
+	// downtime: 129ms
+	// iterations: 10
+	// target: Running Migrated
+}

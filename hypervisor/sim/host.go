@@ -1,0 +1,835 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/virtkit/virtkit/hypervisor"
+)
+
+// Options configure a simulated host. The zero value is a working host
+// named "sim" on the real clock.
+type Options struct {
+	// Name is the host name and, on a [Network], its address: the
+	// DestinationURI that migrates to it. Default "sim".
+	Name string
+	// UUID is the host UUID; default derived from Name.
+	UUID string
+	// CPUs and MemoryBytes are the host's capacity (default 8 and 32 GiB).
+	CPUs        int
+	MemoryBytes uint64
+	// Clock drives the host; nil is the real clock. Hosts that migrate to
+	// each other share one clock.
+	Clock Clock
+
+	// BootDelay is how long a started guest runs before its guest agent
+	// connects (default 50 ms; negative: at once). ShutdownDelay is how long
+	// it runs after an ACPI shutdown request before powering off (default
+	// 20 ms; negative: at once).
+	BootDelay     time.Duration
+	ShutdownDelay time.Duration
+
+	// SwitchoverCost is the fixed part of a pre-copy downtime (device
+	// state, CPU sync, resume), default 30 ms. PostCopyBlackout is the pause
+	// when switching to post-copy, default 50 ms.
+	SwitchoverCost   time.Duration
+	PostCopyBlackout time.Duration
+
+	// Agent configures the simulated guest agent of every domain.
+	Agent AgentOptions
+
+	// EventBuffer is the capacity of each Events channel (default 256).
+	EventBuffer int
+	// Logger receives debug logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Name == "" {
+		o.Name = "sim"
+	}
+	if o.UUID == "" {
+		o.UUID = stableUUID("host/" + o.Name)
+	}
+	if o.CPUs <= 0 {
+		o.CPUs = 8
+	}
+	if o.MemoryBytes == 0 {
+		o.MemoryBytes = 32 << 30
+	}
+	if o.Clock == nil {
+		o.Clock = RealClock{}
+	}
+	o.BootDelay = orDefault(o.BootDelay, 50*time.Millisecond)
+	o.ShutdownDelay = orDefault(o.ShutdownDelay, 20*time.Millisecond)
+	o.SwitchoverCost = orDefault(o.SwitchoverCost, 30*time.Millisecond)
+	o.PostCopyBlackout = orDefault(o.PostCopyBlackout, 50*time.Millisecond)
+	if o.EventBuffer <= 0 {
+		o.EventBuffer = 256
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+// orDefault maps 0 to def and a negative duration to none.
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// Host is one simulated hypervisor host. It implements
+// [hypervisor.Hypervisor], [hypervisor.DirtyRateMeasurer],
+// [hypervisor.Migrator] and [hypervisor.AgentCommander], and is safe for
+// concurrent use.
+type Host struct {
+	opts  Options
+	clock Clock
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	domains map[string]*domain
+	nextID  int
+	subs    []*subscriber
+	network *Network
+	post    []func() // run after mu is released: work on other hosts
+}
+
+var (
+	_ hypervisor.Hypervisor        = (*Host)(nil)
+	_ hypervisor.DirtyRateMeasurer = (*Host)(nil)
+	_ hypervisor.Migrator          = (*Host)(nil)
+	_ hypervisor.AgentCommander    = (*Host)(nil)
+)
+
+// New returns a host with no domains.
+func New(opts Options) *Host {
+	opts = opts.withDefaults()
+	return &Host{opts: opts, clock: opts.Clock, log: opts.Logger, domains: map[string]*domain{}}
+}
+
+// Name is the host's name, its address on a [Network].
+func (h *Host) Name() string { return h.opts.Name }
+
+// Clock is the clock the host runs on.
+func (h *Host) Clock() Clock { return h.clock }
+
+// do runs fn under the host's lock after bringing every domain up to the
+// clock's now, then runs the work fn queued for other hosts.
+func (h *Host) do(ctx context.Context, fn func(now time.Time) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	now := h.clock.Now()
+	h.advanceLocked(now)
+	err := fn(now)
+	post := h.post
+	h.post = nil
+	h.mu.Unlock()
+	for _, f := range post {
+		f()
+	}
+	return err
+}
+
+func (h *Host) advanceLocked(now time.Time) {
+	for _, name := range slices.Sorted(maps.Keys(h.domains)) {
+		if d, ok := h.domains[name]; ok && d.updated.Before(now) {
+			d.advance(h, now)
+		}
+	}
+}
+
+// after queues f to run once the host's lock is released.
+func (h *Host) after(f func()) { h.post = append(h.post, f) }
+
+func (h *Host) lookup(op, name string) (*domain, error) {
+	d, ok := h.domains[name]
+	if !ok {
+		return nil, hypervisor.WrapDomain(op, name, hypervisor.ErrNotFound)
+	}
+	return d, nil
+}
+
+func invalidState(op, name, why string) error {
+	return hypervisor.WrapDomain(op, name, fmt.Errorf("%s: %w", why, hypervisor.ErrInvalidState))
+}
+
+// Host describes the simulated machine.
+func (h *Host) Host(ctx context.Context) (hypervisor.HostInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return hypervisor.HostInfo{}, err
+	}
+	return hypervisor.HostInfo{
+		Hostname: h.opts.Name, UUID: h.opts.UUID, Arch: "x86_64",
+		CPUs: h.opts.CPUs, MemoryBytes: h.opts.MemoryBytes, Model: "sim",
+	}, nil
+}
+
+// Define makes or replaces a persistent domain from libvirt domain XML.
+func (h *Host) Define(ctx context.Context, domainXML string) (hypervisor.DomainID, error) {
+	if err := ctx.Err(); err != nil {
+		return hypervisor.DomainID{}, err
+	}
+	sp, err := parseSpec(domainXML)
+	if err != nil {
+		name := ""
+		if sp != nil {
+			name = sp.name
+		}
+		return hypervisor.DomainID{}, hypervisor.WrapDomain("define", name, err)
+	}
+	var id hypervisor.DomainID
+	err = h.do(ctx, func(now time.Time) error {
+		for _, other := range h.domains {
+			if sp.uuid != "" && other.uuid() == sp.uuid && other.name() != sp.name {
+				return hypervisor.WrapDomain("define", sp.name, fmt.Errorf("UUID %s belongs to domain %q: %w", sp.uuid, other.name(), hypervisor.ErrExists))
+			}
+		}
+		d, ok := h.domains[sp.name]
+		if ok {
+			if sp.uuid == "" {
+				sp.uuid = d.uuid()
+			} else if sp.uuid != d.uuid() {
+				return hypervisor.WrapDomain("define", sp.name, fmt.Errorf("already defined with UUID %s: %w", d.uuid(), hypervisor.ErrExists))
+			}
+			if d.incoming != nil {
+				return invalidState("define", sp.name, "an incoming migration owns the domain")
+			}
+		}
+		if sp.uuid == "" {
+			sp.uuid = stableUUID(h.opts.UUID + "/domain/" + sp.name)
+		}
+		sp.def.UUID = sp.uuid
+		if !ok {
+			d = &domain{state: hypervisor.StateShutoff, reason: hypervisor.ReasonUnknown, updated: now}
+			h.domains[sp.name] = d
+		}
+		d.config = sp
+		d.persistent = true
+		if !d.state.IsActive() {
+			d.setWorkloadModel(now)
+		}
+		id = hypervisor.DomainID{Name: sp.name, UUID: sp.uuid}
+		h.log.Debug("defined domain", "host", h.opts.Name, "domain", sp.name, "uuid", sp.uuid)
+		return nil
+	})
+	return id, err
+}
+
+// setWorkloadModel resolves the workload against the memory of the
+// instance, keeping the bytes trackers counted so far.
+func (d *domain) setWorkloadModel(now time.Time) {
+	old := d.model
+	d.model = newModel(d.workload, d.spec().curMemory, now)
+	for _, tr := range d.trackers {
+		tr.rebase(&old, &d.model)
+	}
+	if d.job != nil && d.job.tracker != nil {
+		d.job.tracker.rebase(&old, &d.model)
+	}
+}
+
+// Undefine removes a domain's persistent definition; a running domain
+// stays as a transient one.
+func (h *Host) Undefine(ctx context.Context, name string) error {
+	return h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup("undefine", name)
+		if err != nil {
+			return err
+		}
+		if d.incoming != nil {
+			return invalidState("undefine", name, "an incoming migration owns the domain")
+		}
+		if d.state.IsActive() {
+			d.persistent = false
+			return nil
+		}
+		delete(h.domains, name)
+		return nil
+	})
+}
+
+// Start boots a defined domain.
+func (h *Host) Start(ctx context.Context, name string, opts hypervisor.StartOptions) error {
+	return h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup("start", name)
+		if err != nil {
+			return err
+		}
+		if d.state.IsActive() {
+			return invalidState("start", name, "domain is already running")
+		}
+		h.activate(d, d.config, now)
+		if opts.Paused {
+			d.state, d.reason = hypervisor.StatePaused, hypervisor.ReasonUser
+		} else {
+			d.state, d.reason = hypervisor.StateRunning, hypervisor.ReasonBooted
+			h.resumeGuest(d, now)
+		}
+		h.emitState(d, now)
+		return nil
+	})
+}
+
+// activate makes d a fresh running instance of sp (state set by the caller).
+func (h *Host) activate(d *domain, sp *spec, now time.Time) {
+	h.nextID++
+	d.id = h.nextID
+	d.gen++
+	d.live = sp
+	d.updated = now
+	d.cpu, d.netBytes, d.blkBytes, d.faults = 0, 0, 0, 0
+	d.throttle = 0
+	d.bootLeft = h.opts.BootDelay
+	d.agentUp = false
+	d.agent, d.agentErr = nil, nil
+	if sp.agent {
+		d.agent, d.agentErr = h.newAgent(d, sp)
+	}
+	d.shutdownPending = false
+	d.stopped = make(chan struct{})
+	d.dirtyRate = hypervisor.Measured[uint64]{}
+	d.trackers = nil
+	d.setWorkloadModel(now)
+}
+
+// resumeGuest lets a guest that just began running continue its boot
+// and a pending shutdown on the host's clock.
+func (h *Host) resumeGuest(d *domain, now time.Time) {
+	d.runSince = now
+	gen := d.gen
+	if d.bootLeft > 0 {
+		d.bootTimer = h.clock.AfterFunc(d.bootLeft, func() { h.fire(d, gen, h.bootDone) })
+	} else {
+		h.connectAgent(d, now)
+	}
+	if d.shutdownPending {
+		d.shutdownTimer = h.clock.AfterFunc(d.shutdownLeft, func() { h.fire(d, gen, h.powerOff) })
+	}
+}
+
+// haltGuest stops the guest's own progress (paused, or stopped).
+func (h *Host) haltGuest(d *domain, now time.Time) {
+	ran := now.Sub(d.runSince)
+	if d.bootTimer != nil && d.bootTimer.Stop() {
+		d.bootLeft = max(0, d.bootLeft-ran)
+	}
+	if d.shutdownTimer != nil && d.shutdownTimer.Stop() {
+		d.shutdownLeft = max(0, d.shutdownLeft-ran)
+	}
+	d.bootTimer, d.shutdownTimer = nil, nil
+	h.disconnectAgent(d, now)
+}
+
+// fire runs f for d at the clock's now if d is still the same instance.
+func (h *Host) fire(d *domain, gen uint64, f func(d *domain, now time.Time)) {
+	_ = h.do(context.Background(), func(now time.Time) error {
+		if h.domains[d.name()] == d && d.gen == gen {
+			f(d, now)
+		}
+		return nil
+	})
+}
+
+func (h *Host) bootDone(d *domain, now time.Time) {
+	d.bootLeft = 0
+	d.bootTimer = nil
+	if d.running() {
+		h.connectAgent(d, now)
+	}
+}
+
+func (h *Host) connectAgent(d *domain, now time.Time) {
+	if d.agentUp || !d.spec().agent || !d.running() {
+		return
+	}
+	d.agentUp = true
+	h.emit(hypervisor.Event{Domain: d.name(), UUID: d.uuid(), Time: now, Kind: hypervisor.EventAgentLifecycle, Agent: hypervisor.ChannelConnected})
+}
+
+func (h *Host) disconnectAgent(d *domain, now time.Time) {
+	if !d.agentUp {
+		return
+	}
+	d.agentUp = false
+	h.emit(hypervisor.Event{Domain: d.name(), UUID: d.uuid(), Time: now, Kind: hypervisor.EventAgentLifecycle, Agent: hypervisor.ChannelDisconnected})
+}
+
+func (h *Host) powerOff(d *domain, now time.Time) {
+	d.shutdownTimer = nil
+	h.stop(d, now, hypervisor.ReasonShutdown)
+}
+
+// stop ends the running instance of d.
+func (h *Host) stop(d *domain, now time.Time, reason hypervisor.StateReason) {
+	if d.running() {
+		h.haltGuest(d, now)
+	}
+	d.bootTimer, d.shutdownTimer = nil, nil
+	d.agentUp = false
+	d.gen++
+	d.state, d.reason = hypervisor.StateShutoff, reason
+	d.shutdownPending = false
+	d.trackers = nil
+	d.throttle = 0
+	if d.job != nil {
+		d.job.fail(h, d, now, "domain stopped on the source: "+string(reason))
+	}
+	if d.incoming != nil {
+		d.incoming.lost.Store(true)
+		d.incoming = nil
+	}
+	close(d.stopped)
+	h.emitState(d, now)
+	if !d.persistent {
+		delete(h.domains, d.name())
+	}
+}
+
+// Shutdown asks the guest to power off and waits until it has.
+func (h *Host) Shutdown(ctx context.Context, name string) error {
+	var stopped chan struct{}
+	err := h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup("shutdown", name)
+		if err != nil {
+			return err
+		}
+		if !d.state.IsActive() {
+			return invalidState("shutdown", name, "domain is not running")
+		}
+		if d.incoming != nil || d.job != nil && d.job.phase >= phaseStopCopy {
+			return invalidState("shutdown", name, "domain is migrating")
+		}
+		h.requestShutdown(d, now)
+		stopped = d.stopped
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	select {
+	case <-stopped:
+		return nil
+	case <-ctx.Done():
+		return hypervisor.WrapDomain("shutdown", name, ctx.Err())
+	}
+}
+
+// requestShutdown is the ACPI power button: a running guest powers off
+// after ShutdownDelay, a paused one once it runs again.
+func (h *Host) requestShutdown(d *domain, now time.Time) {
+	if d.shutdownPending {
+		return
+	}
+	d.shutdownPending = true
+	d.shutdownLeft = h.opts.ShutdownDelay
+	if d.running() {
+		gen := d.gen
+		d.runSince = now
+		if d.bootTimer != nil {
+			// Keep the boot's own progress accounting: pause and resume it.
+			h.haltGuest(d, now)
+			h.resumeGuest(d, now)
+			return
+		}
+		d.shutdownTimer = h.clock.AfterFunc(d.shutdownLeft, func() { h.fire(d, gen, h.powerOff) })
+	}
+}
+
+// Reboot restarts the guest inside the running domain: its agent
+// disconnects and reconnects after the boot delay.
+func (h *Host) Reboot(ctx context.Context, name string) error {
+	return h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup("reboot", name)
+		if err != nil {
+			return err
+		}
+		if !d.running() || d.incoming != nil || d.job != nil {
+			return invalidState("reboot", name, fmt.Sprintf("domain is %s/%s", d.state, d.reason))
+		}
+		h.rebootGuest(d, now)
+		return nil
+	})
+}
+
+func (h *Host) rebootGuest(d *domain, now time.Time) {
+	h.haltGuest(d, now)
+	d.bootLeft = h.opts.BootDelay
+	h.resumeGuest(d, now)
+}
+
+// Destroy stops the domain at once.
+func (h *Host) Destroy(ctx context.Context, name string) error {
+	return h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup("destroy", name)
+		if err != nil {
+			return err
+		}
+		if !d.state.IsActive() {
+			return invalidState("destroy", name, "domain is not running")
+		}
+		h.stop(d, now, hypervisor.ReasonDestroyed)
+		return nil
+	})
+}
+
+// Pause suspends the vCPUs. Pausing a paused domain does nothing (as
+// with QEMU).
+func (h *Host) Pause(ctx context.Context, name string) error {
+	return h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup("suspend", name)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !d.state.IsActive():
+			return invalidState("suspend", name, "domain is not running")
+		case d.state == hypervisor.StatePaused:
+			return nil
+		}
+		h.haltGuest(d, now)
+		d.state, d.reason = hypervisor.StatePaused, hypervisor.ReasonUser
+		h.emitState(d, now)
+		return nil
+	})
+}
+
+// Resume continues a paused domain. Resuming a running domain does
+// nothing (as with QEMU).
+func (h *Host) Resume(ctx context.Context, name string) error {
+	return h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup("resume", name)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !d.state.IsActive():
+			return invalidState("resume", name, "domain is not running")
+		case d.state == hypervisor.StateRunning:
+			return nil
+		case d.incoming != nil || d.job != nil && d.job.phase >= phaseStopCopy || d.reason == hypervisor.ReasonPostcopyFailed:
+			return invalidState("resume", name, fmt.Sprintf("domain is paused for migration (%s)", d.reason))
+		}
+		d.state, d.reason = hypervisor.StateRunning, hypervisor.ReasonUnpaused
+		h.resumeGuest(d, now)
+		h.emitState(d, now)
+		return nil
+	})
+}
+
+// List returns every domain, sorted by name.
+func (h *Host) List(ctx context.Context) ([]hypervisor.DomainInfo, error) {
+	var list []hypervisor.DomainInfo
+	err := h.do(ctx, func(now time.Time) error {
+		for _, name := range slices.Sorted(maps.Keys(h.domains)) {
+			list = append(list, h.info(h.domains[name]))
+		}
+		return nil
+	})
+	return list, err
+}
+
+// Info returns one domain's state and sizes.
+func (h *Host) Info(ctx context.Context, name string) (hypervisor.DomainInfo, error) {
+	var info hypervisor.DomainInfo
+	err := h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup("info", name)
+		if err != nil {
+			return err
+		}
+		info = h.info(d)
+		return nil
+	})
+	return info, err
+}
+
+func (h *Host) info(d *domain) hypervisor.DomainInfo {
+	sp := d.spec()
+	info := hypervisor.DomainInfo{
+		DomainID:       hypervisor.DomainID{Name: d.name(), UUID: d.uuid()},
+		State:          d.state,
+		Reason:         d.reason,
+		Persistent:     d.persistent,
+		VCPUs:          sp.vcpus,
+		MemoryBytes:    sp.curMemory,
+		MaxMemoryBytes: sp.maxMemory,
+		Agent:          d.agentState(),
+	}
+	if d.state.IsActive() {
+		info.CPUTime = hypervisor.Some(time.Duration(d.cpu))
+	}
+	return info
+}
+
+func (d *domain) agentState() hypervisor.ChannelState {
+	switch {
+	case !d.spec().agent:
+		return hypervisor.ChannelUnknown
+	case d.agentUp:
+		return hypervisor.ChannelConnected
+	}
+	return hypervisor.ChannelDisconnected
+}
+
+// XML returns the live domain XML: the definition plus what the host
+// filled in while it runs (id, interface names, aliases, agent state).
+func (h *Host) XML(ctx context.Context, name string) (string, error) {
+	var out string
+	err := h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup("xml", name)
+		if err != nil {
+			return err
+		}
+		out, err = liveXML(d)
+		if err != nil {
+			return hypervisor.WrapDomain("xml", name, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func liveXML(d *domain) (string, error) {
+	text, err := d.spec().def.Marshal()
+	if err != nil {
+		return "", err
+	}
+	def := &libvirtxml.Domain{}
+	if err := def.Unmarshal(text); err != nil { // a deep copy
+		return "", err
+	}
+	if !d.state.IsActive() {
+		return def.Marshal()
+	}
+	id := d.id
+	def.ID = &id
+	if dev := def.Devices; dev != nil {
+		for i := range dev.Interfaces {
+			iface := &dev.Interfaces[i]
+			if iface.Target == nil {
+				iface.Target = &libvirtxml.DomainInterfaceTarget{Dev: fmt.Sprintf("vnet%d", i)}
+			}
+			if iface.Alias == nil {
+				iface.Alias = &libvirtxml.DomainAlias{Name: fmt.Sprintf("net%d", i)}
+			}
+		}
+		for i := range dev.Disks {
+			if dev.Disks[i].Alias == nil {
+				dev.Disks[i].Alias = &libvirtxml.DomainAlias{Name: fmt.Sprintf("virtio-disk%d", i)}
+			}
+		}
+		for i := range dev.Channels {
+			c := &dev.Channels[i]
+			if c.Target != nil && c.Target.VirtIO != nil && c.Target.VirtIO.Name == agentChannelName {
+				c.Target.VirtIO.State = string(d.agentState())
+			}
+		}
+	}
+	return def.Marshal()
+}
+
+// Stats returns the domain's counters; a shut-off domain has only its state.
+func (h *Host) Stats(ctx context.Context, name string) (hypervisor.DomainStats, error) {
+	var st hypervisor.DomainStats
+	err := h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup("stats", name)
+		if err != nil {
+			return err
+		}
+		st = stats(d, now)
+		return nil
+	})
+	return st, err
+}
+
+func stats(d *domain, now time.Time) hypervisor.DomainStats {
+	st := hypervisor.DomainStats{Domain: d.name(), Collected: now, State: d.state, Reason: d.reason, DirtyRate: d.dirtyRate}
+	if !d.state.IsActive() {
+		return st
+	}
+	sp := d.spec()
+	cpu := time.Duration(d.cpu)
+	st.CPUTime = hypervisor.Some(cpu)
+	st.CPUUser = hypervisor.Some(cpu * 7 / 10)
+	st.CPUSystem = hypervisor.Some(cpu - cpu*7/10)
+	for i := range sp.vcpus {
+		vstate := "running"
+		if !d.running() {
+			vstate = "halted"
+		}
+		st.VCPUs = append(st.VCPUs, hypervisor.VCPUStats{ID: i, State: vstate, Time: hypervisor.Some(cpu / time.Duration(sp.vcpus))})
+	}
+	mem := sp.curMemory
+	used := min(mem, uint64(64<<20)+workingSetOf(d))
+	st.Memory = hypervisor.MemoryStats{
+		BalloonCurrent: hypervisor.Some(mem),
+		BalloonMaximum: hypervisor.Some(sp.maxMemory),
+		Actual:         hypervisor.Some(mem),
+		Available:      hypervisor.Some(mem),
+		Unused:         hypervisor.Some(mem - used),
+		Usable:         hypervisor.Some(mem - used),
+		RSS:            hypervisor.Some(used),
+		DiskCaches:     hypervisor.Some(min(mem-used, uint64(d.blkBytes))),
+		SwapIn:         hypervisor.Some[uint64](0),
+		SwapOut:        hypervisor.Some[uint64](0),
+		MajorFaults:    hypervisor.Some(uint64(d.faults / 100)),
+		MinorFaults:    hypervisor.Some(uint64(d.faults)),
+		LastUpdate:     hypervisor.Some(now.Unix()),
+	}
+	for i := range sp.interfaces {
+		b := uint64(d.netBytes)
+		st.Net = append(st.Net, hypervisor.NetStats{
+			Name:    fmt.Sprintf("vnet%d", i),
+			RxBytes: hypervisor.Some(b), RxPackets: hypervisor.Some(b / 1000),
+			RxErrors: hypervisor.Some[uint64](0), RxDropped: hypervisor.Some[uint64](0),
+			TxBytes: hypervisor.Some(b / 2), TxPackets: hypervisor.Some(b / 2000),
+			TxErrors: hypervisor.Some[uint64](0), TxDropped: hypervisor.Some[uint64](0),
+		})
+	}
+	for _, disk := range sp.disks {
+		b := uint64(d.blkBytes)
+		st.Block = append(st.Block, hypervisor.BlockStats{
+			Name: disk.target, Path: disk.path,
+			ReadReqs: hypervisor.Some(b / 4096), ReadBytes: hypervisor.Some(b),
+			WriteReqs: hypervisor.Some(b / 8192), WriteBytes: hypervisor.Some(b / 2),
+		})
+	}
+	return st
+}
+
+func workingSetOf(d *domain) uint64 {
+	if d.workload.DirtyRate == 0 {
+		return 0
+	}
+	if d.workload.WorkingSet == 0 {
+		return d.spec().curMemory
+	}
+	return d.workload.WorkingSet
+}
+
+// SetWorkload sets what the guest does to its memory; it applies at once to
+// a running guest and to every later start.
+func (h *Host) SetWorkload(name string, w Workload) error {
+	return h.do(context.Background(), func(now time.Time) error {
+		d, err := h.lookup("set workload", name)
+		if err != nil {
+			return err
+		}
+		if err := w.Validate(d.spec().curMemory); err != nil {
+			return hypervisor.WrapDomain("set workload", name, err)
+		}
+		d.workload = w
+		d.setWorkloadModel(now)
+		return nil
+	})
+}
+
+// MeasureDirtyRate measures, from the memory model, the unique bytes the
+// guest dirties per second over period (rounded up to 10 ms) on the host's
+// clock. On a [VirtualClock] it returns once the clock has been advanced by
+// period, so call it from another goroutine than the one advancing.
+func (h *Host) MeasureDirtyRate(ctx context.Context, name string, period time.Duration) (hypervisor.DirtyRate, error) {
+	period = max(stepSize, (period+stepSize-1)/stepSize*stepSize)
+	tr := &tracker{}
+	var d *domain
+	var gen uint64
+	err := h.do(ctx, func(now time.Time) error {
+		var err error
+		if d, err = h.lookup("dirty rate", name); err != nil {
+			return err
+		}
+		if !d.state.IsActive() {
+			return invalidState("dirty rate", name, "domain is not running")
+		}
+		gen = d.gen
+		tr = newTracker(&d.model, now)
+		d.trackers = append(d.trackers, tr)
+		return nil
+	})
+	if err != nil {
+		return hypervisor.DirtyRate{}, err
+	}
+	waitErr := sleep(ctx, h.clock, period)
+	var rate hypervisor.DirtyRate
+	err = h.do(context.Background(), func(now time.Time) error {
+		if h.domains[name] != d || d.gen != gen {
+			return invalidState("dirty rate", name, "domain stopped during the measurement")
+		}
+		d.trackers = slices.DeleteFunc(d.trackers, func(t *tracker) bool { return t == tr })
+		if waitErr != nil {
+			return hypervisor.WrapDomain("dirty rate", name, waitErr)
+		}
+		elapsed := now.Sub(tr.since)
+		bps := uint64(tr.total(&d.model) / elapsed.Seconds())
+		rate = hypervisor.DirtyRate{BytesPerSecond: bps, Period: elapsed, MeasuredAt: now, Method: "model"}
+		d.dirtyRate = hypervisor.Some(bps)
+		return nil
+	})
+	return rate, err
+}
+
+// Events delivers the host's events until ctx ends.
+func (h *Host) Events(ctx context.Context) (<-chan hypervisor.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sub := &subscriber{ch: make(chan hypervisor.Event, h.opts.EventBuffer)}
+	h.mu.Lock()
+	h.subs = append(h.subs, sub)
+	h.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		h.mu.Lock()
+		h.subs = slices.DeleteFunc(h.subs, func(s *subscriber) bool { return s == sub })
+		close(sub.ch)
+		h.mu.Unlock()
+	}()
+	return sub.ch, nil
+}
+
+type subscriber struct{ ch chan hypervisor.Event }
+
+// emit delivers ev to every subscriber, dropping a subscriber's oldest
+// event when its buffer is full. Called with h.mu held.
+func (h *Host) emit(ev hypervisor.Event) {
+	for _, s := range h.subs {
+		select {
+		case s.ch <- ev:
+			continue
+		default:
+		}
+		select {
+		case <-s.ch:
+		default:
+		}
+		select {
+		case s.ch <- ev:
+		default:
+		}
+	}
+}
+
+func (h *Host) emitState(d *domain, now time.Time) {
+	h.log.Debug("domain state", "host", h.opts.Name, "domain", d.name(), "state", d.state, "reason", d.reason)
+	h.emit(hypervisor.Event{Domain: d.name(), UUID: d.uuid(), Time: now, Kind: hypervisor.EventLifecycle, State: d.state, Reason: d.reason})
+}
+
+// String names the host in logs.
+func (h *Host) String() string { return "sim host " + strings.TrimSpace(h.opts.Name) }

@@ -1,0 +1,690 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/virtkit/virtkit/hypervisor"
+)
+
+// QEMU's defaults (migration/options.c, ram.c, migration.c).
+const (
+	defaultDowntimeLimit    = 300 * time.Millisecond
+	defaultThrottleInitial  = 20
+	defaultThrottleIncrease = 10
+	maxThrottle             = 99
+	throttleTrigger         = 0.5                    // throttle-trigger-threshold 50 %
+	bandwidthWindow         = 100 * time.Millisecond // BUFFER_DELAY
+	syncPeriod              = time.Second            // auto-converge check and dirty-rate period
+	pageSize                = 4096
+)
+
+type phase int
+
+const (
+	phasePreCopy phase = iota
+	phaseStopCopy
+	phasePostCopyBlackout
+	phasePostCopy
+	phaseFinishing // outcome decided, the target is being told
+	phaseEnded
+)
+
+// incoming is the target side's record of a migration; lost is set when
+// the target's copy goes away, read by the source without the target's lock.
+type incoming struct {
+	lost atomic.Bool
+}
+
+// job is a running migration, stepped by the source host inside
+// domain.advance under the source host's lock.
+type job struct {
+	src, dst *Host
+	link     *linkState
+	name     string
+	d        *domain // on the source
+	inc      *incoming
+	params   hypervisor.MigrationParams
+	started  time.Time
+
+	phase phase
+	mode  hypervisor.MigrationMode
+
+	tracker   *tracker // pages dirtied since the last bitmap sync
+	total     float64  // guest memory
+	pending   float64  // bytes left in the current pass (or post-copy)
+	processed float64
+	iteration int
+
+	downtimeLimit time.Duration
+	maxSpeed      uint64
+	throttlePct   int
+	throttleHigh  int // QEMU's dirty_rate_high_cnt
+
+	periodStart  time.Time // ≥1 s sync period for the dirty rate and auto-converge
+	dirtyPeriod  float64
+	xferPeriod   float64
+	dirtyRate    hypervisor.Measured[uint64]
+	bwEstimate   float64
+	windowStart  time.Time
+	windowBytes  float64
+	syncPending  float64 // pending right after the last sync
+	syncMeasured bool
+
+	postCopyRequested bool
+	stopStart         time.Time
+	emptyAt           time.Time
+	blackoutEnd       time.Time
+	downtime          time.Duration
+	postcopyRequests  float64
+
+	ticker Timer
+	done   chan struct{}
+	result hypervisor.MigrationResult
+	err    error
+}
+
+var (
+	_ hypervisor.MigrationJob = (*job)(nil)
+	_ hypervisor.Throttler    = (*job)(nil)
+)
+
+// StartMigration starts a live migration of a running domain to the host
+// named by params.DestinationURI on the same [Network].
+func (h *Host) StartMigration(ctx context.Context, name string, params hypervisor.MigrationParams) (hypervisor.MigrationJob, error) {
+	const op = "migrate"
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := validateParams(params); err != nil {
+		return nil, hypervisor.WrapDomain(op, name, err)
+	}
+	h.mu.Lock()
+	n := h.network
+	h.mu.Unlock()
+
+	var sp *spec
+	var wl Workload
+	err := h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup(op, name)
+		if err != nil {
+			return err
+		}
+		if err := migratable(d); err != nil {
+			return hypervisor.WrapDomain(op, name, err)
+		}
+		sp, wl = d.live, d.workload
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return nil, hypervisor.WrapDomain(op, name, hypervisor.NotSupportedError("migration", "the host is on no sim.Network"))
+	}
+	dst, link, err := n.route(h, params.DestinationURI)
+	if err != nil {
+		return nil, hypervisor.WrapDomain(op, name, err)
+	}
+	if params.DestinationXML != "" {
+		if sp, err = parseSpec(params.DestinationXML); err != nil {
+			return nil, hypervisor.WrapDomain(op, name, fmt.Errorf("params.destinationXML: %w", err))
+		}
+		if sp.name != name {
+			return nil, hypervisor.WrapDomain(op, name, invalid("params.destinationXML", fmt.Sprintf("names domain %q", sp.name)))
+		}
+	}
+
+	inc := &incoming{}
+	j := &job{
+		src: h, dst: dst, link: link, name: name, inc: inc, params: params,
+		mode: hypervisor.ModePreCopy, downtimeLimit: params.DowntimeLimit, maxSpeed: params.Bandwidth,
+		done: make(chan struct{}),
+	}
+	if j.downtimeLimit == 0 {
+		j.downtimeLimit = defaultDowntimeLimit
+	}
+	if err := dst.receiveStart(j, sp, wl); err != nil {
+		return nil, hypervisor.WrapDomain(op, name, err)
+	}
+	err = h.do(ctx, func(now time.Time) error {
+		d, err := h.lookup(op, name)
+		if err == nil {
+			err = migratable(d)
+		}
+		if err != nil {
+			h.after(func() { dst.receiveEnd(j, false) })
+			return hypervisor.WrapDomain(op, name, err)
+		}
+		if sp.uuid == "" {
+			sp.uuid = d.uuid()
+		}
+		j.d = d
+		j.started, j.periodStart, j.windowStart = now, now, now
+		j.total = float64(d.live.curMemory)
+		j.pending = j.total
+		j.iteration = 1
+		j.tracker = newTracker(&d.model, now)
+		j.bwEstimate = j.bandwidth(now)
+		link.active.Add(1)
+		d.job = j
+		j.schedule(now)
+		h.log.Debug("migration started", "domain", name, "from", h.Name(), "to", dst.Name())
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+func validateParams(p hypervisor.MigrationParams) error {
+	switch {
+	case p.DestinationURI == "":
+		return invalid("params.destinationURI", "required")
+	case p.DowntimeLimit < 0:
+		return invalid("params.downtimeLimit", "negative")
+	case p.AutoConvergeInitial < 0 || p.AutoConvergeInitial > maxThrottle:
+		return invalid("params.autoConvergeInitial", fmt.Sprintf("%d is outside 0..%d", p.AutoConvergeInitial, maxThrottle))
+	case p.AutoConvergeIncrement < 0 || p.AutoConvergeIncrement > maxThrottle:
+		return invalid("params.autoConvergeIncrement", fmt.Sprintf("%d is outside 0..%d", p.AutoConvergeIncrement, maxThrottle))
+	case p.ParallelConnections < 0:
+		return invalid("params.parallelConnections", "negative")
+	}
+	return nil
+}
+
+func migratable(d *domain) error {
+	switch {
+	case d.state != hypervisor.StateRunning:
+		return fmt.Errorf("domain is %s, not running: %w", d.state, hypervisor.ErrInvalidState)
+	case d.job != nil:
+		return fmt.Errorf("a migration job is already running: %w", hypervisor.ErrInvalidState)
+	case d.incoming != nil:
+		return fmt.Errorf("domain is arriving by migration: %w", hypervisor.ErrInvalidState)
+	}
+	return nil
+}
+
+// schedule arms the next step at the next 10 ms grid point.
+func (j *job) schedule(now time.Time) {
+	next := now.Truncate(stepSize).Add(stepSize)
+	j.ticker = j.src.clock.AfterFunc(next.Sub(now), func() {
+		_ = j.src.do(context.Background(), func(now time.Time) error {
+			if j.phase < phaseFinishing {
+				j.schedule(now)
+			}
+			return nil
+		})
+	})
+}
+
+// bandwidth is the bytes/s the job gets at t.
+func (j *job) bandwidth(t time.Time) float64 {
+	b := j.link.link.capacity(t.Sub(j.started))
+	if n := j.link.active.Load(); n > 1 {
+		b /= float64(n)
+	}
+	if j.maxSpeed > 0 {
+		b = math.Min(b, float64(j.maxSpeed))
+	}
+	return b
+}
+
+// step advances the job over [t, t+dt); d is the source domain.
+func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
+	if j.phase >= phaseFinishing {
+		return
+	}
+	end := t.Add(dt)
+	if j.inc.lost.Load() {
+		j.fail(h, d, end, "the domain went away on the target")
+		return
+	}
+	bw := j.bandwidth(t)
+	secs := dt.Seconds()
+	switch j.phase {
+	case phasePreCopy:
+		if d.running() {
+			j.tracker.step(&d.model, t, dt, d.throttle)
+		}
+		sent := math.Min(j.pending, bw*secs)
+		j.pending -= sent
+		j.processed += sent
+		j.xferPeriod += sent
+		j.windowBytes += sent
+		if w := end.Sub(j.windowStart); w >= bandwidthWindow {
+			j.bwEstimate = j.windowBytes / w.Seconds()
+			j.windowBytes, j.windowStart = 0, end
+		}
+		if j.postCopyRequested {
+			j.startPostCopy(h, d, end)
+			return
+		}
+		// QEMU's switchover rule: once what is left of the pass fits in
+		// bandwidth × downtime limit, sync the bitmap; if it still fits,
+		// stop the guest and copy the rest.
+		threshold := j.bwEstimate * j.downtimeLimit.Seconds()
+		if j.pending == 0 || j.pending < threshold {
+			j.sync(h, d, end)
+			if j.pending == 0 || j.pending < threshold {
+				j.stopAndCopy(h, d, end)
+			}
+		}
+	case phaseStopCopy:
+		j.drain(bw, t, dt)
+		if j.pending == 0 {
+			if doneAt := j.emptyAt.Add(h.opts.SwitchoverCost); !doneAt.After(end) {
+				j.downtime = doneAt.Sub(j.stopStart)
+				j.complete(h, d, doneAt)
+			}
+		}
+	case phasePostCopyBlackout:
+		if !j.blackoutEnd.After(end) {
+			j.phase = phasePostCopy
+			j.downtime = j.blackoutEnd.Sub(j.stopStart)
+			dst := j.dst
+			h.after(func() { dst.receivePostCopy(j) })
+		}
+	case phasePostCopy:
+		// The guest runs on the target; what it touches before the push
+		// reaches it faults back to the source.
+		remote := j.pending / j.total
+		j.postcopyRequests += d.model.rawRate(t, 0) * secs * remote / pageSize
+		j.drain(bw, t, dt)
+		if j.pending == 0 && !j.emptyAt.After(end) {
+			j.complete(h, d, j.emptyAt)
+		}
+	}
+}
+
+// drain sends pending bytes with the guest stopped, noting the exact
+// moment the last byte left.
+func (j *job) drain(bw float64, t time.Time, dt time.Duration) {
+	if j.pending <= 0 {
+		return
+	}
+	can := bw * dt.Seconds()
+	if can >= j.pending {
+		j.emptyAt = t.Add(time.Duration(j.pending / bw * float64(time.Second)))
+		j.processed += j.pending
+		j.pending = 0
+		return
+	}
+	j.pending -= can
+	j.processed += can
+}
+
+// sync is QEMU's migration_bitmap_sync: the pages dirtied since the last
+// sync join the pending set and a new pass begins. Every ≥1 s period it
+// updates the dirty rate and runs the auto-converge check.
+func (j *job) sync(h *Host, d *domain, now time.Time) {
+	dirty := j.tracker.reset(&d.model, now)
+	j.pending += dirty
+	j.syncPending = j.pending
+	j.dirtyPeriod += dirty
+	j.iteration++
+	h.emit(hypervisor.Event{Domain: j.name, UUID: d.uuid(), Time: now, Kind: hypervisor.EventMigrationIteration, Iteration: j.iteration})
+	period := now.Sub(j.periodStart)
+	if period < syncPeriod {
+		return
+	}
+	j.dirtyRate = hypervisor.Some(uint64(j.dirtyPeriod / period.Seconds()))
+	j.syncMeasured = true
+	if j.params.AutoConverge && j.dirtyPeriod > j.xferPeriod*throttleTrigger {
+		j.throttleHigh++
+		if j.throttleHigh >= 2 {
+			j.throttleHigh = 0
+			j.throttleDown(d)
+		}
+	}
+	j.periodStart, j.dirtyPeriod, j.xferPeriod = now, 0, 0
+}
+
+// throttleDown is QEMU's mig_throttle_guest_down: initial step, then
+// fixed increments, capped at 99 %.
+func (j *job) throttleDown(d *domain) {
+	initial, inc := j.params.AutoConvergeInitial, j.params.AutoConvergeIncrement
+	if initial == 0 {
+		initial = defaultThrottleInitial
+	}
+	if inc == 0 {
+		inc = defaultThrottleIncrease
+	}
+	if j.throttlePct == 0 {
+		j.setThrottle(d, initial)
+	} else {
+		j.setThrottle(d, j.throttlePct+inc)
+	}
+}
+
+func (j *job) setThrottle(d *domain, pct int) {
+	j.throttlePct = min(max(pct, 0), maxThrottle)
+	d.throttle = float64(j.throttlePct) / 100
+}
+
+// stopAndCopy pauses the guest for the final copy.
+func (j *job) stopAndCopy(h *Host, d *domain, now time.Time) {
+	j.phase = phaseStopCopy
+	j.stopStart = now
+	j.emptyAt = now
+	h.pauseFor(d, now, hypervisor.ReasonMigration)
+}
+
+// startPostCopy pauses the source for the blackout; the target then runs
+// the guest and pulls the rest.
+func (j *job) startPostCopy(h *Host, d *domain, now time.Time) {
+	j.pending += j.tracker.reset(&d.model, now)
+	j.phase = phasePostCopyBlackout
+	j.mode = hypervisor.ModePostCopy
+	j.stopStart = now
+	j.emptyAt = now
+	j.blackoutEnd = now.Add(h.opts.PostCopyBlackout)
+	h.pauseFor(d, now, hypervisor.ReasonPostcopy)
+}
+
+func (h *Host) pauseFor(d *domain, now time.Time, reason hypervisor.StateReason) {
+	if d.running() {
+		h.haltGuest(d, now)
+	}
+	d.state, d.reason = hypervisor.StatePaused, reason
+	h.emitState(d, now)
+}
+
+// complete records success and hands the guest to the target.
+func (j *job) complete(h *Host, d *domain, endedAt time.Time) {
+	from := j.phase
+	j.phase = phaseFinishing
+	st := j.statsAt(endedAt)
+	st.Type = hypervisor.JobCompleted
+	st.DataRemaining, st.MemoryRemaining = hypervisor.Some[uint64](0), hypervisor.Some[uint64](0)
+	st.Downtime = hypervisor.Some(j.downtime)
+	j.result = hypervisor.MigrationResult{Succeeded: true, Mode: j.mode, Started: j.started, Ended: endedAt, Stats: st}
+	dst, src := j.dst, j.src
+	h.after(func() {
+		if dst.receiveEnd(j, true) {
+			src.finish(j)
+			return
+		}
+		_ = src.do(context.Background(), func(now time.Time) error {
+			j.phase = from // not finished after all: let fail report it
+			j.fail(src, d, now, "the domain went away on the target")
+			return nil
+		})
+	})
+}
+
+// finish moves the source copy to shut off (migrated) and ends the job.
+func (h *Host) finish(j *job) {
+	_ = h.do(context.Background(), func(now time.Time) error {
+		d := j.d
+		d.job = nil
+		if h.domains[j.name] == d && d.state.IsActive() {
+			if j.params.UndefineSource {
+				d.persistent = false
+			}
+			h.stop(d, now, hypervisor.ReasonMigrated)
+		}
+		j.end(h, now)
+		return nil
+	})
+}
+
+// fail ends the job without moving the guest; the source keeps running
+// unless post-copy had already handed the guest over.
+func (j *job) fail(h *Host, d *domain, now time.Time, reason string) {
+	j.finishUnsuccessful(h, d, now, false, reason)
+}
+
+func (j *job) finishUnsuccessful(h *Host, d *domain, now time.Time, aborted bool, reason string) {
+	if j.phase >= phaseFinishing {
+		return
+	}
+	postCopy := j.phase >= phasePostCopyBlackout
+	j.phase = phaseFinishing
+	st := j.statsAt(now)
+	st.Type = hypervisor.JobFailed
+	sentinel := hypervisor.ErrMigrationFailed
+	if aborted {
+		st.Type = hypervisor.JobCancelled
+		sentinel = hypervisor.ErrMigrationAborted
+	}
+	j.result = hypervisor.MigrationResult{Aborted: aborted, Mode: j.mode, Started: j.started, Ended: now, Stats: st, Reason: reason}
+	j.err = hypervisor.WrapDomain("migrate", j.name, fmt.Errorf("%s: %w", reason, sentinel))
+	d.job = nil
+	d.throttle = 0
+	if h.domains[j.name] == d && d.state == hypervisor.StatePaused {
+		switch {
+		case postCopy:
+			d.reason = hypervisor.ReasonPostcopyFailed
+			h.emitState(d, now)
+		case d.reason == hypervisor.ReasonMigration:
+			d.state, d.reason = hypervisor.StateRunning, hypervisor.ReasonMigrationCancel
+			h.resumeGuest(d, now)
+			h.emitState(d, now)
+		}
+	}
+	dst, src := j.dst, j.src
+	h.after(func() {
+		dst.receiveEnd(j, false)
+		_ = src.do(context.Background(), func(now time.Time) error {
+			j.end(src, now)
+			return nil
+		})
+	})
+}
+
+// end closes the job. Called with the source host's lock held.
+func (j *job) end(h *Host, now time.Time) {
+	if j.phase == phaseEnded {
+		return
+	}
+	j.phase = phaseEnded
+	if j.ticker != nil {
+		j.ticker.Stop()
+	}
+	j.link.active.Add(-1)
+	h.emit(hypervisor.Event{Domain: j.name, UUID: j.d.uuid(), Time: now, Kind: hypervisor.EventJobCompleted})
+	close(j.done)
+}
+
+// Stats returns the job's counters; after the end, the final ones.
+func (j *job) Stats(ctx context.Context) (hypervisor.JobStats, error) {
+	var st hypervisor.JobStats
+	err := j.src.do(ctx, func(now time.Time) error {
+		if j.phase >= phaseFinishing {
+			st = j.result.Stats
+			return nil
+		}
+		st = j.statsAt(now)
+		return nil
+	})
+	return st, err
+}
+
+func (j *job) statsAt(now time.Time) hypervisor.JobStats {
+	total := uint64(j.total)
+	st := hypervisor.JobStats{
+		Type:                 hypervisor.JobUnbounded,
+		Mode:                 j.mode,
+		Elapsed:              hypervisor.Some(now.Sub(j.started)),
+		DataTotal:            hypervisor.Some(total),
+		DataProcessed:        hypervisor.Some(uint64(j.processed)),
+		DataRemaining:        hypervisor.Some(uint64(math.Ceil(j.pending))),
+		MemoryTotal:          hypervisor.Some(total),
+		MemoryProcessed:      hypervisor.Some(uint64(j.processed)),
+		MemoryRemaining:      hypervisor.Some(uint64(math.Ceil(j.pending))),
+		MemoryDirtyRate:      j.dirtyRate,
+		MemoryBps:            hypervisor.Some(uint64(j.bwEstimate)),
+		MemoryIteration:      hypervisor.Some(uint64(j.iteration)),
+		SetupTime:            hypervisor.Some[time.Duration](0),
+		AutoConvergeThrottle: hypervisor.Some(int64(j.throttlePct)),
+	}
+	// QEMU estimates the downtime once it has a dirty rate: what the last
+	// sync left, at the measured bandwidth.
+	if j.syncMeasured && j.bwEstimate > 0 {
+		st.Downtime = hypervisor.Some(time.Duration(j.syncPending / j.bwEstimate * float64(time.Second)))
+	}
+	if j.mode == hypervisor.ModePostCopy {
+		st.PostcopyRequests = hypervisor.Some(uint64(j.postcopyRequests))
+		st.Downtime = hypervisor.Some(j.downtime)
+	}
+	return st
+}
+
+// Abort cancels the job; the guest keeps running on the source.
+func (j *job) Abort(ctx context.Context) error {
+	return j.src.do(ctx, func(now time.Time) error {
+		switch {
+		case j.phase >= phaseFinishing:
+			return hypervisor.WrapDomain("abort job", j.name, hypervisor.ErrNoJob)
+		case j.phase >= phasePostCopyBlackout:
+			return invalidState("abort job", j.name, "post-copy has started")
+		}
+		j.finishUnsuccessful(j.src, j.d, now, true, "aborted")
+		return nil
+	})
+}
+
+// SetMaxDowntime changes the downtime limit of the switchover rule.
+func (j *job) SetMaxDowntime(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return hypervisor.WrapDomain("set max downtime", j.name, invalid("downtime", "must be positive"))
+	}
+	return j.control(ctx, "set max downtime", func() error { j.downtimeLimit = d; return nil })
+}
+
+// SetMaxSpeed caps the bandwidth (0 = the link's).
+func (j *job) SetMaxSpeed(ctx context.Context, bytesPerSecond uint64) error {
+	return j.control(ctx, "set max speed", func() error { j.maxSpeed = bytesPerSecond; return nil })
+}
+
+// StartPostCopy switches to post-copy at the next step.
+func (j *job) StartPostCopy(ctx context.Context) error {
+	return j.control(ctx, "start post-copy", func() error {
+		if !j.params.PostCopy {
+			return invalidState("start post-copy", j.name, "the job was started without PostCopy")
+		}
+		j.postCopyRequested = true
+		return nil
+	})
+}
+
+// SetThrottle sets the vCPU throttle in percent (0..99) directly.
+func (j *job) SetThrottle(ctx context.Context, percent int) error {
+	if percent < 0 || percent > maxThrottle {
+		return hypervisor.WrapDomain("set throttle", j.name, invalid("percent", fmt.Sprintf("%d is outside 0..%d", percent, maxThrottle)))
+	}
+	return j.control(ctx, "set throttle", func() error {
+		if j.phase != phasePreCopy {
+			return invalidState("set throttle", j.name, "the guest is no longer running on the source")
+		}
+		j.setThrottle(j.d, percent)
+		return nil
+	})
+}
+
+func (j *job) control(ctx context.Context, op string, f func() error) error {
+	return j.src.do(ctx, func(now time.Time) error {
+		if j.phase >= phaseFinishing {
+			return hypervisor.WrapDomain(op, j.name, hypervisor.ErrNoJob)
+		}
+		return f()
+	})
+}
+
+// Done is closed when the job has ended.
+func (j *job) Done() <-chan struct{} { return j.done }
+
+// Result waits for the end of the job.
+func (j *job) Result(ctx context.Context) (hypervisor.MigrationResult, error) {
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		return hypervisor.MigrationResult{}, ctx.Err()
+	}
+	j.src.mu.Lock()
+	defer j.src.mu.Unlock()
+	return j.result, j.err
+}
+
+// Target side.
+
+// receiveStart creates the paused incoming domain.
+func (h *Host) receiveStart(j *job, sp *spec, wl Workload) error {
+	return h.do(context.Background(), func(now time.Time) error {
+		d, ok := h.domains[sp.name]
+		if ok {
+			switch {
+			case d.state.IsActive() || d.incoming != nil:
+				return fmt.Errorf("domain %q is already active on %s: %w", sp.name, h.Name(), hypervisor.ErrExists)
+			case sp.uuid != "" && d.uuid() != sp.uuid:
+				return fmt.Errorf("domain %q has another UUID on %s: %w", sp.name, h.Name(), hypervisor.ErrExists)
+			}
+		} else {
+			d = &domain{config: sp, updated: now}
+			h.domains[sp.name] = d
+		}
+		d.workload = wl
+		h.activate(d, sp, now)
+		d.bootLeft = 0 // the guest is already booted
+		d.incoming = j.inc
+		d.state, d.reason = hypervisor.StatePaused, hypervisor.ReasonMigration
+		h.emitState(d, now)
+		return nil
+	})
+}
+
+// receivePostCopy lets the target run the guest while memory still arrives.
+func (h *Host) receivePostCopy(j *job) {
+	_ = h.do(context.Background(), func(now time.Time) error {
+		d, ok := h.domains[j.name]
+		if !ok || d.incoming != j.inc {
+			return nil
+		}
+		d.state, d.reason = hypervisor.StateRunning, hypervisor.ReasonPostcopy
+		h.resumeGuest(d, now)
+		h.emitState(d, now)
+		return nil
+	})
+}
+
+// receiveEnd finishes the target side: the guest runs here (ok) or the
+// incoming copy is dropped. It reports whether the domain was still there.
+func (h *Host) receiveEnd(j *job, ok bool) bool {
+	present := false
+	_ = h.do(context.Background(), func(now time.Time) error {
+		d, exists := h.domains[j.name]
+		if !exists || d.incoming != j.inc {
+			return nil
+		}
+		present = true
+		d.incoming = nil
+		if !ok {
+			if d.reason == hypervisor.ReasonPostcopy && d.running() {
+				// The guest ran here on memory it can no longer get.
+				h.haltGuest(d, now)
+				d.state, d.reason = hypervisor.StatePaused, hypervisor.ReasonPostcopyFailed
+				h.emitState(d, now)
+				return nil
+			}
+			h.stop(d, now, hypervisor.ReasonFailed)
+			return nil
+		}
+		if j.params.Persist {
+			d.persistent = true
+			d.config = d.live
+		}
+		wasRunning := d.running()
+		d.state, d.reason = hypervisor.StateRunning, hypervisor.ReasonMigrated
+		if !wasRunning {
+			h.resumeGuest(d, now)
+		}
+		h.emitState(d, now)
+		return nil
+	})
+	return present
+}

@@ -1,0 +1,203 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/store"
+)
+
+// Watch implements store.Store with an etcd watch on the kind's (or
+// namespace's) key prefix from the revision after opts.ResourceVersion.
+func (s *Store) Watch(ctx context.Context, list virtkit.ObjectList, opts store.WatchOptions) (<-chan store.Event, error) {
+	kind, err := s.scheme.ListKind(list)
+	if err != nil {
+		return nil, err
+	}
+	prefix := s.listPrefix(kind, opts.Namespace)
+	sel := opts.LabelSelector
+
+	var start int64
+	var initial []store.Event
+	switch {
+	case opts.SendInitialEvents:
+		if opts.ResourceVersion != "" {
+			return nil, fmt.Errorf("%s watch: %w: resourceVersion: must be empty with sendInitialEvents", kind.Name, store.ErrInvalid)
+		}
+		objs, rev, err := s.list(ctx, kind, prefix, func(o virtkit.Object) bool { return store.Matches(o, "", sel) })
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			initial = append(initial, store.Event{Type: store.Added, Object: o})
+		}
+		start = rev + 1
+	case opts.ResourceVersion != "":
+		from, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
+		if err != nil || from < 0 {
+			return nil, fmt.Errorf("%s watch: %w: resourceVersion: %q is not a decimal version", kind.Name, store.ErrInvalid, opts.ResourceVersion)
+		}
+		// Reading one key at the revision tells whether etcd still has it,
+		// so a compacted start fails here rather than inside the watch.
+		_, err = s.client.Get(ctx, prefix, clientv3.WithRev(max(from, 1)), clientv3.WithCountOnly())
+		switch {
+		case errors.Is(err, rpctypes.ErrCompacted):
+			return nil, fmt.Errorf("%s watch from resourceVersion %d: %w: %w", kind.Name, from, store.ErrExpired, err)
+		case errors.Is(err, rpctypes.ErrFutureRev):
+			// Not written yet; the watch waits for it.
+		case err != nil:
+			return nil, fmt.Errorf("%s watch: etcd get: %w", kind.Name, err)
+		}
+		start = from + 1
+	default:
+		resp, err := s.client.Get(ctx, prefix, clientv3.WithCountOnly())
+		if err != nil {
+			return nil, fmt.Errorf("%s watch: etcd get: %w", kind.Name, err)
+		}
+		start = resp.Header.Revision + 1
+	}
+
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	wch := s.client.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(start), clientv3.WithPrevKV())
+	out := make(chan store.Event, s.watchBuffer)
+	w := &watcher{s: s, kind: kind, selector: sel, out: out}
+	go func() {
+		defer close(out)
+		defer cancel()
+		w.run(wctx, initial, wch)
+	}()
+	return out, nil
+}
+
+type watcher struct {
+	s        *Store
+	kind     store.Kind
+	selector labels.Selector
+	out      chan store.Event
+}
+
+func (w *watcher) run(ctx context.Context, initial []store.Event, wch clientv3.WatchChan) {
+	// Initial events are the start of the stream; they may wait for the
+	// consumer. Live events must not (see below).
+	for _, ev := range initial {
+		select {
+		case w.out <- ev:
+		case <-ctx.Done():
+			return
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case resp, ok := <-wch:
+			switch {
+			case !ok:
+				if ctx.Err() == nil {
+					w.fail(ctx, fmt.Errorf("%s watch: etcd watch channel closed", w.kind.Name))
+				}
+				return
+			case resp.CompactRevision != 0:
+				w.fail(ctx, fmt.Errorf("%s watch: etcd compacted to revision %d: %w: %w", w.kind.Name, resp.CompactRevision, store.ErrExpired, rpctypes.ErrCompacted))
+				return
+			case resp.Err() != nil:
+				if ctx.Err() == nil {
+					w.fail(ctx, fmt.Errorf("%s watch: etcd: %w", w.kind.Name, resp.Err()))
+				}
+				return
+			}
+			for _, e := range resp.Events {
+				ev, ok, err := w.translate(e)
+				if err != nil {
+					w.fail(ctx, err)
+					return
+				}
+				if !ok {
+					continue
+				}
+				select {
+				case w.out <- ev:
+				default:
+					// The consumer is a full buffer behind: end the watch so
+					// it relists instead of etcd's client buffering without
+					// bound.
+					w.s.log.Debug("watcher fell behind; expired", "kind", w.kind.Name, "buffer", cap(w.out))
+					w.fail(ctx, fmt.Errorf("%s watcher fell more than %d events behind: %w", w.kind.Name, cap(w.out), store.ErrExpired))
+					return
+				}
+			}
+		}
+	}
+}
+
+// fail delivers the final Error event once the consumer has drained what
+// was queued before it.
+func (w *watcher) fail(ctx context.Context, err error) {
+	select {
+	case w.out <- store.Event{Type: store.Error, Err: err}:
+	case <-ctx.Done():
+	}
+}
+
+// translate turns an etcd event into a store event for this watcher,
+// applying the label selector (an object whose labels stop matching is
+// Deleted for this watcher, one that starts matching Added).
+func (w *watcher) translate(e *clientv3.Event) (store.Event, bool, error) {
+	matches := func(o virtkit.Object) bool { return store.Matches(o, "", w.selector) }
+	key := string(e.Kv.Key)
+	switch e.Type {
+	case mvccpb.DELETE:
+		var obj virtkit.Object
+		if e.PrevKv != nil {
+			var err error
+			if obj, err = w.s.decode(w.kind, key, e.PrevKv.Value, e.Kv.ModRevision); err != nil {
+				return store.Event{}, false, err
+			}
+			if !matches(obj) {
+				return store.Event{}, false, nil
+			}
+		} else {
+			// The previous value is gone (compacted): report the key.
+			obj = w.kind.New()
+			k := w.s.keyOf(w.kind, key)
+			obj.SetNamespace(k.Namespace)
+			obj.SetName(k.Name)
+			obj.SetResourceVersion(rvString(e.Kv.ModRevision))
+		}
+		return store.Event{Type: store.Deleted, Object: obj}, true, nil
+	default:
+		obj, err := w.s.decode(w.kind, key, e.Kv.Value, e.Kv.ModRevision)
+		if err != nil {
+			return store.Event{}, false, err
+		}
+		now := matches(obj)
+		if e.IsCreate() {
+			return store.Event{Type: store.Added, Object: obj}, now, nil
+		}
+		before := now // without the previous value, assume labels did not change
+		if e.PrevKv != nil {
+			old, err := w.s.decode(w.kind, key, e.PrevKv.Value, e.PrevKv.ModRevision)
+			if err != nil {
+				return store.Event{}, false, err
+			}
+			before = matches(old)
+		}
+		switch {
+		case now && before:
+			return store.Event{Type: store.Modified, Object: obj}, true, nil
+		case now:
+			return store.Event{Type: store.Added, Object: obj}, true, nil
+		case before:
+			return store.Event{Type: store.Deleted, Object: obj}, true, nil
+		}
+		return store.Event{}, false, nil
+	}
+}
