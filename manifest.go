@@ -218,10 +218,12 @@ func (d *decoder) decodeDocument(index int, doc []byte) ([]Object, []error) {
 	if !ok {
 		return nil, []error{&DecodeError{Document: index, Err: ErrInvalidManifest, Detail: "a document must be an object"}}
 	}
-	return d.decodeObject(index, nil, m)
+	return d.decodeObject(index, nil, m, doc)
 }
 
-func (d *decoder) decodeObject(index int, path *field.Path, m map[string]any) ([]Object, []error) {
+// decodeObject decodes one object given as a generic map; raw is the same
+// object as JSON when the caller has it (nil for List items).
+func (d *decoder) decodeObject(index int, path *field.Path, m map[string]any, raw []byte) ([]Object, []error) {
 	apiVersion, _ := m["apiVersion"].(string)
 	kind, _ := m["kind"].(string)
 	derr := func(p *field.Path, err error, detail string) *DecodeError {
@@ -260,7 +262,9 @@ func (d *decoder) decodeObject(index int, path *field.Path, m map[string]any) ([
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	raw, err := json.Marshal(m)
+	if raw == nil {
+		raw, err = json.Marshal(m)
+	}
 	if err == nil {
 		err = json.Unmarshal(raw, obj)
 	}
@@ -292,7 +296,7 @@ func (d *decoder) decodeList(index int, path *field.Path, m map[string]any, derr
 			errs = append(errs, derr(path.Child("items").Index(i), ErrInvalidManifest, "expected an object"))
 			continue
 		}
-		got, ierrs := d.decodeObject(index, path.Child("items").Index(i), im)
+		got, ierrs := d.decodeObject(index, path.Child("items").Index(i), im, nil)
 		objs = append(objs, got...)
 		errs = append(errs, ierrs...)
 	}

@@ -26,8 +26,8 @@
 //
 // Every built-in reconciler ([VMReconciler], [VMIReconciler],
 // [ReplicaSetReconciler], [EvictionReconciler]) can be replaced or
-// complemented by the caller's own; [Watches] lists what each needs to
-// watch.
+// complemented by the caller's own; each has a Watches method listing
+// what its runner must watch.
 //
 // # Protocol between the controllers and node agents
 //

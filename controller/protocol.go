@@ -10,7 +10,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/scheduler"
@@ -43,6 +42,14 @@ type ReconcilerOptions struct {
 	// IntN draws the start-failure backoff jitter in [0, n); nil =
 	// math/rand/v2.IntN. Tests pass a deterministic one.
 	IntN func(n int) int
+	// DefaultEvictionStrategy applies to VMIs without
+	// spec.evictionStrategy (KubeVirt's cluster-wide evictionStrategy);
+	// empty means None. Eviction reconciler only.
+	DefaultEvictionStrategy virtkit.EvictionStrategy
+	// NodeHeartbeatTimeout: a node whose heartbeat is older is unresponsive;
+	// its VMIs fail with reason NodeUnresponsive (eviction reconciler).
+	// Zero means 5 minutes (virt-handler's timeout); negative disables.
+	NodeHeartbeatTimeout time.Duration
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -61,6 +68,9 @@ func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) 
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	o.Logger = o.Logger.With("reconciler", name)
+	if o.NodeHeartbeatTimeout == 0 {
+		o.NodeHeartbeatTimeout = 5 * time.Minute
+	}
 	if o.Scheduler == nil {
 		o.Scheduler = scheduler.New(scheduler.Options{Now: o.Now})
 	}
@@ -116,12 +126,6 @@ func controllerOf(obj metav1.Object) *metav1.OwnerReference {
 		}
 	}
 	return nil
-}
-
-// isControlledBy reports whether obj's controller owner has the uid.
-func isControlledBy(obj metav1.Object, uid types.UID) bool {
-	ref := controllerOf(obj)
-	return ref != nil && ref.UID == uid
 }
 
 func newControllerRef(owner metav1.Object, kind string) metav1.OwnerReference {

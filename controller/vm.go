@@ -508,7 +508,7 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 	}
 
 	st.Created = vmi != nil
-	st.Ready = vmi != nil && vmi.IsReady() && vmi.DeletionTimestamp == nil
+	st.Ready = vmi != nil && vmi.IsReady() && !vmi.IsFinal() && vmi.DeletionTimestamp == nil
 	st.DesiredGeneration = vm.Generation
 	st.ObservedGeneration = vm.Generation
 	if vmi != nil {

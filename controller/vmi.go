@@ -215,7 +215,7 @@ func (c *placementCache) prime(ctx context.Context, st store.Store) error {
 	for i := range list.Items {
 		v := &list.Items[i]
 		k := store.Key{Namespace: v.Namespace, Name: v.Name}
-		if _, seen := c.vmis[k]; !seen && len(scheduler.NodesHeldBy(v)) > 0 {
+		if _, seen := c.vmis[k]; !seen && scheduler.HoldsNode(v) {
 			c.vmis[k] = v
 		}
 	}
@@ -225,7 +225,7 @@ func (c *placementCache) prime(ctx context.Context, st store.Store) error {
 
 // observe records the latest state of a VMI. It keeps its own copy.
 func (c *placementCache) observe(key store.Key, vmi *virtkit.VirtualMachineInstance) {
-	holds := len(scheduler.NodesHeldBy(vmi)) > 0
+	holds := scheduler.HoldsNode(vmi)
 	var cp *virtkit.VirtualMachineInstance
 	if holds {
 		cp = vmi.DeepCopy()

@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -300,4 +301,24 @@ func (b *builder) virtioModel() string {
 		return "virtio-transitional"
 	}
 	return "virtio-non-transitional"
+}
+
+// MakeRuntimeDir creates RuntimeDir(vmi, opts) for the sockets and the
+// console log QEMU creates there when the domain starts. QEMU runs as its
+// own user (libvirt-qemu on Debian): pass that uid and gid so it may
+// create them, or -1 to keep the caller's.
+func MakeRuntimeDir(vmi *virtkit.VirtualMachineInstance, opts Options, uid, gid int) (string, error) {
+	dir := RuntimeDir(vmi, opts)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o750); err != nil {
+		return "", err
+	}
+	if uid != -1 || gid != -1 {
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }

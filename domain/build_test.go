@@ -222,6 +222,10 @@ func TestBuildErrors(t *testing.T) {
 			v.Spec.Networks = []virtkit.Network{{Name: "n", NetworkSource: virtkit.NetworkSource{Pod: &virtkit.PodNetwork{VMNetworkCIDR: "10.0.0.0/30"}}}}
 			v.Spec.Domain.Devices.Interfaces = []virtkit.Interface{{Name: "n", InterfaceBindingMethod: virtkit.InterfaceBindingMethod{Masquerade: &virtkit.InterfaceMasquerade{}}}}
 		}, domain.Options{}, domain.ErrUnsupported, "spec.networks[0].pod.vmNetworkCIDR"},
+		{"user network ipv6 prefix", func(v *virtkit.VirtualMachineInstance) {
+			v.Spec.Networks = []virtkit.Network{{Name: "n", NetworkSource: virtkit.NetworkSource{Pod: &virtkit.PodNetwork{VMIPv6NetworkCIDR: virtkit.DefaultVMIPv6NetworkCIDR}}}}
+			v.Spec.Domain.Devices.Interfaces = []virtkit.Interface{{Name: "n", InterfaceBindingMethod: virtkit.InterfaceBindingMethod{Masquerade: &virtkit.InterfaceMasquerade{}}}}
+		}, domain.Options{}, domain.ErrUnsupported, "spec.networks[0].pod.vmIPv6NetworkCIDR"},
 		{"resolver failure", func(*virtkit.VirtualMachineInstance) {}, domain.Options{
 			VolumeResolver: domain.VolumeResolverFunc(func(_ context.Context, req domain.VolumeRequest) (domain.HostVolume, error) {
 				return domain.HostVolume{}, fmt.Errorf("image %s not pulled: %w", req.Image, domain.ErrNotResolved)
@@ -268,4 +272,17 @@ func TestMutators(t *testing.T) {
 	_, err = domain.Build(vmi, opts)
 	assert.ErrorIs(t, err, boom)
 	assert.ErrorContains(t, err, "mutator 2")
+}
+
+func TestMakeRuntimeDir(t *testing.T) {
+	vmi := decodeVMI(t, "testdata/vmi/minimal.yaml")
+	opts := domain.Options{RuntimeDir: t.TempDir()}
+	dir, err := domain.MakeRuntimeDir(vmi, opts, -1, -1)
+	require.NoError(t, err)
+	assert.Equal(t, domain.RuntimeDir(vmi, opts), dir)
+	assert.Equal(t, filepath.Join(dir, "qga.sock"), domain.GuestAgentSocket(vmi, opts))
+	st, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.True(t, st.IsDir())
+	assert.Equal(t, os.FileMode(0o750), st.Mode().Perm())
 }

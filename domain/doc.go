@@ -17,6 +17,10 @@
 //     libvirt network, a bridge, a tap device or an SR-IOV function
 //     ([NetResolver]).
 //
+// Sockets (guest agent, serial console, VNC) live under [RuntimeDir];
+// QEMU creates them at start, so the caller prepares that directory for
+// QEMU's user first ([MakeRuntimeDir]).
+//
 // [Mutator] hooks run after the build, in order, the way KubeVirt's hook
 // sidecars edit the domain.
 //

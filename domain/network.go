@@ -207,8 +207,8 @@ func (b *builder) userNetIPs(path string, pod *virtkit.PodNetwork) []libvirtxml.
 			continue
 		}
 		// QEMU's slirp limits (libvirt checks them at define time).
-		if c.family == "ipv4" && (p.Bits() < 4 || p.Bits() > 27) || c.family == "ipv6" && p.Bits() > 120 {
-			b.unsupported(path+"."+c.field, fmt.Sprintf("prefix /%d is outside what user-mode networking accepts (IPv4 /4-/27, IPv6 up to /120)", p.Bits()))
+		if c.family == "ipv4" && (p.Bits() < 4 || p.Bits() > 27) || c.family == "ipv6" && p.Bits() != 64 {
+			b.unsupported(path+"."+c.field, fmt.Sprintf("prefix /%d is outside what user-mode networking accepts (IPv4 /4 to /27, IPv6 /64)", p.Bits()))
 			continue
 		}
 		p = p.Masked()

@@ -55,7 +55,9 @@ type Options struct {
 
 	// RuntimeDir holds per-VMI sockets (guest agent, serial console, VNC)
 	// in RuntimeDir/<uid or namespace_name>/. Default /run/virtkit. Unix
-	// socket paths are limited to 107 bytes: keep it short.
+	// socket paths are limited to 107 bytes: keep it short. QEMU creates
+	// the sockets when the domain starts, so the directory must exist and
+	// be writable by QEMU's user then (see MakeRuntimeDir).
 	RuntimeDir string
 	// LogSerialConsole writes the serial console to a log file next to its
 	// socket when spec.domain.devices.logSerialConsole is unset.

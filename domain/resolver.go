@@ -329,6 +329,10 @@ type NetResolver struct {
 	PodNetwork string
 	// Multus maps multus networkName values to host attachments.
 	Multus map[string]HostNetwork
+	// LibvirtNetworkFallback attaches a multus network missing from Multus
+	// to the libvirt network named like it (the part after "namespace/").
+	// SR-IOV interfaces never fall back: they need a device.
+	LibvirtNetworkFallback bool
 }
 
 var _ NetworkResolver = (*NetResolver)(nil)
@@ -349,6 +353,10 @@ func (r *NetResolver) ResolveNetwork(ctx context.Context, req NetworkRequest) (H
 		return HostNetwork{Type: AttachUser}, nil
 	case NetworkMultus:
 		att, ok := r.Multus[req.MultusNetworkName]
+		if !ok && r.LibvirtNetworkFallback && req.Binding != "sriov" && req.MultusNetworkName != "" {
+			name := req.MultusNetworkName[strings.LastIndexByte(req.MultusNetworkName, '/')+1:]
+			return HostNetwork{Type: AttachNetwork, Source: name}, nil
+		}
 		if !ok {
 			return HostNetwork{}, fmt.Errorf("multus network %q has no host attachment: %w", req.MultusNetworkName, ErrNotResolved)
 		}

@@ -145,4 +145,10 @@ func TestNetResolver(t *testing.T) {
 	assert.ErrorIs(t, err, domain.ErrNotResolved)
 	_, err = (&domain.NetResolver{}).ResolveNetwork(ctx, domain.NetworkRequest{Kind: domain.NetworkMultus, MultusNetworkName: "x"})
 	assert.ErrorIs(t, err, domain.ErrNotResolved)
+	fallback := &domain.NetResolver{LibvirtNetworkFallback: true}
+	got, err = fallback.ResolveNetwork(ctx, domain.NetworkRequest{Kind: domain.NetworkMultus, Binding: "bridge", MultusNetworkName: "team/ptp-conf"})
+	require.NoError(t, err)
+	assert.Equal(t, domain.HostNetwork{Type: domain.AttachNetwork, Source: "ptp-conf"}, got)
+	_, err = fallback.ResolveNetwork(ctx, domain.NetworkRequest{Kind: domain.NetworkMultus, Binding: "sriov", MultusNetworkName: "team/vf"})
+	assert.ErrorIs(t, err, domain.ErrNotResolved)
 }

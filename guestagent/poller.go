@@ -245,8 +245,11 @@ func (p *Poller) PollOnce(ctx context.Context) error {
 
 // update applies f to the snapshot after a call that returned err, keeps
 // connectivity and the last error, and calls OnChange when a watched field
-// changed.
-func (p *Poller) update(err error, f func(s *Snapshot)) {
+// changed. A call cut short because the poller is stopping changes nothing.
+func (p *Poller) update(ctx context.Context, err error, f func(s *Snapshot)) {
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return
+	}
 	p.mu.Lock()
 	before := p.snap
 	now := p.opts.Now()
@@ -287,7 +290,7 @@ func capItems[T any](s []T, n int) []T {
 
 func (p *Poller) pollVersion(ctx context.Context) error {
 	info, err := p.client.Info(ctx)
-	p.update(err, func(s *Snapshot) {
+	p.update(ctx, err, func(s *Snapshot) {
 		s.AgentVersion = p.str(info.Version)
 		s.SupportedCommands = nil
 		for _, c := range capItems(info.SupportedCommands, max(p.opts.MaxItems, len(requiredCommands)*8)) {
@@ -300,7 +303,7 @@ func (p *Poller) pollVersion(ctx context.Context) error {
 
 func (p *Poller) pollFilesystems(ctx context.Context) error {
 	fs, err := p.client.FSInfo(ctx)
-	p.update(err, func(s *Snapshot) {
+	p.update(ctx, err, func(s *Snapshot) {
 		s.Filesystems = nil
 		for _, f := range capItems(fs, p.opts.MaxItems) {
 			f.Name, f.Mountpoint, f.Type = p.str(f.Name), p.str(f.Mountpoint), p.str(f.Type)
@@ -317,13 +320,13 @@ func (p *Poller) pollFilesystems(ctx context.Context) error {
 
 func (p *Poller) pollFSFreeze(ctx context.Context) error {
 	st, err := p.client.FSFreezeStatus(ctx)
-	p.update(err, func(s *Snapshot) { s.FSFreezeStatus = st })
+	p.update(ctx, err, func(s *Snapshot) { s.FSFreezeStatus = st })
 	return err
 }
 
 func (p *Poller) pollUsers(ctx context.Context) error {
 	users, err := p.client.Users(ctx)
-	p.update(err, func(s *Snapshot) {
+	p.update(ctx, err, func(s *Snapshot) {
 		s.Users = nil
 		for _, u := range capItems(users, p.opts.MaxItems) {
 			u.User, u.Domain = p.str(u.User), p.str(u.Domain)
@@ -337,7 +340,7 @@ func (p *Poller) pollUsers(ctx context.Context) error {
 // calls, each failing on its own.
 func (p *Poller) pollSys(ctx context.Context) error {
 	ifaces, err := p.client.NetworkInterfaces(ctx)
-	p.update(err, func(s *Snapshot) {
+	p.update(ctx, err, func(s *Snapshot) {
 		s.Interfaces = nil
 		for _, i := range ifaces {
 			if i.Name == "lo" {
@@ -356,7 +359,7 @@ func (p *Poller) pollSys(ctx context.Context) error {
 	errs := []error{err}
 
 	osInfo, err := p.client.OSInfo(ctx)
-	p.update(err, func(s *Snapshot) {
+	p.update(ctx, err, func(s *Snapshot) {
 		s.OSInfo = OSInfo{
 			KernelRelease: p.str(osInfo.KernelRelease), KernelVersion: p.str(osInfo.KernelVersion),
 			Machine: p.str(osInfo.Machine), ID: p.str(osInfo.ID), Name: p.str(osInfo.Name),
@@ -367,11 +370,11 @@ func (p *Poller) pollSys(ctx context.Context) error {
 	errs = append(errs, err)
 
 	host, err := p.client.HostName(ctx)
-	p.update(err, func(s *Snapshot) { s.HostName = p.str(host) })
+	p.update(ctx, err, func(s *Snapshot) { s.HostName = p.str(host) })
 	errs = append(errs, err)
 
 	tz, err := p.client.Timezone(ctx)
-	p.update(err, func(s *Snapshot) { s.Timezone = Timezone{Zone: p.str(tz.Zone), Offset: tz.Offset} })
+	p.update(ctx, err, func(s *Snapshot) { s.Timezone = Timezone{Zone: p.str(tz.Zone), Offset: tz.Offset} })
 	errs = append(errs, err)
 	return errors.Join(errs...)
 }

@@ -65,6 +65,7 @@ func TestPollerSchedule(t *testing.T) {
 
 		cancel()
 		require.NoError(t, <-done)
+		assert.True(t, p.Snapshot().Connected, "stopping the poller is not a disconnect")
 		require.Error(t, p.Start(context.Background()), "a poller starts once")
 		_ = tr.Close()
 	})

@@ -51,11 +51,18 @@ type StreamTransport struct {
 	conn   net.Conn
 	r      *bufio.Reader
 	synced bool
+
+	newSyncID func() int64 // fresh random ids; replaced by tests
 }
 
 // NewStreamTransport returns a transport that dials with dial when needed.
 func NewStreamTransport(dial Dialer, opts Options) *StreamTransport {
-	return &StreamTransport{dial: dial, opts: opts.withDefaults(), sem: make(chan struct{}, 1)}
+	return &StreamTransport{
+		dial:      dial,
+		opts:      opts.withDefaults(),
+		sem:       make(chan struct{}, 1),
+		newSyncID: func() int64 { return rand.Int64N(1 << 53) },
+	}
 }
 
 // DialUnix returns a StreamTransport for the unix socket at path.
@@ -176,7 +183,7 @@ func (t *StreamTransport) exchange(ctx context.Context, request []byte, oneWay b
 			return nil, err
 		}
 		if len(wantID) > 0 && len(id) > 0 && !bytes.Equal(id, wantID) {
-			t.opts.Logger.Debug("guest agent: skipping stale reply", "id", strconv.Quote(string(id)))
+			t.opts.Logger.Debug("guest agent: skipping stale reply", "id", strconv.Quote(Sanitize(string(id), 64)))
 			continue
 		}
 		return line, nil
@@ -209,7 +216,7 @@ func (t *StreamTransport) write(b []byte) error {
 // until the reply carrying that id. flush prefixes the request with 0xFF so
 // the agent drops any half-received request first.
 func (t *StreamTransport) syncLocked(flush bool) error {
-	id := rand.Int64N(1 << 53)
+	id := t.newSyncID()
 	if err := t.sendSync(id, flush); err != nil {
 		return err
 	}
@@ -262,7 +269,7 @@ func (t *StreamTransport) readSyncReply(id int64) (bool, error) {
 // awaitOneWay waits for either the command's error reply or the reply to a
 // sync sent right after the command.
 func (t *StreamTransport) awaitOneWay(wantID []byte) ([]byte, error) {
-	id := rand.Int64N(1 << 53)
+	id := t.newSyncID()
 	if err := t.sendSync(id, false); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 			return nil, nil

@@ -83,6 +83,18 @@ type Options struct {
 	// Measurer measures the dirty rate before the start; nil = the migrator
 	// if it implements [hypervisor.DirtyRateMeasurer], else no measurement.
 	Measurer hypervisor.DirtyRateMeasurer
+	// Probe, when set, measures without blocking (libvirt's
+	// virDomainStartDirtyRateCalc, sim's StartDirtyRateCalc): Start only
+	// begins the pre-start measurement and Step starts the job once it is
+	// in, so a harness that drives a virtual clock never blocks. The engine
+	// also probes once after each throttle change to learn how much the
+	// throttle slowed the dirtying. Leave it nil where sampling contends
+	// with the migration's own dirty tracking (QEMU page sampling).
+	Probe DirtyRateProbe
+	// QEMUAutoConverge makes the engine leave throttling to QEMU's
+	// auto-converge (the policy's start flag) even when the job can be
+	// throttled directly.
+	QEMUAutoConverge bool
 	// MeasurePeriod is the sampling period of that measurement; 0 = 1 s.
 	MeasurePeriod time.Duration
 	// BandwidthSmoothing is the EWMA weight of a new bandwidth sample;
@@ -95,6 +107,19 @@ type Options struct {
 	Clock Clock
 	// Logger receives one line per strategic decision; nil = discard.
 	Logger *slog.Logger
+}
+
+// DirtyRateProbe starts a dirty-rate measurement and returns at once.
+type DirtyRateProbe interface {
+	StartDirtyRateProbe(ctx context.Context, domain string, period time.Duration) (PendingDirtyRate, error)
+}
+
+// PendingDirtyRate is a measurement under way.
+type PendingDirtyRate interface {
+	// Done is closed once the result is in.
+	Done() <-chan struct{}
+	// Result returns it (it blocks until Done, or ctx ends).
+	Result(ctx context.Context) (hypervisor.DirtyRate, error)
 }
 
 // Engine carries out one migration: measure, start as the policy says, then
@@ -120,12 +145,17 @@ type Engine struct {
 // state is everything the engine tracks between polls.
 type state struct {
 	started, done bool
+	aborting      bool
 	startedAt     time.Time
 	phase         Phase
 	result        Result
 
 	dirtyBefore hypervisor.Measured[float64]
 	measureErr  string
+	measuring   PendingDirtyRate // pre-start probe under way
+	probe       PendingDirtyRate // in-job probe under way
+	probeRate   hypervisor.Measured[float64]
+	probeAt     time.Time
 
 	stats         hypervisor.JobStats
 	bwAvg, bwBest hypervisor.Measured[float64]
@@ -146,6 +176,7 @@ type state struct {
 	dirtyAtChange      hypervisor.Measured[float64]
 	throttleAtChange   int
 	dirtyFresh         bool
+	jobRateNewer       bool // the job reported a new dirty rate after the last probe
 	sensitivity        hypervisor.Measured[float64]
 
 	decisions    []Decision
@@ -248,15 +279,40 @@ func (e *Engine) Start(ctx context.Context) error {
 		return ErrStarted
 	}
 	measured := e.st.dirtyBefore.Valid || e.st.measureErr != ""
+	e.st.started = true
 	e.mu.Unlock()
+	if !measured && e.opts.Probe != nil {
+		pending, err := e.opts.Probe.StartDirtyRateProbe(ctx, e.req.Domain, e.opts.MeasurePeriod)
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if err != nil {
+			if ctx.Err() != nil {
+				e.st.started = false
+				return fmt.Errorf("measure dirty rate of %q: %w", e.req.Domain, err)
+			}
+			e.st.measureErr = err.Error()
+			return e.launchLocked(ctx)
+		}
+		e.st.measuring = pending
+		return nil
+	}
 	if !measured {
 		if err := e.Measure(ctx); err != nil {
+			e.mu.Lock()
+			e.st.started = false
+			e.mu.Unlock()
 			return err
 		}
 	}
-
 	e.mu.Lock()
-	e.st.started = true
+	defer e.mu.Unlock()
+	return e.launchLocked(ctx)
+}
+
+// launchLocked asks the policy for the plan and starts the job or refuses.
+// The lock is held across StartMigration: nothing else runs before the job
+// exists, and Snapshot waits for a start that a backend answers at once.
+func (e *Engine) launchLocked(ctx context.Context) error {
 	now := e.clock.Now()
 	e.st.startedAt = now
 	p := e.progressLocked(now)
@@ -264,11 +320,9 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.recordLocked(now, p, act)
 	if act.Kind == ActionRefuse || act.Kind == ActionAbort {
 		e.finishRefusedLocked(act)
-		e.mu.Unlock()
 		return fmt.Errorf("%s: %s: %w", e.req.Domain, act.Reason, ErrRefused)
 	}
 	if act.Kind != ActionStart {
-		e.mu.Unlock()
 		return fmt.Errorf("policy %s answered %s while planning, want Start or Refuse: %w", e.policy.Name(), act.Kind, ErrInvalidInput)
 	}
 	params := e.req.Params
@@ -279,11 +333,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		params.DowntimeLimit = act.DowntimeLimit
 	}
 	e.st.downtimeLimit = params.DowntimeLimit
-	e.mu.Unlock()
-
 	job, err := e.migrator.StartMigration(ctx, e.req.Domain, params)
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if err != nil {
 		e.st.done = true
 		e.st.result = Result{Policy: e.policy.Name(), Outcome: OutcomeFailed, Mode: hypervisor.ModePreCopy,
@@ -291,7 +341,9 @@ func (e *Engine) Start(ctx context.Context) error {
 		return fmt.Errorf("start migration of %q: %w", e.req.Domain, err)
 	}
 	e.job = job
-	e.thr, _ = job.(hypervisor.Throttler)
+	if !e.opts.QEMUAutoConverge {
+		e.thr, _ = job.(hypervisor.Throttler)
+	}
 	e.st.startedAt = e.clock.Now()
 	e.st.lastProgressAt = e.st.startedAt
 	e.st.phase = PhasePreCopy
@@ -306,11 +358,34 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 		e.mu.Unlock()
 		return true, nil
 	}
+	if e.st.measuring != nil {
+		pending := e.st.measuring
+		select {
+		case <-pending.Done():
+		default:
+			e.mu.Unlock()
+			return false, nil
+		}
+		e.st.measuring = nil
+		if dr, err := pending.Result(ctx); err != nil {
+			e.st.measureErr = err.Error()
+		} else {
+			e.st.dirtyBefore = hypervisor.Some(float64(dr.BytesPerSecond))
+		}
+		err := e.launchLocked(ctx)
+		done := e.st.done
+		e.mu.Unlock()
+		if errors.Is(err, ErrRefused) {
+			return true, nil
+		}
+		return done, err
+	}
 	if e.job == nil {
 		e.mu.Unlock()
 		return false, ErrNotStarted
 	}
 	job := e.job
+	e.collectProbeLocked(ctx)
 	e.mu.Unlock()
 
 	select {
@@ -334,6 +409,11 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 	e.mu.Lock()
 	now := e.clock.Now()
 	e.observeLocked(now, stats)
+	if e.st.aborting {
+		// The abort is under way; the job ends on its own time.
+		e.mu.Unlock()
+		return false, nil
+	}
 	p := e.progressLocked(now)
 	act := e.policy.Decide(p)
 	e.recordLocked(now, p, act)
@@ -346,9 +426,6 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 		default:
 		}
 		return false, err
-	}
-	if act.Kind == ActionAbort {
-		return true, e.finish(ctx)
 	}
 	return false, nil
 }
@@ -422,6 +499,7 @@ func (e *Engine) apply(ctx context.Context, job hypervisor.MigrationJob, act Act
 			e.mu.Lock()
 			e.noteThrottleLocked(e.clock.Now(), before, act.ThrottlePercent)
 			e.mu.Unlock()
+			e.startProbe(ctx)
 		}
 	case ActionRaiseDowntime:
 		if err = job.SetMaxDowntime(ctx, act.DowntimeLimit); err == nil {
@@ -436,6 +514,9 @@ func (e *Engine) apply(ctx context.Context, job hypervisor.MigrationJob, act Act
 			e.mu.Unlock()
 		}
 	case ActionAbort:
+		e.mu.Lock()
+		e.st.aborting = true
+		e.mu.Unlock()
 		err = job.Abort(ctx)
 		if errors.Is(err, hypervisor.ErrNoJob) {
 			err = nil
@@ -542,6 +623,9 @@ func (e *Engine) finishRefusedLocked(act Action) {
 // observeLocked folds one poll's job stats into the tracked state.
 func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 	st := &e.st
+	if d, ok := s.MemoryDirtyRate.Get(); ok && st.probeRate.Valid && (!st.stats.MemoryDirtyRate.Valid || st.stats.MemoryDirtyRate.Value != d) {
+		st.jobRateNewer = true
+	}
 	st.stats = s
 	if s.Mode == hypervisor.ModePostCopy {
 		st.phase = PhasePostCopy
@@ -602,6 +686,48 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 	}
 }
 
+// startProbe measures the dirty rate under the new throttle, when the
+// engine has a non-blocking probe. A failure only means ε is learned from
+// the job's own dirty rate instead.
+func (e *Engine) startProbe(ctx context.Context) {
+	if e.opts.Probe == nil {
+		return
+	}
+	pending, err := e.opts.Probe.StartDirtyRateProbe(ctx, e.req.Domain, e.opts.MeasurePeriod)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		e.log.Debug("dirty-rate probe failed", "domain", e.req.Domain, "err", err)
+		return
+	}
+	e.st.probe = pending
+}
+
+// collectProbeLocked takes an in-job probe's result once it is in.
+func (e *Engine) collectProbeLocked(ctx context.Context) {
+	st := &e.st
+	if st.probe == nil {
+		return
+	}
+	select {
+	case <-st.probe.Done():
+	default:
+		return
+	}
+	dr, err := st.probe.Result(ctx)
+	st.probe = nil
+	if err != nil {
+		return
+	}
+	st.probeRate = hypervisor.Some(float64(dr.BytesPerSecond))
+	st.probeAt = e.clock.Now()
+	st.jobRateNewer = false
+	if !st.dirtyFresh {
+		st.dirtyFresh = true
+		e.learnSensitivityLocked(float64(dr.BytesPerSecond))
+	}
+}
+
 // noteThrottleLocked remembers a throttle change for learning ε.
 func (e *Engine) noteThrottleLocked(now time.Time, before, after int) {
 	st := &e.st
@@ -623,6 +749,7 @@ func (e *Engine) noteThrottleLocked(now time.Time, before, after int) {
 	st.throttleChangedAt = now
 	st.throttleChangeIter = st.stats.MemoryIteration.Or(0)
 	st.dirtyFresh = false
+	st.probeRate = hypervisor.Measured[float64]{}
 }
 
 // learnSensitivityLocked solves D_after/D_before = (1 − ε p_a)/(1 − ε p_b)
@@ -660,7 +787,7 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		BandwidthBest:       st.bwBest,
 		Throttle:            st.throttle,
 		ThrottleSensitivity: st.sensitivity,
-		CanThrottle:         e.thr != nil || (!st.started && e.job == nil && e.canThrottleHint()),
+		CanThrottle:         e.thr != nil || (e.job == nil && !e.opts.QEMUAutoConverge),
 		DowntimeLimit:       st.downtimeLimit,
 		DowntimeBound:       e.req.MaxDowntime,
 		ExpectedDowntime:    s.Downtime,
@@ -689,21 +816,15 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 	if d, ok := s.MemoryDirtyRate.Get(); ok && (st.throttleChangedAt.IsZero() || st.dirtyFresh) {
 		p.DirtyRate = hypervisor.Some(float64(d))
 	}
+	if st.probeRate.Valid && st.dirtyFresh {
+		// The probe samples the guest over one short period, like the
+		// pre-start measurement; it is the freshest view of the throttled
+		// guest until the job's own rate moves on.
+		if !p.DirtyRate.Valid || !st.jobRateNewer {
+			p.DirtyRate = st.probeRate
+		}
+	}
 	return p
-}
-
-// canThrottleHint: before the job exists the engine cannot know whether it
-// will implement Throttler; a migrator that does is taken at its word.
-func (e *Engine) canThrottleHint() bool {
-	_, ok := e.migrator.(hypervisor.Throttler)
-	if ok {
-		return true
-	}
-	type throttleCapable interface{ CanThrottle() bool }
-	if tc, ok := e.migrator.(throttleCapable); ok {
-		return tc.CanThrottle()
-	}
-	return false
 }
 
 // recordLocked logs a decision when it differs from the previous one, so

@@ -13,6 +13,12 @@ import (
 	"github.com/virtkit/virtkit/migration/internal/fluid"
 )
 
+type fluidProbe struct{ g *fluid.Guest }
+
+func (f fluidProbe) StartDirtyRateProbe(ctx context.Context, name string, period time.Duration) (PendingDirtyRate, error) {
+	return f.g.Probe(ctx, name, period), nil
+}
+
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // drive runs an engine on the fluid guest's manual clock until it ends or
@@ -129,7 +135,7 @@ func TestEngine(t *testing.T) {
 			req := tt.req
 			req.Domain = "default_vm"
 			req.Memory = uint64(tt.cfg.Memory)
-			e, err := NewEngine(g, req, Options{Policy: tt.policy, Clock: g})
+			e, err := NewEngine(g, req, Options{Policy: tt.policy, Clock: g, Probe: fluidProbe{g}})
 			require.NoError(t, err)
 			r := drive(t, g, e, 3*time.Hour)
 			assert.Equal(t, tt.outcome, r.Outcome, r.Reason)

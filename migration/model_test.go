@@ -34,46 +34,46 @@ func TestPredict(t *testing.T) {
 		{
 			// physics §4.2 table, r = 0.10: V1 = 0.1M = 1.718 GB > 345 MB,
 			// k = ceil(ln(345e6/1.718e9)/ln 0.1) = 1, T = (M + V1·(1−0.01)/0.9)/B.
-			name: "r=0.10 converges in 2 rounds",
-			in:   ModelInput{Memory: m16, Bandwidth: 1.15 * gb, DirtyRate: 0.115 * gb},
+			name:      "r=0.10 converges in 2 rounds",
+			in:        ModelInput{Memory: m16, Bandwidth: 1.15 * gb, DirtyRate: 0.115 * gb},
 			converges: true, iterations: 2, total: 16.58, downtime: 0.1494, sent: 19.07 * gb, postCopy: 16.43,
 		},
 		{
 			// r = 0.5: n* = 6, T = 29.6 s ≈ 1.98 × M/B.
-			name: "r=0.50 converges in 6 rounds",
-			in:   ModelInput{Memory: m16, Bandwidth: 1.15 * gb, DirtyRate: 0.575 * gb},
+			name:      "r=0.50 converges in 6 rounds",
+			in:        ModelInput{Memory: m16, Bandwidth: 1.15 * gb, DirtyRate: 0.575 * gb},
 			converges: true, iterations: 6, total: 29.64, downtime: 0.2335, sent: 34.09 * gb, postCopy: 22.41,
 		},
 		{
-			name: "r=0.90 converges in 38 rounds",
-			in:   ModelInput{Memory: m16, Bandwidth: 1.15 * gb, DirtyRate: 1.035 * gb},
+			name:      "r=0.90 converges in 38 rounds",
+			in:        ModelInput{Memory: m16, Bandwidth: 1.15 * gb, DirtyRate: 1.035 * gb},
 			converges: true, iterations: 38, total: 146.9, downtime: 0.2733, sent: 168.9 * gb, postCopy: 28.39,
 		},
 		{
 			// P3 build box: 150 MB/s sequential over 2 GiB on 1 GbE. r = 1.3,
 			// the floor is W = 2 GiB, 18.7 s of downtime; a throttle above
 			// 1 − 115/150 = 23.3 % converges.
-			name: "working-set floor above B×dl does not converge",
-			in:   ModelInput{Memory: 8 * gib, Bandwidth: 115 * mb, DirtyRate: 150 * mb, WorkingSet: 2 * gib},
+			name:  "working-set floor above B×dl does not converge",
+			in:    ModelInput{Memory: 8 * gib, Bandwidth: 115 * mb, DirtyRate: 150 * mb, WorkingSet: 2 * gib},
 			floor: 2 * gib, minThr: 24, postCopy: 93.37,
 		},
 		{
 			// r ≥ 1 but the working set (20 MB) fits under B×dl = 34.5 MB:
 			// one pass, then a 174 ms pause.
-			name: "small working set converges after one pass despite r>1",
-			in:   ModelInput{Memory: 4 * gib, Bandwidth: 115 * mb, DirtyRate: 200 * mb, WorkingSet: 20 * mb},
+			name:      "small working set converges after one pass despite r>1",
+			in:        ModelInput{Memory: 4 * gib, Bandwidth: 115 * mb, DirtyRate: 200 * mb, WorkingSet: 20 * mb},
 			converges: true, iterations: 1, total: 37.52, downtime: 0.1739, sent: 4*gib + 20*mb, postCopy: 37.52,
 		},
 		{
-			name: "memory under B×dl is a single stop-and-copy",
-			in:   ModelInput{Memory: 100 * mb, Bandwidth: 1 * gb, DirtyRate: 10 * gb},
+			name:      "memory under B×dl is a single stop-and-copy",
+			in:        ModelInput{Memory: 100 * mb, Bandwidth: 1 * gb, DirtyRate: 10 * gb},
 			converges: true, iterations: 0, total: 0.1, downtime: 0.1, sent: 100 * mb, postCopy: 0.2,
 		},
 		{
 			// 2 GB/s throttled 60 % with ε = 1: 0.8 GB/s on 1 GB/s, r = 0.8.
 			// 8 GiB: V1 = 6.872 GB, k = ceil(ln(0.3/6.872)/ln 0.8) = 15.
-			name: "throttle lowers the effective rate",
-			in:   ModelInput{Memory: 8 * gib, Bandwidth: 1 * gb, DirtyRate: 2 * gb, Throttle: 60},
+			name:      "throttle lowers the effective rate",
+			in:        ModelInput{Memory: 8 * gib, Bandwidth: 1 * gb, DirtyRate: 2 * gb, Throttle: 60},
 			converges: true, iterations: 16, total: 41.98, downtime: 0.2418, sent: 41.98 * gb, postCopy: 15.46, minThr: 51,
 		},
 		{

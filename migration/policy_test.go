@@ -140,7 +140,11 @@ func TestVirtkitPolicy(t *testing.T) {
 			Progress{Phase: PhasePlanning, Memory: 8 * gib, AllowAutoConverge: true},
 			ActionStart, func(t *testing.T, a Action) { assert.True(t, a.AutoConverge) }},
 		{"plan refuses a hopeless guest when the bandwidth is known",
-			with(hog(0), func(p *Progress) { p.Phase = PhasePlanning; p.BandwidthBest = hypervisor.Measured[float64]{}; p.BandwidthHint = some(1.15 * gb) }),
+			with(hog(0), func(p *Progress) {
+				p.Phase = PhasePlanning
+				p.BandwidthBest = hypervisor.Measured[float64]{}
+				p.BandwidthHint = some(1.15 * gb)
+			}),
 			ActionRefuse, func(t *testing.T, a Action) {
 				assert.Contains(t, a.Reason, "exceeds bandwidth")
 				assert.Contains(t, a.Reason, "throttling is not allowed")

@@ -25,6 +25,10 @@ type PolicyOptions struct {
 	// ThrottlePatience is how long to wait for the dirty rate to show the
 	// effect of a throttle step before judging it; 0 = 10 s.
 	ThrottlePatience time.Duration
+	// SwitchoverReserve is kept free under the downtime limit for the fixed
+	// costs of the switchover (device state, resume), which QEMU's rule
+	// does not count; 0 = 50 ms.
+	SwitchoverReserve time.Duration
 	// MaxDataFactor: once the job has sent this many times the memory
 	// without converging, pre-copy stops being given the benefit of the
 	// doubt; 0 = 2.5 (Xen stops at 3).
@@ -46,6 +50,9 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	}
 	if o.ThrottlePatience == 0 {
 		o.ThrottlePatience = 10 * time.Second
+	}
+	if o.SwitchoverReserve == 0 {
+		o.SwitchoverReserve = 50 * time.Millisecond
 	}
 	if o.MaxDataFactor == 0 {
 		o.MaxDataFactor = 2.5
@@ -212,7 +219,7 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	// floor that fits the bound.
 	if !pred.Converges && p.FirstPassDone && e.bound > e.limit {
 		if floor, ok := p.MinRemaining.Get(); ok {
-			need := time.Duration(float64(floor)/e.bw*1.25*float64(time.Second)).Round(time.Millisecond)
+			need := time.Duration(float64(floor) / e.bw * 1.25 * float64(time.Second)).Round(time.Millisecond)
 			if need > e.limit && need <= e.bound {
 				return Action{Kind: ActionRaiseDowntime, DowntimeLimit: need, Figures: f.add("floor", float64(floor), "B"),
 					Reason: fmt.Sprintf("remaining data settles at %s: a %v downtime limit (bound %v) lets the switchover happen", formatBytes(float64(floor)), need, e.bound)}
@@ -231,6 +238,10 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "observing before deciding that nothing converges"}
 	}
 	if p.AllowPostCopy && !p.FirstPassDone {
+		if p.Throttle > 0 && e.epsKnown && e.eps < o.IneffectiveSensitivity {
+			return Action{Kind: ActionThrottle, ThrottlePercent: 0, Figures: f,
+				Reason: fmt.Sprintf("throttling is ineffective (sensitivity %.2f): release it; post-copy once the first pass completes", e.eps)}
+		}
 		return Action{Kind: ActionContinue, Figures: f, Reason: "pre-copy cannot converge; post-copy once the first pass completes"}
 	}
 	return Action{Kind: ActionAbort, Figures: f, Reason: v.hopeless(p, e, pred, overspent)}
@@ -285,11 +296,15 @@ func (v *VirtkitPolicy) hopeless(p Progress, e estimate, pred Prediction, oversp
 // nothing allowed converges, otherwise start with post-copy enabled when
 // allowed (so the switch stays possible) and the configured limit.
 func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
+	limit := e.limit - v.opts.SwitchoverReserve
+	if limit < e.limit/2 {
+		limit = e.limit / 2
+	}
 	start := Action{Kind: ActionStart, PostCopy: p.AllowPostCopy,
 		AutoConverge:  p.AllowAutoConverge && !p.CanThrottle,
-		DowntimeLimit: p.DowntimeLimit}
+		DowntimeLimit: limit}
 	if !known {
-		start.Reason = "start pre-copy; the policy decides once the job reports its bandwidth"
+		start.Reason = fmt.Sprintf("start pre-copy with a %v switchover threshold (%v reserved for the switchover's fixed costs); decide once the job reports its bandwidth", limit, e.limit-limit)
 		return start
 	}
 	f := figures{}.add("dirtyRate", e.dirtyRaw, "B/s").add("bandwidth", e.bw, "B/s")
@@ -300,7 +315,7 @@ func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
 	}
 	start.Figures = f.add("ratio", pred.Ratio, "")
 	if pred.Converges || p.AllowPostCopy || e.bound > e.limit {
-		start.Reason = fmt.Sprintf("start pre-copy (r=%.2f)", pred.Ratio)
+		start.Reason = fmt.Sprintf("start pre-copy (r=%.2f) with a %v switchover threshold", pred.Ratio, limit)
 		return start
 	}
 	if p.AllowAutoConverge && p.CanThrottle {

@@ -54,8 +54,12 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 	var guest GuestInfo
 	haveGuest := false
 	if a.opts.GuestInfo != nil {
-		if info.State == hypervisor.StateRunning {
+		// Like KubeVirt's poller, follow the agent from its connect event:
+		// polling a channel nobody listens on only burns the deadline.
+		if info.State == hypervisor.StateRunning && info.Agent == hypervisor.ChannelConnected {
 			a.opts.GuestInfo.Follow(domName)
+		} else if info.Agent == hypervisor.ChannelDisconnected {
+			a.opts.GuestInfo.Forget(domName)
 		}
 		guest, haveGuest = a.opts.GuestInfo.Info(domName)
 	}
@@ -158,15 +162,10 @@ func (a *Agent) actOnRequests(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	return nil
 }
 
-// softReboot asks the guest agent to reboot, falling back to ACPI.
+// softReboot asks the guest to reboot. The backend picks the way (libvirt:
+// the guest agent when connected, else ACPI), since a raw guest-shutdown
+// through the agent passthrough gets no reply to wait for.
 func (a *Agent) softReboot(ctx context.Context, domName string) error {
-	if ac, ok := a.opts.Hypervisor.(hypervisor.AgentCommander); ok {
-		_, err := ac.AgentCommand(ctx, domName, `{"execute":"guest-shutdown","arguments":{"mode":"reboot"}}`)
-		if err == nil {
-			return nil
-		}
-		a.log.Info("guest agent reboot failed, using ACPI", "domain", domName, "err", err)
-	}
 	return a.opts.Hypervisor.Reboot(ctx, domName)
 }
 

@@ -129,16 +129,17 @@ func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	for i := range infos {
 		byName[infos[i].name] = &infos[i]
 	}
-	var holders []placedVMI
+	holders := make([]placedVMI, 0, len(placed))
 	for _, p := range placed {
-		if p == nil {
+		if p == nil || (p.Namespace == vmi.Namespace && p.Name == vmi.Name) {
 			continue
 		}
-		if p.Namespace == vmi.Namespace && p.Name == vmi.Name {
-			continue
+		n1, n2 := heldNodes(p)
+		if n1 != "" {
+			holders = append(holders, placedVMI{vmi: p, node: n1})
 		}
-		for _, n := range NodesHeldBy(p) {
-			holders = append(holders, placedVMI{vmi: p, node: n})
+		if n2 != "" {
+			holders = append(holders, placedVMI{vmi: p, node: n2})
 		}
 	}
 
@@ -727,16 +728,33 @@ func (d *Default) nodeReady(n *virtkit.Node, now time.Time) bool {
 // NodesHeldBy returns the nodes on which vmi holds resources: its node
 // while it is not final, plus the target node of a migration in flight.
 func NodesHeldBy(vmi *virtkit.VirtualMachineInstance) []string {
-	if vmi.Status.Phase == virtkit.Succeeded || vmi.Status.Phase == virtkit.Failed {
-		return nil
-	}
 	var out []string
-	if vmi.Status.NodeName != "" {
-		out = append(out, vmi.Status.NodeName)
+	n1, n2 := heldNodes(vmi)
+	if n1 != "" {
+		out = append(out, n1)
 	}
-	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed && !ms.Failed &&
-		ms.TargetNode != "" && ms.TargetNode != vmi.Status.NodeName {
-		out = append(out, ms.TargetNode)
+	if n2 != "" {
+		out = append(out, n2)
 	}
 	return out
+}
+
+// heldNodes is NodesHeldBy without allocating: the node and the migration
+// target, each "" when absent.
+func heldNodes(vmi *virtkit.VirtualMachineInstance) (node, target string) {
+	if vmi.Status.Phase == virtkit.Succeeded || vmi.Status.Phase == virtkit.Failed {
+		return "", ""
+	}
+	node = vmi.Status.NodeName
+	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed && !ms.Failed &&
+		ms.TargetNode != "" && ms.TargetNode != node {
+		target = ms.TargetNode
+	}
+	return node, target
+}
+
+// HoldsNode reports whether vmi holds resources on some node.
+func HoldsNode(vmi *virtkit.VirtualMachineInstance) bool {
+	n1, n2 := heldNodes(vmi)
+	return n1 != "" || n2 != ""
 }

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -499,6 +500,26 @@ func TestNodesHeldBy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, NodesHeldBy(tt.vmi))
+		})
+	}
+}
+
+func BenchmarkSchedule(b *testing.B) {
+	for _, placedCount := range []int{100, 10000} {
+		b.Run(fmt.Sprintf("nodes=4/placed=%d", placedCount), func(b *testing.B) {
+			nodes := []virtkit.Node{mkNode("n1", "1000", "1000Gi"), mkNode("n2", "1000", "1000Gi"), mkNode("n3", "1000", "1000Gi"), mkNode("n4", "1000", "1000Gi")}
+			var placed []*virtkit.VirtualMachineInstance
+			for i := range placedCount {
+				placed = append(placed, mkVMI(fmt.Sprintf("p%d", i), "10m", "10Mi", label("app", "x"), on(fmt.Sprintf("n%d", i%4+1))))
+			}
+			vmi := mkVMI("new", "1", "1Gi")
+			s := New(Options{Now: func() time.Time { return now }})
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Schedule(context.Background(), vmi, nodes, placed); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -214,6 +214,9 @@ func (m *Memory) Get(ctx context.Context, key Key, obj virtkit.Object) error {
 	if err != nil {
 		return err
 	}
+	if err := CheckKey(kind, key); err != nil {
+		return err
+	}
 	m.mu.RLock()
 	stored, ok := m.objects[kind.Name][key]
 	m.mu.RUnlock()

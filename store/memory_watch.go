@@ -17,8 +17,10 @@ import (
 type memWatcher struct {
 	namespace string
 	selector  labels.Selector
-	limit     int
-	wake      chan struct{}
+	// after skips events up to this version (a watch from a future version).
+	after uint64
+	limit int
+	wake  chan struct{}
 
 	mu      sync.Mutex
 	queue   []memEvent
@@ -51,6 +53,9 @@ func (w *memWatcher) push(ev memEvent) bool {
 // translate applies namespace and label filters; label changes turn
 // Modified into Added or Deleted for this watcher.
 func (w *memWatcher) translate(ev memEvent) (EventType, bool) {
+	if ev.rv <= w.after && ev.rv != 0 {
+		return "", false
+	}
 	if w.namespace != "" && ev.obj.GetNamespace() != w.namespace {
 		return "", false
 	}
@@ -93,6 +98,7 @@ func (m *Memory) Watch(ctx context.Context, list virtkit.ObjectList, opts WatchO
 		}
 	}
 	w := &memWatcher{
+		after:    from,
 		selector: opts.LabelSelector,
 		limit:    m.watchBuffer,
 		wake:     make(chan struct{}, 1),

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/virtkit/virtkit"
@@ -210,6 +211,27 @@ func (s *Scheme) ObjectKey(obj virtkit.Object, allowGenerateName bool) (Kind, Ke
 	return info.Kind, key, nil
 }
 
+// CheckKey validates a key for kind, as ObjectKey does for an object's
+// name and namespace.
+func CheckKey(kind Kind, key Key) error {
+	invalid := func(field, msg string) error {
+		return fmt.Errorf("%s %s: %w: %s: %s", kind.Name, key, ErrInvalid, field, msg)
+	}
+	switch {
+	case key.Name == "":
+		return invalid("name", "required")
+	case badPathSegment(key.Name):
+		return invalid("name", fmt.Sprintf("%q may not contain '/' or be '.' or '..'", key.Name))
+	case kind.ClusterScoped && key.Namespace != "":
+		return invalid("namespace", fmt.Sprintf("must be empty for cluster-scoped kind %s", kind.Name))
+	case !kind.ClusterScoped && key.Namespace == "":
+		return invalid("namespace", "required")
+	case badPathSegment(key.Namespace) && key.Namespace != "":
+		return invalid("namespace", fmt.Sprintf("%q may not contain '/' or be '.' or '..'", key.Namespace))
+	}
+	return nil
+}
+
 func badPathSegment(s string) bool {
 	return strings.Contains(s, "/") || s == "." || s == ".."
 }
@@ -251,7 +273,7 @@ func GenerateName(base string) string {
 }
 
 // PrepareCreate returns the object to store for Create: a deep copy of obj
-// with uid, generation 1 and creationTimestamp (now, second precision) set,
+// with apiVersion and kind from the registration, uid, generation 1 and creationTimestamp (now, second precision) set,
 // any deletion fields cleared and, if the name is empty, a name generated
 // from generateName. resourceVersion is left for the store to set; a
 // resourceVersion in obj is ErrInvalid.
@@ -264,6 +286,7 @@ func (s *Scheme) PrepareCreate(obj virtkit.Object, now time.Time) (virtkit.Objec
 		return nil, kind, key, fmt.Errorf("%s %s: %w: metadata.resourceVersion: must not be set on create", kind.Name, key, ErrInvalid)
 	}
 	next := obj.DeepCopyObject().(virtkit.Object)
+	setTypeMeta(kind, next)
 	if next.GetName() == "" {
 		next.SetName(GenerateName(next.GetGenerateName()))
 		key.Name = next.GetName()
@@ -303,6 +326,7 @@ func (s *Scheme) PrepareUpdate(stored, obj virtkit.Object) (virtkit.Object, Writ
 		}
 	}
 	next := obj.DeepCopyObject().(virtkit.Object)
+	setTypeMeta(info.Kind, next)
 	sv, nv := reflect.ValueOf(stored).Elem(), reflect.ValueOf(next).Elem()
 	if info.status >= 0 {
 		nv.Field(info.status).Set(sv.Field(info.status))
@@ -388,6 +412,12 @@ func (s *Scheme) PrepareDelete(stored virtkit.Object, opts DeleteOptions, now ti
 	zero := int64(0)
 	next.SetDeletionGracePeriodSeconds(&zero)
 	return next, WritePut, nil
+}
+
+// setTypeMeta makes stored objects self-describing: apiVersion and kind
+// always come from the registration.
+func setTypeMeta(kind Kind, obj virtkit.Object) {
+	obj.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(kind.APIVersion, kind.Name))
 }
 
 func conflict(kind string, key Key, got, stored string) error {

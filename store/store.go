@@ -112,7 +112,9 @@ type Event struct {
 // status subresource, graceful deletion with finalizers and resumable watches.
 //
 // The kind is taken from the Go type of obj or list, which must be registered
-// (ErrUnknownKind otherwise). Objects go in and come out as deep copies: the
+// (ErrUnknownKind otherwise). Stored objects carry apiVersion and kind from
+// the registration, whatever the caller's TypeMeta held (a TypeMeta that
+// contradicts the Go type is ErrInvalid). Objects go in and come out as deep copies: the
 // store never keeps or returns memory the caller can mutate. All methods are
 // safe for concurrent use and honour ctx.
 type Store interface {

@@ -34,6 +34,9 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	// One line per subcommand; each lives in its own file.
+	root.AddCommand(newDemoCmd())
 	root.AddCommand(newAgentCmd())
+	root.AddCommand(newRenderCmd())
+	root.AddCommand(newValidateCmd())
 	return root
 }

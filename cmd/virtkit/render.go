@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,8 +14,16 @@ import (
 	"github.com/virtkit/virtkit/domain"
 )
 
+// renderFlags are the host facts render cannot know by itself.
+type renderFlags struct {
+	file, accel   string
+	podNetwork    string
+	networks      []string // NAME=TYPE:SOURCE
+	dedicatedCPUs string   // 2-5,8
+}
+
 func newRenderCmd() *cobra.Command {
-	var file, accel string
+	var f renderFlags
 	cmd := &cobra.Command{
 		Use:   "render -f FILE [--accel qemu|kvm]",
 		Short: "Print the libvirt domain XML of each VMI, VM template and ReplicaSet template in a manifest",
@@ -27,25 +36,90 @@ Volumes map to paths under /var/lib/virtkit and sockets to /run/virtkit;
 render creates no files. A VMI without firmware.uuid gets a UUID derived
 from its namespace and name, so the output is reproducible.
 
+The pod network uses libvirt user-mode networking unless --pod-network
+names a libvirt network. A multus network attaches to what --network
+says (NAME=bridge:BR, NAME=network:NET, NAME=ethernet:TAP or, for SR-IOV,
+NAME=hostdev:DDDD:BB:SS.F), else to the libvirt network of the same name.
+Dedicated CPU placement pins vCPUs to --dedicated-cpus.
+
 Invalid input prints the problems on stderr and exits with status 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runRender(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), file, accel)
+			return runRender(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", `manifest file, "-" for stdin`)
-	cmd.Flags().StringVar(&accel, "accel", domain.TypeQEMU, "domain type: qemu (software emulation) or kvm")
+	fl := cmd.Flags()
+	fl.StringVarP(&f.file, "filename", "f", "", `manifest file, "-" for stdin`)
+	fl.StringVar(&f.accel, "accel", domain.TypeQEMU, "domain type: qemu (software emulation) or kvm")
+	fl.StringVar(&f.podNetwork, "pod-network", "", "libvirt network for the pod network (default: user-mode networking)")
+	fl.StringArrayVar(&f.networks, "network", nil, "multus network attachment NAME=TYPE:SOURCE (repeatable)")
+	fl.StringVar(&f.dedicatedCPUs, "dedicated-cpus", "", "host CPUs for dedicatedCpuPlacement, e.g. 2-5,8")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
 
-func runRender(stdin io.Reader, stdout, stderr io.Writer, file, accel string) error {
-	if accel != domain.TypeQEMU && accel != domain.TypeKVM {
-		return fmt.Errorf("--accel %q: must be %s or %s", accel, domain.TypeQEMU, domain.TypeKVM)
+// options turns the flags into builder options.
+func (f renderFlags) options() (domain.Options, error) {
+	if f.accel != domain.TypeQEMU && f.accel != domain.TypeKVM {
+		return domain.Options{}, fmt.Errorf("--accel %q: must be %s or %s", f.accel, domain.TypeQEMU, domain.TypeKVM)
+	}
+	net := &domain.NetResolver{PodNetwork: f.podNetwork, LibvirtNetworkFallback: true, Multus: map[string]domain.HostNetwork{}}
+	for _, n := range f.networks {
+		name, att, ok := strings.Cut(n, "=")
+		typ, src, ok2 := strings.Cut(att, ":")
+		if !ok || !ok2 || name == "" || src == "" {
+			return domain.Options{}, fmt.Errorf("--network %q: want NAME=TYPE:SOURCE", n)
+		}
+		h := domain.HostNetwork{Type: typ, Source: src}
+		switch typ {
+		case domain.AttachBridge, domain.AttachNetwork, domain.AttachEthernet:
+		case domain.AttachHostdev:
+			h = domain.HostNetwork{Type: typ, PCIAddress: src}
+		default:
+			return domain.Options{}, fmt.Errorf("--network %q: type must be bridge, network, ethernet or hostdev", n)
+		}
+		net.Multus[name] = h
+	}
+	cpus, err := parseCPUList(f.dedicatedCPUs)
+	if err != nil {
+		return domain.Options{}, fmt.Errorf("--dedicated-cpus: %w", err)
+	}
+	return domain.Options{Type: f.accel, NetworkResolver: net, DedicatedCPUs: cpus}, nil
+}
+
+// parseCPUList parses "2-5,8" into [2 3 4 5 8].
+func parseCPUList(s string) ([]uint, error) {
+	var out []uint
+	if s == "" {
+		return nil, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(lo, 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CPU list", s)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 16); err != nil || b < a {
+				return nil, fmt.Errorf("%q is not a CPU list", s)
+			}
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, uint(c))
+		}
+	}
+	return out, nil
+}
+
+func runRender(stdin io.Reader, stdout, stderr io.Writer, flags renderFlags) error {
+	opts, err := flags.options()
+	if err != nil {
+		return err
 	}
 	in := stdin
-	if file != "-" {
-		f, err := os.Open(file)
+	if flags.file != "-" {
+		f, err := os.Open(flags.file)
 		if err != nil {
 			return err
 		}
@@ -91,7 +165,8 @@ func runRender(stdin io.Reader, stdout, stderr io.Writer, file, accel string) er
 		return exitError{1}
 	}
 
-	opts := domain.Options{Type: accel}
+	// Build everything first: a manifest prints completely or not at all.
+	var out strings.Builder
 	for _, j := range jobs {
 		doc, err := domain.BuildXML(j.vmi, opts)
 		if err != nil {
@@ -101,12 +176,13 @@ func runRender(stdin io.Reader, stdout, stderr io.Writer, file, accel string) er
 			invalid = true
 			continue
 		}
-		fmt.Fprintf(stdout, "<!-- %s -->\n%s\n", j.what, doc)
+		fmt.Fprintf(&out, "<!-- %s -->\n%s\n", j.what, doc)
 	}
 	if invalid {
 		return exitError{1}
 	}
-	return nil
+	_, err = io.WriteString(stdout, out.String())
+	return err
 }
 
 // vmiOf returns the VMI an object runs: itself, or the VMI a VM or a

@@ -116,7 +116,9 @@ func printNodes(w io.Writer, nodes []virtkit.Node, now time.Time) {
 func indent(s, prefix string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i := range lines {
-		lines[i] = prefix + lines[i]
+		if lines[i] != "" {
+			lines[i] = prefix + lines[i]
+		}
 	}
 	return strings.Join(lines, "\n") + "\n"
 }

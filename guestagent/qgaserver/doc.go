@@ -12,7 +12,9 @@
 // in the middle of a reply.
 //
 // Known gaps compared with qemu-ga: a request must fit on one line (qemu-ga
-// also accepts a request split across lines), guest-exec, guest-file-* and
-// the set-* commands are not implemented (CommandNotFound), and argument
-// checking covers only the commands it implements.
+// also accepts a request split across lines); guest-exec, guest-file-*,
+// guest-ssh-*, the set-* and the stats commands are not implemented
+// (CommandNotFound); error descriptions are close to QEMU's but not always
+// identical (clients should match the class); Serve serves several clients
+// at once where qemu-ga serves one at a time.
 package qgaserver

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/virtkit/virtkit/guestagent"
 )
@@ -636,7 +638,7 @@ func returnLine(id json.RawMessage, v any) []byte {
 	if err != nil {
 		return errorLine(id, "GenericError", "internal error: "+err.Error())
 	}
-	return b
+	return asciiJSON(b)
 }
 
 func errorLine(id json.RawMessage, class, desc string) []byte {
@@ -644,7 +646,39 @@ func errorLine(id json.RawMessage, class, desc string) []byte {
 		Error wireError       `json:"error"`
 		ID    json.RawMessage `json:"id,omitempty"`
 	}{wireError{class, desc}, id})
-	return b
+	return asciiJSON(b)
+}
+
+// asciiJSON escapes every non-ASCII character as \uXXXX, as QEMU's JSON
+// writer does, so no reply byte is ever 0xFF (the sync marker). Outside
+// strings JSON is ASCII already, so only string contents change.
+func asciiJSON(b []byte) []byte {
+	ascii := true
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		b = b[size:]
+		if r < utf8.RuneSelf {
+			out = append(out, byte(r))
+			continue
+		}
+		if r > 0xFFFF {
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+			continue
+		}
+		out = fmt.Appendf(out, `\u%04x`, r)
+	}
+	return out
 }
 
 func errorString(id json.RawMessage, class, desc string) string {

@@ -294,3 +294,15 @@ func (c commander) AgentCommand(ctx context.Context, _ string, cmd string) (stri
 }
 
 var _ guestagent.AgentCommander = commander{}
+
+// TestRepliesAreASCII: like qemu-ga, non-ASCII is escaped, so a guest's own
+// strings can never forge the 0xFF sync marker.
+func TestRepliesAreASCII(t *testing.T) {
+	srv := qgaserver.New(qgaserver.Config{HostName: "h\xff\u00e9\U0001F600"})
+	got, err := srv.HandleCommand(context.Background(), `{"execute":"guest-get-host-name"}`)
+	require.NoError(t, err)
+	assert.Equal(t, `{"return":{"host-name":"h\ufffd\u00e9\ud83d\ude00"}}`, got)
+	var v guestagent.HostNameReply
+	require.NoError(t, json.Unmarshal([]byte(got)[len(`{"return":`):len(got)-1], &v))
+	assert.Equal(t, "h\uFFFD\u00e9\U0001F600", v.HostName)
+}

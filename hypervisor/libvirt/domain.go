@@ -16,8 +16,14 @@ import (
 // agentChannel is the virtio-serial port name of the QEMU guest agent.
 const agentChannel = "org.qemu.guest_agent.0"
 
-// shutdownPoll is how often Shutdown looks whether the guest is off yet.
-const shutdownPoll = 100 * time.Millisecond
+const (
+	// shutdownPoll is how often Shutdown looks whether the guest is off yet.
+	shutdownPoll = 100 * time.Millisecond
+	// shutdownRepeat is how often Shutdown asks again: a request that
+	// arrives while the guest still boots (no ACPI handler, no agent yet)
+	// is lost.
+	shutdownRepeat = 5 * time.Second
+)
 
 // Define makes (or replaces) a persistent domain from libvirt XML.
 func (h *Hypervisor) Define(ctx context.Context, domainXML string) (hypervisor.DomainID, error) {
@@ -83,15 +89,24 @@ func (h *Hypervisor) Start(ctx context.Context, name string, opts hypervisor.Sta
 }
 
 // Shutdown asks the guest to power off with libvirt's default method (the
-// guest agent when one is connected, else the ACPI power button) and waits
-// until the domain is shut off or gone, or ctx ends.
+// guest agent when one is connected, else the ACPI power button), repeats
+// the request every few seconds, and waits until the domain is shut off or
+// gone, or ctx ends.
 func (h *Hypervisor) Shutdown(ctx context.Context, name string) error {
-	if err := doDomain(ctx, h, "shutdown", name, func(d *lv.Domain) error { return d.Shutdown() }); err != nil {
+	ask := func(d *lv.Domain) error { return d.Shutdown() }
+	if err := doDomain(ctx, h, "shutdown", name, ask); err != nil {
 		return err
 	}
 	tick := time.NewTicker(shutdownPoll)
 	defer tick.Stop()
+	lastAsk := time.Now()
 	for {
+		if time.Since(lastAsk) >= shutdownRepeat {
+			// Errors here mostly mean the guest got off meanwhile; the
+			// state check below tells.
+			_ = doDomain(ctx, h, "shutdown", name, ask)
+			lastAsk = time.Now()
+		}
 		st, _, err := h.state(ctx, name)
 		switch {
 		case errors.Is(err, hypervisor.ErrNotFound):

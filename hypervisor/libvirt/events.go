@@ -5,6 +5,7 @@ package libvirt
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -17,9 +18,60 @@ import (
 // its context again.
 const loopWake = 100 * time.Millisecond
 
-// eventSink is one Events subscription. Callbacks of any subscription may
-// run on any goroutine that runs libvirt's (process-wide) loop, so sends are
-// serialized with close.
+// eventLoop runs libvirt's (process-wide) default event loop for one
+// connection. A remote connection opened after EventRegisterDefaultImpl
+// relies on it: the daemon's keepalive pings are answered here, and without
+// answers the daemon drops the connection after about 30 s. Events are
+// dispatched from here too.
+type eventLoop struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	timer  int // wakes the loop so it notices cancel; -1 when absent
+}
+
+func startEventLoop(log *slog.Logger) *eventLoop {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &eventLoop{cancel: cancel, done: make(chan struct{}), timer: -1}
+	if t, err := lv.EventAddTimeout(int(loopWake/time.Millisecond), func(int) {}); err != nil {
+		log.Debug("libvirt event timer", "err", err)
+	} else {
+		l.timer = t
+	}
+	go func() {
+		defer close(l.done)
+		for ctx.Err() == nil {
+			if err := lv.EventRunDefaultImpl(); err != nil {
+				log.Debug("libvirt event loop", "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(loopWake):
+				}
+			}
+		}
+		if l.timer >= 0 {
+			if err := lv.EventRemoveTimeout(l.timer); err != nil {
+				log.Debug("libvirt remove event timer", "err", err)
+			}
+		}
+	}()
+	return l
+}
+
+// stop ends the loop and waits for it, at most wait.
+func (l *eventLoop) stop(wait time.Duration) bool {
+	l.cancel()
+	if l.timer >= 0 {
+		lv.EventUpdateTimeout(l.timer, 0) // fire now
+	}
+	select {
+	case <-l.done:
+		return true
+	case <-time.After(wait):
+		return false
+	}
+}
+
+// eventSink is one Events subscription.
 type eventSink struct {
 	mu     sync.Mutex
 	closed bool
@@ -55,74 +107,83 @@ func (s *eventSink) close() {
 	}
 }
 
+// dispatcher fans the connection's callbacks out to the subscriptions.
+// libvirt tracks one callback per event type and connection (a second
+// registration fails with "event callback already tracked"), so the
+// callbacks are registered once, on the first Events call, and stay until
+// Close.
+type dispatcher struct {
+	mu         sync.Mutex
+	registered bool
+	ids        []int
+	sinks      map[*eventSink]struct{}
+}
+
+func (d *dispatcher) dispatch(ev hypervisor.Event) {
+	d.mu.Lock()
+	sinks := make([]*eventSink, 0, len(d.sinks))
+	for s := range d.sinks {
+		sinks = append(sinks, s)
+	}
+	d.mu.Unlock()
+	for _, s := range sinks {
+		s.send(ev)
+	}
+}
+
 // Events delivers lifecycle, agent, migration-iteration and job-completed
-// events of every domain until ctx ends. It runs libvirt's event loop in a
-// goroutine that stops (and deregisters its callbacks) with ctx.
+// events of every domain until ctx ends, then closes the channel. The
+// connection's event loop goroutine (started by New, stopped by Close)
+// dispatches them.
 func (h *Hypervisor) Events(ctx context.Context) (<-chan hypervisor.Event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := h.ensureRegistered(ctx); err != nil {
+		return nil, wrap("events", "", err)
+	}
 	sink := &eventSink{ch: make(chan hypervisor.Event, h.opts.EventBuffer)}
-	ids, err := h.registerEvents(ctx, sink)
-	if err != nil {
-		return nil, wrap("events", "", err)
+	h.events.mu.Lock()
+	if h.events.sinks == nil {
+		h.events.sinks = map[*eventSink]struct{}{}
 	}
-	timer, err := lv.EventAddTimeout(int(loopWake/time.Millisecond), func(int) {})
-	if err != nil {
-		h.deregister(ids)
-		return nil, wrap("events", "", err)
-	}
+	h.events.sinks[sink] = struct{}{}
+	h.events.mu.Unlock()
 	go func() {
-		defer sink.close()
-		defer h.deregister(ids)
-		defer func() {
-			if err := lv.EventRemoveTimeout(timer); err != nil {
-				h.log.Debug("libvirt remove event timer", "err", err)
-			}
-		}()
-		for ctx.Err() == nil {
-			if err := lv.EventRunDefaultImpl(); err != nil {
-				h.log.Debug("libvirt event loop", "err", err)
-				select {
-				case <-ctx.Done():
-				case <-time.After(loopWake):
-				}
-			}
+		select {
+		case <-ctx.Done():
+		case <-h.loop.done:
 		}
+		h.events.mu.Lock()
+		delete(h.events.sinks, sink)
+		h.events.mu.Unlock()
+		sink.close()
 	}()
 	return sink.ch, nil
 }
 
-// registerEvents registers the callbacks under ctx. When ctx ends first,
-// the registration finishes in the background and is undone.
-func (h *Hypervisor) registerEvents(ctx context.Context, sink *eventSink) ([]int, error) {
-	if err := h.ref(); err != nil {
-		return nil, err
+// ensureRegistered registers the callbacks once. Registration is quick
+// (one round trip per event type); it holds the dispatcher's lock so
+// concurrent first callers do not register twice.
+func (h *Hypervisor) ensureRegistered(ctx context.Context) error {
+	h.events.mu.Lock()
+	defer h.events.mu.Unlock()
+	if h.events.registered {
+		return nil
 	}
-	type result struct {
-		ids []int
-		err error
+	ids, err := call(ctx, h, func(c *lv.Connect) ([]int, error) {
+		return registerCallbacks(c, h.events.dispatch)
+	})
+	if err != nil {
+		// A registration that finished after ctx ended is undone when the
+		// connection closes.
+		return err
 	}
-	done := make(chan result, 1)
-	go func() {
-		defer h.unref()
-		ids, err := registerCallbacks(h.conn, sink)
-		done <- result{ids, err}
-	}()
-	select {
-	case r := <-done:
-		return r.ids, r.err
-	case <-ctx.Done():
-		go func() {
-			if r := <-done; r.err == nil {
-				h.deregister(r.ids)
-			}
-		}()
-		return nil, ctx.Err()
-	}
+	h.events.registered, h.events.ids = true, ids
+	return nil
 }
 
-func registerCallbacks(c *lv.Connect, sink *eventSink) ([]int, error) {
+func registerCallbacks(c *lv.Connect, dispatch func(hypervisor.Event)) ([]int, error) {
 	var ids []int
 	fail := func(err error) ([]int, error) {
 		for _, id := range ids {
@@ -133,14 +194,14 @@ func registerCallbacks(c *lv.Connect, sink *eventSink) ([]int, error) {
 	id, err := c.DomainEventLifecycleRegister(nil, func(_ *lv.Connect, d *lv.Domain, e *lv.DomainEventLifecycle) {
 		ev := baseEvent(d, hypervisor.EventLifecycle)
 		ev.State, ev.Reason = lifecycleState(e.Event, e.Detail)
-		sink.send(ev)
+		dispatch(ev)
 	})
 	if err != nil {
 		return fail(err)
 	}
 	ids = append(ids, id)
-	// The optional ones: drivers without them (the test driver lacks the
-	// agent and migration events) simply never send them.
+	// Drivers without these (the test driver lacks agent and migration
+	// events) never send them.
 	optional := []func() (int, error){
 		func() (int, error) {
 			return c.DomainEventAgentLifecycleRegister(nil, func(_ *lv.Connect, d *lv.Domain, e *lv.DomainEventAgentLifecycle) {
@@ -151,19 +212,19 @@ func registerCallbacks(c *lv.Connect, sink *eventSink) ([]int, error) {
 				case lv.CONNECT_DOMAIN_EVENT_AGENT_LIFECYCLE_STATE_DISCONNECTED:
 					ev.Agent = hypervisor.ChannelDisconnected
 				}
-				sink.send(ev)
+				dispatch(ev)
 			})
 		},
 		func() (int, error) {
 			return c.DomainEventMigrationIterationRegister(nil, func(_ *lv.Connect, d *lv.Domain, e *lv.DomainEventMigrationIteration) {
 				ev := baseEvent(d, hypervisor.EventMigrationIteration)
 				ev.Iteration = e.Iteration
-				sink.send(ev)
+				dispatch(ev)
 			})
 		},
 		func() (int, error) {
 			return c.DomainEventJobCompletedRegister(nil, func(_ *lv.Connect, d *lv.Domain, _ *lv.DomainEventJobCompleted) {
-				sink.send(baseEvent(d, hypervisor.EventJobCompleted))
+				dispatch(baseEvent(d, hypervisor.EventJobCompleted))
 			})
 		},
 	}
@@ -193,26 +254,15 @@ func baseEvent(d *lv.Domain, kind hypervisor.EventKind) hypervisor.Event {
 	return ev
 }
 
-// deregister removes callbacks with a bounded wait: a dead daemon must not
-// hang the goroutine that closes the channel.
-func (h *Hypervisor) deregister(ids []int) {
-	if len(ids) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err := call(ctx, h, func(c *lv.Connect) (struct{}, error) {
-		deregisterIDs(h, c, ids)
-		return struct{}{}, nil
-	})
-	if err != nil {
-		h.log.Debug("libvirt deregister events", "err", err)
-	}
-}
-
-func deregisterIDs(h *Hypervisor, c *lv.Connect, ids []int) {
+// deregisterEvents removes the callbacks (Close, before the connection
+// goes).
+func (h *Hypervisor) deregisterEvents() {
+	h.events.mu.Lock()
+	ids := h.events.ids
+	h.events.ids, h.events.registered = nil, false
+	h.events.mu.Unlock()
 	for _, id := range ids {
-		if err := c.DomainEventDeregister(id); err != nil {
+		if err := h.conn.DomainEventDeregister(id); err != nil {
 			h.log.Debug("libvirt deregister event", "id", id, "err", err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	lv "libvirt.org/go/libvirt"
 	"libvirt.org/go/libvirtxml"
@@ -24,6 +25,9 @@ type Hypervisor struct {
 	mu     sync.RWMutex // guards closed against Ref on a closed connection
 	closed bool
 	conn   *lv.Connect
+
+	events dispatcher
+	loop   *eventLoop
 }
 
 var (
@@ -34,9 +38,14 @@ var (
 	_ hypervisor.Throttler         = (*Hypervisor)(nil)
 )
 
+// closeLoopWait bounds how long Close waits for the event loop goroutine.
+const closeLoopWait = 2 * time.Second
+
 // New connects to opts.URI. ctx bounds the connection attempt only (the
 // first connection to qemu:///system probes QEMU's capabilities, about 7 s
-// on a cold host). Close the Hypervisor when done.
+// on a cold host). The connection's event loop runs in a goroutine until
+// Close: it answers the daemon's keepalive pings and dispatches events.
+// Close the Hypervisor when done.
 func New(ctx context.Context, opts Options) (*Hypervisor, error) {
 	opts = opts.withDefaults()
 	if err := ctx.Err(); err != nil {
@@ -61,7 +70,7 @@ func New(ctx context.Context, opts Options) (*Hypervisor, error) {
 		if r.err != nil {
 			return nil, fmt.Errorf("libvirt connect %s: %w", opts.URI, connectError(r.err))
 		}
-		return &Hypervisor{opts: opts, log: opts.Logger, conn: r.conn}, nil
+		return &Hypervisor{opts: opts, log: opts.Logger, conn: r.conn, loop: startEventLoop(opts.Logger)}, nil
 	case <-ctx.Done():
 		// The connection may still arrive; close it then.
 		go func() {
@@ -86,8 +95,9 @@ func connectError(err error) error {
 // URI is the connection's URI.
 func (h *Hypervisor) URI() string { return h.opts.URI }
 
-// Close releases the connection. Calls still running in C (past their
-// context) keep their own reference and finish first.
+// Close stops the event loop, closes every Events channel and releases the
+// connection. Calls still running in C (past their context) keep their own
+// reference and finish first.
 func (h *Hypervisor) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -95,6 +105,10 @@ func (h *Hypervisor) Close() error {
 		return nil
 	}
 	h.closed = true
+	h.deregisterEvents()
+	if !h.loop.stop(closeLoopWait) {
+		h.log.Debug("libvirt event loop did not stop in time", "uri", h.opts.URI)
+	}
 	if _, err := h.conn.Close(); err != nil {
 		return fmt.Errorf("libvirt close %s: %w", h.opts.URI, translate(err))
 	}

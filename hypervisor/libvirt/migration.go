@@ -20,6 +20,9 @@ const (
 	jobPoll = 20 * time.Millisecond
 	// finalStatsTimeout bounds collecting a finished job's counters.
 	finalStatsTimeout = 15 * time.Second
+	// settleWait is how long a refused job call waits to learn whether the
+	// job just ended.
+	settleWait = time.Second
 	// defaultPageSize converts QEMU's dirty pages/s when libvirt omits the
 	// page size.
 	defaultPageSize = 4096
@@ -370,10 +373,24 @@ func (j *migrationJob) Abort(ctx context.Context) error {
 	}
 	j.abortRequested.Store(true)
 	err := doDomain(ctx, j.h, "abort migration", j.name, func(d *lv.Domain) error { return d.AbortJob() })
-	if err != nil && j.ended() {
-		return j.noJob("abort migration")
+	return j.settle(ctx, "abort migration", err)
+}
+
+// settle turns the error of a job call that raced with the end of the job
+// ("domain is not running", "no job") into ErrNoJob: when libvirt refused,
+// wait briefly for the job goroutine to see the end.
+func (j *migrationJob) settle(ctx context.Context, op string, err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
 	}
-	return err
+	select {
+	case <-j.done:
+		return j.noJob(op)
+	case <-ctx.Done():
+		return err
+	case <-time.After(settleWait):
+		return err
+	}
 }
 
 // SetMaxDowntime changes the switchover downtime limit (milliseconds in
@@ -386,27 +403,27 @@ func (j *migrationJob) SetMaxDowntime(ctx context.Context, d time.Duration) erro
 		return j.noJob("set max downtime")
 	}
 	ms := uint64(max(1, (d+time.Millisecond-1)/time.Millisecond))
-	return doDomain(ctx, j.h, "set max downtime", j.name, func(dom *lv.Domain) error {
+	err := doDomain(ctx, j.h, "set max downtime", j.name, func(dom *lv.Domain) error {
 		return dom.MigrateSetMaxDowntime(ms, 0)
 	})
+	return j.settle(ctx, "set max downtime", err)
 }
 
 // SetMaxSpeed caps the bandwidth, rounded up to whole MiB/s (0 =
-// unlimited). In post-copy mode it sets the post-copy bandwidth as well.
+// unlimited). After StartPostCopy it sets the post-copy bandwidth, which
+// is what QEMU then uses.
 func (j *migrationJob) SetMaxSpeed(ctx context.Context, bytesPerSecond uint64) error {
 	if j.ended() {
 		return j.noJob("set max speed")
 	}
 	mib := bytesToMiB(bytesPerSecond)
-	return doDomain(ctx, j.h, "set max speed", j.name, func(d *lv.Domain) error {
-		if err := d.MigrateSetMaxSpeed(mib, 0); err != nil {
-			return err
-		}
+	err := doDomain(ctx, j.h, "set max speed", j.name, func(d *lv.Domain) error {
 		if j.postCopy.Load() {
 			return d.MigrateSetMaxSpeed(mib, lv.MIGRATE_MAX_SPEED_POSTCOPY)
 		}
-		return nil
+		return d.MigrateSetMaxSpeed(mib, 0)
 	})
+	return j.settle(ctx, "set max speed", err)
 }
 
 // StartPostCopy switches the job to post-copy (virDomainMigrateStartPostCopy).
@@ -422,7 +439,7 @@ func (j *migrationJob) StartPostCopy(ctx context.Context) error {
 	if err == nil {
 		j.postCopy.Store(true)
 	}
-	return err
+	return j.settle(ctx, "start post-copy", err)
 }
 
 // Done is closed when the job has ended.

@@ -167,7 +167,9 @@ func (rs realStack) migrate(t testing.TB, name string, params hypervisor.Migrati
 			ev.State == hypervisor.StateRunning && ev.Reason == hypervisor.ReasonMigrated
 	}, "peer Running/Migrated")
 
-	// The real qemu-ga inside the guest answers on the new host.
+	// The real qemu-ga inside the guest answers on the new host (libvirt
+	// reconnects the agent channel after the switchover).
+	require.NoError(t, libvirttest.WaitAgent(ctx, rs.peer, name))
 	reply, err := rs.peer.AgentCommand(ctx, name, `{"execute":"guest-get-osinfo"}`)
 	require.NoError(t, err)
 	assert.Contains(t, reply, "virtkit-tiny")
@@ -276,14 +278,18 @@ func TestRealPostCopy(t *testing.T) {
 		Bandwidth: 8 << 20, PostCopy: true, Persist: true,
 	})
 	require.NoError(t, err)
+	t0 := time.Now()
 	require.Eventually(t, func() bool {
 		st, err := job.Stats(ctx)
 		return err == nil && st.DataProcessed.Or(0) > 4<<20
 	}, 30*time.Second, 100*time.Millisecond, "pre-copy moves data first")
+	t.Logf("pre-copy moved 4 MiB after %v", time.Since(t0))
 	require.NoError(t, job.StartPostCopy(ctx))
+	t.Logf("post-copy started after %v", time.Since(t0))
 	require.ErrorIs(t, job.Abort(ctx), hypervisor.ErrInvalidState, "no abort in post-copy")
 
 	res, err := job.Result(ctx)
+	t.Logf("result after %v", time.Since(t0))
 	require.NoError(t, err)
 	assert.True(t, res.Succeeded)
 	assert.Equal(t, hypervisor.ModePostCopy, res.Mode)

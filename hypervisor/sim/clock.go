@@ -2,7 +2,6 @@ package sim
 
 import (
 	"container/heap"
-	"context"
 	"sync"
 	"time"
 )
@@ -147,17 +146,4 @@ func (h *timerHeap) Pop() any {
 	t.index = -1
 	*h = old[:len(old)-1]
 	return t
-}
-
-// sleep waits d on clock or until ctx ends.
-func sleep(ctx context.Context, clock Clock, d time.Duration) error {
-	fired := make(chan struct{})
-	t := clock.AfterFunc(d, func() { close(fired) })
-	select {
-	case <-fired:
-		return nil
-	case <-ctx.Done():
-		t.Stop()
-		return ctx.Err()
-	}
 }

@@ -313,20 +313,32 @@ func (h *Host) activate(d *domain, sp *spec, now time.Time) {
 // resumeGuest lets a guest that just began running continue its boot
 // and a pending shutdown on the host's clock.
 func (h *Host) resumeGuest(d *domain, now time.Time) {
+	h.startTimers(d, now)
+	if d.bootLeft == 0 {
+		h.connectAgent(d, now)
+	}
+}
+
+// haltGuest stops the guest's own progress (paused, or stopped).
+func (h *Host) haltGuest(d *domain, now time.Time) {
+	h.pauseTimers(d, now)
+	h.disconnectAgent(d, now)
+}
+
+// startTimers schedules what the running guest will do by itself.
+func (h *Host) startTimers(d *domain, now time.Time) {
 	d.runSince = now
 	gen := d.gen
 	if d.bootLeft > 0 {
 		d.bootTimer = h.clock.AfterFunc(d.bootLeft, func() { h.fire(d, gen, h.bootDone) })
-	} else {
-		h.connectAgent(d, now)
 	}
 	if d.shutdownPending {
 		d.shutdownTimer = h.clock.AfterFunc(d.shutdownLeft, func() { h.fire(d, gen, h.powerOff) })
 	}
 }
 
-// haltGuest stops the guest's own progress (paused, or stopped).
-func (h *Host) haltGuest(d *domain, now time.Time) {
+// pauseTimers stops the guest's scheduled progress, keeping what is left.
+func (h *Host) pauseTimers(d *domain, now time.Time) {
 	ran := now.Sub(d.runSince)
 	if d.bootTimer != nil && d.bootTimer.Stop() {
 		d.bootLeft = max(0, d.bootLeft-ran)
@@ -335,7 +347,6 @@ func (h *Host) haltGuest(d *domain, now time.Time) {
 		d.shutdownLeft = max(0, d.shutdownLeft-ran)
 	}
 	d.bootTimer, d.shutdownTimer = nil, nil
-	h.disconnectAgent(d, now)
 }
 
 // fire runs f for d at the clock's now if d is still the same instance.
@@ -438,18 +449,13 @@ func (h *Host) requestShutdown(d *domain, now time.Time) {
 	if d.shutdownPending {
 		return
 	}
+	if d.running() {
+		h.pauseTimers(d, now)
+	}
 	d.shutdownPending = true
 	d.shutdownLeft = h.opts.ShutdownDelay
 	if d.running() {
-		gen := d.gen
-		d.runSince = now
-		if d.bootTimer != nil {
-			// Keep the boot's own progress accounting: pause and resume it.
-			h.haltGuest(d, now)
-			h.resumeGuest(d, now)
-			return
-		}
-		d.shutdownTimer = h.clock.AfterFunc(d.shutdownLeft, func() { h.fire(d, gen, h.powerOff) })
+		h.startTimers(d, now)
 	}
 }
 
@@ -739,50 +745,6 @@ func (h *Host) SetWorkload(name string, w Workload) error {
 		d.setWorkloadModel(now)
 		return nil
 	})
-}
-
-// MeasureDirtyRate measures, from the memory model, the unique bytes the
-// guest dirties per second over period (rounded up to 10 ms) on the host's
-// clock. On a [VirtualClock] it returns once the clock has been advanced by
-// period, so call it from another goroutine than the one advancing.
-func (h *Host) MeasureDirtyRate(ctx context.Context, name string, period time.Duration) (hypervisor.DirtyRate, error) {
-	period = max(stepSize, (period+stepSize-1)/stepSize*stepSize)
-	tr := &tracker{}
-	var d *domain
-	var gen uint64
-	err := h.do(ctx, func(now time.Time) error {
-		var err error
-		if d, err = h.lookup("dirty rate", name); err != nil {
-			return err
-		}
-		if !d.state.IsActive() {
-			return invalidState("dirty rate", name, "domain is not running")
-		}
-		gen = d.gen
-		tr = newTracker(&d.model, now)
-		d.trackers = append(d.trackers, tr)
-		return nil
-	})
-	if err != nil {
-		return hypervisor.DirtyRate{}, err
-	}
-	waitErr := sleep(ctx, h.clock, period)
-	var rate hypervisor.DirtyRate
-	err = h.do(context.Background(), func(now time.Time) error {
-		if h.domains[name] != d || d.gen != gen {
-			return invalidState("dirty rate", name, "domain stopped during the measurement")
-		}
-		d.trackers = slices.DeleteFunc(d.trackers, func(t *tracker) bool { return t == tr })
-		if waitErr != nil {
-			return hypervisor.WrapDomain("dirty rate", name, waitErr)
-		}
-		elapsed := now.Sub(tr.since)
-		bps := uint64(tr.total(&d.model) / elapsed.Seconds())
-		rate = hypervisor.DirtyRate{BytesPerSecond: bps, Period: elapsed, MeasuredAt: now, Method: "model"}
-		d.dirtyRate = hypervisor.Some(bps)
-		return nil
-	})
-	return rate, err
 }
 
 // Events delivers the host's events until ctx ends.

@@ -29,6 +29,8 @@ type scenario struct {
 	limit    time.Duration // abort after this much simulated time
 	// control runs after every poll; it may steer the job.
 	control func(job hypervisor.MigrationJob, st hypervisor.JobStats)
+	// onStart sees the hosts before the migration starts.
+	onStart func(src, dst *sim.Host)
 }
 
 type outcome struct {
@@ -46,19 +48,16 @@ func runScenario(t *testing.T, sc scenario) outcome {
 	t.Helper()
 	ctx := context.Background()
 	clock := sim.NewVirtualClock(epoch)
-	src := sim.New(sim.Options{Name: "src", Clock: clock})
-	dst := sim.New(sim.Options{Name: "dst", Clock: clock})
-	net := sim.NewNetwork()
-	require.NoError(t, net.Connect(src, dst, sc.link))
+	src, dst := hostPair(t, clock, sc.link)
+	if sc.onStart != nil {
+		sc.onStart(src, dst)
+	}
 	evCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events, err := src.Events(evCtx)
 	require.NoError(t, err)
 
-	_, err = src.Define(ctx, sizedDomainXML(vmName, sc.memory, 2))
-	require.NoError(t, err)
-	require.NoError(t, src.Start(ctx, vmName, hypervisor.StartOptions{}))
-	require.NoError(t, src.SetWorkload(vmName, sc.workload))
+	startDomain(t, src, sc.memory, sc.workload)
 	clock.Advance(time.Second)
 
 	params := sc.params
@@ -99,19 +98,20 @@ func runScenario(t *testing.T, sc scenario) outcome {
 	}
 }
 
-func TestExplore(t *testing.T) {
-	const GiB, MiB, MB = 1 << 30, 1 << 20, 1000 * 1000
-	for name, sc := range map[string]scenario{
-		"P1": {memory: 4 * GiB, link: sim.Link{Bandwidth: 1150 * MB}, workload: sim.Workload{DirtyRate: 5 * MB, WorkingSet: 64 * MiB, ThrottleSensitivity: 1}},
-		"P2": {memory: 8 * GiB, link: sim.Link{Bandwidth: 115 * MB}, workload: sim.Workload{DirtyRate: 50 * MB, WorkingSet: 512 * MiB, ThrottleSensitivity: 1}},
-		"P3": {memory: 8 * GiB, link: sim.Link{Bandwidth: 115 * MB}, workload: sim.Workload{DirtyRate: 150 * MB, WorkingSet: 2 * GiB, Shape: sim.ShapeSequential, ThrottleSensitivity: 1}, limit: 300 * time.Second},
-		"P3ac": {memory: 8 * GiB, link: sim.Link{Bandwidth: 115 * MB}, workload: sim.Workload{DirtyRate: 150 * MB, WorkingSet: 2 * GiB, Shape: sim.ShapeSequential, ThrottleSensitivity: 1}, params: hypervisor.MigrationParams{AutoConverge: true}, limit: 1000 * time.Second},
-		"P7ac": {memory: 8 * GiB, link: sim.Link{Bandwidth: 1150 * MB}, workload: sim.Workload{DirtyRate: 2000 * MB, WorkingSet: 4 * GiB, Shape: sim.ShapeSequential, ThrottleSensitivity: 1}, params: hypervisor.MigrationParams{AutoConverge: true}, limit: 1000 * time.Second},
-	} {
-		start := time.Now()
-		out := runScenario(t, sc)
-		r := out.result
-		t.Logf("%s: ok=%v aborted=%v T=%v downtime=%v sent=%.1fGB iter=%d throttle=%d err=%v (wall %v)", name, r.Succeeded, r.Aborted,
-			r.Ended.Sub(r.Started), r.Stats.Downtime.Value, float64(r.Stats.DataProcessed.Value)/1e9, r.Stats.MemoryIteration.Value, r.Stats.AutoConvergeThrottle.Value, out.err, time.Since(start))
-	}
+func hostPair(t *testing.T, clock sim.Clock, link sim.Link) (src, dst *sim.Host) {
+	t.Helper()
+	src = sim.New(sim.Options{Name: "src", Clock: clock})
+	dst = sim.New(sim.Options{Name: "dst", Clock: clock})
+	require.NoError(t, sim.NewNetwork().Connect(src, dst, link))
+	return src, dst
+}
+
+// startDomain defines and starts vmName on h with memory bytes of RAM.
+func startDomain(t *testing.T, h *sim.Host, memory uint64, w sim.Workload) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := h.Define(ctx, sizedDomainXML(vmName, memory, 2))
+	require.NoError(t, err)
+	require.NoError(t, h.Start(ctx, vmName, hypervisor.StartOptions{}))
+	require.NoError(t, h.SetWorkload(vmName, w))
 }

@@ -258,6 +258,9 @@ func (s *Store) Get(ctx context.Context, key store.Key, obj virtkit.Object) erro
 	if err != nil {
 		return err
 	}
+	if err := store.CheckKey(kind, key); err != nil {
+		return err
+	}
 	stored, _, ok, err := s.get(ctx, kind, key)
 	if err != nil {
 		return err

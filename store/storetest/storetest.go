@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,8 +25,9 @@ import (
 const eventTimeout = 30 * time.Second
 
 // Run runs the conformance suite. newStore is called once per subtest and
-// must return an empty store that knows Kinds() and virtkit's default kinds;
-// it registers its own cleanup with t.
+// must return an empty store that knows Kinds() and virtkit's default kinds,
+// which nobody else writes to during the subtest; it registers its own
+// cleanup with t.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	tests := []struct {
 		name string
@@ -109,6 +110,7 @@ func testCreateGet(t *testing.T, s store.Store) {
 	require.NoError(t, s.Get(ctx, store.Key{Namespace: "ns1", Name: "w1"}, got))
 	assert.Equal(t, w.UID, got.UID)
 	assert.Equal(t, w.ResourceVersion, got.ResourceVersion)
+	assert.Equal(t, metav1.TypeMeta{APIVersion: "test.virtkit.io/v1", Kind: "Widget"}, got.TypeMeta, "objects come out self-describing")
 	assert.Equal(t, w.Spec, got.Spec)
 	assert.Equal(t, "Initial", got.Status.Phase, "Create keeps the given status")
 	assert.Equal(t, map[string]string{"app": "x"}, got.Labels)
@@ -163,6 +165,11 @@ func testCreateInvalid(t *testing.T, s store.Store) {
 	require.NoError(t, s.List(ctx, list, store.ListOptions{}))
 	assert.Empty(t, list.Items, "nothing invalid was stored")
 	require.ErrorIs(t, s.List(ctx, &unregisteredList{}, store.ListOptions{}), store.ErrUnknownKind)
+	for _, key := range []store.Key{{Namespace: "ns", Name: "a/b"}, {Namespace: "ns/x", Name: "b"}, {Name: "w"}, {Namespace: "ns"}} {
+		requireWrapped(t, s.Get(ctx, key, &Widget{}), store.ErrInvalid)
+	}
+	requireWrapped(t, s.Get(ctx, store.Key{Namespace: "ns", Name: "g"}, &Gadget{}), store.ErrInvalid)
+	require.ErrorIs(t, s.Get(ctx, store.Key{Namespace: "ns", Name: "w"}, &unregistered{}), store.ErrUnknownKind)
 	_, err := s.Watch(ctx, &unregisteredList{}, store.WatchOptions{})
 	require.ErrorIs(t, err, store.ErrUnknownKind)
 	_, err = s.Watch(ctx, &WidgetList{}, store.WatchOptions{ResourceVersion: "abc"})
@@ -250,6 +257,9 @@ func testUpdate(t *testing.T, s store.Store) {
 	require.NoError(t, s.Update(ctx, got))
 	assert.Equal(t, before, got.ResourceVersion, "no-op update keeps the resourceVersion")
 	assert.Equal(t, int64(2), got.Generation)
+	got.TypeMeta = metav1.TypeMeta{}
+	require.NoError(t, s.Update(ctx, got))
+	assert.Equal(t, before, got.ResourceVersion, "an empty TypeMeta is no change")
 
 	// Missing object.
 	requireWrapped(t, s.Update(ctx, &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone", ResourceVersion: "1"}}), store.ErrNotFound)
@@ -759,6 +769,15 @@ func testWatchResume(t *testing.T, s store.Store) {
 	assert.Equal(t, store.Deleted, ev.Type)
 	assert.Greater(t, rv(t, ev.Object), rv(t, &metav1.ObjectMeta{ResourceVersion: mid}))
 	assert.Equal(t, w1.ResourceVersion, ev.Object.GetResourceVersion(), "Delete fills obj with the deletion's version")
+
+	// A version not reached yet: the watch starts delivering after it.
+	future := strconv.FormatUint(rv(t, ev.Object)+2, 10)
+	ch4, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{ResourceVersion: future})
+	require.NoError(t, err)
+	for i := range 3 {
+		create(t, s, widget("future", fmt.Sprint("f", i), 1, nil))
+	}
+	assert.Equal(t, seen{store.Added, "future/f1"}, nextSeen(t, ch4), "f0 has the version watched from")
 
 	// The Deleted event's version resumes after the deletion.
 	ch3, err := s.Watch(ctx, &WidgetList{}, store.WatchOptions{ResourceVersion: ev.Object.GetResourceVersion()})

@@ -71,9 +71,13 @@ func (g *Guest) Now() time.Time {
 func (g *Guest) MeasureDirtyRate(_ context.Context, _ string, period time.Duration) (hypervisor.DirtyRate, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	throttle := 0.0
+	if g.job != nil && !g.job.ended {
+		throttle = g.job.throttle
+	}
 	dirty := make([]float64, len(g.cfg.Regions))
 	for t := time.Duration(0); t < period; t += Step {
-		g.dirty(dirty, g.now.Add(t), Step, 0)
+		g.dirty(dirty, g.now.Add(t), Step, throttle)
 	}
 	sum := 0.0
 	for _, d := range dirty {
@@ -81,6 +85,27 @@ func (g *Guest) MeasureDirtyRate(_ context.Context, _ string, period time.Durati
 	}
 	return hypervisor.DirtyRate{BytesPerSecond: uint64(sum / period.Seconds()), Period: period, MeasuredAt: g.now, Method: "model"}, nil
 }
+
+// Pending is a measurement that completed at once.
+type Pending struct {
+	rate hypervisor.DirtyRate
+	err  error
+	done chan struct{}
+}
+
+// Probe measures like MeasureDirtyRate and returns a finished Pending.
+func (g *Guest) Probe(ctx context.Context, name string, period time.Duration) *Pending {
+	r, err := g.MeasureDirtyRate(ctx, name, period)
+	p := &Pending{rate: r, err: err, done: make(chan struct{})}
+	close(p.done)
+	return p
+}
+
+// Done is closed.
+func (p *Pending) Done() <-chan struct{} { return p.done }
+
+// Result is the measurement.
+func (p *Pending) Result(context.Context) (hypervisor.DirtyRate, error) { return p.rate, p.err }
 
 func (g *Guest) dirty(dirty []float64, at time.Time, dt time.Duration, throttle float64) {
 	f := 1 - g.cfg.Sensitivity*throttle

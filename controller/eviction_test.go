@@ -1,0 +1,153 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/store"
+)
+
+func (e *env) drain(node string, on bool) {
+	e.t.Helper()
+	n := &virtkit.Node{}
+	require.NoError(e.t, e.st.Get(e.ctx, store.Key{Name: node}, n))
+	n.Spec.Unschedulable = on
+	n.Spec.Taints = nil
+	if on {
+		n.Spec.Taints = []virtkit.Taint{{Key: DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule}}
+	}
+	require.NoError(e.t, e.st.Update(e.ctx, n))
+}
+
+func (e *env) migrations() []virtkit.VirtualMachineInstanceMigration {
+	e.t.Helper()
+	l := &virtkit.VirtualMachineInstanceMigrationList{}
+	require.NoError(e.t, e.st.List(e.ctx, l, store.ListOptions{}))
+	return l.Items
+}
+
+func TestEviction(t *testing.T) {
+	tests := []struct {
+		name          string
+		strategy      *virtkit.EvictionStrategy
+		migratable    bool
+		wantEvacuated bool
+		wantMigration bool
+	}{
+		{name: "default None", strategy: nil},
+		{name: "None", strategy: ptr(virtkit.EvictionStrategyNone)},
+		{name: "External", strategy: ptr(virtkit.EvictionStrategyExternal), wantEvacuated: true},
+		{name: "LiveMigrate", strategy: ptr(virtkit.EvictionStrategyLiveMigrate), wantEvacuated: true, wantMigration: true},
+		{name: "LiveMigrateIfPossible migratable", strategy: ptr(virtkit.EvictionStrategyLiveMigrateIfPossible), migratable: true, wantEvacuated: true, wantMigration: true},
+		{name: "LiveMigrateIfPossible not migratable", strategy: ptr(virtkit.EvictionStrategyLiveMigrateIfPossible)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, 1)
+			vmi := newVMI("a", "1Gi")
+			vmi.Spec.EvictionStrategy = tt.strategy
+			require.NoError(t, e.st.Create(e.ctx, vmi))
+			e.settle()
+			if tt.migratable {
+				v := e.getVMI("a")
+				virtkit.SetCondition(&v.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceIsMigratable, Status: virtkit.ConditionTrue}, metav1.Now())
+				require.NoError(t, e.st.UpdateStatus(e.ctx, v))
+			}
+			e.drain("n1", true)
+			e.settle()
+
+			v := e.getVMI("a")
+			assert.Equal(t, virtkit.Running, v.Status.Phase, "the VMI keeps running")
+			if tt.wantEvacuated {
+				assert.Equal(t, "n1", v.Status.EvacuationNodeName)
+				assert.True(t, virtkit.HasCondition(v.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested, virtkit.ConditionTrue, virtkit.EvictionRequestedReason))
+			} else {
+				assert.Empty(t, v.Status.EvacuationNodeName)
+				assert.Nil(t, virtkit.GetCondition(v.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested))
+			}
+			migs := e.migrations()
+			if !tt.wantMigration {
+				assert.Empty(t, migs)
+				return
+			}
+			require.Len(t, migs, 1, "exactly one, even after many reconciles")
+			m := migs[0]
+			assert.Regexp(t, "^kubevirt-evacuation-", m.Name)
+			assert.Equal(t, "n1", m.Annotations[virtkit.EvacuationMigrationAnnotation])
+			assert.Equal(t, "a", m.Spec.VMIName)
+			require.NotNil(t, m.Spec.Priority)
+			assert.Equal(t, virtkit.PrioritySystemCritical, *m.Spec.Priority)
+
+			// Undrained: the request is withdrawn.
+			e.drain("n1", false)
+			e.settle()
+			v = e.getVMI("a")
+			assert.Empty(t, v.Status.EvacuationNodeName)
+			assert.Nil(t, virtkit.GetCondition(v.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested))
+		})
+	}
+}
+
+func TestCordonWithoutDrainTaintIsNotADrain(t *testing.T) {
+	n := &virtkit.Node{Spec: virtkit.NodeSpec{Unschedulable: true}}
+	assert.False(t, IsDraining(n))
+	n.Spec.Taints = []virtkit.Taint{{Key: DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule}}
+	assert.True(t, IsDraining(n))
+	n.Spec.Unschedulable = false
+	assert.False(t, IsDraining(n))
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestUnresponsiveNodeFailsItsVMIs(t *testing.T) {
+	e := newEnv(t, 2)
+	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
+	e.settle()
+	first := e.getVMI("vm")
+	require.Equal(t, "n1", first.Status.NodeName)
+
+	// n2 keeps posting heartbeats, n1 does not.
+	e.clock.Advance(4 * time.Minute)
+	heartbeat := func(name string) {
+		n := &virtkit.Node{}
+		require.NoError(t, e.st.Get(e.ctx, store.Key{Name: name}, n))
+		hb := metav1.NewTime(e.clock.Now())
+		n.Status.LastHeartbeatTime = &hb
+		require.NoError(t, e.st.UpdateStatus(e.ctx, n))
+	}
+	heartbeat("n2")
+	res, err := e.ev.Reconcile(e.ctx, Request{Name: "n1"})
+	require.NoError(t, err)
+	assert.Equal(t, time.Minute+time.Second, res.RequeueAfter, "look again when the heartbeat expires")
+
+	e.clock.Advance(2 * time.Minute)
+	e.settle()
+	n1 := &virtkit.Node{}
+	require.NoError(t, e.st.Get(e.ctx, store.Key{Name: "n1"}, n1))
+	assert.True(t, virtkit.HasCondition(n1.Status.Conditions, virtkit.NodeReady, virtkit.ConditionFalse, virtkit.NodeReasonHeartbeatTimeout))
+
+	// The VM got a replacement on the live node.
+	vmi := e.getVMI("vm")
+	require.NotNil(t, vmi)
+	assert.NotEqual(t, first.UID, vmi.UID)
+	assert.Equal(t, "n2", vmi.Status.NodeName)
+	assert.Equal(t, virtkit.Running, vmi.Status.Phase)
+}
+
+func TestUnresponsiveVMIReason(t *testing.T) {
+	e := newEnv(t, 1)
+	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
+	e.settle()
+	e.clock.Advance(6 * time.Minute)
+	_, err := e.ev.Reconcile(e.ctx, Request{Name: "n1"})
+	require.NoError(t, err)
+	vmi := e.getVMI("a")
+	assert.Equal(t, virtkit.Failed, vmi.Status.Phase)
+	assert.Equal(t, virtkit.NodeUnresponsiveReason, vmi.Status.Reason)
+	assert.NotContains(t, vmi.Finalizers, NodeAgentFinalizer)
+}
