@@ -46,7 +46,9 @@ the controllers, simulated hosts in real time), applies the bundled example
 scheduled, running with guest information, paused and unpaused, stopped and
 started, a ReplicaSet scaled, and live-migrated. It prints what a user would
 watch and exits 0 only if every step reached its expected state.`,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDemo(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVarP(&o.files, "filename", "f", nil, "manifests to apply instead of the bundled example (files, directories, - for stdin)")
@@ -156,11 +158,11 @@ func writeFinalObjects(ctx context.Context, w io.Writer, st store.Store) error {
 		}
 	}
 	doc := map[string]any{
-		"virtualMachines":          vms.Items,
-		"virtualMachineInstances":  vmis.Items,
-		"replicaSets":              rss.Items,
-		"migrations":               migs.Items,
-		"nodes":                    nodes.Items,
+		"virtualMachines":         vms.Items,
+		"virtualMachineInstances": vmis.Items,
+		"replicaSets":             rss.Items,
+		"migrations":              migs.Items,
+		"nodes":                   nodes.Items,
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
