@@ -19,6 +19,8 @@ const (
 // DefaultOptions tune SetDefaults the way KubeVirt's cluster configuration
 // tunes its defaulting webhook. The zero value gives KubeVirt's cluster
 // defaults.
+//
+// +kubebuilder:object:generate=false
 type DefaultOptions struct {
 	// Architecture for VMIs that name none; "" = amd64.
 	Architecture string

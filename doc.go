@@ -1,5 +1,76 @@
-// Package virtkit is the object model of virtkit: KubeVirt's kinds with
-// KubeVirt's JSON names, enum strings, defaults and validation.
+// Package virtkit is virtkit's object model: KubeVirt's kinds, with
+// KubeVirt's JSON names, enum strings, defaults and admission rules, so a
+// kubevirt.io/v1 manifest of a supported feature means the same thing here
+// as in a Kubernetes cluster running KubeVirt.
+//
+// Everything else in virtkit (stores, reconcilers, the node agent, the
+// domain builder, metrics) speaks these types. The package imports only the
+// standard library, k8s.io/apimachinery and sigs.k8s.io/yaml, so embedding
+// it costs no more than the metadata types a Kubernetes-based caller
+// already has.
+//
+// # Kinds
+//
+// [VirtualMachineInstance] (VMI) is one guest; [VirtualMachine] (VM) keeps
+// a VMI running according to its run strategy; [VirtualMachineInstanceReplicaSet]
+// keeps N VMIs from one template; [VirtualMachineInstanceMigration] asks for
+// one live migration; [MigrationPolicy] (migrations.kubevirt.io/v1alpha1,
+// cluster-scoped) tunes migrations of the VMIs it selects. [Node]
+// (virtkit.io/v1alpha1, cluster-scoped) is virtkit's own kind for a host
+// that runs VMIs, kept current by its agent.
+//
+// Every kind has Spec, Status and a List type, embeds metav1.TypeMeta and
+// metav1.ObjectMeta and has generated DeepCopy methods
+// (zz_generated.deepcopy.go, `go generate`), so each is an [Object] and a
+// runtime.Object a Kubernetes scheme can register. [KnownKinds], [NewObject]
+// and [GVKOf] map between kinds and Go types.
+//
+// Status is the contract between components: phases ([VirtualMachineInstancePhase],
+// [VirtualMachineInstanceMigrationPhase]), [Condition]s with typed
+// [ConditionType]s and reasons, status.activePods (domain id to node, two
+// entries during a migration) and status.migrationState, which carries
+// virtkit's own migration-engine report in [MigrationEngineStatus] under the
+// JSON key virtkitEngine.
+//
+// # From manifest to admitted object
+//
+// A manifest goes through three separate, pure steps, the same ones
+// KubeVirt's API server and webhooks apply:
+//
+//  1. [Decode] reads multi-document YAML or JSON and returns typed objects.
+//     It is strict: a field virtkit does not model is a [*DecodeError] that
+//     names the document and the full path (for example
+//     spec.template.spec.domain.devices.gpus) and wraps [ErrUnknownField],
+//     never a silently dropped setting. [Encode] writes objects back.
+//  2. [SetDefaults] fills unset fields in KubeVirt's order: machine type,
+//     memory and CPU topology, the default pod network with a bridge
+//     interface, a disk per volume, disk bus, CD-ROM and probe defaults,
+//     firmware UUID (random for a VMI, the UUIDv5 of the name for a VM),
+//     Hyper-V dependencies. [DefaultOptions] plays the role of KubeVirt's
+//     cluster configuration and lets tests inject the UUID source.
+//  3. [Validate] returns a field.ErrorList with full dotted paths from the
+//     object root ([i] for list indexes, [key] for map keys) and KubeVirt's
+//     rules: disks and volumes, buses, boot order, memory and CPU, EFI and
+//     SMM, interfaces and networks, cloud-init, probes, scheduling, DNS,
+//     run strategy, replica-set selectors, migration policies. Callers
+//     match errors by path and type.
+//
+// # Pure status logic
+//
+// The rules that turn observations into status are plain functions of
+// their inputs, with the time passed in: [SetCondition], [GetCondition] and
+// [RemoveCondition] report whether anything changed; [PrintableStatus]
+// evaluates KubeVirt's ordered printable-status list (first match wins);
+// [VirtualMachine.RunStrategy] resolves running versus runStrategy; VMI
+// predicates ([VirtualMachineInstance.IsFinal], [VirtualMachineInstance.IsMigratable],
+// [VirtualMachineInstance.WantsToHaveQOSGuaranteed], ...) and phase helpers
+// record transitions.
+//
+// # Errors
+//
+// Errors wrap the sentinels [ErrUnknownKind], [ErrUnknownField],
+// [ErrInvalidManifest], [ErrNotSupported] and [ErrRunStrategy]; branch with
+// errors.Is.
 //
 // +kubebuilder:object:generate=true
 package virtkit

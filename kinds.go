@@ -27,6 +27,8 @@ var (
 )
 
 // kindInfo describes one kind virtkit knows.
+//
+// +kubebuilder:object:generate=false
 type kindInfo struct {
 	gvk        schema.GroupVersionKind
 	namespaced bool

@@ -25,6 +25,8 @@ import (
 const MaxManifestBytes = 32 << 20
 
 // DecodeError is one problem in one document of a manifest stream.
+//
+// +kubebuilder:object:generate=false
 type DecodeError struct {
 	// Document is the 0-based index of the document among the non-empty
 	// documents of the stream (YAML "---" documents or JSON values).
@@ -189,10 +191,13 @@ func splitJSON(data []byte) ([][]byte, error) {
 }
 
 // decoder holds per-call caches; nothing is shared between Decode calls.
+//
+// +kubebuilder:object:generate=false
 type decoder struct {
 	fields map[reflect.Type]map[string]structField
 }
 
+// +kubebuilder:object:generate=false
 type structField struct {
 	typ reflect.Type
 }

@@ -7,6 +7,8 @@ import (
 // PrintableStatusInput is everything the VM printable status depends on.
 // Facts the objects cannot carry (controller expectations, DataVolume and
 // PVC state) are plain booleans supplied by the caller.
+//
+// +kubebuilder:object:generate=false
 type PrintableStatusInput struct {
 	VM *VirtualMachine
 	// VMI is the VM's instance, nil if none exists.
@@ -37,6 +39,7 @@ func PrintableStatus(in PrintableStatusInput) VirtualMachinePrintableStatus {
 	return VirtualMachineStatusUnknown
 }
 
+// +kubebuilder:object:generate=false
 type printableStatusRule struct {
 	status VirtualMachinePrintableStatus
 	holds  func(*PrintableStatusInput) bool

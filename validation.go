@@ -278,6 +278,8 @@ func countSet(b ...bool) int {
 }
 
 // vmiValidator carries the cross-references of one VMI spec.
+//
+// +kubebuilder:object:generate=false
 type vmiValidator struct {
 	spec    *VirtualMachineInstanceSpec
 	sp      *field.Path

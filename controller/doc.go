@@ -83,13 +83,13 @@
 // [Unpause] and [SoftReboot] as VMI annotations (level-triggered; the
 // spec stays immutable as in KubeVirt):
 //
-//   - virtkit.io/pause-request ([PauseRequestAnnotation]): "true" means the
-//     domain should be paused (condition Paused=True/PausedByUser), "false"
-//     that it should run. Absent means no request: the domain keeps its
-//     state (spec.startStrategy: Paused starts it paused). The agent acts
-//     only while the VMI is Running; it never resumes a domain paused for
-//     another reason (migration monitor, I/O error) unless the value is
-//     "false".
+//   - virtkit.io/pause-request ([PauseRequestAnnotation]): the desired
+//     pause state. "true": the agent pauses the running domain (condition
+//     Paused=True/PausedByUser). "false" or absent: the agent resumes a
+//     domain it paused for the user; a domain paused for another reason
+//     (migration monitor, I/O error) is left alone. For spec.startStrategy:
+//     Paused the agent writes "true" itself before the first start, so the
+//     guest stays paused until [Unpause].
 //   - virtkit.io/soft-reboot-request ([SoftRebootRequestAnnotation]): a
 //     request token (RFC 3339 time). The agent reboots the guest through
 //     the guest agent if AgentConnected=True, else by ACPI, then removes
@@ -98,6 +98,13 @@
 // Start paused: a Start request with data paused=true (or the VM template's
 // spec.startStrategy) creates the VMI with spec.startStrategy: Paused; the
 // agent starts the domain paused.
+//
+// Node liveness: a node whose heartbeat (Node status.lastHeartbeatTime) is
+// older than 5 minutes is unresponsive: the eviction reconciler sets its
+// Ready condition False/HeartbeatTimeout, fails its VMIs with reason
+// NodeUnresponsive and removes the agent's finalizer from them. An agent
+// that comes back must destroy domains whose VMI is final or no longer
+// carries its finalizer.
 //
 // Eviction: a node is drained when it has spec.unschedulable and the taint
 // kubevirt.io/drain:NoSchedule ([DrainTaintKey]). See [EvictionReconciler]

@@ -284,7 +284,16 @@ func (a *fakeAgent) reconcile(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		removeFinalizers(vmi, NodeAgentFinalizer)
 		return a.st.Update(ctx, vmi)
 	case vmi.IsScheduled() && vmi.DeletionTimestamp == nil && vmi.Labels[virtkit.NodeNameLabel] != "":
-		if addFinalizer(vmi, NodeAgentFinalizer) {
+		_, pauseAsked := vmi.Annotations[PauseRequestAnnotation]
+		took := addFinalizer(vmi, NodeAgentFinalizer)
+		if vmi.ShouldStartPaused() && !pauseAsked {
+			if vmi.Annotations == nil {
+				vmi.Annotations = map[string]string{}
+			}
+			vmi.Annotations[PauseRequestAnnotation] = "true"
+			took = true
+		}
+		if took {
 			if err := a.st.Update(ctx, vmi); err != nil {
 				return err
 			}
@@ -309,16 +318,14 @@ func (a *fakeAgent) reconcile(ctx context.Context, vmi *virtkit.VirtualMachineIn
 			a.reboots[vmi.Name]++
 			a.mu.Unlock()
 		}
-		switch vmi.Annotations[PauseRequestAnnotation] {
-		case "true":
+		if vmi.Annotations[PauseRequestAnnotation] == "true" {
 			if !vmi.IsPaused() {
 				virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstancePaused, Status: virtkit.ConditionTrue, Reason: virtkit.PausedByUserReason}, now)
 				return a.st.UpdateStatus(ctx, vmi)
 			}
-		case "false":
-			if virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused) {
-				return a.st.UpdateStatus(ctx, vmi)
-			}
+		} else if virtkit.HasCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused, virtkit.ConditionTrue, virtkit.PausedByUserReason) {
+			virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused)
+			return a.st.UpdateStatus(ctx, vmi)
 		}
 	}
 	return nil

@@ -119,7 +119,9 @@ type Event struct {
 // safe for concurrent use and honour ctx.
 type Store interface {
 	// Get fills obj (a pointer of the kind) with the object at key.
-	// ErrNotFound if there is none.
+	// ErrNotFound if there is none; ErrInvalid for a malformed key (no
+	// name, '/' in it, a namespace on a cluster-scoped kind or none on a
+	// namespaced one).
 	Get(ctx context.Context, key Key, obj virtkit.Object) error
 
 	// List fills list's Items with the matching objects, sorted by key, and

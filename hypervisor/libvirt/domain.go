@@ -90,12 +90,19 @@ func (h *Hypervisor) Start(ctx context.Context, name string, opts hypervisor.Sta
 
 // Shutdown asks the guest to power off with libvirt's default method (the
 // guest agent when one is connected, else the ACPI power button), repeats
-// the request every few seconds, and waits until the domain is shut off or
-// gone, or ctx ends.
+// the request every few seconds (a paused guest is asked once it runs
+// again), and waits until the domain is shut off or gone, or ctx ends.
 func (h *Hypervisor) Shutdown(ctx context.Context, name string) error {
 	ask := func(d *lv.Domain) error { return d.Shutdown() }
 	if err := doDomain(ctx, h, "shutdown", name, ask); err != nil {
-		return err
+		if !errors.Is(err, hypervisor.ErrInvalidState) {
+			return err
+		}
+		// libvirt refuses to ask a paused guest; it is asked again once
+		// it runs. A shut-off domain is the caller's mistake.
+		if st, _, serr := h.state(ctx, name); serr != nil || !st.IsActive() {
+			return err
+		}
 	}
 	tick := time.NewTicker(shutdownPoll)
 	defer tick.Stop()

@@ -54,7 +54,7 @@ func New(ctx context.Context, opts Options) (*Hypervisor, error) {
 	// Must precede the first connection, or a remote connection never
 	// delivers events. Idempotent in libvirt.
 	if err := lv.EventRegisterDefaultImpl(); err != nil {
-		return nil, fmt.Errorf("libvirt %s: register event loop: %w", opts.URI, translate(err))
+		return nil, fmt.Errorf("libvirt %s: register event loop: %w", opts.URI, connectError(err))
 	}
 	type result struct {
 		conn *lv.Connect

@@ -1,0 +1,49 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteJSON writes rows as the benchmark's JSON array.
+func WriteJSON(w io.Writer, rows []Row) error {
+	if rows == nil {
+		rows = []Row{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rows)
+}
+
+// WriteTable writes rows as an aligned table with the ratio total/lowerBound.
+func WriteTable(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "profile\tpolicy\toutcome\tmode\ttotal s\tlower s\ttotal/lower\tdowntime ms\tsent GB\tsent/M\tdecision s\tmax thr %\t")
+	for _, r := range rows {
+		down := "-"
+		if r.DowntimeMs != nil {
+			down = fmt.Sprintf("%.0f", *r.DowntimeMs)
+		}
+		sentM := 0.0
+		if r.MemoryBytes > 0 {
+			sentM = float64(r.BytesSent) / float64(r.MemoryBytes)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.2f\t%s\t%.1f\t%.2f\t%.1f\t%d\t\n",
+			r.Profile, r.Policy, r.Outcome, r.Mode, r.TotalSeconds, r.LowerBoundSeconds, r.Ratio(),
+			down, float64(r.BytesSent)/1e9, sentM, r.DecisionSeconds, r.MaxThrottlePercent)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Reasons are long; list them after the table.
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s/%s: %s\n", r.Profile, r.Policy, oneLine(r.Reason))
+	}
+	return nil
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
