@@ -228,8 +228,8 @@ func (r *EvictionReconciler) evacuate(ctx context.Context, node string, vmi *vir
 			return err
 		}
 	}
-	if !migrate {
-		return nil
+	if !migrate || !vmi.IsRunning() {
+		return nil // a VMI that is not running yet is migrated once it runs
 	}
 	return r.ensureMigration(ctx, node, vmi)
 }

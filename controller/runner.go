@@ -114,7 +114,9 @@ type Controller struct {
 }
 
 // New returns a controller that feeds rec from the given watches of source.
-// It does nothing until [Controller.Start].
+// It watches and reconciles nothing until [Controller.Start]; the work
+// queue exists from here on (so Enqueue works before Start) and its
+// goroutines end when Start returns.
 func New(source WatchLister, rec Reconciler, opts Options, watches ...Watch) (*Controller, error) {
 	if source == nil {
 		return nil, fmt.Errorf("%w: source: required", ErrInvalidOptions)

@@ -170,7 +170,7 @@ func Predict(in ModelInput) (Prediction, error) {
 	if r >= 1 {
 		p.Floor = uint64(v1)
 		p.FloorDowntime = seconds(v1/b) + cost
-		p.Why = fmt.Sprintf("dirty rate %s exceeds bandwidth %s (r=%.2f) and the working set %s exceeds bandwidth × downtime limit %s",
+		p.Why = fmt.Sprintf("dirty rate %s exceeds bandwidth %s (r=%.2f) and what a pass leaves dirty (%s) exceeds bandwidth × downtime limit (%s)",
 			formatRate(d), formatRate(b), r, formatBytes(v1), formatBytes(threshold))
 		return p, nil
 	}

@@ -11,8 +11,12 @@ import (
 type PolicyOptions struct {
 	// TargetSlowdown is the acceptable total time as a multiple of the lower
 	// bound M/B; a pre-copy predicted to finish within it is left alone, a
-	// slower one gets a remedy (throttle, post-copy). 0 = 1.5.
+	// slower one gets a remedy (throttle, post-copy). 0 = 1.25.
 	TargetSlowdown float64
+	// PostCopyGain: after the first pass, when post-copy is allowed, switch
+	// as soon as it would finish this share of the lower bound earlier than
+	// the predicted pre-copy; 0 = 0.1.
+	PostCopyGain float64
 	// MaxThrottle is the highest vCPU throttle virtkit applies (percent);
 	// 0 = 90.
 	MaxThrottle int
@@ -37,7 +41,10 @@ type PolicyOptions struct {
 
 func (o PolicyOptions) withDefaults() PolicyOptions {
 	if o.TargetSlowdown == 0 {
-		o.TargetSlowdown = 1.5
+		o.TargetSlowdown = 1.25
+	}
+	if o.PostCopyGain == 0 {
+		o.PostCopyGain = 0.1
 	}
 	if o.MaxThrottle == 0 {
 		o.MaxThrottle = 90
@@ -183,6 +190,15 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	}
 	sent := float64(p.DataSent.Or(0))
 	overspent := sent > o.MaxDataFactor*m
+	if p.AllowPostCopy && p.FirstPassDone && pred.Converges && !overspent {
+		// Post-copy is allowed: it sends what is left exactly once. Take it
+		// when that saves a noticeable share of the lower bound.
+		post := elapsed + e.remaining/e.bw
+		if gain := finish - post; gain > o.PostCopyGain*lowerBound {
+			return Action{Kind: ActionSwitchPostCopy, Figures: f.add("postCopyFinish", post, "s"),
+				Reason: fmt.Sprintf("first pass done; post-copy of the remaining %s finishes at %.0f s, %.0f s before pre-copy would", formatBytes(e.remaining), post, gain)}
+		}
+	}
 	if pred.Converges && finish <= budget && !overspent {
 		return Action{Kind: ActionContinue, Figures: f,
 			Reason: fmt.Sprintf("pre-copy converges: r=%.2f, predicted %.0f s ≤ budget %.0f s (%.2g × M/B)", pred.Ratio, finish, budget, o.TargetSlowdown)}

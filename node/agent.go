@@ -38,6 +38,11 @@ type Options struct {
 	Hypervisor hypervisor.Hypervisor
 	// Domain configures the domain builder (resolvers, runtime dir, type).
 	Domain domain.Options
+	// RuntimeDirOwner, when set, makes the agent create each VMI's runtime
+	// directory (guest-agent, serial and VNC sockets) before it defines the
+	// domain, owned by this uid/gid: the user QEMU runs as under a real
+	// libvirtd. Simulated hosts create no sockets and need none.
+	RuntimeDirOwner *Owner
 	// Labels are added to the Node object when the agent creates it.
 	Labels map[string]string
 	// HeartbeatInterval is how often the Node status is refreshed; default
@@ -50,6 +55,9 @@ type Options struct {
 	StatusInterval time.Duration
 	// Workers bounds concurrent reconciles; default 4.
 	Workers int
+	// ReconcileTimeout bounds one reconcile, so a hypervisor call that hangs
+	// on one domain frees its worker; default 30 s.
+	ReconcileTimeout time.Duration
 	// ShutdownPoll is how often a graceful shutdown is rechecked; default 1 s.
 	ShutdownPoll time.Duration
 	// GuestInfo supplies what the guest agent reports; nil disables guest
@@ -61,6 +69,9 @@ type Options struct {
 	// Logger receives the agent's logs; nil discards them.
 	Logger *slog.Logger
 }
+
+// Owner is a file owner.
+type Owner struct{ UID, GID int }
 
 // Agent keeps one host's domains in line with the VMIs placed on it: the
 // virt-handler of virtkit. It defines and starts the domain of every
@@ -100,6 +111,9 @@ func New(opts Options) (*Agent, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
+	if opts.ReconcileTimeout <= 0 {
+		opts.ReconcileTimeout = 30 * time.Second
+	}
 	if opts.ShutdownPoll <= 0 {
 		opts.ShutdownPoll = time.Second
 	}
@@ -120,6 +134,7 @@ func New(opts Options) (*Agent, error) {
 		Name:                    "node/" + opts.NodeName,
 		MaxConcurrentReconciles: opts.Workers,
 		ResyncPeriod:            opts.ResyncPeriod,
+		ReconcileTimeout:        opts.ReconcileTimeout,
 		Logger:                  log,
 	}, controller.Watch{
 		NewList:       func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} },

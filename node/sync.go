@@ -170,6 +170,11 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 			return controller.Result{}, err
 		}
 	}
+	if o := a.opts.RuntimeDirOwner; o != nil {
+		if _, err := domain.MakeRuntimeDir(vmi, a.opts.Domain, o.UID, o.GID); err != nil {
+			return controller.Result{}, fmt.Errorf("runtime dir: %w", err)
+		}
+	}
 	xml, err := domain.BuildXML(vmi, a.opts.Domain)
 	if err != nil {
 		// The VMI cannot be expressed on this host: retrying will not help.
