@@ -313,14 +313,15 @@ func setAPIDefaults(spec *VirtualMachineInstanceSpec, uuid func() types.UID) {
 		g := DefaultGracePeriodSeconds
 		spec.TerminationGracePeriodSeconds = &g
 	}
-	if spec.Domain.Firmware == nil {
-		spec.Domain.Firmware = &Firmware{}
+	if fw := spec.Domain.Firmware; (fw == nil || fw.UUID == "") && uuid != nil {
+		if id := uuid(); id != "" {
+			if fw == nil {
+				spec.Domain.Firmware = &Firmware{}
+			}
+			spec.Domain.Firmware.UUID = id
+		}
 	}
-	fw := spec.Domain.Firmware
-	if fw.UUID == "" && uuid != nil {
-		fw.UUID = uuid()
-	}
-	if fw.Bootloader != nil && fw.Bootloader.EFI != nil && fw.Bootloader.EFI.SecureBoot == nil {
+	if fw := spec.Domain.Firmware; fw != nil && fw.Bootloader != nil && fw.Bootloader.EFI != nil && fw.Bootloader.EFI.SecureBoot == nil {
 		sb := spec.Architecture != "arm64"
 		fw.Bootloader.EFI.SecureBoot = &sb
 	}

@@ -184,12 +184,12 @@ func TestSetDefaultsVMAndReplicaSet(t *testing.T) {
 
 	unnamed := &VirtualMachine{Spec: VirtualMachineSpec{Template: &VirtualMachineInstanceTemplateSpec{}}}
 	SetDefaults(unnamed)
-	assert.Empty(t, unnamed.Spec.Template.Spec.Domain.Firmware.UUID)
+	assert.Nil(t, unnamed.Spec.Template.Spec.Domain.Firmware)
 
 	rs := &VirtualMachineInstanceReplicaSet{Spec: VirtualMachineInstanceReplicaSetSpec{Template: &VirtualMachineInstanceTemplateSpec{}}}
 	SetDefaults(rs)
 	assert.Equal(t, int32(1), *rs.Spec.Replicas)
-	assert.Empty(t, rs.Spec.Template.Spec.Domain.Firmware.UUID, "each replica gets its own UUID")
+	assert.Nil(t, rs.Spec.Template.Spec.Domain.Firmware, "each replica gets its own UUID")
 	assert.Equal(t, "q35", rs.Spec.Template.Spec.Domain.Machine.Type)
 }
 

@@ -97,6 +97,9 @@ type Options struct {
 	QEMUAutoConverge bool
 	// MeasurePeriod is the sampling period of that measurement; 0 = 1 s.
 	MeasurePeriod time.Duration
+	// ProbeInterval is the time between probes while the first pass runs
+	// (when Probe is set); 0 = 2 s.
+	ProbeInterval time.Duration
 	// BandwidthSmoothing is the EWMA weight of a new bandwidth sample;
 	// 0 = 0.4 (KubeVirt VEP 248's ewmaAlpha).
 	BandwidthSmoothing float64
@@ -156,6 +159,8 @@ type state struct {
 	probe       PendingDirtyRate // in-job probe under way
 	probeRate   hypervisor.Measured[float64]
 	probeAt     time.Time
+	probeStart  time.Time
+	samples     []sample
 
 	stats         hypervisor.JobStats
 	bwAvg, bwBest hypervisor.Measured[float64]
@@ -185,6 +190,13 @@ type state struct {
 	prediction   *Prediction
 	decisionAt   time.Duration
 	strategy     string
+}
+
+// sample is one short dirty-rate measurement.
+type sample struct {
+	at       time.Time
+	rate     float64
+	throttle int
 }
 
 // NewEngine returns an engine for req on m.
@@ -218,6 +230,9 @@ func NewEngine(m hypervisor.Migrator, req Request, opts Options) (*Engine, error
 	}
 	if opts.BandwidthSmoothing <= 0 || opts.BandwidthSmoothing > 1 {
 		opts.BandwidthSmoothing = 0.4
+	}
+	if opts.ProbeInterval <= 0 {
+		opts.ProbeInterval = 2 * time.Second
 	}
 	if opts.ThrottleSettle <= 0 {
 		opts.ThrottleSettle = 2 * time.Second
@@ -266,6 +281,7 @@ func (e *Engine) Measure(ctx context.Context) error {
 		return nil
 	}
 	e.st.dirtyBefore = hypervisor.Some(float64(dr.BytesPerSecond))
+	e.st.samples = append(e.st.samples, sample{at: e.clock.Now(), rate: float64(dr.BytesPerSecond)})
 	return nil
 }
 
@@ -371,6 +387,7 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 			e.st.measureErr = err.Error()
 		} else {
 			e.st.dirtyBefore = hypervisor.Some(float64(dr.BytesPerSecond))
+			e.st.samples = append(e.st.samples, sample{at: e.clock.Now(), rate: float64(dr.BytesPerSecond)})
 		}
 		err := e.launchLocked(ctx)
 		done := e.st.done
@@ -426,6 +443,13 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 		default:
 		}
 		return false, err
+	}
+	e.mu.Lock()
+	probeDue := e.opts.Probe != nil && e.st.probe == nil && e.st.phase == PhasePreCopy && !e.st.firstPassDone &&
+		!e.st.aborting && e.clock.Now().Sub(e.st.probeStart) >= e.opts.ProbeInterval
+	e.mu.Unlock()
+	if probeDue {
+		e.startProbe(ctx)
 	}
 	return false, nil
 }
@@ -696,6 +720,7 @@ func (e *Engine) startProbe(ctx context.Context) {
 	pending, err := e.opts.Probe.StartDirtyRateProbe(ctx, e.req.Domain, e.opts.MeasurePeriod)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.st.probeStart = e.clock.Now()
 	if err != nil {
 		e.log.Debug("dirty-rate probe failed", "domain", e.req.Domain, "err", err)
 		return
@@ -721,6 +746,7 @@ func (e *Engine) collectProbeLocked(ctx context.Context) {
 	}
 	st.probeRate = hypervisor.Some(float64(dr.BytesPerSecond))
 	st.probeAt = e.clock.Now()
+	st.samples = append(st.samples, sample{at: st.probeAt, rate: float64(dr.BytesPerSecond), throttle: st.throttle})
 	st.jobRateNewer = false
 	if !st.dirtyFresh {
 		st.dirtyFresh = true
@@ -816,6 +842,21 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 	if d, ok := s.MemoryDirtyRate.Get(); ok && (st.throttleChangedAt.IsZero() || st.dirtyFresh) {
 		p.DirtyRate = hypervisor.Some(float64(d))
 	}
+	p.Probing = e.opts.Probe != nil
+	var first, last time.Time
+	for _, smp := range st.samples {
+		if smp.throttle != st.throttle {
+			continue
+		}
+		if !p.DirtyRateLow.Valid || smp.rate < p.DirtyRateLow.Value {
+			p.DirtyRateLow = hypervisor.Some(smp.rate)
+		}
+		if first.IsZero() {
+			first = smp.at
+		}
+		last = smp.at
+	}
+	p.DirtyRateSpan = last.Sub(first)
 	if st.probeRate.Valid && st.dirtyFresh {
 		// The probe samples the guest over one short period, like the
 		// pre-start measurement; it is the freshest view of the throttled

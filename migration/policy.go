@@ -61,6 +61,14 @@ type Progress struct {
 	// measurement (under Throttle), when it has one.
 	DirtyRateBefore hypervisor.Measured[float64]
 	DirtyRate       hypervisor.Measured[float64]
+	// DirtyRateLow is the lowest of the short dirty-rate samples taken under
+	// the current throttle (before the start and by probes during the job)
+	// and DirtyRateSpan the time those samples cover: a burst looks
+	// hopeless in one sample, not in samples spread over several seconds.
+	// Probing says whether the engine takes such samples at all.
+	DirtyRateLow  hypervisor.Measured[float64]
+	DirtyRateSpan time.Duration
+	Probing       bool
 	// Bandwidth is the job's transfer rate at this poll; BandwidthAvg its
 	// smoothed value (EWMA), BandwidthBest the highest smoothed value seen:
 	// the link's capacity as far as anyone knows. A dip lowers Bandwidth

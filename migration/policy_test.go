@@ -153,11 +153,20 @@ func TestVirtkitPolicy(t *testing.T) {
 		{"waits for the first bandwidth sample",
 			with(hog(0), func(p *Progress) { p.BandwidthBest = hypervisor.Measured[float64]{} }), ActionContinue, nil},
 		{"observes before aborting", hog(time.Second), ActionContinue, nil},
-		{"aborts a hopeless guest", hog(2 * time.Second), ActionAbort, func(t *testing.T, a Action) {
+		{"aborts a hopeless guest", hog(5 * time.Second), ActionAbort, func(t *testing.T, a Action) {
 			assert.Contains(t, a.Reason, "pre-copy cannot converge")
 			assert.Contains(t, a.Reason, "post-copy is not allowed")
 			assert.NotEmpty(t, a.Figures)
 		}},
+		{"keeps sampling a probed guest before aborting",
+			with(hog(5*time.Second), func(p *Progress) { p.Probing = true; p.DirtyRateLow = some(2 * gb); p.DirtyRateSpan = time.Second }),
+			ActionContinue, func(t *testing.T, a Action) { assert.Contains(t, a.Reason, "sampling") }},
+		{"a burst in one sample is not hopeless",
+			with(hog(5*time.Second), func(p *Progress) { p.Probing = true; p.DirtyRateLow = some(0.4 * gb); p.DirtyRateSpan = 5 * time.Second }),
+			ActionContinue, func(t *testing.T, a Action) { assert.Contains(t, a.Reason, "burst") }},
+		{"aborts once the samples agree",
+			with(hog(5*time.Second), func(p *Progress) { p.Probing = true; p.DirtyRateLow = some(1.9 * gb); p.DirtyRateSpan = 5 * time.Second }),
+			ActionAbort, nil},
 		{"throttles when allowed", with(hog(time.Second), func(p *Progress) { p.AllowAutoConverge = true }),
 			ActionThrottle, func(t *testing.T, a Action) {
 				// Target r = 0.5 at most: 1 − 0.5·1.15/2 = 71.25 % → 72.
@@ -167,6 +176,7 @@ func TestVirtkitPolicy(t *testing.T) {
 		{"gives up on throttling once it proves ineffective",
 			with(hog(20*time.Second), func(p *Progress) {
 				p.AllowAutoConverge = true
+				p.SinceThrottle = 15 * time.Second
 				p.Throttle = 72
 				p.ThrottleSensitivity = some(0.2)
 				p.DirtyRate = some(1.71 * gb)

@@ -23,8 +23,9 @@ type PolicyOptions struct {
 	// IneffectiveSensitivity: a learned throttle sensitivity below this
 	// means throttling cannot help (I/O-driven dirtying); 0 = 0.5.
 	IneffectiveSensitivity float64
-	// MinObservation is how long the job must have run before an abort:
-	// enough polls for a bandwidth estimate; 0 = 2 s.
+	// MinObservation is how long the job must have run before an abort
+	// (enough polls for a bandwidth estimate) and, when the engine probes,
+	// how long a time its dirty-rate samples must span; 0 = 4 s.
 	MinObservation time.Duration
 	// ThrottlePatience is how long to wait for the dirty rate to show the
 	// effect of a throttle step before judging it; 0 = 10 s.
@@ -53,7 +54,7 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 		o.IneffectiveSensitivity = 0.5
 	}
 	if o.MinObservation == 0 {
-		o.MinObservation = 2 * time.Second
+		o.MinObservation = 4 * time.Second
 	}
 	if o.ThrottlePatience == 0 {
 		o.ThrottlePatience = 10 * time.Second
@@ -199,9 +200,11 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 				Reason: fmt.Sprintf("first pass done; post-copy of the remaining %s finishes at %.0f s, %.0f s before pre-copy would", formatBytes(e.remaining), post, gain)}
 		}
 	}
-	if pred.Converges && finish <= budget && !overspent {
+	// 5 % slack so a prediction hovering at the budget does not flip the
+	// decision from poll to poll.
+	if pred.Converges && finish <= budget*1.05 && !overspent {
 		return Action{Kind: ActionContinue, Figures: f,
-			Reason: fmt.Sprintf("pre-copy converges: r=%.2f, predicted %.0f s ≤ budget %.0f s (%.2g × M/B)", pred.Ratio, finish, budget, o.TargetSlowdown)}
+			Reason: fmt.Sprintf("pre-copy converges: r=%.2f, predicted %.0f s within the budget %.0f s (%.3g × M/B)", pred.Ratio, finish, budget, o.TargetSlowdown)}
 	}
 
 	// Post-copy after the first full pass: every page has moved once, what
@@ -252,6 +255,17 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	}
 	if p.Elapsed < o.MinObservation {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "observing before deciding that nothing converges"}
+	}
+	if !overspent && p.Probing && !p.FirstPassDone && p.DirtyRateSpan < o.MinObservation {
+		return Action{Kind: ActionContinue, Figures: f.seconds("dirtyRateSpan", p.DirtyRateSpan),
+			Reason: "pre-copy looks hopeless; sampling the dirty rate a while longer before deciding"}
+	}
+	if low, ok := p.DirtyRateLow.Get(); ok && !overspent && low < e.dirtyEff {
+		lp, err := Predict(ModelInput{Memory: in.Memory, Bandwidth: e.bw, DirtyRate: low, DowntimeLimit: e.limit})
+		if err == nil && lp.Converges {
+			return Action{Kind: ActionContinue, Figures: f.add("dirtyRateLow", low, "B/s"),
+				Reason: fmt.Sprintf("pre-copy converges at the lowest sampled dirty rate %s: the high rate may be a burst", formatRate(low))}
+		}
 	}
 	if p.AllowPostCopy && !p.FirstPassDone {
 		if p.Throttle > 0 && e.epsKnown && e.eps < o.IneffectiveSensitivity {

@@ -38,5 +38,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newAgentCmd())
 	root.AddCommand(newRenderCmd())
 	root.AddCommand(newValidateCmd())
+	root.AddCommand(newBenchCmd())
 	return root
 }

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/virtkit/virtkit/migration/bench"
+)
+
+func newBenchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Benchmarks",
+	}
+	cmd.AddCommand(newBenchMigrateCmd())
+	return cmd
+}
+
+func newBenchMigrateCmd() *cobra.Command {
+	var (
+		profilesFile string
+		policies     string
+		output       string
+		plotFile     string
+		plotProfile  string
+	)
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Compare live-migration policies side by side on the simulated hypervisor",
+		Long: `Runs every workload profile under every policy on the simulated hypervisor with a
+virtual clock (deterministic, seconds of wall time for hours of simulated time) and
+reports outcome, total time against the lower bound memory/bandwidth, downtime, data
+sent, decision time and throttle. Without --profiles it runs the eight built-in
+profiles of the migration-physics reference.
+
+A profiles file is a YAML list of objects: name, memory, bandwidth, dirtyRate,
+workingSet, shape (uniform|hotset|bursty; sequential too), burstPeriod, burstFactor,
+throttleSensitivity, dips [{at, duration, factor}], allowPostCopy, allowAutoConverge,
+downtimeLimit (ms, default 300).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			profiles := bench.BuiltinProfiles()
+			if profilesFile != "" {
+				data, err := os.ReadFile(profilesFile)
+				if err != nil {
+					return fmt.Errorf("--profiles: %w", err)
+				}
+				if profiles, err = bench.DecodeProfiles(data); err != nil {
+					return fmt.Errorf("--profiles %s: %w", profilesFile, err)
+				}
+			}
+			var names []string
+			for _, p := range strings.Split(policies, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					names = append(names, p)
+				}
+			}
+			if len(names) == 0 {
+				return fmt.Errorf("--policies: empty")
+			}
+			for _, n := range names {
+				if _, err := bench.NewPolicy(n); err != nil {
+					return fmt.Errorf("--policies: %w", err)
+				}
+			}
+			if output != "table" && output != "json" {
+				return fmt.Errorf("--output: %q is not table or json", output)
+			}
+			if plotProfile == "" {
+				plotProfile = profiles[0].Name
+			}
+			rows, err := bench.Run(cmd.Context(), profiles, names, bench.Options{Samples: plotFile != ""})
+			if err != nil {
+				return err
+			}
+			if plotFile != "" {
+				f, err := os.Create(plotFile)
+				if err != nil {
+					return fmt.Errorf("--plot: %w", err)
+				}
+				if err := bench.WritePlot(f, plotProfile, rows); err != nil {
+					f.Close()
+					return fmt.Errorf("--plot: %w", err)
+				}
+				if err := f.Close(); err != nil {
+					return fmt.Errorf("--plot: %w", err)
+				}
+			}
+			out := cmd.OutOrStdout()
+			if output == "json" {
+				return bench.WriteJSON(out, rows)
+			}
+			return bench.WriteTable(out, rows)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&profilesFile, "profiles", "", "YAML file with workload profiles (default: the eight built-in profiles)")
+	f.StringVar(&policies, "policies", strings.Join(bench.PolicyNames(), ","), "comma-separated policies: "+strings.Join(bench.PolicyNames(), ", "))
+	f.StringVar(&output, "output", "table", "output format: table or json")
+	f.StringVar(&plotFile, "plot", "", "write an SVG of remaining data against time for every policy on one profile")
+	f.StringVar(&plotProfile, "plot-profile", "", "the profile to plot (default: the first)")
+	return cmd
+}
