@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,6 +50,11 @@ import (
 type EvictionReconciler struct {
 	o   ReconcilerOptions
 	def virtkit.EvictionStrategy
+
+	mu sync.Mutex
+	// clean holds nodes known to have no VMI marked for evacuation from
+	// them, so a healthy, undrained node costs no VMI listing.
+	clean map[string]bool
 }
 
 var _ Reconciler = (*EvictionReconciler)(nil)
@@ -64,7 +70,7 @@ func NewEvictionReconciler(o ReconcilerOptions) (*EvictionReconciler, error) {
 	if def == "" {
 		def = virtkit.EvictionStrategyNone
 	}
-	return &EvictionReconciler{o: o, def: def}, nil
+	return &EvictionReconciler{o: o, def: def, clean: map[string]bool{}}, nil
 }
 
 // Watches returns what the reconciler must be fed: Nodes, and VMIs mapped
@@ -116,6 +122,9 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req Request) (Result
 			return Result{}, err
 		}
 	}
+	if !draining && !unresponsive && r.isClean(req.Name) {
+		return Result{RequeueAfter: recheck}, nil
+	}
 	vmis := &virtkit.VirtualMachineInstanceList{}
 	if err := r.o.Store.List(ctx, vmis, store.ListOptions{}); err != nil {
 		return Result{}, err
@@ -140,7 +149,25 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req Request) (Result
 			errs = append(errs, err)
 		}
 	}
-	return Result{RequeueAfter: recheck}, errors.Join(errs...)
+	err = errors.Join(errs...)
+	r.setClean(req.Name, err == nil && !draining)
+	return Result{RequeueAfter: recheck}, err
+}
+
+func (r *EvictionReconciler) isClean(node string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.clean[node]
+}
+
+func (r *EvictionReconciler) setClean(node string, clean bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if clean {
+		r.clean[node] = true
+	} else {
+		delete(r.clean, node)
+	}
 }
 
 // liveness reports whether the node is unresponsive, or else when to look

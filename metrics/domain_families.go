@@ -22,13 +22,13 @@ type domainFamilies struct {
 	vcpuSeconds, vcpuWait, vcpuDelay *family
 
 	memResident, memAvailable, memUnused, memCached, memSwapIn, memSwapOut *family
-	memMajFault, memMinFault, memBalloon, memUsable, memDomain           *family
+	memMajFault, memMinFault, memBalloon, memUsable, memDomain             *family
 
-	netRxBytes, netTxBytes, netRxPackets, netTxPackets *family
+	netRxBytes, netTxBytes, netRxPackets, netTxPackets   *family
 	netRxErrors, netTxErrors, netRxDropped, netTxDropped *family
-	netTraffic                                         *family
+	netTraffic                                           *family
 
-	stIopsRead, stIopsWrite, stReadBytes, stWriteBytes *family
+	stIopsRead, stIopsWrite, stReadBytes, stWriteBytes   *family
 	stReadTimes, stWriteTimes, stFlushReqs, stFlushTimes *family
 
 	fsCapacity, fsUsed *family

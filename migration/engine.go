@@ -457,35 +457,40 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 // Run carries out the migration on the engine's clock with a real ticker:
 // Start, then Step every PollInterval until the job ends. Cancelling ctx
 // aborts the job (the guest stays on the source) and returns ctx's error.
+// The Result's Err tells how a finished migration ended.
 func (e *Engine) Run(ctx context.Context) (Result, error) {
 	if err := e.Start(ctx); err != nil {
 		return e.Result(), err
 	}
 	t := time.NewTicker(e.opts.PollInterval)
 	defer t.Stop()
-	e.mu.Lock()
-	job := e.job
-	e.mu.Unlock()
 	for {
+		e.mu.Lock()
+		job, done := e.job, e.st.done
+		e.mu.Unlock()
+		if done {
+			r := e.Result()
+			return r, r.Err()
+		}
+		var jobDone <-chan struct{}
+		if job != nil {
+			jobDone = job.Done()
+		}
 		select {
 		case <-ctx.Done():
 			e.cancel(job, "cancelled: "+context.Cause(ctx).Error())
 			return e.Result(), ctx.Err()
-		case <-job.Done():
+		case <-jobDone:
 		case <-t.C:
 		}
-		done, err := e.Step(ctx)
-		if err != nil && !done {
+		if _, err := e.Step(ctx); err != nil {
 			if ctx.Err() != nil {
 				e.cancel(job, "cancelled: "+context.Cause(ctx).Error())
 				return e.Result(), ctx.Err()
 			}
-			e.log.Warn("migration poll failed", "domain", e.req.Domain, "err", err)
-			continue
-		}
-		if done {
-			r := e.Result()
-			return r, r.Err()
+			// A failed poll or action is retried at the next tick; the job
+			// keeps running meanwhile.
+			e.log.Warn("migration step failed", "domain", e.req.Domain, "err", err)
 		}
 	}
 }
@@ -499,6 +504,18 @@ func (e *Engine) cancel(job hypervisor.MigrationJob, reason string) {
 	now := e.clock.Now()
 	act := Action{Kind: ActionAbort, Reason: reason}
 	e.recordLocked(now, e.progressLocked(now), act)
+	if job == nil {
+		// Still measuring: nothing to abort.
+		e.st.measuring = nil
+		e.finishRefusedLocked(act)
+		e.st.strategy = "Aborted"
+		e.st.result.Refused = false
+		e.st.result.Aborted = true
+		e.st.result.err = fmt.Errorf("%s: %s: %w", e.req.Domain, reason, hypervisor.ErrMigrationAborted)
+		e.mu.Unlock()
+		return
+	}
+	e.st.aborting = true
 	e.mu.Unlock()
 	if err := job.Abort(ctx); err != nil {
 		e.log.Warn("abort after cancel failed", "domain", e.req.Domain, "err", err)
@@ -594,7 +611,7 @@ func (e *Engine) finish(ctx context.Context) error {
 	switch {
 	case res.Succeeded && jobErr == nil:
 		r.Outcome = OutcomeSucceeded
-		r.Reason = "completed"
+		r.Reason = "completed: " + e.strategyLocked()
 	case res.Aborted || errors.Is(jobErr, hypervisor.ErrMigrationAborted):
 		r.Outcome = OutcomeFailed
 		r.Aborted = true

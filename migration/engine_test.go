@@ -209,3 +209,30 @@ func TestNewEngineValidates(t *testing.T) {
 	_, err := NewEngine(nil, Request{Domain: "x", Memory: 1}, Options{})
 	require.ErrorIs(t, err, ErrInvalidInput)
 }
+
+func TestEngineRunCompletes(t *testing.T) {
+	g := fluid.New(fluid.Config{Memory: 4 * gib, Bandwidth: 1.15 * gb, Sensitivity: 1,
+		Regions: []fluid.Region{{Size: 64 << 20, Rate: 5 * mb}}}, epoch)
+	e, err := NewEngine(g, Request{Domain: "default_vm", Memory: 4 * gib},
+		Options{Clock: g, PollInterval: time.Millisecond, Probe: fluidProbe{g}})
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				g.Advance(50 * time.Millisecond)
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := e.Run(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeSucceeded, r.Outcome)
+	assert.True(t, e.Snapshot().DirtyRateBefore.Valid, "measured before the start")
+}

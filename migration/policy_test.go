@@ -162,10 +162,18 @@ func TestVirtkitPolicy(t *testing.T) {
 			with(hog(5*time.Second), func(p *Progress) { p.Probing = true; p.DirtyRateLow = some(2 * gb); p.DirtyRateSpan = time.Second }),
 			ActionContinue, func(t *testing.T, a Action) { assert.Contains(t, a.Reason, "sampling") }},
 		{"a burst in one sample is not hopeless",
-			with(hog(5*time.Second), func(p *Progress) { p.Probing = true; p.DirtyRateLow = some(0.4 * gb); p.DirtyRateSpan = 5 * time.Second }),
+			with(hog(5*time.Second), func(p *Progress) {
+				p.Probing = true
+				p.DirtyRateLow = some(0.4 * gb)
+				p.DirtyRateSpan = 5 * time.Second
+			}),
 			ActionContinue, func(t *testing.T, a Action) { assert.Contains(t, a.Reason, "burst") }},
 		{"aborts once the samples agree",
-			with(hog(5*time.Second), func(p *Progress) { p.Probing = true; p.DirtyRateLow = some(1.9 * gb); p.DirtyRateSpan = 5 * time.Second }),
+			with(hog(5*time.Second), func(p *Progress) {
+				p.Probing = true
+				p.DirtyRateLow = some(1.9 * gb)
+				p.DirtyRateSpan = 5 * time.Second
+			}),
 			ActionAbort, nil},
 		{"throttles when allowed", with(hog(time.Second), func(p *Progress) { p.AllowAutoConverge = true }),
 			ActionThrottle, func(t *testing.T, a Action) {

@@ -87,6 +87,8 @@ type Agent struct {
 	// shutdownSince records when a graceful shutdown was requested, per
 	// domain, so the grace period survives across reconciles.
 	shutdownSince map[string]time.Time
+	// domainFacts caches what each domain's XML says (see facts).
+	domainFacts map[string]domainFacts
 }
 
 // New validates opts and returns an agent that does nothing until Start.
@@ -128,6 +130,7 @@ func New(opts Options) (*Agent, error) {
 		opts:          opts,
 		log:           log.With("node", opts.NodeName),
 		shutdownSince: map[string]time.Time{},
+		domainFacts:   map[string]domainFacts{},
 	}
 	sel := labels.SelectorFromSet(labels.Set{virtkit.NodeNameLabel: opts.NodeName})
 	ctrl, err := controller.New(opts.Store, controller.ReconcilerFunc(a.Reconcile), controller.Options{

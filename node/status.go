@@ -90,7 +90,8 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 		vmi.Status.FSFreezeStatus = guest.FSFreezeStatus
 	}
 
-	if domIfaces, err := a.domainInterfaces(ctx, domName); err == nil {
+	if f, err := a.facts(ctx, domName, info.UUID); err == nil {
+		domIfaces := f.interfaces
 		var gifs []GuestInterface
 		if haveGuest && agentUp {
 			gifs = guest.Interfaces
@@ -169,21 +170,41 @@ func (a *Agent) softReboot(ctx context.Context, domName string) error {
 	return a.opts.Hypervisor.Reboot(ctx, domName)
 }
 
-// domainVMIUID reads the VMI uid the domain builder recorded in the
-// domain's metadata.
-func (a *Agent) domainVMIUID(ctx context.Context, domName string) (string, error) {
+// domainFacts are what the agent reads from a domain's XML. They change
+// only when the domain is (re)defined, which gives it a new UUID or goes
+// through the agent, so they are parsed once per domain definition rather
+// than on every status refresh.
+type domainFacts struct {
+	uuid       string
+	vmiUID     string // from the builder's kubevirt metadata
+	interfaces []domainInterface
+}
+
+// facts returns the cached facts of a domain, reading and parsing its XML
+// when the domain's UUID differs from the cached one.
+func (a *Agent) facts(ctx context.Context, domName, uuid string) (domainFacts, error) {
+	a.mu.Lock()
+	f, ok := a.domainFacts[domName]
+	a.mu.Unlock()
+	if ok && uuid != "" && f.uuid == uuid {
+		return f, nil
+	}
 	x, err := a.opts.Hypervisor.XML(ctx, domName)
 	if err != nil {
-		return "", err
+		return domainFacts{}, err
 	}
 	var dom libvirtxml.Domain
 	if err := dom.Unmarshal(x); err != nil {
-		return "", err
+		return domainFacts{}, err
 	}
-	if dom.Metadata == nil {
-		return "", nil
+	f = domainFacts{uuid: dom.UUID, interfaces: interfacesOf(&dom)}
+	if dom.Metadata != nil {
+		f.vmiUID = metadataUID(dom.Metadata.XML)
 	}
-	return metadataUID(dom.Metadata.XML), nil
+	a.mu.Lock()
+	a.domainFacts[domName] = f
+	a.mu.Unlock()
+	return f, nil
 }
 
 // metadataUID finds the <uid> inside the kubevirt metadata element.
@@ -219,17 +240,9 @@ type domainInterface struct {
 	Up     bool
 }
 
-func (a *Agent) domainInterfaces(ctx context.Context, domName string) ([]domainInterface, error) {
-	x, err := a.opts.Hypervisor.XML(ctx, domName)
-	if err != nil {
-		return nil, err
-	}
-	var dom libvirtxml.Domain
-	if err := dom.Unmarshal(x); err != nil {
-		return nil, err
-	}
+func interfacesOf(dom *libvirtxml.Domain) []domainInterface {
 	if dom.Devices == nil {
-		return nil, nil
+		return nil
 	}
 	var out []domainInterface
 	for _, i := range dom.Devices.Interfaces {
@@ -248,7 +261,7 @@ func (a *Agent) domainInterfaces(ctx context.Context, domName string) ([]domainI
 		}
 		out = append(out, di)
 	}
-	return out, nil
+	return out
 }
 
 // mergeInterfaces builds status.interfaces the way KubeVirt does: domain

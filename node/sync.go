@@ -46,7 +46,8 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 		return controller.Result{}, nil
 	}
 	if exists {
-		if uid, err := a.domainVMIUID(ctx, domName); err == nil && uid != "" && uid != string(vmi.UID) {
+		if f, err := a.facts(ctx, domName, info.UUID); err == nil && f.vmiUID != "" && f.vmiUID != string(vmi.UID) {
+			uid := f.vmiUID
 			// A domain of an earlier VMI with the same name (the VM was
 			// restarted while this agent was down): never run two copies.
 			a.log.Info("removing domain of an earlier VMI incarnation", "domain", domName, "uid", uid)
@@ -141,6 +142,7 @@ func (a *Agent) removeDomain(ctx context.Context, name string, info hypervisor.D
 	}
 	a.mu.Lock()
 	delete(a.shutdownSince, name)
+	delete(a.domainFacts, name)
 	a.mu.Unlock()
 	return nil
 }
@@ -186,6 +188,9 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if _, err := a.opts.Hypervisor.Define(ctx, xml); err != nil {
 		return controller.Result{}, err
 	}
+	a.mu.Lock()
+	delete(a.domainFacts, domName) // a new definition: read its XML again
+	a.mu.Unlock()
 	if err := a.opts.Hypervisor.Start(ctx, domName, hypervisor.StartOptions{Paused: startPaused}); err != nil && !errors.Is(err, hypervisor.ErrInvalidState) {
 		return controller.Result{}, err
 	}

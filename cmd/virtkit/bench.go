@@ -13,9 +13,10 @@ import (
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Benchmarks",
+		Short: "Benchmarks on the simulated hypervisor",
 	}
 	cmd.AddCommand(newBenchMigrateCmd())
+	cmd.AddCommand(newBenchScaleCmd())
 	return cmd
 }
 

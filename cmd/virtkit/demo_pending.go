@@ -6,15 +6,10 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 
 	"github.com/virtkit/virtkit/cluster"
 )
-
-func serveDemoMetrics(context.Context, string, *cluster.Cluster, io.Writer) (func(), error) {
-	return nil, errors.New("--metrics-addr: the metrics package is not built yet")
-}
 
 func libvirtDemoOptions(context.Context, demoOptions, cluster.Options) (cluster.Options, func(), error) {
 	return cluster.Options{}, nil, errors.New("--hypervisor libvirt: not wired into the demo yet")

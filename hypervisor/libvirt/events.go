@@ -113,10 +113,12 @@ func (s *eventSink) close() {
 // callbacks are registered once, on the first Events call, and stay until
 // Close.
 type dispatcher struct {
-	mu         sync.Mutex
+	regMu      sync.Mutex // serializes registration; never held by callbacks
 	registered bool
 	ids        []int
-	sinks      map[*eventSink]struct{}
+
+	mu    sync.Mutex // guards sinks
+	sinks map[*eventSink]struct{}
 }
 
 func (d *dispatcher) dispatch(ev hypervisor.Event) {
@@ -163,11 +165,11 @@ func (h *Hypervisor) Events(ctx context.Context) (<-chan hypervisor.Event, error
 }
 
 // ensureRegistered registers the callbacks once. Registration is quick
-// (one round trip per event type); it holds the dispatcher's lock so
-// concurrent first callers do not register twice.
+// (one round trip per event type); regMu keeps concurrent first callers
+// from registering twice.
 func (h *Hypervisor) ensureRegistered(ctx context.Context) error {
-	h.events.mu.Lock()
-	defer h.events.mu.Unlock()
+	h.events.regMu.Lock()
+	defer h.events.regMu.Unlock()
 	if h.events.registered {
 		return nil
 	}
@@ -257,10 +259,10 @@ func baseEvent(d *lv.Domain, kind hypervisor.EventKind) hypervisor.Event {
 // deregisterEvents removes the callbacks (Close, before the connection
 // goes).
 func (h *Hypervisor) deregisterEvents() {
-	h.events.mu.Lock()
+	h.events.regMu.Lock()
 	ids := h.events.ids
 	h.events.ids, h.events.registered = nil, false
-	h.events.mu.Unlock()
+	h.events.regMu.Unlock()
 	for _, id := range ids {
 		if err := h.conn.DomainEventDeregister(id); err != nil {
 			h.log.Debug("libvirt deregister event", "id", id, "err", err)

@@ -94,8 +94,12 @@ func bytesToMiB(b uint64) uint64 { return (b + (1 << 20) - 1) >> 20 }
 // StartMigration starts a live migration of name to params.DestinationURI
 // and returns once libvirt reports the job (or the job already ended).
 // virDomainMigrateToURI3 blocks for the whole migration; it runs in a
-// goroutine owned by the returned job. When ctx ends before the job shows
-// up, the job is aborted and ctx.Err() returned.
+// goroutine owned by the returned job, on a connection of its own. When ctx
+// ends before the job shows up, the job is aborted and ctx.Err() returned.
+//
+// params.Bandwidth caps pre-copy and post-copy alike: the bindings send the
+// one value as both VIR_MIGRATE_PARAM_BANDWIDTH and _BANDWIDTH_POSTCOPY.
+// After StartPostCopy, SetMaxSpeed changes the post-copy cap.
 func (h *Hypervisor) StartMigration(ctx context.Context, name string, p hypervisor.MigrationParams) (hypervisor.MigrationJob, error) {
 	params, flags, err := migrationArgs(p)
 	if err != nil {
@@ -177,19 +181,13 @@ type migrationJob struct {
 var _ hypervisor.MigrationJob = (*migrationJob)(nil)
 
 // run performs the migration and records the outcome. It owns one
-// reference on the connection (taken by StartMigration).
+// reference on the main connection (taken by StartMigration), which
+// finalStats uses.
 func (j *migrationJob) run(params *lv.DomainMigrateParameters, flags lv.DomainMigrateFlags) {
 	h := j.h
 	defer h.unref()
 	defer close(j.done)
-	var migErr error
-	d, err := h.conn.LookupDomainByName(j.name)
-	if err == nil {
-		migErr = d.MigrateToURI3(j.params.DestinationURI, params, flags)
-		freeDomain(h.log, d)
-	} else {
-		migErr = err
-	}
+	migErr := j.migrate(params, flags)
 	ended := time.Now()
 	stats := j.finalStats(migErr == nil)
 	res := hypervisor.MigrationResult{
@@ -222,6 +220,28 @@ func (j *migrationJob) run(params *lv.DomainMigrateParameters, flags lv.DomainMi
 		res.Stats.Type = hypervisor.JobCompleted
 	}
 	j.result = res
+}
+
+// migrate runs virDomainMigrateToURI3 on a connection of its own: while
+// a call is outstanding on a libvirt client connection, other calls on it
+// can wait for the next keepalive message (seconds), and job control
+// (stats, abort, post-copy) must not.
+func (j *migrationJob) migrate(params *lv.DomainMigrateParameters, flags lv.DomainMigrateFlags) error {
+	c, err := lv.NewConnect(j.h.opts.URI)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if _, err := c.Close(); err != nil {
+			j.h.log.Debug("libvirt close migration connection", "err", err)
+		}
+	}()
+	d, err := c.LookupDomainByName(j.name)
+	if err != nil {
+		return err
+	}
+	defer freeDomain(j.h.log, d)
+	return d.MigrateToURI3(j.params.DestinationURI, params, flags)
 }
 
 // finalStats collects the finished job's counters: from the source, else

@@ -62,3 +62,41 @@ func Example_migration() {
 	// iterations: 10
 	// target: Running Migrated
 }
+
+// The lifecycle of one domain on a virtual clock: the guest agent answers
+// once the guest has booted.
+func ExampleNew() {
+	ctx := context.Background()
+	clock := sim.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	host := sim.New(sim.Options{Name: "node1", Clock: clock, BootDelay: 5 * time.Second})
+	id, err := host.Define(ctx, `<domain type='kvm'>
+  <name>default_testvm</name>
+  <memory unit='MiB'>512</memory>
+  <vcpu>2</vcpu>
+  <devices><channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel></devices>
+</domain>`)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = host.Start(ctx, id.Name, hypervisor.StartOptions{})
+	info, _ := host.Info(ctx, id.Name)
+	fmt.Println(info.State, info.Reason, info.Agent)
+
+	clock.Advance(5 * time.Second)
+	reply, _ := host.AgentCommand(ctx, id.Name, `{"execute":"guest-ping"}`)
+	info, _ = host.Info(ctx, id.Name)
+	fmt.Println(info.Agent, reply, info.CPUTime.Value)
+
+	_ = host.Pause(ctx, id.Name)
+	info, _ = host.Info(ctx, id.Name)
+	fmt.Println(info.State, info.Reason, info.Agent)
+	_ = host.Destroy(ctx, id.Name)
+	info, _ = host.Info(ctx, id.Name)
+	fmt.Println(info.State, info.Reason)
+	// Output:
+	// Running Booted disconnected
+	// connected {"return":{}} 500ms
+	// Paused User disconnected
+	// Shutoff Destroyed
+}

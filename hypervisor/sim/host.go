@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -104,6 +103,7 @@ type Host struct {
 
 	mu      sync.Mutex
 	domains map[string]*domain
+	order   []string // domain names, sorted: the order domains advance in
 	nextID  int
 	subs    []*subscriber
 	network *Network
@@ -149,10 +149,26 @@ func (h *Host) do(ctx context.Context, fn func(now time.Time) error) error {
 }
 
 func (h *Host) advanceLocked(now time.Time) {
-	for _, name := range slices.Sorted(maps.Keys(h.domains)) {
+	// Stepping may remove domains: walk a snapshot.
+	for _, name := range slices.Clone(h.order) {
 		if d, ok := h.domains[name]; ok && d.updated.Before(now) {
 			d.advance(h, now)
 		}
+	}
+}
+
+func (h *Host) add(d *domain) {
+	name := d.name()
+	h.domains[name] = d
+	if i, found := slices.BinarySearch(h.order, name); !found {
+		h.order = slices.Insert(h.order, i, name)
+	}
+}
+
+func (h *Host) remove(name string) {
+	delete(h.domains, name)
+	if i, found := slices.BinarySearch(h.order, name); found {
+		h.order = slices.Delete(h.order, i, i+1)
 	}
 }
 
@@ -218,8 +234,8 @@ func (h *Host) Define(ctx context.Context, domainXML string) (hypervisor.DomainI
 		}
 		sp.def.UUID = sp.uuid
 		if !ok {
-			d = &domain{state: hypervisor.StateShutoff, reason: hypervisor.ReasonUnknown, updated: now}
-			h.domains[sp.name] = d
+			d = &domain{config: sp, state: hypervisor.StateShutoff, reason: hypervisor.ReasonUnknown, updated: now}
+			h.add(d)
 		}
 		d.config = sp
 		d.persistent = true
@@ -261,7 +277,7 @@ func (h *Host) Undefine(ctx context.Context, name string) error {
 			d.persistent = false
 			return nil
 		}
-		delete(h.domains, name)
+		h.remove(name)
 		return nil
 	})
 }
@@ -410,7 +426,7 @@ func (h *Host) stop(d *domain, now time.Time, reason hypervisor.StateReason) {
 	close(d.stopped)
 	h.emitState(d, now)
 	if !d.persistent {
-		delete(h.domains, d.name())
+		h.remove(d.name())
 	}
 }
 
@@ -544,7 +560,7 @@ func (h *Host) Resume(ctx context.Context, name string) error {
 func (h *Host) List(ctx context.Context) ([]hypervisor.DomainInfo, error) {
 	var list []hypervisor.DomainInfo
 	err := h.do(ctx, func(now time.Time) error {
-		for _, name := range slices.Sorted(maps.Keys(h.domains)) {
+		for _, name := range h.order {
 			list = append(list, h.info(h.domains[name]))
 		}
 		return nil

@@ -626,7 +626,7 @@ func (h *Host) receiveStart(j *job, sp *spec, wl Workload) error {
 			}
 		} else {
 			d = &domain{config: sp, updated: now}
-			h.domains[sp.name] = d
+			h.add(d)
 		}
 		d.workload = wl
 		h.activate(d, sp, now)

@@ -469,3 +469,86 @@ func TestStartMigrationErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, hypervisor.StateRunning, info.State, "refused migrations leave the source alone")
 }
+
+func TestMigrateThereAndBack(t *testing.T) {
+	ctx := context.Background()
+	clock := sim.NewVirtualClock(epoch)
+	src, dst := hostPair(t, clock, sim.Link{})
+	startDomain(t, src, GiB, sim.Workload{DirtyRate: 10 * MB, WorkingSet: 128 * MiB, ThrottleSensitivity: 1})
+	hosts := []*sim.Host{src, dst}
+	for i := range 4 {
+		from, to := hosts[i%2], hosts[(i+1)%2]
+		job, err := from.StartMigration(ctx, vmName, hypervisor.MigrationParams{DestinationURI: to.Name(), Persist: true})
+		require.NoError(t, err, "hop %d", i)
+		clock.Advance(5 * time.Second)
+		res, err := job.Result(ctx)
+		require.NoError(t, err, "hop %d", i)
+		require.True(t, res.Succeeded)
+		info, err := to.Info(ctx, vmName)
+		require.NoError(t, err)
+		assert.Equal(t, hypervisor.StateRunning, info.State)
+		assert.Equal(t, hypervisor.ReasonMigrated, info.Reason)
+		old, err := from.Info(ctx, vmName)
+		require.NoError(t, err)
+		assert.Equal(t, hypervisor.StateShutoff, old.State)
+		assert.Equal(t, info.UUID, old.UUID)
+	}
+	// The workload moved with the guest.
+	st, err := src.Stats(ctx, vmName)
+	require.NoError(t, err)
+	assert.Equal(t, hypervisor.StateRunning, st.State)
+	calc, err := src.StartDirtyRateCalc(ctx, vmName, time.Second)
+	require.NoError(t, err)
+	clock.Advance(time.Second)
+	r, err := calc.Result(ctx)
+	require.NoError(t, err)
+	assert.Positive(t, r.BytesPerSecond)
+}
+
+func TestConcurrentUseOnTheRealClock(t *testing.T) {
+	ctx := context.Background()
+	src, dst := hostPair(t, sim.RealClock{}, sim.Link{Bandwidth: 200 * MB})
+	done := make(chan error, 8)
+	for i := range 8 {
+		name := "default_vm" + string(rune('a'+i))
+		go func() {
+			done <- func() error {
+				if _, err := src.Define(ctx, sizedDomainXML(name, 16*MiB, 1)); err != nil {
+					return err
+				}
+				if err := src.Start(ctx, name, hypervisor.StartOptions{}); err != nil {
+					return err
+				}
+				if err := src.SetWorkload(name, sim.Workload{DirtyRate: MB, ThrottleSensitivity: 1}); err != nil {
+					return err
+				}
+				if i%2 == 0 {
+					job, err := src.StartMigration(ctx, name, hypervisor.MigrationParams{DestinationURI: "dst"})
+					if err != nil {
+						return err
+					}
+					_, _ = job.Stats(ctx)
+					rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+					defer cancel()
+					_, err = job.Result(rctx)
+					return err
+				}
+				if err := src.Pause(ctx, name); err != nil {
+					return err
+				}
+				if err := src.Resume(ctx, name); err != nil {
+					return err
+				}
+				sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				return src.Shutdown(sctx, name)
+			}()
+		}()
+	}
+	for range 8 {
+		require.NoError(t, <-done)
+	}
+	list, err := dst.List(ctx)
+	require.NoError(t, err)
+	assert.Len(t, list, 4, "four guests moved")
+}

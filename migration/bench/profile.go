@@ -10,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
+	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/migration"
 )
 
 // ErrInvalidProfile wraps every profile decoding or validation error.
@@ -231,4 +233,37 @@ func BuiltinProfiles() []Profile {
 		{Name: "P8-io-ingest", Memory: q("16Gi"), Bandwidth: q("575M"), DirtyRate: q("800M"), WorkingSet: qp("8Gi"),
 			Shape: sim.ShapeSequential, ThrottleSensitivity: fp(0.2), AllowAutoConverge: true, AllowPostCopy: true},
 	}
+}
+
+// Feasible tells, from the closed-form model, whether anything the
+// profile's permissions allow can make the migration converge: post-copy
+// always can; otherwise pre-copy at the burst-free dirty rate, or with a
+// throttle of at most 99 % when auto-converge is allowed.
+func (p Profile) Feasible() (bool, string) {
+	if p.AllowPostCopy {
+		return true, "post-copy is allowed"
+	}
+	in := migration.ModelInput{
+		Memory:        p.MemoryBytes(),
+		Bandwidth:     p.BandwidthBytes(),
+		DirtyRate:     float64(p.DirtyRate.Value()),
+		DowntimeLimit: p.Downtime(),
+	}
+	if p.WorkingSet != nil {
+		in.WorkingSet = uint64(p.WorkingSet.Value())
+	}
+	if p.ThrottleSensitivity != nil {
+		in.ThrottleSensitivity = hypervisor.Some(*p.ThrottleSensitivity)
+	}
+	pred, err := migration.Predict(in)
+	if err != nil {
+		return false, err.Error()
+	}
+	switch {
+	case pred.Converges:
+		return true, "pre-copy converges"
+	case p.AllowAutoConverge && pred.MinThrottle >= 0:
+		return true, fmt.Sprintf("a %d%% throttle converges", pred.MinThrottle)
+	}
+	return false, pred.Why
 }

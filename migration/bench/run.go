@@ -69,10 +69,10 @@ type Row struct {
 	MaxThrottlePercent int      `json:"maxThrottlePercent"`
 
 	// Not in the JSON: the data behind the table and plots.
-	MemoryBytes   uint64              `json:"-"`
-	DowntimeLimit time.Duration       `json:"-"`
+	MemoryBytes   uint64               `json:"-"`
+	DowntimeLimit time.Duration        `json:"-"`
 	Decisions     []migration.Decision `json:"-"`
-	Samples       []Sample            `json:"-"`
+	Samples       []Sample             `json:"-"`
 }
 
 // Ratio is total time over the lower bound.

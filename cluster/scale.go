@@ -1,0 +1,230 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/store"
+)
+
+// ScaleOptions configure [MeasureScale].
+type ScaleOptions struct {
+	// VMs to create (default 1000) on Nodes simulated hosts (default 4).
+	VMs   int
+	Nodes int
+	// Workers per controller and per node agent (default 8).
+	Workers int
+	// CreateConcurrency is how many creates run at once (default 16).
+	CreateConcurrency int
+}
+
+// ScaleResult is what one scale run measured. Latencies run from the VM's
+// create call returning to its VMI's status reporting Running (the
+// phaseTransitionTimestamps are second-granular, so the harness watches).
+type ScaleResult struct {
+	VMs, Nodes int
+	// Total is from the first create to the last VMI Running.
+	Total time.Duration
+	// Throughput is VMs reaching Running per second over Total.
+	Throughput         float64
+	P50, P90, P99, Max time.Duration
+	// HeapPerVMI is the live heap after the run minus before, per VMI
+	// (store objects, controller caches, sim domains, agent state).
+	HeapPerVMI uint64
+	// Reconciles across every controller and node agent, and per second.
+	Reconciles       uint64
+	ReconcilesPerSec float64
+}
+
+// MeasureScale starts a fresh cluster of simulated hosts, creates VMs with
+// runStrategy Always as fast as the store takes them, and measures how long
+// each takes to run. It is the scale benchmark behind `virtkit bench scale`.
+func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
+	if o.VMs <= 0 {
+		o.VMs = 1000
+	}
+	if o.Nodes <= 0 {
+		o.Nodes = 4
+	}
+	if o.Workers <= 0 {
+		o.Workers = 8
+	}
+	if o.CreateConcurrency <= 0 {
+		o.CreateConcurrency = 16
+	}
+	heapBefore := liveHeap()
+	c, err := New(Options{Nodes: o.Nodes, Workers: o.Workers, NodeAgent: nodeAgentForScale(o.Workers),
+		NewHypervisor: scaleHosts(o.VMs/o.Nodes + 1)})
+	if err != nil {
+		return ScaleResult{}, err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- c.Start(runCtx) }()
+	defer func() { stop(); <-done }()
+
+	// Wait for every node before timing anything.
+	if err := waitNodesReady(ctx, c); err != nil {
+		return ScaleResult{}, err
+	}
+
+	var mu sync.Mutex
+	created := make(map[string]time.Time, o.VMs)
+	running := make(map[string]time.Duration, o.VMs)
+	allRunning := make(chan struct{})
+
+	wctx, cancelWatch := context.WithCancel(ctx)
+	defer cancelWatch()
+	events, err := c.store.Watch(wctx, &virtkit.VirtualMachineInstanceList{}, store.WatchOptions{})
+	if err != nil {
+		return ScaleResult{}, err
+	}
+	go func() {
+		for ev := range events {
+			vmi, ok := ev.Object.(*virtkit.VirtualMachineInstance)
+			if !ok || vmi.Status.Phase != virtkit.Running {
+				continue
+			}
+			now := time.Now()
+			mu.Lock()
+			if t0, ok := created[vmi.Name]; ok {
+				if _, seen := running[vmi.Name]; !seen {
+					running[vmi.Name] = now.Sub(t0)
+					if len(running) == o.VMs {
+						close(allRunning)
+					}
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+
+	start := time.Now()
+	sem := make(chan struct{}, o.CreateConcurrency)
+	errc := make(chan error, 1)
+	for i := range o.VMs {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			vm := scaleVM(fmt.Sprintf("vm-%05d", i))
+			mu.Lock()
+			created[vm.Name] = time.Now()
+			mu.Unlock()
+			if err := c.Apply(ctx, vm); err != nil {
+				select {
+				case errc <- err:
+				default:
+				}
+			}
+		}()
+	}
+	select {
+	case <-allRunning:
+	case err := <-errc:
+		return ScaleResult{}, err
+	case <-ctx.Done():
+		mu.Lock()
+		n := len(running)
+		mu.Unlock()
+		return ScaleResult{}, fmt.Errorf("%d of %d VMs running: %w", n, o.VMs, ctx.Err())
+	}
+	total := time.Since(start)
+
+	var reconciles uint64
+	for _, ctrl := range c.Controllers() {
+		reconciles += ctrl.Stats().Reconciles
+	}
+	for _, n := range c.Nodes() {
+		reconciles += n.Agent.Controller().Stats().Reconciles
+	}
+	heapAfter := liveHeap()
+
+	lat := make([]time.Duration, 0, len(running))
+	mu.Lock()
+	for _, d := range running {
+		lat = append(lat, d)
+	}
+	mu.Unlock()
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+	r := ScaleResult{
+		VMs: o.VMs, Nodes: o.Nodes, Total: total,
+		Throughput: float64(o.VMs) / total.Seconds(),
+		P50:        pct(0.50), P90: pct(0.90), P99: pct(0.99), Max: lat[len(lat)-1],
+		Reconciles: reconciles, ReconcilesPerSec: float64(reconciles) / total.Seconds(),
+	}
+	if heapAfter > heapBefore {
+		r.HeapPerVMI = (heapAfter - heapBefore) / uint64(o.VMs)
+	}
+	return r, nil
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func waitNodesReady(ctx context.Context, c *Cluster) error {
+	for {
+		var nodes virtkit.NodeList
+		if err := c.store.List(ctx, &nodes, store.ListOptions{}); err != nil {
+			return err
+		}
+		ready := 0
+		for _, n := range nodes.Items {
+			if virtkit.IsConditionTrue(n.Status.Conditions, virtkit.NodeReady) {
+				ready++
+			}
+		}
+		if ready == len(c.nodes) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func scaleVM(name string) *virtkit.VirtualMachine {
+	always := virtkit.RunStrategyAlways
+	mem := resource.MustParse("64Mi")
+	return &virtkit.VirtualMachine{
+		TypeMeta:   metav1.TypeMeta{APIVersion: virtkit.APIVersion, Kind: virtkit.KindVirtualMachine},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "scale"},
+		Spec: virtkit.VirtualMachineSpec{
+			RunStrategy: &always,
+			Template: &virtkit.VirtualMachineInstanceTemplateSpec{
+				Spec: virtkit.VirtualMachineInstanceSpec{Domain: virtkit.DomainSpec{Memory: &virtkit.Memory{Guest: &mem}}},
+			},
+		},
+	}
+}
+
+// scaleHosts makes simulated hosts big enough for perHost small guests.
+func scaleHosts(perHost int) func(string) (hypervisor.Hypervisor, error) {
+	return func(name string) (hypervisor.Hypervisor, error) {
+		return sim.New(sim.Options{Name: name, CPUs: max(8, perHost), MemoryBytes: uint64(max(8, perHost)) * 128 << 20}), nil
+	}
+}
+
+// nodeAgentForScale refreshes running guests rarely: the run measures
+// placement and start, not steady-state polling.
+func nodeAgentForScale(workers int) node.Options {
+	return node.Options{Workers: workers, StatusInterval: time.Minute, HeartbeatInterval: 10 * time.Second}
+}

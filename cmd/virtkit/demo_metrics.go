@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/metrics"
+)
+
+// serveDemoMetrics serves the cluster's metrics on addr at /metrics until
+// stop is called or ctx ends, and prints the URL to out.
+func serveDemoMetrics(ctx context.Context, addr string, c *cluster.Cluster, out io.Writer) (stop func(), err error) {
+	reg := prometheus.NewRegistry()
+	if err := metrics.RegisterCluster(reg, c, metrics.Options{}); err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics.Handler(reg))
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(out, "metrics server: %v\n", err)
+		}
+	}()
+	fmt.Fprintf(out, "metrics: http://%s/metrics\n", ln.Addr())
+
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				_ = srv.Close()
+			}
+			<-served
+		})
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-served:
+		}
+	}()
+	return stop, nil
+}

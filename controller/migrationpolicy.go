@@ -1,0 +1,174 @@
+package controller
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/virtkit/virtkit"
+)
+
+// KubeVirt's cluster-wide migration defaults (reference §1.12).
+const (
+	DefaultParallelMigrationsPerCluster      uint32 = 5
+	DefaultParallelOutboundMigrationsPerNode uint32 = 2
+	DefaultCompletionTimeoutPerGiB           int64  = 150
+	DefaultProgressTimeout                   int64  = 150
+	DefaultMaxDowntimeMs                     uint64 = 900
+)
+
+// DefaultMigrationConfiguration returns KubeVirt's cluster migration
+// defaults: 5 parallel migrations per cluster, 2 outbound per node,
+// unlimited bandwidth ("0Mi"), 150 s per GiB to complete, 150 s without
+// progress, maxDowntimeMs 900, no auto-converge, no post-copy, no workload
+// disruption, no unsafe override.
+func DefaultMigrationConfiguration() *virtkit.MigrationConfiguration {
+	bw := resource.MustParse("0Mi")
+	f := false
+	return &virtkit.MigrationConfiguration{
+		ParallelMigrationsPerCluster:      ptrTo(DefaultParallelMigrationsPerCluster),
+		ParallelOutboundMigrationsPerNode: ptrTo(DefaultParallelOutboundMigrationsPerNode),
+		BandwidthPerMigration:             &bw,
+		CompletionTimeoutPerGiB:           ptrTo(DefaultCompletionTimeoutPerGiB),
+		ProgressTimeout:                   ptrTo(DefaultProgressTimeout),
+		MaxDowntimeMs:                     ptrTo(DefaultMaxDowntimeMs),
+		UnsafeMigrationOverride:           ptrTo(f),
+		AllowAutoConverge:                 ptrTo(f),
+		AllowPostCopy:                     ptrTo(f),
+		// allowWorkloadDisruption follows allowPostCopy when unset
+		// (GetMigrationConfiguration); resolved in withDisruption.
+	}
+}
+
+// ClusterMigrationConfiguration returns the effective cluster
+// configuration: KubeVirt's defaults with every field set in override on
+// top (fields override leaves nil keep their default), as KubeVirt
+// unmarshals the KubeVirt CR's migrations section over its defaults.
+// allowWorkloadDisruption follows allowPostCopy when neither sets it.
+func ClusterMigrationConfiguration(override *virtkit.MigrationConfiguration) *virtkit.MigrationConfiguration {
+	out := DefaultMigrationConfiguration()
+	if o := override; o != nil {
+		o = o.DeepCopy()
+		setIf(&out.ParallelMigrationsPerCluster, o.ParallelMigrationsPerCluster)
+		setIf(&out.ParallelOutboundMigrationsPerNode, o.ParallelOutboundMigrationsPerNode)
+		setIf(&out.BandwidthPerMigration, o.BandwidthPerMigration)
+		setIf(&out.CompletionTimeoutPerGiB, o.CompletionTimeoutPerGiB)
+		setIf(&out.ProgressTimeout, o.ProgressTimeout)
+		setIf(&out.MaxDowntimeMs, o.MaxDowntimeMs)
+		setIf(&out.UnsafeMigrationOverride, o.UnsafeMigrationOverride)
+		setIf(&out.AllowAutoConverge, o.AllowAutoConverge)
+		setIf(&out.AllowPostCopy, o.AllowPostCopy)
+		setIf(&out.AllowWorkloadDisruption, o.AllowWorkloadDisruption)
+		setIf(&out.DisableTLS, o.DisableTLS)
+		setIf(&out.Network, o.Network)
+	}
+	if out.AllowWorkloadDisruption == nil {
+		out.AllowWorkloadDisruption = ptrTo(*out.AllowPostCopy)
+	}
+	return out
+}
+
+// MatchMigrationPolicy returns the policy that applies to vmi, or nil, with
+// KubeVirt's precedence (reference §4.5): a policy needs selectors; every
+// key of its virtualMachineInstanceSelector must equal a VMI label and
+// every key of its namespaceSelector a label of the VMI's namespace
+// (nsLabels). The policy matching the most labels wins; on a tie in total
+// the one matching more VMI labels; on a full tie the lexicographically
+// smallest name. As in KubeVirt, selectors are only evaluated when the VMI
+// has labels at all: a VMI with a nil label map matches every policy that
+// has selectors, with score zero.
+func MatchMigrationPolicy(policies []virtkit.MigrationPolicy, vmi *virtkit.VirtualMachineInstance, nsLabels map[string]string) *virtkit.MigrationPolicy {
+	var best *virtkit.MigrationPolicy
+	var bestScore policyScore
+	for i := range policies {
+		p := &policies[i]
+		score, ok := scorePolicy(p, vmi.Labels, nsLabels)
+		if !ok {
+			continue
+		}
+		if best == nil || score.beats(bestScore) || (score == bestScore && p.Name < best.Name) {
+			best, bestScore = p, score
+		}
+	}
+	return best
+}
+
+type policyScore struct{ vmi, ns int }
+
+func (s policyScore) beats(o policyScore) bool {
+	if s.vmi+s.ns != o.vmi+o.ns {
+		return s.vmi+s.ns > o.vmi+o.ns
+	}
+	return s.vmi > o.vmi
+}
+
+// scorePolicy counts the labels a policy matches; ok is false when it does
+// not apply.
+func scorePolicy(p *virtkit.MigrationPolicy, vmiLabels, nsLabels map[string]string) (policyScore, bool) {
+	sel := p.Spec.Selectors
+	if sel == nil {
+		return policyScore{}, false
+	}
+	var s policyScore
+	if vmiLabels == nil {
+		// KubeVirt's quirk: both selectors are skipped for a VMI without
+		// labels (the namespace check is also keyed on the VMI's labels).
+		return s, true
+	}
+	var ok bool
+	if sel.VirtualMachineInstanceSelector != nil {
+		if s.vmi, ok = countMatches(sel.VirtualMachineInstanceSelector, vmiLabels); !ok {
+			return policyScore{}, false
+		}
+	}
+	if sel.NamespaceSelector != nil {
+		if s.ns, ok = countMatches(sel.NamespaceSelector, nsLabels); !ok {
+			return policyScore{}, false
+		}
+	}
+	return s, true
+}
+
+func countMatches(want virtkit.LabelSelectorMap, have map[string]string) (int, bool) {
+	for k, v := range want {
+		got, found := have[k]
+		if !found || got != v {
+			return 0, false
+		}
+	}
+	return len(want), true
+}
+
+// ResolveMigrationConfiguration returns the configuration a migration of a
+// VMI uses: the cluster configuration (already merged over the defaults,
+// see [ClusterMigrationConfiguration]) with the fields the policy sets on
+// top. A policy can change allowAutoConverge, bandwidthPerMigration,
+// completionTimeoutPerGiB, maxDowntimeMs, allowPostCopy and
+// allowWorkloadDisruption (which follows allowPostCopy when the policy sets
+// only the latter); parallelism, progressTimeout, TLS, network and the
+// unsafe override stay the cluster's. policy may be nil.
+func ResolveMigrationConfiguration(cluster *virtkit.MigrationConfiguration, policy *virtkit.MigrationPolicy) *virtkit.MigrationConfiguration {
+	out := ClusterMigrationConfiguration(cluster)
+	if policy == nil {
+		return out
+	}
+	ps := policy.Spec.DeepCopy()
+	setIf(&out.AllowAutoConverge, ps.AllowAutoConverge)
+	setIf(&out.BandwidthPerMigration, ps.BandwidthPerMigration)
+	setIf(&out.CompletionTimeoutPerGiB, ps.CompletionTimeoutPerGiB)
+	setIf(&out.MaxDowntimeMs, ps.MaxDowntimeMs)
+	setIf(&out.AllowPostCopy, ps.AllowPostCopy)
+	switch {
+	case ps.AllowWorkloadDisruption != nil:
+		out.AllowWorkloadDisruption = ps.AllowWorkloadDisruption
+	case ps.AllowPostCopy != nil:
+		out.AllowWorkloadDisruption = ptrTo(*ps.AllowPostCopy)
+	}
+	return out
+}
+
+func setIf[T any](dst **T, src *T) {
+	if src != nil {
+		*dst = src
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,414 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/store"
+)
+
+// ControlPlaneSources are what the [ControlPlaneCollector] reads.
+type ControlPlaneSources struct {
+	// Objects lists VMs, VMIs and migrations; required.
+	Objects ObjectLister
+	// Controllers are the reconcilers whose work queues and reconcile
+	// statistics are exported (label name / controller = Stats().Name).
+	Controllers []StatsProvider
+	// EngineFromStatus exports virtkit_migration_* from each running
+	// migration's status.migrationState.virtkitEngine. Leave it false when
+	// a [DomainCollector] in the same registry exports them from live
+	// engines, or the series would be collected twice.
+	EngineFromStatus bool
+}
+
+// ControlPlaneCollector exports what KubeVirt's virt-controller exports:
+// VMI and VM information and phases, phase-transition histograms,
+// migration outcomes and phase counts, work queues and reconcilers. It is
+// safe for concurrent scrapes.
+type ControlPlaneCollector struct {
+	src  ControlPlaneSources
+	opts Options
+	log  *slog.Logger
+	f    *controlPlaneFamilies
+
+	// mu guards the transition histograms and logs.
+	mu          sync.Mutex
+	vmiSeen     transitionLog
+	migSeen     transitionLog
+	vmiPhase    *cumulativeHistogram
+	vmiCreation *cumulativeHistogram
+	vmiDeletion *cumulativeHistogram
+	migCreation *cumulativeHistogram
+
+	listErrors atomic.Uint64
+}
+
+var _ prometheus.Collector = (*ControlPlaneCollector)(nil)
+
+// NewControlPlaneCollector checks the sources and returns a collector to
+// register.
+func NewControlPlaneCollector(src ControlPlaneSources, opts Options) (*ControlPlaneCollector, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if src.Objects == nil {
+		return nil, fmt.Errorf("%w: ControlPlaneSources.Objects: required", ErrInvalidOptions)
+	}
+	for i, p := range src.Controllers {
+		if p == nil {
+			return nil, fmt.Errorf("%w: ControlPlaneSources.Controllers[%d]: nil", ErrInvalidOptions, i)
+		}
+	}
+	f := newControlPlaneFamilies()
+	return &ControlPlaneCollector{
+		src: src, opts: opts, log: opts.Logger, f: f,
+		vmiPhase:    newCumulativeHistogram(f.vmiPhaseTransition),
+		vmiCreation: newCumulativeHistogram(f.vmiFromCreation),
+		vmiDeletion: newCumulativeHistogram(f.vmiFromDeletion),
+		migCreation: newCumulativeHistogram(f.migFromCreation),
+	}, nil
+}
+
+// Describe sends nothing; the collector is unchecked, like the domain one.
+func (c *ControlPlaneCollector) Describe(chan<- *prometheus.Desc) {}
+
+// Collect lists the objects (within Options.ScrapeTimeout) and reads the
+// controllers' statistics.
+func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.ScrapeTimeout)
+	defer cancel()
+	var (
+		vmis virtkit.VirtualMachineInstanceList
+		vms  virtkit.VirtualMachineList
+		migs virtkit.VirtualMachineInstanceMigrationList
+	)
+	listed := true
+	for _, l := range []virtkit.ObjectList{&vmis, &vms, &migs} {
+		if err := c.src.Objects.List(ctx, l, store.ListOptions{}); err != nil {
+			c.listErrors.Add(1)
+			c.log.Warn("metrics: listing objects", "error", err)
+			listed = false
+			break
+		}
+	}
+	if listed {
+		c.collectVMIs(ch, vmis.Items)
+		c.collectMigrations(ch, vmis.Items, migs.Items)
+		c.collectVMs(ch, vms.Items)
+	}
+	for _, p := range c.src.Controllers {
+		c.collectController(ch, p.Stats())
+	}
+	ch <- prometheus.MustNewConstMetric(c.f.listErrors.plain, counter, float64(c.listErrors.Load()), "controlplane")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+func firstOf(m map[string]string, keys ...string) string {
+	for _, k := range keys {
+		if v := m[k]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Labels and annotations KubeVirt reads the info labels from.
+const (
+	osAnnotation       = "vm.kubevirt.io/os"
+	workloadAnnotation = "vm.kubevirt.io/workload"
+	flavorAnnotation   = "vm.kubevirt.io/flavor"
+)
+
+var (
+	instancetypeLabels = []string{"kubevirt.io/instancetype-name", "kubevirt.io/cluster-instancetype-name"}
+	preferenceLabels   = []string{"kubevirt.io/preference-name", "kubevirt.io/cluster-preference-name"}
+)
+
+func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []virtkit.VirtualMachineInstance) {
+	f := c.f
+	for i := range vmis {
+		vmi := &vmis[i]
+		machineType := ""
+		if vmi.Status.Machine != nil {
+			machineType = vmi.Status.Machine.Type
+		}
+		nonEvictable := vmi.Spec.EvictionStrategy != nil &&
+			*vmi.Spec.EvictionStrategy == virtkit.EvictionStrategyLiveMigrate && !vmi.IsMigratable()
+		gi := vmi.Status.GuestOSInfo
+		ch <- prometheus.MustNewConstMetric(f.vmiInfo.plain, gauge, 1,
+			vmi.Status.NodeName, vmi.Namespace, vmi.Name, strings.ToLower(string(vmi.Status.Phase)),
+			orNone(vmi.Annotations[osAnnotation]), orNone(vmi.Annotations[workloadAnnotation]), orNone(vmi.Annotations[flavorAnnotation]),
+			orNone(firstOf(vmi.Labels, instancetypeLabels...)), orNone(firstOf(vmi.Labels, preferenceLabels...)),
+			gi.KernelRelease, machineType, gi.Machine, gi.Name, gi.VersionID,
+			fmt.Sprint(!nonEvictable))
+		if vmi.Status.NodeName != "" {
+			v := 0.0
+			if nonEvictable {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(f.vmiNonEvictable.plain, gauge, v, vmi.Status.NodeName, vmi.Namespace, vmi.Name)
+		}
+		for _, iface := range vmi.Status.Interfaces {
+			ips := iface.IPs
+			if len(ips) == 0 && iface.IP != "" {
+				ips = []string{iface.IP}
+			}
+			for _, ip := range ips {
+				ch <- prometheus.MustNewConstMetric(f.vmiAddresses.plain, gauge, 1,
+					vmi.Status.NodeName, vmi.Namespace, vmi.Name, iface.Name, iface.InterfaceName, ip, "InternalIP")
+			}
+		}
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	alive := make(map[types.UID]bool, len(vmis))
+	for i := range vmis {
+		vmi := &vmis[i]
+		ts := vmi.Status.PhaseTransitionTimestamps
+		for k := c.vmiSeen.next(vmi.UID, len(ts), alive); k < len(ts); k++ {
+			at := ts[k].PhaseTransitionTimestamp.Time
+			phase := string(ts[k].Phase)
+			if k > 0 {
+				if d := at.Sub(ts[k-1].PhaseTransitionTimestamp.Time).Seconds(); d >= 0 {
+					c.vmiPhase.observe(d, phase, string(ts[k-1].Phase))
+				}
+			}
+			if d := at.Sub(vmi.CreationTimestamp.Time).Seconds(); !vmi.CreationTimestamp.IsZero() && d >= 0 {
+				c.vmiCreation.observe(d, phase)
+			}
+			if del := vmi.DeletionTimestamp; del != nil && !at.Before(del.Time) {
+				c.vmiDeletion.observe(at.Sub(del.Time).Seconds(), phase)
+			}
+		}
+	}
+	c.vmiSeen.sweep(alive)
+	for _, h := range []*cumulativeHistogram{c.vmiPhase, c.vmiCreation, c.vmiDeletion} {
+		for _, m := range h.metrics() {
+			ch <- m
+		}
+	}
+}
+
+// migrationRunningPhases are the phases KubeVirt counts as running.
+var migrationRunningPhases = map[virtkit.VirtualMachineInstanceMigrationPhase]bool{
+	virtkit.MigrationRunning: true, virtkit.MigrationScheduled: true, virtkit.MigrationPreparingTarget: true,
+	virtkit.MigrationTargetReady: true, virtkit.MigrationWaitingForSync: true, virtkit.MigrationSynchronizing: true,
+}
+
+func (c *ControlPlaneCollector) collectMigrations(ch chan<- prometheus.Metric, vmis []virtkit.VirtualMachineInstance, migs []virtkit.VirtualMachineInstanceMigration) {
+	f := c.f
+	var pending, scheduling, unset, running float64
+	names := make(map[types.UID]string, len(migs))
+	for i := range migs {
+		m := &migs[i]
+		names[m.UID] = m.Name
+		switch {
+		case m.Status.Phase == virtkit.MigrationPhaseUnset:
+			unset++
+		case m.Status.Phase == virtkit.MigrationPending:
+			pending++
+		case m.Status.Phase == virtkit.MigrationScheduling:
+			scheduling++
+		case migrationRunningPhases[m.Status.Phase]:
+			running++
+		case m.Status.Phase == virtkit.MigrationSucceeded:
+			ch <- prometheus.MustNewConstMetric(f.migSucceeded.plain, gauge, 1, m.Spec.VMIName, m.Name, m.Namespace)
+		case m.Status.Phase == virtkit.MigrationFailed:
+			ch <- prometheus.MustNewConstMetric(f.migFailed.plain, gauge, 1, m.Spec.VMIName, m.Name, m.Namespace)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(f.migPending.plain, gauge, pending)
+	ch <- prometheus.MustNewConstMetric(f.migScheduling.plain, gauge, scheduling)
+	ch <- prometheus.MustNewConstMetric(f.migUnset.plain, gauge, unset)
+	ch <- prometheus.MustNewConstMetric(f.migRunning.plain, gauge, running)
+
+	e := emitter{ch: ch, descs: &descCache{}, log: c.log}
+	noLabels := vmiLabels{}
+	for i := range vmis {
+		vmi := &vmis[i]
+		ms := vmi.Status.MigrationState
+		if ms == nil {
+			continue
+		}
+		name := names[ms.MigrationUID]
+		if ms.StartTimestamp != nil {
+			ch <- prometheus.MustNewConstMetric(f.migStart.plain, gauge, float64(ms.StartTimestamp.Unix()),
+				vmi.Status.NodeName, vmi.Namespace, vmi.Name, name)
+		}
+		if ms.EndTimestamp != nil {
+			status := ""
+			switch {
+			case ms.Failed:
+				status = "failed"
+			case ms.Completed:
+				status = "succeeded"
+			}
+			ch <- prometheus.MustNewConstMetric(f.migEnd.plain, gauge, float64(ms.EndTimestamp.Unix()),
+				vmi.Status.NodeName, vmi.Namespace, vmi.Name, name, status)
+		}
+		if c.src.EngineFromStatus && ms.Engine != nil && !ms.Completed && !ms.Failed {
+			e.reset(&noLabels, ms.SourceNode, vmi.Namespace, vmi.Name)
+			emitEngineStatus(&e, &f.engine, ms.Engine)
+		}
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	alive := make(map[types.UID]bool, len(migs))
+	for i := range migs {
+		m := &migs[i]
+		ts := m.Status.PhaseTransitionTimestamps
+		for k := c.migSeen.next(m.UID, len(ts), alive); k < len(ts); k++ {
+			if d := ts[k].PhaseTransitionTimestamp.Sub(m.CreationTimestamp.Time).Seconds(); !m.CreationTimestamp.IsZero() && d >= 0 {
+				c.migCreation.observe(d, string(ts[k].Phase))
+			}
+		}
+	}
+	c.migSeen.sweep(alive)
+	for _, m := range c.migCreation.metrics() {
+		ch <- m
+	}
+}
+
+// emitEngineStatus writes virtkit_migration_* from the engine's record in
+// the VMI status.
+func emitEngineStatus(e *emitter, f *engineFamilies, s *virtkit.MigrationEngineStatus) {
+	if s.PredictedTotalSeconds != nil {
+		e.value(f.predictedTotal, *s.PredictedTotalSeconds)
+	}
+	if s.PredictedDowntimeMs != nil {
+		e.value(f.predictedDowntime, *s.PredictedDowntimeMs/1000)
+	}
+	if s.Strategy != "" {
+		e.value(f.strategy, 1, s.Strategy)
+	}
+	e.value(f.throttle, float64(s.ThrottlePercent)/100)
+	if s.MeasuredDirtyRateBytesPerSecond != nil {
+		e.value(f.dirtyRate, float64(*s.MeasuredDirtyRateBytesPerSecond))
+	}
+	if s.MeasuredBandwidthBytesPerSecond != nil {
+		e.value(f.bandwidth, float64(*s.MeasuredBandwidthBytesPerSecond))
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, d := range s.Decisions {
+		if counts[d.Action] == 0 {
+			order = append(order, d.Action)
+		}
+		counts[d.Action]++
+	}
+	for _, k := range order {
+		e.value(f.decisions, float64(counts[k]), k)
+	}
+}
+
+// vmStatusGroup groups printable statuses as KubeVirt's VM metrics do.
+func vmStatusGroup(s virtkit.VirtualMachinePrintableStatus) string {
+	switch s {
+	case virtkit.VirtualMachineStatusRunning:
+		return "running"
+	case virtkit.VirtualMachineStatusProvisioning, virtkit.VirtualMachineStatusStarting,
+		virtkit.VirtualMachineStatusWaitingForVolumeBinding, virtkit.VirtualMachineStatusWaitingForReceiver:
+		return "starting"
+	case virtkit.VirtualMachineStatusMigrating:
+		return "migrating"
+	case virtkit.VirtualMachineStatusStopped, virtkit.VirtualMachineStatusPaused,
+		virtkit.VirtualMachineStatusStopping, virtkit.VirtualMachineStatusTerminating:
+		return "non_running"
+	case "":
+		return "<none>"
+	}
+	return "error"
+}
+
+func (c *ControlPlaneCollector) collectVMs(ch chan<- prometheus.Metric, vms []virtkit.VirtualMachine) {
+	f := c.f
+	for i := range vms {
+		vm := &vms[i]
+		var tmplAnn, tmplLabels map[string]string
+		machineType := ""
+		if t := vm.Spec.Template; t != nil {
+			tmplAnn, tmplLabels = t.ObjectMeta.Annotations, t.ObjectMeta.Labels
+			if t.Spec.Domain.Machine != nil {
+				machineType = t.Spec.Domain.Machine.Type
+			}
+		}
+		ann := func(k string) string {
+			return orNone(firstOf(map[string]string{"a": vm.Annotations[k], "b": tmplAnn[k]}, "a", "b"))
+		}
+		instancetype := firstOf(vm.Labels, instancetypeLabels...)
+		if instancetype == "" {
+			instancetype = firstOf(tmplLabels, instancetypeLabels...)
+		}
+		preference := firstOf(vm.Labels, preferenceLabels...)
+		if preference == "" {
+			preference = firstOf(tmplLabels, preferenceLabels...)
+		}
+		group := vmStatusGroup(vm.Status.PrintableStatus)
+		ch <- prometheus.MustNewConstMetric(f.vmInfo.plain, gauge, 1,
+			vm.Name, vm.Namespace, orNone(string(vm.Status.PrintableStatus)), group,
+			ann(osAnnotation), ann(workloadAnnotation), ann(flavorAnnotation),
+			orNone(instancetype), orNone(preference), orNone(machineType))
+		if !vm.CreationTimestamp.IsZero() {
+			ch <- prometheus.MustNewConstMetric(f.vmCreated.plain, gauge, float64(vm.CreationTimestamp.Unix()), vm.Name, vm.Namespace)
+		}
+		// The newest condition change is when the VM entered its current
+		// status group; the other groups' times are not recorded.
+		var last int64
+		for _, cond := range vm.Status.Conditions {
+			if t := cond.LastTransitionTime; !t.IsZero() && t.Unix() > last {
+				last = t.Unix()
+			}
+		}
+		if fam := f.vmGroupTransition[group]; fam != nil && last > 0 {
+			ch <- prometheus.MustNewConstMetric(fam.plain, gauge, float64(last), vm.Name, vm.Namespace)
+		}
+	}
+}
+
+func constHistogram(f *family, h controller.Histogram, bounds []float64, labels ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(bounds))
+	for i, ub := range bounds {
+		if i < len(h.Buckets) {
+			buckets[ub] = h.Buckets[i]
+		}
+	}
+	return prometheus.MustNewConstHistogram(f.plain, h.Count, h.Sum, buckets, labels...)
+}
+
+func (c *ControlPlaneCollector) collectController(ch chan<- prometheus.Metric, s controller.Stats) {
+	f := c.f
+	bounds := controller.LatencyBuckets()
+	n := s.Name
+	ch <- prometheus.MustNewConstMetric(f.wqDepth.plain, gauge, float64(s.QueueDepth), n)
+	ch <- prometheus.MustNewConstMetric(f.wqAdds.plain, counter, float64(s.QueueAdds), n)
+	ch <- prometheus.MustNewConstMetric(f.wqRetries.plain, counter, float64(s.QueueRetries), n)
+	ch <- constHistogram(f.wqQueueDuration, s.QueueWait, bounds, n)
+	ch <- constHistogram(f.wqWorkDuration, s.WorkDuration, bounds, n)
+	ch <- prometheus.MustNewConstMetric(f.wqUnfinished.plain, gauge, s.UnfinishedWorkSeconds, n)
+	ch <- prometheus.MustNewConstMetric(f.wqLongest.plain, gauge, s.LongestRunningProcessorSeconds, n)
+	ch <- prometheus.MustNewConstMetric(f.reconciles.plain, counter, float64(s.Reconciles), n)
+	ch <- prometheus.MustNewConstMetric(f.reconcileErrors.plain, counter, float64(s.ReconcileErrors), n)
+	ch <- prometheus.MustNewConstMetric(f.terminalErrors.plain, counter, float64(s.TerminalErrors), n)
+	ch <- prometheus.MustNewConstMetric(f.requeues.plain, counter, float64(s.Requeues), n)
+	ch <- constHistogram(f.reconcileTime, s.ReconcileTime, bounds, n)
+	ch <- prometheus.MustNewConstMetric(f.activeWorkers.plain, gauge, float64(s.ActiveWorkers), n)
+	ch <- prometheus.MustNewConstMetric(f.relists.plain, counter, float64(s.Relists), n)
+}

@@ -1,0 +1,399 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/store"
+)
+
+// NodeSource is one host as the [DomainCollector] reads it.
+type NodeSource struct {
+	// Name is the node name: VMIs with status.nodeName equal to it are
+	// read from Domains.
+	Name string
+	// Domains returns domain statistics (the node's hypervisor); required.
+	Domains DomainStatser
+	// Guest supplies guest-agent filesystems; nil gives no
+	// kubevirt_vmi_filesystem_* series.
+	Guest FilesystemLister
+	// Migrations lists the node's outgoing migrations; nil gives no
+	// migration-job or engine series.
+	Migrations MigrationSource
+}
+
+// DomainSources are what the [DomainCollector] reads.
+type DomainSources struct {
+	// Objects lists the VMIs (for their node, phase and labels); required.
+	Objects ObjectLister
+	// Nodes are the hosts to read domain statistics from.
+	Nodes []NodeSource
+}
+
+// DomainCollector exports per-VMI domain statistics and running
+// migrations' counters, like KubeVirt's virt-handler. It is safe for
+// concurrent scrapes; each scrape reads fresh statistics.
+type DomainCollector struct {
+	objects ObjectLister
+	nodes   map[string]*nodeState
+	order   []*nodeState
+	opts    Options
+	log     *slog.Logger
+	f       *domainFamilies
+	descs   descCache
+
+	listErrors   atomic.Uint64
+	listErrorsFm *family
+}
+
+type nodeState struct {
+	src      NodeSource
+	timeouts atomic.Uint64
+	errors   atomic.Uint64
+}
+
+var _ prometheus.Collector = (*DomainCollector)(nil)
+
+// NewDomainCollector checks the sources and returns a collector to
+// register. Nothing is read until the first scrape.
+func NewDomainCollector(src DomainSources, opts Options) (*DomainCollector, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if src.Objects == nil {
+		return nil, fmt.Errorf("%w: DomainSources.Objects: required", ErrInvalidOptions)
+	}
+	c := &DomainCollector{
+		objects:      src.Objects,
+		nodes:        make(map[string]*nodeState, len(src.Nodes)),
+		opts:         opts,
+		log:          opts.Logger,
+		f:            newDomainFamilies(),
+		listErrorsFm: listErrorsFamily(),
+	}
+	for i, n := range src.Nodes {
+		switch {
+		case n.Name == "":
+			return nil, fmt.Errorf("%w: DomainSources.Nodes[%d].Name: required", ErrInvalidOptions, i)
+		case n.Domains == nil:
+			return nil, fmt.Errorf("%w: DomainSources.Nodes[%d].Domains: required", ErrInvalidOptions, i)
+		case c.nodes[n.Name] != nil:
+			return nil, fmt.Errorf("%w: DomainSources.Nodes[%d].Name: duplicate node %q", ErrInvalidOptions, i, n.Name)
+		}
+		ns := &nodeState{src: n}
+		c.nodes[n.Name] = ns
+		c.order = append(c.order, ns)
+	}
+	return c, nil
+}
+
+func listErrorsFamily() *family {
+	return newFamily("virtkit_scrape_list_errors_total",
+		"Scrapes that could not list objects from the store, by collector.", counter, "collector")
+}
+
+// Describe sends nothing: the label set of per-VMI series follows each
+// VMI's labels, so the collector is unchecked.
+func (c *DomainCollector) Describe(chan<- *prometheus.Desc) {}
+
+// domainTask is one domain's statistics fetch.
+type domainTask struct {
+	vmi   *virtkit.VirtualMachineInstance
+	node  *nodeState
+	stats hypervisor.DomainStats
+	err   error
+}
+
+// jobTask is one migration job's statistics fetch.
+type jobTask struct {
+	node      *nodeState
+	mig       Migration
+	namespace string
+	name      string
+	stats     hypervisor.JobStats
+	err       error
+}
+
+// Collect reads every VMI's domain on the configured nodes, within
+// Options.ScrapeTimeout.
+func (c *DomainCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.ScrapeTimeout)
+	defer cancel()
+	c.collect(ctx, ch)
+	for _, n := range c.order {
+		ch <- prometheus.MustNewConstMetric(c.f.timeouts.plain, counter, float64(n.timeouts.Load()), n.src.Name)
+		ch <- prometheus.MustNewConstMetric(c.f.errors.plain, counter, float64(n.errors.Load()), n.src.Name)
+	}
+	ch <- prometheus.MustNewConstMetric(c.listErrorsFm.plain, counter, float64(c.listErrors.Load()), "domain")
+}
+
+func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metric) {
+	if len(c.order) == 0 {
+		return
+	}
+	var list virtkit.VirtualMachineInstanceList
+	if err := c.objects.List(ctx, &list, store.ListOptions{}); err != nil {
+		c.listErrors.Add(1)
+		c.log.Warn("metrics: listing VMIs", "error", err)
+		return
+	}
+	var tasks []domainTask
+	for i := range list.Items {
+		vmi := &list.Items[i]
+		n := c.nodes[vmi.Status.NodeName]
+		if n == nil || (vmi.Status.Phase != virtkit.Running && vmi.Status.Phase != virtkit.Scheduled) {
+			continue
+		}
+		tasks = append(tasks, domainTask{vmi: vmi, node: n})
+	}
+	var jobs []jobTask
+	for _, n := range c.order {
+		if n.src.Migrations == nil {
+			continue
+		}
+		for _, m := range n.src.Migrations.Migrations() {
+			ns, name, ok := node.SplitDomainName(m.Domain)
+			if !ok {
+				c.log.Warn("metrics: migration of a domain that is no VMI's", "node", n.src.Name, "domain", m.Domain)
+				continue
+			}
+			jobs = append(jobs, jobTask{node: n, mig: m, namespace: ns, name: name})
+		}
+	}
+
+	// One pool for both kinds of hypervisor call: indices past the
+	// domains are jobs.
+	done := runBounded(ctx, len(tasks)+len(jobs), c.opts.MaxConcurrency, func(ctx context.Context, i int) {
+		if i < len(tasks) {
+			t := &tasks[i]
+			t.stats, t.err = t.node.src.Domains.Stats(ctx, node.DomainName(t.vmi.Namespace, t.vmi.Name))
+			return
+		}
+		j := &jobs[i-len(tasks)]
+		if j.mig.Job != nil {
+			j.stats, j.err = j.mig.Job.Stats(ctx)
+		}
+	})
+
+	e := emitter{ch: ch, descs: &c.descs, log: c.log}
+	for i := range tasks {
+		t := &tasks[i]
+		if !c.account(t.node, done[i], t.err, t.vmi.Namespace, t.vmi.Name) {
+			continue
+		}
+		vl := labelsOf(t.vmi.Labels)
+		e.reset(&vl, t.node.src.Name, t.vmi.Namespace, t.vmi.Name)
+		c.emitDomain(&e, &t.stats)
+		if t.node.src.Guest != nil {
+			if fss, err := t.node.src.Guest.FilesystemList(t.vmi.Namespace, t.vmi.Name); err == nil {
+				c.emitFilesystems(&e, fss)
+			}
+		}
+	}
+	noLabels := vmiLabels{}
+	for i := range jobs {
+		j := &jobs[i]
+		e.reset(&noLabels, j.node.src.Name, j.namespace, j.name)
+		if j.mig.Job != nil && c.account(j.node, done[len(tasks)+i], j.err, j.namespace, j.name) {
+			c.emitJob(&e, &j.stats)
+		}
+		if j.mig.Engine != nil {
+			emitEngineSnapshot(&e, &c.f.engine, j.mig.Engine)
+		}
+	}
+}
+
+// account counts a fetch that missed the deadline or failed, and reports
+// whether its result is usable. A domain that is gone is no error: the
+// VMI's status simply lags the host.
+func (c *DomainCollector) account(n *nodeState, done bool, err error, namespace, name string) bool {
+	switch {
+	case !done || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		n.timeouts.Add(1)
+		c.log.Warn("metrics: statistics missed the scrape deadline", "node", n.src.Name, "namespace", namespace, "name", name)
+		return false
+	case errors.Is(err, hypervisor.ErrNotFound):
+		return false
+	case err != nil:
+		n.errors.Add(1)
+		c.log.Warn("metrics: reading statistics", "node", n.src.Name, "namespace", namespace, "name", name, "error", err)
+		return false
+	}
+	return true
+}
+
+// vcpuState maps the backend's vCPU state to KubeVirt's label values.
+func vcpuState(s string) string {
+	switch s {
+	case "running", "offline", "blocked":
+		return s
+	}
+	return "unknown"
+}
+
+func (c *DomainCollector) emitDomain(e *emitter, st *hypervisor.DomainStats) {
+	f := c.f
+	e.duration(f.cpuUsage, st.CPUTime)
+	e.duration(f.cpuUser, st.CPUUser)
+	e.duration(f.cpuSystem, st.CPUSystem)
+	for _, v := range st.VCPUs {
+		id := strconv.Itoa(v.ID)
+		e.duration(f.vcpuSeconds, v.Time, id, vcpuState(v.State))
+		e.duration(f.vcpuWait, v.Wait, id)
+		e.duration(f.vcpuDelay, v.Delay, id)
+	}
+	m := &st.Memory
+	e.uint(f.memResident, m.RSS)
+	e.uint(f.memAvailable, m.Available)
+	e.uint(f.memUnused, m.Unused)
+	e.uint(f.memCached, m.DiskCaches)
+	e.uint(f.memSwapIn, m.SwapIn)
+	e.uint(f.memSwapOut, m.SwapOut)
+	e.uint(f.memMajFault, m.MajorFaults)
+	e.uint(f.memMinFault, m.MinorFaults)
+	e.uint(f.memBalloon, m.Actual)
+	e.uint(f.memUsable, m.Usable)
+	e.uint(f.memDomain, m.BalloonCurrent)
+	for i := range st.Net {
+		n := &st.Net[i]
+		e.uint(f.netRxBytes, n.RxBytes, n.Name)
+		e.uint(f.netTxBytes, n.TxBytes, n.Name)
+		e.uint(f.netRxPackets, n.RxPackets, n.Name)
+		e.uint(f.netTxPackets, n.TxPackets, n.Name)
+		e.uint(f.netRxErrors, n.RxErrors, n.Name)
+		e.uint(f.netTxErrors, n.TxErrors, n.Name)
+		e.uint(f.netRxDropped, n.RxDropped, n.Name)
+		e.uint(f.netTxDropped, n.TxDropped, n.Name)
+		e.uint(f.netTraffic, n.RxBytes, n.Name, "rx")
+		e.uint(f.netTraffic, n.TxBytes, n.Name, "tx")
+	}
+	for i := range st.Block {
+		b := &st.Block[i]
+		e.uint(f.stIopsRead, b.ReadReqs, b.Name)
+		e.uint(f.stIopsWrite, b.WriteReqs, b.Name)
+		e.uint(f.stReadBytes, b.ReadBytes, b.Name)
+		e.uint(f.stWriteBytes, b.WriteBytes, b.Name)
+		e.duration(f.stReadTimes, b.ReadTime, b.Name)
+		e.duration(f.stWriteTimes, b.WriteTime, b.Name)
+		e.uint(f.stFlushReqs, b.FlushReqs, b.Name)
+		e.duration(f.stFlushTimes, b.FlushTime, b.Name)
+	}
+	e.uint(f.dirtyRate, st.DirtyRate)
+}
+
+// emitFilesystems writes the guest's filesystems. The guest agent source
+// reports an unknown size as 0, so a filesystem without a capacity is
+// left out rather than shown as empty.
+func (c *DomainCollector) emitFilesystems(e *emitter, fss []node.GuestFilesystem) {
+	for _, fs := range fss {
+		if fs.TotalBytes <= 0 || fs.UsedBytes < 0 {
+			continue
+		}
+		e.value(c.f.fsCapacity, float64(fs.TotalBytes), fs.DiskName, fs.MountPoint, fs.FileSystemType)
+		e.value(c.f.fsUsed, float64(fs.UsedBytes), fs.DiskName, fs.MountPoint, fs.FileSystemType)
+	}
+}
+
+func (c *DomainCollector) emitJob(e *emitter, js *hypervisor.JobStats) {
+	if js.Type != hypervisor.JobUnbounded {
+		// Only a running job has meaningful progress counters.
+		return
+	}
+	e.uint(c.f.migDataTotal, js.DataTotal)
+	e.uint(c.f.migDataRemaining, js.DataRemaining)
+	e.uint(c.f.migDataProcessed, js.DataProcessed)
+	e.uint(c.f.migDirtyRate, js.MemoryDirtyRate)
+	e.uint(c.f.migTransferRate, js.MemoryBps)
+}
+
+// emitEngineSnapshot writes virtkit_migration_* from a live engine.
+func emitEngineSnapshot(e *emitter, f *engineFamilies, src EngineSnapshotter) {
+	s := src.Snapshot()
+	if p := s.Prediction; p != nil && p.Converges {
+		e.value(f.predictedTotal, p.Total.Seconds())
+		e.value(f.predictedDowntime, p.Downtime.Seconds())
+	}
+	if s.Strategy != "" {
+		e.value(f.strategy, 1, s.Strategy)
+	}
+	e.value(f.throttle, float64(s.Throttle)/100)
+	dirty := s.DirtyRate
+	if !dirty.Valid {
+		dirty = s.DirtyRateBefore
+	}
+	if v, ok := dirty.Get(); ok {
+		e.value(f.dirtyRate, v)
+	}
+	if v, ok := s.Bandwidth.Get(); ok {
+		e.value(f.bandwidth, v)
+	}
+	if s.DowntimeLimit > 0 {
+		e.value(f.downtimeLimit, s.DowntimeLimit.Seconds())
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, d := range s.Decisions {
+		k := string(d.Action.Kind)
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	for _, k := range order {
+		e.value(f.decisions, float64(counts[k]), k)
+	}
+}
+
+// emitter writes const metrics for one object: base label values, then a
+// family's extra ones, then the object's labels.
+type emitter struct {
+	ch    chan<- prometheus.Metric
+	descs *descCache
+	log   *slog.Logger
+	vl    *vmiLabels
+	base  [3]string
+	buf   []string
+}
+
+func (e *emitter) reset(vl *vmiLabels, node, namespace, name string) {
+	e.vl = vl
+	e.base = [3]string{node, namespace, name}
+}
+
+func (e *emitter) value(f *family, v float64, extra ...string) {
+	vals := append(e.buf[:0], e.base[:]...)
+	vals = append(vals, extra...)
+	// Families without VMI labels are emitted with an empty vmiLabels.
+	d := e.descs.get(f, e.vl)
+	vals = append(vals, e.vl.values...)
+	e.buf = vals
+	m, err := prometheus.NewConstMetric(d, f.typ, v, vals...)
+	if err != nil {
+		e.log.Error("metrics: building a series", "metric", f.name, "error", err)
+		return
+	}
+	e.ch <- m
+}
+
+func (e *emitter) uint(f *family, m hypervisor.Measured[uint64], extra ...string) {
+	if v, ok := m.Get(); ok {
+		e.value(f, float64(v), extra...)
+	}
+}
+
+func (e *emitter) duration(f *family, m hypervisor.Measured[time.Duration], extra ...string) {
+	if v, ok := m.Get(); ok {
+		e.value(f, v.Seconds(), extra...)
+	}
+}

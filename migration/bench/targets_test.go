@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit/migration"
+)
+
+// TestTargets checks issue 8's targets on the built-in profiles. The
+// simulator runs on a virtual clock, so these are exact assertions about
+// simulated time, not timing tests.
+func TestTargets(t *testing.T) {
+	ctx := context.Background()
+	profiles := BuiltinProfiles()
+	var feasibleRows []Row
+	hopeless := 0
+	for _, p := range profiles {
+		feasible, why := p.Feasible()
+		t.Run(p.Name, func(t *testing.T) {
+			row, err := RunOne(ctx, p, "virtkit", Options{})
+			require.NoError(t, err)
+			m := float64(p.MemoryBytes())
+			assert.LessOrEqual(t, float64(row.BytesSent), 3*m, "no profile sends more than 3× memory")
+			for _, d := range row.Decisions {
+				if d.Action.Kind != migration.ActionAbort {
+					continue
+				}
+				for _, dip := range p.Dips {
+					in := d.Elapsed >= secs(dip.At) && d.Elapsed < secs(dip.At+dip.Duration)
+					assert.False(t, in, "aborted during the dip at %v: %s", d.Elapsed, d.Action.Reason)
+				}
+			}
+			if feasible {
+				feasibleRows = append(feasibleRows, row)
+				require.Equal(t, "Succeeded", row.Outcome, "feasible (%s): %s", why, row.Reason)
+				require.NotNil(t, row.DowntimeMs)
+				assert.LessOrEqual(t, *row.DowntimeMs, float64(p.Downtime().Milliseconds()), "downtime within the limit")
+				return
+			}
+			hopeless++
+			assert.Equal(t, "Failed", row.Outcome)
+			assert.LessOrEqual(t, row.DecisionSeconds, 30.0, "refuse or abort within 30 s")
+			assert.Less(t, float64(row.BytesSent), m, "less than one memory's worth sent")
+			assert.NotEmpty(t, row.Reason)
+
+			// The baselines burn their timeouts on the same guest.
+			kv, err := RunOne(ctx, p, "kubevirt", Options{})
+			require.NoError(t, err)
+			assert.Equal(t, "Failed", kv.Outcome)
+			budget := migration.NewKubeVirtPolicy(migration.KubeVirtOptions{}).AcceptableCompletionTime(p.MemoryBytes())
+			assert.GreaterOrEqual(t, kv.DecisionSeconds, budget.Seconds())
+			assert.Greater(t, kv.BytesSent, row.BytesSent*100)
+			if testing.Short() {
+				return
+			}
+			nova, err := RunOne(ctx, p, "nova", Options{})
+			require.NoError(t, err)
+			assert.Equal(t, "Failed", nova.Outcome)
+			timeout := migration.NewNovaPolicy(migration.NovaOptions{}).CompletionTimeout(p.MemoryBytes())
+			assert.GreaterOrEqual(t, nova.DecisionSeconds, timeout.Seconds())
+		})
+	}
+	require.NotZero(t, hopeless, "the built-in set must hold a profile nothing allowed can converge")
+	require.NotEmpty(t, feasibleRows)
+	median := MedianRatio(feasibleRows)
+	t.Logf("median total/lowerBound over %d feasible profiles: %.3f", len(feasibleRows), median)
+	assert.LessOrEqual(t, median, 1.3, "median total within 1.3× the lower bound")
+}
+
+func TestRunIsDeterministic(t *testing.T) {
+	p := BuiltinProfiles()[3] // P4: a throttle and a bandwidth dip
+	a, err := RunOne(context.Background(), p, "virtkit", Options{Samples: true})
+	require.NoError(t, err)
+	b, err := RunOne(context.Background(), p, "virtkit", Options{Samples: true})
+	require.NoError(t, err)
+	a.Decisions, b.Decisions = nil, nil
+	assert.Equal(t, a, b)
+	assert.NotEmpty(t, a.Samples)
+}
+
+func TestRunRejects(t *testing.T) {
+	_, err := Run(context.Background(), BuiltinProfiles()[:1], []string{"oracle"}, Options{})
+	require.ErrorIs(t, err, ErrUnknownPolicy)
+	bad := BuiltinProfiles()[:1]
+	bad[0].Bandwidth = q("0")
+	_, err = Run(context.Background(), bad, []string{"virtkit"}, Options{})
+	require.ErrorIs(t, err, ErrInvalidProfile)
+	assert.Contains(t, err.Error(), "profiles[0].bandwidth")
+}
+
+func TestRunHonoursContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := RunOne(ctx, BuiltinProfiles()[6], "nova", Options{})
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestRunMaxTime(t *testing.T) {
+	_, err := RunOne(context.Background(), BuiltinProfiles()[6], "nova", Options{MaxTime: time.Minute})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "still running")
+}

@@ -1,0 +1,66 @@
+package migration_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/migration"
+)
+
+// A 16 GiB guest dirtying 575 MB/s on 10 GbE (r = 0.5): six rounds, about
+// twice the lower bound M/B. With a 2 GiB writable working set the first
+// pass leaves only 2 GiB dirty and pre-copy ends far sooner.
+func ExamplePredict() {
+	in := migration.ModelInput{
+		Memory:    16 << 30,
+		Bandwidth: 1.15e9,
+		DirtyRate: 575e6,
+	}
+	p, _ := migration.Predict(in)
+	fmt.Printf("converges=%t rounds=%d total=%.1fs (%.2f × M/B) downtime=%v\n",
+		p.Converges, p.Iterations, p.Total.Seconds(), p.Total.Seconds()/p.LowerBound.Seconds(), p.Downtime.Round(time.Millisecond))
+
+	in.WorkingSet = 2 << 30
+	p, _ = migration.Predict(in)
+	fmt.Printf("with a 2 GiB working set: rounds=%d total=%.1fs\n", p.Iterations, p.Total.Seconds())
+
+	// Dirtying faster than the link, into a working set too big for the
+	// downtime limit: pre-copy never ends; a throttle above 42 % would fix it.
+	in.DirtyRate = 2e9
+	p, _ = migration.Predict(in)
+	fmt.Printf("converges=%t minThrottle=%d%% postCopyTotal=%.1fs\n", p.Converges, p.MinThrottle, p.PostCopyTotal.Seconds())
+	// Output:
+	// converges=true rounds=6 total=29.6s (1.98 × M/B) downtime=233ms
+	// with a 2 GiB working set: rounds=4 total=18.4s
+	// converges=false minThrottle=43% postCopyTotal=16.8s
+}
+
+// The virtkit policy on a memory hog with neither throttling nor post-copy
+// allowed: it aborts as soon as its samples agree, with the inequality that
+// fails. KubeVirt's rules wait for the completion budget instead.
+func ExamplePolicy_decide() {
+	p := migration.Progress{
+		Phase:           migration.PhasePreCopy,
+		Elapsed:         5 * time.Second,
+		Memory:          8 << 30,
+		DirtyRateBefore: hypervisor.Some(2e9),
+		BandwidthAvg:    hypervisor.Some(1.15e9),
+		BandwidthBest:   hypervisor.Some(1.15e9),
+		Remaining:       hypervisor.Some(uint64(3 << 30)),
+		DowntimeLimit:   250 * time.Millisecond,
+	}
+	var virtkit migration.Policy = migration.NewPolicy(migration.PolicyOptions{})
+	a := virtkit.Decide(p)
+	fmt.Println(a.Kind+":", a.Reason)
+
+	var kubevirt migration.Policy = migration.NewKubeVirtPolicy(migration.KubeVirtOptions{})
+	fmt.Println(kubevirt.Decide(p).Kind)
+	p.Elapsed = 1351 * time.Second
+	a = kubevirt.Decide(p)
+	fmt.Println(a.Kind+":", a.Reason)
+	// Output:
+	// Abort: pre-copy cannot converge: dirty rate 2.00 GB/s exceeds bandwidth 1.15 GB/s (r=1.74) and what a pass leaves dirty (8.59 GB) exceeds bandwidth × downtime limit (287.5 MB); throttling is not allowed; post-copy is not allowed
+	// Continue
+	// Abort: live migration is not completed after 1350 s
+}
