@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -260,12 +262,18 @@ func (d *decoder) decodeObject(index int, path *field.Path, m map[string]any, ra
 	if err != nil {
 		return nil, []error{derr(path.Child("kind"), ErrUnknownKind, fmt.Sprintf("%s is not a kind virtkit implements", gvk))}
 	}
-	var errs []error
-	d.check(m, reflect.TypeOf(obj).Elem(), path, func(p *field.Path, err error, detail string) {
+	var errs []*DecodeError
+	d.check(m, reflect.TypeOf(obj).Elem(), &walkPath{base: path}, func(p *field.Path, err error, detail string) {
 		errs = append(errs, derr(p, err, detail))
 	})
 	if len(errs) > 0 {
-		return nil, errs
+		// Maps were walked in random order; report in path order.
+		slices.SortStableFunc(errs, func(a, b *DecodeError) int { return strings.Compare(a.Path, b.Path) })
+		out := make([]error, len(errs))
+		for i, e := range errs {
+			out[i] = e
+		}
+		return nil, out
 	}
 	if raw == nil {
 		raw, err = json.Marshal(m)
@@ -317,9 +325,45 @@ var (
 
 type reportFunc func(p *field.Path, err error, detail string)
 
+// walkPath is the path of the value being checked. It lives on the stack
+// and becomes a *field.Path only when a problem is reported.
+type walkPath struct {
+	parent *walkPath
+	base   *field.Path // set on the root: where the object sits (nil, or items[i])
+	name   string      // field name or map key
+	index  int
+	kind   pathKind
+}
+
+type pathKind uint8
+
+const (
+	pathRoot pathKind = iota
+	pathField
+	pathKey
+	pathIndex
+)
+
+func (w *walkPath) fieldPath() *field.Path {
+	if w.kind == pathRoot {
+		return w.base
+	}
+	parent := w.parent.fieldPath()
+	switch w.kind {
+	case pathKey:
+		return parent.Key(w.name)
+	case pathIndex:
+		return parent.Index(w.index)
+	}
+	if parent == nil {
+		return field.NewPath(w.name)
+	}
+	return parent.Child(w.name)
+}
+
 // check walks a generic JSON value against a Go type's json tags and
 // reports unknown fields and values of the wrong type with their paths.
-func (d *decoder) check(v any, t reflect.Type, p *field.Path, report reportFunc) {
+func (d *decoder) check(v any, t reflect.Type, wp *walkPath, report reportFunc) {
 	if v == nil {
 		return // null leaves the zero value, as encoding/json does
 	}
@@ -328,25 +372,25 @@ func (d *decoder) check(v any, t reflect.Type, p *field.Path, report reportFunc)
 		switch q := v.(type) {
 		case string:
 			if _, err := resource.ParseQuantity(q); err != nil {
-				report(p, ErrInvalidManifest, err.Error())
+				report(wp.fieldPath(), ErrInvalidManifest, err.Error())
 			}
 		case json.Number:
 			if _, err := resource.ParseQuantity(q.String()); err != nil {
-				report(p, ErrInvalidManifest, err.Error())
+				report(wp.fieldPath(), ErrInvalidManifest, err.Error())
 			}
 		default:
-			report(p, ErrInvalidManifest, "expected a quantity, got "+jsonTypeName(v))
+			report(wp.fieldPath(), ErrInvalidManifest, "expected a quantity, got "+jsonTypeName(v))
 		}
 		return
 	case timeType:
 		s, ok := v.(string)
 		if !ok {
-			report(p, ErrInvalidManifest, "expected an RFC 3339 time, got "+jsonTypeName(v))
+			report(wp.fieldPath(), ErrInvalidManifest, "expected an RFC 3339 time, got "+jsonTypeName(v))
 			return
 		}
 		var tm metav1.Time
 		if err := tm.UnmarshalQueryParameter(s); err != nil {
-			report(p, ErrInvalidManifest, "expected an RFC 3339 time: "+err.Error())
+			report(wp.fieldPath(), ErrInvalidManifest, "expected an RFC 3339 time: "+err.Error())
 		}
 		return
 	case intstrType:
@@ -354,10 +398,10 @@ func (d *decoder) check(v any, t reflect.Type, p *field.Path, report reportFunc)
 		case string:
 		case json.Number:
 			if _, err := strconv.ParseInt(n.String(), 10, 32); err != nil {
-				report(p, ErrInvalidManifest, "expected a 32-bit integer or a string")
+				report(wp.fieldPath(), ErrInvalidManifest, "expected a 32-bit integer or a string")
 			}
 		default:
-			report(p, ErrInvalidManifest, "expected an integer or a string, got "+jsonTypeName(v))
+			report(wp.fieldPath(), ErrInvalidManifest, "expected an integer or a string, got "+jsonTypeName(v))
 		}
 		return
 	}
@@ -366,112 +410,148 @@ func (d *decoder) check(v any, t reflect.Type, p *field.Path, report reportFunc)
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		d.check(v, t.Elem(), p, report)
+		d.check(v, t.Elem(), wp, report)
 	case reflect.Struct:
 		m, ok := v.(map[string]any)
 		if !ok {
-			report(p, ErrInvalidManifest, "expected an object, got "+jsonTypeName(v))
+			report(wp.fieldPath(), ErrInvalidManifest, "expected an object, got "+jsonTypeName(v))
 			return
 		}
 		fields := d.structFields(t)
-		for _, k := range sortedKeys(m) {
+		for k, val := range m {
+			child := walkPath{parent: wp, name: k, kind: pathField}
 			f, ok := fields[k]
 			if !ok {
-				report(p.Child(k), ErrUnknownField, "")
+				report(child.fieldPath(), ErrUnknownField, "")
 				continue
 			}
-			d.check(m[k], f.typ, p.Child(k), report)
+			d.check(val, f.typ, &child, report)
 		}
 	case reflect.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
-			report(p, ErrInvalidManifest, "expected an object, got "+jsonTypeName(v))
+			report(wp.fieldPath(), ErrInvalidManifest, "expected an object, got "+jsonTypeName(v))
 			return
 		}
-		for _, k := range sortedKeys(m) {
-			d.check(m[k], t.Elem(), p.Key(k), report)
+		for k, val := range m {
+			d.check(val, t.Elem(), &walkPath{parent: wp, name: k, kind: pathKey}, report)
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
 			if _, ok := v.(string); !ok {
-				report(p, ErrInvalidManifest, "expected base64 data, got "+jsonTypeName(v))
+				report(wp.fieldPath(), ErrInvalidManifest, "expected base64 data, got "+jsonTypeName(v))
 			}
 			return
 		}
 		items, ok := v.([]any)
 		if !ok {
-			report(p, ErrInvalidManifest, "expected a list, got "+jsonTypeName(v))
+			report(wp.fieldPath(), ErrInvalidManifest, "expected a list, got "+jsonTypeName(v))
 			return
 		}
 		for i, it := range items {
-			d.check(it, t.Elem(), p.Index(i), report)
+			d.check(it, t.Elem(), &walkPath{parent: wp, index: i, kind: pathIndex}, report)
 		}
 	case reflect.String:
 		if _, ok := v.(string); !ok {
-			report(p, ErrInvalidManifest, "expected a string, got "+jsonTypeName(v))
+			report(wp.fieldPath(), ErrInvalidManifest, "expected a string, got "+jsonTypeName(v))
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			report(p, ErrInvalidManifest, "expected a boolean, got "+jsonTypeName(v))
+			report(wp.fieldPath(), ErrInvalidManifest, "expected a boolean, got "+jsonTypeName(v))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n, ok := v.(json.Number)
 		if !ok {
-			report(p, ErrInvalidManifest, "expected an integer, got "+jsonTypeName(v))
+			report(wp.fieldPath(), ErrInvalidManifest, "expected an integer, got "+jsonTypeName(v))
 			return
 		}
 		if _, err := strconv.ParseInt(n.String(), 10, t.Bits()); err != nil {
-			report(p, ErrInvalidManifest, fmt.Sprintf("expected a %d-bit integer, got %s", t.Bits(), n))
+			report(wp.fieldPath(), ErrInvalidManifest, fmt.Sprintf("expected a %d-bit integer, got %s", t.Bits(), n))
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		n, ok := v.(json.Number)
 		if !ok {
-			report(p, ErrInvalidManifest, "expected an integer, got "+jsonTypeName(v))
+			report(wp.fieldPath(), ErrInvalidManifest, "expected an integer, got "+jsonTypeName(v))
 			return
 		}
 		if _, err := strconv.ParseUint(n.String(), 10, t.Bits()); err != nil {
-			report(p, ErrInvalidManifest, fmt.Sprintf("expected a non-negative %d-bit integer, got %s", t.Bits(), n))
+			report(wp.fieldPath(), ErrInvalidManifest, fmt.Sprintf("expected a non-negative %d-bit integer, got %s", t.Bits(), n))
 		}
 	case reflect.Float32, reflect.Float64:
 		n, ok := v.(json.Number)
 		if !ok {
-			report(p, ErrInvalidManifest, "expected a number, got "+jsonTypeName(v))
+			report(wp.fieldPath(), ErrInvalidManifest, "expected a number, got "+jsonTypeName(v))
 			return
 		}
 		if _, err := strconv.ParseFloat(n.String(), t.Bits()); err != nil {
-			report(p, ErrInvalidManifest, "expected a number, got "+n.String())
+			report(wp.fieldPath(), ErrInvalidManifest, "expected a number, got "+n.String())
 		}
 	case reflect.Interface:
 		// any value is fine
 	default:
-		report(p, ErrInvalidManifest, "unsupported Go type "+t.String())
+		report(wp.fieldPath(), ErrInvalidManifest, "unsupported Go type "+t.String())
 	}
 }
 
 // structFields maps the JSON names of t's fields (inline structs
-// flattened) to their types.
+// flattened) to their types, from the precomputed tables when t is one of
+// this package's types.
 func (d *decoder) structFields(t reflect.Type) map[string]structField {
+	if f, ok := fieldTables()[t]; ok {
+		return f
+	}
 	if f, ok := d.fields[t]; ok {
 		return f
 	}
+	f := computeStructFields(t)
+	d.fields[t] = f
+	return f
+}
+
+// fieldTables holds the JSON field tables of every struct type reachable
+// from the known kinds. It is computed once on first use and never
+// modified afterwards.
+var fieldTables = sync.OnceValue(func() map[reflect.Type]map[string]structField {
+	tables := map[reflect.Type]map[string]structField{}
+	var visit func(t reflect.Type)
+	visit = func(t reflect.Type) {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Array:
+			visit(t.Elem())
+		case reflect.Struct:
+			if _, done := tables[t]; done {
+				return
+			}
+			fields := computeStructFields(t)
+			tables[t] = fields
+			for _, f := range fields {
+				visit(f.typ)
+			}
+		}
+	}
+	for _, k := range kinds() {
+		visit(reflect.TypeOf(k.newObject()))
+		visit(reflect.TypeOf(k.newList()))
+	}
+	return tables
+})
+
+func computeStructFields(t reflect.Type) map[string]structField {
 	out := map[string]structField{}
-	d.fields[t] = out
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if name == "-" && opts == "" {
 			continue
 		}
-		inline := slices.Contains(strings.Split(opts, ","), "inline") || (sf.Anonymous && name == "")
+		inline := hasTagOption(opts, "inline") || (sf.Anonymous && name == "")
 		if inline {
 			ft := sf.Type
 			if ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				for k, v := range d.structFields(ft) {
-					out[k] = v
-				}
+				maps.Copy(out, computeStructFields(ft))
 				continue
 			}
 		}
@@ -486,13 +566,15 @@ func (d *decoder) structFields(t reflect.Type) map[string]structField {
 	return out
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+func hasTagOption(opts, want string) bool {
+	for opts != "" {
+		var o string
+		o, opts, _ = strings.Cut(opts, ",")
+		if o == want {
+			return true
+		}
 	}
-	slices.Sort(keys)
-	return keys
+	return false
 }
 
 func jsonTypeName(v any) string {

@@ -279,3 +279,45 @@ func TestDecodeBadYAMLDocumentKeepsOthers(t *testing.T) {
 	assert.Equal(t, 3, got[1].Document)
 	assert.Equal(t, "metadata.x", got[1].Path)
 }
+
+func TestDecodeTypeErrors(t *testing.T) {
+	tests := []struct {
+		name, insert, path string
+	}{
+		{"string for bool", "autoattachSerialConsole: \"yes\"", "spec.domain.devices.autoattachSerialConsole"},
+		{"object for list", "disks: {name: a}", "spec.domain.devices.disks"},
+		{"list for object", "rng: []", "spec.domain.devices.rng"},
+		{"number for string", "interfaces: [{name: 5, bridge: {}}]", "spec.domain.devices.interfaces[0].name"},
+		{"object for map value", "inputs: [{name: t, type: {x: 1}}]", "spec.domain.devices.inputs[0].type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := strings.Replace(minimalVMI, "devices: {}", "devices:\n      "+tt.insert, 1)
+			_, err := DecodeBytes([]byte(in))
+			got := decodeErrors(t, err)
+			require.Len(t, got, 1, "%v", err)
+			assert.Equal(t, tt.path, got[0].Path)
+			assert.ErrorIs(t, got[0], ErrInvalidManifest)
+		})
+	}
+	for name, tc := range map[string]struct{ in, path string }{
+		"bad time":        {strings.Replace(minimalVMI, "  name: a\n", "  name: a\n  creationTimestamp: yesterday\n", 1), "metadata.creationTimestamp"},
+		"null time is ok": {strings.Replace(minimalVMI, "  name: a\n", "  name: a\n  creationTimestamp: null\n", 1), ""},
+		"intstr object":   {minimalVMI + "  readinessProbe:\n    tcpSocket: {port: {x: 1}}\n", "spec.readinessProbe.tcpSocket.port"},
+		"intstr string":   {minimalVMI + "  readinessProbe:\n    tcpSocket: {port: ssh}\n", ""},
+		"float for int":   {minimalVMI + "  terminationGracePeriodSeconds: 1.5\n", "spec.terminationGracePeriodSeconds"},
+		"status too":      {minimalVMI + "status:\n  phase: Running\n  activePods: {uid1: n1}\n  bogus: 1\n", "status.bogus"},
+		"engine numbers":  {minimalVMI + "status:\n  migrationState:\n    virtkitEngine:\n      predictedTotalSeconds: 12.5\n      measuredDirtyRateBytesPerSecond: x\n", "status.migrationState.virtkitEngine.measuredDirtyRateBytesPerSecond"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := DecodeBytes([]byte(tc.in))
+			if tc.path == "" {
+				require.NoError(t, err)
+				return
+			}
+			got := decodeErrors(t, err)
+			require.Len(t, got, 1, "%v", err)
+			assert.Equal(t, tc.path, got[0].Path)
+		})
+	}
+}

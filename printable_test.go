@@ -88,3 +88,39 @@ func TestPrintableStatus(t *testing.T) {
 		})
 	}
 }
+
+func TestIsSetToStart(t *testing.T) {
+	uid := types.UID("u1")
+	vmiWith := func(phase VirtualMachineInstancePhase) *VirtualMachineInstance {
+		v := &VirtualMachineInstance{Status: VirtualMachineInstanceStatus{Phase: phase}}
+		v.UID = uid
+		return v
+	}
+	vm := func(rs VirtualMachineRunStrategy, reqs ...VirtualMachineStateChangeRequest) *VirtualMachine {
+		return &VirtualMachine{Spec: VirtualMachineSpec{RunStrategy: &rs}, Status: VirtualMachineStatus{StateChangeRequests: reqs}}
+	}
+	tests := []struct {
+		name string
+		vm   *VirtualMachine
+		vmi  *VirtualMachineInstance
+		want bool
+	}{
+		{"always", vm(RunStrategyAlways), nil, true},
+		{"halted", vm(RunStrategyHalted), vmiWith(Running), false},
+		{"manual without VMI or request", vm(RunStrategyManual), nil, false},
+		{"manual with start request", vm(RunStrategyManual, VirtualMachineStateChangeRequest{Action: StartRequest}), nil, true},
+		{"manual with VMI", vm(RunStrategyManual), vmiWith(Running), true},
+		{"manual with stop request for the VMI", vm(RunStrategyManual, VirtualMachineStateChangeRequest{Action: StopRequest, UID: &uid}), vmiWith(Running), false},
+		{"rerun: succeeded VMI", vm(RunStrategyRerunOnFailure), vmiWith(Succeeded), false},
+		{"rerun: failed VMI", vm(RunStrategyRerunOnFailure), vmiWith(Failed), true},
+		{"rerun: no VMI", vm(RunStrategyRerunOnFailure), nil, true},
+		{"once: no VMI", vm(RunStrategyOnce), nil, true},
+		{"once: VMI exists", vm(RunStrategyOnce), vmiWith(Succeeded), false},
+		{"both fields set", &VirtualMachine{Spec: VirtualMachineSpec{Running: ptrTo(true), RunStrategy: ptrTo(RunStrategyAlways)}}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, IsSetToStart(tt.vm, tt.vmi))
+		})
+	}
+}

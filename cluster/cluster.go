@@ -29,6 +29,8 @@ const (
 	VMIController        = "virtualmachineinstance"
 	ReplicaSetController = "replicaset"
 	EvictionController   = "eviction"
+	MigrationController  = "migration"
+	NodeHealthController = "nodehealth"
 )
 
 // Options configure a [Cluster]. The zero value is a working cluster: a
@@ -48,8 +50,12 @@ type Options struct {
 	NodeLabels func(nodeName string) map[string]string
 	// Domain configures the domain builder on every node.
 	Domain domain.Options
-	// Scheduler places VMIs; nil means scheduler.New's default.
+	// Scheduler places VMIs and migration targets; nil means
+	// scheduler.New's default.
 	Scheduler scheduler.Scheduler
+	// Migration configures the migration controller (cluster migration
+	// configuration over KubeVirt's defaults, namespace labels).
+	Migration controller.MigrationOptions
 	// Replace swaps a built-in controller's reconciler (keys:
 	// VMController, VMIController, ...); the replacement keeps the
 	// built-in's watches unless it implements Watcher.
@@ -59,6 +65,9 @@ type Options struct {
 	// NodeAgent tunes every node agent (NodeName, Store, Hypervisor and
 	// Domain are filled in per node).
 	NodeAgent node.Options
+	// GuestAgent tunes the guest-agent pollers of every node (intervals,
+	// bounds); the zero value is KubeVirt's intervals.
+	GuestAgent node.GuestAgentSourceOptions
 	// Workers per built-in controller (default 4).
 	Workers int
 	// Now is the control plane's clock; nil means time.Now.
@@ -130,7 +139,7 @@ func New(opts Options) (*Cluster, error) {
 	c := &Cluster{opts: opts, store: opts.Store}
 
 	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Now: opts.Now, Logger: opts.Logger}
-	builtins, err := builtinControllers(rc)
+	builtins, err := builtinControllers(rc, opts.Migration)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +178,11 @@ func New(opts Options) (*Cluster, error) {
 		}
 		if no.GuestInfo == nil {
 			if ac, ok := hv.(hypervisor.AgentCommander); ok {
-				no.GuestInfo = node.NewGuestAgentSource(ac, node.GuestAgentSourceOptions{Logger: no.Logger})
+				gao := opts.GuestAgent
+				if gao.Logger == nil {
+					gao.Logger = no.Logger
+				}
+				no.GuestInfo = node.NewGuestAgentSource(ac, gao)
 			}
 		}
 		agent, err := node.New(no)
@@ -194,7 +207,7 @@ func (c *Cluster) addController(spec Controller) error {
 	return nil
 }
 
-func builtinControllers(rc controller.ReconcilerOptions) ([]Controller, error) {
+func builtinControllers(rc controller.ReconcilerOptions, mo controller.MigrationOptions) ([]Controller, error) {
 	vm, err := controller.NewVMReconciler(rc)
 	if err != nil {
 		return nil, err
@@ -207,7 +220,18 @@ func builtinControllers(rc controller.ReconcilerOptions) ([]Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev, err := controller.NewEvictionReconciler(rc)
+	// Node liveness is the node-health controller's job.
+	evOpts := rc
+	evOpts.NodeHeartbeatTimeout = -1
+	ev, err := controller.NewEvictionReconciler(evOpts)
+	if err != nil {
+		return nil, err
+	}
+	nh, err := controller.NewNodeHealthReconciler(controller.NodeHealthOptions{Store: rc.Store, Now: rc.Now, Logger: rc.Logger})
+	if err != nil {
+		return nil, err
+	}
+	mig, err := controller.NewMigrationReconciler(rc, mo)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +240,8 @@ func builtinControllers(rc controller.ReconcilerOptions) ([]Controller, error) {
 		{Name: VMIController, Reconciler: vmi, Watches: vmi.Watches()},
 		{Name: ReplicaSetController, Reconciler: rs, Watches: rs.Watches()},
 		{Name: EvictionController, Reconciler: ev, Watches: ev.Watches()},
+		{Name: MigrationController, Reconciler: mig, Watches: mig.Watches()},
+		{Name: NodeHealthController, Reconciler: nh, Watches: nh.Watches()},
 	}, nil
 }
 

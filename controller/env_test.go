@@ -51,16 +51,23 @@ type env struct {
 	ev    *EvictionReconciler
 	agent *fakeAgent
 	// errs are the last reconcile errors by "kind/key".
-	errs map[string]error
+	errs   map[string]error
+	passes int // settle gives up after this many passes
 }
 
 func newEnv(t testing.TB, nodes int) *env {
+	return newEnvWith(t, nodes, func(st store.Store) store.Store { return st })
+}
+
+// newEnvWith lets a test wrap the store the reconcilers and the agent see.
+func newEnvWith(t testing.TB, nodes int, wrap func(store.Store) store.Store) *env {
 	t.Helper()
 	c := &clock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
-	st, err := store.NewMemoryWithOptions(store.Options{Now: c.Now})
+	mem, err := store.NewMemoryWithOptions(store.Options{Now: c.Now})
 	require.NoError(t, err)
+	st := wrap(mem)
 	o := ReconcilerOptions{Store: st, Now: c.Now, IntN: func(int) int { return 0 }}
-	e := &env{t: t, ctx: context.Background(), st: st, clock: c, errs: map[string]error{}}
+	e := &env{t: t, ctx: context.Background(), st: mem, clock: c, errs: map[string]error{}, passes: 60}
 	e.vm, err = NewVMReconciler(o)
 	require.NoError(t, err)
 	e.vmi, err = NewVMIReconciler(o)
@@ -173,20 +180,38 @@ func (e *env) pass() {
 	run("rs", e.rs, keys(&virtkit.VirtualMachineInstanceReplicaSetList{}))
 	run("vmi", e.vmi, keys(&virtkit.VirtualMachineInstanceList{}))
 	run("eviction", e.ev, keys(&virtkit.NodeList{}))
-	e.agent.step(e.ctx)
+	for k := range e.errs {
+		if strings.HasPrefix(k, "agent/") {
+			delete(e.errs, k)
+		}
+	}
+	for k, err := range e.agent.step(e.ctx) {
+		e.errs["agent/"+k] = err
+	}
 }
 
 // settle runs passes until nothing changes.
 func (e *env) settle() {
 	e.t.Helper()
-	for range 60 {
+	for range e.passes {
 		before := e.fingerprint()
 		e.pass()
-		if e.fingerprint() == before {
+		if e.fingerprint() == before && !e.conflicted() {
 			return
 		}
 	}
 	e.t.Fatalf("control plane did not settle: %s", e.fingerprint())
+}
+
+// conflicted reports whether the last pass lost a write race somewhere
+// (then a quiet pass does not mean the state is final).
+func (e *env) conflicted() bool {
+	for _, err := range e.errs {
+		if errors.Is(err, store.ErrConflict) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *env) getVM(name string) *virtkit.VirtualMachine {
@@ -257,14 +282,21 @@ func (a *fakeAgent) failing(name string) bool {
 	return a.failStart[name]
 }
 
-func (a *fakeAgent) step(ctx context.Context) {
+// step runs the agent over every VMI and returns the errors by VMI key.
+func (a *fakeAgent) step(ctx context.Context) map[string]error {
+	errs := map[string]error{}
 	list := &virtkit.VirtualMachineInstanceList{}
 	if err := a.st.List(ctx, list, store.ListOptions{}); err != nil {
-		return
+		errs["list"] = err
+		return errs
 	}
 	for i := range list.Items {
-		_ = a.reconcile(ctx, &list.Items[i])
+		v := &list.Items[i]
+		if err := a.reconcile(ctx, v); err != nil {
+			errs[v.Namespace+"/"+v.Name] = err
+		}
 	}
+	return errs
 }
 
 // reconcile is the agent's handling of one VMI; errors (conflicts) are

@@ -218,9 +218,9 @@ func shouldBackoff(rs virtkit.VirtualMachineRunStrategy) bool {
 	return rs == virtkit.RunStrategyAlways || rs == virtkit.RunStrategyRerunOnFailure || rs == virtkit.RunStrategyOnce
 }
 
-// syncStartFailure counts a VMI that ended without ever running, once per
-// VMI, and clears the count when a VMI runs or the strategy does not back
-// off.
+// syncStartFailure counts a VMI that ended without ever running (and was
+// not deleted), once per VMI, and clears the count when a VMI runs or the
+// strategy does not back off.
 func (r *VMReconciler) syncStartFailure(s *vmSync) {
 	rs, err := s.vm.RunStrategy()
 	if err != nil || !shouldBackoff(rs) {
@@ -235,7 +235,10 @@ func (r *VMReconciler) syncStartFailure(s *vmSync) {
 		s.vm.Status.StartFailure = nil
 		return
 	}
-	if !vmi.IsFinal() || vmi.HasReachedPhase(virtkit.Running) {
+	// A VMI that was deleted (stopped on purpose) did not fail to start;
+	// KubeVirt counts it too, which makes a stop/start of a VM stuck in
+	// Starting wait out a crash-loop backoff.
+	if !vmi.IsFinal() || vmi.HasReachedPhase(virtkit.Running) || vmi.DeletionTimestamp != nil {
 		return
 	}
 	sf := s.vm.Status.StartFailure
@@ -300,10 +303,14 @@ func (r *VMReconciler) syncRunStrategy(ctx context.Context, s *vmSync) error {
 			case s.stopRequested():
 				return r.stop(ctx, s)
 			case vmi.Status.Phase == virtkit.Failed:
-				// Restart: queue a Start that survives the deletion.
+				// Restart: persist a Start request before deleting, so the
+				// restart survives a failed write or a controller restart.
 				if !s.startRequested() {
 					s.vm.Status.StateChangeRequests = append(s.vm.Status.StateChangeRequests,
 						virtkit.VirtualMachineStateChangeRequest{Action: virtkit.StartRequest})
+					if err := r.updateStatus(ctx, s); err != nil {
+						return err
+					}
 				}
 				return r.stop(ctx, s)
 			case vmi.Status.Phase == virtkit.Succeeded:

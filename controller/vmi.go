@@ -67,8 +67,20 @@ func (r *VMIReconciler) Reconcile(ctx context.Context, req Request) (Result, err
 		return Result{}, r.releaseFinal(ctx, vmi)
 	case vmi.Status.NodeName == "" && (vmi.IsUnprocessed() || vmi.IsScheduling()):
 		return Result{}, r.place(ctx, key, vmi)
+	case vmi.Status.NodeName != "" && vmi.Labels[virtkit.NodeNameLabel] != vmi.Status.NodeName:
+		// The label write after placement failed, or the VMI moved (a
+		// migration): node agents find their VMIs by this label.
+		return Result{}, r.setNodeLabel(ctx, vmi)
 	}
 	return Result{}, nil
+}
+
+func (r *VMIReconciler) setNodeLabel(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
+	if vmi.Labels == nil {
+		vmi.Labels = map[string]string{}
+	}
+	vmi.Labels[virtkit.NodeNameLabel] = vmi.Status.NodeName
+	return r.o.Store.Update(ctx, vmi)
 }
 
 // finishDeleted fails a VMI that was deleted before a node agent took it and
@@ -165,12 +177,9 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 	}
 	r.cache.observe(key, vmi)
 	// The label last: node agents select their VMIs by it, and by then the
-	// status already names the node.
-	if vmi.Labels == nil {
-		vmi.Labels = map[string]string{}
-	}
-	vmi.Labels[virtkit.NodeNameLabel] = nodeName
-	if err := r.o.Store.Update(ctx, vmi); err != nil {
+	// status already names the node. If this write fails, the next
+	// reconcile sets it.
+	if err := r.setNodeLabel(ctx, vmi); err != nil {
 		return err
 	}
 	r.o.Logger.Debug("scheduled", "vmi", key.String(), "node", nodeName)

@@ -13,9 +13,8 @@ import (
 
 // RegisterCluster registers a [DomainCollector] over every node of c and a
 // [ControlPlaneCollector] over its store and controllers (the built-in
-// ones and each node agent's) into reg. A node agent that also implements
-// [MigrationSource] supplies live migration-job and engine series;
-// otherwise virtkit_migration_* come from the VMIs' status.
+// ones and each node agent's) into reg. The node agents' migration
+// snapshots supply the migration-job and engine series ([AgentMigrations]).
 func RegisterCluster(reg prometheus.Registerer, c *cluster.Cluster, opts Options) error {
 	if reg == nil {
 		return fmt.Errorf("%w: RegisterCluster: nil Registerer", ErrInvalidOptions)
@@ -48,10 +47,8 @@ func clusterCollectors(c *cluster.Cluster, opts Options) (*DomainCollector, *Con
 		if n.Agent != nil {
 			ns.Guest = n.Agent
 			cs.Controllers = append(cs.Controllers, n.Agent.Controller())
-			if ms, ok := any(n.Agent).(MigrationSource); ok {
-				ns.Migrations = ms
-				cs.EngineFromStatus = false
-			}
+			ns.Migrations = AgentMigrations(n.Agent)
+			cs.EngineFromStatus = false
 		}
 		ds.Nodes = append(ds.Nodes, ns)
 	}

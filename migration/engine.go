@@ -418,7 +418,8 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 		default:
 		}
 		if errors.Is(err, hypervisor.ErrNoJob) {
-			return true, e.finish(ctx)
+			// The job is ending; Done closes at a later poll.
+			return false, nil
 		}
 		return false, fmt.Errorf("poll migration job of %q: %w", e.req.Domain, err)
 	}
@@ -441,6 +442,9 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 		case <-job.Done():
 			return true, e.finish(ctx)
 		default:
+		}
+		if errors.Is(err, hypervisor.ErrNoJob) {
+			return false, nil // ended while the policy decided
 		}
 		return false, err
 	}
@@ -711,8 +715,10 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 	if t, ok := s.AutoConvergeThrottle.Get(); ok && int(t) > st.maxThrottle {
 		st.maxThrottle = int(t)
 	}
-	if t, ok := s.AutoConvergeThrottle.Get(); ok && e.thr == nil {
-		st.throttle = int(t) // QEMU's own auto-converge
+	if t, ok := s.AutoConvergeThrottle.Get(); ok {
+		// The job's own figure: what the engine set, or QEMU's
+		// auto-converge steps.
+		st.throttle = int(t)
 	}
 	// The job's dirty rate is fresh once a new iteration reported it after
 	// the last throttle change, or once it moved after the settle time.
@@ -832,6 +838,7 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		ThrottleSensitivity: st.sensitivity,
 		CanThrottle:         e.thr != nil || (e.job == nil && !e.opts.QEMUAutoConverge),
 		DowntimeLimit:       st.downtimeLimit,
+		ConfiguredDowntime:  e.req.DowntimeLimit,
 		DowntimeBound:       e.req.MaxDowntime,
 		ExpectedDowntime:    s.Downtime,
 		MinRemaining:        st.minRemaining,

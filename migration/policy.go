@@ -92,10 +92,13 @@ type Progress struct {
 	// never did).
 	SinceThrottle time.Duration
 
-	// DowntimeLimit is the limit now in force; DowntimeBound the highest a
-	// policy may raise it to (never below DowntimeLimit's configured value).
-	DowntimeLimit time.Duration
-	DowntimeBound time.Duration
+	// DowntimeLimit is the switchover threshold now in force on the job;
+	// ConfiguredDowntime the limit the migration was configured with (the
+	// pause the user accepts; 0 = DowntimeLimit); DowntimeBound the highest
+	// a policy may raise it to (never below the configured one).
+	DowntimeLimit      time.Duration
+	ConfiguredDowntime time.Duration
+	DowntimeBound      time.Duration
 	// ExpectedDowntime is the job's estimate of the pause at switchover.
 	ExpectedDowntime hypervisor.Measured[time.Duration]
 

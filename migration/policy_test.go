@@ -181,13 +181,23 @@ func TestVirtkitPolicy(t *testing.T) {
 				assert.GreaterOrEqual(t, a.ThrottlePercent, 72)
 				assert.LessOrEqual(t, a.ThrottlePercent, 90)
 			}},
-		{"gives up on throttling once it proves ineffective",
+		{"releases a throttle that proves ineffective",
 			with(hog(20*time.Second), func(p *Progress) {
 				p.AllowAutoConverge = true
 				p.SinceThrottle = 15 * time.Second
 				p.Throttle = 72
 				p.ThrottleSensitivity = some(0.2)
 				p.DirtyRate = some(1.71 * gb)
+			}), ActionThrottle, func(t *testing.T, a Action) {
+				assert.Zero(t, a.ThrottlePercent)
+				assert.Contains(t, a.Reason, "ineffective")
+			}},
+		{"then gives up",
+			with(hog(20*time.Second), func(p *Progress) {
+				p.AllowAutoConverge = true
+				p.SinceThrottle = time.Second
+				p.ThrottleSensitivity = some(0.2)
+				p.DirtyRate = some(2 * gb)
 			}), ActionAbort, func(t *testing.T, a Action) { assert.Contains(t, a.Reason, "ineffective") }},
 		{"waits for the first pass before post-copy",
 			with(hog(3*time.Second), func(p *Progress) { p.AllowPostCopy = true }), ActionContinue, nil},

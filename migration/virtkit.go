@@ -30,6 +30,12 @@ type PolicyOptions struct {
 	// ThrottlePatience is how long to wait for the dirty rate to show the
 	// effect of a throttle step before judging it; 0 = 10 s.
 	ThrottlePatience time.Duration
+	// TargetDowntime is the pause virtkit aims for while it costs little:
+	// the job starts with this switchover threshold and it is raised to the
+	// configured limit (less the reserve) only when the model says the
+	// extra rounds would break the time budget; 0 = 100 ms, negative = start
+	// at the configured limit.
+	TargetDowntime time.Duration
 	// SwitchoverReserve is kept free under the downtime limit for the fixed
 	// costs of the switchover (device state, resume), which QEMU's rule
 	// does not count; 0 = 50 ms.
@@ -58,6 +64,9 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	}
 	if o.ThrottlePatience == 0 {
 		o.ThrottlePatience = 10 * time.Second
+	}
+	if o.TargetDowntime == 0 {
+		o.TargetDowntime = 100 * time.Millisecond
 	}
 	if o.SwitchoverReserve == 0 {
 		o.SwitchoverReserve = 50 * time.Millisecond
@@ -100,6 +109,10 @@ type estimate struct {
 	bound     time.Duration
 	threshold float64 // bw × limit
 	remaining float64
+	// cap is the highest switchover threshold that keeps the real pause
+	// within the configured limit (the limit less the reserve); boundCap the
+	// same under the policy's bound.
+	cap, boundCap time.Duration
 }
 
 func (v *VirtkitPolicy) estimate(p Progress) (estimate, bool) {
@@ -107,9 +120,15 @@ func (v *VirtkitPolicy) estimate(p Progress) (estimate, bool) {
 	if e.limit == 0 {
 		e.limit = DefaultDowntimeLimit
 	}
-	if e.bound < e.limit {
-		e.bound = e.limit
+	slo := p.ConfiguredDowntime
+	if slo == 0 {
+		slo = e.limit
 	}
+	if e.bound < slo {
+		e.bound = slo
+	}
+	e.cap = reserveFrom(slo, v.opts.SwitchoverReserve)
+	e.boundCap = reserveFrom(e.bound, v.opts.SwitchoverReserve)
 	if eps, ok := p.ThrottleSensitivity.Get(); ok {
 		e.eps, e.epsKnown = eps, true
 	}
@@ -146,6 +165,14 @@ func (v *VirtkitPolicy) estimate(p Progress) (estimate, bool) {
 	return e, true
 }
 
+// reserveFrom is limit less reserve, but at least half the limit.
+func reserveFrom(limit, reserve time.Duration) time.Duration {
+	if limit-reserve < limit/2 {
+		return limit / 2
+	}
+	return limit - reserve
+}
+
 // Decide is the virtkit rule set; see [VirtkitPolicy].
 func (v *VirtkitPolicy) Decide(p Progress) Action {
 	o := v.opts
@@ -180,10 +207,19 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		in.Memory = uint64(math.Max(1, math.Min(e.remaining, m)))
 		offset = elapsed
 	}
-	pred, err := Predict(in)
+	cur, err := Predict(in)
 	if err != nil {
 		return Action{Kind: ActionContinue, Reason: "cannot model this progress: " + err.Error()}
 	}
+	// The remedies below judge pre-copy at the highest threshold allowed.
+	pred := cur
+	if e.limit < e.cap {
+		in.DowntimeLimit = e.cap
+		if pred, err = Predict(in); err != nil {
+			return Action{Kind: ActionContinue, Reason: "cannot model this progress: " + err.Error()}
+		}
+	}
+	curFinish := offset + cur.Total.Seconds()
 	finish := offset + pred.Total.Seconds()
 	f = f.add("ratio", pred.Ratio, "").add("lowerBound", lowerBound, "s")
 	if pred.Converges {
@@ -202,9 +238,16 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	}
 	// 5 % slack so a prediction hovering at the budget does not flip the
 	// decision from poll to poll.
-	if pred.Converges && finish <= budget*1.05 && !overspent {
+	if cur.Converges && curFinish <= budget*1.05 && !overspent {
 		return Action{Kind: ActionContinue, Figures: f,
-			Reason: fmt.Sprintf("pre-copy converges: r=%.2f, predicted %.0f s within the budget %.0f s (%.3g × M/B)", pred.Ratio, finish, budget, o.TargetSlowdown)}
+			Reason: fmt.Sprintf("pre-copy converges: r=%.2f, predicted %.0f s within the budget %.0f s (%.3g × M/B), pause %v",
+				cur.Ratio, curFinish, budget, o.TargetSlowdown, cur.Downtime.Round(time.Millisecond))}
+	}
+	// The short target pause costs too many rounds: allow the configured one.
+	if e.limit < e.cap && pred.Converges && !overspent && (!cur.Converges || finish < curFinish-math.Max(1, 0.02*lowerBound)) {
+		return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
+			Reason: fmt.Sprintf("a %v pause would take pre-copy to %s; the configured limit (%v less %v reserve) finishes at %.0f s",
+				e.limit, finishText(cur, curFinish), e.cap+o.SwitchoverReserve, o.SwitchoverReserve, finish)}
 	}
 
 	// Post-copy after the first full pass: every page has moved once, what
@@ -234,12 +277,18 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		}
 	}
 
+	// A throttle that does not slow the dirtying only slows the guest.
+	if p.Throttle > 0 && e.epsKnown && e.eps < o.IneffectiveSensitivity {
+		return Action{Kind: ActionThrottle, ThrottlePercent: 0, Figures: f,
+			Reason: fmt.Sprintf("throttling is ineffective (sensitivity %.2f: the dirtying is not done by the vCPUs): release it", e.eps)}
+	}
+
 	// A higher downtime limit helps once the remaining data has settled at a
 	// floor that fits the bound.
-	if !pred.Converges && p.FirstPassDone && e.bound > e.limit {
+	if !pred.Converges && p.FirstPassDone && e.boundCap > e.cap {
 		if floor, ok := p.MinRemaining.Get(); ok {
 			need := time.Duration(float64(floor) / e.bw * 1.25 * float64(time.Second)).Round(time.Millisecond)
-			if need > e.limit && need <= e.bound {
+			if need > e.limit && need <= e.boundCap {
 				return Action{Kind: ActionRaiseDowntime, DowntimeLimit: need, Figures: f.add("floor", float64(floor), "B"),
 					Reason: fmt.Sprintf("remaining data settles at %s: a %v downtime limit (bound %v) lets the switchover happen", formatBytes(float64(floor)), need, e.bound)}
 			}
@@ -268,10 +317,6 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		}
 	}
 	if p.AllowPostCopy && !p.FirstPassDone {
-		if p.Throttle > 0 && e.epsKnown && e.eps < o.IneffectiveSensitivity {
-			return Action{Kind: ActionThrottle, ThrottlePercent: 0, Figures: f,
-				Reason: fmt.Sprintf("throttling is ineffective (sensitivity %.2f): release it; post-copy once the first pass completes", e.eps)}
-		}
 		return Action{Kind: ActionContinue, Figures: f, Reason: "pre-copy cannot converge; post-copy once the first pass completes"}
 	}
 	return Action{Kind: ActionAbort, Figures: f, Reason: v.hopeless(p, e, pred, overspent)}
@@ -291,6 +336,13 @@ func (v *VirtkitPolicy) targetRatio(p Progress, e estimate, budget float64) floa
 		r = 1 - send/left
 	}
 	return math.Max(0.1, math.Min(0.5, r))
+}
+
+func finishText(p Prediction, finish float64) string {
+	if !p.Converges {
+		return "no end"
+	}
+	return fmt.Sprintf("%.0f s", finish)
 }
 
 func preCopyVerdict(pred Prediction, finish, budget float64) string {
@@ -326,26 +378,26 @@ func (v *VirtkitPolicy) hopeless(p Progress, e estimate, pred Prediction, oversp
 // nothing allowed converges, otherwise start with post-copy enabled when
 // allowed (so the switch stays possible) and the configured limit.
 func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
-	limit := e.limit - v.opts.SwitchoverReserve
-	if limit < e.limit/2 {
-		limit = e.limit / 2
+	limit := e.cap
+	if t := v.opts.TargetDowntime; t > 0 && t < limit {
+		limit = t
 	}
 	start := Action{Kind: ActionStart, PostCopy: p.AllowPostCopy,
 		AutoConverge:  p.AllowAutoConverge && !p.CanThrottle,
 		DowntimeLimit: limit}
 	if !known {
-		start.Reason = fmt.Sprintf("start pre-copy with a %v switchover threshold (%v reserved for the switchover's fixed costs); decide once the job reports its bandwidth", limit, e.limit-limit)
+		start.Reason = fmt.Sprintf("start pre-copy aiming at a %v pause (limit %v, %v reserved for the switchover's fixed costs); decide once the job reports its bandwidth", limit, e.cap+v.opts.SwitchoverReserve, v.opts.SwitchoverReserve)
 		return start
 	}
 	f := figures{}.add("dirtyRate", e.dirtyRaw, "B/s").add("bandwidth", e.bw, "B/s")
-	pred, err := Predict(ModelInput{Memory: p.Memory, Bandwidth: e.bw, DirtyRate: e.dirtyRaw, DowntimeLimit: e.limit})
+	pred, err := Predict(ModelInput{Memory: p.Memory, Bandwidth: e.bw, DirtyRate: e.dirtyRaw, DowntimeLimit: e.cap})
 	if err != nil {
 		start.Reason = "start pre-copy; cannot model it yet: " + err.Error()
 		return start
 	}
 	start.Figures = f.add("ratio", pred.Ratio, "")
-	if pred.Converges || p.AllowPostCopy || e.bound > e.limit {
-		start.Reason = fmt.Sprintf("start pre-copy (r=%.2f) with a %v switchover threshold", pred.Ratio, limit)
+	if pred.Converges || p.AllowPostCopy || e.boundCap > e.cap {
+		start.Reason = fmt.Sprintf("start pre-copy (r=%.2f) aiming at a %v pause", pred.Ratio, limit)
 		return start
 	}
 	if p.AllowAutoConverge && p.CanThrottle {

@@ -64,6 +64,8 @@ type Options struct {
 	// information (the AgentConnected condition then follows the channel
 	// state only).
 	GuestInfo GuestInfoSource
+	// Migration configures live migrations to and from this node.
+	Migration MigrationOptions
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Logger receives the agent's logs; nil discards them.
@@ -89,6 +91,8 @@ type Agent struct {
 	shutdownSince map[string]time.Time
 	// domainFacts caches what each domain's XML says (see facts).
 	domainFacts map[string]domainFacts
+	// migs are the migrations this agent runs as the source.
+	migs migrationRegistry
 }
 
 // New validates opts and returns an agent that does nothing until Start.
@@ -122,6 +126,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	opts.Migration = opts.Migration.withDefaults(opts.NodeName)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -172,6 +177,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err := a.heartbeat(ctx); err != nil {
 		return fmt.Errorf("node %s: register: %w", a.opts.NodeName, err)
 	}
+	a.migs.setBase(ctx)
 	events, err := a.opts.Hypervisor.Events(ctx)
 	if err != nil {
 		return fmt.Errorf("node %s: hypervisor events: %w", a.opts.NodeName, err)
@@ -193,6 +199,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	}()
 	err = a.ctrl.Start(ctx)
 	wg.Wait()
+	a.migs.wg.Wait()
 	if a.opts.GuestInfo == nil {
 		return err
 	}

@@ -36,6 +36,9 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 		return controller.Result{}, err
 	}
 
+	if res, handled, err := a.reconcileMigration(ctx, vmi, domName, info, exists); handled {
+		return res, err
+	}
 	if vmi == nil || !a.owns(vmi) {
 		if exists && !a.isIncomingMigration(vmi) {
 			// No VMI here wants this domain: a leftover of a deleted VMI or

@@ -70,7 +70,7 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, o demoOptions) error
 	if o.nodes < 1 {
 		return fmt.Errorf("--nodes: want at least 1, got %d", o.nodes)
 	}
-	objs, err := demoObjects(o.files)
+	objs, err := demoObjects(o.files, o.hypervisor)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,10 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, o demoOptions) error
 		}
 	}
 
-	w := &walk{ctx: ctx, c: c, out: text, progress: stderr, start: time.Now()}
+	w := &walk{ctx: ctx, c: c, out: text, progress: stderr, start: time.Now(), hostKind: "simulated"}
+	if o.hypervisor == "libvirt" {
+		w.hostKind = "libvirt"
+	}
 	if o.output == "json" {
 		w.progress = io.Discard
 	}
@@ -131,6 +134,13 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, o demoOptions) error
 			err = jerr
 		}
 	}
+	// Guests outlive their node agents by design (a restarted agent adopts
+	// them), so the demo deletes what it created before it stops.
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	if cerr := w.cleanUp(cctx); cerr != nil && err == nil {
+		err = cerr
+	}
+	ccancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "demo failed: %v\n", err)
 		return exitError{code: 1}
@@ -139,8 +149,11 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, o demoOptions) error
 }
 
 // demoObjects decodes the bundled example or the given files.
-func demoObjects(files []string) ([]virtkit.Object, error) {
+func demoObjects(files []string, hypervisorName string) ([]virtkit.Object, error) {
 	if len(files) == 0 {
+		if hypervisorName == "libvirt" {
+			return virtkit.Decode(bytes.NewReader(demoLibvirtManifests))
+		}
 		return virtkit.Decode(bytes.NewReader(demoManifests))
 	}
 	return decodeFiles(files)

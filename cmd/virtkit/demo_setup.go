@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
@@ -22,6 +23,9 @@ func demoClusterOptions(ctx context.Context, o demoOptions, logger *slog.Logger)
 		Logger: logger,
 		// The demo is watched by a person: refresh status quickly.
 		NodeAgent: node.Options{StatusInterval: time.Second, HeartbeatInterval: 2 * time.Second},
+		// KubeVirt retries a silent agent after 10 s; a person watching
+		// a guest boot should not wait that long.
+		GuestAgent: node.GuestAgentSourceOptions{Poller: guestagent.PollerOptions{InitialInterval: time.Second}},
 	}
 	switch o.hypervisor {
 	case "sim":

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
@@ -24,10 +26,11 @@ type walk struct {
 	progress io.Writer // the waiting indicator
 	start    time.Time
 	step     int
+	hostKind string // "simulated" or "libvirt"
 }
 
 func (w *walk) run(objs []virtkit.Object) error {
-	w.title("Start an embedded control plane with %d simulated hosts", len(w.c.Nodes()))
+	w.title("Start an embedded control plane with %d %s hosts", len(w.c.Nodes()), w.hostKind)
 	if err := w.waitFor("every node reports Ready", func(ctx context.Context) (bool, error) {
 		var nodes virtkit.NodeList
 		if err := w.c.Store().List(ctx, &nodes, store.ListOptions{}); err != nil {
@@ -389,4 +392,38 @@ func (w *walk) showVMIConditions(key store.Key) {
 	for _, c := range vmi.Status.Conditions {
 		fmt.Fprintf(w.out, "    condition:  %s=%s %s\n", c.Type, c.Status, c.Reason)
 	}
+}
+
+// cleanUp deletes every VM, ReplicaSet and VMI and waits until no VMI is
+// left, so no guest keeps running after the demo.
+func (w *walk) cleanUp(ctx context.Context) error {
+	st := w.c.Store()
+	w.title("Clean up: delete the demo's objects")
+	lists := []virtkit.ObjectList{&virtkit.VirtualMachineList{}, &virtkit.VirtualMachineInstanceReplicaSetList{},
+		&virtkit.VirtualMachineInstanceMigrationList{}, &virtkit.VirtualMachineInstanceList{}}
+	for _, l := range lists {
+		if err := st.List(ctx, l, store.ListOptions{}); err != nil {
+			return err
+		}
+		objs, err := meta.ExtractList(l)
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			obj := o.(virtkit.Object)
+			if err := st.Delete(ctx, obj, store.DeleteOptions{}); err != nil && !isNotFound(err) {
+				return err
+			}
+		}
+	}
+	saved := w.ctx
+	w.ctx = ctx
+	defer func() { w.ctx = saved }()
+	return w.waitFor("every VMI gone and its guest stopped", func(ctx context.Context) (bool, error) {
+		var vmis virtkit.VirtualMachineInstanceList
+		if err := st.List(ctx, &vmis, store.ListOptions{}); err != nil {
+			return false, err
+		}
+		return len(vmis.Items) == 0, nil
+	})
 }

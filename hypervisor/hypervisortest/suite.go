@@ -117,11 +117,11 @@ func (e *env) name(suffix string) string {
 	parts := strings.Split(e.t.Name(), "/")
 	base := strings.Join(parts[max(0, len(parts)-2):], "-")
 	n := "vkt-" + strings.Trim(nameSanitizer.ReplaceAllString(base, "-"), "-")
+	if len(n) > 50 {
+		n = n[:50]
+	}
 	if suffix != "" {
 		n += "-" + suffix
-	}
-	if len(n) > 60 {
-		n = n[:60]
 	}
 	return strings.ToLower(n)
 }

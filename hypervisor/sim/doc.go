@@ -41,7 +41,12 @@
 // Post-copy pauses the source for Options.PostCopyBlackout, runs the guest
 // on the target and pulls the rest at link speed. Job statistics carry the
 // fields libvirt fills, with "not measured" kept apart from zero (QEMU has
-// no dirty rate before its first one-second sync period).
+// no dirty rate before its first one-second sync period). The job also
+// implements [github.com/virtkit/virtkit/hypervisor.Throttler] to set the
+// throttle directly. Link.Bandwidth is the effective throughput, so
+// MigrationParams.ParallelConnections does not change it; dips are timed
+// from the start of each migration, and concurrent migrations on a link
+// share it equally.
 //
 // # Clocks and determinism
 //
@@ -74,5 +79,7 @@
 //
 // Calls that wait on the clock (Shutdown, MeasureDirtyRate, Result) block
 // until some other goroutine advances it; call them from a goroutine other
-// than the one driving Advance, or drive time first and read results after.
+// than the one driving Advance, or drive time first and read results after:
+// [Host.StartDirtyRateCalc] starts a measurement without waiting, the
+// driving loop advances the clock by the period, then reads the result.
 package sim

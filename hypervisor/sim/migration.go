@@ -75,6 +75,7 @@ type job struct {
 	syncMeasured bool
 
 	postCopyRequested bool
+	userPaused        bool // the guest was paused by the user when the final copy began
 	stopStart         time.Time
 	emptyAt           time.Time
 	blackoutEnd       time.Time
@@ -369,6 +370,7 @@ func (j *job) setThrottle(d *domain, pct int) {
 // stopAndCopy pauses the guest for the final copy.
 func (j *job) stopAndCopy(h *Host, d *domain, now time.Time) {
 	j.phase = phaseStopCopy
+	j.userPaused = d.state == hypervisor.StatePaused
 	j.stopStart = now
 	j.emptyAt = now
 	h.pauseFor(d, now, hypervisor.ReasonMigration)
@@ -460,6 +462,9 @@ func (j *job) finishUnsuccessful(h *Host, d *domain, now time.Time, aborted bool
 		switch {
 		case postCopy:
 			d.reason = hypervisor.ReasonPostcopyFailed
+			h.emitState(d, now)
+		case d.reason == hypervisor.ReasonMigration && j.userPaused:
+			d.reason = hypervisor.ReasonUser
 			h.emitState(d, now)
 		case d.reason == hypervisor.ReasonMigration:
 			d.state, d.reason = hypervisor.StateRunning, hypervisor.ReasonMigrationCancel
@@ -679,9 +684,15 @@ func (h *Host) receiveEnd(j *job, ok bool) bool {
 			d.config = d.live
 		}
 		wasRunning := d.running()
-		d.state, d.reason = hypervisor.StateRunning, hypervisor.ReasonMigrated
-		if !wasRunning {
-			h.resumeGuest(d, now)
+		switch {
+		case j.userPaused:
+			// A paused guest arrives paused.
+			d.state, d.reason = hypervisor.StatePaused, hypervisor.ReasonUser
+		default:
+			d.state, d.reason = hypervisor.StateRunning, hypervisor.ReasonMigrated
+			if !wasRunning {
+				h.resumeGuest(d, now)
+			}
 		}
 		h.emitState(d, now)
 		return nil

@@ -552,3 +552,31 @@ func TestConcurrentUseOnTheRealClock(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, list, 4, "four guests moved")
 }
+
+func TestPausedGuestStaysPaused(t *testing.T) {
+	ctx := context.Background()
+	for _, abort := range []bool{false, true} {
+		clock := sim.NewVirtualClock(epoch)
+		src, dst := hostPair(t, clock, sim.Link{Bandwidth: 100 * MB})
+		startDomain(t, src, GiB, sim.Workload{})
+		job, err := src.StartMigration(ctx, vmName, hypervisor.MigrationParams{DestinationURI: "dst"})
+		require.NoError(t, err)
+		clock.Advance(time.Second)
+		require.NoError(t, src.Pause(ctx, vmName))
+		if abort {
+			require.NoError(t, job.Abort(ctx))
+			info, err := src.Info(ctx, vmName)
+			require.NoError(t, err)
+			assert.Equal(t, hypervisor.StatePaused, info.State)
+			assert.Equal(t, hypervisor.ReasonUser, info.Reason)
+			continue
+		}
+		clock.Advance(20 * time.Second)
+		_, err = job.Result(ctx)
+		require.NoError(t, err)
+		info, err := dst.Info(ctx, vmName)
+		require.NoError(t, err)
+		assert.Equal(t, hypervisor.StatePaused, info.State, "a paused guest arrives paused")
+		assert.Equal(t, hypervisor.ReasonUser, info.Reason)
+	}
+}

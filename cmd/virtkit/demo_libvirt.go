@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/hypervisor/libvirt"
+	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
+	"github.com/virtkit/virtkit/node"
+)
+
+//go:embed demo-libvirt.yaml
+var demoLibvirtManifests []byte
+
+// tinyGuestImage is the kernelBoot image of demo-libvirt.yaml.
+const tinyGuestImage = "localhost/virtkit/tiny-guest:latest"
+
+// libvirtDemoOptions puts node i on the i-th libvirt URI (default: the two
+// local daemons hack/realstack/libvirtd.sh starts), with the tiny guest's
+// kernel and initramfs for kernel boot.
+func libvirtDemoOptions(ctx context.Context, o demoOptions, copts cluster.Options) (cluster.Options, func(), error) {
+	uris := []string{libvirttest.SourceURI, libvirttest.PeerURI}
+	if o.uri != "" {
+		uris = strings.Split(o.uri, ",")
+	}
+	if o.nodes > len(uris) {
+		return copts, nil, fmt.Errorf("--nodes %d: only %d libvirt URIs (give more with --uri A,B,...)", o.nodes, len(uris))
+	}
+	guest, err := libvirttest.FindGuest()
+	if err != nil {
+		return copts, nil, fmt.Errorf("--hypervisor libvirt: %w (build it with hack/realstack/build-guest.sh)", err)
+	}
+	qemu, err := user.Lookup("libvirt-qemu")
+	if err != nil {
+		return copts, nil, fmt.Errorf("--hypervisor libvirt: %w (install Debian libvirt-daemon-system)", err)
+	}
+	uid, _ := strconv.Atoi(qemu.Uid)
+	gid, _ := strconv.Atoi(qemu.Gid)
+	work, err := os.MkdirTemp("", "virtkit-demo-")
+	if err != nil {
+		return copts, nil, err
+	}
+	// QEMU runs as libvirt-qemu and must reach the work and runtime dirs.
+	if err := os.Chmod(work, 0o755); err != nil {
+		return copts, nil, err
+	}
+	copts.Domain = domain.Options{
+		Type:       domain.TypeQEMU,
+		RuntimeDir: filepath.Join(work, "run"),
+		VolumeResolver: &domain.DirResolver{Dir: filepath.Join(work, "volumes"), Create: true,
+			Kernels: map[string]domain.HostKernel{tinyGuestImage: {Kernel: guest.Kernel, Initrd: guest.Initramfs}}},
+	}
+	if err := os.MkdirAll(copts.Domain.RuntimeDir, 0o755); err != nil {
+		return copts, nil, err
+	}
+	copts.NodeAgent.RuntimeDirOwner = &node.Owner{UID: uid, GID: gid}
+	var conns []*libvirt.Hypervisor
+	next := 0
+	copts.NewHypervisor = func(string) (hypervisor.Hypervisor, error) {
+		h, err := libvirt.New(ctx, libvirt.Options{URI: uris[next]})
+		if err != nil {
+			return nil, err
+		}
+		next++
+		conns = append(conns, h)
+		return h, nil
+	}
+	cleanup := func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		_ = os.RemoveAll(work)
+	}
+	return copts, cleanup, nil
+}

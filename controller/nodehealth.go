@@ -1,0 +1,250 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/store"
+)
+
+// Node-health defaults.
+const (
+	// DefaultNodeMonitorGracePeriod is how long a node may go without a new
+	// heartbeat before it is marked not ready: Kubernetes'
+	// node-monitor-grace-period.
+	DefaultNodeMonitorGracePeriod = 40 * time.Second
+	// DefaultNodeUnresponsiveGracePeriod is how much longer the VMIs of a
+	// not-ready node are left alone before they fail: Kubernetes' default
+	// toleration of the node.kubernetes.io/unreachable taint, after which
+	// the launcher pods of KubeVirt's VMIs would be evicted.
+	DefaultNodeUnresponsiveGracePeriod = 5 * time.Minute
+)
+
+// NodeHealthOptions configure the [NodeHealthReconciler]. Store is
+// required; the zero value of everything else is the default.
+type NodeHealthOptions struct {
+	Store store.Store
+	// MonitorGracePeriod: a node whose heartbeat has not changed for this
+	// long becomes Ready=False/HeartbeatTimeout. 0 means
+	// DefaultNodeMonitorGracePeriod.
+	MonitorGracePeriod time.Duration
+	// UnresponsiveGracePeriod: after a further UnresponsiveGracePeriod its
+	// VMIs that are not final become Failed/NodeUnresponsive. 0 means
+	// DefaultNodeUnresponsiveGracePeriod.
+	UnresponsiveGracePeriod time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// NodeHealthReconciler watches node agents' heartbeats (Node
+// status.lastHeartbeatTime) and takes over for agents that stopped posting
+// them, like Kubernetes' node lifecycle controller and KubeVirt's node
+// controller together:
+//
+//  1. A node whose heartbeat has not changed for MonitorGracePeriod gets
+//     condition Ready=False with reason HeartbeatTimeout (unless Ready is
+//     already False for another reason, such as AgentStopped). The
+//     scheduler places nothing on a node that is not Ready.
+//  2. UnresponsiveGracePeriod later, every VMI on the node (status.nodeName)
+//     that is not final becomes Failed with status.reason NodeUnresponsive,
+//     and the node agent's finalizer ([NodeAgentFinalizer]) is removed from
+//     it, because that agent is not there to remove it. The VMI controller
+//     then releases the VMI and the VM controller replaces it on another
+//     node where the run strategy says so (Always, RerunOnFailure).
+//  3. When the agent comes back its heartbeat turns the node Ready again,
+//     and its start-up recovery destroys the guests it still has for those
+//     VMIs: their VMIs are gone, on another node, or a new incarnation with
+//     another uid (see package node).
+//
+// Staleness is measured on this reconciler's own clock, from the moment it
+// saw the heartbeat value change, not by comparing the agent's timestamp
+// with the local time: clocks of different hosts may disagree, and a
+// controller that just became leader gives every node a full grace period
+// before judging it. As in KubeVirt this assumes that a node whose agent
+// is silent that long is really down (or fenced); a partitioned host whose
+// guests keep running would run them twice until its agent reconnects.
+//
+// A Node object that is deleted while VMIs still name it is treated as a
+// node that is gone for good: its VMIs fail at once.
+//
+// Requests are Node names.
+type NodeHealthReconciler struct {
+	o   NodeHealthOptions
+	log *slog.Logger
+
+	mu sync.Mutex
+	// seen records, per node, the last heartbeat value and when this
+	// reconciler first saw it.
+	seen map[string]heartbeatSeen
+}
+
+type heartbeatSeen struct {
+	heartbeat time.Time
+	at        time.Time
+}
+
+var _ Reconciler = (*NodeHealthReconciler)(nil)
+
+// NewNodeHealthReconciler returns the node-health reconciler.
+func NewNodeHealthReconciler(o NodeHealthOptions) (*NodeHealthReconciler, error) {
+	if o.Store == nil {
+		return nil, fmt.Errorf("%w: nodehealth: Store: required", ErrInvalidOptions)
+	}
+	if o.MonitorGracePeriod < 0 {
+		return nil, fmt.Errorf("%w: nodehealth: MonitorGracePeriod: %v is negative", ErrInvalidOptions, o.MonitorGracePeriod)
+	}
+	if o.UnresponsiveGracePeriod < 0 {
+		return nil, fmt.Errorf("%w: nodehealth: UnresponsiveGracePeriod: %v is negative", ErrInvalidOptions, o.UnresponsiveGracePeriod)
+	}
+	if o.MonitorGracePeriod == 0 {
+		o.MonitorGracePeriod = DefaultNodeMonitorGracePeriod
+	}
+	if o.UnresponsiveGracePeriod == 0 {
+		o.UnresponsiveGracePeriod = DefaultNodeUnresponsiveGracePeriod
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &NodeHealthReconciler{o: o, log: log.With("reconciler", "nodehealth"), seen: map[string]heartbeatSeen{}}, nil
+}
+
+// Watches returns what the reconciler must be fed: Nodes, and VMIs mapped
+// to their node (so a VMI that lands on a dead node is failed too).
+func (r *NodeHealthReconciler) Watches() []Watch {
+	return []Watch{
+		{NewList: nodeList},
+		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []Request {
+			vmi, ok := obj.(*virtkit.VirtualMachineInstance)
+			if !ok || vmi.Status.NodeName == "" || vmi.IsFinal() {
+				return nil
+			}
+			return []Request{{Name: vmi.Status.NodeName}}
+		}},
+	}
+}
+
+// Reconcile implements Reconciler; req.Name is a Node name.
+func (r *NodeHealthReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+	node := &virtkit.Node{}
+	found, err := getOptional(ctx, r.o.Store, store.Key{Name: req.Name}, node)
+	if err != nil {
+		return Result{}, err
+	}
+	if !found {
+		r.forget(req.Name)
+		return Result{}, r.failVMIs(ctx, req.Name, "node object deleted")
+	}
+	hb := node.Status.LastHeartbeatTime
+	if hb == nil {
+		return Result{}, nil // never reported: nothing can run there
+	}
+	silent := r.silentFor(req.Name, hb.Time)
+	if silent < r.o.MonitorGracePeriod {
+		return Result{RequeueAfter: r.o.MonitorGracePeriod - silent + time.Second}, nil
+	}
+	if err := r.markNotReady(ctx, node); err != nil {
+		return Result{}, err
+	}
+	deadline := r.o.MonitorGracePeriod + r.o.UnresponsiveGracePeriod
+	if silent < deadline {
+		return Result{RequeueAfter: deadline - silent + time.Second}, nil
+	}
+	return Result{}, r.failVMIs(ctx, req.Name, fmt.Sprintf("no heartbeat for %v", silent.Round(time.Second)))
+}
+
+// silentFor returns how long the node's heartbeat has stayed at hb, on this
+// reconciler's clock.
+func (r *NodeHealthReconciler) silentFor(node string, hb time.Time) time.Duration {
+	now := r.o.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.seen[node]
+	if !ok || !s.heartbeat.Equal(hb) {
+		s = heartbeatSeen{heartbeat: hb, at: now}
+		r.seen[node] = s
+	}
+	return now.Sub(s.at)
+}
+
+func (r *NodeHealthReconciler) forget(node string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.seen, node)
+}
+
+func (r *NodeHealthReconciler) markNotReady(ctx context.Context, node *virtkit.Node) error {
+	for _, c := range node.Status.Conditions {
+		if c.Type == virtkit.NodeReady && c.Status != virtkit.ConditionTrue {
+			return nil // already not ready, maybe for a better reason
+		}
+	}
+	virtkit.SetCondition(&node.Status.Conditions, virtkit.Condition{
+		Type: virtkit.NodeReady, Status: virtkit.ConditionFalse, Reason: virtkit.NodeReasonHeartbeatTimeout,
+		Message: "node agent stopped posting heartbeats",
+	}, metav1.NewTime(r.o.Now()))
+	if err := r.o.Store.UpdateStatus(ctx, node); err != nil {
+		return err
+	}
+	r.log.Warn("node not ready: heartbeat timed out", "node", node.Name)
+	return nil
+}
+
+// failVMIs fails every VMI on the node that is not final and releases the
+// node agent's finalizer on its behalf.
+func (r *NodeHealthReconciler) failVMIs(ctx context.Context, node, why string) error {
+	vmis := &virtkit.VirtualMachineInstanceList{}
+	// Not by the node-name label: it may lag status.nodeName.
+	if err := r.o.Store.List(ctx, vmis, store.ListOptions{}); err != nil {
+		return err
+	}
+	var errs []error
+	for i := range vmis.Items {
+		vmi := &vmis.Items[i]
+		if vmi.Status.NodeName != node {
+			continue
+		}
+		if err := r.failVMI(ctx, vmi, why); err != nil {
+			errs = append(errs, fmt.Errorf("VMI %s/%s: %w", vmi.Namespace, vmi.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *NodeHealthReconciler) failVMI(ctx context.Context, vmi *virtkit.VirtualMachineInstance, why string) error {
+	if !vmi.IsFinal() {
+		now := metav1.NewTime(r.o.Now())
+		vmi.SetPhase(virtkit.Failed, now)
+		vmi.Status.Reason = virtkit.NodeUnresponsiveReason
+		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+			Type: virtkit.VirtualMachineInstanceReady, Status: virtkit.ConditionFalse,
+			Reason: virtkit.GuestNotRunningReason, Message: "node " + vmi.Status.NodeName + " is unresponsive: " + why,
+		}, now)
+		if err := r.o.Store.UpdateStatus(ctx, vmi); err != nil {
+			return ignoreNotFound(err)
+		}
+		r.log.Warn("VMI failed: node unresponsive", "vmi", vmi.Namespace+"/"+vmi.Name, "node", vmi.Status.NodeName, "why", why)
+	} else if vmi.Status.Reason != virtkit.NodeUnresponsiveReason {
+		// Final before the node went silent: its agent wrote the phase
+		// but may have died before it released the VMI.
+		if !hasFinalizer(vmi, NodeAgentFinalizer) {
+			return nil
+		}
+	}
+	if removeFinalizers(vmi, NodeAgentFinalizer) {
+		return ignoreNotFound(r.o.Store.Update(ctx, vmi))
+	}
+	return nil
+}

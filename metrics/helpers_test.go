@@ -1,0 +1,119 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/migration"
+	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/store"
+)
+
+// fakeObjects is an ObjectLister over fixed slices, so tests control every
+// timestamp (a real store stamps creation times itself).
+type fakeObjects struct {
+	mu   sync.Mutex
+	vmis []virtkit.VirtualMachineInstance
+	vms  []virtkit.VirtualMachine
+	migs []virtkit.VirtualMachineInstanceMigration
+	err  error
+}
+
+func (f *fakeObjects) List(_ context.Context, list virtkit.ObjectList, _ store.ListOptions) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	switch l := list.(type) {
+	case *virtkit.VirtualMachineInstanceList:
+		l.Items = append([]virtkit.VirtualMachineInstance(nil), f.vmis...)
+	case *virtkit.VirtualMachineList:
+		l.Items = append([]virtkit.VirtualMachine(nil), f.vms...)
+	case *virtkit.VirtualMachineInstanceMigrationList:
+		l.Items = append([]virtkit.VirtualMachineInstanceMigration(nil), f.migs...)
+	default:
+		return fmt.Errorf("fakeObjects: %T: %w", list, store.ErrUnknownKind)
+	}
+	return nil
+}
+
+func (f *fakeObjects) set(fn func(*fakeObjects)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+// fakeDomains is a DomainStatser with fixed answers per domain.
+type fakeDomains struct {
+	stats map[string]hypervisor.DomainStats
+	errs  map[string]error
+	// block, when set, makes Stats of these domains wait for release,
+	// ignoring ctx: a stuck QEMU.
+	block   map[string]bool
+	release chan struct{}
+}
+
+func (f *fakeDomains) Stats(_ context.Context, name string) (hypervisor.DomainStats, error) {
+	if f.block[name] {
+		<-f.release
+	}
+	if err := f.errs[name]; err != nil {
+		return hypervisor.DomainStats{}, err
+	}
+	st, ok := f.stats[name]
+	if !ok {
+		return hypervisor.DomainStats{}, fmt.Errorf("domain %s: %w", name, hypervisor.ErrNotFound)
+	}
+	return st, nil
+}
+
+type fakeGuest map[string][]node.GuestFilesystem
+
+func (g fakeGuest) FilesystemList(namespace, name string) ([]node.GuestFilesystem, error) {
+	fs, ok := g[node.DomainName(namespace, name)]
+	if !ok {
+		return nil, fmt.Errorf("vmi %s/%s: %w", namespace, name, node.ErrNoGuestInfo)
+	}
+	return fs, nil
+}
+
+type fakeMigrations []Migration
+
+func (m fakeMigrations) Migrations() []Migration { return m }
+
+type fakeJob hypervisor.JobStats
+
+func (j fakeJob) Stats(context.Context) (hypervisor.JobStats, error) {
+	return hypervisor.JobStats(j), nil
+}
+
+type fakeEngine migration.Snapshot
+
+func (e fakeEngine) Snapshot() migration.Snapshot { return migration.Snapshot(e) }
+
+type fakeController controller.Stats
+
+func (c fakeController) Stats() controller.Stats { return controller.Stats(c) }
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func mt(d time.Duration) metav1.Time { return metav1.NewTime(t0.Add(d)) }
+
+func runningVMI(ns, name, nodeName string, labels map[string]string) virtkit.VirtualMachineInstance {
+	vmi := virtkit.VirtualMachineInstance{}
+	vmi.Namespace, vmi.Name, vmi.UID = ns, name, types.UID(ns+"-"+name)
+	vmi.Labels = labels
+	vmi.CreationTimestamp = mt(0)
+	vmi.Status.NodeName = nodeName
+	vmi.Status.Phase = virtkit.Running
+	return vmi
+}

@@ -1,0 +1,434 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/migration"
+	"github.com/virtkit/virtkit/store"
+)
+
+// errAbortRequested is the cancel cause of a migration whose abort was
+// asked for (the VMIM was deleted, or the VMI).
+var errAbortRequested = errors.New(controller.MigrationReasonAborted)
+
+// outgoing is one migration this agent runs as the source.
+type outgoing struct {
+	key    store.Key
+	uid    types.UID
+	vmiUID types.UID
+	target string
+	rec    *recordingMigrator
+
+	mu     sync.Mutex
+	engine *migration.Engine
+
+	cancel  context.CancelCauseFunc
+	aborted atomic.Bool
+	done    chan struct{}
+}
+
+func (o *outgoing) getEngine() *migration.Engine {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.engine
+}
+
+// abort asks the engine to abort the job once; it reports whether this
+// call was the first.
+func (o *outgoing) abort() bool {
+	if !o.aborted.CompareAndSwap(false, true) {
+		return false
+	}
+	o.cancel(errAbortRequested)
+	return true
+}
+
+// reconcileSource is the source agent's side: start the engine once the
+// target is ready, pass abort requests on, and keep the ordinary reconcile
+// away from a domain that is leaving (or has left) this host.
+func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (controller.Result, bool, error) {
+	key := store.Key{Namespace: vmi.Namespace, Name: vmi.Name}
+	ms := vmi.Status.MigrationState
+	o := a.migs.get(key)
+	if o != nil {
+		if ms != nil && ms.MigrationUID == o.uid && (ms.AbortRequested || vmi.DeletionTimestamp != nil) && o.abort() {
+			a.log.Info("aborting migration on request", "vmi", key.String())
+			if err := a.updateMigrationState(ctx, key, o.uid, func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
+				if ms.AbortStatus != "" || ms.EndTimestamp != nil {
+					return false
+				}
+				ms.AbortStatus = virtkit.MigrationAbortInProgress
+				return true
+			}); err != nil {
+				return controller.Result{}, true, err
+			}
+		}
+		if !exists || !info.State.IsActive() {
+			// Leaving by migration: the engine reports the outcome.
+			return controller.Result{RequeueAfter: 200 * time.Millisecond}, true, nil
+		}
+		return controller.Result{}, false, nil
+	}
+	if ms == nil || ms.Completed || ms.Failed {
+		return controller.Result{}, false, nil
+	}
+	switch {
+	case ms.EndTimestamp != nil:
+		// Done here; the target takes the VMI over. Do not touch the
+		// (shut off or undefined) domain meanwhile.
+		return controller.Result{RequeueAfter: time.Second}, true, nil
+	case ms.StartTimestamp != nil:
+		// Started by an earlier run of this agent: nobody watches that job.
+		err := a.endUnstarted(ctx, key, ms.MigrationUID, MigrationReasonAgentRestarted, "")
+		return controller.Result{}, false, err
+	case ms.AbortRequested || vmi.DeletionTimestamp != nil:
+		err := a.endUnstarted(ctx, key, ms.MigrationUID, controller.MigrationReasonAborted, virtkit.MigrationAbortSucceeded)
+		return controller.Result{}, false, err
+	case ms.TargetNodeAddress == "" || !exists || info.State != hypervisor.StateRunning:
+		return controller.Result{}, false, nil
+	}
+	if err := a.startOutgoing(ctx, vmi, domName, info); err != nil {
+		a.log.Warn("migration could not start", "vmi", key.String(), "err", err)
+		return controller.Result{}, false, a.endUnstarted(ctx, key, ms.MigrationUID, "start: "+err.Error(), "")
+	}
+	return controller.Result{}, false, nil
+}
+
+// endUnstarted fails a migration that is not (or no longer) running here.
+func (a *Agent) endUnstarted(ctx context.Context, key store.Key, uid types.UID, reason string, abort virtkit.MigrationAbortStatus) error {
+	now := a.now()
+	a.log.Info("migration ended before it ran", "vmi", key.String(), "reason", reason)
+	return a.updateMigrationState(ctx, key, uid, func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
+		if ms.Completed || ms.Failed {
+			return false
+		}
+		ms.Failed, ms.Completed = true, true
+		ms.FailureReason = reason
+		if abort != "" {
+			ms.AbortStatus = abort
+		}
+		if ms.StartTimestamp == nil {
+			ms.StartTimestamp = &now
+		}
+		ms.EndTimestamp = &now
+		return true
+	})
+}
+
+// startOutgoing builds the engine's request from the resolved migration
+// configuration and runs it in the background.
+func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo) error {
+	ms := vmi.Status.MigrationState
+	mig, ok := a.opts.Hypervisor.(hypervisor.Migrator)
+	if !ok {
+		return hypervisor.NotSupportedError("live migration", "the hypervisor does not implement hypervisor.Migrator")
+	}
+	cfg := ms.MigrationConfiguration
+	if cfg == nil {
+		cfg = controller.ClusterMigrationConfiguration(nil)
+	}
+	mem := info.MaxMemoryBytes
+	if mem == 0 {
+		mem = info.MemoryBytes
+	}
+	params := hypervisor.MigrationParams{
+		DestinationURI: ms.TargetNodeAddress,
+		Persist:        true,
+		UndefineSource: true,
+	}
+	if bw := cfg.BandwidthPerMigration; bw != nil && bw.Sign() > 0 {
+		params.Bandwidth = uint64(bw.Value())
+	}
+	target := &virtkit.Node{}
+	if err := a.opts.Store.Get(ctx, store.Key{Name: ms.TargetNode}, target); err == nil {
+		params.MigrateURI = target.Annotations[MigrationDataURIAnnotation]
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if f := a.opts.Migration.DestinationXML; f != nil {
+		x, err := f(vmi, ms.TargetNode)
+		if err != nil {
+			return fmt.Errorf("destination XML: %w", err)
+		}
+		params.DestinationXML = x
+	}
+	req := migration.Request{
+		Domain:            domName,
+		Memory:            mem,
+		Params:            params,
+		AllowPostCopy:     cfg.AllowPostCopy != nil && *cfg.AllowPostCopy,
+		AllowAutoConverge: cfg.AllowAutoConverge != nil && *cfg.AllowAutoConverge,
+	}
+	if d := cfg.MaxDowntimeMs; d != nil && *d > 0 {
+		req.MaxDowntime = time.Duration(*d) * time.Millisecond
+		if req.MaxDowntime < migration.DefaultDowntimeLimit {
+			req.DowntimeLimit = req.MaxDowntime
+		}
+	}
+	eopts := a.opts.Migration.Engine
+	eopts.Logger = a.log
+	if eopts.Measurer == nil {
+		eopts.Measurer, _ = a.opts.Hypervisor.(hypervisor.DirtyRateMeasurer)
+	}
+	if f := a.opts.Migration.Policy; f != nil {
+		eopts.Policy = f(cfg)
+	}
+	rec := &recordingMigrator{inner: mig}
+	engine, err := migration.NewEngine(rec, req, eopts)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancelCause(a.migs.baseContext())
+	key := store.Key{Namespace: vmi.Namespace, Name: vmi.Name}
+	o := &outgoing{key: key, uid: ms.MigrationUID, vmiUID: vmi.UID, target: ms.TargetNode, rec: rec,
+		engine: engine, cancel: cancel, done: make(chan struct{})}
+	if !a.migs.add(o) {
+		cancel(nil)
+		return nil // raced with another reconcile of the same VMI
+	}
+	now := a.now()
+	if err := a.updateMigrationState(ctx, key, o.uid, func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
+		ms.StartTimestamp = &now
+		ms.Mode = virtkit.MigrationPreCopy
+		return true
+	}); err != nil {
+		a.migs.remove(o)
+		cancel(nil)
+		return err
+	}
+	a.log.Info("migration starting", "vmi", key.String(), "target", ms.TargetNode, "address", params.DestinationURI,
+		"memory", mem, "bandwidth", params.Bandwidth)
+	a.migs.wg.Add(1)
+	go func() {
+		defer a.migs.wg.Done()
+		a.runOutgoing(runCtx, o, engine, cfg, mem)
+	}()
+	return nil
+}
+
+// runOutgoing runs the engine to the end, writing its progress (at most
+// once per StatusInterval) and the outcome into status.migrationState.
+func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.Engine, cfg *virtkit.MigrationConfiguration, mem uint64) {
+	defer close(o.done)
+	defer a.migs.remove(o)
+	defer a.Enqueue(o.key.Namespace, o.key.Name)
+
+	stopProgress := make(chan struct{})
+	progressDone := make(chan struct{})
+	go func() {
+		defer close(progressDone)
+		a.watchOutgoing(ctx, o, engine, cfg, mem, stopProgress)
+	}()
+	res, runErr := engine.Run(ctx)
+	close(stopProgress)
+	<-progressDone
+
+	// The outcome must be written even when the agent is stopping.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	cause := context.Cause(ctx)
+	snap := engine.Snapshot()
+	now := a.now()
+	succeeded := res.Outcome == migration.OutcomeSucceeded
+	err := a.updateMigrationState(wctx, o.key, o.uid, func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
+		if ms.Completed || ms.Failed {
+			return false
+		}
+		ms.Engine = a.engineStatus(snap, ms.Engine)
+		ms.EndTimestamp = &now
+		if res.Mode == hypervisor.ModePostCopy {
+			ms.Mode = virtkit.MigrationPostCopy
+		}
+		if succeeded {
+			if o.aborted.Load() {
+				ms.AbortStatus = virtkit.MigrationAbortFailed
+			}
+			return true
+		}
+		ms.Failed, ms.Completed = true, true
+		switch {
+		case o.aborted.Load() && res.Aborted:
+			ms.AbortStatus = virtkit.MigrationAbortSucceeded
+			ms.FailureReason = controller.MigrationReasonAborted
+		case cause != nil && !errors.Is(cause, errAbortRequested) && !errors.Is(cause, context.Canceled):
+			ms.FailureReason = cause.Error()
+		case res.Reason != "":
+			ms.FailureReason = res.Reason
+		case runErr != nil:
+			ms.FailureReason = runErr.Error()
+		default:
+			ms.FailureReason = "migration failed"
+		}
+		if o.aborted.Load() && ms.AbortStatus == "" {
+			ms.AbortStatus = virtkit.MigrationAbortFailed
+		}
+		return true
+	})
+	if err != nil {
+		a.log.Error("could not record the migration outcome", "vmi", o.key.String(), "err", err)
+	}
+	down, _ := res.Downtime.Get()
+	a.log.Info("migration ended", "vmi", o.key.String(), "outcome", res.Outcome, "mode", res.Mode,
+		"total", res.Total, "downtime", down, "reason", res.Reason)
+}
+
+// watchOutgoing writes the engine's progress and applies KubeVirt's
+// completion and progress timeouts of the configuration, which bound any
+// policy's patience.
+func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migration.Engine, cfg *virtkit.MigrationConfiguration, mem uint64, stop <-chan struct{}) {
+	interval := a.opts.Migration.StatusInterval
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var acceptable, progressTimeout time.Duration
+	if c := cfg.CompletionTimeoutPerGiB; c != nil && *c > 0 {
+		// KubeVirt counts the data in whole GB, rounded up.
+		gb := math.Ceil(float64(mem) / 1e9)
+		acceptable = time.Duration(float64(*c)*gb) * time.Second
+	}
+	if p := cfg.ProgressTimeout; p != nil && *p > 0 {
+		progressTimeout = time.Duration(*p) * time.Second
+	}
+	began := time.Now()
+	lastProgress := began
+	var lastRemaining uint64
+	haveRemaining := false
+	var written *virtkit.MigrationEngineStatus
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		snap := engine.Snapshot()
+		if r, ok := snap.Remaining.Get(); ok {
+			if !haveRemaining || r < lastRemaining {
+				lastProgress = time.Now()
+			}
+			lastRemaining, haveRemaining = r, true
+		}
+		postCopy := snap.Phase == migration.PhasePostCopy
+		switch {
+		case postCopy:
+		case acceptable > 0 && time.Since(began) > acceptable:
+			o.cancel(fmt.Errorf("Live migration is not completed after %d seconds and has been aborted", int(acceptable.Seconds())))
+		case progressTimeout > 0 && time.Since(lastProgress) > progressTimeout:
+			o.cancel(fmt.Errorf("Live migration is stuck for %d seconds and has been aborted", int(progressTimeout.Seconds())))
+		}
+		status := a.engineStatus(snap, nil)
+		if written != nil && reflect.DeepEqual(written, status) {
+			continue
+		}
+		err := a.updateMigrationState(ctx, o.key, o.uid, func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
+			if ms.EndTimestamp != nil {
+				return false
+			}
+			ms.Engine = status
+			if postCopy {
+				ms.Mode = virtkit.MigrationPostCopy
+			}
+			return true
+		})
+		if err != nil {
+			a.log.Debug("could not record migration progress", "vmi", o.key.String(), "err", err)
+			continue
+		}
+		written = status
+	}
+}
+
+// engineStatus renders a snapshot for the VMI status, keeping the newest
+// MaxDecisions decisions.
+func (a *Agent) engineStatus(snap migration.Snapshot, _ *virtkit.MigrationEngineStatus) *virtkit.MigrationEngineStatus {
+	s := snap.EngineStatus()
+	if n := a.opts.Migration.MaxDecisions; len(s.Decisions) > n {
+		s.Decisions = append([]virtkit.MigrationEngineDecision(nil), s.Decisions[len(s.Decisions)-n:]...)
+	}
+	for i := range s.Decisions {
+		// Status times have second precision on the wire; keep what a
+		// round trip keeps so comparisons stay stable.
+		s.Decisions[i].Time = metav1.NewTime(s.Decisions[i].Time.UTC().Truncate(time.Second))
+	}
+	return s
+}
+
+// recordingMigrator remembers the latest job counters the engine polled,
+// for MigrationSnapshots.
+type recordingMigrator struct {
+	inner hypervisor.Migrator
+
+	mu    sync.Mutex
+	stats hypervisor.JobStats
+	at    time.Time
+	have  bool
+}
+
+func (r *recordingMigrator) latest() (hypervisor.JobStats, time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats, r.at, r.have
+}
+
+func (r *recordingMigrator) record(s hypervisor.JobStats) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stats, r.at, r.have = s, time.Now(), true
+}
+
+// StartMigration starts the inner job and wraps it; a job that can be
+// throttled directly stays throttleable.
+func (r *recordingMigrator) StartMigration(ctx context.Context, name string, p hypervisor.MigrationParams) (hypervisor.MigrationJob, error) {
+	job, err := r.inner.StartMigration(ctx, name, p)
+	if err != nil {
+		return nil, err
+	}
+	rj := &recordingJob{MigrationJob: job, rec: r}
+	if thr, ok := job.(hypervisor.Throttler); ok {
+		return &recordingThrottleJob{recordingJob: rj, thr: thr}, nil
+	}
+	return rj, nil
+}
+
+type recordingJob struct {
+	hypervisor.MigrationJob
+	rec *recordingMigrator
+}
+
+func (j *recordingJob) Stats(ctx context.Context) (hypervisor.JobStats, error) {
+	s, err := j.MigrationJob.Stats(ctx)
+	if err == nil {
+		j.rec.record(s)
+	}
+	return s, err
+}
+
+func (j *recordingJob) Result(ctx context.Context) (hypervisor.MigrationResult, error) {
+	res, err := j.MigrationJob.Result(ctx)
+	if res.Stats.Type != "" {
+		j.rec.record(res.Stats)
+	}
+	return res, err
+}
+
+type recordingThrottleJob struct {
+	*recordingJob
+	thr hypervisor.Throttler
+}
+
+func (j *recordingThrottleJob) SetThrottle(ctx context.Context, percent int) error {
+	return j.thr.SetThrottle(ctx, percent)
+}
