@@ -220,10 +220,7 @@ func builtinControllers(rc controller.ReconcilerOptions, mo controller.Migration
 	if err != nil {
 		return nil, err
 	}
-	// Node liveness is the node-health controller's job.
-	evOpts := rc
-	evOpts.NodeHeartbeatTimeout = -1
-	ev, err := controller.NewEvictionReconciler(evOpts)
+	ev, err := controller.NewEvictionReconciler(rc)
 	if err != nil {
 		return nil, err
 	}

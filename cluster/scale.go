@@ -45,6 +45,15 @@ type ScaleResult struct {
 	// Reconciles across every controller and node agent, and per second.
 	Reconciles       uint64
 	ReconcilesPerSec float64
+	// Controllers are the per-controller numbers at the end (node agents
+	// summed under "node").
+	Controllers []ControllerCounts
+}
+
+// ControllerCounts are one controller's totals over a scale run.
+type ControllerCounts struct {
+	Name                                 string
+	Reconciles, Errors, Retries, Requeue uint64
 }
 
 // MeasureScale starts a fresh cluster of simulated hosts, creates VMs with
@@ -143,12 +152,22 @@ func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 	total := time.Since(start)
 
 	var reconciles uint64
+	var counts []ControllerCounts
 	for _, ctrl := range c.Controllers() {
-		reconciles += ctrl.Stats().Reconciles
+		st := ctrl.Stats()
+		reconciles += st.Reconciles
+		counts = append(counts, ControllerCounts{Name: st.Name, Reconciles: st.Reconciles, Errors: st.ReconcileErrors, Retries: st.QueueRetries, Requeue: st.Requeues})
 	}
+	nodeCounts := ControllerCounts{Name: "node"}
 	for _, n := range c.Nodes() {
-		reconciles += n.Agent.Controller().Stats().Reconciles
+		st := n.Agent.Controller().Stats()
+		reconciles += st.Reconciles
+		nodeCounts.Reconciles += st.Reconciles
+		nodeCounts.Errors += st.ReconcileErrors
+		nodeCounts.Retries += st.QueueRetries
+		nodeCounts.Requeue += st.Requeues
 	}
+	counts = append(counts, nodeCounts)
 	heapAfter := liveHeap()
 
 	lat := make([]time.Duration, 0, len(running))
@@ -164,6 +183,7 @@ func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 		Throughput: float64(o.VMs) / total.Seconds(),
 		P50:        pct(0.50), P90: pct(0.90), P99: pct(0.99), Max: lat[len(lat)-1],
 		Reconciles: reconciles, ReconcilesPerSec: float64(reconciles) / total.Seconds(),
+		Controllers: counts,
 	}
 	if heapAfter > heapBefore {
 		r.HeapPerVMI = (heapAfter - heapBefore) / uint64(o.VMs)

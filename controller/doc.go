@@ -99,12 +99,9 @@
 // spec.startStrategy) creates the VMI with spec.startStrategy: Paused; the
 // agent starts the domain paused.
 //
-// Node liveness: a node whose heartbeat (Node status.lastHeartbeatTime) is
-// older than 5 minutes is unresponsive: the eviction reconciler sets its
-// Ready condition False/HeartbeatTimeout, fails its VMIs with reason
-// NodeUnresponsive and removes the agent's finalizer from them. An agent
-// that comes back must destroy domains whose VMI is final or no longer
-// carries its finalizer.
+// Node liveness: [NodeHealthReconciler] fails the VMIs of a node whose
+// agent stopped posting heartbeats (reason NodeUnresponsive) and removes
+// the agent's finalizer from them.
 //
 // Eviction: a node is drained when it has spec.unschedulable and the taint
 // kubevirt.io/drain:NoSchedule ([DrainTaintKey]). See [EvictionReconciler]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -35,18 +34,7 @@ import (
 //
 // When a node stops being drained, evacuationNodeName and the
 // EvictionRequested condition naming it are cleared.
-//
-// The same reconciler watches node liveness (KubeVirt's node controller):
-// when a node's heartbeat is older than ReconcilerOptions.NodeHeartbeatTimeout
-// (5 min), or its Node object is gone, its condition Ready becomes
-// False/HeartbeatTimeout and every VMI placed on it that is not final
-// becomes Failed with status.reason NodeUnresponsive; the node agent's
-// finalizer is removed from those VMIs, because that agent is not there to
-// do it. Its VM controller then starts a replacement where the run
-// strategy says so. As in KubeVirt this assumes the node is really down
-// (fenced): an agent that comes back must not resume those guests, and a
-// restarted agent destroys domains whose VMI no longer carries its
-// finalizer.
+
 type EvictionReconciler struct {
 	o   ReconcilerOptions
 	def virtkit.EvictionStrategy
@@ -116,14 +104,8 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req Request) (Result
 		return Result{}, err
 	}
 	draining := found && IsDraining(node)
-	unresponsive, recheck := r.liveness(found, node)
-	if unresponsive && found {
-		if err := r.markNodeNotReady(ctx, node); err != nil {
-			return Result{}, err
-		}
-	}
-	if !draining && !unresponsive && r.isClean(req.Name) {
-		return Result{RequeueAfter: recheck}, nil
+	if !draining && r.isClean(req.Name) {
+		return Result{}, nil
 	}
 	vmis := &virtkit.VirtualMachineInstanceList{}
 	if err := r.o.Store.List(ctx, vmis, store.ListOptions{}); err != nil {
@@ -132,14 +114,11 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req Request) (Result
 	var errs []error
 	for i := range vmis.Items {
 		vmi := &vmis.Items[i]
-		if vmi.IsFinal() {
+		if vmi.IsFinal() || vmi.DeletionTimestamp != nil {
 			continue
 		}
 		var err error
 		switch {
-		case unresponsive && vmi.Status.NodeName == req.Name:
-			err = r.failUnresponsive(ctx, vmi)
-		case vmi.DeletionTimestamp != nil:
 		case draining && vmi.Status.NodeName == req.Name:
 			err = r.evacuate(ctx, req.Name, vmi)
 		case !draining && vmi.Status.EvacuationNodeName == req.Name:
@@ -151,7 +130,7 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req Request) (Result
 	}
 	err = errors.Join(errs...)
 	r.setClean(req.Name, err == nil && !draining)
-	return Result{RequeueAfter: recheck}, err
+	return Result{}, err
 }
 
 func (r *EvictionReconciler) isClean(node string) bool {
@@ -168,56 +147,6 @@ func (r *EvictionReconciler) setClean(node string, clean bool) {
 	} else {
 		delete(r.clean, node)
 	}
-}
-
-// liveness reports whether the node is unresponsive, or else when to look
-// again (the moment its heartbeat would expire).
-func (r *EvictionReconciler) liveness(found bool, node *virtkit.Node) (unresponsive bool, recheck time.Duration) {
-	if r.o.NodeHeartbeatTimeout < 0 {
-		return false, 0
-	}
-	if !found {
-		return true, 0
-	}
-	hb := node.Status.LastHeartbeatTime
-	if hb == nil {
-		return false, 0 // never reported: nothing runs there
-	}
-	left := hb.Add(r.o.NodeHeartbeatTimeout).Sub(r.o.Now())
-	if left < 0 {
-		return true, 0
-	}
-	return false, left + time.Second
-}
-
-func (r *EvictionReconciler) markNodeNotReady(ctx context.Context, node *virtkit.Node) error {
-	if !virtkit.SetCondition(&node.Status.Conditions, virtkit.Condition{
-		Type: virtkit.NodeReady, Status: virtkit.ConditionFalse, Reason: virtkit.NodeReasonHeartbeatTimeout,
-		Message: "node agent stopped posting heartbeats",
-	}, r.o.now()) {
-		return nil
-	}
-	return r.o.Store.UpdateStatus(ctx, node)
-}
-
-// failUnresponsive fails a VMI whose node is gone and releases the node
-// agent's finalizer on its behalf.
-func (r *EvictionReconciler) failUnresponsive(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
-	now := r.o.now()
-	vmi.SetPhase(virtkit.Failed, now)
-	vmi.Status.Reason = virtkit.NodeUnresponsiveReason
-	virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
-		Type: virtkit.VirtualMachineInstanceReady, Status: virtkit.ConditionFalse,
-		Reason: virtkit.GuestNotRunningReason, Message: "node is unresponsive",
-	}, now)
-	if err := r.o.Store.UpdateStatus(ctx, vmi); err != nil {
-		return err
-	}
-	r.o.Logger.Warn("vmi failed: node unresponsive", "vmi", vmi.Namespace+"/"+vmi.Name, "node", vmi.Status.NodeName)
-	if removeFinalizers(vmi, NodeAgentFinalizer) {
-		return ignoreNotFound(r.o.Store.Update(ctx, vmi))
-	}
-	return nil
 }
 
 func (r *EvictionReconciler) strategy(vmi *virtkit.VirtualMachineInstance) virtkit.EvictionStrategy {

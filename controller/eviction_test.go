@@ -2,7 +2,6 @@ package controller
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,51 +102,3 @@ func TestCordonWithoutDrainTaintIsNotADrain(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func TestUnresponsiveNodeFailsItsVMIs(t *testing.T) {
-	e := newEnv(t, 2)
-	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
-	e.settle()
-	first := e.getVMI("vm")
-	require.Equal(t, "n1", first.Status.NodeName)
-
-	// n2 keeps posting heartbeats, n1 does not.
-	e.clock.Advance(4 * time.Minute)
-	heartbeat := func(name string) {
-		n := &virtkit.Node{}
-		require.NoError(t, e.st.Get(e.ctx, store.Key{Name: name}, n))
-		hb := metav1.NewTime(e.clock.Now())
-		n.Status.LastHeartbeatTime = &hb
-		require.NoError(t, e.st.UpdateStatus(e.ctx, n))
-	}
-	heartbeat("n2")
-	res, err := e.ev.Reconcile(e.ctx, Request{Name: "n1"})
-	require.NoError(t, err)
-	assert.Equal(t, time.Minute+time.Second, res.RequeueAfter, "look again when the heartbeat expires")
-
-	e.clock.Advance(2 * time.Minute)
-	e.settle()
-	n1 := &virtkit.Node{}
-	require.NoError(t, e.st.Get(e.ctx, store.Key{Name: "n1"}, n1))
-	assert.True(t, virtkit.HasCondition(n1.Status.Conditions, virtkit.NodeReady, virtkit.ConditionFalse, virtkit.NodeReasonHeartbeatTimeout))
-
-	// The VM got a replacement on the live node.
-	vmi := e.getVMI("vm")
-	require.NotNil(t, vmi)
-	assert.NotEqual(t, first.UID, vmi.UID)
-	assert.Equal(t, "n2", vmi.Status.NodeName)
-	assert.Equal(t, virtkit.Running, vmi.Status.Phase)
-}
-
-func TestUnresponsiveVMIReason(t *testing.T) {
-	e := newEnv(t, 1)
-	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
-	e.settle()
-	e.clock.Advance(6 * time.Minute)
-	_, err := e.ev.Reconcile(e.ctx, Request{Name: "n1"})
-	require.NoError(t, err)
-	vmi := e.getVMI("a")
-	assert.Equal(t, virtkit.Failed, vmi.Status.Phase)
-	assert.Equal(t, virtkit.NodeUnresponsiveReason, vmi.Status.Reason)
-	assert.NotContains(t, vmi.Finalizers, NodeAgentFinalizer)
-}

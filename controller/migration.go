@@ -500,7 +500,10 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	if src == "" {
 		src = vmi.Status.NodeName
 	}
-	target, err := r.o.Scheduler.Schedule(ctx, targetTemplate(vmi, mig, src), nodes.Items, placed)
+	// The source is never a target, even for a custom scheduler or a node
+	// without its hostname label.
+	candidates := slices.DeleteFunc(nodes.Items, func(n virtkit.Node) bool { return n.Name == src })
+	target, err := r.o.Scheduler.Schedule(ctx, targetTemplate(vmi, mig, src), candidates, placed)
 	if err == nil && target == src {
 		err = fmt.Errorf("%w: scheduler chose the source node %s", scheduler.ErrUnschedulable, src)
 	}

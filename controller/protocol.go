@@ -46,10 +46,6 @@ type ReconcilerOptions struct {
 	// spec.evictionStrategy (KubeVirt's cluster-wide evictionStrategy);
 	// empty means None. Eviction reconciler only.
 	DefaultEvictionStrategy virtkit.EvictionStrategy
-	// NodeHeartbeatTimeout: a node whose heartbeat is older is unresponsive;
-	// its VMIs fail with reason NodeUnresponsive (eviction reconciler).
-	// Zero means 5 minutes (virt-handler's timeout); negative disables.
-	NodeHeartbeatTimeout time.Duration
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -68,9 +64,6 @@ func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) 
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	o.Logger = o.Logger.With("reconciler", name)
-	if o.NodeHeartbeatTimeout == 0 {
-		o.NodeHeartbeatTimeout = 5 * time.Minute
-	}
 	if o.Scheduler == nil {
 		o.Scheduler = scheduler.New(scheduler.Options{Now: o.Now})
 	}

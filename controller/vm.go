@@ -550,6 +550,14 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 			}, s.now)
 		}
 	}
+	if vmi != nil && !vmi.IsFinal() && templateChanged(vm, vmi) {
+		virtkit.SetCondition(&conds, virtkit.Condition{
+			Type: virtkit.VirtualMachineRestartRequired, Status: virtkit.ConditionTrue,
+			Reason: "NotLiveUpdatable", Message: "a non-live-updatable field was changed in the template spec",
+		}, s.now)
+	} else {
+		virtkit.RemoveCondition(&conds, virtkit.VirtualMachineRestartRequired)
+	}
 	if s.syncErr != nil {
 		virtkit.SetCondition(&conds, virtkit.Condition{
 			Type: virtkit.VirtualMachineFailure, Status: virtkit.ConditionTrue,
@@ -574,4 +582,31 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 	}
 	s.orig = vm.Status.DeepCopy()
 	return nil
+}
+
+// templateChanged reports whether the running VMI was rendered from an
+// older template spec than the VM's current one, ignoring the fields the
+// controllers set on the VMI themselves (firmware UUID, start strategy of a
+// paused start, grace period of a forced stop). virtkit applies no template
+// change to a running VMI, so any difference needs a restart.
+func templateChanged(vm *virtkit.VirtualMachine, vmi *virtkit.VirtualMachineInstance) bool {
+	if vm.Spec.Template == nil {
+		return false
+	}
+	if g, err := strconv.ParseInt(vmi.Annotations[virtkit.VMGenerationAnnotation], 10, 64); err == nil && g == vm.Generation {
+		return false // rendered from this very generation
+	}
+	want := vm.Spec.Template.Spec.DeepCopy()
+	got := vmi.Spec.DeepCopy()
+	for _, spec := range []*virtkit.VirtualMachineInstanceSpec{want, got} {
+		spec.StartStrategy = nil
+		spec.TerminationGracePeriodSeconds = nil
+		if fw := spec.Domain.Firmware; fw != nil {
+			fw.UUID = ""
+			if equality.Semantic.DeepEqual(*fw, virtkit.Firmware{}) {
+				spec.Domain.Firmware = nil
+			}
+		}
+	}
+	return !equality.Semantic.DeepEqual(want, got)
 }

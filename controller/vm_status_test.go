@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
@@ -311,4 +312,33 @@ func TestOrphanVMIOfDeletedVMIsCollected(t *testing.T) {
 	require.NoError(t, err)
 	e.settle()
 	assert.Nil(t, e.getVMI("vm"))
+}
+
+func TestRestartRequired(t *testing.T) {
+	e := newEnv(t, 1)
+	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
+	e.settle()
+
+	// A change that does not touch the template: no restart needed.
+	vm := e.getVM("vm")
+	vm.Labels = map[string]string{"team": "a"}
+	require.NoError(t, e.st.Update(e.ctx, vm))
+	e.settle()
+	assert.Nil(t, virtkit.GetCondition(e.getVM("vm").Status.Conditions, virtkit.VirtualMachineRestartRequired))
+
+	vm = e.getVM("vm")
+	vm.Spec.Template.Spec.Domain.Resources.Requests[virtkit.ResourceMemory] = resource.MustParse("2Gi")
+	require.NoError(t, e.st.Update(e.ctx, vm))
+	e.settle()
+	vm = e.getVM("vm")
+	assert.True(t, virtkit.IsConditionTrue(vm.Status.Conditions, virtkit.VirtualMachineRestartRequired))
+	assert.Less(t, vm.Status.ObservedGeneration, vm.Status.DesiredGeneration)
+
+	require.NoError(t, Restart(e.ctx, e.st, key("vm"), RestartOptions{}))
+	e.settle()
+	vm = e.getVM("vm")
+	assert.Nil(t, virtkit.GetCondition(vm.Status.Conditions, virtkit.VirtualMachineRestartRequired))
+	assert.Equal(t, vm.Status.DesiredGeneration, vm.Status.ObservedGeneration)
+	q := e.getVMI("vm").Spec.Domain.Resources.Requests[virtkit.ResourceMemory]
+	assert.Equal(t, "2Gi", q.String())
 }

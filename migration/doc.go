@@ -24,16 +24,31 @@
 //     converges.
 //   - Decide. A [Policy] is a pure function from [Progress] to [Action]:
 //     Continue, Throttle, RaiseDowntime, SwitchPostCopy, Abort (Start or
-//     Refuse before the job). The virtkit policy ([NewPolicy]) throttles
-//     just enough to bring the effective dirty rate under the bandwidth and
-//     learns whether throttling works at all, switches to post-copy after
-//     the first full pass when allowed, raises the downtime limit within its
-//     bound, and aborts at once, with the inequality that fails, when
-//     nothing allowed can converge.
+//     Refuse before the job). The virtkit policy ([NewPolicy]) aims at a
+//     short pause (100 ms) while the extra rounds cost little; when the
+//     model says pre-copy will not converge, or will take longer than
+//     1.25 × M/B, it throttles just enough to bring the effective dirty rate
+//     under the bandwidth and learns whether throttling works at all
+//     (releasing a throttle that does not slow the dirtying), switches to
+//     post-copy after the first full pass when allowed, raises the downtime
+//     limit within its bound, and aborts, with the inequality that fails,
+//     when nothing allowed can converge.
+//
+// Aborting is the one decision that cannot be taken back, so it is judged
+// on the best bandwidth seen (a dip never causes it) and, when the engine
+// can probe the dirty rate while the job runs ([Options.Probe]), only once
+// the samples span a few seconds, so a burst is not mistaken for a
+// hopeless guest. QEMU's own job dirty rate exists only after the first
+// pass; where probing would contend with the migration (libvirt page
+// sampling), the engine works from the pre-start measurement and the job's
+// rate alone.
 //
 // [Engine] ties a [hypervisor.Migrator] to a policy: Start measures and
 // starts, Step polls once, decides and acts, Run loops Step on a ticker and
-// aborts the job when its context ends. Every change of course is a
+// aborts the job when its context ends. A harness on a virtual clock calls
+// Start, then advances its clock by [Engine.PollInterval] and calls Step,
+// until Step reports the end; with a non-blocking probe nothing in that
+// loop waits on the clock, so runs are deterministic. Every change of course is a
 // [Decision] with its reason and numbers; [Engine.Snapshot] is a cheap copy
 // for metrics and [Snapshot.EngineStatus] renders it for the VMI's
 // status.migrationState.

@@ -128,8 +128,9 @@ type PendingDirtyRate interface {
 // Engine carries out one migration: measure, start as the policy says, then
 // poll the job, ask the policy, act, and record every decision. Start and
 // Step drive it one poll at a time (a harness on a virtual clock calls Step
-// after each clock advance); Run does the same on a real ticker. Snapshot is
-// safe to call concurrently with either.
+// after each clock advance); Run does the same on a real ticker. One
+// goroutine drives an engine (Start, Step or Run); Snapshot and Result are
+// safe to call from any goroutine at any time.
 type Engine struct {
 	migrator hypervisor.Migrator
 	measurer hypervisor.DirtyRateMeasurer

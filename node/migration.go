@@ -97,15 +97,7 @@ func (a *Agent) MigrationSnapshots() []MigrationSnapshot {
 	outs := a.migs.all()
 	res := make([]MigrationSnapshot, 0, len(outs))
 	for _, o := range outs {
-		s := MigrationSnapshot{
-			Namespace: o.key.Namespace, Name: o.key.Name, VMIUID: o.vmiUID, MigrationUID: o.uid,
-			SourceNode: a.opts.NodeName, TargetNode: o.target,
-		}
-		if e := o.getEngine(); e != nil {
-			s.Engine = e.Snapshot()
-		}
-		s.Stats, s.StatsAt, s.HaveStats = o.rec.latest()
-		res = append(res, s)
+		res = append(res, a.snapshotOf(o))
 	}
 	sort.Slice(res, func(i, j int) bool {
 		if res[i].Namespace != res[j].Namespace {
@@ -116,6 +108,25 @@ func (a *Agent) MigrationSnapshots() []MigrationSnapshot {
 	return res
 }
 
+// LastMigrationSnapshot returns the final snapshot of the latest migration
+// of the VMI that this agent ran as the source and that has ended (with the
+// job's final counters, e.g. the actual downtime).
+func (a *Agent) LastMigrationSnapshot(namespace, name string) (MigrationSnapshot, bool) {
+	return a.migs.lastOf(store.Key{Namespace: namespace, Name: name})
+}
+
+func (a *Agent) snapshotOf(o *outgoing) MigrationSnapshot {
+	s := MigrationSnapshot{
+		Namespace: o.key.Namespace, Name: o.key.Name, VMIUID: o.vmiUID, MigrationUID: o.uid,
+		SourceNode: a.opts.NodeName, TargetNode: o.target,
+	}
+	if e := o.getEngine(); e != nil {
+		s.Engine = e.Snapshot()
+	}
+	s.Stats, s.StatsAt, s.HaveStats = o.rec.latest()
+	return s
+}
+
 // migrationRegistry holds the outgoing migrations of an agent. Its zero
 // value is ready; base is the agent's run context (set by Start), which
 // outlives every reconcile.
@@ -123,6 +134,8 @@ type migrationRegistry struct {
 	mu   sync.Mutex
 	base context.Context
 	out  map[store.Key]*outgoing
+	// last is the final snapshot of the latest ended migration per VMI.
+	last map[store.Key]MigrationSnapshot
 	// wg tracks engine goroutines, so Start returns after they ended.
 	wg sync.WaitGroup
 }
@@ -162,12 +175,32 @@ func (r *migrationRegistry) add(o *outgoing) bool {
 	return true
 }
 
+// finish unregisters o and keeps its final snapshot.
+func (r *migrationRegistry) finish(o *outgoing, final MigrationSnapshot) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		r.last = map[store.Key]MigrationSnapshot{}
+	}
+	r.last[o.key] = final
+	if r.out[o.key] == o {
+		delete(r.out, o.key)
+	}
+}
+
 func (r *migrationRegistry) remove(o *outgoing) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.out[o.key] == o {
 		delete(r.out, o.key)
 	}
+}
+
+func (r *migrationRegistry) lastOf(key store.Key) (MigrationSnapshot, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.last[key]
+	return s, ok
 }
 
 func (r *migrationRegistry) all() []*outgoing {

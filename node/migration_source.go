@@ -223,8 +223,8 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 // once per StatusInterval) and the outcome into status.migrationState.
 func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.Engine, cfg *virtkit.MigrationConfiguration, mem uint64) {
 	defer close(o.done)
-	defer a.migs.remove(o)
 	defer a.Enqueue(o.key.Namespace, o.key.Name)
+	defer func() { a.migs.finish(o, a.snapshotOf(o)) }()
 
 	stopProgress := make(chan struct{})
 	progressDone := make(chan struct{})

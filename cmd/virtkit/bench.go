@@ -17,6 +17,7 @@ func newBenchCmd() *cobra.Command {
 	}
 	cmd.AddCommand(newBenchMigrateCmd())
 	cmd.AddCommand(newBenchScaleCmd())
+	cmd.AddCommand(newBenchScaleCmd())
 	return cmd
 }
 

@@ -39,5 +39,10 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newRenderCmd())
 	root.AddCommand(newValidateCmd())
 	root.AddCommand(newBenchCmd())
+	root.AddCommand(newControllerCmd())
+	root.AddCommand(newNodeCmd())
+	root.AddCommand(newApplyCmd())
+	root.AddCommand(newGetCmd())
+	root.AddCommand(newDeleteCmd())
 	return root
 }

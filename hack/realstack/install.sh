@@ -48,6 +48,6 @@ if [[ ! -e $policy ]]; then
 	chmod 755 "$policy"
 	created_policy=1
 fi
-trap '[[ $created_policy -eq 1 ]] && rm -f "$policy"' EXIT
+trap 'if [[ $created_policy -eq 1 ]]; then rm -f "$policy"; fi' EXIT
 apt-get install "${apt_opts[@]}" "${missing[@]}"
 echo "install.sh: done"

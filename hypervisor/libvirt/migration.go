@@ -133,11 +133,7 @@ func (h *Hypervisor) StartMigration(ctx context.Context, name string, p hypervis
 			}
 			return j, nil
 		case <-ctx.Done():
-			go func() {
-				actx, cancel := context.WithTimeout(context.Background(), finalStatsTimeout)
-				defer cancel()
-				_ = j.Abort(actx)
-			}()
+			go j.abortUntilEnded()
 			return nil, hypervisor.WrapDomain("migrate", name, ctx.Err())
 		case <-tick.C:
 		}
@@ -153,6 +149,27 @@ func (h *Hypervisor) StartMigration(ctx context.Context, name string, p hypervis
 				}
 			}
 			return j, nil
+		}
+	}
+}
+
+// abortUntilEnded aborts a job nobody holds any more (its start was
+// cancelled). libvirt refuses the abort until the job exists, so it retries
+// until the job has ended, for at most finalStatsTimeout.
+func (j *migrationJob) abortUntilEnded() {
+	ctx, cancel := context.WithTimeout(context.Background(), finalStatsTimeout)
+	defer cancel()
+	for {
+		err := j.Abort(ctx)
+		if err != nil {
+			j.h.log.Debug("libvirt abort of a cancelled migration start", "domain", j.name, "err", err)
+		}
+		select {
+		case <-j.done:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * jobPoll):
 		}
 	}
 }

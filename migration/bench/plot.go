@@ -11,10 +11,10 @@ import (
 
 // plot geometry, in SVG user units.
 const (
-	plotWidth   = 960
+	plotWidth   = 1040
 	plotHeight  = 540
 	plotLeft    = 80
-	plotRight   = 200 // legend
+	plotRight   = 280 // legend
 	plotTop     = 50
 	plotBottom  = 60
 	maxPoints   = 1500 // per series, after thinning
@@ -117,20 +117,36 @@ func WritePlot(w io.Writer, profile string, rows []Row) error {
 	return b.Flush()
 }
 
-// thin keeps at most n samples, evenly spaced, always the last.
+// thin keeps about n samples: for each of n/2 equal runs of samples, the
+// lowest and the highest in time order, so a sawtooth keeps its envelope;
+// the first and last samples always stay.
 func thin(s []Sample, n int) []Sample {
 	if len(s) <= n {
 		return s
 	}
-	out := make([]Sample, 0, n+1)
-	step := float64(len(s)) / float64(n)
-	for i := 0.0; int(i) < len(s); i += step {
-		out = append(out, s[int(i)])
+	buckets := n / 2
+	out := make([]Sample, 0, n+2)
+	out = append(out, s[0])
+	for b := 0; b < buckets; b++ {
+		lo, hi := b*len(s)/buckets, (b+1)*len(s)/buckets
+		minI, maxI := lo, lo
+		for i := lo; i < hi; i++ {
+			if s[i].Remaining < s[minI].Remaining {
+				minI = i
+			}
+			if s[i].Remaining > s[maxI].Remaining {
+				maxI = i
+			}
+		}
+		if minI > maxI {
+			minI, maxI = maxI, minI
+		}
+		out = append(out, s[minI])
+		if maxI != minI {
+			out = append(out, s[maxI])
+		}
 	}
-	if out[len(out)-1] != s[len(s)-1] {
-		out = append(out, s[len(s)-1])
-	}
-	return out
+	return append(out, s[len(s)-1])
 }
 
 func timeTicks(maxT float64, logX bool, x0 float64) []float64 {

@@ -1,17 +1,3 @@
-// Package libvirttest holds the helpers real-stack tests use to reach the
-// two libvirtd instances and the tiny guest that hack/realstack sets up:
-// connection URIs, the guest's domain XML (direct kernel boot of the cloud
-// kernel with the busybox initramfs that runs the real qemu-ga and a memory
-// dirtier), skip-or-fail checks that the stack is up, and waits for the
-// guest agent.
-//
-// It is pure Go (no cgo) and talks to guests only through the
-// [hypervisor.AgentCommander] it is given, so any package's realstack test
-// can use it next to [github.com/virtkit/virtkit/hypervisor/libvirt].
-//
-// The stack comes from the repository's scripts:
-//
-//	hack/realstack/install.sh && hack/realstack/build-guest.sh && hack/realstack/libvirtd.sh start
 package libvirttest
 
 import (
@@ -125,14 +111,7 @@ func (g Guest) DomainXML(name string, opts GuestOptions) string {
 	if opts.VCPUs <= 0 {
 		opts.VCPUs = 1
 	}
-	cmdline := "console=ttyS0 quiet panic=-1"
-	if opts.DirtyMiBPerSec > 0 {
-		size := opts.DirtyMiB
-		if size <= 0 {
-			size = 48
-		}
-		cmdline += fmt.Sprintf(" dirty_mb_s=%d dirty_mb=%d", opts.DirtyMiBPerSec, size)
-	}
+	cmdline := KernelArgs(opts)
 	n := xmlEscape(name)
 	return fmt.Sprintf(`<domain type='qemu'>
   <name>%s</name>
@@ -163,6 +142,22 @@ func (g Guest) DomainXML(name string, opts GuestOptions) string {
 		xmlEscape(g.Kernel), xmlEscape(g.Initramfs), cmdline, n)
 }
 
+// KernelArgs is the guest's kernel command line for opts: serial console,
+// quiet boot (serial output is slow under TCG), reboot-free panics and the
+// dirtier's parameters. Callers that build their own domain (a VMI's
+// firmware.kernelBoot.kernelArgs) use it to get the same guest.
+func KernelArgs(opts GuestOptions) string {
+	args := "console=ttyS0 quiet panic=-1"
+	if opts.DirtyMiBPerSec > 0 {
+		size := opts.DirtyMiB
+		if size <= 0 {
+			size = 48
+		}
+		args += fmt.Sprintf(" dirty_mb_s=%d dirty_mb=%d", opts.DirtyMiBPerSec, size)
+	}
+	return args
+}
+
 func xmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "'", "&apos;", `"`, "&quot;").Replace(s)
 }
@@ -177,16 +172,15 @@ func RequireStack(t testing.TB) Guest {
 		testenv.Unavailable(t, fmt.Sprintf("%v; %s", err, howTo))
 		return Guest{}
 	}
-	if c, err := net.DialTimeout("unix", sourceSocket, time.Second); err != nil {
-		testenv.Unavailable(t, fmt.Sprintf("libvirtd A (%s) not listening: %v; %s", SourceURI, err, howTo))
-		return Guest{}
-	} else {
-		_ = c.Close()
-	}
-	if c, err := net.DialTimeout("tcp", peerAddr, time.Second); err != nil {
-		testenv.Unavailable(t, fmt.Sprintf("libvirtd B (%s) not listening: %v; %s", PeerURI, err, howTo))
-		return Guest{}
-	} else {
+	for _, probe := range []struct{ network, addr, what string }{
+		{"unix", sourceSocket, "libvirtd A (" + SourceURI + ")"},
+		{"tcp", peerAddr, "libvirtd B (" + PeerURI + ")"},
+	} {
+		c, err := net.DialTimeout(probe.network, probe.addr, time.Second)
+		if err != nil {
+			testenv.Unavailable(t, fmt.Sprintf("%s not listening: %v; %s", probe.what, err, howTo))
+			return Guest{}
+		}
 		_ = c.Close()
 	}
 	return g

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/store"
+)
+
+func newApplyCmd() *cobra.Command {
+	var (
+		sf    storeFlags
+		files []string
+	)
+	cmd := &cobra.Command{
+		Use:   "apply -f PATH [-f PATH...]",
+		Short: "Create or update objects from manifests in a running control plane",
+		Long: `apply reads kubevirt.io/v1 manifests (YAML or JSON files, directories of them, or
+- for standard input), applies defaults, validates them, and creates each
+object or, if it exists, replaces its spec, labels and annotations (its status
+is kept). Objects without a namespace go to "default". It stops at the first
+object that fails; the ones before it stay applied.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return errors.New("-f: required (a file, a directory or - for standard input)")
+			}
+			objs, err := decodeFilesFrom(cmd.InOrStdin(), files)
+			if err != nil {
+				return err
+			}
+			st, err := sf.openShared(cmd.Context(), nil)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			return runApply(cmd.Context(), st, cmd.OutOrStdout(), objs)
+		},
+	}
+	sf.register(cmd.Flags())
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file, directory or - (repeatable)")
+	return cmd
+}
+
+// runApply applies objs one by one and reports each kubectl-style
+// ("virtualmachine/vm1 created").
+func runApply(ctx context.Context, st store.Store, w io.Writer, objs []virtkit.Object) error {
+	for _, obj := range objs {
+		gvk, _ := virtkit.GVKOf(obj)
+		ns := obj.GetNamespace()
+		if ns == "" && virtkit.IsNamespaced(gvk) {
+			ns = "default"
+		}
+		existing, err := virtkit.NewObject(gvk)
+		if err != nil {
+			return err
+		}
+		verb := "configured"
+		if err := st.Get(ctx, store.Key{Namespace: ns, Name: obj.GetName()}, existing); errors.Is(err, store.ErrNotFound) {
+			verb = "created"
+		} else if err != nil {
+			return fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err)
+		}
+		if err := cluster.Apply(ctx, st, obj); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s/%s %s\n", strings.ToLower(gvk.Kind), obj.GetName(), verb)
+	}
+	return nil
+}

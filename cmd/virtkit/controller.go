@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/internal/leader"
+	"github.com/virtkit/virtkit/node"
+)
+
+type controllerFlags struct {
+	store             storeFlags
+	nodes             int
+	workers           int
+	monitorGrace      time.Duration
+	unresponsiveGrace time.Duration
+	heartbeatInterval time.Duration
+	leaderTTL         time.Duration
+	identity          string
+	logLevel          string
+	nodesSet          bool // --nodes given explicitly
+}
+
+func newControllerCmd() *cobra.Command {
+	f := &controllerFlags{}
+	cmd := &cobra.Command{
+		Use:   "controller --store etcd://HOST:PORT[,...] | --store memory --nodes N",
+		Short: "Run the control plane's controllers (with leader election on etcd)",
+		Long: `controller runs virtkit's built-in controllers: VirtualMachine, VMI placement,
+ReplicaSet, eviction, migration and node health.
+
+With --store etcd://..., any number of replicas may run; they elect a leader
+through etcd (a session lease of --leader-ttl and a campaign on
+<etcd-prefix>/leader/controller) and only the leader runs the controllers. A
+replica logs every leader it sees. When the leader process dies, the next one
+takes over once its lease expires (--leader-ttl). A leader that loses its lease
+(it could not reach etcd for --leader-ttl) stops its controllers at once and
+exits with a non-zero status, to be restarted as a candidate by its supervisor:
+controllers keep state in memory that is only trusted after a fresh start.
+
+With --store memory (the default) the store lives in this process, so it also
+runs --nodes simulated node agents: the whole control plane in one process,
+until interrupted.
+
+Node health: a node whose heartbeat has not changed for --node-monitor-grace
+is marked Ready=False/HeartbeatTimeout; --unresponsive-grace later its VMIs
+fail with reason NodeUnresponsive and their VMs are started elsewhere.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.nodesSet = cmd.Flags().Changed("nodes")
+			return runController(cmd.Context(), f, cmd.ErrOrStderr())
+		},
+	}
+	fs := cmd.Flags()
+	f.store.register(fs)
+	fs.IntVar(&f.nodes, "nodes", 2, "simulated node agents to run in this process (--store memory only)")
+	fs.IntVar(&f.workers, "workers", 4, "workers per controller")
+	fs.DurationVar(&f.monitorGrace, "node-monitor-grace", controller.DefaultNodeMonitorGracePeriod,
+		"a node without a new heartbeat for this long is marked not ready")
+	fs.DurationVar(&f.unresponsiveGrace, "unresponsive-grace", controller.DefaultNodeUnresponsiveGracePeriod,
+		"how much longer a not-ready node's VMIs are left before they fail with NodeUnresponsive")
+	fs.DurationVar(&f.heartbeatInterval, "heartbeat-interval", 10*time.Second, "heartbeat of the in-process node agents (--store memory)")
+	fs.DurationVar(&f.leaderTTL, "leader-ttl", leader.DefaultTTL, "leader election lease: the failover time after a leader dies")
+	fs.StringVar(&f.identity, "leader-id", "", "this replica's name in the election (default HOSTNAME-PID)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) error {
+	log, err := newLogger(stderr, f.logLevel)
+	if err != nil {
+		return err
+	}
+	if f.workers <= 0 {
+		return fmt.Errorf("--workers: %d is not positive", f.workers)
+	}
+	if f.monitorGrace <= 0 || f.unresponsiveGrace <= 0 {
+		return errors.New("--node-monitor-grace, --unresponsive-grace: must be positive")
+	}
+	if f.identity == "" {
+		host, _ := os.Hostname()
+		f.identity = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	log = log.With("replica", f.identity)
+	st, err := f.store.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	nh, err := controller.NewNodeHealthReconciler(controller.NodeHealthOptions{
+		Store: st, MonitorGracePeriod: f.monitorGrace, UnresponsiveGracePeriod: f.unresponsiveGrace, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	copts := cluster.Options{
+		Store:     st,
+		Workers:   f.workers,
+		Replace:   map[string]controller.Reconciler{cluster.NodeHealthController: nh},
+		NodeAgent: node.Options{HeartbeatInterval: f.heartbeatInterval},
+		Logger:    log,
+	}
+	controllersOnly := !f.store.isMemory()
+	if controllersOnly {
+		if f.nodesSet {
+			return errors.New("--nodes: only with --store memory; run `virtkit node` processes against etcd")
+		}
+		// cluster.New always builds node agents; this one is never started.
+		copts.NodeNames = []string{"unused-controller-only"}
+	} else {
+		if f.nodes <= 0 {
+			return fmt.Errorf("--nodes: %d is not positive", f.nodes)
+		}
+		copts.Nodes = f.nodes
+	}
+	c, err := cluster.New(copts)
+	if err != nil {
+		return err
+	}
+	work := func(ctx context.Context) error {
+		if !controllersOnly {
+			log.Info("single-process control plane running", "nodes", f.nodes)
+			return c.Start(ctx)
+		}
+		log.Info("controllers running")
+		g, gctx := errgroup.WithContext(ctx)
+		for _, ctrl := range c.Controllers() {
+			g.Go(func() error { return ctrl.Start(gctx) })
+		}
+		return g.Wait()
+	}
+	err = leader.Run(ctx, leader.Options{
+		Client:   st.Etcd,
+		Key:      st.Prefix + "/leader/controller",
+		Identity: f.identity,
+		TTL:      f.leaderTTL,
+		Logger:   log,
+	}, work)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	log.Info("controller stopped")
+	return nil
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/store"
+)
+
+// errUnknownResource: the KIND argument names no kind virtkit serves.
+var errUnknownResource = errors.New("unknown resource type")
+
+// kindResource is one kind the get and delete commands serve.
+type kindResource struct {
+	// names are what the user may type; the first is the canonical plural.
+	names      []string
+	kind       string
+	namespaced bool
+	newObject  func() virtkit.Object
+	newList    func() virtkit.ObjectList
+	// table prints a list's items kubectl-style.
+	table func(w io.Writer, list virtkit.ObjectList, now time.Time)
+}
+
+func resources() []kindResource {
+	return []kindResource{
+		{names: []string{"vms", "vm", "virtualmachine", "virtualmachines"}, kind: virtkit.KindVirtualMachine, namespaced: true,
+			newObject: func() virtkit.Object { return &virtkit.VirtualMachine{} },
+			newList:   func() virtkit.ObjectList { return &virtkit.VirtualMachineList{} },
+			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
+				printVMs(w, l.(*virtkit.VirtualMachineList).Items, now)
+			}},
+		{names: []string{"vmis", "vmi", "virtualmachineinstance", "virtualmachineinstances"}, kind: virtkit.KindVirtualMachineInstance, namespaced: true,
+			newObject: func() virtkit.Object { return &virtkit.VirtualMachineInstance{} },
+			newList:   func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} },
+			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
+				printVMIs(w, l.(*virtkit.VirtualMachineInstanceList).Items, now)
+			}},
+		{names: []string{"migrations", "migration", "vmim", "vmims", "virtualmachineinstancemigration", "virtualmachineinstancemigrations"},
+			kind: virtkit.KindVirtualMachineInstanceMigration, namespaced: true,
+			newObject: func() virtkit.Object { return &virtkit.VirtualMachineInstanceMigration{} },
+			newList:   func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceMigrationList{} },
+			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
+				printMigrations(w, l.(*virtkit.VirtualMachineInstanceMigrationList).Items, now)
+			}},
+		{names: []string{"nodes", "node", "no"}, kind: virtkit.KindNode,
+			newObject: func() virtkit.Object { return &virtkit.Node{} },
+			newList:   func() virtkit.ObjectList { return &virtkit.NodeList{} },
+			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
+				printNodes(w, l.(*virtkit.NodeList).Items, now)
+			}},
+		{names: []string{"replicasets", "replicaset", "vmirs", "rs", "virtualmachineinstancereplicaset", "virtualmachineinstancereplicasets"},
+			kind: virtkit.KindVirtualMachineInstanceReplicaSet, namespaced: true,
+			newObject: func() virtkit.Object { return &virtkit.VirtualMachineInstanceReplicaSet{} },
+			newList:   func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceReplicaSetList{} },
+			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
+				printReplicaSets(w, l.(*virtkit.VirtualMachineInstanceReplicaSetList).Items, now)
+			}},
+	}
+}
+
+// lookupResource finds the kind a user typed (case-insensitive).
+func lookupResource(name string) (kindResource, error) {
+	name = strings.ToLower(name)
+	var known []string
+	for _, r := range resources() {
+		if slices.Contains(r.names, name) {
+			return r, nil
+		}
+		known = append(known, r.names[0])
+	}
+	return kindResource{}, fmt.Errorf("%w %q (known: %s)", errUnknownResource, name, strings.Join(known, ", "))
+}
+
+// namespaceFlags are -n and -A.
+type namespaceFlags struct {
+	namespace     string
+	allNamespaces bool
+}
+
+func (n *namespaceFlags) register(cmd *cobra.Command, withAll bool) {
+	cmd.Flags().StringVarP(&n.namespace, "namespace", "n", "default", "namespace of the objects")
+	if withAll {
+		cmd.Flags().BoolVarP(&n.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace")
+	}
+}
+
+func newGetCmd() *cobra.Command {
+	var (
+		sf     storeFlags
+		ns     namespaceFlags
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "get <vms|vmis|migrations|nodes|replicasets> [NAME]",
+		Short: "Show objects of a running control plane, kubectl-style",
+		Long: `get prints objects from the control plane's store: one object by NAME, or every
+object of the kind in the namespace (-n, default "default") or in all namespaces
+(-A). -o table (default) prints kubectl's columns; -o json and -o yaml print the
+objects, a list of them as a kubectl-style List object with items.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := lookupResource(args[0])
+			if err != nil {
+				return err
+			}
+			name := ""
+			if len(args) == 2 {
+				name = args[1]
+			}
+			if output != "table" && output != "json" && output != "yaml" {
+				return fmt.Errorf("--output: want table, json or yaml, got %q", output)
+			}
+			if name != "" && ns.allNamespaces {
+				return errors.New("-A: cannot be combined with a NAME")
+			}
+			st, err := sf.openShared(cmd.Context(), nil)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			return runGet(cmd.Context(), st, cmd.OutOrStdout(), res, name, ns, output, time.Now())
+		},
+	}
+	sf.register(cmd.Flags())
+	ns.register(cmd, true)
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, json or yaml")
+	return cmd
+}
+
+func runGet(ctx context.Context, st store.Store, w io.Writer, res kindResource, name string, ns namespaceFlags, output string, now time.Time) error {
+	namespace := ns.namespace
+	if !res.namespaced || ns.allNamespaces {
+		namespace = ""
+	}
+	if name != "" {
+		obj := res.newObject()
+		if err := st.Get(ctx, store.Key{Namespace: namespace, Name: name}, obj); err != nil {
+			return fmt.Errorf("%s %s: %w", res.kind, store.Key{Namespace: namespace, Name: name}, err)
+		}
+		switch output {
+		case "json":
+			return virtkit.EncodeFormat(w, virtkit.FormatJSON, obj)
+		case "yaml":
+			return virtkit.Encode(w, obj)
+		}
+		list := res.newList()
+		if err := setItems(list, []virtkit.Object{obj}); err != nil {
+			return err
+		}
+		res.table(w, list, now)
+		return nil
+	}
+	list := res.newList()
+	if err := st.List(ctx, list, store.ListOptions{Namespace: namespace}); err != nil {
+		return fmt.Errorf("list %s: %w", res.names[0], err)
+	}
+	switch output {
+	case "json", "yaml":
+		return writeListObject(w, list, output)
+	}
+	if reflect.ValueOf(list).Elem().FieldByName("Items").Len() == 0 {
+		where := "in " + namespace + " namespace"
+		if namespace == "" {
+			where = ""
+		}
+		fmt.Fprintln(w, strings.TrimSpace("No resources found "+where+"."))
+		return nil
+	}
+	res.table(w, list, now)
+	return nil
+}
+
+// listObject is kubectl's List: apiVersion v1, kind List, items with their
+// own apiVersion and kind.
+type listObject struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ListMeta   `json:"metadata"`
+	Items      []json.RawMessage `json:"items"`
+}
+
+func writeListObject(w io.Writer, list virtkit.ObjectList, output string) error {
+	out := listObject{APIVersion: "v1", Kind: "List", Metadata: metav1.ListMeta{ResourceVersion: list.GetResourceVersion()},
+		Items: []json.RawMessage{}}
+	items := reflect.ValueOf(list).Elem().FieldByName("Items")
+	for i := range items.Len() {
+		obj, ok := items.Index(i).Addr().Interface().(virtkit.Object)
+		if !ok {
+			return fmt.Errorf("list item %d of %T is not an object", i, list)
+		}
+		if gvk, ok := virtkit.GVKOf(obj); ok && obj.GetObjectKind().GroupVersionKind().Empty() {
+			obj.GetObjectKind().SetGroupVersionKind(gvk)
+		}
+		data, err := json.Marshal(obj)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", obj.GetName(), err)
+		}
+		out.Items = append(out.Items, data)
+	}
+	var data []byte
+	var err error
+	if output == "yaml" {
+		data, err = yaml.Marshal(out)
+	} else {
+		data, err = json.MarshalIndent(out, "", "  ")
+		data = append(data, '\n')
+	}
+	if err != nil {
+		return fmt.Errorf("encode list: %w", err)
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// setItems puts objects into a typed list's Items.
+func setItems(list virtkit.ObjectList, objs []virtkit.Object) error {
+	items := reflect.ValueOf(list).Elem().FieldByName("Items")
+	if !items.IsValid() {
+		return fmt.Errorf("%T has no Items", list)
+	}
+	out := reflect.MakeSlice(items.Type(), 0, len(objs))
+	for _, o := range objs {
+		v := reflect.ValueOf(o)
+		if v.Type() == items.Type().Elem() {
+			out = reflect.Append(out, v)
+		} else {
+			out = reflect.Append(out, v.Elem())
+		}
+	}
+	items.Set(out)
+	return nil
+}
+
+// printMigrations writes `kubectl get vmim`.
+func printMigrations(w io.Writer, migs []virtkit.VirtualMachineInstanceMigration, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	fmt.Fprintln(tw, "NAMESPACE\tNAME\tPHASE\tVMI\tAGE")
+	for _, m := range migs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Namespace, m.Name, m.Status.Phase, m.Spec.VMIName, age(m.CreationTimestamp, now))
+	}
+	tw.Flush()
+}

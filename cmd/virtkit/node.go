@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/hypervisor/libvirt"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/node"
+)
+
+// markStoppedTimeout bounds the last write of a node agent that is
+// shutting down.
+const markStoppedTimeout = 5 * time.Second
+
+type nodeFlags struct {
+	store             storeFlags
+	name              string
+	hypervisor        string
+	uri               string
+	simState          string
+	simCPUs           int
+	simMemory         string
+	domainType        string
+	runtimeDir        string
+	heartbeatInterval time.Duration
+	statusInterval    time.Duration
+	workers           int
+	logLevel          string
+}
+
+func newNodeCmd() *cobra.Command {
+	f := &nodeFlags{}
+	cmd := &cobra.Command{
+		Use:   "node --name NAME --store etcd://HOST:PORT --hypervisor sim|libvirt",
+		Short: "Run one node agent (the virt-handler of a host)",
+		Long: `node runs the node agent of one host: it registers the Node object NAME, posts a
+heartbeat every --heartbeat-interval, starts the guests of the VMIs placed on NAME
+and reports their status. On start it adopts the guests already on the host and
+destroys those no VMI wants (stale guests of VMIs that were failed and replaced
+while the agent was away). On SIGTERM or SIGINT it marks the Node not ready
+(reason AgentStopped) and exits; the guests keep running.
+
+--hypervisor sim runs a simulated host named NAME inside this process; its
+guests die with the process unless --sim-state FILE keeps their definitions and
+run states in FILE and restores them on the next start, as real guests would
+survive an agent restart. --hypervisor libvirt connects to --uri.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runNode(cmd.Context(), f, cmd.ErrOrStderr()) },
+	}
+	fs := cmd.Flags()
+	f.store.register(fs)
+	fs.StringVar(&f.name, "name", "", "node name (required)")
+	fs.StringVar(&f.hypervisor, "hypervisor", "sim", "sim or libvirt")
+	fs.StringVar(&f.uri, "uri", "qemu:///system", "libvirt connection URI (--hypervisor libvirt)")
+	fs.StringVar(&f.simState, "sim-state", "", "file that keeps the simulated host's guests across restarts (--hypervisor sim)")
+	fs.IntVar(&f.simCPUs, "sim-cpus", 0, "CPUs of the simulated host (default 8)")
+	fs.StringVar(&f.simMemory, "sim-memory", "", "memory of the simulated host, e.g. 64Gi (default 32Gi)")
+	fs.StringVar(&f.domainType, "domain-type", domain.TypeQEMU, "libvirt domain type: qemu or kvm")
+	fs.StringVar(&f.runtimeDir, "runtime-dir", "", "directory for per-VMI sockets (default /run/virtkit)")
+	fs.DurationVar(&f.heartbeatInterval, "heartbeat-interval", 10*time.Second, "how often the Node's heartbeat is posted")
+	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often a running VMI's status is refreshed")
+	fs.IntVar(&f.workers, "workers", 4, "VMIs reconciled in parallel")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
+	if f.name == "" {
+		return errors.New("--name: required")
+	}
+	log, err := newLogger(stderr, f.logLevel)
+	if err != nil {
+		return err
+	}
+	log = log.With("node", f.name)
+	st, err := f.store.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	hv, closeHV, err := f.openHypervisor(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer closeHV()
+
+	opts := node.Options{
+		NodeName:          f.name,
+		Store:             st,
+		Hypervisor:        hv,
+		Domain:            domain.Options{Type: f.domainType, RuntimeDir: f.runtimeDir},
+		HeartbeatInterval: f.heartbeatInterval,
+		StatusInterval:    f.statusInterval,
+		Workers:           f.workers,
+		Logger:            log,
+	}
+	if ac, ok := hv.(hypervisor.AgentCommander); ok {
+		opts.GuestInfo = node.NewGuestAgentSource(ac, node.GuestAgentSourceOptions{Logger: log})
+	}
+	agent, err := node.New(opts)
+	if err != nil {
+		return err
+	}
+	log.Info("node agent starting", "hypervisor", f.hypervisor, "store", f.store.store)
+	runErr := agent.Start(ctx)
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markStoppedTimeout)
+	defer cancel()
+	if err := agent.MarkStopped(mctx); err != nil {
+		log.Warn("marking the node stopped", "err", err)
+	} else {
+		log.Info("node agent stopped; Node marked not ready")
+	}
+	if ctx.Err() != nil {
+		return nil // asked to stop
+	}
+	return runErr
+}
+
+func (f *nodeFlags) openHypervisor(ctx context.Context, log *slog.Logger) (hypervisor.Hypervisor, func(), error) {
+	switch f.hypervisor {
+	case "sim":
+		o := sim.Options{Name: f.name, CPUs: f.simCPUs, Logger: log}
+		if f.simMemory != "" {
+			q, err := resource.ParseQuantity(f.simMemory)
+			if err != nil || q.Sign() <= 0 {
+				return nil, nil, fmt.Errorf("--sim-memory: %q is not a positive quantity", f.simMemory)
+			}
+			o.MemoryBytes = uint64(q.Value())
+		}
+		h := sim.New(o)
+		if f.simState == "" {
+			return h, func() {}, nil
+		}
+		p, err := sim.OpenPersistent(ctx, h, f.simState)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--sim-state: %w", err)
+		}
+		return p, func() {}, nil
+	case "libvirt":
+		if f.simState != "" {
+			return nil, nil, errors.New("--sim-state: only with --hypervisor sim")
+		}
+		h, err := libvirt.New(ctx, libvirt.Options{URI: f.uri, Logger: log})
+		if err != nil {
+			return nil, nil, fmt.Errorf("--hypervisor libvirt --uri %s: %w", f.uri, err)
+		}
+		return h, func() { _ = h.Close() }, nil
+	}
+	return nil, nil, fmt.Errorf("--hypervisor: want sim or libvirt, got %q", f.hypervisor)
+}
+
+// newLogger writes text logs at the given level.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

@@ -1,0 +1,118 @@
+package metrics_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/store"
+)
+
+func benchDomainXML(name string) string {
+	return fmt.Sprintf(`<domain type='kvm'><name>%s</name><memory unit='MiB'>1024</memory><vcpu>2</vcpu>
+<devices>
+<disk type='file' device='disk'><source file='/var/lib/virtkit/%s.qcow2'/><target dev='vda' bus='virtio'/></disk>
+<interface type='ethernet'><target dev='tap0'/></interface>
+</devices></domain>`, name, name)
+}
+
+// oneFilesystem reports a root filesystem for every guest.
+type oneFilesystem struct{}
+
+func (oneFilesystem) FilesystemList(string, string) ([]node.GuestFilesystem, error) {
+	return []node.GuestFilesystem{{DiskName: "vda1", MountPoint: "/", FileSystemType: "ext4", UsedBytes: 2 << 30, TotalBytes: 10 << 30}}, nil
+}
+
+// scrapeRegistry builds a store with n Running VMIs on one simulated host
+// (on a virtual clock, so nothing runs in the background) and both
+// collectors over them.
+func scrapeRegistry(b *testing.B, n int) *prometheus.Registry {
+	b.Helper()
+	ctx := context.Background()
+	clock := sim.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	host := sim.New(sim.Options{Name: "node-1", Clock: clock, CPUs: 4 * n, MemoryBytes: uint64(n) << 31})
+	st := store.NewMemory()
+	for i := range n {
+		name := fmt.Sprintf("vm-%05d", i)
+		dom := node.DomainName("bench", name)
+		if _, err := host.Define(ctx, benchDomainXML(dom)); err != nil {
+			b.Fatal(err)
+		}
+		if err := host.Start(ctx, dom, hypervisor.StartOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		vmi := &virtkit.VirtualMachineInstance{}
+		vmi.Namespace, vmi.Name = "bench", name
+		vmi.Labels = map[string]string{"app": fmt.Sprintf("app-%d", i%10), virtkit.NodeNameLabel: "node-1"}
+		vmi.Status.Phase = virtkit.Running
+		vmi.Status.NodeName = "node-1"
+		vmi.Status.PhaseTransitionTimestamps = []virtkit.VirtualMachineInstancePhaseTransitionTimestamp{
+			{Phase: virtkit.Pending, PhaseTransitionTimestamp: metav1.Now()},
+			{Phase: virtkit.Running, PhaseTransitionTimestamp: metav1.Now()},
+		}
+		if err := st.Create(ctx, vmi); err != nil {
+			b.Fatal(err)
+		}
+	}
+	clock.Advance(10 * time.Second)
+	dom, err := metrics.NewDomainCollector(metrics.DomainSources{Objects: st,
+		Nodes: []metrics.NodeSource{{Name: "node-1", Domains: host, Guest: oneFilesystem{}}}}, metrics.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cp, err := metrics.NewControlPlaneCollector(metrics.ControlPlaneSources{Objects: st}, metrics.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(dom, cp)
+	return reg
+}
+
+type countingWriter struct{ n int }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+// BenchmarkScrape measures one scrape (Gather plus text encoding, what
+// promhttp does per request) of n simulated VMIs.
+func BenchmarkScrape(b *testing.B) {
+	for _, n := range []int{100, 1000, 5000} {
+		b.Run(fmt.Sprintf("vmis=%d", n), func(b *testing.B) {
+			reg := scrapeRegistry(b, n)
+			var bytes, series int
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				mfs, err := reg.Gather()
+				if err != nil {
+					b.Fatal(err)
+				}
+				w := &countingWriter{}
+				enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+				series = 0
+				for _, mf := range mfs {
+					if err := enc.Encode(mf); err != nil {
+						b.Fatal(err)
+					}
+					series += len(mf.GetMetric())
+				}
+				bytes = w.n
+			}
+			b.ReportMetric(float64(bytes), "exposition-bytes")
+			b.ReportMetric(float64(series), "series")
+		})
+	}
+}
+
+var _ io.Writer = (*countingWriter)(nil)
