@@ -48,6 +48,9 @@ type Options struct {
 	NewHypervisor func(nodeName string) (hypervisor.Hypervisor, error)
 	// NodeLabels returns extra labels for a host's Node object.
 	NodeLabels func(nodeName string) map[string]string
+	// ConfigureNode adjusts one node agent's options after the shared
+	// NodeAgent ones are applied (per-host migration addresses, say).
+	ConfigureNode func(nodeName string, o *node.Options)
 	// Domain configures the domain builder on every node.
 	Domain domain.Options
 	// Scheduler places VMIs and migration targets; nil means
@@ -175,6 +178,9 @@ func New(opts Options) (*Cluster, error) {
 		}
 		if opts.NodeLabels != nil {
 			no.Labels = opts.NodeLabels(name)
+		}
+		if opts.ConfigureNode != nil {
+			opts.ConfigureNode(name, &no)
 		}
 		if no.GuestInfo == nil {
 			if ac, ok := hv.(hypervisor.AgentCommander); ok {

@@ -60,6 +60,14 @@ type Stats struct {
 	Relists uint64 // lists after start, resync or expiry
 }
 
+// StatsSource is what a metrics collector needs from a runner; a
+// [Controller] is one, and so is anything else that keeps a work queue.
+type StatsSource interface {
+	Stats() Stats
+}
+
+var _ StatsSource = (*Controller)(nil)
+
 // histogram is a lock-free cumulative histogram over latencyBuckets.
 type histogram struct {
 	count   atomic.Uint64

@@ -125,7 +125,9 @@ func NewMigrationReconciler(o ReconcilerOptions, m MigrationOptions) (*Migration
 }
 
 // Configuration returns the effective cluster migration configuration.
-func (r *MigrationReconciler) Configuration() *virtkit.MigrationConfiguration { return r.cfg.DeepCopy() }
+func (r *MigrationReconciler) Configuration() *virtkit.MigrationConfiguration {
+	return r.cfg.DeepCopy()
+}
 
 func migrationList() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceMigrationList{} }
 

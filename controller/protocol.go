@@ -42,6 +42,10 @@ type ReconcilerOptions struct {
 	// IntN draws the start-failure backoff jitter in [0, n); nil =
 	// math/rand/v2.IntN. Tests pass a deterministic one.
 	IntN func(n int) int
+	// Defaults fill the VMIs the VM and ReplicaSet reconcilers create, as
+	// KubeVirt's mutating webhook does on VMI creation (SetDefaults is
+	// idempotent, so templates defaulted earlier stay as they are).
+	Defaults virtkit.DefaultOptions
 	// DefaultEvictionStrategy applies to VMIs without
 	// spec.evictionStrategy (KubeVirt's cluster-wide evictionStrategy);
 	// empty means None. Eviction reconciler only.

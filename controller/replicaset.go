@@ -217,6 +217,9 @@ func (r *ReplicaSetReconciler) create(ctx context.Context, rs *virtkit.VirtualMa
 		},
 		Spec: *tmpl.Spec.DeepCopy(),
 	}
+	// Each VMI is defaulted on its own (its own random firmware UUID), as
+	// KubeVirt's webhook does when the ReplicaSet controller creates it.
+	r.o.Defaults.SetDefaults(vmi)
 	if err := r.o.Store.Create(ctx, vmi); err != nil {
 		return nil, fmt.Errorf("create vmi for replicaset %s/%s: %w", rs.Namespace, rs.Name, err)
 	}

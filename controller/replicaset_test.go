@@ -162,3 +162,33 @@ func TestReplicaSetBadSelectorIsTerminal(t *testing.T) {
 	require.True(t, IsTerminal(err))
 	assert.Contains(t, err.Error(), "spec.selector")
 }
+
+func TestCreatedVMIsAreDefaulted(t *testing.T) {
+	e := newEnv(t, 2)
+	require.NoError(t, e.st.Create(e.ctx, newRS("web", 2)))
+	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
+	e.settle()
+	vmis := e.vmisOf("web")
+	require.Len(t, vmis, 2)
+	uuids := map[string]bool{}
+	for _, v := range append(vmis, *e.getVMI("vm")) {
+		require.NotNil(t, v.Spec.Domain.Machine, v.Name)
+		assert.Equal(t, virtkit.DefaultMachineType, v.Spec.Domain.Machine.Type, v.Name)
+		require.NotNil(t, v.Spec.Domain.Firmware, v.Name)
+		assert.NotEmpty(t, v.Spec.Domain.Firmware.UUID, v.Name)
+		uuids[string(v.Spec.Domain.Firmware.UUID)] = true
+	}
+	assert.Len(t, uuids, 3, "every VMI has its own firmware UUID")
+	assert.Equal(t, virtkit.FirmwareUUIDForVM("vm"), e.getVMI("vm").Spec.Domain.Firmware.UUID)
+
+	// A spec change outside the template bumps the generation; the
+	// defaulted VMI still matches its undefaulted template.
+	vm := e.getVM("vm")
+	rs := virtkit.RunStrategyRerunOnFailure
+	vm.Spec.RunStrategy = &rs
+	require.NoError(t, e.st.Update(e.ctx, vm))
+	e.settle()
+	vm = e.getVM("vm")
+	require.EqualValues(t, 2, vm.Generation)
+	assert.Nil(t, virtkit.GetCondition(vm.Status.Conditions, virtkit.VirtualMachineRestartRequired))
+}

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/sha1"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,7 +10,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/internal/backoff"
@@ -384,7 +382,7 @@ func (r *VMReconciler) start(ctx context.Context, s *vmSync, backoffApplies bool
 		s.requeue = sf.RetryAfterTimestamp.Sub(s.now.Time)
 		return nil
 	}
-	vmi, err := newVMIFromVM(s.vm)
+	vmi, err := r.render(s.vm)
 	if err != nil {
 		s.syncErr = TerminalError(err)
 		s.failReason = ReasonFailedCreate
@@ -402,6 +400,17 @@ func (r *VMReconciler) start(ctx context.Context, s *vmSync, backoffApplies bool
 	s.createdVMI = true
 	r.o.Logger.Debug("created vmi", "vm", s.vm.Namespace+"/"+s.vm.Name, "uid", vmi.UID)
 	return nil
+}
+
+// render is the VMI the VM would create now: the template rendered
+// (newVMIFromVM) and defaulted like a newly created VMI.
+func (r *VMReconciler) render(vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstance, error) {
+	vmi, err := newVMIFromVM(vm)
+	if err != nil {
+		return nil, err
+	}
+	r.o.Defaults.SetDefaults(vmi)
+	return vmi, nil
 }
 
 // newVMIFromVM renders the VM's VMI (§1.6).
@@ -430,7 +439,7 @@ func newVMIFromVM(vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstance, 
 		vmi.Spec.Domain.Firmware = &virtkit.Firmware{}
 	}
 	if vmi.Spec.Domain.Firmware.UUID == "" {
-		vmi.Spec.Domain.Firmware.UUID = FirmwareUUID(vm.Name)
+		vmi.Spec.Domain.Firmware.UUID = virtkit.FirmwareUUIDForVM(vm.Name)
 	}
 	if req := firstRequest(vm); req != nil && req.Action == virtkit.StartRequest &&
 		req.Data[virtkit.StartRequestDataPausedKey] == "true" {
@@ -438,22 +447,6 @@ func newVMIFromVM(vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstance, 
 		vmi.Spec.StartStrategy = &paused
 	}
 	return vmi, nil
-}
-
-// FirmwareUUID is the stable firmware UUID of a VM without one: UUIDv5
-// (SHA-1) of the VM name in KubeVirt's namespace, so the guest sees the same
-// UUID on every start. It is a pure function of the name, so it is not
-// written back into the VM.
-func FirmwareUUID(vmName string) types.UID {
-	ns := [16]byte{0x6a, 0x1a, 0x24, 0xa1, 0x40, 0x61, 0x46, 0x07, 0x8b, 0xf4, 0xa3, 0x96, 0x3d, 0x0c, 0x58, 0x95}
-	h := sha1.New()
-	h.Write(ns[:])
-	h.Write([]byte(vmName))
-	var u [16]byte
-	copy(u[:], h.Sum(nil))
-	u[6] = (u[6] & 0x0f) | 0x50 // version 5
-	u[8] = (u[8] & 0x3f) | 0x80 // RFC 4122 variant
-	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16]))
 }
 
 // trimRequests pops the first request once it has been acted on (§1.5).
@@ -550,7 +543,7 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 			}, s.now)
 		}
 	}
-	if vmi != nil && !vmi.IsFinal() && templateChanged(vm, vmi) {
+	if vmi != nil && !vmi.IsFinal() && r.templateChanged(vm, vmi) {
 		virtkit.SetCondition(&conds, virtkit.Condition{
 			Type: virtkit.VirtualMachineRestartRequired, Status: virtkit.ConditionTrue,
 			Reason: "NotLiveUpdatable", Message: "a non-live-updatable field was changed in the template spec",
@@ -589,14 +582,18 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 // controllers set on the VMI themselves (firmware UUID, start strategy of a
 // paused start, grace period of a forced stop). virtkit applies no template
 // change to a running VMI, so any difference needs a restart.
-func templateChanged(vm *virtkit.VirtualMachine, vmi *virtkit.VirtualMachineInstance) bool {
+func (r *VMReconciler) templateChanged(vm *virtkit.VirtualMachine, vmi *virtkit.VirtualMachineInstance) bool {
 	if vm.Spec.Template == nil {
 		return false
 	}
 	if g, err := strconv.ParseInt(vmi.Annotations[virtkit.VMGenerationAnnotation], 10, 64); err == nil && g == vm.Generation {
 		return false // rendered from this very generation
 	}
-	want := vm.Spec.Template.Spec.DeepCopy()
+	rendered, err := r.render(vm)
+	if err != nil {
+		return false
+	}
+	want := &rendered.Spec
 	got := vmi.Spec.DeepCopy()
 	for _, spec := range []*virtkit.VirtualMachineInstanceSpec{want, got} {
 		spec.StartStrategy = nil

@@ -33,7 +33,7 @@ func TestVMICreatedFromTemplate(t *testing.T) {
 	assert.Contains(t, vmi.Finalizers, virtkit.VirtualMachineInstanceFinalizer)
 	assert.Contains(t, vmi.Finalizers, NodeAgentFinalizer)
 	assert.Contains(t, vm.Finalizers, virtkit.VirtualMachineControllerFinalizer)
-	assert.Equal(t, FirmwareUUID("vm"), vmi.Spec.Domain.Firmware.UUID)
+	assert.Equal(t, virtkit.FirmwareUUIDForVM("vm"), vmi.Spec.Domain.Firmware.UUID)
 	assert.Nil(t, vm.Spec.Template.Spec.Domain.Firmware, "the VM template is not modified")
 
 	assert.True(t, vm.Status.Created)
@@ -43,17 +43,6 @@ func TestVMICreatedFromTemplate(t *testing.T) {
 	assert.EqualValues(t, 1, vm.Status.DesiredGeneration)
 	assert.True(t, virtkit.IsConditionTrue(vm.Status.Conditions, virtkit.VirtualMachineReady))
 	assert.True(t, virtkit.IsConditionTrue(vm.Status.Conditions, virtkit.VirtualMachineInstancePodScheduled), "VMI conditions are copied")
-}
-
-func TestFirmwareUUID(t *testing.T) {
-	// UUIDv5 is deterministic: same name, same UUID; version and variant
-	// bits set.
-	u := string(FirmwareUUID("testvm"))
-	assert.Len(t, u, 36)
-	assert.Equal(t, byte('5'), u[14])
-	assert.Contains(t, "89ab", string(u[19]))
-	assert.Equal(t, FirmwareUUID("testvm"), FirmwareUUID("testvm"))
-	assert.NotEqual(t, FirmwareUUID("testvm"), FirmwareUUID("testvm2"))
 }
 
 func TestVMStoppedConditions(t *testing.T) {

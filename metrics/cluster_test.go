@@ -1,12 +1,10 @@
 package metrics_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/metrics"
 )
 
@@ -99,18 +96,6 @@ func scrape(t *testing.T, url string) []byte {
 	return body
 }
 
-// promtoolCheck runs `promtool check metrics` and fails on any parse error
-// or lint warning.
-func promtoolCheck(t *testing.T, exposition []byte) {
-	t.Helper()
-	promtool := testenv.LookTool(t, "promtool", "Debian prometheus")
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = bytes.NewReader(exposition)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "promtool check metrics:\n%s", out)
-	assert.Empty(t, strings.TrimSpace(string(out)), "promtool warnings")
-}
-
 func TestRegisterClusterExpositionPassesPromtool(t *testing.T) {
 	_, reg := startCluster(t)
 	srv := httptest.NewServer(metrics.Handler(reg))
@@ -135,7 +120,7 @@ func TestRegisterClusterExpositionPassesPromtool(t *testing.T) {
 	} {
 		assert.Contains(t, string(body), want)
 	}
-	promtoolCheck(t, body)
+	metrics.PromtoolCheck(t, body)
 }
 
 func TestClusterCPUTimeGrows(t *testing.T) {

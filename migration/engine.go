@@ -327,8 +327,9 @@ func (e *Engine) Start(ctx context.Context) error {
 }
 
 // launchLocked asks the policy for the plan and starts the job or refuses.
-// The lock is held across StartMigration: nothing else runs before the job
-// exists, and Snapshot waits for a start that a backend answers at once.
+// The lock is released while the backend starts the job (libvirt may take
+// seconds), so Snapshot never waits for it; only one goroutine drives the
+// engine, so nothing else changes the state meanwhile.
 func (e *Engine) launchLocked(ctx context.Context) error {
 	now := e.clock.Now()
 	e.st.startedAt = now
@@ -350,7 +351,9 @@ func (e *Engine) launchLocked(ctx context.Context) error {
 		params.DowntimeLimit = act.DowntimeLimit
 	}
 	e.st.downtimeLimit = params.DowntimeLimit
+	e.mu.Unlock()
 	job, err := e.migrator.StartMigration(ctx, e.req.Domain, params)
+	e.mu.Lock()
 	if err != nil {
 		e.st.done = true
 		e.st.result = Result{Policy: e.policy.Name(), Outcome: OutcomeFailed, Mode: hypervisor.ModePreCopy,

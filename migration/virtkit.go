@@ -310,7 +310,7 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 			Reason: "pre-copy looks hopeless; sampling the dirty rate a while longer before deciding"}
 	}
 	if low, ok := p.DirtyRateLow.Get(); ok && !overspent && low < e.dirtyEff {
-		lp, err := Predict(ModelInput{Memory: in.Memory, Bandwidth: e.bw, DirtyRate: low, DowntimeLimit: e.limit})
+		lp, err := Predict(ModelInput{Memory: in.Memory, Bandwidth: e.bw, DirtyRate: low, DowntimeLimit: e.cap})
 		if err == nil && lp.Converges {
 			return Action{Kind: ActionContinue, Figures: f.add("dirtyRateLow", low, "B/s"),
 				Reason: fmt.Sprintf("pre-copy converges at the lowest sampled dirty rate %s: the high rate may be a burst", formatRate(low))}

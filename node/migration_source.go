@@ -20,9 +20,15 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
+// failureReason is a cancel cause whose text becomes the migration's
+// failureReason verbatim (KubeVirt's capitalised sentences).
+type failureReason string
+
+func (f failureReason) Error() string { return string(f) }
+
 // errAbortRequested is the cancel cause of a migration whose abort was
 // asked for (the VMIM was deleted, or the VMI).
-var errAbortRequested = errors.New(controller.MigrationReasonAborted)
+var errAbortRequested error = failureReason(controller.MigrationReasonAborted)
 
 // outgoing is one migration this agent runs as the source.
 type outgoing struct {
@@ -325,9 +331,9 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 		switch {
 		case postCopy:
 		case acceptable > 0 && time.Since(began) > acceptable:
-			o.cancel(fmt.Errorf("Live migration is not completed after %d seconds and has been aborted", int(acceptable.Seconds())))
+			o.cancel(failureReason(fmt.Sprintf("Live migration is not completed after %d seconds and has been aborted", int(acceptable.Seconds()))))
 		case progressTimeout > 0 && time.Since(lastProgress) > progressTimeout:
-			o.cancel(fmt.Errorf("Live migration is stuck for %d seconds and has been aborted", int(progressTimeout.Seconds())))
+			o.cancel(failureReason(fmt.Sprintf("Live migration is stuck for %d seconds and has been aborted", int(progressTimeout.Seconds()))))
 		}
 		status := a.engineStatus(snap, nil)
 		if written != nil && reflect.DeepEqual(written, status) {

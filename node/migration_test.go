@@ -124,7 +124,9 @@ func phaseIs(p virtkit.VirtualMachineInstanceMigrationPhase) func(*virtkit.Virtu
 	return func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool { return found && m.Status.Phase == p }
 }
 
-func isFinal(m *virtkit.VirtualMachineInstanceMigration, found bool) bool { return found && m.IsFinal() }
+func isFinal(m *virtkit.VirtualMachineInstanceMigration, found bool) bool {
+	return found && m.IsFinal()
+}
 
 // isReleased: final and the controller has let go of it.
 func isReleased(m *virtkit.VirtualMachineInstanceMigration, found bool) bool {

@@ -64,15 +64,23 @@ func libvirtDemoOptions(ctx context.Context, o demoOptions, copts cluster.Option
 	}
 	copts.NodeAgent.RuntimeDirOwner = &node.Owner{UID: uid, GID: gid}
 	var conns []*libvirt.Hypervisor
-	next := 0
-	copts.NewHypervisor = func(string) (hypervisor.Hypervisor, error) {
-		h, err := libvirt.New(ctx, libvirt.Options{URI: uris[next]})
+	uriOf := map[string]string{}
+	copts.NewHypervisor = func(name string) (hypervisor.Hypervisor, error) {
+		uri := uris[len(conns)]
+		h, err := libvirt.New(ctx, libvirt.Options{URI: uri})
 		if err != nil {
 			return nil, err
 		}
-		next++
 		conns = append(conns, h)
+		uriOf[name] = uri
 		return h, nil
+	}
+	// Other daemons reach a node's daemon over TCP (a local unix URI
+	// would name the sender itself); the data goes over loopback on a
+	// port the target picks.
+	copts.ConfigureNode = func(name string, o *node.Options) {
+		o.Migration.URI = migrationURIOf(uriOf[name])
+		o.Migration.DataURI = "tcp://127.0.0.1"
 	}
 	cleanup := func() {
 		for _, c := range conns {
@@ -81,4 +89,14 @@ func libvirtDemoOptions(ctx context.Context, o demoOptions, copts cluster.Option
 		_ = os.RemoveAll(work)
 	}
 	return copts, cleanup, nil
+}
+
+// migrationURIOf is how another daemon reaches the daemon at uri:
+// qemu:///system becomes the TCP listener hack/realstack/libvirtd.sh gives
+// instance A.
+func migrationURIOf(uri string) string {
+	if uri == libvirttest.SourceURI {
+		return "qemu+tcp://127.0.0.1:16509/system"
+	}
+	return uri
 }

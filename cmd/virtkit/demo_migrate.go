@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor/sim"
@@ -13,12 +15,12 @@ import (
 )
 
 // demoWorkload is what the demo guest does to its memory while it moves on
-// sim: it rewrites a 256 MiB working set at 400 MB/s, mostly CPU-driven,
-// so the engine has a real dirty rate to measure and decide on.
+// sim: it writes 1 GB/s at random over a 512 MiB working set, mostly
+// CPU-driven, so the engine has a dirty rate worth deciding on.
 var demoWorkload = sim.Workload{
-	DirtyRate:           400_000_000,
-	WorkingSet:          256 << 20,
-	Shape:               sim.ShapeHotset,
+	DirtyRate:           1_000_000_000,
+	WorkingSet:          512 << 20,
+	Shape:               sim.ShapeUniform,
 	ThrottleSensitivity: 0.9,
 	CPUUsage:            0.6,
 }
@@ -53,6 +55,9 @@ func (w *walk) migrateStep(key store.Key) error {
 		}
 		fmt.Fprintf(w.out, "  the guest dirties %s over a %s working set while it moves\n",
 			rate(float64(demoWorkload.DirtyRate)), bytesOf(float64(demoWorkload.WorkingSet)))
+	}
+	if err := w.applyDemoPolicy(vmi); err != nil {
+		return err
 	}
 	mig, err := controller.Migrate(w.ctx, st, key, controller.MigrateOptions{})
 	if err != nil {
@@ -91,6 +96,44 @@ func (w *walk) migrateStep(key store.Key) error {
 	return nil
 }
 
+// applyDemoPolicy gives the demo guest a MigrationPolicy that allows
+// auto-converge and post-copy (KubeVirt's defaults allow neither), so the
+// engine has remedies to choose from.
+func (w *walk) applyDemoPolicy(vmi *virtkit.VirtualMachineInstance) error {
+	sel := map[string]string{}
+	for k, v := range vmi.Labels {
+		if k == virtkit.VirtualMachineLabel {
+			sel[k] = v
+		}
+	}
+	if len(sel) == 0 {
+		return nil
+	}
+	yes := true
+	p := &virtkit.MigrationPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: virtkit.MigrationsAPIVersion, Kind: virtkit.KindMigrationPolicy},
+		ObjectMeta: metav1.ObjectMeta{Name: "demo-converge"},
+		Spec: virtkit.MigrationPolicySpec{
+			Selectors:         &virtkit.Selectors{VirtualMachineInstanceSelector: sel},
+			AllowAutoConverge: &yes,
+			AllowPostCopy:     &yes,
+		},
+	}
+	if err := w.c.Apply(w.ctx, p); err != nil {
+		return fmt.Errorf("migration policy: %w", err)
+	}
+	fmt.Fprintf(w.out, "  migrationpolicy %s created: allowAutoConverge and allowPostCopy for %s\n", p.Name, labelsString(sel))
+	return nil
+}
+
+func labelsString(l map[string]string) string {
+	var parts []string
+	for k, v := range l {
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, ",")
+}
+
 func (w *walk) simHost(name string) *sim.Host {
 	if n := w.c.Node(name); n != nil {
 		if h, ok := n.Hypervisor.(*sim.Host); ok {
@@ -116,11 +159,15 @@ func (w *walk) followMigration(mig *virtkit.VirtualMachineInstanceMigration, sou
 		if err := st.Get(w.ctx, store.KeyOf(mig), cur); err != nil {
 			return nil, err
 		}
-		line := "phase " + string(cur.Status.Phase)
+		phase := string(cur.Status.Phase)
+		if phase == "" {
+			phase = "(being admitted)"
+		}
+		line := "phase " + phase
 		if p := w.progressLine(mig, source); p != "" {
 			line += "  " + p
 		}
-		if line != last && (time.Since(lastPrint) >= 250*time.Millisecond || cur.IsFinal() || !strings.HasPrefix(last, "phase "+string(cur.Status.Phase))) {
+		if line != last && (time.Since(lastPrint) >= 250*time.Millisecond || cur.IsFinal() || !strings.HasPrefix(last, "phase "+phase)) {
 			fmt.Fprintf(w.out, "    %s\n", line)
 			last, lastPrint = line, time.Now()
 		}
@@ -233,4 +280,3 @@ func rate(bps float64) string {
 	}
 	return fmt.Sprintf("%.0f B/s", bps)
 }
-

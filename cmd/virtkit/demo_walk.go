@@ -156,6 +156,12 @@ func (w *walk) vmLife(key store.Key) error {
 	}); err != nil {
 		return err
 	}
+	if _, err := w.waitVMIObj(key, "the guest agent answers again", func(vmi *virtkit.VirtualMachineInstance) bool {
+		return virtkit.IsConditionTrue(vmi.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected) &&
+			vmi.Status.GuestOSInfo.Name != ""
+	}); err != nil {
+		return err
+	}
 	w.showAll()
 	return nil
 }

@@ -2,13 +2,14 @@
 # Starts and stops the two libvirtd instances the real-stack tier migrates
 # between, without systemd:
 #   A  the normal qemu:///system (virtlogd + libvirtd, stock /etc/libvirt),
+#      also listening on qemu+tcp://127.0.0.1:16509/system with auth none,
 #   B  a second libvirtd in a private mount namespace with its own
 #      /run/libvirt, /var/{lib,cache,log}/libvirt and /etc/libvirt (scratch
 #      directories under build/realstack/b), its own host UUID, listening on
 #      qemu+tcp://127.0.0.1:16510/system with auth none.
 # libvirt refuses to migrate a domain to the host it runs on (same host UUID);
 # two daemons with distinct UUIDs on one machine make real live migration
-# A -> B possible (migrate URI tcp://127.0.0.1:PORT).
+# A -> B and B -> A possible (migrate URI tcp://127.0.0.1[:PORT]).
 #
 # Usage: libvirtd.sh start|stop|status   (as root)
 # start is idempotent: a running, answering instance is left alone.
@@ -20,6 +21,10 @@ root=$(cd "$here/../.." && pwd)
 state=${REALSTACK_STATE:-$root/build/realstack}
 
 uri_a=qemu:///system
+# A also listens on TCP so B can migrate guests back to it (B's own
+# qemu:///system is B itself, in its mount namespace).
+port_a=${REALSTACK_A_PORT:-16509}
+uri_a_tcp=qemu+tcp://127.0.0.1:$port_a/system
 port_b=${REALSTACK_B_PORT:-16510}
 uri_b=qemu+tcp://127.0.0.1:$port_b/system
 # Where B's QEMU listens for incoming migrations when the caller's migrate
@@ -57,9 +62,16 @@ wait_answer() {
 
 start_a() {
 	mkdir -p "$state/a"
-	if pid_alive /run/libvirtd.pid && answers "$uri_a"; then
-		echo "libvirtd.sh: A ($uri_a) already running"
+	if pid_alive /run/libvirtd.pid && answers "$uri_a" && answers "$uri_a_tcp"; then
+		echo "libvirtd.sh: A ($uri_a, $uri_a_tcp) already running"
 		return
+	fi
+	if pid_alive /run/libvirtd.pid && ! answers "$uri_a_tcp"; then
+		# Started without the TCP listener (by hand or an older script):
+		# restart it. Running guests survive a libvirtd restart (QEMU keeps
+		# running; libvirtd reconnects to it).
+		kill "$(cat /run/libvirtd.pid)"
+		for _ in $(seq 1 50); do pid_alive /run/libvirtd.pid || break; sleep 0.2; done
 	fi
 	if ! pid_alive /run/virtlogd.pid; then
 		/usr/sbin/virtlogd -d
@@ -71,11 +83,17 @@ start_a() {
 
 # added by hack/realstack/libvirtd.sh
 log_outputs = "3:file:$state/a/libvirtd.log"
+listen_tls = 0
+listen_tcp = 1
+listen_addr = "127.0.0.1"
+tcp_port = "$port_a"
+auth_tcp = "none"
 EOF
-		/usr/sbin/libvirtd -d --config "$state/a/libvirtd.conf"
+		/usr/sbin/libvirtd -d --listen --config "$state/a/libvirtd.conf"
 	fi
 	wait_answer "$uri_a" /run/libvirtd.pid "$state/a/libvirtd.log"
-	echo "libvirtd.sh: A answers on $uri_a"
+	wait_answer "$uri_a_tcp" /run/libvirtd.pid "$state/a/libvirtd.log"
+	echo "libvirtd.sh: A answers on $uri_a and $uri_a_tcp"
 }
 
 seed_b() {

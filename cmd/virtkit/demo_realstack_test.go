@@ -1,0 +1,61 @@
+//go:build realstack
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
+)
+
+// TestRealStackDemo runs the demo's whole walk on the two real libvirtd
+// instances with the tiny TCG guest: start, the real qemu-ga's answers in
+// VMI status, pause/unpause, stop/start, a ReplicaSet scaled, clean-up.
+func TestRealStackDemo(t *testing.T) {
+	libvirttest.RequireStack(t)
+	var out, errOut bytes.Buffer
+	err := runDemo(context.Background(), &out, &errOut, demoOptions{nodes: 2, hypervisor: "libvirt", output: "text", timeout: 6 * time.Minute})
+	t.Log(out.String())
+	require.NoError(t, err, errOut.String())
+	text := out.String()
+	require.Contains(t, text, "with 2 libvirt hosts")
+	// The guest OS comes from the real qemu-ga reading the guest's
+	// /etc/os-release (hack/realstack/build-guest.sh writes it).
+	require.Contains(t, text, "guest OS:   virtkit tiny guest")
+	require.Contains(t, text, "condition:  AgentConnected=True")
+	require.Contains(t, text, "demo finished: every step reached its expected state")
+	require.Contains(t, text, "ok  every VMI gone and its guest stopped")
+}
+
+// TestRealStackDemoJSON checks the final objects of a libvirt walk: the VM
+// runs with the guest's own view in status.
+func TestRealStackDemoJSON(t *testing.T) {
+	libvirttest.RequireStack(t)
+	var out, errOut bytes.Buffer
+	err := runDemo(context.Background(), &out, &errOut, demoOptions{nodes: 1, hypervisor: "libvirt", output: "json", timeout: 6 * time.Minute})
+	require.NoError(t, err, errOut.String())
+	var doc struct {
+		VirtualMachineInstances []virtkit.VirtualMachineInstance `json:"virtualMachineInstances"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc))
+	var vm *virtkit.VirtualMachineInstance
+	for i := range doc.VirtualMachineInstances {
+		if doc.VirtualMachineInstances[i].Name == "tiny-vm" {
+			vm = &doc.VirtualMachineInstances[i]
+		}
+	}
+	require.NotNil(t, vm)
+	require.Equal(t, virtkit.Running, vm.Status.Phase)
+	require.Equal(t, "virtkit-tiny", vm.Status.GuestOSInfo.ID)
+	require.NotEmpty(t, vm.Status.GuestOSInfo.KernelRelease)
+	require.True(t, virtkit.IsConditionTrue(vm.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected))
+	require.NotEmpty(t, vm.Status.Interfaces)
+	require.Equal(t, virtkit.InfoSourceDomain, vm.Status.Interfaces[0].InfoSource)
+}

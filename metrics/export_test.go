@@ -1,0 +1,4 @@
+package metrics
+
+// PromtoolCheck lets the external tests reuse the promtool helper.
+var PromtoolCheck = promtoolCheck
