@@ -444,6 +444,15 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 	if mig.Status.MigrationState == nil || mig.Status.MigrationState.SourceNode == "" {
 		mig.Status.MigrationState = &virtkit.VirtualMachineInstanceMigrationState{MigrationUID: mig.UID, SourceNode: vmi.Status.NodeName}
 	}
+	if _, evac := mig.Annotations[virtkit.EvacuationMigrationAnnotation]; evac {
+		wait, err := r.evacuationBackoff(ctx, mig)
+		if err != nil {
+			return "", Result{}, err
+		}
+		if wait > 0 {
+			return "", Result{RequeueAfter: wait}, nil
+		}
+	}
 	r.slotMu.Lock()
 	defer r.slotMu.Unlock()
 	all := &virtkit.VirtualMachineInstanceMigrationList{}
@@ -478,6 +487,43 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 		return "", Result{}, err
 	}
 	return "", Result{}, nil
+}
+
+// evacuationBackoff is KubeVirt's wait before another evacuation attempt
+// of a VMI: 20 s after the last failed evacuation migration, doubling per
+// consecutive failure. It returns how long is left.
+func (r *MigrationReconciler) evacuationBackoff(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration) (time.Duration, error) {
+	migs, err := r.migrationsOf(ctx, mig.Namespace, mig.Spec.VMIName)
+	if err != nil {
+		return 0, err
+	}
+	var evac []virtkit.VirtualMachineInstanceMigration
+	for _, m := range migs {
+		if _, ok := m.Annotations[virtkit.EvacuationMigrationAnnotation]; ok && m.UID != mig.UID && m.IsFinal() {
+			evac = append(evac, m)
+		}
+	}
+	sort.Slice(evac, func(i, j int) bool {
+		a, b := evac[i].CreationTimestamp, evac[j].CreationTimestamp
+		return b.Before(&a) // newest first
+	})
+	failures := 0
+	var lastFailed *metav1.Time
+	for i := range evac {
+		if evac[i].Status.Phase != virtkit.MigrationFailed {
+			break
+		}
+		if failures == 0 {
+			lastFailed = phaseSince(&evac[i], virtkit.MigrationFailed)
+		}
+		failures++
+	}
+	if failures == 0 || lastFailed == nil {
+		return 0, nil
+	}
+	backoff := 20 * time.Second << min(failures-1, 10)
+	left := lastFailed.Add(backoff).Sub(r.o.Now())
+	return max(left, 0), nil
 }
 
 // schedule picks the target node: the VMI's own constraints plus

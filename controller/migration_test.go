@@ -436,3 +436,46 @@ func TestMigrationPolicyAppliedAtHandOff(t *testing.T) {
 	assert.True(t, *ms.MigrationConfiguration.AllowPostCopy)
 	assert.True(t, *ms.MigrationConfiguration.AllowWorkloadDisruption)
 }
+
+func TestEvacuationMigrationBacksOffAfterFailures(t *testing.T) {
+	e := newMigEnv(t, nil, "n1", "n2")
+	e.runningVMI("vm", "n1", true)
+	evac := func() *virtkit.VirtualMachineInstanceMigration {
+		m := &virtkit.VirtualMachineInstanceMigration{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", GenerateName: "kubevirt-evacuation-",
+				Annotations: map[string]string{virtkit.EvacuationMigrationAnnotation: "n1"}},
+			Spec: virtkit.VirtualMachineInstanceMigrationSpec{VMIName: "vm"},
+		}
+		require.NoError(t, e.st.Create(e.ctx, m))
+		e.clock.Advance(time.Second)
+		return m
+	}
+	first := evac()
+	e.settle()
+	require.Equal(t, virtkit.MigrationPreparingTarget, e.mig(first).Status.Phase)
+	e.agentWrites("vm", func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) {
+		ms.Failed, ms.Completed, ms.FailureReason = true, true, "target went away"
+	})
+	e.settle()
+	require.Equal(t, virtkit.MigrationFailed, e.mig(first).Status.Phase)
+
+	second := evac()
+	e.settle()
+	assert.Equal(t, virtkit.MigrationPending, e.mig(second).Status.Phase, "20 s after a failed evacuation")
+	res, err := e.r.Reconcile(e.ctx, Request{Namespace: "default", Name: e.mig(second).Name})
+	require.NoError(t, err)
+	assert.Greater(t, res.RequeueAfter, 15*time.Second)
+	assert.LessOrEqual(t, res.RequeueAfter, 20*time.Second)
+	e.clock.Advance(20 * time.Second)
+	e.settle()
+	assert.Equal(t, virtkit.MigrationPreparingTarget, e.mig(second).Status.Phase)
+
+	// A user's migration is not held back by evacuation failures.
+	e.agentWrites("vm", func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) {
+		ms.Failed, ms.Completed, ms.FailureReason = true, true, "again"
+	})
+	e.settle()
+	user := e.migrate("vm")
+	e.settle()
+	assert.Equal(t, virtkit.MigrationPreparingTarget, e.mig(user).Status.Phase)
+}

@@ -473,3 +473,59 @@ func TestTerminalErrorDetection(t *testing.T) {
 	}
 	assert.ErrorIs(t, TerminalError(base), base, "the cause stays reachable")
 }
+
+// TestRelistWhenTheStoreDropsASlowWatcher uses the real memory store: a
+// watcher that falls more than WatchBuffer events behind is dropped with
+// ErrExpired, and the runner must relist and still see every object.
+func TestRelistWhenTheStoreDropsASlowWatcher(t *testing.T) {
+	st, err := store.NewMemoryWithOptions(store.Options{WatchBuffer: 2})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	release := make(chan struct{})
+	var blocked atomic.Bool
+	slowMap := func(ctx context.Context, obj virtkit.Object) []Request {
+		// Hold the watch goroutine on the first event so the store's
+		// buffer for it overflows.
+		if blocked.CompareAndSwap(false, true) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return ObjectKey(ctx, obj)
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	rec := ReconcilerFunc(func(_ context.Context, req Request) (Result, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[req.Name] = true
+		return Result{}, nil
+	})
+	c, err := New(st, rec, Options{ResyncPeriod: -1}, Watch{
+		NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineList{} },
+		Map:     slowMap,
+	})
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() { assert.NoError(t, c.Start(ctx)); close(done) }()
+
+	// Wait for the initial (empty) list, then write more than the buffer.
+	require.Eventually(t, func() bool { return c.Stats().Relists == 1 }, 5*time.Second, time.Millisecond)
+	const n = 20
+	for i := range n {
+		vm := &virtkit.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("vm%d", i)}}
+		require.NoError(t, st.Create(ctx, vm))
+	}
+	close(release)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == n
+	}, 5*time.Second, time.Millisecond, "every object is reconciled after the relist")
+	assert.GreaterOrEqual(t, c.Stats().Relists, uint64(2), "the dropped watch was followed by a relist")
+	cancel()
+	<-done
+}

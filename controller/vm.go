@@ -26,11 +26,24 @@ const (
 	ReasonInvalidRunStrategy = "InvalidRunStrategy"
 )
 
-// VMReconciler gives VirtualMachines KubeVirt's semantics: it creates and
-// deletes the VM's VMI according to the run strategy and the queued state
-// change requests, delays restarts after failed starts, and keeps the VM
-// status (created, ready, printableStatus, conditions, startFailure,
-// runStrategy, generations) current.
+// VMReconciler gives VirtualMachines KubeVirt's semantics (§1.4-1.6): it
+// creates and deletes the VM's VMI according to the run strategy and the
+// queued state change requests, delays automatic starts after failed ones
+// (status.startFailure), and keeps the VM status current: created, ready,
+// printableStatus, runStrategy, observed/desiredGeneration, and the
+// conditions Ready (False/VMINotExists without a VMI), Failure (a sync
+// error), RestartRequired (the template changed under a running VMI) and
+// copies of the VMI's conditions (Paused, LiveMigratable, ...).
+//
+// The VMI is the template with name = VM name, the template's labels and
+// annotations, a controller owner reference, the finalizer
+// kubevirt.io/virtualMachineControllerFinalize, the annotation
+// kubevirt.io/vm-generation, firmware.uuid = UUIDv5 of the VM name when
+// unset, and ReconcilerOptions.Defaults applied. Without a garbage
+// collector, the reconciler itself deletes the VMI of a deleted VM.
+//
+// One deliberate difference from KubeVirt: a VMI that was deleted (stopped
+// on purpose) before it ever ran is not counted as a failed start.
 type VMReconciler struct {
 	o ReconcilerOptions
 }

@@ -34,16 +34,29 @@ func (oneFilesystem) FilesystemList(string, string) ([]node.GuestFilesystem, err
 	return []node.GuestFilesystem{{DiskName: "vda1", MountPoint: "/", FileSystemType: "ext4", UsedBytes: 2 << 30, TotalBytes: 10 << 30}}, nil
 }
 
-// scrapeRegistry builds a store with n Running VMIs on one simulated host
-// (on a virtual clock, so nothing runs in the background) and both
+// vmisPerNode is how many VMIs each simulated host runs in the benchmark,
+// a typical density; the sim host's per-call cost grows with its domain
+// count, so one host with thousands of domains would measure sim, not
+// the collectors.
+const vmisPerNode = 100
+
+// scrapeRegistry builds a store with n Running VMIs spread over simulated
+// hosts (on one virtual clock, so nothing runs in the background) and both
 // collectors over them.
 func scrapeRegistry(b *testing.B, n int) *prometheus.Registry {
 	b.Helper()
 	ctx := context.Background()
 	clock := sim.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	host := sim.New(sim.Options{Name: "node-1", Clock: clock, CPUs: 4 * n, MemoryBytes: uint64(n) << 31})
 	st := store.NewMemory()
+	var nodes []metrics.NodeSource
+	var host *sim.Host
 	for i := range n {
+		if i%vmisPerNode == 0 {
+			name := fmt.Sprintf("node-%d", i/vmisPerNode+1)
+			host = sim.New(sim.Options{Name: name, Clock: clock, CPUs: 4 * vmisPerNode, MemoryBytes: vmisPerNode << 31})
+			nodes = append(nodes, metrics.NodeSource{Name: name, Domains: host, Guest: oneFilesystem{}})
+		}
+		nodeName := nodes[len(nodes)-1].Name
 		name := fmt.Sprintf("vm-%05d", i)
 		dom := node.DomainName("bench", name)
 		if _, err := host.Define(ctx, benchDomainXML(dom)); err != nil {
@@ -54,9 +67,9 @@ func scrapeRegistry(b *testing.B, n int) *prometheus.Registry {
 		}
 		vmi := &virtkit.VirtualMachineInstance{}
 		vmi.Namespace, vmi.Name = "bench", name
-		vmi.Labels = map[string]string{"app": fmt.Sprintf("app-%d", i%10), virtkit.NodeNameLabel: "node-1"}
+		vmi.Labels = map[string]string{"app": fmt.Sprintf("app-%d", i%10), virtkit.NodeNameLabel: nodeName}
 		vmi.Status.Phase = virtkit.Running
-		vmi.Status.NodeName = "node-1"
+		vmi.Status.NodeName = nodeName
 		vmi.Status.PhaseTransitionTimestamps = []virtkit.VirtualMachineInstancePhaseTransitionTimestamp{
 			{Phase: virtkit.Pending, PhaseTransitionTimestamp: metav1.Now()},
 			{Phase: virtkit.Running, PhaseTransitionTimestamp: metav1.Now()},
@@ -66,12 +79,14 @@ func scrapeRegistry(b *testing.B, n int) *prometheus.Registry {
 		}
 	}
 	clock.Advance(10 * time.Second)
-	dom, err := metrics.NewDomainCollector(metrics.DomainSources{Objects: st,
-		Nodes: []metrics.NodeSource{{Name: "node-1", Domains: host, Guest: oneFilesystem{}}}}, metrics.Options{})
+	// A deadline no benchmark run reaches: a scrape that left domains out
+	// would measure less work.
+	opts := metrics.Options{ScrapeTimeout: 10 * time.Minute}
+	dom, err := metrics.NewDomainCollector(metrics.DomainSources{Objects: st, Nodes: nodes}, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cp, err := metrics.NewControlPlaneCollector(metrics.ControlPlaneSources{Objects: st}, metrics.Options{})
+	cp, err := metrics.NewControlPlaneCollector(metrics.ControlPlaneSources{Objects: st}, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, p := range c.src.Controllers {
 		c.collectController(ch, p.Stats())
 	}
-	ch <- prometheus.MustNewConstMetric(c.f.listErrors.plain, counter, float64(c.listErrors.Load()), "controlplane")
+	send(ch, c.f.listErrors, float64(c.listErrors.Load()), "controlplane")
 }
 
 func orNone(s string) string {
@@ -151,7 +151,7 @@ func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []
 		nonEvictable := vmi.Spec.EvictionStrategy != nil &&
 			*vmi.Spec.EvictionStrategy == virtkit.EvictionStrategyLiveMigrate && !vmi.IsMigratable()
 		gi := vmi.Status.GuestOSInfo
-		ch <- prometheus.MustNewConstMetric(f.vmiInfo.plain, gauge, 1,
+		send(ch, f.vmiInfo, 1,
 			vmi.Status.NodeName, vmi.Namespace, vmi.Name, strings.ToLower(string(vmi.Status.Phase)),
 			orNone(vmi.Annotations[osAnnotation]), orNone(vmi.Annotations[workloadAnnotation]), orNone(vmi.Annotations[flavorAnnotation]),
 			orNone(firstOf(vmi.Labels, instancetypeLabels...)), orNone(firstOf(vmi.Labels, preferenceLabels...)),
@@ -162,7 +162,7 @@ func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []
 			if nonEvictable {
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(f.vmiNonEvictable.plain, gauge, v, vmi.Status.NodeName, vmi.Namespace, vmi.Name)
+			send(ch, f.vmiNonEvictable, v, vmi.Status.NodeName, vmi.Namespace, vmi.Name)
 		}
 		for _, iface := range vmi.Status.Interfaces {
 			ips := iface.IPs
@@ -170,7 +170,7 @@ func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []
 				ips = []string{iface.IP}
 			}
 			for _, ip := range ips {
-				ch <- prometheus.MustNewConstMetric(f.vmiAddresses.plain, gauge, 1,
+				send(ch, f.vmiAddresses, 1,
 					vmi.Status.NodeName, vmi.Namespace, vmi.Name, iface.Name, iface.InterfaceName, ip, "InternalIP")
 			}
 		}
@@ -229,15 +229,15 @@ func (c *ControlPlaneCollector) collectMigrations(ch chan<- prometheus.Metric, v
 		case migrationRunningPhases[m.Status.Phase]:
 			running++
 		case m.Status.Phase == virtkit.MigrationSucceeded:
-			ch <- prometheus.MustNewConstMetric(f.migSucceeded.plain, gauge, 1, m.Spec.VMIName, m.Name, m.Namespace)
+			send(ch, f.migSucceeded, 1, m.Spec.VMIName, m.Name, m.Namespace)
 		case m.Status.Phase == virtkit.MigrationFailed:
-			ch <- prometheus.MustNewConstMetric(f.migFailed.plain, gauge, 1, m.Spec.VMIName, m.Name, m.Namespace)
+			send(ch, f.migFailed, 1, m.Spec.VMIName, m.Name, m.Namespace)
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(f.migPending.plain, gauge, pending)
-	ch <- prometheus.MustNewConstMetric(f.migScheduling.plain, gauge, scheduling)
-	ch <- prometheus.MustNewConstMetric(f.migUnset.plain, gauge, unset)
-	ch <- prometheus.MustNewConstMetric(f.migRunning.plain, gauge, running)
+	send(ch, f.migPending, pending)
+	send(ch, f.migScheduling, scheduling)
+	send(ch, f.migUnset, unset)
+	send(ch, f.migRunning, running)
 
 	e := emitter{ch: ch, descs: &descCache{}, log: c.log}
 	noLabels := vmiLabels{}
@@ -249,7 +249,7 @@ func (c *ControlPlaneCollector) collectMigrations(ch chan<- prometheus.Metric, v
 		}
 		name := names[ms.MigrationUID]
 		if ms.StartTimestamp != nil {
-			ch <- prometheus.MustNewConstMetric(f.migStart.plain, gauge, float64(ms.StartTimestamp.Unix()),
+			send(ch, f.migStart, float64(ms.StartTimestamp.Unix()),
 				vmi.Status.NodeName, vmi.Namespace, vmi.Name, name)
 		}
 		if ms.EndTimestamp != nil {
@@ -260,7 +260,7 @@ func (c *ControlPlaneCollector) collectMigrations(ch chan<- prometheus.Metric, v
 			case ms.Completed:
 				status = "succeeded"
 			}
-			ch <- prometheus.MustNewConstMetric(f.migEnd.plain, gauge, float64(ms.EndTimestamp.Unix()),
+			send(ch, f.migEnd, float64(ms.EndTimestamp.Unix()),
 				vmi.Status.NodeName, vmi.Namespace, vmi.Name, name, status)
 		}
 		if c.src.EngineFromStatus && ms.Engine != nil && !ms.Completed && !ms.Failed {
@@ -362,12 +362,12 @@ func (c *ControlPlaneCollector) collectVMs(ch chan<- prometheus.Metric, vms []vi
 			preference = firstOf(tmplLabels, preferenceLabels...)
 		}
 		group := vmStatusGroup(vm.Status.PrintableStatus)
-		ch <- prometheus.MustNewConstMetric(f.vmInfo.plain, gauge, 1,
+		send(ch, f.vmInfo, 1,
 			vm.Name, vm.Namespace, orNone(string(vm.Status.PrintableStatus)), group,
 			ann(osAnnotation), ann(workloadAnnotation), ann(flavorAnnotation),
 			orNone(instancetype), orNone(preference), orNone(machineType))
 		if !vm.CreationTimestamp.IsZero() {
-			ch <- prometheus.MustNewConstMetric(f.vmCreated.plain, gauge, float64(vm.CreationTimestamp.Unix()), vm.Name, vm.Namespace)
+			send(ch, f.vmCreated, float64(vm.CreationTimestamp.Unix()), vm.Name, vm.Namespace)
 		}
 		// The newest condition change is when the VM entered its current
 		// status group; the other groups' times are not recorded.
@@ -378,7 +378,7 @@ func (c *ControlPlaneCollector) collectVMs(ch chan<- prometheus.Metric, vms []vi
 			}
 		}
 		if fam := f.vmGroupTransition[group]; fam != nil && last > 0 {
-			ch <- prometheus.MustNewConstMetric(fam.plain, gauge, float64(last), vm.Name, vm.Namespace)
+			send(ch, fam, float64(last), vm.Name, vm.Namespace)
 		}
 	}
 }
@@ -390,25 +390,25 @@ func constHistogram(f *family, h controller.Histogram, bounds []float64, labels 
 			buckets[ub] = h.Buckets[i]
 		}
 	}
-	return prometheus.MustNewConstHistogram(f.plain, h.Count, h.Sum, buckets, labels...)
+	return constHist(f, h.Count, h.Sum, buckets, labels...)
 }
 
 func (c *ControlPlaneCollector) collectController(ch chan<- prometheus.Metric, s controller.Stats) {
 	f := c.f
 	bounds := controller.LatencyBuckets()
 	n := s.Name
-	ch <- prometheus.MustNewConstMetric(f.wqDepth.plain, gauge, float64(s.QueueDepth), n)
-	ch <- prometheus.MustNewConstMetric(f.wqAdds.plain, counter, float64(s.QueueAdds), n)
-	ch <- prometheus.MustNewConstMetric(f.wqRetries.plain, counter, float64(s.QueueRetries), n)
-	ch <- constHistogram(f.wqQueueDuration, s.QueueWait, bounds, n)
-	ch <- constHistogram(f.wqWorkDuration, s.WorkDuration, bounds, n)
-	ch <- prometheus.MustNewConstMetric(f.wqUnfinished.plain, gauge, s.UnfinishedWorkSeconds, n)
-	ch <- prometheus.MustNewConstMetric(f.wqLongest.plain, gauge, s.LongestRunningProcessorSeconds, n)
-	ch <- prometheus.MustNewConstMetric(f.reconciles.plain, counter, float64(s.Reconciles), n)
-	ch <- prometheus.MustNewConstMetric(f.reconcileErrors.plain, counter, float64(s.ReconcileErrors), n)
-	ch <- prometheus.MustNewConstMetric(f.terminalErrors.plain, counter, float64(s.TerminalErrors), n)
-	ch <- prometheus.MustNewConstMetric(f.requeues.plain, counter, float64(s.Requeues), n)
-	ch <- constHistogram(f.reconcileTime, s.ReconcileTime, bounds, n)
-	ch <- prometheus.MustNewConstMetric(f.activeWorkers.plain, gauge, float64(s.ActiveWorkers), n)
-	ch <- prometheus.MustNewConstMetric(f.relists.plain, counter, float64(s.Relists), n)
+	send(ch, f.wqDepth, float64(s.QueueDepth), n)
+	send(ch, f.wqAdds, float64(s.QueueAdds), n)
+	send(ch, f.wqRetries, float64(s.QueueRetries), n)
+	sendMetric(ch, constHistogram(f.wqQueueDuration, s.QueueWait, bounds, n))
+	sendMetric(ch, constHistogram(f.wqWorkDuration, s.WorkDuration, bounds, n))
+	send(ch, f.wqUnfinished, s.UnfinishedWorkSeconds, n)
+	send(ch, f.wqLongest, s.LongestRunningProcessorSeconds, n)
+	send(ch, f.reconciles, float64(s.Reconciles), n)
+	send(ch, f.reconcileErrors, float64(s.ReconcileErrors), n)
+	send(ch, f.terminalErrors, float64(s.TerminalErrors), n)
+	send(ch, f.requeues, float64(s.Requeues), n)
+	sendMetric(ch, constHistogram(f.reconcileTime, s.ReconcileTime, bounds, n))
+	send(ch, f.activeWorkers, float64(s.ActiveWorkers), n)
+	send(ch, f.relists, float64(s.Relists), n)
 }

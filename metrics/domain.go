@@ -132,10 +132,10 @@ func (c *DomainCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	c.collect(ctx, ch)
 	for _, n := range c.order {
-		ch <- prometheus.MustNewConstMetric(c.f.timeouts.plain, counter, float64(n.timeouts.Load()), n.src.Name)
-		ch <- prometheus.MustNewConstMetric(c.f.errors.plain, counter, float64(n.errors.Load()), n.src.Name)
+		send(ch, c.f.timeouts, float64(n.timeouts.Load()), n.src.Name)
+		send(ch, c.f.errors, float64(n.errors.Load()), n.src.Name)
 	}
-	ch <- prometheus.MustNewConstMetric(c.listErrorsFm.plain, counter, float64(c.listErrors.Load()), "domain")
+	send(ch, c.listErrorsFm, float64(c.listErrors.Load()), "domain")
 }
 
 func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metric) {
@@ -353,37 +353,6 @@ func emitEngineSnapshot(e *emitter, f *engineFamilies, src EngineSnapshotter) {
 	for _, k := range order {
 		e.value(f.decisions, float64(counts[k]), k)
 	}
-}
-
-// emitter writes const metrics for one object: base label values, then a
-// family's extra ones, then the object's labels.
-type emitter struct {
-	ch    chan<- prometheus.Metric
-	descs *descCache
-	log   *slog.Logger
-	vl    *vmiLabels
-	base  [3]string
-	buf   []string
-}
-
-func (e *emitter) reset(vl *vmiLabels, node, namespace, name string) {
-	e.vl = vl
-	e.base = [3]string{node, namespace, name}
-}
-
-func (e *emitter) value(f *family, v float64, extra ...string) {
-	vals := append(e.buf[:0], e.base[:]...)
-	vals = append(vals, extra...)
-	// Families without VMI labels are emitted with an empty vmiLabels.
-	d := e.descs.get(f, e.vl)
-	vals = append(vals, e.vl.values...)
-	e.buf = vals
-	m, err := prometheus.NewConstMetric(d, f.typ, v, vals...)
-	if err != nil {
-		e.log.Error("metrics: building a series", "metric", f.name, "error", err)
-		return
-	}
-	e.ch <- m
 }
 
 func (e *emitter) uint(f *family, m hypervisor.Measured[uint64], extra ...string) {

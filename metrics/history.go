@@ -60,7 +60,9 @@ func (h *cumulativeHistogram) metrics() []prometheus.Metric {
 			cum += s.perBucket[i]
 			buckets[ub] = cum
 		}
-		out = append(out, prometheus.MustNewConstHistogram(h.f.plain, s.count, s.sum, buckets, s.labels...))
+		if m := constHist(h.f, s.count, s.sum, buckets, s.labels...); m != nil {
+			out = append(out, m)
+		}
 	}
 	return out
 }

@@ -38,7 +38,10 @@
 // on the best bandwidth seen (a dip never causes it) and, when the engine
 // can probe the dirty rate while the job runs ([Options.Probe]), only once
 // the samples span a few seconds, so a burst is not mistaken for a
-// hopeless guest. QEMU's own job dirty rate exists only after the first
+// hopeless guest; after the first pass a spread of the job's per-round
+// dirty rates means phases worth waiting out, and a pause expected at
+// switchover that stops improving for ten rounds means a floor the rates do
+// not show. QEMU's own job dirty rate exists only after the first
 // pass; where probing would contend with the migration (libvirt page
 // sampling), the engine works from the pre-start measurement and the job's
 // rate alone.

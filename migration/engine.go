@@ -93,7 +93,9 @@ type Options struct {
 	Probe DirtyRateProbe
 	// QEMUAutoConverge makes the engine leave throttling to QEMU's
 	// auto-converge (the policy's start flag) even when the job can be
-	// throttled directly.
+	// throttled directly. Set it for backends whose jobs do not implement
+	// [hypervisor.Throttler] (libvirt): the engine only finds out once the
+	// job runs, too late to enable auto-converge.
 	QEMUAutoConverge bool
 	// MeasurePeriod is the sampling period of that measurement; 0 = 1 s.
 	MeasurePeriod time.Duration
@@ -185,12 +187,39 @@ type state struct {
 	jobRateNewer       bool // the job reported a new dirty rate after the last probe
 	sensitivity        hypervisor.Measured[float64]
 
+	firstPassAt time.Time
+	lastJobRate hypervisor.Measured[uint64]
+	jobRates    rateRange
+	// Stall tracking: the best expected downtime after the first pass and
+	// how many rounds ago it last improved by more than the margin.
+	bestExpected  hypervisor.Measured[time.Duration]
+	bestRound     uint64
+	lastRound     uint64
+	stalledRounds int
+
 	decisions    []Decision
 	last         Action
 	lastProgress Progress
 	prediction   *Prediction
 	decisionAt   time.Duration
 	strategy     string
+}
+
+// rateRange is the spread of the job's dirty rates under one throttle.
+type rateRange struct {
+	throttle  int
+	low, high float64
+	n         int
+}
+
+func (r *rateRange) add(v float64) {
+	if r.n == 0 || v < r.low {
+		r.low = v
+	}
+	if r.n == 0 || v > r.high {
+		r.high = v
+	}
+	r.n++
 }
 
 // sample is one short dirty-rate measurement.
@@ -363,6 +392,14 @@ func (e *Engine) launchLocked(ctx context.Context) error {
 	e.job = job
 	if !e.opts.QEMUAutoConverge {
 		e.thr, _ = job.(hypervisor.Throttler)
+		if e.thr == nil && e.req.AllowAutoConverge && !act.AutoConverge {
+			// The policy counted on setting the throttle itself; this
+			// backend's jobs cannot, and QEMU's own auto-converge can only
+			// be enabled at the start.
+			note := Action{Kind: ActionContinue, Reason: "the job cannot be throttled directly and QEMU auto-converge was not enabled at the start: no throttling for this migration (set Options.QEMUAutoConverge for this backend)"}
+			e.log.Warn("migration cannot be throttled", "domain", e.req.Domain)
+			e.st.decisions = append(e.st.decisions, Decision{Time: now, Action: note})
+		}
 	}
 	e.st.startedAt = e.clock.Now()
 	e.st.lastProgressAt = e.st.startedAt
@@ -703,6 +740,7 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 		}
 		st.prevRemaining = s.MemoryRemaining
 	}
+	wasDone := st.firstPassDone
 	if it, ok := s.MemoryIteration.Get(); ok && it >= 2 {
 		st.firstPassDone = true
 	}
@@ -710,6 +748,32 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 		if proc, ok := s.MemoryProcessed.Get(); ok && proc >= e.req.Memory {
 			st.firstPassDone = true
 		}
+	}
+	if st.firstPassDone && !wasDone {
+		st.firstPassAt = now
+		st.lastJobRate = s.MemoryDirtyRate // the first pass's rate is diluted by its length
+	}
+	// A round that does not bring the pause after the sync below 96 % of
+	// the best so far counts towards a stall (KubeVirt VEP 248's 4 % margin,
+	// counted in rounds rather than seconds).
+	if it, ok := s.MemoryIteration.Get(); ok && st.firstPassDone && wasDone && it != st.lastRound {
+		st.lastRound = it
+		if d, ok := s.Downtime.Get(); ok && s.Mode != hypervisor.ModePostCopy {
+			if !st.bestExpected.Valid || float64(d) < 0.96*float64(st.bestExpected.Value) {
+				st.bestExpected, st.bestRound = hypervisor.Some(d), it
+			}
+			st.stalledRounds = int(it - st.bestRound)
+		}
+	}
+	// The job's rates over later rounds, under one throttle: how steady the
+	// dirtying is at the time scale of the rounds.
+	if d, ok := s.MemoryDirtyRate.Get(); ok && st.firstPassDone && wasDone &&
+		(!st.lastJobRate.Valid || st.lastJobRate.Value != d) {
+		st.lastJobRate = s.MemoryDirtyRate
+		if st.jobRates.throttle != st.throttle {
+			st.jobRates = rateRange{throttle: st.throttle}
+		}
+		st.jobRates.add(float64(d))
 	}
 	if st.firstPassDone {
 		if r, ok := st.prevRemaining.Get(); ok && (!st.minRemaining.Valid || r < st.minRemaining.Value) {
@@ -784,15 +848,17 @@ func (e *Engine) collectProbeLocked(ctx context.Context) {
 // noteThrottleLocked remembers a throttle change for learning ε.
 func (e *Engine) noteThrottleLocked(now time.Time, before, after int) {
 	st := &e.st
-	st.dirtyAtChange = measuredFloat(st.stats.MemoryDirtyRate)
-	if !st.dirtyAtChange.Valid || (before > 0 && !st.dirtyFresh) {
-		// Without a fresh job rate, the rate before the change is the
-		// pre-start measurement under the old throttle.
-		if d, ok := st.dirtyBefore.Get(); ok && before == 0 {
-			st.dirtyAtChange = hypervisor.Some(d)
-		} else if !st.dirtyFresh {
-			st.dirtyAtChange = hypervisor.Measured[float64]{}
-		}
+	// The reference rate under the old throttle must be measured the way the
+	// rate under the new one will be: short samples (probes, the pre-start
+	// measurement) with a probe, the job's per-round rate without one.
+	st.dirtyAtChange = hypervisor.Measured[float64]{}
+	switch {
+	case e.opts.Probe != nil && st.probeRate.Valid && st.dirtyFresh:
+		st.dirtyAtChange = st.probeRate
+	case e.opts.Probe != nil && before == 0:
+		st.dirtyAtChange = st.dirtyBefore
+	case e.opts.Probe == nil && (st.throttleChangedAt.IsZero() || st.dirtyFresh):
+		st.dirtyAtChange = measuredFloat(st.stats.MemoryDirtyRate)
 	}
 	st.throttleAtChange = before
 	st.throttle = after
@@ -885,6 +951,14 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		last = smp.at
 	}
 	p.DirtyRateSpan = last.Sub(first)
+	if st.firstPassDone {
+		p.SinceFirstPass = now.Sub(st.firstPassAt)
+	}
+	p.StalledRounds = st.stalledRounds
+	if jr := st.jobRates; jr.n > 0 && jr.throttle == st.throttle {
+		p.JobDirtyRateLow, p.JobDirtyRateHigh = hypervisor.Some(jr.low), hypervisor.Some(jr.high)
+		p.JobDirtyRateSamples = jr.n
+	}
 	if st.probeRate.Valid && st.dirtyFresh {
 		// The probe samples the guest over one short period, like the
 		// pre-start measurement; it is the freshest view of the throttled

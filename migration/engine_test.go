@@ -3,6 +3,7 @@ package migration
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,7 +78,7 @@ func TestEngine(t *testing.T) {
 			check: func(t *testing.T, r Result) {
 				assert.True(t, r.Aborted)
 				assert.ErrorIs(t, r.Err(), hypervisor.ErrMigrationAborted)
-				assert.LessOrEqual(t, r.DecisionAt, 6*time.Second)
+				assert.LessOrEqual(t, r.DecisionAt, 7*time.Second)
 				assert.Less(t, r.BytesSent, uint64(m8))
 				assert.Contains(t, r.Reason, "post-copy is not allowed")
 			}},
@@ -235,4 +236,41 @@ func TestEngineRunCompletes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeSucceeded, r.Outcome)
 	assert.True(t, e.Snapshot().DirtyRateBefore.Valid, "measured before the start")
+}
+
+// plainMigrator hides the jobs' Throttler, like libvirt's.
+type plainMigrator struct{ g *fluid.Guest }
+
+type plainJob struct{ hypervisor.MigrationJob }
+
+func (p plainMigrator) StartMigration(ctx context.Context, name string, params hypervisor.MigrationParams) (hypervisor.MigrationJob, error) {
+	j, err := p.g.StartMigration(ctx, name, params)
+	if err != nil {
+		return nil, err
+	}
+	return plainJob{j}, nil
+}
+
+func TestEngineWithoutDirectThrottle(t *testing.T) {
+	build := fluid.Config{Memory: 8 * gib, Bandwidth: 115 * mb, Sensitivity: 1,
+		Regions: []fluid.Region{{Size: 2 * gib, Rate: 150 * mb, Sequential: true}}}
+	req := Request{Domain: "default_build", Memory: 8 * gib, AllowAutoConverge: true}
+
+	g := fluid.New(build, epoch)
+	e, err := NewEngine(plainMigrator{g}, req, Options{Clock: g, QEMUAutoConverge: true, Measurer: g})
+	require.NoError(t, err)
+	r := drive(t, g, e, time.Hour)
+	assert.True(t, r.Decisions[0].Action.AutoConverge, "QEMU's auto-converge is enabled at the start")
+	assert.Equal(t, OutcomeSucceeded, r.Outcome, r.Reason)
+	assert.GreaterOrEqual(t, r.MaxThrottle, 20)
+
+	g = fluid.New(build, epoch)
+	e, err = NewEngine(plainMigrator{g}, req, Options{Clock: g, Measurer: g})
+	require.NoError(t, err)
+	require.NoError(t, e.Start(context.Background()))
+	var noted bool
+	for _, d := range e.Snapshot().Decisions {
+		noted = noted || strings.Contains(d.Action.Reason, "cannot be throttled directly")
+	}
+	assert.True(t, noted, "the engine says why it cannot throttle")
 }

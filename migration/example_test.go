@@ -39,8 +39,8 @@ func ExamplePredict() {
 }
 
 // The virtkit policy on a memory hog with neither throttling nor post-copy
-// allowed: it aborts as soon as its samples agree, with the inequality that
-// fails. KubeVirt's rules wait for the completion budget instead.
+// allowed: with three quarters of the memory sent for nothing it aborts,
+// with the inequality that fails. KubeVirt's rules wait for the completion budget instead.
 func ExamplePolicy_decide() {
 	p := migration.Progress{
 		Phase:           migration.PhasePreCopy,
@@ -49,7 +49,8 @@ func ExamplePolicy_decide() {
 		DirtyRateBefore: hypervisor.Some(2e9),
 		BandwidthAvg:    hypervisor.Some(1.15e9),
 		BandwidthBest:   hypervisor.Some(1.15e9),
-		Remaining:       hypervisor.Some(uint64(3 << 30)),
+		Remaining:       hypervisor.Some(uint64(2 << 30)),
+		DataSent:        hypervisor.Some(uint64(6 << 30)),
 		DowntimeLimit:   250 * time.Millisecond,
 	}
 	var virtkit migration.Policy = migration.NewPolicy(migration.PolicyOptions{})

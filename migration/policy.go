@@ -69,6 +69,20 @@ type Progress struct {
 	DirtyRateLow  hypervisor.Measured[float64]
 	DirtyRateSpan time.Duration
 	Probing       bool
+	// JobDirtyRateLow and JobDirtyRateHigh bound the job's own dirty rates
+	// over the rounds after the first pass (under the current throttle);
+	// JobDirtyRateSamples counts them. A steady rate is a verdict; a
+	// spread one means phases (checkpoints, GC) worth waiting out.
+	JobDirtyRateLow     hypervisor.Measured[float64]
+	JobDirtyRateHigh    hypervisor.Measured[float64]
+	JobDirtyRateSamples int
+	// StalledRounds counts the rounds since the pause the job expects at
+	// switchover (ExpectedDowntime, what the last sync left at the current
+	// bandwidth) last improved by more than 4 %: pre-copy has settled at a
+	// floor when this grows while ExpectedDowntime stays over the limit.
+	StalledRounds int
+	// SinceFirstPass is the time since the first full pass ended.
+	SinceFirstPass time.Duration
 	// Bandwidth is the job's transfer rate at this poll; BandwidthAvg its
 	// smoothed value (EWMA), BandwidthBest the highest smoothed value seen:
 	// the link's capacity as far as anyone knows. A dip lowers Bandwidth

@@ -27,6 +27,23 @@ type PolicyOptions struct {
 	// (enough polls for a bandwidth estimate) and, when the engine probes,
 	// how long a time its dirty-rate samples must span; 0 = 4 s.
 	MinObservation time.Duration
+	// SamplePatience and AbortDataShare keep an abort from resting on a
+	// moment: before the first pass ends, a verdict that nothing converges
+	// waits until the dirty-rate samples (or, without probes, the job)
+	// span SamplePatience, so a burst or a bandwidth dip at the start can
+	// show itself; unless waiting would send AbortDataShare of the memory
+	// for nothing. 0 = 25 s and 0.75.
+	SamplePatience time.Duration
+	AbortDataShare float64
+	// StallRounds: after this many rounds without the expected pause
+	// improving, while it stays over the limit, pre-copy is taken not to
+	// converge whatever the rates say; 0 = 10.
+	StallRounds int
+	// BurstPatience is how long after the first pass a verdict that
+	// nothing converges waits while the job's dirty rate is not steady
+	// (its rounds vary by more than a quarter): a phase-driven workload may
+	// reach a quiet phase in which pre-copy completes. 0 = 60 s.
+	BurstPatience time.Duration
 	// ThrottlePatience is how long to wait for the dirty rate to show the
 	// effect of a throttle step before judging it; 0 = 10 s.
 	ThrottlePatience time.Duration
@@ -40,10 +57,6 @@ type PolicyOptions struct {
 	// costs of the switchover (device state, resume), which QEMU's rule
 	// does not count; 0 = 50 ms.
 	SwitchoverReserve time.Duration
-	// MaxDataFactor: once the job has sent this many times the memory
-	// without converging, pre-copy stops being given the benefit of the
-	// doubt; 0 = 2.5 (Xen stops at 3).
-	MaxDataFactor float64
 }
 
 func (o PolicyOptions) withDefaults() PolicyOptions {
@@ -62,6 +75,18 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	if o.MinObservation == 0 {
 		o.MinObservation = 4 * time.Second
 	}
+	if o.SamplePatience == 0 {
+		o.SamplePatience = 25 * time.Second
+	}
+	if o.AbortDataShare == 0 {
+		o.AbortDataShare = 0.75
+	}
+	if o.StallRounds == 0 {
+		o.StallRounds = 10
+	}
+	if o.BurstPatience == 0 {
+		o.BurstPatience = 60 * time.Second
+	}
 	if o.ThrottlePatience == 0 {
 		o.ThrottlePatience = 10 * time.Second
 	}
@@ -70,9 +95,6 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	}
 	if o.SwitchoverReserve == 0 {
 		o.SwitchoverReserve = 50 * time.Millisecond
-	}
-	if o.MaxDataFactor == 0 {
-		o.MaxDataFactor = 2.5
 	}
 	return o
 }
@@ -219,15 +241,22 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 			return Action{Kind: ActionContinue, Reason: "cannot model this progress: " + err.Error()}
 		}
 	}
+	// Evidence beats the model: a pre-copy whose expected pause has not
+	// improved for many rounds sits at a floor the rates do not show (a hot
+	// set rewritten every round).
+	if exp, ok := p.ExpectedDowntime.Get(); ok && p.FirstPassDone && p.StalledRounds >= o.StallRounds && exp > e.cap {
+		why := fmt.Sprintf("the pause expected at switchover has stayed at %v or more for %d rounds, over the %v limit", exp.Round(time.Millisecond), p.StalledRounds, e.cap)
+		for _, pr := range []*Prediction{&cur, &pred} {
+			pr.Converges, pr.Why = false, why
+		}
+	}
 	curFinish := offset + cur.Total.Seconds()
 	finish := offset + pred.Total.Seconds()
 	f = f.add("ratio", pred.Ratio, "").add("lowerBound", lowerBound, "s")
 	if pred.Converges {
 		f = f.add("predictedTotal", finish, "s").add("predictedDowntime", pred.Downtime.Seconds()*1000, "ms")
 	}
-	sent := float64(p.DataSent.Or(0))
-	overspent := sent > o.MaxDataFactor*m
-	if p.AllowPostCopy && p.FirstPassDone && pred.Converges && !overspent {
+	if p.AllowPostCopy && p.FirstPassDone && pred.Converges {
 		// Post-copy is allowed: it sends what is left exactly once. Take it
 		// when that saves a noticeable share of the lower bound.
 		post := elapsed + e.remaining/e.bw
@@ -238,13 +267,13 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	}
 	// 5 % slack so a prediction hovering at the budget does not flip the
 	// decision from poll to poll.
-	if cur.Converges && curFinish <= budget*1.05 && !overspent {
+	if cur.Converges && curFinish <= budget*1.05 {
 		return Action{Kind: ActionContinue, Figures: f,
 			Reason: fmt.Sprintf("pre-copy converges: r=%.2f, predicted %.0f s within the budget %.0f s (%.3g × M/B), pause %v",
 				cur.Ratio, curFinish, budget, o.TargetSlowdown, cur.Downtime.Round(time.Millisecond))}
 	}
 	// The short target pause costs too many rounds: allow the configured one.
-	if e.limit < e.cap && pred.Converges && !overspent && (!cur.Converges || finish < curFinish-math.Max(1, 0.02*lowerBound)) {
+	if e.limit < e.cap && pred.Converges && (!cur.Converges || finish < curFinish-math.Max(1, 0.02*lowerBound)) {
 		return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
 			Reason: fmt.Sprintf("a %v pause would take pre-copy to %s; the configured limit (%v less %v reserve) finishes at %.0f s",
 				e.limit, finishText(cur, curFinish), e.cap+o.SwitchoverReserve, o.SwitchoverReserve, finish)}
@@ -277,6 +306,16 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		}
 	}
 
+	// Without a direct throttle, QEMU's auto-converge (enabled at the start)
+	// raises the throttle itself, up to 99 %; give it the chance while that
+	// can work.
+	if p.AllowAutoConverge && !p.CanThrottle && p.Throttle < 99 && !(e.epsKnown && e.eps < o.IneffectiveSensitivity) {
+		if _, ok := ThrottleFor(e.dirtyRaw, e.bw, 0.9, e.eps); ok && (!pred.Converges || finish > budget) {
+			return Action{Kind: ActionContinue, Figures: f,
+				Reason: fmt.Sprintf("%s; QEMU's auto-converge is throttling the guest (%d%% now) and can bring the dirty rate under the bandwidth", preCopyVerdict(pred, finish, budget), p.Throttle)}
+		}
+	}
+
 	// A throttle that does not slow the dirtying only slows the guest.
 	if p.Throttle > 0 && e.epsKnown && e.eps < o.IneffectiveSensitivity {
 		return Action{Kind: ActionThrottle, ThrottlePercent: 0, Figures: f,
@@ -295,7 +334,8 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		}
 	}
 
-	if pred.Converges && !overspent {
+	// A migration that converges is never aborted, however slowly it goes.
+	if pred.Converges {
 		return Action{Kind: ActionContinue, Figures: f,
 			Reason: fmt.Sprintf("pre-copy converges but slower than the budget (predicted %.0f s > %.0f s) and no remedy is left", finish, budget)}
 	}
@@ -305,11 +345,20 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	if p.Elapsed < o.MinObservation {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "observing before deciding that nothing converges"}
 	}
-	if !overspent && p.Probing && !p.FirstPassDone && p.DirtyRateSpan < o.MinObservation {
-		return Action{Kind: ActionContinue, Figures: f.seconds("dirtyRateSpan", p.DirtyRateSpan),
-			Reason: "pre-copy looks hopeless; sampling the dirty rate a while longer before deciding"}
+	if !p.FirstPassDone && float64(p.DataSent.Or(0)) < o.AbortDataShare*m {
+		span := p.Elapsed
+		if p.Probing {
+			span = p.DirtyRateSpan
+		}
+		if span < o.SamplePatience {
+			return Action{Kind: ActionContinue, Figures: f.seconds("observed", span),
+				Reason: "pre-copy looks hopeless; observing a while longer in case a burst or a bandwidth dip passes"}
+		}
 	}
-	if low, ok := p.DirtyRateLow.Get(); ok && !overspent && low < e.dirtyEff {
+	// Before the first pass ends only short samples exist: if the lowest
+	// of them converges, the high one may be a burst. Afterwards the job's
+	// own rate over whole rounds decides.
+	if low, ok := p.DirtyRateLow.Get(); ok && !p.FirstPassDone && low < e.dirtyEff {
 		lp, err := Predict(ModelInput{Memory: in.Memory, Bandwidth: e.bw, DirtyRate: low, DowntimeLimit: e.cap})
 		if err == nil && lp.Converges {
 			return Action{Kind: ActionContinue, Figures: f.add("dirtyRateLow", low, "B/s"),
@@ -319,7 +368,22 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	if p.AllowPostCopy && !p.FirstPassDone {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "pre-copy cannot converge; post-copy once the first pass completes"}
 	}
-	return Action{Kind: ActionAbort, Figures: f, Reason: v.hopeless(p, e, pred, overspent)}
+	stalled := p.StalledRounds >= o.StallRounds
+	if low, ok := p.JobDirtyRateLow.Get(); ok && p.FirstPassDone && !stalled {
+		lp, err := Predict(ModelInput{Memory: in.Memory, Bandwidth: e.bw, DirtyRate: low, DowntimeLimit: e.cap})
+		if err == nil && lp.Converges {
+			return Action{Kind: ActionContinue, Figures: f.add("jobDirtyRateLow", low, "B/s"),
+				Reason: fmt.Sprintf("pre-copy converges in the quieter rounds (dirty rate %s): waiting for one", formatRate(low))}
+		}
+		steady := p.JobDirtyRateSamples >= 3 && p.JobDirtyRateHigh.Value <= 1.25*low
+		if !steady && p.SinceFirstPass < o.BurstPatience {
+			return Action{Kind: ActionContinue, Figures: f.add("jobDirtyRateLow", low, "B/s").add("jobDirtyRateHigh", p.JobDirtyRateHigh.Value, "B/s"),
+				Reason: fmt.Sprintf("pre-copy looks hopeless but the dirty rate is not steady yet (%s to %s over %d rounds): observing", formatRate(low), formatRate(p.JobDirtyRateHigh.Value), p.JobDirtyRateSamples)}
+		}
+	} else if p.FirstPassDone && !stalled && p.SinceFirstPass < o.BurstPatience && !p.Iteration.Valid {
+		return Action{Kind: ActionContinue, Figures: f, Reason: "pre-copy looks hopeless; waiting for the job's own dirty rate"}
+	}
+	return Action{Kind: ActionAbort, Figures: f, Reason: v.hopeless(p, e, pred)}
 }
 
 // targetRatio is the effective r at which the remaining pre-copy fits the
@@ -353,16 +417,15 @@ func preCopyVerdict(pred Prediction, finish, budget float64) string {
 }
 
 // hopeless explains why nothing allowed converges.
-func (v *VirtkitPolicy) hopeless(p Progress, e estimate, pred Prediction, overspent bool) string {
+func (v *VirtkitPolicy) hopeless(p Progress, e estimate, pred Prediction) string {
 	why := "pre-copy cannot converge: " + pred.Why
-	if pred.Converges && overspent {
-		why = fmt.Sprintf("pre-copy sent %s, more than %.1f × memory, without converging", formatBytes(float64(p.DataSent.Or(0))), v.opts.MaxDataFactor)
-	}
 	switch {
 	case !p.AllowAutoConverge:
 		why += "; throttling is not allowed"
+	case !p.CanThrottle && p.Throttle >= 99:
+		why += fmt.Sprintf("; QEMU's auto-converge reached %d%% and the dirty rate is still %s", p.Throttle, formatRate(e.dirtyEff))
 	case !p.CanThrottle:
-		why += "; the host cannot set the throttle"
+		why += "; QEMU's auto-converge cannot throttle enough"
 	case e.epsKnown && e.eps < v.opts.IneffectiveSensitivity:
 		why += fmt.Sprintf("; throttling is ineffective (sensitivity %.2f: the dirtying is not done by the vCPUs)", e.eps)
 	default:
@@ -406,5 +469,5 @@ func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
 			return start
 		}
 	}
-	return Action{Kind: ActionRefuse, Figures: start.Figures, Reason: v.hopeless(p, e, pred, false)}
+	return Action{Kind: ActionRefuse, Figures: start.Figures, Reason: v.hopeless(p, e, pred)}
 }

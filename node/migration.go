@@ -43,9 +43,11 @@ type MigrationOptions struct {
 	// tcp://host:port); empty lets the hypervisor choose.
 	DataURI string
 	// DestinationXML, when set, returns the domain XML the target should
-	// run (hypervisor.MigrationParams.DestinationXML), e.g. with the
-	// target's own runtime paths when two daemons share one machine.
-	DestinationXML func(vmi *virtkit.VirtualMachineInstance, targetNode string) (string, error)
+	// run (hypervisor.MigrationParams.DestinationXML) from the source's
+	// current domain XML, e.g. with the target's own runtime paths when
+	// nodes have different Domain.RuntimeDir (two daemons on one machine
+	// must not share socket paths). The result must keep the guest's ABI.
+	DestinationXML func(vmi *virtkit.VirtualMachineInstance, targetNode, sourceXML string) (string, error)
 	// Policy returns the engine policy for one migration, given its
 	// resolved configuration; nil = the virtkit policy with its defaults.
 	Policy func(cfg *virtkit.MigrationConfiguration) migration.Policy

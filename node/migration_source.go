@@ -165,7 +165,11 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		return err
 	}
 	if f := a.opts.Migration.DestinationXML; f != nil {
-		x, err := f(vmi, ms.TargetNode)
+		src, err := a.opts.Hypervisor.XML(ctx, domName)
+		if err != nil {
+			return fmt.Errorf("source domain XML: %w", err)
+		}
+		x, err := f(vmi, ms.TargetNode, src)
 		if err != nil {
 			return fmt.Errorf("destination XML: %w", err)
 		}

@@ -147,12 +147,7 @@ func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	if err != nil {
 		return "", err
 	}
-	used := make(map[string]requests, len(infos))
-	for _, h := range holders {
-		u := used[h.node]
-		u.add(requestsOf(h.vmi))
-		used[h.node] = u
-	}
+	used := usage(holders, len(infos))
 	want := requestsOf(vmi)
 
 	reasons := map[string]int{}
@@ -207,6 +202,17 @@ func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 		}
 	}
 	return best, nil
+}
+
+// usage sums the requests of the holders per node.
+func usage(holders []placedVMI, nodes int) map[string]requests {
+	used := make(map[string]requests, nodes)
+	for _, h := range holders {
+		u := used[h.node]
+		u.add(requestsOf(h.vmi))
+		used[h.node] = u
+	}
+	return used
 }
 
 // UnschedulableError says why no node fits. It matches ErrUnschedulable.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
 )
@@ -510,7 +511,10 @@ func BenchmarkSchedule(b *testing.B) {
 			nodes := []virtkit.Node{mkNode("n1", "1000", "1000Gi"), mkNode("n2", "1000", "1000Gi"), mkNode("n3", "1000", "1000Gi"), mkNode("n4", "1000", "1000Gi")}
 			var placed []*virtkit.VirtualMachineInstance
 			for i := range placedCount {
-				placed = append(placed, mkVMI(fmt.Sprintf("p%d", i), "10m", "10Mi", label("app", "x"), on(fmt.Sprintf("n%d", i%4+1))))
+				p := mkVMI(fmt.Sprintf("p%d", i), "10m", "10Mi", label("app", "x"), on(fmt.Sprintf("n%d", i%4+1)))
+				p.UID = types.UID(fmt.Sprintf("uid-%d", i))
+				p.ResourceVersion = "1"
+				placed = append(placed, p)
 			}
 			vmi := mkVMI("new", "1", "1Gi")
 			s := New(Options{Now: func() time.Time { return now }})

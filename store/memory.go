@@ -309,24 +309,39 @@ func (m *Memory) update(ctx context.Context, obj virtkit.Object, prepare func(st
 	if err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	stored, ok := m.objects[kind.Name][key]
-	if !ok {
-		return fmt.Errorf("%s %s: %w", kind.Name, key, ErrNotFound)
+	// Stored objects are never mutated, so the expensive part (copying and
+	// comparing the object) runs outside the write lock; the lock only
+	// checks that nothing was committed in between and commits.
+	for {
+		m.mu.RLock()
+		stored, ok := m.objects[kind.Name][key]
+		m.mu.RUnlock()
+		if !ok {
+			return fmt.Errorf("%s %s: %w", kind.Name, key, ErrNotFound)
+		}
+		next, op, err := prepare(stored, obj)
+		if err != nil {
+			return err
+		}
+		if op != WriteNone {
+			m.mu.Lock()
+			if m.objects[kind.Name][key] != stored {
+				// Another write won; prepare again against it (which
+				// reports the conflict if obj was based on the old one).
+				m.mu.Unlock()
+				continue
+			}
+			switch op {
+			case WritePut:
+				m.commit(kind.Name, key, Modified, next, stored)
+			case WriteRemove:
+				m.commit(kind.Name, key, Deleted, next, stored)
+			}
+			m.mu.Unlock()
+		}
+		Into(obj, copyObject(next))
+		return nil
 	}
-	next, op, err := prepare(stored, obj)
-	if err != nil {
-		return err
-	}
-	switch op {
-	case WritePut:
-		m.commit(kind.Name, key, Modified, next, stored)
-	case WriteRemove:
-		m.commit(kind.Name, key, Deleted, next, stored)
-	}
-	Into(obj, copyObject(next))
-	return nil
 }
 
 // Delete implements Store.

@@ -87,6 +87,13 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 	if f.monitorGrace <= 0 || f.unresponsiveGrace <= 0 {
 		return errors.New("--node-monitor-grace, --unresponsive-grace: must be positive")
 	}
+	controllersOnly := !f.store.isMemory()
+	if controllersOnly && f.nodesSet {
+		return errors.New("--nodes: only with --store memory; run `virtkit node` processes against etcd")
+	}
+	if !controllersOnly && f.nodes <= 0 {
+		return fmt.Errorf("--nodes: %d is not positive", f.nodes)
+	}
 	if f.identity == "" {
 		host, _ := os.Hostname()
 		f.identity = host + "-" + strconv.Itoa(os.Getpid())
@@ -111,17 +118,10 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		NodeAgent: node.Options{HeartbeatInterval: f.heartbeatInterval},
 		Logger:    log,
 	}
-	controllersOnly := !f.store.isMemory()
 	if controllersOnly {
-		if f.nodesSet {
-			return errors.New("--nodes: only with --store memory; run `virtkit node` processes against etcd")
-		}
 		// cluster.New always builds node agents; this one is never started.
 		copts.NodeNames = []string{"unused-controller-only"}
 	} else {
-		if f.nodes <= 0 {
-			return fmt.Errorf("--nodes: %d is not positive", f.nodes)
-		}
 		copts.Nodes = f.nodes
 	}
 	c, err := cluster.New(copts)

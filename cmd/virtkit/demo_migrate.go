@@ -55,9 +55,10 @@ func (w *walk) migrateStep(key store.Key) error {
 		}
 		fmt.Fprintf(w.out, "  the guest dirties %s over a %s working set while it moves\n",
 			rate(float64(demoWorkload.DirtyRate)), bytesOf(float64(demoWorkload.WorkingSet)))
-	}
-	if err := w.applyDemoPolicy(vmi); err != nil {
-		return err
+		// Only on sim: post-copy on a real host needs userfaultfd rights.
+		if err := w.applyDemoPolicy(vmi); err != nil {
+			return err
+		}
 	}
 	mig, err := controller.Migrate(w.ctx, st, key, controller.MigrateOptions{})
 	if err != nil {

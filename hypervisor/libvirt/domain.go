@@ -27,7 +27,6 @@ const (
 
 // Define makes (or replaces) a persistent domain from libvirt XML.
 func (h *Hypervisor) Define(ctx context.Context, domainXML string) (hypervisor.DomainID, error) {
-	name := xmlName(domainXML)
 	id, err := call(ctx, h, func(c *lv.Connect) (hypervisor.DomainID, error) {
 		d, err := c.DomainDefineXML(domainXML)
 		if err != nil {
@@ -36,7 +35,10 @@ func (h *Hypervisor) Define(ctx context.Context, domainXML string) (hypervisor.D
 		defer freeDomain(h.log, d)
 		return domainID(d)
 	})
-	return id, wrap("define", name, err)
+	if err != nil {
+		return id, wrap("define", xmlName(domainXML), err)
+	}
+	return id, nil
 }
 
 // xmlName is the domain name in domainXML, for error messages; "" when the

@@ -173,7 +173,7 @@ func (h *Hypervisor) ensureRegistered(ctx context.Context) error {
 	if h.events.registered {
 		return nil
 	}
-	ids, err := call(ctx, h, func(c *lv.Connect) ([]int, error) {
+	ids, err := callPrimary(ctx, h, func(c *lv.Connect) ([]int, error) {
 		return registerCallbacks(c, h.events.dispatch)
 	})
 	if err != nil {

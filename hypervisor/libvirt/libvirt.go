@@ -17,15 +17,18 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 )
 
-// Hypervisor is one libvirt connection. It is safe for concurrent use.
+// Hypervisor is a client of one libvirt URI: a primary connection that
+// carries events and keepalives, and a pool of connections for the calls.
+// It is safe for concurrent use.
 type Hypervisor struct {
 	opts Options
 	log  *slog.Logger
 
 	mu     sync.RWMutex // guards closed against Ref on a closed connection
 	closed bool
-	conn   *lv.Connect
+	conn   *lv.Connect // primary: event callbacks
 
+	pool   *connPool // every call's connection
 	events dispatcher
 	loop   *eventLoop
 }
@@ -70,7 +73,11 @@ func New(ctx context.Context, opts Options) (*Hypervisor, error) {
 		if r.err != nil {
 			return nil, fmt.Errorf("libvirt connect %s: %w", opts.URI, connectError(r.err))
 		}
-		return &Hypervisor{opts: opts, log: opts.Logger, conn: r.conn, loop: startEventLoop(opts.Logger)}, nil
+		return &Hypervisor{
+			opts: opts, log: opts.Logger, conn: r.conn,
+			pool: &connPool{uri: opts.URI, log: opts.Logger},
+			loop: startEventLoop(opts.Logger),
+		}, nil
 	case <-ctx.Done():
 		// The connection may still arrive; close it then.
 		go func() {
@@ -105,6 +112,7 @@ func (h *Hypervisor) Close() error {
 		return nil
 	}
 	h.closed = true
+	h.pool.close()
 	h.deregisterEvents()
 	if !h.loop.stop(closeLoopWait) {
 		h.log.Debug("libvirt event loop did not stop in time", "uri", h.opts.URI)
@@ -134,21 +142,49 @@ func (h *Hypervisor) unref() {
 	}
 }
 
-// call runs fn against the connection under ctx. fn must free every
-// libvirt object it obtains and return only Go values: when ctx ends first,
-// call returns ctx.Err() and fn's result is discarded when it arrives.
+// call runs fn under ctx on a connection of its own from the pool (see
+// connPool). fn must free every libvirt object it obtains and return only
+// Go values: when ctx ends first, call returns ctx.Err() and fn's result is
+// discarded when it arrives.
 func call[T any](ctx context.Context, h *Hypervisor, fn func(c *lv.Connect) (T, error)) (T, error) {
+	return underCtx(ctx, func() (T, error) {
+		c, err := h.pool.get()
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		v, err := fn(c)
+		h.pool.put(c, err)
+		return v, err
+	})
+}
+
+// callPrimary runs fn under ctx on the primary connection, the one that
+// carries the event callbacks.
+func callPrimary[T any](ctx context.Context, h *Hypervisor, fn func(c *lv.Connect) (T, error)) (T, error) {
+	if err := ctx.Err(); err != nil {
+		var zero T
+		return zero, err
+	}
+	if err := h.ref(); err != nil {
+		var zero T
+		return zero, err
+	}
+	return underCtx(ctx, func() (T, error) {
+		defer h.unref()
+		return fn(h.conn)
+	})
+}
+
+// underCtx runs f and returns its result, or ctx.Err() as soon as ctx ends
+// (f then finishes on its own).
+func underCtx[T any](ctx context.Context, f func() (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
-	if err := h.ref(); err != nil {
-		return zero, err
-	}
 	if ctx.Done() == nil {
-		// Background-like context: nothing to wait for besides the call.
-		defer h.unref()
-		return fn(h.conn)
+		return f() // nothing to wait for besides the call
 	}
 	type result struct {
 		v   T
@@ -156,8 +192,7 @@ func call[T any](ctx context.Context, h *Hypervisor, fn func(c *lv.Connect) (T, 
 	}
 	done := make(chan result, 1)
 	go func() {
-		defer h.unref()
-		v, err := fn(h.conn)
+		v, err := f()
 		done <- result{v, err}
 	}()
 	select {

@@ -94,7 +94,7 @@ func bytesToMiB(b uint64) uint64 { return (b + (1 << 20) - 1) >> 20 }
 // StartMigration starts a live migration of name to params.DestinationURI
 // and returns once libvirt reports the job (or the job already ended).
 // virDomainMigrateToURI3 blocks for the whole migration; it runs in a
-// goroutine owned by the returned job, on a connection of its own. When ctx
+// goroutine owned by the returned job. When ctx
 // ends before the job shows up, the job is aborted and ctx.Err() returned.
 //
 // params.Bandwidth caps pre-copy and post-copy alike: the bindings send the
@@ -111,9 +111,6 @@ func (h *Hypervisor) StartMigration(ctx context.Context, name string, p hypervis
 	}
 	if !st.IsActive() {
 		return nil, hypervisor.WrapDomain("migrate", name, fmt.Errorf("domain is %s: %w", st, hypervisor.ErrInvalidState))
-	}
-	if err := h.ref(); err != nil {
-		return nil, wrap("migrate", name, err)
 	}
 	j := &migrationJob{h: h, name: name, params: p, started: time.Now(), done: make(chan struct{})}
 	go j.run(params, flags)
@@ -197,12 +194,8 @@ type migrationJob struct {
 
 var _ hypervisor.MigrationJob = (*migrationJob)(nil)
 
-// run performs the migration and records the outcome. It owns one
-// reference on the main connection (taken by StartMigration), which
-// finalStats uses.
+// run performs the migration and records the outcome.
 func (j *migrationJob) run(params *lv.DomainMigrateParameters, flags lv.DomainMigrateFlags) {
-	h := j.h
-	defer h.unref()
 	defer close(j.done)
 	migErr := j.migrate(params, flags)
 	ended := time.Now()
@@ -239,26 +232,18 @@ func (j *migrationJob) run(params *lv.DomainMigrateParameters, flags lv.DomainMi
 	j.result = res
 }
 
-// migrate runs virDomainMigrateToURI3 on a connection of its own: while
-// a call is outstanding on a libvirt client connection, other calls on it
-// can wait for the next keepalive message (seconds), and job control
-// (stats, abort, post-copy) must not.
+// migrate runs virDomainMigrateToURI3, which blocks for the whole
+// migration, on a pool connection that job control calls do not share.
 func (j *migrationJob) migrate(params *lv.DomainMigrateParameters, flags lv.DomainMigrateFlags) error {
-	c, err := lv.NewConnect(j.h.opts.URI)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if _, err := c.Close(); err != nil {
-			j.h.log.Debug("libvirt close migration connection", "err", err)
+	_, err := call(context.Background(), j.h, func(c *lv.Connect) (struct{}, error) {
+		d, err := c.LookupDomainByName(j.name)
+		if err != nil {
+			return struct{}{}, err
 		}
-	}()
-	d, err := c.LookupDomainByName(j.name)
-	if err != nil {
-		return err
-	}
-	defer freeDomain(j.h.log, d)
-	return d.MigrateToURI3(j.params.DestinationURI, params, flags)
+		defer freeDomain(j.h.log, d)
+		return struct{}{}, d.MigrateToURI3(j.params.DestinationURI, params, flags)
+	})
+	return err
 }
 
 // finalStats collects the finished job's counters: from the source, else

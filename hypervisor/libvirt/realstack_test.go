@@ -328,6 +328,50 @@ func TestRealErrors(t *testing.T) {
 	require.True(t, errors.As(err, &de))
 }
 
+// TestRealHungAgentDoesNotStall: a guest whose agent stops answering makes
+// AgentCommand wait for its deadline; calls about other things on the same
+// Hypervisor must go on meanwhile (libvirt's client holds up calls that
+// share a connection with a waiting one; the adapter's pool avoids that).
+func TestRealHungAgentDoesNotStall(t *testing.T) {
+	rs := newRealStack(t)
+	name := "vkt-real-hung-agent"
+	rs.boot(t, name, libvirttest.GuestOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// Freeze qemu-ga inside the guest for 15 s: the channel stays open,
+	// nothing answers.
+	_, err := rs.src.AgentCommand(ctx, name, `{"execute":"guest-exec","arguments":{"path":"/bin/sh",`+
+		`"arg":["-c","sleep 1; kill -STOP $(pidof qemu-ga); sleep 15; kill -CONT $(pidof qemu-ga)"]}}`)
+	require.NoError(t, err)
+	time.Sleep(2 * time.Second)
+
+	agentDone := make(chan error, 1)
+	go func() {
+		actx, acancel := context.WithTimeout(ctx, 8*time.Second)
+		defer acancel()
+		_, err := rs.src.AgentCommand(actx, name, `{"execute":"guest-ping"}`)
+		agentDone <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	for i := range 3 {
+		ictx, icancel := context.WithTimeout(ctx, 2*time.Second)
+		info, err := rs.src.Info(ictx, name)
+		icancel()
+		require.NoError(t, err, "Info #%d while the agent call waits", i)
+		assert.Equal(t, hypervisor.StateRunning, info.State)
+		_, err = rs.src.Stats(ctx, name)
+		require.NoError(t, err)
+	}
+	select {
+	case err := <-agentDone:
+		t.Fatalf("the agent call returned before its deadline: %v", err)
+	default:
+	}
+	err = <-agentDone
+	require.Error(t, err, "a frozen agent does not answer")
+	assert.True(t, errors.Is(err, context.DeadlineExceeded) || errors.Is(err, hypervisor.ErrAgentUnavailable), "%v", err)
+}
+
 // BenchmarkRealBootToAgent: define + start of the tiny TCG guest until its
 // qemu-ga answers guest-ping.
 func BenchmarkRealBootToAgent(b *testing.B) {

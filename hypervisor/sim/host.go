@@ -97,6 +97,8 @@ func orDefault(d, def time.Duration) time.Duration {
 // [hypervisor.Migrator] and [hypervisor.AgentCommander], and is safe for
 // concurrent use.
 type Host struct {
+	// now is the time of the operation under way (set under mu by do).
+	now   time.Time
 	opts  Options
 	clock Clock
 	log   *slog.Logger
@@ -148,13 +150,36 @@ func (h *Host) do(ctx context.Context, fn func(now time.Time) error) error {
 	return err
 }
 
+// advanceLocked brings the host to now. Domains that need fine steps (a
+// migration job, a dirty-rate measurement, a bursty workload) are stepped
+// together, in name order, because they interact through links and jobs.
+// Every other domain integrates linearly, so it is brought up to date
+// lazily when something looks at it (lookup, List): one call then costs
+// O(stepping domains), not O(domains), which matters with thousands of
+// guests per host.
 func (h *Host) advanceLocked(now time.Time) {
-	// Stepping may remove domains: walk a snapshot.
-	for _, name := range slices.Clone(h.order) {
+	h.now = now
+	var stepping []string
+	for _, name := range h.order {
+		if d := h.domains[name]; d.needsSteps() && d.updated.Before(now) {
+			stepping = append(stepping, name)
+		}
+	}
+	// Stepping may remove domains: walk the snapshot.
+	for _, name := range stepping {
 		if d, ok := h.domains[name]; ok && d.updated.Before(now) {
 			d.advance(h, now)
 		}
 	}
+}
+
+// current brings one domain up to the host's time before it is read or
+// changed.
+func (h *Host) current(d *domain) *domain {
+	if d.updated.Before(h.now) {
+		d.advance(h, h.now)
+	}
+	return d
 }
 
 func (h *Host) add(d *domain) {
@@ -180,7 +205,7 @@ func (h *Host) lookup(op, name string) (*domain, error) {
 	if !ok {
 		return nil, hypervisor.WrapDomain(op, name, hypervisor.ErrNotFound)
 	}
-	return d, nil
+	return h.current(d), nil
 }
 
 func invalidState(op, name, why string) error {
@@ -561,7 +586,7 @@ func (h *Host) List(ctx context.Context) ([]hypervisor.DomainInfo, error) {
 	var list []hypervisor.DomainInfo
 	err := h.do(ctx, func(now time.Time) error {
 		for _, name := range h.order {
-			list = append(list, h.info(h.domains[name]))
+			list = append(list, h.info(h.current(h.domains[name])))
 		}
 		return nil
 	})
@@ -613,23 +638,38 @@ func (d *domain) agentState() hypervisor.ChannelState {
 // XML returns the live domain XML: the definition plus what the host
 // filled in while it runs (id, interface names, aliases, agent state).
 func (h *Host) XML(ctx context.Context, name string) (string, error) {
-	var out string
+	var view xmlView
 	err := h.do(ctx, func(now time.Time) error {
 		d, err := h.lookup("xml", name)
 		if err != nil {
 			return err
 		}
-		out, err = liveXML(d)
-		if err != nil {
-			return hypervisor.WrapDomain("xml", name, err)
-		}
+		view = xmlView{sp: d.spec(), active: d.state.IsActive(), id: d.id, agent: d.agentState()}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return "", err
+	}
+	// Rendering is the expensive part; it reads only the snapshot, so it
+	// runs outside the host lock.
+	out, err := liveXML(view)
+	if err != nil {
+		return "", hypervisor.WrapDomain("xml", name, err)
+	}
+	return out, nil
 }
 
-func liveXML(d *domain) (string, error) {
-	text, err := d.spec().def.Marshal()
+// xmlView is what the live XML of a domain depends on, taken under the
+// host lock. Specs are replaced on redefinition, never changed in place.
+type xmlView struct {
+	sp     *spec
+	active bool
+	id     int
+	agent  hypervisor.ChannelState
+}
+
+func liveXML(d xmlView) (string, error) {
+	text, err := d.sp.def.Marshal()
 	if err != nil {
 		return "", err
 	}
@@ -637,7 +677,7 @@ func liveXML(d *domain) (string, error) {
 	if err := def.Unmarshal(text); err != nil { // a deep copy
 		return "", err
 	}
-	if !d.state.IsActive() {
+	if !d.active {
 		return def.Marshal()
 	}
 	id := d.id
@@ -660,7 +700,7 @@ func liveXML(d *domain) (string, error) {
 		for i := range dev.Channels {
 			c := &dev.Channels[i]
 			if c.Target != nil && c.Target.VirtIO != nil && c.Target.VirtIO.Name == agentChannelName {
-				c.Target.VirtIO.State = string(d.agentState())
+				c.Target.VirtIO.State = string(d.agent)
 			}
 		}
 	}

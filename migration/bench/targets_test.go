@@ -105,3 +105,55 @@ func TestRunMaxTime(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "still running")
 }
+
+// TestRobustness holds virtkit to not aborting what converges and to
+// stopping what does not, on variants of the built-in profiles.
+func TestRobustness(t *testing.T) {
+	builtin := map[string]Profile{}
+	for _, p := range BuiltinProfiles() {
+		builtin[p.Name] = p
+	}
+	noPerms := func(name string) Profile {
+		p := builtin[name]
+		p.AllowPostCopy, p.AllowAutoConverge = false, false
+		return p
+	}
+	hotset := Profile{Name: "hotset-floor", Memory: q("8Gi"), Bandwidth: q("1150M"), DirtyRate: q("3G"),
+		WorkingSet: qp("4Gi"), Shape: "hotset"}
+	tests := []struct {
+		name    string
+		p       Profile
+		outcome string
+		check   func(t *testing.T, r Row)
+	}{
+		// Bursts 8 s of every 30 s, the first one during the measurement:
+		// pre-copy completes in a quiet phase, as KubeVirt's does.
+		{"bursts are waited out", noPerms("P5-oltp"), "Succeeded", nil},
+		// r = 0.93 with nothing allowed: slow, but it converges.
+		{"a slow convergence is never aborted", noPerms("P6-jvm"), "Succeeded", nil},
+		// A hot set rewritten every round keeps the pause over the limit
+		// although the sampled rates look convergent: the stall shows it.
+		{"a hot-set floor is caught by the stall", hotset, "Failed", func(t *testing.T, r Row) {
+			assert.LessOrEqual(t, r.DecisionSeconds, 30.0)
+			assert.Contains(t, r.Reason, "rounds")
+		}},
+		{"a build box without permissions is stopped early", noPerms("P3-build"), "Failed", func(t *testing.T, r Row) {
+			assert.LessOrEqual(t, r.DecisionSeconds, 30.0)
+			assert.Less(t, r.BytesSent, r.MemoryBytes)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := RunOne(context.Background(), tt.p, "virtkit", Options{})
+			require.NoError(t, err)
+			require.Equal(t, tt.outcome, r.Outcome, r.Reason)
+			if r.Outcome == "Succeeded" {
+				require.NotNil(t, r.DowntimeMs)
+				assert.LessOrEqual(t, *r.DowntimeMs, 300.0)
+			}
+			if tt.check != nil {
+				tt.check(t, r)
+			}
+		})
+	}
+}

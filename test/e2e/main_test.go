@@ -62,9 +62,9 @@ type proc struct {
 	err  error // valid after done is closed
 }
 
-// cluster is the test's etcd, processes and a store client for checks.
-type cluster struct {
-	t     *testing.T
+// testCluster is the test's etcd, processes and a store client for checks.
+type testCluster struct {
+	t     testing.TB
 	dir   string
 	store string // the --store flag value
 	st    *etcd.Store
@@ -73,7 +73,7 @@ type cluster struct {
 	procs []*proc
 }
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *testCluster {
 	t.Helper()
 	if binary == "" {
 		t.Skip("end-to-end test skipped in -short mode")
@@ -81,7 +81,7 @@ func newCluster(t *testing.T) *cluster {
 	endpoints := etcdtest.StartServer(t)
 	st, err := etcd.New(t.Context(), etcd.Options{Endpoints: endpoints})
 	require.NoError(t, err)
-	c := &cluster{t: t, dir: t.TempDir(), store: "etcd://" + strings.TrimPrefix(endpoints[0], "http://"), st: st}
+	c := &testCluster{t: t, dir: t.TempDir(), store: "etcd://" + strings.TrimPrefix(endpoints[0], "http://"), st: st}
 	// Cleanups run last-in first-out: processes stop and the client
 	// closes before the etcd server does.
 	t.Cleanup(func() { _ = st.Close() })
@@ -95,7 +95,7 @@ func newCluster(t *testing.T) *cluster {
 }
 
 // start runs `virtkit args...` in the background, logging to a file.
-func (c *cluster) start(name string, args ...string) *proc {
+func (c *testCluster) start(name string, args ...string) *proc {
 	c.t.Helper()
 	p := &proc{name: name, args: args, log: filepath.Join(c.dir, name+".log"), done: make(chan struct{})}
 	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -115,7 +115,7 @@ func (c *cluster) start(name string, args ...string) *proc {
 }
 
 // run runs `virtkit args...` to completion and returns its stdout.
-func (c *cluster) run(args ...string) string {
+func (c *testCluster) run(args ...string) string {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(c.t.Context(), time.Minute)
 	defer cancel()
@@ -157,21 +157,12 @@ func (p *proc) term(t *testing.T) error {
 	}
 }
 
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
 func (p *proc) logText() string {
 	data, _ := os.ReadFile(p.log)
 	return string(data)
 }
 
-func (c *cluster) stopAll() {
+func (c *testCluster) stopAll() {
 	c.mu.Lock()
 	procs := append([]*proc(nil), c.procs...)
 	c.mu.Unlock()
@@ -194,7 +185,7 @@ func (c *cluster) stopAll() {
 }
 
 // dumpLogs prints the tail of every process's log.
-func (c *cluster) dumpLogs() {
+func (c *testCluster) dumpLogs() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.procs {
@@ -208,7 +199,7 @@ func (c *cluster) dumpLogs() {
 
 // waitFor polls cond until it holds or the deadline passes; cond returns
 // a description of the state for the failure message.
-func (c *cluster) waitFor(what string, timeout time.Duration, cond func() (bool, string)) {
+func (c *testCluster) waitFor(what string, timeout time.Duration, cond func() (bool, string)) {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
 	var last string
@@ -225,21 +216,21 @@ func (c *cluster) waitFor(what string, timeout time.Duration, cond func() (bool,
 	}
 }
 
-func (c *cluster) vms() []virtkit.VirtualMachine {
+func (c *testCluster) vms() []virtkit.VirtualMachine {
 	c.t.Helper()
 	l := &virtkit.VirtualMachineList{}
 	require.NoError(c.t, c.st.List(c.t.Context(), l, store.ListOptions{}))
 	return l.Items
 }
 
-func (c *cluster) vmis() []virtkit.VirtualMachineInstance {
+func (c *testCluster) vmis() []virtkit.VirtualMachineInstance {
 	c.t.Helper()
 	l := &virtkit.VirtualMachineInstanceList{}
 	require.NoError(c.t, c.st.List(c.t.Context(), l, store.ListOptions{}))
 	return l.Items
 }
 
-func (c *cluster) node(name string) *virtkit.Node {
+func (c *testCluster) node(name string) *virtkit.Node {
 	c.t.Helper()
 	n := &virtkit.Node{}
 	require.NoError(c.t, c.st.Get(c.t.Context(), store.Key{Name: name}, n))
@@ -247,7 +238,7 @@ func (c *cluster) node(name string) *virtkit.Node {
 }
 
 // leader returns the identity of the controller replica that leads.
-func (c *cluster) leader(key string) string {
+func (c *testCluster) leader(key string) string {
 	c.t.Helper()
 	resp, err := c.st.Client().Get(c.t.Context(), key+"/", clientv3.WithFirstCreate()...)
 	require.NoError(c.t, err)
@@ -258,7 +249,7 @@ func (c *cluster) leader(key string) string {
 }
 
 // getList runs `virtkit get KIND -o json -A` and decodes the List.
-func getList[T any](c *cluster, kind string) []T {
+func getList[T any](c *testCluster, kind string) []T {
 	c.t.Helper()
 	out := c.run("get", kind, "-o", "json", "-A", "--store", c.store)
 	var list struct {

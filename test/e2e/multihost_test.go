@@ -56,14 +56,14 @@ spec:
 	return b.String()
 }
 
-func (c *cluster) startController(id string) *proc {
+func (c *testCluster) startController(id string) *proc {
 	return c.start("controller-"+id, "controller", "--store", c.store, "--leader-id", id, "--leader-ttl", leaderTTL,
 		"--node-monitor-grace", monitorGrace, "--unresponsive-grace", unresponsiveGrace)
 }
 
-func (c *cluster) statePath(name string) string { return filepath.Join(c.dir, name+".state.json") }
+func (c *testCluster) statePath(name string) string { return filepath.Join(c.dir, name+".state.json") }
 
-func (c *cluster) startNode(name string) *proc {
+func (c *testCluster) startNode(name string) *proc {
 	return c.start(name, "node", "--name", name, "--store", c.store, "--hypervisor", "sim",
 		"--sim-state", c.statePath(name), "--sim-cpus", "64", "--sim-memory", "64Gi",
 		"--heartbeat-interval", heartbeat, "--status-interval", "2s")
@@ -71,7 +71,7 @@ func (c *cluster) startNode(name string) *proc {
 
 // guests reads every node's sim state file: for each domain, the nodes
 // holding it (active or defined).
-func (c *cluster) guests() map[string][]string {
+func (c *testCluster) guests() map[string][]string {
 	c.t.Helper()
 	out := map[string][]string{}
 	for _, n := range nodeNames {
@@ -87,7 +87,7 @@ func (c *cluster) guests() map[string][]string {
 // converged checks the invariant the test cares about: every VM has
 // exactly one VMI, Running on a live node, whose guest exists on that node
 // and nowhere else; and no other guest exists anywhere.
-func (c *cluster) converged(wantVMs []string, liveNodes []string) (bool, string) {
+func (c *testCluster) converged(wantVMs []string, liveNodes []string) (bool, string) {
 	vms := c.vms()
 	vmis := c.vmis()
 	guests := c.guests()
@@ -308,7 +308,7 @@ func TestMultiProcessFailover(t *testing.T) {
 // watchVMIs calls fn for every VMI change until the returned stop is
 // called; stop returns after the watcher ended, so fn's writes are visible
 // to the caller.
-func (c *cluster) watchVMIs(fn func(*virtkit.VirtualMachineInstance)) (stop func() int) {
+func (c *testCluster) watchVMIs(fn func(*virtkit.VirtualMachineInstance)) (stop func() int) {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(c.t.Context())
 	events, err := c.st.Watch(ctx, &virtkit.VirtualMachineInstanceList{}, store.WatchOptions{})

@@ -1,0 +1,171 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/store"
+)
+
+const benchVMs = 1000
+
+// BenchmarkCreateToRunning1000 measures create-to-Running of 1,000 VMs
+// (runStrategy Always) two ways in the same run: on etcd with one
+// `virtkit controller` process and three `virtkit node` processes, and in
+// one process on the memory store (cluster.MeasureScale, three simulated
+// hosts). Latency runs from a VM's create call to its VMI being
+// seen Running, as in cluster.MeasureScale. Run it with -benchtime=1x: one iteration is a whole fleet.
+func BenchmarkCreateToRunning1000(b *testing.B) {
+	b.Run("etcd-3-node-processes", func(b *testing.B) {
+		for range b.N {
+			r := measureMultiProcess(b, benchVMs)
+			report(b, r.total, r.latencies)
+		}
+	})
+	b.Run("memory-1-process", func(b *testing.B) {
+		for range b.N {
+			ctx, cancel := context.WithTimeout(b.Context(), 10*time.Minute)
+			r, err := cluster.MeasureScale(ctx, cluster.ScaleOptions{VMs: benchVMs, Nodes: 3, Workers: 8})
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(r.Throughput, "vms/s")
+			b.ReportMetric(float64(r.P50.Milliseconds()), "p50-ms")
+			b.ReportMetric(float64(r.P99.Milliseconds()), "p99-ms")
+			b.ReportMetric(r.Total.Seconds(), "total-s")
+		}
+	})
+}
+
+func report(b *testing.B, total time.Duration, lat []time.Duration) {
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+	b.ReportMetric(float64(len(lat))/total.Seconds(), "vms/s")
+	b.ReportMetric(float64(pct(0.50).Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(pct(0.99).Milliseconds()), "p99-ms")
+	b.ReportMetric(total.Seconds(), "total-s")
+}
+
+type multiResult struct {
+	total     time.Duration
+	latencies []time.Duration
+}
+
+func benchVM(name string) *virtkit.VirtualMachine {
+	always := virtkit.RunStrategyAlways
+	mem := resource.MustParse("64Mi")
+	return &virtkit.VirtualMachine{
+		TypeMeta:   metav1.TypeMeta{APIVersion: virtkit.APIVersion, Kind: virtkit.KindVirtualMachine},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "scale"},
+		Spec: virtkit.VirtualMachineSpec{
+			RunStrategy: &always,
+			Template: &virtkit.VirtualMachineInstanceTemplateSpec{
+				Spec: virtkit.VirtualMachineInstanceSpec{Domain: virtkit.DomainSpec{Memory: &virtkit.Memory{Guest: &mem}}},
+			},
+		},
+	}
+}
+
+func measureMultiProcess(b *testing.B, vms int) multiResult {
+	b.StopTimer()
+	c := newCluster(b)
+	c.start("controller", "controller", "--store", c.store, "--workers", "8", "--leader-ttl", "5s")
+	for _, n := range nodeNames {
+		c.start(n, "node", "--name", n, "--store", c.store, "--hypervisor", "sim", "--workers", "8",
+			"--sim-cpus", "512", "--sim-memory", "512Gi", "--status-interval", "1m")
+	}
+	c.waitFor("three ready nodes", time.Minute, func() (bool, string) {
+		l := &virtkit.NodeList{}
+		if err := c.st.List(b.Context(), l, store.ListOptions{}); err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for _, n := range l.Items {
+			if virtkit.IsConditionTrue(n.Status.Conditions, virtkit.NodeReady) {
+				ready++
+			}
+		}
+		return ready == len(nodeNames), fmt.Sprintf("%d ready", ready)
+	})
+	c.waitFor("a leader", time.Minute, func() (bool, string) { return c.leader(electionKey) != "", "" })
+
+	ctx, cancel := context.WithTimeout(b.Context(), 10*time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	created := make(map[string]time.Time, vms)
+	running := make(map[string]time.Duration, vms)
+	allRunning := make(chan struct{})
+	events, err := c.st.Watch(ctx, &virtkit.VirtualMachineInstanceList{}, store.WatchOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		for ev := range events {
+			vmi, ok := ev.Object.(*virtkit.VirtualMachineInstance)
+			if !ok || vmi.Status.Phase != virtkit.Running {
+				continue
+			}
+			now := time.Now()
+			mu.Lock()
+			if t0, ok := created[vmi.Name]; ok {
+				if _, seen := running[vmi.Name]; !seen {
+					running[vmi.Name] = now.Sub(t0)
+					if len(running) == vms {
+						close(allRunning)
+					}
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+
+	b.StartTimer()
+	start := time.Now()
+	sem := make(chan struct{}, 16)
+	errc := make(chan error, 1)
+	for i := range vms {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			vm := benchVM(fmt.Sprintf("vm-%05d", i))
+			mu.Lock()
+			created[vm.Name] = time.Now()
+			mu.Unlock()
+			if err := cluster.Apply(ctx, c.st, vm); err != nil {
+				select {
+				case errc <- err:
+				default:
+				}
+			}
+		}()
+	}
+	select {
+	case <-allRunning:
+	case err := <-errc:
+		b.Fatal(err)
+	case <-ctx.Done():
+		mu.Lock()
+		n := len(running)
+		mu.Unlock()
+		b.Fatalf("%d of %d VMs running: %v", n, vms, ctx.Err())
+	}
+	total := time.Since(start)
+	b.StopTimer()
+	mu.Lock()
+	defer mu.Unlock()
+	lat := make([]time.Duration, 0, len(running))
+	for _, d := range running {
+		lat = append(lat, d)
+	}
+	return multiResult{total: total, latencies: lat}
+}
