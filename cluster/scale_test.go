@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"flag"
 	"strconv"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/virtkit/virtkit/cluster"
 )
+
+var scaleVMs = flag.Int("scale-vms", 1000, "fleet size for BenchmarkCreateToRunning")
 
 func TestMeasureScaleSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -26,7 +29,7 @@ func TestMeasureScaleSmall(t *testing.T) {
 // BenchmarkCreateToRunning reports create-to-Running for a fleet of VMs on
 // four simulated hosts. Run with -benchtime=1x; see BENCHMARKS.md.
 func BenchmarkCreateToRunning(b *testing.B) {
-	for _, n := range []int{1000} {
+	for _, n := range []int{*scaleVMs} {
 		b.Run("vms="+strconv.Itoa(n), func(b *testing.B) {
 			for range b.N {
 				r, err := cluster.MeasureScale(context.Background(), cluster.ScaleOptions{VMs: n, Nodes: 4})

@@ -736,9 +736,16 @@ func (r *MigrationReconciler) endVMIState(ctx context.Context, vmi *virtkit.Virt
 	return r.o.Store.UpdateStatus(ctx, vmi)
 }
 
-// fail moves the migration to Failed with a reason and stores it.
+// fail moves the migration to Failed with a reason and stores it. A VMI
+// migrationState of this migration that the agents have not ended is ended
+// first, so no agent goes on with it.
 func (r *MigrationReconciler) fail(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance, reason string) error {
 	now := r.o.now()
+	if vmi != nil {
+		if err := r.endVMIState(ctx, vmi, mig, reason, now); err != nil {
+			return err
+		}
+	}
 	if ms := ownState(mig, vmi); ms != nil {
 		mig.Status.MigrationState = ms.DeepCopy()
 	}
@@ -859,16 +866,4 @@ func truncateMsg(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "")
-}
-
-// InFlightMigrations returns the migrations that are not final, sorted by
-// name, for inspection.
-func InFlightMigrations(ctx context.Context, st store.Store, namespace string) ([]virtkit.VirtualMachineInstanceMigration, error) {
-	migs := &virtkit.VirtualMachineInstanceMigrationList{}
-	if err := st.List(ctx, migs, store.ListOptions{Namespace: namespace}); err != nil {
-		return nil, err
-	}
-	out := slices.DeleteFunc(migs.Items, func(m virtkit.VirtualMachineInstanceMigration) bool { return m.IsFinal() })
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
 }

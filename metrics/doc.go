@@ -16,7 +16,14 @@
 // Collectors are registered into the caller's [prometheus.Registerer];
 // nothing registers into the global registry and nothing happens in
 // init(). [RegisterCluster] wires an embedded [cluster.Cluster] in one call
-// and [Handler] serves a Gatherer over HTTP.
+// (node agents' migration snapshots through [AgentMigrations]) and
+// [Handler] serves a Gatherer over HTTP.
+//
+//	reg := prometheus.NewRegistry()
+//	if err := metrics.RegisterCluster(reg, c, metrics.Options{}); err != nil {
+//		return err
+//	}
+//	http.Handle("/metrics", metrics.Handler(reg))
 //
 // Two collectors mirror KubeVirt's two exporters:
 //
@@ -41,8 +48,14 @@
 // # Not measured is absent
 //
 // A value the backend did not measure (an invalid hypervisor.Measured, an
-// unset status pointer, a guest agent that is not connected) produces no
-// series at all, never a zero.
+// unset status pointer, a guest agent that is not connected, a migration
+// job not polled yet) produces no series at all, never a zero.
+//
+// # Untrusted strings
+//
+// Label values copied from guests (filesystem names, OS info) may hold
+// any bytes; invalid UTF-8 is replaced so a hostile guest cannot make the
+// registry reject the whole scrape.
 //
 // # Differences from KubeVirt
 //
@@ -52,10 +65,19 @@
 //     so the exposition passes promtool's lint; keys that collide after
 //     that keep the first (in key order).
 //   - The interface and drive labels are the host-side device name and
-//     the disk target (vnet0, vda) as the hypervisor reports them.
+//     the disk target (vnet0, vda) as the hypervisor reports them, not the
+//     VMI's interface and disk names (hypervisor.DomainStats carries no
+//     aliases).
+//   - kubevirt_vmi_guest_load_*, kubevirt_vmi_node_cpu_affinity,
+//     kubevirt_vmi_vnic_info and kubevirt_vmi_launcher_memory_overhead_bytes
+//     are not exported: no source reports them yet.
+//   - A guest filesystem whose size the agent did not report (0) gives no
+//     kubevirt_vmi_filesystem_* series.
 //   - kubevirt_vm_*_status_last_transition_timestamp_seconds are gauges
 //     (KubeVirt declares counters without the _total suffix, which
-//     promtool rejects).
+//     promtool rejects), and only the VM's current status group is
+//     exported, at the time of its newest condition change: virtkit does
+//     not record when a VM left the other groups.
 //   - Phase-transition histograms are accumulated by the collector from
 //     the phaseTransitionTimestamps it sees at each scrape, so they start
 //     empty when the process starts and miss objects created and deleted

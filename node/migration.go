@@ -217,6 +217,32 @@ func (r *migrationRegistry) all() []*outgoing {
 
 // reconcileMigration handles the parts of a VMI's reconcile that belong to
 // a migration in flight. handled=false lets the ordinary reconcile go on.
+//
+// The protocol, after the migration controller's hand-off (VMI
+// status.migrationState {migrationUid, sourceNode, targetNode,
+// migrationConfiguration} and label kubevirt.io/migrationTargetNodeName):
+//
+//   - Target (targetNode is this node, the VMI is not yet its): creates the
+//     runtime dir, publishes its addresses (Node annotations
+//     [MigrationURIAnnotation], [MigrationDataURIAnnotation];
+//     migrationState.targetNodeAddress) and its activePods entry, so
+//     activePods names both hosts. It keeps the arriving domain.
+//   - Source (the VMI's node): once targetNodeAddress is set, writes
+//     startTimestamp and mode and runs the migration engine over the
+//     hypervisor's Migrator with the resolved configuration, writing the
+//     engine's view into migrationState.virtkitEngine at most once per
+//     StatusInterval, and enforcing completionTimeoutPerGiB and
+//     progressTimeout. abortRequested (or the VMI's deletion) cancels the
+//     engine, which aborts the job; the guest stays. At the end it writes
+//     endTimestamp and, on failure, failed, completed, failureReason and
+//     abortStatus.
+//   - Target, on the source's endTimestamp without failed: takes the VMI
+//     over (status.nodeName, label kubevirt.io/nodeName, the target label
+//     removed, evacuationNodeName cleared, the source's activePods entry
+//     removed, completed=true). The source agent then sees a domain no VMI
+//     of its node wants (shut off, reason Migrated, or already undefined)
+//     and removes it. On failure the target removes its half-arrived
+//     domain and its activePods entry.
 func (a *Agent) reconcileMigration(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (res controller.Result, handled bool, err error) {
 	if vmi == nil {
 		return controller.Result{}, false, nil

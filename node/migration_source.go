@@ -103,8 +103,15 @@ func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachine
 	case ms.AbortRequested || vmi.DeletionTimestamp != nil:
 		err := a.endUnstarted(ctx, key, ms.MigrationUID, controller.MigrationReasonAborted, virtkit.MigrationAbortSucceeded)
 		return controller.Result{}, false, err
-	case ms.TargetNodeAddress == "" || !exists || info.State != hypervisor.StateRunning:
+	case ms.TargetNodeAddress == "" || !exists:
 		return controller.Result{}, false, nil
+	case info.State == hypervisor.StatePaused && info.Reason == hypervisor.ReasonUser:
+		// KubeVirt migrates a paused guest paused (VIR_MIGRATE_PAUSED); the
+		// hypervisor port has no such flag yet.
+		err := a.endUnstarted(ctx, key, ms.MigrationUID, "migrating a paused VMI is not supported: "+hypervisor.ErrNotSupported.Error(), "")
+		return controller.Result{}, false, err
+	case info.State != hypervisor.StateRunning:
+		return controller.Result{RequeueAfter: time.Second}, false, nil
 	}
 	if err := a.startOutgoing(ctx, vmi, domName, info); err != nil {
 		a.log.Warn("migration could not start", "vmi", key.String(), "err", err)
@@ -118,7 +125,10 @@ func (a *Agent) endUnstarted(ctx context.Context, key store.Key, uid types.UID, 
 	now := a.now()
 	a.log.Info("migration ended before it ran", "vmi", key.String(), "reason", reason)
 	return a.updateMigrationState(ctx, key, uid, func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
-		if ms.Completed || ms.Failed {
+		// The decision was made on the VMI as the reconcile read it; an
+		// engine that ended since then has written endTimestamp (before it
+		// left the registry), and its outcome stands.
+		if ms.Completed || ms.Failed || ms.EndTimestamp != nil {
 			return false
 		}
 		ms.Failed, ms.Completed = true, true

@@ -166,8 +166,11 @@ func (a *Agent) takeOver(ctx context.Context, vmi *virtkit.VirtualMachineInstanc
 // this node's activePods entry; the guest keeps running on the source.
 func (a *Agent) abandonIncoming(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) error {
 	if exists {
-		if info.State == hypervisor.StateRunning && info.Reason != hypervisor.ReasonMigration && !vmi.Status.MigrationState.Failed {
-			// Never destroy a guest that might be the only running copy.
+		if info.State == hypervisor.StateRunning {
+			// A failed or aborted incoming guest is paused or gone; one that
+			// runs here may be the only running copy (a job that completed
+			// after its source agent lost track of it). Never destroy it.
+			a.log.Warn("not removing a running guest of a failed incoming migration", "domain", domName)
 			return nil
 		}
 		a.log.Info("removing the domain of a failed incoming migration", "domain", domName)

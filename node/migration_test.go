@@ -229,14 +229,23 @@ func TestMigrationCancelledByDeletingTheObject(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, source, during.Status.NodeName)
+	var snap node.MigrationSnapshot
 	require.Eventually(t, func() bool {
 		for _, s := range c.Node(source).Agent.MigrationSnapshots() {
 			if s.Name == "stuck" && s.HaveStats {
+				snap = s
 				return true
 			}
 		}
 		return false
 	}, 10*time.Second, 20*time.Millisecond)
+	assert.Equal(t, mig.UID, snap.MigrationUID)
+	assert.Equal(t, source, snap.SourceNode)
+	assert.Equal(t, during.Status.MigrationState.TargetNode, snap.TargetNode)
+	assert.Equal(t, node.DomainName("default", "stuck"), snap.Engine.Domain)
+	assert.Equal(t, "virtkit", snap.Engine.Policy)
+	assert.Equal(t, hypervisor.JobUnbounded, snap.Stats.Type)
+	assert.True(t, snap.Stats.DataProcessed.Valid)
 
 	require.NoError(t, c.Store().Delete(c.ctx, mig, store.DeleteOptions{}))
 	done := c.waitMigration(t, mig, "Failed", func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool {
@@ -497,3 +506,78 @@ func setUnschedulable(t *testing.T, c *migCluster, name string, on bool) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestMigrationSwitchesToPostCopyWhenAllowed(t *testing.T) {
+	// 64 MiB/s against 128 MiB/s of I/O-driven writes (throttling cannot
+	// slow them): pre-copy never converges; the policy allows post-copy.
+	c := startMigCluster(t, 2, sim.Link{Bandwidth: 64 << 20}, controller.MigrationOptions{})
+	yes := true
+	require.NoError(t, c.Apply(c.ctx, &virtkit.MigrationPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: virtkit.MigrationsAPIVersion, Kind: virtkit.KindMigrationPolicy},
+		ObjectMeta: metav1.ObjectMeta{Name: "may-postcopy"},
+		Spec: virtkit.MigrationPolicySpec{
+			Selectors:     &virtkit.Selectors{VirtualMachineInstanceSelector: map[string]string{"app": "hot"}},
+			AllowPostCopy: &yes,
+		},
+	}))
+	vmi := c.runningVMI(t, migratableVMI("hot", "64Mi"))
+	require.NoError(t, c.hosts[vmi.Status.NodeName].SetWorkload(node.DomainName("default", "hot"),
+		sim.Workload{DirtyRate: 128 << 20, WorkingSet: 48 << 20, ThrottleSensitivity: 0}))
+	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	require.NoError(t, err)
+	done := c.waitMigration(t, mig, "final", isReleased)
+	require.Equal(t, virtkit.MigrationSucceeded, done.Status.Phase, "%+v", done.Status.MigrationState)
+	ms := done.Status.MigrationState
+	assert.Equal(t, virtkit.MigrationPostCopy, ms.Mode)
+	require.NotNil(t, ms.MigrationPolicyName)
+	assert.Equal(t, "may-postcopy", *ms.MigrationPolicyName)
+	require.NotNil(t, ms.Engine)
+	var actions []string
+	for _, d := range ms.Engine.Decisions {
+		actions = append(actions, d.Action)
+	}
+	assert.Contains(t, actions, string(migration.ActionSwitchPostCopy))
+}
+
+func TestMigrationCompletionTimeoutAborts(t *testing.T) {
+	// KubeVirt's completionTimeoutPerGiB bounds any policy: 1 s per GB
+	// (a 64 MiB guest counts as 1 GB) against a job that cannot finish.
+	cfg := &virtkit.MigrationConfiguration{CompletionTimeoutPerGiB: ptr[int64](1)}
+	c := startMigCluster(t, 2, sim.Link{Bandwidth: 8 << 20}, controller.MigrationOptions{Config: cfg})
+	vmi := c.runningVMI(t, migratableVMI("slow", "64Mi"))
+	source := vmi.Status.NodeName
+	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	require.NoError(t, err)
+	done := c.waitMigration(t, mig, "final", isReleased)
+	require.Equal(t, virtkit.MigrationFailed, done.Status.Phase)
+	ms := done.Status.MigrationState
+	assert.Equal(t, "Live migration is not completed after 1 seconds and has been aborted", ms.FailureReason)
+	assert.Empty(t, ms.AbortStatus, "not a user abort")
+	after, err := c.WaitForVMI(c.ctx, "default", "slow", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && len(v.Status.ActivePods) == 1
+	})
+	require.NoError(t, err)
+	assert.Equal(t, source, after.Status.NodeName)
+	assert.Equal(t, virtkit.Running, after.Status.Phase)
+}
+
+func TestMigrationOfAPausedVMIFailsClearly(t *testing.T) {
+	c := startMigCluster(t, 2, sim.Link{}, controller.MigrationOptions{})
+	vmi := c.runningVMI(t, migratableVMI("napping", "64Mi"))
+	require.NoError(t, controller.Pause(c.ctx, c.Store(), store.KeyOf(vmi)))
+	_, err := c.WaitForVMI(c.ctx, "default", "napping", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && v.IsPaused()
+	})
+	require.NoError(t, err)
+	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	require.NoError(t, err)
+	done := c.waitMigration(t, mig, "final", isReleased)
+	assert.Equal(t, virtkit.MigrationFailed, done.Status.Phase)
+	assert.Contains(t, done.Status.MigrationState.FailureReason, "paused")
+	after, err := c.WaitForVMI(c.ctx, "default", "napping", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && len(v.Status.ActivePods) == 1
+	})
+	require.NoError(t, err)
+	assert.Equal(t, vmi.Status.NodeName, after.Status.NodeName)
+	assert.True(t, after.IsPaused(), "still paused where it was")
+}

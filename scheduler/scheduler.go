@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
 )
@@ -69,13 +72,25 @@ type Options struct {
 type Default struct {
 	now              func() time.Time
 	heartbeatTimeout time.Duration
+
+	// requests memoizes what each placed VMI asks for, keyed by UID and
+	// checked against its resourceVersion: every decision sums the
+	// requests of every placed VMI, and parsing quantities over and over
+	// made placement quadratic in practice.
+	mu       sync.Mutex
+	requests map[types.UID]memoRequests
+}
+
+type memoRequests struct {
+	rv  string
+	req requests
 }
 
 var _ Scheduler = (*Default)(nil)
 
 // New returns the default scheduler.
 func New(opts Options) *Default {
-	d := &Default{now: opts.Now, heartbeatTimeout: opts.HeartbeatTimeout}
+	d := &Default{now: opts.Now, heartbeatTimeout: opts.HeartbeatTimeout, requests: map[types.UID]memoRequests{}}
 	if d.now == nil {
 		d.now = time.Now
 	}
@@ -147,7 +162,7 @@ func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	if err != nil {
 		return "", err
 	}
-	used := usage(holders, len(infos))
+	used := d.usage(holders, len(infos))
 	want := requestsOf(vmi)
 
 	reasons := map[string]int{}
@@ -205,14 +220,43 @@ func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 }
 
 // usage sums the requests of the holders per node.
-func usage(holders []placedVMI, nodes int) map[string]requests {
+func (d *Default) usage(holders []placedVMI, nodes int) map[string]requests {
 	used := make(map[string]requests, nodes)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.requests == nil {
+		d.requests = map[types.UID]memoRequests{}
+	}
+	seen := make(map[types.UID]bool, len(holders))
 	for _, h := range holders {
 		u := used[h.node]
-		u.add(requestsOf(h.vmi))
+		u.add(d.requestsOf(h.vmi, seen))
 		used[h.node] = u
 	}
+	// Forget VMIs no longer placed, so the memo stays as big as the fleet.
+	if len(d.requests) > 2*len(seen)+64 {
+		for uid := range d.requests {
+			if !seen[uid] {
+				delete(d.requests, uid)
+			}
+		}
+	}
 	return used
+}
+
+// requestsOf is the memoized requestsOf; d.mu must be held.
+func (d *Default) requestsOf(vmi *virtkit.VirtualMachineInstance, seen map[types.UID]bool) requests {
+	uid := vmi.UID
+	if uid == "" {
+		return requestsOf(vmi)
+	}
+	seen[uid] = true
+	if m, ok := d.requests[uid]; ok && m.rv == vmi.ResourceVersion && m.rv != "" {
+		return m.req
+	}
+	r := requestsOf(vmi)
+	d.requests[uid] = memoRequests{rv: vmi.ResourceVersion, req: r}
+	return r
 }
 
 // UnschedulableError says why no node fits. It matches ErrUnschedulable.

@@ -44,7 +44,7 @@ object that fails; the ones before it stay applied.`,
 			return runApply(cmd.Context(), st, cmd.OutOrStdout(), objs)
 		},
 	}
-	sf.register(cmd.Flags())
+	sf.register(cmd)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file, directory or - (repeatable)")
 	return cmd
 }

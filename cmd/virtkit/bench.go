@@ -17,7 +17,6 @@ func newBenchCmd() *cobra.Command {
 	}
 	cmd.AddCommand(newBenchMigrateCmd())
 	cmd.AddCommand(newBenchScaleCmd())
-	cmd.AddCommand(newBenchScaleCmd())
 	return cmd
 }
 

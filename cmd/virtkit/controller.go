@@ -28,6 +28,7 @@ type controllerFlags struct {
 	leaderTTL         time.Duration
 	identity          string
 	logLevel          string
+	files             []string
 	nodesSet          bool // --nodes given explicitly
 }
 
@@ -50,7 +51,7 @@ controllers keep state in memory that is only trusted after a fresh start.
 
 With --store memory (the default) the store lives in this process, so it also
 runs --nodes simulated node agents: the whole control plane in one process,
-until interrupted.
+until interrupted. -f applies manifests to it at start.
 
 Node health: a node whose heartbeat has not changed for --node-monitor-grace
 is marked Ready=False/HeartbeatTimeout; --unresponsive-grace later its VMIs
@@ -62,7 +63,7 @@ fail with reason NodeUnresponsive and their VMs are started elsewhere.`,
 		},
 	}
 	fs := cmd.Flags()
-	f.store.register(fs)
+	f.store.register(cmd)
 	fs.IntVar(&f.nodes, "nodes", 2, "simulated node agents to run in this process (--store memory only)")
 	fs.IntVar(&f.workers, "workers", 4, "workers per controller")
 	fs.DurationVar(&f.monitorGrace, "node-monitor-grace", controller.DefaultNodeMonitorGracePeriod,
@@ -73,6 +74,7 @@ fail with reason NodeUnresponsive and their VMs are started elsewhere.`,
 	fs.DurationVar(&f.leaderTTL, "leader-ttl", leader.DefaultTTL, "leader election lease: the failover time after a leader dies")
 	fs.StringVar(&f.identity, "leader-id", "", "this replica's name in the election (default HOSTNAME-PID)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringArrayVarP(&f.files, "filename", "f", nil, "manifests to apply at start (--store memory only; repeatable)")
 	return cmd
 }
 
@@ -90,6 +92,9 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 	controllersOnly := !f.store.isMemory()
 	if controllersOnly && f.nodesSet {
 		return errors.New("--nodes: only with --store memory; run `virtkit node` processes against etcd")
+	}
+	if controllersOnly && len(f.files) > 0 {
+		return errors.New("-f: only with --store memory; use `virtkit apply` against etcd")
 	}
 	if !controllersOnly && f.nodes <= 0 {
 		return fmt.Errorf("--nodes: %d is not positive", f.nodes)
@@ -127,6 +132,16 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 	c, err := cluster.New(copts)
 	if err != nil {
 		return err
+	}
+	if len(f.files) > 0 {
+		objs, err := decodeFiles(f.files)
+		if err != nil {
+			return err
+		}
+		if err := cluster.Apply(ctx, st, objs...); err != nil {
+			return err
+		}
+		log.Info("applied manifests", "objects", len(objs))
 	}
 	work := func(ctx context.Context) error {
 		if !controllersOnly {

@@ -3,11 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/virtkit/virtkit/internal/leader"
+	"github.com/virtkit/virtkit/store/etcd/etcdtest"
 )
 
 func TestControllerAndNodeFlagErrors(t *testing.T) {
@@ -20,6 +28,7 @@ func TestControllerAndNodeFlagErrors(t *testing.T) {
 		{"controller zero nodes", []string{"controller", "--nodes", "0"}, "--nodes"},
 		{"controller bad grace", []string{"controller", "--node-monitor-grace", "0s"}, "--node-monitor-grace"},
 		{"controller bad log level", []string{"controller", "--log-level", "loud"}, "--log-level"},
+		{"controller manifests with etcd", []string{"controller", "--store", "etcd://127.0.0.1:1", "-f", "x.yaml"}, "-f"},
 		{"node without name", []string{"node"}, "--name"},
 		{"node bad hypervisor", []string{"node", "--name", "n1", "--hypervisor", "xen"}, "--hypervisor"},
 		{"node bad sim memory", []string{"node", "--name", "n1", "--sim-memory", "lots"}, "--sim-memory"},
@@ -47,14 +56,18 @@ func TestControllerAndNodeFlagErrors(t *testing.T) {
 // interrupted, then stops cleanly.
 func TestControllerSingleProcess(t *testing.T) {
 	cmd := newRootCmd()
-	var out bytes.Buffer
+	var out lockedBuffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
-	cmd.SetArgs([]string{"controller", "--nodes", "2", "--heartbeat-interval", "100ms"})
+	manifest := filepath.Join(t.TempDir(), "vm.yaml")
+	require.NoError(t, os.WriteFile(manifest, []byte(strings.ReplaceAll(twoVMs, "Halted", "Always")), 0o644))
+	cmd.SetArgs([]string{"controller", "--nodes", "2", "--heartbeat-interval", "100ms", "-f", manifest, "--log-level", "debug"})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
-	time.Sleep(300 * time.Millisecond)
+	require.Eventually(t, func() bool {
+		return strings.Contains(out.String(), "started domain") && strings.Count(out.String(), "started domain") >= 2
+	}, 20*time.Second, 20*time.Millisecond, "both VMs start")
 	cancel()
 	select {
 	case err := <-done:
@@ -64,4 +77,60 @@ func TestControllerSingleProcess(t *testing.T) {
 	}
 	assert.Contains(t, out.String(), "single-process control plane running")
 	assert.Contains(t, out.String(), "controller stopped")
+}
+
+// A leader whose etcd lease is revoked stops its controllers and exits
+// with an error (non-zero status), to be restarted as a candidate.
+func TestControllerExitsWhenLeadershipIsLost(t *testing.T) {
+	endpoints := etcdtest.StartServer(t)
+	client, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Close() })
+
+	cmd := newRootCmd()
+	var out lockedBuffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"controller", "--store", "etcd://" + strings.TrimPrefix(endpoints[0], "http://"),
+		"--leader-id", "only", "--leader-ttl", "2s"})
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(t.Context()) }()
+
+	var lease int64
+	require.Eventually(t, func() bool {
+		resp, err := client.Get(t.Context(), "/virtkit/leader/controller/", clientv3.WithPrefix())
+		if err != nil || len(resp.Kvs) == 0 {
+			return false
+		}
+		lease = resp.Kvs[0].Lease
+		return strings.Contains(out.String(), "controllers running")
+	}, 20*time.Second, 20*time.Millisecond, "leading: %s", &out)
+	_, err = client.Revoke(t.Context(), clientv3.LeaseID(lease))
+	require.NoError(t, err)
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, leader.ErrLeadershipLost)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("controller kept running after losing its lease: %s", &out)
+	}
+	assert.Contains(t, out.String(), "leader session lost: stopping controllers")
+}
+
+// lockedBuffer is a bytes.Buffer safe for the command's goroutines and the
+// test's reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -36,7 +36,7 @@ once its controllers and node agent have released it.`,
 			return runDelete(cmd.Context(), st, cmd.OutOrStdout(), res, ns.namespace, args[1:])
 		},
 	}
-	sf.register(cmd.Flags())
+	sf.register(cmd)
 	ns.register(cmd, false)
 	return cmd
 }

@@ -135,7 +135,7 @@ objects, a list of them as a kubectl-style List object with items.`,
 			return runGet(cmd.Context(), st, cmd.OutOrStdout(), res, name, ns, output, time.Now())
 		},
 	}
-	sf.register(cmd.Flags())
+	sf.register(cmd)
 	ns.register(cmd, true)
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, json or yaml")
 	return cmd

@@ -58,7 +58,7 @@ survive an agent restart. --hypervisor libvirt connects to --uri.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runNode(cmd.Context(), f, cmd.ErrOrStderr()) },
 	}
 	fs := cmd.Flags()
-	f.store.register(fs)
+	f.store.register(cmd)
 	fs.StringVar(&f.name, "name", "", "node name (required)")
 	fs.StringVar(&f.hypervisor, "hypervisor", "sim", "sim or libvirt")
 	fs.StringVar(&f.uri, "uri", "qemu:///system", "libvirt connection URI (--hypervisor libvirt)")

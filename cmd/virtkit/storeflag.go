@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/virtkit/virtkit/store"
@@ -32,7 +32,8 @@ type storeFlags struct {
 	password string
 }
 
-func (f *storeFlags) register(fs *pflag.FlagSet) {
+func (f *storeFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
 	fs.StringVar(&f.store, "store", "memory",
 		"object store: memory (this process only) or etcd://HOST:PORT[,HOST:PORT...] (etcds:// for TLS)")
 	fs.StringVar(&f.prefix, "etcd-prefix", etcd.DefaultPrefix, "etcd key prefix of virtkit's objects (and of the leader election key)")

@@ -16,10 +16,16 @@
 // # Contexts and C calls
 //
 // libvirt's C API takes no context. Every call that may block runs in its own
-// goroutine holding a reference on the connection; the method returns
-// ctx.Err() as soon as ctx ends. The C call itself cannot be interrupted: it
-// may still finish (and take effect) later, and the goroutine then frees
-// every libvirt object it holds. No libvirt object ever leaves this package.
+// goroutine; the method returns ctx.Err() as soon as ctx ends. The C call
+// itself cannot be interrupted: it may still finish (and take effect) later,
+// and the goroutine then frees every libvirt object it holds. No libvirt
+// object ever leaves this package.
+//
+// Each call runs on a connection of its own, taken from a small pool: the
+// libvirt 9.0 client holds up every call that shares a connection with one
+// waiting on the daemon (a frozen guest agent, a running migration) until
+// that one returns, so a single stuck guest would otherwise stall the whole
+// host's control plane.
 //
 // # Errors
 //
@@ -35,9 +41,12 @@
 // # Events
 //
 // libvirt's event loop is process-wide C state. [New] registers libvirt's
-// default implementation (idempotent) before it connects; every
-// [Hypervisor.Events] call registers its callbacks and runs the loop in a
-// goroutine of its own until its context ends.
+// default implementation (idempotent) before it connects and runs the loop
+// in a goroutine until [Hypervisor.Close]: remote connections need it to
+// answer the daemon's keepalive pings (unanswered, the daemon drops the
+// connection after about 30 s). The event callbacks are registered once per
+// Hypervisor, on its primary connection, and fanned out to every
+// [Hypervisor.Events] channel until that channel's context ends.
 //
 // # Building
 //

@@ -98,10 +98,12 @@ func orDefault(d, def time.Duration) time.Duration {
 // concurrent use.
 type Host struct {
 	// now is the time of the operation under way (set under mu by do).
-	now   time.Time
-	opts  Options
-	clock Clock
-	log   *slog.Logger
+	now time.Time
+	// candidates may need fine steps (see advanceLocked).
+	candidates map[string]struct{}
+	opts       Options
+	clock      Clock
+	log        *slog.Logger
 
 	mu      sync.Mutex
 	domains map[string]*domain
@@ -122,7 +124,7 @@ var (
 // New returns a host with no domains.
 func New(opts Options) *Host {
 	opts = opts.withDefaults()
-	return &Host{opts: opts, clock: opts.Clock, log: opts.Logger, domains: map[string]*domain{}}
+	return &Host{opts: opts, clock: opts.Clock, log: opts.Logger, domains: map[string]*domain{}, candidates: map[string]struct{}{}}
 }
 
 // Name is the host's name, its address on a [Network].
@@ -159,13 +161,21 @@ func (h *Host) do(ctx context.Context, fn func(now time.Time) error) error {
 // guests per host.
 func (h *Host) advanceLocked(now time.Time) {
 	h.now = now
-	var stepping []string
-	for _, name := range h.order {
-		if d := h.domains[name]; d.needsSteps() && d.updated.Before(now) {
+	// Candidates are the domains touched since they last stopped needing
+	// steps (see lookup and add); the rest cannot need any.
+	stepping := make([]string, 0, len(h.candidates))
+	for name := range h.candidates {
+		d, ok := h.domains[name]
+		if !ok || !d.needsSteps() {
+			delete(h.candidates, name)
+			continue
+		}
+		if d.updated.Before(now) {
 			stepping = append(stepping, name)
 		}
 	}
-	// Stepping may remove domains: walk the snapshot.
+	// Name order keeps runs deterministic; stepping may remove domains.
+	slices.Sort(stepping)
 	for _, name := range stepping {
 		if d, ok := h.domains[name]; ok && d.updated.Before(now) {
 			d.advance(h, now)
@@ -185,6 +195,7 @@ func (h *Host) current(d *domain) *domain {
 func (h *Host) add(d *domain) {
 	name := d.name()
 	h.domains[name] = d
+	h.candidates[name] = struct{}{}
 	if i, found := slices.BinarySearch(h.order, name); !found {
 		h.order = slices.Insert(h.order, i, name)
 	}
@@ -205,6 +216,9 @@ func (h *Host) lookup(op, name string) (*domain, error) {
 	if !ok {
 		return nil, hypervisor.WrapDomain(op, name, hypervisor.ErrNotFound)
 	}
+	// Whatever the caller does may make the domain need steps (a job, a
+	// tracker, a bursty workload resumed).
+	h.candidates[name] = struct{}{}
 	return h.current(d), nil
 }
 

@@ -17,6 +17,10 @@
 // (systemd, Kubernetes) restarts it as a candidate, like kube-controller-
 // manager does.
 //
+// A candidate whose session ends while it campaigns (etcd unreachable for
+// longer than the TTL) returns ErrLeadershipLost as well, for the same
+// restart.
+//
 // Without an etcd client (the memory store: one process, nobody to compete
 // with) the caller is always the leader.
 package leader
