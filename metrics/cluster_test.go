@@ -105,8 +105,8 @@ func TestRegisterClusterExpositionPassesPromtool(t *testing.T) {
 	for _, want := range []string{
 		`kubevirt_vmi_cpu_usage_seconds_total{kubernetes_vmi_label_app_kubernetes_io_part_of="shop",`,
 		`kubevirt_vmi_memory_domain_bytes{`,
-		`kubevirt_vmi_network_receive_bytes_total{interface="vnet0",`,
-		`kubevirt_vmi_storage_read_traffic_bytes_total{drive="vda",`,
+		`kubevirt_vmi_network_receive_bytes_total{interface="default",`,
+		`kubevirt_vmi_storage_read_traffic_bytes_total{drive="containerdisk",`,
 		`kubevirt_vmi_filesystem_capacity_bytes{`,
 		`kubevirt_vmi_info{evictable="true"`,
 		`phase="running"`,
@@ -118,7 +118,7 @@ func TestRegisterClusterExpositionPassesPromtool(t *testing.T) {
 		`virtkit_controller_reconcile_time_seconds_count{controller="virtualmachineinstance"}`,
 		`virtkit_scrape_domain_timeouts_total{node="node-2"} 0`,
 	} {
-		assert.Contains(t, string(body), want)
+		assert.True(t, strings.Contains(string(body), want), "exposition lacks %s", want)
 	}
 	metrics.PromtoolCheck(t, body)
 }

@@ -18,7 +18,9 @@ import (
 
 // ControlPlaneSources are what the [ControlPlaneCollector] reads.
 type ControlPlaneSources struct {
-	// Objects lists VMs, VMIs and migrations; required.
+	// Objects lists VMs, VMIs and migrations; nil exports the controllers
+	// only (a node agent's process, whose objects the control plane
+	// exports).
 	Objects ObjectLister
 	// Controllers are the reconcilers whose work queues and reconcile
 	// statistics are exported (label name / controller = Stats().Name).
@@ -61,8 +63,8 @@ func NewControlPlaneCollector(src ControlPlaneSources, opts Options) (*ControlPl
 	if err != nil {
 		return nil, err
 	}
-	if src.Objects == nil {
-		return nil, fmt.Errorf("%w: ControlPlaneSources.Objects: required", ErrInvalidOptions)
+	if src.Objects == nil && len(src.Controllers) == 0 {
+		return nil, fmt.Errorf("%w: ControlPlaneSources: Objects or Controllers required", ErrInvalidOptions)
 	}
 	for i, p := range src.Controllers {
 		if p == nil {
@@ -92,8 +94,11 @@ func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
 		vms  virtkit.VirtualMachineList
 		migs virtkit.VirtualMachineInstanceMigrationList
 	)
-	listed := true
+	listed := c.src.Objects != nil
 	for _, l := range []virtkit.ObjectList{&vmis, &vms, &migs} {
+		if !listed {
+			break
+		}
 		if err := c.src.Objects.List(ctx, l, store.ListOptions{}); err != nil {
 			c.listErrors.Add(1)
 			c.log.Warn("metrics: listing objects", "error", err)
@@ -109,7 +114,9 @@ func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, p := range c.src.Controllers {
 		c.collectController(ch, p.Stats())
 	}
-	send(ch, c.f.listErrors, float64(c.listErrors.Load()), "controlplane")
+	if c.src.Objects != nil {
+		send(ch, c.f.listErrors, float64(c.listErrors.Load()), "controlplane")
+	}
 }
 
 func orNone(s string) string {

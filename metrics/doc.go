@@ -64,10 +64,11 @@
 //     snake_case (kubevirt.io/nodeName -> kubernetes_vmi_label_kubevirt_io_node_name),
 //     so the exposition passes promtool's lint; keys that collide after
 //     that keep the first (in key order).
-//   - The interface and drive labels are the host-side device name and
-//     the disk target (vnet0, vda) as the hypervisor reports them, not the
-//     VMI's interface and disk names (hypervisor.DomainStats carries no
-//     aliases).
+//   - The interface and drive labels are the VMI's interface and disk
+//     names, read once per VMI from the "ua-<name>" aliases of the live
+//     domain XML when the node's DomainStatser also implements
+//     [DomainXMLer]; otherwise, and for devices without such an alias,
+//     the host-side device name and disk target (vnet0, vda).
 //   - kubevirt_vmi_guest_load_*, kubevirt_vmi_node_cpu_affinity,
 //     kubevirt_vmi_vnic_info and kubevirt_vmi_launcher_memory_overhead_bytes
 //     are not exported: no source reports them yet.

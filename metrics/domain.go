@@ -51,6 +51,7 @@ type DomainCollector struct {
 	log     *slog.Logger
 	f       *domainFamilies
 	descs   descCache
+	devices deviceCache
 
 	listErrors   atomic.Uint64
 	listErrorsFm *family
@@ -113,6 +114,9 @@ type domainTask struct {
 	node  *nodeState
 	stats hypervisor.DomainStats
 	err   error
+	// names are the domain's device names (nil: none known, labels keep
+	// the host-side names).
+	names *deviceNames
 }
 
 // jobTask is one migration job's statistics fetch.
@@ -149,6 +153,7 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 		return
 	}
 	var tasks []domainTask
+	live := map[deviceKey]bool{}
 	for i := range list.Items {
 		vmi := &list.Items[i]
 		n := c.nodes[vmi.Status.NodeName]
@@ -156,7 +161,9 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 			continue
 		}
 		tasks = append(tasks, domainTask{vmi: vmi, node: n})
+		live[deviceKey{n.src.Name, vmi.UID}] = true
 	}
+	defer c.devices.keep(live)
 	var jobs []jobTask
 	for _, n := range c.order {
 		if n.src.Migrations == nil {
@@ -177,7 +184,11 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 	done := runBounded(ctx, len(tasks)+len(jobs), c.opts.MaxConcurrency, func(ctx context.Context, i int) {
 		if i < len(tasks) {
 			t := &tasks[i]
-			t.stats, t.err = t.node.src.Domains.Stats(ctx, node.DomainName(t.vmi.Namespace, t.vmi.Name))
+			dom := node.DomainName(t.vmi.Namespace, t.vmi.Name)
+			t.stats, t.err = t.node.src.Domains.Stats(ctx, dom)
+			if t.err == nil {
+				t.names = c.deviceNames(ctx, t.node, t.vmi, dom, &t.stats)
+			}
 			return
 		}
 		j := &jobs[i-len(tasks)]
@@ -194,7 +205,7 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 		}
 		vl := labelsOf(t.vmi.Labels)
 		e.reset(&vl, t.node.src.Name, t.vmi.Namespace, t.vmi.Name)
-		c.emitDomain(&e, &t.stats)
+		c.emitDomain(&e, &t.stats, t.names)
 		if t.node.src.Guest != nil {
 			if fss, err := t.node.src.Guest.FilesystemList(t.vmi.Namespace, t.vmi.Name); err == nil {
 				c.emitFilesystems(&e, fss)
@@ -242,7 +253,56 @@ func vcpuState(s string) string {
 	return "unknown"
 }
 
-func (c *DomainCollector) emitDomain(e *emitter, st *hypervisor.DomainStats) {
+// deviceNames returns the domain's device names, reading its XML when the
+// cache has none for this VMI or lacks a device the statistics show. Any
+// failure leaves the host-side names in place.
+func (c *DomainCollector) deviceNames(ctx context.Context, n *nodeState, vmi *virtkit.VirtualMachineInstance, dom string, st *hypervisor.DomainStats) *deviceNames {
+	xmler, ok := n.src.Domains.(DomainXMLer)
+	if !ok {
+		return nil
+	}
+	key := deviceKey{n.src.Name, vmi.UID}
+	nics := make([]string, len(st.Net))
+	for i := range st.Net {
+		nics[i] = st.Net[i].Name
+	}
+	disks := make([]string, len(st.Block))
+	for i := range st.Block {
+		disks[i] = st.Block[i].Name
+	}
+	if d := c.devices.get(key); d != nil && d.covers(nics, disks) {
+		return d
+	}
+	x, err := xmler.XML(ctx, dom)
+	if err != nil {
+		c.log.Debug("metrics: reading domain XML for device names", "node", n.src.Name, "domain", dom, "error", err)
+		return nil
+	}
+	d, err := parseDeviceNames(x)
+	if err != nil {
+		c.log.Warn("metrics: parsing domain XML for device names", "node", n.src.Name, "domain", dom, "error", err)
+		return nil
+	}
+	// Devices the XML does not list keep their names; recording them
+	// stops a re-read on every scrape.
+	for _, n := range nics {
+		if _, ok := d.nics[n]; !ok {
+			d.nics[n] = n
+		}
+	}
+	for _, n := range disks {
+		if _, ok := d.disks[n]; !ok {
+			d.disks[n] = n
+		}
+	}
+	c.devices.put(key, d)
+	return d
+}
+
+func (c *DomainCollector) emitDomain(e *emitter, st *hypervisor.DomainStats, names *deviceNames) {
+	if names == nil {
+		names = &deviceNames{}
+	}
 	f := c.f
 	e.duration(f.cpuUsage, st.CPUTime)
 	e.duration(f.cpuUser, st.CPUUser)
@@ -267,27 +327,29 @@ func (c *DomainCollector) emitDomain(e *emitter, st *hypervisor.DomainStats) {
 	e.uint(f.memDomain, m.BalloonCurrent)
 	for i := range st.Net {
 		n := &st.Net[i]
-		e.uint(f.netRxBytes, n.RxBytes, n.Name)
-		e.uint(f.netTxBytes, n.TxBytes, n.Name)
-		e.uint(f.netRxPackets, n.RxPackets, n.Name)
-		e.uint(f.netTxPackets, n.TxPackets, n.Name)
-		e.uint(f.netRxErrors, n.RxErrors, n.Name)
-		e.uint(f.netTxErrors, n.TxErrors, n.Name)
-		e.uint(f.netRxDropped, n.RxDropped, n.Name)
-		e.uint(f.netTxDropped, n.TxDropped, n.Name)
-		e.uint(f.netTraffic, n.RxBytes, n.Name, "rx")
-		e.uint(f.netTraffic, n.TxBytes, n.Name, "tx")
+		iface := names.nic(n.Name)
+		e.uint(f.netRxBytes, n.RxBytes, iface)
+		e.uint(f.netTxBytes, n.TxBytes, iface)
+		e.uint(f.netRxPackets, n.RxPackets, iface)
+		e.uint(f.netTxPackets, n.TxPackets, iface)
+		e.uint(f.netRxErrors, n.RxErrors, iface)
+		e.uint(f.netTxErrors, n.TxErrors, iface)
+		e.uint(f.netRxDropped, n.RxDropped, iface)
+		e.uint(f.netTxDropped, n.TxDropped, iface)
+		e.uint(f.netTraffic, n.RxBytes, iface, "rx")
+		e.uint(f.netTraffic, n.TxBytes, iface, "tx")
 	}
 	for i := range st.Block {
 		b := &st.Block[i]
-		e.uint(f.stIopsRead, b.ReadReqs, b.Name)
-		e.uint(f.stIopsWrite, b.WriteReqs, b.Name)
-		e.uint(f.stReadBytes, b.ReadBytes, b.Name)
-		e.uint(f.stWriteBytes, b.WriteBytes, b.Name)
-		e.duration(f.stReadTimes, b.ReadTime, b.Name)
-		e.duration(f.stWriteTimes, b.WriteTime, b.Name)
-		e.uint(f.stFlushReqs, b.FlushReqs, b.Name)
-		e.duration(f.stFlushTimes, b.FlushTime, b.Name)
+		drive := names.disk(b.Name)
+		e.uint(f.stIopsRead, b.ReadReqs, drive)
+		e.uint(f.stIopsWrite, b.WriteReqs, drive)
+		e.uint(f.stReadBytes, b.ReadBytes, drive)
+		e.uint(f.stWriteBytes, b.WriteBytes, drive)
+		e.duration(f.stReadTimes, b.ReadTime, drive)
+		e.duration(f.stWriteTimes, b.WriteTime, drive)
+		e.uint(f.stFlushReqs, b.FlushReqs, drive)
+		e.duration(f.stFlushTimes, b.FlushTime, drive)
 	}
 	e.uint(f.dirtyRate, st.DirtyRate)
 }

@@ -357,3 +357,53 @@ virtkit_scrape_list_errors_total{collector="domain"} 1
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want), "virtkit_scrape_list_errors_total"))
 	assert.Zero(t, testutil.CollectAndCount(c, "kubevirt_vmi_cpu_usage_seconds_total"))
 }
+
+func TestDomainCollectorDeviceNamesFromAliases(t *testing.T) {
+	const domXML = `<domain type='kvm'><name>ns_vm</name><devices>
+<disk type='file' device='disk'><target dev='vda' bus='virtio'/><alias name='ua-rootdisk'/></disk>
+<disk type='file' device='disk'><target dev='vdb' bus='virtio'/><alias name='virtio-disk1'/></disk>
+<interface type='ethernet'><target dev='vnet3'/><alias name='ua-default'/></interface>
+</devices></domain>`
+	st := fullStats()
+	st.Block = append(st.Block, hypervisor.BlockStats{Name: "vdb", ReadBytes: some[uint64](1)})
+	vmi := runningVMI("ns", "vm", "n1", nil)
+	objs := &fakeObjects{vmis: []virtkit.VirtualMachineInstance{vmi}}
+	doms := &fakeDomains{stats: map[string]hypervisor.DomainStats{"ns_vm": st}, xml: map[string]string{"ns_vm": domXML}}
+	c := newTestDomainCollector(t, objs, NodeSource{Name: "n1", Domains: doms}, Options{})
+
+	want := `# HELP kubevirt_vmi_storage_read_traffic_bytes_total Total number of bytes read from storage.
+# TYPE kubevirt_vmi_storage_read_traffic_bytes_total counter
+kubevirt_vmi_storage_read_traffic_bytes_total{drive="rootdisk",name="vm",namespace="ns",node="n1"} 409600
+kubevirt_vmi_storage_read_traffic_bytes_total{drive="vdb",name="vm",namespace="ns",node="n1"} 1
+# HELP kubevirt_vmi_network_receive_bytes_total Total network traffic received in bytes.
+# TYPE kubevirt_vmi_network_receive_bytes_total counter
+kubevirt_vmi_network_receive_bytes_total{interface="default",name="vm",namespace="ns",node="n1"} 1000
+`
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
+		"kubevirt_vmi_storage_read_traffic_bytes_total", "kubevirt_vmi_network_receive_bytes_total"))
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
+		"kubevirt_vmi_storage_read_traffic_bytes_total", "kubevirt_vmi_network_receive_bytes_total"))
+	assert.Equal(t, int32(1), doms.xmlCalls.Load(), "the XML is read once per VMI, not per scrape")
+
+	// A hot-plugged NIC the cache does not know: the XML is read again.
+	st.Net = append(st.Net, hypervisor.NetStats{Name: "vnet9", RxBytes: some[uint64](5)})
+	doms.stats["ns_vm"] = st
+	out, err := testutil.CollectAndFormat(c, expfmt.TypeTextPlain, "kubevirt_vmi_network_receive_bytes_total")
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `interface="vnet9"`)
+	assert.Equal(t, int32(2), doms.xmlCalls.Load())
+	_, err = testutil.CollectAndFormat(c, expfmt.TypeTextPlain, "kubevirt_vmi_network_receive_bytes_total")
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), doms.xmlCalls.Load(), "an unlisted device is remembered, not re-read every scrape")
+
+	// The VMI is recreated (new UID): its domain is read afresh.
+	objs.set(func(f *fakeObjects) { f.vmis[0].UID = "new-uid" })
+	_, err = testutil.CollectAndFormat(c, expfmt.TypeTextPlain, "kubevirt_vmi_network_receive_bytes_total")
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), doms.xmlCalls.Load())
+}
+
+func TestParseDeviceNamesRejectsBadXML(t *testing.T) {
+	_, err := parseDeviceNames("<domain><devices>")
+	require.Error(t, err)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,6 +61,18 @@ type fakeDomains struct {
 	// ignoring ctx: a stuck QEMU.
 	block   map[string]bool
 	release chan struct{}
+	// xml is each domain's live XML; xmlCalls counts reads.
+	xml      map[string]string
+	xmlCalls atomic.Int32
+}
+
+func (f *fakeDomains) XML(_ context.Context, name string) (string, error) {
+	f.xmlCalls.Add(1)
+	x, ok := f.xml[name]
+	if !ok {
+		return "", fmt.Errorf("domain %s: %w", name, hypervisor.ErrNotFound)
+	}
+	return x, nil
 }
 
 func (f *fakeDomains) Stats(_ context.Context, name string) (hypervisor.DomainStats, error) {

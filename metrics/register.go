@@ -9,6 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/node"
 )
 
 // RegisterCluster registers a [DomainCollector] over every node of c and a
@@ -26,12 +29,67 @@ func RegisterCluster(reg prometheus.Registerer, c *cluster.Cluster, opts Options
 	if err != nil {
 		return err
 	}
-	if err := reg.Register(dom); err != nil {
-		return fmt.Errorf("registering the domain collector: %w", err)
+	return registerAll(reg, dom, cp)
+}
+
+// RegisterNode registers what one node agent's process exports, as
+// KubeVirt's virt-handler does: a [DomainCollector] over the VMIs placed
+// on agent's node (read from objects) with hv's domain statistics, the
+// agent's guest filesystems and migrations, and the agent's own work
+// queue and reconcile statistics. hv must be the agent's hypervisor.
+func RegisterNode(reg prometheus.Registerer, objects ObjectLister, agent *node.Agent, hv hypervisor.Hypervisor, opts Options) error {
+	switch {
+	case reg == nil:
+		return fmt.Errorf("%w: RegisterNode: nil Registerer", ErrInvalidOptions)
+	case agent == nil:
+		return fmt.Errorf("%w: RegisterNode: nil Agent", ErrInvalidOptions)
+	case hv == nil:
+		return fmt.Errorf("%w: RegisterNode: nil Hypervisor", ErrInvalidOptions)
 	}
-	if err := reg.Register(cp); err != nil {
-		reg.Unregister(dom)
-		return fmt.Errorf("registering the control-plane collector: %w", err)
+	dom, err := NewDomainCollector(DomainSources{Objects: objects, Nodes: []NodeSource{{
+		Name: agent.Name(), Domains: hv, Guest: agent, Migrations: AgentMigrations(agent),
+	}}}, opts)
+	if err != nil {
+		return err
+	}
+	ctrl, err := NewControlPlaneCollector(ControlPlaneSources{Controllers: []StatsProvider{agent.Controller()}}, opts)
+	if err != nil {
+		return err
+	}
+	return registerAll(reg, dom, ctrl)
+}
+
+// RegisterControlPlane registers a [ControlPlaneCollector] over objects
+// and the controllers, as KubeVirt's virt-controller exports them. Use it
+// next to per-node [RegisterNode] endpoints; engine metrics then come from
+// the nodes' live migrations, not from status.
+func RegisterControlPlane(reg prometheus.Registerer, objects ObjectLister, controllers []*controller.Controller, opts Options) error {
+	if reg == nil {
+		return fmt.Errorf("%w: RegisterControlPlane: nil Registerer", ErrInvalidOptions)
+	}
+	src := ControlPlaneSources{Objects: objects}
+	if objects == nil {
+		return fmt.Errorf("%w: RegisterControlPlane: nil objects", ErrInvalidOptions)
+	}
+	for _, c := range controllers {
+		src.Controllers = append(src.Controllers, c)
+	}
+	cp, err := NewControlPlaneCollector(src, opts)
+	if err != nil {
+		return err
+	}
+	return registerAll(reg, cp)
+}
+
+// registerAll registers every collector or, on the first failure, none.
+func registerAll(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	for i, c := range cs {
+		if err := reg.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				reg.Unregister(done)
+			}
+			return fmt.Errorf("registering metrics collector: %w", err)
+		}
 	}
 	return nil
 }

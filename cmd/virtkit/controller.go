@@ -28,6 +28,7 @@ type controllerFlags struct {
 	leaderTTL         time.Duration
 	identity          string
 	logLevel          string
+	cpuProfile        string
 	files             []string
 	nodesSet          bool // --nodes given explicitly
 }
@@ -74,6 +75,7 @@ fail with reason NodeUnresponsive and their VMs are started elsewhere.`,
 	fs.DurationVar(&f.leaderTTL, "leader-ttl", leader.DefaultTTL, "leader election lease: the failover time after a leader dies")
 	fs.StringVar(&f.identity, "leader-id", "", "this replica's name in the election (default HOSTNAME-PID)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	addCPUProfileFlag(cmd, &f.cpuProfile)
 	fs.StringArrayVarP(&f.files, "filename", "f", nil, "manifests to apply at start (--store memory only; repeatable)")
 	return cmd
 }
@@ -104,6 +106,11 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		f.identity = host + "-" + strconv.Itoa(os.Getpid())
 	}
 	log = log.With("replica", f.identity)
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	st, err := f.store.open(ctx, log)
 	if err != nil {
 		return err

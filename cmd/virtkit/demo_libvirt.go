@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/hypervisor"
@@ -54,18 +55,25 @@ func libvirtDemoOptions(ctx context.Context, o demoOptions, copts cluster.Option
 		return copts, nil, err
 	}
 	copts.Domain = domain.Options{
-		Type:       domain.TypeQEMU,
-		RuntimeDir: filepath.Join(work, "run"),
+		Type: domain.TypeQEMU,
 		VolumeResolver: &domain.DirResolver{Dir: filepath.Join(work, "volumes"), Create: true,
 			Kernels: map[string]domain.HostKernel{tinyGuestImage: {Kernel: guest.Kernel, Initrd: guest.Initramfs}}},
 	}
-	if err := os.MkdirAll(copts.Domain.RuntimeDir, 0o755); err != nil {
-		return copts, nil, err
-	}
 	copts.NodeAgent.RuntimeDirOwner = &node.Owner{UID: uid, GID: gid}
+	// Each node gets its own runtime dir: two QEMUs of one guest (source
+	// and target of a migration) must not bind the same agent socket.
+	domainOf := func(name string) domain.Options {
+		d := copts.Domain
+		d.RuntimeDir = filepath.Join(work, "run-"+name)
+		return d
+	}
 	var conns []*libvirt.Hypervisor
 	uriOf := map[string]string{}
 	copts.NewHypervisor = func(name string) (hypervisor.Hypervisor, error) {
+		// QEMU (libvirt-qemu) must traverse the node's runtime dir.
+		if err := os.MkdirAll(domainOf(name).RuntimeDir, 0o755); err != nil {
+			return nil, err
+		}
 		uri := uris[len(conns)]
 		h, err := libvirt.New(ctx, libvirt.Options{URI: uri})
 		if err != nil {
@@ -79,8 +87,14 @@ func libvirtDemoOptions(ctx context.Context, o demoOptions, copts cluster.Option
 	// would name the sender itself); the data goes over loopback on a
 	// port the target picks.
 	copts.ConfigureNode = func(name string, o *node.Options) {
+		o.Domain = domainOf(name)
 		o.Migration.URI = migrationURIOf(uriOf[name])
 		o.Migration.DataURI = "tcp://127.0.0.1"
+		// The guest arrives with the target's own runtime paths.
+		o.Migration.DestinationXML = func(vmi *virtkit.VirtualMachineInstance, target, sourceXML string) (string, error) {
+			from, to := domain.RuntimeDir(vmi, domainOf(name)), domain.RuntimeDir(vmi, domainOf(target))
+			return strings.ReplaceAll(sourceXML, from, to), nil
+		}
 	}
 	cleanup := func() {
 		for _, c := range conns {

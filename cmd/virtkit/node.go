@@ -36,6 +36,7 @@ type nodeFlags struct {
 	statusInterval    time.Duration
 	workers           int
 	logLevel          string
+	cpuProfile        string
 }
 
 func newNodeCmd() *cobra.Command {
@@ -71,6 +72,7 @@ survive an agent restart. --hypervisor libvirt connects to --uri.`,
 	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often a running VMI's status is refreshed")
 	fs.IntVar(&f.workers, "workers", 4, "VMIs reconciled in parallel")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	addCPUProfileFlag(cmd, &f.cpuProfile)
 	return cmd
 }
 
@@ -83,6 +85,11 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		return err
 	}
 	log = log.With("node", f.name)
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	st, err := f.store.open(ctx, log)
 	if err != nil {
 		return err

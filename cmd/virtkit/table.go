@@ -106,8 +106,8 @@ func printNodes(w io.Writer, nodes []virtkit.Node, now time.Time) {
 			status += ",SchedulingDisabled"
 		}
 		cpu, mem := n.Status.Capacity[virtkit.ResourceCPU], n.Status.Capacity[virtkit.ResourceMemory]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, status, n.Status.Hypervisor, cpu.String(), mem.String(),
-			age(n.CreationTimestamp, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1fGi\t%s\n", n.Name, status, n.Status.Hypervisor, cpu.String(),
+			float64(mem.Value())/(1<<30), age(n.CreationTimestamp, now))
 	}
 	tw.Flush()
 }

@@ -3,8 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +32,9 @@ func BenchmarkCreateToRunning1000(b *testing.B) {
 		for range b.N {
 			r := measureMultiProcess(b, benchVMs)
 			report(b, r.total, r.latencies)
+			b.ReportMetric(r.controllerCPU.Seconds(), "controller-cpu-s")
+			b.ReportMetric(r.nodesCPU.Seconds(), "nodes-cpu-s")
+			b.ReportMetric(r.benchCPU.Seconds(), "etcd+client-cpu-s")
 		}
 	})
 	b.Run("memory-1-process", func(b *testing.B) {
@@ -59,6 +65,18 @@ func report(b *testing.B, total time.Duration, lat []time.Duration) {
 type multiResult struct {
 	total     time.Duration
 	latencies []time.Duration
+	// CPU time (user+system) of the controller process, of the three node
+	// processes together, and of the benchmark process (embedded etcd
+	// server, the creating client and its watch).
+	controllerCPU, nodesCPU, benchCPU time.Duration
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func benchVM(name string) *virtkit.VirtualMachine {
@@ -79,10 +97,21 @@ func benchVM(name string) *virtkit.VirtualMachine {
 func measureMultiProcess(b *testing.B, vms int) multiResult {
 	b.StopTimer()
 	c := newCluster(b)
-	c.start("controller", "controller", "--store", c.store, "--workers", "8", "--leader-ttl", "5s")
+	cpu0 := processCPU()
+	// VIRTKIT_BENCH_PROFILE_DIR=DIR writes a CPU profile of every process
+	// there (controller.pprof, node-a.pprof, ...).
+	profile := func(name string) []string {
+		if dir := os.Getenv("VIRTKIT_BENCH_PROFILE_DIR"); dir != "" {
+			return []string{"--cpu-profile", filepath.Join(dir, name+".pprof")}
+		}
+		return nil
+	}
+	ctrl := c.start("controller", append([]string{"controller", "--store", c.store, "--workers", "8", "--leader-ttl", "5s"},
+		profile("controller")...)...)
+	var nodeProcs []*proc
 	for _, n := range nodeNames {
-		c.start(n, "node", "--name", n, "--store", c.store, "--hypervisor", "sim", "--workers", "8",
-			"--sim-cpus", "512", "--sim-memory", "512Gi", "--status-interval", "1m")
+		nodeProcs = append(nodeProcs, c.start(n, append([]string{"node", "--name", n, "--store", c.store, "--hypervisor", "sim",
+			"--workers", "8", "--sim-cpus", "512", "--sim-memory", "512Gi", "--status-interval", "1m"}, profile(n)...)...))
 	}
 	c.waitFor("three ready nodes", time.Minute, func() (bool, string) {
 		l := &virtkit.NodeList{}
@@ -161,11 +190,16 @@ func measureMultiProcess(b *testing.B, vms int) multiResult {
 	}
 	total := time.Since(start)
 	b.StopTimer()
+	benchCPU := processCPU() - cpu0
+	c.stopAll()
+	r := multiResult{total: total, controllerCPU: ctrl.cpu(), benchCPU: benchCPU}
+	for _, p := range nodeProcs {
+		r.nodesCPU += p.cpu()
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	lat := make([]time.Duration, 0, len(running))
 	for _, d := range running {
-		lat = append(lat, d)
+		r.latencies = append(r.latencies, d)
 	}
-	return multiResult{total: total, latencies: lat}
+	return r
 }

@@ -157,6 +157,15 @@ func (p *proc) term(t *testing.T) error {
 	}
 }
 
+// cpu is the CPU time the process used; valid once it exited.
+func (p *proc) cpu() time.Duration {
+	<-p.done
+	if p.cmd.ProcessState == nil {
+		return 0
+	}
+	return p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
+}
+
 func (p *proc) logText() string {
 	data, _ := os.ReadFile(p.log)
 	return string(data)
