@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -148,4 +149,59 @@ func TestRegisterClusterErrors(t *testing.T) {
 	require.ErrorIs(t, metrics.RegisterCluster(nil, c, metrics.Options{}), metrics.ErrInvalidOptions)
 	require.ErrorIs(t, metrics.RegisterCluster(prometheus.NewRegistry(), nil, metrics.Options{}), metrics.ErrInvalidOptions)
 	require.ErrorIs(t, metrics.RegisterCluster(prometheus.NewRegistry(), c, metrics.Options{ScrapeTimeout: -time.Second}), metrics.ErrInvalidOptions)
+}
+
+// TestPerNodeEndpoints exports the same cluster the KubeVirt way: one
+// endpoint per node agent and one for the control plane.
+func TestPerNodeEndpoints(t *testing.T) {
+	c, _ := startCluster(t)
+	vmi, err := c.WaitForVMI(context.Background(), "default", "web", func(_ *virtkit.VirtualMachineInstance, found bool) bool { return found })
+	require.NoError(t, err)
+
+	cp := prometheus.NewPedanticRegistry()
+	require.NoError(t, metrics.RegisterControlPlane(cp, c.Store(), c.Controllers(), metrics.Options{}))
+	cpText := gatherAll(t, cp)
+	assert.Contains(t, cpText, `kubevirt_vmi_info{`)
+	assert.Contains(t, cpText, `kubevirt_workqueue_depth{name="virtualmachine"}`)
+	assert.NotContains(t, cpText, `kubevirt_vmi_cpu_usage_seconds_total`)
+	metrics.PromtoolCheck(t, []byte(cpText))
+
+	for _, n := range c.Nodes() {
+		reg := prometheus.NewPedanticRegistry()
+		require.NoError(t, metrics.RegisterNode(reg, c.Store(), n.Agent, n.Hypervisor, metrics.Options{}))
+		text := gatherAll(t, reg)
+		assert.Contains(t, text, `kubevirt_workqueue_depth{name="node/`+n.Name+`"}`)
+		assert.NotContains(t, text, `kubevirt_vmi_info{`, "cluster-wide series belong to the control plane")
+		if n.Name == vmi.Status.NodeName {
+			assert.Contains(t, text, `kubevirt_vmi_cpu_usage_seconds_total{`)
+		} else {
+			assert.NotContains(t, text, `kubevirt_vmi_cpu_usage_seconds_total{`)
+		}
+		metrics.PromtoolCheck(t, []byte(text))
+	}
+
+	n := c.Nodes()[0]
+	require.ErrorIs(t, metrics.RegisterNode(nil, c.Store(), n.Agent, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, metrics.RegisterNode(prometheus.NewRegistry(), c.Store(), nil, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, metrics.RegisterNode(prometheus.NewRegistry(), nil, n.Agent, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, metrics.RegisterControlPlane(prometheus.NewRegistry(), nil, nil, metrics.Options{}), metrics.ErrInvalidOptions)
+	// Unchecked collectors are not deduplicated at registration: the same
+	// sources registered twice show up as duplicate series at Gather.
+	reg := prometheus.NewRegistry()
+	require.NoError(t, metrics.RegisterControlPlane(reg, c.Store(), c.Controllers(), metrics.Options{}))
+	require.NoError(t, metrics.RegisterControlPlane(reg, c.Store(), c.Controllers(), metrics.Options{}))
+	_, err = reg.Gather()
+	require.ErrorContains(t, err, "was collected before with the same name and label values")
+}
+
+func gatherAll(t *testing.T, g prometheus.Gatherer) string {
+	t.Helper()
+	mfs, err := g.Gather()
+	require.NoError(t, err)
+	var b strings.Builder
+	enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		require.NoError(t, enc.Encode(mf))
+	}
+	return b.String()
 }

@@ -305,3 +305,21 @@ virtkit_controller_reconcile_terminal_errors_total{controller="virtualmachine"} 
 	assert.Contains(t, string(out), `virtkit_controller_reconcile_time_seconds_sum{controller="virtualmachine"} 0.5`)
 	assert.Contains(t, string(out), `virtkit_controller_reconcile_time_seconds_count{controller="virtualmachine"} 3`)
 }
+
+func TestNewControlPlaneCollectorErrors(t *testing.T) {
+	_, err := NewControlPlaneCollector(ControlPlaneSources{}, Options{})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = NewControlPlaneCollector(ControlPlaneSources{Objects: &fakeObjects{}, Controllers: []StatsProvider{nil}}, Options{})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	assert.Contains(t, err.Error(), "Controllers[0]")
+	_, err = NewControlPlaneCollector(ControlPlaneSources{Objects: &fakeObjects{}}, Options{ScrapeTimeout: -1})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+
+	// Controllers only (a node agent's process): no object series, no
+	// list-error counter.
+	c, err := NewControlPlaneCollector(ControlPlaneSources{Controllers: []StatsProvider{fakeController{Name: "node/n1"}}}, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, testutil.CollectAndCount(c, "kubevirt_workqueue_depth"))
+	assert.Zero(t, testutil.CollectAndCount(c, "kubevirt_vmi_migrations_in_running_phase"))
+	assert.Zero(t, testutil.CollectAndCount(c, "virtkit_scrape_list_errors_total"))
+}

@@ -16,8 +16,10 @@
 // Collectors are registered into the caller's [prometheus.Registerer];
 // nothing registers into the global registry and nothing happens in
 // init(). [RegisterCluster] wires an embedded [cluster.Cluster] in one call
-// (node agents' migration snapshots through [AgentMigrations]) and
-// [Handler] serves a Gatherer over HTTP.
+// (node agents' migration snapshots through [AgentMigrations]);
+// [RegisterNode] and [RegisterControlPlane] wire the per-process endpoints
+// of a control plane spread over hosts; [Handler] serves a Gatherer over
+// HTTP.
 //
 //	reg := prometheus.NewRegistry()
 //	if err := metrics.RegisterCluster(reg, c, metrics.Options{}); err != nil {
