@@ -80,6 +80,14 @@ func startCluster(t *testing.T) (*cluster.Cluster, *prometheus.Registry) {
 		return found && vmi.Status.Phase == virtkit.Running && vmi.Status.GuestOSInfo.Name != ""
 	})
 	require.NoError(t, err)
+	// The guest agent reports filesystems on their own poll.
+	vmi, err := c.WaitForVMI(wctx, "default", "web", func(_ *virtkit.VirtualMachineInstance, found bool) bool { return found })
+	require.NoError(t, err)
+	agent := c.Node(vmi.Status.NodeName).Agent
+	require.Eventually(t, func() bool {
+		fs, err := agent.FilesystemList("default", "web")
+		return err == nil && len(fs) > 0
+	}, 30*time.Second, 10*time.Millisecond, "the guest agent never reported filesystems")
 
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, metrics.RegisterCluster(reg, c, metrics.Options{}))
@@ -204,4 +212,11 @@ func gatherAll(t *testing.T, g prometheus.Gatherer) string {
 		require.NoError(t, enc.Encode(mf))
 	}
 	return b.String()
+}
+
+func TestHandlerWithoutGatherer(t *testing.T) {
+	rec := httptest.NewRecorder()
+	metrics.Handler(nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	assert.Equal(t, http.StatusInternalServerError, rec.Code)
+	assert.Contains(t, rec.Body.String(), "nil Gatherer")
 }

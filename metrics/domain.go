@@ -200,7 +200,13 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 	e := emitter{ch: ch, descs: &c.descs, log: c.log}
 	for i := range tasks {
 		t := &tasks[i]
-		if !c.account(t.node, done[i], t.err, t.vmi.Namespace, t.vmi.Name) {
+		// An abandoned task may still be writing its slot: read it only
+		// when done.
+		if !done[i] {
+			c.timedOut(t.node, t.vmi.Namespace, t.vmi.Name)
+			continue
+		}
+		if !c.account(t.node, t.err, t.vmi.Namespace, t.vmi.Name) {
 			continue
 		}
 		vl := labelsOf(t.vmi.Labels)
@@ -216,7 +222,11 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 	for i := range jobs {
 		j := &jobs[i]
 		e.reset(&noLabels, j.node.src.Name, j.namespace, j.name)
-		if j.mig.Job != nil && c.account(j.node, done[len(tasks)+i], j.err, j.namespace, j.name) {
+		switch {
+		case j.mig.Job == nil:
+		case !done[len(tasks)+i]:
+			c.timedOut(j.node, j.namespace, j.name)
+		case c.account(j.node, j.err, j.namespace, j.name):
 			c.emitJob(&e, &j.stats)
 		}
 		if j.mig.Engine != nil {
@@ -225,14 +235,13 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 	}
 }
 
-// account counts a fetch that missed the deadline or failed, and reports
-// whether its result is usable. A domain that is gone is no error: the
+// account counts a finished fetch that ran out of time or failed, and
+// reports whether its result is usable. A domain that is gone is no error: the
 // VMI's status simply lags the host.
-func (c *DomainCollector) account(n *nodeState, done bool, err error, namespace, name string) bool {
+func (c *DomainCollector) account(n *nodeState, err error, namespace, name string) bool {
 	switch {
-	case !done || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
-		n.timeouts.Add(1)
-		c.log.Warn("metrics: statistics missed the scrape deadline", "node", n.src.Name, "namespace", namespace, "name", name)
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		c.timedOut(n, namespace, name)
 		return false
 	case errors.Is(err, hypervisor.ErrNotFound):
 		return false
@@ -242,6 +251,11 @@ func (c *DomainCollector) account(n *nodeState, done bool, err error, namespace,
 		return false
 	}
 	return true
+}
+
+func (c *DomainCollector) timedOut(n *nodeState, namespace, name string) {
+	n.timeouts.Add(1)
+	c.log.Warn("metrics: statistics missed the scrape deadline", "node", n.src.Name, "namespace", namespace, "name", name)
 }
 
 // vcpuState maps the backend's vCPU state to KubeVirt's label values.

@@ -182,9 +182,14 @@ func TestDomainCollectorStuckDomain(t *testing.T) {
 		runningVMI("ns", "fine", "n1", nil),
 		runningVMI("ns", "broken", "n1", nil),
 		runningVMI("ns", "gone", "n1", nil),
+		runningVMI("ns", "late", "n1", nil),
 	}}
+	const timeout = 200 * time.Millisecond
 	doms := &fakeDomains{
-		stats: map[string]hypervisor.DomainStats{"ns_stuck": fullStats(), "ns_fine": fullStats()},
+		stats: map[string]hypervisor.DomainStats{"ns_stuck": fullStats(), "ns_fine": fullStats(), "ns_late": fullStats()},
+		// Returns just after the deadline, while the collector emits: the
+		// race detector checks that its late write is never read.
+		delay: map[string]time.Duration{"ns_late": timeout + 5*time.Millisecond},
 		errs:  map[string]error{"ns_broken": errors.New("libvirt: internal error")},
 		block: map[string]bool{"ns_stuck": true},
 		// Never released during the test: Stats ignores ctx, like a hung
@@ -192,7 +197,6 @@ func TestDomainCollectorStuckDomain(t *testing.T) {
 		release: make(chan struct{}),
 	}
 	t.Cleanup(func() { close(doms.release) })
-	const timeout = 200 * time.Millisecond
 	c := newTestDomainCollector(t, objs, NodeSource{Name: "n1", Domains: doms}, Options{ScrapeTimeout: timeout, MaxConcurrency: 2})
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))
@@ -215,16 +219,17 @@ func TestDomainCollectorStuckDomain(t *testing.T) {
 		assert.Contains(t, string(out), `name="fine"`)
 		assert.NotContains(t, string(out), `name="stuck"`)
 		assert.NotContains(t, string(out), `name="broken"`)
+		assert.NotContains(t, string(out), `name="late"`)
 	}
 	// Two Gathers, two CollectAndFormats and the comparison below: five
-	// scrapes, each timing out on the stuck domain once; the broken one is
-	// an error each time, the gone one (no domain) neither.
+	// scrapes, each timing out on the stuck and the late domain; the broken
+	// one is an error each time, the gone one (no domain) neither.
 	want := `# HELP virtkit_scrape_domain_errors_total Domain or migration-job statistics left out of a scrape because the hypervisor returned an error.
 # TYPE virtkit_scrape_domain_errors_total counter
 virtkit_scrape_domain_errors_total{node="n1"} 5
 # HELP virtkit_scrape_domain_timeouts_total Domain or migration-job statistics left out of a scrape because they missed the scrape deadline.
 # TYPE virtkit_scrape_domain_timeouts_total counter
-virtkit_scrape_domain_timeouts_total{node="n1"} 5
+virtkit_scrape_domain_timeouts_total{node="n1"} 10
 `
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want), "virtkit_scrape_domain_timeouts_total", "virtkit_scrape_domain_errors_total"))
 }

@@ -61,6 +61,7 @@ type fakeDomains struct {
 	// ignoring ctx: a stuck QEMU.
 	block   map[string]bool
 	release chan struct{}
+	delay   map[string]time.Duration
 	// xml is each domain's live XML; xmlCalls counts reads.
 	xml      map[string]string
 	xmlCalls atomic.Int32
@@ -78,6 +79,10 @@ func (f *fakeDomains) XML(_ context.Context, name string) (string, error) {
 func (f *fakeDomains) Stats(_ context.Context, name string) (hypervisor.DomainStats, error) {
 	if f.block[name] {
 		<-f.release
+	}
+	if d := f.delay[name]; d > 0 {
+		// Ignores ctx and returns late, while the scrape goes on.
+		time.Sleep(d)
 	}
 	if err := f.errs[name]; err != nil {
 		return hypervisor.DomainStats{}, err

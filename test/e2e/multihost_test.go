@@ -181,7 +181,9 @@ func TestMultiProcessFailover(t *testing.T) {
 	c.waitFor("the leader's log to say it leads", 10*time.Second, func() (bool, string) {
 		return ctrls[leaderID].logHas("leading"), ""
 	})
-	require.True(t, ctrls[standbyID].logHas("leader elected", "leader="+leaderID), "the standby logs who leads")
+	c.waitFor("the standby to log who leads", 10*time.Second, func() (bool, string) {
+		return ctrls[standbyID].logHas("leader elected", "leader="+leaderID), ""
+	})
 	require.False(t, ctrls[standbyID].logHas("msg=leading"), "only one replica leads")
 
 	// 50 VMs, applied by the CLI like a user would.
