@@ -89,67 +89,16 @@ func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 		return ScaleResult{}, err
 	}
 
-	var mu sync.Mutex
-	created := make(map[string]time.Time, o.VMs)
-	running := make(map[string]time.Duration, o.VMs)
-	allRunning := make(chan struct{})
-
-	wctx, cancelWatch := context.WithCancel(ctx)
-	defer cancelWatch()
-	events, err := c.store.Watch(wctx, &virtkit.VirtualMachineInstanceList{}, store.WatchOptions{})
+	names := make([]string, o.VMs)
+	for i := range names {
+		names[i] = fmt.Sprintf("vm-%05d", i)
+	}
+	lat, total, err := MeasureCreateToRunning(ctx, c.store, names, o.CreateConcurrency, func(ctx context.Context, name string) error {
+		return c.Apply(ctx, scaleVM(name))
+	})
 	if err != nil {
 		return ScaleResult{}, err
 	}
-	go func() {
-		for ev := range events {
-			vmi, ok := ev.Object.(*virtkit.VirtualMachineInstance)
-			if !ok || vmi.Status.Phase != virtkit.Running {
-				continue
-			}
-			now := time.Now()
-			mu.Lock()
-			if t0, ok := created[vmi.Name]; ok {
-				if _, seen := running[vmi.Name]; !seen {
-					running[vmi.Name] = now.Sub(t0)
-					if len(running) == o.VMs {
-						close(allRunning)
-					}
-				}
-			}
-			mu.Unlock()
-		}
-	}()
-
-	start := time.Now()
-	sem := make(chan struct{}, o.CreateConcurrency)
-	errc := make(chan error, 1)
-	for i := range o.VMs {
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem }()
-			vm := scaleVM(fmt.Sprintf("vm-%05d", i))
-			mu.Lock()
-			created[vm.Name] = time.Now()
-			mu.Unlock()
-			if err := c.Apply(ctx, vm); err != nil {
-				select {
-				case errc <- err:
-				default:
-				}
-			}
-		}()
-	}
-	select {
-	case <-allRunning:
-	case err := <-errc:
-		return ScaleResult{}, err
-	case <-ctx.Done():
-		mu.Lock()
-		n := len(running)
-		mu.Unlock()
-		return ScaleResult{}, fmt.Errorf("%d of %d VMs running: %w", n, o.VMs, ctx.Err())
-	}
-	total := time.Since(start)
 
 	var reconciles uint64
 	var counts []ControllerCounts
@@ -170,13 +119,6 @@ func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 	counts = append(counts, nodeCounts)
 	heapAfter := liveHeap()
 
-	lat := make([]time.Duration, 0, len(running))
-	mu.Lock()
-	for _, d := range running {
-		lat = append(lat, d)
-	}
-	mu.Unlock()
-	slices.Sort(lat)
 	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
 	r := ScaleResult{
 		VMs: o.VMs, Nodes: o.Nodes, Total: total,
@@ -247,4 +189,83 @@ func scaleHosts(perHost int) func(string) (hypervisor.Hypervisor, error) {
 // placement and start, not steady-state polling.
 func nodeAgentForScale(workers int) node.Options {
 	return node.Options{Workers: workers, StatusInterval: time.Minute, HeartbeatInterval: 10 * time.Second}
+}
+
+// MeasureCreateToRunning creates a VM or VMI per name through create (at
+// most concurrency at a time; the VMI must carry that name, as a VM's does)
+// and measures, for each, the time from just before its create call to the
+// first store event showing its VMI Running. It returns the latencies,
+// sorted, and the time from the first create to the last Running. Any store
+// works: the scale benchmarks use it on memory and on etcd.
+func MeasureCreateToRunning(ctx context.Context, st store.Store, names []string, concurrency int, create func(ctx context.Context, name string) error) ([]time.Duration, time.Duration, error) {
+	n := len(names)
+	var mu sync.Mutex
+	created := make(map[string]time.Time, n)
+	running := make(map[string]time.Duration, n)
+	allRunning := make(chan struct{})
+
+	wctx, cancelWatch := context.WithCancel(ctx)
+	defer cancelWatch()
+	// Watch before the first create, so no Running transition is missed.
+	events, err := st.Watch(wctx, &virtkit.VirtualMachineInstanceList{}, store.WatchOptions{})
+	if err != nil {
+		return nil, 0, err
+	}
+	go func() {
+		for ev := range events {
+			vmi, ok := ev.Object.(*virtkit.VirtualMachineInstance)
+			if !ok || vmi.Status.Phase != virtkit.Running {
+				continue
+			}
+			now := time.Now()
+			mu.Lock()
+			if t0, ok := created[vmi.Name]; ok {
+				if _, seen := running[vmi.Name]; !seen {
+					running[vmi.Name] = now.Sub(t0)
+					if len(running) == n {
+						close(allRunning)
+					}
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+
+	start := time.Now()
+	sem := make(chan struct{}, max(1, concurrency))
+	errc := make(chan error, 1)
+	for _, name := range names {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			mu.Lock()
+			created[name] = time.Now()
+			mu.Unlock()
+			if err := create(ctx, name); err != nil {
+				select {
+				case errc <- err:
+				default:
+				}
+			}
+		}()
+	}
+	select {
+	case <-allRunning:
+	case err := <-errc:
+		return nil, 0, err
+	case <-ctx.Done():
+		mu.Lock()
+		got := len(running)
+		mu.Unlock()
+		return nil, 0, fmt.Errorf("%d of %d VMs running: %w", got, n, ctx.Err())
+	}
+	total := time.Since(start)
+	mu.Lock()
+	defer mu.Unlock()
+	lat := make([]time.Duration, 0, len(running))
+	for _, d := range running {
+		lat = append(lat, d)
+	}
+	slices.Sort(lat)
+	return lat, total, nil
 }

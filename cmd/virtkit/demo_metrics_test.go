@@ -52,10 +52,29 @@ func TestDemoServesMetricsThatPassPromtool(t *testing.T) {
 		done <- runDemo(ctx, &out, &errOut, demoOptions{nodes: 2, hypervisor: "sim", output: "text",
 			timeout: 2 * time.Minute, metricsAddr: "127.0.0.1:0", hold: true})
 	}()
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "holding: serving metrics") },
-		2*time.Minute, 20*time.Millisecond, "the demo walk did not finish: %s\n%s", out.String(), errOut.String())
-	m := metricsURL.FindStringSubmatch(out.String())
+	// Scrape throughout the walk, keeping one scrape taken while the live
+	// migration ran (the walk's step 8): it must carry the job's and the
+	// engine's series.
+	var m []string
+	var midMigration []byte
+	require.Eventually(t, func() bool {
+		if m == nil {
+			m = metricsURL.FindStringSubmatch(out.String())
+		}
+		if m != nil && midMigration == nil {
+			if body, err := get(m[1]); err == nil && bytes.Contains(body, []byte("kubevirt_vmi_migration_data_remaining_bytes{")) {
+				midMigration = body
+			}
+		}
+		return strings.Contains(out.String(), "holding: serving metrics")
+	}, 2*time.Minute, 10*time.Millisecond, "the demo walk did not finish: %s\n%s", out.String(), errOut.String())
 	require.NotNil(t, m, "no metrics URL printed: %s", out.String())
+	require.NotNil(t, midMigration, "no scrape caught the live migration")
+	for _, want := range []string{"kubevirt_vmi_migration_data_bytes_total{", "kubevirt_vmi_migration_start_time_seconds{",
+		"virtkit_migration_strategy_info{", "virtkit_migration_decisions_total{"} {
+		assert.True(t, bytes.Contains(midMigration, []byte(want)), "mid-migration scrape lacks %s", want)
+	}
+	promtoolCheck(t, promtool, midMigration)
 
 	resp, err := http.Get(m[1])
 	require.NoError(t, err)
@@ -66,11 +85,7 @@ func TestDemoServesMetricsThatPassPromtool(t *testing.T) {
 	for _, want := range []string{"kubevirt_vmi_info{", "kubevirt_vmi_cpu_usage_seconds_total{", "kubevirt_vm_info{", "kubevirt_workqueue_depth{"} {
 		assert.Contains(t, string(body), want)
 	}
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = bytes.NewReader(body)
-	lint, err := cmd.CombinedOutput()
-	require.NoError(t, err, "promtool check metrics:\n%s", lint)
-	assert.Empty(t, strings.TrimSpace(string(lint)))
+	promtoolCheck(t, promtool, body)
 
 	cancel()
 	select {
@@ -90,4 +105,23 @@ func TestServeDemoMetricsBadAddress(t *testing.T) {
 	_, err = serveDemoMetrics(context.Background(), "256.0.0.1:-1", c, io.Discard)
 	require.ErrorContains(t, err, "--metrics-addr")
 	require.ErrorContains(t, err, "invalid port")
+}
+
+func get(url string) ([]byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
+// promtoolCheck fails on any parse error or lint warning.
+func promtoolCheck(t *testing.T, promtool string, exposition []byte) {
+	t.Helper()
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(exposition)
+	lint, err := cmd.CombinedOutput()
+	require.NoError(t, err, "promtool check metrics:\n%s", lint)
+	assert.Empty(t, strings.TrimSpace(string(lint)))
 }

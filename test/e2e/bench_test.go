@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -130,76 +129,24 @@ func measureMultiProcess(b *testing.B, vms int) multiResult {
 
 	ctx, cancel := context.WithTimeout(b.Context(), 10*time.Minute)
 	defer cancel()
-	var mu sync.Mutex
-	created := make(map[string]time.Time, vms)
-	running := make(map[string]time.Duration, vms)
-	allRunning := make(chan struct{})
-	events, err := c.st.Watch(ctx, &virtkit.VirtualMachineInstanceList{}, store.WatchOptions{})
+	names := make([]string, vms)
+	for i := range names {
+		names[i] = fmt.Sprintf("vm-%05d", i)
+	}
+	b.StartTimer()
+	lat, total, err := cluster.MeasureCreateToRunning(ctx, c.st, names, 16, func(ctx context.Context, name string) error {
+		return cluster.Apply(ctx, c.st, benchVM(name))
+	})
+	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
 	}
-	go func() {
-		for ev := range events {
-			vmi, ok := ev.Object.(*virtkit.VirtualMachineInstance)
-			if !ok || vmi.Status.Phase != virtkit.Running {
-				continue
-			}
-			now := time.Now()
-			mu.Lock()
-			if t0, ok := created[vmi.Name]; ok {
-				if _, seen := running[vmi.Name]; !seen {
-					running[vmi.Name] = now.Sub(t0)
-					if len(running) == vms {
-						close(allRunning)
-					}
-				}
-			}
-			mu.Unlock()
-		}
-	}()
-
-	b.StartTimer()
-	start := time.Now()
-	sem := make(chan struct{}, 16)
-	errc := make(chan error, 1)
-	for i := range vms {
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem }()
-			vm := benchVM(fmt.Sprintf("vm-%05d", i))
-			mu.Lock()
-			created[vm.Name] = time.Now()
-			mu.Unlock()
-			if err := cluster.Apply(ctx, c.st, vm); err != nil {
-				select {
-				case errc <- err:
-				default:
-				}
-			}
-		}()
-	}
-	select {
-	case <-allRunning:
-	case err := <-errc:
-		b.Fatal(err)
-	case <-ctx.Done():
-		mu.Lock()
-		n := len(running)
-		mu.Unlock()
-		b.Fatalf("%d of %d VMs running: %v", n, vms, ctx.Err())
-	}
-	total := time.Since(start)
-	b.StopTimer()
 	benchCPU := processCPU() - cpu0
 	c.stopAll()
 	r := multiResult{total: total, controllerCPU: ctrl.cpu(), benchCPU: benchCPU}
 	for _, p := range nodeProcs {
 		r.nodesCPU += p.cpu()
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, d := range running {
-		r.latencies = append(r.latencies, d)
-	}
+	r.latencies = lat
 	return r
 }
