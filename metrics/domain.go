@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
@@ -38,6 +39,12 @@ type DomainSources struct {
 	Objects ObjectLister
 	// Nodes are the hosts to read domain statistics from.
 	Nodes []NodeSource
+	// LabelSelector, when set, restricts the VMI listing, so a per-node
+	// endpoint need not copy the whole cluster's VMIs on every scrape
+	// ([RegisterNode] selects kubevirt.io/nodeName=<node>, the label the
+	// node agent itself watches). VMIs are still matched to nodes by
+	// status.nodeName.
+	LabelSelector labels.Selector
 }
 
 // DomainCollector exports per-VMI domain statistics and running
@@ -55,6 +62,7 @@ type DomainCollector struct {
 
 	listErrors   atomic.Uint64
 	listErrorsFm *family
+	selector     labels.Selector
 }
 
 type nodeState struct {
@@ -96,6 +104,7 @@ func NewDomainCollector(src DomainSources, opts Options) (*DomainCollector, erro
 		c.nodes[n.Name] = ns
 		c.order = append(c.order, ns)
 	}
+	c.selector = src.LabelSelector
 	return c, nil
 }
 
@@ -147,7 +156,7 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 		return
 	}
 	var list virtkit.VirtualMachineInstanceList
-	if err := c.objects.List(ctx, &list, store.ListOptions{}); err != nil {
+	if err := c.objects.List(ctx, &list, store.ListOptions{LabelSelector: c.selector}); err != nil {
 		c.listErrors.Add(1)
 		c.log.Warn("metrics: listing VMIs", "error", err)
 		return

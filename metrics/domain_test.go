@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
@@ -411,4 +412,15 @@ kubevirt_vmi_network_receive_bytes_total{interface="default",name="vm",namespace
 func TestParseDeviceNamesRejectsBadXML(t *testing.T) {
 	_, err := parseDeviceNames("<domain><devices>")
 	require.Error(t, err)
+}
+
+func TestDomainCollectorListsWithTheSelector(t *testing.T) {
+	objs := &fakeObjects{}
+	sel := labels.SelectorFromSet(labels.Set{virtkit.NodeNameLabel: "n1"})
+	c, err := NewDomainCollector(DomainSources{Objects: objs, LabelSelector: sel,
+		Nodes: []NodeSource{{Name: "n1", Domains: &fakeDomains{}}}}, Options{})
+	require.NoError(t, err)
+	testutil.CollectAndCount(c)
+	require.NotNil(t, objs.lastOpts.LabelSelector)
+	assert.Equal(t, "kubevirt.io/nodeName=n1", objs.lastOpts.LabelSelector.String())
 }

@@ -26,11 +26,15 @@ type fakeObjects struct {
 	vms  []virtkit.VirtualMachine
 	migs []virtkit.VirtualMachineInstanceMigration
 	err  error
+	// lastOpts are the options of the latest List (selectors are not
+	// applied).
+	lastOpts store.ListOptions
 }
 
-func (f *fakeObjects) List(_ context.Context, list virtkit.ObjectList, _ store.ListOptions) error {
+func (f *fakeObjects) List(_ context.Context, list virtkit.ObjectList, opts store.ListOptions) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lastOpts = opts
 	if f.err != nil {
 		return f.err
 	}

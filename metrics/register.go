@@ -7,7 +7,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
@@ -48,7 +50,7 @@ func RegisterNode(reg prometheus.Registerer, objects ObjectLister, agent *node.A
 	}
 	dom, err := NewDomainCollector(DomainSources{Objects: objects, Nodes: []NodeSource{{
 		Name: agent.Name(), Domains: hv, Guest: agent, Migrations: AgentMigrations(agent),
-	}}}, opts)
+	}}, LabelSelector: labels.SelectorFromSet(labels.Set{virtkit.NodeNameLabel: agent.Name()})}, opts)
 	if err != nil {
 		return err
 	}
