@@ -9,17 +9,20 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/internal/leader"
+	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/node"
 )
 
 type controllerFlags struct {
 	store             storeFlags
+	metricsAddr       string
 	nodes             int
 	workers           int
 	monitorGrace      time.Duration
@@ -75,6 +78,7 @@ fail with reason NodeUnresponsive and their VMs are started elsewhere.`,
 	fs.DurationVar(&f.leaderTTL, "leader-ttl", leader.DefaultTTL, "leader election lease: the failover time after a leader dies")
 	fs.StringVar(&f.identity, "leader-id", "", "this replica's name in the election (default HOSTNAME-PID)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100) at /metrics")
 	addCPUProfileFlag(cmd, &f.cpuProfile)
 	fs.StringArrayVarP(&f.files, "filename", "f", nil, "manifests to apply at start (--store memory only; repeatable)")
 	return cmd
@@ -149,6 +153,23 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 			return err
 		}
 		log.Info("applied manifests", "objects", len(objs))
+	}
+	if f.metricsAddr != "" {
+		reg := prometheus.NewRegistry()
+		var err error
+		if controllersOnly {
+			err = metrics.RegisterControlPlane(reg, st, c.Controllers(), metrics.Options{})
+		} else {
+			err = metrics.RegisterCluster(reg, c, metrics.Options{})
+		}
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		stopMetrics, err := serveMetrics(ctx, f.metricsAddr, reg, stderr)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 	}
 	work := func(ctx context.Context) error {
 		if !controllersOnly {

@@ -23,6 +23,12 @@ func serveDemoMetrics(ctx context.Context, addr string, c *cluster.Cluster, out 
 	if err := metrics.RegisterCluster(reg, c, metrics.Options{}); err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
+	return serveMetrics(ctx, addr, reg, out)
+}
+
+// serveMetrics serves reg on addr at /metrics until stop is called or ctx
+// ends, and prints the URL to out.
+func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, out io.Writer) (stop func(), err error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.Handler(reg))
 	var lc net.ListenConfig

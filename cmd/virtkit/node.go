@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/node"
 )
 
@@ -24,6 +26,7 @@ const markStoppedTimeout = 5 * time.Second
 
 type nodeFlags struct {
 	store             storeFlags
+	metricsAddr       string
 	name              string
 	hypervisor        string
 	uri               string
@@ -72,6 +75,7 @@ survive an agent restart. --hypervisor libvirt connects to --uri.`,
 	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often a running VMI's status is refreshed")
 	fs.IntVar(&f.workers, "workers", 4, "VMIs reconciled in parallel")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100) at /metrics")
 	addCPUProfileFlag(cmd, &f.cpuProfile)
 	return cmd
 }
@@ -118,6 +122,17 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 	agent, err := node.New(opts)
 	if err != nil {
 		return err
+	}
+	if f.metricsAddr != "" {
+		reg := prometheus.NewRegistry()
+		if err := metrics.RegisterNode(reg, st, agent, hv, metrics.Options{}); err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		stopMetrics, err := serveMetrics(ctx, f.metricsAddr, reg, stderr)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 	}
 	log.Info("node agent starting", "hypervisor", f.hypervisor, "store", f.store.store)
 	runErr := agent.Start(ctx)
