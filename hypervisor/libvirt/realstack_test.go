@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	lv "libvirt.org/go/libvirt"
 
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/hypervisortest"
@@ -242,9 +243,17 @@ func TestRealMigrationAbortSlowed(t *testing.T) {
 	defer cancel()
 	job, err := rs.src.StartMigration(ctx, name, hypervisor.MigrationParams{
 		DestinationURI: libvirttest.PeerURI, MigrateURI: libvirttest.MigrateURI(t), Bandwidth: 1 << 20,
+		DowntimeLimit: 123 * time.Millisecond,
 	})
 	require.NoError(t, err)
 	require.NoError(t, job.SetMaxSpeed(ctx, 1<<20))
+	// What libvirt itself reports for the job's knobs.
+	downtime, speed := migrationKnobs(t, name)
+	assert.Equal(t, uint64(123), downtime, "DowntimeLimit reached QEMU (ms)")
+	assert.Equal(t, uint64(1), speed, "Bandwidth/SetMaxSpeed reached QEMU (MiB/s)")
+	require.NoError(t, job.SetMaxDowntime(ctx, 77*time.Millisecond))
+	downtime, _ = migrationKnobs(t, name)
+	assert.Equal(t, uint64(77), downtime, "SetMaxDowntime reached QEMU (ms)")
 	require.Eventually(t, func() bool {
 		st, err := job.Stats(ctx)
 		return err == nil && st.Type == hypervisor.JobUnbounded && st.DataProcessed.Or(0) > 0
@@ -266,6 +275,23 @@ func TestRealMigrationAbortSlowed(t *testing.T) {
 	_, err = rs.peer.Info(ctx, name)
 	require.ErrorIs(t, err, hypervisor.ErrNotFound, "nothing left on the peer")
 	require.ErrorIs(t, job.Abort(ctx), hypervisor.ErrNoJob)
+}
+
+// migrationKnobs reads the downtime limit and bandwidth libvirt holds for
+// the domain's migration, with the bindings directly.
+func migrationKnobs(t *testing.T, name string) (downtimeMs, speedMiBs uint64) {
+	t.Helper()
+	c, err := lv.NewConnect(libvirttest.SourceURI)
+	require.NoError(t, err)
+	defer c.Close()
+	d, err := c.LookupDomainByName(name)
+	require.NoError(t, err)
+	defer d.Free()
+	downtimeMs, err = d.MigrateGetMaxDowntime(0)
+	require.NoError(t, err)
+	speedMiBs, err = d.MigrateGetMaxSpeed(0)
+	require.NoError(t, err)
+	return downtimeMs, speedMiBs
 }
 
 // TestRealPostCopy switches a slowed migration to post-copy. QEMU runs as
@@ -313,7 +339,8 @@ func TestRealPostCopy(t *testing.T) {
 	require.NoError(t, libvirttest.WaitAgent(ctx, rs.peer, name))
 }
 
-// TestRealErrors checks the translation of codes only a real daemon gives.
+// TestRealErrors checks the translation of codes only a real daemon gives,
+// and the guest agent's connect event.
 func TestRealErrors(t *testing.T) {
 	rs := newRealStack(t)
 	name := "vkt-real-errors"
@@ -321,7 +348,9 @@ func TestRealErrors(t *testing.T) {
 	t.Cleanup(func() { removeEverywhere(name, rs.src, rs.peer) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := rs.src.Define(ctx, rs.guest.DomainXML(name, libvirttest.GuestOptions{}))
+	events, err := rs.src.Events(ctx)
+	require.NoError(t, err)
+	_, err = rs.src.Define(ctx, rs.guest.DomainXML(name, libvirttest.GuestOptions{}))
 	require.NoError(t, err)
 	require.NoError(t, rs.src.Start(ctx, name, hypervisor.StartOptions{}))
 	// Before the guest's agent connects: code 86.
@@ -330,6 +359,13 @@ func TestRealErrors(t *testing.T) {
 		require.ErrorIs(t, err, hypervisor.ErrAgentUnavailable)
 	}
 	require.NoError(t, libvirttest.WaitAgent(ctx, rs.src, name))
+	// The agent's connection came as an event and shows in Info.
+	awaitEvent(t, events, func(ev hypervisor.Event) bool {
+		return ev.Domain == name && ev.Kind == hypervisor.EventAgentLifecycle && ev.Agent == hypervisor.ChannelConnected
+	}, "agent connected")
+	info, err := rs.src.Info(ctx, name)
+	require.NoError(t, err)
+	assert.Equal(t, hypervisor.ChannelConnected, info.Agent)
 	// An unknown agent command is the guest's error, passed on.
 	_, err = rs.src.AgentCommand(ctx, name, `{"execute":"no-such-command-virtkit"}`)
 	require.Error(t, err)
