@@ -15,7 +15,6 @@ import (
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
-	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
 	"github.com/virtkit/virtkit/node"
 )
 
@@ -25,18 +24,54 @@ var demoLibvirtManifests []byte
 // tinyGuestImage is the kernelBoot image of demo-libvirt.yaml.
 const tinyGuestImage = "localhost/virtkit/tiny-guest:latest"
 
+// The two local daemons hack/realstack/libvirtd.sh starts: A (the system
+// daemon) and B (its own mount namespace and host UUID, on TCP).
+const (
+	sourceURI = "qemu:///system"
+	peerURI   = "qemu+tcp://127.0.0.1:16510/system"
+)
+
+// findTinyGuest locates the guest hack/realstack/build-guest.sh builds:
+// $VIRTKIT_GUEST_DIR, else build/guest in the working directory or the
+// nearest parent that has one.
+func findTinyGuest() (domain.HostKernel, error) {
+	dir := os.Getenv("VIRTKIT_GUEST_DIR")
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return domain.HostKernel{}, err
+		}
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "build", "guest", "vmlinuz")); err == nil {
+				dir = filepath.Join(d, "build", "guest")
+				break
+			}
+			if filepath.Dir(d) == d {
+				return domain.HostKernel{}, fmt.Errorf("tiny guest: no build/guest in %s or above", wd)
+			}
+		}
+	}
+	k := domain.HostKernel{Kernel: filepath.Join(dir, "vmlinuz"), Initrd: filepath.Join(dir, "initramfs.gz")}
+	for _, f := range []string{k.Kernel, k.Initrd} {
+		if _, err := os.Stat(f); err != nil {
+			return domain.HostKernel{}, fmt.Errorf("tiny guest: %w", err)
+		}
+	}
+	return k, nil
+}
+
 // libvirtDemoOptions puts node i on the i-th libvirt URI (default: the two
 // local daemons hack/realstack/libvirtd.sh starts), with the tiny guest's
 // kernel and initramfs for kernel boot.
 func libvirtDemoOptions(ctx context.Context, o demoOptions, copts cluster.Options) (cluster.Options, func(), error) {
-	uris := []string{libvirttest.SourceURI, libvirttest.PeerURI}
+	uris := []string{sourceURI, peerURI}
 	if o.uri != "" {
 		uris = strings.Split(o.uri, ",")
 	}
 	if o.nodes > len(uris) {
 		return copts, nil, fmt.Errorf("--nodes %d: only %d libvirt URIs (give more with --uri A,B,...)", o.nodes, len(uris))
 	}
-	guest, err := libvirttest.FindGuest()
+	guest, err := findTinyGuest()
 	if err != nil {
 		return copts, nil, fmt.Errorf("--hypervisor libvirt: %w (build it with hack/realstack/build-guest.sh)", err)
 	}
@@ -57,7 +92,7 @@ func libvirtDemoOptions(ctx context.Context, o demoOptions, copts cluster.Option
 	copts.Domain = domain.Options{
 		Type: domain.TypeQEMU,
 		VolumeResolver: &domain.DirResolver{Dir: filepath.Join(work, "volumes"), Create: true,
-			Kernels: map[string]domain.HostKernel{tinyGuestImage: {Kernel: guest.Kernel, Initrd: guest.Initramfs}}},
+			Kernels: map[string]domain.HostKernel{tinyGuestImage: guest}},
 	}
 	copts.NodeAgent.RuntimeDirOwner = &node.Owner{UID: uid, GID: gid}
 	// Each node gets its own runtime dir: two QEMUs of one guest (source
@@ -109,7 +144,7 @@ func libvirtDemoOptions(ctx context.Context, o demoOptions, copts cluster.Option
 // qemu:///system becomes the TCP listener hack/realstack/libvirtd.sh gives
 // instance A.
 func migrationURIOf(uri string) string {
-	if uri == libvirttest.SourceURI {
+	if uri == sourceURI {
 		return "qemu+tcp://127.0.0.1:16509/system"
 	}
 	return uri
