@@ -30,6 +30,7 @@ func TestRealStackDemo(t *testing.T) {
 	// /etc/os-release (hack/realstack/build-guest.sh writes it).
 	require.Contains(t, text, "guest OS:   virtkit tiny guest")
 	require.Contains(t, text, "condition:  AgentConnected=True")
+	require.Contains(t, text, "ips 10.0.2.15  (infoSource: domain, guest-agent)")
 	require.Contains(t, text, "demo finished: every step reached its expected state")
 	require.Contains(t, text, "ok  every VMI gone and its guest stopped")
 }
@@ -56,6 +57,11 @@ func TestRealStackDemoJSON(t *testing.T) {
 	require.Equal(t, "virtkit-tiny", vm.Status.GuestOSInfo.ID)
 	require.NotEmpty(t, vm.Status.GuestOSInfo.KernelRelease)
 	require.True(t, virtkit.IsConditionTrue(vm.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected))
+	// The real qemu-ga reports eth0 (hack/realstack/build-guest.sh gives it
+	// 10.0.2.15); merged by MAC with the domain's NIC, as KubeVirt does.
 	require.NotEmpty(t, vm.Status.Interfaces)
-	require.Equal(t, virtkit.InfoSourceDomain, vm.Status.Interfaces[0].InfoSource)
+	require.Equal(t, virtkit.InfoSourceDomainAndGA, vm.Status.Interfaces[0].InfoSource)
+	require.Equal(t, "default", vm.Status.Interfaces[0].Name)
+	require.Equal(t, "eth0", vm.Status.Interfaces[0].InterfaceName)
+	require.Equal(t, "10.0.2.15", vm.Status.Interfaces[0].IP)
 }

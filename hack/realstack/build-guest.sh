@@ -38,7 +38,7 @@ command -v gcc >/dev/null || { echo "build-guest.sh: gcc missing; run hack/reals
 
 # Load order matters: insmod does not resolve dependencies.
 modules=(virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci
-	virtio_console virtio_balloon button evdev)
+	virtio_console virtio_balloon button evdev failover net_failover virtio_net)
 
 module_path() {
 	local p
@@ -138,10 +138,19 @@ mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
 hostname -F /etc/hostname
 for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
-	virtio_console virtio_balloon button evdev; do
+	virtio_console virtio_balloon button evdev failover net_failover virtio_net; do
 	[ -f /lib/modules/$m.ko ] && insmod /lib/modules/$m.ko
 done
 echo "tiny: modules loaded"
+
+# The first NIC gets QEMU user networking's guest address, so the guest
+# agent reports an interface with a MAC and an IP (KubeVirt's status merge).
+ip link set lo up
+if ip link show eth0 >/dev/null 2>&1; then
+	ip link set eth0 up
+	ip addr add 10.0.2.15/24 dev eth0
+	echo "tiny: eth0 up as 10.0.2.15/24"
+fi
 
 acpid -c /etc/acpi -a /etc/acpid.conf -l /run/acpid.log
 
