@@ -1,4 +1,4 @@
-//go:build realstack
+//go:build realstack && cgo && (libvirt || libvirt_dlopen)
 
 package main
 

@@ -1,4 +1,4 @@
-//go:build cgo && !libvirt_dlopen
+//go:build cgo && libvirt && !libvirt_dlopen
 
 package libvirt_test
 

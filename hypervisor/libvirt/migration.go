@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && (libvirt || libvirt_dlopen)
 
 package libvirt
 

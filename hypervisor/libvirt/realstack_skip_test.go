@@ -9,5 +9,5 @@ import "testing"
 func TestRealStackTier(t *testing.T) {
 	t.Skip("real-stack tier (real libvirtd + QEMU guest + live migration) not built; run as root: " +
 		"hack/realstack/install.sh && hack/realstack/build-guest.sh && hack/realstack/libvirtd.sh start && " +
-		"go test -tags realstack ./hypervisor/libvirt/")
+		"go test -tags realstack,libvirt ./hypervisor/libvirt/")
 }

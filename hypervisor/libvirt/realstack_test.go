@@ -1,4 +1,4 @@
-//go:build realstack && cgo
+//go:build realstack && cgo && (libvirt || libvirt_dlopen)
 
 package libvirt_test
 

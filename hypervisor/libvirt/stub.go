@@ -1,4 +1,4 @@
-//go:build !cgo
+//go:build !cgo || !(libvirt || libvirt_dlopen)
 
 package libvirt
 
@@ -9,8 +9,11 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 )
 
-// Hypervisor is unavailable without cgo: [New] always fails. The type
-// exists so code that refers to it builds with CGO_ENABLED=0.
+// Hypervisor is unavailable in this build: [New] always fails. The real
+// adapter is built with cgo and the build tag libvirt (linking libvirt,
+// Debian libvirt-dev) or libvirt_dlopen (loading libvirt.so.0 at run time,
+// no headers needed). Without either, virtkit builds anywhere, and the
+// simulated hypervisor is the default.
 type Hypervisor struct{}
 
 var (
@@ -22,11 +25,11 @@ var (
 )
 
 func errNoCgo(call string) error {
-	return hypervisor.NotSupportedError("libvirt "+call, "virtkit was built without cgo (CGO_ENABLED=0); rebuild with cgo and libvirt-dev, or with -tags libvirt_dlopen")
+	return hypervisor.NotSupportedError("libvirt "+call, "this virtkit was built without the libvirt adapter; rebuild with cgo and -tags libvirt (needs Debian libvirt-dev) or -tags libvirt_dlopen")
 }
 
 // New returns an error matching [hypervisor.ErrNotSupported]: the libvirt
-// bindings need cgo.
+// bindings were not built in (see [Hypervisor]).
 func New(ctx context.Context, opts Options) (*Hypervisor, error) {
 	return nil, errNoCgo("New(" + opts.withDefaults().URI + ")")
 }
