@@ -269,7 +269,7 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	// decision from poll to poll.
 	if cur.Converges && curFinish <= budget*1.05 {
 		return Action{Kind: ActionContinue, Figures: f,
-			Reason: fmt.Sprintf("pre-copy converges: r=%.2f, predicted %.0f s within the budget %.0f s (%.3g × M/B), pause %v",
+			Reason: fmt.Sprintf("pre-copy converges: r=%.2f, predicted %.3g s within the budget %.3g s (%.3g × M/B), pause %v",
 				cur.Ratio, curFinish, budget, o.TargetSlowdown, cur.Downtime.Round(time.Millisecond))}
 	}
 	// The short target pause costs too many rounds: allow the configured one.
@@ -413,7 +413,7 @@ func preCopyVerdict(pred Prediction, finish, budget float64) string {
 	if !pred.Converges {
 		return "pre-copy cannot converge: " + pred.Why
 	}
-	return fmt.Sprintf("pre-copy predicted to take %.0f s, over the budget of %.0f s", finish, budget)
+	return fmt.Sprintf("pre-copy predicted to take %.3g s, over the budget of %.3g s", finish, budget)
 }
 
 // hopeless explains why nothing allowed converges.
