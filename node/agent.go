@@ -188,21 +188,14 @@ func (a *Agent) Start(ctx context.Context) error {
 		return fmt.Errorf("node %s: list domains: %w", a.opts.NodeName, err)
 	}
 	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() { defer wg.Done(); a.pumpEvents(ctx, events) }()
-	go func() { defer wg.Done(); a.heartbeatLoop(ctx) }()
-	go func() {
-		defer wg.Done()
-		if a.opts.GuestInfo != nil {
-			a.opts.GuestInfo.Start(ctx, a.Enqueue)
-		}
-	}()
+	wg.Go(func() { a.pumpEvents(ctx, events) })
+	wg.Go(func() { a.heartbeatLoop(ctx) })
+	if a.opts.GuestInfo != nil {
+		wg.Go(func() { a.opts.GuestInfo.Start(ctx, a.Enqueue) })
+	}
 	err = a.ctrl.Start(ctx)
 	wg.Wait()
 	a.migs.wg.Wait()
-	if a.opts.GuestInfo == nil {
-		return err
-	}
 	return err
 }
 

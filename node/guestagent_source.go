@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -101,17 +102,7 @@ func (s *guestAgentSource) Forget(domain string) {
 		g.cancel()
 		delete(s.guests, domain)
 	}
-	s.pending = removeString(s.pending, domain)
-}
-
-func removeString(list []string, s string) []string {
-	out := list[:0]
-	for _, v := range list {
-		if v != s {
-			out = append(out, v)
-		}
-	}
-	return out
+	s.pending = slices.DeleteFunc(s.pending, func(d string) bool { return d == domain })
 }
 
 func (s *guestAgentSource) Info(domain string) (GuestInfo, bool) {

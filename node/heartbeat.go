@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -59,7 +60,7 @@ func (a *Agent) heartbeat(ctx context.Context) error {
 		Message: "node agent is posting ready status"}
 	if hostErr != nil {
 		ready = virtkit.Condition{Type: virtkit.NodeReady, Status: virtkit.ConditionFalse, Reason: virtkit.NodeReasonHypervisorUnreachable,
-			Message: truncate(hostErr.Error(), 256)}
+			Message: guestagent.Sanitize(hostErr.Error(), 256)}
 	} else {
 		capacity := virtkit.ResourceList{
 			virtkit.ResourceCPU:    *resource.NewQuantity(int64(host.CPUs), resource.DecimalSI),

@@ -26,9 +26,6 @@ func phaseFor(state hypervisor.DomainState, reason hypervisor.StateReason, acpi 
 		case hypervisor.ReasonMigrated:
 			return "", false
 		}
-		if state == hypervisor.StateCrashed {
-			return virtkit.Failed, true
-		}
 		return virtkit.Failed, true
 	case hypervisor.StatePaused:
 		if reason == hypervisor.ReasonPostcopyFailed {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/hypervisor"
 )
 
@@ -78,7 +79,7 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 	if agentUp && guest.UnsupportedReason != "" {
 		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
 			Type: virtkit.VirtualMachineInstanceUnsupportedAgent, Status: virtkit.ConditionTrue,
-			Reason: truncate(guest.UnsupportedReason, 512),
+			Reason: guestagent.Sanitize(guest.UnsupportedReason, 512),
 		}, now)
 	} else {
 		virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstanceUnsupportedAgent)
@@ -118,7 +119,8 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 			ms.GuestCurrent = resource.NewQuantity(int64(info.MemoryBytes), resource.BinarySI)
 		}
 		if g := vmi.Spec.Domain.Memory; g != nil && g.Guest != nil {
-			ms.GuestRequested = quantityPtr(g.Guest.DeepCopy())
+			req := g.Guest.DeepCopy()
+			ms.GuestRequested = &req
 		}
 		vmi.Status.Memory = ms
 	}

@@ -9,12 +9,12 @@ import (
 	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/store"
 )
@@ -297,7 +297,7 @@ func (a *Agent) finish(ctx context.Context, vmi *virtkit.VirtualMachineInstance,
 	}
 	now := a.now()
 	vmi.SetPhase(phase, now)
-	vmi.Status.Reason = truncate(reason, 256)
+	vmi.Status.Reason = guestagent.Sanitize(reason, 256)
 	virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
 		Type: virtkit.VirtualMachineInstanceReady, Status: virtkit.ConditionFalse, Reason: virtkit.GuestNotRunningReason,
 		Message: "Guest VM is not reported as running",
@@ -311,21 +311,12 @@ func (a *Agent) finish(ctx context.Context, vmi *virtkit.VirtualMachineInstance,
 // podUID is the stable id of this host's domain instance of the VMI, the
 // key of status.activePods (KubeVirt keys it by launcher pod UID).
 func (a *Agent) podUID(vmi *virtkit.VirtualMachineInstance) types.UID {
-	sum := sha1.Sum([]byte(string(vmi.UID) + "/" + a.opts.NodeName))
-	h := hex.EncodeToString(sum[:16])
-	return types.UID(h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32])
+	return PodUID(vmi, a.opts.NodeName)
 }
 
 // PodUID is the activePods key a node agent on node uses for vmi.
 func PodUID(vmi *virtkit.VirtualMachineInstance, node string) types.UID {
-	return (&Agent{opts: Options{NodeName: node}}).podUID(vmi)
+	sum := sha1.Sum([]byte(string(vmi.UID) + "/" + node))
+	h := hex.EncodeToString(sum[:16])
+	return types.UID(h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32])
 }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
-}
-
-func quantityPtr(q resource.Quantity) *resource.Quantity { return &q }
