@@ -264,6 +264,22 @@ func (c *Cluster) Node(name string) *Node {
 	return nil
 }
 
+// NodesReady reports whether every node of the cluster has registered and
+// reports Ready.
+func (c *Cluster) NodesReady(ctx context.Context) (bool, error) {
+	var nodes virtkit.NodeList
+	if err := c.store.List(ctx, &nodes, store.ListOptions{}); err != nil {
+		return false, err
+	}
+	ready := 0
+	for _, n := range nodes.Items {
+		if virtkit.IsConditionTrue(n.Status.Conditions, virtkit.NodeReady) {
+			ready++
+		}
+	}
+	return ready == len(c.nodes), nil
+}
+
 // Controllers are the running controllers (built-in and extra), for
 // metrics and inspection.
 func (c *Cluster) Controllers() []*controller.Controller { return c.controllers }

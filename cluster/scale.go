@@ -142,18 +142,9 @@ func liveHeap() uint64 {
 
 func waitNodesReady(ctx context.Context, c *Cluster) error {
 	for {
-		var nodes virtkit.NodeList
-		if err := c.store.List(ctx, &nodes, store.ListOptions{}); err != nil {
+		ready, err := c.NodesReady(ctx)
+		if err != nil || ready {
 			return err
-		}
-		ready := 0
-		for _, n := range nodes.Items {
-			if virtkit.IsConditionTrue(n.Status.Conditions, virtkit.NodeReady) {
-				ready++
-			}
-		}
-		if ready == len(c.nodes) {
-			return nil
 		}
 		select {
 		case <-ctx.Done():

@@ -9,14 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -181,6 +179,3 @@ func writeFinalObjects(ctx context.Context, w io.Writer, st store.Store) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
 }
-
-var _ = controller.PauseRequestAnnotation
-var _ = os.Stdout

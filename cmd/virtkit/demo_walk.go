@@ -31,19 +31,7 @@ type walk struct {
 
 func (w *walk) run(objs []virtkit.Object) error {
 	w.title("Start an embedded control plane with %d %s hosts", len(w.c.Nodes()), w.hostKind)
-	if err := w.waitFor("every node reports Ready", func(ctx context.Context) (bool, error) {
-		var nodes virtkit.NodeList
-		if err := w.c.Store().List(ctx, &nodes, store.ListOptions{}); err != nil {
-			return false, err
-		}
-		ready := 0
-		for _, n := range nodes.Items {
-			if virtkit.IsConditionTrue(n.Status.Conditions, virtkit.NodeReady) {
-				ready++
-			}
-		}
-		return ready == len(w.c.Nodes()), nil
-	}); err != nil {
+	if err := w.waitFor("every node reports Ready", w.c.NodesReady); err != nil {
 		return err
 	}
 	w.showNodes()
