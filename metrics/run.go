@@ -1,6 +1,9 @@
 package metrics
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // runBounded calls fn(ctx, i) for i in [0, n) with at most limit calls at a
 // time and returns which calls finished before ctx ended. Calls still
@@ -26,6 +29,11 @@ func runBounded(ctx context.Context, n, limit int, fn func(ctx context.Context, 
 					return
 				}
 				fn(ctx, i)
+				if pastDeadline(ctx) {
+					// Finished after the deadline: it missed this
+					// scrape, however soon the collector looks.
+					return
+				}
 				results <- i
 			}
 		}()
@@ -47,4 +55,16 @@ func runBounded(ctx context.Context, n, limit int, fn func(ctx context.Context, 
 		}
 	}
 	return done
+}
+
+// pastDeadline reports whether ctx has ended or its deadline has passed by
+// the wall clock: the timer that cancels a context can fire late on a busy
+// machine, and a call that returned after the deadline must not count as
+// on time because of that.
+func pastDeadline(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
