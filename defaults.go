@@ -59,7 +59,12 @@ func (o DefaultOptions) SetDefaults(obj Object) {
 	switch t := obj.(type) {
 	case *VirtualMachineInstance:
 		o.setVMISpecDefaults(&t.Spec, o.newUUID)
+	case *DataVolume:
+		SetDataVolumeDefaults(t)
 	case *VirtualMachine:
+		for i := range t.Spec.DataVolumeTemplates {
+			setDataVolumeSpecDefaults(&t.Spec.DataVolumeTemplates[i].Spec, t.Namespace)
+		}
 		if t.Spec.Template != nil {
 			name := t.Name
 			o.setVMISpecDefaults(&t.Spec.Template.Spec, func() types.UID {

@@ -52,6 +52,8 @@ func kinds() []kindInfo {
 			func() Object { return &MigrationPolicy{} }, func() ObjectList { return &MigrationPolicyList{} }},
 		{VirtkitSchemeGroupVersion.WithKind(KindNode), false,
 			func() Object { return &Node{} }, func() ObjectList { return &NodeList{} }},
+		{CDISchemeGroupVersion.WithKind(KindDataVolume), true,
+			func() Object { return &DataVolume{} }, func() ObjectList { return &DataVolumeList{} }},
 	}
 }
 
@@ -121,6 +123,8 @@ func GVKOf(obj Object) (schema.GroupVersionKind, bool) {
 		return MigrationsSchemeGroupVersion.WithKind(KindMigrationPolicy), true
 	case *Node:
 		return VirtkitSchemeGroupVersion.WithKind(KindNode), true
+	case *DataVolume:
+		return CDISchemeGroupVersion.WithKind(KindDataVolume), true
 	}
 	return schema.GroupVersionKind{}, false
 }

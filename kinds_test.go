@@ -10,7 +10,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	require.Len(t, KnownKinds(), 6)
+	require.Len(t, KnownKinds(), 7)
 	for _, gvk := range KnownKinds() {
 		obj, err := NewObject(gvk)
 		require.NoError(t, err)
@@ -27,6 +27,7 @@ func TestKinds(t *testing.T) {
 	assert.False(t, IsNamespaced(MigrationsSchemeGroupVersion.WithKind(KindMigrationPolicy)))
 	assert.False(t, IsNamespaced(VirtkitSchemeGroupVersion.WithKind(KindNode)))
 	assert.True(t, IsNamespaced(SchemeGroupVersion.WithKind(KindVirtualMachineInstance)))
+	assert.True(t, IsNamespaced(CDISchemeGroupVersion.WithKind(KindDataVolume)))
 
 	_, err := NewObject(schema.GroupVersionKind{Group: "kubevirt.io", Version: "v1", Kind: "VirtualMachinePool"})
 	assert.ErrorIs(t, err, ErrUnknownKind)

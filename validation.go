@@ -37,6 +37,8 @@ func Validate(obj Object) field.ErrorList {
 		return validateMigrationPolicy(t)
 	case *Node:
 		return validateNode(t)
+	case *DataVolume:
+		return validateDataVolume(t)
 	case nil:
 		return field.ErrorList{field.Required(nil, "no object")}
 	}
@@ -115,17 +117,7 @@ func validateVM(vm *VirtualMachine) field.ErrorList {
 			errs = append(errs, field.Duplicate(p.Child("metadata", "name"), name))
 		}
 		seen[name] = true
-		if dv.Spec.PVC == nil && dv.Spec.Storage == nil {
-			errs = append(errs, field.Required(p.Child("spec", "pvc"), "one of pvc or storage is required"))
-		}
-		if dv.Spec.PVC != nil && dv.Spec.Storage != nil {
-			errs = append(errs, field.Invalid(p.Child("spec", "storage"), "storage", "pvc and storage are mutually exclusive"))
-		}
-		if s := dv.Spec.Source; s == nil {
-			errs = append(errs, field.Required(p.Child("spec", "source"), "a DataVolume needs a source"))
-		} else if n := countSet(s.HTTP != nil, s.Registry != nil, s.PVC != nil, s.Blank != nil); n != 1 {
-			errs = append(errs, field.Invalid(p.Child("spec", "source"), n, "must have exactly one source type set"))
-		}
+		errs = append(errs, validateDataVolumeSpec(&dv.Spec, p.Child("spec"))...)
 	}
 	return errs
 }

@@ -376,7 +376,10 @@ func TestValidateVM(t *testing.T) {
 		}, []wantFieldError{{"spec.template.spec.domain.devices.disks[0].name", field.ErrorTypeNotFound}}},
 		{"data volume templates", func(vm *VirtualMachine) {
 			vm.Spec.DataVolumeTemplates = []DataVolumeTemplateSpec{{}, {ObjectMeta: metav1.ObjectMeta{Name: "dv"}, Spec: DataVolumeSpec{
-				Source: &DataVolumeImportSource{Blank: &DataVolumeBlankImage{}}, PVC: &PersistentVolumeClaimSpec{}}}}
+				Source: &DataVolumeImportSource{Blank: &DataVolumeBlankImage{}}, PVC: &PersistentVolumeClaimSpec{
+					AccessModes: []PersistentVolumeAccessMode{ReadWriteOnce},
+					Resources:   VolumeResourceRequirements{Requests: ResourceList{ResourceStorage: resource.MustParse("1Gi")}},
+				}}}}
 		}, []wantFieldError{
 			{"spec.dataVolumeTemplates[0].metadata.name", field.ErrorTypeRequired},
 			{"spec.dataVolumeTemplates[0].spec.pvc", field.ErrorTypeRequired},

@@ -64,48 +64,6 @@ type DataVolumeTemplateSpec struct {
 	Spec            DataVolumeSpec    `json:"spec"`
 }
 
-// DataVolumeSpec is the subset of CDI's DataVolumeSpec virtkit models.
-type DataVolumeSpec struct {
-	Source            *DataVolumeImportSource    `json:"source,omitempty"`
-	PVC               *PersistentVolumeClaimSpec `json:"pvc,omitempty"`
-	Storage           *PersistentVolumeClaimSpec `json:"storage,omitempty"`
-	PriorityClassName string                     `json:"priorityClassName,omitempty"`
-	ContentType       string                     `json:"contentType,omitempty"`
-	Preallocation     *bool                      `json:"preallocation,omitempty"`
-}
-
-// DataVolumeImportSource is where a DataVolume's data comes from.
-type DataVolumeImportSource struct {
-	HTTP     *DataVolumeSourceHTTP     `json:"http,omitempty"`
-	Registry *DataVolumeSourceRegistry `json:"registry,omitempty"`
-	PVC      *DataVolumeSourcePVC      `json:"pvc,omitempty"`
-	Blank    *DataVolumeBlankImage     `json:"blank,omitempty"`
-}
-
-// DataVolumeSourceHTTP imports from a URL.
-type DataVolumeSourceHTTP struct {
-	URL           string `json:"url"`
-	SecretRef     string `json:"secretRef,omitempty"`
-	CertConfigMap string `json:"certConfigMap,omitempty"`
-}
-
-// DataVolumeSourceRegistry imports from a container registry.
-type DataVolumeSourceRegistry struct {
-	URL           *string `json:"url,omitempty"`
-	SecretRef     *string `json:"secretRef,omitempty"`
-	CertConfigMap *string `json:"certConfigMap,omitempty"`
-	PullMethod    *string `json:"pullMethod,omitempty"`
-}
-
-// DataVolumeSourcePVC clones a claim.
-type DataVolumeSourcePVC struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-}
-
-// DataVolumeBlankImage creates an empty disk.
-type DataVolumeBlankImage struct{}
-
 // VirtualMachinePrintableStatus is the one-word VM state (§1.3).
 type VirtualMachinePrintableStatus string
 

@@ -5,8 +5,8 @@ import "github.com/virtkit/virtkit"
 // DefaultKinds returns the kinds of the virtkit object model
 // (virtkit.KnownKinds: VirtualMachine, VirtualMachineInstance,
 // VirtualMachineInstanceMigration, VirtualMachineInstanceReplicaSet,
-// MigrationPolicy and Node, the last two cluster-scoped), which every store
-// created with zero Options knows.
+// MigrationPolicy, Node and CDI's DataVolume; MigrationPolicy and Node are
+// cluster-scoped), which every store created with zero Options knows.
 func DefaultKinds() []Kind {
 	gvks := virtkit.KnownKinds()
 	out := make([]Kind, 0, len(gvks))

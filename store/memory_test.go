@@ -41,6 +41,7 @@ func TestMemoryDefaultKinds(t *testing.T) {
 		"VirtualMachineInstanceReplicaSet": false,
 		"MigrationPolicy":                  true,
 		"Node":                             true,
+		"DataVolume":                       false,
 	}, scopes)
 	_, err := store.NewScheme(kinds...)
 	require.NoError(t, err)

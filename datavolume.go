@@ -1,0 +1,330 @@
+package virtkit
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// CDIGroupName is the API group of the Containerized Data Importer's kinds.
+const CDIGroupName = "cdi.kubevirt.io"
+
+// CDISchemeGroupVersion is the group version of DataVolume.
+var CDISchemeGroupVersion = schema.GroupVersion{Group: CDIGroupName, Version: "v1beta1"}
+
+// KindDataVolume is the kind name of DataVolume.
+const KindDataVolume = "DataVolume"
+
+var (
+	_ Object     = (*DataVolume)(nil)
+	_ ObjectList = (*DataVolumeList)(nil)
+)
+
+// DataVolume is CDI's DataVolume (cdi.kubevirt.io/v1beta1): a disk image
+// imported, cloned or created blank into a claim that a VMI's dataVolume
+// volume then uses. A VM's dataVolumeTemplates create DataVolumes it owns.
+//
+// +kubebuilder:object:root=true
+type DataVolume struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   DataVolumeSpec   `json:"spec"`
+	Status DataVolumeStatus `json:"status,omitempty"`
+}
+
+// DataVolumeList is a list of DataVolumes.
+//
+// +kubebuilder:object:root=true
+type DataVolumeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []DataVolume `json:"items"`
+}
+
+// DataVolumeSpec is the desired DataVolume: where the data comes from and
+// the claim it lands in (pvc, or storage with defaults filled in).
+type DataVolumeSpec struct {
+	// Source is where the data comes from; exactly one source type.
+	Source *DataVolumeImportSource `json:"source,omitempty"`
+	// SourceRef names a DataSource; virtkit refuses it (NotSupported).
+	SourceRef *DataVolumeSourceRef `json:"sourceRef,omitempty"`
+	// PVC is the claim, taken as written.
+	PVC *PersistentVolumeClaimSpec `json:"pvc,omitempty"`
+	// Storage is the claim with CDI's defaults (access modes, volume
+	// mode and, for imports, the size) filled in by the storage class.
+	Storage           *PersistentVolumeClaimSpec `json:"storage,omitempty"`
+	PriorityClassName string                     `json:"priorityClassName,omitempty"`
+	// ContentType is kubevirt (a disk image, the default) or archive (a
+	// tar archive extracted into a filesystem; NotSupported).
+	ContentType DataVolumeContentType `json:"contentType,omitempty"`
+	// Checkpoints and FinalCheckpoint drive multi-stage (warm) imports;
+	// NotSupported.
+	Checkpoints     []DataVolumeCheckpoint `json:"checkpoints,omitempty"`
+	FinalCheckpoint bool                   `json:"finalCheckpoint,omitempty"`
+	// Preallocation asks for a fully allocated target image.
+	Preallocation *bool `json:"preallocation,omitempty"`
+}
+
+// DataVolumeContentType is what the imported data is.
+type DataVolumeContentType string
+
+// Content types.
+const (
+	DataVolumeKubeVirt DataVolumeContentType = "kubevirt"
+	DataVolumeArchive  DataVolumeContentType = "archive"
+)
+
+// DataVolumeCheckpoint is one stage of a multi-stage import.
+type DataVolumeCheckpoint struct {
+	Previous string `json:"previous"`
+	Current  string `json:"current"`
+}
+
+// DataVolumeSourceRef names a DataSource object.
+type DataVolumeSourceRef struct {
+	Kind      string  `json:"kind"`
+	Namespace *string `json:"namespace,omitempty"`
+	Name      string  `json:"name"`
+}
+
+// DataVolumeImportSource is where a DataVolume's data comes from;
+// exactly one field is set (CDI calls it DataVolumeSource; that name is
+// taken here by the VMI volume source).
+type DataVolumeImportSource struct {
+	HTTP     *DataVolumeSourceHTTP     `json:"http,omitempty"`
+	S3       *DataVolumeSourceS3       `json:"s3,omitempty"`
+	GCS      *DataVolumeSourceGCS      `json:"gcs,omitempty"`
+	Registry *DataVolumeSourceRegistry `json:"registry,omitempty"`
+	PVC      *DataVolumeSourcePVC      `json:"pvc,omitempty"`
+	Upload   *DataVolumeSourceUpload   `json:"upload,omitempty"`
+	Blank    *DataVolumeBlankImage     `json:"blank,omitempty"`
+	ImageIO  *DataVolumeSourceImageIO  `json:"imageio,omitempty"`
+	VDDK     *DataVolumeSourceVDDK     `json:"vddk,omitempty"`
+	Snapshot *DataVolumeSourceSnapshot `json:"snapshot,omitempty"`
+}
+
+// DataVolumeSourceHTTP imports from an http(s) URL.
+type DataVolumeSourceHTTP struct {
+	// URL is the http or https address of the image.
+	URL string `json:"url"`
+	// SecretRef names a Secret with accessKeyId/secretKey for basic auth.
+	SecretRef string `json:"secretRef,omitempty"`
+	// CertConfigMap names a ConfigMap with the CA bundle of the server.
+	CertConfigMap string `json:"certConfigMap,omitempty"`
+	// ExtraHeaders are "Name: value" headers sent with the request.
+	ExtraHeaders []string `json:"extraHeaders,omitempty"`
+	// SecretExtraHeaders name Secrets holding more headers.
+	SecretExtraHeaders []string `json:"secretExtraHeaders,omitempty"`
+}
+
+// DataVolumeSourceS3 imports from an S3 bucket URL.
+type DataVolumeSourceS3 struct {
+	URL           string `json:"url"`
+	SecretRef     string `json:"secretRef,omitempty"`
+	CertConfigMap string `json:"certConfigMap,omitempty"`
+}
+
+// DataVolumeSourceGCS imports from Google Cloud Storage.
+type DataVolumeSourceGCS struct {
+	URL       string `json:"url"`
+	SecretRef string `json:"secretRef,omitempty"`
+}
+
+// RegistryPullMethod is how a registry image is fetched.
+type RegistryPullMethod string
+
+// Pull methods.
+const (
+	// RegistryPullPod pulls the image layers in the importer (the default).
+	RegistryPullPod RegistryPullMethod = "pod"
+	// RegistryPullNode lets the node's container runtime pull the image.
+	RegistryPullNode RegistryPullMethod = "node"
+)
+
+// DataVolumeSourceRegistry imports the disk under /disk/ of a container
+// image.
+type DataVolumeSourceRegistry struct {
+	// URL is docker://registry/repository[:tag|@digest] (oci-archive://
+	// is NotSupported).
+	URL *string `json:"url,omitempty"`
+	// ImageStream names an OpenShift ImageStream; NotSupported.
+	ImageStream   *string             `json:"imageStream,omitempty"`
+	PullMethod    *RegistryPullMethod `json:"pullMethod,omitempty"`
+	SecretRef     *string             `json:"secretRef,omitempty"`
+	CertConfigMap *string             `json:"certConfigMap,omitempty"`
+	Platform      *PlatformOptions    `json:"platform,omitempty"`
+}
+
+// PlatformOptions select one image of a multi-platform index.
+type PlatformOptions struct {
+	Architecture string `json:"architecture,omitempty"`
+}
+
+// DataVolumeSourcePVC clones an existing claim (another DataVolume's disk).
+type DataVolumeSourcePVC struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// DataVolumeSourceUpload waits for a client to upload the image.
+type DataVolumeSourceUpload struct{}
+
+// DataVolumeBlankImage creates an empty disk of the requested size.
+type DataVolumeBlankImage struct{}
+
+// DataVolumeSourceImageIO imports from oVirt's imageio; NotSupported.
+type DataVolumeSourceImageIO struct {
+	URL           string `json:"url"`
+	DiskID        string `json:"diskId"`
+	SecretRef     string `json:"secretRef,omitempty"`
+	CertConfigMap string `json:"certConfigMap,omitempty"`
+}
+
+// DataVolumeSourceVDDK imports from VMware; NotSupported.
+type DataVolumeSourceVDDK struct {
+	URL          string `json:"url,omitempty"`
+	UUID         string `json:"uuid,omitempty"`
+	BackingFile  string `json:"backingFile,omitempty"`
+	Thumbprint   string `json:"thumbprint,omitempty"`
+	SecretRef    string `json:"secretRef,omitempty"`
+	InitImageURL string `json:"initImageURL,omitempty"`
+}
+
+// DataVolumeSourceSnapshot clones a VolumeSnapshot; NotSupported.
+type DataVolumeSourceSnapshot struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// DataVolumePhase is where a DataVolume is in its life.
+type DataVolumePhase string
+
+// DataVolume phases (CDI's names).
+const (
+	DataVolumePhaseUnset            DataVolumePhase = ""
+	DataVolumePending               DataVolumePhase = "Pending"
+	DataVolumePVCBound              DataVolumePhase = "PVCBound"
+	DataVolumeImportScheduled       DataVolumePhase = "ImportScheduled"
+	DataVolumeImportInProgress      DataVolumePhase = "ImportInProgress"
+	DataVolumeCloneScheduled        DataVolumePhase = "CloneScheduled"
+	DataVolumeCloneInProgress       DataVolumePhase = "CloneInProgress"
+	DataVolumeUploadScheduled       DataVolumePhase = "UploadScheduled"
+	DataVolumeUploadReady           DataVolumePhase = "UploadReady"
+	DataVolumeWaitForFirstConsumer  DataVolumePhase = "WaitForFirstConsumer"
+	DataVolumePendingPopulation     DataVolumePhase = "PendingPopulation"
+	DataVolumeExpansionInProgress   DataVolumePhase = "ExpansionInProgress"
+	DataVolumePrepClaimInProgress   DataVolumePhase = "PrepClaimInProgress"
+	DataVolumeSucceeded             DataVolumePhase = "Succeeded"
+	DataVolumeFailed                DataVolumePhase = "Failed"
+	DataVolumeUnknown               DataVolumePhase = "Unknown"
+	DataVolumePaused                DataVolumePhase = "Paused"
+	DataVolumeNamespaceTransferring DataVolumePhase = "NamespaceTransferInProgress"
+)
+
+// DataVolumeProgress is the share of the transfer done, "45.20%", or
+// "N/A" when the size is not known.
+type DataVolumeProgress string
+
+// DataVolumeStatus is the observed DataVolume.
+type DataVolumeStatus struct {
+	// ClaimName is the claim (virtkit: the provisioned volume) holding
+	// the data.
+	ClaimName    string                `json:"claimName,omitempty"`
+	Phase        DataVolumePhase       `json:"phase,omitempty"`
+	Progress     DataVolumeProgress    `json:"progress,omitempty"`
+	RestartCount int32                 `json:"restartCount,omitempty"`
+	Conditions   []DataVolumeCondition `json:"conditions,omitempty"`
+}
+
+// DataVolumeConditionType is one of Bound, Ready, Running.
+type DataVolumeConditionType string
+
+// DataVolume condition types.
+const (
+	DataVolumeBound   DataVolumeConditionType = "Bound"
+	DataVolumeReady   DataVolumeConditionType = "Ready"
+	DataVolumeRunning DataVolumeConditionType = "Running"
+)
+
+// DataVolumeCondition is one observed aspect of a DataVolume.
+type DataVolumeCondition struct {
+	Type               DataVolumeConditionType `json:"type"`
+	Status             ConditionStatus         `json:"status"`
+	LastTransitionTime metav1.Time             `json:"lastTransitionTime,omitempty"`
+	LastHeartbeatTime  metav1.Time             `json:"lastHeartbeatTime,omitempty"`
+	Reason             string                  `json:"reason,omitempty"`
+	Message            string                  `json:"message,omitempty"`
+}
+
+// DataVolume condition reasons, as CDI sets them.
+const (
+	// Bound reasons.
+	DataVolumeReasonBound     = "Bound"
+	DataVolumeReasonPending   = "Pending"
+	DataVolumeReasonClaimLost = "ClaimLost"
+	DataVolumeReasonNotFound  = "NotFound"
+	// Running reasons (from the importer's termination).
+	DataVolumeReasonCompleted         = "Completed"
+	DataVolumeReasonError             = "Error"
+	DataVolumeReasonImportRunning     = "Pod is running"
+	DataVolumeReasonCrashLoopBackOff  = "CrashLoopBackOff"
+	DataVolumeReasonTransferScheduled = "ImportScheduled"
+	// Ready reasons.
+	DataVolumeReasonTransferRunning = "TransferRunning"
+	DataVolumeReasonTransferFailed  = "TransferFailed"
+)
+
+// ProgressNotAvailable is status.progress when the size is unknown.
+const ProgressNotAvailable DataVolumeProgress = "N/A"
+
+// Condition returns the condition of type t, nil if absent.
+func (s *DataVolumeStatus) Condition(t DataVolumeConditionType) *DataVolumeCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// SetCondition adds or replaces the condition of c.Type; the transition
+// time moves (to now) only when the status changes. It reports whether
+// anything changed.
+func (s *DataVolumeStatus) SetCondition(c DataVolumeCondition, now metav1.Time) bool {
+	old := s.Condition(c.Type)
+	if old == nil {
+		c.LastTransitionTime, c.LastHeartbeatTime = now, now
+		s.Conditions = append(s.Conditions, c)
+		return true
+	}
+	if old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message {
+		return false
+	}
+	if old.Status != c.Status {
+		old.LastTransitionTime = now
+	}
+	old.Status, old.Reason, old.Message, old.LastHeartbeatTime = c.Status, c.Reason, c.Message, now
+	return true
+}
+
+// IsFinal reports whether the phase is Succeeded or Failed.
+func (p DataVolumePhase) IsFinal() bool { return p == DataVolumeSucceeded || p == DataVolumeFailed }
+
+// DataVolumeForTemplate returns the DataVolume a VM's dataVolumeTemplate
+// creates: the template's metadata and spec in the VM's namespace, owned by
+// the VM (controller owner reference, blockOwnerDeletion).
+func DataVolumeForTemplate(vm *VirtualMachine, t *DataVolumeTemplateSpec) *DataVolume {
+	dv := &DataVolume{
+		TypeMeta:   metav1.TypeMeta{APIVersion: CDISchemeGroupVersion.String(), Kind: KindDataVolume},
+		ObjectMeta: *t.ObjectMeta.DeepCopy(),
+		Spec:       *t.Spec.DeepCopy(),
+	}
+	dv.Namespace = vm.Namespace
+	yes := true
+	dv.OwnerReferences = append(dv.OwnerReferences, metav1.OwnerReference{
+		APIVersion: SchemeGroupVersion.String(), Kind: KindVirtualMachine,
+		Name: vm.Name, UID: vm.UID, Controller: &yes, BlockOwnerDeletion: &yes,
+	})
+	return dv
+}
