@@ -24,8 +24,12 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 
 // goldenOptions are the Options of the golden cases that need more than
 // the zero value.
+// disksHostPaths allows the host disks of testdata/vmi/disks.yaml.
+var disksHostPaths = domain.HostPathPolicy{Allow: []string{"/dev/sdz", "/srv/shared"}}
+
 var goldenOptions = map[string]domain.Options{
 	"cpu-model-kvm": {Type: domain.TypeKVM},
+	"disks":         {HostPaths: disksHostPaths},
 	"interfaces": {NetworkResolver: &domain.NetResolver{Multus: map[string]domain.HostNetwork{
 		"storage-net":     {Type: domain.AttachBridge, Source: "br-storage", MTU: 9000},
 		"team/legacy-net": {Type: domain.AttachNetwork, Source: "legacy"},
@@ -108,9 +112,9 @@ func TestBuildGolden(t *testing.T) {
 func TestBuildDeterministic(t *testing.T) {
 	for _, in := range []string{"testdata/vmi/disks.yaml", "testdata/vmi/windows.yaml", "testdata/vmi/cloudinit.yaml"} {
 		vmi := decodeVMI(t, in)
-		a, err := domain.BuildXML(vmi, domain.Options{})
+		a, err := domain.BuildXML(vmi, domain.Options{HostPaths: disksHostPaths})
 		require.NoError(t, err)
-		b, err := domain.BuildXML(vmi.DeepCopy(), domain.Options{})
+		b, err := domain.BuildXML(vmi.DeepCopy(), domain.Options{HostPaths: disksHostPaths})
 		require.NoError(t, err)
 		assert.Equal(t, a, b, in)
 	}
@@ -118,7 +122,7 @@ func TestBuildDeterministic(t *testing.T) {
 
 func TestBuildMapping(t *testing.T) {
 	vmi := decodeVMI(t, "testdata/vmi/disks.yaml")
-	dom, err := domain.Build(vmi, domain.Options{})
+	dom, err := domain.Build(vmi, domain.Options{HostPaths: disksHostPaths})
 	require.NoError(t, err)
 	targets := map[string]string{}
 	for _, d := range dom.Devices.Disks {

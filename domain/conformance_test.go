@@ -21,6 +21,7 @@ const examplesDir = "../../shared/conformance/kubevirt-examples"
 // conformanceOptions supply the host facts the examples need: the multus
 // networks they name and host CPUs for dedicated placement.
 var conformanceOptions = domain.Options{
+	HostPaths:     domain.HostPathPolicy{Allow: []string{"/var/data"}}, // vmi-host-disk
 	DedicatedCPUs: []uint{0, 1, 2, 3, 4, 5, 6, 7},
 	NetworkResolver: &domain.NetResolver{Multus: map[string]domain.HostNetwork{
 		"ptp-conf":            {Type: domain.AttachBridge, Source: "br-ptp"},

@@ -82,6 +82,12 @@ type Options struct {
 	// NetResolver that puts the pod network on user-mode networking.
 	NetworkResolver NetworkResolver
 
+	// HostPaths is the node's host-path policy: the hostDisk paths a
+	// manifest may name. The zero value allows none. Build checks every
+	// hostDisk path against it, symlinks resolved, before any resolver
+	// sees (or creates) the path, and hands the resolver the resolved path.
+	HostPaths HostPathPolicy
+
 	// Mutators run in order after the build.
 	Mutators []Mutator
 }

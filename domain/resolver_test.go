@@ -42,7 +42,8 @@ func TestDirResolverCreate(t *testing.T) {
 			virtkit.Disk{Name: n, DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusVirtio}}})
 	}
 	res := &domain.DirResolver{Dir: dir, Create: true, Images: map[string]string{"quay.io/containerdisks/fedora:40": base}}
-	opts := domain.Options{VolumeResolver: res, RuntimeDir: filepath.Join(dir, "run")}
+	opts := domain.Options{VolumeResolver: res, RuntimeDir: filepath.Join(dir, "run"),
+		HostPaths: domain.HostPathPolicy{Allow: []string{filepath.Join(dir, "host")}}}
 
 	doc1, err := domain.BuildXML(vmi, opts)
 	require.NoError(t, err)

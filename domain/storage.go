@@ -320,9 +320,12 @@ func (b *builder) resolveVolume(vi int) (HostVolume, bool, bool) {
 		if c, ok := quantityBytes(h.Capacity); ok {
 			req.Capacity = int64(c)
 		}
-		if !strings.HasPrefix(h.Path, "/") {
-			b.fail(vpath+".hostDisk.path", "%q is not an absolute path", h.Path)
+		resolved, err := b.opts.HostPaths.Check(h.Path)
+		if err != nil {
+			b.errs = append(b.errs, fmt.Errorf("%s.hostDisk.path: %w", vpath, err))
+			return HostVolume{}, false, false
 		}
+		req.Path = resolved
 	}
 	if c := src.CloudInitNoCloud; c != nil {
 		set = append(set, "cloudInitNoCloud")

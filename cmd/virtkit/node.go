@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +41,7 @@ type nodeFlags struct {
 	workers           int
 	logLevel          string
 	cpuProfile        string
+	allowHostPaths    []string
 }
 
 func newNodeCmd() *cobra.Command {
@@ -76,6 +78,7 @@ survive an agent restart. --hypervisor libvirt connects to --uri.`,
 	fs.IntVar(&f.workers, "workers", 4, "VMIs reconciled in parallel")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100) at /metrics")
+	fs.StringArrayVar(&f.allowHostPaths, "allow-host-path", nil, "absolute path prefix a hostDisk may name, symlinks resolved (repeatable; default: none)")
 	addCPUProfileFlag(cmd, &f.cpuProfile)
 	return cmd
 }
@@ -83,6 +86,11 @@ survive an agent restart. --hypervisor libvirt connects to --uri.`,
 func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 	if f.name == "" {
 		return errors.New("--name: required")
+	}
+	for _, p := range f.allowHostPaths {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return fmt.Errorf("--allow-host-path %q: want a clean absolute path", p)
+		}
 	}
 	log, err := newLogger(stderr, f.logLevel)
 	if err != nil {
@@ -107,10 +115,11 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 	defer closeHV()
 
 	opts := node.Options{
-		NodeName:          f.name,
-		Store:             st,
-		Hypervisor:        hv,
-		Domain:            domain.Options{Type: f.domainType, RuntimeDir: f.runtimeDir},
+		NodeName:   f.name,
+		Store:      st,
+		Hypervisor: hv,
+		Domain: domain.Options{Type: f.domainType, RuntimeDir: f.runtimeDir,
+			HostPaths: domain.HostPathPolicy{Allow: f.allowHostPaths}},
 		HeartbeatInterval: f.heartbeatInterval,
 		StatusInterval:    f.statusInterval,
 		Workers:           f.workers,
