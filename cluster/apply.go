@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
@@ -13,23 +16,52 @@ import (
 // lists every field error with its path.
 var ErrInvalidObject = errors.New("invalid object")
 
+// applyAttempts bounds how often an update that lost a resourceVersion race
+// is retried; between attempts Apply waits a jittered, doubling delay
+// (applyBaseDelay, 2x, 4x, ... capped at applyMaxDelay).
+const (
+	applyAttempts  = 10
+	applyBaseDelay = 5 * time.Millisecond
+	applyMaxDelay  = 500 * time.Millisecond
+)
+
 // Apply defaults, validates and stores objects, kubectl-apply style: a new
 // object is created; an existing one gets the new spec, labels and
-// annotations (its status is kept). It stops at the first failure; objects
-// before it stay applied.
+// annotations (its status is kept). An object that fails does not stop the
+// others: every object is attempted, and the returned error joins one error
+// per failed object (each naming its kind and key once). An update that
+// loses a race with another writer is retried with jittered backoff.
 func Apply(ctx context.Context, st store.Store, objs ...virtkit.Object) error {
+	var errs []error
 	for _, obj := range objs {
-		gvk, _ := virtkit.GVKOf(obj)
-		if obj.GetNamespace() == "" && virtkit.IsNamespaced(gvk) {
-			obj.SetNamespace("default")
+		if err := ApplyOne(ctx, st, obj); err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
 		}
-		virtkit.SetDefaults(obj)
-		if errs := virtkit.Validate(obj); len(errs) > 0 {
-			return fmt.Errorf("%s %s: %w: %v", gvk.Kind, store.KeyOf(obj), ErrInvalidObject, errs.ToAggregate())
+	}
+	return errors.Join(errs...)
+}
+
+// ApplyOne applies a single object as [Apply] does and returns its error
+// prefixed once with its kind and key.
+func ApplyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
+	gvk, _ := virtkit.GVKOf(obj)
+	if obj.GetNamespace() == "" && virtkit.IsNamespaced(gvk) {
+		obj.SetNamespace("default")
+	}
+	prefix := fmt.Sprintf("%s %s", gvk.Kind, store.KeyOf(obj))
+	virtkit.SetDefaults(obj)
+	if errs := virtkit.Validate(obj); len(errs) > 0 {
+		return fmt.Errorf("%s: %w: %v", prefix, ErrInvalidObject, errs.ToAggregate())
+	}
+	if err := applyOne(ctx, st, obj); err != nil {
+		// Store errors already name the kind and key; do not repeat them.
+		if strings.HasPrefix(err.Error(), prefix) {
+			return err
 		}
-		if err := applyOne(ctx, st, obj); err != nil {
-			return fmt.Errorf("%s %s: %w", gvk.Kind, store.KeyOf(obj), err)
-		}
+		return fmt.Errorf("%s: %w", prefix, err)
 	}
 	return nil
 }
@@ -39,7 +71,18 @@ func applyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
 	if !errors.Is(err, store.ErrAlreadyExists) {
 		return err
 	}
-	for range 10 {
+	delay := applyBaseDelay
+	for attempt := range applyAttempts {
+		if attempt > 0 {
+			t := time.NewTimer(delay/2 + rand.N(delay/2+1))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+			delay = min(2*delay, applyMaxDelay)
+		}
 		cur := obj.DeepCopyObject().(virtkit.Object)
 		if err := st.Get(ctx, store.KeyOf(obj), cur); err != nil {
 			return err
@@ -55,5 +98,5 @@ func applyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
 			return err
 		}
 	}
-	return err
+	return fmt.Errorf("%w (gave up after %d attempts)", err, applyAttempts)
 }

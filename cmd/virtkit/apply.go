@@ -25,8 +25,8 @@ func newApplyCmd() *cobra.Command {
 		Long: `apply reads kubevirt.io/v1 manifests (YAML or JSON files, directories of them, or
 - for standard input), applies defaults, validates them, and creates each
 object or, if it exists, replaces its spec, labels and annotations (its status
-is kept). Objects without a namespace go to "default". It stops at the first
-object that fails; the ones before it stay applied.`,
+is kept). Objects without a namespace go to "default". An object that fails
+is reported and the others are still applied.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {
@@ -50,8 +50,10 @@ object that fails; the ones before it stay applied.`,
 }
 
 // runApply applies objs one by one and reports each kubectl-style
-// ("virtualmachine/vm1 created").
+// ("virtualmachine/vm1 created"). An object that fails is reported and the
+// rest are still applied; the returned error joins every failure.
 func runApply(ctx context.Context, st store.Store, w io.Writer, objs []virtkit.Object) error {
+	var errs []error
 	for _, obj := range objs {
 		gvk, _ := virtkit.GVKOf(obj)
 		ns := obj.GetNamespace()
@@ -60,18 +62,24 @@ func runApply(ctx context.Context, st store.Store, w io.Writer, objs []virtkit.O
 		}
 		existing, err := virtkit.NewObject(gvk)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		verb := "configured"
 		if err := st.Get(ctx, store.Key{Namespace: ns, Name: obj.GetName()}, existing); errors.Is(err, store.ErrNotFound) {
 			verb = "created"
 		} else if err != nil {
-			return fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err)
+			errs = append(errs, err)
+			continue
 		}
-		if err := cluster.Apply(ctx, st, obj); err != nil {
-			return err
+		if err := cluster.ApplyOne(ctx, st, obj); err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
 		}
 		fmt.Fprintf(w, "%s/%s %s\n", strings.ToLower(gvk.Kind), obj.GetName(), verb)
 	}
-	return nil
+	return errors.Join(errs...)
 }
