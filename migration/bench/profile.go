@@ -123,12 +123,16 @@ func (p Profile) validate(path *field.Path) field.ErrorList {
 	case sim.ShapeBursty:
 		if !(p.BurstPeriod > 0) {
 			errs = append(errs, field.Invalid(path.Child("burstPeriod"), p.BurstPeriod, "a bursty profile needs a period > 0 seconds"))
+		} else {
+			errs = append(errs, checkSeconds(path.Child("burstPeriod"), p.BurstPeriod, false)...)
 		}
 		if !(p.BurstFactor >= 1) || math.IsInf(p.BurstFactor, 0) {
 			errs = append(errs, field.Invalid(path.Child("burstFactor"), p.BurstFactor, "must be >= 1"))
 		}
-		if p.BurstDuration < 0 || (p.BurstPeriod > 0 && p.BurstDuration > p.BurstPeriod) {
+		if p.BurstDuration < 0 || (p.BurstPeriod > 0 && p.BurstDuration > p.BurstPeriod) || math.IsNaN(p.BurstDuration) {
 			errs = append(errs, field.Invalid(path.Child("burstDuration"), p.BurstDuration, "must be 0..burstPeriod"))
+		} else {
+			errs = append(errs, checkSeconds(path.Child("burstDuration"), p.BurstDuration, true)...)
 		}
 	default:
 		errs = append(errs, field.NotSupported(path.Child("shape"), p.Shape, []string{"uniform", "hotset", "bursty", "sequential"}))
@@ -140,18 +144,41 @@ func (p Profile) validate(path *field.Path) field.ErrorList {
 		dp := path.Child("dips").Index(i)
 		if d.At < 0 || math.IsNaN(d.At) {
 			errs = append(errs, field.Invalid(dp.Child("at"), d.At, "must be >= 0 seconds"))
+		} else {
+			errs = append(errs, checkSeconds(dp.Child("at"), d.At, true)...)
 		}
 		if !(d.Duration > 0) {
 			errs = append(errs, field.Invalid(dp.Child("duration"), d.Duration, "must be > 0 seconds"))
+		} else {
+			errs = append(errs, checkSeconds(dp.Child("duration"), d.Duration, false)...)
 		}
 		if d.Factor < 0 || d.Factor > 1 || math.IsNaN(d.Factor) {
 			errs = append(errs, field.Invalid(dp.Child("factor"), d.Factor, "must be 0..1"))
 		}
 	}
-	if d := p.DowntimeLimit; d != nil && !(*d > 0) {
-		errs = append(errs, field.Invalid(path.Child("downtimeLimit"), *d, "must be > 0 milliseconds"))
+	if d := p.DowntimeLimit; d != nil && !(*d >= minDowntimeMillis && *d <= maxDowntimeMillis) {
+		errs = append(errs, field.Invalid(path.Child("downtimeLimit"), *d,
+			fmt.Sprintf("must be %g..%g milliseconds", minDowntimeMillis, maxDowntimeMillis)))
 	}
 	return errs
+}
+
+// Bounds of the duration fields, so that every accepted value converts to a
+// time.Duration without overflow or rounding to zero.
+const (
+	minSeconds        = 0.001
+	maxSeconds        = 1e6
+	minDowntimeMillis = 1.0
+	maxDowntimeMillis = 3.6e6
+)
+
+// checkSeconds bounds a non-negative duration field given in seconds: at
+// most maxSeconds, and, unless zero is allowed, at least a millisecond.
+func checkSeconds(path *field.Path, v float64, zeroOK bool) field.ErrorList {
+	if (zeroOK && v == 0) || (v >= minSeconds && v <= maxSeconds) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(path, v, fmt.Sprintf("must be %g..%g seconds", minSeconds, maxSeconds))}
 }
 
 // MemoryBytes, BandwidthBytes and so on read the quantities.

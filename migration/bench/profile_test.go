@@ -70,6 +70,11 @@ func TestDecodeProfilesErrors(t *testing.T) {
 		{"dip factor", `[{name: a, memory: 1Gi, bandwidth: 1G, dirtyRate: 1M, dips: [{at: 1, duration: 1, factor: 2}]}]`, "profiles[0].dips[0].factor"},
 		{"sensitivity", `[{name: a, memory: 1Gi, bandwidth: 1G, dirtyRate: 1M, throttleSensitivity: 1.5}]`, "profiles[0].throttleSensitivity"},
 		{"downtime", `[{name: a, memory: 1Gi, bandwidth: 1G, dirtyRate: 1M, downtimeLimit: 0}]`, "profiles[0].downtimeLimit"},
+		{"downtime overflows", `[{name: a, memory: 1Gi, bandwidth: 1G, dirtyRate: 1M, downtimeLimit: 1e300}]`, "profiles[0].downtimeLimit"},
+		{"burst period rounds to zero", `[{name: a, memory: 1Gi, bandwidth: 1G, dirtyRate: 1M, shape: bursty, burstFactor: 2, burstPeriod: 1e-300}]`, "profiles[0].burstPeriod"},
+		{"burst period overflows", `[{name: a, memory: 1Gi, bandwidth: 1G, dirtyRate: 1M, shape: bursty, burstFactor: 2, burstPeriod: 1e300}]`, "profiles[0].burstPeriod"},
+		{"dip at overflows", `[{name: a, memory: 1Gi, bandwidth: 1G, dirtyRate: 1M, dips: [{at: 1e300, duration: 1, factor: 0.5}]}]`, "profiles[0].dips[0].at"},
+		{"dip duration rounds to zero", `[{name: a, memory: 1Gi, bandwidth: 1G, dirtyRate: 1M, dips: [{at: 1, duration: 1e-300, factor: 0.5}]}]`, "profiles[0].dips[0].duration"},
 		{"duplicate", `[{name: a, memory: 1Gi, bandwidth: 1G, dirtyRate: 1M}, {name: a, memory: 1Gi, bandwidth: 1G, dirtyRate: 1M}]`, "profiles[1].name"},
 	}
 	for _, tt := range tests {
