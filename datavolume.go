@@ -321,10 +321,6 @@ func DataVolumeForTemplate(vm *VirtualMachine, t *DataVolumeTemplateSpec) *DataV
 		Spec:       *t.Spec.DeepCopy(),
 	}
 	dv.Namespace = vm.Namespace
-	yes := true
-	dv.OwnerReferences = append(dv.OwnerReferences, metav1.OwnerReference{
-		APIVersion: SchemeGroupVersion.String(), Kind: KindVirtualMachine,
-		Name: vm.Name, UID: vm.UID, Controller: &yes, BlockOwnerDeletion: &yes,
-	})
+	dv.OwnerReferences = append(dv.OwnerReferences, *metav1.NewControllerRef(vm, SchemeGroupVersion.WithKind(KindVirtualMachine)))
 	return dv
 }

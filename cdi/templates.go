@@ -70,7 +70,7 @@ func (r *TemplateReconciler) Reconcile(ctx context.Context, req controller.Reque
 		err := r.opts.Store.Get(ctx, store.Key{Namespace: vm.Namespace, Name: t.ObjectMeta.Name}, existing)
 		switch {
 		case err == nil:
-			if ref := metav1.GetControllerOf(existing); ref == nil || ref.Kind != virtkit.KindVirtualMachine || ref.UID != vm.UID {
+			if !controlledByVM(existing, vm.Name, vm.UID) {
 				errs = append(errs, fmt.Errorf("dataVolumeTemplates[%d] %s/%s: %w", i, vm.Namespace, t.ObjectMeta.Name, ErrNotOwned))
 			}
 		case errors.Is(err, store.ErrNotFound):
@@ -102,11 +102,7 @@ func (r *TemplateReconciler) collect(ctx context.Context, namespace, name string
 	var errs []error
 	for i := range list.Items {
 		dv := &list.Items[i]
-		ref := metav1.GetControllerOf(dv)
-		if ref == nil || ref.Kind != virtkit.KindVirtualMachine || ref.Name != name {
-			continue
-		}
-		if uid != "" && ref.UID != uid {
+		if !controlledByVM(dv, name, uid) {
 			continue
 		}
 		if err := r.opts.Store.Delete(ctx, dv, store.DeleteOptions{}); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -116,4 +112,11 @@ func (r *TemplateReconciler) collect(ctx context.Context, namespace, name string
 		r.log.InfoContext(ctx, "deleted datavolume of deleted vm", "vm", namespace+"/"+name, "datavolume", dv.Name)
 	}
 	return errors.Join(errs...)
+}
+
+// controlledByVM reports whether dv's controller owner reference is the VM
+// named name (and of the given UID, when uid is not empty).
+func controlledByVM(dv *virtkit.DataVolume, name string, uid types.UID) bool {
+	ref := metav1.GetControllerOf(dv)
+	return ref != nil && ref.Kind == virtkit.KindVirtualMachine && ref.Name == name && (uid == "" || ref.UID == uid)
 }
