@@ -14,7 +14,7 @@ func fuzzSeeds(f *testing.F) {
 	f.Add([]byte(validVMIManifest))
 	f.Add([]byte(`{"apiVersion":"virtkit.io/v1alpha1","kind":"Node","metadata":{"name":"n"},"spec":{"taints":[{"key":"k","effect":"NoSchedule"}]}}`))
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- apiVersion: kubevirt.io/v1\n  kind: VirtualMachineInstanceMigration\n  metadata: {name: m}\n  spec: {vmiName: x}\n"))
-	files, _ := filepath.Glob(filepath.Join("..", "shared", "conformance", "kubevirt-examples", "*.yaml"))
+	files, _ := filepath.Glob(filepath.Join("testdata", "kubevirt-examples", "*.yaml"))
 	for _, file := range files {
 		if data, err := os.ReadFile(file); err == nil {
 			f.Add(data)

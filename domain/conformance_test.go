@@ -16,7 +16,7 @@ import (
 	"github.com/virtkit/virtkit/internal/testenv"
 )
 
-const examplesDir = "../../shared/conformance/kubevirt-examples"
+const examplesDir = "../testdata/kubevirt-examples"
 
 // conformanceOptions supply the host facts the examples need: the multus
 // networks they name and host CPUs for dedicated placement.

@@ -104,7 +104,7 @@ func TestValidateCommand(t *testing.T) {
 }
 
 func TestValidateCommandCorpus(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "conformance", "kubevirt-examples")
+	dir := filepath.Join("..", "..", "testdata", "kubevirt-examples")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("conformance corpus %s not found", dir)
 	}
