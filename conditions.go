@@ -8,7 +8,7 @@ import (
 // KubeVirt's per-kind condition structs have the same fields and JSON.
 type ConditionType string
 
-// Condition is one observed aspect of an object (§1.7).
+// Condition is one observed aspect of an object.
 type Condition struct {
 	Type               ConditionType   `json:"type"`
 	Status             ConditionStatus `json:"status"`

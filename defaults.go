@@ -44,7 +44,7 @@ type DefaultOptions struct {
 // zero DefaultOptions. It never validates; run Validate afterwards.
 func SetDefaults(obj Object) { DefaultOptions{}.SetDefaults(obj) }
 
-// SetDefaults fills unset fields of obj in KubeVirt's order (§8): arch,
+// SetDefaults fills unset fields of obj in KubeVirt's order: arch,
 // machine type, resource requests, memory.guest, CPU topology, pull
 // policies, eviction strategy, default network, default disks, API defaults
 // (disk targets, CD-ROM, inputs, probes, firmware UUID, features, timers),

@@ -45,7 +45,7 @@ type VirtualMachineInstanceMigrationSpec struct {
 	Priority          *MigrationPriority `json:"priority,omitempty"`
 }
 
-// VirtualMachineInstanceMigrationPhase is the migration phase (§1.10).
+// VirtualMachineInstanceMigrationPhase is the migration phase.
 type VirtualMachineInstanceMigrationPhase string
 
 // Migration phases.
@@ -128,7 +128,7 @@ type VirtualMachineInstanceMigrationState struct {
 }
 
 // MigrationConfiguration is the effective migration configuration: the
-// cluster defaults with a MigrationPolicy's fields on top (§1.12, §4.5).
+// cluster defaults with a MigrationPolicy's fields on top.
 type MigrationConfiguration struct {
 	ParallelMigrationsPerCluster      *uint32            `json:"parallelMigrationsPerCluster,omitempty"`
 	ParallelOutboundMigrationsPerNode *uint32            `json:"parallelOutboundMigrationsPerNode,omitempty"`

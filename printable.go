@@ -29,7 +29,7 @@ type PrintableStatusInput struct {
 }
 
 // PrintableStatus computes status.printableStatus with KubeVirt's ordered
-// rules (§1.3): the first predicate that holds wins; none gives Unknown.
+// rules: the first predicate that holds wins; none gives Unknown.
 func PrintableStatus(in PrintableStatusInput) VirtualMachinePrintableStatus {
 	for _, rule := range printableStatusRules() {
 		if rule.holds(&in) {
@@ -110,7 +110,7 @@ func vmiSynchronizedFalse(reason string) func(*PrintableStatusInput) bool {
 }
 
 // IsSetToStart reports whether the VM's run strategy wants a running VMI
-// now (KubeVirt's isSetToStart, §1.4). vmi may be nil.
+// now (KubeVirt's isSetToStart). vmi may be nil.
 func IsSetToStart(vm *VirtualMachine, vmi *VirtualMachineInstance) bool {
 	rs, err := vm.RunStrategy()
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 )
 
 // Validate checks obj against KubeVirt's admission rules for the kinds and
-// fields virtkit supports (§7 of the semantics reference, numbered in the
+// fields virtkit supports (each rule numbered in the
 // comments below) and returns every problem with its full path from the
 // object root. It does not default; call SetDefaults first, as KubeVirt's
 // webhooks do. Objects of foreign types give one error.

@@ -27,7 +27,7 @@ type VirtualMachineList struct {
 	Items           []VirtualMachine `json:"items"`
 }
 
-// VirtualMachineRunStrategy says when the VM's VMI should exist (§1.4).
+// VirtualMachineRunStrategy says when the VM's VMI should exist.
 type VirtualMachineRunStrategy string
 
 // Run strategies.
@@ -64,7 +64,7 @@ type DataVolumeTemplateSpec struct {
 	Spec            DataVolumeSpec    `json:"spec"`
 }
 
-// VirtualMachinePrintableStatus is the one-word VM state (§1.3).
+// VirtualMachinePrintableStatus is the one-word VM state.
 type VirtualMachinePrintableStatus string
 
 // Printable statuses.
@@ -100,7 +100,7 @@ const (
 // StartRequestDataPausedKey in a Start request's data starts the VMI paused.
 const StartRequestDataPausedKey = "paused"
 
-// VirtualMachineStateChangeRequest is a queued start/stop (§1.5).
+// VirtualMachineStateChangeRequest is a queued start/stop.
 type VirtualMachineStateChangeRequest struct {
 	Action StateChangeRequestAction `json:"action"`
 	Data   map[string]string        `json:"data,omitempty"`
@@ -108,7 +108,7 @@ type VirtualMachineStateChangeRequest struct {
 	UID *types.UID `json:"uid,omitempty"`
 }
 
-// VirtualMachineStartFailure is the start-failure backoff state (§1.4).
+// VirtualMachineStartFailure is the start-failure backoff state.
 type VirtualMachineStartFailure struct {
 	ConsecutiveFailCount int          `json:"consecutiveFailCount,omitempty"`
 	LastFailedVMIUID     types.UID    `json:"lastFailedVMIUID,omitempty"`

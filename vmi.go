@@ -654,7 +654,7 @@ type DataVolumeSource struct {
 	Hotpluggable bool   `json:"hotpluggable,omitempty"`
 }
 
-// VirtualMachineInstancePhase is the VMI lifecycle phase (§1.2).
+// VirtualMachineInstancePhase is the VMI lifecycle phase.
 type VirtualMachineInstancePhase string
 
 // VMI phases.

@@ -66,7 +66,7 @@ const (
 	DeprecatedVirtualMachineInstanceFinalizer = "foregroundDeleteVirtualMachine"
 )
 
-// Defaults (§1.1, §1.12).
+// Defaults.
 const (
 	DefaultGracePeriodSeconds    int64  = 30
 	DefaultMachineType                  = "q35"

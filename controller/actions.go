@@ -276,7 +276,7 @@ func SoftReboot(ctx context.Context, st store.Store, key store.Key, opts SoftReb
 }
 
 // Migrate creates a VirtualMachineInstanceMigration for the VMI at key,
-// after KubeVirt's admission checks (§4.8): the VMI exists and is not
+// after KubeVirt's admission checks: the VMI exists and is not
 // final, is not LiveMigratable=False, and has no migration in flight.
 func Migrate(ctx context.Context, st store.Store, key store.Key, opts MigrateOptions) (*virtkit.VirtualMachineInstanceMigration, error) {
 	vmi, err := getVMI(ctx, st, key)

@@ -60,7 +60,7 @@ type MigrationOptions struct {
 }
 
 // MigrationReconciler drives VirtualMachineInstanceMigrations through
-// KubeVirt's phase machine (reference §4.2). It never touches a hypervisor:
+// KubeVirt's phase machine. It never touches a hypervisor:
 // it admits the migration, waits for a free slot, places the target
 // through the Scheduler, and hands the migration to the node agents by
 // writing the VMI's status.migrationState and the label

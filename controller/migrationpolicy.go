@@ -6,7 +6,7 @@ import (
 	"github.com/virtkit/virtkit"
 )
 
-// KubeVirt's cluster-wide migration defaults (reference §1.12).
+// KubeVirt's cluster-wide migration defaults.
 const (
 	DefaultParallelMigrationsPerCluster      uint32 = 5
 	DefaultParallelOutboundMigrationsPerNode uint32 = 2
@@ -67,7 +67,7 @@ func ClusterMigrationConfiguration(override *virtkit.MigrationConfiguration) *vi
 }
 
 // MatchMigrationPolicy returns the policy that applies to vmi, or nil, with
-// KubeVirt's precedence (reference §4.5): a policy needs selectors; every
+// KubeVirt's precedence: a policy needs selectors; every
 // key of its virtualMachineInstanceSelector must equal a VMI label and
 // every key of its namespaceSelector a label of the VMI's namespace
 // (nsLabels). The policy matching the most labels wins; on a tie in total

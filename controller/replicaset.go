@@ -19,7 +19,7 @@ import (
 const BurstReplicas = 250
 
 // ReplicaSetReconciler keeps spec.replicas active VMIs for every
-// VirtualMachineInstanceReplicaSet (§1.13): it adopts matching orphans,
+// VirtualMachineInstanceReplicaSet: it adopts matching orphans,
 // creates from the template and deletes surplus VMIs at most
 // [BurstReplicas] at a time, replaces final VMIs, stops scaling while
 // paused, and reports replicas, readyReplicas, labelSelector and the

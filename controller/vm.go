@@ -26,7 +26,7 @@ const (
 	ReasonInvalidRunStrategy = "InvalidRunStrategy"
 )
 
-// VMReconciler gives VirtualMachines KubeVirt's semantics (§1.4-1.6): it
+// VMReconciler gives VirtualMachines KubeVirt's semantics: it
 // creates and deletes the VM's VMI according to the run strategy and the
 // queued state change requests, delays automatic starts after failed ones
 // (status.startFailure), and keeps the VM status current: created, ready,
@@ -286,7 +286,7 @@ func (s *vmSync) startRequested() bool {
 	return req != nil && req.Action == virtkit.StartRequest
 }
 
-// syncRunStrategy is KubeVirt's syncRunStrategy (§1.4).
+// syncRunStrategy is KubeVirt's syncRunStrategy.
 func (r *VMReconciler) syncRunStrategy(ctx context.Context, s *vmSync) error {
 	rs, err := s.vm.RunStrategy()
 	if err != nil {
@@ -426,7 +426,7 @@ func (r *VMReconciler) render(vm *virtkit.VirtualMachine) (*virtkit.VirtualMachi
 	return vmi, nil
 }
 
-// newVMIFromVM renders the VM's VMI (§1.6).
+// newVMIFromVM renders the VM's VMI.
 func newVMIFromVM(vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstance, error) {
 	tmpl := vm.Spec.Template
 	if tmpl == nil {
@@ -462,7 +462,7 @@ func newVMIFromVM(vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstance, 
 	return vmi, nil
 }
 
-// trimRequests pops the first request once it has been acted on (§1.5).
+// trimRequests pops the first request once it has been acted on.
 func (s *vmSync) trimRequests() {
 	for {
 		req := firstRequest(s.vm)

@@ -15,7 +15,7 @@ func vmiFamily(name, help string, typ prometheus.ValueType, extra ...string) *fa
 	return newFamily(name, help, typ, append(append([]string(nil), vmiBase...), extra...)...)
 }
 
-// domainFamilies are the virt-handler metrics (§5.1 of the reference).
+// domainFamilies are the virt-handler metrics.
 type domainFamilies struct {
 	cpuUsage, cpuUser, cpuSystem *family
 

@@ -123,7 +123,7 @@ func (in ModelInput) effectiveDirtyRate() float64 {
 }
 
 // Predict evaluates the pre-copy model of Clark et al. with a writable
-// working set cap (migration-physics §4.2-4.3): round 0 sends M, round i+1
+// working set cap: round 0 sends M, round i+1
 // sends what was dirtied while round i ran, V(i+1) = min(W, D·V(i)/B), and the
 // switchover happens once V ≤ B × downtime limit, as QEMU decides it. With no
 // cap the rounds form the geometric series T = (M/B)(1 − r^(n+1))/(1 − r).

@@ -6,7 +6,7 @@ import (
 )
 
 // phaseFor maps a domain's state and reason to the VMI phase, following
-// virt-handler's calculateVmPhaseForStatusReason (reference §1.2). acpi says
+// virt-handler's calculateVmPhaseForStatusReason. acpi says
 // whether the guest had ACPI (a destroyed ACPI guest was killed after its
 // grace period, so the stop was not voluntary). ok is false when the state
 // says nothing new (a domain that left by migration).

@@ -238,7 +238,7 @@ func qp(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
 
 func fp(v float64) *float64 { return &v }
 
-// BuiltinProfiles are the eight workloads of migration-physics §7.1. The
+// BuiltinProfiles are eight reference workloads. The
 // permissions are chosen so the set covers each remedy: none needed (P1,
 // P2), throttling (P3, P4, P6), post-copy (P5), both with a throttle that
 // cannot work (P8), and nothing allowed that could converge (P7).

@@ -1,5 +1,5 @@
 // Package fluid is a small fluid model of one QEMU pre-copy/post-copy
-// migration (migration-physics §4.7) on a manual clock. It implements the
+// migration on a manual clock. It implements the
 // hypervisor's migration interfaces so the engine's tests can drive a job
 // whose physics are known exactly. It is not the simulated hypervisor: it
 // has one guest, no domains and no events.
