@@ -60,7 +60,10 @@ func startRealAgent(t testing.TB) string {
 	})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, err := os.Stat(sock); err == nil {
+		// The socket file appears at bind(), before listen(): only a
+		// successful connection shows the agent is ready.
+		if conn, err := net.DialTimeout("unix", sock, time.Second); err == nil {
+			_ = conn.Close()
 			return sock
 		}
 		if time.Now().After(deadline) {
