@@ -212,6 +212,13 @@ func validateMigrationPolicy(mp *MigrationPolicy) field.ErrorList {
 
 func validateNode(n *Node) field.ErrorList {
 	errs := validateObjectMeta(&n.ObjectMeta, false, field.NewPath("metadata"))
+	// A node's name is a DNS-1123 label: it becomes a label value
+	// (kubevirt.io/nodeName), a host name and a column in printed tables.
+	if n.Name != "" && len(validation.IsDNS1123Subdomain(n.Name)) == 0 {
+		for _, msg := range validation.IsDNS1123Label(n.Name) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), n.Name, msg))
+		}
+	}
 	sp := field.NewPath("spec")
 	effects := []TaintEffect{TaintEffectNoSchedule, TaintEffectPreferNoSchedule, TaintEffectNoExecute}
 	for i, t := range n.Spec.Taints {

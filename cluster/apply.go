@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
 )
@@ -25,9 +27,12 @@ const (
 	applyMaxDelay  = 500 * time.Millisecond
 )
 
-// Apply defaults, validates and stores objects, kubectl-apply style: a new
-// object is created; an existing one gets the new spec, labels and
-// annotations (its status is kept). An object that fails does not stop the
+// Apply defaults, validates, admits and stores objects, kubectl-apply
+// style, on behalf of a user: a new object is created without the status
+// it may carry; an existing one gets the new spec, labels and annotations
+// (its status is kept). Admission ([virtkit.AdmitCreate],
+// [virtkit.AdmitUpdate]) refuses reserved labels and, for a VMI or a
+// migration, any change of spec. An object that fails does not stop the
 // others: every object is attempted, and the returned error joins one error
 // per failed object (each naming its kind and key once). An update that
 // loses a race with another writer is retried with jittered backoff.
@@ -45,18 +50,22 @@ func Apply(ctx context.Context, st store.Store, objs ...virtkit.Object) error {
 }
 
 // ApplyOne applies a single object as [Apply] does and returns its error
-// prefixed once with its kind and key.
+// prefixed once with its kind and key. obj is defaulted and admitted in
+// place (a created object also gets its uid and resourceVersion).
 func ApplyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
 	gvk, _ := virtkit.GVKOf(obj)
 	if obj.GetNamespace() == "" && virtkit.IsNamespaced(gvk) {
 		obj.SetNamespace("default")
 	}
 	prefix := fmt.Sprintf("%s %s", gvk.Kind, store.KeyOf(obj))
+	// An update is defaulted again against the stored object (a VMI keeps
+	// its generated firmware UUID), so keep what the user gave.
+	given := obj.DeepCopyObject().(virtkit.Object)
 	virtkit.SetDefaults(obj)
 	if errs := virtkit.Validate(obj); len(errs) > 0 {
 		return fmt.Errorf("%s: %w: %v", prefix, ErrInvalidObject, errs.ToAggregate())
 	}
-	if err := applyOne(ctx, st, obj); err != nil {
+	if err := applyOne(ctx, st, obj, given); err != nil {
 		// Store errors already name the kind and key; do not repeat them.
 		if strings.HasPrefix(err.Error(), prefix) {
 			return err
@@ -66,9 +75,19 @@ func ApplyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
 	return nil
 }
 
-func applyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
-	err := st.Create(ctx, obj)
-	if !errors.Is(err, store.ErrAlreadyExists) {
+func applyOne(ctx context.Context, st store.Store, obj, given virtkit.Object) error {
+	var err error
+	if errs := virtkit.AdmitCreate(obj); len(errs) > 0 {
+		// What a create may not carry (a reserved label) an update may
+		// keep unchanged: refuse only when there is nothing to update.
+		cur := obj.DeepCopyObject().(virtkit.Object)
+		if err := st.Get(ctx, store.KeyOf(obj), cur); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("%w: %v", ErrInvalidObject, errs.ToAggregate())
+			}
+			return err
+		}
+	} else if err = st.Create(ctx, obj); !errors.Is(err, store.ErrAlreadyExists) {
 		return err
 	}
 	delay := applyBaseDelay
@@ -87,7 +106,10 @@ func applyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
 		if err := st.Get(ctx, store.KeyOf(obj), cur); err != nil {
 			return err
 		}
-		next := obj.DeepCopyObject().(virtkit.Object)
+		next, aerr := admitUpdate(given, cur)
+		if aerr != nil {
+			return aerr
+		}
 		next.SetResourceVersion(cur.GetResourceVersion())
 		next.SetUID(cur.GetUID())
 		next.SetCreationTimestamp(cur.GetCreationTimestamp())
@@ -99,4 +121,27 @@ func applyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
 		}
 	}
 	return fmt.Errorf("%w (gave up after %d attempts)", err, applyAttempts)
+}
+
+// admitUpdate defaults the user's object against the stored one (a VMI
+// keeps its firmware UUID, which defaulting would otherwise draw anew),
+// validates it and runs update admission.
+func admitUpdate(given, cur virtkit.Object) (virtkit.Object, error) {
+	next := given.DeepCopyObject().(virtkit.Object)
+	var opts virtkit.DefaultOptions
+	if vmi, ok := cur.(*virtkit.VirtualMachineInstance); ok {
+		if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.UUID != "" {
+			uuid := fw.UUID
+			opts.NewUUID = func() types.UID { return uuid }
+		}
+	}
+	opts.SetDefaults(next)
+	errs := virtkit.Validate(next)
+	if len(errs) == 0 {
+		errs = virtkit.AdmitUpdate(next, cur)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidObject, errs.ToAggregate())
+	}
+	return next, nil
 }

@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/hypervisor"
@@ -86,6 +88,9 @@ survive an agent restart. --hypervisor libvirt connects to --uri.`,
 func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 	if f.name == "" {
 		return errors.New("--name: required")
+	}
+	if msgs := validation.IsDNS1123Label(f.name); len(msgs) > 0 {
+		return fmt.Errorf("--name %q: not a valid node name: %s", f.name, strings.Join(msgs, "; "))
 	}
 	for _, p := range f.allowHostPaths {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p {

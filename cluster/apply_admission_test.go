@@ -1,0 +1,100 @@
+package cluster_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/store"
+)
+
+const admitVMI = `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: v, namespace: default}
+spec:
+  nodeSelector: {nowhere: "true"}
+  domain:
+    devices: {}
+    memory: {guest: 128Mi}
+status:
+  phase: Scheduled
+  nodeName: n1
+`
+
+func decodeVMI(t *testing.T, manifest string) *virtkit.VirtualMachineInstance {
+	t.Helper()
+	objs, err := virtkit.DecodeBytes([]byte(manifest))
+	require.NoError(t, err)
+	require.Len(t, objs, 1)
+	return objs[0].(*virtkit.VirtualMachineInstance)
+}
+
+func TestApplyDropsStatusOnCreate(t *testing.T) {
+	ctx := t.Context()
+	mem := store.NewMemory()
+	require.NoError(t, cluster.Apply(ctx, mem, decodeVMI(t, admitVMI)))
+	var got virtkit.VirtualMachineInstance
+	require.NoError(t, mem.Get(ctx, store.Key{Namespace: "default", Name: "v"}, &got))
+	assert.Empty(t, got.Status.NodeName, "status.nodeName from a manifest must not place the VMI")
+	assert.Empty(t, got.Status.Phase)
+}
+
+func TestApplyVMISpecImmutable(t *testing.T) {
+	ctx := t.Context()
+	mem := store.NewMemory()
+	require.NoError(t, cluster.Apply(ctx, mem, decodeVMI(t, admitVMI)))
+	key := store.Key{Namespace: "default", Name: "v"}
+	var before virtkit.VirtualMachineInstance
+	require.NoError(t, mem.Get(ctx, key, &before))
+
+	// The same manifest again is no change (the firmware UUID drawn at
+	// creation is kept), and a status in it does not reach the store.
+	require.NoError(t, cluster.Apply(ctx, mem, decodeVMI(t, admitVMI)))
+
+	bigger := decodeVMI(t, admitVMI)
+	bigger.Spec.Domain.Memory.Guest = ptr(resource.MustParse("2Gi"))
+	err := cluster.Apply(ctx, mem, bigger)
+	require.ErrorIs(t, err, cluster.ErrInvalidObject)
+	assert.Contains(t, err.Error(), "spec.domain.memory.guest")
+
+	var after virtkit.VirtualMachineInstance
+	require.NoError(t, mem.Get(ctx, key, &after))
+	assert.Equal(t, before.Generation, after.Generation)
+	assert.Equal(t, "128Mi", after.Spec.Domain.Memory.Guest.String())
+	assert.Empty(t, after.Status.NodeName)
+}
+
+func TestApplyReservedLabels(t *testing.T) {
+	ctx := t.Context()
+	mem := store.NewMemory()
+	vmi := decodeVMI(t, admitVMI)
+	vmi.Labels = map[string]string{virtkit.NodeNameLabel: "n1"}
+	err := cluster.Apply(ctx, mem, vmi)
+	require.ErrorIs(t, err, cluster.ErrInvalidObject)
+	assert.Contains(t, err.Error(), field.NewPath("metadata", "labels").Key(virtkit.NodeNameLabel).String())
+	var got virtkit.VirtualMachineInstance
+	require.True(t, errors.Is(mem.Get(ctx, store.Key{Namespace: "default", Name: "v"}, &got), store.ErrNotFound))
+
+	// A controller set the label on the stored VMI: re-applying what `get
+	// -o yaml` printed keeps it, changing it is refused.
+	require.NoError(t, cluster.Apply(ctx, mem, decodeVMI(t, admitVMI)))
+	require.NoError(t, mem.Get(ctx, store.Key{Namespace: "default", Name: "v"}, &got))
+	got.Labels = map[string]string{virtkit.NodeNameLabel: "n1"}
+	require.NoError(t, mem.Update(ctx, &got))
+	exported := decodeVMI(t, admitVMI)
+	exported.Labels = map[string]string{virtkit.NodeNameLabel: "n1", "team": "a"}
+	require.NoError(t, cluster.Apply(ctx, mem, exported))
+	moved := decodeVMI(t, admitVMI)
+	moved.Labels = map[string]string{virtkit.NodeNameLabel: "n2"}
+	require.ErrorIs(t, cluster.Apply(ctx, mem, moved), cluster.ErrInvalidObject)
+	require.NoError(t, mem.Get(ctx, store.Key{Namespace: "default", Name: "v"}, &got))
+	assert.Equal(t, map[string]string{virtkit.NodeNameLabel: "n1", "team": "a"}, got.Labels)
+}
+
+func ptr[T any](v T) *T { return &v }
