@@ -90,6 +90,10 @@ func Decode(r io.Reader) ([]Object, error) {
 		return nil, fmt.Errorf("manifest larger than %d bytes: %w", MaxManifestBytes, ErrInvalidManifest)
 	}
 	d := newDecoder()
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	// YAML documents are converted strictly (a duplicate key is an error);
+	// encoding/json keeps the last of duplicate keys, so JSON is checked.
+	d.checkDuplicates = len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
 	docs, err := splitDocuments(data)
 	var errs []error
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
@@ -196,7 +200,8 @@ func splitJSON(data []byte) ([][]byte, error) {
 //
 // +kubebuilder:object:generate=false
 type decoder struct {
-	fields map[reflect.Type]map[string]structField
+	fields          map[reflect.Type]map[string]structField
+	checkDuplicates bool
 }
 
 // +kubebuilder:object:generate=false
@@ -224,6 +229,11 @@ func (d *decoder) decodeDocument(index int, doc []byte) ([]Object, []error) {
 	m, ok := generic.(map[string]any)
 	if !ok {
 		return nil, []error{&DecodeError{Document: index, Err: ErrInvalidManifest, Detail: "a document must be an object"}}
+	}
+	if d.checkDuplicates {
+		if errs := d.duplicateKeys(index, doc, m); len(errs) > 0 {
+			return nil, errs
+		}
 	}
 	return d.decodeObject(index, nil, m, doc)
 }
