@@ -253,6 +253,7 @@ func validateResourceList(list ResourceList, p *field.Path) field.ErrorList {
 		if q.Sign() < 0 {
 			errs = append(errs, field.Invalid(p.Key(string(name)), q.String(), "must be greater than or equal to 0"))
 		}
+		errs = append(errs, validateQuantityRange(name, q, p.Key(string(name)))...)
 	}
 	return errs
 }
@@ -607,7 +608,11 @@ func (v *vmiValidator) resources() {
 		v.add(field.Invalid(rp.Child("requests").Key(string(ResourceMemory)), reqMem.String(),
 			fmt.Sprintf("%s is greater than the memory limit %s", reqMem.String(), limMem.String())))
 	}
+	if dom.Memory != nil && dom.Memory.MaxGuest != nil {
+		v.add(validateQuantityRange(ResourceMemory, *dom.Memory.MaxGuest, mp.Child("maxGuest"))...)
+	}
 	if guest != nil {
+		v.add(validateQuantityRange(ResourceMemory, *guest, mp.Child("guest"))...)
 		if guest.Sign() <= 0 {
 			v.add(field.Invalid(mp.Child("guest"), guest.String(), "must be greater than 0"))
 		} else if hasLimMem && guest.Cmp(limMem) > 0 { // rule 18
@@ -650,6 +655,7 @@ func (v *vmiValidator) cpu() {
 		return
 	}
 	cp := v.sp.Child("domain", "cpu")
+	v.add(validateCPUTopology(cpu, cp)...)
 	if cpu.MaxSockets != 0 && cpu.Sockets > cpu.MaxSockets { // rule 22
 		v.add(field.Invalid(cp.Child("sockets"), cpu.Sockets, "Number of sockets in CPU topology is greater than the maximum sockets allowed"))
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -292,6 +293,18 @@ func quantityBytes(q resource.Quantity) (uint64, bool) {
 		return 0, false
 	}
 	return uint64(v), true
+}
+
+// quantityBytesProblem says why quantityBytes refused q.
+func quantityBytesProblem(q resource.Quantity) string {
+	switch {
+	case q.Sign() < 0:
+		return "is negative"
+	case q.Cmp(*resource.NewQuantity(math.MaxInt64, resource.BinarySI)) >= 0:
+		// apimachinery caps quantities beyond int64 at 2^63-1.
+		return fmt.Sprintf("is too large: must be less than %d bytes", int64(math.MaxInt64))
+	}
+	return "is not a whole number of bytes"
 }
 
 // virtioModel is the virtio device model libvirt should use: transitional

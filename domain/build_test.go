@@ -203,6 +203,13 @@ func TestBuildErrors(t *testing.T) {
 		{"dedicated cpus missing", func(v *virtkit.VirtualMachineInstance) {
 			v.Spec.Domain.CPU = &virtkit.CPU{DedicatedCPUPlacement: true}
 		}, domain.Options{}, domain.ErrNotResolved, "spec.domain.cpu.dedicatedCpuPlacement"},
+		{"vcpu count wraps", func(v *virtkit.VirtualMachineInstance) {
+			v.Spec.Domain.CPU = &virtkit.CPU{Sockets: 2097152, Cores: 4194304, Threads: 2097152}
+		}, domain.Options{}, nil, "spec.domain.cpu"},
+		{"vcpu count too large with hotplug room", func(v *virtkit.VirtualMachineInstance) {
+			v.Spec.Domain.CPU = &virtkit.CPU{Sockets: 1, Cores: 64, Threads: 2, MaxSockets: 65535}
+			v.Spec.Domain.Memory.MaxGuest = v.Spec.Domain.Memory.Guest
+		}, domain.Options{}, nil, "spec.domain.cpu"},
 		{"bad uuid", func(v *virtkit.VirtualMachineInstance) { v.Spec.Domain.Firmware.UUID = "nope" }, domain.Options{}, nil, "spec.domain.firmware.uuid"},
 		{"kernel boot without container", func(v *virtkit.VirtualMachineInstance) {
 			v.Spec.Domain.Firmware.KernelBoot = &virtkit.KernelBoot{KernelArgs: "console=ttyS0"}

@@ -39,9 +39,18 @@ func (b *builder) cpu(dom *libvirtxml.Domain) {
 	if threads == 0 {
 		threads = 1
 	}
+	// Bound the factors before multiplying so the count cannot wrap; the
+	// object model's validation reports the same with field paths.
+	maxSockets := uint(cpu.MaxSockets)
+	if sockets > virtkit.MaxVCPUs || cores > virtkit.MaxVCPUs || threads > virtkit.MaxVCPUs ||
+		sockets*cores*threads > virtkit.MaxVCPUs || maxSockets*cores*threads > virtkit.MaxVCPUs {
+		b.fail("spec.domain.cpu", "more than %d vCPUs (sockets %d, cores %d, threads %d, maxSockets %d)",
+			virtkit.MaxVCPUs, sockets, cores, threads, maxSockets)
+		sockets, cores, threads, maxSockets = 1, 1, 1, 0 // the build fails; keep the rest consistent
+	}
 	b.vcpus = sockets * cores * threads
 	dom.VCPU = &libvirtxml.DomainVCPU{Placement: "static", Value: b.vcpus}
-	if ms := uint(cpu.MaxSockets); ms > sockets {
+	if ms := maxSockets; ms > sockets {
 		// CPU hotplug: room for maxSockets, sockets of them online.
 		dom.VCPU.Value = ms * cores * threads
 		dom.VCPU.Current = b.vcpus
@@ -132,7 +141,7 @@ func (b *builder) memory(dom *libvirtxml.Domain) {
 	if spec.Memory != nil && spec.Memory.Guest != nil {
 		guest, have = quantityBytes(*spec.Memory.Guest)
 		if !have {
-			b.fail(path, "%s is not a whole number of bytes", spec.Memory.Guest.String())
+			b.fail(path, "%s %s", spec.Memory.Guest.String(), quantityBytesProblem(*spec.Memory.Guest))
 			return
 		}
 	} else if q, ok := spec.Resources.Requests[virtkit.ResourceMemory]; ok {
