@@ -153,7 +153,7 @@ func runGet(ctx context.Context, st store.Store, w io.Writer, res kindResource, 
 		}
 		switch output {
 		case "json":
-			return virtkit.EncodeFormat(w, virtkit.FormatJSON, obj)
+			return virtkit.EncodeFormat(jsonEscaper{w}, virtkit.FormatJSON, obj)
 		case "yaml":
 			return virtkit.Encode(w, obj)
 		}
@@ -217,7 +217,7 @@ func writeListObject(w io.Writer, list virtkit.ObjectList, output string) error 
 		data, err = yaml.Marshal(out)
 	} else {
 		data, err = json.MarshalIndent(out, "", "  ")
-		data = append(data, '\n')
+		data = append(escapeJSON(data), '\n')
 	}
 	if err != nil {
 		return fmt.Errorf("encode list: %w", err)
@@ -250,7 +250,7 @@ func printMigrations(w io.Writer, migs []virtkit.VirtualMachineInstanceMigration
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tNAME\tPHASE\tVMI\tAGE")
 	for _, m := range migs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Namespace, m.Name, m.Status.Phase, m.Spec.VMIName, age(m.CreationTimestamp, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", esc(m.Namespace), esc(m.Name), esc(string(m.Status.Phase)), esc(m.Spec.VMIName), age(m.CreationTimestamp, now))
 	}
 	tw.Flush()
 }

@@ -54,8 +54,8 @@ func printVMs(w io.Writer, vms []virtkit.VirtualMachine, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tNAME\tAGE\tSTATUS\tREADY")
 	for _, vm := range vms {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", vm.Namespace, vm.Name, age(vm.CreationTimestamp, now),
-			vm.Status.PrintableStatus, boolWord(vm.Status.Ready))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", esc(vm.Namespace), esc(vm.Name), age(vm.CreationTimestamp, now),
+			esc(string(vm.Status.PrintableStatus)), boolWord(vm.Status.Ready))
 	}
 	tw.Flush()
 }
@@ -72,8 +72,8 @@ func printVMIs(w io.Writer, vmis []virtkit.VirtualMachineInstance, now time.Time
 		if len(vmi.Status.Interfaces) > 0 {
 			ip = vmi.Status.Interfaces[0].IP
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", vmi.Namespace, vmi.Name, age(vmi.CreationTimestamp, now),
-			vmi.Status.Phase, ip, vmi.Status.NodeName, boolWord(vmi.IsReady()))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", esc(vmi.Namespace), esc(vmi.Name), age(vmi.CreationTimestamp, now),
+			esc(string(vmi.Status.Phase)), esc(ip), esc(vmi.Status.NodeName), boolWord(vmi.IsReady()))
 	}
 	tw.Flush()
 }
@@ -87,7 +87,7 @@ func printReplicaSets(w io.Writer, rss []virtkit.VirtualMachineInstanceReplicaSe
 		if rs.Spec.Replicas != nil {
 			desired = *rs.Spec.Replicas
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", rs.Namespace, rs.Name, desired, rs.Status.Replicas,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", esc(rs.Namespace), esc(rs.Name), desired, rs.Status.Replicas,
 			rs.Status.ReadyReplicas, age(rs.CreationTimestamp, now))
 	}
 	tw.Flush()
@@ -106,7 +106,7 @@ func printNodes(w io.Writer, nodes []virtkit.Node, now time.Time) {
 			status += ",SchedulingDisabled"
 		}
 		cpu, mem := n.Status.Capacity[virtkit.ResourceCPU], n.Status.Capacity[virtkit.ResourceMemory]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1fGi\t%s\n", n.Name, status, n.Status.Hypervisor, cpu.String(),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1fGi\t%s\n", esc(n.Name), status, esc(n.Status.Hypervisor), cpu.String(),
 			float64(mem.Value())/(1<<30), age(n.CreationTimestamp, now))
 	}
 	tw.Flush()

@@ -56,10 +56,16 @@ func newValidateCmd() *cobra.Command {
 .json files, or "-" for stdin), decodes it strictly, applies KubeVirt's
 defaults and runs KubeVirt's admission rules.
 
+The admission rules for a user's create apply too: reserved kubevirt.io/
+labels are refused (a status in a manifest is ignored, as on create).
+
 It prints "OK <Kind> <namespace>/<name>" for every good object and one line
 "<Kind> <namespace>/<name>: <field path>: <type>: <message>" per problem,
-and exits with status 1 if there was any problem. Extra arguments after the
-flags are paths too.`,
+and exits with status 1 if there was any problem. An input without any
+object (empty, only comments, only empty Lists) is a problem of type Empty.
+Control characters and bidirectional-text overrides in names and messages
+are printed escaped (\x1b, \u202e). Extra arguments after the flags are
+paths too.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths := append(slices.Clone(files), args...)
 			if len(paths) == 0 {
@@ -92,12 +98,12 @@ func printFindings(w io.Writer, output string, findings []validateFinding) error
 		if findings == nil {
 			findings = []validateFinding{}
 		}
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(jsonEscaper{w})
 		enc.SetIndent("", "  ")
 		return enc.Encode(findings)
 	}
 	for _, f := range findings {
-		if _, err := fmt.Fprintln(w, f.String()); err != nil {
+		if _, err := fmt.Fprintln(w, esc(f.String())); err != nil {
 			return err
 		}
 	}
@@ -159,12 +165,19 @@ func manifestFiles(path string, recursive bool) ([]string, error) {
 	return files, err
 }
 
-// validateStream decodes, defaults and validates one manifest stream.
+// validateStream decodes, defaults, validates and admits (as a create by a
+// user) one manifest stream. A stream without any object (an empty file,
+// only comments, only empty Lists) is a problem: whoever validates a file
+// expects it to hold manifests, as `kubectl apply` refuses "no objects".
 func validateStream(file string, r io.Reader) []validateFinding {
 	objs, err := virtkit.Decode(r)
 	var out []validateFinding
 	for _, e := range flattenErrors(err) {
 		out = append(out, decodeFinding(file, e))
+	}
+	if len(objs) == 0 && err == nil {
+		out = append(out, validateFinding{File: file, Kind: "File", Name: file, Type: "Empty",
+			Message: "no objects: the input is empty or holds only comments or empty Lists"})
 	}
 	for _, obj := range objs {
 		kind := obj.GetObjectKind().GroupVersionKind().Kind
@@ -174,6 +187,7 @@ func validateStream(file string, r io.Reader) []validateFinding {
 		}
 		virtkit.SetDefaults(obj)
 		errs := virtkit.Validate(obj)
+		errs = append(errs, virtkit.AdmitCreate(obj)...)
 		if len(errs) == 0 {
 			ok := base
 			ok.OK = true
