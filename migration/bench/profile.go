@@ -106,6 +106,11 @@ func (p Profile) validate(path *field.Path) field.ErrorList {
 	}
 	positive("memory", p.Memory)
 	positive("bandwidth", p.Bandwidth)
+	// LowerBound (M/B) must be a time.Duration too.
+	if p.Memory.Sign() > 0 && p.Bandwidth.Sign() > 0 && p.Memory.AsApproximateFloat64()/p.Bandwidth.AsApproximateFloat64() > maxSeconds {
+		errs = append(errs, field.Invalid(path.Child("bandwidth"), p.Bandwidth.String(),
+			fmt.Sprintf("memory/bandwidth, the shortest possible migration, must be at most %g seconds", maxSeconds)))
+	}
 	if p.DirtyRate.Sign() < 0 {
 		errs = append(errs, field.Invalid(path.Child("dirtyRate"), p.DirtyRate.String(), "must be >= 0"))
 	}
