@@ -53,6 +53,14 @@ build/bin/staticcheck -tags libvirt ./...
 step "unit, sim, libvirt test-driver, qemu-ga, promtool and etcd tiers"
 go test -race -tags libvirt -timeout 40m ./...
 
+# >>> fuzz: manifest decoders, admission, bench profiles (10 s each; longer runs in BENCHMARKS.md)
+step "fuzz: manifest decoders, admission, bench profiles"
+for target in FuzzDecode FuzzDecodeDefaultValidate FuzzDecodeJSON FuzzDecodeYAML FuzzAdmit; do
+	go test . -run '^$' -fuzz="^${target}\$" -fuzztime=10s
+done
+go test ./migration/bench -run '^$' -fuzz='^FuzzDecodeProfiles$' -fuzztime=10s
+# <<< fuzz: manifest decoders, admission, bench profiles
+
 if [ "$real" = 1 ]; then
 	step "real stack: guest image"
 	hack/realstack/build-guest.sh
