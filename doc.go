@@ -34,7 +34,7 @@
 //
 // # From manifest to admitted object
 //
-// A manifest goes through three separate, pure steps, the same ones
+// A manifest goes through four separate, pure steps, the same ones
 // KubeVirt's API server and webhooks apply:
 //
 //  1. [Decode] reads multi-document YAML or JSON and returns typed objects.
@@ -54,6 +54,17 @@
 //     SMM, interfaces and networks, cloud-init, probes, scheduling, DNS,
 //     run strategy, replica-set selectors, migration policies. Callers
 //     match errors by path and type.
+//  4. [AdmitCreate] and [AdmitUpdate] are what a request from a user (not
+//     from virtkit's own controllers) must pass besides: status dropped on
+//     create and kept on update, reserved kubevirt.io/ labels refused, a
+//     VMI's and a migration's spec immutable. cluster.Apply and `virtkit
+//     apply` call them; a program that creates objects for its users
+//     through a store directly must call them too (see admission.go for
+//     the rules per kind).
+//
+// Decode also refuses a key given twice in one object (YAML and JSON), and
+// Validate bounds what would overflow further down: at most [MaxVCPUs]
+// vCPUs, memory below 2^63 bytes.
 //
 // # Pure status logic
 //

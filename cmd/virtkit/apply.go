@@ -25,8 +25,10 @@ func newApplyCmd() *cobra.Command {
 		Long: `apply reads kubevirt.io/v1 manifests (YAML or JSON files, directories of them, or
 - for standard input), applies defaults, validates them, and creates each
 object or, if it exists, replaces its spec, labels and annotations (its status
-is kept). Objects without a namespace go to "default". An object that fails
-is reported and the others are still applied.`,
+is kept). A status in a manifest is ignored; reserved kubevirt.io/ labels
+(kubevirt.io/nodeName and the like) are refused; a VMI's or a migration's
+spec cannot change after creation. Objects without a namespace go to
+"default". An object that fails is reported and the others are still applied.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {

@@ -89,3 +89,12 @@ func (e jsonEscaper) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// escLines is esc for text of several lines: the line breaks stay.
+func escLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = esc(lines[i])
+	}
+	return strings.Join(lines, "\n")
+}

@@ -126,3 +126,7 @@ func TestNodeNameFlagMustBeDNSLabel(t *testing.T) {
 		assert.Contains(t, err.Error(), "--name")
 	}
 }
+
+func TestEscLinesKeepsLineBreaks(t *testing.T) {
+	assert.Equal(t, "one \\x1b[2J\ntwo", escLines("one \x1b[2J\ntwo"))
+}

@@ -21,7 +21,7 @@ func main() {
 		if asExit(err, &ex) {
 			os.Exit(ex.code)
 		}
-		fmt.Fprintln(os.Stderr, "virtkit:", err)
+		fmt.Fprintln(os.Stderr, "virtkit:", escLines(err.Error()))
 		os.Exit(1)
 	}
 }
