@@ -1,8 +1,10 @@
 package cluster_test
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -98,3 +100,25 @@ func TestApplyReservedLabels(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The reported attack end to end: a VMI whose manifest claims it is
+// Scheduled on node-1 while its nodeSelector matches no node must end up
+// Unschedulable, never on node-1.
+func TestApplyStatusCannotPlaceAVMI(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	c, err := cluster.New(cluster.Options{NodeNames: []string{"n1"}})
+	require.NoError(t, err)
+	go func() { _ = c.Start(ctx) }()
+	require.NoError(t, c.Apply(ctx, decodeVMI(t, admitVMI)))
+	vmi, err := c.WaitForVMI(ctx, "default", "v", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		if !found {
+			return false
+		}
+		cond := virtkit.GetCondition(v.Status.Conditions, virtkit.VirtualMachineInstancePodScheduled)
+		return v.Status.NodeName != "" || (cond != nil && cond.Reason == virtkit.PodReasonUnschedulable)
+	})
+	require.NoError(t, err)
+	assert.Empty(t, vmi.Status.NodeName)
+	assert.NotEqual(t, virtkit.Running, vmi.Status.Phase)
+}
