@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,4 +122,23 @@ func TestApplyStatusCannotPlaceAVMI(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, vmi.Status.NodeName)
 	assert.NotEqual(t, virtkit.Running, vmi.Status.Phase)
+}
+
+// Re-applying the manifest of a running VMI is no change: nothing the
+// controllers or the node agent write counts as a spec change.
+func TestApplySameManifestToARunningVMI(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	c, err := cluster.New(cluster.Options{NodeNames: []string{"n1"}})
+	require.NoError(t, err)
+	go func() { _ = c.Start(ctx) }()
+	manifest := strings.Replace(admitVMI, "  nodeSelector: {nowhere: \"true\"}\n", "", 1)
+	require.NoError(t, c.Apply(ctx, decodeVMI(t, manifest)))
+	_, err = c.WaitForVMI(ctx, "default", "v", cluster.VMIPhaseIs(virtkit.Running))
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(ctx, decodeVMI(t, manifest)))
+	vmi, err := c.WaitForVMI(ctx, "default", "v", cluster.VMIPhaseIs(virtkit.Running))
+	require.NoError(t, err)
+	assert.Equal(t, "n1", vmi.Status.NodeName)
+	assert.Equal(t, "n1", vmi.Labels[virtkit.NodeNameLabel], "the controller's label is kept")
 }
