@@ -9,14 +9,49 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
 )
 
-// ErrInvalidObject wraps validation failures from [Apply]; the message
-// lists every field error with its path.
+// ErrInvalidObject wraps validation and admission failures from [Apply];
+// the message lists every field error with its path, and [FieldErrors]
+// returns them.
 var ErrInvalidObject = errors.New("invalid object")
+
+// invalidObjectError is ErrInvalidObject with the field errors behind it.
+type invalidObjectError struct{ errs field.ErrorList }
+
+func invalid(errs field.ErrorList) error { return &invalidObjectError{errs: errs} }
+
+func (e *invalidObjectError) Error() string {
+	return ErrInvalidObject.Error() + ": " + e.errs.ToAggregate().Error()
+}
+
+func (e *invalidObjectError) Unwrap() error { return ErrInvalidObject }
+
+// FieldErrors returns the field errors (path, type, value) of every object
+// that [Apply] refused as invalid in err, in order; nil when there are none.
+func FieldErrors(err error) field.ErrorList {
+	var out field.ErrorList
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *invalidObjectError:
+			out = append(out, e.errs...)
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				walk(inner)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
 
 // applyAttempts bounds how often an update that lost a resourceVersion race
 // is retried; between attempts Apply waits a jittered, doubling delay
@@ -63,7 +98,7 @@ func ApplyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
 	given := obj.DeepCopyObject().(virtkit.Object)
 	virtkit.SetDefaults(obj)
 	if errs := virtkit.Validate(obj); len(errs) > 0 {
-		return fmt.Errorf("%s: %w: %v", prefix, ErrInvalidObject, errs.ToAggregate())
+		return fmt.Errorf("%s: %w", prefix, invalid(errs))
 	}
 	if err := applyOne(ctx, st, obj, given); err != nil {
 		// Store errors already name the kind and key; do not repeat them.
@@ -83,7 +118,7 @@ func applyOne(ctx context.Context, st store.Store, obj, given virtkit.Object) er
 		cur := obj.DeepCopyObject().(virtkit.Object)
 		if err := st.Get(ctx, store.KeyOf(obj), cur); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("%w: %v", ErrInvalidObject, errs.ToAggregate())
+				return invalid(errs)
 			}
 			return err
 		}
@@ -141,7 +176,7 @@ func admitUpdate(given, cur virtkit.Object) (virtkit.Object, error) {
 		errs = virtkit.AdmitUpdate(next, cur)
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidObject, errs.ToAggregate())
+		return nil, invalid(errs)
 	}
 	return next, nil
 }

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,8 @@ func TestApplyVMISpecImmutable(t *testing.T) {
 	bigger.Spec.Domain.Memory.Guest = ptr(resource.MustParse("2Gi"))
 	err := cluster.Apply(ctx, mem, bigger)
 	require.ErrorIs(t, err, cluster.ErrInvalidObject)
-	assert.Contains(t, err.Error(), "spec.domain.memory.guest")
+	assertFieldErrors(t, err, "spec.domain.memory.guest", field.ErrorTypeForbidden,
+		"spec.domain.resources.requests[memory]", field.ErrorTypeForbidden) // defaulted from memory.guest
 
 	var after virtkit.VirtualMachineInstance
 	require.NoError(t, mem.Get(ctx, key, &after))
@@ -80,7 +82,7 @@ func TestApplyReservedLabels(t *testing.T) {
 	vmi.Labels = map[string]string{virtkit.NodeNameLabel: "n1"}
 	err := cluster.Apply(ctx, mem, vmi)
 	require.ErrorIs(t, err, cluster.ErrInvalidObject)
-	assert.Contains(t, err.Error(), field.NewPath("metadata", "labels").Key(virtkit.NodeNameLabel).String())
+	assertFieldErrors(t, err, "metadata.labels[kubevirt.io/nodeName]", field.ErrorTypeForbidden)
 	var got virtkit.VirtualMachineInstance
 	require.True(t, errors.Is(mem.Get(ctx, store.Key{Namespace: "default", Name: "v"}, &got), store.ErrNotFound))
 
@@ -95,12 +97,28 @@ func TestApplyReservedLabels(t *testing.T) {
 	require.NoError(t, cluster.Apply(ctx, mem, exported))
 	moved := decodeVMI(t, admitVMI)
 	moved.Labels = map[string]string{virtkit.NodeNameLabel: "n2"}
-	require.ErrorIs(t, cluster.Apply(ctx, mem, moved), cluster.ErrInvalidObject)
+	err = cluster.Apply(ctx, mem, moved)
+	require.ErrorIs(t, err, cluster.ErrInvalidObject)
+	assertFieldErrors(t, err, "metadata.labels[kubevirt.io/nodeName]", field.ErrorTypeForbidden)
 	require.NoError(t, mem.Get(ctx, store.Key{Namespace: "default", Name: "v"}, &got))
 	assert.Equal(t, map[string]string{virtkit.NodeNameLabel: "n1", "team": "a"}, got.Labels)
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// assertFieldErrors checks that err carries exactly these field errors,
+// given as path, type pairs, in any order.
+func assertFieldErrors(t *testing.T, err error, want ...any) {
+	t.Helper()
+	var wantPairs, got []string
+	for i := 0; i+1 < len(want); i += 2 {
+		wantPairs = append(wantPairs, fmt.Sprintf("%s %s", want[i], want[i+1]))
+	}
+	for _, e := range cluster.FieldErrors(err) {
+		got = append(got, fmt.Sprintf("%s %s", e.Field, e.Type))
+	}
+	assert.ElementsMatch(t, wantPairs, got, "%v", err)
+}
 
 // The reported attack end to end: a VMI whose manifest claims it is
 // Scheduled on node-1 while its nodeSelector matches no node must end up
