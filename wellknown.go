@@ -33,8 +33,8 @@ const (
 	HostnameLabel = "kubernetes.io/hostname"
 )
 
-// ReservedLabels may be set on a VMI only by virtkit's own controllers
-// (validation rule 39).
+// reservedLabels may be set on a VMI only by virtkit's own controllers:
+// AdmitCreate and AdmitUpdate refuse them from users.
 var reservedLabels = [...]string{
 	CreatedByLabel, MigrationJobLabel, NodeNameLabel,
 	MigrationTargetNodeNameLabel, NodeSchedulable, InstallStrategyLabel,
