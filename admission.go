@@ -11,40 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Admission is what stands between a user's request and the store, on top
-// of defaulting and [Validate]: the rules KubeVirt's API server and its
-// webhooks apply to requests that do not come from KubeVirt's own service
-// accounts. virtkit's controllers and node agents write to the store
-// directly and are not subject to it; every path that stores an object on
-// a user's behalf (cluster.Apply, `virtkit apply`, a caller's own API
-// server) must call [AdmitCreate] before creating an object and
-// [AdmitUpdate] before replacing one.
-//
-// Status on create, per kind:
-//
-//   - VirtualMachine, VirtualMachineInstanceReplicaSet,
-//     VirtualMachineInstanceMigration, MigrationPolicy and DataVolume have a
-//     status subresource in KubeVirt and CDI, so the API server drops the
-//     status of a create and keeps the stored status on an update.
-//   - VirtualMachineInstance has no status subresource, but KubeVirt's
-//     mutating webhook resets the phase on create and restores the old
-//     status on an update by a user. virtkit drops the whole status on
-//     create: its node agents act on status.nodeName and the
-//     kubevirt.io/nodeName label, so nothing a user writes there may reach
-//     them.
-//   - Node follows Kubernetes, which lets a node register with its status.
-//
-// Metadata: the reserved kubevirt.io/ labels ([ReservedLabels]) may be set
-// by controllers only, on a VMI and on the VMI templates of VMs and
-// ReplicaSets; the annotations that switch on features KubeVirt gates
-// behind feature gates virtkit does not implement (Ignition data, hook
-// sidecars) are refused.
-//
-// Updates: a VMI's spec is immutable for users (KubeVirt lets only its own
-// service accounts change it, for hot-plug, which virtkit does not do), as
-// is a migration's spec; labels and annotations other than the reserved
-// ones may change.
-
 // Annotations KubeVirt accepts only with a feature gate virtkit does not
 // implement.
 const (
