@@ -69,3 +69,12 @@ func TestDecodeYAMLDuplicateKeysRejected(t *testing.T) {
 	_, err := DecodeBytes([]byte("apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstanceMigration\nmetadata: {name: m}\nspec:\n  vmiName: a\n  vmiName: b\n"))
 	require.ErrorIs(t, err, ErrInvalidManifest)
 }
+
+// encoding/json matches field names case-insensitively, so a key that
+// differs only in case would be a duplicate in disguise: it is an unknown
+// field.
+func TestDecodeJSONCaseVariantKeyIsUnknown(t *testing.T) {
+	_, err := DecodeBytes([]byte(`{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstanceMigration","metadata":{"name":"m"},"spec":{"vmiName":"x","VMIName":"y"}}`))
+	require.ErrorIs(t, err, ErrUnknownField)
+	assert.Equal(t, "spec.VMIName", decodeErrors(t, err)[0].Path)
+}
