@@ -117,7 +117,8 @@ type StoredValue struct {
 
 // DecodeStored turns a backend's value for kind into an object, trusting
 // nothing in it: the value must be at most maxBytes long (<= 0 means
-// DefaultMaxObjectBytes), decode as JSON into the kind's Go type, name no
+// DefaultMaxObjectBytes), hold no number with a decimal exponent beyond
+// MaxDecimalExponent, decode as JSON into the kind's Go type, name no
 // other kind or apiVersion (empty ones are accepted and filled in), and
 // carry exactly v.Key's name and namespace. The object comes out with
 // apiVersion and kind from the registration and v.ResourceVersion. Any
@@ -140,6 +141,9 @@ func (s *Scheme) DecodeStored(kind Kind, v StoredValue, maxBytes int) (obj virtk
 			obj, err = nil, corrupt(CorruptJSON, fmt.Errorf("decoder panicked: %v", p))
 		}
 	}()
+	if err := checkExponents(v.Data); err != nil {
+		return nil, corrupt(CorruptJSON, err)
+	}
 	obj = kind.New()
 	if err := json.Unmarshal(v.Data, obj); err != nil {
 		return nil, corrupt(CorruptJSON, err)
