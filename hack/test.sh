@@ -53,6 +53,13 @@ build/bin/staticcheck -tags libvirt ./...
 step "unit, sim, libvirt test-driver, qemu-ga, promtool and etcd tiers"
 go test -race -tags libvirt -timeout 40m ./...
 
+# --- fuzz: store and simulator state (short runs; seeds also run above) ---
+step "fuzz: etcd store keys and values, sim state file"
+go test -run '^$' -fuzz '^FuzzParseKey$' -fuzztime 10s ./store/etcd/
+go test -run '^$' -fuzz '^FuzzDecodeValue$' -fuzztime 10s ./store/etcd/
+go test -run '^$' -fuzz '^FuzzStateFile$' -fuzztime 10s ./hypervisor/sim/
+# --- end fuzz: store and simulator state ---
+
 if [ "$real" = 1 ]; then
 	step "real stack: guest image"
 	hack/realstack/build-guest.sh

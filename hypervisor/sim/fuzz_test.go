@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"testing"
 
 	"github.com/virtkit/virtkit/hypervisor"
@@ -42,8 +44,11 @@ func FuzzStateFile(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { os.RemoveAll(dir) })
+	// One file per input: a host's saver may still write its file for a
+	// moment after its context ends.
+	var n atomic.Int64
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(dir, "state.json")
+		path := filepath.Join(dir, fmt.Sprintf("state-%d.json", n.Add(1)))
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
