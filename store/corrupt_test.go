@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -89,4 +90,35 @@ func TestCorruptErrorIsBounded(t *testing.T) {
 	assert.NotContains(t, err.Error(), "\xff")
 	require.ErrorIs(t, err, store.ErrCorrupt)
 	assert.ErrorIs(t, (&store.CorruptError{}), store.ErrCorrupt)
+}
+
+// BenchmarkDecodeStored: the checks a backend applies to every value it
+// reads, on a VMI as the store writes it; "json only" is the plain
+// json.Unmarshal the etcd store did before.
+func BenchmarkDecodeStored(b *testing.B) {
+	s := store.NewMemory().Scheme()
+	kind, err := s.KindOf(&virtkit.VirtualMachineInstance{})
+	require.NoError(b, err)
+	data := []byte(`{"kind":"VirtualMachineInstance","apiVersion":"kubevirt.io/v1","metadata":{"name":"vm1","namespace":"default","uid":"6a1b7c4e-0d7b-4f8e-9a52-0b1f5c8d2e11","generation":1,"creationTimestamp":"2026-12-03T07:00:00Z","labels":{"kubevirt.io/vm":"vm1","kubevirt.io/nodeName":"node-1"},"ownerReferences":[{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","name":"vm1","uid":"0b9a7f3c-1111-4a4a-8b8b-123456789abc","controller":true,"blockOwnerDeletion":true}],"finalizers":["kubevirt.io/virtualMachineControllerFinalize"]},"spec":{"domain":{"resources":{"requests":{"memory":"64Mi"}},"memory":{"guest":"64Mi"},"cpu":{"cores":1,"sockets":1,"threads":1},"machine":{"type":"q35"},"devices":{"disks":[{"name":"containerdisk","disk":{"bus":"virtio"}},{"name":"cloudinitdisk","disk":{"bus":"virtio"}}],"interfaces":[{"name":"default","masquerade":{}}]}},"networks":[{"name":"default","pod":{}}],"volumes":[{"name":"containerdisk","containerDisk":{"image":"quay.io/containerdisks/fedora:latest"}},{"name":"cloudinitdisk","cloudInitNoCloud":{"userData":"#cloud-config\npassword: fedora\nchpasswd: { expire: False }\n"}}]},"status":{"phase":"Running","nodeName":"node-1","conditions":[{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-12-03T07:00:05Z"}],"interfaces":[{"name":"default","ipAddress":"10.0.2.2","mac":"52:54:00:12:34:56","infoSource":"domain, guest-agent"}],"guestOSInfo":{"name":"Fedora Linux"},"migrationMethod":"BlockMigration","qosClass":"Burstable"}}`)
+	v := store.StoredValue{Key: store.Key{Namespace: "default", Name: "vm1"}, StorageKey: "/virtkit/VirtualMachineInstance/default/vm1", ResourceVersion: "9", Data: data}
+	_, err = s.DecodeStored(kind, v, 0)
+	require.NoError(b, err)
+	b.Run("checked", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.DecodeStored(kind, v, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json only", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := json.Unmarshal(data, kind.New()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
