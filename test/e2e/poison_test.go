@@ -15,6 +15,8 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/store/etcd"
 	"github.com/virtkit/virtkit/store/etcd/etcdtest"
@@ -92,6 +94,32 @@ func TestPoisonedKeyCostsOnlyItself(t *testing.T) {
 	err = st.Get(ctx, store.Key{Namespace: "default", Name: "zzpoison"}, &virtkit.VirtualMachineInstance{})
 	require.ErrorIs(t, err, store.ErrCorrupt)
 	assert.Contains(t, err.Error(), "/virtkit/VirtualMachineInstance/default/zzpoison")
+
+	// Corrupting a running VMI costs only that VMI's control: its guest
+	// keeps running, nothing replaces it, and a repair restores it.
+	vmiKey := "/virtkit/VirtualMachineInstance/default/vm1"
+	resp, err := raw.Get(ctx, vmiKey)
+	require.NoError(t, err)
+	require.Len(t, resp.Kvs, 1)
+	good := resp.Kvs[0].Value
+	_, err = raw.Put(ctx, vmiKey, "not json{")
+	require.NoError(t, err)
+	host := c.Node(vmi.Status.NodeName).Hypervisor
+	for range 20 { // ~2 s of reconciles (watch events, retries, resyncs)
+		info, err := host.Info(ctx, node.DomainName("default", "vm1"))
+		require.NoError(t, err, "the guest of a corrupt VMI must not be removed")
+		require.Equal(t, hypervisor.StateRunning, info.State)
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.NoError(t, st.List(ctx, vmis, store.ListOptions{}))
+	assert.Empty(t, vmis.Items, "no second VMI was created for vm1")
+	_, err = raw.Put(ctx, vmiKey, string(good))
+	require.NoError(t, err)
+	_, err = c.WaitForVMI(ctx, "default", "vm1", cluster.VMIPhaseIs(virtkit.Running))
+	require.NoError(t, err)
+	info, err := host.Info(ctx, node.DomainName("default", "vm1"))
+	require.NoError(t, err)
+	assert.Equal(t, hypervisor.StateRunning, info.State)
 
 	// Repair: a delete is noticed without a restart.
 	_, err = raw.Delete(ctx, "/virtkit/VirtualMachineInstance/default/zzpoison")
