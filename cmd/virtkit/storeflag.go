@@ -215,7 +215,8 @@ func (o *openedStore) Close() error {
 	return o.close()
 }
 
-// open connects to the store the flags name.
+// open connects to the store the flags name. log receives the store's
+// warnings (corrupt values skipped); nil sends them to the command's stderr.
 func (f *storeFlags) open(ctx context.Context, log *slog.Logger) (*openedStore, error) {
 	if f.isMemory() {
 		return &openedStore{Store: store.NewMemory()}, nil
@@ -223,6 +224,11 @@ func (f *storeFlags) open(ctx context.Context, log *slog.Logger) (*openedStore, 
 	opts, err := f.etcdOptions()
 	if err != nil {
 		return nil, err
+	}
+	if log == nil && f.stderr != nil {
+		// One-shot commands (get, apply) log nothing else, but a corrupt
+		// value they skip must not go unmentioned.
+		log = slog.New(slog.NewTextHandler(f.stderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	opts.Logger = log
 	st, err := etcd.New(ctx, opts)

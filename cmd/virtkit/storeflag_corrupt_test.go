@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -50,4 +51,22 @@ virtkit_store_undecodable_objects{key="` + key + `",kind="VirtualMachineInstance
 	n, err := testutil.GatherAndCount(reg, "virtkit_store_undecodable_objects")
 	require.NoError(t, err)
 	assert.Zero(t, n, "a deleted key clears its series")
+}
+
+// TestOneShotCommandsWarnAboutCorruptValues: `virtkit get vmis` opens the
+// store without a logger; a value it skips is still named on stderr.
+func TestOneShotCommandsWarnAboutCorruptValues(t *testing.T) {
+	endpoints := etcdtest.StartServer(t)
+	var stderr bytes.Buffer
+	f := storeFlags{store: "etcd://" + strings.TrimPrefix(endpoints[0], "http://"), prefix: "/virtkit",
+		stderr: func() io.Writer { return &stderr }}
+	st, err := f.openShared(t.Context(), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	const key = "/virtkit/VirtualMachineInstance/default/zzpoison"
+	_, err = st.Etcd.Put(t.Context(), key, "not json{")
+	require.NoError(t, err)
+	require.NoError(t, st.List(t.Context(), &virtkit.VirtualMachineInstanceList{}, store.ListOptions{}))
+	assert.Contains(t, stderr.String(), "level=WARN")
+	assert.Contains(t, stderr.String(), "etcdKey="+key)
 }
