@@ -60,6 +60,12 @@ for target in FuzzDecode FuzzDecodeDefaultValidate FuzzDecodeJSON FuzzDecodeYAML
 done
 go test ./migration/bench -run '^$' -fuzz='^FuzzDecodeProfiles$' -fuzztime=10s
 # <<< fuzz: manifest decoders, admission, bench profiles
+# --- fuzz: store and simulator state (short runs; seeds also run above) ---
+step "fuzz: etcd store keys and values, sim state file"
+go test -run '^$' -fuzz '^FuzzParseKey$' -fuzztime 10s ./store/etcd/
+go test -run '^$' -fuzz '^FuzzDecodeValue$' -fuzztime 10s ./store/etcd/
+go test -run '^$' -fuzz '^FuzzStateFile$' -fuzztime 10s ./hypervisor/sim/
+# --- end fuzz: store and simulator state ---
 
 if [ "$real" = 1 ]; then
 	step "real stack: guest image"

@@ -20,6 +20,8 @@ import (
 // [ControlPlaneCollector] over its store and controllers (the built-in
 // ones and each node agent's) into reg. The node agents' migration
 // snapshots supply the migration-job and engine series ([AgentMigrations]).
+// A store that reports corrupt values ([CorruptObjectSource], as the etcd
+// store does) also gets a [StoreCollector].
 func RegisterCluster(reg prometheus.Registerer, c *cluster.Cluster, opts Options) error {
 	if reg == nil {
 		return fmt.Errorf("%w: RegisterCluster: nil Registerer", ErrInvalidOptions)
@@ -31,7 +33,7 @@ func RegisterCluster(reg prometheus.Registerer, c *cluster.Cluster, opts Options
 	if err != nil {
 		return err
 	}
-	return registerAll(reg, dom, cp)
+	return registerAll(reg, withStore(c.Store(), opts, dom, cp)...)
 }
 
 // RegisterNode registers what one node agent's process exports, as
@@ -39,6 +41,8 @@ func RegisterCluster(reg prometheus.Registerer, c *cluster.Cluster, opts Options
 // on agent's node (read from objects) with hv's domain statistics, the
 // agent's guest filesystems and migrations, and the agent's own work
 // queue and reconcile statistics. hv must be the agent's hypervisor.
+// A store that reports corrupt values ([CorruptObjectSource], as the etcd
+// store does) also gets a [StoreCollector].
 func RegisterNode(reg prometheus.Registerer, objects ObjectLister, agent *node.Agent, hv hypervisor.Hypervisor, opts Options) error {
 	switch {
 	case reg == nil:
@@ -58,13 +62,15 @@ func RegisterNode(reg prometheus.Registerer, objects ObjectLister, agent *node.A
 	if err != nil {
 		return err
 	}
-	return registerAll(reg, dom, ctrl)
+	return registerAll(reg, withStore(objects, opts, dom, ctrl)...)
 }
 
 // RegisterControlPlane registers a [ControlPlaneCollector] over objects
 // and the controllers, as KubeVirt's virt-controller exports them. Use it
 // next to per-node [RegisterNode] endpoints; engine metrics then come from
 // the nodes' live migrations, not from status.
+// A store that reports corrupt values ([CorruptObjectSource], as the etcd
+// store does) also gets a [StoreCollector].
 func RegisterControlPlane(reg prometheus.Registerer, objects ObjectLister, controllers []*controller.Controller, opts Options) error {
 	if reg == nil {
 		return fmt.Errorf("%w: RegisterControlPlane: nil Registerer", ErrInvalidOptions)
@@ -80,7 +86,18 @@ func RegisterControlPlane(reg prometheus.Registerer, objects ObjectLister, contr
 	if err != nil {
 		return err
 	}
-	return registerAll(reg, cp)
+	return registerAll(reg, withStore(objects, opts, cp)...)
+}
+
+// withStore appends a [StoreCollector] when objects is a store that can
+// report corrupt values ([CorruptObjectSource]).
+func withStore(objects any, opts Options, cs ...prometheus.Collector) []prometheus.Collector {
+	if src, ok := objects.(CorruptObjectSource); ok && src != nil {
+		if sc, err := NewStoreCollector(src, opts); err == nil {
+			cs = append(cs, sc)
+		}
+	}
+	return cs
 }
 
 // registerAll registers every collector or, on the first failure, none.

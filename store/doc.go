@@ -21,6 +21,16 @@
 // store has forgotten, gets [ErrExpired] and must relist. The conformance
 // suite in package storetest pins all of this down for every implementation.
 //
+// # Corrupt values
+//
+// A backend shared with other tools can hold bytes that are not a valid
+// object for their key. Such a value costs only itself: List and Watch skip
+// it (and go on), Get, Update and Delete of its key fail with a
+// [*CorruptError] wrapping [ErrCorrupt] that names the backend key to
+// repair, and stores that can meet one implement [CorruptReporter] so the
+// process can export them. [Scheme.DecodeStored] is the check every backend
+// applies to what it reads.
+//
 // # Kinds
 //
 // A store knows the kinds registered with it ([Kind], [Scheme]). Zero

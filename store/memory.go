@@ -56,6 +56,10 @@ func (o Options) Validate() error {
 // Memory is the embedded, in-process Store. Objects live in maps; every write
 // takes one lock, bumps a store-wide resourceVersion and appends one event to
 // a bounded history that watchers resume from.
+//
+// Every object it holds went through Create or Update (there is no import
+// path for foreign bytes), so it never holds a corrupt value: it does not
+// implement CorruptReporter and does not run storetest.RunCorrupt.
 type Memory struct {
 	scheme      *Scheme
 	now         func() time.Time

@@ -31,6 +31,12 @@ var (
 	// ErrUnknownKind: the Go type of the object or list is not registered
 	// with the store.
 	ErrUnknownKind = errors.New("kind not registered with the store")
+	// ErrCorrupt: the bytes stored at a key are not a valid object of its
+	// kind (undecodable, another kind or apiVersion, a name or namespace
+	// that does not match the key, larger than the store's bound). Get,
+	// Update and Delete of such a key fail with a [*CorruptError]; List and
+	// Watch skip it. Repair it in the backend (rewrite or delete the key).
+	ErrCorrupt = errors.New("stored object is corrupt")
 )
 
 // Key names an object within its kind. Namespace is empty for cluster-scoped

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -20,6 +21,13 @@ import (
 // errBadStoreFlag wraps every malformed --store* flag.
 var errBadStoreFlag = errors.New("invalid store flag")
 
+// etcdPasswordEnv names the environment variable that holds the etcd
+// password when neither --etcd-password-file nor --etcd-password is given.
+const etcdPasswordEnv = "VIRTKIT_ETCD_PASSWORD"
+
+// maxPasswordFile bounds what --etcd-password-file reads.
+const maxPasswordFile = 4096
+
 // storeFlags are the flags every command that talks to a control plane
 // shares: which store, and how to reach etcd.
 type storeFlags struct {
@@ -30,6 +38,10 @@ type storeFlags struct {
 	key      string
 	user     string
 	password string
+	// passwordFile holds the password (--etcd-password-file).
+	passwordFile string
+	// stderr receives warnings; nil discards them.
+	stderr func() io.Writer
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -40,8 +52,67 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.cacert, "etcd-cacert", "", "PEM file of the CA that signed etcd's server certificate (enables TLS)")
 	fs.StringVar(&f.cert, "etcd-cert", "", "PEM client certificate for etcd (with --etcd-key)")
 	fs.StringVar(&f.key, "etcd-key", "", "PEM client key for etcd (with --etcd-cert)")
-	fs.StringVar(&f.user, "etcd-user", "", "etcd user name (etcd auth)")
-	fs.StringVar(&f.password, "etcd-password", "", "etcd password (etcd auth)")
+	fs.StringVar(&f.user, "etcd-user", "", "etcd user name (etcd auth; the password comes from --etcd-password-file or $"+etcdPasswordEnv+")")
+	fs.StringVar(&f.passwordFile, "etcd-password-file", "", "file holding the etcd password (one line; a trailing newline is dropped); overrides $"+etcdPasswordEnv)
+	fs.StringVar(&f.password, "etcd-password", "", "etcd password (visible to every user in the process list)")
+	// Kept so existing scripts work, hidden from help and warned about on
+	// use: a password in argv is readable by every local user.
+	_ = fs.MarkDeprecated("etcd-password", "it shows the password to every local user (ps, /proc); use --etcd-password-file or $"+etcdPasswordEnv)
+	f.stderr = cmd.ErrOrStderr
+}
+
+func (f *storeFlags) warn(format string, args ...any) {
+	if f.stderr != nil {
+		fmt.Fprintf(f.stderr(), "warning: "+format+"\n", args...)
+	}
+}
+
+// etcdPassword returns the password from, in order: --etcd-password-file,
+// --etcd-password, $VIRTKIT_ETCD_PASSWORD (read only with --etcd-user, so
+// an exported variable does not break commands against an etcd without
+// auth). Giving both flags is an error.
+func (f *storeFlags) etcdPassword() (string, error) {
+	switch {
+	case f.passwordFile != "" && f.password != "":
+		return "", fmt.Errorf("--etcd-password-file/--etcd-password: %w: give one", errBadStoreFlag)
+	case f.passwordFile != "":
+		return readPasswordFile(f.passwordFile, f.warn)
+	case f.password != "":
+		return f.password, nil
+	}
+	if f.user == "" {
+		return "", nil // the variable goes with --etcd-user only
+	}
+	return os.Getenv(etcdPasswordEnv), nil
+}
+
+// readPasswordFile reads a password file as ssh and etcdctl users expect:
+// one line, its trailing newline dropped, refused when empty or larger than
+// maxPasswordFile, with a warning when others may read it.
+func readPasswordFile(path string, warn func(string, ...any)) (string, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("--etcd-password-file: %w", err)
+	}
+	defer file.Close()
+	if st, err := file.Stat(); err == nil && st.Mode().Perm()&0o077 != 0 {
+		warn("--etcd-password-file %s is accessible by group or others (mode %v); chmod 600 it", path, st.Mode().Perm())
+	}
+	data, err := io.ReadAll(io.LimitReader(file, maxPasswordFile+1))
+	if err != nil {
+		return "", fmt.Errorf("--etcd-password-file: %w", err)
+	}
+	if len(data) > maxPasswordFile {
+		return "", fmt.Errorf("--etcd-password-file: %w: %s is larger than %d bytes", errBadStoreFlag, path, maxPasswordFile)
+	}
+	pw := strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
+	switch {
+	case pw == "":
+		return "", fmt.Errorf("--etcd-password-file: %w: %s is empty", errBadStoreFlag, path)
+	case strings.ContainsAny(pw, "\r\n"):
+		return "", fmt.Errorf("--etcd-password-file: %w: %s holds more than one line", errBadStoreFlag, path)
+	}
+	return pw, nil
 }
 
 // isMemory reports whether the flags select the in-process memory store.
@@ -73,9 +144,13 @@ func (f *storeFlags) etcdOptions() (etcd.Options, error) {
 	if len(endpoints) == 0 {
 		return etcd.Options{}, fmt.Errorf("--store: %w: no etcd endpoint in %q", errBadStoreFlag, f.store)
 	}
-	opts := etcd.Options{Endpoints: endpoints, Prefix: f.prefix, Username: f.user, Password: f.password}
-	if f.password != "" && f.user == "" {
-		return etcd.Options{}, fmt.Errorf("--etcd-password: %w: needs --etcd-user", errBadStoreFlag)
+	password, err := f.etcdPassword()
+	if err != nil {
+		return etcd.Options{}, err
+	}
+	opts := etcd.Options{Endpoints: endpoints, Prefix: f.prefix, Username: f.user, Password: password}
+	if password != "" && f.user == "" {
+		return etcd.Options{}, fmt.Errorf("--etcd-password(-file)/$%s: %w: needs --etcd-user", etcdPasswordEnv, errBadStoreFlag)
 	}
 	if useTLS {
 		cfg, err := f.tlsConfig()
@@ -123,6 +198,15 @@ type openedStore struct {
 	close  func() error
 }
 
+// CorruptObjects lists the corrupt values the etcd store has met (none for
+// the memory store), so metrics export them for this process's store.
+func (o *openedStore) CorruptObjects() []store.CorruptError {
+	if r, ok := o.Store.(store.CorruptReporter); ok {
+		return r.CorruptObjects()
+	}
+	return nil
+}
+
 // Close releases the connection.
 func (o *openedStore) Close() error {
 	if o.close == nil {
@@ -131,7 +215,8 @@ func (o *openedStore) Close() error {
 	return o.close()
 }
 
-// open connects to the store the flags name.
+// open connects to the store the flags name. log receives the store's
+// warnings (corrupt values skipped); nil sends them to the command's stderr.
 func (f *storeFlags) open(ctx context.Context, log *slog.Logger) (*openedStore, error) {
 	if f.isMemory() {
 		return &openedStore{Store: store.NewMemory()}, nil
@@ -139,6 +224,11 @@ func (f *storeFlags) open(ctx context.Context, log *slog.Logger) (*openedStore, 
 	opts, err := f.etcdOptions()
 	if err != nil {
 		return nil, err
+	}
+	if log == nil && f.stderr != nil {
+		// One-shot commands (get, apply) log nothing else, but a corrupt
+		// value they skip must not go unmentioned.
+		log = slog.New(slog.NewTextHandler(f.stderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	opts.Logger = log
 	st, err := etcd.New(ctx, opts)

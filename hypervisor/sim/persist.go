@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,6 +18,10 @@ import (
 // stateFileVersion is written into every state file; a file of another
 // version is refused rather than misread.
 const stateFileVersion = 1
+
+// maxStateFileBytes bounds what ReadState reads: a state file holds
+// definitions of the guests of one host, well under this.
+const maxStateFileBytes = 64 << 20
 
 // ErrStateFile wraps problems with a persisted state file.
 var ErrStateFile = errors.New("sim state file")
@@ -41,14 +46,23 @@ type stateFile struct {
 }
 
 // ReadState reads a state file written by a [Persistent] host. A missing
-// file is an empty host.
+// file is an empty host. The file is checked, not trusted: at most 64 MiB,
+// every domain named once, in a state libvirt has.
 func ReadState(path string) ([]PersistedDomain, error) {
-	data, err := os.ReadFile(path)
+	file, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStateFile, err)
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, maxStateFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStateFile, path, err)
+	}
+	if len(data) > maxStateFileBytes {
+		return nil, fmt.Errorf("%w: %s: larger than %d bytes", ErrStateFile, path, maxStateFileBytes)
 	}
 	var f stateFile
 	if err := json.Unmarshal(data, &f); err != nil {
@@ -57,7 +71,29 @@ func ReadState(path string) ([]PersistedDomain, error) {
 	if f.Version != stateFileVersion {
 		return nil, fmt.Errorf("%w: %s: version %d, want %d", ErrStateFile, path, f.Version, stateFileVersion)
 	}
+	seen := make(map[string]bool, len(f.Domains))
+	for i, d := range f.Domains {
+		switch {
+		case d.Name == "":
+			return nil, fmt.Errorf("%w: %s: domains[%d].name: required", ErrStateFile, path, i)
+		case seen[d.Name]:
+			return nil, fmt.Errorf("%w: %s: domains[%d].name: %q recorded twice", ErrStateFile, path, i, d.Name)
+		case !knownState(d.State):
+			return nil, fmt.Errorf("%w: %s: domains[%d].state: unknown state %q", ErrStateFile, path, i, d.State)
+		}
+		seen[d.Name] = true
+	}
 	return f.Domains, nil
+}
+
+// knownState reports whether a state file may record st.
+func knownState(st hypervisor.DomainState) bool {
+	switch st {
+	case hypervisor.StateNoState, hypervisor.StateRunning, hypervisor.StateBlocked, hypervisor.StatePaused,
+		hypervisor.StateShutdown, hypervisor.StateShutoff, hypervisor.StateCrashed, hypervisor.StatePMSuspended:
+		return true
+	}
+	return false
 }
 
 // Persistent is a simulated host whose domains outlive its process: every
@@ -122,8 +158,14 @@ func OpenPersistent(ctx context.Context, h *Host, path string) (*Persistent, err
 }
 
 func (p *Persistent) restore(ctx context.Context, d PersistedDomain) error {
-	if _, err := p.host.Define(ctx, d.XML); err != nil {
+	id, err := p.host.Define(ctx, d.XML)
+	if err != nil {
 		return err
+	}
+	if id.Name != d.Name {
+		// Leave nothing behind that the file did not name.
+		_ = p.host.Undefine(ctx, id.Name)
+		return fmt.Errorf("xml: defines domain %q, the entry is %q", id.Name, d.Name)
 	}
 	p.defs[d.Name] = d.XML
 	if d.State.IsActive() {

@@ -22,5 +22,18 @@
 // caller relists and watches again from the list's resourceVersion, which
 // loses no change: a reconciler sees the current state of every object.
 //
+// # Corrupt values
+//
+// Anything with etcd access can write under the prefix. A value that is not
+// a valid object for its key (undecodable JSON, another kind or apiVersion,
+// a name or namespace other than the key's, a malformed key, more than
+// Options.MaxObjectBytes) is skipped by List and Watch, refused by Get,
+// Update and Delete with a *store.CorruptError naming the etcd key, logged
+// once per value as a warning and passed to Options.OnCorrupt. A watcher
+// that had the object before it was overwritten gets Deleted; a valid
+// rewrite is Added again. CorruptObjects lists the corrupt values not yet
+// seen repaired; package metrics exports them. Repair with etcdctl: put a
+// valid object, or delete the key.
+//
 // Tests start a real embedded etcd server with package etcdtest.
 package etcd

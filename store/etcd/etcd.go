@@ -65,7 +65,18 @@ type Options struct {
 	// an Error event wrapping store.ErrExpired; 0 means
 	// store.DefaultWatchBuffer.
 	WatchBuffer int
-	// Logger receives debug messages; nil discards.
+	// MaxObjectBytes bounds one stored object's encoding: a larger write
+	// fails with store.ErrInvalid, a larger value found in etcd is corrupt.
+	// 0 means store.DefaultMaxObjectBytes (etcd's default request limit).
+	MaxObjectBytes int
+	// OnCorrupt is called (besides a warning on Logger) the first time each
+	// corrupt value is read: a value List, Watch and Get skip or refuse
+	// because it is not a valid object for its key (see store.ErrCorrupt).
+	// Wire it to alerting or an event recorder; CorruptObjects lists the
+	// ones not yet repaired. It must not block; nil does nothing.
+	OnCorrupt func(store.CorruptError)
+	// Logger receives warnings about corrupt values and debug messages;
+	// nil discards.
 	Logger *slog.Logger
 }
 
@@ -79,6 +90,9 @@ func (o Options) Validate() error {
 	}
 	if o.WatchBuffer < 0 {
 		return fmt.Errorf("watchBuffer: %w: %d is negative", store.ErrInvalid, o.WatchBuffer)
+	}
+	if o.MaxObjectBytes < 0 {
+		return fmt.Errorf("maxObjectBytes: %w: %d is negative", store.ErrInvalid, o.MaxObjectBytes)
 	}
 	if strings.ContainsAny(o.Prefix, "\x00") {
 		return fmt.Errorf("prefix: %w: contains NUL", store.ErrInvalid)
@@ -96,6 +110,15 @@ func (o Options) Validate() error {
 // only once the watch runs). Callers relist and watch from the list's
 // resourceVersion; with that, no change is lost. Configure etcd's
 // auto-compaction retention longer than the longest expected watch outage.
+//
+// Corrupt values: etcd holds whatever any client wrote. A value under a
+// kind's prefix that is not a valid object for its key (see
+// store.ErrCorrupt) costs only itself: List and Watch skip it (a watcher
+// that knew the object gets Deleted, and Added again once the key is
+// rewritten with a valid object), Get, Update and Delete of its key fail
+// with a *store.CorruptError naming the etcd key, each one is logged and
+// passed to Options.OnCorrupt, and CorruptObjects lists those not yet seen
+// repaired.
 type Store struct {
 	client      *clientv3.Client
 	ownClient   bool
@@ -104,8 +127,11 @@ type Store struct {
 	now         func() time.Time
 	watchBuffer int
 	log         *slog.Logger
-	closeOnce   sync.Once
-	closeErr    error
+	// maxObjectBytes bounds values read and written.
+	maxObjectBytes int
+	corrupt        *corruptSet
+	closeOnce      sync.Once
+	closeErr       error
 }
 
 var (
@@ -142,6 +168,11 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	s.maxObjectBytes = opts.MaxObjectBytes
+	if s.maxObjectBytes == 0 {
+		s.maxObjectBytes = store.DefaultMaxObjectBytes
+	}
+	s.corrupt = &corruptSet{log: s.log, onCorrupt: opts.OnCorrupt, byKey: map[string]corruptEntry{}}
 	if s.client == nil {
 		timeout := opts.DialTimeout
 		if timeout == 0 {
@@ -204,52 +235,49 @@ func (s *Store) etcdKey(kind store.Kind, key store.Key) string {
 	return s.kindPrefix(kind) + key.Namespace + "/" + key.Name
 }
 
-// keyOf parses an etcd key of kind back into a store.Key.
-func (s *Store) keyOf(kind store.Kind, etcdKey string) store.Key {
-	rest := strings.TrimPrefix(etcdKey, s.kindPrefix(kind))
-	if kind.ClusterScoped {
-		return store.Key{Name: rest}
-	}
-	ns, name, _ := strings.Cut(rest, "/")
-	return store.Key{Namespace: ns, Name: name}
-}
-
 func rvString(rev int64) string { return strconv.FormatInt(rev, 10) }
 
-func (s *Store) decode(kind store.Kind, key string, value []byte, rev int64) (virtkit.Object, error) {
-	obj := kind.New()
-	if err := json.Unmarshal(value, obj); err != nil {
-		return nil, fmt.Errorf("%s %s: decoding etcd value: %w", kind.Name, s.keyOf(kind, key), err)
-	}
-	obj.SetResourceVersion(rvString(rev))
-	return obj, nil
-}
-
 // encode marshals obj without its resourceVersion, which etcd keeps as the
-// mod revision.
-func encode(obj virtkit.Object) ([]byte, error) {
+// mod revision. An encoding over the store's bound is store.ErrInvalid: the
+// store never writes what it would refuse to read.
+func (s *Store) encode(kind store.Kind, key store.Key, obj virtkit.Object) ([]byte, error) {
 	rv := obj.GetResourceVersion()
 	obj.SetResourceVersion("")
 	defer obj.SetResourceVersion(rv)
-	return json.Marshal(obj)
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: encoding: %w", kind.Name, key, err)
+	}
+	if len(data) > s.maxObjectBytes {
+		return nil, fmt.Errorf("%s %s: %w: encoded object of %d bytes exceeds the store's bound of %d", kind.Name, key, store.ErrInvalid, len(data), s.maxObjectBytes)
+	}
+	return data, nil
 }
 
 func etcdErr(kind string, key store.Key, op string, err error) error {
 	return fmt.Errorf("%s %s: etcd %s: %w", kind, key, op, err)
 }
 
-// get reads the object at key; ok is false when there is none.
+// get reads the object at key; ok is false when there is none. A corrupt
+// value is an error wrapping store.ErrCorrupt.
 func (s *Store) get(ctx context.Context, kind store.Kind, key store.Key) (obj virtkit.Object, rev int64, ok bool, err error) {
-	resp, err := s.client.Get(ctx, s.etcdKey(kind, key))
+	k := s.etcdKey(kind, key)
+	resp, err := s.client.Get(ctx, k)
 	if err != nil {
 		return nil, 0, false, etcdErr(kind.Name, key, "get", err)
 	}
 	if len(resp.Kvs) == 0 {
+		s.corrupt.healthy(k, resp.Header.Revision)
 		return nil, 0, false, nil
 	}
 	kv := resp.Kvs[0]
-	obj, err = s.decode(kind, string(kv.Key), kv.Value, kv.ModRevision)
-	return obj, kv.ModRevision, err == nil, err
+	obj, err = s.decode(kind, kv, kv.ModRevision)
+	if err != nil {
+		s.corrupt.found(err, kv.ModRevision)
+		return nil, 0, false, err
+	}
+	s.corrupt.healthy(k, kv.ModRevision)
+	return obj, kv.ModRevision, true, nil
 }
 
 // Get implements store.Store.
@@ -272,12 +300,14 @@ func (s *Store) Get(ctx context.Context, key store.Key, obj virtkit.Object) erro
 	return nil
 }
 
-// list reads every object under prefix at one revision, in pages.
+// list reads every object under prefix at one revision, in pages. Corrupt
+// values are skipped (and recorded); they never fail the list.
 func (s *Store) list(ctx context.Context, kind store.Kind, prefix string, keep func(virtkit.Object) bool) ([]virtkit.Object, int64, error) {
 	end := clientv3.GetPrefixRangeEnd(prefix)
 	start := prefix
 	var rev int64
 	var out []virtkit.Object
+	corrupt := map[string]bool{}
 	for {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(listPageSize)}
 		if rev != 0 {
@@ -294,15 +324,18 @@ func (s *Store) list(ctx context.Context, kind store.Kind, prefix string, keep f
 			rev = resp.Header.Revision
 		}
 		for _, kv := range resp.Kvs {
-			obj, err := s.decode(kind, string(kv.Key), kv.Value, kv.ModRevision)
+			obj, err := s.decode(kind, kv, kv.ModRevision)
 			if err != nil {
-				return nil, 0, err
+				s.corrupt.found(err, kv.ModRevision)
+				corrupt[string(kv.Key)] = true
+				continue
 			}
 			if keep(obj) {
 				out = append(out, obj)
 			}
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
+			s.corrupt.sweep(prefix, corrupt, rev)
 			return out, rev, nil
 		}
 		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
@@ -340,9 +373,9 @@ func (s *Store) Create(ctx context.Context, obj virtkit.Object) error {
 		if err != nil {
 			return err
 		}
-		data, err := encode(next)
+		data, err := s.encode(kind, key, next)
 		if err != nil {
-			return fmt.Errorf("%s %s: encoding: %w", kind.Name, key, err)
+			return err
 		}
 		k := s.etcdKey(kind, key)
 		resp, err := s.client.Txn(ctx).
@@ -410,9 +443,9 @@ func (s *Store) write(ctx context.Context, kind store.Kind, key store.Key, rev i
 	case store.WriteNone:
 		return true, nil
 	case store.WritePut:
-		data, err := encode(next)
+		data, err := s.encode(kind, key, next)
 		if err != nil {
-			return false, fmt.Errorf("%s %s: encoding: %w", kind.Name, key, err)
+			return false, err
 		}
 		then = clientv3.OpPut(k, string(data))
 	case store.WriteRemove:

@@ -115,11 +115,7 @@ func (w *watcher) run(ctx context.Context, initial []store.Event, wch clientv3.W
 				return
 			}
 			for _, e := range resp.Events {
-				ev, ok, err := w.translate(e)
-				if err != nil {
-					w.fail(ctx, err)
-					return
-				}
+				ev, ok := w.translate(e)
 				if !ok {
 					continue
 				}
@@ -149,55 +145,68 @@ func (w *watcher) fail(ctx context.Context, err error) {
 
 // translate turns an etcd event into a store event for this watcher,
 // applying the label selector (an object whose labels stop matching is
-// Deleted for this watcher, one that starts matching Added).
-func (w *watcher) translate(e *clientv3.Event) (store.Event, bool, error) {
+// Deleted for this watcher, one that starts matching Added). Corrupt values
+// never end the watch: a value that becomes corrupt is Deleted for a
+// watcher that knew the object (as a relist would no longer show it), a
+// valid rewrite of a corrupt value is Added, and the deletion of a corrupt
+// value is not reported (the watcher never had the object).
+func (w *watcher) translate(e *clientv3.Event) (store.Event, bool) {
 	matches := func(o virtkit.Object) bool { return store.Matches(o, "", w.selector) }
 	key := string(e.Kv.Key)
-	switch e.Type {
-	case mvccpb.DELETE:
-		var obj virtkit.Object
-		if e.PrevKv != nil {
-			var err error
-			if obj, err = w.s.decode(w.kind, key, e.PrevKv.Value, e.Kv.ModRevision); err != nil {
-				return store.Event{}, false, err
-			}
-			if !matches(obj) {
-				return store.Event{}, false, nil
-			}
-		} else {
-			// The previous value is gone (compacted): report the key.
-			obj = w.kind.New()
-			k := w.s.keyOf(w.kind, key)
-			obj.SetNamespace(k.Namespace)
-			obj.SetName(k.Name)
-			obj.SetResourceVersion(rvString(e.Kv.ModRevision))
+	rev := e.Kv.ModRevision
+	var old virtkit.Object // the previous state, nil when gone or corrupt
+	if e.PrevKv != nil {
+		// The deletion's or write's version, so a watch resumes after it.
+		if o, err := w.s.decode(w.kind, e.PrevKv, rev); err == nil {
+			old = o
 		}
-		return store.Event{Type: store.Deleted, Object: obj}, true, nil
-	default:
-		obj, err := w.s.decode(w.kind, key, e.Kv.Value, e.Kv.ModRevision)
-		if err != nil {
-			return store.Event{}, false, err
-		}
-		now := matches(obj)
-		if e.IsCreate() {
-			return store.Event{Type: store.Added, Object: obj}, now, nil
-		}
-		before := now // without the previous value, assume labels did not change
-		if e.PrevKv != nil {
-			old, err := w.s.decode(w.kind, key, e.PrevKv.Value, e.PrevKv.ModRevision)
-			if err != nil {
-				return store.Event{}, false, err
-			}
-			before = matches(old)
-		}
-		switch {
-		case now && before:
-			return store.Event{Type: store.Modified, Object: obj}, true, nil
-		case now:
-			return store.Event{Type: store.Added, Object: obj}, true, nil
-		case before:
-			return store.Event{Type: store.Deleted, Object: obj}, true, nil
-		}
-		return store.Event{}, false, nil
 	}
+	if e.Type == mvccpb.DELETE {
+		w.s.corrupt.healthy(key, rev)
+		switch {
+		case old != nil:
+			return store.Event{Type: store.Deleted, Object: old}, matches(old)
+		case e.PrevKv != nil:
+			return store.Event{}, false // a corrupt value went away
+		}
+		// The previous value is gone (compacted): report the key.
+		k, err := w.s.parseKey(w.kind, key)
+		if err != nil {
+			return store.Event{}, false
+		}
+		obj := w.kind.New()
+		obj.SetNamespace(k.Namespace)
+		obj.SetName(k.Name)
+		obj.SetResourceVersion(rvString(rev))
+		return store.Event{Type: store.Deleted, Object: obj}, true
+	}
+	obj, err := w.s.decode(w.kind, e.Kv, rev)
+	if err != nil {
+		w.s.corrupt.found(err, rev)
+		if old != nil && matches(old) {
+			return store.Event{Type: store.Deleted, Object: old}, true
+		}
+		return store.Event{}, false
+	}
+	w.s.corrupt.healthy(key, rev)
+	now := matches(obj)
+	if e.IsCreate() {
+		return store.Event{Type: store.Added, Object: obj}, now
+	}
+	before := now // without the previous value, assume labels did not change
+	switch {
+	case old != nil:
+		before = matches(old)
+	case e.PrevKv != nil:
+		before = false // the previous value was corrupt: the watcher never had it
+	}
+	switch {
+	case now && before:
+		return store.Event{Type: store.Modified, Object: obj}, true
+	case now:
+		return store.Event{Type: store.Added, Object: obj}, true
+	case before:
+		return store.Event{Type: store.Deleted, Object: obj}, true
+	}
+	return store.Event{}, false
 }

@@ -6,6 +6,11 @@
 // namespaces, cluster-scoped kinds, label selectors, deep-copy isolation and
 // watches (ordering, filters, initial events, resume, expiry, cancel).
 //
+// RunCorrupt is for stores whose backend can hold values the store did not
+// write (etcd): a value that is not a valid object for its key costs only
+// itself. The memory store builds every value it holds and has no import
+// path, so it cannot hold a corrupt value and does not run RunCorrupt.
+//
 // It uses its own kinds (Widget, namespaced; Gadget, cluster-scoped) so it
 // also proves a store works for kinds other than virtkit's: the store under
 // test must register Kinds().
