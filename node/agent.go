@@ -55,10 +55,10 @@ type Options struct {
 	// succeeds again. The agent publishes it on its Node
 	// (controller.FenceTimeoutAnnotation) and the node-health controller
 	// waits at least controller.MinNodeGrace of it before failing the
-	// node's VMIs. 0 means DefaultFenceTimeoutHeartbeats heartbeat
-	// intervals (60 s with the default interval); negative disables
-	// fencing (then a partitioned node's guests can run twice). It must be
-	// at least three heartbeat intervals.
+	// node's VMIs. 0 means DefaultFenceTimeout(HeartbeatInterval) (60 s
+	// with the default interval); negative disables fencing (then a
+	// partitioned node's guests can run twice). It must be at least
+	// MinFenceTimeout(HeartbeatInterval).
 	FenceTimeout time.Duration
 	// Watchdog, when set, is petted after every successful heartbeat
 	// renewal with the time left before the fence deadline, so the host
@@ -135,10 +135,10 @@ func New(opts Options) (*Agent, error) {
 	}
 	switch {
 	case opts.FenceTimeout == 0:
-		opts.FenceTimeout = DefaultFenceTimeoutHeartbeats * opts.HeartbeatInterval
-	case opts.FenceTimeout > 0 && opts.FenceTimeout < minFenceHeartbeats*opts.HeartbeatInterval:
-		return nil, fmt.Errorf("%w: FenceTimeout: %v is shorter than %d heartbeat intervals (%v)", ErrInvalidOptions,
-			opts.FenceTimeout, minFenceHeartbeats, minFenceHeartbeats*opts.HeartbeatInterval)
+		opts.FenceTimeout = DefaultFenceTimeout(opts.HeartbeatInterval)
+	case opts.FenceTimeout > 0 && opts.FenceTimeout < MinFenceTimeout(opts.HeartbeatInterval):
+		return nil, fmt.Errorf("%w: FenceTimeout: %v is shorter than three heartbeat intervals plus 1 s (%v)", ErrInvalidOptions,
+			opts.FenceTimeout, MinFenceTimeout(opts.HeartbeatInterval))
 	case opts.FenceTimeout < 0:
 		opts.FenceTimeout = -1
 		if opts.Watchdog != nil {

@@ -8,13 +8,38 @@ import (
 	"time"
 )
 
-// DefaultFenceTimeoutHeartbeats is the default fence timeout in heartbeat
-// intervals: with the default 10 s heartbeat, 60 s.
-const DefaultFenceTimeoutHeartbeats = 6
+// Fence timeout defaults and bounds.
+const (
+	// DefaultFenceTimeoutHeartbeats is the default fence timeout in
+	// heartbeat intervals (60 s with the default 10 s heartbeat), but
+	// never less than MinDefaultFenceTimeout.
+	DefaultFenceTimeoutHeartbeats = 6
+	// MinDefaultFenceTimeout is the shortest default fence timeout, for
+	// short heartbeat intervals: a starved process must not fence itself
+	// over a hiccup.
+	MinDefaultFenceTimeout = 10 * time.Second
+	// minFenceHeartbeats is the shortest fence timeout allowed, in
+	// heartbeat intervals, plus heartbeatResolution: a missed heartbeat or
+	// two must never fence a node.
+	minFenceHeartbeats = 3
+	// heartbeatResolution is the precision of the heartbeat time in the
+	// store (seconds): renewals within one second write the same value, so
+	// the fence deadline counts from the first of them.
+	heartbeatResolution = time.Second
+)
 
-// minFenceHeartbeats is the shortest fence timeout allowed, in heartbeat
-// intervals: one missed heartbeat must never fence a node.
-const minFenceHeartbeats = 3
+// DefaultFenceTimeout is the fence timeout an agent with the given
+// heartbeat interval uses when Options.FenceTimeout is 0.
+func DefaultFenceTimeout(heartbeat time.Duration) time.Duration {
+	return max(DefaultFenceTimeoutHeartbeats*heartbeat, MinDefaultFenceTimeout)
+}
+
+// MinFenceTimeout is the shortest fence timeout allowed with the given
+// heartbeat interval: three intervals plus the heartbeat's one-second
+// resolution.
+func MinFenceTimeout(heartbeat time.Duration) time.Duration {
+	return minFenceHeartbeats*heartbeat + heartbeatResolution
+}
 
 // ErrFenced is returned by operations that would start a guest while the
 // agent is fenced: it has not renewed its heartbeat within its fence
