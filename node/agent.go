@@ -61,8 +61,10 @@ type Options struct {
 	// MinFenceTimeout(HeartbeatInterval).
 	FenceTimeout time.Duration
 	// Watchdog, when set, is petted after every successful heartbeat
-	// renewal with the time left before the fence deadline, so the host
-	// stops the guests even when this process cannot (frozen, killed).
+	// renewal with the time left before the fence deadline plus a tenth of
+	// FenceTimeout, so the host stops the guests even when this process
+	// cannot (frozen, killed). The margin of controller.MinNodeGrace
+	// covers that tenth.
 	Watchdog Watchdog
 	// ResyncPeriod re-reads every VMI of the node; default 30 s.
 	ResyncPeriod time.Duration

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/virtkit/virtkit/hypervisor"
 )
 
 // Fence timeout defaults and bounds.
@@ -50,9 +52,9 @@ var ErrFenced = errors.New("node agent is fenced: its heartbeat lease is not cur
 // Watchdog is a host watchdog the agent pets after every heartbeat renewal
 // that succeeded: unless petted again within timeout, it stops every guest
 // on the host, whatever the agent process is doing (frozen, stopped,
-// killed). The simulated hypervisor has one ([sim.Host.PetWatchdog]).
+// killed). The simulated hypervisor has one (sim.Host.PetWatchdog).
 type Watchdog interface {
-	Pet(ctx context.Context, timeout time.Duration) error
+	PetWatchdog(ctx context.Context, timeout time.Duration) error
 }
 
 // lease is the agent's view of its heartbeat: when the heartbeat value now
@@ -165,15 +167,16 @@ func (a *Agent) fenceLoop(ctx context.Context) {
 			a.log.Error("fencing: heartbeat not renewed within the fence timeout; destroying this node's guests",
 				"fenceTimeout", a.opts.FenceTimeout)
 		}
-		if err := a.sweep(ctx); err != nil && ctx.Err() == nil {
+		if err := a.sweep(ctx, fresh); err != nil && ctx.Err() == nil {
 			a.log.Warn("fencing: destroying guests", "err", err)
 		}
 	}
 }
 
 // sweep destroys every active domain that is this node's by what the host
-// says (no store needed).
-func (a *Agent) sweep(ctx context.Context) error {
+// says (no store needed). The first sweep of a fence also counts as fenced
+// the domains the host watchdog destroyed just before.
+func (a *Agent) sweep(ctx context.Context, first bool) error {
 	sctx, cancel := context.WithTimeout(ctx, a.opts.FenceTimeout)
 	defer cancel()
 	doms, err := a.opts.Hypervisor.List(sctx)
@@ -182,7 +185,15 @@ func (a *Agent) sweep(ctx context.Context) error {
 	}
 	var errs []error
 	for _, d := range doms {
-		if !d.State.IsActive() || !a.ownedLocally(sctx, d) {
+		if !d.State.IsActive() {
+			if first && d.Reason == hypervisor.ReasonDestroyed && a.ownedLocally(sctx, d) {
+				a.mu.Lock()
+				a.fenced[d.Name] = true
+				a.mu.Unlock()
+			}
+			continue
+		}
+		if !a.ownedLocally(sctx, d) {
 			continue
 		}
 		if err := a.opts.Hypervisor.Destroy(sctx, d.Name); err != nil && !ignorable(err) {
@@ -218,6 +229,11 @@ func (a *Agent) undoIfFenced(ctx context.Context, domName string, gen uint64) er
 	a.mu.Unlock()
 	return fmt.Errorf("domain %s: %w", domName, ErrFenced)
 }
+
+// watchdogSlack is how much later than the agent's own fence deadline the
+// watchdog fires: the agent normally fences first (and knows which guests
+// it stopped); the watchdog is the backstop for a process that cannot.
+func (a *Agent) watchdogSlack() time.Duration { return a.opts.FenceTimeout / 10 }
 
 // renewalTimeout bounds one heartbeat write: the heartbeat interval or a
 // third of the fence timeout, whichever is longer. (Safety does not depend

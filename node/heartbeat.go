@@ -73,7 +73,7 @@ func (a *Agent) heartbeat(ctx context.Context) error {
 		a.enqueueFenced()
 	}
 	if wd := a.opts.Watchdog; wd != nil && left > 0 {
-		if err := wd.Pet(rctx, left); err != nil {
+		if err := wd.PetWatchdog(rctx, left+a.watchdogSlack()); err != nil {
 			return fmt.Errorf("petting the watchdog: %w", err)
 		}
 	}

@@ -190,6 +190,12 @@ func ignorable(err error) bool {
 // startDomain puts the finalizer on the VMI, builds, defines and starts its
 // domain. The VMI turns Running when the domain reports it.
 func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string) (controller.Result, error) {
+	// A fenced agent starts nothing: the controller may be restarting the
+	// VMI elsewhere. A fence during the start undoes it (undoIfFenced).
+	gen, ok := a.lease.admit(a.opts.Now(), a.opts.FenceTimeout)
+	if !ok {
+		return controller.Result{}, fmt.Errorf("VMI %s/%s: not starting domain %s: %w", vmi.Namespace, vmi.Name, domName, ErrFenced)
+	}
 	_, pauseAsked := vmi.Annotations[controller.PauseRequestAnnotation]
 	startPaused := vmi.ShouldStartPaused() && !vmi.HasReachedPhase(virtkit.Running)
 	if !slices.Contains(vmi.Finalizers, Finalizer) || startPaused && !pauseAsked {
@@ -220,10 +226,6 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 			return controller.Result{}, ferr
 		}
 		return controller.Result{}, controller.TerminalError(err)
-	}
-	gen, ok := a.lease.admit(a.opts.Now(), a.opts.FenceTimeout)
-	if !ok {
-		return controller.Result{}, fmt.Errorf("VMI %s/%s: not starting domain %s: %w", vmi.Namespace, vmi.Name, domName, ErrFenced)
 	}
 	if _, err := a.opts.Hypervisor.Define(ctx, xml); err != nil {
 		return controller.Result{}, err
