@@ -222,7 +222,7 @@ func (a *Agent) Enqueue(namespace, name string) {
 // host, and runs until ctx ends. On return the heartbeat has stopped; the
 // guests keep running (a restarted agent adopts them).
 func (a *Agent) Start(ctx context.Context) error {
-	if err := a.heartbeat(ctx); err != nil {
+	if err := a.heartbeat(ctx, a.opts.ReconcileTimeout); err != nil {
 		return fmt.Errorf("node %s: register: %w", a.opts.NodeName, err)
 	}
 	a.migs.setBase(ctx)

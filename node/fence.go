@@ -236,11 +236,12 @@ func (a *Agent) undoIfFenced(ctx context.Context, domName string, gen uint64) er
 func (a *Agent) watchdogSlack() time.Duration { return a.opts.FenceTimeout / 10 }
 
 // renewalTimeout bounds one heartbeat write: the heartbeat interval or a
-// third of the fence timeout, whichever is longer. (Safety does not depend
-// on it: the fence deadline counts from the start of a write.)
+// third of the fence timeout (a second without fencing), whichever is
+// longer. (Safety does not depend on it: the fence deadline counts from
+// the start of a write.) Registration at Start gets ReconcileTimeout.
 func (a *Agent) renewalTimeout() time.Duration {
 	if a.opts.FenceTimeout <= 0 {
-		return a.opts.HeartbeatInterval
+		return max(a.opts.HeartbeatInterval, time.Second)
 	}
 	return max(a.opts.HeartbeatInterval, a.opts.FenceTimeout/3)
 }

@@ -24,7 +24,7 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := a.heartbeat(ctx); err != nil && ctx.Err() == nil {
+			if err := a.heartbeat(ctx, a.renewalTimeout()); err != nil && ctx.Err() == nil {
 				a.log.Warn("heartbeat failed", "err", err)
 			}
 		}
@@ -55,9 +55,9 @@ func (a *Agent) scanLoop(ctx context.Context) {
 // the heartbeat time. Spec (taints, unschedulable) belongs to the operator
 // and is never touched. A renewal that succeeds moves the fence deadline
 // and pets the watchdog; one after a fence ends it.
-func (a *Agent) heartbeat(ctx context.Context) error {
+func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) error {
 	start := a.opts.Now()
-	rctx, cancel := context.WithTimeout(ctx, a.renewalTimeout())
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	value, err := a.writeHeartbeat(rctx)
 	if err != nil {

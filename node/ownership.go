@@ -149,3 +149,45 @@ func (a *Agent) scanHost(ctx context.Context, enqueue bool) error {
 	a.mu.Unlock()
 	return nil
 }
+
+// HostDomain is one domain on the host as the hypervisor reports it, with
+// what its virtkit metadata says.
+type HostDomain struct {
+	Name   string                 `json:"name"`
+	UUID   string                 `json:"uuid"`
+	State  hypervisor.DomainState `json:"state"`
+	Reason hypervisor.StateReason `json:"reason,omitempty"`
+	// Active is true for every state with a running QEMU process
+	// (running, paused, blocked, shutting down, suspended).
+	Active bool `json:"active"`
+	// Virtkit is true when the domain carries virtkit's metadata; VMIUID
+	// and Node are read from it.
+	Virtkit bool   `json:"virtkit"`
+	VMIUID  string `json:"vmiUID,omitempty"`
+	Node    string `json:"node,omitempty"`
+	// Owned is true when this agent manages the domain.
+	Owned bool `json:"owned"`
+}
+
+// HostDomains reads every domain on the host straight from the hypervisor
+// (no store involved), sorted by name: what the host really runs.
+func (a *Agent) HostDomains(ctx context.Context) ([]HostDomain, error) {
+	doms, err := a.opts.Hypervisor.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HostDomain, 0, len(doms))
+	for _, d := range doms {
+		hd := HostDomain{Name: d.Name, UUID: d.UUID, State: d.State, Reason: d.Reason, Active: d.State.IsActive()}
+		if f, err := a.facts(ctx, d.Name, d.UUID); err == nil {
+			hd.Virtkit, hd.VMIUID, hd.Node = f.virtkit, f.vmiUID, f.node
+		}
+		a.mu.Lock()
+		_, adopted := a.owned[d.Name]
+		a.mu.Unlock()
+		hd.Owned = adopted || hd.Virtkit && hd.Node == a.opts.NodeName
+		out = append(out, hd)
+	}
+	slices.SortFunc(out, func(x, y HostDomain) int { return strings.Compare(x.Name, y.Name) })
+	return out, nil
+}

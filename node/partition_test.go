@@ -343,7 +343,9 @@ func TestNoVMRunsTwiceAcrossPartitions(t *testing.T) {
 	fences := agents["node-a"].Fences() + agents["node-b"].Fences()
 	t.Logf("%d cycles in %v: %d samples, %d fences, guests that ran on both nodes (at different times): %v",
 		cycles, time.Since(start).Round(100*time.Millisecond), samples, fences, moved)
-	require.Empty(t, violations, "a VM ran on two nodes at once")
+	if len(violations) > 0 {
+		t.Fatalf("a VM ran on two nodes at once, in %d samples; the first: %v", len(violations), violations[:min(len(violations), 10)])
+	}
 	require.NotZero(t, fences, "long cuts fence the node")
 	require.NotEmpty(t, moved, "long cuts move VMs to the other node")
 	require.Greater(t, samples, 1000)

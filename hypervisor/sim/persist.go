@@ -318,6 +318,12 @@ func (p *Persistent) DisarmWatchdog(ctx context.Context) error {
 	return p.save(ctx)
 }
 
+// WatchdogDeadline is [Host.WatchdogDeadline].
+func (p *Persistent) WatchdogDeadline() (time.Time, bool) { return p.host.WatchdogDeadline() }
+
+// WatchdogFired is [Host.WatchdogFired].
+func (p *Persistent) WatchdogFired() uint64 { return p.host.WatchdogFired() }
+
 // Unwrap returns the simulated host underneath.
 func (p *Persistent) Unwrap() *Host { return p.host }
 

@@ -81,3 +81,11 @@ func (h *Host) fireWatchdog(ctx context.Context) error {
 		return nil
 	})
 }
+
+// WatchdogDeadline returns when the watchdog fires unless petted, and
+// whether it is armed.
+func (h *Host) WatchdogDeadline() (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.wd.deadline, h.wd.armed
+}
