@@ -235,13 +235,14 @@ func (a *Agent) undoIfFenced(ctx context.Context, domName string, gen uint64) er
 // it stopped); the watchdog is the backstop for a process that cannot.
 func (a *Agent) watchdogSlack() time.Duration { return a.opts.FenceTimeout / 10 }
 
-// renewalTimeout bounds one heartbeat write: the heartbeat interval or a
-// third of the fence timeout (a second without fencing), whichever is
-// longer. (Safety does not depend on it: the fence deadline counts from
+// renewalTimeout bounds one heartbeat write: the heartbeat interval or
+// half the fence timeout (a second without fencing), whichever is longer:
+// on a slow store a write that would succeed must not be cut short over and
+// over. (Safety does not depend on it: the fence deadline counts from
 // the start of a write.) Registration at Start gets ReconcileTimeout.
 func (a *Agent) renewalTimeout() time.Duration {
 	if a.opts.FenceTimeout <= 0 {
 		return max(a.opts.HeartbeatInterval, time.Second)
 	}
-	return max(a.opts.HeartbeatInterval, a.opts.FenceTimeout/3)
+	return max(a.opts.HeartbeatInterval, a.opts.FenceTimeout/2)
 }
