@@ -88,5 +88,8 @@
 // in that node's /debug/domains. A process that is stopped (SIGSTOP)
 // answers nothing; once it runs again its first answer already reflects the
 // watchdog: the simulated host fires it lazily, before any read, so a
-// guest whose deadline passed is never reported running.
+// guest whose deadline passed is never reported running. An observer that
+// cannot reach a node counts the guests of its last answer as running
+// until the watchdog deadline of that answer (watchdog.deadline; without a
+// watchdog, until the node answers again) and as stopped after it.
 package node
