@@ -155,6 +155,11 @@ func (a *Agent) scanHost(ctx context.Context, enqueue bool) error {
 			delete(a.owned, name)
 		}
 	}
+	for name := range a.fenced {
+		if !present[name] {
+			delete(a.fenced, name)
+		}
+	}
 	a.mu.Unlock()
 	return nil
 }

@@ -203,7 +203,11 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		}
 		defer stopMetrics()
 	}
-	log.Info("node agent starting", "hypervisor", f.hypervisor, "store", f.store.store)
+	log.Info("node agent starting", "hypervisor", f.hypervisor, "store", f.store.store,
+		"fenceTimeout", fenceTimeoutText(f.fenceTimeout, f.heartbeatInterval), "watchdog", wd != nil)
+	if wd == nil && f.fenceTimeout >= 0 {
+		log.Warn("no host watchdog: the guests of a frozen or killed node agent keep running; only a live agent fences them")
+	}
 	runErr := agent.Start(ctx)
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markStoppedTimeout)
 	defer cancel()
@@ -258,4 +262,15 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// fenceTimeoutText is the effective fence timeout, for the start-up log.
+func fenceTimeoutText(fence, heartbeat time.Duration) string {
+	switch {
+	case fence < 0:
+		return "off"
+	case fence == 0:
+		return node.DefaultFenceTimeout(heartbeat).String()
+	}
+	return fence.String()
 }
