@@ -84,7 +84,9 @@ virtkit_node_foreign_domains.
 --hypervisor sim runs a simulated host named NAME inside this process; its
 guests die with the process unless --sim-state FILE keeps their definitions and
 run states in FILE and restores them on the next start, as real guests would
-survive an agent restart. --hypervisor libvirt connects to --uri.`,
+survive an agent restart. The file also keeps the watchdog's deadline: guests
+restored after it passed come back stopped, as the watchdog would have stopped
+them. --hypervisor libvirt connects to --uri.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.watchdogSet = cmd.Flags().Changed("watchdog")
