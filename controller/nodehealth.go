@@ -106,6 +106,8 @@ type heartbeatSeen struct {
 	at        time.Time
 	// fence is the fence timeout the node last published (0: none).
 	fence time.Duration
+	// missing is set once the Node object was seen missing.
+	missing bool
 }
 
 var _ Reconciler = (*NodeHealthReconciler)(nil)
@@ -197,14 +199,18 @@ func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string
 	s, ok := r.seen[name]
 	if !ok {
 		s = heartbeatSeen{at: r.o.Now()}
-		r.seen[name] = s
 	}
+	first := !s.missing
+	s.missing = true
+	r.seen[name] = s
 	r.mu.Unlock()
 	silent := r.o.Now().Sub(s.at)
 	deadline := r.failAfter(s)
 	if silent < deadline {
-		r.log.Info("node object missing; waiting for its agent to register it again", "node", name,
-			"failIn", (deadline - silent).Round(time.Second))
+		if first {
+			r.log.Info("node object missing; waiting for its agent to register it again", "node", name,
+				"vmis", len(vmis), "failIn", (deadline - silent).Round(time.Second))
+		}
 		return Result{RequeueAfter: deadline - silent + time.Second}, nil
 	}
 	why := fmt.Sprintf("node object deleted and no heartbeat for %v", silent.Round(time.Second))
@@ -259,6 +265,7 @@ func (r *NodeHealthReconciler) observe(node string, hb time.Time, fence time.Dur
 	} else {
 		// Under one heartbeat value the longest fence timeout seen counts.
 		s.fence = max(s.fence, fence)
+		s.missing = false
 	}
 	r.seen[node] = s
 	return s
