@@ -88,7 +88,9 @@ type NodeHealthOptions struct {
 // gone: a live agent re-registers it with its next heartbeat, as a kubelet
 // does. Its VMIs fail only when no Node with a new heartbeat appears for the
 // same grace as a silent node's, counted from the last heartbeat change
-// seen (or from when the deletion was seen, for a node never seen before).
+// seen (or from when the deletion was seen, for a node never seen before,
+// which is assumed to fence as late as any node that published a fence
+// timeout).
 //
 // Requests are Node names.
 type NodeHealthReconciler struct {
@@ -99,6 +101,9 @@ type NodeHealthReconciler struct {
 	// seen records, per node, the last heartbeat value and when this
 	// reconciler first saw it.
 	seen map[string]heartbeatSeen
+	// maxFence is the longest fence timeout any node has published: what
+	// a node that is missing is assumed to use when its own is unknown.
+	maxFence time.Duration
 }
 
 type heartbeatSeen struct {
@@ -202,6 +207,9 @@ func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string
 	}
 	first := !s.missing
 	s.missing = true
+	// Never seen with a fence timeout (say, deleted before this
+	// reconciler started): assume the longest any node has published.
+	s.fence = max(s.fence, r.maxFence)
 	r.seen[name] = s
 	r.mu.Unlock()
 	silent := r.o.Now().Sub(s.at)
@@ -268,6 +276,7 @@ func (r *NodeHealthReconciler) observe(node string, hb time.Time, fence time.Dur
 		s.missing = false
 	}
 	r.seen[node] = s
+	r.maxFence = max(r.maxFence, fence)
 	return s
 }
 
