@@ -83,12 +83,14 @@ func FuzzStateFile(f *testing.F) {
 		}
 		// The file written back restores the same host.
 		cancel()
+		<-p.Done()
 		ctx2, cancel2 := context.WithCancel(context.Background())
-		defer cancel2()
 		again, err := sim.OpenPersistent(ctx2, sim.New(sim.Options{Name: "n1"}), path)
 		if err != nil {
+			cancel2()
 			t.Fatalf("the file the host wrote does not restore: %v", err)
 		}
+		defer func() { cancel2(); <-again.Done() }()
 		if got2 := restored(t, again); !equalStates(got2, got) {
 			t.Fatalf("second restore %v, first %v", got2, got)
 		}

@@ -60,12 +60,14 @@ func TestPersistentHostSurvivesItsProcess(t *testing.T) {
 	assert.Equal(t, want, got)
 	before := states(t, p)
 	cancel() // the "process" ends; its guests keep running
+	<-p.Done()
 
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
 	fresh := sim.New(sim.Options{Name: "n1"})
 	p2, err := sim.OpenPersistent(ctx2, fresh, path)
 	require.NoError(t, err)
+	t.Cleanup(func() { cancel2(); <-p2.Done() }) // before the temporary directory goes
 	assert.Equal(t, before, states(t, p2))
 	assert.Equal(t, want, states(t, fresh))
 
