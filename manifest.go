@@ -371,6 +371,29 @@ func (w *walkPath) fieldPath() *field.Path {
 	return parent.Child(w.name)
 }
 
+// maxQuantityExponent bounds the decimal exponent of a quantity written in
+// scientific notation ("1e-999999999"): apimachinery rounds such a value
+// with arbitrary precision, minutes of CPU for a dozen bytes, and no real
+// size or CPU count needs an exponent beyond a few dozen.
+const maxQuantityExponent = 1000
+
+// parseQuantityBounded parses s as a resource.Quantity after refusing an
+// exponent beyond maxQuantityExponent.
+func parseQuantityBounded(s string) error {
+	t := strings.TrimSpace(s)
+	if i := strings.IndexAny(t, "eE"); i > 0 && i < len(t)-1 {
+		exp := strings.TrimLeft(t[i+1:], "+-")
+		if exp != "" && strings.Trim(exp, "0123456789") == "" {
+			exp = strings.TrimLeft(exp, "0")
+			if len(exp) > 4 || len(exp) == 4 && exp > "1000" {
+				return fmt.Errorf("quantity %q: exponent beyond ±%d", s, maxQuantityExponent)
+			}
+		}
+	}
+	_, err := resource.ParseQuantity(s)
+	return err
+}
+
 // check walks a generic JSON value against a Go type's json tags and
 // reports unknown fields and values of the wrong type with their paths.
 func (d *decoder) check(v any, t reflect.Type, wp *walkPath, report reportFunc) {
@@ -381,11 +404,11 @@ func (d *decoder) check(v any, t reflect.Type, wp *walkPath, report reportFunc) 
 	case quantityType:
 		switch q := v.(type) {
 		case string:
-			if _, err := resource.ParseQuantity(q); err != nil {
+			if err := parseQuantityBounded(q); err != nil {
 				report(wp.fieldPath(), ErrInvalidManifest, err.Error())
 			}
 		case json.Number:
-			if _, err := resource.ParseQuantity(q.String()); err != nil {
+			if err := parseQuantityBounded(q.String()); err != nil {
 				report(wp.fieldPath(), ErrInvalidManifest, err.Error())
 			}
 		default:
