@@ -16,6 +16,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/virtkit/virtkit"
@@ -186,6 +188,13 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 			Password:    opts.Password,
 			Logger:      zap.NewNop(),
 			Context:     context.WithoutCancel(ctx),
+			// gRPC's default reconnect backoff grows to two minutes: a
+			// node agent cut off from etcd for a while would stay fenced
+			// that long after the link is back.
+			DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+				Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 3 * time.Second},
+				MinConnectTimeout: timeout,
+			})},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("etcd client %v: %w", opts.Endpoints, err)
