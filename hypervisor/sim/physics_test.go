@@ -44,8 +44,8 @@ func TestLibvirtFace(t *testing.T) {
 	ctx := context.Background()
 	var sawZeroBeforeSync, sawRateAfterSync bool
 	out := runScenario(t, scenario{
-		host:     sim.Options{LibvirtFace: true},
-		memory:   4 * GiB, link: sim.Link{Bandwidth: 500 * MB},
+		host:   sim.Options{LibvirtFace: true},
+		memory: 4 * GiB, link: sim.Link{Bandwidth: 500 * MB},
 		workload: sim.Workload{DirtyRate: 100 * MB, WorkingSet: 1 * GiB, ThrottleSensitivity: 1},
 		params:   hypervisor.MigrationParams{AutoConverge: true},
 		onStart: func(src, _ *sim.Host) {
@@ -98,8 +98,8 @@ func TestAutoConvergeQEMU92BackgroundSync(t *testing.T) {
 	run := func(schedule sim.AutoConvergeSchedule) (maxInPass int64, iterations uint64) {
 		// Pass 1 takes 29 s, pass 2 about 20 s more (r = 1.5 over 12 GiB).
 		out := runScenario(t, scenario{
-			host:     sim.Options{AutoConvergeSchedule: schedule},
-			memory:   16 * GiB, link: sim.Link{Bandwidth: 600 * MB},
+			host:   sim.Options{AutoConvergeSchedule: schedule},
+			memory: 16 * GiB, link: sim.Link{Bandwidth: 600 * MB},
 			workload: sim.Workload{DirtyRate: 900 * MB, WorkingSet: 12 * GiB, ThrottleSensitivity: 1},
 			params:   hypervisor.MigrationParams{AutoConverge: true},
 			limit:    60 * time.Second,
