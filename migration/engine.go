@@ -102,6 +102,11 @@ type Options struct {
 	// SkipMeasurement starts the job without the pre-start dirty-rate
 	// measurement (for policies that do not use it: the baselines).
 	SkipMeasurement bool
+	// MeasureWorth: the pre-start measurement delays the start by
+	// MeasurePeriod, so it runs only when the first pass is expected to take
+	// at least this long (memory / Request.BandwidthHint); without a hint it
+	// always runs. 0 = 20 × MeasurePeriod (the delay stays under 5 %).
+	MeasureWorth time.Duration
 	// ProbeInterval is the time between probes while the first pass runs
 	// (when Probe is set); 0 = 2 s.
 	ProbeInterval time.Duration
@@ -203,6 +208,10 @@ type state struct {
 	bestRound     uint64
 	lastRound     uint64
 	stalledRounds int
+	// The expected pause after the previous round's sync, and the ratio of
+	// the latest to it: how fast the rounds shrink.
+	prevExpected hypervisor.Measured[time.Duration]
+	roundShrink  hypervisor.Measured[float64]
 
 	decisions    []Decision
 	last         Action
@@ -265,6 +274,9 @@ func NewEngine(m hypervisor.Migrator, req Request, opts Options) (*Engine, error
 	if opts.MeasurePeriod <= 0 {
 		opts.MeasurePeriod = time.Second
 	}
+	if opts.MeasureWorth <= 0 {
+		opts.MeasureWorth = 20 * opts.MeasurePeriod
+	}
 	if opts.BandwidthSmoothing <= 0 || opts.BandwidthSmoothing > 1 {
 		opts.BandwidthSmoothing = 0.4
 	}
@@ -292,6 +304,36 @@ func NewEngine(m hypervisor.Migrator, req Request, opts Options) (*Engine, error
 
 // PollInterval is the period at which Step should be called.
 func (e *Engine) PollInterval() time.Duration { return e.opts.PollInterval }
+
+// minPoll is the shortest wait NextPoll asks for.
+const minPoll = 50 * time.Millisecond
+
+// NextPoll is how long to wait before the next Step: PollInterval, or for a
+// [SwitchoverWatcher] policy shorter (down to 50 ms) while the pending data
+// would be sent sooner, so that a
+// decision at the end of a pass (the switchover threshold) comes before
+// QEMU's next sync rather than a whole poll later.
+func (e *Engine) NextPoll() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	next := e.opts.PollInterval
+	if w, ok := e.policy.(SwitchoverWatcher); !ok || !w.WatchSwitchover() || e.st.phase != PhasePreCopy {
+		return next
+	}
+	rem, ok := e.st.stats.DataRemaining.Get()
+	if !ok {
+		rem, ok = e.st.stats.MemoryRemaining.Get()
+	}
+	bw, bok := e.st.bwAvg.Get()
+	if !ok || !bok || bw <= 0 {
+		return next
+	}
+	left := time.Duration(float64(rem) / bw * float64(time.Second))
+	if left < next {
+		next = max(minPoll, left)
+	}
+	return next
+}
 
 // Measure samples the guest's dirty rate before the start. Start calls it
 // when it has not run; a harness on a virtual clock may call it itself while
@@ -331,7 +373,8 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.mu.Unlock()
 		return ErrStarted
 	}
-	measured := e.st.dirtyBefore.Valid || e.st.measureErr != "" || e.opts.SkipMeasurement
+	measured := e.st.dirtyBefore.Valid || e.st.measureErr != "" || e.opts.SkipMeasurement ||
+		(e.req.BandwidthHint > 0 && float64(e.req.Memory)/e.req.BandwidthHint < e.opts.MeasureWorth.Seconds())
 	e.st.started = true
 	e.mu.Unlock()
 	e.learnCapabilities(ctx)
@@ -537,7 +580,7 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 	if err := e.Start(ctx); err != nil {
 		return e.Result(), err
 	}
-	t := time.NewTicker(e.opts.PollInterval)
+	t := time.NewTimer(e.opts.PollInterval)
 	defer t.Stop()
 	for {
 		e.mu.Lock()
@@ -558,7 +601,9 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 		case <-jobDone:
 		case <-t.C:
 		}
-		if _, err := e.Step(ctx); err != nil {
+		_, err := e.Step(ctx)
+		t.Reset(e.NextPoll())
+		if err != nil {
 			if ctx.Err() != nil {
 				e.cancel(job, "cancelled: "+context.Cause(ctx).Error())
 				return e.Result(), ctx.Err()
@@ -814,6 +859,10 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 	if it, ok := s.MemoryIteration.Get(); ok && st.firstPassDone && wasDone && it != st.lastRound {
 		st.lastRound = it
 		if d, ok := s.Downtime.Get(); ok && s.Mode != hypervisor.ModePostCopy {
+			if prev, ok := st.prevExpected.Get(); ok && prev > 0 {
+				st.roundShrink = hypervisor.Some(float64(d) / float64(prev))
+			}
+			st.prevExpected = hypervisor.Some(d)
 			if !st.bestExpected.Valid || float64(d) < 0.96*float64(st.bestExpected.Value) {
 				st.bestExpected, st.bestRound = hypervisor.Some(d), it
 			}
@@ -1013,6 +1062,7 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		p.SinceFirstPass = now.Sub(st.firstPassAt)
 	}
 	p.StalledRounds = st.stalledRounds
+	p.RoundShrink = st.roundShrink
 	if jr := st.jobRates; jr.n > 0 && jr.throttle == st.throttle {
 		p.JobDirtyRateLow, p.JobDirtyRateHigh = hypervisor.Some(jr.low), hypervisor.Some(jr.high)
 		p.JobDirtyRateSamples = jr.n

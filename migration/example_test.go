@@ -52,6 +52,7 @@ func ExamplePolicy_decide() {
 		Remaining:       hypervisor.Some(uint64(2 << 30)),
 		DataSent:        hypervisor.Some(uint64(6 << 30)),
 		DowntimeLimit:   250 * time.Millisecond,
+		Probing:         true, // dirty-rate samples during the job
 	}
 	var virtkit migration.Policy = migration.NewPolicy(migration.PolicyOptions{})
 	a := virtkit.Decide(p)

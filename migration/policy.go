@@ -28,6 +28,13 @@ type PollIntervaler interface {
 	PollInterval() time.Duration
 }
 
+// SwitchoverWatcher is implemented by policies that decide at the end of
+// a pass and want Step called sooner while a pass is about to end
+// ([Engine.NextPoll]); the baselines keep their fixed periods.
+type SwitchoverWatcher interface {
+	WatchSwitchover() bool
+}
+
 // Phase is where a migration stands.
 type Phase string
 
@@ -81,6 +88,11 @@ type Progress struct {
 	// bandwidth) last improved by more than 4 %: pre-copy has settled at a
 	// floor when this grows while ExpectedDowntime stays over the limit.
 	StalledRounds int
+	// RoundShrink is the expected pause after the latest round's sync over
+	// the one after the round before (after the first pass): how fast the
+	// rounds shrink, measured rather than modelled (a hot set shows as a
+	// ratio near 1 whatever the dirty rate says).
+	RoundShrink hypervisor.Measured[float64]
 	// SinceFirstPass is the time since the first full pass ended.
 	SinceFirstPass time.Duration
 	// Bandwidth is the job's transfer rate at this poll; BandwidthAvg its

@@ -122,7 +122,7 @@ func TestVirtkitPolicy(t *testing.T) {
 		return Progress{Phase: PhasePreCopy, Memory: 8 * gib, Elapsed: elapsed,
 			DirtyRateBefore: some(2 * gb), Bandwidth: some(1.15 * gb), BandwidthAvg: some(1.15 * gb), BandwidthBest: some(1.15 * gb),
 			Remaining: some(uint64(8*gib) - sent), DataSent: some(sent), DowntimeLimit: 300 * time.Millisecond,
-			DowntimeBound: 300 * time.Millisecond, CanThrottle: true}
+			DowntimeBound: 300 * time.Millisecond, CanThrottle: true, Probing: true}
 	}
 	with := func(p Progress, f func(*Progress)) Progress { f(&p); return p }
 	tests := []struct {

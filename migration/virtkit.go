@@ -48,14 +48,18 @@ type PolicyOptions struct {
 	// effect of a throttle step before judging it; 0 = 10 s.
 	ThrottlePatience time.Duration
 	// TargetDowntime is the pause virtkit aims for while it costs little:
-	// the job starts with this switchover threshold and it is raised to the
-	// configured limit (less the reserve) only when the model says the
-	// extra rounds would break the time budget; 0 = 100 ms, negative = start
-	// at the configured limit.
+	// the job starts with this pause less the reserve as its switchover
+	// threshold, raised to the configured limit (less the reserve) only when
+	// the model says the extra rounds would break the time budget; 0 = 80 ms
+	// (what Nova's 50 ms first step gives), negative = start at the
+	// configured limit.
 	TargetDowntime time.Duration
-	// SwitchoverReserve is kept free under the downtime limit for the fixed
-	// costs of the switchover (device state, resume), which QEMU's rule
-	// does not count; 0 = 50 ms.
+	// SwitchoverReserve is kept free under every pause the policy aims for,
+	// for the fixed costs of the switchover (device state, resume), which
+	// QEMU's rule does not count; 0 = 30 ms. The threshold is the pause less
+	// the reserve, so the pause stays within the configured limit; when the
+	// limit is not much larger than the reserve the threshold is a tenth of
+	// the limit.
 	SwitchoverReserve time.Duration
 }
 
@@ -91,10 +95,10 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 		o.ThrottlePatience = 10 * time.Second
 	}
 	if o.TargetDowntime == 0 {
-		o.TargetDowntime = 100 * time.Millisecond
+		o.TargetDowntime = 80 * time.Millisecond
 	}
 	if o.SwitchoverReserve == 0 {
-		o.SwitchoverReserve = 50 * time.Millisecond
+		o.SwitchoverReserve = 30 * time.Millisecond
 	}
 	return o
 }
@@ -119,6 +123,14 @@ func NewPolicy(opts PolicyOptions) *VirtkitPolicy {
 
 // Name is "virtkit".
 func (v *VirtkitPolicy) Name() string { return "virtkit" }
+
+// PollInterval is 250 ms: the switchover threshold is decided at the end
+// of a pass, and a slow reaction costs rounds on short migrations.
+func (v *VirtkitPolicy) PollInterval() time.Duration { return 250 * time.Millisecond }
+
+// WatchSwitchover asks the engine to poll sooner while a pass is about to
+// end ([Engine.NextPoll]).
+func (v *VirtkitPolicy) WatchSwitchover() bool { return true }
 
 // estimate is what the policy derives from one Progress.
 type estimate struct {
@@ -187,12 +199,14 @@ func (v *VirtkitPolicy) estimate(p Progress) (estimate, bool) {
 	return e, true
 }
 
-// reserveFrom is limit less reserve, but at least half the limit.
+// reserveFrom is the switchover threshold for a pause of limit: limit less
+// reserve, or a tenth of the limit (at least 1 ms) when that leaves less,
+// never more than limit less reserve while that is positive.
 func reserveFrom(limit, reserve time.Duration) time.Duration {
-	if limit-reserve < limit/2 {
-		return limit / 2
+	if t := limit - reserve; t >= limit/10 {
+		return t
 	}
-	return limit - reserve
+	return max(limit/10, time.Millisecond)
 }
 
 // Decide is the virtkit rule set; see [VirtkitPolicy].
@@ -206,6 +220,9 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		return v.plan(p, e, ok)
 	}
 	if !ok {
+		if act, raise := v.raiseForSpeed(p, e); raise {
+			return act
+		}
 		return Action{Kind: ActionContinue, Reason: "waiting for a bandwidth and dirty-rate measurement"}
 	}
 	m := float64(p.Memory)
@@ -244,7 +261,8 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	// Evidence beats the model: a pre-copy whose expected pause has not
 	// improved for many rounds sits at a floor the rates do not show (a hot
 	// set rewritten every round).
-	if exp, ok := p.ExpectedDowntime.Get(); ok && p.FirstPassDone && p.StalledRounds >= o.StallRounds && exp > e.cap {
+	stalled := p.StalledRounds >= o.StallRounds
+	if exp, ok := p.ExpectedDowntime.Get(); ok && p.FirstPassDone && stalled && exp > e.cap {
 		why := fmt.Sprintf("the pause expected at switchover has stayed at %v or more for %d rounds, over the %v limit", exp.Round(time.Millisecond), p.StalledRounds, e.cap)
 		for _, pr := range []*Prediction{&cur, &pred} {
 			pr.Converges, pr.Why = false, why
@@ -265,18 +283,26 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 				Reason: fmt.Sprintf("first pass done; post-copy of the remaining %s finishes at %.0f s, %.0f s before pre-copy would", formatBytes(e.remaining), post, gain)}
 		}
 	}
+	// The short target pause is kept only while it costs (almost) no time:
+	// once the configured limit (less the reserve) is predicted to finish
+	// more than 2 % earlier, allow it. The rounds' measured shrink judges
+	// too: when what the last sync left already fits the configured
+	// threshold, every further round at the short one is time the
+	// switchover could have saved.
+	if act, raise := v.raiseForSpeed(p, e); raise {
+		return act
+	}
+	if e.limit < e.cap && pred.Converges && (!cur.Converges || finish < curFinish-0.02*finish) {
+		return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
+			Reason: fmt.Sprintf("a %v pause would take pre-copy to %s; the configured limit (%v less %v reserve) finishes at %.1f s",
+				e.limit+o.SwitchoverReserve, finishText(cur, curFinish), e.cap+o.SwitchoverReserve, o.SwitchoverReserve, finish)}
+	}
 	// 5 % slack so a prediction hovering at the budget does not flip the
 	// decision from poll to poll.
 	if cur.Converges && curFinish <= budget*1.05 {
 		return Action{Kind: ActionContinue, Figures: f,
 			Reason: fmt.Sprintf("pre-copy converges: r=%.2f, predicted %.3g s within the budget %.3g s (%.3g × M/B), pause %v",
 				cur.Ratio, curFinish, budget, o.TargetSlowdown, cur.Downtime.Round(time.Millisecond))}
-	}
-	// The short target pause costs too many rounds: allow the configured one.
-	if e.limit < e.cap && pred.Converges && (!cur.Converges || finish < curFinish-math.Max(1, 0.02*lowerBound)) {
-		return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
-			Reason: fmt.Sprintf("a %v pause would take pre-copy to %s; the configured limit (%v less %v reserve) finishes at %.0f s",
-				e.limit, finishText(cur, curFinish), e.cap+o.SwitchoverReserve, o.SwitchoverReserve, finish)}
 	}
 
 	// Post-copy after the first full pass: every page has moved once, what
@@ -345,6 +371,13 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	if p.Elapsed < o.MinObservation {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "observing before deciding that nothing converges"}
 	}
+	if !p.FirstPassDone && !p.Probing {
+		// Without probes during the job the pre-start sample is the only
+		// dirty rate until the first pass ends; it may have caught a burst,
+		// and aborting on it would fail a guest the baselines migrate.
+		return Action{Kind: ActionContinue, Figures: f,
+			Reason: "pre-copy looks hopeless on the pre-start sample; the job's own dirty rate after the first pass decides"}
+	}
 	if !p.FirstPassDone && float64(p.DataSent.Or(0)) < o.AbortDataShare*m {
 		span := p.Elapsed
 		if p.Probing {
@@ -368,7 +401,6 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	if p.AllowPostCopy && !p.FirstPassDone {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "pre-copy cannot converge; post-copy once the first pass completes"}
 	}
-	stalled := p.StalledRounds >= o.StallRounds
 	if low, ok := p.JobDirtyRateLow.Get(); ok && p.FirstPassDone && !stalled {
 		lp, err := Predict(ModelInput{Memory: in.Memory, Bandwidth: e.bw, DirtyRate: low, DowntimeLimit: e.cap})
 		if err == nil && lp.Converges {
@@ -384,6 +416,36 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "pre-copy looks hopeless; waiting for the job's own dirty rate"}
 	}
 	return Action{Kind: ActionAbort, Figures: f, Reason: v.hopeless(p, e, pred)}
+}
+
+// raiseForSpeed raises a short target pause to the configured limit (less
+// the reserve) once the first pass is done and what is pending already fits
+// the configured threshold: every further round at the short one is time
+// the switchover could have saved, and it is worth it only while the rounds
+// shrink fast enough to cost under 2 % of the migration. It needs only the
+// bandwidth, so it acts before the job has a dirty rate.
+func (v *VirtkitPolicy) raiseForSpeed(p Progress, e estimate) (Action, bool) {
+	rem, ok := p.Remaining.Get()
+	if !ok || !p.FirstPassDone || e.bw <= 0 || e.limit >= e.cap {
+		return Action{}, false
+	}
+	exp := float64(rem) / e.bw
+	if exp > e.cap.Seconds() || exp <= e.limit.Seconds() {
+		return Action{}, false
+	}
+	q := p.RoundShrink.Or(0.5)
+	extra := math.Inf(1)
+	if q < 0.9 {
+		k := math.Ceil(math.Log(e.limit.Seconds()/exp) / math.Log(q))
+		extra = exp * q * (1 - math.Pow(q, k)) / (1 - q)
+	}
+	if extra <= 0.02*math.Max(p.Elapsed.Seconds(), float64(p.Memory)/e.bw) {
+		return Action{}, false
+	}
+	f := figures{}.add("remaining", float64(rem), "B").add("bandwidth", e.bw, "B/s").add("roundShrink", q, "")
+	return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
+		Reason: fmt.Sprintf("what is pending (%v at the bandwidth) fits the configured limit (%v less %v reserve); a %v pause would cost %.2f s more rounds",
+			seconds(exp).Round(time.Millisecond), e.cap+v.opts.SwitchoverReserve, v.opts.SwitchoverReserve, e.limit+v.opts.SwitchoverReserve, extra)}, true
 }
 
 // targetRatio is the effective r at which the remaining pre-copy fits the
@@ -442,7 +504,7 @@ func (v *VirtkitPolicy) hopeless(p Progress, e estimate, pred Prediction) string
 // allowed (so the switch stays possible) and the configured limit.
 func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
 	limit := e.cap
-	if t := v.opts.TargetDowntime; t > 0 && t < limit {
+	if t := reserveFrom(v.opts.TargetDowntime, v.opts.SwitchoverReserve); v.opts.TargetDowntime > 0 && t < limit {
 		limit = t
 	}
 	start := Action{Kind: ActionStart, PostCopy: p.AllowPostCopy,
@@ -463,8 +525,19 @@ func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
 		start.Reason = fmt.Sprintf("start pre-copy (r=%.2f) aiming at a %v pause", pred.Ratio, limit)
 		return start
 	}
-	if p.AllowAutoConverge && p.CanThrottle {
-		if _, ok := ThrottleFor(e.dirtyRaw, e.bw, 0.9, 1); ok {
+	if !p.Probing {
+		// One short sample may be a burst; only the job can tell.
+		start.Reason = fmt.Sprintf("start pre-copy although the pre-start sample looks hopeless (r=%.2f): one sample may be a burst; the job's own dirty rate decides", pred.Ratio)
+		return start
+	}
+	if p.AllowAutoConverge {
+		// A direct throttle goes up to MaxThrottle, QEMU's auto-converge up
+		// to 99 %; before any throttle the sensitivity is taken as 1.
+		highest := 99
+		if p.CanThrottle {
+			highest = v.opts.MaxThrottle
+		}
+		if pct, ok := ThrottleFor(e.dirtyRaw, e.bw, 0.9, 1); ok && pct <= highest {
 			start.Reason = fmt.Sprintf("start pre-copy (r=%.2f); a throttle can bring the dirty rate under the bandwidth", pred.Ratio)
 			return start
 		}
