@@ -126,6 +126,6 @@ func ExampleEngine() {
 	fmt.Println("within 1.3 × M/B:", r.Total.Seconds() < 1.3*float64(8<<30)/115e6)
 	// Output:
 	// Succeeded PreCopy completed: PreCopyThrottled
-	// at 500ms: throttle 85%
+	// at 250ms: throttle 85%
 	// within 1.3 × M/B: true
 }
