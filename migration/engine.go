@@ -198,6 +198,9 @@ type state struct {
 	dirtyFresh         bool
 	jobRateNewer       bool // the job reported a new dirty rate after the last probe
 	sensitivity        hypervisor.Measured[float64]
+	// The highest throttle and the fresh dirty rate measured under it.
+	ceiling     int
+	ceilingRate hypervisor.Measured[float64]
 
 	firstPassAt time.Time
 	lastJobRate hypervisor.Measured[uint64]
@@ -206,12 +209,17 @@ type state struct {
 	// how many rounds ago it last improved by more than the margin.
 	bestExpected  hypervisor.Measured[time.Duration]
 	bestRound     uint64
+	bestAt        time.Time
 	lastRound     uint64
 	stalledRounds int
 	// The expected pause after the previous round's sync, and the ratio of
 	// the latest to it: how fast the rounds shrink.
 	prevExpected hypervisor.Measured[time.Duration]
 	roundShrink  hypervisor.Measured[float64]
+	// workingSet is the most data a sync has left pending after the first
+	// pass (seen at the first poll of a round): the writable working set,
+	// as far as the rounds have shown it.
+	workingSet hypervisor.Measured[uint64]
 
 	decisions    []Decision
 	last         Action
@@ -560,10 +568,16 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 		if errors.Is(err, hypervisor.ErrNoJob) {
 			return false, nil // ended while the policy decided
 		}
+		if errors.Is(err, hypervisor.ErrInvalidState) && (act.Kind == ActionThrottle || act.Kind == ActionRaiseDowntime) {
+			// The job moved on (stop-and-copy began) between the poll
+			// and the action; the next poll sees it.
+			e.log.Debug("migration action overtaken by the job", "domain", e.req.Domain, "action", act.Kind, "err", err)
+			return false, nil
+		}
 		return false, err
 	}
 	e.mu.Lock()
-	probeDue := e.probeInJob && e.st.probe == nil && e.st.phase == PhasePreCopy && !e.st.firstPassDone &&
+	probeDue := e.probeInJob && e.st.probe == nil && e.st.phase == PhasePreCopy && (!e.st.firstPassDone || e.st.throttle > 0) &&
 		!e.st.aborting && e.clock.Now().Sub(e.st.probeStart) >= e.opts.ProbeInterval
 	e.mu.Unlock()
 	if probeDue {
@@ -858,13 +872,16 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 	// counted in rounds rather than seconds).
 	if it, ok := s.MemoryIteration.Get(); ok && st.firstPassDone && wasDone && it != st.lastRound {
 		st.lastRound = it
+		if r, ok := s.DataRemaining.Get(); ok && r > st.workingSet.Or(0) {
+			st.workingSet = hypervisor.Some(r)
+		}
 		if d, ok := s.Downtime.Get(); ok && s.Mode != hypervisor.ModePostCopy {
 			if prev, ok := st.prevExpected.Get(); ok && prev > 0 {
 				st.roundShrink = hypervisor.Some(float64(d) / float64(prev))
 			}
 			st.prevExpected = hypervisor.Some(d)
 			if !st.bestExpected.Valid || float64(d) < 0.96*float64(st.bestExpected.Value) {
-				st.bestExpected, st.bestRound = hypervisor.Some(d), it
+				st.bestExpected, st.bestRound, st.bestAt = hypervisor.Some(d), it, now
 			}
 			st.stalledRounds = int(it - st.bestRound)
 		}
@@ -1062,7 +1079,11 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		p.SinceFirstPass = now.Sub(st.firstPassAt)
 	}
 	p.StalledRounds = st.stalledRounds
+	if !st.bestAt.IsZero() {
+		p.SinceBestExpected = now.Sub(st.bestAt)
+	}
 	p.RoundShrink = st.roundShrink
+	p.WorkingSet = st.workingSet
 	if jr := st.jobRates; jr.n > 0 && jr.throttle == st.throttle {
 		p.JobDirtyRateLow, p.JobDirtyRateHigh = hypervisor.Some(jr.low), hypervisor.Some(jr.high)
 		p.JobDirtyRateSamples = jr.n
@@ -1075,6 +1096,10 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 			p.DirtyRate = st.probeRate
 		}
 	}
+	if p.DirtyRate.Valid && st.throttle > 0 && st.throttle >= st.ceiling {
+		st.ceiling, st.ceilingRate = st.throttle, p.DirtyRate
+	}
+	p.ThrottleCeiling, p.RateAtCeiling = st.ceiling, st.ceilingRate
 	return p
 }
 

@@ -153,6 +153,9 @@ func TestEngine(t *testing.T) {
 				assert.Equal(t, tt.mode, r.Mode)
 			}
 			assert.NotEmpty(t, r.Decisions)
+			for _, d := range r.Decisions {
+				t.Logf("%v %s", d.Elapsed, d.Action.String())
+			}
 			if tt.check != nil {
 				tt.check(t, r)
 			}

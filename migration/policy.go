@@ -88,11 +88,17 @@ type Progress struct {
 	// bandwidth) last improved by more than 4 %: pre-copy has settled at a
 	// floor when this grows while ExpectedDowntime stays over the limit.
 	StalledRounds int
+	// SinceBestExpected is the time since the expected pause last improved
+	// by more than 4 % (0 before the first pass ends).
+	SinceBestExpected time.Duration
 	// RoundShrink is the expected pause after the latest round's sync over
 	// the one after the round before (after the first pass): how fast the
 	// rounds shrink, measured rather than modelled (a hot set shows as a
 	// ratio near 1 whatever the dirty rate says).
 	RoundShrink hypervisor.Measured[float64]
+	// WorkingSet is the most data a sync left pending after the first pass:
+	// the writable working set as far as the rounds have shown it.
+	WorkingSet hypervisor.Measured[uint64]
 	// SinceFirstPass is the time since the first full pass ended.
 	SinceFirstPass time.Duration
 	// Bandwidth is the job's transfer rate at this poll; BandwidthAvg its
@@ -117,6 +123,11 @@ type Progress struct {
 	// SinceThrottle is the time since the throttle last changed (0 when it
 	// never did).
 	SinceThrottle time.Duration
+	// ThrottleCeiling is the highest throttle applied so far and
+	// RateAtCeiling the effective dirty rate measured under it (not
+	// measured until a fresh measurement came in under that throttle).
+	ThrottleCeiling int
+	RateAtCeiling   hypervisor.Measured[float64]
 
 	// DowntimeLimit is the switchover threshold now in force on the job;
 	// ConfiguredDowntime the limit the migration was configured with (the

@@ -20,9 +20,6 @@ type PolicyOptions struct {
 	// MaxThrottle is the highest vCPU throttle virtkit applies (percent);
 	// 0 = 90.
 	MaxThrottle int
-	// IneffectiveSensitivity: a learned throttle sensitivity below this
-	// means throttling cannot help (I/O-driven dirtying); 0 = 0.5.
-	IneffectiveSensitivity float64
 	// MinObservation is how long the job must have run before an abort
 	// (enough polls for a bandwidth estimate) and, when the engine probes,
 	// how long a time its dirty-rate samples must span; 0 = 4 s.
@@ -39,6 +36,10 @@ type PolicyOptions struct {
 	// improving, while it stays over the limit, pre-copy is taken not to
 	// converge whatever the rates say; 0 = 10.
 	StallRounds int
+	// StallTime is how long those rounds must span too, so a burst of many
+	// short rounds is not taken for a floor (KubeVirt's stall detector
+	// looks back 40 s as well); 0 = 40 s.
+	StallTime time.Duration
 	// BurstPatience is how long after the first pass a verdict that
 	// nothing converges waits while the job's dirty rate is not steady
 	// (its rounds vary by more than a quarter): a phase-driven workload may
@@ -73,9 +74,6 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	if o.MaxThrottle == 0 {
 		o.MaxThrottle = 90
 	}
-	if o.IneffectiveSensitivity == 0 {
-		o.IneffectiveSensitivity = 0.5
-	}
 	if o.MinObservation == 0 {
 		o.MinObservation = 4 * time.Second
 	}
@@ -87,6 +85,9 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	}
 	if o.StallRounds == 0 {
 		o.StallRounds = 10
+	}
+	if o.StallTime == 0 {
+		o.StallTime = 40 * time.Second
 	}
 	if o.BurstPatience == 0 {
 		o.BurstPatience = 60 * time.Second
@@ -182,8 +183,10 @@ func (v *VirtkitPolicy) estimate(p Progress) (estimate, bool) {
 		if factor > 0 {
 			e.dirtyRaw = e.dirtyEff / factor
 		}
-		if before, ok := p.DirtyRateBefore.Get(); ok && p.Throttle > 0 {
-			e.dirtyRaw = before
+		if before, ok := p.DirtyRateBefore.Get(); ok && p.Throttle > 0 && !e.epsKnown {
+			// Until the throttle's effect is learned, the unthrottled
+			// sample is the better guess of the raw rate.
+			e.dirtyRaw = math.Max(e.dirtyRaw, before)
 		}
 	case p.DirtyRateBefore.Valid:
 		e.dirtyRaw = p.DirtyRateBefore.Value
@@ -246,6 +249,12 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		in.Memory = uint64(math.Max(1, math.Min(e.remaining, m)))
 		offset = elapsed
 	}
+	// Where the dirty rate is at or above the bandwidth, what a round
+	// leaves is bounded by the working set the rounds have shown, not by
+	// all of memory: a hot set that fits the threshold converges.
+	if ws, ok := p.WorkingSet.Get(); ok && e.dirtyEff >= e.bw && ws > 0 {
+		in.WorkingSet = min(ws, in.Memory)
+	}
 	cur, err := Predict(in)
 	if err != nil {
 		return Action{Kind: ActionContinue, Reason: "cannot model this progress: " + err.Error()}
@@ -261,7 +270,7 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	// Evidence beats the model: a pre-copy whose expected pause has not
 	// improved for many rounds sits at a floor the rates do not show (a hot
 	// set rewritten every round).
-	stalled := p.StalledRounds >= o.StallRounds
+	stalled := p.StalledRounds >= o.StallRounds && p.SinceBestExpected >= o.StallTime
 	if exp, ok := p.ExpectedDowntime.Get(); ok && p.FirstPassDone && stalled && exp > e.cap {
 		why := fmt.Sprintf("the pause expected at switchover has stayed at %v or more for %d rounds, over the %v limit", exp.Round(time.Millisecond), p.StalledRounds, e.cap)
 		for _, pr := range []*Prediction{&cur, &pred} {
@@ -292,6 +301,24 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	if act, raise := v.raiseForSpeed(p, e); raise {
 		return act
 	}
+	// A throttle sized for a rate that has since fallen (a burst ended) is
+	// lowered at the first fresh measurement that shows it.
+	// It takes a clear fall (under 60 % of the pre-start rate the throttle
+	// was sized on) and a lower throttle that still keeps pre-copy within
+	// the budget.
+	if before, ok := p.DirtyRateBefore.Get(); ok && p.CanThrottle && p.Throttle > 0 && p.DirtyRate.Valid &&
+		!v.throttleExhausted(p, e) && e.dirtyRaw < 0.6*before {
+		target := v.targetRatio(p, e, budget)
+		pct, ok := ThrottleFor(e.dirtyRaw, e.bw, target, e.eps)
+		lower := in
+		lower.DirtyRate = e.dirtyRaw * (1 - e.eps*float64(pct)/100)
+		lower.DowntimeLimit = e.limit
+		lp, err := Predict(lower)
+		if ok && pct <= p.Throttle-10 && err == nil && lp.Converges && offset+lp.Total.Seconds() <= budget {
+			return Action{Kind: ActionThrottle, ThrottlePercent: pct, Figures: f.add("targetRatio", target, ""),
+				Reason: fmt.Sprintf("the dirty rate fell to %s (%s unthrottled): %d%% is enough, release the rest", formatRate(e.dirtyEff), formatRate(e.dirtyRaw), pct)}
+		}
+	}
 	if e.limit < e.cap && pred.Converges && (!cur.Converges || finish < curFinish-0.02*finish) {
 		return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
 			Reason: fmt.Sprintf("a %v pause would take pre-copy to %s; the configured limit (%v less %v reserve) finishes at %.1f s",
@@ -315,8 +342,12 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		}
 	}
 
-	// Throttle: size it so that pre-copy finishes within the budget.
-	throttleUseful := p.AllowAutoConverge && p.CanThrottle && !(e.epsKnown && e.eps < o.IneffectiveSensitivity)
+	// Throttle: size it so that pre-copy finishes within the budget. A low
+	// learned sensitivity only makes the step bigger: whether throttling
+	// helps is judged by measuring the highest allowed throttle, since a
+	// short sample of a hot working set saturates and looks insensitive.
+	exhausted := v.throttleExhausted(p, e)
+	throttleUseful := p.AllowAutoConverge && p.CanThrottle && !exhausted
 	if throttleUseful && p.Throttle < o.MaxThrottle {
 		target := v.targetRatio(p, e, budget)
 		pct, _ := ThrottleFor(e.dirtyRaw, e.bw, target, e.eps)
@@ -335,17 +366,18 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	// Without a direct throttle, QEMU's auto-converge (enabled at the start)
 	// raises the throttle itself, up to 99 %; give it the chance while that
 	// can work.
-	if p.AllowAutoConverge && !p.CanThrottle && p.Throttle < 99 && !(e.epsKnown && e.eps < o.IneffectiveSensitivity) {
+	if p.AllowAutoConverge && !p.CanThrottle && p.Throttle < 99 && !exhausted {
 		if _, ok := ThrottleFor(e.dirtyRaw, e.bw, 0.9, e.eps); ok && (!pred.Converges || finish > budget) {
 			return Action{Kind: ActionContinue, Figures: f,
 				Reason: fmt.Sprintf("%s; QEMU's auto-converge is throttling the guest (%d%% now) and can bring the dirty rate under the bandwidth", preCopyVerdict(pred, finish, budget), p.Throttle)}
 		}
 	}
 
-	// A throttle that does not slow the dirtying only slows the guest.
-	if p.Throttle > 0 && e.epsKnown && e.eps < o.IneffectiveSensitivity {
+	// A throttle that does not slow the dirtying enough only slows the guest.
+	if p.Throttle > 0 && p.CanThrottle && exhausted {
 		return Action{Kind: ActionThrottle, ThrottlePercent: 0, Figures: f,
-			Reason: fmt.Sprintf("throttling is ineffective (sensitivity %.2f: the dirtying is not done by the vCPUs): release it", e.eps)}
+			Reason: fmt.Sprintf("throttling is ineffective: at %d%% the guest still dirties %s, over the bandwidth %s: release it",
+				p.ThrottleCeiling, formatRate(p.RateAtCeiling.Value), formatRate(e.bw))}
 	}
 
 	// A higher downtime limit helps once the remaining data has settled at a
@@ -365,7 +397,8 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		return Action{Kind: ActionContinue, Figures: f,
 			Reason: fmt.Sprintf("pre-copy converges but slower than the budget (predicted %.0f s > %.0f s) and no remedy is left", finish, budget)}
 	}
-	if throttleUseful && p.Throttle > 0 && !e.epsKnown && p.SinceThrottle < o.ThrottlePatience {
+	if p.AllowAutoConverge && p.CanThrottle && p.Throttle > 0 && p.SinceThrottle < o.ThrottlePatience &&
+		(!e.epsKnown || p.ThrottleCeiling < p.Throttle || !p.RateAtCeiling.Valid) {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "waiting for the dirty rate to respond to the throttle"}
 	}
 	if p.Elapsed < o.MinObservation {
@@ -416,6 +449,18 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "pre-copy looks hopeless; waiting for the job's own dirty rate"}
 	}
 	return Action{Kind: ActionAbort, Figures: f, Reason: v.hopeless(p, e, pred)}
+}
+
+// throttleExhausted reports that the highest throttle the policy may use
+// (MaxThrottle directly, 99 % through QEMU's auto-converge) was applied and
+// measured, and the guest still dirtied memory as fast as it moves.
+func (v *VirtkitPolicy) throttleExhausted(p Progress, e estimate) bool {
+	highest := 99
+	if p.CanThrottle {
+		highest = v.opts.MaxThrottle
+	}
+	rate, ok := p.RateAtCeiling.Get()
+	return ok && p.ThrottleCeiling >= highest && rate >= e.bw
 }
 
 // raiseForSpeed raises a short target pause to the configured limit (less
@@ -488,8 +533,8 @@ func (v *VirtkitPolicy) hopeless(p Progress, e estimate, pred Prediction) string
 		why += fmt.Sprintf("; QEMU's auto-converge reached %d%% and the dirty rate is still %s", p.Throttle, formatRate(e.dirtyEff))
 	case !p.CanThrottle:
 		why += "; QEMU's auto-converge cannot throttle enough"
-	case e.epsKnown && e.eps < v.opts.IneffectiveSensitivity:
-		why += fmt.Sprintf("; throttling is ineffective (sensitivity %.2f: the dirtying is not done by the vCPUs)", e.eps)
+	case v.throttleExhausted(p, e):
+		why += fmt.Sprintf("; throttling is ineffective: at %d%% the guest still dirtied %s", p.ThrottleCeiling, formatRate(p.RateAtCeiling.Value))
 	default:
 		why += fmt.Sprintf("; even a %d%% throttle leaves %s", p.Throttle, formatRate(e.dirtyEff))
 	}

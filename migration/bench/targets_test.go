@@ -160,9 +160,11 @@ func TestRobustness(t *testing.T) {
 		// r = 0.93 with nothing allowed: slow, but it converges.
 		{"a slow convergence is never aborted", noPerms("P6-jvm"), "Succeeded", nil, Options{}},
 		// A hot set rewritten every round keeps the pause over the limit
-		// although the sampled rates look convergent: the stall shows it.
+		// although the sampled rates look convergent: the stall shows it,
+		// once it has lasted 40 s (as KubeVirt's stall detector, which
+		// decides at 117 s here), so a burst is not taken for a floor.
 		{"a hot-set floor is caught by the stall", hotset, "Failed", func(t *testing.T, r Row) {
-			assert.LessOrEqual(t, r.DecisionSeconds, 30.0)
+			assert.LessOrEqual(t, r.DecisionSeconds, 60.0)
 			assert.Contains(t, r.Reason, "rounds")
 		}, Options{}},
 		// With probes during the job the first pass need not end.
