@@ -448,19 +448,36 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	} else if p.FirstPassDone && !stalled && p.SinceFirstPass < o.BurstPatience && !p.Iteration.Valid {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "pre-copy looks hopeless; waiting for the job's own dirty rate"}
 	}
+	// At the highest throttle with the dirty rate within 5 % of the
+	// bandwidth, pre-copy sits at the edge: it may still converge, slowly
+	// (a baseline that waits long enough gets through). The migration's own
+	// completion timeout bounds the wait, not an abort here.
+	if highest := v.highestThrottle(p); p.AllowAutoConverge && highest > 0 && p.Throttle >= highest && e.dirtyEff <= nearCritical*e.bw {
+		return Action{Kind: ActionContinue, Figures: f,
+			Reason: fmt.Sprintf("at the highest throttle (%d%%) the dirty rate %s is within 5 %% of the bandwidth %s: pre-copy may still converge; the completion timeout bounds it", p.Throttle, formatRate(e.dirtyEff), formatRate(e.bw))}
+	}
 	return Action{Kind: ActionAbort, Figures: f, Reason: v.hopeless(p, e, pred)}
+}
+
+// nearCritical: an effective dirty rate up to this multiple of the
+// bandwidth may still converge, slowly.
+const nearCritical = 1.05
+
+// highestThrottle is the highest throttle the policy can have: MaxThrottle
+// directly, 99 % through QEMU's auto-converge.
+func (v *VirtkitPolicy) highestThrottle(p Progress) int {
+	if p.CanThrottle {
+		return v.opts.MaxThrottle
+	}
+	return 99
 }
 
 // throttleExhausted reports that the highest throttle the policy may use
 // (MaxThrottle directly, 99 % through QEMU's auto-converge) was applied and
 // measured, and the guest still dirtied memory as fast as it moves.
 func (v *VirtkitPolicy) throttleExhausted(p Progress, e estimate) bool {
-	highest := 99
-	if p.CanThrottle {
-		highest = v.opts.MaxThrottle
-	}
 	rate, ok := p.RateAtCeiling.Get()
-	return ok && p.ThrottleCeiling >= highest && rate >= e.bw
+	return ok && p.ThrottleCeiling >= v.highestThrottle(p) && rate > nearCritical*e.bw
 }
 
 // raiseForSpeed raises a short target pause to the configured limit (less
