@@ -456,6 +456,10 @@ func (e *Engine) launchLocked(ctx context.Context) error {
 	params := e.req.Params
 	params.PostCopy = act.PostCopy
 	params.AutoConverge = act.AutoConverge
+	if act.AutoConverge {
+		params.AutoConvergeInitial = act.AutoConvergeInitial
+		params.AutoConvergeIncrement = act.AutoConvergeIncrement
+	}
 	params.DowntimeLimit = e.req.DowntimeLimit
 	if act.DowntimeLimit > 0 {
 		params.DowntimeLimit = act.DowntimeLimit

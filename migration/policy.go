@@ -182,6 +182,12 @@ type Action struct {
 	// switch to post-copy; let QEMU throttle by its own 20 %+10 % steps.
 	PostCopy     bool `json:"postCopy,omitempty"`
 	AutoConverge bool `json:"autoConverge,omitempty"`
+	// AutoConvergeInitial and AutoConvergeIncrement are QEMU's
+	// auto-converge steps for ActionStart (libvirt's
+	// VIR_MIGRATE_PARAM_AUTO_CONVERGE_INITIAL/_INCREMENT; 0 = QEMU's 20
+	// and 10): the only way to size a throttle through libvirt.
+	AutoConvergeInitial   int `json:"autoConvergeInitial,omitempty"`
+	AutoConvergeIncrement int `json:"autoConvergeIncrement,omitempty"`
 	// Reason is a sentence a human reads in status and logs.
 	Reason string `json:"reason"`
 	// Figures are the numbers the decision rests on.

@@ -561,6 +561,12 @@ func (v *VirtkitPolicy) hopeless(p Progress, e estimate, pred Prediction) string
 	return why
 }
 
+// QEMU's auto-converge defaults (cpu-throttle-initial, -increment).
+const (
+	defaultACInitial   = 20
+	defaultACIncrement = 10
+)
+
 // plan decides the start: refuse when a known bandwidth already shows that
 // nothing allowed converges, otherwise start with post-copy enabled when
 // allowed (so the switch stays possible) and the configured limit.
@@ -583,6 +589,20 @@ func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
 		return start
 	}
 	start.Figures = f.add("ratio", pred.Ratio, "")
+	if start.AutoConverge {
+		// Only QEMU can throttle: size its first step from the pre-start
+		// rate, as a direct throttle would be sized, when pre-copy would
+		// not finish within the budget unthrottled.
+		budget := v.opts.TargetSlowdown * float64(p.Memory) / e.bw
+		if !pred.Converges || pred.Total.Seconds() > budget {
+			target := v.targetRatio(p, e, budget)
+			if pct, _ := ThrottleFor(e.dirtyRaw, e.bw, target, 1); pct > defaultACInitial {
+				start.AutoConvergeInitial = min(pct, v.opts.MaxThrottle)
+				start.AutoConvergeIncrement = defaultACIncrement
+				start.Figures = figures(start.Figures).add("autoConvergeInitial", float64(start.AutoConvergeInitial), "%")
+			}
+		}
+	}
 	if pred.Converges || p.AllowPostCopy || e.boundCap > e.cap {
 		start.Reason = fmt.Sprintf("start pre-copy (r=%.2f) aiming at a %v pause", pred.Ratio, limit)
 		return start
