@@ -910,7 +910,15 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 	}
 	if t, ok := s.AutoConvergeThrottle.Get(); ok {
 		// The job's own figure: what the engine set, or QEMU's
-		// auto-converge steps.
+		// auto-converge steps. A step QEMU took makes the job's dirty rate
+		// stale as one the engine took does.
+		if e.thr == nil && int(t) != st.throttle {
+			st.dirtyAtChange = measuredFloat(st.lastJobRate)
+			st.throttleAtChange = st.throttle
+			st.throttleChangedAt = now
+			st.throttleChangeIter = s.MemoryIteration.Or(0)
+			st.dirtyFresh = false
+		}
 		st.throttle = int(t)
 	}
 	// The job's dirty rate is fresh once a new iteration reported it after

@@ -366,8 +366,13 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	// Without a direct throttle, QEMU's auto-converge (enabled at the start)
 	// raises the throttle itself, up to 99 %; give it the chance while that
 	// can work.
+	if p.AllowAutoConverge && !p.CanThrottle && p.Throttle >= 99 && !exhausted && p.ThrottleCeiling < 99 {
+		return Action{Kind: ActionContinue, Figures: f,
+			Reason: fmt.Sprintf("%s; QEMU's auto-converge reached %d%%: waiting for the dirty rate under it", preCopyVerdict(pred, finish, budget), p.Throttle)}
+	}
 	if p.AllowAutoConverge && !p.CanThrottle && p.Throttle < 99 && !exhausted {
-		if _, ok := ThrottleFor(e.dirtyRaw, e.bw, 0.9, e.eps); ok && (!pred.Converges || finish > budget) {
+		// Whether it can is judged at 99 %, not from a learned sensitivity.
+		if !pred.Converges || finish > budget {
 			return Action{Kind: ActionContinue, Figures: f,
 				Reason: fmt.Sprintf("%s; QEMU's auto-converge is throttling the guest (%d%% now) and can bring the dirty rate under the bandwidth", preCopyVerdict(pred, finish, budget), p.Throttle)}
 		}
