@@ -121,8 +121,8 @@ func checkTarget(t *testing.T, p Profile) {
 // clock: exact assertions about simulated time, not timing tests.
 func TestTargetOnRandomProfiles(t *testing.T) {
 	n := 24
-	if testing.Short() {
-		n = 8
+	if testing.Short() || raceDetector {
+		n = 8 // the same first eight profiles
 	}
 	for _, p := range randomProfiles(seed(), n) {
 		t.Run(p.Name, func(t *testing.T) { checkTarget(t, p) })
