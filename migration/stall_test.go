@@ -28,7 +28,7 @@ func stallRun(s *StallPolicy, base Progress, rem []float64) Action {
 func TestStallPolicy(t *testing.T) {
 	base := Progress{Phase: PhasePreCopy, Memory: 8 * gib, BandwidthAvg: some(100 * mb),
 		DowntimeLimit: 300 * time.Millisecond, DowntimeBound: 300 * time.Millisecond}
-	flat := []float64{2e9, 2e9, 2e9, 2e9, 2e9, 2e9} // no progress for 60 s
+	flat := []float64{2e9, 2e9, 2e9, 2e9, 2e9, 2e9}  // no progress for 60 s
 	small := []float64{6e7, 4e7, 4e7, 4e7, 4e7, 4e7} // 0.4 s at 100 MB/s
 	tests := []struct {
 		name string
