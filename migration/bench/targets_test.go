@@ -199,7 +199,7 @@ func TestRobustness(t *testing.T) {
 }
 
 // The baselines reproduce the reference's scratch fluid model where it
-// has a figure (migration-physics §7.4), within 5 %.
+// has a figure, within 5 %.
 func TestBaselinesMatchReference(t *testing.T) {
 	ctx := context.Background()
 	builtin := map[string]Profile{}
