@@ -52,6 +52,7 @@ func ExamplePolicy_decide() {
 		Remaining:       hypervisor.Some(uint64(2 << 30)),
 		DataSent:        hypervisor.Some(uint64(6 << 30)),
 		DowntimeLimit:   250 * time.Millisecond,
+		Probing:         true, // dirty-rate samples during the job
 	}
 	var virtkit migration.Policy = migration.NewPolicy(migration.PolicyOptions{})
 	a := virtkit.Decide(p)
@@ -125,6 +126,26 @@ func ExampleEngine() {
 	fmt.Println("within 1.3 × M/B:", r.Total.Seconds() < 1.3*float64(8<<30)/115e6)
 	// Output:
 	// Succeeded PreCopy completed: PreCopyThrottled
-	// at 500ms: throttle 85%
+	// at 250ms: throttle 85%
 	// within 1.3 × M/B: true
+}
+
+// KubeVirt's stall detector as a baseline: it watches every iteration and,
+// once the remaining data has not fallen for 40 s, forces the switchover at
+// a local minimum or aborts early.
+func ExampleNewStallPolicy() {
+	stall := migration.NewStallPolicy(migration.StallOptions{})
+	p := migration.Progress{Phase: migration.PhasePreCopy, Memory: 8 << 30,
+		BandwidthAvg: hypervisor.Some(100e6), DowntimeLimit: 300 * time.Millisecond}
+	for i := 1; i <= 6; i++ {
+		p.Elapsed = time.Duration(i) * 10 * time.Second
+		p.Iteration = hypervisor.Some(uint64(i + 1))
+		p.Remaining = hypervisor.Some(uint64(2e9)) // a floor: 20 s at 100 MB/s
+		if a := stall.Decide(p); a.Strategic() {
+			fmt.Printf("%v: %s: %s\n", p.Elapsed, a.Kind, a.Reason)
+			break
+		}
+	}
+	// Output:
+	// 50s: Abort: stalled: the implied pause 20s exceeds 1.5 × 900ms and post-copy is not allowed: abort early
 }

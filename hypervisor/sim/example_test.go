@@ -57,9 +57,9 @@ func Example_migration() {
 	fmt.Println("target:", info.State, info.Reason)
 	// Output:
 	// succeeded: true <nil>
-	// total: 22.4s
+	// total: 22.2s
 	// downtime: 129ms
-	// iterations: 10
+	// iterations: 9
 	// target: Running Migrated
 }
 
@@ -99,4 +99,14 @@ func ExampleNew() {
 	// connected {"return":{}} 500ms
 	// Paused User disconnected
 	// Shutoff Destroyed
+}
+
+// A host with libvirt's face: its migrations say up front that they have no
+// direct throttle and no dirty-rate measurement while they run.
+func ExampleOptions_libvirtFace() {
+	h := sim.New(sim.Options{Name: "src", LibvirtFace: true})
+	caps, _ := h.MigrationCapabilities(context.Background())
+	fmt.Printf("direct throttle: %v, dirty rate during the job: %v\n", caps.DirectThrottle, caps.DirtyRateDuringJob)
+	// Output:
+	// direct throttle: false, dirty rate during the job: false
 }

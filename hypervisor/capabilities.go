@@ -1,0 +1,30 @@
+package hypervisor
+
+import "context"
+
+// MigrationCapabilities describe what a backend's migrations offer beyond
+// [MigrationJob], known before a job starts, so a policy can plan with the
+// actuators and measurements it will really have.
+type MigrationCapabilities struct {
+	// DirectThrottle: the backend's jobs implement [Throttler], so the vCPU
+	// throttle can be set to any percentage at any time during the job.
+	// Without it the only throttle is QEMU's auto-converge, enabled (with
+	// its initial and increment parameters) when the job starts.
+	DirectThrottle bool
+	// DirtyRateDuringJob: the guest's dirty rate can be measured while a
+	// migration job runs without disturbing the job's own dirty tracking.
+	// Without it the only in-job figure is the job's dirty rate
+	// ([JobStats.MemoryDirtyRate]), which QEMU computes at its bitmap syncs.
+	DirtyRateDuringJob bool
+	// JobDirtyRateBeforeSync: the job's dirty rate means something before
+	// QEMU's first bitmap sync after the setup one (MemoryIteration >= 2).
+	// libvirt reports 0 there, which is no measurement.
+	JobDirtyRateBeforeSync bool
+}
+
+// MigrationCapabilityReporter is implemented by a [Migrator] that can say up
+// front what its migrations offer. A Migrator without it is taken to offer
+// what its jobs implement, learned only once a job runs.
+type MigrationCapabilityReporter interface {
+	MigrationCapabilities(ctx context.Context) (MigrationCapabilities, error)
+}
