@@ -572,6 +572,9 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 	} else {
 		virtkit.RemoveCondition(&conds, virtkit.VirtualMachineFailure)
 	}
+	if s.orig != nil {
+		keepTransitionTimes(s.orig.Conditions, conds)
+	}
 	st.Conditions = conds
 
 	st.PrintableStatus = virtkit.PrintableStatus(virtkit.PrintableStatusInput{
@@ -588,6 +591,19 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 	}
 	s.orig = vm.Status.DeepCopy()
 	return nil
+}
+
+// keepTransitionTimes gives every condition in conds whose type and status
+// are as they were in old the transition time it had, so a reconcile that
+// re-derives a condition (the VM's Ready condition while its VMI has none
+// yet, say) never rewrites the status with only a newer timestamp: such a
+// write would trigger another reconcile, and that one another write.
+func keepTransitionTimes(old, conds []virtkit.Condition) {
+	for i := range conds {
+		if o := virtkit.GetCondition(old, conds[i].Type); o != nil && o.Status == conds[i].Status {
+			conds[i].LastTransitionTime = o.LastTransitionTime
+		}
+	}
 }
 
 // templateChanged reports whether the running VMI was rendered from an
