@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit/cluster"
@@ -26,6 +27,27 @@ func TestMeasureScaleSmall(t *testing.T) {
 	require.GreaterOrEqual(t, r.Reconciles, uint64(40*3), "at least VM, VMI and node reconciles per VM")
 }
 
+// The protocol's write budget, over a whole create-to-Running of a fleet
+// on simulated hosts: the user's VM create, the VM controller's finalizer,
+// VMI create and status writes, placement, the node agent's take-over and
+// Running, with nothing written in a loop. It counts every VM and VMI write
+// through a counting store; the scale benchmark reports the same numbers
+// for bigger fleets (BENCHMARKS.md).
+func TestScaleWriteBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 300-VM cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const vms = 300
+	r, err := cluster.MeasureScale(ctx, cluster.ScaleOptions{VMs: vms, Nodes: 3})
+	require.NoError(t, err)
+	t.Logf("writes/VM %.2f reconciles/VM %.2f store %+v controllers %+v", r.WritesPerVM, r.ReconcilesPerVM, r.Store, r.Controllers)
+	assert.LessOrEqual(t, r.WritesPerVM, 8.0, "VM and VMI writes per VM")
+	assert.LessOrEqual(t, r.ReconcilesPerVM, 12.0, "reconciles per VM, all controllers and node agents")
+	assert.GreaterOrEqual(t, r.WritesPerVM, 4.0, "at least the create, the VMI create, placement and Running are counted")
+}
+
 // BenchmarkCreateToRunning reports create-to-Running for a fleet of VMs on
 // four simulated hosts. Run with -benchtime=1x; see BENCHMARKS.md.
 func BenchmarkCreateToRunning(b *testing.B) {
@@ -39,6 +61,9 @@ func BenchmarkCreateToRunning(b *testing.B) {
 				b.ReportMetric(float64(r.P99.Milliseconds()), "p99-ms")
 				b.ReportMetric(float64(r.HeapPerVMI), "heap-B/vmi")
 				b.ReportMetric(r.ReconcilesPerSec, "reconciles/s")
+				b.ReportMetric(r.WritesPerVM, "writes/vm")
+				b.ReportMetric(r.ReconcilesPerVM, "reconciles/vm")
+				b.ReportMetric(float64(r.CPUPerVM.Microseconds()), "cpu-us/vm")
 			}
 		})
 	}

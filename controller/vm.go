@@ -45,7 +45,8 @@ const (
 // One deliberate difference from KubeVirt: a VMI that was deleted (stopped
 // on purpose) before it ever ran is not counted as a failed start.
 type VMReconciler struct {
-	o ReconcilerOptions
+	o   ReconcilerOptions
+	own *ownWrites // the VMs and VMIs this reconciler wrote
 }
 
 var _ Reconciler = (*VMReconciler)(nil)
@@ -56,15 +57,17 @@ func NewVMReconciler(o ReconcilerOptions) (*VMReconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &VMReconciler{o: o}, nil
+	own := newOwnWrites()
+	o.Store = recordingStore{Store: o.Store, own: own}
+	return &VMReconciler{o: o, own: own}, nil
 }
 
 // Watches returns what the reconciler must be fed: VMs, and VMIs mapped to
-// the VM that controls them.
+// the VM that controls them. The events of its own writes are skipped.
 func (r *VMReconciler) Watches() []Watch {
 	return []Watch{
-		{NewList: vmList},
-		{NewList: vmiList, Map: ControllerOwner(virtkit.KindVirtualMachine)},
+		{NewList: vmList, Map: r.own.skipOwn(ObjectKey)},
+		{NewList: vmiList, Map: r.own.skipOwn(ControllerOwner(virtkit.KindVirtualMachine))},
 	}
 }
 
@@ -97,6 +100,10 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 		return Result{}, err
 	}
 	if !found {
+		r.own.forget(virtkit.KindVirtualMachine, key)
+		if !hasVMI {
+			r.own.forget(virtkit.KindVirtualMachineInstance, key)
+		}
 		// No garbage collector: a VMI whose VM is gone is deleted here.
 		if hasVMI {
 			if ref := controllerOf(vmi); ref != nil && ref.Kind == virtkit.KindVirtualMachine && ref.Name == req.Name {
@@ -440,7 +447,9 @@ func newVMIFromVM(vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstance, 
 			Labels:          maps.Clone(tmpl.ObjectMeta.Labels),
 			Annotations:     maps.Clone(tmpl.ObjectMeta.Annotations),
 			OwnerReferences: []metav1.OwnerReference{newControllerRef(vm, virtkit.KindVirtualMachine)},
-			Finalizers:      []string{virtkit.VirtualMachineControllerFinalizer},
+			// Both controllers' finalizers at create: the VMI controller
+			// then has nothing to add (one write less per VM).
+			Finalizers: []string{virtkit.VirtualMachineControllerFinalizer, virtkit.VirtualMachineInstanceFinalizer},
 		},
 		Spec: *tmpl.Spec.DeepCopy(),
 	}
