@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 )
 
@@ -27,12 +28,16 @@ func TestMeasureScaleSmall(t *testing.T) {
 	require.GreaterOrEqual(t, r.Reconciles, uint64(40*3), "at least VM, VMI and node reconciles per VM")
 }
 
-// The protocol's write budget, over a whole create-to-Running of a fleet
-// on simulated hosts: the user's VM create, the VM controller's finalizer,
-// VMI create and status writes, placement, the node agent's take-over and
-// Running, with nothing written in a loop. It counts every VM and VMI write
-// through a counting store; the scale benchmark reports the same numbers
-// for bigger fleets (BENCHMARKS.md).
+// The write and reconcile budget of a whole create-to-Running of a fleet on
+// simulated hosts, counted through a counting store. Per VM the protocol
+// writes: the user's VM create; the VM controller's finalizer, the VMI
+// create (with both controllers' finalizers) and the VM status (Starting,
+// then Running, plus a copy of each VMI condition that lands between the
+// two); placement's status and node label; the node agent's finalizer,
+// Running and, once the guest agent connects, AgentConnected. The parts the
+// controllers own are asserted exactly; the totals, which move with how
+// often the VM controller happens to see an intermediate VMI state, are
+// bounded (BENCHMARKS.md has them for bigger fleets).
 func TestScaleWriteBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 300-VM cluster")
@@ -43,9 +48,26 @@ func TestScaleWriteBudget(t *testing.T) {
 	r, err := cluster.MeasureScale(ctx, cluster.ScaleOptions{VMs: vms, Nodes: 3})
 	require.NoError(t, err)
 	t.Logf("writes/VM %.2f reconciles/VM %.2f store %+v controllers %+v", r.WritesPerVM, r.ReconcilesPerVM, r.Store, r.Controllers)
-	assert.LessOrEqual(t, r.WritesPerVM, 8.0, "VM and VMI writes per VM")
-	assert.LessOrEqual(t, r.ReconcilesPerVM, 12.0, "reconciles per VM, all controllers and node agents")
-	assert.GreaterOrEqual(t, r.WritesPerVM, 4.0, "at least the create, the VMI create, placement and Running are counted")
+
+	vm, vmi := r.Store[virtkit.KindVirtualMachine], r.Store[virtkit.KindVirtualMachineInstance]
+	assert.Equal(t, uint64(vms), vm.Creates, "the user's creates")
+	assert.Equal(t, uint64(vms), vm.Updates, "one finalizer write per VM")
+	assert.Equal(t, uint64(vms), vmi.Creates, "one VMI per VM")
+	assert.Equal(t, uint64(2*vms), vmi.Updates, "the node label and the node agent's finalizer; the VMI controller's finalizer comes with the create")
+	assert.LessOrEqual(t, r.Store[virtkit.KindVirtualMachineInstanceMigration].Lists, uint64(5),
+		"VMI events find their migrations in an index, not by listing")
+	assert.Zero(t, vm.Conflicts+vmi.Conflicts, "no write races")
+
+	var controlPlane uint64
+	for _, c := range r.Controllers {
+		switch c.Name {
+		case cluster.VMController, cluster.VMIController, cluster.EvictionController, cluster.MigrationController:
+			controlPlane += c.Reconciles
+		}
+	}
+	assert.LessOrEqual(t, float64(controlPlane)/vms, 7.0, "VM, VMI, eviction and migration reconciles per VM")
+	assert.LessOrEqual(t, r.WritesPerVM, 12.5, "VM and VMI writes per VM, the user's create included")
+	assert.LessOrEqual(t, r.ReconcilesPerVM, 16.0, "reconciles per VM, every controller and node agent")
 }
 
 // BenchmarkCreateToRunning reports create-to-Running for a fleet of VMs on
