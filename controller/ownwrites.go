@@ -13,7 +13,8 @@ import (
 // reconciler only to re-read what it just wrote. A reconcile that writes
 // either goes on from what it wrote or ends (an error retries it), so the
 // state its write produced has been reconciled already. Each remembered
-// version is skipped once: a relist or resync still enqueues the object.
+// version is skipped once (the first delivery of it, by watch or relist);
+// later deliveries, a periodic resync say, enqueue the object as usual.
 type ownWrites struct {
 	mu sync.Mutex
 	rv map[ownKey][]string
