@@ -264,23 +264,24 @@ func (p *Placements) remove(key types.NamespacedName) {
 	}
 }
 
-// selected calls fn for every placed VMI the term selects. It starts from
+// selected calls fn for every placed VMI the term selects, until fn
+// returns false. It starts from
 // the smallest index set one of the selector's In, = or Exists
 // requirements allows, and scans every placed VMI only for selectors made
 // of negative requirements alone.
-func (p *Placements) selected(t vmiTerm, fn func(*placement)) {
+func (p *Placements) selected(t vmiTerm, fn func(*placement) bool) {
 	reqs, selectable := t.selector.Requirements()
 	if !selectable {
 		return // labels.Nothing
 	}
-	visit := func(pl *placement) {
-		if t.selectsLabels(pl.key.Namespace, pl.labels) {
-			fn(pl)
-		}
+	visit := func(pl *placement) bool {
+		return !t.selectsLabels(pl.key.Namespace, pl.labels) || fn(pl)
 	}
 	if p.index == nil {
 		for i := range p.scan {
-			visit(&p.scan[i])
+			if !visit(&p.scan[i]) {
+				return
+			}
 		}
 		return
 	}
@@ -312,13 +313,17 @@ func (p *Placements) selected(t vmiTerm, fn func(*placement)) {
 	}
 	if bestN < 0 {
 		for _, pl := range p.vmis {
-			visit(pl)
+			if !visit(pl) {
+				return
+			}
 		}
 		return
 	}
 	for _, s := range best {
 		for _, pl := range s {
-			visit(pl)
+			if !visit(pl) {
+				return
+			}
 		}
 	}
 }
@@ -365,11 +370,24 @@ func (p *Placements) interVMI(c *compiled, byName map[string]*nodeInfo) *interVM
 			}
 		}
 	}
+	// Required terms only ask which domains hold a selected VMI: once
+	// every candidate node's domain does, the rest cannot change a thing.
+	nodeDomains := func(key string) int {
+		seen := map[string]bool{}
+		for _, n := range byName {
+			if v, ok := domain(n, key); ok {
+				seen[v] = true
+			}
+		}
+		return len(seen)
+	}
 	required := func(t vmiTerm) termDomains {
 		td := termDomains{topologyKey: t.topologyKey, domains: map[string]bool{}}
-		p.selected(t, func(pl *placement) {
+		all := nodeDomains(t.topologyKey)
+		p.selected(t, func(pl *placement) bool {
 			td.anywhere = true
 			domainsOf(pl, t.topologyKey, func(v string) { td.domains[v] = true })
+			return len(td.domains) < all
 		})
 		return td
 	}
@@ -393,8 +411,9 @@ func (p *Placements) interVMI(c *compiled, byName map[string]*nodeInfo) *interVM
 	}
 	preferred := func(t vmiTerm, w float64) {
 		wd := weightedDomains{topologyKey: t.topologyKey, weight: map[string]float64{}}
-		p.selected(t, func(pl *placement) {
+		p.selected(t, func(pl *placement) bool {
 			domainsOf(pl, t.topologyKey, func(v string) { wd.weight[v] += w })
+			return true
 		})
 		if len(wd.weight) > 0 {
 			iv.prefer = append(iv.prefer, wd)
