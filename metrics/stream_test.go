@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -135,4 +136,28 @@ func TestNewHandlerPromtoolClean(t *testing.T) {
 	want := series(gatherMap(t, both))
 	assert.Equal(t, want, series(parsed(t, body)))
 	promtoolCheck(t, body)
+}
+
+// Scrapes of one streamed collector may run at once (the label cache and
+// the text buffers are shared between scrapes).
+func TestWriteTextConcurrentScrapes(t *testing.T) {
+	dom, _ := fullCollectors(t)
+	want := series(gathered(t, dom))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 5 {
+				var buf bytes.Buffer
+				if !assert.NoError(t, dom.WriteText(context.Background(), &buf)) {
+					return
+				}
+				p := expfmt.NewTextParser(model.LegacyValidation)
+				mfs, err := p.TextToMetricFamilies(bytes.NewReader(buf.Bytes()))
+				if assert.NoError(t, err) {
+					assert.Equal(t, want, series(mfs))
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
