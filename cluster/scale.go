@@ -45,6 +45,21 @@ type ScaleResult struct {
 	// Reconciles across every controller and node agent, and per second.
 	Reconciles       uint64
 	ReconcilesPerSec float64
+	// CPU is the process's CPU time (user + system) from the first create
+	// to the last VMI Running; CPUPerVM divides it by VMs. Zero where the
+	// platform does not say.
+	CPU, CPUPerVM time.Duration
+	// WritesPerVM counts every VM and VMI write (creates, updates, status
+	// updates, deletes, the user's VM create included) up to the moment
+	// the fleet settled after the last VMI ran, per VM. ReconcilesPerVM is
+	// Reconciles per VM at the same moment.
+	WritesPerVM, ReconcilesPerVM float64
+	// Store are the store calls per kind at that moment.
+	Store map[string]WriteCounts
+	// PeakRSS is the process's peak resident set during the run in bytes
+	// (0 when unknown); PeakGoroutines the most goroutines sampled.
+	PeakRSS        uint64
+	PeakGoroutines int
 	// Controllers are the per-controller numbers at the end (node agents
 	// summed under "node").
 	Controllers []ControllerCounts
@@ -73,7 +88,9 @@ func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 		o.CreateConcurrency = 16
 	}
 	heapBefore := liveHeap()
-	c, err := New(Options{Nodes: o.Nodes, Workers: o.Workers, NodeAgent: nodeAgentForScale(o.Workers),
+	rssReset := resetPeakRSS()
+	counting := NewCountingStore(store.NewMemory())
+	c, err := New(Options{Store: counting, Nodes: o.Nodes, Workers: o.Workers, NodeAgent: nodeAgentForScale(o.Workers),
 		NewHypervisor: scaleHosts(o.VMs/o.Nodes + 1)})
 	if err != nil {
 		return ScaleResult{}, err
@@ -93,12 +110,20 @@ func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("vm-%05d", i)
 	}
+	goroutines := sampleGoroutines()
+	cpu0 := processCPU()
 	lat, total, err := MeasureCreateToRunning(ctx, c.store, names, o.CreateConcurrency, func(ctx context.Context, name string) error {
 		return c.Apply(ctx, scaleVM(name))
 	})
+	cpu := processCPU() - cpu0
 	if err != nil {
+		goroutines()
 		return ScaleResult{}, err
 	}
+	// The VM controller writes the VMs' status after their VMIs run: count
+	// up to the moment VM and VMI writes stop.
+	settle(ctx, counting, 250*time.Millisecond, 10*time.Second)
+	peakG := goroutines()
 
 	var reconciles uint64
 	var counts []ControllerCounts
@@ -126,11 +151,67 @@ func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 		P50:        pct(0.50), P90: pct(0.90), P99: pct(0.99), Max: lat[len(lat)-1],
 		Reconciles: reconciles, ReconcilesPerSec: float64(reconciles) / total.Seconds(),
 		Controllers: counts,
+		CPU:         cpu, CPUPerVM: cpu / time.Duration(o.VMs),
+		ReconcilesPerVM: float64(reconciles) / float64(o.VMs),
+		Store:           counting.Counts(),
+		PeakGoroutines:  peakG,
+	}
+	r.WritesPerVM = float64(vmWrites(r.Store)) / float64(o.VMs)
+	if rssReset {
+		r.PeakRSS = peakRSS()
 	}
 	if heapAfter > heapBefore {
 		r.HeapPerVMI = (heapAfter - heapBefore) / uint64(o.VMs)
 	}
 	return r, nil
+}
+
+// vmWrites sums the VM and VMI writes.
+func vmWrites(counts map[string]WriteCounts) uint64 {
+	return counts[virtkit.KindVirtualMachine].Writes() + counts[virtkit.KindVirtualMachineInstance].Writes()
+}
+
+// settle waits until no VM or VMI write happened for quiet, at most max.
+func settle(ctx context.Context, c *CountingStore, quiet, maxWait time.Duration) {
+	deadline := time.Now().Add(maxWait)
+	last := vmWrites(c.Counts())
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(quiet):
+		}
+		now := vmWrites(c.Counts())
+		if now == last {
+			return
+		}
+		last = now
+	}
+}
+
+// sampleGoroutines samples the goroutine count every 20 ms until the
+// returned function is called, which returns the highest seen.
+func sampleGoroutines() func() int {
+	stop := make(chan struct{})
+	peak := make(chan int, 1)
+	go func() {
+		hi := runtime.NumGoroutine()
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				peak <- max(hi, runtime.NumGoroutine())
+				return
+			case <-t.C:
+				hi = max(hi, runtime.NumGoroutine())
+			}
+		}
+	}()
+	return func() int {
+		close(stop)
+		return <-peak
+	}
 }
 
 func liveHeap() uint64 {

@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 )
 
@@ -26,6 +28,48 @@ func TestMeasureScaleSmall(t *testing.T) {
 	require.GreaterOrEqual(t, r.Reconciles, uint64(40*3), "at least VM, VMI and node reconciles per VM")
 }
 
+// The write and reconcile budget of a whole create-to-Running of a fleet on
+// simulated hosts, counted through a counting store. Per VM the protocol
+// writes: the user's VM create; the VM controller's finalizer, the VMI
+// create (with both controllers' finalizers) and the VM status (Starting,
+// then Running, plus a copy of each VMI condition that lands between the
+// two); placement's status and node label; the node agent's finalizer,
+// Running and, once the guest agent connects, AgentConnected. The parts the
+// controllers own are asserted exactly; the totals, which move with how
+// often the VM controller happens to see an intermediate VMI state, are
+// bounded (BENCHMARKS.md has them for bigger fleets).
+func TestScaleWriteBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 300-VM cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const vms = 300
+	r, err := cluster.MeasureScale(ctx, cluster.ScaleOptions{VMs: vms, Nodes: 3})
+	require.NoError(t, err)
+	t.Logf("writes/VM %.2f reconciles/VM %.2f store %+v controllers %+v", r.WritesPerVM, r.ReconcilesPerVM, r.Store, r.Controllers)
+
+	vm, vmi := r.Store[virtkit.KindVirtualMachine], r.Store[virtkit.KindVirtualMachineInstance]
+	assert.Equal(t, uint64(vms), vm.Creates, "the user's creates")
+	assert.Equal(t, uint64(vms), vm.Updates, "one finalizer write per VM")
+	assert.Equal(t, uint64(vms), vmi.Creates, "one VMI per VM")
+	assert.Equal(t, uint64(2*vms), vmi.Updates, "the node label and the node agent's finalizer; the VMI controller's finalizer comes with the create")
+	assert.LessOrEqual(t, r.Store[virtkit.KindVirtualMachineInstanceMigration].Lists, uint64(5),
+		"VMI events find their migrations in an index, not by listing")
+	assert.Zero(t, vm.Conflicts+vmi.Conflicts, "no write races")
+
+	var controlPlane uint64
+	for _, c := range r.Controllers {
+		switch c.Name {
+		case cluster.VMController, cluster.VMIController, cluster.EvictionController, cluster.MigrationController:
+			controlPlane += c.Reconciles
+		}
+	}
+	assert.LessOrEqual(t, float64(controlPlane)/vms, 7.0, "VM, VMI, eviction and migration reconciles per VM")
+	assert.LessOrEqual(t, r.WritesPerVM, 12.5, "VM and VMI writes per VM, the user's create included")
+	assert.LessOrEqual(t, r.ReconcilesPerVM, 16.0, "reconciles per VM, every controller and node agent")
+}
+
 // BenchmarkCreateToRunning reports create-to-Running for a fleet of VMs on
 // four simulated hosts. Run with -benchtime=1x; see BENCHMARKS.md.
 func BenchmarkCreateToRunning(b *testing.B) {
@@ -39,6 +83,9 @@ func BenchmarkCreateToRunning(b *testing.B) {
 				b.ReportMetric(float64(r.P99.Milliseconds()), "p99-ms")
 				b.ReportMetric(float64(r.HeapPerVMI), "heap-B/vmi")
 				b.ReportMetric(r.ReconcilesPerSec, "reconciles/s")
+				b.ReportMetric(r.WritesPerVM, "writes/vm")
+				b.ReportMetric(r.ReconcilesPerVM, "reconciles/vm")
+				b.ReportMetric(float64(r.CPUPerVM.Microseconds()), "cpu-us/vm")
 			}
 		})
 	}

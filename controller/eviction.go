@@ -43,6 +43,9 @@ type EvictionReconciler struct {
 	// clean holds nodes known to have no VMI marked for evacuation from
 	// them, so a healthy, undrained node costs no VMI listing.
 	clean map[string]bool
+	// draining holds the nodes the node watch last showed draining, so a
+	// VMI event on a clean, undrained node wakes nobody.
+	draining map[string]bool
 }
 
 var _ Reconciler = (*EvictionReconciler)(nil)
@@ -58,22 +61,29 @@ func NewEvictionReconciler(o ReconcilerOptions) (*EvictionReconciler, error) {
 	if def == "" {
 		def = virtkit.EvictionStrategyNone
 	}
-	return &EvictionReconciler{o: o, def: def, clean: map[string]bool{}}, nil
+	return &EvictionReconciler{o: o, def: def, clean: map[string]bool{}, draining: map[string]bool{}}, nil
 }
 
 // Watches returns what the reconciler must be fed: Nodes, and VMIs mapped
 // to their node (and to the node they are being evacuated from).
 func (r *EvictionReconciler) Watches() []Watch {
 	return []Watch{
-		{NewList: nodeList},
+		{NewList: nodeList, Map: func(ctx context.Context, obj virtkit.Object) []Request {
+			if n, ok := obj.(*virtkit.Node); ok {
+				r.setDraining(n.Name, IsDraining(n))
+			}
+			return ObjectKey(ctx, obj)
+		}},
 		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []Request {
 			vmi, ok := obj.(*virtkit.VirtualMachineInstance)
 			if !ok {
 				return nil
 			}
 			var out []Request
-			if vmi.Status.NodeName != "" {
-				out = append(out, Request{Name: vmi.Status.NodeName})
+			// A clean node that is not draining has nothing to do for its
+			// VMIs; the node's own event wakes it when it starts draining.
+			if n := vmi.Status.NodeName; n != "" && !r.quiet(n) {
+				out = append(out, Request{Name: n})
 			}
 			if n := vmi.Status.EvacuationNodeName; n != "" && n != vmi.Status.NodeName {
 				out = append(out, Request{Name: n})
@@ -137,6 +147,23 @@ func (r *EvictionReconciler) isClean(node string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.clean[node]
+}
+
+func (r *EvictionReconciler) setDraining(node string, draining bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if draining {
+		r.draining[node] = true
+	} else {
+		delete(r.draining, node)
+	}
+}
+
+// quiet: the node was last seen not draining and has nothing to clean.
+func (r *EvictionReconciler) quiet(node string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.draining[node] && r.clean[node]
 }
 
 func (r *EvictionReconciler) setClean(node string, clean bool) {

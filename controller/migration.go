@@ -94,6 +94,9 @@ type MigrationReconciler struct {
 	// slotMu serialises admission and slot decisions, so two migrations
 	// reconciled in parallel never both take the last slot.
 	slotMu sync.Mutex
+
+	// index finds a VMI's migrations for the VMI watch.
+	index *migrationIndex
 }
 
 var _ Reconciler = (*MigrationReconciler)(nil)
@@ -121,7 +124,7 @@ func NewMigrationReconciler(o ReconcilerOptions, m MigrationOptions) (*Migration
 	if *cfg.ParallelOutboundMigrationsPerNode == 0 {
 		return nil, fmt.Errorf("%w: migration: Config.parallelOutboundMigrationsPerNode: must be > 0", ErrInvalidOptions)
 	}
-	return &MigrationReconciler{o: o, m: m, cfg: cfg}, nil
+	return &MigrationReconciler{o: o, m: m, cfg: cfg, index: newMigrationIndex()}, nil
 }
 
 // Configuration returns the effective cluster migration configuration.
@@ -139,26 +142,16 @@ func (r *MigrationReconciler) Watches() []Watch {
 		{NewList: migrationList, Map: func(ctx context.Context, obj virtkit.Object) []Request {
 			out := []Request{{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
 			mig, ok := obj.(*virtkit.VirtualMachineInstanceMigration)
+			if ok {
+				r.index.observe(mig)
+			}
 			if !ok || !(mig.IsFinal() || mig.DeletionTimestamp != nil) {
 				return out
 			}
 			return append(out, r.waitingRequests(ctx)...)
 		}},
-		{NewList: vmiList, Map: func(ctx context.Context, obj virtkit.Object) []Request {
-			migs := &virtkit.VirtualMachineInstanceMigrationList{}
-			if err := r.o.Store.List(ctx, migs, store.ListOptions{
-				Namespace:     obj.GetNamespace(),
-				LabelSelector: labels.SelectorFromSet(labels.Set{virtkit.MigrationSelectorLabel: obj.GetName()}),
-			}); err != nil {
-				return nil
-			}
-			out := make([]Request, 0, len(migs.Items))
-			for i := range migs.Items {
-				if !migs.Items[i].IsFinal() || migs.Items[i].DeletionTimestamp != nil {
-					out = append(out, Request{Namespace: migs.Items[i].Namespace, Name: migs.Items[i].Name})
-				}
-			}
-			return out
+		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []Request {
+			return r.index.requests(obj.GetNamespace(), obj.GetName())
 		}},
 	}
 }
@@ -183,9 +176,14 @@ func (r *MigrationReconciler) Reconcile(ctx context.Context, req Request) (Resul
 	key := keyOf(req)
 	mig := &virtkit.VirtualMachineInstanceMigration{}
 	found, err := getOptional(ctx, r.o.Store, key, mig)
-	if err != nil || !found {
+	if err != nil {
 		return Result{}, err
 	}
+	if !found {
+		r.index.forget(key)
+		return Result{}, nil
+	}
+	r.index.observe(mig)
 	if mig.Spec.VMIName == "" {
 		// Validation rejects this; an object written around it fails.
 		if !mig.IsFinal() {

@@ -214,6 +214,8 @@ func (r *ReplicaSetReconciler) create(ctx context.Context, rs *virtkit.VirtualMa
 			Labels:          maps.Clone(tmpl.ObjectMeta.Labels),
 			Annotations:     maps.Clone(tmpl.ObjectMeta.Annotations),
 			OwnerReferences: []metav1.OwnerReference{newControllerRef(rs, virtkit.KindVirtualMachineInstanceReplicaSet)},
+			// The VMI controller's finalizer at create saves it a write.
+			Finalizers: []string{virtkit.VirtualMachineInstanceFinalizer},
 		},
 		Spec: *tmpl.Spec.DeepCopy(),
 	}

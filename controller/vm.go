@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -45,8 +46,19 @@ const (
 // One deliberate difference from KubeVirt: a VMI that was deleted (stopped
 // on purpose) before it ever ran is not counted as a failed start.
 type VMReconciler struct {
-	o ReconcilerOptions
+	o   ReconcilerOptions
+	own *ownWrites // the VMs and VMIs this reconciler wrote
+
+	// deferred remembers since when a VM's status write has been held
+	// back because only mirrored conditions of a VMI in hand-off changed.
+	mu       sync.Mutex
+	deferred map[store.Key]time.Time
 }
+
+// handOffFlush bounds how long a VM status write may be held back while
+// its VMI sits in Scheduled (the node agent is about to start it, and its
+// Running write will carry the conditions along).
+const handOffFlush = 5 * time.Second
 
 var _ Reconciler = (*VMReconciler)(nil)
 
@@ -56,15 +68,17 @@ func NewVMReconciler(o ReconcilerOptions) (*VMReconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &VMReconciler{o: o}, nil
+	own := newOwnWrites()
+	o.Store = recordingStore{Store: o.Store, own: own}
+	return &VMReconciler{o: o, own: own, deferred: map[store.Key]time.Time{}}, nil
 }
 
 // Watches returns what the reconciler must be fed: VMs, and VMIs mapped to
-// the VM that controls them.
+// the VM that controls them. The events of its own writes are skipped.
 func (r *VMReconciler) Watches() []Watch {
 	return []Watch{
-		{NewList: vmList},
-		{NewList: vmiList, Map: ControllerOwner(virtkit.KindVirtualMachine)},
+		{NewList: vmList, Map: r.own.skipOwn(ObjectKey)},
+		{NewList: vmiList, Map: r.own.skipOwn(ControllerOwner(virtkit.KindVirtualMachine))},
 	}
 }
 
@@ -97,6 +111,11 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 		return Result{}, err
 	}
 	if !found {
+		r.clearDeferred(key)
+		r.own.forget(virtkit.KindVirtualMachine, key)
+		if !hasVMI {
+			r.own.forget(virtkit.KindVirtualMachineInstance, key)
+		}
 		// No garbage collector: a VMI whose VM is gone is deleted here.
 		if hasVMI {
 			if ref := controllerOf(vmi); ref != nil && ref.Kind == virtkit.KindVirtualMachine && ref.Name == req.Name {
@@ -440,7 +459,9 @@ func newVMIFromVM(vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstance, 
 			Labels:          maps.Clone(tmpl.ObjectMeta.Labels),
 			Annotations:     maps.Clone(tmpl.ObjectMeta.Annotations),
 			OwnerReferences: []metav1.OwnerReference{newControllerRef(vm, virtkit.KindVirtualMachine)},
-			Finalizers:      []string{virtkit.VirtualMachineControllerFinalizer},
+			// Both controllers' finalizers at create: the VMI controller
+			// then has nothing to add (one write less per VM).
+			Finalizers: []string{virtkit.VirtualMachineControllerFinalizer, virtkit.VirtualMachineInstanceFinalizer},
 		},
 		Spec: *tmpl.Spec.DeepCopy(),
 	}
@@ -572,6 +593,9 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 	} else {
 		virtkit.RemoveCondition(&conds, virtkit.VirtualMachineFailure)
 	}
+	if s.orig != nil {
+		keepTransitionTimes(s.orig.Conditions, conds)
+	}
 	st.Conditions = conds
 
 	st.PrintableStatus = virtkit.PrintableStatus(virtkit.PrintableStatusInput{
@@ -580,14 +604,79 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 		VMIDeletionExpected: s.deletedVMI,
 	})
 
+	key := store.Key{Namespace: vm.Namespace, Name: vm.Name}
 	if equality.Semantic.DeepEqual(s.orig, st) {
+		r.clearDeferred(key)
+		return nil
+	}
+	if r.holdBack(key, s, vmi) {
 		return nil
 	}
 	if err := r.o.Store.UpdateStatus(ctx, vm); err != nil {
 		return err
 	}
+	r.clearDeferred(key)
 	s.orig = vm.Status.DeepCopy()
 	return nil
+}
+
+// holdBack reports whether this status write waits: one VM status write
+// per phase change. While the VMI is Scheduled (handed to its node agent,
+// which writes Running next) a change of nothing but the conditions copied
+// from it is held back, for at most handOffFlush (a requeue then writes
+// it); the write for the next phase carries it.
+func (r *VMReconciler) holdBack(key store.Key, s *vmSync, vmi *virtkit.VirtualMachineInstance) bool {
+	if s.orig == nil || vmi == nil || vmi.Status.Phase != virtkit.Scheduled || vmi.DeletionTimestamp != nil {
+		return false
+	}
+	st := &s.vm.Status
+	for _, c := range st.Conditions {
+		if vmOnlyConditions[c.Type] || c.Type == virtkit.VirtualMachineFailure {
+			if o := virtkit.GetCondition(s.orig.Conditions, c.Type); o == nil || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message {
+				return false
+			}
+		}
+	}
+	withOrigConds := *st
+	withOrigConds.Conditions = s.orig.Conditions
+	if !equality.Semantic.DeepEqual(s.orig, &withOrigConds) {
+		return false // more than conditions changed: a phase change
+	}
+	now := s.now.Time
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	since, ok := r.deferred[key]
+	if !ok {
+		since = now
+		r.deferred[key] = now
+	}
+	wait := since.Add(handOffFlush).Sub(now)
+	if wait <= 0 {
+		return false
+	}
+	if s.requeue <= 0 || wait < s.requeue {
+		s.requeue = wait
+	}
+	return true
+}
+
+func (r *VMReconciler) clearDeferred(key store.Key) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.deferred, key)
+}
+
+// keepTransitionTimes gives every condition in conds whose type and status
+// are as they were in old the transition time it had, so a reconcile that
+// re-derives a condition (the VM's Ready condition while its VMI has none
+// yet, say) never rewrites the status with only a newer timestamp: such a
+// write would trigger another reconcile, and that one another write.
+func keepTransitionTimes(old, conds []virtkit.Condition) {
+	for i := range conds {
+		if o := virtkit.GetCondition(old, conds[i].Type); o != nil && o.Status == conds[i].Status {
+			conds[i].LastTransitionTime = o.LastTransitionTime
+		}
+	}
 }
 
 // templateChanged reports whether the running VMI was rendered from an

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -24,6 +23,7 @@ import (
 type VMIReconciler struct {
 	o     ReconcilerOptions
 	cache placementCache
+	own   *ownWrites // the VMIs this reconciler wrote
 }
 
 var _ Reconciler = (*VMIReconciler)(nil)
@@ -34,16 +34,40 @@ func NewVMIReconciler(o ReconcilerOptions) (*VMIReconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &VMIReconciler{o: o, cache: placementCache{vmis: map[store.Key]*virtkit.VirtualMachineInstance{}, waiting: map[store.Key]bool{}}}, nil
+	own := newOwnWrites()
+	o.Store = recordingStore{Store: o.Store, own: own}
+	r := &VMIReconciler{o: o, own: own, cache: placementCache{vmis: map[store.Key]*virtkit.VirtualMachineInstance{}, waiting: map[store.Key]bool{}}}
+	if inc, ok := o.Scheduler.(incrementalScheduler); ok {
+		r.cache.placements = inc.NewPlacements()
+	}
+	return r, nil
+}
+
+// incrementalScheduler is a Scheduler that keeps placement state between
+// decisions ([scheduler.Default] does): the reconciler feeds it every VMI
+// it sees and a decision no longer walks every placed VMI.
+type incrementalScheduler interface {
+	NewPlacements() *scheduler.Placements
 }
 
 // Watches returns what the reconciler must be fed: every VMI, and every
 // Node (a node that appears or changes retries the VMIs waiting for one).
 func (r *VMIReconciler) Watches() []Watch {
 	return []Watch{
-		{NewList: vmiList},
+		{NewList: vmiList, Map: r.own.skipOwn(r.mapVMI)},
 		{NewList: nodeList, Map: func(context.Context, virtkit.Object) []Request { return r.cache.waitingRequests() }},
 	}
+}
+
+// mapVMI enqueues a VMI unless it is settled: placed, labelled for its
+// node, carrying the finalizer, neither deleted nor final, and already
+// known to the placement state as it is. A reconcile of such a VMI reads it
+// and does nothing (the node agents' writes after the hand-off are such).
+func (r *VMIReconciler) mapVMI(ctx context.Context, obj virtkit.Object) []Request {
+	if vmi, ok := obj.(*virtkit.VirtualMachineInstance); ok && r.cache.settled(vmi) {
+		return nil
+	}
+	return ObjectKey(ctx, obj)
 }
 
 // Reconcile implements Reconciler.
@@ -56,6 +80,7 @@ func (r *VMIReconciler) Reconcile(ctx context.Context, req Request) (Result, err
 	}
 	if !found {
 		r.cache.forget(key)
+		r.own.forget(virtkit.KindVirtualMachineInstance, key)
 		return Result{}, nil
 	}
 	r.cache.observe(key, vmi)
@@ -134,15 +159,7 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 
 	// One decision at a time: choose, then assume the VMI is there before
 	// the next decision, so concurrent workers cannot overcommit a node.
-	r.cache.schedMu.Lock()
-	nodeName, schedErr := r.o.Scheduler.Schedule(ctx, vmi, nodes.Items, r.cache.placed())
-	if schedErr == nil {
-		assumed := vmi.DeepCopy()
-		assumed.Status.NodeName = nodeName
-		assumed.Status.Phase = virtkit.Scheduled
-		r.cache.observe(key, assumed)
-	}
-	r.cache.schedMu.Unlock()
+	nodeName, schedErr := r.cache.schedule(ctx, r.o.Scheduler, key, vmi, nodes.Items)
 
 	if vmi.Status.Phase == virtkit.VmPhaseUnset {
 		vmi.SetPhase(virtkit.Pending, now)
@@ -190,97 +207,4 @@ func setVMIReadyFalse(vmi *virtkit.VirtualMachineInstance, reason, msg string, n
 	virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
 		Type: virtkit.VirtualMachineInstanceReady, Status: virtkit.ConditionFalse, Reason: reason, Message: msg,
 	}, now)
-}
-
-// placementCache remembers the VMIs that hold node resources, as last seen
-// by this reconciler (every VMI change passes through it) plus the
-// decisions it just made, so scheduling does not list every VMI.
-type placementCache struct {
-	schedMu sync.Mutex // serialises Schedule + assume
-
-	mu      sync.Mutex
-	primed  bool
-	vmis    map[store.Key]*virtkit.VirtualMachineInstance // only VMIs holding nodes
-	waiting map[store.Key]bool                            // unschedulable VMIs
-}
-
-// prime lists all VMIs once, so the first decisions see what exists.
-func (c *placementCache) prime(ctx context.Context, st store.Store) error {
-	c.mu.Lock()
-	primed := c.primed
-	c.mu.Unlock()
-	if primed {
-		return nil
-	}
-	list := &virtkit.VirtualMachineInstanceList{}
-	if err := st.List(ctx, list, store.ListOptions{}); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.primed {
-		return nil
-	}
-	for i := range list.Items {
-		v := &list.Items[i]
-		k := store.Key{Namespace: v.Namespace, Name: v.Name}
-		if _, seen := c.vmis[k]; !seen && scheduler.HoldsNode(v) {
-			c.vmis[k] = v
-		}
-	}
-	c.primed = true
-	return nil
-}
-
-// observe records the latest state of a VMI. It keeps its own copy.
-func (c *placementCache) observe(key store.Key, vmi *virtkit.VirtualMachineInstance) {
-	holds := scheduler.HoldsNode(vmi)
-	var cp *virtkit.VirtualMachineInstance
-	if holds {
-		cp = vmi.DeepCopy()
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if holds {
-		c.vmis[key] = cp
-		delete(c.waiting, key)
-	} else {
-		delete(c.vmis, key)
-	}
-	if vmi.IsFinal() || vmi.DeletionTimestamp != nil {
-		delete(c.waiting, key)
-	}
-}
-
-func (c *placementCache) forget(key store.Key) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.vmis, key)
-	delete(c.waiting, key)
-}
-
-func (c *placementCache) wait(key store.Key) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.waiting[key] = true
-}
-
-func (c *placementCache) placed() []*virtkit.VirtualMachineInstance {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]*virtkit.VirtualMachineInstance, 0, len(c.vmis))
-	for _, v := range c.vmis {
-		out = append(out, v)
-	}
-	return out
-}
-
-func (c *placementCache) waitingRequests() []Request {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]Request, 0, len(c.waiting))
-	for k := range c.waiting {
-		out = append(out, Request{Namespace: k.Namespace, Name: k.Name})
-	}
-	return out
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -101,35 +102,51 @@ func TestBadAffinityIsTerminal(t *testing.T) {
 	assert.Contains(t, c.Message, "topologyKey")
 }
 
+// Parallel placements never overcommit a node, with the default
+// (incremental) scheduler and with a plain Scheduler that is handed the
+// placed VMIs on every decision.
 func TestPlacementNeverOvercommitsUnderConcurrency(t *testing.T) {
-	e := newEnv(t, 0)
-	e.addNode("n1", "100", "4Gi")
-	e.addNode("n2", "100", "4Gi")
-	const n = 20
-	for i := range n {
-		require.NoError(t, e.st.Create(e.ctx, newVMI("vmi-"+string(rune('a'+i)), "1Gi")))
-	}
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			for {
-				_, err := e.vmi.Reconcile(e.ctx, Request{"default", "vmi-" + string(rune('a'+i))})
-				if err == nil || !isConflict(err) {
-					return
+	for _, plain := range []bool{false, true} {
+		t.Run(fmt.Sprintf("plain=%v", plain), func(t *testing.T) {
+			e := newEnv(t, 0)
+			if plain {
+				def := scheduler.New(scheduler.Options{Now: e.clock.Now})
+				var err error
+				e.vmi, err = NewVMIReconciler(ReconcilerOptions{Store: e.st, Now: e.clock.Now, Scheduler: scheduler.Func(def.Schedule)})
+				require.NoError(t, err)
+				require.Nil(t, e.vmi.cache.placements, "a plain Scheduler gets the placed VMIs")
+			} else {
+				require.NotNil(t, e.vmi.cache.placements)
+			}
+			e.addNode("n1", "100", "4Gi")
+			e.addNode("n2", "100", "4Gi")
+			const n = 20
+			for i := range n {
+				require.NoError(t, e.st.Create(e.ctx, newVMI("vmi-"+string(rune('a'+i)), "1Gi")))
+			}
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					for {
+						_, err := e.vmi.Reconcile(e.ctx, Request{"default", "vmi-" + string(rune('a'+i))})
+						if err == nil || !isConflict(err) {
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			list := &virtkit.VirtualMachineInstanceList{}
+			require.NoError(t, e.st.List(e.ctx, list, store.ListOptions{}))
+			perNode := map[string]int{}
+			for _, v := range list.Items {
+				if v.Status.NodeName != "" {
+					perNode[v.Status.NodeName]++
 				}
 			}
+			assert.Equal(t, map[string]int{"n1": 4, "n2": 4}, perNode, "8 GiB of nodes hold eight 1 GiB VMIs")
 		})
 	}
-	wg.Wait()
-	list := &virtkit.VirtualMachineInstanceList{}
-	require.NoError(t, e.st.List(e.ctx, list, store.ListOptions{}))
-	perNode := map[string]int{}
-	for _, v := range list.Items {
-		if v.Status.NodeName != "" {
-			perNode[v.Status.NodeName]++
-		}
-	}
-	assert.Equal(t, map[string]int{"n1": 4, "n2": 4}, perNode, "8 GiB of nodes hold eight 1 GiB VMIs")
 }
 
 func TestDeletedBeforePlacement(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,4 +220,39 @@ func TestHandlerWithoutGatherer(t *testing.T) {
 	metrics.Handler(nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	assert.Equal(t, http.StatusInternalServerError, rec.Code)
 	assert.Contains(t, rec.Body.String(), "nil Gatherer")
+}
+
+// ClusterHandler streams the domain families and serves the same series
+// (by name and labels) as RegisterCluster's registry, promtool-clean.
+func TestClusterHandlerServesTheSameSeries(t *testing.T) {
+	c, reg := startCluster(t)
+	h, err := metrics.ClusterHandler(c, metrics.Options{})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	body := scrape(t, srv.URL)
+	metrics.PromtoolCheck(t, body)
+
+	// Values move between scrapes (CPU time, queue durations): compare
+	// series identities.
+	ids := func(text string) []string {
+		var out []string
+		for _, l := range strings.Split(text, "\n") {
+			if l == "" || strings.HasPrefix(l, "#") || strings.Contains(l, "_bucket{") || strings.HasPrefix(l, "kubevirt_workqueue") {
+				continue
+			}
+			series := l[:strings.LastIndexByte(l, ' ')]
+			if i := strings.IndexByte(series, '{'); i >= 0 {
+				labels := strings.Split(strings.TrimSuffix(series[i+1:], "}"), ",")
+				slices.Sort(labels)
+				series = series[:i] + "{" + strings.Join(labels, ",") + "}"
+			}
+			out = append(out, series)
+		}
+		slices.Sort(out)
+		return out
+	}
+	assert.Equal(t, ids(gatherAll(t, reg)), ids(string(body)))
+	_, err = metrics.ClusterHandler(nil, metrics.Options{})
+	require.ErrorIs(t, err, metrics.ErrInvalidOptions)
 }

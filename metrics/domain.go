@@ -1,11 +1,16 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,6 +68,11 @@ type DomainCollector struct {
 	listErrors   atomic.Uint64
 	listErrorsFm *family
 	selector     labels.Selector
+
+	// prefixes are the VMIs' escaped label sets for WriteText; streams
+	// keep the text buffers of past scrapes.
+	prefixes prefixCache
+	streams  sync.Pool
 }
 
 type nodeState struct {
@@ -143,7 +153,7 @@ type jobTask struct {
 func (c *DomainCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.ScrapeTimeout)
 	defer cancel()
-	c.collect(ctx, ch)
+	c.collect(ctx, &emitter{ch: ch, descs: &c.descs, log: c.log})
 	for _, n := range c.order {
 		send(ch, c.f.timeouts, float64(n.timeouts.Load()), n.src.Name)
 		send(ch, c.f.errors, float64(n.errors.Load()), n.src.Name)
@@ -151,7 +161,41 @@ func (c *DomainCollector) Collect(ch chan<- prometheus.Metric) {
 	send(ch, c.listErrorsFm, float64(c.listErrors.Load()), "domain")
 }
 
-func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metric) {
+// WriteText writes the same series as Collect in the text format, for
+// [NewHandler]: each VMI's escaped label set comes from a cache keyed by
+// its UID and resourceVersion, VMIs are written in namespace/name order
+// and no client_golang metric is built. Do not also register c in a
+// registry whose families the same page serves.
+func (c *DomainCollector) WriteText(ctx context.Context, w io.Writer) error {
+	ts := c.textStream(ctx)
+	defer c.release(ts)
+	return ts.writeTo(w, nil)
+}
+
+// release keeps a written stream's buffers for a later scrape.
+func (c *DomainCollector) release(ts *textStream) {
+	ts.reset()
+	c.streams.Put(ts)
+}
+
+// textStream collects one scrape in the text format.
+func (c *DomainCollector) textStream(ctx context.Context) *textStream {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ScrapeTimeout)
+	defer cancel()
+	ts, _ := c.streams.Get().(*textStream)
+	if ts == nil {
+		ts = newTextStream()
+	}
+	c.collect(ctx, &emitter{text: ts, log: c.log})
+	for _, n := range c.order {
+		ts.plain(c.f.timeouts, float64(n.timeouts.Load()), n.src.Name)
+		ts.plain(c.f.errors, float64(n.errors.Load()), n.src.Name)
+	}
+	ts.plain(c.listErrorsFm, float64(c.listErrors.Load()), "domain")
+	return ts
+}
+
+func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 	if len(c.order) == 0 {
 		return
 	}
@@ -171,6 +215,13 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 		}
 		tasks = append(tasks, domainTask{vmi: vmi, node: n})
 		live[deviceKey{n.src.Name, vmi.UID}] = true
+	}
+	if e.text != nil {
+		// Key order, whatever order the lister returns.
+		slices.SortFunc(tasks, func(a, b domainTask) int {
+			return cmp.Or(strings.Compare(a.vmi.Namespace, b.vmi.Namespace), strings.Compare(a.vmi.Name, b.vmi.Name))
+		})
+		defer c.prefixes.endScrape()
 	}
 	defer c.devices.keep(live)
 	var jobs []jobTask
@@ -206,7 +257,6 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 		}
 	})
 
-	e := emitter{ch: ch, descs: &c.descs, log: c.log}
 	for i := range tasks {
 		t := &tasks[i]
 		// An abandoned task may still be writing its slot: read it only
@@ -218,12 +268,16 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 		if !c.account(t.node, t.err, t.vmi.Namespace, t.vmi.Name) {
 			continue
 		}
-		vl := labelsOf(t.vmi.Labels)
-		e.reset(&vl, t.node.src.Name, t.vmi.Namespace, t.vmi.Name)
-		c.emitDomain(&e, &t.stats, t.names)
+		if e.text != nil {
+			e.prefix = c.prefixes.get(t.vmi, t.node.src.Name)
+		} else {
+			vl := labelsOf(t.vmi.Labels)
+			e.reset(&vl, t.node.src.Name, t.vmi.Namespace, t.vmi.Name)
+		}
+		c.emitDomain(e, &t.stats, t.names)
 		if t.node.src.Guest != nil {
 			if fss, err := t.node.src.Guest.FilesystemList(t.vmi.Namespace, t.vmi.Name); err == nil {
-				c.emitFilesystems(&e, fss)
+				c.emitFilesystems(e, fss)
 			}
 		}
 	}
@@ -236,10 +290,10 @@ func (c *DomainCollector) collect(ctx context.Context, ch chan<- prometheus.Metr
 		case !done[len(tasks)+i]:
 			c.timedOut(j.node, j.namespace, j.name)
 		case c.account(j.node, j.err, j.namespace, j.name):
-			c.emitJob(&e, &j.stats)
+			c.emitJob(e, &j.stats)
 		}
 		if j.mig.Engine != nil {
-			emitEngineSnapshot(&e, &c.f.engine, j.mig.Engine)
+			emitEngineSnapshot(e, &c.f.engine, j.mig.Engine)
 		}
 	}
 }

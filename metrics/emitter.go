@@ -27,10 +27,19 @@ type emitter struct {
 	vl    *vmiLabels
 	// shared are the object's label pairs, sorted by name.
 	shared []*dto.LabelPair
+
+	// text, when set, receives the series in the text format instead of
+	// ch (a streamed scrape); prefix is the object's escaped label set.
+	text   *textStream
+	prefix string
 }
 
 func (e *emitter) reset(vl *vmiLabels, node, namespace, name string) {
 	e.vl = vl
+	if e.text != nil {
+		e.prefix = labelPrefix(vl, node, namespace, name)
+		return
+	}
 	shared := make([]*dto.LabelPair, 0, 3+len(vl.names))
 	for i, n := range vl.names {
 		shared = append(shared, labelPair(n, vl.values[i]))
@@ -52,13 +61,17 @@ func labelPair(name, value string) *dto.LabelPair {
 }
 
 func (e *emitter) value(f *family, v float64, extra ...string) {
-	// Families without VMI labels are emitted with an empty vmiLabels.
-	d := e.descs.get(f, e.vl)
 	names := f.labels[len(vmiBase):]
 	if len(names) != len(extra) {
 		e.log.Error("metrics: wrong number of label values", "metric", f.name, "want", len(names), "got", len(extra))
 		return
 	}
+	if e.text != nil {
+		e.text.sample(f, e.prefix, names, extra, v)
+		return
+	}
+	// Families without VMI labels are emitted with an empty vmiLabels.
+	d := e.descs.get(f, e.vl)
 	labels := e.shared
 	if len(extra) > 0 {
 		add := make([]*dto.LabelPair, len(extra))

@@ -3,7 +3,10 @@ package metrics_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,4 +66,39 @@ func ExampleNewDomainCollector() {
 	// # HELP kubevirt_vmi_cpu_usage_seconds_total Total CPU time spent in all modes (sum of both vcpu and hypervisor usage).
 	// # TYPE kubevirt_vmi_cpu_usage_seconds_total counter
 	// kubevirt_vmi_cpu_usage_seconds_total{kubernetes_vmi_label_app_kubernetes_io_name="shop",name="web",namespace="default",node="node-1"} 90
+}
+
+func ExampleNewHandler() {
+	ctx := context.Background()
+	st := store.NewMemory()
+	vmi := &virtkit.VirtualMachineInstance{}
+	vmi.Namespace, vmi.Name = "default", "web"
+	vmi.Status.Phase = virtkit.Running
+	vmi.Status.NodeName = "node-1"
+	if err := st.Create(ctx, vmi); err != nil {
+		fmt.Println(err)
+		return
+	}
+	dom, err := metrics.NewDomainCollector(metrics.DomainSources{
+		Objects: st,
+		Nodes:   []metrics.NodeSource{{Name: "node-1", Domains: oneDomain{}}},
+	}, metrics.Options{ScrapeTimeout: 2 * time.Second})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// The domain collector is streamed, so it goes into no registry; other
+	// collectors are gathered from reg as usual.
+	reg := prometheus.NewRegistry()
+	h := metrics.NewHandler(reg, dom)
+
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if strings.HasPrefix(line, "kubevirt_vmi_cpu_usage_seconds_total") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// kubevirt_vmi_cpu_usage_seconds_total{node="node-1",namespace="default",name="web"} 90
 }

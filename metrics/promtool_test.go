@@ -49,6 +49,16 @@ func gatherText(t *testing.T, g prometheus.Gatherer) []byte {
 // finished migrations and a controller.
 func fullRegistry(t *testing.T) *prometheus.Registry {
 	t.Helper()
+	dom, cp := fullCollectors(t)
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(dom))
+	require.NoError(t, reg.Register(cp))
+	return reg
+}
+
+// fullCollectors are fullRegistry's collectors, unregistered.
+func fullCollectors(t *testing.T) (*DomainCollector, *ControlPlaneCollector) {
+	t.Helper()
 	vmi := withTransitions(runningVMI("ns", "vm", "src", map[string]string{"kubevirt.io/vm": "vm", "app": "x"}),
 		virtkit.Pending, time.Second, virtkit.Running, 5*time.Second)
 	vmi.DeletionTimestamp = ptr(mt(4 * time.Second))
@@ -86,10 +96,7 @@ func fullRegistry(t *testing.T) *prometheus.Registry {
 	require.NoError(t, err)
 	cp, err := NewControlPlaneCollector(ControlPlaneSources{Objects: objs, Controllers: []StatsProvider{fakeController{Name: "vm"}}}, Options{})
 	require.NoError(t, err)
-	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(dom))
-	require.NoError(t, reg.Register(cp))
-	return reg
+	return dom, cp
 }
 
 func TestFullExpositionLint(t *testing.T) {

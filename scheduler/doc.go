@@ -35,4 +35,13 @@
 // A VMI's requests are spec.domain.resources.requests (falling back to
 // limits, and for memory to spec.domain.memory.guest); virtkit adds no
 // launcher overhead.
+//
+// Schedule is stateless: every call sums the requests of the VMIs passed as
+// placed, which is linear in their number. A caller that sees every change
+// of every VMI (the VMI placement controller does, through its watch) uses
+// [Default.NewPlacements] instead: a [Placements] keeps per-node usage, an
+// index of placed VMIs by label and the set of placed VMIs with required
+// anti-affinity up to date as VMIs are observed and forgotten, decides
+// exactly as Schedule would, and reserves the chosen node under its lock
+// before returning, so parallel decisions cannot over-commit a node.
 package scheduler

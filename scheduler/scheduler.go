@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
@@ -67,30 +65,21 @@ type Options struct {
 	HeartbeatTimeout time.Duration
 }
 
-// Default is the built-in filter-and-score scheduler. It keeps no state
-// between calls and is safe for concurrent use.
+// Default is the built-in filter-and-score scheduler. Schedule keeps no
+// state between calls and is safe for concurrent use; [Default.NewPlacements]
+// returns an incremental placement state for callers that see every change
+// of every VMI (the VMI controller does), so a decision costs O(nodes), not
+// O(placed VMIs).
 type Default struct {
 	now              func() time.Time
 	heartbeatTimeout time.Duration
-
-	// requests memoizes what each placed VMI asks for, keyed by UID and
-	// checked against its resourceVersion: every decision sums the
-	// requests of every placed VMI, and parsing quantities over and over
-	// made placement quadratic in practice.
-	mu       sync.Mutex
-	requests map[types.UID]memoRequests
-}
-
-type memoRequests struct {
-	rv  string
-	req requests
 }
 
 var _ Scheduler = (*Default)(nil)
 
 // New returns the default scheduler.
 func New(opts Options) *Default {
-	d := &Default{now: opts.Now, heartbeatTimeout: opts.HeartbeatTimeout, requests: map[types.UID]memoRequests{}}
+	d := &Default{now: opts.Now, heartbeatTimeout: opts.HeartbeatTimeout}
 	if d.now == nil {
 		d.now = time.Now
 	}
@@ -121,13 +110,8 @@ type nodeInfo struct {
 	allocatable   virtkit.ResourceList
 }
 
-// placedVMI is a VMI that holds resources on a node.
-type placedVMI struct {
-	vmi  *virtkit.VirtualMachineInstance
-	node string
-}
-
-// Schedule implements Scheduler.
+// Schedule implements Scheduler. It builds a placement state from placed
+// (O(placed)) and decides; see [Placements] for the incremental form.
 func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInstance, nodes []virtkit.Node, placed []*virtkit.VirtualMachineInstance) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -135,6 +119,13 @@ func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	if vmi == nil {
 		return "", fmt.Errorf("%w: vmi: required", ErrInvalidSpec)
 	}
+	st := d.scanState(placed, types.NamespacedName{Namespace: vmi.Namespace, Name: vmi.Name})
+	return d.decide(vmi, nodes, st)
+}
+
+// decide filters and scores the nodes for vmi against the placement state
+// st (which must not hold vmi itself); st's lock, if shared, must be held.
+func (d *Default) decide(vmi *virtkit.VirtualMachineInstance, nodes []virtkit.Node, st *Placements) (string, error) {
 	infos := make([]nodeInfo, 0, len(nodes))
 	byName := make(map[string]*nodeInfo, len(nodes))
 	now := d.now()
@@ -144,25 +135,12 @@ func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	for i := range infos {
 		byName[infos[i].name] = &infos[i]
 	}
-	holders := make([]placedVMI, 0, len(placed))
-	for _, p := range placed {
-		if p == nil || (p.Namespace == vmi.Namespace && p.Name == vmi.Name) {
-			continue
-		}
-		n1, n2 := heldNodes(p)
-		if n1 != "" {
-			holders = append(holders, placedVMI{vmi: p, node: n1})
-		}
-		if n2 != "" {
-			holders = append(holders, placedVMI{vmi: p, node: n2})
-		}
-	}
 
 	c, err := compile(vmi)
 	if err != nil {
 		return "", err
 	}
-	used := d.usage(holders, len(infos))
+	inter := st.interVMI(c, byName)
 	want := requestsOf(vmi)
 
 	reasons := map[string]int{}
@@ -174,7 +152,8 @@ func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	var feasible []candidate
 	for i := range infos {
 		n := &infos[i]
-		rs := d.filter(c, n, want, used[n.name], holders, byName)
+		used := st.usage[n.name]
+		rs := d.filter(c, n, want, used, inter)
 		if len(rs) > 0 {
 			for _, r := range rs {
 				reasons[r]++
@@ -183,9 +162,9 @@ func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 		}
 		feasible = append(feasible, candidate{
 			node:                    n,
-			base:                    leastAllocated(n.allocatable, used[n.name], want),
+			base:                    leastAllocated(n.allocatable, used, want),
 			nodeAff:                 c.preferredNodeScore(n),
-			vmiAff:                  c.preferredVMIScore(n, holders, byName),
+			vmiAff:                  inter.preferredScore(n),
 			preferNoSchedulePenalty: preferNoSchedulePenalty(c.vmi, n),
 		})
 	}
@@ -219,46 +198,6 @@ func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	return best, nil
 }
 
-// usage sums the requests of the holders per node.
-func (d *Default) usage(holders []placedVMI, nodes int) map[string]requests {
-	used := make(map[string]requests, nodes)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.requests == nil {
-		d.requests = map[types.UID]memoRequests{}
-	}
-	seen := make(map[types.UID]bool, len(holders))
-	for _, h := range holders {
-		u := used[h.node]
-		u.add(d.requestsOf(h.vmi, seen))
-		used[h.node] = u
-	}
-	// Forget VMIs no longer placed, so the memo stays as big as the fleet.
-	if len(d.requests) > 2*len(seen)+64 {
-		for uid := range d.requests {
-			if !seen[uid] {
-				delete(d.requests, uid)
-			}
-		}
-	}
-	return used
-}
-
-// requestsOf is the memoized requestsOf; d.mu must be held.
-func (d *Default) requestsOf(vmi *virtkit.VirtualMachineInstance, seen map[types.UID]bool) requests {
-	uid := vmi.UID
-	if uid == "" {
-		return requestsOf(vmi)
-	}
-	seen[uid] = true
-	if m, ok := d.requests[uid]; ok && m.rv == vmi.ResourceVersion && m.rv != "" {
-		return m.req
-	}
-	r := requestsOf(vmi)
-	d.requests[uid] = memoRequests{rv: vmi.ResourceVersion, req: r}
-	return r
-}
-
 // UnschedulableError says why no node fits. It matches ErrUnschedulable.
 type UnschedulableError struct {
 	// Nodes is the number of nodes considered.
@@ -283,7 +222,7 @@ func (e *UnschedulableError) Error() string {
 func (e *UnschedulableError) Is(target error) bool { return target == ErrUnschedulable }
 
 // filter returns the node's failure reasons; none means it fits.
-func (d *Default) filter(c *compiled, n *nodeInfo, want, used requests, holders []placedVMI, byName map[string]*nodeInfo) []string {
+func (d *Default) filter(c *compiled, n *nodeInfo, want, used requests, inter *interVMI) []string {
 	if !n.ready {
 		return []string{reasonNotReady}
 	}
@@ -311,7 +250,7 @@ func (d *Default) filter(c *compiled, n *nodeInfo, want, used requests, holders 
 	if len(short) > 0 {
 		return short
 	}
-	if r := c.interVMI(n, holders, byName); r != "" {
+	if r := inter.check(c, n); r != "" {
 		return []string{r}
 	}
 	return nil
@@ -357,6 +296,11 @@ type requests struct {
 func (r *requests) add(o requests) {
 	r.milliCPU += o.milliCPU
 	r.memory += o.memory
+}
+
+func (r *requests) sub(o requests) {
+	r.milliCPU -= o.milliCPU
+	r.memory -= o.memory
 }
 
 // Requests returns what vmi reserves on its node: cpu from
@@ -634,12 +578,18 @@ func compileVMITerm(ns string, t virtkit.PodAffinityTerm, path string) (vmiTerm,
 	return vt, nil
 }
 
-// selects reports whether the term selects the placed VMI.
+// selects reports whether the term selects the VMI.
 func (t vmiTerm) selects(v *virtkit.VirtualMachineInstance) bool {
-	if t.namespaces != nil && !t.namespaces[v.Namespace] {
+	return t.selectsLabels(v.Namespace, v.Labels)
+}
+
+// selectsLabels reports whether the term selects a VMI of that namespace
+// with those labels.
+func (t vmiTerm) selectsLabels(namespace string, l map[string]string) bool {
+	if t.namespaces != nil && !t.namespaces[namespace] {
 		return false
 	}
-	return t.selector.Matches(labels.Set(v.Labels))
+	return t.selector.Matches(labels.Set(l))
 }
 
 // domain returns the node's value for a topology key.
@@ -651,90 +601,6 @@ func domain(n *nodeInfo, key string) (string, bool) {
 		return n.name, true
 	}
 	return "", false
-}
-
-// sameDomain reports whether two nodes share the topology domain of key.
-func sameDomain(a, b *nodeInfo, key string) bool {
-	if a == nil || b == nil {
-		return false
-	}
-	va, ok := domain(a, key)
-	if !ok {
-		return false
-	}
-	vb, ok := domain(b, key)
-	return ok && va == vb
-}
-
-// interVMI checks required (anti-)affinity; it returns a reason or "".
-func (c *compiled) interVMI(n *nodeInfo, holders []placedVMI, byName map[string]*nodeInfo) string {
-	for _, t := range c.affinity {
-		found, anywhere := false, false
-		for _, h := range holders {
-			if !t.selects(h.vmi) {
-				continue
-			}
-			anywhere = true
-			if sameDomain(n, byName[h.node], t.topologyKey) {
-				found = true
-				break
-			}
-		}
-		if found {
-			continue
-		}
-		// The first VMI of a group that selects itself may go anywhere with
-		// the topology key (kube-scheduler's rule), else nothing fits.
-		if _, ok := domain(n, t.topologyKey); !anywhere && ok && t.selects(c.vmi) {
-			continue
-		}
-		return reasonAffinity
-	}
-	for _, t := range c.anti {
-		for _, h := range holders {
-			if t.selects(h.vmi) && sameDomain(n, byName[h.node], t.topologyKey) {
-				return reasonAntiAffinity
-			}
-		}
-	}
-	// Symmetry: VMIs already placed may repel this one.
-	for _, h := range holders {
-		aff := h.vmi.Spec.Affinity
-		if aff == nil || aff.PodAntiAffinity == nil {
-			continue
-		}
-		for _, pt := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-			t, err := compileVMITerm(h.vmi.Namespace, pt, "")
-			if err != nil {
-				continue // their spec, not ours: ignore what cannot be evaluated
-			}
-			if t.selects(c.vmi) && sameDomain(n, byName[h.node], t.topologyKey) {
-				return reasonExistingAnti
-			}
-		}
-	}
-	return ""
-}
-
-func (c *compiled) preferredVMIScore(n *nodeInfo, holders []placedVMI, byName map[string]*nodeInfo) float64 {
-	if len(c.prefAffinity) == 0 && len(c.prefAnti) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, h := range holders {
-		hn := byName[h.node]
-		for _, p := range c.prefAffinity {
-			if p.term.selects(h.vmi) && sameDomain(n, hn, p.term.topologyKey) {
-				s += float64(p.weight)
-			}
-		}
-		for _, p := range c.prefAnti {
-			if p.term.selects(h.vmi) && sameDomain(n, hn, p.term.topologyKey) {
-				s -= float64(p.weight)
-			}
-		}
-	}
-	return s
 }
 
 // info extracts what scheduling needs from a Node.

@@ -110,20 +110,24 @@ func vmiTermFor(key, val, topology string) virtkit.PodAffinityTerm {
 
 func list(vs ...*virtkit.VirtualMachineInstance) []*virtkit.VirtualMachineInstance { return vs }
 
-func TestSchedule(t *testing.T) {
+// scheduleCase is one placement decision; TestSchedule runs them through
+// Default.Schedule and TestPlacementsDecideAlike through Placements.
+type scheduleCase struct {
+	name    string
+	vmi     *virtkit.VirtualMachineInstance
+	nodes   []virtkit.Node
+	placed  []*virtkit.VirtualMachineInstance
+	want    string
+	wantErr string // exact message when unschedulable
+}
+
+func scheduleCases() []scheduleCase {
 	threeNodes := []virtkit.Node{
 		mkNode("n1", "4", "8Gi"),
 		mkNode("n2", "4", "8Gi"),
 		mkNode("n3", "4", "8Gi"),
 	}
-	tests := []struct {
-		name    string
-		vmi     *virtkit.VirtualMachineInstance
-		nodes   []virtkit.Node
-		placed  []*virtkit.VirtualMachineInstance
-		want    string
-		wantErr string // exact message when unschedulable
-	}{
+	return []scheduleCase{
 		{
 			name:  "empty nodes tie broken by name",
 			vmi:   mkVMI("a", "1", "1Gi"),
@@ -385,8 +389,11 @@ func TestSchedule(t *testing.T) {
 			want:   "n1",
 		},
 	}
+}
+
+func TestSchedule(t *testing.T) {
 	s := New(Options{Now: func() time.Time { return now }})
-	for _, tt := range tests {
+	for _, tt := range scheduleCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := s.Schedule(context.Background(), tt.vmi, tt.nodes, tt.placed)
 			if tt.wantErr != "" {
@@ -505,17 +512,25 @@ func TestNodesHeldBy(t *testing.T) {
 	}
 }
 
+// benchFleet is placedCount VMIs spread over four big nodes.
+func benchFleet(placedCount int) ([]virtkit.Node, []*virtkit.VirtualMachineInstance) {
+	nodes := []virtkit.Node{mkNode("n1", "1000", "1000Gi"), mkNode("n2", "1000", "1000Gi"), mkNode("n3", "1000", "1000Gi"), mkNode("n4", "1000", "1000Gi")}
+	var placed []*virtkit.VirtualMachineInstance
+	for i := range placedCount {
+		p := mkVMI(fmt.Sprintf("p%d", i), "10m", "10Mi", label("app", "x"), on(fmt.Sprintf("n%d", i%4+1)))
+		p.UID = types.UID(fmt.Sprintf("uid-%d", i))
+		p.ResourceVersion = "1"
+		placed = append(placed, p)
+	}
+	return nodes, placed
+}
+
+// BenchmarkSchedule is the stateless Schedule, which builds the state from
+// the placed list every call (O(placed)).
 func BenchmarkSchedule(b *testing.B) {
-	for _, placedCount := range []int{100, 10000} {
+	for _, placedCount := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("nodes=4/placed=%d", placedCount), func(b *testing.B) {
-			nodes := []virtkit.Node{mkNode("n1", "1000", "1000Gi"), mkNode("n2", "1000", "1000Gi"), mkNode("n3", "1000", "1000Gi"), mkNode("n4", "1000", "1000Gi")}
-			var placed []*virtkit.VirtualMachineInstance
-			for i := range placedCount {
-				p := mkVMI(fmt.Sprintf("p%d", i), "10m", "10Mi", label("app", "x"), on(fmt.Sprintf("n%d", i%4+1)))
-				p.UID = types.UID(fmt.Sprintf("uid-%d", i))
-				p.ResourceVersion = "1"
-				placed = append(placed, p)
-			}
+			nodes, placed := benchFleet(placedCount)
 			vmi := mkVMI("new", "1", "1Gi")
 			s := New(Options{Now: func() time.Time { return now }})
 			b.ReportAllocs()
@@ -525,5 +540,42 @@ func BenchmarkSchedule(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkPlacementsSchedule is one decision of the incremental state (and
+// the release of its reservation), for a plain VMI and for one with
+// anti-affinity against a label a tenth of the fleet carries.
+func BenchmarkPlacementsSchedule(b *testing.B) {
+	anti := &virtkit.Affinity{PodAntiAffinity: &virtkit.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []virtkit.PodAffinityTerm{vmiTermFor("tier", "db", LabelHostname)},
+	}}
+	for _, placedCount := range []int{1000, 10000} {
+		for _, tc := range []struct {
+			name string
+			vmi  *virtkit.VirtualMachineInstance
+		}{
+			{"plain", mkVMI("new", "1", "1Gi")},
+			{"anti-affinity", mkVMI("new", "1", "1Gi", affinity(anti))},
+		} {
+			b.Run(fmt.Sprintf("nodes=4/placed=%d/%s", placedCount, tc.name), func(b *testing.B) {
+				nodes, placed := benchFleet(placedCount)
+				s := New(Options{Now: func() time.Time { return now }})
+				p := s.NewPlacements()
+				for i, v := range placed {
+					if i%10 == 0 {
+						v.Labels["tier"] = "db"
+					}
+					p.Observe(v)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := p.Schedule(context.Background(), tc.vmi, nodes); err != nil {
+						b.Fatal(err)
+					}
+					p.Forget(tc.vmi.Namespace, tc.vmi.Name)
+				}
+			})
+		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"text/tabwriter"
 	"time"
 
@@ -15,36 +17,52 @@ import (
 
 func newBenchScaleCmd() *cobra.Command {
 	var (
-		counts  []int
-		nodes   int
-		workers int
-		output  string
-		timeout time.Duration
+		counts     []int
+		nodes      int
+		workers    int
+		output     string
+		timeout    time.Duration
+		cpuProfile string
+		memProfile string
 	)
 	cmd := &cobra.Command{
 		Use:   "scale",
 		Short: "Measure create-to-Running for fleets of VMs on simulated hosts",
 		Long: `scale starts a fresh embedded control plane for each count, creates that many
 VirtualMachines (runStrategy Always) and measures how long each takes from
-its create call to its VMI reporting Running: throughput, p50/p90/p99
-latency, live heap per VMI and reconciles per second.`,
+its create call to its VMI reporting Running: total, throughput, p50/p90/p99
+latency, CPU seconds and CPU per VM, VM and VMI store writes and reconciles
+per VM, live heap per VMI, peak resident set and peak goroutines.
+
+--cpu-profile writes a CPU profile of all counts; --mem-profile writes a heap
+profile (in-use and allocated) after the last count.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
 				return fmt.Errorf("--output: want table or json, got %q", output)
 			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("--cpu-profile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpu-profile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			var results []cluster.ScaleResult
 			for _, n := range counts {
-				ctx := cmd.Context()
-				if timeout > 0 {
-					var cancel func()
-					ctx, cancel = context.WithTimeout(ctx, timeout)
-					defer cancel()
-				}
-				r, err := cluster.MeasureScale(ctx, cluster.ScaleOptions{VMs: n, Nodes: nodes, Workers: workers})
+				r, err := measureScale(cmd.Context(), timeout, cluster.ScaleOptions{VMs: n, Nodes: nodes, Workers: workers})
 				if err != nil {
 					return fmt.Errorf("%d VMs: %w", n, err)
 				}
 				results = append(results, r)
+			}
+			if memProfile != "" {
+				if err := writeHeapProfile(memProfile); err != nil {
+					return fmt.Errorf("--mem-profile: %w", err)
+				}
 			}
 			out := cmd.OutOrStdout()
 			if output == "json" {
@@ -54,11 +72,12 @@ latency, live heap per VMI and reconciles per second.`,
 			}
 			fmt.Fprintf(out, "# %d nodes (simulated, real time), GOMAXPROCS=%d, %s\n", nodes, runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.RFC3339))
 			tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "VMS\tTOTAL\tVMS/S\tP50\tP90\tP99\tMAX\tHEAP/VMI\tRECONCILES/S\t")
+			fmt.Fprintln(tw, "VMS\tTOTAL\tVMS/S\tP50\tP90\tP99\tCPU\tCPU/VM\tWRITES/VM\tRECONCILES/VM\tHEAP/VMI\tPEAK RSS\tPEAK GOROUTINES\t")
 			for _, r := range results {
-				fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%s\t%s\t%s\t%.1f KiB\t%.0f\t\n", r.VMs, r.Total.Round(time.Millisecond),
+				fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%s\t%s\t%.2fs\t%.2fms\t%.1f\t%.1f\t%.1f KiB\t%.0f MiB\t%d\t\n", r.VMs, r.Total.Round(time.Millisecond),
 					r.Throughput, r.P50.Round(time.Millisecond), r.P90.Round(time.Millisecond), r.P99.Round(time.Millisecond),
-					r.Max.Round(time.Millisecond), float64(r.HeapPerVMI)/1024, r.ReconcilesPerSec)
+					r.CPU.Seconds(), float64(r.CPUPerVM)/float64(time.Millisecond), r.WritesPerVM, r.ReconcilesPerVM,
+					float64(r.HeapPerVMI)/1024, float64(r.PeakRSS)/(1<<20), r.PeakGoroutines)
 			}
 			return tw.Flush()
 		},
@@ -69,5 +88,29 @@ latency, live heap per VMI and reconciles per second.`,
 	f.IntVar(&workers, "workers", 8, "workers per controller and per node agent")
 	f.StringVarP(&output, "output", "o", "table", "table or json")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "give up on one count after this long")
+	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file")
+	f.StringVar(&memProfile, "mem-profile", "", "write a heap profile after the last count to this file")
 	return cmd
+}
+
+func measureScale(ctx context.Context, timeout time.Duration, o cluster.ScaleOptions) (cluster.ScaleResult, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	return cluster.MeasureScale(ctx, o)
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
