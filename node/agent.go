@@ -223,11 +223,17 @@ func (a *Agent) Enqueue(namespace, name string) {
 // guests keep running (a restarted agent adopts them).
 func (a *Agent) Start(ctx context.Context) error {
 	if err := a.heartbeat(ctx, a.opts.ReconcileTimeout); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting: not a failure
+		}
 		return fmt.Errorf("node %s: register: %w", a.opts.NodeName, err)
 	}
 	a.migs.setBase(ctx)
 	events, err := a.opts.Hypervisor.Events(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting: not a failure
+		}
 		return fmt.Errorf("node %s: hypervisor events: %w", a.opts.NodeName, err)
 	}
 	// Every domain already on the host is looked at once: this node's are
@@ -235,6 +241,9 @@ func (a *Agent) Start(ctx context.Context) error {
 	// an agent restart); domains without virtkit's metadata for this node
 	// are left alone and reported (ForeignDomains).
 	if err := a.scanHost(ctx, true); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting: not a failure
+		}
 		return fmt.Errorf("node %s: list domains: %w", a.opts.NodeName, err)
 	}
 	var wg sync.WaitGroup
