@@ -128,7 +128,7 @@ func (h *Hypervisor) StartMigration(ctx context.Context, name string, p hypervis
 				// by the destination, unsupported): a start error.
 				return nil, j.startErr
 			}
-			return j, nil
+			return j.public(), nil
 		case <-ctx.Done():
 			go j.abortUntilEnded()
 			return nil, hypervisor.WrapDomain("migrate", name, ctx.Err())
@@ -145,9 +145,18 @@ func (h *Hypervisor) StartMigration(ctx context.Context, name string, p hypervis
 					return nil, err
 				}
 			}
-			return j, nil
+			return j.public(), nil
 		}
 	}
+}
+
+// public is the job as StartMigration returns it: a job started with
+// auto-converge can be throttled (steered, see throttleJob).
+func (j *migrationJob) public() hypervisor.MigrationJob {
+	if j.params.AutoConverge {
+		return &throttleJob{j}
+	}
+	return j
 }
 
 // abortUntilEnded aborts a job nobody holds any more (its start was
@@ -300,36 +309,7 @@ func (j *migrationJob) poll(ctx context.Context) (hypervisor.JobStats, error) {
 }
 
 func (j *migrationJob) convert(info *lv.DomainJobInfo) hypervisor.JobStats {
-	st := hypervisor.JobStats{
-		Type:             jobType(info.Type),
-		Mode:             hypervisor.ModePreCopy,
-		Elapsed:          millis(info.TimeElapsedSet, info.TimeElapsed),
-		DataTotal:        count(info.DataTotalSet, info.DataTotal),
-		DataProcessed:    count(info.DataProcessedSet, info.DataProcessed),
-		DataRemaining:    count(info.DataRemainingSet, info.DataRemaining),
-		MemoryTotal:      count(info.MemTotalSet, info.MemTotal),
-		MemoryProcessed:  count(info.MemProcessedSet, info.MemProcessed),
-		MemoryRemaining:  count(info.MemRemainingSet, info.MemRemaining),
-		MemoryBps:        count(info.MemBpsSet, info.MemBps),
-		MemoryIteration:  count(info.MemIterationSet, info.MemIteration),
-		Downtime:         millis(info.DowntimeSet, info.Downtime),
-		SetupTime:        millis(info.SetupTimeSet, info.SetupTime),
-		PostcopyRequests: count(info.MemPostcopyReqsSet, info.MemPostcopyReqs),
-	}
-	if info.MemDirtyRateSet {
-		page := uint64(defaultPageSize)
-		if info.MemPageSizeSet && info.MemPageSize > 0 {
-			page = info.MemPageSize
-		}
-		st.MemoryDirtyRate = hypervisor.Some(info.MemDirtyRate * page)
-	}
-	if info.AutoConvergeThrottleSet {
-		st.AutoConvergeThrottle = hypervisor.Some(int64(info.AutoConvergeThrottle))
-	}
-	if j.postCopy.Load() || (info.MemPostcopyReqsSet && info.MemPostcopyReqs > 0) {
-		st.Mode = hypervisor.ModePostCopy
-	}
-	return st
+	return convertJobStats(info, j.postCopy.Load())
 }
 
 func jobType(t lv.DomainJobType) hypervisor.JobType {
