@@ -198,7 +198,10 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 			req.DowntimeLimit = req.MaxDowntime
 		}
 	}
-	eopts := a.opts.Migration.Engine
+	eopts, err := engineOptions(ctx, mig, a.opts.Migration.Engine)
+	if err != nil {
+		return err
+	}
 	eopts.Logger = a.log
 	if eopts.Measurer == nil {
 		eopts.Measurer, _ = a.opts.Hypervisor.(hypervisor.DirtyRateMeasurer)
@@ -207,7 +210,7 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		eopts.Policy = f(cfg)
 	}
 	rec := &recordingMigrator{inner: mig}
-	engine, err := migration.NewEngine(rec, req, eopts)
+	engine, err := migration.NewEngine(rec.migrator(), req, eopts)
 	if err != nil {
 		return err
 	}
@@ -421,6 +424,44 @@ func (r *recordingMigrator) StartMigration(ctx context.Context, name string, p h
 		return &recordingThrottleJob{recordingJob: rj, thr: thr}, nil
 	}
 	return rj, nil
+}
+
+// migrator is r as the engine sees it: a hypervisor that reports its
+// migration capabilities up front still does through r.
+func (r *recordingMigrator) migrator() hypervisor.Migrator {
+	if cr, ok := r.inner.(hypervisor.MigrationCapabilityReporter); ok {
+		return &recordingCapMigrator{recordingMigrator: r, caps: cr}
+	}
+	return r
+}
+
+type recordingCapMigrator struct {
+	*recordingMigrator
+	caps hypervisor.MigrationCapabilityReporter
+}
+
+func (r *recordingCapMigrator) MigrationCapabilities(ctx context.Context) (hypervisor.MigrationCapabilities, error) {
+	return r.caps.MigrationCapabilities(ctx)
+}
+
+// engineOptions completes the engine options for a migration on mig: a
+// hypervisor whose jobs cannot be throttled directly (libvirt) leaves
+// throttling to QEMU's auto-converge, which the engine must then enable at
+// the start when the configuration allows it; it cannot be switched on
+// later.
+func engineOptions(ctx context.Context, mig hypervisor.Migrator, o migration.Options) (migration.Options, error) {
+	cr, ok := mig.(hypervisor.MigrationCapabilityReporter)
+	if !ok || o.QEMUAutoConverge {
+		return o, nil
+	}
+	caps, err := cr.MigrationCapabilities(ctx)
+	if err != nil {
+		return o, fmt.Errorf("migration capabilities: %w", err)
+	}
+	if !caps.DirectThrottle {
+		o.QEMUAutoConverge = true
+	}
+	return o, nil
 }
 
 type recordingJob struct {
