@@ -167,8 +167,19 @@ func NewNovaPolicy(opts NovaOptions) *NovaPolicy {
 	return &NovaPolicy{opts: opts}
 }
 
-// Name is "nova".
-func (n *NovaPolicy) Name() string { return "nova" }
+// Name is "nova"; "nova-pc" when post-copy is permitted with the
+// force_complete timeout action, "nova-ac" when auto-converge is permitted.
+func (n *NovaPolicy) Name() string {
+	switch {
+	case n.opts.PermitPostCopy && n.opts.TimeoutAction == NovaForceComplete:
+		return "nova-pc"
+	case n.opts.PermitPostCopy:
+		return "nova-postcopy"
+	case n.opts.PermitAutoConverge:
+		return "nova-ac"
+	}
+	return "nova"
+}
 
 // PollInterval is the driver's 0.5 s monitor sleep.
 func (n *NovaPolicy) PollInterval() time.Duration { return 500 * time.Millisecond }

@@ -99,6 +99,9 @@ type Options struct {
 	QEMUAutoConverge bool
 	// MeasurePeriod is the sampling period of that measurement; 0 = 1 s.
 	MeasurePeriod time.Duration
+	// SkipMeasurement starts the job without the pre-start dirty-rate
+	// measurement (for policies that do not use it: the baselines).
+	SkipMeasurement bool
 	// ProbeInterval is the time between probes while the first pass runs
 	// (when Probe is set); 0 = 2 s.
 	ProbeInterval time.Duration
@@ -145,7 +148,11 @@ type Engine struct {
 	mu  sync.Mutex
 	job hypervisor.MigrationJob
 	thr hypervisor.Throttler
-	st  state
+	// caps are the migrator's reported capabilities (nil = not reported);
+	// probeInJob says whether Options.Probe may run while the job does.
+	caps       *hypervisor.MigrationCapabilities
+	probeInJob bool
+	st         state
 }
 
 // state is everything the engine tracks between polls.
@@ -324,9 +331,10 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.mu.Unlock()
 		return ErrStarted
 	}
-	measured := e.st.dirtyBefore.Valid || e.st.measureErr != ""
+	measured := e.st.dirtyBefore.Valid || e.st.measureErr != "" || e.opts.SkipMeasurement
 	e.st.started = true
 	e.mu.Unlock()
+	e.learnCapabilities(ctx)
 	if !measured && e.opts.Probe != nil {
 		pending, err := e.opts.Probe.StartDirtyRateProbe(ctx, e.req.Domain, e.opts.MeasurePeriod)
 		e.mu.Lock()
@@ -353,6 +361,28 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.launchLocked(ctx)
+}
+
+// learnCapabilities asks the migrator what its migrations offer, so the
+// policy plans with the throttle and measurements it will really have.
+func (e *Engine) learnCapabilities(ctx context.Context) {
+	var caps *hypervisor.MigrationCapabilities
+	if r, ok := e.migrator.(hypervisor.MigrationCapabilityReporter); ok {
+		if c, err := r.MigrationCapabilities(ctx); err == nil {
+			caps = &c
+		} else {
+			e.log.Debug("migration capabilities unknown", "domain", e.req.Domain, "err", err)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.caps = caps
+	e.probeInJob = e.opts.Probe != nil && (caps == nil || caps.DirtyRateDuringJob)
+}
+
+// noDirectThrottle reports that only QEMU's auto-converge can throttle.
+func (e *Engine) noDirectThrottle() bool {
+	return e.opts.QEMUAutoConverge || (e.caps != nil && !e.caps.DirectThrottle)
 }
 
 // launchLocked asks the policy for the plan and starts the job or refuses.
@@ -390,7 +420,7 @@ func (e *Engine) launchLocked(ctx context.Context) error {
 		return fmt.Errorf("start migration of %q: %w", e.req.Domain, err)
 	}
 	e.job = job
-	if !e.opts.QEMUAutoConverge {
+	if !e.noDirectThrottle() {
 		e.thr, _ = job.(hypervisor.Throttler)
 		if e.thr == nil && e.req.AllowAutoConverge && !act.AutoConverge {
 			// The policy counted on setting the throttle itself; this
@@ -490,7 +520,7 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	e.mu.Lock()
-	probeDue := e.opts.Probe != nil && e.st.probe == nil && e.st.phase == PhasePreCopy && !e.st.firstPassDone &&
+	probeDue := e.probeInJob && e.st.probe == nil && e.st.phase == PhasePreCopy && !e.st.firstPassDone &&
 		!e.st.aborting && e.clock.Now().Sub(e.st.probeStart) >= e.opts.ProbeInterval
 	e.mu.Unlock()
 	if probeDue {
@@ -538,6 +568,25 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 			e.log.Warn("migration step failed", "domain", e.req.Domain, "err", err)
 		}
 	}
+}
+
+// Abort asks the running job to stop for reason (a caller's own limit, such
+// as KubeVirt's completion or progress timeout that bounds any policy); the
+// guest stays on the source. It is recorded as a decision, and the Result
+// is final at a later Step once the job has ended. A job already in
+// post-copy cannot be aborted and returns the backend's error.
+func (e *Engine) Abort(ctx context.Context, reason string) error {
+	e.mu.Lock()
+	job := e.job
+	if job == nil || e.st.done {
+		e.mu.Unlock()
+		return fmt.Errorf("abort %q: %w", e.req.Domain, ErrNotStarted)
+	}
+	now := e.clock.Now()
+	act := Action{Kind: ActionAbort, Reason: reason}
+	e.recordLocked(now, e.progressLocked(now), act)
+	e.mu.Unlock()
+	return e.apply(ctx, job, act)
 }
 
 // cancel aborts the job after the caller's ctx ended, with a short context
@@ -709,6 +758,12 @@ func (e *Engine) finishRefusedLocked(act Action) {
 // observeLocked folds one poll's job stats into the tracked state.
 func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 	st := &e.st
+	// QEMU computes the job's dirty rate at a bitmap sync; until the first
+	// one after the setup sync (iteration 2) libvirt reports 0, which is no
+	// measurement: the pre-start sample stands until then.
+	if it, ok := s.MemoryIteration.Get(); ok && it < 2 {
+		s.MemoryDirtyRate = hypervisor.Measured[uint64]{}
+	}
 	if d, ok := s.MemoryDirtyRate.Get(); ok && st.probeRate.Valid && (!st.stats.MemoryDirtyRate.Valid || st.stats.MemoryDirtyRate.Value != d) {
 		st.jobRateNewer = true
 	}
@@ -805,7 +860,10 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 // engine has a non-blocking probe. A failure only means ε is learned from
 // the job's own dirty rate instead.
 func (e *Engine) startProbe(ctx context.Context) {
-	if e.opts.Probe == nil {
+	e.mu.Lock()
+	inJob := e.probeInJob
+	e.mu.Unlock()
+	if !inJob {
 		return
 	}
 	pending, err := e.opts.Probe.StartDirtyRateProbe(ctx, e.req.Domain, e.opts.MeasurePeriod)
@@ -853,11 +911,11 @@ func (e *Engine) noteThrottleLocked(now time.Time, before, after int) {
 	// measurement) with a probe, the job's per-round rate without one.
 	st.dirtyAtChange = hypervisor.Measured[float64]{}
 	switch {
-	case e.opts.Probe != nil && st.probeRate.Valid && st.dirtyFresh:
+	case e.probeInJob && st.probeRate.Valid && st.dirtyFresh:
 		st.dirtyAtChange = st.probeRate
-	case e.opts.Probe != nil && before == 0:
+	case e.probeInJob && before == 0:
 		st.dirtyAtChange = st.dirtyBefore
-	case e.opts.Probe == nil && (st.throttleChangedAt.IsZero() || st.dirtyFresh):
+	case !e.probeInJob && (st.throttleChangedAt.IsZero() || st.dirtyFresh):
 		st.dirtyAtChange = measuredFloat(st.stats.MemoryDirtyRate)
 	}
 	st.throttleAtChange = before
@@ -906,7 +964,7 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		BandwidthBest:       st.bwBest,
 		Throttle:            st.throttle,
 		ThrottleSensitivity: st.sensitivity,
-		CanThrottle:         e.thr != nil || (e.job == nil && !e.opts.QEMUAutoConverge),
+		CanThrottle:         e.thr != nil || (e.job == nil && !e.noDirectThrottle()),
 		DowntimeLimit:       st.downtimeLimit,
 		ConfiguredDowntime:  e.req.DowntimeLimit,
 		DowntimeBound:       e.req.MaxDowntime,
@@ -936,7 +994,7 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 	if d, ok := s.MemoryDirtyRate.Get(); ok && (st.throttleChangedAt.IsZero() || st.dirtyFresh) {
 		p.DirtyRate = hypervisor.Some(float64(d))
 	}
-	p.Probing = e.opts.Probe != nil
+	p.Probing = e.probeInJob
 	var first, last time.Time
 	for _, smp := range st.samples {
 		if smp.throttle != st.throttle {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/migration/bench"
 )
 
@@ -27,6 +28,8 @@ func newBenchMigrateCmd() *cobra.Command {
 		output       string
 		plotFile     string
 		plotProfile  string
+		capsName     string
+		autoConverge string
 	)
 	cmd := &cobra.Command{
 		Use:   "migrate",
@@ -40,7 +43,13 @@ profiles of the migration-physics reference.
 A profiles file is a YAML list of objects: name, memory, bandwidth, dirtyRate,
 workingSet, shape (uniform|hotset|bursty; sequential too), burstPeriod, burstFactor,
 throttleSensitivity, dips [{at, duration, factor}], allowPostCopy, allowAutoConverge,
-downtimeLimit (ms, default 300).`,
+downtimeLimit (ms, default 300).
+
+--capabilities libvirt (the default) gives the engine exactly what libvirt offers:
+a dirty-rate measurement before the start only, QEMU's auto-converge (enabled at the
+start) as the only throttle, and a job dirty rate that reads 0 until QEMU's first
+sync. --capabilities full adds what only the simulator has (dirty-rate probes during
+the job, a direct vCPU throttle); every row says which one it ran with.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			profiles := bench.BuiltinProfiles()
@@ -67,13 +76,21 @@ downtimeLimit (ms, default 300).`,
 					return fmt.Errorf("--policies: %w", err)
 				}
 			}
+			caps, err := bench.ParseCapabilities(capsName)
+			if err != nil {
+				return fmt.Errorf("--capabilities: %w", err)
+			}
+			ac := sim.AutoConvergeSchedule(autoConverge)
+			if ac != sim.AutoConvergeLegacy && ac != sim.AutoConvergeQEMU92 {
+				return fmt.Errorf("--qemu-auto-converge: %q is not %s or %s", autoConverge, sim.AutoConvergeLegacy, sim.AutoConvergeQEMU92)
+			}
 			if output != "table" && output != "json" {
 				return fmt.Errorf("--output: %q is not table or json", output)
 			}
 			if plotProfile == "" {
 				plotProfile = profiles[0].Name
 			}
-			rows, err := bench.Run(cmd.Context(), profiles, names, bench.Options{Samples: plotFile != ""})
+			rows, err := bench.Run(cmd.Context(), profiles, names, bench.Options{Samples: plotFile != "", Capabilities: caps, AutoConverge: ac})
 			if err != nil {
 				return err
 			}
@@ -103,5 +120,7 @@ downtimeLimit (ms, default 300).`,
 	f.StringVar(&output, "output", "table", "output format: table or json")
 	f.StringVar(&plotFile, "plot", "", "write an SVG of remaining data against time for every policy on one profile")
 	f.StringVar(&plotProfile, "plot-profile", "", "the profile to plot (default: the first)")
+	f.StringVar(&capsName, "capabilities", string(bench.CapabilitiesLibvirt), "what the simulated backend offers the engine: libvirt or full")
+	f.StringVar(&autoConverge, "qemu-auto-converge", string(sim.AutoConvergeQEMU92), "QEMU's auto-converge schedule: qemu-9.2 (5 s background syncs) or legacy")
 	return cmd
 }

@@ -53,6 +53,9 @@ func (h *Host) StartDirtyRateCalc(ctx context.Context, name string, period time.
 		if !d.state.IsActive() {
 			return invalidState(op, name, "domain is not running")
 		}
+		if d.job != nil && h.opts.LibvirtFace {
+			return hypervisor.WrapDomain(op, name, hypervisor.NotSupportedError("dirty-rate calculation during a migration", "it would contend with the job's dirty tracking; read the job's dirty rate"))
+		}
 		c.d, c.gen = d, d.gen
 		c.tr = newTracker(&d.model, now)
 		d.trackers = append(d.trackers, c.tr)

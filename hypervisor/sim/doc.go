@@ -35,9 +35,17 @@
 // the first pass sends all memory, each bitmap sync adds what was dirtied
 // meanwhile, and QEMU's switchover rule stops the guest once the pending
 // bytes fit in bandwidth (measured over 100 ms windows) × downtime limit.
-// Auto-converge follows QEMU: every sync period of at least one second in
-// which the guest dirtied more than half of what was sent counts, and
-// every second count raises the throttle (20 %, then +10 %, at most 99 %).
+// A sync merges the dirtied pages into the pending set as QEMU's bitmap
+// does: a page still pending, or dirtied twice, is sent once, and only
+// newly set pages count as dirtied. Auto-converge follows QEMU: every sync
+// period of at least one second in which the guest newly dirtied more than
+// half of what was sent counts, and every second count raises the throttle
+// (20 %, then +10 %, at most 99 %). With Options.AutoConvergeSchedule
+// AutoConvergeQEMU92, QEMU 9.2's timer also syncs every 5 s within a long
+// pass, so the throttle keeps climbing while the pass runs.
+// Options.LibvirtFace presents exactly what libvirt offers: jobs without a
+// direct throttle, no dirty-rate calculation during a job, and a job dirty
+// rate of 0 until the first sync computed one.
 // Post-copy pauses the source for Options.PostCopyBlackout, runs the guest
 // on the target and pulls the rest at link speed. Job statistics carry the
 // fields libvirt fills, with "not measured" kept apart from zero (QEMU has

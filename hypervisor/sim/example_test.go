@@ -57,9 +57,9 @@ func Example_migration() {
 	fmt.Println("target:", info.State, info.Reason)
 	// Output:
 	// succeeded: true <nil>
-	// total: 22.4s
+	// total: 22.2s
 	// downtime: 129ms
-	// iterations: 10
+	// iterations: 9
 	// target: Running Migrated
 }
 

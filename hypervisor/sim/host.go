@@ -43,6 +43,16 @@ type Options struct {
 	SwitchoverCost   time.Duration
 	PostCopyBlackout time.Duration
 
+	// AutoConvergeSchedule is the QEMU version's auto-converge behaviour;
+	// "" = AutoConvergeLegacy.
+	AutoConvergeSchedule AutoConvergeSchedule
+	// LibvirtFace makes migrations present exactly what libvirt offers
+	// (see [hypervisor.MigrationCapabilities]): jobs without a direct
+	// throttle (only auto-converge, set at the start), no dirty-rate
+	// calculation while a job runs, and a job dirty rate that reads 0 until
+	// QEMU's first sync computed one.
+	LibvirtFace bool
+
 	// Agent configures the simulated guest agent of every domain.
 	Agent AgentOptions
 

@@ -19,6 +19,7 @@ const (
 	throttleTrigger         = 0.5                    // throttle-trigger-threshold 50 %
 	bandwidthWindow         = 100 * time.Millisecond // BUFFER_DELAY
 	syncPeriod              = time.Second            // auto-converge check and dirty-rate period
+	backgroundSyncPeriod    = 5 * time.Second        // QEMU ≥ 9.2: CPU_THROTTLE_DIRTY_SYNC_TIMESLICE_MS
 	pageSize                = 4096
 )
 
@@ -54,6 +55,7 @@ type job struct {
 	mode  hypervisor.MigrationMode
 
 	tracker   *tracker // pages dirtied since the last bitmap sync
+	bm        bitmap   // the pending pages, per region: what pending counts
 	total     float64  // guest memory
 	pending   float64  // bytes left in the current pass (or post-copy)
 	processed float64
@@ -73,6 +75,13 @@ type job struct {
 	windowBytes  float64
 	syncPending  float64 // pending right after the last sync
 	syncMeasured bool
+
+	// QEMU ≥ 9.2's background sync: once auto-converge has checked a
+	// period, a timer syncs the bitmap every 5 s unless a sync happened
+	// since its previous tick.
+	bgArmed    bool
+	bgNext     time.Time
+	bgPrevIter int
 
 	postCopyRequested bool
 	userPaused        bool // the guest was paused by the user when the final copy began
@@ -169,6 +178,7 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 		j.pending = j.total
 		j.iteration = 1
 		j.tracker = newTracker(&d.model, now)
+		j.bm = newBitmap(&d.model, j.total)
 		j.bwEstimate = j.bandwidth(now)
 		link.active.Add(1)
 		d.job = j
@@ -179,7 +189,26 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 	if err != nil {
 		return nil, err
 	}
+	if h.opts.LibvirtFace {
+		// libvirt's jobs have no direct throttle: hide SetThrottle.
+		return libvirtJob{j}, nil
+	}
 	return j, nil
+}
+
+// libvirtJob is a job as libvirt presents it: only the MigrationJob calls.
+type libvirtJob struct{ hypervisor.MigrationJob }
+
+// MigrationCapabilities reports the face the host presents: everything the
+// simulator can do, or exactly libvirt's (Options.LibvirtFace).
+func (h *Host) MigrationCapabilities(ctx context.Context) (hypervisor.MigrationCapabilities, error) {
+	if err := ctx.Err(); err != nil {
+		return hypervisor.MigrationCapabilities{}, err
+	}
+	if h.opts.LibvirtFace {
+		return hypervisor.MigrationCapabilities{}, nil
+	}
+	return hypervisor.MigrationCapabilities{DirectThrottle: true, DirtyRateDuringJob: true, JobDirtyRateBeforeSync: false}, nil
 }
 
 func validateParams(p hypervisor.MigrationParams) error {
@@ -254,6 +283,7 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 		}
 		sent := math.Min(j.pending, bw*secs)
 		j.pending -= sent
+		j.bm.setTotal(j.pending)
 		j.processed += sent
 		j.xferPeriod += sent
 		j.windowBytes += sent
@@ -264,6 +294,12 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 		if j.postCopyRequested {
 			j.startPostCopy(h, d, end)
 			return
+		}
+		if j.bgArmed && !end.Before(j.bgNext) {
+			if j.iteration == j.bgPrevIter {
+				j.sync(h, d, end)
+			}
+			j.bgPrevIter, j.bgNext = j.iteration, end.Add(backgroundSyncPeriod)
 		}
 		// QEMU's switchover rule: once what is left of the pass fits in
 		// bandwidth × downtime limit, sync the bitmap; if it still fits,
@@ -320,11 +356,13 @@ func (j *job) drain(bw float64, t time.Time, dt time.Duration) {
 }
 
 // sync is QEMU's migration_bitmap_sync: the pages dirtied since the last
-// sync join the pending set and a new pass begins. Every ≥1 s period it
-// updates the dirty rate and runs the auto-converge check.
+// sync are merged into the pending set (a page already pending, or dirtied
+// twice, counts once) and a new pass begins. Every ≥1 s period it updates
+// the dirty rate from the newly dirty pages and runs the auto-converge
+// check.
 func (j *job) sync(h *Host, d *domain, now time.Time) {
-	dirty := j.tracker.reset(&d.model, now)
-	j.pending += dirty
+	dirty := j.bm.merge(&d.model, j.tracker, now)
+	j.pending = j.bm.total()
 	j.syncPending = j.pending
 	j.dirtyPeriod += dirty
 	j.iteration++
@@ -335,6 +373,9 @@ func (j *job) sync(h *Host, d *domain, now time.Time) {
 	}
 	j.dirtyRate = hypervisor.Some(uint64(j.dirtyPeriod / period.Seconds()))
 	j.syncMeasured = true
+	if j.params.AutoConverge && h.opts.AutoConvergeSchedule == AutoConvergeQEMU92 && !j.bgArmed {
+		j.bgArmed, j.bgPrevIter, j.bgNext = true, j.iteration, now.Add(backgroundSyncPeriod)
+	}
 	if j.params.AutoConverge && j.dirtyPeriod > j.xferPeriod*throttleTrigger {
 		j.throttleHigh++
 		if j.throttleHigh >= 2 {
@@ -379,7 +420,8 @@ func (j *job) stopAndCopy(h *Host, d *domain, now time.Time) {
 // startPostCopy pauses the source for the blackout; the target then runs
 // the guest and pulls the rest.
 func (j *job) startPostCopy(h *Host, d *domain, now time.Time) {
-	j.pending += j.tracker.reset(&d.model, now)
+	j.bm.merge(&d.model, j.tracker, now)
+	j.pending = j.bm.total()
 	j.phase = phasePostCopyBlackout
 	j.mode = hypervisor.ModePostCopy
 	j.stopStart = now
@@ -527,6 +569,10 @@ func (j *job) statsAt(now time.Time) hypervisor.JobStats {
 		MemoryIteration:      hypervisor.Some(uint64(j.iteration)),
 		SetupTime:            hypervisor.Some[time.Duration](0),
 		AutoConvergeThrottle: hypervisor.Some(int64(j.throttlePct)),
+	}
+	if !st.MemoryDirtyRate.Valid && j.src.opts.LibvirtFace {
+		// libvirt reports QEMU's dirty-pages-rate, 0 until a sync computed it.
+		st.MemoryDirtyRate = hypervisor.Some[uint64](0)
 	}
 	// QEMU estimates the downtime once it has a dirty rate: what the last
 	// sync left, at the measured bandwidth.
@@ -699,3 +745,17 @@ func (h *Host) receiveEnd(j *job, ok bool) bool {
 	})
 	return present
 }
+
+// AutoConvergeSchedule is when QEMU's auto-converge checks the dirty rate.
+type AutoConvergeSchedule string
+
+const (
+	// AutoConvergeLegacy checks only at the bitmap syncs that end a pass
+	// (QEMU before 9.2): a long pass is never throttled while it runs.
+	AutoConvergeLegacy AutoConvergeSchedule = "legacy"
+	// AutoConvergeQEMU92 adds QEMU 9.2's background sync: once the first
+	// check ran, a timer syncs the bitmap every 5 s when no sync happened
+	// since its previous tick, so the throttle keeps stepping up (every
+	// second exceeding period) during long passes too.
+	AutoConvergeQEMU92 AutoConvergeSchedule = "qemu-9.2"
+)

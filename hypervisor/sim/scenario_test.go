@@ -31,6 +31,8 @@ type scenario struct {
 	control func(job hypervisor.MigrationJob, st hypervisor.JobStats)
 	// onStart sees the hosts before the migration starts.
 	onStart func(src, dst *sim.Host)
+	// host is the base of both hosts' options (name and clock are set).
+	host sim.Options
 }
 
 type outcome struct {
@@ -48,7 +50,7 @@ func runScenario(t *testing.T, sc scenario) outcome {
 	t.Helper()
 	ctx := context.Background()
 	clock := sim.NewVirtualClock(epoch)
-	src, dst := hostPair(t, clock, sc.link)
+	src, dst := hostPairWith(t, clock, sc.link, sc.host)
 	if sc.onStart != nil {
 		sc.onStart(src, dst)
 	}
@@ -100,8 +102,16 @@ func runScenario(t *testing.T, sc scenario) outcome {
 
 func hostPair(t *testing.T, clock sim.Clock, link sim.Link) (src, dst *sim.Host) {
 	t.Helper()
-	src = sim.New(sim.Options{Name: "src", Clock: clock})
-	dst = sim.New(sim.Options{Name: "dst", Clock: clock})
+	return hostPairWith(t, clock, link, sim.Options{})
+}
+
+func hostPairWith(t *testing.T, clock sim.Clock, link sim.Link, base sim.Options) (src, dst *sim.Host) {
+	t.Helper()
+	so, do := base, base
+	so.Name, so.Clock = "src", clock
+	do.Name, do.Clock = "dst", clock
+	src = sim.New(so)
+	dst = sim.New(do)
 	require.NoError(t, sim.NewNetwork().Connect(src, dst, link))
 	return src, dst
 }

@@ -253,3 +253,87 @@ func (tr *tracker) rebase(old, m *model) {
 	tr.carry = tr.total(old)
 	tr.dirty = make([]float64, len(m.regions))
 }
+
+// bitmap is a migration's pending set, held per region of the workload model
+// plus the memory no region writes, so that a sync merges the pages dirtied
+// since the last one into it as QEMU's dirty bitmap does: a page still
+// pending that is dirtied again, or dirtied twice, is sent once. Within a
+// region the pending and the dirtied pages are taken as independent (random
+// writes over the region).
+type bitmap struct {
+	region []float64
+	other  float64
+}
+
+// newBitmap spreads total pending bytes over m's regions in proportion to
+// their sizes (the first pass: every page pending).
+func newBitmap(m *model, total float64) bitmap {
+	b := bitmap{region: make([]float64, len(m.regions))}
+	var sizes float64
+	for _, r := range m.regions {
+		sizes += r.size
+	}
+	scale := 1.0
+	if sizes > 0 && total < sizes {
+		scale = total / sizes
+	}
+	var in float64
+	for j, r := range m.regions {
+		b.region[j] = r.size * scale
+		in += b.region[j]
+	}
+	b.other = math.Max(0, total-in)
+	return b
+}
+
+func (b *bitmap) total() float64 {
+	sum := b.other
+	for _, x := range b.region {
+		sum += x
+	}
+	return sum
+}
+
+// setTotal scales the pending set to total bytes: sending takes pages from
+// every part of memory alike.
+func (b *bitmap) setTotal(total float64) {
+	cur := b.total()
+	if cur <= 0 || total <= 0 {
+		clear(b.region)
+		b.other = math.Max(0, total)
+		return
+	}
+	f := total / cur
+	for j := range b.region {
+		b.region[j] *= f
+	}
+	b.other *= f
+}
+
+// merge is a bitmap sync: it ORs the tracker's dirty pages into the pending
+// set, resets the tracker, and returns the bytes that were not pending yet
+// (QEMU counts only those as newly dirty).
+func (b *bitmap) merge(m *model, tr *tracker, now time.Time) float64 {
+	before := b.total()
+	if len(b.region) != len(m.regions) {
+		// The workload changed shape mid-job: spread what is pending anew.
+		*b = newBitmap(m, before)
+	}
+	for j, r := range m.regions {
+		d, p := tr.dirty[j], b.region[j]
+		if r.size <= 0 {
+			continue
+		}
+		b.region[j] = math.Min(r.size, p+d-p*d/r.size)
+	}
+	if tr.carry > 0 && m.memory > 0 {
+		b.other += tr.carry * math.Max(0, 1-before/m.memory)
+	}
+	if m.memory > 0 && b.total() > m.memory {
+		b.setTotal(m.memory)
+	}
+	clear(tr.dirty)
+	tr.carry = 0
+	tr.since = now
+	return math.Max(0, b.total()-before)
+}

@@ -21,7 +21,7 @@ func WriteJSON(w io.Writer, rows []Row) error {
 // WriteTable writes rows as an aligned table with the ratio total/lowerBound.
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "profile\tpolicy\toutcome\tmode\ttotal s\tlower s\ttotal/lower\tdowntime ms\tsent GB\tsent/M\tdecision s\tmax thr %\t")
+	fmt.Fprintln(tw, "profile\tpolicy\tcaps\toutcome\tmode\ttotal s\tlower s\ttotal/lower\tdowntime ms\tsent GB\tsent/M\tdecision s\tmax thr %\tthr CPU-s\tpost-copy s\t")
 	for _, r := range rows {
 		down := "-"
 		if r.DowntimeMs != nil {
@@ -31,9 +31,10 @@ func WriteTable(w io.Writer, rows []Row) error {
 		if r.MemoryBytes > 0 {
 			sentM = float64(r.BytesSent) / float64(r.MemoryBytes)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.2f\t%s\t%.1f\t%.2f\t%.1f\t%d\t\n",
-			r.Profile, r.Policy, r.Outcome, r.Mode, r.TotalSeconds, r.LowerBoundSeconds, r.Ratio(),
-			down, float64(r.BytesSent)/1e9, sentM, r.DecisionSeconds, r.MaxThrottlePercent)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.2f\t%s\t%.1f\t%.2f\t%.1f\t%d\t%.1f\t%.1f\t\n",
+			r.Profile, r.Policy, r.Capabilities, r.Outcome, r.Mode, r.TotalSeconds, r.LowerBoundSeconds, r.Ratio(),
+			down, float64(r.BytesSent)/1e9, sentM, r.DecisionSeconds, r.MaxThrottlePercent,
+			r.ThrottleCPUSeconds, r.PostCopySeconds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -47,3 +48,8 @@ func WriteTable(w io.Writer, rows []Row) error {
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// guestCost is the row's cost to the guest in words.
+func guestCost(r Row) string {
+	return fmt.Sprintf("throttle %.0f CPU-s, post-copy %.0f s", r.ThrottleCPUSeconds, r.PostCopySeconds)
+}

@@ -68,7 +68,14 @@ func WritePlot(w io.Writer, profile string, rows []Row) error {
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
 		plotWidth, plotHeight, plotWidth, plotHeight)
 	fmt.Fprintf(b, `<rect width="%d" height="%d" fill="white"/>`+"\n", plotWidth, plotHeight)
-	fmt.Fprintf(b, `<text x="%d" y="25" font-size="16">Remaining data vs time: %s</text>`+"\n", plotLeft, html.EscapeString(profile))
+	caps := ""
+	for _, r := range rows {
+		if r.Profile == profile && r.Capabilities != "" {
+			caps = " (" + r.Capabilities + " capabilities)"
+			break
+		}
+	}
+	fmt.Fprintf(b, `<text x="%d" y="25" font-size="16">Remaining data vs time: %s%s</text>`+"\n", plotLeft, html.EscapeString(profile), html.EscapeString(caps))
 	// Axes and grid.
 	fmt.Fprintf(b, `<g stroke="#999" stroke-width="1">`+"\n")
 	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d"/>`+"\n", plotLeft, plotTop, plotLeft, plotHeight-plotBottom)
@@ -110,8 +117,8 @@ func WritePlot(w io.Writer, profile string, rows []Row) error {
 		ly := plotTop + 20*i
 		fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>`+"\n",
 			plotWidth-plotRight+15, ly, plotWidth-plotRight+35, ly, color)
-		fmt.Fprintf(b, `<text x="%d" y="%d">%s: %s %.0f s</text>`+"\n", plotWidth-plotRight+40, ly+4,
-			html.EscapeString(r.Policy), html.EscapeString(r.Outcome), r.TotalSeconds)
+		fmt.Fprintf(b, `<text x="%d" y="%d">%s: %s %.0f s, %s</text>`+"\n", plotWidth-plotRight+40, ly+4,
+			html.EscapeString(r.Policy), html.EscapeString(r.Outcome), r.TotalSeconds, html.EscapeString(guestCost(r)))
 	}
 	fmt.Fprintln(b, "</svg>")
 	return b.Flush()

@@ -18,7 +18,7 @@ import (
 var ErrUnknownPolicy = errors.New("unknown policy")
 
 // PolicyNames are the policies the benchmark knows, in report order.
-var policyNames = []string{"virtkit", "kubevirt", "kubevirt-ac-pc", "nova"}
+var policyNames = []string{"virtkit", "kubevirt", "kubevirt-ac-pc", "kubevirt-stall", "kubevirt-stall-pc", "nova", "nova-ac", "nova-pc"}
 
 // PolicyNames returns the known policy names.
 func PolicyNames() []string { return append([]string(nil), policyNames...) }
@@ -32,14 +32,58 @@ func NewPolicy(name string) (migration.Policy, error) {
 		return migration.NewKubeVirtPolicy(migration.KubeVirtOptions{}), nil
 	case "kubevirt-ac-pc":
 		return migration.NewKubeVirtPolicy(migration.KubeVirtOptions{AllowAutoConverge: true, AllowPostCopy: true}), nil
+	case "kubevirt-stall":
+		return migration.NewStallPolicy(migration.StallOptions{}), nil
+	case "kubevirt-stall-pc":
+		return migration.NewStallPolicy(migration.StallOptions{AllowPostCopy: true}), nil
 	case "nova":
 		return migration.NewNovaPolicy(migration.NovaOptions{}), nil
+	case "nova-ac":
+		return migration.NewNovaPolicy(migration.NovaOptions{PermitAutoConverge: true}), nil
+	case "nova-pc":
+		return migration.NewNovaPolicy(migration.NovaOptions{PermitPostCopy: true, TimeoutAction: migration.NovaForceComplete}), nil
 	}
 	return nil, fmt.Errorf("policy %q (want one of %s): %w", name, strings.Join(policyNames, ", "), ErrUnknownPolicy)
 }
 
+// Capabilities is the face the simulated backend presents to the engine.
+type Capabilities string
+
+const (
+	// CapabilitiesLibvirt is exactly what libvirt offers: a dirty-rate
+	// measurement before the start only, no direct throttle (QEMU's
+	// auto-converge, enabled at the start), a job dirty rate of 0 until
+	// QEMU's first sync. The default, and what published figures use.
+	CapabilitiesLibvirt Capabilities = "libvirt"
+	// CapabilitiesFull adds what only the simulator has: dirty-rate probes
+	// during the job and a direct vCPU throttle.
+	CapabilitiesFull Capabilities = "full"
+)
+
+// ErrUnknownCapabilities: a capabilities name other than libvirt or full.
+var ErrUnknownCapabilities = errors.New("unknown capabilities")
+
+// ParseCapabilities reads "libvirt" or "full".
+func ParseCapabilities(s string) (Capabilities, error) {
+	switch c := Capabilities(s); c {
+	case CapabilitiesLibvirt, CapabilitiesFull:
+		return c, nil
+	}
+	return "", fmt.Errorf("capabilities %q (want libvirt or full): %w", s, ErrUnknownCapabilities)
+}
+
 // Options configure [Run]; the zero value is the default.
 type Options struct {
+	// Capabilities is the backend's face; "" = CapabilitiesLibvirt.
+	Capabilities Capabilities
+	// AutoConverge is the QEMU auto-converge schedule every run gets;
+	// "" = sim.AutoConvergeQEMU92.
+	AutoConverge sim.AutoConvergeSchedule
+	// CompletionTimeoutPerGB and ProgressTimeout are the migration
+	// configuration's limits that the node agent applies to the virtkit
+	// engine (KubeVirt's defaults: 150 s per GB, 150 s); negative disables.
+	CompletionTimeoutPerGB time.Duration
+	ProgressTimeout        time.Duration
 	// MaxTime stops a run that has not ended after this much simulated
 	// time (a policy without timeouts on a hopeless guest); 0 = 6 h.
 	MaxTime time.Duration
@@ -58,6 +102,7 @@ type Sample struct {
 type Row struct {
 	Profile            string   `json:"profile"`
 	Policy             string   `json:"policy"`
+	Capabilities       string   `json:"capabilities"`
 	Outcome            string   `json:"outcome"`
 	Reason             string   `json:"reason"`
 	Mode               string   `json:"mode"`
@@ -67,6 +112,13 @@ type Row struct {
 	LowerBoundSeconds  float64  `json:"lowerBoundSeconds"`
 	DecisionSeconds    float64  `json:"decisionSeconds"`
 	MaxThrottlePercent int      `json:"maxThrottlePercent"`
+	// MeasureSeconds is the pre-start measurement, counted in TotalSeconds.
+	MeasureSeconds float64 `json:"measureSeconds"`
+	// Guest cost: vCPU-seconds taken by the throttle (∫ throttle × vCPUs
+	// dt) and seconds the guest ran on the target in post-copy (faulting
+	// pages back over the link).
+	ThrottleCPUSeconds float64 `json:"throttleCpuSeconds"`
+	PostCopySeconds    float64 `json:"postCopySeconds"`
 
 	// Not in the JSON: the data behind the table and plots.
 	MemoryBytes   uint64               `json:"-"`
@@ -117,6 +169,10 @@ func (s simProbe) StartDirtyRateProbe(ctx context.Context, name string, period t
 	return s.h.StartDirtyRateCalc(ctx, name, period)
 }
 
+// benchVCPUs is the bench guest's vCPU count, the unit of the throttle's
+// CPU-seconds.
+const benchVCPUs = 4
+
 // RunOne runs one profile under one policy.
 func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Row, error) {
 	policy, err := NewPolicy(policyName)
@@ -126,14 +182,34 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	if opts.MaxTime <= 0 {
 		opts.MaxTime = 6 * time.Hour
 	}
+	if opts.Capabilities == "" {
+		opts.Capabilities = CapabilitiesLibvirt
+	}
+	if _, err := ParseCapabilities(string(opts.Capabilities)); err != nil {
+		return Row{}, err
+	}
+	if opts.AutoConverge == "" {
+		opts.AutoConverge = sim.AutoConvergeQEMU92
+	}
+	if opts.CompletionTimeoutPerGB == 0 {
+		opts.CompletionTimeoutPerGB = 150 * time.Second
+	}
+	if opts.ProgressTimeout == 0 {
+		opts.ProgressTimeout = 150 * time.Second
+	}
+	libvirt := opts.Capabilities == CapabilitiesLibvirt
 	clock := sim.NewVirtualClock(epoch)
-	src := sim.New(sim.Options{Name: "src", Clock: clock, CPUs: 64, MemoryBytes: 1 << 40})
-	dst := sim.New(sim.Options{Name: "dst", Clock: clock, CPUs: 64, MemoryBytes: 1 << 40})
+	hostOpts := func(name string) sim.Options {
+		return sim.Options{Name: name, Clock: clock, CPUs: 64, MemoryBytes: 1 << 40,
+			AutoConvergeSchedule: opts.AutoConverge, LibvirtFace: libvirt}
+	}
+	src := sim.New(hostOpts("src"))
+	dst := sim.New(hostOpts("dst"))
 	if err := sim.NewNetwork().Connect(src, dst, p.Link()); err != nil {
 		return Row{}, err
 	}
 	const name = "bench_guest"
-	xml := fmt.Sprintf(`<domain type='qemu'><name>%s</name><memory unit='b'>%d</memory><vcpu>4</vcpu></domain>`, name, p.MemoryBytes())
+	xml := fmt.Sprintf(`<domain type='qemu'><name>%s</name><memory unit='b'>%d</memory><vcpu>%d</vcpu></domain>`, name, p.MemoryBytes(), benchVCPUs)
 	if _, err := src.Define(ctx, xml); err != nil {
 		return Row{}, err
 	}
@@ -151,16 +227,32 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 		AllowAutoConverge: p.AllowAutoConverge,
 		DowntimeLimit:     p.Downtime(),
 	}
-	eng, err := migration.NewEngine(src, req, migration.Options{Policy: policy, Clock: clock, Probe: simProbe{src}})
+	_, isVirtkit := policy.(*migration.VirtkitPolicy)
+	eopts := migration.Options{Policy: policy, Clock: clock, Probe: simProbe{src}, SkipMeasurement: !isVirtkit}
+	eng, err := migration.NewEngine(src, req, eopts)
 	if err != nil {
 		return Row{}, err
 	}
-	row := Row{Profile: p.Name, Policy: policy.Name(), MemoryBytes: p.MemoryBytes(), DowntimeLimit: p.Downtime(),
+	row := Row{Profile: p.Name, Policy: policy.Name(), Capabilities: string(opts.Capabilities),
+		MemoryBytes: p.MemoryBytes(), DowntimeLimit: p.Downtime(),
 		LowerBoundSeconds: round(p.LowerBound().Seconds(), 3)}
+	// The node agent bounds the engine with the configuration's timeouts,
+	// as KubeVirt bounds every migration.
+	var acceptable, progressTimeout time.Duration
+	if isVirtkit && opts.CompletionTimeoutPerGB > 0 {
+		acceptable = opts.CompletionTimeoutPerGB * time.Duration((p.MemoryBytes()+1e9-1)/1e9)
+	}
+	if isVirtkit && opts.ProgressTimeout > 0 {
+		progressTimeout = opts.ProgressTimeout
+	}
+	began := clock.Now()
 	if err := eng.Start(ctx); err != nil && !errors.Is(err, migration.ErrRefused) {
 		return Row{}, err
 	}
 	poll := eng.PollInterval()
+	lastProgress := began
+	var lastRemaining uint64
+	haveRemaining, timedOut := false, false
 	for start := clock.Now(); ; {
 		if err := ctx.Err(); err != nil {
 			return Row{}, err
@@ -176,8 +268,12 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 		if err != nil {
 			return Row{}, err
 		}
+		s := eng.Snapshot()
+		row.ThrottleCPUSeconds += float64(s.Throttle) / 100 * benchVCPUs * poll.Seconds()
+		if s.Phase == migration.PhasePostCopy && !done {
+			row.PostCopySeconds += poll.Seconds()
+		}
 		if opts.Samples {
-			s := eng.Snapshot()
 			if r, ok := s.Remaining.Get(); ok {
 				row.Samples = append(row.Samples, Sample{Seconds: s.Elapsed.Seconds(), Remaining: r})
 			}
@@ -185,12 +281,39 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 		if done {
 			break
 		}
+		if r, ok := s.Remaining.Get(); ok {
+			if !haveRemaining || r < lastRemaining {
+				lastProgress = clock.Now()
+			}
+			lastRemaining, haveRemaining = r, true
+		}
+		now := clock.Now()
+		switch {
+		case timedOut || s.Phase == migration.PhasePostCopy || s.Phase == migration.PhasePlanning:
+		case acceptable > 0 && now.Sub(began) > acceptable:
+			timedOut = true
+			_ = eng.Abort(ctx, fmt.Sprintf("node agent: live migration is not completed after %d s", int(acceptable.Seconds())))
+		case progressTimeout > 0 && now.Sub(lastProgress) > progressTimeout:
+			timedOut = true
+			_ = eng.Abort(ctx, fmt.Sprintf("node agent: live migration is stuck for %d s", int(progressTimeout.Seconds())))
+		}
 	}
 	res := eng.Result()
 	row.Outcome = string(res.Outcome)
 	row.Reason = res.Reason
 	row.Mode = string(res.Mode)
-	row.TotalSeconds = round(res.Total.Seconds(), 3)
+	total := res.Total
+	if !res.Job.Started.IsZero() {
+		row.MeasureSeconds = round(res.Job.Started.Sub(began).Seconds(), 3)
+		if !res.Job.Ended.IsZero() {
+			total = res.Job.Ended.Sub(began)
+		}
+	} else if res.Refused {
+		total = clock.Now().Sub(began)
+	}
+	row.TotalSeconds = round(total.Seconds(), 3)
+	row.ThrottleCPUSeconds = round(row.ThrottleCPUSeconds, 1)
+	row.PostCopySeconds = round(row.PostCopySeconds, 1)
 	if d, ok := res.Downtime.Get(); ok && res.Outcome == migration.OutcomeSucceeded {
 		ms := round(float64(d)/float64(time.Millisecond), 1)
 		row.DowntimeMs = &ms

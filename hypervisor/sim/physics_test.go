@@ -1,0 +1,121 @@
+package sim_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+)
+
+// A hot set smaller than bandwidth × downtime limit switches over right
+// after the first pass, as the closed-form model and QEMU's bitmap say:
+// pages still pending that the guest dirties again are one page, not two.
+func TestHotSetUnderThresholdConvergesAfterOnePass(t *testing.T) {
+	for _, shape := range []sim.Shape{sim.ShapeUniform, sim.ShapeSequential} {
+		t.Run(string(shape), func(t *testing.T) {
+			out := runScenario(t, scenario{
+				memory: 4 * GiB, link: sim.Link{Bandwidth: 1000 * MB},
+				// 100 MiB rewritten at 5 GB/s: far above B, but the set fits
+				// under 1 GB/s × 300 ms.
+				workload: sim.Workload{DirtyRate: 5000 * MB, WorkingSet: 100 * MiB, Shape: shape, ThrottleSensitivity: 1},
+				limit:    120 * time.Second,
+			})
+			r := out.result
+			require.True(t, r.Succeeded, "a 100 MiB hot set under a 300 MB threshold must converge: %v", out.err)
+			total := r.Ended.Sub(r.Started)
+			// M/B, then the tail of the first pass with the hot set once
+			// or twice more; QEMU switches as soon as the pending data fits
+			// the limit, so the pause is about the limit plus the 30 ms cost.
+			assert.InDelta(t, 4.6, total.Seconds(), 0.4)
+			assert.LessOrEqual(t, r.Stats.MemoryIteration.Value, uint64(6), "a few short rounds after the first pass")
+			assert.LessOrEqual(t, r.Stats.Downtime.Value, 340*time.Millisecond)
+		})
+	}
+}
+
+// libvirt's face: no direct throttle, no dirty-rate calculation during the
+// job, a job dirty rate of 0 until QEMU's first sync, capabilities to say so.
+func TestLibvirtFace(t *testing.T) {
+	ctx := context.Background()
+	var sawZeroBeforeSync, sawRateAfterSync bool
+	out := runScenario(t, scenario{
+		host:   sim.Options{LibvirtFace: true},
+		memory: 4 * GiB, link: sim.Link{Bandwidth: 500 * MB},
+		workload: sim.Workload{DirtyRate: 100 * MB, WorkingSet: 1 * GiB, ThrottleSensitivity: 1},
+		params:   hypervisor.MigrationParams{AutoConverge: true},
+		onStart: func(src, _ *sim.Host) {
+			caps, err := src.MigrationCapabilities(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, hypervisor.MigrationCapabilities{}, caps)
+		},
+		control: func(job hypervisor.MigrationJob, st hypervisor.JobStats) {
+			_, ok := job.(hypervisor.Throttler)
+			assert.False(t, ok, "libvirt's jobs have no direct throttle")
+			rate, valid := st.MemoryDirtyRate.Get()
+			require.True(t, valid, "libvirt always reports the field")
+			if st.MemoryIteration.Value < 2 {
+				sawZeroBeforeSync = sawZeroBeforeSync || rate == 0
+				assert.Zero(t, rate, "0 before the first sync")
+			} else if rate > 0 {
+				sawRateAfterSync = true
+			}
+		},
+	})
+	require.True(t, out.result.Succeeded, "%v", out.err)
+	assert.True(t, sawZeroBeforeSync)
+	assert.True(t, sawRateAfterSync)
+
+	full := sim.New(sim.Options{Name: "full"})
+	caps, err := full.MigrationCapabilities(ctx)
+	require.NoError(t, err)
+	assert.True(t, caps.DirectThrottle)
+	assert.True(t, caps.DirtyRateDuringJob)
+}
+
+func TestLibvirtFaceRefusesDirtyRateCalcDuringJob(t *testing.T) {
+	ctx := context.Background()
+	clock := sim.NewVirtualClock(epoch)
+	src, _ := hostPairWith(t, clock, sim.Link{Bandwidth: 100 * MB}, sim.Options{LibvirtFace: true})
+	startDomain(t, src, 2*GiB, sim.Workload{DirtyRate: 10 * MB})
+	_, err := src.StartDirtyRateCalc(ctx, vmName, time.Second)
+	require.NoError(t, err, "before the job the page sampling is fine")
+	job, err := src.StartMigration(ctx, vmName, hypervisor.MigrationParams{DestinationURI: "dst"})
+	require.NoError(t, err)
+	_, err = src.StartDirtyRateCalc(ctx, vmName, time.Second)
+	require.ErrorIs(t, err, hypervisor.ErrNotSupported)
+	require.NoError(t, job.Abort(ctx))
+}
+
+// QEMU ≥ 9.2 syncs the bitmap every 5 s during a long pass once
+// auto-converge has checked a period, so the throttle climbs within the
+// pass; before 9.2 a long pass runs unthrottled to its end.
+func TestAutoConvergeQEMU92BackgroundSync(t *testing.T) {
+	run := func(schedule sim.AutoConvergeSchedule) (maxInPass int64, iterations uint64) {
+		// Pass 1 takes 29 s, pass 2 about 20 s more (r = 1.5 over 12 GiB).
+		out := runScenario(t, scenario{
+			host:   sim.Options{AutoConvergeSchedule: schedule},
+			memory: 16 * GiB, link: sim.Link{Bandwidth: 600 * MB},
+			workload: sim.Workload{DirtyRate: 900 * MB, WorkingSet: 12 * GiB, ThrottleSensitivity: 1},
+			params:   hypervisor.MigrationParams{AutoConverge: true},
+			limit:    60 * time.Second,
+			control: func(_ hypervisor.MigrationJob, st hypervisor.JobStats) {
+				if st.Elapsed.Value < 50*time.Second {
+					maxInPass = max(maxInPass, st.AutoConvergeThrottle.Value)
+					iterations = max(iterations, st.MemoryIteration.Value)
+				}
+			},
+		})
+		_ = out
+		return maxInPass, iterations
+	}
+	legacyThr, legacyIter := run(sim.AutoConvergeLegacy)
+	newThr, newIter := run(sim.AutoConvergeQEMU92)
+	t.Logf("first 50 s: legacy throttle %d%% after %d syncs; 9.2 throttle %d%% after %d syncs", legacyThr, legacyIter, newThr, newIter)
+	assert.Greater(t, newIter, legacyIter, "background syncs")
+	assert.Greater(t, newThr, legacyThr, "the throttle climbs during the long pass")
+}
