@@ -198,10 +198,7 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 			req.DowntimeLimit = req.MaxDowntime
 		}
 	}
-	eopts, err := engineOptions(ctx, mig, a.opts.Migration.Engine)
-	if err != nil {
-		return err
-	}
+	eopts := a.opts.Migration.Engine
 	eopts.Logger = a.log
 	if eopts.Measurer == nil {
 		eopts.Measurer, _ = a.opts.Hypervisor.(hypervisor.DirtyRateMeasurer)
@@ -427,7 +424,9 @@ func (r *recordingMigrator) StartMigration(ctx context.Context, name string, p h
 }
 
 // migrator is r as the engine sees it: a hypervisor that reports its
-// migration capabilities up front still does through r.
+// migration capabilities up front still does through r, so the engine
+// plans with them (libvirt: no direct throttle, so QEMU's auto-converge is
+// enabled at the start when the configuration allows throttling).
 func (r *recordingMigrator) migrator() hypervisor.Migrator {
 	if cr, ok := r.inner.(hypervisor.MigrationCapabilityReporter); ok {
 		return &recordingCapMigrator{recordingMigrator: r, caps: cr}
@@ -442,26 +441,6 @@ type recordingCapMigrator struct {
 
 func (r *recordingCapMigrator) MigrationCapabilities(ctx context.Context) (hypervisor.MigrationCapabilities, error) {
 	return r.caps.MigrationCapabilities(ctx)
-}
-
-// engineOptions completes the engine options for a migration on mig: a
-// hypervisor whose jobs cannot be throttled directly (libvirt) leaves
-// throttling to QEMU's auto-converge, which the engine must then enable at
-// the start when the configuration allows it; it cannot be switched on
-// later.
-func engineOptions(ctx context.Context, mig hypervisor.Migrator, o migration.Options) (migration.Options, error) {
-	cr, ok := mig.(hypervisor.MigrationCapabilityReporter)
-	if !ok || o.QEMUAutoConverge {
-		return o, nil
-	}
-	caps, err := cr.MigrationCapabilities(ctx)
-	if err != nil {
-		return o, fmt.Errorf("migration capabilities: %w", err)
-	}
-	if !caps.DirectThrottle {
-		o.QEMUAutoConverge = true
-	}
-	return o, nil
 }
 
 type recordingJob struct {

@@ -63,8 +63,10 @@ about 10 s of boot plus the migration, capped by --max-time.`
 
 func runRealBench(c *cobra.Command, uris, migrateURI string, maxTime time.Duration, parallel int) error {
 	flags := c.Flags()
-	if flags.Changed("plot") || flags.Changed("plot-profile") {
-		return fmt.Errorf("--plot: only with --hypervisor sim")
+	for _, name := range []string{"plot", "plot-profile", "capabilities", "qemu-auto-converge"} {
+		if flags.Changed(name) {
+			return fmt.Errorf("--%s: only with --hypervisor sim", name)
+		}
 	}
 	hosts := strings.Split(uris, ",")
 	if len(hosts) != 2 || hosts[0] == "" || hosts[1] == "" {

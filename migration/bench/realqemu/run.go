@@ -21,6 +21,9 @@ type Host interface {
 	hypervisor.AgentCommander
 }
 
+// Capabilities is the Row.Capabilities of real runs.
+const Capabilities = "libvirt-real"
+
 // ErrTimeCap is the cause of a run that the benchmark stopped at
 // Options.MaxTime (a policy that would wait longer on a hopeless guest).
 var ErrTimeCap = errors.New("the benchmark's time cap")
@@ -143,16 +146,12 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	if err := boot(ctx, opts, g, name); err != nil {
 		return bench.Row{}, err
 	}
-	eopts := migration.Options{Policy: policy, Logger: opts.Logger.With("profile", p.Name, "policy", policyName)}
-	if cr, ok := opts.Source.(hypervisor.MigrationCapabilityReporter); ok {
-		caps, err := cr.MigrationCapabilities(ctx)
-		if err != nil {
-			return bench.Row{}, fmt.Errorf("migration capabilities: %w", err)
-		}
-		// Without a direct throttle QEMU's auto-converge must be enabled at
-		// the start when the profile allows throttling (as the node agent does).
-		eopts.QEMUAutoConverge = !caps.DirectThrottle
-	}
+	_, isVirtkit := policy.(*migration.VirtkitPolicy)
+	// As in the simulated benchmark: only virtkit measures before the
+	// start (the baselines do not), and the node agent's KubeVirt limits
+	// (150 s per GB, 150 s without progress) bound virtkit.
+	eopts := migration.Options{Policy: policy, SkipMeasurement: !isVirtkit,
+		Logger: opts.Logger.With("profile", p.Name, "policy", policyName)}
 	req := migration.Request{
 		Domain: name,
 		Memory: p.MemoryBytes(),
@@ -168,25 +167,27 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	if err != nil {
 		return bench.Row{}, err
 	}
-	rctx, cancel := context.WithTimeoutCause(ctx, opts.MaxTime, fmt.Errorf("%w of %v", ErrTimeCap, opts.MaxTime))
-	res, _ := eng.Run(rctx)
-	cancel()
-	if err := ctx.Err(); err != nil {
+	row := bench.Row{
+		Profile: p.Name, Policy: policy.Name(), Capabilities: Capabilities,
+		MemoryBytes: p.MemoryBytes(), DowntimeLimit: p.Downtime(),
+		LowerBoundSeconds: round(float64(p.MemoryBytes())/float64(g.Bandwidth), 3),
+	}
+	var acceptable time.Duration
+	if isVirtkit {
+		acceptable = 150 * time.Second * time.Duration((p.MemoryBytes()+1e9-1)/1e9)
+	}
+	res, err := drive(ctx, eng, &row, acceptable, opts.MaxTime)
+	if err != nil {
 		return bench.Row{}, err
 	}
 	snap := eng.Snapshot()
-	row := bench.Row{
-		Profile: p.Name, Policy: policy.Name(), MemoryBytes: p.MemoryBytes(), DowntimeLimit: p.Downtime(),
-		LowerBoundSeconds:  round(float64(p.MemoryBytes())/float64(g.Bandwidth), 3),
-		Outcome:            string(res.Outcome),
-		Reason:             res.Reason,
-		Mode:               string(res.Mode),
-		TotalSeconds:       round(res.Total.Seconds(), 3),
-		BytesSent:          res.BytesSent,
-		DecisionSeconds:    round(res.DecisionAt.Seconds(), 3),
-		MaxThrottlePercent: res.MaxThrottle,
-		Decisions:          res.Decisions,
-	}
+	row.Outcome = string(res.Outcome)
+	row.Reason = res.Reason
+	row.Mode = string(res.Mode)
+	row.BytesSent = res.BytesSent
+	row.DecisionSeconds = round(res.DecisionAt.Seconds(), 3)
+	row.MaxThrottlePercent = res.MaxThrottle
+	row.Decisions = res.Decisions
 	if d, ok := res.Downtime.Get(); ok && res.Outcome == migration.OutcomeSucceeded {
 		ms := round(float64(d)/float64(time.Millisecond), 1)
 		row.DowntimeMs = &ms
@@ -196,7 +197,7 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 		if row.DowntimeMs != nil {
 			down = fmt.Sprintf("%.0f ms", *row.DowntimeMs)
 		}
-		before := "unmeasured"
+		before := "not measured"
 		if d, ok := snap.DirtyRateBefore.Get(); ok {
 			before = fmt.Sprintf("%.1f MiB/s", d/mib)
 		}
@@ -205,6 +206,81 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 			row.MaxThrottlePercent, res.Job.Stats.MemoryIteration.Or(snap.Iteration.Or(0)))
 	}
 	return row, nil
+}
+
+// drive runs the engine on the wall clock, one Step per poll interval, as
+// the node agent does: it aborts at the completion timeout (acceptable, 0 =
+// none), at the progress timeout of 150 s, and at the benchmark's cap
+// maxTime; it accounts the guest's throttle (one vCPU) and post-copy time
+// into row and sets the row's times.
+func drive(ctx context.Context, eng *migration.Engine, row *bench.Row, acceptable, maxTime time.Duration) (migration.Result, error) {
+	const progressTimeout = 150 * time.Second
+	began := time.Now()
+	if err := eng.Start(ctx); err != nil && !errors.Is(err, migration.ErrRefused) {
+		return migration.Result{}, err
+	}
+	poll := eng.PollInterval()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	last := began
+	lastProgress := began
+	var lastRemaining uint64
+	haveRemaining, stopped := false, false
+	for !eng.Result().Refused {
+		select {
+		case <-ctx.Done():
+			if !stopped {
+				_ = eng.Abort(context.WithoutCancel(ctx), "the benchmark was interrupted")
+			}
+			return migration.Result{}, ctx.Err()
+		case <-tick.C:
+		}
+		done, err := eng.Step(ctx)
+		if err != nil && ctx.Err() != nil {
+			return migration.Result{}, ctx.Err()
+		}
+		now := time.Now()
+		s := eng.Snapshot()
+		dt := now.Sub(last).Seconds()
+		last = now
+		row.ThrottleCPUSeconds += float64(s.Throttle) / 100 * dt
+		if s.Phase == migration.PhasePostCopy && !done {
+			row.PostCopySeconds += dt
+		}
+		if done {
+			break
+		}
+		if r, ok := s.Remaining.Get(); ok {
+			if !haveRemaining || r < lastRemaining {
+				lastProgress = now
+			}
+			lastRemaining, haveRemaining = r, true
+		}
+		switch {
+		case stopped || s.Phase == migration.PhasePostCopy || s.Phase == migration.PhasePlanning:
+		case now.Sub(began) > maxTime:
+			stopped = true
+			_ = eng.Abort(ctx, fmt.Sprintf("%v of %v", ErrTimeCap, maxTime))
+		case acceptable > 0 && now.Sub(began) > acceptable:
+			stopped = true
+			_ = eng.Abort(ctx, fmt.Sprintf("node agent: live migration is not completed after %d s", int(acceptable.Seconds())))
+		case now.Sub(lastProgress) > progressTimeout:
+			stopped = true
+			_ = eng.Abort(ctx, fmt.Sprintf("node agent: live migration is stuck for %d s", int(progressTimeout.Seconds())))
+		}
+	}
+	res := eng.Result()
+	total := time.Since(began)
+	if !res.Job.Started.IsZero() {
+		row.MeasureSeconds = round(res.Job.Started.Sub(began).Seconds(), 3)
+		if !res.Job.Ended.IsZero() {
+			total = res.Job.Ended.Sub(began)
+		}
+	}
+	row.TotalSeconds = round(total.Seconds(), 3)
+	row.ThrottleCPUSeconds = round(row.ThrottleCPUSeconds, 1)
+	row.PostCopySeconds = round(row.PostCopySeconds, 1)
+	return res, nil
 }
 
 // boot defines and starts the guest and waits until its agent answers;
