@@ -27,6 +27,10 @@ type MigrationParams struct {
 	PostCopy bool
 	// ParallelConnections > 1 enables multifd with that many connections.
 	ParallelConnections int
+	// TLS encrypts the migration stream (libvirt's VIR_MIGRATE_TLS, with the
+	// hosts' migration certificates). A backend that cannot set it up fails
+	// the start; it never falls back to clear text.
+	TLS bool
 	// Persist defines the domain on the target; UndefineSource removes the
 	// source's definition once the migration succeeded.
 	Persist        bool

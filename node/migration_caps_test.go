@@ -12,6 +12,7 @@ import (
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -78,6 +79,46 @@ func TestMigrationEnablesQEMUAutoConvergeWithoutDirectThrottle(t *testing.T) {
 			mu.Unlock()
 			require.Len(t, started, 1)
 			assert.Equal(t, allow, started[0].AutoConverge, "QEMU auto-converge at the start follows allowAutoConverge")
+		})
+	}
+}
+
+// TestMigrationTLSAndMultifdByDefault: as KubeVirt, a migration is
+// encrypted unless the configuration says disableTLS, and uses multifd
+// with 8 connections unless the node is configured otherwise.
+func TestMigrationTLSAndMultifdByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     *virtkit.MigrationConfiguration
+		wantTLS bool
+	}{
+		{"default", nil, true},
+		{"disableTLS", &virtkit.MigrationConfiguration{DisableTLS: ptr(true)}, false},
+		{"disableTLS false", &virtkit.MigrationConfiguration{DisableTLS: ptr(false)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			hosts := map[string]*libvirtLikeHost{}
+			c := startMigClusterWith(t, 2, sim.Link{Bandwidth: 2 << 30}, controller.MigrationOptions{Config: tc.cfg},
+				func(h *sim.Host) hypervisor.Hypervisor {
+					w := &libvirtLikeHost{simHost: h}
+					mu.Lock()
+					hosts[h.Name()] = w
+					mu.Unlock()
+					return w
+				})
+			vmi := c.runningVMI(t, migratableVMI("secret", "64Mi"))
+			source := vmi.Status.NodeName
+			mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+			require.NoError(t, err)
+			done := c.waitMigration(t, mig, "final", isReleased)
+			require.Equal(t, virtkit.MigrationSucceeded, done.Status.Phase, "%+v", done.Status.MigrationState)
+			mu.Lock()
+			started := hosts[source].started()
+			mu.Unlock()
+			require.Len(t, started, 1)
+			assert.Equal(t, tc.wantTLS, started[0].TLS, "TLS on the migration stream")
+			assert.Equal(t, node.DefaultParallelConnections, started[0].ParallelConnections, "multifd connections")
 		})
 	}
 }

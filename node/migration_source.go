@@ -160,10 +160,18 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	if mem == 0 {
 		mem = info.MemoryBytes
 	}
+	if n := a.opts.Migration.ParallelConnections; n < 0 {
+		return fmt.Errorf("node option Migration.ParallelConnections: %d is negative", n)
+	}
 	params := hypervisor.MigrationParams{
 		DestinationURI: ms.TargetNodeAddress,
 		Persist:        true,
 		UndefineSource: true,
+		// KubeVirt encrypts the migration stream unless disableTLS.
+		TLS: cfg.DisableTLS == nil || !*cfg.DisableTLS,
+	}
+	if n := a.opts.Migration.ParallelConnections; n > 1 {
+		params.ParallelConnections = n
 	}
 	if bw := cfg.BandwidthPerMigration; bw != nil && bw.Sign() > 0 {
 		params.Bandwidth = uint64(bw.Value())

@@ -78,6 +78,11 @@ func migrationArgs(p hypervisor.MigrationParams) (*lv.DomainMigrateParameters, l
 		flags |= lv.MIGRATE_PARALLEL
 		params.ParallelConnectionsSet, params.ParallelConnections = true, p.ParallelConnections
 	}
+	if p.TLS {
+		// QEMU's migrate TLS with the hosts' migrate_tls_x509_cert_dir
+		// certificates; libvirt fails the start when they are missing.
+		flags |= lv.MIGRATE_TLS
+	}
 	if p.Persist {
 		flags |= lv.MIGRATE_PERSIST_DEST
 	}
