@@ -26,6 +26,8 @@ type MigrationParams struct {
 	// PostCopy enables post-copy, so StartPostCopy can switch to it.
 	PostCopy bool
 	// ParallelConnections > 1 enables multifd with that many connections.
+	// Backends may ignore it for a job with PostCopy (QEMU 7.2 cannot switch
+	// a multifd migration to post-copy).
 	ParallelConnections int
 	// TLS encrypts the migration stream (libvirt's VIR_MIGRATE_TLS, with the
 	// hosts' migration certificates). A backend that cannot set it up fails

@@ -31,7 +31,7 @@ const (
 // migrationArgs turns MigrationParams into libvirt's typed parameters and
 // flags. Migration is always live and peer-to-peer: the source libvirtd
 // connects to DestinationURI itself (the only mode virDomainMigrateToURI3
-// has for QEMU).
+// has for QEMU). ParallelConnections is ignored when PostCopy is set.
 func migrationArgs(p hypervisor.MigrationParams) (*lv.DomainMigrateParameters, lv.DomainMigrateFlags, error) {
 	if p.DestinationURI == "" {
 		return nil, 0, fmt.Errorf("DestinationURI: required: %w", hypervisor.ErrInvalidArgument)
@@ -74,7 +74,10 @@ func migrationArgs(p hypervisor.MigrationParams) (*lv.DomainMigrateParameters, l
 	if p.PostCopy {
 		flags |= lv.MIGRATE_POSTCOPY
 	}
-	if p.ParallelConnections > 1 {
+	// Post-copy takes precedence over multifd: QEMU 7.2 accepts both, but
+	// the destination QEMU aborts (yank_unregister_instance assertion) when
+	// such a job switches to post-copy, and the guest is lost.
+	if p.ParallelConnections > 1 && !p.PostCopy {
 		flags |= lv.MIGRATE_PARALLEL
 		params.ParallelConnectionsSet, params.ParallelConnections = true, p.ParallelConnections
 	}
@@ -226,6 +229,12 @@ func (j *migrationJob) run(params *lv.DomainMigrateParameters, flags lv.DomainMi
 	}
 	if migErr != nil {
 		translated := translate(migErr)
+		if j.params.TLS && !j.abortRequested.Load() && !errors.Is(translated, hypervisor.ErrMigrationAborted) {
+			// The destination only sees a broken stream; the TLS reason
+			// (untrusted or mismatched certificate, missing files) is in
+			// the source QEMU's log.
+			translated = fmt.Errorf("TLS migration failed (QEMU migrate TLS needs certificates in migrate_tls_x509_cert_dir on both hosts, valid for the migrate URI's host; the source domain's QEMU log has the TLS error): %w", translated)
+		}
 		j.startErr = hypervisor.WrapDomain("migrate", j.name, translated)
 		res.Reason = translated.Error()
 		if errors.Is(translated, hypervisor.ErrMigrationAborted) || j.abortRequested.Load() {
