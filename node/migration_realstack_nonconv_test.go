@@ -76,7 +76,9 @@ func TestRealStackNonConvergent(t *testing.T) {
 		assert.Less(t, took, 45*time.Second, "object created -> Failed, boot excluded")
 		require.NotNil(t, ms.StartTimestamp)
 		require.NotNil(t, ms.EndTimestamp)
-		assert.LessOrEqual(t, ms.EndTimestamp.Sub(ms.StartTimestamp.Time), 30*time.Second, "the engine decides within 30 s")
+		// 30 s to decide, plus the abort itself; status times have second
+		// precision.
+		assert.LessOrEqual(t, ms.EndTimestamp.Sub(ms.StartTimestamp.Time), 32*time.Second, "the engine decides within 30 s")
 		snap, ok := c.Node(source).Agent.LastMigrationSnapshot(vmi.Namespace, vmi.Name)
 		require.True(t, ok)
 		sent := snap.Stats.DataProcessed.Or(0)
