@@ -13,38 +13,50 @@
 //
 //   - Measure. Before the start it samples the dirty rate
 //     ([hypervisor.DirtyRateMeasurer]: page sampling on libvirt, the
-//     memory model on sim); during the job it reads the job's dirty rate and
-//     transfer rate from [hypervisor.JobStats]. Anything not measured stays
-//     an invalid [hypervisor.Measured], never a zero. The bandwidth is
-//     smoothed, and the best smoothed value is kept, so a temporary dip does
-//     not look like a slow link.
+//     memory model on sim), unless the first pass is expected to be too
+//     short for the delay to pay ([Options.MeasureWorth]); during the job
+//     it reads the job's dirty rate and transfer rate from
+//     [hypervisor.JobStats]. The job's dirty rate counts as not measured
+//     until QEMU completed a sync (memory_iteration 2; libvirt reports 0
+//     before), so the first pass runs on the pre-start sample. Anything not
+//     measured stays an invalid [hypervisor.Measured], never a zero. The
+//     bandwidth is smoothed, and the best smoothed value is kept, so a
+//     temporary dip does not look like a slow link.
 //   - Predict. [Predict] is the closed-form model: rounds, total time,
 //     downtime, bytes sent, whether pre-copy converges, the lower bound M/B,
 //     the time of post-copy after one pass, the smallest throttle that
-//     converges.
+//     converges. Where the dirty rate reaches the bandwidth, the working set
+//     the rounds have shown bounds what a round leaves.
 //   - Decide. A [Policy] is a pure function from [Progress] to [Action]:
 //     Continue, Throttle, RaiseDowntime, SwitchPostCopy, Abort (Start or
-//     Refuse before the job). The virtkit policy ([NewPolicy]) aims at a
-//     short pause (100 ms) while the extra rounds cost little; when the
-//     model says pre-copy will not converge, or will take longer than
-//     1.25 × M/B, it throttles just enough to bring the effective dirty rate
-//     under the bandwidth and learns whether throttling works at all
-//     (releasing a throttle that does not slow the dirtying), switches to
+//     Refuse before the job). The virtkit policy ([NewPolicy]) aims at an
+//     80 ms pause while the extra rounds cost under 2 %, and never lets the
+//     switchover threshold plus a 30 ms reserve exceed the configured
+//     limit; when the model says pre-copy will not converge, or will take
+//     longer than 1.25 × M/B, it throttles just enough (directly, or by
+//     sizing QEMU's auto-converge steps at the start where that is the only
+//     lever), lowers a throttle once the dirty rate falls, switches to
 //     post-copy after the first full pass when allowed, raises the downtime
 //     limit within its bound, and aborts, with the inequality that fails,
-//     when nothing allowed can converge.
+//     when nothing allowed can converge. Whether throttling helps is judged
+//     by measuring the highest allowed throttle, not by a sensitivity
+//     learned from short samples, which saturate at the working set.
+//
+// The engine plans with what the backend really offers
+// ([hypervisor.MigrationCapabilityReporter]): libvirt has no direct
+// throttle and no dirty-rate measurement during a job, so there the only
+// throttle is QEMU's auto-converge, enabled at the start.
 //
 // Aborting is the one decision that cannot be taken back, so it is judged
-// on the best bandwidth seen (a dip never causes it) and, when the engine
-// can probe the dirty rate while the job runs ([Options.Probe]), only once
-// the samples span a few seconds, so a burst is not mistaken for a
-// hopeless guest; after the first pass a spread of the job's per-round
-// dirty rates means phases worth waiting out, and a pause expected at
-// switchover that stops improving for ten rounds means a floor the rates do
-// not show. QEMU's own job dirty rate exists only after the first
-// pass; where probing would contend with the migration (libvirt page
-// sampling), the engine works from the pre-start measurement and the job's
-// rate alone.
+// on the best bandwidth seen (a dip never causes it); with probes during
+// the job ([Options.Probe], where the backend allows them) only once the
+// samples span a few seconds, and without them never before the first pass
+// ends (a single pre-start sample may have caught a burst). After the first
+// pass a spread of the job's per-round dirty rates means phases worth
+// waiting out, and a pause expected at switchover that stops improving for
+// ten rounds and 40 s means a floor the rates do not show. At the highest
+// throttle with the dirty rate within 5 % of the bandwidth pre-copy may
+// still converge, slowly; the completion timeout bounds that, not an abort.
 //
 // [Engine] ties a [hypervisor.Migrator] to a policy: Start measures and
 // starts, Step polls once, decides and acts, Run loops Step on a ticker and
@@ -56,8 +68,10 @@
 // for metrics and [Snapshot.EngineStatus] renders it for the VMI's
 // status.migrationState.
 //
-// The baselines [KubeVirtPolicy] and [NovaPolicy] re-implement, rule for
-// rule, KubeVirt's legacy monitor loop and Nova's libvirt driver, so the
-// benchmark in [github.com/virtkit/virtkit/migration/bench] compares all of
-// them on identical simulated workloads.
+// The baselines [KubeVirtPolicy], [StallPolicy] and [NovaPolicy]
+// re-implement, rule for rule, KubeVirt's legacy monitor loop, KubeVirt's
+// stall detector and Nova's libvirt driver (with auto-converge or post-copy
+// and force-complete as options), so the benchmark in
+// [github.com/virtkit/virtkit/migration/bench] compares all of them on
+// identical simulated workloads.
 package migration

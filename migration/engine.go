@@ -102,6 +102,11 @@ type Options struct {
 	// SkipMeasurement starts the job without the pre-start dirty-rate
 	// measurement (for policies that do not use it: the baselines).
 	SkipMeasurement bool
+	// MeasureWorth: the pre-start measurement delays the start by
+	// MeasurePeriod, so it runs only when the first pass is expected to take
+	// at least this long (memory / Request.BandwidthHint); without a hint it
+	// always runs. 0 = 20 × MeasurePeriod (the delay stays under 5 %).
+	MeasureWorth time.Duration
 	// ProbeInterval is the time between probes while the first pass runs
 	// (when Probe is set); 0 = 2 s.
 	ProbeInterval time.Duration
@@ -193,6 +198,9 @@ type state struct {
 	dirtyFresh         bool
 	jobRateNewer       bool // the job reported a new dirty rate after the last probe
 	sensitivity        hypervisor.Measured[float64]
+	// The highest throttle and the fresh dirty rate measured under it.
+	ceiling     int
+	ceilingRate hypervisor.Measured[float64]
 
 	firstPassAt time.Time
 	lastJobRate hypervisor.Measured[uint64]
@@ -201,8 +209,17 @@ type state struct {
 	// how many rounds ago it last improved by more than the margin.
 	bestExpected  hypervisor.Measured[time.Duration]
 	bestRound     uint64
+	bestAt        time.Time
 	lastRound     uint64
 	stalledRounds int
+	// The expected pause after the previous round's sync, and the ratio of
+	// the latest to it: how fast the rounds shrink.
+	prevExpected hypervisor.Measured[time.Duration]
+	roundShrink  hypervisor.Measured[float64]
+	// workingSet is the most data a sync has left pending after the first
+	// pass (seen at the first poll of a round): the writable working set,
+	// as far as the rounds have shown it.
+	workingSet hypervisor.Measured[uint64]
 
 	decisions    []Decision
 	last         Action
@@ -265,6 +282,9 @@ func NewEngine(m hypervisor.Migrator, req Request, opts Options) (*Engine, error
 	if opts.MeasurePeriod <= 0 {
 		opts.MeasurePeriod = time.Second
 	}
+	if opts.MeasureWorth <= 0 {
+		opts.MeasureWorth = 20 * opts.MeasurePeriod
+	}
 	if opts.BandwidthSmoothing <= 0 || opts.BandwidthSmoothing > 1 {
 		opts.BandwidthSmoothing = 0.4
 	}
@@ -292,6 +312,36 @@ func NewEngine(m hypervisor.Migrator, req Request, opts Options) (*Engine, error
 
 // PollInterval is the period at which Step should be called.
 func (e *Engine) PollInterval() time.Duration { return e.opts.PollInterval }
+
+// minPoll is the shortest wait NextPoll asks for.
+const minPoll = 50 * time.Millisecond
+
+// NextPoll is how long to wait before the next Step: PollInterval, or for a
+// [SwitchoverWatcher] policy shorter (down to 50 ms) while the pending data
+// would be sent sooner, so that a
+// decision at the end of a pass (the switchover threshold) comes before
+// QEMU's next sync rather than a whole poll later.
+func (e *Engine) NextPoll() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	next := e.opts.PollInterval
+	if w, ok := e.policy.(SwitchoverWatcher); !ok || !w.WatchSwitchover() || e.st.phase != PhasePreCopy {
+		return next
+	}
+	rem, ok := e.st.stats.DataRemaining.Get()
+	if !ok {
+		rem, ok = e.st.stats.MemoryRemaining.Get()
+	}
+	bw, bok := e.st.bwAvg.Get()
+	if !ok || !bok || bw <= 0 {
+		return next
+	}
+	left := time.Duration(float64(rem) / bw * float64(time.Second))
+	if left < next {
+		next = max(minPoll, left)
+	}
+	return next
+}
 
 // Measure samples the guest's dirty rate before the start. Start calls it
 // when it has not run; a harness on a virtual clock may call it itself while
@@ -331,7 +381,8 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.mu.Unlock()
 		return ErrStarted
 	}
-	measured := e.st.dirtyBefore.Valid || e.st.measureErr != "" || e.opts.SkipMeasurement
+	measured := e.st.dirtyBefore.Valid || e.st.measureErr != "" || e.opts.SkipMeasurement ||
+		(e.req.BandwidthHint > 0 && float64(e.req.Memory)/e.req.BandwidthHint < e.opts.MeasureWorth.Seconds())
 	e.st.started = true
 	e.mu.Unlock()
 	e.learnCapabilities(ctx)
@@ -405,6 +456,10 @@ func (e *Engine) launchLocked(ctx context.Context) error {
 	params := e.req.Params
 	params.PostCopy = act.PostCopy
 	params.AutoConverge = act.AutoConverge
+	if act.AutoConverge {
+		params.AutoConvergeInitial = act.AutoConvergeInitial
+		params.AutoConvergeIncrement = act.AutoConvergeIncrement
+	}
 	params.DowntimeLimit = e.req.DowntimeLimit
 	if act.DowntimeLimit > 0 {
 		params.DowntimeLimit = act.DowntimeLimit
@@ -517,10 +572,16 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 		if errors.Is(err, hypervisor.ErrNoJob) {
 			return false, nil // ended while the policy decided
 		}
+		if errors.Is(err, hypervisor.ErrInvalidState) && (act.Kind == ActionThrottle || act.Kind == ActionRaiseDowntime) {
+			// The job moved on (stop-and-copy began) between the poll
+			// and the action; the next poll sees it.
+			e.log.Debug("migration action overtaken by the job", "domain", e.req.Domain, "action", act.Kind, "err", err)
+			return false, nil
+		}
 		return false, err
 	}
 	e.mu.Lock()
-	probeDue := e.probeInJob && e.st.probe == nil && e.st.phase == PhasePreCopy && !e.st.firstPassDone &&
+	probeDue := e.probeInJob && e.st.probe == nil && e.st.phase == PhasePreCopy && (!e.st.firstPassDone || e.st.throttle > 0) &&
 		!e.st.aborting && e.clock.Now().Sub(e.st.probeStart) >= e.opts.ProbeInterval
 	e.mu.Unlock()
 	if probeDue {
@@ -537,7 +598,7 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 	if err := e.Start(ctx); err != nil {
 		return e.Result(), err
 	}
-	t := time.NewTicker(e.opts.PollInterval)
+	t := time.NewTimer(e.opts.PollInterval)
 	defer t.Stop()
 	for {
 		e.mu.Lock()
@@ -558,7 +619,9 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 		case <-jobDone:
 		case <-t.C:
 		}
-		if _, err := e.Step(ctx); err != nil {
+		_, err := e.Step(ctx)
+		t.Reset(e.NextPoll())
+		if err != nil {
 			if ctx.Err() != nil {
 				e.cancel(job, "cancelled: "+context.Cause(ctx).Error())
 				return e.Result(), ctx.Err()
@@ -615,510 +678,4 @@ func (e *Engine) cancel(job hypervisor.MigrationJob, reason string) {
 		e.log.Warn("abort after cancel failed", "domain", e.req.Domain, "err", err)
 	}
 	_ = e.finish(ctx)
-}
-
-// apply carries out an action on the job.
-func (e *Engine) apply(ctx context.Context, job hypervisor.MigrationJob, act Action) error {
-	var err error
-	switch act.Kind {
-	case ActionContinue, ActionStart:
-		return nil
-	case ActionThrottle:
-		if e.thr == nil {
-			return fmt.Errorf("throttle %d%%: %w", act.ThrottlePercent, hypervisor.NotSupportedError("direct vCPU throttle", "the job does not implement hypervisor.Throttler"))
-		}
-		e.mu.Lock()
-		before := e.st.throttle
-		e.mu.Unlock()
-		if err = e.thr.SetThrottle(ctx, act.ThrottlePercent); err == nil {
-			e.mu.Lock()
-			e.noteThrottleLocked(e.clock.Now(), before, act.ThrottlePercent)
-			e.mu.Unlock()
-			e.startProbe(ctx)
-		}
-	case ActionRaiseDowntime:
-		if err = job.SetMaxDowntime(ctx, act.DowntimeLimit); err == nil {
-			e.mu.Lock()
-			e.st.downtimeLimit = act.DowntimeLimit
-			e.mu.Unlock()
-		}
-	case ActionSwitchPostCopy:
-		if err = job.StartPostCopy(ctx); err == nil {
-			e.mu.Lock()
-			e.st.phase = PhasePostCopy
-			e.mu.Unlock()
-		}
-	case ActionAbort:
-		e.mu.Lock()
-		e.st.aborting = true
-		e.mu.Unlock()
-		err = job.Abort(ctx)
-		if errors.Is(err, hypervisor.ErrNoJob) {
-			err = nil
-		}
-	case ActionRefuse:
-		return fmt.Errorf("policy %s refused a running job: %w", e.policy.Name(), ErrInvalidInput)
-	default:
-		return fmt.Errorf("policy %s: unknown action %q: %w", e.policy.Name(), act.Kind, ErrInvalidInput)
-	}
-	if err != nil {
-		return fmt.Errorf("%s on migration of %q: %w", act.Kind, e.req.Domain, err)
-	}
-	return nil
-}
-
-// finish collects the job's result.
-func (e *Engine) finish(ctx context.Context) error {
-	e.mu.Lock()
-	if e.st.done {
-		e.mu.Unlock()
-		return nil
-	}
-	job := e.job
-	e.mu.Unlock()
-	res, jobErr := job.Result(ctx)
-	if jobErr != nil && ctx.Err() != nil {
-		return fmt.Errorf("wait for migration result of %q: %w", e.req.Domain, jobErr)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.st.done = true
-	r := Result{
-		Policy:      e.policy.Name(),
-		Mode:        res.Mode,
-		Total:       res.Ended.Sub(res.Started),
-		Downtime:    res.Stats.Downtime,
-		BytesSent:   res.Stats.DataProcessed.Or(res.Stats.MemoryProcessed.Or(e.st.stats.DataProcessed.Or(0))),
-		DecisionAt:  e.st.decisionAt,
-		MaxThrottle: e.st.maxThrottle,
-		Job:         res,
-	}
-	if t, ok := res.Stats.AutoConvergeThrottle.Get(); ok && int(t) > r.MaxThrottle {
-		r.MaxThrottle = int(t)
-	}
-	if r.Mode == "" {
-		r.Mode = hypervisor.ModePreCopy
-	}
-	if res.Started.IsZero() || res.Ended.IsZero() {
-		r.Total = e.clock.Now().Sub(e.st.startedAt)
-	}
-	switch {
-	case res.Succeeded && jobErr == nil:
-		r.Outcome = OutcomeSucceeded
-		r.Reason = "completed: " + e.strategyLocked()
-	case res.Aborted || errors.Is(jobErr, hypervisor.ErrMigrationAborted):
-		r.Outcome = OutcomeFailed
-		r.Aborted = true
-		r.Reason = e.abortReasonLocked(res.Reason)
-		r.err = fmt.Errorf("%s: %s: %w", e.req.Domain, r.Reason, hypervisor.ErrMigrationAborted)
-	default:
-		r.Outcome = OutcomeFailed
-		r.Reason = res.Reason
-		if r.Reason == "" && jobErr != nil {
-			r.Reason = jobErr.Error()
-		}
-		r.err = fmt.Errorf("%s: %s: %w", e.req.Domain, r.Reason, hypervisor.ErrMigrationFailed)
-	}
-	switch r.Outcome {
-	case OutcomeSucceeded:
-		e.st.strategy = e.strategyLocked() + "Completed"
-	default:
-		e.st.strategy = "Failed"
-		if r.Aborted {
-			e.st.strategy = "Aborted"
-		}
-	}
-	r.Decisions = e.decisionsLocked()
-	e.st.result = r
-	e.log.Info("migration ended", "domain", e.req.Domain, "policy", r.Policy, "outcome", r.Outcome, "reason", r.Reason)
-	return nil
-}
-
-// abortReasonLocked prefers the policy's reason over the backend's.
-func (e *Engine) abortReasonLocked(backend string) string {
-	for i := len(e.st.decisions) - 1; i >= 0; i-- {
-		if e.st.decisions[i].Action.Kind == ActionAbort {
-			return e.st.decisions[i].Action.Reason
-		}
-	}
-	if backend == "" {
-		return "aborted"
-	}
-	return backend
-}
-
-func (e *Engine) finishRefusedLocked(act Action) {
-	e.st.done = true
-	e.st.strategy = "Refused"
-	e.st.result = Result{Policy: e.policy.Name(), Outcome: OutcomeFailed, Refused: true,
-		Mode: hypervisor.ModePreCopy, Reason: act.Reason, Decisions: e.decisionsLocked(),
-		err: fmt.Errorf("%s: %s: %w", e.req.Domain, act.Reason, ErrRefused)}
-}
-
-// observeLocked folds one poll's job stats into the tracked state.
-func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
-	st := &e.st
-	// QEMU computes the job's dirty rate at a bitmap sync; until the first
-	// one after the setup sync (iteration 2) libvirt reports 0, which is no
-	// measurement: the pre-start sample stands until then.
-	if it, ok := s.MemoryIteration.Get(); ok && it < 2 {
-		s.MemoryDirtyRate = hypervisor.Measured[uint64]{}
-	}
-	if d, ok := s.MemoryDirtyRate.Get(); ok && st.probeRate.Valid && (!st.stats.MemoryDirtyRate.Valid || st.stats.MemoryDirtyRate.Value != d) {
-		st.jobRateNewer = true
-	}
-	st.stats = s
-	if s.Mode == hypervisor.ModePostCopy {
-		st.phase = PhasePostCopy
-	}
-	if bps, ok := s.MemoryBps.Get(); ok {
-		b := float64(bps)
-		if avg, ok := st.bwAvg.Get(); ok {
-			a := e.opts.BandwidthSmoothing
-			st.bwAvg = hypervisor.Some(a*b + (1-a)*avg)
-		} else {
-			st.bwAvg = hypervisor.Some(b)
-		}
-		st.bwSamples++
-		if st.bwAvg.Value > st.bwBest.Or(0) {
-			st.bwBest = st.bwAvg
-		}
-	}
-	if r, ok := s.DataRemaining.Get(); ok {
-		if prev, ok := st.prevRemaining.Get(); !ok || r < prev {
-			st.lastProgressAt = now
-		}
-		st.prevRemaining = s.DataRemaining
-	} else if r, ok := s.MemoryRemaining.Get(); ok {
-		if prev, ok := st.prevRemaining.Get(); !ok || r < prev {
-			st.lastProgressAt = now
-		}
-		st.prevRemaining = s.MemoryRemaining
-	}
-	wasDone := st.firstPassDone
-	if it, ok := s.MemoryIteration.Get(); ok && it >= 2 {
-		st.firstPassDone = true
-	}
-	if !st.firstPassDone {
-		if proc, ok := s.MemoryProcessed.Get(); ok && proc >= e.req.Memory {
-			st.firstPassDone = true
-		}
-	}
-	if st.firstPassDone && !wasDone {
-		st.firstPassAt = now
-		st.lastJobRate = s.MemoryDirtyRate // the first pass's rate is diluted by its length
-	}
-	// A round that does not bring the pause after the sync below 96 % of
-	// the best so far counts towards a stall (KubeVirt VEP 248's 4 % margin,
-	// counted in rounds rather than seconds).
-	if it, ok := s.MemoryIteration.Get(); ok && st.firstPassDone && wasDone && it != st.lastRound {
-		st.lastRound = it
-		if d, ok := s.Downtime.Get(); ok && s.Mode != hypervisor.ModePostCopy {
-			if !st.bestExpected.Valid || float64(d) < 0.96*float64(st.bestExpected.Value) {
-				st.bestExpected, st.bestRound = hypervisor.Some(d), it
-			}
-			st.stalledRounds = int(it - st.bestRound)
-		}
-	}
-	// The job's rates over later rounds, under one throttle: how steady the
-	// dirtying is at the time scale of the rounds.
-	if d, ok := s.MemoryDirtyRate.Get(); ok && st.firstPassDone && wasDone &&
-		(!st.lastJobRate.Valid || st.lastJobRate.Value != d) {
-		st.lastJobRate = s.MemoryDirtyRate
-		if st.jobRates.throttle != st.throttle {
-			st.jobRates = rateRange{throttle: st.throttle}
-		}
-		st.jobRates.add(float64(d))
-	}
-	if st.firstPassDone {
-		if r, ok := st.prevRemaining.Get(); ok && (!st.minRemaining.Valid || r < st.minRemaining.Value) {
-			st.minRemaining = hypervisor.Some(r)
-		}
-	}
-	if t, ok := s.AutoConvergeThrottle.Get(); ok && int(t) > st.maxThrottle {
-		st.maxThrottle = int(t)
-	}
-	if t, ok := s.AutoConvergeThrottle.Get(); ok {
-		// The job's own figure: what the engine set, or QEMU's
-		// auto-converge steps.
-		st.throttle = int(t)
-	}
-	// The job's dirty rate is fresh once a new iteration reported it after
-	// the last throttle change, or once it moved after the settle time.
-	if d, ok := s.MemoryDirtyRate.Get(); ok && !st.dirtyFresh && !st.throttleChangedAt.IsZero() {
-		it := s.MemoryIteration.Or(0)
-		settled := now.Sub(st.throttleChangedAt) >= e.opts.ThrottleSettle
-		moved := !st.dirtyAtChange.Valid || float64(d) != st.dirtyAtChange.Value
-		if (s.MemoryIteration.Valid && it >= st.throttleChangeIter+2) || (settled && moved) {
-			st.dirtyFresh = true
-			e.learnSensitivityLocked(float64(d))
-		}
-	}
-}
-
-// startProbe measures the dirty rate under the new throttle, when the
-// engine has a non-blocking probe. A failure only means ε is learned from
-// the job's own dirty rate instead.
-func (e *Engine) startProbe(ctx context.Context) {
-	e.mu.Lock()
-	inJob := e.probeInJob
-	e.mu.Unlock()
-	if !inJob {
-		return
-	}
-	pending, err := e.opts.Probe.StartDirtyRateProbe(ctx, e.req.Domain, e.opts.MeasurePeriod)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.st.probeStart = e.clock.Now()
-	if err != nil {
-		e.log.Debug("dirty-rate probe failed", "domain", e.req.Domain, "err", err)
-		return
-	}
-	e.st.probe = pending
-}
-
-// collectProbeLocked takes an in-job probe's result once it is in.
-func (e *Engine) collectProbeLocked(ctx context.Context) {
-	st := &e.st
-	if st.probe == nil {
-		return
-	}
-	select {
-	case <-st.probe.Done():
-	default:
-		return
-	}
-	dr, err := st.probe.Result(ctx)
-	st.probe = nil
-	if err != nil {
-		return
-	}
-	st.probeRate = hypervisor.Some(float64(dr.BytesPerSecond))
-	st.probeAt = e.clock.Now()
-	st.samples = append(st.samples, sample{at: st.probeAt, rate: float64(dr.BytesPerSecond), throttle: st.throttle})
-	st.jobRateNewer = false
-	if !st.dirtyFresh {
-		st.dirtyFresh = true
-		e.learnSensitivityLocked(float64(dr.BytesPerSecond))
-	}
-}
-
-// noteThrottleLocked remembers a throttle change for learning ε.
-func (e *Engine) noteThrottleLocked(now time.Time, before, after int) {
-	st := &e.st
-	// The reference rate under the old throttle must be measured the way the
-	// rate under the new one will be: short samples (probes, the pre-start
-	// measurement) with a probe, the job's per-round rate without one.
-	st.dirtyAtChange = hypervisor.Measured[float64]{}
-	switch {
-	case e.probeInJob && st.probeRate.Valid && st.dirtyFresh:
-		st.dirtyAtChange = st.probeRate
-	case e.probeInJob && before == 0:
-		st.dirtyAtChange = st.dirtyBefore
-	case !e.probeInJob && (st.throttleChangedAt.IsZero() || st.dirtyFresh):
-		st.dirtyAtChange = measuredFloat(st.stats.MemoryDirtyRate)
-	}
-	st.throttleAtChange = before
-	st.throttle = after
-	if after > st.maxThrottle {
-		st.maxThrottle = after
-	}
-	st.throttleChangedAt = now
-	st.throttleChangeIter = st.stats.MemoryIteration.Or(0)
-	st.dirtyFresh = false
-	st.probeRate = hypervisor.Measured[float64]{}
-}
-
-// learnSensitivityLocked solves D_after/D_before = (1 − ε p_a)/(1 − ε p_b)
-// for ε.
-func (e *Engine) learnSensitivityLocked(after float64) {
-	st := &e.st
-	before, ok := st.dirtyAtChange.Get()
-	if !ok || before <= 0 {
-		return
-	}
-	pb, pa := float64(st.throttleAtChange)/100, float64(st.throttle)/100
-	den := before*pa - after*pb
-	if den <= 0 {
-		return
-	}
-	eps := (before - after) / den
-	eps = math.Max(0, math.Min(1, eps))
-	st.sensitivity = hypervisor.Some(eps)
-}
-
-// progressLocked builds the policy's view.
-func (e *Engine) progressLocked(now time.Time) Progress {
-	st := &e.st
-	s := st.stats
-	p := Progress{
-		Phase:               st.phase,
-		Memory:              e.req.Memory,
-		DataSent:            s.DataProcessed,
-		Remaining:           s.DataRemaining,
-		Iteration:           s.MemoryIteration,
-		FirstPassDone:       st.firstPassDone,
-		DirtyRateBefore:     st.dirtyBefore,
-		Bandwidth:           measuredFloat(s.MemoryBps),
-		BandwidthAvg:        st.bwAvg,
-		BandwidthBest:       st.bwBest,
-		Throttle:            st.throttle,
-		ThrottleSensitivity: st.sensitivity,
-		CanThrottle:         e.thr != nil || (e.job == nil && !e.noDirectThrottle()),
-		DowntimeLimit:       st.downtimeLimit,
-		ConfiguredDowntime:  e.req.DowntimeLimit,
-		DowntimeBound:       e.req.MaxDowntime,
-		ExpectedDowntime:    s.Downtime,
-		MinRemaining:        st.minRemaining,
-		AllowPostCopy:       e.req.AllowPostCopy,
-		AllowAutoConverge:   e.req.AllowAutoConverge,
-	}
-	if !p.DataSent.Valid {
-		p.DataSent = s.MemoryProcessed
-	}
-	if !p.Remaining.Valid {
-		p.Remaining = s.MemoryRemaining
-	}
-	if e.req.BandwidthHint > 0 {
-		p.BandwidthHint = hypervisor.Some(e.req.BandwidthHint)
-	}
-	if st.phase != PhasePlanning {
-		p.Elapsed = now.Sub(st.startedAt)
-		p.SinceProgress = now.Sub(st.lastProgressAt)
-		if !st.throttleChangedAt.IsZero() {
-			p.SinceThrottle = now.Sub(st.throttleChangedAt)
-		}
-	}
-	// A dirty rate measured before the last throttle change does not
-	// describe the guest now; leave it unmeasured until a fresh one comes.
-	if d, ok := s.MemoryDirtyRate.Get(); ok && (st.throttleChangedAt.IsZero() || st.dirtyFresh) {
-		p.DirtyRate = hypervisor.Some(float64(d))
-	}
-	p.Probing = e.probeInJob
-	var first, last time.Time
-	for _, smp := range st.samples {
-		if smp.throttle != st.throttle {
-			continue
-		}
-		if !p.DirtyRateLow.Valid || smp.rate < p.DirtyRateLow.Value {
-			p.DirtyRateLow = hypervisor.Some(smp.rate)
-		}
-		if first.IsZero() {
-			first = smp.at
-		}
-		last = smp.at
-	}
-	p.DirtyRateSpan = last.Sub(first)
-	if st.firstPassDone {
-		p.SinceFirstPass = now.Sub(st.firstPassAt)
-	}
-	p.StalledRounds = st.stalledRounds
-	if jr := st.jobRates; jr.n > 0 && jr.throttle == st.throttle {
-		p.JobDirtyRateLow, p.JobDirtyRateHigh = hypervisor.Some(jr.low), hypervisor.Some(jr.high)
-		p.JobDirtyRateSamples = jr.n
-	}
-	if st.probeRate.Valid && st.dirtyFresh {
-		// The probe samples the guest over one short period, like the
-		// pre-start measurement; it is the freshest view of the throttled
-		// guest until the job's own rate moves on.
-		if !p.DirtyRate.Valid || !st.jobRateNewer {
-			p.DirtyRate = st.probeRate
-		}
-	}
-	return p
-}
-
-// recordLocked logs a decision when it differs from the previous one, so
-// the log holds every change of course, not one line per poll.
-func (e *Engine) recordLocked(now time.Time, p Progress, act Action) {
-	st := &e.st
-	st.lastProgress = p
-	if st.phase != PhasePlanning || act.Kind == ActionRefuse {
-		if act.Kind != ActionContinue && act.Kind != ActionStart {
-			st.decisionAt = p.Elapsed
-		}
-	}
-	switch act.Kind {
-	case ActionThrottle:
-		st.strategy = "PreCopyThrottled"
-	case ActionSwitchPostCopy:
-		st.strategy = "PostCopyAfterFirstPass"
-		if !p.FirstPassDone {
-			st.strategy = "PostCopy"
-		}
-	case ActionRefuse:
-		st.strategy = "Refused"
-	case ActionAbort:
-		st.strategy = "Aborting"
-	case ActionStart:
-		st.strategy = "PreCopy"
-	}
-	if bw, ok := p.BandwidthBest.Get(); ok {
-		if d, ok := p.DirtyRate.Get(); ok || p.DirtyRateBefore.Valid {
-			if !ok {
-				d = p.DirtyRateBefore.Value * (1 - p.ThrottleSensitivity.Or(1)*float64(p.Throttle)/100)
-			}
-			rem := p.Remaining.Or(p.Memory)
-			if rem == 0 {
-				rem = 1
-			}
-			if pred, err := Predict(ModelInput{Memory: rem, Bandwidth: bw, DirtyRate: d, DowntimeLimit: p.DowntimeLimit}); err == nil {
-				pred.Total += p.Elapsed
-				st.prediction = &pred
-			}
-		}
-	}
-	if n := len(st.decisions); n > 0 && act.Kind == ActionContinue &&
-		st.decisions[n-1].Action.Kind == ActionContinue && st.decisions[n-1].Action.Reason == act.Reason {
-		st.last = act
-		return
-	}
-	if n := len(st.decisions); n > 0 && act.Kind == ActionContinue && sameRule(st.decisions[n-1].Action.Reason, act.Reason) {
-		st.last = act
-		return
-	}
-	st.last = act
-	st.decisions = append(st.decisions, Decision{Time: now, Elapsed: p.Elapsed, Iteration: p.Iteration, Action: act})
-	if act.Kind != ActionContinue {
-		e.log.Info("migration decision", "domain", e.req.Domain, "policy", e.policy.Name(),
-			"elapsed", p.Elapsed, "action", act.String())
-	}
-}
-
-// sameRule treats two Continue reasons as the same decision when they
-// differ only in the numbers they quote (the first 24 bytes name the rule).
-func sameRule(a, b string) bool {
-	const n = 24
-	if len(a) < n || len(b) < n {
-		return a == b
-	}
-	return a[:n] == b[:n]
-}
-
-func (e *Engine) decisionsLocked() []Decision {
-	return append([]Decision(nil), e.st.decisions...)
-}
-
-func (e *Engine) strategyLocked() string {
-	switch {
-	case e.st.phase == PhasePostCopy:
-		return "PostCopy"
-	case e.st.throttle > 0:
-		return "PreCopyThrottled"
-	default:
-		return "PreCopy"
-	}
-}
-
-// Result is the outcome so far: final once Step returned true or Run
-// returned.
-func (e *Engine) Result() Result {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	r := e.st.result
-	if !e.st.done {
-		r.Policy = e.policy.Name()
-		r.Decisions = e.decisionsLocked()
-	}
-	return r
 }

@@ -52,6 +52,7 @@ func ExamplePolicy_decide() {
 		Remaining:       hypervisor.Some(uint64(2 << 30)),
 		DataSent:        hypervisor.Some(uint64(6 << 30)),
 		DowntimeLimit:   250 * time.Millisecond,
+		Probing:         true, // dirty-rate samples during the job
 	}
 	var virtkit migration.Policy = migration.NewPolicy(migration.PolicyOptions{})
 	a := virtkit.Decide(p)
@@ -125,6 +126,6 @@ func ExampleEngine() {
 	fmt.Println("within 1.3 × M/B:", r.Total.Seconds() < 1.3*float64(8<<30)/115e6)
 	// Output:
 	// Succeeded PreCopy completed: PreCopyThrottled
-	// at 500ms: throttle 85%
+	// at 250ms: throttle 85%
 	// within 1.3 × M/B: true
 }

@@ -28,6 +28,13 @@ type PollIntervaler interface {
 	PollInterval() time.Duration
 }
 
+// SwitchoverWatcher is implemented by policies that decide at the end of
+// a pass and want Step called sooner while a pass is about to end
+// ([Engine.NextPoll]); the baselines keep their fixed periods.
+type SwitchoverWatcher interface {
+	WatchSwitchover() bool
+}
+
 // Phase is where a migration stands.
 type Phase string
 
@@ -81,6 +88,17 @@ type Progress struct {
 	// bandwidth) last improved by more than 4 %: pre-copy has settled at a
 	// floor when this grows while ExpectedDowntime stays over the limit.
 	StalledRounds int
+	// SinceBestExpected is the time since the expected pause last improved
+	// by more than 4 % (0 before the first pass ends).
+	SinceBestExpected time.Duration
+	// RoundShrink is the expected pause after the latest round's sync over
+	// the one after the round before (after the first pass): how fast the
+	// rounds shrink, measured rather than modelled (a hot set shows as a
+	// ratio near 1 whatever the dirty rate says).
+	RoundShrink hypervisor.Measured[float64]
+	// WorkingSet is the most data a sync left pending after the first pass:
+	// the writable working set as far as the rounds have shown it.
+	WorkingSet hypervisor.Measured[uint64]
 	// SinceFirstPass is the time since the first full pass ended.
 	SinceFirstPass time.Duration
 	// Bandwidth is the job's transfer rate at this poll; BandwidthAvg its
@@ -105,6 +123,11 @@ type Progress struct {
 	// SinceThrottle is the time since the throttle last changed (0 when it
 	// never did).
 	SinceThrottle time.Duration
+	// ThrottleCeiling is the highest throttle applied so far and
+	// RateAtCeiling the effective dirty rate measured under it (not
+	// measured until a fresh measurement came in under that throttle).
+	ThrottleCeiling int
+	RateAtCeiling   hypervisor.Measured[float64]
 
 	// DowntimeLimit is the switchover threshold now in force on the job;
 	// ConfiguredDowntime the limit the migration was configured with (the
@@ -159,6 +182,12 @@ type Action struct {
 	// switch to post-copy; let QEMU throttle by its own 20 %+10 % steps.
 	PostCopy     bool `json:"postCopy,omitempty"`
 	AutoConverge bool `json:"autoConverge,omitempty"`
+	// AutoConvergeInitial and AutoConvergeIncrement are QEMU's
+	// auto-converge steps for ActionStart (libvirt's
+	// VIR_MIGRATE_PARAM_AUTO_CONVERGE_INITIAL/_INCREMENT; 0 = QEMU's 20
+	// and 10): the only way to size a throttle through libvirt.
+	AutoConvergeInitial   int `json:"autoConvergeInitial,omitempty"`
+	AutoConvergeIncrement int `json:"autoConvergeIncrement,omitempty"`
 	// Reason is a sentence a human reads in status and logs.
 	Reason string `json:"reason"`
 	// Figures are the numbers the decision rests on.

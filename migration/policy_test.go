@@ -122,7 +122,7 @@ func TestVirtkitPolicy(t *testing.T) {
 		return Progress{Phase: PhasePreCopy, Memory: 8 * gib, Elapsed: elapsed,
 			DirtyRateBefore: some(2 * gb), Bandwidth: some(1.15 * gb), BandwidthAvg: some(1.15 * gb), BandwidthBest: some(1.15 * gb),
 			Remaining: some(uint64(8*gib) - sent), DataSent: some(sent), DowntimeLimit: 300 * time.Millisecond,
-			DowntimeBound: 300 * time.Millisecond, CanThrottle: true}
+			DowntimeBound: 300 * time.Millisecond, CanThrottle: true, Probing: true}
 	}
 	with := func(p Progress, f func(*Progress)) Progress { f(&p); return p }
 	tests := []struct {
@@ -196,9 +196,10 @@ func TestVirtkitPolicy(t *testing.T) {
 			with(hog(20*time.Second), func(p *Progress) {
 				p.AllowAutoConverge = true
 				p.SinceThrottle = 15 * time.Second
-				p.Throttle = 72
+				p.Throttle = 90
 				p.ThrottleSensitivity = some(0.2)
 				p.DirtyRate = some(1.71 * gb)
+				p.ThrottleCeiling, p.RateAtCeiling = 90, some(1.71*gb)
 			}), ActionThrottle, func(t *testing.T, a Action) {
 				assert.Zero(t, a.ThrottlePercent)
 				assert.Contains(t, a.Reason, "ineffective")
@@ -209,6 +210,7 @@ func TestVirtkitPolicy(t *testing.T) {
 				p.SinceThrottle = time.Second
 				p.ThrottleSensitivity = some(0.2)
 				p.DirtyRate = some(2 * gb)
+				p.ThrottleCeiling, p.RateAtCeiling = 90, some(1.71*gb)
 			}), ActionAbort, func(t *testing.T, a Action) { assert.Contains(t, a.Reason, "ineffective") }},
 		{"waits for the first pass before post-copy",
 			with(hog(6*time.Second), func(p *Progress) { p.AllowPostCopy = true }), ActionContinue, nil},
@@ -231,10 +233,10 @@ func TestVirtkitPolicy(t *testing.T) {
 				FirstPassDone: true, Remaining: some(uint64(3 * gb))},
 			ActionContinue, nil},
 		{"a stalled pre-copy is not converging whatever the rates say",
-			Progress{Phase: PhasePreCopy, Memory: 8 * gib, Elapsed: 15 * time.Second, DirtyRate: some(0.9 * gb),
+			Progress{Phase: PhasePreCopy, Memory: 8 * gib, Elapsed: 55 * time.Second, DirtyRate: some(0.9 * gb),
 				BandwidthAvg: some(1.15 * gb), BandwidthBest: some(1.15 * gb), DowntimeLimit: 250 * time.Millisecond,
 				FirstPassDone: true, Iteration: some(uint64(14)), Remaining: some(uint64(700e6)), DataSent: some(uint64(17 * gb)),
-				ExpectedDowntime: some(720 * time.Millisecond), StalledRounds: 12, SinceFirstPass: 8 * time.Second,
+				ExpectedDowntime: some(720 * time.Millisecond), StalledRounds: 12, SinceBestExpected: 45 * time.Second, SinceFirstPass: 48 * time.Second,
 				JobDirtyRateLow: some(0.9 * gb), JobDirtyRateHigh: some(0.95 * gb), JobDirtyRateSamples: 6},
 			ActionAbort, func(t *testing.T, a Action) { assert.Contains(t, a.Reason, "for 12 rounds") }},
 		{"a spread job dirty rate is waited out",

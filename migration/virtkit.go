@@ -20,9 +20,6 @@ type PolicyOptions struct {
 	// MaxThrottle is the highest vCPU throttle virtkit applies (percent);
 	// 0 = 90.
 	MaxThrottle int
-	// IneffectiveSensitivity: a learned throttle sensitivity below this
-	// means throttling cannot help (I/O-driven dirtying); 0 = 0.5.
-	IneffectiveSensitivity float64
 	// MinObservation is how long the job must have run before an abort
 	// (enough polls for a bandwidth estimate) and, when the engine probes,
 	// how long a time its dirty-rate samples must span; 0 = 4 s.
@@ -39,6 +36,10 @@ type PolicyOptions struct {
 	// improving, while it stays over the limit, pre-copy is taken not to
 	// converge whatever the rates say; 0 = 10.
 	StallRounds int
+	// StallTime is how long those rounds must span too, so a burst of many
+	// short rounds is not taken for a floor (KubeVirt's stall detector
+	// looks back 40 s as well); 0 = 40 s.
+	StallTime time.Duration
 	// BurstPatience is how long after the first pass a verdict that
 	// nothing converges waits while the job's dirty rate is not steady
 	// (its rounds vary by more than a quarter): a phase-driven workload may
@@ -48,14 +49,18 @@ type PolicyOptions struct {
 	// effect of a throttle step before judging it; 0 = 10 s.
 	ThrottlePatience time.Duration
 	// TargetDowntime is the pause virtkit aims for while it costs little:
-	// the job starts with this switchover threshold and it is raised to the
-	// configured limit (less the reserve) only when the model says the
-	// extra rounds would break the time budget; 0 = 100 ms, negative = start
-	// at the configured limit.
+	// the job starts with this pause less the reserve as its switchover
+	// threshold, raised to the configured limit (less the reserve) only when
+	// the model says the extra rounds would break the time budget; 0 = 80 ms
+	// (what Nova's 50 ms first step gives), negative = start at the
+	// configured limit.
 	TargetDowntime time.Duration
-	// SwitchoverReserve is kept free under the downtime limit for the fixed
-	// costs of the switchover (device state, resume), which QEMU's rule
-	// does not count; 0 = 50 ms.
+	// SwitchoverReserve is kept free under every pause the policy aims for,
+	// for the fixed costs of the switchover (device state, resume), which
+	// QEMU's rule does not count; 0 = 30 ms. The threshold is the pause less
+	// the reserve, so the pause stays within the configured limit; when the
+	// limit is not much larger than the reserve the threshold is a tenth of
+	// the limit.
 	SwitchoverReserve time.Duration
 }
 
@@ -69,9 +74,6 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	if o.MaxThrottle == 0 {
 		o.MaxThrottle = 90
 	}
-	if o.IneffectiveSensitivity == 0 {
-		o.IneffectiveSensitivity = 0.5
-	}
 	if o.MinObservation == 0 {
 		o.MinObservation = 4 * time.Second
 	}
@@ -84,6 +86,9 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	if o.StallRounds == 0 {
 		o.StallRounds = 10
 	}
+	if o.StallTime == 0 {
+		o.StallTime = 40 * time.Second
+	}
 	if o.BurstPatience == 0 {
 		o.BurstPatience = 60 * time.Second
 	}
@@ -91,10 +96,10 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 		o.ThrottlePatience = 10 * time.Second
 	}
 	if o.TargetDowntime == 0 {
-		o.TargetDowntime = 100 * time.Millisecond
+		o.TargetDowntime = 80 * time.Millisecond
 	}
 	if o.SwitchoverReserve == 0 {
-		o.SwitchoverReserve = 50 * time.Millisecond
+		o.SwitchoverReserve = 30 * time.Millisecond
 	}
 	return o
 }
@@ -119,6 +124,14 @@ func NewPolicy(opts PolicyOptions) *VirtkitPolicy {
 
 // Name is "virtkit".
 func (v *VirtkitPolicy) Name() string { return "virtkit" }
+
+// PollInterval is 250 ms: the switchover threshold is decided at the end
+// of a pass, and a slow reaction costs rounds on short migrations.
+func (v *VirtkitPolicy) PollInterval() time.Duration { return 250 * time.Millisecond }
+
+// WatchSwitchover asks the engine to poll sooner while a pass is about to
+// end ([Engine.NextPoll]).
+func (v *VirtkitPolicy) WatchSwitchover() bool { return true }
 
 // estimate is what the policy derives from one Progress.
 type estimate struct {
@@ -170,8 +183,10 @@ func (v *VirtkitPolicy) estimate(p Progress) (estimate, bool) {
 		if factor > 0 {
 			e.dirtyRaw = e.dirtyEff / factor
 		}
-		if before, ok := p.DirtyRateBefore.Get(); ok && p.Throttle > 0 {
-			e.dirtyRaw = before
+		if before, ok := p.DirtyRateBefore.Get(); ok && p.Throttle > 0 && !e.epsKnown {
+			// Until the throttle's effect is learned, the unthrottled
+			// sample is the better guess of the raw rate.
+			e.dirtyRaw = math.Max(e.dirtyRaw, before)
 		}
 	case p.DirtyRateBefore.Valid:
 		e.dirtyRaw = p.DirtyRateBefore.Value
@@ -187,12 +202,14 @@ func (v *VirtkitPolicy) estimate(p Progress) (estimate, bool) {
 	return e, true
 }
 
-// reserveFrom is limit less reserve, but at least half the limit.
+// reserveFrom is the switchover threshold for a pause of limit: limit less
+// reserve, or a tenth of the limit (at least 1 ms) when that leaves less,
+// never more than limit less reserve while that is positive.
 func reserveFrom(limit, reserve time.Duration) time.Duration {
-	if limit-reserve < limit/2 {
-		return limit / 2
+	if t := limit - reserve; t >= limit/10 {
+		return t
 	}
-	return limit - reserve
+	return max(limit/10, time.Millisecond)
 }
 
 // Decide is the virtkit rule set; see [VirtkitPolicy].
@@ -206,6 +223,9 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		return v.plan(p, e, ok)
 	}
 	if !ok {
+		if act, raise := v.raiseForSpeed(p, e); raise {
+			return act
+		}
 		return Action{Kind: ActionContinue, Reason: "waiting for a bandwidth and dirty-rate measurement"}
 	}
 	m := float64(p.Memory)
@@ -229,6 +249,12 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		in.Memory = uint64(math.Max(1, math.Min(e.remaining, m)))
 		offset = elapsed
 	}
+	// Where the dirty rate is at or above the bandwidth, what a round
+	// leaves is bounded by the working set the rounds have shown, not by
+	// all of memory: a hot set that fits the threshold converges.
+	if ws, ok := p.WorkingSet.Get(); ok && e.dirtyEff >= e.bw && ws > 0 {
+		in.WorkingSet = min(ws, in.Memory)
+	}
 	cur, err := Predict(in)
 	if err != nil {
 		return Action{Kind: ActionContinue, Reason: "cannot model this progress: " + err.Error()}
@@ -244,7 +270,8 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	// Evidence beats the model: a pre-copy whose expected pause has not
 	// improved for many rounds sits at a floor the rates do not show (a hot
 	// set rewritten every round).
-	if exp, ok := p.ExpectedDowntime.Get(); ok && p.FirstPassDone && p.StalledRounds >= o.StallRounds && exp > e.cap {
+	stalled := p.StalledRounds >= o.StallRounds && p.SinceBestExpected >= o.StallTime
+	if exp, ok := p.ExpectedDowntime.Get(); ok && p.FirstPassDone && stalled && exp > e.cap {
 		why := fmt.Sprintf("the pause expected at switchover has stayed at %v or more for %d rounds, over the %v limit", exp.Round(time.Millisecond), p.StalledRounds, e.cap)
 		for _, pr := range []*Prediction{&cur, &pred} {
 			pr.Converges, pr.Why = false, why
@@ -265,18 +292,44 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 				Reason: fmt.Sprintf("first pass done; post-copy of the remaining %s finishes at %.0f s, %.0f s before pre-copy would", formatBytes(e.remaining), post, gain)}
 		}
 	}
+	// The short target pause is kept only while it costs (almost) no time:
+	// once the configured limit (less the reserve) is predicted to finish
+	// more than 2 % earlier, allow it. The rounds' measured shrink judges
+	// too: when what the last sync left already fits the configured
+	// threshold, every further round at the short one is time the
+	// switchover could have saved.
+	if act, raise := v.raiseForSpeed(p, e); raise {
+		return act
+	}
+	// A throttle sized for a rate that has since fallen (a burst ended) is
+	// lowered at the first fresh measurement that shows it.
+	// It takes a clear fall (under 60 % of the pre-start rate the throttle
+	// was sized on) and a lower throttle that still keeps pre-copy within
+	// the budget.
+	if before, ok := p.DirtyRateBefore.Get(); ok && p.CanThrottle && p.Throttle > 0 && p.DirtyRate.Valid &&
+		!v.throttleExhausted(p, e) && e.dirtyRaw < 0.6*before {
+		target := v.targetRatio(p, e, budget)
+		pct, ok := ThrottleFor(e.dirtyRaw, e.bw, target, e.eps)
+		lower := in
+		lower.DirtyRate = e.dirtyRaw * (1 - e.eps*float64(pct)/100)
+		lower.DowntimeLimit = e.limit
+		lp, err := Predict(lower)
+		if ok && pct <= p.Throttle-10 && err == nil && lp.Converges && offset+lp.Total.Seconds() <= budget {
+			return Action{Kind: ActionThrottle, ThrottlePercent: pct, Figures: f.add("targetRatio", target, ""),
+				Reason: fmt.Sprintf("the dirty rate fell to %s (%s unthrottled): %d%% is enough, release the rest", formatRate(e.dirtyEff), formatRate(e.dirtyRaw), pct)}
+		}
+	}
+	if e.limit < e.cap && pred.Converges && (!cur.Converges || finish < curFinish-0.02*finish) {
+		return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
+			Reason: fmt.Sprintf("a %v pause would take pre-copy to %s; the configured limit (%v less %v reserve) finishes at %.1f s",
+				e.limit+o.SwitchoverReserve, finishText(cur, curFinish), e.cap+o.SwitchoverReserve, o.SwitchoverReserve, finish)}
+	}
 	// 5 % slack so a prediction hovering at the budget does not flip the
 	// decision from poll to poll.
 	if cur.Converges && curFinish <= budget*1.05 {
 		return Action{Kind: ActionContinue, Figures: f,
 			Reason: fmt.Sprintf("pre-copy converges: r=%.2f, predicted %.3g s within the budget %.3g s (%.3g × M/B), pause %v",
 				cur.Ratio, curFinish, budget, o.TargetSlowdown, cur.Downtime.Round(time.Millisecond))}
-	}
-	// The short target pause costs too many rounds: allow the configured one.
-	if e.limit < e.cap && pred.Converges && (!cur.Converges || finish < curFinish-math.Max(1, 0.02*lowerBound)) {
-		return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
-			Reason: fmt.Sprintf("a %v pause would take pre-copy to %s; the configured limit (%v less %v reserve) finishes at %.0f s",
-				e.limit, finishText(cur, curFinish), e.cap+o.SwitchoverReserve, o.SwitchoverReserve, finish)}
 	}
 
 	// Post-copy after the first full pass: every page has moved once, what
@@ -289,8 +342,12 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		}
 	}
 
-	// Throttle: size it so that pre-copy finishes within the budget.
-	throttleUseful := p.AllowAutoConverge && p.CanThrottle && !(e.epsKnown && e.eps < o.IneffectiveSensitivity)
+	// Throttle: size it so that pre-copy finishes within the budget. A low
+	// learned sensitivity only makes the step bigger: whether throttling
+	// helps is judged by measuring the highest allowed throttle, since a
+	// short sample of a hot working set saturates and looks insensitive.
+	exhausted := v.throttleExhausted(p, e)
+	throttleUseful := p.AllowAutoConverge && p.CanThrottle && !exhausted
 	if throttleUseful && p.Throttle < o.MaxThrottle {
 		target := v.targetRatio(p, e, budget)
 		pct, _ := ThrottleFor(e.dirtyRaw, e.bw, target, e.eps)
@@ -309,17 +366,23 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	// Without a direct throttle, QEMU's auto-converge (enabled at the start)
 	// raises the throttle itself, up to 99 %; give it the chance while that
 	// can work.
-	if p.AllowAutoConverge && !p.CanThrottle && p.Throttle < 99 && !(e.epsKnown && e.eps < o.IneffectiveSensitivity) {
-		if _, ok := ThrottleFor(e.dirtyRaw, e.bw, 0.9, e.eps); ok && (!pred.Converges || finish > budget) {
+	if p.AllowAutoConverge && !p.CanThrottle && p.Throttle >= 99 && !exhausted && p.ThrottleCeiling < 99 {
+		return Action{Kind: ActionContinue, Figures: f,
+			Reason: fmt.Sprintf("%s; QEMU's auto-converge reached %d%%: waiting for the dirty rate under it", preCopyVerdict(pred, finish, budget), p.Throttle)}
+	}
+	if p.AllowAutoConverge && !p.CanThrottle && p.Throttle < 99 && !exhausted {
+		// Whether it can is judged at 99 %, not from a learned sensitivity.
+		if !pred.Converges || finish > budget {
 			return Action{Kind: ActionContinue, Figures: f,
 				Reason: fmt.Sprintf("%s; QEMU's auto-converge is throttling the guest (%d%% now) and can bring the dirty rate under the bandwidth", preCopyVerdict(pred, finish, budget), p.Throttle)}
 		}
 	}
 
-	// A throttle that does not slow the dirtying only slows the guest.
-	if p.Throttle > 0 && e.epsKnown && e.eps < o.IneffectiveSensitivity {
+	// A throttle that does not slow the dirtying enough only slows the guest.
+	if p.Throttle > 0 && p.CanThrottle && exhausted {
 		return Action{Kind: ActionThrottle, ThrottlePercent: 0, Figures: f,
-			Reason: fmt.Sprintf("throttling is ineffective (sensitivity %.2f: the dirtying is not done by the vCPUs): release it", e.eps)}
+			Reason: fmt.Sprintf("throttling is ineffective: at %d%% the guest still dirties %s, over the bandwidth %s: release it",
+				p.ThrottleCeiling, formatRate(p.RateAtCeiling.Value), formatRate(e.bw))}
 	}
 
 	// A higher downtime limit helps once the remaining data has settled at a
@@ -339,11 +402,19 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		return Action{Kind: ActionContinue, Figures: f,
 			Reason: fmt.Sprintf("pre-copy converges but slower than the budget (predicted %.0f s > %.0f s) and no remedy is left", finish, budget)}
 	}
-	if throttleUseful && p.Throttle > 0 && !e.epsKnown && p.SinceThrottle < o.ThrottlePatience {
+	if p.AllowAutoConverge && p.CanThrottle && p.Throttle > 0 && p.SinceThrottle < o.ThrottlePatience &&
+		(!e.epsKnown || p.ThrottleCeiling < p.Throttle || !p.RateAtCeiling.Valid) {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "waiting for the dirty rate to respond to the throttle"}
 	}
 	if p.Elapsed < o.MinObservation {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "observing before deciding that nothing converges"}
+	}
+	if !p.FirstPassDone && !p.Probing {
+		// Without probes during the job the pre-start sample is the only
+		// dirty rate until the first pass ends; it may have caught a burst,
+		// and aborting on it would fail a guest the baselines migrate.
+		return Action{Kind: ActionContinue, Figures: f,
+			Reason: "pre-copy looks hopeless on the pre-start sample; the job's own dirty rate after the first pass decides"}
 	}
 	if !p.FirstPassDone && float64(p.DataSent.Or(0)) < o.AbortDataShare*m {
 		span := p.Elapsed
@@ -368,7 +439,6 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	if p.AllowPostCopy && !p.FirstPassDone {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "pre-copy cannot converge; post-copy once the first pass completes"}
 	}
-	stalled := p.StalledRounds >= o.StallRounds
 	if low, ok := p.JobDirtyRateLow.Get(); ok && p.FirstPassDone && !stalled {
 		lp, err := Predict(ModelInput{Memory: in.Memory, Bandwidth: e.bw, DirtyRate: low, DowntimeLimit: e.cap})
 		if err == nil && lp.Converges {
@@ -383,91 +453,23 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	} else if p.FirstPassDone && !stalled && p.SinceFirstPass < o.BurstPatience && !p.Iteration.Valid {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "pre-copy looks hopeless; waiting for the job's own dirty rate"}
 	}
+	// At the highest throttle with the dirty rate within 5 % of the
+	// bandwidth, pre-copy sits at the edge: it may still converge, slowly
+	// (a baseline that waits long enough gets through). The migration's own
+	// completion timeout bounds the wait, not an abort here.
+	if highest := v.highestThrottle(p); p.AllowAutoConverge && highest > 0 && p.Throttle >= highest && e.dirtyEff <= nearCritical*e.bw {
+		return Action{Kind: ActionContinue, Figures: f,
+			Reason: fmt.Sprintf("at the highest throttle (%d%%) the dirty rate %s is within 5 %% of the bandwidth %s: pre-copy may still converge; the completion timeout bounds it", p.Throttle, formatRate(e.dirtyEff), formatRate(e.bw))}
+	}
 	return Action{Kind: ActionAbort, Figures: f, Reason: v.hopeless(p, e, pred)}
 }
 
-// targetRatio is the effective r at which the remaining pre-copy fits the
-// budget: (R/B)/(1 − r) ≤ budget − elapsed, clamped to [0.1, 0.5].
-func (v *VirtkitPolicy) targetRatio(p Progress, e estimate, budget float64) float64 {
-	left := budget - p.Elapsed.Seconds()
-	send := e.remaining / e.bw
-	if !p.FirstPassDone {
-		left = budget
-		send = float64(p.Memory) / e.bw
-	}
-	r := 0.1
-	if left > send {
-		r = 1 - send/left
-	}
-	return math.Max(0.1, math.Min(0.5, r))
-}
+// nearCritical: an effective dirty rate up to this multiple of the
+// bandwidth may still converge, slowly.
+const nearCritical = 1.05
 
-func finishText(p Prediction, finish float64) string {
-	if !p.Converges {
-		return "no end"
-	}
-	return fmt.Sprintf("%.0f s", finish)
-}
-
-func preCopyVerdict(pred Prediction, finish, budget float64) string {
-	if !pred.Converges {
-		return "pre-copy cannot converge: " + pred.Why
-	}
-	return fmt.Sprintf("pre-copy predicted to take %.3g s, over the budget of %.3g s", finish, budget)
-}
-
-// hopeless explains why nothing allowed converges.
-func (v *VirtkitPolicy) hopeless(p Progress, e estimate, pred Prediction) string {
-	why := "pre-copy cannot converge: " + pred.Why
-	switch {
-	case !p.AllowAutoConverge:
-		why += "; throttling is not allowed"
-	case !p.CanThrottle && p.Throttle >= 99:
-		why += fmt.Sprintf("; QEMU's auto-converge reached %d%% and the dirty rate is still %s", p.Throttle, formatRate(e.dirtyEff))
-	case !p.CanThrottle:
-		why += "; QEMU's auto-converge cannot throttle enough"
-	case e.epsKnown && e.eps < v.opts.IneffectiveSensitivity:
-		why += fmt.Sprintf("; throttling is ineffective (sensitivity %.2f: the dirtying is not done by the vCPUs)", e.eps)
-	default:
-		why += fmt.Sprintf("; even a %d%% throttle leaves %s", p.Throttle, formatRate(e.dirtyEff))
-	}
-	if !p.AllowPostCopy {
-		why += "; post-copy is not allowed"
-	}
-	return why
-}
-
-// plan decides the start: refuse when a known bandwidth already shows that
-// nothing allowed converges, otherwise start with post-copy enabled when
-// allowed (so the switch stays possible) and the configured limit.
-func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
-	limit := e.cap
-	if t := v.opts.TargetDowntime; t > 0 && t < limit {
-		limit = t
-	}
-	start := Action{Kind: ActionStart, PostCopy: p.AllowPostCopy,
-		AutoConverge:  p.AllowAutoConverge && !p.CanThrottle,
-		DowntimeLimit: limit}
-	if !known {
-		start.Reason = fmt.Sprintf("start pre-copy aiming at a %v pause (limit %v, %v reserved for the switchover's fixed costs); decide once the job reports its bandwidth", limit, e.cap+v.opts.SwitchoverReserve, v.opts.SwitchoverReserve)
-		return start
-	}
-	f := figures{}.add("dirtyRate", e.dirtyRaw, "B/s").add("bandwidth", e.bw, "B/s")
-	pred, err := Predict(ModelInput{Memory: p.Memory, Bandwidth: e.bw, DirtyRate: e.dirtyRaw, DowntimeLimit: e.cap})
-	if err != nil {
-		start.Reason = "start pre-copy; cannot model it yet: " + err.Error()
-		return start
-	}
-	start.Figures = f.add("ratio", pred.Ratio, "")
-	if pred.Converges || p.AllowPostCopy || e.boundCap > e.cap {
-		start.Reason = fmt.Sprintf("start pre-copy (r=%.2f) aiming at a %v pause", pred.Ratio, limit)
-		return start
-	}
-	if p.AllowAutoConverge && p.CanThrottle {
-		if _, ok := ThrottleFor(e.dirtyRaw, e.bw, 0.9, 1); ok {
-			start.Reason = fmt.Sprintf("start pre-copy (r=%.2f); a throttle can bring the dirty rate under the bandwidth", pred.Ratio)
-			return start
-		}
-	}
-	return Action{Kind: ActionRefuse, Figures: start.Figures, Reason: v.hopeless(p, e, pred)}
-}
+// QEMU's auto-converge defaults (cpu-throttle-initial, -increment).
+const (
+	defaultACInitial   = 20
+	defaultACIncrement = 10
+)

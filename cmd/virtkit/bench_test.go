@@ -18,9 +18,7 @@ func TestBenchMigrate(t *testing.T) {
 - name: small-hog
   memory: 1Gi
   bandwidth: 1150M
-  dirtyRate: 2G
-  workingSet: 512Mi
-  shape: sequential
+  dirtyRate: 4G
 - name: idle
   memory: 1Gi
   bandwidth: 1150M
@@ -39,11 +37,13 @@ func TestBenchMigrate(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rows))
 	require.Len(t, rows, 4)
 	for _, key := range []string{"profile", "policy", "outcome", "reason", "mode", "totalSeconds", "downtimeMs",
-		"bytesSent", "lowerBoundSeconds", "decisionSeconds", "maxThrottlePercent"} {
+		"bytesSent", "lowerBoundSeconds", "decisionSeconds", "maxThrottlePercent", "capabilities",
+		"measureSeconds", "throttleCpuSeconds", "postCopySeconds"} {
 		assert.Contains(t, rows[0], key)
 	}
 	assert.Equal(t, "small-hog", rows[0]["profile"])
 	assert.Equal(t, "virtkit", rows[0]["policy"])
+	assert.Equal(t, "libvirt", rows[0]["capabilities"], "libvirt's capabilities by default")
 	assert.Equal(t, "Failed", rows[0]["outcome"])
 	assert.Equal(t, "kubevirt", rows[1]["policy"])
 	assert.Equal(t, "Succeeded", rows[2]["outcome"])
@@ -55,9 +55,10 @@ func TestBenchMigrate(t *testing.T) {
 	out.Reset()
 	root = newRootCmd()
 	root.SetOut(&out)
-	root.SetArgs([]string{"bench", "migrate", "--profiles", profiles, "--policies", "virtkit"})
+	root.SetArgs([]string{"bench", "migrate", "--profiles", profiles, "--policies", "virtkit", "--capabilities", "full"})
 	require.NoError(t, root.Execute())
 	assert.Contains(t, out.String(), "total/lower")
+	assert.Contains(t, out.String(), " full ", "every row names the capabilities")
 }
 
 func TestBenchMigrateErrors(t *testing.T) {
@@ -69,6 +70,8 @@ func TestBenchMigrateErrors(t *testing.T) {
 		{"unknown policy", []string{"--policies", "oracle"}, "--policies"},
 		{"bad output", []string{"--output", "xml"}, "--output"},
 		{"missing file", []string{"--profiles", "/nonexistent.yaml"}, "--profiles"},
+		{"unknown capabilities", []string{"--capabilities", "qemu"}, "--capabilities"},
+		{"unknown auto-converge schedule", []string{"--qemu-auto-converge", "9.0"}, "--qemu-auto-converge"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -239,15 +239,6 @@ func (tr *tracker) total(m *model) float64 {
 	return sum
 }
 
-// reset clears the tracker (a bitmap sync) and returns what it held.
-func (tr *tracker) reset(m *model, now time.Time) float64 {
-	sum := tr.total(m)
-	clear(tr.dirty)
-	tr.carry = 0
-	tr.since = now
-	return sum
-}
-
 // rebase keeps the bytes counted so far when the workload changes shape.
 func (tr *tracker) rebase(old, m *model) {
 	tr.carry = tr.total(old)

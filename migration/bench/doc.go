@@ -6,14 +6,21 @@
 // policy gets (post-copy, auto-converge, downtime limit). [Run] builds two
 // simulated hosts on one virtual clock per (profile, policy), starts the
 // guest with the profile's workload and lets a [migration.Engine] with that
-// policy migrate it, advancing the clock by the policy's poll interval
-// between steps. The simulator and the engine share nothing but the
-// hypervisor interfaces, so what runs here is what runs against libvirt;
-// and the virtual clock makes every figure exactly reproducible.
+// policy migrate it, advancing the clock by the engine's next poll
+// interval between steps. The simulator and the engine share nothing but
+// the hypervisor interfaces; with [CapabilitiesLibvirt] (the default) the
+// simulator presents exactly what libvirt offers (no dirty-rate probe
+// during the job, no direct throttle, a job dirty rate of 0 before QEMU's
+// first sync), so what runs here is what runs against libvirt.
+// [CapabilitiesFull] adds the simulator's extras and every row says which
+// it ran with. The node agent's completion and progress timeouts bound the
+// virtkit engine as on a node, and its pre-start measurement counts in its
+// total. The virtual clock makes every figure exactly reproducible.
 //
 // Each run yields a [Row]: outcome, mode, total time against the lower
 // bound memory/bandwidth, downtime, bytes sent, the time of the last change
-// of course, and the highest throttle. [WriteTable], [WriteJSON] and
+// of course, the highest throttle, and the guest's cost: vCPU-seconds taken
+// by the throttle and seconds spent in post-copy. [WriteTable], [WriteJSON] and
 // [WritePlot] (SVG of remaining data against time) render them.
 // [BuiltinProfiles] are the eight workloads of the migration-physics
 // reference; [Profile.Feasible] says, from the closed-form model, whether

@@ -262,6 +262,9 @@ func BuiltinProfiles() []Profile {
 	}
 }
 
+// switchoverCost is the simulator's default fixed part of a pause.
+const switchoverCost = 30 * time.Millisecond
+
 // Feasible tells, from the closed-form model, whether anything the
 // profile's permissions allow can make the migration converge: post-copy
 // always can; otherwise pre-copy at the burst-free dirty rate, or with a
@@ -270,11 +273,18 @@ func (p Profile) Feasible() (bool, string) {
 	if p.AllowPostCopy {
 		return true, "post-copy is allowed"
 	}
+	// The pause is the switchover threshold plus the switchover's fixed
+	// cost (the simulator's 30 ms): only a threshold that leaves room for it
+	// keeps the pause within the limit.
+	threshold := p.Downtime() - switchoverCost
+	if threshold < time.Millisecond {
+		return false, fmt.Sprintf("the %v downtime limit leaves no room for the %v switchover cost", p.Downtime(), switchoverCost)
+	}
 	in := migration.ModelInput{
 		Memory:        p.MemoryBytes(),
 		Bandwidth:     p.BandwidthBytes(),
 		DirtyRate:     float64(p.DirtyRate.Value()),
-		DowntimeLimit: p.Downtime(),
+		DowntimeLimit: threshold,
 	}
 	if p.WorkingSet != nil {
 		in.WorkingSet = uint64(p.WorkingSet.Value())

@@ -17,6 +17,9 @@ import (
 // ErrUnknownPolicy: a policy name the benchmark does not know.
 var ErrUnknownPolicy = errors.New("unknown policy")
 
+// ErrMaxTime: a run had not ended after Options.MaxTime of simulated time.
+var ErrMaxTime = errors.New("run exceeded its simulated time limit")
+
 // PolicyNames are the policies the benchmark knows, in report order.
 var policyNames = []string{"virtkit", "kubevirt", "kubevirt-ac-pc", "kubevirt-stall", "kubevirt-stall-pc", "nova", "nova-ac", "nova-pc"}
 
@@ -228,6 +231,12 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 		DowntimeLimit:     p.Downtime(),
 	}
 	_, isVirtkit := policy.(*migration.VirtkitPolicy)
+	if isVirtkit {
+		// The node agent knows the migration link's speed (the NIC's); the
+		// engine uses it to skip the pre-start measurement when the first
+		// pass is short and to refuse a hopeless guest before the start.
+		req.BandwidthHint = p.BandwidthBytes()
+	}
 	eopts := migration.Options{Policy: policy, Clock: clock, Probe: simProbe{src}, SkipMeasurement: !isVirtkit}
 	eng, err := migration.NewEngine(src, req, eopts)
 	if err != nil {
@@ -249,7 +258,6 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	if err := eng.Start(ctx); err != nil && !errors.Is(err, migration.ErrRefused) {
 		return Row{}, err
 	}
-	poll := eng.PollInterval()
 	lastProgress := began
 	var lastRemaining uint64
 	haveRemaining, timedOut := false, false
@@ -261,8 +269,9 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 			break
 		}
 		if clock.Now().Sub(start) > opts.MaxTime {
-			return Row{}, fmt.Errorf("still running after %v of simulated time", opts.MaxTime)
+			return Row{}, fmt.Errorf("still running after %v of simulated time: %w", opts.MaxTime, ErrMaxTime)
 		}
+		poll := eng.NextPoll()
 		clock.Advance(poll)
 		done, err := eng.Step(ctx)
 		if err != nil {

@@ -11,18 +11,45 @@ import (
 	"github.com/virtkit/virtkit/migration"
 )
 
-// TestTargets checks issue 8's targets on the built-in profiles. The
-// simulator runs on a virtual clock, so these are exact assertions about
-// simulated time, not timing tests.
-func TestTargets(t *testing.T) {
+// TestTargetsLibvirt holds virtkit, with exactly libvirt's capabilities, to
+// the benchmark's target on the built-in profiles (see checkTarget), and to
+// deciding a hopeless guest no later than KubeVirt's stall detector, having
+// sent less than KubeVirt's default sends before its budget runs out.
+func TestTargetsLibvirt(t *testing.T) {
 	ctx := context.Background()
+	for _, p := range BuiltinProfiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			checkTarget(t, p)
+			if feasible, _ := p.Feasible(); feasible {
+				return
+			}
+			vk, err := RunOne(ctx, p, "virtkit", Options{})
+			require.NoError(t, err)
+			stall, err := RunOne(ctx, p, "kubevirt-stall", Options{})
+			require.NoError(t, err)
+			kv, err := RunOne(ctx, p, "kubevirt", Options{})
+			require.NoError(t, err)
+			assert.Equal(t, "Failed", vk.Outcome)
+			assert.LessOrEqual(t, vk.DecisionSeconds, stall.DecisionSeconds, "decided no later than the stall detector")
+			assert.Less(t, vk.BytesSent*10, kv.BytesSent, "a tenth of what KubeVirt's default burns")
+		})
+	}
+}
+
+// TestTargetsFull checks the stricter targets virtkit meets with the
+// simulator's full capabilities (dirty-rate probes during the job, a
+// direct throttle). The simulator runs on a virtual clock, so these are
+// exact assertions about simulated time, not timing tests.
+func TestTargetsFull(t *testing.T) {
+	ctx := context.Background()
+	full := Options{Capabilities: CapabilitiesFull}
 	profiles := BuiltinProfiles()
 	var feasibleRows []Row
 	hopeless := 0
 	for _, p := range profiles {
 		feasible, why := p.Feasible()
 		t.Run(p.Name, func(t *testing.T) {
-			row, err := RunOne(ctx, p, "virtkit", Options{})
+			row, err := RunOne(ctx, p, "virtkit", full)
 			require.NoError(t, err)
 			m := float64(p.MemoryBytes())
 			assert.LessOrEqual(t, float64(row.BytesSent), 3*m, "no profile sends more than 3× memory")
@@ -49,7 +76,7 @@ func TestTargets(t *testing.T) {
 			assert.NotEmpty(t, row.Reason)
 
 			// The baselines burn their timeouts on the same guest.
-			kv, err := RunOne(ctx, p, "kubevirt", Options{})
+			kv, err := RunOne(ctx, p, "kubevirt", full)
 			require.NoError(t, err)
 			assert.Equal(t, "Failed", kv.Outcome)
 			budget := migration.NewKubeVirtPolicy(migration.KubeVirtOptions{}).AcceptableCompletionTime(p.MemoryBytes())
@@ -58,7 +85,7 @@ func TestTargets(t *testing.T) {
 			if testing.Short() {
 				return
 			}
-			nova, err := RunOne(ctx, p, "nova", Options{})
+			nova, err := RunOne(ctx, p, "nova", full)
 			require.NoError(t, err)
 			assert.Equal(t, "Failed", nova.Outcome)
 			timeout := migration.NewNovaPolicy(migration.NovaOptions{}).CompletionTimeout(p.MemoryBytes())
@@ -125,26 +152,38 @@ func TestRobustness(t *testing.T) {
 		p       Profile
 		outcome string
 		check   func(t *testing.T, r Row)
+		opts    Options
 	}{
 		// Bursts 8 s of every 30 s, the first one during the measurement:
 		// pre-copy completes in a quiet phase, as KubeVirt's does.
-		{"bursts are waited out", noPerms("P5-oltp"), "Succeeded", nil},
+		{"bursts are waited out", noPerms("P5-oltp"), "Succeeded", nil, Options{}},
 		// r = 0.93 with nothing allowed: slow, but it converges.
-		{"a slow convergence is never aborted", noPerms("P6-jvm"), "Succeeded", nil},
+		{"a slow convergence is never aborted", noPerms("P6-jvm"), "Succeeded", nil, Options{}},
 		// A hot set rewritten every round keeps the pause over the limit
-		// although the sampled rates look convergent: the stall shows it.
+		// although the sampled rates look convergent: the stall shows it,
+		// once it has lasted 40 s (as KubeVirt's stall detector, which
+		// decides at 117 s here), so a burst is not taken for a floor.
 		{"a hot-set floor is caught by the stall", hotset, "Failed", func(t *testing.T, r Row) {
-			assert.LessOrEqual(t, r.DecisionSeconds, 30.0)
+			assert.LessOrEqual(t, r.DecisionSeconds, 60.0)
 			assert.Contains(t, r.Reason, "rounds")
-		}},
+		}, Options{}},
+		// With probes during the job the first pass need not end.
 		{"a build box without permissions is stopped early", noPerms("P3-build"), "Failed", func(t *testing.T, r Row) {
 			assert.LessOrEqual(t, r.DecisionSeconds, 30.0)
 			assert.Less(t, r.BytesSent, r.MemoryBytes)
-		}},
+		}, Options{Capabilities: CapabilitiesFull}},
+		// libvirt's face gives no dirty rate before the first pass ends:
+		// decided from the job's own rounds (three steady ones), about
+		// when the stall detector decides (130 s), with under twice the
+		// memory sent.
+		{"libvirt: a build box without permissions is stopped after the first pass", noPerms("P3-build"), "Failed", func(t *testing.T, r Row) {
+			assert.LessOrEqual(t, r.DecisionSeconds, 135.0)
+			assert.Less(t, r.BytesSent, 2*r.MemoryBytes)
+		}, Options{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := RunOne(context.Background(), tt.p, "virtkit", Options{})
+			r, err := RunOne(context.Background(), tt.p, "virtkit", tt.opts)
 			require.NoError(t, err)
 			require.Equal(t, tt.outcome, r.Outcome, r.Reason)
 			if r.Outcome == "Succeeded" {

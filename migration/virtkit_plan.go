@@ -1,0 +1,165 @@
+package migration
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// targetRatio is the effective r at which the remaining pre-copy fits the
+// budget: (R/B)/(1 − r) ≤ budget − elapsed, clamped to [0.1, 0.5].
+func (v *VirtkitPolicy) targetRatio(p Progress, e estimate, budget float64) float64 {
+	left := budget - p.Elapsed.Seconds()
+	send := e.remaining / e.bw
+	if !p.FirstPassDone {
+		left = budget
+		send = float64(p.Memory) / e.bw
+	}
+	r := 0.1
+	if left > send {
+		r = 1 - send/left
+	}
+	return math.Max(0.1, math.Min(0.5, r))
+}
+
+func finishText(p Prediction, finish float64) string {
+	if !p.Converges {
+		return "no end"
+	}
+	return fmt.Sprintf("%.0f s", finish)
+}
+
+func preCopyVerdict(pred Prediction, finish, budget float64) string {
+	if !pred.Converges {
+		return "pre-copy cannot converge: " + pred.Why
+	}
+	return fmt.Sprintf("pre-copy predicted to take %.3g s, over the budget of %.3g s", finish, budget)
+}
+
+// hopeless explains why nothing allowed converges.
+func (v *VirtkitPolicy) hopeless(p Progress, e estimate, pred Prediction) string {
+	why := "pre-copy cannot converge: " + pred.Why
+	switch {
+	case !p.AllowAutoConverge:
+		why += "; throttling is not allowed"
+	case !p.CanThrottle && p.Throttle >= 99:
+		why += fmt.Sprintf("; QEMU's auto-converge reached %d%% and the dirty rate is still %s", p.Throttle, formatRate(e.dirtyEff))
+	case !p.CanThrottle:
+		why += "; QEMU's auto-converge cannot throttle enough"
+	case v.throttleExhausted(p, e):
+		why += fmt.Sprintf("; throttling is ineffective: at %d%% the guest still dirtied %s", p.ThrottleCeiling, formatRate(p.RateAtCeiling.Value))
+	default:
+		why += fmt.Sprintf("; even a %d%% throttle leaves %s", p.Throttle, formatRate(e.dirtyEff))
+	}
+	if !p.AllowPostCopy {
+		why += "; post-copy is not allowed"
+	}
+	return why
+}
+
+// throttleExhausted reports that the highest throttle the policy may use
+// (MaxThrottle directly, 99 % through QEMU's auto-converge) was applied and
+// measured, and the guest still dirtied memory as fast as it moves.
+func (v *VirtkitPolicy) throttleExhausted(p Progress, e estimate) bool {
+	rate, ok := p.RateAtCeiling.Get()
+	return ok && p.ThrottleCeiling >= v.highestThrottle(p) && rate > nearCritical*e.bw
+}
+
+// highestThrottle is the highest throttle the policy can have: MaxThrottle
+// directly, 99 % through QEMU's auto-converge.
+func (v *VirtkitPolicy) highestThrottle(p Progress) int {
+	if p.CanThrottle {
+		return v.opts.MaxThrottle
+	}
+	return 99
+}
+
+// raiseForSpeed raises a short target pause to the configured limit (less
+// the reserve) once the first pass is done and what is pending already fits
+// the configured threshold: every further round at the short one is time
+// the switchover could have saved, and it is worth it only while the rounds
+// shrink fast enough to cost under 2 % of the migration. It needs only the
+// bandwidth, so it acts before the job has a dirty rate.
+func (v *VirtkitPolicy) raiseForSpeed(p Progress, e estimate) (Action, bool) {
+	rem, ok := p.Remaining.Get()
+	if !ok || !p.FirstPassDone || e.bw <= 0 || e.limit >= e.cap {
+		return Action{}, false
+	}
+	exp := float64(rem) / e.bw
+	if exp > e.cap.Seconds() || exp <= e.limit.Seconds() {
+		return Action{}, false
+	}
+	q := p.RoundShrink.Or(0.5)
+	extra := math.Inf(1)
+	if q < 0.9 {
+		k := math.Ceil(math.Log(e.limit.Seconds()/exp) / math.Log(q))
+		extra = exp * q * (1 - math.Pow(q, k)) / (1 - q)
+	}
+	if extra <= 0.02*math.Max(p.Elapsed.Seconds(), float64(p.Memory)/e.bw) {
+		return Action{}, false
+	}
+	f := figures{}.add("remaining", float64(rem), "B").add("bandwidth", e.bw, "B/s").add("roundShrink", q, "")
+	return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
+		Reason: fmt.Sprintf("what is pending (%v at the bandwidth) fits the configured limit (%v less %v reserve); a %v pause would cost %.2f s more rounds",
+			seconds(exp).Round(time.Millisecond), e.cap+v.opts.SwitchoverReserve, v.opts.SwitchoverReserve, e.limit+v.opts.SwitchoverReserve, extra)}, true
+}
+
+// plan decides the start: refuse when a known bandwidth already shows that
+// nothing allowed converges, otherwise start with post-copy enabled when
+// allowed (so the switch stays possible) and the configured limit.
+func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
+	limit := e.cap
+	if t := reserveFrom(v.opts.TargetDowntime, v.opts.SwitchoverReserve); v.opts.TargetDowntime > 0 && t < limit {
+		limit = t
+	}
+	start := Action{Kind: ActionStart, PostCopy: p.AllowPostCopy,
+		AutoConverge:  p.AllowAutoConverge && !p.CanThrottle,
+		DowntimeLimit: limit}
+	if !known {
+		start.Reason = fmt.Sprintf("start pre-copy aiming at a %v pause (limit %v, %v reserved for the switchover's fixed costs); decide once the job reports its bandwidth", limit, e.cap+v.opts.SwitchoverReserve, v.opts.SwitchoverReserve)
+		return start
+	}
+	f := figures{}.add("dirtyRate", e.dirtyRaw, "B/s").add("bandwidth", e.bw, "B/s")
+	pred, err := Predict(ModelInput{Memory: p.Memory, Bandwidth: e.bw, DirtyRate: e.dirtyRaw, DowntimeLimit: e.cap})
+	if err != nil {
+		start.Reason = "start pre-copy; cannot model it yet: " + err.Error()
+		return start
+	}
+	start.Figures = f.add("ratio", pred.Ratio, "")
+	if start.AutoConverge {
+		// Only QEMU can throttle: size its first step from the pre-start
+		// rate, as a direct throttle would be sized, when pre-copy would
+		// not finish within the budget unthrottled.
+		budget := v.opts.TargetSlowdown * float64(p.Memory) / e.bw
+		if !pred.Converges || pred.Total.Seconds() > budget {
+			target := v.targetRatio(p, e, budget)
+			if pct, _ := ThrottleFor(e.dirtyRaw, e.bw, target, 1); pct > defaultACInitial {
+				start.AutoConvergeInitial = min(pct, v.opts.MaxThrottle)
+				start.AutoConvergeIncrement = defaultACIncrement
+				start.Figures = figures(start.Figures).add("autoConvergeInitial", float64(start.AutoConvergeInitial), "%")
+			}
+		}
+	}
+	if pred.Converges || p.AllowPostCopy || e.boundCap > e.cap {
+		start.Reason = fmt.Sprintf("start pre-copy (r=%.2f) aiming at a %v pause", pred.Ratio, limit)
+		return start
+	}
+	if !p.Probing {
+		// One short sample may be a burst; only the job can tell.
+		start.Reason = fmt.Sprintf("start pre-copy although the pre-start sample looks hopeless (r=%.2f): one sample may be a burst; the job's own dirty rate decides", pred.Ratio)
+		return start
+	}
+	if p.AllowAutoConverge {
+		// A direct throttle goes up to MaxThrottle, QEMU's auto-converge up
+		// to 99 %; before any throttle the sensitivity is taken as 1.
+		highest := 99
+		if p.CanThrottle {
+			highest = v.opts.MaxThrottle
+		}
+		if pct, ok := ThrottleFor(e.dirtyRaw, e.bw, 0.9, 1); ok && pct <= highest {
+			start.Reason = fmt.Sprintf("start pre-copy (r=%.2f); a throttle can bring the dirty rate under the bandwidth", pred.Ratio)
+			return start
+		}
+	}
+	return Action{Kind: ActionRefuse, Figures: start.Figures, Reason: v.hopeless(p, e, pred)}
+}
