@@ -26,6 +26,7 @@ func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 		hv, uris, migrateURI string
 		maxTime              time.Duration
 		parallel             int
+		tls                  bool
 	)
 	f := cmd.Flags()
 	f.StringVar(&hv, "hypervisor", "sim", "sim (virtual clock) or libvirt (the real tiny guest between two libvirt daemons, real time)")
@@ -33,6 +34,7 @@ func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 	f.StringVar(&migrateURI, "migrate-uri", "tcp://127.0.0.1", "with --hypervisor libvirt: the migration data connection (empty: libvirt's choice)")
 	f.DurationVar(&maxTime, "max-time", 90*time.Second, "with --hypervisor libvirt: a migration still running after this is aborted and reported as capped")
 	f.IntVar(&parallel, "parallel-connections", 0, "with --hypervisor libvirt: multifd connections for every policy (0 or 1: one stream)")
+	f.BoolVar(&tls, "tls", false, "with --hypervisor libvirt: encrypt every migration (the daemons need migrate-TLS certificates: hack/realstack/libvirtd.sh makes them)")
 	cmd.Long += `
 
 With --hypervisor libvirt the profiles run on real QEMU: the tiny guest of
@@ -47,21 +49,21 @@ about 10 s of boot plus the migration, capped by --max-time.`
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		switch hv {
 		case "sim":
-			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections"} {
+			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls"} {
 				if c.Flags().Changed(name) {
 					return fmt.Errorf("--%s: only with --hypervisor libvirt", name)
 				}
 			}
 			return simRun(c, args)
 		case "libvirt":
-			return runRealBench(c, uris, migrateURI, maxTime, parallel)
+			return runRealBench(c, uris, migrateURI, maxTime, parallel, tls)
 		}
 		return fmt.Errorf("--hypervisor: %q is not sim or libvirt", hv)
 	}
 	return cmd
 }
 
-func runRealBench(c *cobra.Command, uris, migrateURI string, maxTime time.Duration, parallel int) error {
+func runRealBench(c *cobra.Command, uris, migrateURI string, maxTime time.Duration, parallel int, tls bool) error {
 	flags := c.Flags()
 	for _, name := range []string{"plot", "plot-profile", "capabilities", "qemu-auto-converge"} {
 		if flags.Changed(name) {
@@ -142,7 +144,7 @@ func runRealBench(c *cobra.Command, uris, migrateURI string, maxTime time.Durati
 	defer func() { _ = dst.Close() }()
 	rows, err := realqemu.Run(ctx, profiles, policies, realqemu.Options{
 		Source: src, Target: dst, TargetURI: migrationURIOf(hosts[1]), MigrateURI: migrateURI,
-		Kernel: guest.Kernel, Initrd: guest.Initrd, MaxTime: maxTime, ParallelConnections: parallel,
+		Kernel: guest.Kernel, Initrd: guest.Initrd, MaxTime: maxTime, ParallelConnections: parallel, TLS: tls,
 		Progress: c.ErrOrStderr(),
 	})
 	if err != nil {

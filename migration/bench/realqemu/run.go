@@ -47,8 +47,10 @@ type Options struct {
 	MaxTime time.Duration
 	// BootTimeout bounds booting the guest until its agent answers; 0 = 90 s.
 	BootTimeout time.Duration
-	// ParallelConnections > 1 migrates with multifd (same for every policy).
+	// ParallelConnections > 1 migrates with multifd and TLS encrypts the
+	// stream, the same for every policy.
 	ParallelConnections int
+	TLS                 bool
 	// Logger receives the engine's decisions; nil = discard.
 	Logger *slog.Logger
 	// Progress, when set, gets one line per run as it ends.
@@ -157,7 +159,7 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 		Memory: p.MemoryBytes(),
 		Params: hypervisor.MigrationParams{
 			DestinationURI: opts.TargetURI, MigrateURI: opts.MigrateURI, Bandwidth: g.Bandwidth,
-			ParallelConnections: opts.ParallelConnections, Persist: true, UndefineSource: true,
+			ParallelConnections: opts.ParallelConnections, TLS: opts.TLS, Persist: true, UndefineSource: true,
 		},
 		AllowPostCopy:     p.AllowPostCopy,
 		AllowAutoConverge: p.AllowAutoConverge,
@@ -307,6 +309,9 @@ func boot(ctx context.Context, opts Options, g Guest, name string) error {
 		}
 		select {
 		case <-bctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return fmt.Errorf("guest agent did not answer within %v: %w", opts.BootTimeout, err)
 		case <-time.After(delay):
 		}
