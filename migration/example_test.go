@@ -129,3 +129,23 @@ func ExampleEngine() {
 	// at 250ms: throttle 85%
 	// within 1.3 × M/B: true
 }
+
+// KubeVirt's stall detector as a baseline: it watches every iteration and,
+// once the remaining data has not fallen for 40 s, forces the switchover at
+// a local minimum or aborts early.
+func ExampleNewStallPolicy() {
+	stall := migration.NewStallPolicy(migration.StallOptions{})
+	p := migration.Progress{Phase: migration.PhasePreCopy, Memory: 8 << 30,
+		BandwidthAvg: hypervisor.Some(100e6), DowntimeLimit: 300 * time.Millisecond}
+	for i := 1; i <= 6; i++ {
+		p.Elapsed = time.Duration(i) * 10 * time.Second
+		p.Iteration = hypervisor.Some(uint64(i + 1))
+		p.Remaining = hypervisor.Some(uint64(2e9)) // a floor: 20 s at 100 MB/s
+		if a := stall.Decide(p); a.Strategic() {
+			fmt.Printf("%v: %s: %s\n", p.Elapsed, a.Kind, a.Reason)
+			break
+		}
+	}
+	// Output:
+	// 50s: Abort: stalled: the implied pause 20s exceeds 1.5 × 900ms and post-copy is not allowed: abort early
+}

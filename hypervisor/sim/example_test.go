@@ -100,3 +100,13 @@ func ExampleNew() {
 	// Paused User disconnected
 	// Shutoff Destroyed
 }
+
+// A host with libvirt's face: its migrations say up front that they have no
+// direct throttle and no dirty-rate measurement while they run.
+func ExampleOptions_libvirtFace() {
+	h := sim.New(sim.Options{Name: "src", LibvirtFace: true})
+	caps, _ := h.MigrationCapabilities(context.Background())
+	fmt.Printf("direct throttle: %v, dirty rate during the job: %v\n", caps.DirectThrottle, caps.DirtyRateDuringJob)
+	// Output:
+	// direct throttle: false, dirty rate during the job: false
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/migration"
 )
 
@@ -193,6 +194,42 @@ func TestRobustness(t *testing.T) {
 			if tt.check != nil {
 				tt.check(t, r)
 			}
+		})
+	}
+}
+
+// The baselines reproduce the reference's scratch fluid model where it
+// has a figure, within 5 %.
+func TestBaselinesMatchReference(t *testing.T) {
+	ctx := context.Background()
+	builtin := map[string]Profile{}
+	for _, p := range BuiltinProfiles() {
+		builtin[p.Name] = p
+	}
+	legacy := Options{AutoConverge: sim.AutoConvergeLegacy}
+	tests := []struct {
+		profile, policy string
+		opts            Options
+		outcome         string
+		seconds         float64 // decision time of a failure, total of a success
+	}{
+		{"P3-build", "kubevirt-stall", Options{}, "Failed", 130},
+		{"P8-io-ingest", "kubevirt-stall", Options{}, "Failed", 74},
+		{"P8-io-ingest", "kubevirt-stall-pc", Options{}, "Succeeded", 90},
+		{"P3-build", "kubevirt-ac-pc", legacy, "Succeeded", 237},
+		{"P6-jvm", "kubevirt-ac-pc", legacy, "Succeeded", 571},
+		{"P4-kv-dip", "kubevirt", Options{}, "Succeeded", 129},
+	}
+	for _, tt := range tests {
+		t.Run(tt.profile+"/"+tt.policy, func(t *testing.T) {
+			r, err := RunOne(ctx, builtin[tt.profile], tt.policy, tt.opts)
+			require.NoError(t, err)
+			require.Equal(t, tt.outcome, r.Outcome, r.Reason)
+			got := r.TotalSeconds
+			if r.Outcome == "Failed" {
+				got = r.DecisionSeconds
+			}
+			assert.InEpsilon(t, tt.seconds, got, 0.05)
 		})
 	}
 }
