@@ -26,7 +26,13 @@ type MigrationParams struct {
 	// PostCopy enables post-copy, so StartPostCopy can switch to it.
 	PostCopy bool
 	// ParallelConnections > 1 enables multifd with that many connections.
+	// Backends may ignore it for a job with PostCopy (QEMU 7.2 cannot switch
+	// a multifd migration to post-copy).
 	ParallelConnections int
+	// TLS encrypts the migration stream (libvirt's VIR_MIGRATE_TLS, with the
+	// hosts' migration certificates). A backend that cannot set it up fails
+	// the start; it never falls back to clear text.
+	TLS bool
 	// Persist defines the domain on the target; UndefineSource removes the
 	// source's definition once the migration succeeded.
 	Persist        bool

@@ -27,6 +27,9 @@ const (
 	MigrationDataURIAnnotation = "virtkit.io/migration-data-uri"
 )
 
+// DefaultParallelConnections is KubeVirt's multifd connection count.
+const DefaultParallelConnections = 8
+
 // MigrationReasonAgentRestarted is the failure reason of a migration whose
 // source agent restarted while it ran: nobody watches that job any more.
 const MigrationReasonAgentRestarted = "the source node agent restarted during the migration"
@@ -51,6 +54,9 @@ type MigrationOptions struct {
 	// Policy returns the engine policy for one migration, given its
 	// resolved configuration; nil = the virtkit policy with its defaults.
 	Policy func(cfg *virtkit.MigrationConfiguration) migration.Policy
+	// ParallelConnections is the number of multifd connections of every
+	// outgoing migration: 0 means KubeVirt's 8, 1 one stream (no multifd).
+	ParallelConnections int
 	// Engine tunes the engine (poll interval, measurement period, clock);
 	// Policy and Logger are filled in per migration.
 	Engine migration.Options
@@ -68,6 +74,9 @@ func (o MigrationOptions) withDefaults(nodeName string) MigrationOptions {
 	}
 	if o.StatusInterval <= 0 {
 		o.StatusInterval = time.Second
+	}
+	if o.ParallelConnections == 0 {
+		o.ParallelConnections = DefaultParallelConnections
 	}
 	if o.MaxDecisions <= 0 {
 		o.MaxDecisions = 50

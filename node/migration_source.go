@@ -160,10 +160,18 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	if mem == 0 {
 		mem = info.MemoryBytes
 	}
+	if n := a.opts.Migration.ParallelConnections; n < 0 {
+		return fmt.Errorf("node option Migration.ParallelConnections: %d is negative", n)
+	}
 	params := hypervisor.MigrationParams{
 		DestinationURI: ms.TargetNodeAddress,
 		Persist:        true,
 		UndefineSource: true,
+		// KubeVirt encrypts the migration stream unless disableTLS.
+		TLS: cfg.DisableTLS == nil || !*cfg.DisableTLS,
+	}
+	if n := a.opts.Migration.ParallelConnections; n > 1 {
+		params.ParallelConnections = n
 	}
 	if bw := cfg.BandwidthPerMigration; bw != nil && bw.Sign() > 0 {
 		params.Bandwidth = uint64(bw.Value())
@@ -207,7 +215,7 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		eopts.Policy = f(cfg)
 	}
 	rec := &recordingMigrator{inner: mig}
-	engine, err := migration.NewEngine(rec, req, eopts)
+	engine, err := migration.NewEngine(rec.migrator(), req, eopts)
 	if err != nil {
 		return err
 	}
@@ -421,6 +429,26 @@ func (r *recordingMigrator) StartMigration(ctx context.Context, name string, p h
 		return &recordingThrottleJob{recordingJob: rj, thr: thr}, nil
 	}
 	return rj, nil
+}
+
+// migrator is r as the engine sees it: a hypervisor that reports its
+// migration capabilities up front still does through r, so the engine
+// plans with them (libvirt: no direct throttle, so QEMU's auto-converge is
+// enabled at the start when the configuration allows throttling).
+func (r *recordingMigrator) migrator() hypervisor.Migrator {
+	if cr, ok := r.inner.(hypervisor.MigrationCapabilityReporter); ok {
+		return &recordingCapMigrator{recordingMigrator: r, caps: cr}
+	}
+	return r
+}
+
+type recordingCapMigrator struct {
+	*recordingMigrator
+	caps hypervisor.MigrationCapabilityReporter
+}
+
+func (r *recordingCapMigrator) MigrationCapabilities(ctx context.Context) (hypervisor.MigrationCapabilities, error) {
+	return r.caps.MigrationCapabilities(ctx)
 }
 
 type recordingJob struct {

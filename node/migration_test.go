@@ -33,6 +33,13 @@ type migCluster struct {
 
 func startMigCluster(t *testing.T, nodes int, link sim.Link, mo controller.MigrationOptions) *migCluster {
 	t.Helper()
+	return startMigClusterWith(t, nodes, link, mo, nil)
+}
+
+// startMigClusterWith is startMigCluster whose nodes run wrap(host) (nil:
+// the sim host itself).
+func startMigClusterWith(t *testing.T, nodes int, link sim.Link, mo controller.MigrationOptions, wrap func(*sim.Host) hypervisor.Hypervisor) *migCluster {
+	t.Helper()
 	net := sim.NewNetwork()
 	hosts := map[string]*sim.Host{}
 	var order []*sim.Host
@@ -47,6 +54,9 @@ func startMigCluster(t *testing.T, nodes int, link sim.Link, mo controller.Migra
 			}
 			order = append(order, h)
 			hosts[name] = h
+			if wrap != nil {
+				return wrap(h), nil
+			}
 			return h, nil
 		},
 		NodeAgent: node.Options{

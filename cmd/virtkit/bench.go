@@ -16,7 +16,7 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Benchmarks on the simulated hypervisor",
 	}
-	cmd.AddCommand(newBenchMigrateCmd())
+	cmd.AddCommand(withRealQEMU(newBenchMigrateCmd()))
 	cmd.AddCommand(newBenchScaleCmd())
 	return cmd
 }

@@ -12,7 +12,7 @@ packages=(
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-daemon-system
 	qemu-system-x86 qemu-utils
 	linux-image-cloud-amd64 busybox-static qemu-guest-agent
-	prometheus socat gcc libc6-dev genisoimage
+	prometheus socat gcc libc6-dev genisoimage openssl
 )
 
 if [[ $(id -u) -ne 0 ]]; then

@@ -11,6 +11,12 @@
 # two daemons with distinct UUIDs on one machine make real live migration
 # A -> B and B -> A possible (migrate URI tcp://127.0.0.1[:PORT]).
 #
+# Migration TLS: start also makes a CA and server/client certificates
+# (openssl, IP SAN 127.0.0.1) under build/realstack/pki/qemu. B's qemu.conf
+# points migrate_tls_x509_cert_dir there; A (stock /etc/libvirt) reads the
+# default /etc/pki/qemu, which gets a copy unless it exists and is not ours.
+# Migrations with VIR_MIGRATE_TLS (virtkit's default) then work A <-> B.
+#
 # Usage: libvirtd.sh start|stop|status   (as root)
 # start is idempotent: a running, answering instance is left alone.
 # State (pids, logs, B's scratch tree) lives in build/realstack/.
@@ -32,6 +38,10 @@ uri_b=qemu+tcp://127.0.0.1:$port_b/system
 migration_min_b=49400
 migration_max_b=49463
 timeout=${REALSTACK_TIMEOUT:-90}
+
+pki=$state/pki/qemu
+# Marks a certificate directory these scripts own (and may refresh).
+pki_marker=.virtkit-realstack
 
 die() {
 	echo "libvirtd.sh: $*" >&2
@@ -58,6 +68,52 @@ wait_answer() {
 		((SECONDS < deadline)) || die "$uri did not answer within ${timeout}s (log: $log)"
 		sleep 0.5
 	done
+}
+
+# make_pki creates the migration TLS certificates once: a CA, a server
+# certificate for 127.0.0.1/localhost (the destination QEMU) and a client
+# certificate (the source QEMU; libvirt verifies peers by default). QEMU runs
+# as libvirt-qemu and reads them itself.
+make_pki() {
+	if [[ -s $pki/client-cert.pem ]]; then
+		return
+	fi
+	command -v openssl >/dev/null || die "openssl missing; run hack/realstack/install.sh"
+	local work
+	work=$(mktemp -d)
+	openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=virtkit realstack CA" \
+		-keyout "$work/ca-key.pem" -out "$work/ca-cert.pem" 2>/dev/null
+	local role
+	for role in server client; do
+		openssl req -newkey rsa:2048 -nodes -subj "/CN=virtkit-realstack-$role" \
+			-keyout "$work/$role-key.pem" -out "$work/$role.csr" 2>/dev/null
+		printf '%s\n' "basicConstraints = CA:FALSE" \
+			"keyUsage = digitalSignature, keyEncipherment" \
+			"extendedKeyUsage = serverAuth, clientAuth" \
+			"subjectAltName = IP:127.0.0.1, DNS:localhost, DNS:$(hostname)" >"$work/$role.ext"
+		openssl x509 -req -days 3650 -in "$work/$role.csr" -CA "$work/ca-cert.pem" -CAkey "$work/ca-key.pem" \
+			-CAcreateserial -extfile "$work/$role.ext" -out "$work/$role-cert.pem" 2>/dev/null
+	done
+	mkdir -p "$pki"
+	install -m 0644 "$work/ca-cert.pem" "$work/server-cert.pem" "$work/client-cert.pem" "$pki/"
+	install -m 0640 -g libvirt-qemu "$work/server-key.pem" "$work/client-key.pem" "$pki/"
+	touch "$pki/$pki_marker"
+	rm -rf "$work"
+	echo "libvirtd.sh: migration TLS certificates in $pki"
+}
+
+# install_pki_a gives A (stock config: /etc/pki/qemu) the certificates,
+# unless that directory exists and was not made here.
+install_pki_a() {
+	local dir=/etc/pki/qemu
+	if [[ -d $dir && ! -e $dir/$pki_marker ]]; then
+		echo "libvirtd.sh: $dir exists and is not ours; A migrates with its certificates" >&2
+		return
+	fi
+	mkdir -p "$dir"
+	chmod 755 /etc/pki "$dir"
+	cp -p "$pki"/*.pem "$dir/"
+	touch "$dir/$pki_marker"
 }
 
 start_a() {
@@ -128,6 +184,8 @@ EOF
 stdio_handler = "file"
 # A already owns the machine cgroups; B creates none.
 cgroup_controllers = [ ]
+# Migration TLS with this script's certificates (A uses /etc/pki/qemu).
+migrate_tls_x509_cert_dir = "$pki"
 migration_port_min = $migration_min_b
 migration_port_max = $migration_max_b
 EOF
@@ -229,6 +287,8 @@ mkdir -p "$state"
 
 case ${1:-} in
 start)
+	make_pki
+	install_pki_a
 	start_a
 	start_b
 	;;

@@ -9,9 +9,29 @@
 // sampling: the only mode that works under TCG on QEMU 7.2),
 // [hypervisor.Migrator] (peer-to-peer live migration with
 // virDomainMigrateToURI3), [hypervisor.AgentCommander]
-// (virDomainQemuAgentCommand) and [hypervisor.Throttler], which always
-// answers with an error matching [hypervisor.ErrNotSupported] because
-// libvirt has no call that sets the vCPU throttle directly.
+// (virDomainQemuAgentCommand), [hypervisor.MigrationCapabilityReporter]
+// and [hypervisor.Throttler], which always answers with an error matching
+// [hypervisor.ErrNotSupported] because libvirt has no call that sets the
+// vCPU throttle directly.
+//
+// # Migration
+//
+// Migrations are live and peer-to-peer; MigrationParams map to libvirt's
+// typed parameters and flags (auto-converge initial and increment, post-copy,
+// multifd connections, TLS). A job's counters leave the dirty rate
+// unmeasured until QEMU has synced its dirty bitmap after the setup pass
+// (memory_iteration 2): libvirt reports 0 before that, which is no
+// measurement. QEMU can throttle vCPUs only through auto-converge, a
+// capability fixed for the whole job, so the capabilities report no direct
+// throttle. A job started with AutoConverge implements
+// [hypervisor.Throttler] by steering auto-converge: SetThrottle sets QEMU's
+// trigger threshold, initial, increment and maximum throttle through the
+// QEMU monitor (migrate-set-parameters), and QEMU applies the level at its
+// next trigger (a bitmap sync); JobStats.AutoConvergeThrottle reads it back.
+// libvirt marks a domain that received a raw monitor command as tainted
+// ("custom-monitor"); that flag is the cost of this control. TLS
+// (VIR_MIGRATE_TLS) uses the hosts' migrate_tls_x509_cert_dir certificates;
+// when they are missing the start fails with libvirt's reason.
 //
 // # Contexts and C calls
 //

@@ -31,7 +31,7 @@ const (
 // migrationArgs turns MigrationParams into libvirt's typed parameters and
 // flags. Migration is always live and peer-to-peer: the source libvirtd
 // connects to DestinationURI itself (the only mode virDomainMigrateToURI3
-// has for QEMU).
+// has for QEMU). ParallelConnections is ignored when PostCopy is set.
 func migrationArgs(p hypervisor.MigrationParams) (*lv.DomainMigrateParameters, lv.DomainMigrateFlags, error) {
 	if p.DestinationURI == "" {
 		return nil, 0, fmt.Errorf("DestinationURI: required: %w", hypervisor.ErrInvalidArgument)
@@ -74,9 +74,17 @@ func migrationArgs(p hypervisor.MigrationParams) (*lv.DomainMigrateParameters, l
 	if p.PostCopy {
 		flags |= lv.MIGRATE_POSTCOPY
 	}
-	if p.ParallelConnections > 1 {
+	// Post-copy takes precedence over multifd: QEMU 7.2 accepts both, but
+	// the destination QEMU aborts (yank_unregister_instance assertion) when
+	// such a job switches to post-copy, and the guest is lost.
+	if p.ParallelConnections > 1 && !p.PostCopy {
 		flags |= lv.MIGRATE_PARALLEL
 		params.ParallelConnectionsSet, params.ParallelConnections = true, p.ParallelConnections
+	}
+	if p.TLS {
+		// QEMU's migrate TLS with the hosts' migrate_tls_x509_cert_dir
+		// certificates; libvirt fails the start when they are missing.
+		flags |= lv.MIGRATE_TLS
 	}
 	if p.Persist {
 		flags |= lv.MIGRATE_PERSIST_DEST
@@ -128,7 +136,7 @@ func (h *Hypervisor) StartMigration(ctx context.Context, name string, p hypervis
 				// by the destination, unsupported): a start error.
 				return nil, j.startErr
 			}
-			return j, nil
+			return j.public(), nil
 		case <-ctx.Done():
 			go j.abortUntilEnded()
 			return nil, hypervisor.WrapDomain("migrate", name, ctx.Err())
@@ -145,9 +153,18 @@ func (h *Hypervisor) StartMigration(ctx context.Context, name string, p hypervis
 					return nil, err
 				}
 			}
-			return j, nil
+			return j.public(), nil
 		}
 	}
+}
+
+// public is the job as StartMigration returns it: a job started with
+// auto-converge can be throttled (steered, see throttleJob).
+func (j *migrationJob) public() hypervisor.MigrationJob {
+	if j.params.AutoConverge {
+		return &throttleJob{j}
+	}
+	return j
 }
 
 // abortUntilEnded aborts a job nobody holds any more (its start was
@@ -212,6 +229,12 @@ func (j *migrationJob) run(params *lv.DomainMigrateParameters, flags lv.DomainMi
 	}
 	if migErr != nil {
 		translated := translate(migErr)
+		if j.params.TLS && !j.abortRequested.Load() && !errors.Is(translated, hypervisor.ErrMigrationAborted) {
+			// The destination only sees a broken stream; the TLS reason
+			// (untrusted or mismatched certificate, missing files) is in
+			// the source QEMU's log.
+			translated = fmt.Errorf("TLS migration failed (QEMU migrate TLS needs certificates in migrate_tls_x509_cert_dir on both hosts, valid for the migrate URI's host; the source domain's QEMU log has the TLS error): %w", translated)
+		}
 		j.startErr = hypervisor.WrapDomain("migrate", j.name, translated)
 		res.Reason = translated.Error()
 		if errors.Is(translated, hypervisor.ErrMigrationAborted) || j.abortRequested.Load() {
@@ -300,36 +323,7 @@ func (j *migrationJob) poll(ctx context.Context) (hypervisor.JobStats, error) {
 }
 
 func (j *migrationJob) convert(info *lv.DomainJobInfo) hypervisor.JobStats {
-	st := hypervisor.JobStats{
-		Type:             jobType(info.Type),
-		Mode:             hypervisor.ModePreCopy,
-		Elapsed:          millis(info.TimeElapsedSet, info.TimeElapsed),
-		DataTotal:        count(info.DataTotalSet, info.DataTotal),
-		DataProcessed:    count(info.DataProcessedSet, info.DataProcessed),
-		DataRemaining:    count(info.DataRemainingSet, info.DataRemaining),
-		MemoryTotal:      count(info.MemTotalSet, info.MemTotal),
-		MemoryProcessed:  count(info.MemProcessedSet, info.MemProcessed),
-		MemoryRemaining:  count(info.MemRemainingSet, info.MemRemaining),
-		MemoryBps:        count(info.MemBpsSet, info.MemBps),
-		MemoryIteration:  count(info.MemIterationSet, info.MemIteration),
-		Downtime:         millis(info.DowntimeSet, info.Downtime),
-		SetupTime:        millis(info.SetupTimeSet, info.SetupTime),
-		PostcopyRequests: count(info.MemPostcopyReqsSet, info.MemPostcopyReqs),
-	}
-	if info.MemDirtyRateSet {
-		page := uint64(defaultPageSize)
-		if info.MemPageSizeSet && info.MemPageSize > 0 {
-			page = info.MemPageSize
-		}
-		st.MemoryDirtyRate = hypervisor.Some(info.MemDirtyRate * page)
-	}
-	if info.AutoConvergeThrottleSet {
-		st.AutoConvergeThrottle = hypervisor.Some(int64(info.AutoConvergeThrottle))
-	}
-	if j.postCopy.Load() || (info.MemPostcopyReqsSet && info.MemPostcopyReqs > 0) {
-		st.Mode = hypervisor.ModePostCopy
-	}
-	return st
+	return convertJobStats(info, j.postCopy.Load())
 }
 
 func jobType(t lv.DomainJobType) hypervisor.JobType {

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/virtkit/virtkit/hypervisor/libvirt"
+	"github.com/virtkit/virtkit/migration/bench"
+	"github.com/virtkit/virtkit/migration/bench/realqemu"
+)
+
+// userfaultfdSysctl must be 1 for post-copy: QEMU runs as libvirt-qemu.
+const userfaultfdSysctl = "/proc/sys/vm/unprivileged_userfaultfd"
+
+// withRealQEMU adds --hypervisor libvirt (and its flags) to `bench
+// migrate`: the same profiles and policies on the real tiny guest between
+// two libvirt daemons. The simulated run stays the default.
+func withRealQEMU(cmd *cobra.Command) *cobra.Command {
+	var (
+		hv, uris, migrateURI string
+		maxTime              time.Duration
+		parallel             int
+		tls                  bool
+	)
+	f := cmd.Flags()
+	f.StringVar(&hv, "hypervisor", "sim", "sim (virtual clock) or libvirt (the real tiny guest between two libvirt daemons, real time)")
+	f.StringVar(&uris, "uri", sourceURI+","+peerURI, "with --hypervisor libvirt: SOURCE,TARGET libvirt URIs (the guest boots on SOURCE and migrates to TARGET)")
+	f.StringVar(&migrateURI, "migrate-uri", "tcp://127.0.0.1", "with --hypervisor libvirt: the migration data connection (empty: libvirt's choice)")
+	f.DurationVar(&maxTime, "max-time", 90*time.Second, "with --hypervisor libvirt: a migration still running after this is aborted and reported as capped")
+	f.IntVar(&parallel, "parallel-connections", 0, "with --hypervisor libvirt: multifd connections for every policy (0 or 1: one stream)")
+	f.BoolVar(&tls, "tls", false, "with --hypervisor libvirt: encrypt every migration (the daemons need migrate-TLS certificates: hack/realstack/libvirtd.sh makes them)")
+	cmd.Long += `
+
+With --hypervisor libvirt the profiles run on real QEMU: the tiny guest of
+hack/realstack (build-guest.sh; daemons from libvirtd.sh start) boots on the
+first --uri with the profile's memory (128Mi..1Gi), its dirtier realises
+dirtyRate over workingSet, and the migration's maximum speed realises the
+bandwidth. Shapes other than uniform/sequential, dips and bursts cannot be
+realised and are refused. Without --profiles it runs four real profiles
+(idle, convergent, throttle-needed, hopeless). Each run takes real time:
+about 10 s of boot plus the migration, capped by --max-time.`
+	simRun := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		switch hv {
+		case "sim":
+			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls"} {
+				if c.Flags().Changed(name) {
+					return fmt.Errorf("--%s: only with --hypervisor libvirt", name)
+				}
+			}
+			return simRun(c, args)
+		case "libvirt":
+			return runRealBench(c, uris, migrateURI, maxTime, parallel, tls)
+		}
+		return fmt.Errorf("--hypervisor: %q is not sim or libvirt", hv)
+	}
+	return cmd
+}
+
+func runRealBench(c *cobra.Command, uris, migrateURI string, maxTime time.Duration, parallel int, tls bool) error {
+	flags := c.Flags()
+	for _, name := range []string{"plot", "plot-profile", "capabilities", "qemu-auto-converge"} {
+		if flags.Changed(name) {
+			return fmt.Errorf("--%s: only with --hypervisor sim", name)
+		}
+	}
+	hosts := strings.Split(uris, ",")
+	if len(hosts) != 2 || hosts[0] == "" || hosts[1] == "" {
+		return fmt.Errorf("--uri: %q: want SOURCE,TARGET", uris)
+	}
+	if maxTime <= 0 {
+		return fmt.Errorf("--max-time: %v must be positive", maxTime)
+	}
+	if parallel < 0 {
+		return fmt.Errorf("--parallel-connections: %d is negative", parallel)
+	}
+	profilesFile, _ := flags.GetString("profiles")
+	policyList, _ := flags.GetString("policies")
+	output, _ := flags.GetString("output")
+	if output != "table" && output != "json" {
+		return fmt.Errorf("--output: %q is not table or json", output)
+	}
+	var (
+		profiles []bench.Profile
+		err      error
+	)
+	if profilesFile != "" {
+		data, err := os.ReadFile(profilesFile)
+		if err != nil {
+			return fmt.Errorf("--profiles: %w", err)
+		}
+		if profiles, err = bench.DecodeProfiles(data); err != nil {
+			return fmt.Errorf("--profiles %s: %w", profilesFile, err)
+		}
+	} else if profiles, err = realqemu.BuiltinProfiles(); err != nil {
+		return err
+	}
+	if err := realqemu.Realisable(profiles); err != nil {
+		return fmt.Errorf("--profiles: %w", err)
+	}
+	var policies []string
+	for _, p := range strings.Split(policyList, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			if _, err := bench.NewPolicy(p); err != nil {
+				return fmt.Errorf("--policies: %w", err)
+			}
+			policies = append(policies, p)
+		}
+	}
+	if len(policies) == 0 {
+		return fmt.Errorf("--policies: empty")
+	}
+	for i, p := range profiles {
+		if !p.AllowPostCopy {
+			continue
+		}
+		if v, err := os.ReadFile(userfaultfdSysctl); err != nil || !bytes.Equal(bytes.TrimSpace(v), []byte("1")) {
+			return fmt.Errorf("profiles[%d].allowPostCopy: QEMU runs as libvirt-qemu and post-copy needs userfaultfd for unprivileged users (sysctl -w vm.unprivileged_userfaultfd=1)", i)
+		}
+	}
+	guest, err := findTinyGuest()
+	if err != nil {
+		return fmt.Errorf("--hypervisor libvirt: %w (build it with hack/realstack/build-guest.sh)", err)
+	}
+	ctx := c.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	src, err := libvirt.New(ctx, libvirt.Options{URI: hosts[0]})
+	if err != nil {
+		return fmt.Errorf("--uri %s: %w", hosts[0], err)
+	}
+	defer func() { _ = src.Close() }()
+	dst, err := libvirt.New(ctx, libvirt.Options{URI: hosts[1]})
+	if err != nil {
+		return fmt.Errorf("--uri %s: %w", hosts[1], err)
+	}
+	defer func() { _ = dst.Close() }()
+	rows, err := realqemu.Run(ctx, profiles, policies, realqemu.Options{
+		Source: src, Target: dst, TargetURI: migrationURIOf(hosts[1]), MigrateURI: migrateURI,
+		Kernel: guest.Kernel, Initrd: guest.Initrd, MaxTime: maxTime, ParallelConnections: parallel, TLS: tls,
+		Progress: c.ErrOrStderr(),
+	})
+	if err != nil {
+		return err
+	}
+	out := c.OutOrStdout()
+	if output == "json" {
+		return bench.WriteJSON(out, rows)
+	}
+	return bench.WriteTable(out, rows)
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The real-QEMU flags are checked before anything connects to a daemon.
+func TestBenchMigrateRealFlags(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte(`
+- name: huge
+  memory: 8Gi
+  bandwidth: 1150M
+  dirtyRate: 100M
+  shape: hotset
+  workingSet: 1Gi
+`), 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"libvirt flag on sim", []string{"--uri", "a,b"}, []string{"--uri: only with --hypervisor libvirt"}},
+		{"tls on sim", []string{"--tls"}, []string{"--tls: only with --hypervisor libvirt"}},
+		{"unknown hypervisor", []string{"--hypervisor", "xen"}, []string{`--hypervisor: "xen" is not sim or libvirt`}},
+		{"plot on libvirt", []string{"--hypervisor", "libvirt", "--plot", "x.svg"}, []string{"--plot: only with --hypervisor sim"}},
+		{"one URI", []string{"--hypervisor", "libvirt", "--uri", "qemu:///system"}, []string{"want SOURCE,TARGET"}},
+		{"unrealisable profile", []string{"--hypervisor", "libvirt", "--profiles", bad},
+			[]string{"profiles[0].memory", "profiles[0].shape", "invalid benchmark profile"}},
+		{"max-time must be positive", []string{"--hypervisor", "libvirt", "--max-time", "0s"}, []string{"--max-time"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := newRootCmd()
+			var out bytes.Buffer
+			root.SetOut(&out)
+			root.SetErr(&out)
+			root.SetArgs(append([]string{"bench", "migrate"}, tc.args...))
+			err := root.Execute()
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}

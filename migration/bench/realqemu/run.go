@@ -1,0 +1,334 @@
+package realqemu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/migration"
+	"github.com/virtkit/virtkit/migration/bench"
+)
+
+// Host is what the runner needs of the source host.
+type Host interface {
+	hypervisor.Hypervisor
+	hypervisor.Migrator
+	hypervisor.AgentCommander
+}
+
+// Capabilities is the Row.Capabilities of real runs.
+const Capabilities = "libvirt-real"
+
+// ErrTimeCap is the cause of a run that the benchmark stopped at
+// Options.MaxTime (a policy that would wait longer on a hopeless guest).
+var ErrTimeCap = errors.New("the benchmark's time cap")
+
+// Options configure [Run]. Source, Target, TargetURI, Kernel and Initrd are
+// required.
+type Options struct {
+	// Source boots the guest and migrates it; Target receives it (used to
+	// clean up).
+	Source Host
+	Target hypervisor.Hypervisor
+	// TargetURI is the target as the source's daemon reaches it
+	// (MigrationParams.DestinationURI); MigrateURI the data connection
+	// ("tcp://127.0.0.1"; empty lets libvirt choose).
+	TargetURI  string
+	MigrateURI string
+	// Kernel and Initrd are the tiny guest (hack/realstack/build-guest.sh),
+	// readable by the QEMU user.
+	Kernel, Initrd string
+	// MaxTime bounds one migration; the engine aborts it at the cap. 0 = 90 s.
+	MaxTime time.Duration
+	// BootTimeout bounds booting the guest until its agent answers; 0 = 90 s.
+	BootTimeout time.Duration
+	// ParallelConnections > 1 migrates with multifd and TLS encrypts the
+	// stream, the same for every policy.
+	ParallelConnections int
+	TLS                 bool
+	// Logger receives the engine's decisions; nil = discard.
+	Logger *slog.Logger
+	// Progress, when set, gets one line per run as it ends.
+	Progress io.Writer
+}
+
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.Source == nil:
+		return o, errors.New("realqemu: Options.Source is required")
+	case o.Target == nil:
+		return o, errors.New("realqemu: Options.Target is required")
+	case o.TargetURI == "":
+		return o, errors.New("realqemu: Options.TargetURI is required")
+	case o.Kernel == "" || o.Initrd == "":
+		return o, errors.New("realqemu: Options.Kernel and Options.Initrd are required")
+	}
+	if o.MaxTime <= 0 {
+		o.MaxTime = 90 * time.Second
+	}
+	if o.BootTimeout <= 0 {
+		o.BootTimeout = 90 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o, nil
+}
+
+// Realisable checks every profile against the real guest.
+func Realisable(profiles []bench.Profile) error {
+	if errs := bench.ValidateProfiles(profiles); len(errs) > 0 {
+		return fmt.Errorf("%v: %w", errs.ToAggregate(), bench.ErrInvalidProfile)
+	}
+	var all []error
+	for i, p := range profiles {
+		if _, errs := Realise(i, p); len(errs) > 0 {
+			all = append(all, errs.ToAggregate())
+		}
+	}
+	if len(all) > 0 {
+		return fmt.Errorf("%w: %w", errors.Join(all...), bench.ErrInvalidProfile)
+	}
+	return nil
+}
+
+// Run migrates the real guest once per (profile, policy), in profile-major
+// order, and returns the rows in the simulated benchmark's format.
+func Run(ctx context.Context, profiles []bench.Profile, policies []string, opts Options) ([]bench.Row, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := Realisable(profiles); err != nil {
+		return nil, err
+	}
+	for _, name := range policies {
+		if _, err := bench.NewPolicy(name); err != nil {
+			return nil, err
+		}
+	}
+	var rows []bench.Row
+	for i, p := range profiles {
+		g, _ := Realise(i, p)
+		for _, name := range policies {
+			row, err := runOne(ctx, p, g, name, opts)
+			if err != nil {
+				return rows, fmt.Errorf("profile %s, policy %s: %w", p.Name, name, err)
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows, nil
+}
+
+// runOne boots the guest, lets the engine with the policy migrate it, and
+// removes the guest from both hosts.
+func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, opts Options) (bench.Row, error) {
+	policy, err := bench.NewPolicy(policyName)
+	if err != nil {
+		return bench.Row{}, err
+	}
+	name := domainName(p.Name, policyName)
+	remove := func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		for _, h := range []hypervisor.Hypervisor{opts.Source, opts.Target} {
+			_ = h.Destroy(cctx, name)
+			_ = h.Undefine(cctx, name)
+		}
+	}
+	remove()
+	defer remove()
+
+	if err := boot(ctx, opts, g, name); err != nil {
+		return bench.Row{}, err
+	}
+	_, isVirtkit := policy.(*migration.VirtkitPolicy)
+	// As in the simulated benchmark: only virtkit measures before the
+	// start (the baselines do not), and the node agent's KubeVirt limits
+	// (150 s per GB, 150 s without progress) bound virtkit.
+	eopts := migration.Options{Policy: policy, SkipMeasurement: !isVirtkit,
+		Logger: opts.Logger.With("profile", p.Name, "policy", policyName)}
+	req := migration.Request{
+		Domain: name,
+		Memory: p.MemoryBytes(),
+		Params: hypervisor.MigrationParams{
+			DestinationURI: opts.TargetURI, MigrateURI: opts.MigrateURI, Bandwidth: g.Bandwidth,
+			ParallelConnections: opts.ParallelConnections, TLS: opts.TLS, Persist: true, UndefineSource: true,
+		},
+		AllowPostCopy:     p.AllowPostCopy,
+		AllowAutoConverge: p.AllowAutoConverge,
+		DowntimeLimit:     p.Downtime(),
+	}
+	eng, err := migration.NewEngine(opts.Source, req, eopts)
+	if err != nil {
+		return bench.Row{}, err
+	}
+	row := bench.Row{
+		Profile: p.Name, Policy: policy.Name(), Capabilities: Capabilities,
+		MemoryBytes: p.MemoryBytes(), DowntimeLimit: p.Downtime(),
+		LowerBoundSeconds: round(float64(p.MemoryBytes())/float64(g.Bandwidth), 3),
+	}
+	var acceptable time.Duration
+	if isVirtkit {
+		acceptable = 150 * time.Second * time.Duration((p.MemoryBytes()+1e9-1)/1e9)
+	}
+	res, err := drive(ctx, eng, &row, acceptable, opts.MaxTime)
+	if err != nil {
+		return bench.Row{}, err
+	}
+	snap := eng.Snapshot()
+	row.Outcome = string(res.Outcome)
+	row.Reason = res.Reason
+	row.Mode = string(res.Mode)
+	row.BytesSent = res.BytesSent
+	row.DecisionSeconds = round(res.DecisionAt.Seconds(), 3)
+	row.MaxThrottlePercent = res.MaxThrottle
+	row.Decisions = res.Decisions
+	if d, ok := res.Downtime.Get(); ok && res.Outcome == migration.OutcomeSucceeded {
+		ms := round(float64(d)/float64(time.Millisecond), 1)
+		row.DowntimeMs = &ms
+	}
+	if opts.Progress != nil {
+		down := "-"
+		if row.DowntimeMs != nil {
+			down = fmt.Sprintf("%.0f ms", *row.DowntimeMs)
+		}
+		before := "not measured"
+		if d, ok := snap.DirtyRateBefore.Get(); ok {
+			before = fmt.Sprintf("%.1f MiB/s", d/mib)
+		}
+		fmt.Fprintf(opts.Progress, "%s/%s: %s %s in %.1f s, downtime %s, sent %.1f MiB, dirty rate before start %s, max throttle %d%%, %d iterations\n",
+			p.Name, row.Policy, row.Outcome, row.Mode, row.TotalSeconds, down, float64(row.BytesSent)/mib, before,
+			row.MaxThrottlePercent, res.Job.Stats.MemoryIteration.Or(snap.Iteration.Or(0)))
+	}
+	return row, nil
+}
+
+// drive runs the engine on the wall clock, one Step per poll interval, as
+// the node agent does: it aborts at the completion timeout (acceptable, 0 =
+// none), at the progress timeout of 150 s, and at the benchmark's cap
+// maxTime; it accounts the guest's throttle (one vCPU) and post-copy time
+// into row and sets the row's times.
+func drive(ctx context.Context, eng *migration.Engine, row *bench.Row, acceptable, maxTime time.Duration) (migration.Result, error) {
+	const progressTimeout = 150 * time.Second
+	began := time.Now()
+	if err := eng.Start(ctx); err != nil && !errors.Is(err, migration.ErrRefused) {
+		return migration.Result{}, err
+	}
+	poll := eng.PollInterval()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	last := began
+	lastProgress := began
+	var lastRemaining uint64
+	haveRemaining, stopped := false, false
+	for !eng.Result().Refused {
+		select {
+		case <-ctx.Done():
+			if !stopped {
+				_ = eng.Abort(context.WithoutCancel(ctx), "the benchmark was interrupted")
+			}
+			return migration.Result{}, ctx.Err()
+		case <-tick.C:
+		}
+		done, err := eng.Step(ctx)
+		if err != nil && ctx.Err() != nil {
+			return migration.Result{}, ctx.Err()
+		}
+		now := time.Now()
+		s := eng.Snapshot()
+		dt := now.Sub(last).Seconds()
+		last = now
+		row.ThrottleCPUSeconds += float64(s.Throttle) / 100 * dt
+		if s.Phase == migration.PhasePostCopy && !done {
+			row.PostCopySeconds += dt
+		}
+		if done {
+			break
+		}
+		if r, ok := s.Remaining.Get(); ok {
+			if !haveRemaining || r < lastRemaining {
+				lastProgress = now
+			}
+			lastRemaining, haveRemaining = r, true
+		}
+		switch {
+		case stopped || s.Phase == migration.PhasePostCopy || s.Phase == migration.PhasePlanning:
+		case now.Sub(began) > maxTime:
+			stopped = true
+			_ = eng.Abort(ctx, fmt.Sprintf("%v of %v", ErrTimeCap, maxTime))
+		case acceptable > 0 && now.Sub(began) > acceptable:
+			stopped = true
+			_ = eng.Abort(ctx, fmt.Sprintf("node agent: live migration is not completed after %d s", int(acceptable.Seconds())))
+		case now.Sub(lastProgress) > progressTimeout:
+			stopped = true
+			_ = eng.Abort(ctx, fmt.Sprintf("node agent: live migration is stuck for %d s", int(progressTimeout.Seconds())))
+		}
+	}
+	res := eng.Result()
+	total := time.Since(began)
+	if !res.Job.Started.IsZero() {
+		row.MeasureSeconds = round(res.Job.Started.Sub(began).Seconds(), 3)
+		if !res.Job.Ended.IsZero() {
+			total = res.Job.Ended.Sub(began)
+		}
+	}
+	row.TotalSeconds = round(total.Seconds(), 3)
+	row.ThrottleCPUSeconds = round(row.ThrottleCPUSeconds, 1)
+	row.PostCopySeconds = round(row.PostCopySeconds, 1)
+	return res, nil
+}
+
+// boot defines and starts the guest and waits until its agent answers;
+// then it gives the dirtier time to fill its working set.
+func boot(ctx context.Context, opts Options, g Guest, name string) error {
+	bctx, cancel := context.WithTimeout(ctx, opts.BootTimeout)
+	defer cancel()
+	if _, err := opts.Source.Define(bctx, g.DomainXML(name, opts.Kernel, opts.Initrd)); err != nil {
+		return fmt.Errorf("define the guest: %w", err)
+	}
+	if err := opts.Source.Start(bctx, name, hypervisor.StartOptions{}); err != nil {
+		return fmt.Errorf("start the guest: %w", err)
+	}
+	delay := 200 * time.Millisecond
+	for {
+		actx, acancel := context.WithTimeout(bctx, 5*time.Second)
+		_, err := opts.Source.AgentCommand(actx, name, `{"execute":"guest-ping"}`)
+		acancel()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, hypervisor.ErrAgentUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("guest agent: %w", err)
+		}
+		select {
+		case <-bctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("guest agent did not answer within %v: %w", opts.BootTimeout, err)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Second)
+	}
+	// The dirtier fills its working set with random data before it starts
+	// its rate (about 50 MiB/s under TCG), plus a second to reach it.
+	settle := time.Second + time.Duration(float64(g.DirtyMiB)/50*float64(time.Second))
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(settle):
+	}
+	return nil
+}
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
