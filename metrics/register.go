@@ -50,8 +50,8 @@ func ClusterHandler(c *cluster.Cluster, opts Options) (http.Handler, error) {
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(cp); err != nil {
-		return nil, fmt.Errorf("registering metrics collector: %w", err)
+	if err := registerAll(reg, withStore(c.Store(), opts, cp)...); err != nil {
+		return nil, err
 	}
 	return NewHandler(reg, dom), nil
 }

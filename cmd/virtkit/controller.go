@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -181,17 +182,23 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		log.Info("applied manifests", "objects", len(objs))
 	}
 	if f.metricsAddr != "" {
-		reg := prometheus.NewRegistry()
-		var err error
+		// Every VMI's series are streamed (metrics.ClusterHandler) when
+		// this process runs the node agents too; a controller alone has
+		// only the control-plane families.
+		var h http.Handler
 		if controllersOnly {
-			err = metrics.RegisterControlPlane(reg, st, c.Controllers(), metrics.Options{})
+			reg := prometheus.NewRegistry()
+			if err := metrics.RegisterControlPlane(reg, st, c.Controllers(), metrics.Options{}); err != nil {
+				return fmt.Errorf("--metrics-addr: %w", err)
+			}
+			h = metrics.Handler(reg)
 		} else {
-			err = metrics.RegisterCluster(reg, c, metrics.Options{})
+			var err error
+			if h, err = metrics.ClusterHandler(c, metrics.Options{}); err != nil {
+				return fmt.Errorf("--metrics-addr: %w", err)
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("--metrics-addr: %w", err)
-		}
-		stopMetrics, err := serveMetrics(ctx, f.metricsAddr, reg, stderr)
+		stopMetrics, err := serveHandler(ctx, f.metricsAddr, h, stderr)
 		if err != nil {
 			return err
 		}

@@ -19,11 +19,11 @@ import (
 // serveDemoMetrics serves the cluster's metrics on addr at /metrics until
 // stop is called or ctx ends, and prints the URL to out.
 func serveDemoMetrics(ctx context.Context, addr string, c *cluster.Cluster, out io.Writer) (stop func(), err error) {
-	reg := prometheus.NewRegistry()
-	if err := metrics.RegisterCluster(reg, c, metrics.Options{}); err != nil {
+	h, err := metrics.ClusterHandler(c, metrics.Options{})
+	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
-	return serveMetrics(ctx, addr, reg, out)
+	return serveHandler(ctx, addr, h, out)
 }
 
 // route is an extra handler served next to /metrics.
@@ -35,8 +35,14 @@ type route struct {
 // serveMetrics serves reg on addr at /metrics (and any extra routes) until
 // stop is called or ctx ends, and prints the URL to out.
 func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, out io.Writer, routes ...route) (stop func(), err error) {
+	return serveHandler(ctx, addr, metrics.Handler(reg), out, routes...)
+}
+
+// serveHandler serves h on addr at /metrics (and any extra routes) until
+// stop is called or ctx ends, and prints the URL to out.
+func serveHandler(ctx context.Context, addr string, h http.Handler, out io.Writer, routes ...route) (stop func(), err error) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", metrics.Handler(reg))
+	mux.Handle("/metrics", h)
 	for _, r := range routes {
 		mux.Handle(r.path, r.handler)
 	}
