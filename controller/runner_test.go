@@ -248,8 +248,14 @@ func TestMapToOwner(t *testing.T) {
 		stop := start(t, c)
 		synctest.Wait()
 		stop()
-		// Two children collapse into one reconcile of their owner.
-		assert.Equal(t, map[Request]int{{"ns", "parent"}: 1}, rec.calls)
+		// Children map to their owner; the orphan maps to nothing. Two
+		// children queued before a worker is free collapse into one
+		// reconcile; a worker that takes the first before the second
+		// arrives reconciles the owner again, so one or two.
+		require.Len(t, rec.calls, 1)
+		n, ok := rec.calls[Request{"ns", "parent"}]
+		require.True(t, ok, "the owner is reconciled: %v", rec.calls)
+		assert.True(t, n == 1 || n == 2, "owner reconciles: %d", n)
 	})
 }
 
