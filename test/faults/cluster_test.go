@@ -20,6 +20,7 @@ import (
 	"github.com/virtkit/virtkit/internal/etcdproc"
 	"github.com/virtkit/virtkit/internal/tcpproxy"
 	"github.com/virtkit/virtkit/internal/testenv"
+	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/store/etcd"
 )
@@ -275,4 +276,73 @@ func names(prefix string, n int) []string {
 		out[i] = fmt.Sprintf("%s-%02d", prefix, i)
 	}
 	return out
+}
+
+// vmisOn returns the VMs whose VMI is on node.
+func (c *testCluster) vmisOn(nodeName string) []string {
+	c.t.Helper()
+	ctx, cancel := c.ctx()
+	defer cancel()
+	l := &virtkit.VirtualMachineInstanceList{}
+	require.NoError(c.t, c.st.List(ctx, l, store.ListOptions{}))
+	var out []string
+	for _, v := range l.Items {
+		if v.Status.NodeName == nodeName {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// movedOff reports whether every wanted VM runs, with its guest, on a
+// running node other than victim (whose own guests are not looked at).
+func (c *testCluster) movedOff(victim string) (bool, string) {
+	ctx, cancel := c.ctx()
+	defer cancel()
+	l := &virtkit.VirtualMachineInstanceList{}
+	if err := c.st.List(ctx, l, store.ListOptions{}); err != nil {
+		return false, err.Error()
+	}
+	guests, err := c.mon.runningGuests(&fileCache{})
+	if err != nil {
+		return false, err.Error()
+	}
+	byName := map[string]virtkit.VirtualMachineInstance{}
+	for _, v := range l.Items {
+		byName[v.Name] = v
+	}
+	var wrong []string
+	for _, name := range c.mon.wantedVMs() {
+		v, ok := byName[name]
+		on := v.Status.NodeName
+		var where []string
+		for _, n := range guests[node.DomainName(namespace, name)] {
+			if n != victim {
+				where = append(where, n)
+			}
+		}
+		if !ok || v.Status.Phase != virtkit.Running || on == victim || len(where) != 1 || where[0] != on {
+			wrong = append(wrong, fmt.Sprintf("%s:%s@%s guests %v", name, v.Status.Phase, on, where))
+		}
+	}
+	if len(wrong) > 8 {
+		wrong = append(wrong[:8], fmt.Sprintf("... %d more", len(wrong)-8))
+	}
+	return len(wrong) == 0, strings.Join(wrong, "; ")
+}
+
+// nodeReady returns the Ready condition's status and reason of a node.
+func (c *testCluster) nodeReady(name string) (virtkit.ConditionStatus, string) {
+	ctx, cancel := c.ctx()
+	defer cancel()
+	n := &virtkit.Node{}
+	if err := c.st.Get(ctx, store.Key{Name: name}, n); err != nil {
+		return "", err.Error()
+	}
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == virtkit.NodeReady {
+			return cond.Status, cond.Reason
+		}
+	}
+	return "", "no Ready condition"
 }

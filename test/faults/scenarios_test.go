@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit"
 )
 
 const (
@@ -42,14 +44,115 @@ func TestKillLeader(t *testing.T) {
 	// While nobody leads: more VMs, and a delete.
 	c.createVMs(names("during", 4)...)
 	c.deleteVM("vm-00")
-	took := c.waitFor("the standby to lead", 30*time.Second, func() (bool, string) {
+	c.waitFor("the standby to lead", 30*time.Second, func() (bool, string) {
 		l := c.leader()
 		return l == standby, "leader is " + l
 	})
-	_ = took
 	t.Logf("standby %s leads %v after the kill (lease %s)", standby, time.Since(killed).Round(100*time.Millisecond), leaderTTL)
 	c.finish(convergeTimeout)
 	for _, n := range names("vm", baseVMs)[1:] {
 		require.Equal(t, 1, c.mon.incarnationsOf(n), "%s: a failover replaced its VMI", n)
 	}
+}
+
+// victim picks the node with the most VMIs.
+func (c *testCluster) victim() (string, []string) {
+	best, bestVMIs := "", []string(nil)
+	for _, n := range nodeNames {
+		if on := c.vmisOn(n); best == "" || len(on) > len(bestVMIs) {
+			best, bestVMIs = n, on
+		}
+	}
+	require.NotEmpty(c.t, bestVMIs, "no node runs a VMI")
+	return best, bestVMIs
+}
+
+// TestKillNode kills a node agent with SIGKILL and keeps it down until its
+// VMs run elsewhere, then restarts it on the same simulated host (its guests
+// restored from the state file, as real guests outlive their agent): the
+// returning agent must remove its stale guests.
+func TestKillNode(t *testing.T) {
+	c := startWithVMs(t)
+	victim, moved := c.victim()
+	t.Logf("killing %s with %d VMIs", victim, len(moved))
+	killed := time.Now()
+	c.nodes[victim].proc.kill9(t, true)
+	c.waitFor("the victim's VMs running elsewhere", convergeTimeout, func() (bool, string) { return c.movedOff(victim) })
+	t.Logf("%d VMs running on the other nodes %v after the kill (grace %v + %v)", len(moved),
+		time.Since(killed).Round(100*time.Millisecond), monitorGrace, unresponsiveGrace)
+	st, reason := c.nodeReady(victim)
+	require.Equal(t, virtkit.ConditionFalse, st, "%s Ready: %s %s", victim, st, reason)
+	c.nodes[victim].proc.release(t)
+	c.finish(convergeTimeout)
+	for _, n := range moved {
+		require.Equal(t, 2, c.mon.incarnationsOf(n), "%s: one VMI on the killed node, one elsewhere", n)
+	}
+}
+
+// TestFreezeNode freezes a node agent with SIGSTOP until its VMs run
+// elsewhere, then resumes it with SIGCONT. The frozen process's guests
+// execute nothing while it is stopped; once it runs again they count: a
+// guest still active after SIGCONT whose VM runs elsewhere is a double run.
+func TestFreezeNode(t *testing.T) {
+	c := startWithVMs(t)
+	victim, moved := c.victim()
+	t.Logf("freezing %s with %d VMIs", victim, len(moved))
+	frozen := time.Now()
+	c.nodes[victim].proc.stop(t)
+	c.waitFor("the frozen node's VMs running elsewhere", convergeTimeout, func() (bool, string) { return c.movedOff(victim) })
+	t.Logf("%d VMs running on the other nodes %v after SIGSTOP", len(moved), time.Since(frozen).Round(100*time.Millisecond))
+	c.nodes[victim].proc.cont(t)
+	c.finish(convergeTimeout)
+	for _, n := range moved {
+		require.Equal(t, 2, c.mon.incarnationsOf(n), "%s: one VMI on the frozen node, one elsewhere", n)
+	}
+}
+
+// TestPartitionNode cuts the network between a node agent and etcd (the
+// agent's proxy holds every byte) until its VMs run elsewhere, then heals
+// it. The partitioned agent keeps running: any guest it keeps active while
+// its VM runs elsewhere is a double run.
+func TestPartitionNode(t *testing.T) {
+	c := startWithVMs(t)
+	victim, moved := c.victim()
+	px := c.nodes[victim].proxy
+	t.Logf("partitioning %s with %d VMIs from etcd", victim, len(moved))
+	cut := time.Now()
+	px.Cut()
+	c.waitFor("the partitioned node's VMs running elsewhere", convergeTimeout, func() (bool, string) { return c.movedOff(victim) })
+	t.Logf("%d VMs running on the other nodes %v after the cut", len(moved), time.Since(cut).Round(100*time.Millisecond))
+	st, reason := c.nodeReady(victim)
+	require.Equal(t, virtkit.ConditionFalse, st, "%s Ready: %s %s", victim, st, reason)
+	require.Equal(t, procRunning, c.nodes[victim].proc.State(), "the partitioned agent is alive")
+	px.Heal()
+	c.finish(convergeTimeout)
+	for _, n := range moved {
+		require.Equal(t, 2, c.mon.incarnationsOf(n), "%s: one VMI on the partitioned node, one elsewhere", n)
+	}
+}
+
+// TestKillEtcd kills the etcd server with SIGKILL and restarts it on the
+// same data directory after an outage shorter than the node grace periods:
+// nothing is lost, every process reconnects (a controller that lost its
+// leader lease exits and is restarted), and work continues.
+func TestKillEtcd(t *testing.T) {
+	c := startWithVMs(t)
+	killed := time.Now()
+	require.NoError(t, c.etcd.Kill(t.Context()))
+	time.Sleep(3 * time.Second)
+	require.NoError(t, c.etcd.Restart(t.Context()))
+	t.Logf("etcd down for %v", time.Since(killed).Round(100*time.Millisecond))
+	c.waitFor("a leader after the restart", 60*time.Second, func() (bool, string) {
+		return c.leader() != "", "no leader"
+	})
+	c.createVMs(names("after", 4)...)
+	c.deleteVM("vm-01")
+	c.finish(convergeTimeout)
+	replaced := 0
+	for _, n := range names("vm", baseVMs)[2:] {
+		if c.mon.incarnationsOf(n) != 1 {
+			replaced++
+		}
+	}
+	t.Logf("%d of %d VMIs re-created after the etcd outage", replaced, baseVMs-1)
 }
