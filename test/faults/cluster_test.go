@@ -233,6 +233,7 @@ apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata:
   name: %s
+  namespace: default
   labels:
     applier: %s
 spec:
