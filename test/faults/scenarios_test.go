@@ -3,12 +3,15 @@
 package faults
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
 )
 
 const (
@@ -16,6 +19,9 @@ const (
 	// convergeTimeout bounds every wait for the end state: generous, the
 	// machine may be loaded.
 	convergeTimeout = 90 * time.Second
+	// partitionHold is how long a partition lasts after the partitioned
+	// node's VMs run elsewhere.
+	partitionHold = 3 * time.Second
 )
 
 // startWithVMs starts a cluster running baseVMs VMs.
@@ -49,8 +55,21 @@ func TestKillLeader(t *testing.T) {
 		return l == standby, "leader is " + l
 	})
 	t.Logf("standby %s leads %v after the kill (lease %s)", standby, time.Since(killed).Round(100*time.Millisecond), leaderTTL)
+	// Again: the new leader dies while the old one is a candidate.
+	c.waitFor("the killed replica back as a candidate", 30*time.Second, func() (bool, string) {
+		return c.ctrls[leader].State() == procRunning && c.ctrls[leader].logHas("leader elected", "leader="+standby), "not yet"
+	})
+	killed = time.Now()
+	c.ctrls[standby].kill9(t, false)
+	c.createVMs(names("second", 4)...)
+	c.deleteVM("vm-01")
+	c.waitFor("the first leader to lead again", 30*time.Second, func() (bool, string) {
+		l := c.leader()
+		return l == leader, "leader is " + l
+	})
+	t.Logf("%s leads again %v after the second kill", leader, time.Since(killed).Round(100*time.Millisecond))
 	c.finish(convergeTimeout)
-	for _, n := range names("vm", baseVMs)[1:] {
+	for _, n := range names("vm", baseVMs)[2:] {
 		require.Equal(t, 1, c.mon.incarnationsOf(n), "%s: a failover replaced its VMI", n)
 	}
 }
@@ -123,7 +142,11 @@ func TestPartitionNode(t *testing.T) {
 	t.Logf("%d VMs running on the other nodes %v after the cut", len(moved), time.Since(cut).Round(100*time.Millisecond))
 	st, reason := c.nodeReady(victim)
 	require.Equal(t, virtkit.ConditionFalse, st, "%s Ready: %s %s", victim, st, reason)
+	// The partition outlasts the failover: whatever the cut-off agent
+	// still runs now runs twice.
+	time.Sleep(partitionHold)
 	require.Equal(t, procRunning, c.nodes[victim].proc.State(), "the partitioned agent is alive")
+	t.Logf("healing the partition %v after the cut", time.Since(cut).Round(100*time.Millisecond))
 	px.Heal()
 	c.finish(convergeTimeout)
 	for _, n := range moved {
@@ -137,11 +160,39 @@ func TestPartitionNode(t *testing.T) {
 // leader lease exits and is restarted), and work continues.
 func TestKillEtcd(t *testing.T) {
 	c := startWithVMs(t)
+	// A writer creates VMs one after another across the outage, retrying
+	// each until it is acknowledged: every acknowledged VM must survive.
+	stopWriter := make(chan struct{})
+	writerDone := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stopWriter:
+				writerDone <- n
+				return
+			default:
+			}
+			name := fmt.Sprintf("load-%02d", n)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			err := cluster.ApplyOne(ctx, c.st, vm(t, name, "load"))
+			cancel()
+			if err == nil {
+				c.mon.want(name)
+				n++
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}()
+	time.Sleep(time.Second)
 	killed := time.Now()
 	require.NoError(t, c.etcd.Kill(t.Context()))
 	time.Sleep(3 * time.Second)
 	require.NoError(t, c.etcd.Restart(t.Context()))
 	t.Logf("etcd down for %v", time.Since(killed).Round(100*time.Millisecond))
+	time.Sleep(time.Second)
+	close(stopWriter)
+	t.Logf("the writer created %d VMs across the outage", <-writerDone)
 	c.waitFor("a leader after the restart", 60*time.Second, func() (bool, string) {
 		return c.leader() != "", "no leader"
 	})
