@@ -116,14 +116,6 @@ func (m *monitor) loop(every time.Duration, fn func()) {
 	}
 }
 
-func (m *monitor) violate(kind, format string, args ...any) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.violations[kind]) < maxViolations {
-		m.violations[kind] = append(m.violations[kind], time.Now().Format("15:04:05.000 ")+fmt.Sprintf(format, args...))
-	}
-}
-
 // want records that VM name must exist from now on.
 func (m *monitor) want(name string) { m.setIntent(name, true, false) }
 

@@ -110,13 +110,6 @@ func (p *vproc) wait(cmd *exec.Cmd, f *os.File, done chan struct{}) {
 	}
 }
 
-// current returns the running incarnation's command and done channel.
-func (p *vproc) current() (*exec.Cmd, chan struct{}, procState) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd, p.done, p.state
-}
-
 // State reports whether the process runs, is stopped or is down.
 func (p *vproc) State() procState {
 	p.mu.Lock()
