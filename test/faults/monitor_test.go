@@ -4,7 +4,9 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -54,7 +56,10 @@ type monitor struct {
 	// samples counts detector rounds; lists counts object checks and
 	// listErrors those that failed (etcd down).
 	samples, lists, listErrors int
-	doubles                    map[string]*doubleRun
+	// inconsistent counts detector rounds that found no consistent
+	// snapshot (every node's state kept changing).
+	inconsistent int
+	doubles      map[string]*doubleRun
 	// intent: name -> when the suite last changed its mind about the VM;
 	// wanted names must exist from then on; flux names are not checked.
 	intent map[string]time.Time
@@ -151,25 +156,82 @@ func (m *monitor) wantedVMs() []string {
 // --- the double-run detector
 
 // runningGuests returns, for every node process that runs (not killed,
-// not frozen), the active domains its simulated hypervisor reports.
+// not frozen), the active domains its simulated hypervisor reports: a
+// consistent snapshot, in which every node's state held at one same
+// instant. Files are read one after the other, so the collection is
+// repeated until no file was replaced and no process changed state while
+// it ran (a node agent writes its file before it acts on a change, so a
+// guest moving from one node to another is never seen on both).
 func (m *monitor) runningGuests(files *fileCache) (map[string][]string, error) {
-	out := map[string][]string{}
-	for _, name := range nodeNames {
-		n := m.c.nodes[name]
-		if n.proc.State() != procRunning {
-			continue
-		}
-		doms, err := files.read(n.state)
+	var lastErr error
+	for range 20 {
+		before, err := m.fingerprint()
 		if err != nil {
 			return nil, err
 		}
-		// A process frozen or killed while its file was read no longer
-		// runs; what it reported stays valid for the instant it was read.
-		for _, d := range doms {
-			if active(d.State) {
-				out[d.Name] = append(out[d.Name], name)
+		out := map[string][]string{}
+		read := map[string][]sim.PersistedDomain{}
+		for _, name := range nodeNames {
+			fp := before[name]
+			if fp.state != procRunning {
+				continue
+			}
+			doms, err := files.read(m.c.nodes[name].state, fp)
+			if err != nil {
+				return nil, err
+			}
+			read[name] = doms
+		}
+		after, err := m.fingerprint()
+		if err != nil {
+			return nil, err
+		}
+		if !maps.Equal(before, after) {
+			lastErr = errInconsistent
+			continue
+		}
+		for name, doms := range read {
+			files.keep(m.c.nodes[name].state, before[name], doms)
+			for _, d := range doms {
+				if active(d.State) {
+					out[d.Name] = append(out[d.Name], name)
+				}
 			}
 		}
+		return out, nil
+	}
+	return nil, lastErr
+}
+
+// errInconsistent: the nodes' states kept changing during every attempt
+// at a snapshot.
+var errInconsistent = errors.New("no consistent snapshot of the nodes' guests")
+
+// nodeFingerprint identifies a node's process state and state file.
+type nodeFingerprint struct {
+	state procState
+	ino   uint64
+	mtime time.Time
+	size  int64
+}
+
+func (m *monitor) fingerprint() (map[string]nodeFingerprint, error) {
+	out := map[string]nodeFingerprint{}
+	for _, name := range nodeNames {
+		n := m.c.nodes[name]
+		fp := nodeFingerprint{state: n.proc.State()}
+		fi, err := os.Stat(n.state)
+		switch {
+		case os.IsNotExist(err):
+		case err != nil:
+			return nil, err
+		default:
+			fp.mtime, fp.size = fi.ModTime(), fi.Size()
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				fp.ino = st.Ino
+			}
+		}
+		out[name] = fp
 	}
 	return out, nil
 }
@@ -179,10 +241,12 @@ func (m *monitor) sample() {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if errors.Is(err, errInconsistent) {
+		m.inconsistent++
+		return
+	}
 	if err != nil {
-		if len(m.violations["state file"]) < maxViolations {
-			m.violations["state file"] = append(m.violations["state file"], err.Error())
-		}
+		m.violationLocked("state file", "%v", err)
 		return
 	}
 	m.samples++
@@ -203,37 +267,30 @@ func (m *monitor) sample() {
 	}
 }
 
-// fileCache parses a state file again only when it was replaced.
+// fileCache keeps each state file's parsed content by fingerprint.
 type fileCache map[string]cachedState
 
 type cachedState struct {
-	ino   uint64
-	mtime time.Time
-	size  int64
-	doms  []sim.PersistedDomain
+	fp   nodeFingerprint
+	doms []sim.PersistedDomain
 }
 
-func (fc fileCache) read(path string) ([]sim.PersistedDomain, error) {
-	fi, err := os.Stat(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var ino uint64
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = st.Ino
-	}
-	if c, ok := fc[path]; ok && c.ino == ino && c.mtime.Equal(fi.ModTime()) && c.size == fi.Size() {
+// read returns the domains of path, parsed again only when its
+// fingerprint changed.
+func (fc fileCache) read(path string, fp nodeFingerprint) ([]sim.PersistedDomain, error) {
+	if c, ok := fc[path]; ok && sameFile(c.fp, fp) {
 		return c.doms, nil
 	}
-	doms, err := sim.ReadState(path)
-	if err != nil {
-		return nil, err
-	}
-	fc[path] = cachedState{ino: ino, mtime: fi.ModTime(), size: fi.Size(), doms: doms}
-	return doms, nil
+	return sim.ReadState(path)
+}
+
+// keep caches what was read under a fingerprint that held throughout.
+func (fc fileCache) keep(path string, fp nodeFingerprint, doms []sim.PersistedDomain) {
+	fc[path] = cachedState{fp: fp, doms: doms}
+}
+
+func sameFile(a, b nodeFingerprint) bool {
+	return a.ino == b.ino && a.mtime.Equal(b.mtime) && a.size == b.size
 }
 
 // --- object checks: uids and lost objects
@@ -255,7 +312,9 @@ func (m *monitor) check() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
-		m.listErrors++ // etcd down: nothing can be checked
+		if m.ctx.Err() == nil {
+			m.listErrors++ // etcd unreachable: nothing can be checked
+		}
 		return
 	}
 	m.lists++
@@ -334,8 +393,8 @@ func (m *monitor) report() (map[string][]string, string) {
 	for _, uids := range m.incarnations {
 		replaced += len(uids) - 1
 	}
-	summary := fmt.Sprintf("detector: %d samples every %v, %d VMs double-run; object checks: %d lists (%d failed while etcd was unreachable), %d uids, %d VMI re-incarnations",
-		m.samples, sampleEvery, len(m.doubles), m.lists, m.listErrors, len(m.uidKey), replaced)
+	summary := fmt.Sprintf("detector: %d samples every %v (%d without a consistent snapshot), %d VMs double-run; object checks: %d lists (%d failed), %d uids, %d VMI re-incarnations",
+		m.samples, sampleEvery, m.inconsistent, len(m.doubles), m.lists, m.listErrors, len(m.uidKey), replaced)
 	return out, summary
 }
 
