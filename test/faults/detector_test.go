@@ -4,8 +4,10 @@ package faults
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,11 +22,22 @@ import (
 // node is not, and a guest that stopped on one node before it started on
 // the other is not.
 func TestDetector(t *testing.T) {
-	dir := t.TempDir()
+	// Not t.TempDir: the simulated hosts save asynchronously and may
+	// still write a file while the directory is being removed.
+	dir, err := os.MkdirTemp("", "faults-detector-")
+	require.NoError(t, err)
+	defer func() {
+		for range 20 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
 	c := &testCluster{t: t, dir: dir, nodes: map[string]*testNode{}}
 	hosts := map[string]*sim.Persistent{}
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
+	defer cancel() // runs before the removal above
 	for _, name := range nodeNames {
 		n := &testNode{name: name, state: filepath.Join(dir, name+".state.json"), proc: newVProc(dir, name)}
 		n.proc.state = procRunning // no process: the test plays it
