@@ -93,7 +93,24 @@ func (c *testCluster) victim() (string, []string) {
 func TestKillNode(t *testing.T) {
 	c := startWithVMs(t)
 	victim, moved := c.victim()
-	t.Logf("killing %s with %d VMIs", victim, len(moved))
+	// A quick restart (the supervisor's, within the grace period): the
+	// agent adopts its guests, nothing is replaced.
+	restarted := time.Now()
+	c.nodes[victim].proc.kill9(t, false)
+	c.waitFor("the restarted agent ready with its guests", 30*time.Second, func() (bool, string) {
+		starts, _ := c.nodes[victim].proc.history()
+		if starts < 2 || c.nodes[victim].proc.State() != procRunning {
+			return false, "not restarted yet"
+		}
+		return c.converged()
+	})
+	t.Logf("%s killed and restarted at once: its %d guests adopted %v after the kill", victim, len(moved),
+		time.Since(restarted).Round(100*time.Millisecond))
+	for _, n := range moved {
+		require.Equal(t, 1, c.mon.incarnationsOf(n), "%s: a quick agent restart replaced its VMI", n)
+	}
+
+	t.Logf("killing %s with %d VMIs until they run elsewhere", victim, len(moved))
 	killed := time.Now()
 	c.nodes[victim].proc.kill9(t, true)
 	c.waitFor("the victim's VMs running elsewhere", convergeTimeout, func() (bool, string) { return c.movedOff(victim) })
