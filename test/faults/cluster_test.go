@@ -5,6 +5,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,8 @@ type testNode struct {
 	proc  *vproc
 	proxy *tcpproxy.Proxy
 	state string // the sim state file
+	// metricsAddr is the agent's --metrics-addr (its /debug/domains).
+	metricsAddr string
 }
 
 // newCluster starts everything and waits until three nodes are ready and a
@@ -95,8 +98,10 @@ func newCluster(t *testing.T) *testCluster {
 		px, err := tcpproxy.Start(ctx, tcpproxy.Options{Target: c.etcd.ClientAddr()})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = px.Close() })
-		n := &testNode{name: name, proxy: px, state: filepath.Join(dir, name+".state.json")}
-		n.proc = newVProc(dir, name, "node", "--name", name, "--store", "etcd://"+px.Addr(),
+		addr, err := freeAddr()
+		require.NoError(t, err)
+		n := &testNode{name: name, proxy: px, state: filepath.Join(dir, name+".state.json"), metricsAddr: addr}
+		n.proc = newVProc(dir, name, "node", "--name", name, "--store", "etcd://"+px.Addr(), "--metrics-addr", addr,
 			"--hypervisor", "sim", "--sim-state", n.state, "--sim-cpus", "64", "--sim-memory", "64Gi",
 			"--heartbeat-interval", heartbeat, "--status-interval", statusInterval)
 		c.nodes[name] = n
@@ -271,6 +276,16 @@ func (c *testCluster) deleteVM(name string) {
 	require.NoError(c.t, c.st.Delete(ctx, v, store.DeleteOptions{}))
 }
 
+// freeAddr returns a loopback HOST:PORT that was free just now.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
 func names(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -304,7 +319,7 @@ func (c *testCluster) movedOff(victim string) (bool, string) {
 	if err := c.st.List(ctx, l, store.ListOptions{}); err != nil {
 		return false, err.Error()
 	}
-	guests, err := c.mon.runningGuests(&fileCache{})
+	guests, err := c.runningGuests(c.newObservers())
 	if err != nil {
 		return false, err.Error()
 	}

@@ -4,29 +4,24 @@ package faults
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
-	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
 const (
 	// sampleEvery is the double-run detector's period.
-	sampleEvery = 25 * time.Millisecond
+	sampleEvery = 50 * time.Millisecond
 	// listEvery is the period of the object checks (uids, lost objects).
 	listEvery = 250 * time.Millisecond
 	// maxViolations bounds what is kept per kind of violation.
@@ -50,14 +45,14 @@ type monitor struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	files fileCache // only the detector goroutine uses it
+	obs observers // only the detector goroutine uses them
 
 	mu sync.Mutex
 	// samples counts detector rounds; lists counts object checks and
 	// listErrors those that failed (etcd down).
 	samples, lists, listErrors int
 	// inconsistent counts detector rounds that found no consistent
-	// snapshot (every node's state kept changing).
+	// snapshot or failed to read a node.
 	inconsistent int
 	doubles      map[string]*doubleRun
 	// intent: name -> when the suite last changed its mind about the VM;
@@ -91,7 +86,7 @@ func newMonitor(c *testCluster) *monitor {
 		c: c, doubles: map[string]*doubleRun{}, intent: map[string]time.Time{}, wanted: map[string]bool{},
 		flux: map[string]bool{}, vmObs: map[string]vmObservation{}, uidKey: map[types.UID]string{},
 		incarnations: map[string]map[types.UID]bool{}, violations: map[string][]string{},
-		files: fileCache{},
+		obs: c.newObservers(),
 	}
 }
 
@@ -151,146 +146,6 @@ func (m *monitor) wantedVMs() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// --- the double-run detector
-
-// runningGuests returns, for every node process that runs (not killed,
-// not frozen), the active domains its simulated hypervisor reports: a
-// consistent snapshot, in which every node's state held at one same
-// instant. Files are read one after the other, so the collection is
-// repeated until no file was replaced and no process changed state while
-// it ran (a node agent writes its file before it acts on a change, so a
-// guest moving from one node to another is never seen on both).
-func (m *monitor) runningGuests(files *fileCache) (map[string][]string, error) {
-	var lastErr error
-	for range 20 {
-		before, err := m.fingerprint()
-		if err != nil {
-			return nil, err
-		}
-		out := map[string][]string{}
-		read := map[string][]sim.PersistedDomain{}
-		for _, name := range nodeNames {
-			fp := before[name]
-			if fp.state != procRunning {
-				continue
-			}
-			doms, err := files.read(m.c.nodes[name].state, fp)
-			if err != nil {
-				return nil, err
-			}
-			read[name] = doms
-		}
-		after, err := m.fingerprint()
-		if err != nil {
-			return nil, err
-		}
-		if !maps.Equal(before, after) {
-			lastErr = errInconsistent
-			continue
-		}
-		for name, doms := range read {
-			files.keep(m.c.nodes[name].state, before[name], doms)
-			for _, d := range doms {
-				if active(d.State) {
-					out[d.Name] = append(out[d.Name], name)
-				}
-			}
-		}
-		return out, nil
-	}
-	return nil, lastErr
-}
-
-// errInconsistent: the nodes' states kept changing during every attempt
-// at a snapshot.
-var errInconsistent = errors.New("no consistent snapshot of the nodes' guests")
-
-// nodeFingerprint identifies a node's process state and state file.
-type nodeFingerprint struct {
-	state procState
-	ino   uint64
-	mtime time.Time
-	size  int64
-}
-
-func (m *monitor) fingerprint() (map[string]nodeFingerprint, error) {
-	out := map[string]nodeFingerprint{}
-	for _, name := range nodeNames {
-		n := m.c.nodes[name]
-		fp := nodeFingerprint{state: n.proc.State()}
-		fi, err := os.Stat(n.state)
-		switch {
-		case os.IsNotExist(err):
-		case err != nil:
-			return nil, err
-		default:
-			fp.mtime, fp.size = fi.ModTime(), fi.Size()
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				fp.ino = st.Ino
-			}
-		}
-		out[name] = fp
-	}
-	return out, nil
-}
-
-func (m *monitor) sample() {
-	guests, err := m.runningGuests(&m.files)
-	now := time.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if errors.Is(err, errInconsistent) {
-		m.inconsistent++
-		return
-	}
-	if err != nil {
-		m.violationLocked("state file", "%v", err)
-		return
-	}
-	m.samples++
-	for dom, where := range guests {
-		if len(where) < 2 {
-			continue
-		}
-		d := m.doubles[dom]
-		if d == nil {
-			d = &doubleRun{nodes: map[string]bool{}, first: now}
-			m.doubles[dom] = d
-		}
-		for _, n := range where {
-			d.nodes[n] = true
-		}
-		d.last = now
-		d.samples++
-	}
-}
-
-// fileCache keeps each state file's parsed content by fingerprint.
-type fileCache map[string]cachedState
-
-type cachedState struct {
-	fp   nodeFingerprint
-	doms []sim.PersistedDomain
-}
-
-// read returns the domains of path, parsed again only when its
-// fingerprint changed.
-func (fc fileCache) read(path string, fp nodeFingerprint) ([]sim.PersistedDomain, error) {
-	if c, ok := fc[path]; ok && sameFile(c.fp, fp) {
-		return c.doms, nil
-	}
-	return sim.ReadState(path)
-}
-
-// keep caches what was read under a fingerprint that held throughout.
-func (fc fileCache) keep(path string, fp nodeFingerprint, doms []sim.PersistedDomain) {
-	fc[path] = cachedState{fp: fp, doms: doms}
-}
-
-func sameFile(a, b nodeFingerprint) bool {
-	return a.ino == b.ino && a.mtime.Equal(b.mtime) && a.size == b.size
 }
 
 // --- object checks: uids and lost objects
@@ -393,7 +248,7 @@ func (m *monitor) report() (map[string][]string, string) {
 	for _, uids := range m.incarnations {
 		replaced += len(uids) - 1
 	}
-	summary := fmt.Sprintf("detector: %d samples every %v (%d without a consistent snapshot), %d VMs double-run; object checks: %d lists (%d failed), %d uids, %d VMI re-incarnations",
+	summary := fmt.Sprintf("detector: %d samples every %v (%d inconclusive), %d VMs double-run; object checks: %d lists (%d failed), %d uids, %d VMI re-incarnations",
 		m.samples, sampleEvery, m.inconsistent, len(m.doubles), m.lists, m.listErrors, len(m.uidKey), replaced)
 	return out, summary
 }
@@ -428,7 +283,7 @@ func (c *testCluster) converged() (bool, string) {
 	if err := c.st.List(ctx, vmis, store.ListOptions{}); err != nil {
 		return false, err.Error()
 	}
-	guests, err := c.mon.runningGuests(&fileCache{})
+	guests, err := c.runningGuests(c.newObservers())
 	if err != nil {
 		return false, err.Error()
 	}

@@ -19,9 +19,9 @@ const (
 	// convergeTimeout bounds every wait for the end state: generous, the
 	// machine may be loaded.
 	convergeTimeout = 90 * time.Second
-	// partitionHold is how long a partition lasts after the partitioned
-	// node's VMs run elsewhere.
-	partitionHold = 3 * time.Second
+	// faultHold is how long a dead, frozen or partitioned node stays so
+	// after its VMs run elsewhere.
+	faultHold = 3 * time.Second
 )
 
 // startWithVMs starts a cluster running baseVMs VMs.
@@ -118,6 +118,9 @@ func TestKillNode(t *testing.T) {
 		time.Since(killed).Round(100*time.Millisecond), monitorGrace, unresponsiveGrace)
 	st, reason := c.nodeReady(victim)
 	require.Equal(t, virtkit.ConditionFalse, st, "%s Ready: %s %s", victim, st, reason)
+	// The agent stays dead past the failover: guests of its host that still
+	// run (nothing stopped them) now run twice.
+	time.Sleep(faultHold)
 	c.nodes[victim].proc.release(t)
 	c.finish(convergeTimeout)
 	for _, n := range moved {
@@ -137,6 +140,7 @@ func TestFreezeNode(t *testing.T) {
 	c.nodes[victim].proc.stop(t)
 	c.waitFor("the frozen node's VMs running elsewhere", convergeTimeout, func() (bool, string) { return c.movedOff(victim) })
 	t.Logf("%d VMs running on the other nodes %v after SIGSTOP", len(moved), time.Since(frozen).Round(100*time.Millisecond))
+	time.Sleep(faultHold)
 	c.nodes[victim].proc.cont(t)
 	c.finish(convergeTimeout)
 	for _, n := range moved {
@@ -161,7 +165,7 @@ func TestPartitionNode(t *testing.T) {
 	require.Equal(t, virtkit.ConditionFalse, st, "%s Ready: %s %s", victim, st, reason)
 	// The partition outlasts the failover: whatever the cut-off agent
 	// still runs now runs twice.
-	time.Sleep(partitionHold)
+	time.Sleep(faultHold)
 	require.Equal(t, procRunning, c.nodes[victim].proc.State(), "the partitioned agent is alive")
 	t.Logf("healing the partition %v after the cut", time.Since(cut).Round(100*time.Millisecond))
 	px.Heal()
