@@ -73,8 +73,22 @@ type NodeHealthOptions struct {
 // is silent that long is really down (or fenced); a partitioned host whose
 // guests keep running would run them twice until its agent reconnects.
 //
-// A Node object that is deleted while VMIs still name it is treated as a
-// node that is gone for good: its VMIs fail at once.
+// Fencing: a node agent that publishes its fence timeout F on its Node
+// ([FenceTimeoutAnnotation]) promises to destroy its own guests once it has
+// not renewed its heartbeat for F (see package node). For such a node the
+// VMIs are failed no sooner than [MinNodeGrace](F) = F + F/2 after the last
+// heartbeat change this reconciler saw, even when MonitorGracePeriod plus
+// UnresponsiveGracePeriod is shorter: the F/2 margin covers the agent's
+// check interval, the destroy calls and the time the heartbeat write takes.
+// A node that publishes no fence timeout (fencing disabled) gets the
+// configured grace only, and guests of such a node that is partitioned
+// rather than down can run twice.
+//
+// A Node object that is deleted is not taken as proof that the node is
+// gone: a live agent re-registers it with its next heartbeat, as a kubelet
+// does. Its VMIs fail only when no Node with a new heartbeat appears for the
+// same grace as a silent node's, counted from the last heartbeat change
+// seen (or from when the deletion was seen, for a node never seen before).
 //
 // Requests are Node names.
 type NodeHealthReconciler struct {
@@ -90,6 +104,8 @@ type NodeHealthReconciler struct {
 type heartbeatSeen struct {
 	heartbeat time.Time
 	at        time.Time
+	// fence is the fence timeout the node last published (0: none).
+	fence time.Duration
 }
 
 var _ Reconciler = (*NodeHealthReconciler)(nil)
@@ -144,39 +160,108 @@ func (r *NodeHealthReconciler) Reconcile(ctx context.Context, req Request) (Resu
 		return Result{}, err
 	}
 	if !found {
-		r.forget(req.Name)
-		return Result{}, r.failVMIs(ctx, req.Name, "node object deleted")
+		return r.reconcileMissing(ctx, req.Name)
 	}
 	hb := node.Status.LastHeartbeatTime
 	if hb == nil {
 		return Result{}, nil // never reported: nothing can run there
 	}
-	silent := r.silentFor(req.Name, hb.Time)
+	s := r.observe(req.Name, hb.Time, r.fenceTimeout(node))
+	silent := r.o.Now().Sub(s.at)
 	if silent < r.o.MonitorGracePeriod {
 		return Result{RequeueAfter: r.o.MonitorGracePeriod - silent + time.Second}, nil
 	}
 	if err := r.markNotReady(ctx, node); err != nil {
 		return Result{}, err
 	}
-	deadline := r.o.MonitorGracePeriod + r.o.UnresponsiveGracePeriod
+	deadline := r.failAfter(s)
 	if silent < deadline {
 		return Result{RequeueAfter: deadline - silent + time.Second}, nil
 	}
 	return Result{}, r.failVMIs(ctx, req.Name, fmt.Sprintf("no heartbeat for %v", silent.Round(time.Second)))
 }
 
-// silentFor returns how long the node's heartbeat has stayed at hb, on this
-// reconciler's clock.
-func (r *NodeHealthReconciler) silentFor(node string, hb time.Time) time.Duration {
+// reconcileMissing handles a node whose Node object does not exist. A live
+// agent re-creates it with its next heartbeat, so its VMIs are failed only
+// after the grace of a silent node.
+func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string) (Result, error) {
+	vmis, err := r.vmisOn(ctx, name)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(vmis) == 0 {
+		r.forget(name) // nothing to protect; keep the memory bounded
+		return Result{}, nil
+	}
+	r.mu.Lock()
+	s, ok := r.seen[name]
+	if !ok {
+		s = heartbeatSeen{at: r.o.Now()}
+		r.seen[name] = s
+	}
+	r.mu.Unlock()
+	silent := r.o.Now().Sub(s.at)
+	deadline := r.failAfter(s)
+	if silent < deadline {
+		r.log.Info("node object missing; waiting for its agent to register it again", "node", name,
+			"failIn", (deadline - silent).Round(time.Second))
+		return Result{RequeueAfter: deadline - silent + time.Second}, nil
+	}
+	why := fmt.Sprintf("node object deleted and no heartbeat for %v", silent.Round(time.Second))
+	var errs []error
+	for _, vmi := range vmis {
+		if err := r.failVMI(ctx, vmi, why); err != nil {
+			errs = append(errs, fmt.Errorf("VMI %s/%s: %w", vmi.Namespace, vmi.Name, err))
+		}
+	}
+	return Result{}, errors.Join(errs...)
+}
+
+// failAfter is how long after the last heartbeat change a node's VMIs are
+// failed: the configured grace, extended to MinNodeGrace of the node's
+// fence timeout.
+func (r *NodeHealthReconciler) failAfter(s heartbeatSeen) time.Duration {
+	d := r.o.MonitorGracePeriod + r.o.UnresponsiveGracePeriod
+	if s.fence > 0 {
+		d = max(d, MinNodeGrace(s.fence))
+	}
+	return d
+}
+
+// fenceTimeout reads the fence timeout a node agent published; 0 when
+// there is none or it cannot be read.
+func (r *NodeHealthReconciler) fenceTimeout(node *virtkit.Node) time.Duration {
+	v, ok := node.Annotations[FenceTimeoutAnnotation]
+	if !ok {
+		return 0
+	}
+	d, err := ParseFenceTimeout(v)
+	if err != nil {
+		r.log.Warn("ignoring the node's fence timeout", "node", node.Name, "err", err)
+		return 0
+	}
+	if g := r.o.MonitorGracePeriod + r.o.UnresponsiveGracePeriod; MinNodeGrace(d) > g {
+		r.log.Debug("node fences late: its VMIs wait longer than the configured grace", "node", node.Name,
+			"fenceTimeout", d, "grace", g, "wait", MinNodeGrace(d))
+	}
+	return d
+}
+
+// observe records the node's heartbeat value and fence timeout and returns
+// when this reconciler first saw that heartbeat value.
+func (r *NodeHealthReconciler) observe(node string, hb time.Time, fence time.Duration) heartbeatSeen {
 	now := r.o.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, ok := r.seen[node]
 	if !ok || !s.heartbeat.Equal(hb) {
-		s = heartbeatSeen{heartbeat: hb, at: now}
-		r.seen[node] = s
+		s = heartbeatSeen{heartbeat: hb, at: now, fence: fence}
+	} else {
+		// Under one heartbeat value the longest fence timeout seen counts.
+		s.fence = max(s.fence, fence)
 	}
-	return now.Sub(s.at)
+	r.seen[node] = s
+	return s
 }
 
 func (r *NodeHealthReconciler) forget(node string) {
@@ -205,22 +290,33 @@ func (r *NodeHealthReconciler) markNotReady(ctx context.Context, node *virtkit.N
 // failVMIs fails every VMI on the node that is not final and releases the
 // node agent's finalizer on its behalf.
 func (r *NodeHealthReconciler) failVMIs(ctx context.Context, node, why string) error {
-	vmis := &virtkit.VirtualMachineInstanceList{}
-	// Not by the node-name label: it may lag status.nodeName.
-	if err := r.o.Store.List(ctx, vmis, store.ListOptions{}); err != nil {
+	vmis, err := r.vmisOn(ctx, node)
+	if err != nil {
 		return err
 	}
 	var errs []error
-	for i := range vmis.Items {
-		vmi := &vmis.Items[i]
-		if vmi.Status.NodeName != node {
-			continue
-		}
+	for _, vmi := range vmis {
 		if err := r.failVMI(ctx, vmi, why); err != nil {
 			errs = append(errs, fmt.Errorf("VMI %s/%s: %w", vmi.Namespace, vmi.Name, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// vmisOn lists the VMIs whose status.nodeName is node.
+func (r *NodeHealthReconciler) vmisOn(ctx context.Context, node string) ([]*virtkit.VirtualMachineInstance, error) {
+	vmis := &virtkit.VirtualMachineInstanceList{}
+	// Not by the node-name label: it may lag status.nodeName.
+	if err := r.o.Store.List(ctx, vmis, store.ListOptions{}); err != nil {
+		return nil, err
+	}
+	var out []*virtkit.VirtualMachineInstance
+	for i := range vmis.Items {
+		if vmis.Items[i].Status.NodeName == node {
+			out = append(out, &vmis.Items[i])
+		}
+	}
+	return out, nil
 }
 
 func (r *NodeHealthReconciler) failVMI(ctx context.Context, vmi *virtkit.VirtualMachineInstance, why string) error {

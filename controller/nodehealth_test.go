@@ -147,7 +147,38 @@ func TestNodeHealthKeepsStoppedReason(t *testing.T) {
 	assert.Equal(t, virtkit.NodeUnresponsiveReason, vmi.Status.Reason)
 }
 
-func TestNodeHealthDeletedNode(t *testing.T) {
+func TestNodeHealthDeletedNodeOfLiveAgentIsNotDead(t *testing.T) {
+	e := newEnv(t, 1)
+	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
+	e.settle()
+	before := e.getVMI("vm")
+	hr := newNodeHealth(t, e)
+	_, err := hr.Reconcile(e.ctx, Request{Name: "n1"})
+	require.NoError(t, err)
+
+	require.NoError(t, e.st.Delete(e.ctx, e.getNode("n1"), store.DeleteOptions{}))
+	e.clock.Advance(5 * time.Second)
+	res, err := hr.Reconcile(e.ctx, Request{Name: "n1"})
+	require.NoError(t, err)
+	assert.Equal(t, 96*time.Second, res.RequeueAfter, "a missing Node gets the grace of a silent one (40 s + 1 min from the last heartbeat)")
+	vmi := e.getVMI("vm")
+	assert.Equal(t, virtkit.Running, vmi.Status.Phase, "a deleted Node is not a dead node")
+	assert.Contains(t, vmi.Finalizers, NodeAgentFinalizer)
+
+	// The live agent registers the Node again with its next heartbeat.
+	require.NoError(t, e.st.Create(e.ctx, &virtkit.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}))
+	e.heartbeat("n1")
+	e.clock.Advance(99 * time.Second)
+	e.heartbeat("n1")
+	res, err = hr.Reconcile(e.ctx, Request{Name: "n1"})
+	require.NoError(t, err)
+	assert.Equal(t, 41*time.Second, res.RequeueAfter)
+	vmi = e.getVMI("vm")
+	assert.Equal(t, virtkit.Running, vmi.Status.Phase)
+	assert.Equal(t, before.UID, vmi.UID, "never restarted")
+}
+
+func TestNodeHealthDeletedNodeWithoutAgentFailsAfterGrace(t *testing.T) {
 	e := newEnv(t, 1)
 	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
 	e.settle()
@@ -155,10 +186,65 @@ func TestNodeHealthDeletedNode(t *testing.T) {
 	hr := newNodeHealth(t, e)
 	_, err := hr.Reconcile(e.ctx, Request{Name: "n1"})
 	require.NoError(t, err)
+	assert.Equal(t, virtkit.Running, e.getVMI("vm").Status.Phase)
+	e.clock.Advance(99 * time.Second)
+	_, err = hr.Reconcile(e.ctx, Request{Name: "n1"})
+	require.NoError(t, err)
+	assert.Equal(t, virtkit.Running, e.getVMI("vm").Status.Phase, "within the grace")
+	e.clock.Advance(2 * time.Second)
+	_, err = hr.Reconcile(e.ctx, Request{Name: "n1"})
+	require.NoError(t, err)
 	vmi := e.getVMI("vm")
 	assert.Equal(t, virtkit.Failed, vmi.Status.Phase)
 	assert.Equal(t, virtkit.NodeUnresponsiveReason, vmi.Status.Reason)
 	assert.NotContains(t, vmi.Finalizers, NodeAgentFinalizer)
+}
+
+func TestNodeHealthWaitsForTheNodesFence(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		annotation string
+		failAfter  time.Duration // since the last heartbeat change
+	}{
+		{"no fence timeout: the configured grace", "", 100 * time.Second},
+		{"a fence timeout within the grace changes nothing", "1m", 100 * time.Second},
+		{"a longer fence timeout extends the grace to 1.5x", "2m", 180 * time.Second},
+		{"an unreadable fence timeout is ignored", "soon", 100 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, 1)
+			require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
+			e.settle()
+			if tc.annotation != "" {
+				n := e.getNode("n1")
+				n.Annotations = map[string]string{FenceTimeoutAnnotation: tc.annotation}
+				require.NoError(t, e.st.Update(e.ctx, n))
+			}
+			hr := newNodeHealth(t, e)
+			_, err := hr.Reconcile(e.ctx, Request{Name: "n1"})
+			require.NoError(t, err)
+			e.clock.Advance(tc.failAfter - time.Second)
+			_, err = hr.Reconcile(e.ctx, Request{Name: "n1"})
+			require.NoError(t, err)
+			assert.Equal(t, virtkit.Running, e.getVMI("vm").Status.Phase, "a second before")
+			e.clock.Advance(2 * time.Second)
+			_, err = hr.Reconcile(e.ctx, Request{Name: "n1"})
+			require.NoError(t, err)
+			assert.Equal(t, virtkit.Failed, e.getVMI("vm").Status.Phase, "a second after")
+		})
+	}
+}
+
+func TestMinNodeGrace(t *testing.T) {
+	assert.Equal(t, time.Duration(0), MinNodeGrace(0))
+	assert.Equal(t, 90*time.Second, MinNodeGrace(time.Minute))
+	d, err := ParseFenceTimeout("1m")
+	require.NoError(t, err)
+	assert.Equal(t, time.Minute, d)
+	for _, bad := range []string{"", "-1s", "0s", "1 minute"} {
+		_, err := ParseFenceTimeout(bad)
+		assert.Error(t, err, bad)
+	}
 }
 
 func TestNodeHealthNeverReportedNode(t *testing.T) {

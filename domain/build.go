@@ -182,6 +182,7 @@ type kubevirtMetadata struct {
 	UID         string              `xml:"uid,omitempty"`
 	Namespace   string              `xml:"namespace"`
 	Name        string              `xml:"name"`
+	Node        string              `xml:"node,omitempty"`
 	GracePeriod gracePeriodMetadata `xml:"graceperiod"`
 }
 
@@ -198,6 +199,7 @@ func (b *builder) metadata() *libvirtxml.DomainMetadata {
 		UID:         string(b.vmi.UID),
 		Namespace:   namespaceOf(b.vmi),
 		Name:        b.vmi.Name,
+		Node:        b.opts.NodeName,
 		GracePeriod: gracePeriodMetadata{DeletionGracePeriodSeconds: grace},
 	})
 	if err != nil { // only strings and ints: cannot happen

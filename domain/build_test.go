@@ -290,3 +290,24 @@ func TestMakeRuntimeDir(t *testing.T) {
 	assert.True(t, st.IsDir())
 	assert.Equal(t, os.FileMode(0o750), st.Mode().Perm())
 }
+
+func TestBuildMetadataNode(t *testing.T) {
+	vmi := decodeVMI(t, "testdata/vmi/minimal.yaml")
+	for _, tc := range []struct {
+		name, node, want string
+	}{
+		{"without a node name the element is left out", "", ""},
+		{"the node name is written", "node-a", "<node>node-a</node>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dom, err := domain.Build(vmi, domain.Options{NodeName: tc.node})
+			require.NoError(t, err)
+			require.NotNil(t, dom.Metadata)
+			if tc.want == "" {
+				assert.NotContains(t, dom.Metadata.XML, "<node>")
+				return
+			}
+			assert.Contains(t, dom.Metadata.XML, tc.want)
+		})
+	}
+}

@@ -88,6 +88,12 @@ type Options struct {
 	// sees (or creates) the path, and hands the resolver the resolved path.
 	HostPaths HostPathPolicy
 
+	// NodeName, when set, is written into the domain's kubevirt metadata
+	// (<node>): the node agent that defined the domain. Node agents that
+	// share one hypervisor tell their domains apart by it, and an agent
+	// touches no domain that names another node.
+	NodeName string
+
 	// Mutators run in order after the build.
 	Mutators []Mutator
 }

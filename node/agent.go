@@ -48,6 +48,24 @@ type Options struct {
 	// HeartbeatInterval is how often the Node status is refreshed; default
 	// 10 s.
 	HeartbeatInterval time.Duration
+	// FenceTimeout: when the agent has not renewed its heartbeat in the
+	// store for this long (the store is unreachable, or the agent was
+	// frozen), it destroys this node's guests, because the controller may
+	// soon restart them elsewhere, and starts none until a renewal
+	// succeeds again. The agent publishes it on its Node
+	// (controller.FenceTimeoutAnnotation) and the node-health controller
+	// waits at least controller.MinNodeGrace of it before failing the
+	// node's VMIs. 0 means DefaultFenceTimeout(HeartbeatInterval) (60 s
+	// with the default interval); negative disables fencing (then a
+	// partitioned node's guests can run twice). It must be at least
+	// MinFenceTimeout(HeartbeatInterval).
+	FenceTimeout time.Duration
+	// Watchdog, when set, is petted after every successful heartbeat
+	// renewal with the time left before the fence deadline plus a tenth of
+	// FenceTimeout, so the host stops the guests even when this process
+	// cannot (frozen, killed). The margin of controller.MinNodeGrace
+	// covers that tenth.
+	Watchdog Watchdog
 	// ResyncPeriod re-reads every VMI of the node; default 30 s.
 	ResyncPeriod time.Duration
 	// StatusInterval is how often a running VMI's status is refreshed from
@@ -93,6 +111,15 @@ type Agent struct {
 	domainFacts map[string]domainFacts
 	// migs are the migrations this agent runs as the source.
 	migs migrationRegistry
+	// owned are the domains this agent has found to be its own, with the
+	// VMI uid in their metadata; foreign are those it leaves alone, with
+	// why (see classify).
+	owned   map[string]string
+	foreign map[string]string
+	// fenced are the domains fencing destroyed, until they are removed.
+	fenced map[string]bool
+	// lease tracks heartbeat renewals for fencing.
+	lease lease
 }
 
 // New validates opts and returns an agent that does nothing until Start.
@@ -107,6 +134,24 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.HeartbeatInterval <= 0 {
 		opts.HeartbeatInterval = 10 * time.Second
+	}
+	switch {
+	case opts.FenceTimeout == 0:
+		opts.FenceTimeout = DefaultFenceTimeout(opts.HeartbeatInterval)
+	case opts.FenceTimeout > 0 && opts.FenceTimeout < MinFenceTimeout(opts.HeartbeatInterval):
+		return nil, fmt.Errorf("%w: FenceTimeout: %v is shorter than three heartbeat intervals plus 1 s (%v)", ErrInvalidOptions,
+			opts.FenceTimeout, MinFenceTimeout(opts.HeartbeatInterval))
+	case opts.FenceTimeout < 0:
+		opts.FenceTimeout = -1
+		if opts.Watchdog != nil {
+			return nil, fmt.Errorf("%w: Watchdog: needs fencing (FenceTimeout is negative)", ErrInvalidOptions)
+		}
+	}
+	switch {
+	case opts.Domain.NodeName == "":
+		opts.Domain.NodeName = opts.NodeName
+	case opts.Domain.NodeName != opts.NodeName:
+		return nil, fmt.Errorf("%w: Domain.NodeName: %q differs from NodeName %q", ErrInvalidOptions, opts.Domain.NodeName, opts.NodeName)
 	}
 	if opts.ResyncPeriod <= 0 {
 		opts.ResyncPeriod = 30 * time.Second
@@ -136,6 +181,9 @@ func New(opts Options) (*Agent, error) {
 		log:           log.With("node", opts.NodeName),
 		shutdownSince: map[string]time.Time{},
 		domainFacts:   map[string]domainFacts{},
+		owned:         map[string]string{},
+		foreign:       map[string]string{},
+		fenced:        map[string]bool{},
 	}
 	sel := labels.SelectorFromSet(labels.Set{virtkit.NodeNameLabel: opts.NodeName})
 	ctrl, err := controller.New(opts.Store, controller.ReconcilerFunc(a.Reconcile), controller.Options{
@@ -174,7 +222,7 @@ func (a *Agent) Enqueue(namespace, name string) {
 // host, and runs until ctx ends. On return the heartbeat has stopped; the
 // guests keep running (a restarted agent adopts them).
 func (a *Agent) Start(ctx context.Context) error {
-	if err := a.heartbeat(ctx); err != nil {
+	if err := a.heartbeat(ctx, a.opts.ReconcileTimeout); err != nil {
 		return fmt.Errorf("node %s: register: %w", a.opts.NodeName, err)
 	}
 	a.migs.setBase(ctx)
@@ -182,14 +230,18 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("node %s: hypervisor events: %w", a.opts.NodeName, err)
 	}
-	// Every domain already on the host is looked at once: ours are adopted,
-	// the rest destroyed (recovery after an agent restart).
-	if err := a.enqueueHostDomains(ctx); err != nil {
+	// Every domain already on the host is looked at once: this node's are
+	// adopted or, when no VMI wants them any more, removed (recovery after
+	// an agent restart); domains without virtkit's metadata for this node
+	// are left alone and reported (ForeignDomains).
+	if err := a.scanHost(ctx, true); err != nil {
 		return fmt.Errorf("node %s: list domains: %w", a.opts.NodeName, err)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { a.pumpEvents(ctx, events) })
 	wg.Go(func() { a.heartbeatLoop(ctx) })
+	wg.Go(func() { a.fenceLoop(ctx) })
+	wg.Go(func() { a.scanLoop(ctx) })
 	if a.opts.GuestInfo != nil {
 		wg.Go(func() { a.opts.GuestInfo.Start(ctx, a.Enqueue) })
 	}
@@ -197,19 +249,6 @@ func (a *Agent) Start(ctx context.Context) error {
 	wg.Wait()
 	a.migs.wg.Wait()
 	return err
-}
-
-func (a *Agent) enqueueHostDomains(ctx context.Context) error {
-	doms, err := a.opts.Hypervisor.List(ctx)
-	if err != nil {
-		return err
-	}
-	for _, d := range doms {
-		if ns, name, ok := SplitDomainName(d.Name); ok {
-			a.Enqueue(ns, name)
-		}
-	}
-	return nil
 }
 
 func (a *Agent) pumpEvents(ctx context.Context, events <-chan hypervisor.Event) {

@@ -23,12 +23,64 @@
 //     terminationGracePeriodSeconds have passed, its domain undefined, and
 //     the finalizer removed so the store can drop the VMI.
 //
-// A domain on the host that no VMI on this node wants (the VMI was deleted,
+// # Ownership
+//
+// An agent touches only the domains that are its own: those whose virtkit
+// metadata (the builder's <kubevirt xmlns="http://kubevirt.io"> element in
+// <metadata>) names this node in <node>, or names the uid of a VMI placed on
+// this node or migrating to it (a guest that arrived by live migration
+// names its source node). Everything else on the host, other people's
+// guests on a shared libvirt host, domains without virtkit's metadata,
+// another node agent's guests on the same hypervisor, is never adopted,
+// stopped, redefined or removed; it is logged once and listed by
+// [Agent.ForeignDomains]. A VMI whose domain name is taken by such a domain
+// is not started ([ErrDomainNotOwned]).
+//
+// A domain of this node that no VMI on it wants (the VMI was deleted,
 // moved, or re-created with a new uid while the agent was away) is
 // destroyed: a guest never runs twice. On start the agent looks at every
-// domain on the host, adopting its own and removing the rest, so a restarted
-// agent neither loses nor duplicates a guest.
+// domain on the host, adopting its own and removing its own leftovers, so a
+// restarted agent neither loses nor duplicates a guest.
 //
-// The agent also keeps its Node object current: capacity from the
-// hypervisor, a Ready condition and a heartbeat.
+// # Heartbeat and fencing
+//
+// The agent keeps its Node object current: capacity from the hypervisor, a
+// Ready condition and a heartbeat every HeartbeatInterval. A deleted Node is
+// registered again by the next heartbeat.
+//
+// The heartbeat is the agent's lease. When the agent has not renewed it for
+// Options.FenceTimeout (default six heartbeat intervals, at least 10 s) it
+// fences itself: it destroys every active guest of this node, starts none
+// (errors wrap [ErrFenced]) until a renewal succeeds, and then reports the
+// fenced guests' VMIs Failed rather than starting them again. The deadline
+// counts from the start of the renewal that first wrote the heartbeat
+// value the store holds, so the controller cannot have seen that value
+// earlier. The agent publishes the fence timeout on its Node
+// (controller.FenceTimeoutAnnotation) and the node-health controller waits
+// controller.MinNodeGrace of it (1.5 x) after the last heartbeat change
+// before it restarts the node's VMIs elsewhere: by then the guests here are
+// gone. A frozen or killed agent cannot fence; Options.Watchdog covers it
+// where the host has a watchdog (the simulated hypervisor's, petted on every
+// renewal, stops the guests a tenth of the fence timeout after the agent's
+// own deadline). libvirt hosts get no watchdog from virtkit: a frozen or
+// killed agent's guests keep running until a host watchdog (e.g. Linux
+// softdog resetting the machine) stops them, which virtkit neither
+// configures nor tests.
+//
+// # Observing a host
+//
+// [Agent.HostDomains] reads what the hypervisor really runs, straight from
+// it (no store involved): each domain's state, whether it is active (any
+// state with a running guest: running, paused, blocked, shutting down,
+// suspended), its virtkit metadata (node, VMI uid) and whether this agent
+// owns it. `virtkit node --metrics-addr ADDR` serves it as JSON at
+// GET /debug/domains, with the agent's fenced state and fence count, the
+// foreign domains and, for --hypervisor sim, the watchdog's deadline; its
+// /metrics adds virtkit_node_fenced, virtkit_node_fences_total and
+// virtkit_node_foreign_domains. A test that looks for guests running on
+// two nodes at once counts a domain as running on a node when it is active
+// in that node's /debug/domains. A process that is stopped (SIGSTOP)
+// answers nothing; once it runs again its first answer already reflects the
+// watchdog: the simulated host fires it lazily, before any read, so a
+// guest whose deadline passed is never reported running.
 package node

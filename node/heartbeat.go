@@ -3,13 +3,16 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/guestagent"
+	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -21,22 +24,78 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := a.heartbeat(ctx); err != nil && ctx.Err() == nil {
+			if err := a.heartbeat(ctx, a.renewalTimeout()); err != nil && ctx.Err() == nil {
 				a.log.Warn("heartbeat failed", "err", err)
 			}
 		}
 	}
 }
 
-// heartbeat creates or refreshes this host's Node: capacity from the
-// hypervisor, the Ready condition and the heartbeat time. Spec (taints,
-// unschedulable) belongs to the operator and is never touched.
-func (a *Agent) heartbeat(ctx context.Context) error {
-	hctx, cancel := context.WithTimeout(ctx, a.opts.HeartbeatInterval)
-	defer cancel()
-	host, hostErr := a.opts.Hypervisor.Host(hctx)
-	now := a.now()
+// scanLoop looks at the whole host every ResyncPeriod, so the list of
+// foreign domains stays current.
+func (a *Agent) scanLoop(ctx context.Context) {
+	t := time.NewTicker(a.opts.ResyncPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			sctx, cancel := context.WithTimeout(ctx, a.opts.ReconcileTimeout)
+			if err := a.scanHost(sctx, false); err != nil && ctx.Err() == nil {
+				a.log.Warn("looking at the host's domains", "err", err)
+			}
+			cancel()
+		}
+	}
+}
 
+// heartbeat renews this host's Node (creating it again if it is gone):
+// capacity from the hypervisor, the Ready condition, the fence timeout and
+// the heartbeat time. Spec (taints, unschedulable) belongs to the operator
+// and is never touched. A renewal that succeeds moves the fence deadline
+// and pets the watchdog; one after a fence ends it.
+func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) error {
+	start := a.opts.Now()
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	value, err := a.writeHeartbeat(rctx)
+	if err != nil {
+		return err
+	}
+	if a.opts.FenceTimeout <= 0 {
+		return nil
+	}
+	left, wasFenced := a.lease.renewed(start, value, a.opts.Now(), a.opts.FenceTimeout)
+	if wasFenced {
+		a.log.Warn("heartbeat renewed after a fence: guests destroyed by the fence stay stopped")
+		// The fenced guests' VMIs are reported failed by their reconciles.
+		a.enqueueFenced()
+	}
+	if wd := a.opts.Watchdog; wd != nil && left > 0 {
+		if err := wd.PetWatchdog(rctx, left+a.watchdogSlack()); err != nil {
+			return fmt.Errorf("petting the watchdog: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeHeartbeat writes the Node and returns the heartbeat value written.
+func (a *Agent) writeHeartbeat(ctx context.Context) (time.Time, error) {
+	host, hostErr := a.opts.Hypervisor.Host(ctx)
+	var err error
+	for range 3 {
+		var value time.Time
+		value, err = a.writeHeartbeatOnce(ctx, host, hostErr)
+		if !errors.Is(err, store.ErrConflict) {
+			return value, err
+		}
+	}
+	return time.Time{}, err
+}
+
+func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo, hostErr error) (time.Time, error) {
+	now := a.now()
 	n := &virtkit.Node{}
 	err := a.opts.Store.Get(ctx, store.Key{Name: a.opts.NodeName}, n)
 	if errors.Is(err, store.ErrNotFound) {
@@ -49,11 +108,17 @@ func (a *Agent) heartbeat(ctx context.Context) error {
 		}
 		n.Labels[virtkit.HostnameLabel] = a.opts.NodeName
 		n.Labels[virtkit.NodeSchedulable] = "true"
+		a.setFenceAnnotation(n)
 		if err := a.opts.Store.Create(ctx, n); err != nil {
-			return err
+			return time.Time{}, err
 		}
+		a.log.Info("registered the Node")
 	} else if err != nil {
-		return err
+		return time.Time{}, err
+	} else if a.setFenceAnnotation(n) {
+		if err := a.opts.Store.Update(ctx, n); err != nil {
+			return time.Time{}, err
+		}
 	}
 
 	ready := virtkit.Condition{Type: virtkit.NodeReady, Status: virtkit.ConditionTrue, Reason: virtkit.NodeReasonAgentReady,
@@ -73,7 +138,43 @@ func (a *Agent) heartbeat(ctx context.Context) error {
 	}
 	virtkit.SetCondition(&n.Status.Conditions, ready, now)
 	n.Status.LastHeartbeatTime = &now
-	return a.opts.Store.UpdateStatus(ctx, n)
+	return now.Time, a.opts.Store.UpdateStatus(ctx, n)
+}
+
+// setFenceAnnotation puts this agent's fence timeout on n (or removes it
+// when fencing is off) and reports whether n changed.
+func (a *Agent) setFenceAnnotation(n *virtkit.Node) bool {
+	old, had := n.Annotations[controller.FenceTimeoutAnnotation]
+	if a.opts.FenceTimeout <= 0 {
+		if had {
+			delete(n.Annotations, controller.FenceTimeoutAnnotation)
+		}
+		return had
+	}
+	want := a.opts.FenceTimeout.String()
+	if had && old == want {
+		return false
+	}
+	if n.Annotations == nil {
+		n.Annotations = map[string]string{}
+	}
+	n.Annotations[controller.FenceTimeoutAnnotation] = want
+	return true
+}
+
+// enqueueFenced asks for a reconcile of every domain fencing destroyed.
+func (a *Agent) enqueueFenced() {
+	a.mu.Lock()
+	names := make([]string, 0, len(a.fenced))
+	for name := range a.fenced {
+		names = append(names, name)
+	}
+	a.mu.Unlock()
+	for _, name := range names {
+		if ns, n, ok := SplitDomainName(name); ok {
+			a.Enqueue(ns, n)
+		}
+	}
 }
 
 // MarkStopped sets the Node's Ready condition to False (reason

@@ -12,6 +12,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/hypervisor"
 )
@@ -177,8 +178,12 @@ func (a *Agent) softReboot(ctx context.Context, domName string) error {
 // through the agent, so they are parsed once per domain definition rather
 // than on every status refresh.
 type domainFacts struct {
-	uuid       string
-	vmiUID     string // from the builder's kubevirt metadata
+	uuid string
+	// virtkit is true when the domain carries the builder's kubevirt
+	// metadata element; vmiUID and node are read from it.
+	virtkit    bool
+	vmiUID     string
+	node       string
 	interfaces []domainInterface
 }
 
@@ -195,13 +200,19 @@ func (a *Agent) facts(ctx context.Context, domName, uuid string) (domainFacts, e
 	if err != nil {
 		return domainFacts{}, err
 	}
+	if len(x) > maxDomainXML {
+		// Not a document the builder wrote.
+		return domainFacts{uuid: uuid}, nil
+	}
 	var dom libvirtxml.Domain
 	if err := dom.Unmarshal(x); err != nil {
 		return domainFacts{}, err
 	}
 	f = domainFacts{uuid: dom.UUID, interfaces: interfacesOf(&dom)}
 	if dom.Metadata != nil {
-		f.vmiUID = metadataUID(dom.Metadata.XML)
+		if m, ok := parseMetadata(dom.Metadata.XML); ok {
+			f.virtkit, f.vmiUID, f.node = true, m.UID, m.Node
+		}
 	}
 	a.mu.Lock()
 	a.domainFacts[domName] = f
@@ -209,28 +220,36 @@ func (a *Agent) facts(ctx context.Context, domName, uuid string) (domainFacts, e
 	return f, nil
 }
 
-// metadataUID finds the <uid> inside the kubevirt metadata element.
-func metadataUID(inner string) string {
+// maxDomainXML bounds the domain XML the agent parses; a domain the agent
+// built is a few kilobytes.
+const maxDomainXML = 4 << 20
+
+// kubevirtMetadata is the part of the builder's <kubevirt
+// xmlns="http://kubevirt.io"> metadata element the agent reads.
+type kubevirtMetadata struct {
+	UID  string `xml:"uid"`
+	Node string `xml:"node"`
+}
+
+// parseMetadata finds the kubevirt element (in its namespace) among the
+// domain's metadata elements.
+func parseMetadata(inner string) (kubevirtMetadata, bool) {
 	dec := xml.NewDecoder(strings.NewReader(inner))
-	inKubevirt := false
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return ""
+			return kubevirtMetadata{}, false
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if t.Name.Local == "kubevirt" {
-				inKubevirt = true
-			}
-			if inKubevirt && t.Name.Local == "uid" {
-				var v string
-				if err := dec.DecodeElement(&v, &t); err != nil {
-					return ""
-				}
-				return strings.TrimSpace(v)
-			}
+		t, ok := tok.(xml.StartElement)
+		if !ok || t.Name.Local != "kubevirt" || t.Name.Space != domain.KubeVirtMetadataNamespace {
+			continue
 		}
+		var m kubevirtMetadata
+		if err := dec.DecodeElement(&m, &t); err != nil {
+			return kubevirtMetadata{}, false
+		}
+		m.UID, m.Node = strings.TrimSpace(m.UID), strings.TrimSpace(m.Node)
+		return m, true
 	}
 }
 

@@ -35,14 +35,37 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 	if err != nil {
 		return controller.Result{}, err
 	}
+	// A domain of that name this agent does not own (someone else's guest
+	// on a shared host, another node's) is left alone: for this VMI it is
+	// as if there were none, but its name cannot be used.
+	nameTaken := false
+	if exists {
+		mine, why, err := a.classify(ctx, domName, info, vmi)
+		if errors.Is(err, hypervisor.ErrNotFound) {
+			exists = false
+		} else if err != nil {
+			return controller.Result{}, err
+		} else if !mine {
+			exists, nameTaken = false, true
+			if vmi != nil && (a.owns(vmi) || a.isIncomingMigration(vmi)) && !vmi.IsFinal() && vmi.DeletionTimestamp == nil {
+				a.log.Warn("VMI's domain name is taken by a domain this agent does not own", "vmi", req.Namespace+"/"+req.Name, "why", why)
+			}
+		}
+	} else {
+		a.mu.Lock()
+		delete(a.foreign, domName)
+		delete(a.owned, domName)
+		a.mu.Unlock()
+	}
 
 	if res, handled, err := a.reconcileMigration(ctx, vmi, domName, info, exists); handled {
 		return res, err
 	}
 	if vmi == nil || !a.owns(vmi) {
 		if exists && !a.isIncomingMigration(vmi) {
-			// No VMI here wants this domain: a leftover of a deleted VMI or
-			// of a VMI that was moved while this agent was away.
+			// No VMI here wants this domain of this node: a leftover of a
+			// deleted VMI or of a VMI that was moved while this agent was
+			// away.
 			a.log.Info("removing orphaned domain", "domain", domName)
 			return controller.Result{}, a.removeDomain(ctx, domName, info)
 		}
@@ -70,6 +93,9 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 	if !exists {
 		switch vmi.Status.Phase {
 		case virtkit.Scheduled:
+			if nameTaken {
+				return controller.Result{}, fmt.Errorf("VMI %s/%s: domain %s: %w", vmi.Namespace, vmi.Name, domName, ErrDomainNotOwned)
+			}
 			return a.startDomain(ctx, vmi, domName)
 		case virtkit.Running:
 			// The domain vanished under a running VMI.
@@ -83,10 +109,15 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 			return a.startDomain(ctx, vmi, domName)
 		}
 		phase, ok := phaseFor(info.State, info.Reason, acpiEnabled(vmi))
+		why := fmt.Sprintf("domain %s (%s)", info.State, info.Reason)
+		if a.wasFenced(domName) {
+			// Never restarted here: the controller may run it elsewhere.
+			phase, ok, why = virtkit.Failed, true, fmt.Sprintf("fenced: the node agent could not renew its heartbeat within %v", a.opts.FenceTimeout)
+		}
 		if !ok {
 			return controller.Result{}, nil
 		}
-		if err := a.finish(ctx, vmi, phase, fmt.Sprintf("domain %s (%s)", info.State, info.Reason)); err != nil {
+		if err := a.finish(ctx, vmi, phase, why); err != nil {
 			return controller.Result{}, err
 		}
 		return controller.Result{}, a.cleanUpFinal(ctx, vmi, domName, info, true)
@@ -146,6 +177,8 @@ func (a *Agent) removeDomain(ctx context.Context, name string, info hypervisor.D
 	a.mu.Lock()
 	delete(a.shutdownSince, name)
 	delete(a.domainFacts, name)
+	delete(a.owned, name)
+	delete(a.fenced, name)
 	a.mu.Unlock()
 	return nil
 }
@@ -157,6 +190,12 @@ func ignorable(err error) bool {
 // startDomain puts the finalizer on the VMI, builds, defines and starts its
 // domain. The VMI turns Running when the domain reports it.
 func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string) (controller.Result, error) {
+	// A fenced agent starts nothing: the controller may be restarting the
+	// VMI elsewhere. A fence during the start undoes it (undoIfFenced).
+	gen, ok := a.lease.admit(a.opts.Now(), a.opts.FenceTimeout)
+	if !ok {
+		return controller.Result{}, fmt.Errorf("VMI %s/%s: not starting domain %s: %w", vmi.Namespace, vmi.Name, domName, ErrFenced)
+	}
 	_, pauseAsked := vmi.Annotations[controller.PauseRequestAnnotation]
 	startPaused := vmi.ShouldStartPaused() && !vmi.HasReachedPhase(virtkit.Running)
 	if !slices.Contains(vmi.Finalizers, Finalizer) || startPaused && !pauseAsked {
@@ -195,6 +234,9 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	delete(a.domainFacts, domName) // a new definition: read its XML again
 	a.mu.Unlock()
 	if err := a.opts.Hypervisor.Start(ctx, domName, hypervisor.StartOptions{Paused: startPaused}); err != nil && !errors.Is(err, hypervisor.ErrInvalidState) {
+		return controller.Result{}, err
+	}
+	if err := a.undoIfFenced(ctx, domName, gen); err != nil {
 		return controller.Result{}, err
 	}
 	a.log.Info("started domain", "domain", domName, "paused", startPaused)

@@ -28,6 +28,7 @@ type controllerFlags struct {
 	monitorGrace      time.Duration
 	unresponsiveGrace time.Duration
 	heartbeatInterval time.Duration
+	fenceTimeout      time.Duration
 	leaderTTL         time.Duration
 	identity          string
 	logLevel          string
@@ -59,7 +60,13 @@ until interrupted. -f applies manifests to it at start.
 
 Node health: a node whose heartbeat has not changed for --node-monitor-grace
 is marked Ready=False/HeartbeatTimeout; --unresponsive-grace later its VMIs
-fail with reason NodeUnresponsive and their VMs are started elsewhere.`,
+fail with reason NodeUnresponsive and their VMs are started elsewhere. A node
+agent that fences (see virtkit node --fence-timeout) publishes its fence timeout
+F on its Node; its VMIs then fail no sooner than 1.5 x F after its last
+heartbeat, even when the two graces add up to less, so a node cut off from the
+store has stopped its guests before they start elsewhere. A deleted Node object
+is not a dead node: a live agent registers it again with its next heartbeat, and
+its VMIs fail only after the same grace.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.nodesSet = cmd.Flags().Changed("nodes")
@@ -75,6 +82,8 @@ fail with reason NodeUnresponsive and their VMs are started elsewhere.`,
 	fs.DurationVar(&f.unresponsiveGrace, "unresponsive-grace", controller.DefaultNodeUnresponsiveGracePeriod,
 		"how much longer a not-ready node's VMIs are left before they fail with NodeUnresponsive")
 	fs.DurationVar(&f.heartbeatInterval, "heartbeat-interval", 10*time.Second, "heartbeat of the in-process node agents (--store memory)")
+	fs.DurationVar(&f.fenceTimeout, "fence-timeout", 0,
+		"fence timeout of the in-process node agents (--store memory; 0: 6 heartbeat intervals, at least 10s; negative: never)")
 	fs.DurationVar(&f.leaderTTL, "leader-ttl", leader.DefaultTTL, "leader election lease: the failover time after a leader dies")
 	fs.StringVar(&f.identity, "leader-id", "", "this replica's name in the election (default HOSTNAME-PID)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -95,6 +104,13 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 	if f.monitorGrace <= 0 || f.unresponsiveGrace <= 0 {
 		return errors.New("--node-monitor-grace, --unresponsive-grace: must be positive")
 	}
+	if f.heartbeatInterval <= 0 {
+		return fmt.Errorf("--heartbeat-interval: %v is not positive", f.heartbeatInterval)
+	}
+	if f.fenceTimeout > 0 && f.fenceTimeout < node.MinFenceTimeout(f.heartbeatInterval) {
+		return fmt.Errorf("--fence-timeout: %v is shorter than three heartbeat intervals plus 1s (%v)",
+			f.fenceTimeout, node.MinFenceTimeout(f.heartbeatInterval))
+	}
 	controllersOnly := !f.store.isMemory()
 	if controllersOnly && f.nodesSet {
 		return errors.New("--nodes: only with --store memory; run `virtkit node` processes against etcd")
@@ -110,6 +126,16 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		f.identity = host + "-" + strconv.Itoa(os.Getpid())
 	}
 	log = log.With("replica", f.identity)
+	if grace := f.monitorGrace + f.unresponsiveGrace; !controllersOnly && f.fenceTimeout >= 0 {
+		fence := f.fenceTimeout
+		if fence == 0 {
+			fence = node.DefaultFenceTimeout(f.heartbeatInterval)
+		}
+		if need := controller.MinNodeGrace(fence); grace < need {
+			log.Warn("node grace shorter than the node agents' fence timeout allows: silent nodes' VMIs wait longer",
+				"grace", grace, "fenceTimeout", fence, "wait", need)
+		}
+	}
 	stopProfile, err := startCPUProfile(f.cpuProfile)
 	if err != nil {
 		return err
@@ -131,7 +157,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		Store:     st,
 		Workers:   f.workers,
 		Replace:   map[string]controller.Reconciler{cluster.NodeHealthController: nh},
-		NodeAgent: node.Options{HeartbeatInterval: f.heartbeatInterval},
+		NodeAgent: node.Options{HeartbeatInterval: f.heartbeatInterval, FenceTimeout: f.fenceTimeout},
 		Logger:    log,
 	}
 	if controllersOnly {

@@ -26,11 +26,20 @@ func serveDemoMetrics(ctx context.Context, addr string, c *cluster.Cluster, out 
 	return serveMetrics(ctx, addr, reg, out)
 }
 
-// serveMetrics serves reg on addr at /metrics until stop is called or ctx
-// ends, and prints the URL to out.
-func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, out io.Writer) (stop func(), err error) {
+// route is an extra handler served next to /metrics.
+type route struct {
+	path    string
+	handler http.Handler
+}
+
+// serveMetrics serves reg on addr at /metrics (and any extra routes) until
+// stop is called or ctx ends, and prints the URL to out.
+func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, out io.Writer, routes ...route) (stop func(), err error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.Handler(reg))
+	for _, r := range routes {
+		mux.Handle(r.path, r.handler)
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {

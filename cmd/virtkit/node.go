@@ -37,6 +37,9 @@ type nodeFlags struct {
 	domainType        string
 	runtimeDir        string
 	heartbeatInterval time.Duration
+	fenceTimeout      time.Duration
+	watchdog          bool
+	watchdogSet       bool // --watchdog given explicitly
 	statusInterval    time.Duration
 	workers           int
 	logLevel          string
@@ -53,15 +56,40 @@ func newNodeCmd() *cobra.Command {
 heartbeat every --heartbeat-interval, starts the guests of the VMIs placed on NAME
 and reports their status. On start it adopts the guests already on the host and
 destroys those no VMI wants (stale guests of VMIs that were failed and replaced
-while the agent was away). On SIGTERM or SIGINT it marks the Node not ready
-(reason AgentStopped) and exits; the guests keep running.
+while the agent was away). It never touches a domain whose virtkit metadata does
+not name NAME (other people's guests on a shared host, other nodes' guests): it
+leaves them alone and reports them. On SIGTERM or SIGINT it marks the Node not
+ready (reason AgentStopped) and exits; the guests keep running.
+
+Fencing: when the agent cannot renew its heartbeat in the store for
+--fence-timeout (default 6 heartbeat intervals, at least 10s: 60s with the
+default --heartbeat-interval), it destroys its own guests and starts none until
+a renewal succeeds, because the controller restarts them elsewhere once the
+node has been silent for its grace. The agent publishes the timeout on its Node
+(annotation virtkit.io/fence-timeout) and the controller waits at least 1.5x
+that long before it fails the node's VMIs. With --hypervisor sim the simulated
+host also has a watchdog (--watchdog, on by default) that the agent pets on
+every renewal: a frozen (SIGSTOP) or killed process's guests are stopped at the
+deadline too. libvirt hosts have no watchdog here: a frozen or killed agent's
+guests keep running (use a host watchdog such as Linux softdog to reset the
+host). --fence-timeout 0 keeps the default; a negative value disables fencing
+(unsafe: a partitioned node's guests can run twice).
+
+With --metrics-addr, GET /debug/domains returns what the hypervisor really
+runs, read straight from it (JSON: domains with state, active, virtkit metadata
+and ownership; fenced, fences, foreign domains, watchdog deadline), and
+/metrics adds virtkit_node_fenced, virtkit_node_fences_total and
+virtkit_node_foreign_domains.
 
 --hypervisor sim runs a simulated host named NAME inside this process; its
 guests die with the process unless --sim-state FILE keeps their definitions and
 run states in FILE and restores them on the next start, as real guests would
 survive an agent restart. --hypervisor libvirt connects to --uri.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runNode(cmd.Context(), f, cmd.ErrOrStderr()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.watchdogSet = cmd.Flags().Changed("watchdog")
+			return runNode(cmd.Context(), f, cmd.ErrOrStderr())
+		},
 	}
 	fs := cmd.Flags()
 	f.store.register(cmd)
@@ -74,6 +102,9 @@ survive an agent restart. --hypervisor libvirt connects to --uri.`,
 	fs.StringVar(&f.domainType, "domain-type", domain.TypeQEMU, "libvirt domain type: qemu or kvm")
 	fs.StringVar(&f.runtimeDir, "runtime-dir", "", "directory for per-VMI sockets (default /run/virtkit)")
 	fs.DurationVar(&f.heartbeatInterval, "heartbeat-interval", 10*time.Second, "how often the Node's heartbeat is posted")
+	fs.DurationVar(&f.fenceTimeout, "fence-timeout", 0,
+		"destroy this node's guests when the heartbeat cannot be renewed for this long (0: 6 heartbeat intervals, at least 10s; negative: never)")
+	fs.BoolVar(&f.watchdog, "watchdog", true, "pet the simulated host's watchdog on every heartbeat renewal (--hypervisor sim)")
 	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "how often a running VMI's status is refreshed")
 	fs.IntVar(&f.workers, "workers", 4, "VMIs reconciled in parallel")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -92,11 +123,29 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 			return fmt.Errorf("--allow-host-path %q: want a clean absolute path", p)
 		}
 	}
-	log, err := newLogger(stderr, f.logLevel)
+	if f.heartbeatInterval <= 0 {
+		return fmt.Errorf("--heartbeat-interval: %v is not positive", f.heartbeatInterval)
+	}
+	if f.fenceTimeout > 0 && f.fenceTimeout < node.MinFenceTimeout(f.heartbeatInterval) {
+		return fmt.Errorf("--fence-timeout: %v is shorter than three heartbeat intervals plus 1s (%v)",
+			f.fenceTimeout, node.MinFenceTimeout(f.heartbeatInterval))
+	}
+	if f.watchdogSet && f.watchdog && f.hypervisor != "sim" {
+		return errors.New("--watchdog: only with --hypervisor sim")
+	}
+	if f.watchdog && f.fenceTimeout < 0 && f.hypervisor == "sim" {
+		if f.watchdogSet {
+			return errors.New("--watchdog: needs fencing (--fence-timeout is negative)")
+		}
+		f.watchdog = false
+	}
+	base, err := newLogger(stderr, f.logLevel)
 	if err != nil {
 		return err
 	}
-	log = log.With("node", f.name)
+	// The agent adds the node attribute to its own logs; everything else
+	// here gets it once from log.
+	log := base.With("node", f.name)
 	stopProfile, err := startCPUProfile(f.cpuProfile)
 	if err != nil {
 		return err
@@ -113,6 +162,10 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		return err
 	}
 	defer closeHV()
+	var wd node.Watchdog
+	if f.watchdog && f.hypervisor == "sim" {
+		wd, _ = hv.(node.Watchdog)
+	}
 
 	opts := node.Options{
 		NodeName:   f.name,
@@ -121,9 +174,11 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		Domain: domain.Options{Type: f.domainType, RuntimeDir: f.runtimeDir,
 			HostPaths: domain.HostPathPolicy{Allow: f.allowHostPaths}},
 		HeartbeatInterval: f.heartbeatInterval,
+		FenceTimeout:      f.fenceTimeout,
+		Watchdog:          wd,
 		StatusInterval:    f.statusInterval,
 		Workers:           f.workers,
-		Logger:            log,
+		Logger:            base,
 	}
 	if ac, ok := hv.(hypervisor.AgentCommander); ok {
 		opts.GuestInfo = node.NewGuestAgentSource(ac, node.GuestAgentSourceOptions{Logger: log})
@@ -137,7 +192,12 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		if err := metrics.RegisterNode(reg, st, agent, hv, metrics.Options{}); err != nil {
 			return fmt.Errorf("--metrics-addr: %w", err)
 		}
-		stopMetrics, err := serveMetrics(ctx, f.metricsAddr, reg, stderr)
+		if err := registerNodeSafety(reg, agent); err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		wdInfo, _ := wd.(watchdogInfo)
+		stopMetrics, err := serveMetrics(ctx, f.metricsAddr, reg, stderr,
+			route{path: hostDomainsPath, handler: hostDomainsHandler(agent, wdInfo)})
 		if err != nil {
 			return err
 		}

@@ -48,6 +48,17 @@
 // from the start of each migration, and concurrent migrations on a link
 // share it equally.
 //
+// # Watchdog
+//
+// A host has a watchdog, disarmed until the first [Host.PetWatchdog]: unless
+// petted again within the timeout of the host's clock, it fires and every
+// active domain is destroyed, as a hardware watchdog resetting the machine
+// would stop them. It fires lazily, at the first call into the host or step
+// of its clock after the deadline and before anything else, so a node agent
+// that was frozen past the deadline never sees a guest that should be gone.
+// A [Persistent] host keeps the deadline in its state file and restores its
+// guests stopped when the deadline passed while the process was away.
+//
 // # Clocks and determinism
 //
 // A host runs on a [Clock]: [RealClock] for demos, or a [VirtualClock]

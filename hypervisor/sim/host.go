@@ -112,6 +112,7 @@ type Host struct {
 	subs    []*subscriber
 	network *Network
 	post    []func() // run after mu is released: work on other hosts
+	wd      watchdog
 }
 
 var (
@@ -142,6 +143,7 @@ func (h *Host) do(ctx context.Context, fn func(now time.Time) error) error {
 	h.mu.Lock()
 	now := h.clock.Now()
 	h.advanceLocked(now)
+	h.checkWatchdogLocked(now)
 	err := fn(now)
 	post := h.post
 	h.post = nil

@@ -38,26 +38,34 @@ type stateFile struct {
 	Version int               `json:"version"`
 	Host    string            `json:"host"`
 	Domains []PersistedDomain `json:"domains"`
+	// WatchdogDeadline is when the armed watchdog fires unless petted
+	// (host clock); absent when it is not armed.
+	WatchdogDeadline *time.Time `json:"watchdogDeadline,omitempty"`
 }
 
 // ReadState reads a state file written by a [Persistent] host. A missing
 // file is an empty host.
 func ReadState(path string) ([]PersistedDomain, error) {
+	f, err := readStateFile(path)
+	return f.Domains, err
+}
+
+func readStateFile(path string) (stateFile, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return stateFile{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStateFile, err)
+		return stateFile{}, fmt.Errorf("%w: %w", ErrStateFile, err)
 	}
 	var f stateFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrStateFile, path, err)
+		return stateFile{}, fmt.Errorf("%w: %s: %w", ErrStateFile, path, err)
 	}
 	if f.Version != stateFileVersion {
-		return nil, fmt.Errorf("%w: %s: version %d, want %d", ErrStateFile, path, f.Version, stateFileVersion)
+		return stateFile{}, fmt.Errorf("%w: %s: version %d, want %d", ErrStateFile, path, f.Version, stateFileVersion)
 	}
-	return f.Domains, nil
+	return f, nil
 }
 
 // Persistent is a simulated host whose domains outlive its process: every
@@ -75,9 +83,11 @@ type Persistent struct {
 	path string
 	log  *slog.Logger
 
-	mu   sync.Mutex // serialises saves and guards defs
+	mu   sync.Mutex // serialises saves and guards defs and the watchdog
 	defs map[string]string
 	err  error // the last save error, reported by Err
+	// wdDeadline is the watchdog deadline last saved (zero: disarmed).
+	wdDeadline time.Time
 }
 
 var (
@@ -95,14 +105,21 @@ func OpenPersistent(ctx context.Context, h *Host, path string) (*Persistent, err
 	if path == "" {
 		return nil, fmt.Errorf("%w: path: required", ErrStateFile)
 	}
-	doms, err := ReadState(path)
+	f, err := readStateFile(path)
 	if err != nil {
 		return nil, err
 	}
 	p := &Persistent{host: h, path: path, log: h.log, defs: map[string]string{}}
-	for _, d := range doms {
+	for _, d := range f.Domains {
 		if err := p.restore(ctx, d); err != nil {
 			return nil, fmt.Errorf("%w: %s: restore %s: %w", ErrStateFile, path, d.Name, err)
+		}
+	}
+	if wd := f.WatchdogDeadline; wd != nil && !h.clock.Now().Before(*wd) {
+		// The watchdog fired while the process was away: the guests
+		// were stopped then, not kept running.
+		if err := h.fireWatchdog(ctx); err != nil {
+			return nil, err
 		}
 	}
 	events, err := h.Events(ctx)
@@ -161,6 +178,10 @@ func (p *Persistent) save(ctx context.Context) error {
 		return err
 	}
 	f := stateFile{Version: stateFileVersion, Host: p.host.Name(), Domains: make([]PersistedDomain, 0, len(infos))}
+	if !p.wdDeadline.IsZero() {
+		wd := p.wdDeadline
+		f.WatchdogDeadline = &wd
+	}
 	live := make(map[string]bool, len(infos))
 	for _, info := range infos {
 		live[info.Name] = true
@@ -263,6 +284,45 @@ func (p *Persistent) Pause(ctx context.Context, name string) error {
 func (p *Persistent) Resume(ctx context.Context, name string) error {
 	return p.saved(ctx, p.host.Resume(ctx, name))
 }
+
+// PetWatchdog is [Host.PetWatchdog]; the deadline is also kept in the
+// state file (saved again when it has moved by a quarter of timeout), so a
+// host restored after the deadline comes back with its guests stopped, as
+// if the watchdog had fired while the process was away.
+func (p *Persistent) PetWatchdog(ctx context.Context, timeout time.Duration) error {
+	if err := p.host.PetWatchdog(ctx, timeout); err != nil {
+		return err
+	}
+	deadline := p.host.clock.Now().Add(timeout)
+	p.mu.Lock()
+	stale := p.wdDeadline.IsZero() || deadline.Sub(p.wdDeadline) >= timeout/4
+	if stale {
+		// An earlier deadline on file only fences sooner after a crash.
+		p.wdDeadline = deadline
+	}
+	p.mu.Unlock()
+	if !stale {
+		return nil
+	}
+	return p.save(ctx)
+}
+
+// DisarmWatchdog is [Host.DisarmWatchdog], recorded in the state file.
+func (p *Persistent) DisarmWatchdog(ctx context.Context) error {
+	if err := p.host.DisarmWatchdog(ctx); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.wdDeadline = time.Time{}
+	p.mu.Unlock()
+	return p.save(ctx)
+}
+
+// WatchdogDeadline is [Host.WatchdogDeadline].
+func (p *Persistent) WatchdogDeadline() (time.Time, bool) { return p.host.WatchdogDeadline() }
+
+// WatchdogFired is [Host.WatchdogFired].
+func (p *Persistent) WatchdogFired() uint64 { return p.host.WatchdogFired() }
 
 // Unwrap returns the simulated host underneath.
 func (p *Persistent) Unwrap() *Host { return p.host }

@@ -1,0 +1,193 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/hypervisor"
+)
+
+// ErrDomainNotOwned is returned when a VMI's domain name is taken on the
+// host by a domain this agent does not own (no virtkit metadata, or
+// another node's): the agent never redefines or removes such a domain.
+var ErrDomainNotOwned = errors.New("domain name taken by a domain this node agent does not own")
+
+// ForeignDomain is a domain on the host that this agent leaves alone.
+type ForeignDomain struct {
+	// Name is the libvirt domain name.
+	Name string
+	// Reason says why the agent does not own it: "no virtkit metadata",
+	// "virtkit metadata names no node" or "belongs to node NAME".
+	Reason string
+}
+
+// ForeignDomains lists the domains on the host that this agent does not
+// own and leaves alone, as of its last look at the host (at start, every
+// ResyncPeriod and on each reconcile), sorted by name.
+func (a *Agent) ForeignDomains() []ForeignDomain {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]ForeignDomain, 0, len(a.foreign))
+	for name, why := range a.foreign {
+		out = append(out, ForeignDomain{Name: name, Reason: why})
+	}
+	slices.SortFunc(out, func(x, y ForeignDomain) int { return strings.Compare(x.Name, y.Name) })
+	return out
+}
+
+// classify decides whether the domain domName on the host is this agent's.
+// It is when its virtkit metadata names this node, or when it names the
+// uid of vmi and vmi is on this node or migrating to it (a domain that
+// arrived by live migration names its source node). Everything else is
+// someone else's: the agent neither adopts, stops nor removes it. why
+// explains a foreign domain.
+func (a *Agent) classify(ctx context.Context, domName string, info hypervisor.DomainInfo, vmi *virtkit.VirtualMachineInstance) (mine bool, why string, err error) {
+	f, err := a.facts(ctx, domName, info.UUID)
+	if err != nil {
+		return false, "", err
+	}
+	switch {
+	case !f.virtkit:
+		why = "no virtkit metadata"
+	case f.node == a.opts.NodeName:
+		mine = true
+	case vmi != nil && f.vmiUID != "" && f.vmiUID == string(vmi.UID) && (a.owns(vmi) || a.isIncomingMigration(vmi)):
+		mine = true
+	case f.node == "":
+		why = "virtkit metadata names no node"
+	default:
+		why = "belongs to node " + f.node
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if mine {
+		a.owned[domName] = f.vmiUID
+		delete(a.foreign, domName)
+		return true, "", nil
+	}
+	delete(a.owned, domName)
+	a.noteForeignLocked(domName, why)
+	return false, why, nil
+}
+
+// noteForeignLocked records a foreign domain and logs it the first time
+// (a.mu held).
+func (a *Agent) noteForeignLocked(name, why string) {
+	if old, seen := a.foreign[name]; !seen || old != why {
+		a.log.Warn("leaving alone a domain this node agent does not own", "domain", name, "why", why)
+	}
+	a.foreign[name] = why
+}
+
+// ownedLocally reports whether the domain is this agent's by what the host
+// alone says: its metadata names this node, or this agent adopted it. It
+// needs no store, so fencing can use it (a.mu not held).
+func (a *Agent) ownedLocally(ctx context.Context, d hypervisor.DomainInfo) bool {
+	a.mu.Lock()
+	_, adopted := a.owned[d.Name]
+	a.mu.Unlock()
+	if adopted {
+		return true
+	}
+	f, err := a.facts(ctx, d.Name, d.UUID)
+	return err == nil && f.virtkit && f.node == a.opts.NodeName
+}
+
+// scanHost looks at every domain on the host: it enqueues the ones that
+// may be VMIs' and refreshes the list of foreign domains.
+func (a *Agent) scanHost(ctx context.Context, enqueue bool) error {
+	doms, err := a.opts.Hypervisor.List(ctx)
+	if err != nil {
+		return err
+	}
+	present := map[string]bool{}
+	for _, d := range doms {
+		present[d.Name] = true
+		ns, name, splits := SplitDomainName(d.Name)
+		f, err := a.facts(ctx, d.Name, d.UUID)
+		if err != nil {
+			if errors.Is(err, hypervisor.ErrNotFound) {
+				continue
+			}
+			return fmt.Errorf("domain %s: %w", d.Name, err)
+		}
+		a.mu.Lock()
+		_, adopted := a.owned[d.Name]
+		switch {
+		case f.virtkit && f.node == a.opts.NodeName || adopted:
+			delete(a.foreign, d.Name)
+		case f.virtkit && splits:
+			// Maybe a VMI's that arrived by migration: the reconcile
+			// decides with the VMI at hand.
+		case !f.virtkit:
+			a.noteForeignLocked(d.Name, "no virtkit metadata")
+		case f.node == "":
+			a.noteForeignLocked(d.Name, "virtkit metadata names no node")
+		default:
+			a.noteForeignLocked(d.Name, "belongs to node "+f.node)
+		}
+		a.mu.Unlock()
+		if enqueue && splits && f.virtkit {
+			a.Enqueue(ns, name)
+		}
+	}
+	a.mu.Lock()
+	for name := range a.foreign {
+		if !present[name] {
+			delete(a.foreign, name)
+		}
+	}
+	for name := range a.owned {
+		if !present[name] {
+			delete(a.owned, name)
+		}
+	}
+	a.mu.Unlock()
+	return nil
+}
+
+// HostDomain is one domain on the host as the hypervisor reports it, with
+// what its virtkit metadata says.
+type HostDomain struct {
+	Name   string                 `json:"name"`
+	UUID   string                 `json:"uuid"`
+	State  hypervisor.DomainState `json:"state"`
+	Reason hypervisor.StateReason `json:"reason,omitempty"`
+	// Active is true for every state with a running QEMU process
+	// (running, paused, blocked, shutting down, suspended).
+	Active bool `json:"active"`
+	// Virtkit is true when the domain carries virtkit's metadata; VMIUID
+	// and Node are read from it.
+	Virtkit bool   `json:"virtkit"`
+	VMIUID  string `json:"vmiUID,omitempty"`
+	Node    string `json:"node,omitempty"`
+	// Owned is true when this agent manages the domain.
+	Owned bool `json:"owned"`
+}
+
+// HostDomains reads every domain on the host straight from the hypervisor
+// (no store involved), sorted by name: what the host really runs.
+func (a *Agent) HostDomains(ctx context.Context) ([]HostDomain, error) {
+	doms, err := a.opts.Hypervisor.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HostDomain, 0, len(doms))
+	for _, d := range doms {
+		hd := HostDomain{Name: d.Name, UUID: d.UUID, State: d.State, Reason: d.Reason, Active: d.State.IsActive()}
+		if f, err := a.facts(ctx, d.Name, d.UUID); err == nil {
+			hd.Virtkit, hd.VMIUID, hd.Node = f.virtkit, f.vmiUID, f.node
+		}
+		a.mu.Lock()
+		_, adopted := a.owned[d.Name]
+		a.mu.Unlock()
+		hd.Owned = adopted || hd.Virtkit && hd.Node == a.opts.NodeName
+		out = append(out, hd)
+	}
+	slices.SortFunc(out, func(x, y HostDomain) int { return strings.Compare(x.Name, y.Name) })
+	return out, nil
+}

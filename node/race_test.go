@@ -1,0 +1,6 @@
+//go:build race
+
+package node_test
+
+// raceEnabled: the race detector slows everything down several times.
+const raceEnabled = true
