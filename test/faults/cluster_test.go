@@ -36,6 +36,11 @@ const (
 	monitorGrace      = 4 * time.Second
 	unresponsiveGrace = 2 * time.Second
 	leaderTTL         = "2s"
+	// fenceTimeout: a node agent that has not renewed its heartbeat for
+	// this long destroys its guests (its host's watchdog a tenth later);
+	// the controllers wait 1.5 times this before restarting them, which
+	// monitorGrace + unresponsiveGrace exceed.
+	fenceTimeout = 3 * time.Second
 	namespace         = "default"
 )
 
@@ -103,7 +108,7 @@ func newCluster(t *testing.T) *testCluster {
 		n := &testNode{name: name, proxy: px, state: filepath.Join(dir, name+".state.json"), metricsAddr: addr}
 		n.proc = newVProc(dir, name, "node", "--name", name, "--store", "etcd://"+px.Addr(), "--metrics-addr", addr,
 			"--hypervisor", "sim", "--sim-state", n.state, "--sim-cpus", "64", "--sim-memory", "64Gi",
-			"--heartbeat-interval", heartbeat, "--status-interval", statusInterval)
+			"--heartbeat-interval", heartbeat, "--fence-timeout", fenceTimeout.String(), "--status-interval", statusInterval)
 		c.nodes[name] = n
 	}
 	t.Cleanup(c.stopAll)

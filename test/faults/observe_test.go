@@ -32,6 +32,9 @@ type hostView struct {
 	// deadline is when the host's watchdog stops every guest unless
 	// petted; nil when none is armed.
 	deadline *time.Time
+	// fromFile: read from the state file, not from the process (whose
+	// answer already reflects its watchdog).
+	fromFile bool
 }
 
 // debugDomainsReply is the part of GET /debug/domains the suite reads.
@@ -77,7 +80,7 @@ func (c *testCluster) newObservers() observers {
 	out := observers{}
 	for _, name := range nodeNames {
 		n := c.nodes[name]
-		out[name] = &observer{n: n, noHTTP: n.metricsAddr == "", client: &http.Client{Timeout: 2 * time.Second}}
+		out[name] = &observer{n: n, noHTTP: n.metricsAddr == "", client: &http.Client{Timeout: time.Second}}
 	}
 	return out
 }
@@ -85,7 +88,7 @@ func (c *testCluster) newObservers() observers {
 // read returns what the node runs, given its process's state:
 //
 //   - running: its answer at /debug/domains (which already reflects its
-//     watchdog), or its state file when it serves none;
+//     watchdog), or its state file when it serves none or does not answer;
 //   - stopped (SIGSTOP): its last answer before it stopped, or its state
 //     file; its guests count until the watchdog deadline they carry;
 //   - down (killed): its state file, whose guests "kept running", as real
@@ -97,15 +100,23 @@ func (o *observer) read(ctx context.Context, state procState) (hostView, error) 
 			o.last = &v
 			return v, nil
 		}
-		if !errors.Is(err, errNoEndpoint) {
-			return hostView{}, err
+		if errors.Is(err, errNoEndpoint) {
+			o.noHTTP = true
 		}
-		o.noHTTP = true
+		// A process that does not answer (still starting, stuck
+		// connecting to etcd, or too slow) has not loaded its host yet or
+		// cannot say: its guests are what its state file says.
+		o.last = nil
+		v, err = o.file()
+		v.fromFile = true
+		return v, err
 	}
 	if state == procStopped && o.last != nil {
 		return *o.last, nil
 	}
-	return o.file()
+	v, err := o.file()
+	v.fromFile = true
+	return v, err
 }
 
 var errNoEndpoint = errors.New("the node agent serves no " + hostDomainsPath)
@@ -221,7 +232,7 @@ func (c *testCluster) runningGuests(obs observers) (map[string][]string, error) 
 		out := map[string][]string{}
 		for _, name := range nodeNames {
 			v1, v2 := first[name], second[name]
-			if states[name] != procRunning && v1.deadline != nil && !mid.Before(*v1.deadline) {
+			if (states[name] != procRunning || v1.fromFile) && v1.deadline != nil && !mid.Before(*v1.deadline) {
 				continue // the watchdog has stopped them
 			}
 			for dom, uuid := range v1.active {

@@ -175,6 +175,28 @@ func TestPartitionNode(t *testing.T) {
 	}
 }
 
+// TestRestartPartitionedNode cuts a node agent off from etcd and kills it
+// with SIGKILL; its supervisor restarts it at once, still cut off. The
+// restarted agent finds its guests on the host but cannot renew its
+// heartbeat: they must stop (fence or watchdog) before the controllers,
+// which hear nothing from the node, start them elsewhere.
+func TestRestartPartitionedNode(t *testing.T) {
+	c := startWithVMs(t)
+	victim, moved := c.victim()
+	n := c.nodes[victim]
+	t.Logf("partitioning %s with %d VMIs from etcd, then killing it", victim, len(moved))
+	cut := time.Now()
+	n.proxy.Cut()
+	n.proc.kill9(t, false) // the supervisor restarts it
+	c.waitFor("the partitioned node's VMs running elsewhere", convergeTimeout, func() (bool, string) { return c.movedOff(victim) })
+	t.Logf("%d VMs running on the other nodes %v after the cut", len(moved), time.Since(cut).Round(100*time.Millisecond))
+	time.Sleep(faultHold)
+	starts, _ := n.proc.history()
+	t.Logf("healing the partition %v after the cut; the agent started %d times", time.Since(cut).Round(100*time.Millisecond), starts)
+	n.proxy.Heal()
+	c.finish(convergeTimeout)
+}
+
 // TestKillEtcd kills the etcd server with SIGKILL and restarts it on the
 // same data directory after an outage shorter than the node grace periods:
 // nothing is lost, every process reconnects (a controller that lost its
