@@ -8,5 +8,6 @@
 // (what was in flight is held, not dropped), and new connections are
 // accepted but not forwarded. Peers see no error, only silence, until their
 // own keepalives or deadlines give up on the connection. Healing the link
-// forwards what was held and dials the connections that waited.
+// forwards what was held and dials the connections that waited. A link can
+// also be made slow (a fixed latency per chunk of bytes).
 package tcpproxy

@@ -50,7 +50,8 @@ type Proxy struct {
 	ln   net.Listener
 	log  *slog.Logger
 
-	gate gate
+	gate    gate
+	latency atomic.Int64 // nanoseconds each chunk is held before it is forwarded
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -109,6 +110,11 @@ func (p *Proxy) Cut() { p.gate.close() }
 
 // Heal ends a partition: held bytes and waiting connections go through.
 func (p *Proxy) Heal() { p.gate.open() }
+
+// SetLatency makes the link slow: every chunk of bytes read from one side
+// is held for d before it is written to the other (in order, so a burst
+// takes d per chunk). Zero restores a fast link.
+func (p *Proxy) SetLatency(d time.Duration) { p.latency.Store(int64(max(d, 0))) }
 
 // IsCut reports whether the link is cut.
 func (p *Proxy) IsCut() bool { return !p.gate.isOpen() }
@@ -209,6 +215,15 @@ func (p *Proxy) pump(dst, src net.Conn) {
 		}
 		n, err := src.Read(buf)
 		if n > 0 {
+			if d := time.Duration(p.latency.Load()); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-t.C:
+				case <-p.ctx.Done():
+					t.Stop()
+					return
+				}
+			}
 			// Read may have returned while the link was being cut: hold
 			// the bytes until it heals.
 			if !p.gate.wait(p.ctx) {

@@ -114,6 +114,23 @@ func TestForwardCutHeal(t *testing.T) {
 	assert.EqualValues(t, 2*len("one\ntwo\nthree\nfour\n"), st.Forwarded)
 }
 
+func TestLatency(t *testing.T) {
+	p := start(t, echoServer(t))
+	c := dial(t, p.Addr())
+	_, err := c.roundTrip(t, "warm", 10*time.Second)
+	require.NoError(t, err)
+	p.SetLatency(200 * time.Millisecond)
+	began := time.Now()
+	got, err := c.roundTrip(t, "slow", 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "slow\n", got)
+	// Held once each way.
+	assert.GreaterOrEqual(t, time.Since(began), 400*time.Millisecond)
+	p.SetLatency(0)
+	_, err = c.roundTrip(t, "fast", 10*time.Second)
+	require.NoError(t, err)
+}
+
 func TestCloseEndsConnections(t *testing.T) {
 	p := start(t, echoServer(t))
 	c := dial(t, p.Addr())
