@@ -41,7 +41,7 @@ const (
 	// the controllers wait 1.5 times this before restarting them, which
 	// monitorGrace + unresponsiveGrace exceed.
 	fenceTimeout = 3 * time.Second
-	namespace         = "default"
+	namespace    = "default"
 )
 
 var nodeNames = []string{"node-a", "node-b", "node-c"}

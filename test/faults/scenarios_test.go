@@ -5,6 +5,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -126,6 +127,37 @@ func TestKillNode(t *testing.T) {
 	for _, n := range moved {
 		require.Equal(t, 2, c.mon.incarnationsOf(n), "%s: one VMI on the killed node, one elsewhere", n)
 	}
+}
+
+// TestKillNodeDuringRestart kills a node agent, lets its supervisor
+// restart it over a slow link to etcd, and kills it again as soon as the
+// new process has loaded its host, before it could renew its heartbeat. The
+// guests of the host must still stop before they start elsewhere: a
+// crash-looping agent must not leave them running unguarded.
+func TestKillNodeDuringRestart(t *testing.T) {
+	c := startWithVMs(t)
+	victim, moved := c.victim()
+	n := c.nodes[victim]
+	n.proxy.SetLatency(300 * time.Millisecond)
+	before, err := os.Stat(n.state)
+	require.NoError(t, err)
+	killed := time.Now()
+	n.proc.kill9(t, false)
+	c.waitFor("the restarted agent to load its host", 30*time.Second, func() (bool, string) {
+		fi, err := os.Stat(n.state)
+		if err != nil || n.proc.State() != procRunning || fi.ModTime().Equal(before.ModTime()) {
+			return false, "not yet"
+		}
+		return true, ""
+	})
+	n.proc.kill9(t, true)
+	t.Logf("%s killed again %v after the first kill, before its first heartbeat", victim, time.Since(killed).Round(10*time.Millisecond))
+	n.proxy.SetLatency(0)
+	c.waitFor("the victim's VMs running elsewhere", convergeTimeout, func() (bool, string) { return c.movedOff(victim) })
+	t.Logf("%d VMs running on the other nodes %v after the first kill", len(moved), time.Since(killed).Round(100*time.Millisecond))
+	time.Sleep(faultHold)
+	n.proc.release(t)
+	c.finish(convergeTimeout)
 }
 
 // TestFreezeNode freezes a node agent with SIGSTOP until its VMs run
