@@ -4,11 +4,16 @@
 // hypervisor) against a real etcd server process, while the suite kills,
 // freezes and partitions them.
 //
-// Scenarios: SIGKILL of the leading controller, of a node agent and of the
-// etcd server (restarted on its data directory); SIGSTOP and SIGCONT of a
+// Scenarios: SIGKILL of the leading controller (twice), of a node agent
+// (restarted at once, kept down past the failover, killed again while its
+// restart loads its host) and of the etcd server (restarted on its data
+// directory while a writer keeps creating VMs); SIGSTOP and SIGCONT of a
 // node agent; a network partition between a node agent and etcd (each node
-// reaches etcd through a TCP proxy the suite cuts and heals); deletes racing
-// creates; twenty concurrent appliers on the same and on different objects.
+// reaches etcd through a TCP proxy the suite cuts, slows and heals), also
+// with the agent killed and restarted inside it; deletes racing creates;
+// twenty concurrent `virtkit apply` processes on the same and on different
+// objects. Killed controllers and agents are restarted by the suite's
+// supervisor, as systemd would, unless a scenario holds them down.
 //
 // During every scenario and after it the suite checks:
 //
@@ -21,11 +26,22 @@
 //     on a live node, whose guest runs on that node and nowhere else, and no
 //     other guest runs anywhere.
 //
-// A node's running domains are read from the state file of its simulated
-// hypervisor (--sim-state), which the node process rewrites atomically on
-// every change of a domain's run state. Only processes that run count: the
-// guests of a killed or stopped process execute nothing; when the process
-// runs again, whatever its state file says runs counts again.
+// What runs on a node is observed as the node package documents it: a
+// running agent's GET /debug/domains (on its --metrics-addr) reports what
+// its hypervisor really runs, and its first answer after a freeze already
+// reflects the host's watchdog. The guests of an agent that does not
+// answer are those its simulated host's state file (--sim-state) records:
+// guests outlive their agent, so a killed agent's guests keep running until
+// the watchdog deadline on file stops them (never, when none is armed), and
+// a frozen agent's guests are those of its last answer, until the watchdog
+// deadline it carried. Every node is read twice per round and a guest
+// counts only when both reads show it active with the same uuid, so every
+// reported double run is certain, not an artefact of reading nodes one
+// after the other.
+//
+// Node agents run with short heartbeats and a 3 s fence timeout; the
+// controllers' grace periods (4 s + 2 s) exceed the 1.5 x fence timeout the
+// node-health controller waits at least.
 //
 // The tests carry the build tag faults and need an etcd server binary
 // (hack/etcd.sh builds build/bin/etcd; $VIRTKIT_ETCD_BIN overrides); without
