@@ -47,7 +47,7 @@ const (
 var nodeNames = []string{"node-a", "node-b", "node-c"}
 
 // testCluster is one control plane under test: an etcd server process, two
-// controller replicas, three node agents each behind its own proxy to etcd,
+// controller replicas and three node agents, each behind its own proxy to etcd,
 // a store client for the checks, and the invariant monitors.
 type testCluster struct {
 	t     *testing.T
@@ -55,8 +55,10 @@ type testCluster struct {
 	etcd  *etcdproc.Server
 	st    *etcd.Store
 	ctrls map[string]*vproc
-	nodes map[string]*testNode
-	mon   *monitor
+	// ctrlProxies stand between each controller replica and etcd.
+	ctrlProxies map[string]*tcpproxy.Proxy
+	nodes       map[string]*testNode
+	mon         *monitor
 }
 
 type testNode struct {
@@ -79,7 +81,7 @@ func newCluster(t *testing.T) *testCluster {
 		testenv.Unavailable(t, etcdMissing)
 	}
 	dir := t.TempDir()
-	c := &testCluster{t: t, dir: dir, ctrls: map[string]*vproc{}, nodes: map[string]*testNode{}}
+	c := &testCluster{t: t, dir: dir, ctrls: map[string]*vproc{}, ctrlProxies: map[string]*tcpproxy.Proxy{}, nodes: map[string]*testNode{}}
 	ctx := t.Context()
 	var err error
 	c.etcd, err = etcdproc.Start(ctx, etcdproc.Options{Binary: etcdBinary, Dir: filepath.Join(dir, "etcd-data"),
@@ -93,14 +95,21 @@ func newCluster(t *testing.T) *testCluster {
 	// the client closes, then the server is killed.
 	t.Cleanup(func() { _ = c.st.Close() })
 
-	direct := "etcd://" + c.etcd.ClientAddr()
 	for _, id := range []string{"c1", "c2"} {
-		c.ctrls[id] = newVProc(dir, "controller-"+id, "controller", "--store", direct, "--leader-id", id,
+		// Not t.Context(), which ends before the cleanups run: the links
+		// must stay up until the processes have stopped.
+		px, err := tcpproxy.Start(context.Background(), tcpproxy.Options{Target: c.etcd.ClientAddr()})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = px.Close() })
+		c.ctrlProxies[id] = px
+		c.ctrls[id] = newVProc(dir, "controller-"+id, "controller", "--store", "etcd://"+px.Addr(), "--leader-id", id,
 			"--leader-ttl", leaderTTL, "--node-monitor-grace", monitorGrace.String(),
 			"--unresponsive-grace", unresponsiveGrace.String())
 	}
 	for _, name := range nodeNames {
-		px, err := tcpproxy.Start(ctx, tcpproxy.Options{Target: c.etcd.ClientAddr()})
+		// Not t.Context(), which ends before the cleanups run: the links
+		// must stay up until the processes have stopped.
+		px, err := tcpproxy.Start(context.Background(), tcpproxy.Options{Target: c.etcd.ClientAddr()})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = px.Close() })
 		addr, err := freeAddr()
@@ -145,9 +154,24 @@ func (c *testCluster) procs() []*vproc {
 func (c *testCluster) stopAll() {
 	done := make(chan struct{})
 	procs := c.procs()
+	began := time.Now()
 	for _, p := range procs {
-		go func() { p.shutdown(20 * time.Second); done <- struct{}{} }()
+		go func() {
+			if p.shutdown(20 * time.Second) {
+				text := p.logText()
+				if i := strings.LastIndex(text, "===== start"); i >= 0 {
+					text = text[i:]
+				}
+				c.t.Errorf("%s did not stop within 20s of SIGTERM; stopped with SIGQUIT. Its last run's log:\n%s", p.name, text)
+			}
+			done <- struct{}{}
+		}()
 	}
+	defer func() {
+		if d := time.Since(began); d > 5*time.Second {
+			c.t.Logf("stopping the processes took %v", d.Round(100*time.Millisecond))
+		}
+	}()
 	for range procs {
 		<-done
 	}

@@ -184,14 +184,14 @@ func (p *vproc) cont(t testing.TB) {
 }
 
 // shutdown stops the process for good: SIGCONT if frozen, SIGTERM, and
-// SIGKILL after timeout.
-func (p *vproc) shutdown(timeout time.Duration) {
+// SIGKILL after timeout. It reports whether the process had to be killed.
+func (p *vproc) shutdown(timeout time.Duration) (killed bool) {
 	p.mu.Lock()
 	p.closing = true
 	cmd, done, state := p.cmd, p.done, p.state
 	p.mu.Unlock()
 	if state == procDown || cmd == nil {
-		return
+		return false
 	}
 	if state == procStopped {
 		_ = cmd.Process.Signal(syscall.SIGCONT)
@@ -199,9 +199,18 @@ func (p *vproc) shutdown(timeout time.Duration) {
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-done:
+		return false
 	case <-time.After(timeout):
-		_ = cmd.Process.Kill()
-		<-done
+		// SIGQUIT makes a Go process print every goroutine's stack to its
+		// log before it exits: the hang's diagnosis.
+		_ = cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		return true
 	}
 }
 

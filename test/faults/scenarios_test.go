@@ -75,6 +75,39 @@ func TestKillLeader(t *testing.T) {
 	}
 }
 
+// TestPartitionLeader cuts the leading controller off from etcd while VMs
+// are created and deleted: the standby leads once the old leader's lease
+// expires, and the old leader, whose held requests reach etcd when the link
+// heals, must not have acted meanwhile (it stops its controllers when it
+// loses its lease and exits to be restarted as a candidate).
+func TestPartitionLeader(t *testing.T) {
+	c := startWithVMs(t)
+	leader := c.leader()
+	require.NotEmpty(t, leader)
+	standby := "c1"
+	if leader == "c1" {
+		standby = "c2"
+	}
+	cut := time.Now()
+	c.ctrlProxies[leader].Cut()
+	c.createVMs(names("during", 4)...)
+	c.deleteVM("vm-00")
+	c.waitFor("the standby to lead", 30*time.Second, func() (bool, string) {
+		l := c.leader()
+		return l == standby, "leader is " + l
+	})
+	t.Logf("standby %s leads %v after the cut (lease %s)", standby, time.Since(cut).Round(100*time.Millisecond), leaderTTL)
+	c.createVMs(names("after", 4)...)
+	c.deleteVM("vm-01")
+	time.Sleep(faultHold)
+	c.ctrlProxies[leader].Heal()
+	t.Logf("healed %v after the cut", time.Since(cut).Round(100*time.Millisecond))
+	c.finish(convergeTimeout)
+	for _, n := range names("vm", baseVMs)[2:] {
+		require.Equal(t, 1, c.mon.incarnationsOf(n), "%s: a failover replaced its VMI", n)
+	}
+}
+
 // victim picks the node with the most VMIs.
 func (c *testCluster) victim() (string, []string) {
 	best, bestVMIs := "", []string(nil)
