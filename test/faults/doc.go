@@ -4,13 +4,15 @@
 // hypervisor) against a real etcd server process, while the suite kills,
 // freezes and partitions them.
 //
-// Scenarios: SIGKILL of the leading controller (twice), of a node agent
+// Scenarios: SIGKILL of the leading controller (twice), the leading
+// controller partitioned from etcd, SIGKILL of a node agent
 // (restarted at once, kept down past the failover, killed again while its
 // restart loads its host) and of the etcd server (restarted on its data
 // directory while a writer keeps creating VMs); SIGSTOP and SIGCONT of a
-// node agent; a network partition between a node agent and etcd (each node
-// reaches etcd through a TCP proxy the suite cuts, slows and heals), also
-// with the agent killed and restarted inside it; deletes racing creates;
+// node agent; a network partition between a node agent and etcd, also
+// with the agent killed and restarted inside it (every controller and node
+// process reaches etcd through its own TCP proxy, which the suite cuts,
+// slows and heals); deletes racing creates;
 // twenty concurrent `virtkit apply` processes on the same and on different
 // objects. Killed controllers and agents are restarted by the suite's
 // supervisor, as systemd would, unless a scenario holds them down.
@@ -18,7 +20,7 @@
 // During every scenario and after it the suite checks:
 //
 //   - no VM runs on two nodes at the same instant: a detector samples
-//     every node's running domains every few tens of milliseconds;
+//     every node's running domains every 50 ms;
 //   - no uid belongs to two objects, and a VM nobody deleted keeps its uid;
 //   - no object is lost: every VM whose creation was acknowledged is
 //     present until the suite deletes it;
