@@ -82,11 +82,20 @@ func hostDomainsHandler(h *sim.Persistent) http.Handler {
 			State  hypervisor.DomainState `json:"state"`
 			Active bool                   `json:"active"`
 		}
+		type watchdog struct {
+			Armed    bool       `json:"armed"`
+			Deadline *time.Time `json:"deadline,omitempty"`
+		}
 		var reply struct {
-			Domains []dom `json:"domains"`
+			Domains  []dom     `json:"domains"`
+			Watchdog *watchdog `json:"watchdog"`
 		}
 		for _, d := range doms {
 			reply.Domains = append(reply.Domains, dom{Name: d.Name, UUID: d.UUID, State: d.State, Active: active(d.State)})
+		}
+		reply.Watchdog = &watchdog{}
+		if deadline, armed := h.WatchdogDeadline(); armed {
+			reply.Watchdog.Armed, reply.Watchdog.Deadline = true, &deadline
 		}
 		_ = json.NewEncoder(w).Encode(reply)
 	})
@@ -154,6 +163,28 @@ func TestDetector(t *testing.T) {
 	assert.Contains(t, got[0], "default_moved active on [node-a node-b]")
 	r.state("node-b", procRunning)
 	require.Empty(t, r.doubles(obs), "node-b's next answer shows the guest gone")
+
+	// A killed agent's guests stop at the watchdog deadline on file; a
+	// frozen one's at the deadline of its last answer.
+	r.destroy("node-a", "default_moved")
+	require.NoError(t, r.hosts["node-c"].PetWatchdog(r.ctx, 400*time.Millisecond))
+	require.NoError(t, r.hosts["node-b"].PetWatchdog(r.ctx, 400*time.Millisecond))
+	r.run("node-c", "default_wd")
+	r.run("node-b", "default_wd2")
+	require.Empty(t, r.doubles(obs)) // node-b's answer, with its deadline, is its last
+	r.state("node-c", procDown)
+	r.state("node-b", procStopped)
+	r.run("node-a", "default_wd")
+	r.run("node-a", "default_wd2")
+	require.Len(t, r.doubles(obs), 2, "before the deadlines")
+	time.Sleep(500 * time.Millisecond)
+	require.Empty(t, r.doubles(obs), "after the deadlines")
+	r.destroy("node-a", "default_wd")
+	r.destroy("node-a", "default_wd2")
+	r.state("node-c", procRunning)
+	r.state("node-b", procRunning)
+	require.NoError(t, r.hosts["node-c"].DisarmWatchdog(r.ctx))
+	require.NoError(t, r.hosts["node-b"].DisarmWatchdog(r.ctx))
 
 	// A paused guest still holds its VM.
 	r.run("node-c", "default_paused")

@@ -32,9 +32,6 @@ type hostView struct {
 	// deadline is when the host's watchdog stops every guest unless
 	// petted; nil when none is armed.
 	deadline *time.Time
-	// fromFile: read from the state file, not from the process (whose
-	// answer already reflects its watchdog).
-	fromFile bool
 }
 
 // debugDomainsReply is the part of GET /debug/domains the suite reads.
@@ -87,12 +84,16 @@ func (c *testCluster) newObservers() observers {
 
 // read returns what the node runs, given its process's state:
 //
-//   - running: its answer at /debug/domains (which already reflects its
-//     watchdog), or its state file when it serves none or does not answer;
-//   - stopped (SIGSTOP): its last answer before it stopped, or its state
-//     file; its guests count until the watchdog deadline they carry;
-//   - down (killed): its state file, whose guests "kept running", as real
-//     guests outlive their agent, until the watchdog deadline on file.
+//   - a running process that answers: its answer at /debug/domains, which
+//     already reflects its host's watchdog;
+//   - any other (frozen by SIGSTOP, killed, starting, stuck, or serving no
+//     /debug/domains): the guests of its last answer until the watchdog
+//     deadline that answer carried (forever without one), as the node
+//     package's observation contract says, together with the guests its
+//     state file records until the deadline on file: guests outlive their
+//     agent, and a restarted agent's host restores them from that file.
+//
+// Guests held only by a deadline are filtered at the time of the read.
 func (o *observer) read(ctx context.Context, state procState) (hostView, error) {
 	if state == procRunning && !o.noHTTP {
 		v, err := o.get(ctx)
@@ -103,20 +104,20 @@ func (o *observer) read(ctx context.Context, state procState) (hostView, error) 
 		if errors.Is(err, errNoEndpoint) {
 			o.noHTTP = true
 		}
-		// A process that does not answer (still starting, stuck
-		// connecting to etcd, or too slow) has not loaded its host yet or
-		// cannot say: its guests are what its state file says.
-		o.last = nil
-		v, err = o.file()
-		v.fromFile = true
-		return v, err
 	}
-	if state == procStopped && o.last != nil {
-		return *o.last, nil
+	f, err := o.file()
+	if err != nil {
+		return hostView{}, err
 	}
-	v, err := o.file()
-	v.fromFile = true
-	return v, err
+	now := time.Now()
+	out := hostView{active: map[string]string{}}
+	for _, v := range []*hostView{o.last, &f} {
+		if v == nil || (v.deadline != nil && !now.Before(*v.deadline)) {
+			continue // the watchdog has stopped them
+		}
+		maps.Copy(out.active, v.active)
+	}
+	return out, nil
 }
 
 var errNoEndpoint = errors.New("the node agent serves no " + hostDomainsPath)
@@ -209,9 +210,10 @@ var errInconsistent = errors.New("no consistent snapshot of the nodes' guests")
 // one same instant. Nodes are read one after the other, twice; a guest
 // counts on a node only if both reads show it active with the same uuid,
 // so it was active during the whole interval between them, and these
-// intervals all overlap (every first read precedes every second read). A
-// guest of a stopped or killed process counts until its watchdog deadline.
-// The snapshot is retried when a process changed state while it was taken.
+// intervals all overlap (every first read precedes every second read; a
+// guest held by a watchdog deadline is in the second read only if the
+// deadline is after every first read). The snapshot is retried when a
+// process changed state while it was taken.
 func (c *testCluster) runningGuests(obs observers) (map[string][]string, error) {
 	ctx, cancel := context.WithTimeout(c.t.Context(), 10*time.Second)
 	defer cancel()
@@ -221,7 +223,6 @@ func (c *testCluster) runningGuests(obs observers) (map[string][]string, error) 
 		if err != nil {
 			return nil, err
 		}
-		mid := time.Now()
 		second, err := obs.readAll(ctx, states)
 		if err != nil {
 			return nil, err
@@ -232,9 +233,6 @@ func (c *testCluster) runningGuests(obs observers) (map[string][]string, error) 
 		out := map[string][]string{}
 		for _, name := range nodeNames {
 			v1, v2 := first[name], second[name]
-			if (states[name] != procRunning || v1.fromFile) && v1.deadline != nil && !mid.Before(*v1.deadline) {
-				continue // the watchdog has stopped them
-			}
 			for dom, uuid := range v1.active {
 				if v2.active[dom] == uuid {
 					out[dom] = append(out[dom], name)
