@@ -88,7 +88,9 @@ type NodeHealthOptions struct {
 // gone: a live agent re-registers it with its next heartbeat, as a kubelet
 // does. Its VMIs fail only when no Node with a new heartbeat appears for the
 // same grace as a silent node's, counted from the last heartbeat change
-// seen (or from when the deletion was seen, for a node never seen before).
+// seen (or from when the deletion was seen, for a node never seen before,
+// which is assumed to fence as late as any node that published a fence
+// timeout).
 //
 // Requests are Node names.
 type NodeHealthReconciler struct {
@@ -99,6 +101,9 @@ type NodeHealthReconciler struct {
 	// seen records, per node, the last heartbeat value and when this
 	// reconciler first saw it.
 	seen map[string]heartbeatSeen
+	// maxFence is the longest fence timeout any node has published: what
+	// a node that is missing is assumed to use when its own is unknown.
+	maxFence time.Duration
 }
 
 type heartbeatSeen struct {
@@ -106,6 +111,8 @@ type heartbeatSeen struct {
 	at        time.Time
 	// fence is the fence timeout the node last published (0: none).
 	fence time.Duration
+	// missing is set once the Node object was seen missing.
+	missing bool
 }
 
 var _ Reconciler = (*NodeHealthReconciler)(nil)
@@ -197,14 +204,21 @@ func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string
 	s, ok := r.seen[name]
 	if !ok {
 		s = heartbeatSeen{at: r.o.Now()}
-		r.seen[name] = s
 	}
+	first := !s.missing
+	s.missing = true
+	// Never seen with a fence timeout (say, deleted before this
+	// reconciler started): assume the longest any node has published.
+	s.fence = max(s.fence, r.maxFence)
+	r.seen[name] = s
 	r.mu.Unlock()
 	silent := r.o.Now().Sub(s.at)
 	deadline := r.failAfter(s)
 	if silent < deadline {
-		r.log.Info("node object missing; waiting for its agent to register it again", "node", name,
-			"failIn", (deadline - silent).Round(time.Second))
+		if first {
+			r.log.Info("node object missing; waiting for its agent to register it again", "node", name,
+				"vmis", len(vmis), "failIn", (deadline - silent).Round(time.Second))
+		}
 		return Result{RequeueAfter: deadline - silent + time.Second}, nil
 	}
 	why := fmt.Sprintf("node object deleted and no heartbeat for %v", silent.Round(time.Second))
@@ -259,8 +273,10 @@ func (r *NodeHealthReconciler) observe(node string, hb time.Time, fence time.Dur
 	} else {
 		// Under one heartbeat value the longest fence timeout seen counts.
 		s.fence = max(s.fence, fence)
+		s.missing = false
 	}
 	r.seen[node] = s
+	r.maxFence = max(r.maxFence, fence)
 	return s
 }
 

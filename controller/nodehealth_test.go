@@ -235,6 +235,34 @@ func TestNodeHealthWaitsForTheNodesFence(t *testing.T) {
 	}
 }
 
+func TestNodeHealthMissingUnknownNodeAssumesTheLongestFence(t *testing.T) {
+	e := newEnv(t, 1)
+	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
+	e.settle()
+	e.addNode("n2", "4", "8Gi")
+	n2 := e.getNode("n2")
+	n2.Annotations = map[string]string{FenceTimeoutAnnotation: "2m"}
+	require.NoError(t, e.st.Update(e.ctx, n2))
+	e.heartbeat("n2")
+	// n1 is deleted before this reconciler ever saw it.
+	require.NoError(t, e.st.Delete(e.ctx, e.getNode("n1"), store.DeleteOptions{}))
+	hr := newNodeHealth(t, e)
+	_, err := hr.Reconcile(e.ctx, Request{Name: "n2"})
+	require.NoError(t, err)
+	res, err := hr.Reconcile(e.ctx, Request{Name: "n1"})
+	require.NoError(t, err)
+	assert.Equal(t, 181*time.Second, res.RequeueAfter, "1.5 x the 2 min fence n2 published, not the 100 s grace")
+	e.clock.Advance(170 * time.Second)
+	e.heartbeat("n2")
+	_, err = hr.Reconcile(e.ctx, Request{Name: "n1"})
+	require.NoError(t, err)
+	assert.Equal(t, virtkit.Running, e.getVMI("vm").Status.Phase)
+	e.clock.Advance(11 * time.Second)
+	_, err = hr.Reconcile(e.ctx, Request{Name: "n1"})
+	require.NoError(t, err)
+	assert.Equal(t, virtkit.Failed, e.getVMI("vm").Status.Phase)
+}
+
 func TestMinNodeGrace(t *testing.T) {
 	assert.Equal(t, time.Duration(0), MinNodeGrace(0))
 	assert.Equal(t, 90*time.Second, MinNodeGrace(time.Minute))

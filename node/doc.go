@@ -36,6 +36,12 @@
 // [Agent.ForeignDomains]. A VMI whose domain name is taken by such a domain
 // is not started ([ErrDomainNotOwned]).
 //
+// A guest that arrived by live migration keeps naming its source node in
+// its metadata; the target's agent owns it through the VMI's uid. If that
+// VMI disappears while the agent is away, such a guest is reported foreign
+// rather than removed, and fencing stops only the migrated guests the agent
+// had already looked at.
+//
 // A domain of this node that no VMI on it wants (the VMI was deleted,
 // moved, or re-created with a new uid while the agent was away) is
 // destroyed: a guest never runs twice. On start the agent looks at every
@@ -82,5 +88,8 @@
 // in that node's /debug/domains. A process that is stopped (SIGSTOP)
 // answers nothing; once it runs again its first answer already reflects the
 // watchdog: the simulated host fires it lazily, before any read, so a
-// guest whose deadline passed is never reported running.
+// guest whose deadline passed is never reported running. An observer that
+// cannot reach a node counts the guests of its last answer as running
+// until the watchdog deadline of that answer (watchdog.deadline; without a
+// watchdog, until the node answers again) and as stopped after it.
 package node

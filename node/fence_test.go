@@ -166,12 +166,17 @@ func TestWatchdogStopsTheGuestsOfAFrozenAgent(t *testing.T) {
 	eventuallyPhase(t, mem, "vm", virtkit.Running)
 
 	// Alive: the clock moves, renewals keep petting the watchdog.
-	for range 4 {
-		clock.Advance(fence / 4)
-		before := hv.WatchdogFired()
-		time.Sleep(300 * time.Millisecond) // a few renewals
-		require.Equal(t, before, hv.WatchdogFired())
+	// Renewals write the heartbeat at one-second resolution, so the
+	// deadline (counted from the first renewal of the current second, plus
+	// fence and a tenth) stays at least 1.2 s ahead after each renewal.
+	for range 12 {
+		clock.Advance(fence / 8)
+		require.Eventually(t, func() bool {
+			deadline, armed := hv.WatchdogDeadline()
+			return armed && deadline.Sub(clock.Now()) > 1100*time.Millisecond
+		}, 10*time.Second, 5*time.Millisecond, "a renewal pets the watchdog")
 	}
+	require.Zero(t, hv.WatchdogFired(), "3 s of the clock, more than the timeout, with pets")
 	require.Equal(t, hypervisor.StateRunning, domainNames(t, hv)["default_vm"].State)
 
 	// Frozen: nothing of the agent runs while the clock moves on.

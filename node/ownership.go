@@ -41,8 +41,9 @@ func (a *Agent) ForeignDomains() []ForeignDomain {
 
 // classify decides whether the domain domName on the host is this agent's.
 // It is when its virtkit metadata names this node, or when it names the
-// uid of vmi and vmi is on this node or migrating to it (a domain that
-// arrived by live migration names its source node). Everything else is
+// uid of vmi and vmi is on this node or this node is the target of its
+// migration (a domain that arrived by live migration names its source
+// node). Everything else is
 // someone else's: the agent neither adopts, stops nor removes it. why
 // explains a foreign domain.
 func (a *Agent) classify(ctx context.Context, domName string, info hypervisor.DomainInfo, vmi *virtkit.VirtualMachineInstance) (mine bool, why string, err error) {
@@ -55,7 +56,7 @@ func (a *Agent) classify(ctx context.Context, domName string, info hypervisor.Do
 		why = "no virtkit metadata"
 	case f.node == a.opts.NodeName:
 		mine = true
-	case vmi != nil && f.vmiUID != "" && f.vmiUID == string(vmi.UID) && (a.owns(vmi) || a.isIncomingMigration(vmi)):
+	case vmi != nil && f.vmiUID != "" && f.vmiUID == string(vmi.UID) && (a.owns(vmi) || a.isMigrationTarget(vmi)):
 		mine = true
 	case f.node == "":
 		why = "virtkit metadata names no node"
@@ -72,6 +73,14 @@ func (a *Agent) classify(ctx context.Context, domName string, info hypervisor.Do
 	delete(a.owned, domName)
 	a.noteForeignLocked(domName, why)
 	return false, why, nil
+}
+
+// isMigrationTarget reports whether this node is the target of the VMI's
+// last migration, in flight or failed: a domain of the VMI here arrived (or
+// half arrived) by that migration.
+func (a *Agent) isMigrationTarget(vmi *virtkit.VirtualMachineInstance) bool {
+	ms := vmi.Status.MigrationState
+	return ms != nil && ms.TargetNode == a.opts.NodeName
 }
 
 // noteForeignLocked records a foreign domain and logs it the first time
@@ -144,6 +153,11 @@ func (a *Agent) scanHost(ctx context.Context, enqueue bool) error {
 	for name := range a.owned {
 		if !present[name] {
 			delete(a.owned, name)
+		}
+	}
+	for name := range a.fenced {
+		if !present[name] {
+			delete(a.fenced, name)
 		}
 	}
 	a.mu.Unlock()

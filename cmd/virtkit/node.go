@@ -84,7 +84,9 @@ virtkit_node_foreign_domains.
 --hypervisor sim runs a simulated host named NAME inside this process; its
 guests die with the process unless --sim-state FILE keeps their definitions and
 run states in FILE and restores them on the next start, as real guests would
-survive an agent restart. --hypervisor libvirt connects to --uri.`,
+survive an agent restart. The file also keeps the watchdog's deadline: guests
+restored after it passed come back stopped, as the watchdog would have stopped
+them. --hypervisor libvirt connects to --uri.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.watchdogSet = cmd.Flags().Changed("watchdog")
@@ -203,7 +205,11 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		}
 		defer stopMetrics()
 	}
-	log.Info("node agent starting", "hypervisor", f.hypervisor, "store", f.store.store)
+	log.Info("node agent starting", "hypervisor", f.hypervisor, "store", f.store.store,
+		"fenceTimeout", fenceTimeoutText(f.fenceTimeout, f.heartbeatInterval), "watchdog", wd != nil)
+	if wd == nil && f.fenceTimeout >= 0 {
+		log.Warn("no host watchdog: the guests of a frozen or killed node agent keep running; only a live agent fences them")
+	}
 	runErr := agent.Start(ctx)
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markStoppedTimeout)
 	defer cancel()
@@ -258,4 +264,15 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// fenceTimeoutText is the effective fence timeout, for the start-up log.
+func fenceTimeoutText(fence, heartbeat time.Duration) string {
+	switch {
+	case fence < 0:
+		return "off"
+	case fence == 0:
+		return node.DefaultFenceTimeout(heartbeat).String()
+	}
+	return fence.String()
 }
