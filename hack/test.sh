@@ -50,6 +50,19 @@ step "staticcheck"
 build/bin/staticcheck ./...
 build/bin/staticcheck -tags libvirt ./...
 
+# --- fault-injection suite (test/faults): begin ---
+# A real etcd server process (built from the pinned go.etcd.io/etcd/server/v3
+# into build/bin/etcd; internal/etcdproc's tests use it too), two controller
+# replicas and three node agents as processes, killed, frozen and partitioned
+# from etcd while invariants are checked. About 2-3 minutes on 2 cores.
+step "fault-injection suite: etcd server binary"
+hack/etcd.sh
+step "fault-injection suite"
+go vet -tags faults ./test/faults/
+build/bin/staticcheck -tags faults ./test/faults/
+go test -tags faults -race -count=1 -timeout 15m -v ./test/faults/
+# --- fault-injection suite: end ---
+
 step "unit, sim, libvirt test-driver, qemu-ga, promtool and etcd tiers"
 go test -race -tags libvirt -timeout 40m ./...
 

@@ -104,7 +104,20 @@ func Run(ctx context.Context, o Options, work func(ctx context.Context) error) e
 		}
 		stopCampaign()
 	}()
-	err = elec.Campaign(campaignCtx, o.Identity)
+	// etcd's Campaign, once its context ends, resigns with the client's own
+	// context: while etcd is unreachable that blocks until the client is
+	// closed. A replica asked to stop must not wait for it (it would hang
+	// its process's shutdown): the caller closes the client after Run
+	// returns, which ends the call, and the session's lease expires on its
+	// own.
+	campaigned := make(chan error, 1)
+	go func() { campaigned <- elec.Campaign(campaignCtx, o.Identity) }()
+	select {
+	case err = <-campaigned:
+	case <-ctx.Done():
+		stopCampaign()
+		return nil
+	}
 	stopCampaign()
 	if err != nil {
 		if ctx.Err() != nil {

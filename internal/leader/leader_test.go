@@ -3,6 +3,7 @@ package leader_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,8 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/virtkit/virtkit/internal/leader"
+	"github.com/virtkit/virtkit/internal/tcpproxy"
 	"github.com/virtkit/virtkit/store/etcd/etcdtest"
 )
 
@@ -19,7 +22,9 @@ const key = "/test/leader"
 
 func newClient(t *testing.T, endpoints []string) *clientv3.Client {
 	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second})
+	// A quiet client: a cut-off candidate's abandoned resign logs every
+	// retry until the client closes.
+	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -104,6 +109,32 @@ func TestLostSessionStopsWork(t *testing.T) {
 		t.Fatal("Run did not return after the session was lost")
 	}
 	waitClosed(t, b.leading, "b to lead")
+}
+
+// A candidate cut off from etcd stops promptly when asked to: it does not
+// wait for etcd to come back (a controller process must exit on SIGTERM).
+func TestCandidateCutOffStopsPromptly(t *testing.T) {
+	endpoints := etcdtest.StartServer(t)
+	a := runCandidate(t, newClient(t, endpoints), "a")
+	waitClosed(t, a.leading, "a to lead")
+	px, err := tcpproxy.Start(t.Context(), tcpproxy.Options{Target: strings.TrimPrefix(endpoints[0], "http://")})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = px.Close() })
+	b := runCandidate(t, newClient(t, []string{"http://" + px.Addr()}), "b")
+	// b campaigns behind a; then its link to etcd is cut.
+	time.Sleep(500 * time.Millisecond)
+	px.Cut()
+	began := time.Now()
+	b.cancel()
+	select {
+	case err := <-b.result:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a candidate cut off from etcd did not stop within 10s of its cancellation")
+	}
+	t.Logf("stopped %v after its cancellation", time.Since(began).Round(time.Millisecond))
+	assert.False(t, b.isLeader.Load())
+	px.Heal()
 }
 
 func TestWithoutClientAlwaysLeads(t *testing.T) {

@@ -1,0 +1,57 @@
+//go:build faults
+
+package faults
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/virtkit/virtkit/internal/etcdproc"
+)
+
+var (
+	// binary is the virtkit command built by TestMain ("" with -short).
+	binary string
+	// etcdBinary is the etcd server ("" when none was found).
+	etcdBinary string
+	// etcdMissing says why there is no etcd server binary.
+	etcdMissing string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run()
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		return 1
+	}
+	if etcdBinary, err = etcdproc.FindBinary(root); err != nil {
+		etcdMissing = err.Error()
+		return m.Run() // every test skips (or fails under VIRTKIT_STRICT)
+	}
+	dir, err := os.MkdirTemp("", "virtkit-faults-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "virtkit")
+	build := exec.Command("go", "build", "-o", binary, "github.com/virtkit/virtkit/cmd/virtkit")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "faults: building virtkit:", err)
+		return 1
+	}
+	return m.Run()
+}
