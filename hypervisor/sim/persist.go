@@ -153,10 +153,18 @@ func OpenPersistent(ctx context.Context, h *Host, path string) (*Persistent, err
 			return nil, fmt.Errorf("%w: %s: restore %s: %w", ErrStateFile, path, d.Name, err)
 		}
 	}
-	if wd := f.WatchdogDeadline; wd != nil && !h.clock.Now().Before(*wd) {
-		// The watchdog fired while the process was away: the guests
-		// were stopped then, not kept running.
-		if err := h.fireWatchdog(ctx); err != nil {
+	if wd := f.WatchdogDeadline; wd != nil {
+		if left := wd.Sub(h.clock.Now()); left > 0 {
+			// Still armed: the deadline holds until the new agent
+			// pets it, even if that agent dies before its first
+			// heartbeat.
+			if err := h.PetWatchdog(ctx, left); err != nil {
+				return nil, err
+			}
+			p.wdDeadline = *wd
+		} else if err := h.fireWatchdog(ctx); err != nil {
+			// The watchdog fired while the process was away: the
+			// guests were stopped then, not kept running.
 			return nil, err
 		}
 	}

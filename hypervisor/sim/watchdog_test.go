@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -124,4 +125,41 @@ func TestPersistentWatchdogSurvivesTheProcess(t *testing.T) {
 			assert.Equal(t, tc.state, states(t, p2)["ns_a"])
 		})
 	}
+}
+
+// A host reopened before its watchdog deadline stays armed until that
+// deadline, in memory and in its state file: a process that dies again
+// before its first pet still has its guests stopped on time.
+func TestPersistentWatchdogArmedAcrossTwoRestarts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "host.json")
+	clock := sim.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := sim.OpenPersistent(ctx, sim.New(sim.Options{Name: "n1", Clock: clock}), path)
+	require.NoError(t, err)
+	startDomains(t, p, "ns_a")
+	require.NoError(t, p.PetWatchdog(ctx, 2*time.Second))
+	cancel()
+	<-p.Done()
+
+	// Restarted within the deadline; dies again without petting.
+	clock.Advance(500 * time.Millisecond)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	p2, err := sim.OpenPersistent(ctx2, sim.New(sim.Options{Name: "n1", Clock: clock}), path)
+	require.NoError(t, err)
+	deadline, armed := p2.WatchdogDeadline()
+	assert.True(t, armed, "the deadline on file arms the reopened host")
+	assert.Equal(t, clock.Now().Add(1500*time.Millisecond), deadline)
+	cancel2()
+	<-p2.Done()
+	saved, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(saved), "watchdogDeadline", "the reopened host keeps the deadline on file")
+
+	// Back after the deadline: the guest was stopped.
+	clock.Advance(2 * time.Second)
+	ctx3, cancel3 := context.WithCancel(context.Background())
+	p3, err := sim.OpenPersistent(ctx3, sim.New(sim.Options{Name: "n1", Clock: clock}), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { cancel3(); <-p3.Done() })
+	assert.Equal(t, hypervisor.StateShutoff, states(t, p3)["ns_a"])
 }
