@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/yaml"
 )
 
 // unsafeRune reports runes a terminal may act on or that hide or reorder
@@ -97,4 +101,60 @@ func escLines(s string) string {
 		lines[i] = esc(lines[i])
 	}
 	return strings.Join(lines, "\n")
+}
+
+// yamlOut encodes v as YAML with no rune a terminal may act on in it.
+// YAML's emitters write bidi overrides, zero-width characters and U+0085 as
+// they are (the YAML spec counts them printable), so when v holds one it is
+// encoded again from its escaped JSON: every scalar holding such a rune is
+// written double-quoted, where a \u escape means the same rune, and the
+// rune as its escape. Clean values encode as yaml.Marshal does.
+func yamlOut(v any) ([]byte, error) {
+	// Decided on the JSON, where encoding/json has escaped newlines and
+	// tabs: yaml.Marshal itself turns U+0085 into a space.
+	j, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.ContainsFunc(j, unsafeRune) {
+		return yaml.Marshal(v)
+	}
+	// Newlines and tabs are YAML's own structure and whitespace.
+	unsafe := func(r rune) bool { return r != '\n' && r != '\t' && unsafeRune(r) }
+	var doc yamlv3.Node
+	if err := yamlv3.Unmarshal(escapeJSON(j), &doc); err != nil {
+		return nil, err
+	}
+	var restyle func(n *yamlv3.Node)
+	restyle = func(n *yamlv3.Node) {
+		n.Style = 0 // block style, plain where the value allows
+		if n.Kind == yamlv3.ScalarNode && strings.ContainsFunc(n.Value, unsafe) {
+			n.Style = yamlv3.DoubleQuotedStyle
+		}
+		for _, c := range n.Content {
+			restyle(c)
+		}
+	}
+	restyle(&doc)
+	var b bytes.Buffer
+	enc := yamlv3.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	var out strings.Builder
+	for _, r := range b.String() {
+		switch {
+		case !unsafe(r):
+			out.WriteRune(r)
+		case r <= 0xffff:
+			fmt.Fprintf(&out, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&out, `\U%08x`, r)
+		}
+	}
+	return []byte(out.String()), nil
 }

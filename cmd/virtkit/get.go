@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
@@ -214,7 +213,7 @@ func writeListObject(w io.Writer, list virtkit.ObjectList, output string) error 
 	var data []byte
 	var err error
 	if output == "yaml" {
-		data, err = yaml.Marshal(out)
+		data, err = yamlOut(out)
 	} else {
 		data, err = json.MarshalIndent(out, "", "  ")
 		data = append(escapeJSON(data), '\n')
