@@ -408,10 +408,34 @@ func (e *Engine) Start(ctx context.Context) error {
 			e.mu.Unlock()
 			return err
 		}
+		if e.wantConfirmSample() {
+			if err := e.Measure(ctx); err != nil {
+				e.mu.Lock()
+				e.st.started = false
+				e.mu.Unlock()
+				return err
+			}
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.launchLocked(ctx)
+}
+
+// wantConfirmSample reports that a second pre-start sample is worth its
+// MeasurePeriod: the dirty rate cannot be sampled while the job runs, the
+// permissions allow neither post-copy nor a throttle, and the first sample
+// is over the expected bandwidth (or none is known). The policy may then
+// refuse early on two samples instead of waiting for the first pass to end
+// ([PolicyOptions.HopelessMargin]).
+func (e *Engine) wantConfirmSample() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.probeInJob || e.req.AllowPostCopy || e.req.AllowAutoConverge || len(e.st.samples) != 1 {
+		return false
+	}
+	d, ok := e.st.dirtyBefore.Get()
+	return ok && (e.req.BandwidthHint <= 0 || d > e.req.BandwidthHint)
 }
 
 // learnCapabilities asks the migrator what its migrations offer, so the
