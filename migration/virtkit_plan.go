@@ -172,7 +172,7 @@ func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
 func (v *VirtkitPolicy) hopelessEarly(p Progress, e estimate, f figures) (Action, bool) {
 	o := v.opts
 	if o.HopelessMargin < 0 || p.FirstPassDone || p.AllowPostCopy || p.Elapsed < o.EarlyObservation ||
-		p.DirtyRateSpan <= 0 || p.Throttle > 0 && !v.throttleExhausted(p, e) {
+		p.DirtyRateSamples < 2 || p.Throttle > 0 && !v.throttleExhausted(p, e) {
 		return Action{}, false
 	}
 	if p.AllowAutoConverge && !v.throttleExhausted(p, e) {
@@ -186,10 +186,10 @@ func (v *VirtkitPolicy) hopelessEarly(p Progress, e estimate, f figures) (Action
 	if err != nil || pred.Converges {
 		return Action{}, false
 	}
-	why := fmt.Sprintf("every dirty-rate sample over %v (lowest %s) is at least %.3g× the bandwidth the job has shown (%s after %v), "+
-		"and pre-copy would not converge even at %s (%s): %s",
-		p.DirtyRateSpan.Round(100*time.Millisecond), formatRate(low), o.HopelessMargin, formatRate(e.bw), p.Elapsed.Round(100*time.Millisecond),
-		formatRate(low/o.HopelessMargin), "the lowest sample over the margin", v.hopeless(p, e, pred))
+	why := fmt.Sprintf("all %d dirty-rate samples (lowest %s) are at least %.3g× the bandwidth the job has shown (%s after %v), "+
+		"and pre-copy would not converge even at %s (the lowest sample over that margin): %s",
+		p.DirtyRateSamples, formatRate(low), o.HopelessMargin, formatRate(e.bw), p.Elapsed.Round(100*time.Millisecond),
+		formatRate(low/o.HopelessMargin), v.hopeless(p, e, pred))
 	return Action{Kind: ActionAbort, Reason: why,
-		Figures: f.add("dirtyRateLow", low, "B/s").add("hopelessMargin", o.HopelessMargin, "").add("sampleSpan", p.DirtyRateSpan.Seconds(), "s")}, true
+		Figures: f.add("dirtyRateLow", low, "B/s").add("hopelessMargin", o.HopelessMargin, "").add("dirtyRateSamples", float64(p.DirtyRateSamples), "")}, true
 }
