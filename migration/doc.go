@@ -53,7 +53,8 @@
 // samples span a few seconds, and without them not before the first pass
 // ends (a single pre-start sample may have caught a burst) — with one
 // exception: when nothing allowed can help (no post-copy, no throttle),
-// the engine takes a second pre-start sample, and once the job has run
+// the engine takes a second pre-start sample when the first is over the
+// expected bandwidth (a configured cap), and once the job has run
 // 10 s the policy gives up if both samples exceed the job's best bandwidth
 // by [PolicyOptions.HopelessMargin] (2×) and pre-copy would not converge
 // even at the lower sample divided by that margin. After the first

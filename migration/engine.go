@@ -425,9 +425,11 @@ func (e *Engine) Start(ctx context.Context) error {
 // wantConfirmSample reports that a second pre-start sample is worth its
 // MeasurePeriod: the dirty rate cannot be sampled while the job runs, the
 // permissions allow neither post-copy nor a throttle, and the first sample
-// is over the expected bandwidth (or none is known). The policy may then
-// refuse early on two samples instead of waiting for the first pass to end
-// ([PolicyOptions.HopelessMargin]).
+// is over the expected bandwidth. The policy may then refuse early on two
+// samples instead of waiting for the first pass to end
+// ([PolicyOptions.HopelessMargin]). Without a bandwidth hint no second
+// sample is taken: the extra second would delay every such migration,
+// mostly on links far faster than any guest dirties.
 func (e *Engine) wantConfirmSample() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -435,7 +437,7 @@ func (e *Engine) wantConfirmSample() bool {
 		return false
 	}
 	d, ok := e.st.dirtyBefore.Get()
-	return ok && (e.req.BandwidthHint <= 0 || d > e.req.BandwidthHint)
+	return ok && e.req.BandwidthHint > 0 && d > e.req.BandwidthHint
 }
 
 // learnCapabilities asks the migrator what its migrations offer, so the

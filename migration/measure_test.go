@@ -105,18 +105,21 @@ func (c *manualClock) Now() time.Time { return c.t }
 // A 128 MiB guest whose page sampling reads 40 MB/s, on a 2 MiB/s link,
 // with neither post-copy nor auto-converge allowed: the engine samples
 // twice before the start and the policy gives up about 10 s into the
-// first pass (64 s long), not after it. With post-copy allowed it takes
-// one sample and waits for the first pass.
+// first pass (64 s long), not after it. With post-copy allowed, or
+// without a bandwidth hint, it takes one sample and waits for the first
+// pass.
 func TestHopelessRefusedInFirstPass(t *testing.T) {
 	const mem, bw = 128 << 20, 2 << 20
 	for _, tt := range []struct {
 		name      string
 		postCopy  bool
+		hint      float64
 		samples   int
 		abortedBy time.Duration // 0 = no abort within 40 s
 	}{
-		{"nothing allowed", false, 2, 12 * time.Second},
-		{"post-copy allowed", true, 1, 0},
+		{"nothing allowed", false, bw, 2, 12 * time.Second},
+		{"post-copy allowed", true, bw, 1, 0},
+		{"no bandwidth hint: one sample, no early verdict", false, 0, 1, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stats []hypervisor.JobStats
@@ -129,7 +132,7 @@ func TestHopelessRefusedInFirstPass(t *testing.T) {
 			}
 			f := &libvirtFixture{done: make(chan struct{}), stats: stats}
 			clock := &manualClock{t: epoch}
-			e, err := NewEngine(f, Request{Domain: "vm", Memory: mem, BandwidthHint: bw, AllowPostCopy: tt.postCopy},
+			e, err := NewEngine(f, Request{Domain: "vm", Memory: mem, BandwidthHint: tt.hint, AllowPostCopy: tt.postCopy},
 				Options{Policy: NewPolicy(PolicyOptions{}), Clock: clock})
 			require.NoError(t, err)
 			require.NoError(t, e.Start(context.Background()))
