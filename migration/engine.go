@@ -425,10 +425,10 @@ func (e *Engine) Start(ctx context.Context) error {
 // wantConfirmSample reports that a second pre-start sample is worth its
 // MeasurePeriod: the dirty rate cannot be sampled while the job runs, the
 // permissions allow neither post-copy nor a throttle, and the first sample
-// is over the expected bandwidth. The policy may then refuse early on two
-// samples instead of waiting for the first pass to end
-// ([PolicyOptions.HopelessMargin]). Without a bandwidth hint no second
-// sample is taken: the extra second would delay every such migration,
+// is over the expected bandwidth (Request.BandwidthHint, else the job's
+// bandwidth cap). The policy may then refuse early on two samples instead
+// of waiting for the first pass to end ([PolicyOptions.HopelessMargin]).
+// Without either no second sample is taken: the extra second would delay every such migration,
 // mostly on links far faster than any guest dirties.
 func (e *Engine) wantConfirmSample() bool {
 	e.mu.Lock()
@@ -437,7 +437,11 @@ func (e *Engine) wantConfirmSample() bool {
 		return false
 	}
 	d, ok := e.st.dirtyBefore.Get()
-	return ok && e.req.BandwidthHint > 0 && d > e.req.BandwidthHint
+	hint := e.req.BandwidthHint
+	if hint <= 0 {
+		hint = float64(e.req.Params.Bandwidth)
+	}
+	return ok && hint > 0 && d > hint
 }
 
 // learnCapabilities asks the migrator what its migrations offer, so the

@@ -113,13 +113,14 @@ func TestHopelessRefusedInFirstPass(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		postCopy  bool
-		hint      float64
+		hint      float64 // -1: none, the job's cap instead
 		samples   int
 		abortedBy time.Duration // 0 = no abort within 40 s
 	}{
 		{"nothing allowed", false, bw, 2, 12 * time.Second},
 		{"post-copy allowed", true, bw, 1, 0},
 		{"no bandwidth hint: one sample, no early verdict", false, 0, 1, 0},
+		{"the bandwidth cap instead of a hint", false, -1, 2, 12 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stats []hypervisor.JobStats
@@ -132,7 +133,11 @@ func TestHopelessRefusedInFirstPass(t *testing.T) {
 			}
 			f := &libvirtFixture{done: make(chan struct{}), stats: stats}
 			clock := &manualClock{t: epoch}
-			e, err := NewEngine(f, Request{Domain: "vm", Memory: mem, BandwidthHint: tt.hint, AllowPostCopy: tt.postCopy},
+			req := Request{Domain: "vm", Memory: mem, BandwidthHint: tt.hint, AllowPostCopy: tt.postCopy}
+			if tt.hint < 0 {
+				req.BandwidthHint, req.Params.Bandwidth = 0, bw
+			}
+			e, err := NewEngine(f, req,
 				Options{Policy: NewPolicy(PolicyOptions{}), Clock: clock})
 			require.NoError(t, err)
 			require.NoError(t, e.Start(context.Background()))
