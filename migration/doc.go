@@ -50,8 +50,14 @@
 // Aborting is the one decision that cannot be taken back, so it is judged
 // on the best bandwidth seen (a dip never causes it); with probes during
 // the job ([Options.Probe], where the backend allows them) only once the
-// samples span a few seconds, and without them never before the first pass
-// ends (a single pre-start sample may have caught a burst). After the first
+// samples span a few seconds, and without them not before the first pass
+// ends (a single pre-start sample may have caught a burst) — with one
+// exception: when nothing allowed can help (no post-copy, no throttle),
+// the engine takes a second pre-start sample when the first is over the
+// expected bandwidth (a configured cap), and once the job has run
+// 10 s the policy gives up if both samples exceed the job's best bandwidth
+// by [PolicyOptions.HopelessMargin] (2×) and pre-copy would not converge
+// even at the lower sample divided by that margin. After the first
 // pass a spread of the job's per-round dirty rates means phases worth
 // waiting out, and a pause expected at switchover that stops improving for
 // ten rounds and 40 s means a floor the rates do not show. At the highest

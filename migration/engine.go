@@ -408,10 +408,40 @@ func (e *Engine) Start(ctx context.Context) error {
 			e.mu.Unlock()
 			return err
 		}
+		if e.wantConfirmSample() {
+			if err := e.Measure(ctx); err != nil {
+				e.mu.Lock()
+				e.st.started = false
+				e.mu.Unlock()
+				return err
+			}
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.launchLocked(ctx)
+}
+
+// wantConfirmSample reports that a second pre-start sample is worth its
+// MeasurePeriod: the dirty rate cannot be sampled while the job runs, the
+// permissions allow neither post-copy nor a throttle, and the first sample
+// is over the expected bandwidth (Request.BandwidthHint, else the job's
+// bandwidth cap). The policy may then refuse early on two samples instead
+// of waiting for the first pass to end ([PolicyOptions.HopelessMargin]).
+// Without either no second sample is taken: the extra second would delay every such migration,
+// mostly on links far faster than any guest dirties.
+func (e *Engine) wantConfirmSample() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.probeInJob || e.req.AllowPostCopy || e.req.AllowAutoConverge || len(e.st.samples) != 1 {
+		return false
+	}
+	d, ok := e.st.dirtyBefore.Get()
+	hint := e.req.BandwidthHint
+	if hint <= 0 {
+		hint = float64(e.req.Params.Bandwidth)
+	}
+	return ok && hint > 0 && d > hint
 }
 
 // learnCapabilities asks the migrator what its migrations offer, so the

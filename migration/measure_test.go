@@ -15,9 +15,10 @@ import (
 // memory_dirty_rate field is present and 0 until QEMU's first sync after
 // the setup one (memory_iteration 2), and the jobs have no direct throttle.
 type libvirtFixture struct {
-	stats []hypervisor.JobStats
-	i     int
-	done  chan struct{}
+	stats    []hypervisor.JobStats
+	i        int
+	done     chan struct{}
+	measured int
 }
 
 func (f *libvirtFixture) MigrationCapabilities(context.Context) (hypervisor.MigrationCapabilities, error) {
@@ -25,6 +26,7 @@ func (f *libvirtFixture) MigrationCapabilities(context.Context) (hypervisor.Migr
 }
 
 func (f *libvirtFixture) MeasureDirtyRate(context.Context, string, time.Duration) (hypervisor.DirtyRate, error) {
+	f.measured++
 	return hypervisor.DirtyRate{BytesPerSecond: 40e6, Period: time.Second, Method: "page-sampling"}, nil
 }
 
@@ -99,3 +101,66 @@ func TestJobDirtyRateUnmeasuredBeforeFirstSync(t *testing.T) {
 type manualClock struct{ t time.Time }
 
 func (c *manualClock) Now() time.Time { return c.t }
+
+// A 128 MiB guest whose page sampling reads 40 MB/s, on a 2 MiB/s link,
+// with neither post-copy nor auto-converge allowed: the engine samples
+// twice before the start and the policy gives up about 10 s into the
+// first pass (64 s long), not after it. With post-copy allowed, or
+// without a bandwidth hint, it takes one sample and waits for the first
+// pass.
+func TestHopelessRefusedInFirstPass(t *testing.T) {
+	const mem, bw = 128 << 20, 2 << 20
+	for _, tt := range []struct {
+		name      string
+		postCopy  bool
+		hint      float64 // -1: none, the job's cap instead
+		samples   int
+		abortedBy time.Duration // 0 = no abort within 40 s
+	}{
+		{"nothing allowed", false, bw, 2, 12 * time.Second},
+		{"post-copy allowed", true, bw, 1, 0},
+		{"no bandwidth hint: one sample, no early verdict", false, 0, 1, 0},
+		{"the bandwidth cap instead of a hint", false, -1, 2, 12 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stats []hypervisor.JobStats
+			for i := range 200 {
+				sent := uint64(i) * bw / 4
+				stats = append(stats, hypervisor.JobStats{Type: hypervisor.JobUnbounded, Mode: hypervisor.ModePreCopy,
+					MemoryIteration: hypervisor.Some[uint64](1), MemoryDirtyRate: hypervisor.Some[uint64](0),
+					MemoryBps: hypervisor.Some[uint64](bw), MemoryRemaining: hypervisor.Some(mem - sent),
+					DataRemaining: hypervisor.Some(mem - sent), DataProcessed: hypervisor.Some(sent)})
+			}
+			f := &libvirtFixture{done: make(chan struct{}), stats: stats}
+			clock := &manualClock{t: epoch}
+			req := Request{Domain: "vm", Memory: mem, BandwidthHint: tt.hint, AllowPostCopy: tt.postCopy}
+			if tt.hint < 0 {
+				req.BandwidthHint, req.Params.Bandwidth = 0, bw
+			}
+			e, err := NewEngine(f, req,
+				Options{Policy: NewPolicy(PolicyOptions{}), Clock: clock})
+			require.NoError(t, err)
+			require.NoError(t, e.Start(context.Background()))
+			assert.Equal(t, tt.samples, f.measured, "pre-start samples")
+			var abortAt time.Duration
+			var reason string
+			for step := 1; step <= 160 && abortAt == 0; step++ {
+				clock.t = clock.t.Add(250 * time.Millisecond)
+				_, err := e.Step(context.Background())
+				require.NoError(t, err)
+				for _, d := range e.Result().Decisions {
+					if d.Action.Kind == ActionAbort {
+						abortAt, reason = time.Duration(step)*250*time.Millisecond, d.Action.Reason
+					}
+				}
+			}
+			if tt.abortedBy == 0 {
+				assert.Zero(t, abortAt, reason)
+				return
+			}
+			require.NotZero(t, abortAt, "no abort within 40 s")
+			assert.LessOrEqual(t, abortAt, tt.abortedBy)
+			assert.Contains(t, reason, "2× the bandwidth")
+		})
+	}
+}

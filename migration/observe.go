@@ -268,6 +268,7 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		if smp.throttle != st.throttle {
 			continue
 		}
+		p.DirtyRateSamples++
 		if !p.DirtyRateLow.Valid || smp.rate < p.DirtyRateLow.Value {
 			p.DirtyRateLow = hypervisor.Some(smp.rate)
 		}

@@ -73,9 +73,11 @@ type Progress struct {
 	// and DirtyRateSpan the time those samples cover: a burst looks
 	// hopeless in one sample, not in samples spread over several seconds.
 	// Probing says whether the engine takes such samples at all.
-	DirtyRateLow  hypervisor.Measured[float64]
-	DirtyRateSpan time.Duration
-	Probing       bool
+	// DirtyRateSamples counts those samples.
+	DirtyRateLow     hypervisor.Measured[float64]
+	DirtyRateSpan    time.Duration
+	DirtyRateSamples int
+	Probing          bool
 	// JobDirtyRateLow and JobDirtyRateHigh bound the job's own dirty rates
 	// over the rounds after the first pass (under the current throttle);
 	// JobDirtyRateSamples counts them. A steady rate is a verdict; a

@@ -251,6 +251,21 @@ func TestVirtkitPolicy(t *testing.T) {
 				FirstPassDone: true, Iteration: some(uint64(5)), Remaining: some(uint64(8 * gb)), DataSent: some(uint64(48 * gb)),
 				SinceFirstPass: 35 * time.Second, JobDirtyRateLow: some(80 * mb), JobDirtyRateHigh: some(1.5 * gb), JobDirtyRateSamples: 3},
 			ActionContinue, func(t *testing.T, a Action) { assert.Contains(t, a.Reason, "quieter rounds") }},
+		{"no remedy allowed, two samples far over the job's bandwidth: refused in the first pass",
+			hopelessTiny(12*time.Second, 9*mib, 2*mib, 2),
+			ActionAbort, func(t *testing.T, a Action) {
+				assert.Contains(t, a.Reason, "2× the bandwidth")
+				assert.Contains(t, a.Reason, "post-copy is not allowed")
+			}},
+		{"no remedy allowed, a single sample: waits",
+			hopelessTiny(12*time.Second, 9*mib, 2*mib, 1), ActionContinue, nil},
+		{"no remedy allowed, too early for the job's bandwidth: waits",
+			hopelessTiny(6*time.Second, 9*mib, 2*mib, 2), ActionContinue, nil},
+		{"no remedy allowed, the lowest sample within the margin: waits",
+			hopelessTiny(12*time.Second, 3.5*mib, 2*mib, 2), ActionContinue, nil},
+		{"post-copy allowed: no early refusal",
+			with(hopelessTiny(12*time.Second, 9*mib, 2*mib, 2), func(p *Progress) { p.AllowPostCopy = true }),
+			ActionContinue, nil},
 		{"never aborts in post-copy", with(hog(100*time.Second), func(p *Progress) { p.Phase = PhasePostCopy }), ActionContinue, nil},
 		{"never aborts a pre-copy that converges, however slowly",
 			Progress{Phase: PhasePreCopy, Memory: 8 * gib, Elapsed: 300 * time.Second, DirtyRate: some(1 * gb),
@@ -268,4 +283,17 @@ func TestVirtkitPolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+const mib = 1 << 20
+
+// hopelessTiny is a 128 MiB guest without post-copy or auto-converge on a
+// backend that cannot sample during the job: samples (the lowest low, the
+// pre-start rate 1.2 × low), n of them, the job's bandwidth bw.
+func hopelessTiny(elapsed time.Duration, low, bw float64, n int) Progress {
+	return Progress{Phase: PhasePreCopy, Memory: 128 * mib, Elapsed: elapsed,
+		DirtyRateBefore: some(1.2 * low), DirtyRateLow: some(low), DirtyRateSamples: n, DirtyRateSpan: time.Duration(n-1) * time.Second,
+		Bandwidth: some(bw), BandwidthAvg: some(bw), BandwidthBest: some(bw),
+		DataSent: some(uint64(bw * elapsed.Seconds())), Remaining: some(uint64(128*mib - bw*elapsed.Seconds())),
+		DowntimeLimit: 50 * time.Millisecond, ConfiguredDowntime: 300 * time.Millisecond}
 }

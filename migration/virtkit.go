@@ -62,6 +62,22 @@ type PolicyOptions struct {
 	// limit is not much larger than the reserve the threshold is a tenth of
 	// the limit.
 	SwitchoverReserve time.Duration
+	// HopelessMargin lets the policy give up before the first pass ends
+	// when nothing allowed can help (no post-copy; no throttle, or the
+	// highest one measured and not enough): once the job has run
+	// EarlyObservation, every dirty-rate sample (at least two, so no
+	// verdict rests on one) must exceed the best bandwidth the job has
+	// shown by this factor, and pre-copy must not converge even at the
+	// lowest sample divided by it, at the highest pause the bound allows.
+	// A false refusal costs a retry (the guest stays where it runs); a
+	// slow failure sends memory for minutes, several times over, for
+	// nothing; the factor is what a sample must overstate the rate by for
+	// the refusal to be wrong. 0 = 2; negative = never before the first
+	// pass ends on this rule.
+	HopelessMargin float64
+	// EarlyObservation is how long the job must have run before that early
+	// verdict, so the bandwidth is the job's own; 0 = 10 s.
+	EarlyObservation time.Duration
 }
 
 func (o PolicyOptions) withDefaults() PolicyOptions {
@@ -100,6 +116,12 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	}
 	if o.SwitchoverReserve == 0 {
 		o.SwitchoverReserve = 30 * time.Millisecond
+	}
+	if o.HopelessMargin == 0 {
+		o.HopelessMargin = 2
+	}
+	if o.EarlyObservation == 0 {
+		o.EarlyObservation = 10 * time.Second
 	}
 	return o
 }
@@ -408,6 +430,9 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	}
 	if p.Elapsed < o.MinObservation {
 		return Action{Kind: ActionContinue, Figures: f, Reason: "observing before deciding that nothing converges"}
+	}
+	if act, ok := v.hopelessEarly(p, e, f); ok {
+		return act
 	}
 	if !p.FirstPassDone && !p.Probing {
 		// Without probes during the job the pre-start sample is the only

@@ -163,3 +163,33 @@ func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
 	}
 	return Action{Kind: ActionRefuse, Figures: start.Figures, Reason: v.hopeless(p, e, pred)}
 }
+
+// hopelessEarly gives up before the first pass ends when nothing allowed
+// can help and the dirty-rate samples (at least two) all exceed the
+// bandwidth the job has shown by HopelessMargin, with pre-copy not
+// converging even at the lowest sample divided by the margin; see
+// [PolicyOptions.HopelessMargin].
+func (v *VirtkitPolicy) hopelessEarly(p Progress, e estimate, f figures) (Action, bool) {
+	o := v.opts
+	if o.HopelessMargin < 0 || p.FirstPassDone || p.AllowPostCopy || p.Elapsed < o.EarlyObservation ||
+		p.DirtyRateSamples < 2 || p.Throttle > 0 && !v.throttleExhausted(p, e) {
+		return Action{}, false
+	}
+	if p.AllowAutoConverge && !v.throttleExhausted(p, e) {
+		return Action{}, false
+	}
+	low, ok := p.DirtyRateLow.Get()
+	if !ok || e.bw <= 0 || low < o.HopelessMargin*e.bw {
+		return Action{}, false
+	}
+	pred, err := Predict(ModelInput{Memory: p.Memory, Bandwidth: e.bw, DirtyRate: low / o.HopelessMargin, DowntimeLimit: e.boundCap})
+	if err != nil || pred.Converges {
+		return Action{}, false
+	}
+	why := fmt.Sprintf("all %d dirty-rate samples (lowest %s) are at least %.3g× the bandwidth the job has shown (%s after %v), "+
+		"and pre-copy would not converge even at %s (the lowest sample over that margin): %s",
+		p.DirtyRateSamples, formatRate(low), o.HopelessMargin, formatRate(e.bw), p.Elapsed.Round(100*time.Millisecond),
+		formatRate(low/o.HopelessMargin), v.hopeless(p, e, pred))
+	return Action{Kind: ActionAbort, Reason: why,
+		Figures: f.add("dirtyRateLow", low, "B/s").add("hopelessMargin", o.HopelessMargin, "").add("dirtyRateSamples", float64(p.DirtyRateSamples), "")}, true
+}
