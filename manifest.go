@@ -371,24 +371,11 @@ func (w *walkPath) fieldPath() *field.Path {
 	return parent.Child(w.name)
 }
 
-// maxQuantityExponent bounds the decimal exponent of a quantity written in
-// scientific notation ("1e-999999999"): apimachinery rounds such a value
-// with arbitrary precision, minutes of CPU for a dozen bytes, and no real
-// size or CPU count needs an exponent beyond a few dozen.
-const maxQuantityExponent = 1000
-
 // parseQuantityBounded parses s as a resource.Quantity after refusing an
-// exponent beyond maxQuantityExponent.
+// exponent beyond MaxDecimalExponent.
 func parseQuantityBounded(s string) error {
-	t := strings.TrimSpace(s)
-	if i := strings.IndexAny(t, "eE"); i > 0 && i < len(t)-1 {
-		exp := strings.TrimLeft(t[i+1:], "+-")
-		if exp != "" && strings.Trim(exp, "0123456789") == "" {
-			exp = strings.TrimLeft(exp, "0")
-			if len(exp) > 4 || len(exp) == 4 && exp > "1000" {
-				return fmt.Errorf("quantity %q: exponent beyond ±%d", s, maxQuantityExponent)
-			}
-		}
+	if err := CheckDecimalExponent([]byte(s)); err != nil {
+		return err
 	}
 	_, err := resource.ParseQuantity(s)
 	return err
