@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/internal/proctest"
 	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/store/etcd"
 	"github.com/virtkit/virtkit/store/etcd/etcdtest"
@@ -35,19 +35,13 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	flag.Parse()
 	if !testing.Short() {
-		dir, err := os.MkdirTemp("", "virtkit-e2e-bin-")
+		bin, cleanup, err := proctest.BuildVirtkit("virtkit-e2e-bin-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2e:", err)
 			return 1
 		}
-		defer os.RemoveAll(dir)
-		binary = filepath.Join(dir, "virtkit")
-		build := exec.Command("go", "build", "-o", binary, "github.com/virtkit/virtkit/cmd/virtkit")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: building virtkit:", err)
-			return 1
-		}
+		defer cleanup()
+		binary = bin
 	}
 	return m.Run()
 }
@@ -273,21 +267,4 @@ func getList[T any](c *testCluster, kind string) []T {
 }
 
 // logHas reports whether the process logged a line containing all parts.
-func (p *proc) logHas(parts ...string) bool {
-	sc := bufio.NewScanner(strings.NewReader(p.logText()))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		all := true
-		for _, part := range parts {
-			if !strings.Contains(line, part) {
-				all = false
-				break
-			}
-		}
-		if all {
-			return true
-		}
-	}
-	return false
-}
+func (p *proc) logHas(parts ...string) bool { return proctest.LogHas(p.logText(), parts...) }

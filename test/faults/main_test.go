@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/virtkit/virtkit/internal/etcdproc"
+	"github.com/virtkit/virtkit/internal/proctest"
 )
 
 var (
@@ -40,18 +40,12 @@ func runMain(m *testing.M) int {
 		etcdMissing = err.Error()
 		return m.Run() // every test skips (or fails under VIRTKIT_STRICT)
 	}
-	dir, err := os.MkdirTemp("", "virtkit-faults-bin-")
+	bin, cleanup, err := proctest.BuildVirtkit("virtkit-faults-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	binary = filepath.Join(dir, "virtkit")
-	build := exec.Command("go", "build", "-o", binary, "github.com/virtkit/virtkit/cmd/virtkit")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "faults: building virtkit:", err)
-		return 1
-	}
+	defer cleanup()
+	binary = bin
 	return m.Run()
 }

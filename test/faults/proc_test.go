@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/virtkit/virtkit/internal/proctest"
 )
 
 // restartDelay is how long the supervisor waits before restarting a
@@ -227,18 +229,4 @@ func (p *vproc) logText() string {
 }
 
 // logHas reports whether the process logged a line containing all parts.
-func (p *vproc) logHas(parts ...string) bool {
-	for line := range strings.SplitSeq(p.logText(), "\n") {
-		all := true
-		for _, part := range parts {
-			if !strings.Contains(line, part) {
-				all = false
-				break
-			}
-		}
-		if all {
-			return true
-		}
-	}
-	return false
-}
+func (p *vproc) logHas(parts ...string) bool { return proctest.LogHas(p.logText(), parts...) }
