@@ -631,7 +631,7 @@ func (r *VMReconciler) holdBack(key store.Key, s *vmSync, vmi *virtkit.VirtualMa
 	}
 	st := &s.vm.Status
 	for _, c := range st.Conditions {
-		if vmOnlyConditions[c.Type] || c.Type == virtkit.VirtualMachineFailure {
+		if vmOnlyConditions[c.Type] {
 			if o := virtkit.GetCondition(s.orig.Conditions, c.Type); o == nil || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message {
 				return false
 			}
