@@ -6,10 +6,11 @@
 //	c, err := cluster.New(cluster.Options{Nodes: 2}) // memory store, sim hosts
 //	go c.Start(ctx)
 //	err = c.Apply(ctx, objs...)
-//	err = c.WaitForVMI(ctx, "default", "testvmi", cluster.VMIPhaseIs(virtkit.Running))
+//	vmi, err := c.WaitForVMI(ctx, "default", "testvmi", cluster.VMIPhaseIs(virtkit.Running))
 //
 // Every part is replaceable through Options: the store (etcd for a control
 // plane spanning hosts), the hypervisor of each node (real libvirt), the
 // scheduler, and any reconciler. The package adds nothing the parts do not
-// already do; it wires them and waits.
+// already do; it wires them and waits. docs/extending.md in the repository
+// shows how to write each replacement.
 package cluster
