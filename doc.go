@@ -9,6 +9,27 @@
 // it costs no more than the metadata types a Kubernetes-based caller
 // already has.
 //
+// # Where to start
+//
+// Package [github.com/virtkit/virtkit/cluster] runs a whole control plane in
+// one process (a memory store, the built-in controllers, simulated hosts)
+// and is the shortest path to a running guest:
+//
+//	c, err := cluster.New(cluster.Options{}) // memory store, two simulated hosts
+//	go c.Start(ctx)
+//	err = c.Apply(ctx, vm) // a *virtkit.VirtualMachine, or objects from Decode
+//	err = controller.Start(ctx, c.Store(), store.Key{Namespace: "default", Name: "hello"}, controller.StartOptions{})
+//	vmi, err := c.WaitForVMI(ctx, "default", "hello", cluster.VMIPhaseIs(virtkit.Running))
+//
+// Its examples show the whole walk. Every part of that cluster is an
+// extension point set through cluster.Options: the object store
+// (store.Store; store/etcd for a control plane spanning hosts), reconcilers
+// (controller.Reconciler, replacing a built-in one or running next to
+// them), placement (scheduler.Scheduler), the hypervisor of each host
+// (hypervisor.Hypervisor; hypervisor/sim and hypervisor/libvirt are the
+// built-in ones) and the live-migration policy (migration.Policy).
+// docs/extending.md in the repository shows how to write each one.
+//
 // # Kinds
 //
 // [VirtualMachineInstance] (VMI) is one guest; [VirtualMachine] (VM) keeps
@@ -116,6 +137,4 @@
 // Errors wrap the sentinels [ErrUnknownKind], [ErrUnknownField],
 // [ErrInvalidManifest], [ErrNotSupported] and [ErrRunStrategy]; branch with
 // errors.Is.
-//
-// +kubebuilder:object:generate=true
 package virtkit

@@ -1,3 +1,5 @@
+// +kubebuilder:object:generate=true
+
 package virtkit
 
 // DeepCopy methods (zz_generated.deepcopy.go) come from controller-gen's
