@@ -31,7 +31,7 @@ func started(e *env)  { require.NoError(e.t, Start(e.ctx, e.st, key("vm"), Start
 
 // TestRunStrategies walks every run strategy through guest events and the
 // start/stop/restart actions and checks the outcome against KubeVirt's
-// table (§1.4).
+// run-strategy table.
 func TestRunStrategies(t *testing.T) {
 	const (
 		none = virtkit.VmPhaseUnset // no VMI

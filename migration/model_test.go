@@ -32,7 +32,7 @@ func TestPredict(t *testing.T) {
 		postCopy   float64
 	}{
 		{
-			// physics §4.2 table, r = 0.10: V1 = 0.1M = 1.718 GB > 345 MB,
+			// fluid model, r = 0.10: V1 = 0.1M = 1.718 GB > 345 MB,
 			// k = ceil(ln(345e6/1.718e9)/ln 0.1) = 1, T = (M + V1·(1−0.01)/0.9)/B.
 			name:      "r=0.10 converges in 2 rounds",
 			in:        ModelInput{Memory: m16, Bandwidth: 1.15 * gb, DirtyRate: 0.115 * gb},

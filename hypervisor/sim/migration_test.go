@@ -27,9 +27,10 @@ func maxThrottle(polls []hypervisor.JobStats) int64 {
 	return m
 }
 
-// TestMigrationPhysics checks the data plane against the reference's
-// fluid model (migration-physics.md §4, §7.4: c = 30 ms, QEMU's 300 ms
-// limit): who converges, in about what time, with what downtime.
+// TestMigrationPhysics checks the data plane against the fluid model of
+// pre-copy (each pass sends what the previous one left dirty; c = 30 ms of
+// switchover cost, QEMU's 300 ms downtime limit): who converges, in about
+// what time, with what downtime.
 func TestMigrationPhysics(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
