@@ -106,7 +106,7 @@ func TestValidateCommand(t *testing.T) {
 func TestValidateCommandCorpus(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "kubevirt-examples")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("conformance corpus %s not found", dir)
+		t.Fatalf("conformance corpus %s not found: it is vendored in the repository: %v", dir, err)
 	}
 	out, err := runValidate(t, "", "-f", dir)
 	var ex exitError
