@@ -29,6 +29,7 @@ var userFacingBans = []struct {
 	{regexp.MustCompile(`(?i)\b[s]eed 00[0-9]`), "internal seed name"},
 	{regexp.MustCompile(`\.\./(\.\./)*[s]hared/`), "path outside the repository (vendor the data under testdata/)"},
 	{regexp.MustCompile(`/work/[s]hared`), "path outside the repository (vendor the data under testdata/)"},
+	{regexp.MustCompile(`\b([D]ESIGN|[R]EAL-STACK|[m]igration-physics|[k]ubevirt-semantics|[s]tyle-anchors)\b`), "internal note users do not have; say what it says"},
 }
 
 var textExts = map[string]bool{".go": true, ".md": true, ".sh": true, ".yaml": true, ".yml": true, ".txt": true, ".json": true}

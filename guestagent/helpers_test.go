@@ -20,7 +20,7 @@ import (
 )
 
 // blockedOnHost are the commands that would act on the host when the real
-// qemu-ga runs there as a stand-in guest (REAL-STACK.md).
+// qemu-ga runs there as a stand-in guest (hack/realstack/README.md).
 const blockedOnHost = "guest-shutdown,guest-suspend-disk,guest-suspend-ram,guest-suspend-hybrid," +
 	"guest-set-time,guest-set-user-password,guest-fsfreeze-freeze,guest-exec,guest-file-open"
 

@@ -95,7 +95,7 @@
 //
 // # Imports
 //
-// DESIGN.md lets metrics import root, hypervisor and migration; this
+// The project's layering lets metrics import root, hypervisor and migration; this
 // package also imports store, controller, node and cluster, because the
 // sources it reads (store listings, controller statistics, node agents'
 // guest information, the embedded cluster) live there. None of them

@@ -38,7 +38,7 @@ func newBenchMigrateCmd() *cobra.Command {
 virtual clock (deterministic, seconds of wall time for hours of simulated time) and
 reports outcome, total time against the lower bound memory/bandwidth, downtime, data
 sent, decision time and throttle. Without --profiles it runs the eight built-in
-profiles of the migration-physics reference.
+workload profiles (P1 to P8).
 
 A profiles file is a YAML list of objects: name, memory, bandwidth, dirtyRate,
 workingSet, shape (uniform|hotset|bursty; sequential too), burstPeriod, burstFactor,

@@ -31,7 +31,7 @@
 //
 // Hosts joined by a [Network] migrate to each other; the destination URI
 // is the target host's name and the [Link] between them has a bandwidth
-// that can dip. A migration is the fluid pre-copy model of the reference:
+// that can dip. A migration follows the fluid model of pre-copy:
 // the first pass sends all memory, each bitmap sync adds what was dirtied
 // meanwhile, and QEMU's switchover rule stops the guest once the pending
 // bytes fit in bandwidth (measured over 100 ms windows) × downtime limit.

@@ -22,7 +22,7 @@
 // of course, the highest throttle, and the guest's cost: vCPU-seconds taken
 // by the throttle and seconds spent in post-copy. [WriteTable], [WriteJSON] and
 // [WritePlot] (SVG of remaining data against time) render them.
-// [BuiltinProfiles] are the eight workloads of the migration-physics
-// reference; [Profile.Feasible] says, from the closed-form model, whether
+// [BuiltinProfiles] are the eight built-in workloads (P1 to P8);
+// [Profile.Feasible] says, from the closed-form model, whether
 // anything the permissions allow can converge.
 package bench
