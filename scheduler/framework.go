@@ -496,3 +496,35 @@ func (f *Framework) decide(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	}
 	return best.Name, nil
 }
+
+// NewFilter adapts a function to a FilterPlugin called name.
+func NewFilter(name string, fn func(ctx context.Context, state *CycleState, vmi *virtkit.VirtualMachineInstance, node *NodeInfo) *Status) FilterPlugin {
+	return filterFn{name: name, fn: fn}
+}
+
+// NewScore adapts a function to a ScorePlugin called name.
+func NewScore(name string, fn func(ctx context.Context, state *CycleState, vmi *virtkit.VirtualMachineInstance, node *NodeInfo) (float64, *Status)) ScorePlugin {
+	return scoreFn{name: name, fn: fn}
+}
+
+type filterFn struct {
+	name string
+	fn   func(context.Context, *CycleState, *virtkit.VirtualMachineInstance, *NodeInfo) *Status
+}
+
+func (f filterFn) Name() string { return f.name }
+
+func (f filterFn) Filter(ctx context.Context, state *CycleState, vmi *virtkit.VirtualMachineInstance, node *NodeInfo) *Status {
+	return f.fn(ctx, state, vmi, node)
+}
+
+type scoreFn struct {
+	name string
+	fn   func(context.Context, *CycleState, *virtkit.VirtualMachineInstance, *NodeInfo) (float64, *Status)
+}
+
+func (f scoreFn) Name() string { return f.name }
+
+func (f scoreFn) Score(ctx context.Context, state *CycleState, vmi *virtkit.VirtualMachineInstance, node *NodeInfo) (float64, *Status) {
+	return f.fn(ctx, state, vmi, node)
+}

@@ -12,7 +12,7 @@ import (
 	"github.com/virtkit/virtkit"
 )
 
-// Placements is an incremental placement state for [Default]: the VMIs
+// Placements is an incremental placement state for a [Framework]: the VMIs
 // that hold node resources, the summed requests per node, an index of the
 // placed VMIs by label and the set of placed VMIs with required
 // anti-affinity terms. Its owner feeds it every change of every VMI
@@ -20,7 +20,7 @@ import (
 // decides in O(nodes + VMIs with anti-affinity + VMIs the new VMI's own
 // affinity terms select), never scanning every placed VMI, and reserves
 // the chosen node before it returns, so concurrent decisions cannot
-// over-commit a node. Decisions are the same as [Default.Schedule] with the
+// over-commit a node. Decisions are the same as [Framework.Schedule] with the
 // same VMIs passed as placed. It is safe for concurrent use.
 type Placements struct {
 	f  *Framework
@@ -141,7 +141,7 @@ func (p *Placements) Len() int {
 	return len(p.vmis)
 }
 
-// Schedule chooses a node for vmi like [Default.Schedule] with every
+// Schedule chooses a node for vmi like [Framework.Schedule] with every
 // observed VMI but vmi itself as placed, and records vmi on that node at
 // once (an assumption the caller's next Observe confirms or corrects). On
 // error the state is unchanged.
