@@ -67,7 +67,7 @@ func run(ctx context.Context, out io.Writer) error {
 		if err := c.Apply(ctx, newVMI(name, tier)); err != nil {
 			return err
 		}
-		vmi, err := c.WaitForVMI(ctx, "default", name, cluster.VMIPhaseIs(virtkit.Running))
+		vmi, err := c.WaitForVMI(ctx, "default", name, cluster.VMIPhase(virtkit.Running))
 		if err != nil {
 			return err
 		}
