@@ -439,8 +439,10 @@ func (f *Framework) decide(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	}
 
 	var reasons map[string]int
-	feasible := make([]NodeScore, 0, len(nodes))
-	var feasibleInfo []*NodeInfo
+	// One buffer: the feasible nodes' totals, then one plugin's scores.
+	buf := make([]NodeScore, 2*len(nodes))
+	feasible := buf[:0:len(nodes)]
+	feasibleInfo := make([]*NodeInfo, 0, len(nodes))
 	for i := range state.nodes {
 		n := &state.nodes[i]
 		var failed *Status
@@ -469,7 +471,7 @@ func (f *Framework) decide(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 		return "", &UnschedulableError{Nodes: len(nodes), Reasons: reasons}
 	}
 	if len(f.scores) > 0 && len(feasible) > 1 {
-		scratch := make([]NodeScore, len(feasible))
+		scratch := buf[len(nodes) : len(nodes)+len(feasible)]
 		for pi, sp := range f.scores {
 			for i, n := range feasibleInfo {
 				v, s := sp.Score(ctx, state, vmi, n)
