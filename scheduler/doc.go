@@ -53,6 +53,8 @@
 // [Framework.NewPlacements] instead: a [Placements] keeps per-node usage, an
 // index of placed VMIs by label and the set of placed VMIs with required
 // anti-affinity up to date as VMIs are observed and forgotten, decides
-// exactly as Schedule would (with any profile), and reserves the chosen node under its lock
-// before returning, so parallel decisions cannot over-commit a node.
+// exactly as Schedule would (with any profile), and reserves the chosen
+// node under its lock before returning, so parallel decisions cannot
+// over-commit a node. Plugins of a user's own read the placed VMIs through
+// [CycleState.EachPlaced], which uses the same label index.
 package scheduler
