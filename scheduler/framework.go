@@ -258,9 +258,8 @@ func (s *CycleState) EachPlaced(namespaces []string, sel labels.Selector, fn fun
 // Profile is a composition of plugins. Filters run in order; Scores are
 // summed with Weights (by plugin name; missing or zero means 1) and run
 // only when more than one node passes the filters. A plugin in either list
-// that implements [PreFilterPlugin] has PreFilter run once per decision (and
-// per plugin name), in
-// the order first met, Filters before Scores.
+// that implements [PreFilterPlugin] has PreFilter run once per decision
+// (and per plugin name), in the order first met, Filters before Scores.
 //
 // Plugins are shared by concurrent decisions, so they must be safe for
 // concurrent use (keep per-decision data in the [CycleState]). Under
