@@ -102,7 +102,7 @@ func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 	defer func() { stop(); <-done }()
 
 	// Wait for every node before timing anything.
-	if err := waitNodesReady(ctx, c); err != nil {
+	if err := c.WaitNodesReady(ctx); err != nil {
 		return ScaleResult{}, err
 	}
 
@@ -219,20 +219,6 @@ func liveHeap() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
-}
-
-func waitNodesReady(ctx context.Context, c *Cluster) error {
-	for {
-		ready, err := c.NodesReady(ctx)
-		if err != nil || ready {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 }
 
 func scaleVM(name string) *virtkit.VirtualMachine {

@@ -12,7 +12,7 @@ import (
 	"github.com/virtkit/virtkit"
 )
 
-// Placements is an incremental placement state for [Default]: the VMIs
+// Placements is an incremental placement state for a [Framework]: the VMIs
 // that hold node resources, the summed requests per node, an index of the
 // placed VMIs by label and the set of placed VMIs with required
 // anti-affinity terms. Its owner feeds it every change of every VMI
@@ -20,15 +20,15 @@ import (
 // decides in O(nodes + VMIs with anti-affinity + VMIs the new VMI's own
 // affinity terms select), never scanning every placed VMI, and reserves
 // the chosen node before it returns, so concurrent decisions cannot
-// over-commit a node. Decisions are the same as [Default.Schedule] with the
+// over-commit a node. Decisions are the same as [Framework.Schedule] with the
 // same VMIs passed as placed. It is safe for concurrent use.
 type Placements struct {
-	d  *Default
+	f  *Framework
 	mu sync.Mutex
 	// vmis are the VMIs holding a node, by namespace/name.
 	vmis map[types.NamespacedName]*placement
 	// usage sums the requests of the VMIs holding each node.
-	usage map[string]requests
+	usage map[string]Resources
 	// anti are the placed VMIs with required anti-affinity terms (they
 	// may repel the VMI being placed).
 	anti map[types.NamespacedName]*placement
@@ -44,16 +44,16 @@ type placement struct {
 	key    types.NamespacedName
 	labels map[string]string
 	nodes  [2]string // the node and a migration target; "" when absent
-	req    requests
+	req    Resources
 	anti   []vmiTerm // required anti-affinity terms that compile
 }
 
 // NewPlacements returns an empty placement state deciding like d.
-func (d *Default) NewPlacements() *Placements {
+func (f *Framework) NewPlacements() *Placements {
 	return &Placements{
-		d:     d,
+		f:     f,
 		vmis:  map[types.NamespacedName]*placement{},
-		usage: map[string]requests{},
+		usage: map[string]Resources{},
 		anti:  map[types.NamespacedName]*placement{},
 		index: map[string]map[string]map[types.NamespacedName]*placement{},
 	}
@@ -63,8 +63,8 @@ func (d *Default) NewPlacements() *Placements {
 // anti-affinity holders like NewPlacements', the VMIs in a slice (their
 // labels shared with the caller's objects, which must not change during
 // the call), no index.
-func (d *Default) scanState(placed []*virtkit.VirtualMachineInstance, skip types.NamespacedName) *Placements {
-	p := &Placements{d: d, usage: map[string]requests{}, anti: map[types.NamespacedName]*placement{}, scan: make([]placement, 0, len(placed))}
+func (f *Framework) scanState(placed []*virtkit.VirtualMachineInstance, skip types.NamespacedName) *Placements {
+	p := &Placements{f: f, usage: map[string]Resources{}, anti: map[types.NamespacedName]*placement{}, scan: make([]placement, 0, len(placed))}
 	for _, v := range placed {
 		if v == nil || (v.Namespace == skip.Namespace && v.Name == skip.Name) {
 			continue
@@ -75,7 +75,7 @@ func (d *Default) scanState(placed []*virtkit.VirtualMachineInstance, skip types
 		}
 		p.scan = append(p.scan, placement{
 			key:    types.NamespacedName{Namespace: v.Namespace, Name: v.Name},
-			labels: v.Labels, nodes: [2]string{n1, n2}, req: requestsOf(v),
+			labels: v.Labels, nodes: [2]string{n1, n2}, req: RequestsOf(v),
 		})
 		pl := &p.scan[len(p.scan)-1]
 		for _, n := range pl.nodes {
@@ -141,7 +141,7 @@ func (p *Placements) Len() int {
 	return len(p.vmis)
 }
 
-// Schedule chooses a node for vmi like [Default.Schedule] with every
+// Schedule chooses a node for vmi like [Framework.Schedule] with every
 // observed VMI but vmi itself as placed, and records vmi on that node at
 // once (an assumption the caller's next Observe confirms or corrects). On
 // error the state is unchanged.
@@ -157,7 +157,7 @@ func (p *Placements) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	defer p.mu.Unlock()
 	old := p.vmis[key]
 	p.remove(key)
-	node, err := p.d.decide(vmi, nodes, p)
+	node, err := p.f.decide(ctx, vmi, nodes, p)
 	if err != nil {
 		if old != nil {
 			p.add(old)
@@ -173,7 +173,7 @@ func newPlacement(vmi *virtkit.VirtualMachineInstance, n1, n2 string) *placement
 		key:    types.NamespacedName{Namespace: vmi.Namespace, Name: vmi.Name},
 		labels: maps.Clone(vmi.Labels),
 		nodes:  [2]string{n1, n2},
-		req:    requestsOf(vmi),
+		req:    RequestsOf(vmi),
 	}
 	pl.anti = compileAnti(vmi)
 	return pl
@@ -245,7 +245,7 @@ func (p *Placements) remove(key types.NamespacedName) {
 		}
 		u := p.usage[n]
 		u.sub(pl.req)
-		if u == (requests{}) {
+		if u == (Resources{}) {
 			delete(p.usage, n)
 		} else {
 			p.usage[n] = u
@@ -356,7 +356,7 @@ type weightedDomains struct {
 
 // interVMI computes the inter-VMI view of one decision; p.mu must be held
 // when p is shared.
-func (p *Placements) interVMI(c *compiled, byName map[string]*nodeInfo) *interVMI {
+func (p *Placements) interVMI(c *compiled, byName map[string]*NodeInfo) *interVMI {
 	iv := &interVMI{}
 	domainsOf := func(pl *placement, key string, fn func(string)) {
 		for _, n := range pl.nodes {
@@ -429,7 +429,7 @@ func (p *Placements) interVMI(c *compiled, byName map[string]*nodeInfo) *interVM
 }
 
 // check returns the required (anti-)affinity reason node n fails, or "".
-func (iv *interVMI) check(c *compiled, n *nodeInfo) string {
+func (iv *interVMI) check(c *compiled, n *NodeInfo) string {
 	for i, td := range iv.affinity {
 		v, ok := domain(n, td.topologyKey)
 		if ok && td.domains[v] {
@@ -456,7 +456,7 @@ func (iv *interVMI) check(c *compiled, n *nodeInfo) string {
 }
 
 // preferredScore sums the preferred (anti-)affinity weights for node n.
-func (iv *interVMI) preferredScore(n *nodeInfo) float64 {
+func (iv *interVMI) preferredScore(n *NodeInfo) float64 {
 	s := 0.0
 	for _, wd := range iv.prefer {
 		if v, ok := domain(n, wd.topologyKey); ok {

@@ -101,7 +101,7 @@ func TestPlacementsIncrementalEqualsFresh(t *testing.T) {
 			probe := mkVMI(fmt.Sprintf("probe-%d", i), "2", "3Gi", label("app", apps[i]), affinity(aff))
 			want, wantErr := s.Schedule(context.Background(), probe, nodes, placed)
 			p.mu.Lock()
-			got, gotErr := s.decide(probe, nodes, p)
+			got, gotErr := s.decide(context.Background(), probe, nodes, p)
 			p.mu.Unlock()
 			require.Equal(t, want, got, "step %d probe %d", step, i)
 			if wantErr != nil {

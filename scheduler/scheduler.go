@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
 )
@@ -55,7 +54,8 @@ func (f Func) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInstance,
 
 var _ Scheduler = Func(nil)
 
-// Options configures [Default]. The zero value is the default.
+// Options configures [New] and [NewFramework]. The zero value is the
+// default.
 type Options struct {
 	// Now returns the current time for heartbeat checks; nil = time.Now.
 	Now func() time.Time
@@ -63,30 +63,6 @@ type Options struct {
 	// older; zero means 5 minutes (virt-handler's timeout), negative
 	// disables the check.
 	HeartbeatTimeout time.Duration
-}
-
-// Default is the built-in filter-and-score scheduler. Schedule keeps no
-// state between calls and is safe for concurrent use; [Default.NewPlacements]
-// returns an incremental placement state for callers that see every change
-// of every VMI (the VMI controller does), so a decision costs O(nodes), not
-// O(placed VMIs).
-type Default struct {
-	now              func() time.Time
-	heartbeatTimeout time.Duration
-}
-
-var _ Scheduler = (*Default)(nil)
-
-// New returns the default scheduler.
-func New(opts Options) *Default {
-	d := &Default{now: opts.Now, heartbeatTimeout: opts.HeartbeatTimeout}
-	if d.now == nil {
-		d.now = time.Now
-	}
-	if d.heartbeatTimeout == 0 {
-		d.heartbeatTimeout = 5 * time.Minute
-	}
-	return d
 }
 
 // Failure reasons, worded like kube-scheduler's.
@@ -99,104 +75,6 @@ const (
 	reasonExistingAnti    = "node(s) didn't satisfy existing pods anti-affinity rules"
 	reasonInsufficientFmt = "Insufficient %s"
 )
-
-// nodeInfo is what scheduling needs from a node.
-type nodeInfo struct {
-	name          string
-	labels        map[string]string
-	taints        []virtkit.Taint
-	unschedulable bool
-	ready         bool
-	allocatable   virtkit.ResourceList
-}
-
-// Schedule implements Scheduler. It builds a placement state from placed
-// (O(placed)) and decides; see [Placements] for the incremental form.
-func (d *Default) Schedule(ctx context.Context, vmi *virtkit.VirtualMachineInstance, nodes []virtkit.Node, placed []*virtkit.VirtualMachineInstance) (string, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	if vmi == nil {
-		return "", fmt.Errorf("%w: vmi: required", ErrInvalidSpec)
-	}
-	st := d.scanState(placed, types.NamespacedName{Namespace: vmi.Namespace, Name: vmi.Name})
-	return d.decide(vmi, nodes, st)
-}
-
-// decide filters and scores the nodes for vmi against the placement state
-// st (which must not hold vmi itself); st's lock, if shared, must be held.
-func (d *Default) decide(vmi *virtkit.VirtualMachineInstance, nodes []virtkit.Node, st *Placements) (string, error) {
-	infos := make([]nodeInfo, 0, len(nodes))
-	byName := make(map[string]*nodeInfo, len(nodes))
-	now := d.now()
-	for i := range nodes {
-		infos = append(infos, d.info(&nodes[i], now))
-	}
-	for i := range infos {
-		byName[infos[i].name] = &infos[i]
-	}
-
-	c, err := compile(vmi)
-	if err != nil {
-		return "", err
-	}
-	inter := st.interVMI(c, byName)
-	want := requestsOf(vmi)
-
-	reasons := map[string]int{}
-	type candidate struct {
-		node                    *nodeInfo
-		base, nodeAff, vmiAff   float64
-		preferNoSchedulePenalty float64
-	}
-	var feasible []candidate
-	for i := range infos {
-		n := &infos[i]
-		used := st.usage[n.name]
-		rs := d.filter(c, n, want, used, inter)
-		if len(rs) > 0 {
-			for _, r := range rs {
-				reasons[r]++
-			}
-			continue
-		}
-		feasible = append(feasible, candidate{
-			node:                    n,
-			base:                    leastAllocated(n.allocatable, used, want),
-			nodeAff:                 c.preferredNodeScore(n),
-			vmiAff:                  inter.preferredScore(n),
-			preferNoSchedulePenalty: preferNoSchedulePenalty(c.vmi, n),
-		})
-	}
-	if len(feasible) == 0 {
-		return "", &UnschedulableError{Nodes: len(nodes), Reasons: reasons}
-	}
-	normalize := func(get func(*candidate) *float64) {
-		lo, hi := *get(&feasible[0]), *get(&feasible[0])
-		for i := range feasible {
-			v := *get(&feasible[i])
-			lo, hi = min(lo, v), max(hi, v)
-		}
-		for i := range feasible {
-			p := get(&feasible[i])
-			if hi == lo {
-				*p = 0
-			} else {
-				*p = 100 * (*p - lo) / (hi - lo)
-			}
-		}
-	}
-	normalize(func(c *candidate) *float64 { return &c.nodeAff })
-	normalize(func(c *candidate) *float64 { return &c.vmiAff })
-	best, bestScore := "", 0.0
-	for _, f := range feasible {
-		score := f.base + f.nodeAff + f.vmiAff - f.preferNoSchedulePenalty
-		if best == "" || score > bestScore || (score == bestScore && f.node.name < best) {
-			best, bestScore = f.node.name, score
-		}
-	}
-	return best, nil
-}
 
 // UnschedulableError says why no node fits. It matches ErrUnschedulable.
 type UnschedulableError struct {
@@ -221,45 +99,10 @@ func (e *UnschedulableError) Error() string {
 // Is makes errors.Is(err, ErrUnschedulable) true.
 func (e *UnschedulableError) Is(target error) bool { return target == ErrUnschedulable }
 
-// filter returns the node's failure reasons; none means it fits.
-func (d *Default) filter(c *compiled, n *nodeInfo, want, used requests, inter *interVMI) []string {
-	if !n.ready {
-		return []string{reasonNotReady}
-	}
-	if n.unschedulable && !tolerates(c.vmi.Spec.Tolerations, virtkit.Taint{Key: TaintNodeUnschedulable, Effect: virtkit.TaintEffectNoSchedule}) {
-		return []string{reasonUnschedulable}
-	}
-	for _, t := range n.taints {
-		if t.Effect != virtkit.TaintEffectNoSchedule && t.Effect != virtkit.TaintEffectNoExecute {
-			continue
-		}
-		if !tolerates(c.vmi.Spec.Tolerations, t) {
-			return []string{fmt.Sprintf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value)}
-		}
-	}
-	if !c.matchesNode(n) {
-		return []string{reasonNodeAffinity}
-	}
-	var short []string
-	if want.milliCPU > 0 && used.milliCPU+want.milliCPU > quantity(n.allocatable, virtkit.ResourceCPU, true) {
-		short = append(short, fmt.Sprintf(reasonInsufficientFmt, virtkit.ResourceCPU))
-	}
-	if want.memory > 0 && used.memory+want.memory > quantity(n.allocatable, virtkit.ResourceMemory, false) {
-		short = append(short, fmt.Sprintf(reasonInsufficientFmt, virtkit.ResourceMemory))
-	}
-	if len(short) > 0 {
-		return short
-	}
-	if r := inter.check(c, n); r != "" {
-		return []string{r}
-	}
-	return nil
-}
-
-// tolerates reports whether any toleration matches the taint (kube rules:
+// Tolerates reports whether any toleration matches the taint (kube rules:
 // empty key with Exists matches every key; empty effect matches every
 // effect; operator defaults to Equal).
-func tolerates(tols []virtkit.Toleration, t virtkit.Taint) bool {
+func Tolerates(tols []virtkit.Toleration, t virtkit.Taint) bool {
 	for _, tol := range tols {
 		if tol.Effect != "" && tol.Effect != t.Effect {
 			continue
@@ -278,60 +121,36 @@ func tolerates(tols []virtkit.Toleration, t virtkit.Taint) bool {
 	return false
 }
 
-func preferNoSchedulePenalty(vmi *virtkit.VirtualMachineInstance, n *nodeInfo) float64 {
-	penalty := 0.0
-	for _, t := range n.taints {
-		if t.Effect == virtkit.TaintEffectPreferNoSchedule && !tolerates(vmi.Spec.Tolerations, t) {
-			penalty += 50
-		}
-	}
-	return penalty
-}
-
-// requests are a VMI's cpu (millicores) and memory (bytes) requests.
-type requests struct {
-	milliCPU, memory int64
-}
-
-func (r *requests) add(o requests) {
-	r.milliCPU += o.milliCPU
-	r.memory += o.memory
-}
-
-func (r *requests) sub(o requests) {
-	r.milliCPU -= o.milliCPU
-	r.memory -= o.memory
-}
-
 // Requests returns what vmi reserves on its node: cpu from
 // resources.requests (else limits), memory from resources.requests (else
 // limits, else memory.guest).
 func Requests(vmi *virtkit.VirtualMachineInstance) virtkit.ResourceList {
-	r := requestsOf(vmi)
+	r := RequestsOf(vmi)
 	out := virtkit.ResourceList{}
-	if r.milliCPU > 0 {
-		out[virtkit.ResourceCPU] = *resource.NewMilliQuantity(r.milliCPU, resource.DecimalSI)
+	if r.MilliCPU > 0 {
+		out[virtkit.ResourceCPU] = *resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI)
 	}
-	if r.memory > 0 {
-		out[virtkit.ResourceMemory] = *resource.NewQuantity(r.memory, resource.BinarySI)
+	if r.Memory > 0 {
+		out[virtkit.ResourceMemory] = *resource.NewQuantity(r.Memory, resource.BinarySI)
 	}
 	return out
 }
 
-func requestsOf(vmi *virtkit.VirtualMachineInstance) requests {
+// RequestsOf is Requests in millicores and bytes.
+func RequestsOf(vmi *virtkit.VirtualMachineInstance) Resources {
 	res := vmi.Spec.Domain.Resources
-	var r requests
+	var r Resources
 	if q, ok := res.Requests[virtkit.ResourceCPU]; ok {
-		r.milliCPU = q.MilliValue()
+		r.MilliCPU = q.MilliValue()
 	} else if q, ok := res.Limits[virtkit.ResourceCPU]; ok {
-		r.milliCPU = q.MilliValue()
+		r.MilliCPU = q.MilliValue()
 	}
 	if q, ok := res.Requests[virtkit.ResourceMemory]; ok {
-		r.memory = q.Value()
+		r.Memory = q.Value()
 	} else if q, ok := res.Limits[virtkit.ResourceMemory]; ok {
-		r.memory = q.Value()
+		r.Memory = q.Value()
 	} else if m := vmi.Spec.Domain.Memory; m != nil && m.Guest != nil {
-		r.memory = m.Guest.Value()
+		r.Memory = m.Guest.Value()
 	}
 	return r
 }
@@ -346,19 +165,6 @@ func quantity(l virtkit.ResourceList, name virtkit.ResourceName, milli bool) int
 		return q.MilliValue()
 	}
 	return q.Value()
-}
-
-// leastAllocated scores 0..100: the mean free fraction of cpu and memory
-// after placing want.
-func leastAllocated(alloc virtkit.ResourceList, used, want requests) float64 {
-	score := func(capacity, req int64) float64 {
-		if capacity <= 0 {
-			return 0
-		}
-		return 100 * float64(capacity-req) / float64(capacity)
-	}
-	return (score(quantity(alloc, virtkit.ResourceCPU, true), used.milliCPU+want.milliCPU) +
-		score(quantity(alloc, virtkit.ResourceMemory, false), used.memory+want.memory)) / 2
 }
 
 // compiled holds the VMI's selectors parsed once per Schedule call.
@@ -394,53 +200,66 @@ type weightedVMITerm struct {
 	term   vmiTerm
 }
 
-func compile(vmi *virtkit.VirtualMachineInstance) (*compiled, error) {
-	c := &compiled{vmi: vmi, nodeSelector: labels.SelectorFromSet(vmi.Spec.NodeSelector)}
+// compileNode compiles spec.nodeSelector and the node affinity into c.
+func compileNode(c *compiled) error {
+	vmi := c.vmi
+	c.nodeSelector = labels.SelectorFromSet(vmi.Spec.NodeSelector)
 	aff := vmi.Spec.Affinity
-	if aff == nil {
-		return c, nil
+	if aff == nil || aff.NodeAffinity == nil {
+		return nil
 	}
 	base := "spec.affinity"
-	if na := aff.NodeAffinity; na != nil {
-		if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
-			path := base + ".nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
-			c.required = []nodeTerm{}
-			for i, t := range req.NodeSelectorTerms {
-				nt, err := compileNodeTerm(t, fmt.Sprintf("%s[%d]", path, i))
-				if err != nil {
-					return nil, err
-				}
-				c.required = append(c.required, nt)
-			}
-		}
-		for i, p := range na.PreferredDuringSchedulingIgnoredDuringExecution {
-			nt, err := compileNodeTerm(p.Preference, fmt.Sprintf("%s.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[%d].preference", base, i))
+	na := aff.NodeAffinity
+	if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+		path := base + ".nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+		c.required = []nodeTerm{}
+		for i, t := range req.NodeSelectorTerms {
+			nt, err := compileNodeTerm(t, fmt.Sprintf("%s[%d]", path, i))
 			if err != nil {
-				return nil, err
+				return err
 			}
-			c.preferred = append(c.preferred, weightedNodeTerm{weight: p.Weight, term: nt})
+			c.required = append(c.required, nt)
 		}
 	}
+	for i, p := range na.PreferredDuringSchedulingIgnoredDuringExecution {
+		nt, err := compileNodeTerm(p.Preference, fmt.Sprintf("%s.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[%d].preference", base, i))
+		if err != nil {
+			return err
+		}
+		c.preferred = append(c.preferred, weightedNodeTerm{weight: p.Weight, term: nt})
+	}
+	return nil
+}
+
+// compileVMIAffinity compiles the VMI (pod) affinity and anti-affinity
+// into c.
+func compileVMIAffinity(c *compiled) error {
+	vmi := c.vmi
+	aff := vmi.Spec.Affinity
+	if aff == nil {
+		return nil
+	}
+	base := "spec.affinity"
 	var err error
 	if pa := aff.PodAffinity; pa != nil {
 		path := base + ".podAffinity"
 		if c.affinity, err = compileVMITerms(vmi, pa.RequiredDuringSchedulingIgnoredDuringExecution, path+".requiredDuringSchedulingIgnoredDuringExecution"); err != nil {
-			return nil, err
+			return err
 		}
 		if c.prefAffinity, err = compileWeighted(vmi, pa.PreferredDuringSchedulingIgnoredDuringExecution, path+".preferredDuringSchedulingIgnoredDuringExecution"); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if pa := aff.PodAntiAffinity; pa != nil {
 		path := base + ".podAntiAffinity"
 		if c.anti, err = compileVMITerms(vmi, pa.RequiredDuringSchedulingIgnoredDuringExecution, path+".requiredDuringSchedulingIgnoredDuringExecution"); err != nil {
-			return nil, err
+			return err
 		}
 		if c.prefAnti, err = compileWeighted(vmi, pa.PreferredDuringSchedulingIgnoredDuringExecution, path+".preferredDuringSchedulingIgnoredDuringExecution"); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return c, nil
+	return nil
 }
 
 var nodeOps = map[virtkit.NodeSelectorOperator]selection.Operator{
@@ -476,18 +295,18 @@ func compileNodeTerm(t virtkit.NodeSelectorTerm, path string) (nodeTerm, error) 
 	return nodeTerm{labels: sel, fields: t.MatchFields}, nil
 }
 
-func (t nodeTerm) matches(n *nodeInfo) bool {
+func (t nodeTerm) matches(n *NodeInfo) bool {
 	// An empty term matches nothing (kube semantics).
 	if t.labels.Empty() && len(t.fields) == 0 {
 		return false
 	}
-	if !t.labels.Matches(labels.Set(n.labels)) {
+	if !t.labels.Matches(labels.Set(n.Node.Labels)) {
 		return false
 	}
 	for _, f := range t.fields {
 		in := false
 		for _, v := range f.Values {
-			if v == n.name {
+			if v == n.Node.Name {
 				in = true
 			}
 		}
@@ -498,8 +317,8 @@ func (t nodeTerm) matches(n *nodeInfo) bool {
 	return true
 }
 
-func (c *compiled) matchesNode(n *nodeInfo) bool {
-	if !c.nodeSelector.Matches(labels.Set(n.labels)) {
+func (c *compiled) matchesNode(n *NodeInfo) bool {
+	if !c.nodeSelector.Matches(labels.Set(n.Node.Labels)) {
 		return false
 	}
 	if c.required == nil {
@@ -513,7 +332,7 @@ func (c *compiled) matchesNode(n *nodeInfo) bool {
 	return false
 }
 
-func (c *compiled) preferredNodeScore(n *nodeInfo) float64 {
+func (c *compiled) preferredNodeScore(n *NodeInfo) float64 {
 	s := 0.0
 	for _, p := range c.preferred {
 		if p.term.matches(n) {
@@ -593,52 +412,24 @@ func (t vmiTerm) selectsLabels(namespace string, l map[string]string) bool {
 }
 
 // domain returns the node's value for a topology key.
-func domain(n *nodeInfo, key string) (string, bool) {
-	if v, ok := n.labels[key]; ok {
+func domain(n *NodeInfo, key string) (string, bool) {
+	if v, ok := n.Node.Labels[key]; ok {
 		return v, true
 	}
 	if key == LabelHostname {
-		return n.name, true
+		return n.Node.Name, true
 	}
 	return "", false
 }
 
-// info extracts what scheduling needs from a Node.
-func (d *Default) info(n *virtkit.Node, now time.Time) nodeInfo {
-	return nodeInfo{
-		name:          n.Name,
-		labels:        n.Labels,
-		taints:        n.Spec.Taints,
-		unschedulable: n.Spec.Unschedulable,
-		ready:         d.nodeReady(n, now),
-		allocatable:   allocatable(n),
+// allocatableOf is status.allocatable, falling back to status.capacity,
+// in millicores and bytes.
+func allocatableOf(n *virtkit.Node) Resources {
+	l := n.Status.Allocatable
+	if len(l) == 0 {
+		l = n.Status.Capacity
 	}
-}
-
-// allocatable is status.allocatable, falling back to status.capacity.
-func allocatable(n *virtkit.Node) virtkit.ResourceList {
-	if len(n.Status.Allocatable) > 0 {
-		return n.Status.Allocatable
-	}
-	return n.Status.Capacity
-}
-
-// nodeReady: condition Ready=True, and a heartbeat (when reported) no older
-// than the timeout.
-func (d *Default) nodeReady(n *virtkit.Node, now time.Time) bool {
-	ready := false
-	for _, c := range n.Status.Conditions {
-		if c.Type == virtkit.NodeReady {
-			ready = c.Status == virtkit.ConditionTrue
-		}
-	}
-	if !ready {
-		return false
-	}
-	if hb := n.Status.LastHeartbeatTime; hb != nil && d.heartbeatTimeout > 0 {
-		return now.Sub(hb.Time) <= d.heartbeatTimeout
-	}
-	return true
+	return Resources{MilliCPU: quantity(l, virtkit.ResourceCPU, true), Memory: quantity(l, virtkit.ResourceMemory, false)}
 }
 
 // NodesHeldBy returns the nodes on which vmi holds resources: its node

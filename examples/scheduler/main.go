@@ -1,7 +1,7 @@
-// Command scheduler plugs a custom placement policy into virtkit: every
-// VMI labelled tier=gold goes to the node labelled tier=gold, everything
-// else is packed onto the first node that is Ready (bin-packing, the
-// opposite of the default's least-allocated spreading).
+// Command scheduler composes a custom placement policy from the default
+// scheduler's plugins and one of its own: tier=gold VMIs go to tier=gold
+// nodes and only they do, and VMIs are packed onto the fullest node that
+// fits instead of spread.
 package main
 
 import (
@@ -10,7 +10,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -21,19 +20,12 @@ import (
 	"github.com/virtkit/virtkit/scheduler"
 )
 
-// goldOrPack is the custom policy, as a scheduler.Func.
-func goldOrPack(_ context.Context, vmi *virtkit.VirtualMachineInstance, nodes []virtkit.Node, _ []*virtkit.VirtualMachineInstance) (string, error) {
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	gold := vmi.Labels["tier"] == "gold"
-	for _, n := range nodes {
-		if !virtkit.IsConditionTrue(n.Status.Conditions, virtkit.NodeReady) || n.Spec.Unschedulable {
-			continue
-		}
-		if gold == (n.Labels["tier"] == "gold") {
-			return n.Name, nil
-		}
+// goldTier keeps gold VMIs on gold nodes and the others off them.
+func goldTier(_ context.Context, _ *scheduler.CycleState, vmi *virtkit.VirtualMachineInstance, n *scheduler.NodeInfo) *scheduler.Status {
+	if (vmi.Labels["tier"] == "gold") != (n.Node.Labels["tier"] == "gold") {
+		return scheduler.NewStatus(scheduler.Unschedulable, "node(s) were of another tier")
 	}
-	return "", fmt.Errorf("no node for tier %q: %w", vmi.Labels["tier"], scheduler.ErrUnschedulable)
+	return nil
 }
 
 func main() {
@@ -45,6 +37,14 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
+	// The default profile plus goldTier, packing instead of spreading.
+	p := scheduler.DefaultProfile(scheduler.Options{}).WithoutScore(scheduler.NameNodeResourcesFit)
+	p.Filters = append(p.Filters, scheduler.NewFilter("GoldTier", goldTier))
+	p.Scores = append(p.Scores, &scheduler.NodeResourcesFit{Strategy: scheduler.MostAllocated})
+	sched, err := scheduler.NewFramework(p, scheduler.Options{})
+	if err != nil {
+		return err
+	}
 	c, err := cluster.New(cluster.Options{
 		NodeNames: []string{"node-a", "node-b", "node-gold"},
 		NodeLabels: func(name string) map[string]string {
@@ -53,7 +53,7 @@ func run(ctx context.Context, out io.Writer) error {
 			}
 			return nil
 		},
-		Scheduler: scheduler.Func(goldOrPack),
+		Scheduler: sched,
 	})
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func run(ctx context.Context, out io.Writer) error {
 		if err := c.Apply(ctx, newVMI(name, tier)); err != nil {
 			return err
 		}
-		vmi, err := c.WaitForVMI(ctx, "default", name, cluster.VMIPhaseIs(virtkit.Running))
+		vmi, err := c.WaitForVMI(ctx, "default", name, cluster.VMIPhase(virtkit.Running))
 		if err != nil {
 			return err
 		}
