@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
 )
@@ -57,7 +58,11 @@ var _ Scheduler = Func(nil)
 
 // Options configures [Default]. The zero value is the default.
 type Options struct {
-	// Now returns the current time for heartbeat checks; nil = time.Now.
+	// Clock is the time heartbeats are judged by; nil is the real clock.
+	Clock clock.PassiveClock
+	// Now overrides Clock's reading when set.
+	//
+	// Deprecated: set Clock.
 	Now func() time.Time
 	// HeartbeatTimeout marks a node not ready when its last heartbeat is
 	// older; zero means 5 minutes (virt-handler's timeout), negative
@@ -80,6 +85,9 @@ var _ Scheduler = (*Default)(nil)
 // New returns the default scheduler.
 func New(opts Options) *Default {
 	d := &Default{now: opts.Now, heartbeatTimeout: opts.HeartbeatTimeout}
+	if d.now == nil && opts.Clock != nil {
+		d.now = opts.Clock.Now
+	}
 	if d.now == nil {
 		d.now = time.Now
 	}
