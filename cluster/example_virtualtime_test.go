@@ -17,7 +17,7 @@ import (
 // A test harness on virtual time: one sim.VirtualClock drives every
 // component (controllers, scheduler, node agents, simulated hosts), nothing
 // happens until the test advances it, and Settle waits for the cluster to
-// finish what the last step started. The 30 s below take no wall time.
+// finish what the last step started. The 35 s below take no wall time.
 func Example_virtualTime() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -53,22 +53,27 @@ func Example_virtualTime() {
 		panic(err)
 	}
 	vmi := &virtkit.VirtualMachineInstance{}
-	key := store.Key{Namespace: "default", Name: "testvm"}
-	if err := c.Store().Get(ctx, key, vmi); err != nil {
+	if err := c.Store().Get(ctx, store.Key{Namespace: "default", Name: "testvm"}, vmi); err != nil {
 		panic(err)
 	}
-	fmt.Println("before advancing:", vmi.Status.Phase) // the guest boots on the clock
+	fmt.Println("testvm:", vmi.Status.Phase, "on", vmi.Status.NodeName)
+	heartbeat := func() string {
+		n := &virtkit.Node{}
+		if err := c.Store().Get(ctx, store.Key{Name: vmi.Status.NodeName}, n); err != nil {
+			panic(err)
+		}
+		return n.Status.LastHeartbeatTime.UTC().Format(time.TimeOnly)
+	}
+	fmt.Println("heartbeat:", heartbeat())
 
-	if err := c.Advance(ctx, 30*time.Second); err != nil {
+	// Heartbeats come every 10 s of the clock's time, and only when the
+	// test moves it.
+	if err := c.Advance(ctx, 35*time.Second); err != nil {
 		panic(err)
 	}
-	if err := c.Store().Get(ctx, key, vmi); err != nil {
-		panic(err)
-	}
-	fmt.Println("30 s later:", vmi.Status.Phase, "on", vmi.Status.NodeName)
-	fmt.Println("virtual time passed:", clk.Now().Sub(time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)))
+	fmt.Println("after 35 s, heartbeat:", heartbeat())
 	// Output:
-	// before advancing: Scheduled
-	// 30 s later: Running on node-1
-	// virtual time passed: 30s
+	// testvm: Running on node-1
+	// heartbeat: 09:00:00
+	// after 35 s, heartbeat: 09:00:30
 }
