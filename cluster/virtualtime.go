@@ -53,7 +53,9 @@ func (c *Cluster) Clock() clock.WithTicker { return c.opts.Clock }
 // the cluster delays Settle until it blocks. Work waiting on a real timer
 // or on bytes in a real socket is invisible to it: a virtual-time cluster
 // keeps such waits out of its path (the simulated hosts and the memory
-// store have none).
+// store have none). A goroutine in a system call or cgo call counts as
+// running, so a process with one parked there (a libvirt event loop)
+// settles only when ctx ends.
 func (c *Cluster) Settle(ctx context.Context) error {
 	st, _ := c.opts.Clock.(Stepper)
 	samples := []metrics.Sample{

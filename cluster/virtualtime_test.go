@@ -237,3 +237,29 @@ func BenchmarkVirtualTimeScenario(b *testing.B) {
 	}
 	b.ReportMetric(virtual.Seconds(), "virtual-s/op")
 }
+
+func TestAdvanceAndSettleErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	real, err := cluster.New(cluster.Options{Nodes: 1})
+	require.NoError(t, err)
+	assert.ErrorIs(t, real.Advance(ctx, time.Second), cluster.ErrNotVirtual, "the real clock cannot be stepped")
+
+	clk := sim.NewVirtualClock(virtualStart)
+	c, err := cluster.New(cluster.Options{Nodes: 1, Clock: clk})
+	require.NoError(t, err)
+	assert.ErrorIs(t, c.Settle(ctx), cluster.ErrNotStarted)
+	assert.ErrorIs(t, c.Advance(ctx, time.Second), cluster.ErrNotStarted)
+	assert.Equal(t, virtualStart, clk.Now(), "time does not move for a cluster that is not running")
+
+	// A cancelled context ends Settle while something keeps running.
+	busy, stop := context.WithCancel(ctx)
+	go func() {
+		for busy.Err() == nil {
+		}
+	}()
+	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancelShort()
+	assert.ErrorIs(t, c.Settle(short), context.DeadlineExceeded, "a busy goroutine keeps the process from settling")
+	stop()
+}
