@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
@@ -73,7 +74,18 @@ type Options struct {
 	GuestAgent node.GuestAgentSourceOptions
 	// Workers per built-in controller (default 4).
 	Workers int
-	// Now is the control plane's clock; nil means time.Now.
+	// Clock is the one clock of the whole cluster: controllers (requeues,
+	// backoff, timestamps), the default scheduler (heartbeat freshness),
+	// node agents (heartbeats, resyncs, fencing, migrations), guest-agent
+	// pollers, the default memory store and the default simulated hosts.
+	// Nil is the real clock. A *sim.VirtualClock runs the cluster on
+	// virtual time, driven by [Cluster.Advance] and [Cluster.Settle].
+	// Components given explicitly (Store, Scheduler, NewHypervisor) keep
+	// their own clocks.
+	Clock clock.WithTicker
+	// Now overrides Clock's reading for timestamps when set.
+	//
+	// Deprecated: set Clock (Now alone moves no timer).
 	Now func() time.Time
 	// Logger receives every component's logs; nil discards them.
 	Logger *slog.Logger
@@ -109,8 +121,15 @@ type Node struct {
 
 // New builds the cluster. Nothing runs until Start.
 func New(opts Options) (*Cluster, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
 	if opts.Store == nil {
-		opts.Store = store.NewMemory()
+		st, err := store.NewMemoryWithOptions(store.Options{Clock: opts.Clock, Now: opts.Now})
+		if err != nil {
+			return nil, err
+		}
+		opts.Store = st
 	}
 	if opts.Nodes < 0 {
 		return nil, fmt.Errorf("%w: Nodes: must not be negative", ErrInvalidOptions)
@@ -129,19 +148,19 @@ func New(opts Options) (*Cluster, error) {
 		opts.Workers = 4
 	}
 	if opts.Now == nil {
-		opts.Now = time.Now
+		opts.Now = opts.Clock.Now
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.NewHypervisor == nil {
 		opts.NewHypervisor = func(name string) (hypervisor.Hypervisor, error) {
-			return sim.New(sim.Options{Name: name}), nil
+			return sim.New(sim.Options{Name: name, Clock: simClock(opts.Clock)}), nil
 		}
 	}
 	c := &Cluster{opts: opts, store: opts.Store}
 
-	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Now: opts.Now, Logger: opts.Logger}
+	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Clock: opts.Clock, Now: opts.Now, Logger: opts.Logger}
 	builtins, err := builtinControllers(rc, opts.Migration)
 	if err != nil {
 		return nil, err
@@ -173,6 +192,12 @@ func New(opts Options) (*Cluster, error) {
 		no.Store = opts.Store
 		no.Hypervisor = hv
 		no.Domain = opts.Domain
+		if no.Clock == nil {
+			no.Clock = opts.Clock
+			if no.Now == nil {
+				no.Now = opts.Now
+			}
+		}
 		if no.Logger == nil {
 			no.Logger = opts.Logger
 		}
@@ -185,6 +210,9 @@ func New(opts Options) (*Cluster, error) {
 		if no.GuestInfo == nil {
 			if ac, ok := hv.(hypervisor.AgentCommander); ok {
 				gao := opts.GuestAgent
+				if gao.Poller.Clock == nil {
+					gao.Poller.Clock = no.Clock
+				}
 				if gao.Logger == nil {
 					gao.Logger = no.Logger
 				}
@@ -204,6 +232,7 @@ func (c *Cluster) addController(spec Controller) error {
 	ctrl, err := controller.New(c.store, spec.Reconciler, controller.Options{
 		Name:                    spec.Name,
 		MaxConcurrentReconciles: c.opts.Workers,
+		Clock:                   c.opts.Clock,
 		Logger:                  c.opts.Logger,
 	}, spec.Watches...)
 	if err != nil {
@@ -230,7 +259,7 @@ func builtinControllers(rc controller.ReconcilerOptions, mo controller.Migration
 	if err != nil {
 		return nil, err
 	}
-	nh, err := controller.NewNodeHealthReconciler(controller.NodeHealthOptions{Store: rc.Store, Now: rc.Now, Logger: rc.Logger})
+	nh, err := controller.NewNodeHealthReconciler(controller.NodeHealthOptions{Store: rc.Store, Clock: rc.Clock, Now: rc.Now, Logger: rc.Logger})
 	if err != nil {
 		return nil, err
 	}

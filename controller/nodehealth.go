@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilclock "k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
@@ -39,7 +40,11 @@ type NodeHealthOptions struct {
 	// VMIs that are not final become Failed/NodeUnresponsive. 0 means
 	// DefaultNodeUnresponsiveGracePeriod.
 	UnresponsiveGracePeriod time.Duration
-	// Now is the clock; nil means time.Now.
+	// Clock is the time heartbeats are judged by; nil is the real clock.
+	Clock utilclock.PassiveClock
+	// Now overrides Clock's reading when set.
+	//
+	// Deprecated: set Clock.
 	Now func() time.Time
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
@@ -134,8 +139,11 @@ func NewNodeHealthReconciler(o NodeHealthOptions) (*NodeHealthReconciler, error)
 	if o.UnresponsiveGracePeriod == 0 {
 		o.UnresponsiveGracePeriod = DefaultNodeUnresponsiveGracePeriod
 	}
+	if o.Clock == nil {
+		o.Clock = utilclock.RealClock{}
+	}
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = o.Clock.Now
 	}
 	log := o.Logger
 	if log == nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilclock "k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/scheduler"
@@ -37,7 +38,12 @@ type ReconcilerOptions struct {
 	// Scheduler places VMIs (VMI reconciler only); nil = scheduler.New with
 	// the same clock.
 	Scheduler scheduler.Scheduler
-	// Now is the clock; nil = time.Now.
+	// Clock is the reconcilers' time (timestamps, grace periods, the
+	// default scheduler's heartbeat freshness); nil is the real clock.
+	Clock utilclock.PassiveClock
+	// Now overrides Clock's reading when set.
+	//
+	// Deprecated: set Clock.
 	Now func() time.Time
 	// IntN draws the start-failure backoff jitter in [0, n); nil =
 	// math/rand/v2.IntN. Tests pass a deterministic one.
@@ -58,8 +64,11 @@ func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) 
 	if o.Store == nil {
 		return o, fmt.Errorf("%w: %s: Store: required", ErrInvalidOptions, name)
 	}
+	if o.Clock == nil {
+		o.Clock = utilclock.RealClock{}
+	}
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = o.Clock.Now
 	}
 	if o.IntN == nil {
 		o.IntN = rand.IntN
@@ -69,7 +78,7 @@ func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) 
 	}
 	o.Logger = o.Logger.With("reconciler", name)
 	if o.Scheduler == nil {
-		o.Scheduler = scheduler.New(scheduler.Options{Now: o.Now})
+		o.Scheduler = scheduler.New(scheduler.Options{Clock: o.Clock, Now: o.Now})
 	}
 	return o, nil
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
+	utilclock "k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
@@ -89,6 +90,11 @@ type Options struct {
 	// [TerminalError], to record it on the object (an event or condition).
 	// Nil means the error is only logged and counted.
 	OnTerminalError func(ctx context.Context, req Request, err error)
+	// Clock times requeues (RequeueAfter, EnqueueAfter, retry backoff),
+	// resyncs and relist retries; nil is the real clock. A virtual clock
+	// (k8s.io/utils/clock/testing, sim.VirtualClock) makes them wait for
+	// the test to advance it.
+	Clock utilclock.WithTicker
 	// Logger receives the runner's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -147,6 +153,9 @@ func New(source WatchLister, rec Reconciler, opts Options, watches ...Watch) (*C
 	if opts.RateLimiter == nil {
 		opts.RateLimiter = DefaultRateLimiter()
 	}
+	if opts.Clock == nil {
+		opts.Clock = utilclock.RealClock{}
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -162,7 +171,7 @@ func New(source WatchLister, rec Reconciler, opts Options, watches ...Watch) (*C
 		stats:   st,
 	}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(opts.RateLimiter,
-		workqueue.TypedRateLimitingQueueConfig[Request]{Name: opts.Name, MetricsProvider: st})
+		workqueue.TypedRateLimitingQueueConfig[Request]{Name: opts.Name, MetricsProvider: st, Clock: opts.Clock})
 	return c, nil
 }
 
@@ -289,7 +298,7 @@ func (c *Controller) runWatch(ctx context.Context, w Watch) {
 		rv, err := c.listAndEnqueue(ctx, w, mapFn)
 		if err != nil {
 			c.log.Warn("list failed", "err", err)
-			if !sleepCtx(ctx, retry.next()) {
+			if !sleepCtx(ctx, c.opts.Clock, retry.next()) {
 				return
 			}
 			continue
@@ -303,7 +312,7 @@ func (c *Controller) runWatch(ctx context.Context, w Watch) {
 			retry.reset()
 		case err != nil:
 			c.log.Warn("watch failed, relisting", "err", err)
-			if !sleepCtx(ctx, retry.next()) {
+			if !sleepCtx(ctx, c.opts.Clock, retry.next()) {
 				return
 			}
 		default:
@@ -346,9 +355,9 @@ func (c *Controller) watchFrom(ctx context.Context, w Watch, mapFn MapFunc, rv s
 	}
 	var resync <-chan time.Time
 	if c.opts.ResyncPeriod > 0 {
-		t := time.NewTicker(c.opts.ResyncPeriod)
+		t := c.opts.Clock.NewTicker(c.opts.ResyncPeriod)
 		defer t.Stop()
-		resync = t.C
+		resync = t.C()
 	}
 	for {
 		select {
@@ -381,13 +390,13 @@ func (c *Controller) enqueue(ctx context.Context, obj virtkit.Object, mapFn MapF
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
+func sleepCtx(ctx context.Context, clk utilclock.Clock, d time.Duration) bool {
+	t := clk.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-t.C:
+	case <-t.C():
 		return true
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"sync"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // KubeVirt's agent poller intervals (virt-launcher flag defaults).
@@ -44,7 +46,12 @@ type PollerOptions struct {
 	MaxItems int
 	// MaxStringLen bounds every string copied into the snapshot (default 256).
 	MaxStringLen int
-	// Now stamps the snapshot (nil: time.Now).
+	// Clock times the polls and stamps the snapshot; nil is the real
+	// clock.
+	Clock clock.WithTicker
+	// Now overrides Clock's reading for the snapshot's stamps when set.
+	//
+	// Deprecated: set Clock.
 	Now func() time.Time
 	// Logger receives debug records (nil discards).
 	Logger *slog.Logger
@@ -68,8 +75,11 @@ func (o PollerOptions) withDefaults() PollerOptions {
 	if o.MaxStringLen <= 0 {
 		o.MaxStringLen = DefaultSnapshotMaxStr
 	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = o.Clock.Now
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -220,12 +230,12 @@ func (p *Poller) run(ctx context.Context, w pollWorker) {
 		if err := w.poll(ctx); err != nil && ctx.Err() == nil {
 			p.opts.Logger.Debug("guest agent poll failed", "worker", w.name, "err", err)
 		}
-		timer := time.NewTimer(wait)
+		timer := p.opts.Clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return
-		case <-timer.C:
+		case <-timer.C():
 		}
 		wait = min(2*wait, w.interval)
 	}

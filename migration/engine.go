@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/virtkit/virtkit/hypervisor"
 )
 
@@ -24,9 +26,17 @@ var (
 )
 
 // Clock tells the engine the time. The benchmark passes the simulated
-// hypervisor's virtual clock; nil means the wall clock.
+// hypervisor's virtual clock; nil means the wall clock. A Clock that also
+// has k8s.io/utils/clock's NewTimer (clock.WithTicker does, and so does
+// sim.VirtualClock) times Run's polls too; otherwise Run polls on real
+// timers.
 type Clock interface {
 	Now() time.Time
+}
+
+// timerClock is the part of k8s.io/utils/clock.Clock Run needs.
+type timerClock interface {
+	NewTimer(d time.Duration) clock.Timer
 }
 
 type wallClock struct{}
@@ -628,7 +638,12 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 	if err := e.Start(ctx); err != nil {
 		return e.Result(), err
 	}
-	t := time.NewTimer(e.opts.PollInterval)
+	var t clock.Timer
+	if tc, ok := e.clock.(timerClock); ok {
+		t = tc.NewTimer(e.opts.PollInterval)
+	} else {
+		t = clock.RealClock{}.NewTimer(e.opts.PollInterval)
+	}
 	defer t.Stop()
 	for {
 		e.mu.Lock()
@@ -647,7 +662,7 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 			e.cancel(job, "cancelled: "+context.Cause(ctx).Error())
 			return e.Result(), ctx.Err()
 		case <-jobDone:
-		case <-t.C:
+		case <-t.C():
 		}
 		_, err := e.Step(ctx)
 		t.Reset(e.NextPoll())

@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
@@ -84,7 +85,15 @@ type Options struct {
 	GuestInfo GuestInfoSource
 	// Migration configures live migrations to and from this node.
 	Migration MigrationOptions
-	// Now is the clock; default time.Now.
+	// Clock drives the agent's time: heartbeats, resyncs, fencing, status
+	// refreshes, shutdown grace, migration progress and the guest-agent
+	// pollers of the GuestInfo source the cluster builds; nil is the real
+	// clock. The migration engine runs on Migration.Engine.Clock, which
+	// defaults to this clock.
+	Clock clock.WithTicker
+	// Now overrides Clock's reading for timestamps when set.
+	//
+	// Deprecated: set Clock.
 	Now func() time.Time
 	// Logger receives the agent's logs; nil discards them.
 	Logger *slog.Logger
@@ -168,8 +177,14 @@ func New(opts Options) (*Agent, error) {
 	if opts.ShutdownPoll <= 0 {
 		opts.ShutdownPoll = time.Second
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
 	if opts.Now == nil {
-		opts.Now = time.Now
+		opts.Now = opts.Clock.Now
+	}
+	if opts.Migration.Engine.Clock == nil {
+		opts.Migration.Engine.Clock = opts.Clock
 	}
 	opts.Migration = opts.Migration.withDefaults(opts.NodeName)
 	log := opts.Logger
@@ -191,6 +206,7 @@ func New(opts Options) (*Agent, error) {
 		MaxConcurrentReconciles: opts.Workers,
 		ResyncPeriod:            opts.ResyncPeriod,
 		ReconcileTimeout:        opts.ReconcileTimeout,
+		Clock:                   opts.Clock,
 		Logger:                  log,
 	}, controller.Watch{
 		NewList:       func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} },

@@ -151,13 +151,13 @@ func (a *Agent) fenceLoop(ctx context.Context) {
 	if a.opts.FenceTimeout <= 0 {
 		return
 	}
-	t := time.NewTicker(a.fencePoll())
+	t := a.opts.Clock.NewTicker(a.fencePoll())
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		fenced, fresh := a.lease.expire(a.opts.Now(), a.opts.FenceTimeout)
 		if !fenced {

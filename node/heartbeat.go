@@ -17,13 +17,13 @@ import (
 )
 
 func (a *Agent) heartbeatLoop(ctx context.Context) {
-	t := time.NewTicker(a.opts.HeartbeatInterval)
+	t := a.opts.Clock.NewTicker(a.opts.HeartbeatInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			if err := a.heartbeat(ctx, a.renewalTimeout()); err != nil && ctx.Err() == nil {
 				a.log.Warn("heartbeat failed", "err", err)
 			}
@@ -34,13 +34,13 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 // scanLoop looks at the whole host every ResyncPeriod, so the list of
 // foreign domains stays current.
 func (a *Agent) scanLoop(ctx context.Context) {
-	t := time.NewTicker(a.opts.ResyncPeriod)
+	t := a.opts.Clock.NewTicker(a.opts.ResyncPeriod)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			sctx, cancel := context.WithTimeout(ctx, a.opts.ReconcileTimeout)
 			if err := a.scanHost(sctx, false); err != nil && ctx.Err() == nil {
 				a.log.Warn("looking at the host's domains", "err", err)

@@ -293,10 +293,12 @@ func (a *Agent) updateMigrationState(ctx context.Context, key store.Key, uid typ
 		if err = a.opts.Store.UpdateStatus(ctx, vmi); !errors.Is(err, store.ErrConflict) {
 			return err
 		}
+		t := a.opts.Clock.NewTimer(time.Duration(attempt+1) * 5 * time.Millisecond)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return ctx.Err()
-		case <-time.After(time.Duration(attempt+1) * 5 * time.Millisecond):
+		case <-t.C():
 		}
 	}
 	return err

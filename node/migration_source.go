@@ -214,7 +214,7 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	if f := a.opts.Migration.Policy; f != nil {
 		eopts.Policy = f(cfg)
 	}
-	rec := &recordingMigrator{inner: mig}
+	rec := &recordingMigrator{inner: mig, now: a.opts.Clock.Now}
 	engine, err := migration.NewEngine(rec.migrator(), req, eopts)
 	if err != nil {
 		return err
@@ -318,7 +318,7 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 // policy's patience.
 func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migration.Engine, cfg *virtkit.MigrationConfiguration, mem uint64, stop <-chan struct{}) {
 	interval := a.opts.Migration.StatusInterval
-	t := time.NewTicker(interval)
+	t := a.opts.Clock.NewTicker(interval)
 	defer t.Stop()
 	var acceptable, progressTimeout time.Duration
 	if c := cfg.CompletionTimeoutPerGiB; c != nil && *c > 0 {
@@ -329,7 +329,8 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 	if p := cfg.ProgressTimeout; p != nil && *p > 0 {
 		progressTimeout = time.Duration(*p) * time.Second
 	}
-	began := time.Now()
+	clk := a.opts.Clock
+	began := clk.Now()
 	lastProgress := began
 	var lastRemaining uint64
 	haveRemaining := false
@@ -340,21 +341,21 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 			return
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		snap := engine.Snapshot()
 		if r, ok := snap.Remaining.Get(); ok {
 			if !haveRemaining || r < lastRemaining {
-				lastProgress = time.Now()
+				lastProgress = clk.Now()
 			}
 			lastRemaining, haveRemaining = r, true
 		}
 		postCopy := snap.Phase == migration.PhasePostCopy
 		switch {
 		case postCopy:
-		case acceptable > 0 && time.Since(began) > acceptable:
+		case acceptable > 0 && clk.Since(began) > acceptable:
 			o.cancel(failureReason(fmt.Sprintf("Live migration is not completed after %d seconds and has been aborted", int(acceptable.Seconds()))))
-		case progressTimeout > 0 && time.Since(lastProgress) > progressTimeout:
+		case progressTimeout > 0 && clk.Since(lastProgress) > progressTimeout:
 			o.cancel(failureReason(fmt.Sprintf("Live migration is stuck for %d seconds and has been aborted", int(progressTimeout.Seconds()))))
 		}
 		status := a.engineStatus(snap, nil)
@@ -398,6 +399,7 @@ func (a *Agent) engineStatus(snap migration.Snapshot, _ *virtkit.MigrationEngine
 // for MigrationSnapshots.
 type recordingMigrator struct {
 	inner hypervisor.Migrator
+	now   func() time.Time
 
 	mu    sync.Mutex
 	stats hypervisor.JobStats
@@ -414,7 +416,7 @@ func (r *recordingMigrator) latest() (hypervisor.JobStats, time.Time, bool) {
 func (r *recordingMigrator) record(s hypervisor.JobStats) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.stats, r.at, r.have = s, time.Now(), true
+	r.stats, r.at, r.have = s, r.now(), true
 }
 
 // StartMigration starts the inner job and wraps it; a job that can be

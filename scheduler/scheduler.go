@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
 )
@@ -57,7 +58,11 @@ var _ Scheduler = Func(nil)
 // Options configures [New] and [NewFramework]. The zero value is the
 // default.
 type Options struct {
-	// Now returns the current time for heartbeat checks; nil = time.Now.
+	// Clock is the time heartbeats are judged by; nil is the real clock.
+	Clock clock.PassiveClock
+	// Now overrides Clock's reading when set.
+	//
+	// Deprecated: set Clock.
 	Now func() time.Time
 	// HeartbeatTimeout marks a node not ready when its last heartbeat is
 	// older; zero means 5 minutes (virt-handler's timeout), negative

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
 )
@@ -27,8 +28,12 @@ const (
 type Options struct {
 	// Kinds are registered in addition to DefaultKinds.
 	Kinds []Kind
-	// Now is the clock for creationTimestamp and deletionTimestamp;
-	// nil means time.Now.
+	// Clock stamps creationTimestamp and deletionTimestamp; nil is the
+	// real clock.
+	Clock clock.PassiveClock
+	// Now overrides Clock's reading when set.
+	//
+	// Deprecated: set Clock.
 	Now func() time.Time
 	// HistorySize is how many events are kept for watches resuming from a
 	// resourceVersion; older versions get ErrExpired. 0 means
@@ -107,6 +112,9 @@ func NewMemoryWithOptions(opts Options) (*Memory, error) {
 		log:         opts.Logger,
 		objects:     map[string]map[Key]virtkit.Object{},
 		watchers:    map[string]map[*memWatcher]struct{}{},
+	}
+	if m.now == nil && opts.Clock != nil {
+		m.now = opts.Clock.Now
 	}
 	if m.now == nil {
 		m.now = time.Now

@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"sync"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // Clock is the time the simulation runs on. Everything a host does
@@ -16,11 +18,10 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
-// Timer is a pending AfterFunc call.
-type Timer interface {
-	// Stop prevents the call; it reports whether the call was pending.
-	Stop() bool
-}
+// Timer is a pending AfterFunc call (k8s.io/utils/clock's Timer: Stop
+// prevents the call and reports whether it was pending; an AfterFunc
+// timer's C is nil).
+type Timer = clock.Timer
 
 // RealClock is the wall clock.
 type RealClock struct{}
@@ -29,7 +30,7 @@ type RealClock struct{}
 func (RealClock) Now() time.Time { return time.Now() }
 
 // AfterFunc is time.AfterFunc.
-func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return clock.RealClock{}.AfterFunc(d, f) }
 
 // VirtualClock is a clock that moves only when [VirtualClock.Advance] is
 // called. Scheduled functions run synchronously inside Advance, in the order
@@ -37,6 +38,12 @@ func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterF
 // reading their due time; so a simulation driven by Advance is
 // deterministic. Several hosts may share one VirtualClock. It is safe for
 // concurrent use, but a function run by Advance must not call Advance.
+//
+// It also implements k8s.io/utils/clock's WithTicker and
+// WithDelayedExecution, so one VirtualClock can drive a whole control plane
+// (cluster.Options.Clock): its timers and tickers deliver on their channels
+// when Advance (or [VirtualClock.Step]) reaches them, like real ones but
+// never on their own.
 type VirtualClock struct {
 	advance sync.Mutex // serialises Advance calls
 
@@ -89,8 +96,11 @@ func (c *VirtualClock) Advance(d time.Duration) {
 		if t.due.After(c.now) {
 			c.now = t.due
 		}
+		f := t.fireLocked()
 		c.mu.Unlock()
-		t.f()
+		if f != nil {
+			f()
+		}
 	}
 }
 
@@ -107,12 +117,23 @@ type virtualTimer struct {
 	due   time.Time
 	seq   uint64
 	f     func()
-	index int // in the heap; -1 when not scheduled
+	// ch receives the due time of a channel timer or ticker (f is nil);
+	// period is a ticker's.
+	ch     chan time.Time
+	period time.Duration
+	index  int // in the heap; -1 when not scheduled
 }
 
 func (t *virtualTimer) Stop() bool {
 	t.clock.mu.Lock()
 	defer t.clock.mu.Unlock()
+	if t.ch != nil {
+		// Like time.Timer since Go 1.23: no stale value after Stop.
+		select {
+		case <-t.ch:
+		default:
+		}
+	}
 	if t.index < 0 {
 		return false
 	}

@@ -101,4 +101,10 @@
 // than the one driving Advance, or drive time first and read results after:
 // [Host.StartDirtyRateCalc] starts a measurement without waiting, the
 // driving loop advances the clock by the period, then reads the result.
+//
+// A VirtualClock is also a k8s.io/utils/clock WithTicker (timers and
+// tickers that deliver when Advance or [VirtualClock.Step] reaches them),
+// so the same clock can drive a whole control plane: cluster.Options.Clock
+// hands it to the controllers, scheduler, node agents and guest-agent
+// pollers, and cluster's Advance steps it one due instant at a time.
 package sim
