@@ -80,4 +80,3 @@ func Example_migrate() {
 	// migration: Succeeded
 	// moved to the other node: true
 }
-
