@@ -72,9 +72,17 @@ const (
 // per failed object (each naming its kind and key once). An update that
 // loses a race with another writer is retried with jittered backoff.
 func Apply(ctx context.Context, st store.Store, objs ...virtkit.Object) error {
+	return ApplyWithDefaults(ctx, st, virtkit.DefaultOptions{}, objs...)
+}
+
+// ApplyWithDefaults is [Apply] with the given object defaults in place of
+// KubeVirt's stock ones (a cluster's configuration, e.g. a masquerade pod
+// network interface). defaults.NewUUID is ignored on updates: a VMI keeps
+// its firmware UUID.
+func ApplyWithDefaults(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, objs ...virtkit.Object) error {
 	var errs []error
 	for _, obj := range objs {
-		if err := ApplyOne(ctx, st, obj); err != nil {
+		if err := applyOneWith(ctx, st, defaults, obj); err != nil {
 			errs = append(errs, err)
 			if ctx.Err() != nil {
 				break
@@ -88,6 +96,10 @@ func Apply(ctx context.Context, st store.Store, objs ...virtkit.Object) error {
 // prefixed once with its kind and key. obj is defaulted and admitted in
 // place (a created object also gets its uid and resourceVersion).
 func ApplyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
+	return applyOneWith(ctx, st, virtkit.DefaultOptions{}, obj)
+}
+
+func applyOneWith(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, obj virtkit.Object) error {
 	gvk, _ := virtkit.GVKOf(obj)
 	if obj.GetNamespace() == "" && virtkit.IsNamespaced(gvk) {
 		obj.SetNamespace("default")
@@ -96,11 +108,11 @@ func ApplyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
 	// An update is defaulted again against the stored object (a VMI keeps
 	// its generated firmware UUID), so keep what the user gave.
 	given := obj.DeepCopyObject().(virtkit.Object)
-	virtkit.SetDefaults(obj)
+	defaults.SetDefaults(obj)
 	if errs := virtkit.Validate(obj); len(errs) > 0 {
 		return fmt.Errorf("%s: %w", prefix, invalid(errs))
 	}
-	if err := applyOne(ctx, st, obj, given); err != nil {
+	if err := applyOne(ctx, st, defaults, obj, given); err != nil {
 		// Store errors already name the kind and key; do not repeat them.
 		if strings.HasPrefix(err.Error(), prefix) {
 			return err
@@ -110,7 +122,7 @@ func ApplyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
 	return nil
 }
 
-func applyOne(ctx context.Context, st store.Store, obj, given virtkit.Object) error {
+func applyOne(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, obj, given virtkit.Object) error {
 	var err error
 	if errs := virtkit.AdmitCreate(obj); len(errs) > 0 {
 		// What a create may not carry (a reserved label) an update may
@@ -141,7 +153,7 @@ func applyOne(ctx context.Context, st store.Store, obj, given virtkit.Object) er
 		if err := st.Get(ctx, store.KeyOf(obj), cur); err != nil {
 			return err
 		}
-		next, aerr := admitUpdate(given, cur)
+		next, aerr := admitUpdate(defaults, given, cur)
 		if aerr != nil {
 			return aerr
 		}
@@ -161,9 +173,10 @@ func applyOne(ctx context.Context, st store.Store, obj, given virtkit.Object) er
 // admitUpdate defaults the user's object against the stored one (a VMI
 // keeps its firmware UUID, which defaulting would otherwise draw anew),
 // validates it and runs update admission.
-func admitUpdate(given, cur virtkit.Object) (virtkit.Object, error) {
+func admitUpdate(defaults virtkit.DefaultOptions, given, cur virtkit.Object) (virtkit.Object, error) {
 	next := given.DeepCopyObject().(virtkit.Object)
-	var opts virtkit.DefaultOptions
+	opts := defaults
+	opts.NewUUID = nil
 	if vmi, ok := cur.(*virtkit.VirtualMachineInstance); ok {
 		if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.UUID != "" {
 			uuid := fw.UUID

@@ -15,7 +15,6 @@ import (
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/hypervisor"
-	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
@@ -45,13 +44,22 @@ type Options struct {
 	// NodeNames names the hosts explicitly.
 	NodeNames []string
 	// NewHypervisor returns the hypervisor of one host; nil means a
-	// simulated host in real time (sim.New with the node's name).
+	// simulated host in real time (sim.New with the node's name), every
+	// such host on one sim.Network (a mesh of DefaultBandwidth links), so
+	// VMIs live-migrate between them.
 	NewHypervisor func(nodeName string) (hypervisor.Hypervisor, error)
 	// NodeLabels returns extra labels for a host's Node object.
 	NodeLabels func(nodeName string) map[string]string
 	// ConfigureNode adjusts one node agent's options after the shared
 	// NodeAgent ones are applied (per-host migration addresses, say).
 	ConfigureNode func(nodeName string, o *node.Options)
+	// Defaults are the object defaults the cluster applies wherever it
+	// defaults objects (Apply, VMIs created from VM and ReplicaSet
+	// templates), as KubeVirt's cluster configuration tunes its defaulting
+	// webhook. See [Options.ObjectDefaults] for how the zero value differs
+	// from virtkit.SetDefaults: the pod network's default interface is
+	// masquerade, which can live-migrate.
+	Defaults virtkit.DefaultOptions
 	// Domain configures the domain builder on every node.
 	Domain domain.Options
 	// Scheduler places VMIs and migration targets; nil means
@@ -154,13 +162,13 @@ func New(opts Options) (*Cluster, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.NewHypervisor == nil {
-		opts.NewHypervisor = func(name string) (hypervisor.Hypervisor, error) {
-			return sim.New(sim.Options{Name: name, Clock: simClock(opts.Clock)}), nil
-		}
+		opts.NewHypervisor = defaultSimHosts(simClock(opts.Clock))
 	}
+	opts.Defaults = opts.ObjectDefaults()
 	c := &Cluster{opts: opts, store: opts.Store}
 
-	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Clock: opts.Clock, Now: opts.Now, Logger: opts.Logger}
+	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Clock: opts.Clock, Now: opts.Now, Logger: opts.Logger,
+		Defaults: opts.Defaults}
 	builtins, err := builtinControllers(rc, opts.Migration)
 	if err != nil {
 		return nil, err
@@ -332,6 +340,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 // Apply defaults, validates and stores objects: new ones are created,
 // existing ones (same kind, namespace and name) get the new spec. Objects
 // without a namespace land in "default" (cluster-scoped kinds excepted).
+// The cluster's object defaults ([Options.Defaults]) apply.
 func (c *Cluster) Apply(ctx context.Context, objs ...virtkit.Object) error {
-	return Apply(ctx, c.store, objs...)
+	return ApplyWithDefaults(ctx, c.store, c.opts.Defaults, objs...)
 }

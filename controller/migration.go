@@ -548,7 +548,11 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	}
 	// The source is never a target, even for a custom scheduler or a node
 	// without its hostname label.
-	candidates := slices.DeleteFunc(nodes.Items, func(n virtkit.Node) bool { return n.Name == src })
+	capable, reason := migrationCapable(nodes.Items, src)
+	if reason != "" {
+		return "", Result{}, r.fail(ctx, mig, vmi, reason)
+	}
+	candidates := slices.DeleteFunc(capable, func(n virtkit.Node) bool { return n.Name == src })
 	target, err := r.o.Scheduler.Schedule(ctx, targetTemplate(vmi, mig, src), candidates, placed)
 	if err == nil && target == src {
 		err = fmt.Errorf("%w: scheduler chose the source node %s", scheduler.ErrUnschedulable, src)

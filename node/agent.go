@@ -245,6 +245,9 @@ func (a *Agent) Start(ctx context.Context) error {
 		return fmt.Errorf("node %s: register: %w", a.opts.NodeName, err)
 	}
 	a.migs.setBase(ctx)
+	if why := a.opts.Migration.Unsupported; why != "" {
+		a.log.Warn("this node cannot take part in live migrations", "reason", why)
+	}
 	events, err := a.opts.Hypervisor.Events(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -109,13 +109,14 @@ func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo
 		n.Labels[virtkit.HostnameLabel] = a.opts.NodeName
 		n.Labels[virtkit.NodeSchedulable] = "true"
 		a.setFenceAnnotation(n)
+		a.setMigrationUnsupported(n)
 		if err := a.opts.Store.Create(ctx, n); err != nil {
 			return time.Time{}, err
 		}
 		a.log.Info("registered the Node")
 	} else if err != nil {
 		return time.Time{}, err
-	} else if a.setFenceAnnotation(n) {
+	} else if fenceChanged := a.setFenceAnnotation(n); a.setMigrationUnsupported(n) || fenceChanged {
 		if err := a.opts.Store.Update(ctx, n); err != nil {
 			return time.Time{}, err
 		}

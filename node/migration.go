@@ -42,6 +42,13 @@ type MigrationOptions struct {
 	// the host name. Default: the node name. Published as
 	// status.migrationState.targetNodeAddress and on the Node object.
 	URI string
+	// Unsupported, when set, says why this node cannot take part in live
+	// migrations (no reachable migration address, say). The agent logs it
+	// at start-up and publishes it on its Node as
+	// controller.MigrationUnsupportedAnnotation, so the migration
+	// controller fails migrations from this node with that reason and
+	// never picks it as a target.
+	Unsupported string
 	// DataURI is the migration data connection (libvirt's migrate URI,
 	// tcp://host:port); empty lets the hypervisor choose.
 	DataURI string

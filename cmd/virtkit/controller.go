@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/internal/leader"
@@ -36,6 +37,7 @@ type controllerFlags struct {
 	cpuProfile        string
 	files             []string
 	nodesSet          bool // --nodes given explicitly
+	defaultIface      string
 }
 
 func newControllerCmd() *cobra.Command {
@@ -89,6 +91,9 @@ its VMIs fail only after the same grace.`,
 	fs.StringVar(&f.identity, "leader-id", "", "this replica's name in the election (default HOSTNAME-PID)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100) at /metrics")
+	fs.StringVar(&f.defaultIface, "default-network-interface", string(virtkit.NetworkBindingMasquerade),
+		"binding of the pod network interface VMIs get when they name none: masquerade (live-migratable) or bridge "+
+			"(KubeVirt's stock default; KubeVirt's network.defaultNetworkInterface)")
 	addCPUProfileFlag(cmd, &f.cpuProfile)
 	fs.StringArrayVarP(&f.files, "filename", "f", nil, "manifests to apply at start (--store memory only; repeatable)")
 	return cmd
@@ -154,7 +159,12 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	binding := virtkit.NetworkBinding(f.defaultIface)
+	if binding != virtkit.NetworkBindingMasquerade && binding != virtkit.NetworkBindingBridge {
+		return fmt.Errorf("--default-network-interface: want masquerade or bridge, got %q", f.defaultIface)
+	}
 	copts := cluster.Options{
+		Defaults:  virtkit.DefaultOptions{PodNetworkBinding: binding},
 		Store:     st,
 		Workers:   f.workers,
 		Replace:   map[string]controller.Reconciler{cluster.NodeHealthController: nh},
@@ -176,7 +186,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		if err := cluster.Apply(ctx, st, objs...); err != nil {
+		if err := c.Apply(ctx, objs...); err != nil {
 			return err
 		}
 		log.Info("applied manifests", "objects", len(objs))

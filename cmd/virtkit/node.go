@@ -47,6 +47,7 @@ type nodeFlags struct {
 	logLevel          string
 	cpuProfile        string
 	allowHostPaths    []string
+	migration         migrationFlags
 }
 
 func newNodeCmd() *cobra.Command {
@@ -88,7 +89,15 @@ guests die with the process unless --sim-state FILE keeps their definitions and
 run states in FILE and restores them on the next start, as real guests would
 survive an agent restart. The file also keeps the watchdog's deadline: guests
 restored after it passed come back stopped, as the watchdog would have stopped
-them. --hypervisor libvirt connects to --uri.`,
+them. --hypervisor libvirt connects to --uri.
+
+Live migration: a libvirt node publishes --migration-uri (and
+--migration-data-uri) as its migration address, the source's destination
+URI. A node that cannot take part in migrations (a libvirt node without
+--migration-uri; a simulated host, which has no peer outside its process)
+logs so at start-up and puts the reason on its Node (annotation
+virtkit.io/migration-unsupported): the controller never picks it as a target
+and fails a migration from it with that reason.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.watchdogSet = cmd.Flags().Changed("watchdog")
@@ -114,6 +123,7 @@ them. --hypervisor libvirt connects to --uri.`,
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100) at /metrics")
 	fs.StringArrayVar(&f.allowHostPaths, "allow-host-path", nil, "absolute path prefix a hostDisk may name, symlinks resolved (repeatable; default: none)")
+	f.migration.register(cmd)
 	addCPUProfileFlag(cmd, &f.cpuProfile)
 	return cmd
 }
@@ -145,6 +155,10 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 			return errors.New("--watchdog: needs fencing (--fence-timeout is negative)")
 		}
 		f.watchdog = false
+	}
+	migOpts, err := f.migration.options(f.hypervisor)
+	if err != nil {
+		return err
 	}
 	base, err := newLogger(stderr, f.logLevel)
 	if err != nil {
@@ -185,6 +199,7 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		Watchdog:          wd,
 		StatusInterval:    f.statusInterval,
 		Workers:           f.workers,
+		Migration:         migOpts,
 		Logger:            base,
 	}
 	if ac, ok := hv.(hypervisor.AgentCommander); ok {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/guestagent/qgaserver"
@@ -59,4 +60,15 @@ func ExampleFault() {
 	// Output:
 	// true
 	// vm <nil>
+}
+
+// Simulated guests report an address on GuestSubnet derived from each
+// interface's MAC.
+func ExampleLinuxGuestWithMACs() {
+	cfg := qgaserver.LinuxGuestWithMACs("web", []string{"52:54:00:12:34:56"}, time.Time{})
+	for _, iface := range cfg.Interfaces[1:] {
+		fmt.Println(iface.Name, iface.HardwareAddress, iface.IPAddresses[0].Address, iface.IPAddresses[1].Address)
+	}
+	// Output:
+	// eth0 52:54:00:12:34:56 10.18.52.86 fe80::5054:ff:fe12:3456
 }

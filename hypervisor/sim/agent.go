@@ -23,11 +23,17 @@ type GuestAgent interface {
 // answers once the guest has booted and while the domain runs.
 type AgentOptions struct {
 	// Guest returns the configuration of a domain's simulated guest (OS
-	// info, host name, interfaces, users, ...). nil gives
-	// [qgaserver.LinuxGuest] named after the domain, with the MAC address of
-	// its first interface and the host's clock. Guest-shutdown requests
-	// reach the simulated guest unless the Config sets OnShutdown.
+	// info, host name, interfaces, users, ...). When both are nil the guest
+	// is [qgaserver.LinuxGuestWithMACs] named after the domain, with one
+	// interface per domain interface reporting the domain's MAC and an
+	// address on [qgaserver.GuestSubnet] derived from it, a logged-in user,
+	// a root filesystem and the host's clock. Guest-shutdown requests reach
+	// the simulated guest unless the Config sets OnShutdown.
 	Guest func(domain hypervisor.DomainID) qgaserver.Config
+	// GuestForDomain is Guest given the domain's interface MACs too (in
+	// domain XML order; a MAC the XML leaves out is the one the host
+	// derives from the UUID); it wins over Guest.
+	GuestForDomain func(domain hypervisor.DomainID, macs []string) qgaserver.Config
 	// New replaces the QGA server with another agent; it wins over Guest.
 	New func(domain hypervisor.DomainID) (GuestAgent, error)
 }
@@ -93,10 +99,13 @@ func (h *Host) newAgent(d *domain, sp *spec) (GuestAgent, error) {
 		return h.opts.Agent.New(id)
 	}
 	var cfg qgaserver.Config
-	if h.opts.Agent.Guest != nil {
+	switch {
+	case h.opts.Agent.GuestForDomain != nil:
+		cfg = h.opts.Agent.GuestForDomain(id, guestMACs(sp, id.UUID))
+	case h.opts.Agent.Guest != nil:
 		cfg = h.opts.Agent.Guest(id)
-	} else {
-		cfg = qgaserver.LinuxGuest(guestHostname(id.Name), guestMAC(sp, id.UUID), "")
+	default:
+		cfg = qgaserver.LinuxGuestWithMACs(guestHostname(id.Name), guestMACs(sp, id.UUID), h.clock.Now())
 		cfg.VCPUs = nil
 		for i := range sp.vcpus {
 			cfg.VCPUs = append(cfg.VCPUs, guestagent.VCPU{LogicalID: i, Online: true})
@@ -125,16 +134,25 @@ func guestHostname(domain string) string {
 	return domain
 }
 
-func guestMAC(sp *spec, uuid string) string {
-	if dev := sp.def.Devices; dev != nil && len(dev.Interfaces) > 0 && dev.Interfaces[0].MAC != nil {
-		return dev.Interfaces[0].MAC.Address
-	}
-	if sp.interfaces == 0 {
-		return ""
-	}
-	// QEMU's prefix, the rest from the UUID: stable across runs.
+// guestMACs are the MACs of the domain's interfaces, in XML order; an
+// interface without one gets QEMU's prefix and the rest from the UUID (and
+// its index), stable across runs.
+func guestMACs(sp *spec, uuid string) []string {
+	var macs []string
 	hex := strings.ReplaceAll(uuid, "-", "")
-	return fmt.Sprintf("52:54:00:%s:%s:%s", hex[0:2], hex[2:4], hex[4:6])
+	for len(hex) < 6 {
+		hex += "0"
+	}
+	for i := range sp.interfaces {
+		if dev := sp.def.Devices; dev != nil && i < len(dev.Interfaces) && dev.Interfaces[i].MAC != nil && dev.Interfaces[i].MAC.Address != "" {
+			macs = append(macs, dev.Interfaces[i].MAC.Address)
+			continue
+		}
+		var last byte
+		_, _ = fmt.Sscanf(hex[4:6], "%02x", &last)
+		macs = append(macs, fmt.Sprintf("52:54:00:%s:%s:%02x", hex[0:2], hex[2:4], last+byte(i)))
+	}
+	return macs
 }
 
 // guestShutdown is the guest acting on guest-shutdown: it powers off (or

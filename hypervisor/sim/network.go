@@ -72,11 +72,45 @@ type Network struct {
 	mu    sync.Mutex
 	hosts map[string]*Host
 	links map[[2]string]*linkState
+	// mesh, when set, links every pair of hosts without an explicit link.
+	mesh *Link
 }
 
-// NewNetwork returns an empty network.
+// NewNetwork returns an empty network: hosts can migrate between each
+// other only along the links Connect or SetLink made.
 func NewNetwork() *Network {
 	return &Network{hosts: map[string]*Host{}, links: map[[2]string]*linkState{}}
+}
+
+// NewMeshNetwork returns an empty network on which every pair of hosts
+// that joined it (Join, Connect or SetLink) is linked by link in both
+// directions, each direction with its own capacity, unless SetLink gave
+// that pair another link. Links are made when first used, so a mesh of
+// many hosts costs nothing up front.
+func NewMeshNetwork(link Link) (*Network, error) {
+	if err := link.Validate(); err != nil {
+		return nil, err
+	}
+	n := NewNetwork()
+	l := link
+	l.Dips = append([]Dip(nil), link.Dips...)
+	n.mesh = &l
+	return n, nil
+}
+
+// Join adds h to the network without linking it; on a mesh network
+// ([NewMeshNetwork]) that links it to every other host.
+func (n *Network) Join(h *Host) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if other, ok := n.hosts[h.Name()]; ok && other != h {
+		return fmt.Errorf("host name %q is taken on this network: %w", h.Name(), hypervisor.ErrExists)
+	}
+	if err := h.join(n); err != nil {
+		return err
+	}
+	n.hosts[h.Name()] = h
+	return nil
 }
 
 // Connect joins a and b with link in both directions (each direction
@@ -136,6 +170,11 @@ func (n *Network) route(from *Host, to string) (*Host, *linkState, error) {
 		return nil, nil, invalid("params.destinationURI", "migration to the same host")
 	}
 	ls, ok := n.links[[2]string{from.Name(), to}]
+	if !ok && n.mesh != nil {
+		ls = &linkState{link: *n.mesh}
+		n.links[[2]string{from.Name(), to}] = ls
+		ok = true
+	}
 	if !ok {
 		return nil, nil, invalid("params.destinationURI", fmt.Sprintf("no link from %q to %q", from.Name(), to))
 	}
