@@ -33,7 +33,7 @@ func TestCollectorDeletesExpiredEvents(t *testing.T) {
 		rec.Event(ctx, vm("busy"), virtkit.EventTypeNormal, "Started", "Start", "started")
 		clk.Step(9 * time.Minute)
 		rec.Event(ctx, vm("busy"), virtkit.EventTypeNormal, "Started", "Start", "started") // series: last seen now
-		clk.Step(21 * time.Minute)                                                        // old: 70 min, busy: 21 min
+		clk.Step(21 * time.Minute)                                                         // old: 70 min, busy: 21 min
 
 		select {
 		case ev := <-ch:

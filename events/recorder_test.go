@@ -58,7 +58,6 @@ func vm(name string) *virtkit.VirtualMachine {
 	return &virtkit.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)}}
 }
 
-
 func TestRecorderAggregatesRepeats(t *testing.T) {
 	stores(t, func(t *testing.T, s store.Store) {
 		ctx := context.Background()
