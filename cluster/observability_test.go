@@ -115,7 +115,7 @@ func (s spanTree) childrenOf(parent tracetest.SpanStub) []string {
 func attr(sp tracetest.SpanStub, key string) string {
 	for _, kv := range sp.Attributes {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
@@ -180,8 +180,14 @@ func TestClusterTracesAndEvents(t *testing.T) {
 
 	var tree2 spanTree
 	require.Eventually(t, func() bool {
+		// The controller ends the last phase spans after it wrote the final
+		// phase, the source its engine span after the job ended.
 		tree2 = spanTree{exp.GetSpans()}
-		return len(tree2.named("migration.engine")) == 1
+		final := false
+		for _, sp := range tree2.named("migration.phase") {
+			final = final || attr(sp, "virtkit.phase") == "Succeeded"
+		}
+		return final && len(tree2.named("migration.engine")) == 1
 	}, 10*time.Second, 20*time.Millisecond)
 	mroots := tree2.named("migration")
 	require.Len(t, mroots, 1)

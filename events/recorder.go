@@ -88,8 +88,8 @@ type objectKey struct {
 }
 
 type seriesKey struct {
-	obj                                objectKey
-	typ, reason, action, note, related string
+	obj                       objectKey
+	typ, reason, action, note string
 }
 
 type series struct {

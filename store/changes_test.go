@@ -14,12 +14,6 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-// phaseLog collects "type old->new" lines of VMI changes.
-type phaseLog struct {
-	lines []string
-	last  string
-}
-
 func phaseOf(o virtkit.Object) string {
 	if o == nil {
 		return "-"
