@@ -11,12 +11,14 @@ var (
 	_ Object     = (*VirtualMachineInstanceReplicaSet)(nil)
 	_ Object     = (*MigrationPolicy)(nil)
 	_ Object     = (*Node)(nil)
+	_ Object     = (*Event)(nil)
 	_ ObjectList = (*VirtualMachineList)(nil)
 	_ ObjectList = (*VirtualMachineInstanceList)(nil)
 	_ ObjectList = (*VirtualMachineInstanceMigrationList)(nil)
 	_ ObjectList = (*VirtualMachineInstanceReplicaSetList)(nil)
 	_ ObjectList = (*MigrationPolicyList)(nil)
 	_ ObjectList = (*NodeList)(nil)
+	_ ObjectList = (*EventList)(nil)
 )
 
 // Group versions of the kinds in this package.
@@ -54,6 +56,8 @@ func kinds() []kindInfo {
 			func() Object { return &Node{} }, func() ObjectList { return &NodeList{} }},
 		{CDISchemeGroupVersion.WithKind(KindDataVolume), true,
 			func() Object { return &DataVolume{} }, func() ObjectList { return &DataVolumeList{} }},
+		{EventsSchemeGroupVersion.WithKind(KindEvent), true,
+			func() Object { return &Event{} }, func() ObjectList { return &EventList{} }},
 	}
 }
 
@@ -125,6 +129,8 @@ func GVKOf(obj Object) (schema.GroupVersionKind, bool) {
 		return VirtkitSchemeGroupVersion.WithKind(KindNode), true
 	case *DataVolume:
 		return CDISchemeGroupVersion.WithKind(KindDataVolume), true
+	case *Event:
+		return EventsSchemeGroupVersion.WithKind(KindEvent), true
 	}
 	return schema.GroupVersionKind{}, false
 }

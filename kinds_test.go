@@ -10,7 +10,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	require.Len(t, KnownKinds(), 7)
+	require.Len(t, KnownKinds(), 8)
 	for _, gvk := range KnownKinds() {
 		obj, err := NewObject(gvk)
 		require.NoError(t, err)
@@ -28,6 +28,7 @@ func TestKinds(t *testing.T) {
 	assert.False(t, IsNamespaced(VirtkitSchemeGroupVersion.WithKind(KindNode)))
 	assert.True(t, IsNamespaced(SchemeGroupVersion.WithKind(KindVirtualMachineInstance)))
 	assert.True(t, IsNamespaced(CDISchemeGroupVersion.WithKind(KindDataVolume)))
+	assert.True(t, IsNamespaced(EventsSchemeGroupVersion.WithKind(KindEvent)))
 
 	_, err := NewObject(schema.GroupVersionKind{Group: "kubevirt.io", Version: "v1", Kind: "VirtualMachinePool"})
 	assert.ErrorIs(t, err, ErrUnknownKind)

@@ -39,6 +39,8 @@ func Validate(obj Object) field.ErrorList {
 		return validateNode(t)
 	case *DataVolume:
 		return validateDataVolume(t)
+	case *Event:
+		return validateEvent(t)
 	case nil:
 		return field.ErrorList{field.Required(nil, "no object")}
 	}

@@ -8,12 +8,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/scheduler"
@@ -97,6 +99,17 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives every component's logs; nil discards them.
 	Logger *slog.Logger
+	// Events records the events of every controller and node agent; nil
+	// means store-backed events.Recorders (see observability.go). Pass
+	// events.Discard{} to record none.
+	Events controller.EventRecorder
+	// EventTTL is how long events are kept after their last observation;
+	// 0 means events.DefaultTTL (one hour), negative keeps them forever.
+	EventTTL time.Duration
+	// TracerProvider receives the spans of VM starts and migrations from
+	// every controller, node agent and migration engine; nil traces
+	// nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Controller is a reconciler and the watches that feed it.
@@ -118,6 +131,10 @@ type Cluster struct {
 	controllers []*controller.Controller
 	nodes       []*Node
 	started     atomic.Bool
+	// controllerEvents records the controllers' events; collector
+	// deletes expired events (nil: kept forever).
+	controllerEvents controller.EventRecorder
+	collector        *events.Collector
 }
 
 // Node is one host of the cluster.
@@ -166,9 +183,12 @@ func New(opts Options) (*Cluster, error) {
 	}
 	opts.Defaults = opts.ObjectDefaults()
 	c := &Cluster{opts: opts, store: opts.Store}
+	if err := c.setUpEvents(); err != nil {
+		return nil, err
+	}
 
 	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Clock: opts.Clock, Now: opts.Now, Logger: opts.Logger,
-		Defaults: opts.Defaults}
+		Defaults: opts.Defaults, Events: c.controllerEvents, TracerProvider: opts.TracerProvider}
 	builtins, err := builtinControllers(rc, opts.Migration)
 	if err != nil {
 		return nil, err
@@ -211,6 +231,9 @@ func New(opts Options) (*Cluster, error) {
 		}
 		if opts.NodeLabels != nil {
 			no.Labels = opts.NodeLabels(name)
+		}
+		if err := c.nodeObservability(name, &no); err != nil {
+			return nil, err
 		}
 		if opts.ConfigureNode != nil {
 			opts.ConfigureNode(name, &no)
@@ -267,7 +290,7 @@ func builtinControllers(rc controller.ReconcilerOptions, mo controller.Migration
 	if err != nil {
 		return nil, err
 	}
-	nh, err := controller.NewNodeHealthReconciler(controller.NodeHealthOptions{Store: rc.Store, Clock: rc.Clock, Now: rc.Now, Logger: rc.Logger})
+	nh, err := controller.NewNodeHealthReconciler(controller.NodeHealthOptions{Store: rc.Store, Clock: rc.Clock, Now: rc.Now, Logger: rc.Logger, Events: rc.Events})
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +356,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	for _, n := range c.nodes {
 		g.Go(func() error { return n.Agent.Start(ctx) })
+	}
+	if c.collector != nil {
+		g.Go(func() error { return c.collector.Start(ctx) })
 	}
 	return g.Wait()
 }

@@ -245,8 +245,10 @@ func (r *EvictionReconciler) ensureMigration(ctx context.Context, node string, v
 		Spec: virtkit.VirtualMachineInstanceMigrationSpec{VMIName: vmi.Name, Priority: &prio},
 	}
 	if err := r.o.Store.Create(ctx, mig); err != nil {
+		r.o.event(ctx, vmi, virtkit.EventTypeWarning, EventReasonFailedCreate, "Evacuate", "Error creating a migration: %v", err)
 		return err
 	}
+	r.o.event(ctx, vmi, virtkit.EventTypeNormal, EventReasonSuccessfulCreate, "Evacuate", "Created migration %s to evacuate node %s", mig.Name, node)
 	r.o.Logger.Info("evacuation migration created", "vmi", vmi.Namespace+"/"+vmi.Name, "node", node, "migration", mig.Name)
 	return nil
 }

@@ -220,6 +220,7 @@ func (r *MigrationReconciler) Reconcile(ctx context.Context, req Request) (Resul
 // ensureMetadata adds the finalizer and the kubevirt.io/vmi-name label.
 func (r *MigrationReconciler) ensureMetadata(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration) error {
 	changed := addFinalizer(mig, virtkit.VirtualMachineInstanceMigrationFinalizer)
+	changed = r.traceRoot(ctx, mig) || changed
 	if mig.Labels[virtkit.MigrationSelectorLabel] != mig.Spec.VMIName {
 		if mig.Labels == nil {
 			mig.Labels = map[string]string{}
@@ -346,6 +347,7 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 		}
 		if mig.Status.Phase != before.Phase {
 			r.o.Logger.Info("migration phase", "migration", store.KeyOf(mig).String(), "vmi", mig.Spec.VMIName, "phase", mig.Status.Phase)
+			r.recordMigrationPhase(ctx, mig, before.Phase)
 		}
 	}
 	return res, nil
@@ -661,6 +663,7 @@ func (r *MigrationReconciler) handOff(ctx context.Context, mig *virtkit.VirtualM
 			vmi.Labels = map[string]string{}
 		}
 		vmi.Labels[virtkit.MigrationTargetNodeNameLabel] = planned.TargetNode
+		copyMigrationTraceParent(mig, vmi)
 		status := vmi.Status.DeepCopy()
 		if err := r.o.Store.Update(ctx, vmi); err != nil {
 			return err
@@ -762,9 +765,14 @@ func (r *MigrationReconciler) fail(ctx context.Context, mig *virtkit.VirtualMach
 	if ms.EndTimestamp == nil {
 		ms.EndTimestamp = &now
 	}
+	prev := mig.Status.Phase
 	mig.SetPhase(virtkit.MigrationFailed, now)
 	r.o.Logger.Info("migration failed", "migration", store.KeyOf(mig).String(), "vmi", mig.Spec.VMIName, "reason", reason)
-	return r.o.Store.UpdateStatus(ctx, mig)
+	if err := r.o.Store.UpdateStatus(ctx, mig); err != nil {
+		return err
+	}
+	r.recordMigrationPhase(ctx, mig, prev)
+	return nil
 }
 
 // finalize copies the final state, cleans the VMI of a failed hand-off,

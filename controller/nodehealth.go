@@ -48,6 +48,8 @@ type NodeHealthOptions struct {
 	Now func() time.Time
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
+	// Events records NodeUnresponsive events; nil records none.
+	Events EventRecorder
 }
 
 // NodeHealthReconciler watches node agents' heartbeats (Node
@@ -308,6 +310,7 @@ func (r *NodeHealthReconciler) markNotReady(ctx context.Context, node *virtkit.N
 		return err
 	}
 	r.log.Warn("node not ready: heartbeat timed out", "node", node.Name)
+	RecordEvent(ctx, r.o.Events, node, virtkit.EventTypeWarning, EventReasonNodeUnresponsive, "Monitor", "node agent stopped posting heartbeats; marking the node not ready")
 	return nil
 }
 
@@ -356,6 +359,7 @@ func (r *NodeHealthReconciler) failVMI(ctx context.Context, vmi *virtkit.Virtual
 			return ignoreNotFound(err)
 		}
 		r.log.Warn("VMI failed: node unresponsive", "vmi", vmi.Namespace+"/"+vmi.Name, "node", vmi.Status.NodeName, "why", why)
+		RecordEvent(ctx, r.o.Events, vmi, virtkit.EventTypeWarning, EventReasonNodeUnresponsive, "Fail", "node agent on %s is not responsive: %s; marking the VMI failed", vmi.Status.NodeName, why)
 	} else if vmi.Status.Reason != virtkit.NodeUnresponsiveReason {
 		// Final before the node went silent: its agent wrote the phase
 		// but may have died before it released the VMI.

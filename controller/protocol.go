@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilclock "k8s.io/utils/clock"
 
@@ -58,6 +59,12 @@ type ReconcilerOptions struct {
 	DefaultEvictionStrategy virtkit.EvictionStrategy
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
+	// Events records Kubernetes-style events about reconciled objects
+	// (KubeVirt's reasons); nil records none.
+	Events EventRecorder
+	// TracerProvider traces VM starts and migrations (see tracing.go);
+	// nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) {

@@ -222,9 +222,11 @@ func (r *ReplicaSetReconciler) create(ctx context.Context, rs *virtkit.VirtualMa
 	// Each VMI is defaulted on its own (its own random firmware UUID), as
 	// KubeVirt's webhook does when the ReplicaSet controller creates it.
 	r.o.Defaults.SetDefaults(vmi)
-	if err := r.o.Store.Create(ctx, vmi); err != nil {
+	if err := r.o.createVMI(ctx, rs, virtkit.KindVirtualMachineInstanceReplicaSet, vmi); err != nil {
+		r.o.event(ctx, rs, virtkit.EventTypeWarning, EventReasonFailedCreate, "Create", "Error creating virtual machine instance: %v", err)
 		return nil, fmt.Errorf("create vmi for replicaset %s/%s: %w", rs.Namespace, rs.Name, err)
 	}
+	r.o.event(ctx, rs, virtkit.EventTypeNormal, EventReasonSuccessfulCreate, "Create", "Created virtual machine instance %s", vmi.Name)
 	return vmi, nil
 }
 
@@ -232,7 +234,11 @@ func (r *ReplicaSetReconciler) deleteVMI(ctx context.Context, vmi *virtkit.Virtu
 	uid := vmi.UID
 	err := r.o.Store.Delete(ctx, vmi, store.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		r.recordVMIDelete(ctx, vmi, err)
 		return fmt.Errorf("delete vmi %s/%s: %w", vmi.Namespace, vmi.Name, err)
+	}
+	if err == nil {
+		r.recordVMIDelete(ctx, vmi, nil)
 	}
 	return nil
 }

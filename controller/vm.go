@@ -239,6 +239,7 @@ func (r *VMReconciler) deleteVMI(ctx context.Context, vmi *virtkit.VirtualMachin
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
+	r.recordVMIDelete(ctx, vmi, err)
 	return err
 }
 
@@ -420,16 +421,18 @@ func (r *VMReconciler) start(ctx context.Context, s *vmSync, backoffApplies bool
 		s.failReason = ReasonFailedCreate
 		return nil
 	}
-	if err := r.o.Store.Create(ctx, vmi); err != nil {
+	if err := r.o.createVMI(ctx, s.vm, virtkit.KindVirtualMachine, vmi); err != nil {
 		if errors.Is(err, store.ErrAlreadyExists) {
 			return err // an old VMI is still there: retry later
 		}
 		s.syncErr = fmt.Errorf("create vmi %s/%s: %w", vmi.Namespace, vmi.Name, err)
 		s.failReason = ReasonFailedCreate
+		r.o.event(ctx, s.vm, virtkit.EventTypeWarning, EventReasonFailedCreate, "Create", "Error creating virtual machine instance: %v", err)
 		return nil
 	}
 	s.vmi = vmi
 	s.createdVMI = true
+	r.o.event(ctx, s.vm, virtkit.EventTypeNormal, EventReasonSuccessfulCreate, "Create", "Created virtual machine instance %s", vmi.Name)
 	r.o.Logger.Debug("created vmi", "vm", s.vm.Namespace+"/"+s.vm.Name, "uid", vmi.UID)
 	return nil
 }

@@ -143,11 +143,23 @@ func (r *VMIReconciler) releaseFinal(ctx context.Context, vmi *virtkit.VirtualMa
 
 // place runs the scheduler and records the outcome.
 func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance) error {
-	if addFinalizer(vmi, virtkit.VirtualMachineInstanceFinalizer) {
+	changed := addFinalizer(vmi, virtkit.VirtualMachineInstanceFinalizer)
+	if r.o.traceVMIRoot(ctx, vmi) || changed {
 		if err := r.o.Store.Update(ctx, vmi); err != nil {
 			return err
 		}
 	}
+	ctx, span := r.o.startVMISpan(ctx, vmi, "vmi.schedule")
+	err := r.schedule(ctx, key, vmi)
+	if err == nil {
+		span.SetAttributes(AttrNode.String(vmi.Status.NodeName))
+	}
+	EndSpan(span, err)
+	return err
+}
+
+// schedule picks the VMI's node and records it in the status.
+func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance) error {
 	now := r.o.now()
 	nodes := &virtkit.NodeList{}
 	if err := r.o.Store.List(ctx, nodes, store.ListOptions{}); err != nil {
@@ -179,6 +191,7 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 		if err := r.o.Store.UpdateStatus(ctx, vmi); err != nil {
 			return err
 		}
+		r.o.event(ctx, vmi, virtkit.EventTypeWarning, EventReasonFailedScheduling, "Schedule", "%v", schedErr)
 		return fmt.Errorf("vmi %s: %w", key, schedErr)
 	}
 
@@ -193,6 +206,7 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 		return err
 	}
 	r.cache.observe(key, vmi)
+	r.o.event(ctx, vmi, virtkit.EventTypeNormal, EventReasonScheduled, "Schedule", "Successfully assigned %s/%s to %s", vmi.Namespace, vmi.Name, nodeName)
 	// The label last: node agents select their VMIs by it, and by then the
 	// status already names the node. If this write fails, the next
 	// reconcile sets it.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit/hypervisor"
@@ -130,6 +131,10 @@ type Options struct {
 	Clock Clock
 	// Logger receives one line per strategic decision; nil = discard.
 	Logger *slog.Logger
+	// TracerProvider, when set, traces Run: a "migration.engine" span (a
+	// child of the caller's span in ctx) with one "migration.decision"
+	// child per decision; nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // DirtyRateProbe starts a dirty-rate measurement and returns at once.
@@ -634,7 +639,9 @@ func (e *Engine) Step(ctx context.Context) (bool, error) {
 // Start, then Step every PollInterval until the job ends. Cancelling ctx
 // aborts the job (the guest stays on the source) and returns ctx's error.
 // The Result's Err tells how a finished migration ended.
-func (e *Engine) Run(ctx context.Context) (Result, error) {
+func (e *Engine) Run(ctx context.Context) (res Result, err error) {
+	ctx, span := e.startSpan(ctx)
+	defer func() { e.endSpan(ctx, span, res, err) }()
 	if err := e.Start(ctx); err != nil {
 		return e.Result(), err
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
@@ -97,6 +98,13 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives the agent's logs; nil discards them.
 	Logger *slog.Logger
+	// Events records Kubernetes-style events about this node's VMIs
+	// (KubeVirt's virt-handler reasons); nil records none.
+	Events controller.EventRecorder
+	// TracerProvider traces domain definition, boot, guest-agent connect
+	// and migrations as children of the VMI's trace (see
+	// controller.TraceParentAnnotation); nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // Owner is a file owner.

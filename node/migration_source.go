@@ -208,6 +208,9 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	}
 	eopts := a.opts.Migration.Engine
 	eopts.Logger = a.log
+	if eopts.TracerProvider == nil {
+		eopts.TracerProvider = a.opts.TracerProvider
+	}
 	if eopts.Measurer == nil {
 		eopts.Measurer, _ = a.opts.Hypervisor.(hypervisor.DirtyRateMeasurer)
 	}
@@ -239,10 +242,11 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	}
 	a.log.Info("migration starting", "vmi", key.String(), "target", ms.TargetNode, "address", params.DestinationURI,
 		"memory", mem, "bandwidth", params.Bandwidth)
+	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonMigrating, "Migrate", "VirtualMachineInstance is migrating to node %s", ms.TargetNode)
 	a.migs.wg.Add(1)
 	go func() {
 		defer a.migs.wg.Done()
-		a.runOutgoing(runCtx, o, engine, cfg, mem)
+		a.runOutgoing(controller.TraceContext(runCtx, vmi, controller.MigrationTraceParentAnnotation), o, engine, cfg, mem)
 	}()
 	return nil
 }
@@ -307,6 +311,15 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 	})
 	if err != nil {
 		a.log.Error("could not record the migration outcome", "vmi", o.key.String(), "err", err)
+	}
+	if !succeeded {
+		regarding := &virtkit.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: o.key.Namespace, Name: o.key.Name, UID: o.vmiUID}}
+		why := res.Reason
+		if why == "" && runErr != nil {
+			why = runErr.Error()
+		}
+		a.event(wctx, regarding, virtkit.EventTypeWarning, controller.EventReasonMigrated, "Migrate",
+			"VirtualMachineInstance migration uid %s failed: %s", o.uid, why)
 	}
 	down, _ := res.Downtime.Get()
 	a.log.Info("migration ended", "vmi", o.key.String(), "outcome", res.Outcome, "mode", res.Mode,

@@ -55,6 +55,7 @@ func (a *Agent) reconcileTarget(ctx context.Context, vmi *virtkit.VirtualMachine
 			return controller.Result{}, err
 		}
 		a.log.Info("migration target ready", "vmi", vmi.Namespace+"/"+vmi.Name, "address", ms.TargetNodeAddress)
+		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonPreparingTarget, "Migrate", "Migration target is listening at %s", ms.TargetNodeAddress)
 	}
 	return controller.Result{RequeueAfter: targetRecheck}, nil
 }
@@ -158,6 +159,7 @@ func (a *Agent) takeOver(ctx context.Context, vmi *virtkit.VirtualMachineInstanc
 		}
 	}
 	a.log.Info("migration arrived: took over the VMI", "vmi", key.String(), "domain", domName, "state", info.State)
+	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonMigrated, "Migrate", "The VirtualMachineInstance migrated to node %s", a.opts.NodeName)
 	a.Enqueue(key.Namespace, key.Name)
 	return nil
 }

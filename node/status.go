@@ -70,6 +70,7 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 		// With a poller the agent must also answer, not only be plugged in.
 		agentUp = agentUp && haveGuest && guest.Connected
 	}
+	a.noteAgentConnect(ctx, vmi, agentUp, now.Time)
 	if agentUp {
 		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
 			Type: virtkit.VirtualMachineInstanceAgentConnected, Status: virtkit.ConditionTrue,
@@ -142,11 +143,13 @@ func (a *Agent) actOnRequests(ctx context.Context, vmi *virtkit.VirtualMachineIn
 			return err
 		}
 		a.log.Info("paused guest", "domain", domName)
+		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonPaused, "Pause", "VirtualMachineInstance paused")
 	case !wantPaused && info.State == hypervisor.StatePaused && info.Reason == hypervisor.ReasonUser:
 		if err := hv.Resume(ctx, domName); err != nil && !errors.Is(err, hypervisor.ErrInvalidState) {
 			return err
 		}
 		a.log.Info("resumed guest", "domain", domName)
+		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonUnpaused, "Unpause", "VirtualMachineInstance unpaused")
 	}
 	if _, reboot := vmi.Annotations[controller.SoftRebootRequestAnnotation]; reboot && info.State == hypervisor.StateRunning {
 		if err := a.softReboot(ctx, domName); err != nil {
@@ -157,6 +160,7 @@ func (a *Agent) actOnRequests(ctx context.Context, vmi *virtkit.VirtualMachineIn
 			return err
 		}
 		a.log.Info("soft-rebooted guest", "domain", domName)
+		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonSoftRebooted, "SoftReboot", "VirtualMachineInstance soft rebooted")
 	}
 	fresh, err := hv.Info(ctx, domName)
 	if err != nil {

@@ -227,13 +227,13 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 		}
 		return controller.Result{}, controller.TerminalError(err)
 	}
-	if _, err := a.opts.Hypervisor.Define(ctx, xml); err != nil {
+	if err := a.defineDomain(ctx, vmi, xml); err != nil {
 		return controller.Result{}, err
 	}
 	a.mu.Lock()
 	delete(a.domainFacts, domName) // a new definition: read its XML again
 	a.mu.Unlock()
-	if err := a.opts.Hypervisor.Start(ctx, domName, hypervisor.StartOptions{Paused: startPaused}); err != nil && !errors.Is(err, hypervisor.ErrInvalidState) {
+	if err := a.bootDomain(ctx, vmi, domName, startPaused); err != nil {
 		return controller.Result{}, err
 	}
 	if err := a.undoIfFenced(ctx, domName, gen); err != nil {
@@ -272,6 +272,7 @@ func (a *Agent) stopForDeletion(ctx context.Context, vmi *virtkit.VirtualMachine
 		if grace > 0 && a.opts.Now().Sub(since) < grace && info.State != hypervisor.StatePaused {
 			if !asked {
 				a.log.Info("shutting down guest", "domain", domName, "grace", grace)
+				a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonShuttingDown, "Shutdown", "Signaled graceful shutdown (grace period %v)", grace)
 			}
 			// Ask (again) and wait a little; ACPI requests can be missed by
 			// a guest still booting.
@@ -286,6 +287,7 @@ func (a *Agent) stopForDeletion(ctx context.Context, vmi *virtkit.VirtualMachine
 			}
 		} else {
 			a.log.Info("grace period over, destroying guest", "domain", domName)
+			a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonDeleted, "Destroy", "Grace period over: destroying the guest")
 			if err := a.opts.Hypervisor.Destroy(ctx, domName); err != nil && !ignorable(err) {
 				return controller.Result{}, err
 			}
@@ -347,7 +349,11 @@ func (a *Agent) finish(ctx context.Context, vmi *virtkit.VirtualMachineInstance,
 	virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected)
 	virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused)
 	a.log.Info("VMI finished", "vmi", vmi.Namespace+"/"+vmi.Name, "phase", phase, "reason", reason)
-	return a.opts.Store.UpdateStatus(ctx, vmi)
+	if err := a.opts.Store.UpdateStatus(ctx, vmi); err != nil {
+		return err
+	}
+	a.recordFinished(ctx, vmi, phase, reason)
+	return nil
 }
 
 // podUID is the stable id of this host's domain instance of the VMI, the

@@ -5,7 +5,7 @@ import "github.com/virtkit/virtkit"
 // DefaultKinds returns the kinds of the virtkit object model
 // (virtkit.KnownKinds: VirtualMachine, VirtualMachineInstance,
 // VirtualMachineInstanceMigration, VirtualMachineInstanceReplicaSet,
-// MigrationPolicy, Node and CDI's DataVolume; MigrationPolicy and Node are
+// MigrationPolicy, Node, CDI's DataVolume and events.k8s.io's Event; MigrationPolicy and Node are
 // cluster-scoped), which every store created with zero Options knows.
 func DefaultKinds() []Kind {
 	gvks := virtkit.KnownKinds()

@@ -42,6 +42,7 @@ func TestMemoryDefaultKinds(t *testing.T) {
 		"MigrationPolicy":                  true,
 		"Node":                             true,
 		"DataVolume":                       false,
+		"Event":                            false,
 	}, scopes)
 	_, err := store.NewScheme(kinds...)
 	require.NoError(t, err)

@@ -68,6 +68,12 @@ func resources() []kindResource {
 			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
 				printReplicaSets(w, l.(*virtkit.VirtualMachineInstanceReplicaSetList).Items, now)
 			}},
+		{names: []string{"events", "event", "ev"}, kind: virtkit.KindEvent, namespaced: true,
+			newObject: func() virtkit.Object { return &virtkit.Event{} },
+			newList:   func() virtkit.ObjectList { return &virtkit.EventList{} },
+			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
+				printEvents(w, l.(*virtkit.EventList).Items, now)
+			}},
 	}
 }
 
@@ -104,7 +110,7 @@ func newGetCmd() *cobra.Command {
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "get <vms|vmis|migrations|nodes|replicasets> [NAME]",
+		Use:   "get <vms|vmis|migrations|nodes|replicasets|events> [NAME]",
 		Short: "Show objects of a running control plane, kubectl-style",
 		Long: `get prints objects from the control plane's store: one object by NAME, or every
 object of the kind in the namespace (-n, default "default") or in all namespaces

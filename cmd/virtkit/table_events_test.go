@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/events"
+	"github.com/virtkit/virtkit/store"
+)
+
+func TestGetEvents(t *testing.T) {
+	st := store.NewMemory()
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	now := t0
+	rec, err := events.NewRecorder(events.Options{Store: st, ReportingController: "virtkit.io/virt-handler", Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	vmi := &virtkit.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "vmi1", UID: "u1"}}
+	rec.Event(context.Background(), vmi, virtkit.EventTypeNormal, "Started", "Start", "VirtualMachineInstance started")
+	now = t0.Add(2 * time.Minute)
+	rec.Event(context.Background(), vmi, virtkit.EventTypeWarning, "SyncFailed", "Sync", "disk\x1b[31m missing")
+	now = t0.Add(5 * time.Minute)
+	rec.Event(context.Background(), vmi, virtkit.EventTypeWarning, "SyncFailed", "Sync", "disk\x1b[31m missing")
+
+	res, err := lookupResource("events")
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, runGet(t.Context(), st, &out, res, "", namespaceFlags{namespace: "default"}, "table", t0.Add(6*time.Minute)))
+	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	require.Len(t, lines, 3, out.String())
+	assert.Regexp(t, `^NAMESPACE\s+LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$`, string(lines[0]))
+	assert.Regexp(t, `^default\s+6m\s+Normal\s+Started\s+virtualmachineinstance/vmi1\s+VirtualMachineInstance started$`, string(lines[1]))
+	assert.Regexp(t, `^default\s+1m \(x2 over 4m\)\s+Warning\s+SyncFailed\s+virtualmachineinstance/vmi1\s+disk.*missing$`, string(lines[2]))
+	assert.NotContains(t, out.String(), "\x1b", "notes are escaped")
+
+	out.Reset()
+	require.NoError(t, runGet(t.Context(), st, &out, res, "", namespaceFlags{namespace: "default"}, "yaml", t0))
+	assert.Contains(t, out.String(), "apiVersion: events.k8s.io/v1")
+	assert.Contains(t, out.String(), "count: 2")
+}

@@ -1,0 +1,104 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit"
+)
+
+// EventRecorder records Kubernetes-style events (virtkit.Event) about
+// objects. events.Recorder implements it over a store; nil records nothing.
+// Event must not block for long and never fails the caller.
+type EventRecorder interface {
+	Event(ctx context.Context, regarding virtkit.Object, eventType, reason, action, note string)
+}
+
+// Event reasons the built-in controllers and node agents record: KubeVirt's
+// strings (its virt-controller and virt-handler reasons, and the
+// Kubernetes scheduler's for placement), so tooling that greps for them
+// keeps working.
+const (
+	EventReasonSuccessfulCreate         = "SuccessfulCreate"
+	EventReasonFailedCreate             = "FailedCreate"
+	EventReasonSuccessfulDelete         = "SuccessfulDelete"
+	EventReasonFailedDelete             = "FailedDelete"
+	EventReasonScheduled                = "Scheduled"
+	EventReasonFailedScheduling         = "FailedScheduling"
+	EventReasonSuccessfulMigration      = "SuccessfulMigration"
+	EventReasonFailedMigration          = "FailedMigration"
+	EventReasonSuccessfulHandOver       = "SuccessfulHandOver"
+	EventReasonSuccessfulAbortMigration = "SuccessfulAbortMigration"
+	EventReasonNodeUnresponsive         = "NodeUnresponsive"
+	// Node agent (virt-handler) reasons.
+	EventReasonCreated         = "Created"
+	EventReasonStarted         = "Started"
+	EventReasonShuttingDown    = "ShuttingDown"
+	EventReasonStopped         = "Stopped"
+	EventReasonDeleted         = "Deleted"
+	EventReasonSyncFailed      = "SyncFailed"
+	EventReasonMigrating       = "Migrating"
+	EventReasonPreparingTarget = "PreparingTarget"
+	EventReasonMigrated        = "Migrated"
+	EventReasonPaused          = "Paused"
+	EventReasonUnpaused        = "Unpaused"
+	EventReasonSoftRebooted    = "SoftRebooted"
+)
+
+// Reporting controller names of virtkit's components in events.
+const (
+	ReportingController = "virtkit.io/virt-controller"
+	ReportingNodeAgent  = "virtkit.io/virt-handler"
+)
+
+// RecordEvent records through rec when it is not nil, with a formatted
+// note. Node agents and custom reconcilers use it like the built-ins do.
+func RecordEvent(ctx context.Context, rec EventRecorder, regarding virtkit.Object, eventType, reason, action, format string, args ...any) {
+	if rec == nil || regarding == nil {
+		return
+	}
+	note := format
+	if len(args) > 0 {
+		note = fmt.Sprintf(format, args...)
+	}
+	rec.Event(ctx, regarding, eventType, reason, action, note)
+}
+
+func (o ReconcilerOptions) event(ctx context.Context, regarding virtkit.Object, eventType, reason, action, format string, args ...any) {
+	RecordEvent(ctx, o.Events, regarding, eventType, reason, action, format, args...)
+}
+
+// recordVMIDelete records the deletion of a VMI by its VM or ReplicaSet.
+func (r *VMReconciler) recordVMIDelete(ctx context.Context, vmi *virtkit.VirtualMachineInstance, err error) {
+	recordVMIDelete(ctx, r.o, vmi, err)
+}
+
+func (r *ReplicaSetReconciler) recordVMIDelete(ctx context.Context, vmi *virtkit.VirtualMachineInstance, err error) {
+	recordVMIDelete(ctx, r.o, vmi, err)
+}
+
+func recordVMIDelete(ctx context.Context, o ReconcilerOptions, vmi *virtkit.VirtualMachineInstance, err error) {
+	owner := controllerOf(vmi)
+	if owner == nil || o.Events == nil {
+		return
+	}
+	// The event is about the owner; its owner reference names it without
+	// another read.
+	meta := metav1.ObjectMeta{Namespace: vmi.Namespace, Name: owner.Name, UID: owner.UID}
+	var ref virtkit.Object
+	switch owner.Kind {
+	case virtkit.KindVirtualMachine:
+		ref = &virtkit.VirtualMachine{ObjectMeta: meta}
+	case virtkit.KindVirtualMachineInstanceReplicaSet:
+		ref = &virtkit.VirtualMachineInstanceReplicaSet{ObjectMeta: meta}
+	default:
+		return
+	}
+	if err != nil {
+		o.event(ctx, ref, virtkit.EventTypeWarning, EventReasonFailedDelete, "Delete", "Error deleting virtual machine instance %s: %v", vmi.Name, err)
+		return
+	}
+	o.event(ctx, ref, virtkit.EventTypeNormal, EventReasonSuccessfulDelete, "Delete", "Deleted virtual machine instance %s", vmi.Name)
+}

@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"context"
+	"maps"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/virtkit/virtkit"
+)
+
+// traceRoot starts and ends the root span of a migration ("migration") the
+// first time the reconciler sees it, and stores its context on the
+// migration; it reports whether the migration changed. Migrations already
+// final are not traced.
+func (r *MigrationReconciler) traceRoot(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration) bool {
+	if r.o.TracerProvider == nil || mig.IsFinal() || mig.Annotations[TraceParentAnnotation] != "" {
+		return false
+	}
+	rctx, root := r.o.tracer().Start(ctx, "migration", trace.WithNewRoot(), trace.WithAttributes(
+		AttrNamespace.String(mig.Namespace), AttrMigration.String(mig.Name), AttrVMI.String(mig.Spec.VMIName)))
+	defer root.End()
+	return setTraceParent(rctx, mig, TraceParentAnnotation)
+}
+
+// copyMigrationTraceParent hands the migration's trace context to the
+// VMI, where the source node's migration engine finds it.
+func copyMigrationTraceParent(mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) {
+	tp := mig.Annotations[TraceParentAnnotation]
+	if tp == "" || vmi.Annotations[MigrationTraceParentAnnotation] == tp {
+		return
+	}
+	a := maps.Clone(vmi.Annotations)
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[MigrationTraceParentAnnotation] = tp
+	vmi.Annotations = a
+}
+
+// recordMigrationPhase records the events of the migration's new phase and
+// one span ("migration.phase", attribute virtkit.phase) for every phase it
+// left since prev, timed by its phase transition timestamps; a final phase
+// gets an instant span of its own.
+func (r *MigrationReconciler) recordMigrationPhase(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, prev virtkit.VirtualMachineInstanceMigrationPhase) {
+	switch mig.Status.Phase {
+	case virtkit.MigrationPreparingTarget:
+		target := ""
+		if ms := mig.Status.MigrationState; ms != nil {
+			target = ms.TargetNode
+		}
+		r.o.event(ctx, mig, virtkit.EventTypeNormal, EventReasonSuccessfulHandOver, "Migrate",
+			"Migration target on node %s is ready for preparation by its node agent", target)
+	case virtkit.MigrationSucceeded:
+		r.o.event(ctx, mig, virtkit.EventTypeNormal, EventReasonSuccessfulMigration, "Migrate", "Source node reported migration succeeded")
+	case virtkit.MigrationFailed:
+		reason := ""
+		if ms := mig.Status.MigrationState; ms != nil {
+			reason = ms.FailureReason
+		}
+		r.o.event(ctx, mig, virtkit.EventTypeWarning, EventReasonFailedMigration, "Migrate", "Migration failed: %s", reason)
+	}
+	if r.o.TracerProvider == nil || mig.Annotations[TraceParentAnnotation] == "" {
+		return
+	}
+	ts := mig.Status.PhaseTransitionTimestamps
+	from := 0
+	if prev != "" {
+		for i := len(ts) - 1; i >= 0; i-- {
+			if ts[i].Phase == prev {
+				from = i
+				break
+			}
+		}
+	}
+	pctx := TraceContext(ctx, mig, TraceParentAnnotation)
+	tr := r.o.tracer()
+	for i := from; i < len(ts); i++ {
+		last := i == len(ts)-1
+		if last && !mig.IsFinal() {
+			break // still in it
+		}
+		end := ts[i].PhaseTransitionTimestamp.Time
+		if !last {
+			end = ts[i+1].PhaseTransitionTimestamp.Time
+		}
+		attrs := []attribute.KeyValue{AttrMigration.String(mig.Name), AttrPhase.String(string(ts[i].Phase))}
+		if ms := mig.Status.MigrationState; ms != nil {
+			attrs = append(attrs, attribute.String("virtkit.source_node", ms.SourceNode), attribute.String("virtkit.target_node", ms.TargetNode))
+		}
+		_, span := tr.Start(pctx, "migration.phase", trace.WithTimestamp(ts[i].PhaseTransitionTimestamp.Time), trace.WithAttributes(attrs...))
+		if last && ts[i].Phase == virtkit.MigrationFailed {
+			msg := ""
+			if ms := mig.Status.MigrationState; ms != nil {
+				msg = ms.FailureReason
+			}
+			span.SetStatus(codes.Error, msg)
+		}
+		span.End(trace.WithTimestamp(end))
+	}
+}

@@ -1,0 +1,24 @@
+// Package events records Kubernetes-style Event objects (events.k8s.io/v1,
+// [virtkit.Event]) in a [store.Store] and keeps them for a bounded time.
+//
+// A [Recorder] writes one Event per distinct occurrence: the same regarding
+// object, type, reason, action, note and reporter seen again within
+// Options.Window updates the existing Event's series (count and last
+// observation) instead of creating another, as client-go's event recorder
+// does. Writes per regarding object are bounded by a token bucket (a burst,
+// then one write per refill period); occurrences that arrive without a token
+// are still counted and land in the next write of their series.
+//
+// A [Collector] deletes events whose last observation is older than its
+// TTL (one hour by default, like kube-apiserver's --event-ttl). It works
+// on every store, memory or etcd.
+//
+// The built-in controllers and node agents take a recorder through their
+// options (controller.EventRecorder, a one-method interface that *Recorder
+// implements); nil records nothing. The cluster package wires a store-backed
+// recorder and a collector by default.
+//
+// [WatchChanges] in the store package is the complement for audit trails:
+// it hands a consumer the old and new state of every change, where events
+// are a summary meant for people.
+package events

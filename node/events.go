@@ -1,0 +1,93 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/hypervisor"
+)
+
+// event records an event about a VMI of this node (nil Events: none).
+func (a *Agent) event(ctx context.Context, vmi *virtkit.VirtualMachineInstance, eventType, reason, action, format string, args ...any) {
+	controller.RecordEvent(ctx, a.opts.Events, vmi, eventType, reason, action, format, args...)
+}
+
+// span starts a span of the VMI's start trace on this node.
+func (a *Agent) span(ctx context.Context, vmi *virtkit.VirtualMachineInstance, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	attrs = append(attrs, controller.AttrNamespace.String(vmi.Namespace), controller.AttrVMI.String(vmi.Name),
+		controller.AttrNode.String(a.opts.NodeName))
+	return controller.StartObjectSpan(ctx, a.opts.TracerProvider, vmi, controller.TraceParentAnnotation, name, attrs...)
+}
+
+// defineDomain defines the VMI's domain ("domain.define" span, Created
+// event).
+func (a *Agent) defineDomain(ctx context.Context, vmi *virtkit.VirtualMachineInstance, xml string) error {
+	sctx, span := a.span(ctx, vmi, "domain.define")
+	_, err := a.opts.Hypervisor.Define(sctx, xml)
+	controller.EndSpan(span, err)
+	if err != nil {
+		a.event(ctx, vmi, virtkit.EventTypeWarning, controller.EventReasonSyncFailed, "Define", "defining the domain failed: %v", err)
+		return err
+	}
+	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonCreated, "Define", "VirtualMachineInstance defined on node %s", a.opts.NodeName)
+	return nil
+}
+
+// bootDomain starts the VMI's domain ("domain.boot" span, Started event).
+func (a *Agent) bootDomain(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, paused bool) error {
+	sctx, span := a.span(ctx, vmi, "domain.boot", attribute.Bool("virtkit.paused", paused))
+	err := a.opts.Hypervisor.Start(sctx, domName, hypervisor.StartOptions{Paused: paused})
+	if errors.Is(err, hypervisor.ErrInvalidState) {
+		err = nil // already running
+	}
+	controller.EndSpan(span, err)
+	if err != nil {
+		a.event(ctx, vmi, virtkit.EventTypeWarning, controller.EventReasonSyncFailed, "Start", "starting the domain failed: %v", err)
+		return err
+	}
+	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonStarted, "Start", "VirtualMachineInstance started")
+	return nil
+}
+
+// recordFinished records a VMI's final phase: Stopped, a Warning when the
+// guest failed.
+func (a *Agent) recordFinished(ctx context.Context, vmi *virtkit.VirtualMachineInstance, phase virtkit.VirtualMachineInstancePhase, reason string) {
+	if phase == virtkit.Failed {
+		a.event(ctx, vmi, virtkit.EventTypeWarning, controller.EventReasonStopped, "Stop", "VirtualMachineInstance failed: %s", reason)
+		return
+	}
+	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonStopped, "Stop", "VirtualMachineInstance stopped: %s", reason)
+}
+
+// noteAgentConnect records the guest agent's first connection of a VMI
+// start: a "guestagent.connect" span from the boot (the VMI's Running
+// transition) to now. It reads the conditions before they are updated.
+func (a *Agent) noteAgentConnect(ctx context.Context, vmi *virtkit.VirtualMachineInstance, up bool, now time.Time) {
+	if !up || a.opts.TracerProvider == nil {
+		return
+	}
+	for _, c := range vmi.Status.Conditions {
+		if c.Type == virtkit.VirtualMachineInstanceAgentConnected && c.Status == virtkit.ConditionTrue {
+			return // not new
+		}
+	}
+	start := now
+	for _, t := range vmi.Status.PhaseTransitionTimestamps {
+		if t.Phase == virtkit.Running {
+			start = t.PhaseTransitionTimestamp.Time
+		}
+	}
+	if start.After(now) {
+		start = now
+	}
+	_, span := controller.Tracer(a.opts.TracerProvider).Start(controller.TraceContext(ctx, vmi, controller.TraceParentAnnotation),
+		"guestagent.connect", trace.WithTimestamp(start), trace.WithAttributes(
+			controller.AttrNamespace.String(vmi.Namespace), controller.AttrVMI.String(vmi.Name), controller.AttrNode.String(a.opts.NodeName)))
+	span.End(trace.WithTimestamp(now))
+}
