@@ -26,6 +26,28 @@ func AgentMigrations(a AgentMigrationSnapshotter) MigrationSource {
 
 type agentMigrations struct{ a AgentMigrationSnapshotter }
 
+// lastMigrationSnapshotter is a node agent that keeps the final snapshot
+// of each VMI's last outgoing migration; *node.Agent is one.
+type lastMigrationSnapshotter interface {
+	LastMigrationSnapshot(namespace, name string) (node.MigrationSnapshot, bool)
+}
+
+var _ lastMigrationSnapshotter = (*node.Agent)(nil)
+
+// LastMigration implements [FinishedMigrationSource] when the agent keeps
+// its finished migrations' final snapshots.
+func (s agentMigrations) LastMigration(namespace, name string) (FinishedMigration, bool) {
+	l, ok := s.a.(lastMigrationSnapshotter)
+	if !ok {
+		return FinishedMigration{}, false
+	}
+	sn, ok := l.LastMigrationSnapshot(namespace, name)
+	if !ok || !sn.HaveStats {
+		return FinishedMigration{}, false
+	}
+	return FinishedMigration{MigrationUID: sn.MigrationUID, Stats: sn.Stats}, true
+}
+
 func (s agentMigrations) Migrations() []Migration {
 	snaps := s.a.MigrationSnapshots()
 	out := make([]Migration, 0, len(snaps))

@@ -79,6 +79,31 @@ type nodeState struct {
 	src      NodeSource
 	timeouts atomic.Uint64
 	errors   atomic.Uint64
+
+	// machines are the host's machine types, read once.
+	machinesMu   sync.Mutex
+	machines     []hypervisor.MachineType
+	haveMachines bool
+}
+
+// machineTypes returns the node's machine types, reading them on the
+// first call that succeeds; false when the hypervisor does not report
+// them or has not answered yet.
+func (n *nodeState) machineTypes(ctx context.Context) ([]hypervisor.MachineType, bool) {
+	l, ok := n.src.Domains.(hypervisor.MachineTypeLister)
+	if !ok {
+		return nil, false
+	}
+	n.machinesMu.Lock()
+	defer n.machinesMu.Unlock()
+	if !n.haveMachines {
+		ms, err := l.MachineTypes(ctx)
+		if err != nil {
+			return nil, false
+		}
+		n.machines, n.haveMachines = ms, true
+	}
+	return n.machines, true
 }
 
 var _ prometheus.Collector = (*DomainCollector)(nil)
@@ -281,6 +306,7 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 			}
 		}
 	}
+	c.emitNodes(ctx, e, tasks, done)
 	noLabels := vmiLabels{}
 	for i := range jobs {
 		j := &jobs[i]
@@ -294,6 +320,37 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 		}
 		if j.mig.Engine != nil {
 			emitEngineSnapshot(e, &c.f.engine, j.mig.Engine)
+		}
+	}
+	c.emitFinishedMigrations(ctx, e, jobs)
+}
+
+// emitNodes writes the per-node families: deprecated machine types and
+// whether the domains run under software emulation (from the domain
+// types read with the device names; absent when no domain was read).
+func (c *DomainCollector) emitNodes(ctx context.Context, e *emitter, tasks []domainTask, done []bool) {
+	known, emulated := false, false
+	for i := range tasks {
+		if !done[i] || tasks[i].names == nil || tasks[i].names.domainType == "" {
+			continue
+		}
+		known = true
+		if tasks[i].names.domainType != "kvm" {
+			emulated = true
+		}
+	}
+	if known {
+		e.plain(c.f.emulation, boolValue(emulated))
+	}
+	for _, n := range c.order {
+		ms, ok := n.machineTypes(ctx)
+		if !ok {
+			continue
+		}
+		for _, m := range ms {
+			if m.Deprecated {
+				e.plain(c.f.deprecatedMachines, 1, m.Name, n.src.Name)
+			}
 		}
 	}
 }
@@ -359,6 +416,20 @@ func (c *DomainCollector) deviceNames(ctx context.Context, n *nodeState, vmi *vi
 	if err != nil {
 		c.log.Warn("metrics: parsing domain XML for device names", "node", n.src.Name, "domain", dom, "error", err)
 		return nil
+	}
+	// vCPU pinning changes with the domain's definition, like its
+	// devices: read with them, once per incarnation.
+	if ar, ok := n.src.Domains.(hypervisor.VCPUAffinityReader); ok {
+		if m, err := ar.VCPUAffinity(ctx, dom); err == nil {
+			for _, v := range m {
+				for _, on := range v {
+					if on {
+						d.affinity++
+					}
+				}
+			}
+			d.haveAffinity = true
+		}
 	}
 	// Devices the XML does not list keep their names; recording them
 	// stops a re-read on every scrape.
@@ -429,6 +500,9 @@ func (c *DomainCollector) emitDomain(e *emitter, st *hypervisor.DomainStats, nam
 		e.duration(f.stFlushTimes, b.FlushTime, drive)
 	}
 	e.uint(f.dirtyRate, st.DirtyRate)
+	if names.haveAffinity {
+		e.value(f.cpuAffinity, float64(names.affinity))
+	}
 }
 
 // emitFilesystems writes the guest's filesystems. The guest agent source

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -21,7 +22,8 @@ import (
 // ones and each node agent's) into reg. The node agents' migration
 // snapshots supply the migration-job and engine series ([AgentMigrations]).
 // A store that reports corrupt values ([CorruptObjectSource], as the etcd
-// store does) also gets a [StoreCollector].
+// store does) also gets a [StoreCollector], and an [InstrumentedStore] is
+// registered as its own collector.
 func RegisterCluster(reg prometheus.Registerer, c *cluster.Cluster, opts Options) error {
 	if reg == nil {
 		return fmt.Errorf("%w: RegisterCluster: nil Registerer", ErrInvalidOptions)
@@ -56,6 +58,30 @@ func ClusterHandler(c *cluster.Cluster, opts Options) (http.Handler, error) {
 	return NewHandler(reg, dom), nil
 }
 
+// StartClusterHandler is [ClusterHandler] with the control-plane
+// collector watching VMIs and migrations until ctx ends
+// ([ControlPlaneCollector.Start]), so phase transitions between scrapes
+// are counted too.
+func StartClusterHandler(ctx context.Context, c *cluster.Cluster, opts Options) (http.Handler, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: StartClusterHandler: nil Cluster", ErrInvalidOptions)
+	}
+	dom, cp, err := clusterCollectors(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	if err := registerAll(reg, withStore(c.Store(), opts, cp)...); err != nil {
+		return nil, err
+	}
+	go func() {
+		if err := cp.Start(ctx); err != nil {
+			cp.log.Warn("metrics: control-plane watch", "error", err)
+		}
+	}()
+	return NewHandler(reg, dom), nil
+}
+
 // RegisterNode registers what one node agent's process exports, as
 // KubeVirt's virt-handler does: a [DomainCollector] over the VMIs placed
 // on agent's node (read from objects) with hv's domain statistics, the
@@ -78,7 +104,8 @@ func RegisterNode(reg prometheus.Registerer, objects ObjectLister, agent *node.A
 	if err != nil {
 		return err
 	}
-	ctrl, err := NewControlPlaneCollector(ControlPlaneSources{Controllers: []StatsProvider{agent.Controller()}}, opts)
+	ctrl, err := NewControlPlaneCollector(ControlPlaneSources{Controllers: []StatsProvider{agent.Controller()},
+		Handlers: []HandlerStatus{agentStatus(agent)}}, opts)
 	if err != nil {
 		return err
 	}
@@ -101,6 +128,7 @@ func RegisterControlPlane(reg prometheus.Registerer, objects ObjectLister, contr
 	}
 	for _, c := range controllers {
 		src.Controllers = append(src.Controllers, c)
+		src.ControlPlane = append(src.ControlPlane, c)
 	}
 	cp, err := NewControlPlaneCollector(src, opts)
 	if err != nil {
@@ -112,6 +140,10 @@ func RegisterControlPlane(reg prometheus.Registerer, objects ObjectLister, contr
 // withStore appends a [StoreCollector] when objects is a store that can
 // report corrupt values ([CorruptObjectSource]).
 func withStore(objects any, opts Options, cs ...prometheus.Collector) []prometheus.Collector {
+	if is, ok := objects.(*InstrumentedStore); ok && is != nil {
+		cs = append(cs, is)
+		objects = is.Store()
+	}
 	if src, ok := objects.(CorruptObjectSource); ok && src != nil {
 		if sc, err := NewStoreCollector(src, opts); err == nil {
 			cs = append(cs, sc)
@@ -138,12 +170,14 @@ func clusterCollectors(c *cluster.Cluster, opts Options) (*DomainCollector, *Con
 	cs := ControlPlaneSources{Objects: c.Store(), EngineFromStatus: true}
 	for _, ctrl := range c.Controllers() {
 		cs.Controllers = append(cs.Controllers, ctrl)
+		cs.ControlPlane = append(cs.ControlPlane, ctrl)
 	}
 	for _, n := range c.Nodes() {
 		ns := NodeSource{Name: n.Name, Domains: n.Hypervisor}
 		if n.Agent != nil {
 			ns.Guest = n.Agent
 			cs.Controllers = append(cs.Controllers, n.Agent.Controller())
+			cs.Handlers = append(cs.Handlers, agentStatus(n.Agent))
 			ns.Migrations = AgentMigrations(n.Agent)
 			cs.EngineFromStatus = false
 		}
@@ -174,3 +208,11 @@ func Handler(g prometheus.Gatherer) http.Handler {
 }
 
 var errNilGatherer = errors.New("metrics: Handler: nil Gatherer")
+
+// agentStatus reports a node agent ready once its watch has listed the
+// node's VMIs, while it is not fenced.
+func agentStatus(a *node.Agent) HandlerStatus {
+	return HandlerStatus{Node: a.Name(), Ready: func() bool {
+		return a.Controller().Stats().Relists > 0 && !a.Fenced()
+	}}
+}

@@ -85,6 +85,13 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, o demoOptions) error
 		return err
 	}
 	defer cleanup()
+	if o.metricsAddr != "" {
+		// Served metrics include the control plane's calls to its store
+		// (KubeVirt's REST client families).
+		if copts.Store, err = instrumentedStore(copts.Store); err != nil {
+			return err
+		}
+	}
 	c, err := cluster.New(copts)
 	if err != nil {
 		return err
