@@ -115,7 +115,7 @@ func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
 		dvs  virtkit.DataVolumeList
 	)
 	listed := c.src.Objects != nil
-	for _, l := range []virtkit.ObjectList{&vmis, &vms, &migs, &dvs} {
+	for _, l := range []virtkit.ObjectList{&vmis, &vms, &migs} {
 		if !listed {
 			break
 		}
@@ -124,6 +124,13 @@ func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
 			c.log.Warn("metrics: listing objects", "error", err)
 			listed = false
 			break
+		}
+	}
+	if listed && needsDataVolumes(vms.Items) {
+		// Only for dataVolume volumes without a template in their VM; a
+		// store that cannot list them leaves their size out, nothing more.
+		if err := c.src.Objects.List(ctx, &dvs, store.ListOptions{}); err != nil {
+			c.log.Debug("metrics: listing DataVolumes", "error", err)
 		}
 	}
 	if listed {
@@ -205,15 +212,19 @@ func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []
 			// KubeVirt's rule: an interface with an address is an
 			// ExternalInterface, one without a SystemInterface (unless it
 			// has no name at all).
+			ip := iface.IP
+			if ip == "" && len(iface.IPs) > 0 {
+				ip = iface.IPs[0]
+			}
 			typ := "ExternalInterface"
-			if iface.IP == "" {
+			if ip == "" {
 				if iface.Name == "" && iface.InterfaceName == "" {
 					continue
 				}
 				typ = "SystemInterface"
 			}
 			send(ch, f.vmiAddresses, 1,
-				vmi.Status.NodeName, vmi.Namespace, vmi.Name, iface.Name, iface.InterfaceName, iface.IP, typ)
+				vmi.Status.NodeName, vmi.Namespace, vmi.Name, iface.Name, iface.InterfaceName, ip, typ)
 		}
 	}
 	send(ch, f.vmiOutdated, float64(outdatedCount))

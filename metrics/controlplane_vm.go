@@ -222,3 +222,20 @@ func (c *ControlPlaneCollector) collectVMLabels(ch chan<- prometheus.Metric, vm 
 		ch <- m
 	}
 }
+
+// needsDataVolumes reports whether a VM has a dataVolume volume whose claim
+// is not templated in the VM itself.
+func needsDataVolumes(vms []virtkit.VirtualMachine) bool {
+	for i := range vms {
+		vm := &vms[i]
+		if vm.Spec.Template == nil {
+			continue
+		}
+		for _, vol := range vm.Spec.Template.Spec.Volumes {
+			if vol.DataVolume != nil && dataVolumeClaim(vm, vol.DataVolume.Name, nil) == nil {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -98,6 +98,30 @@ func (f *fakeDomains) Stats(_ context.Context, name string) (hypervisor.DomainSt
 	return st, nil
 }
 
+// fakeHost adds vCPU pinning and machine types to fakeDomains.
+type fakeHost struct {
+	*fakeDomains
+	cpus     int
+	machines []hypervisor.MachineType
+}
+
+func (h *fakeHost) VCPUAffinity(_ context.Context, name string) ([][]bool, error) {
+	st, ok := h.stats[name]
+	if !ok {
+		return nil, fmt.Errorf("domain %s: %w", name, hypervisor.ErrNotFound)
+	}
+	out := make([][]bool, len(st.VCPUs))
+	for v := range out {
+		out[v] = make([]bool, h.cpus)
+		out[v][v%h.cpus] = true // pinned: one host CPU each
+	}
+	return out, nil
+}
+
+func (h *fakeHost) MachineTypes(context.Context) ([]hypervisor.MachineType, error) {
+	return h.machines, nil
+}
+
 type fakeGuest map[string][]node.GuestFilesystem
 
 func (g fakeGuest) FilesystemList(namespace, name string) ([]node.GuestFilesystem, error) {

@@ -87,11 +87,13 @@ func TestSimValuesMatchTheHost(t *testing.T) {
 	for k, v := range expect {
 		assert.Equal(t, v, got[k], k)
 	}
-	// The sim reports no per-vCPU wait/delay and no block timings: absent.
-	for k := range got {
-		assert.NotContains(t, k, "vcpu_wait")
-		assert.NotContains(t, k, "storage_read_times")
-	}
+	// The sim reports per-vCPU wait/delay and block timings as libvirt does.
+	assert.Equal(t, sec(want.VCPUs[0].Wait), got["kubevirt_vmi_vcpu_wait_seconds_total/0"])
+	assert.Equal(t, sec(want.Block[0].ReadTime), got["kubevirt_vmi_storage_read_times_seconds_total/vda"])
+	// Unpinned vCPUs may run on every host CPU.
+	hi, err := host.Host(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, float64(len(want.VCPUs)*hi.CPUs), got["kubevirt_vmi_node_cpu_affinity"])
 	if dr, ok := want.DirtyRate.Get(); ok {
 		assert.Equal(t, float64(dr), got["kubevirt_vmi_dirty_rate_bytes_per_second"])
 	} else {
