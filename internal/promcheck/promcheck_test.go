@@ -1,9 +1,11 @@
 package promcheck
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestFilter(t *testing.T) {
@@ -33,4 +35,37 @@ kubevirt_vm_labels{label_app_kubernetes_io_managedBy="x",name="vm"} 1
 
 func TestLabelNames(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", "c"}, labelNames(`a="x\",y",b="}{=",c=""}`))
+}
+
+func TestCompare(t *testing.T) {
+	fams, err := ParseFamilies(strings.NewReader(`# comment
+a_total counter node,name,+vmi
+b gauge -
+c_seconds histogram phase
+d gauge ?
+e gauge x
+f gauge name
+`))
+	require.NoError(t, err)
+	expo := []byte(`# TYPE a_total counter
+a_total{kubernetes_vmi_label_app="x",name="n",node="n1"} 1
+# TYPE b gauge
+b 1
+# TYPE c_seconds histogram
+c_seconds_bucket{phase="Running",le="+Inf"} 1
+c_seconds_sum{phase="Running"} 1
+c_seconds_count{phase="Running"} 1
+# TYPE d counter
+d{z="1"} 1
+# TYPE f gauge
+f{name="x",node="y"} 1
+`)
+	r := Compare(fams, expo, nil)
+	assert.Equal(t, []string{"a_total", "b", "c_seconds"}, r.Served)
+	assert.Equal(t, []string{"e"}, r.Missing)
+	assert.Equal(t, []string{"d: type counter, want gauge", `f: a series has label "node", which KubeVirt's has not`}, r.Mismatched)
+	assert.Equal(t, []string{"a_total", "b", "c_seconds", "f"}, Compare(fams, expo, map[string][]string{"f": {"node"}}).Served)
+
+	_, err = ParseFamilies(strings.NewReader("x wrongtype -\n"))
+	assert.Error(t, err)
 }
