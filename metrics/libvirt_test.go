@@ -85,4 +85,3 @@ func TestClusterOnLibvirtTestDriverServesKubeVirtFamilies(t *testing.T) {
 	}
 	metrics.PromtoolCheck(t, body)
 }
-

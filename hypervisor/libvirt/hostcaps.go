@@ -6,7 +6,6 @@ import (
 	"context"
 
 	lv "libvirt.org/go/libvirt"
-	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit/hypervisor"
 )
@@ -19,35 +18,7 @@ func (h *Hypervisor) MachineTypes(ctx context.Context) ([]hypervisor.MachineType
 		if err != nil {
 			return nil, err
 		}
-		var caps libvirtxml.Caps
-		if err := caps.Unmarshal(x); err != nil {
-			return nil, err
-		}
-		var out []hypervisor.MachineType
-		seen := map[string]bool{}
-		arch := ""
-		if caps.Host.CPU != nil {
-			arch = caps.Host.CPU.Arch
-		}
-		for _, g := range caps.Guests {
-			if arch != "" && g.Arch.Name != arch {
-				continue
-			}
-			add := func(ms []libvirtxml.CapsGuestMachine) {
-				for _, m := range ms {
-					if seen[m.Name] {
-						continue
-					}
-					seen[m.Name] = true
-					out = append(out, hypervisor.MachineType{Name: m.Name, Canonical: m.Canonical, Deprecated: m.Deprecated == "yes"})
-				}
-			}
-			add(g.Arch.Machines)
-			for _, d := range g.Arch.Domains {
-				add(d.Machines)
-			}
-		}
-		return out, nil
+		return machineTypesFromCaps(x)
 	})
 }
 

@@ -19,9 +19,10 @@ func TestMachineTypesAndVCPUAffinityOnTestDriver(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Close() })
 
+	// The test driver's capabilities list no machine types (see
+	// TestMachineTypesFromCaps for QEMU's); the call must still work.
 	ms, err := h.MachineTypes(ctx)
 	require.NoError(t, err)
-	require.NotEmpty(t, ms, "the test driver's capabilities list machine types")
 	for _, m := range ms {
 		assert.NotEmpty(t, m.Name)
 	}
