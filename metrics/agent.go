@@ -45,7 +45,11 @@ func (s agentMigrations) LastMigration(namespace, name string) (FinishedMigratio
 	if !ok || !sn.HaveStats {
 		return FinishedMigration{}, false
 	}
-	return FinishedMigration{MigrationUID: sn.MigrationUID, Stats: sn.Stats}, true
+	fm := FinishedMigration{MigrationUID: sn.MigrationUID, Stats: sn.Stats}
+	if sn.Engine.Domain != "" {
+		fm.Engine = engineCopy(sn.Engine)
+	}
+	return fm, true
 }
 
 func (s agentMigrations) Migrations() []Migration {

@@ -17,12 +17,15 @@ type FinishedMigration struct {
 	MigrationUID types.UID
 	// Stats are the job's final counters.
 	Stats hypervisor.JobStats
+	// Engine is the engine's final view, nil when no engine ran it.
+	Engine EngineSnapshotter
 }
 
 // FinishedMigrationSource is implemented by a [MigrationSource] that keeps
 // the final counters of the last migration each VMI ran from its node.
-// The [DomainCollector] then serves kubevirt_vmi_migration_data_* and the
-// transfer and dirty rates of a finished migration for as long as its
+// The [DomainCollector] then serves kubevirt_vmi_migration_data_*, the
+// transfer and dirty rates and the engine's virtkit_migration_* series of a
+// finished migration, with their final values, for as long as its
 // VirtualMachineInstanceMigration exists. It must be cheap and not block.
 type FinishedMigrationSource interface {
 	LastMigration(namespace, name string) (FinishedMigration, bool)
@@ -77,5 +80,8 @@ func (c *DomainCollector) emitFinishedMigrations(ctx context.Context, e *emitter
 		e.uint(c.f.migDataProcessed, js.DataProcessed)
 		e.uint(c.f.migDirtyRate, js.MemoryDirtyRate)
 		e.uint(c.f.migTransferRate, js.MemoryBps)
+		if fm.Engine != nil {
+			emitEngineSnapshot(e, &c.f.engine, fm.Engine)
+		}
 	}
 }

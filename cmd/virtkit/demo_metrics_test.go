@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -89,6 +90,7 @@ func TestDemoServesMetricsThatPassPromtool(t *testing.T) {
 		assert.Contains(t, string(body), want)
 	}
 	t.Run("KubeVirt families after the walk", func(t *testing.T) { checkKubeVirtFamilies(t, body) })
+	t.Run("every dashboard metric after the walk", func(t *testing.T) { checkDashboardMetrics(t, body) })
 	t.Run("promtool", func(t *testing.T) {
 		promtool := testenv.LookTool(t, "promtool", "Debian prometheus")
 		promtoolCheck(t, promtool, midMigration)
@@ -130,6 +132,45 @@ func checkKubeVirtFamilies(t *testing.T, exposition []byte) {
 	t.Logf("serves %d of KubeVirt's %d metric families; missing: %v", len(r.Served), len(want), r.Missing)
 	assert.Empty(t, r.Mismatched, "families served with another type or other labels than KubeVirt's")
 	assert.GreaterOrEqual(t, len(r.Served), minKubeVirtFamilies, "KubeVirt families served after the walk; missing: %v", r.Missing)
+}
+
+// dashboardMetric matches the metric names in the dashboard's queries.
+var dashboardMetric = regexp.MustCompile(`\b(?:kubevirt|virtkit)_[a-z0-9_]+`)
+
+// checkDashboardMetrics fails when a metric name a query of the example
+// Grafana dashboard uses has no series in exposition.
+func checkDashboardMetrics(t *testing.T, exposition []byte) {
+	t.Helper()
+	raw, err := os.ReadFile("../../examples/grafana/virtkit-dashboard.json")
+	require.NoError(t, err)
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &dash))
+	served := map[string]bool{}
+	for _, line := range strings.Split(string(exposition), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if i := strings.IndexAny(line, "{ "); i > 0 {
+			served[line[:i]] = true
+		}
+	}
+	n := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			for _, name := range dashboardMetric.FindAllString(tg.Expr, -1) {
+				n++
+				assert.True(t, served[name], "panel %q queries %s, which the scrape after the walk does not serve", p.Title, name)
+			}
+		}
+	}
+	require.Positive(t, n, "no metric names in the dashboard's queries")
 }
 
 func TestServeDemoMetricsBadAddress(t *testing.T) {
