@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -483,9 +482,9 @@ func (c *ControlPlaneCollector) collectVMs(ch chan<- prometheus.Metric, vms []vi
 // exposition order.
 var vmStatusGroups = []string{"starting", "running", "migrating", "non_running", "error"}
 
-func constHistogram(f *family, h controller.Histogram, bounds []float64, labels ...string) prometheus.Metric {
-	buckets := make(map[float64]uint64, len(bounds))
-	for i, ub := range bounds {
+func constHistogram(f *family, h Histogram, labels ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(h.Bounds))
+	for i, ub := range h.Bounds {
 		if i < len(h.Buckets) {
 			buckets[ub] = h.Buckets[i]
 		}
@@ -493,22 +492,21 @@ func constHistogram(f *family, h controller.Histogram, bounds []float64, labels 
 	return constHist(f, h.Count, h.Sum, buckets, labels...)
 }
 
-func (c *ControlPlaneCollector) collectController(ch chan<- prometheus.Metric, s controller.Stats) {
+func (c *ControlPlaneCollector) collectController(ch chan<- prometheus.Metric, s ControllerStats) {
 	f := c.f
-	bounds := controller.LatencyBuckets()
 	n := s.Name
 	send(ch, f.wqDepth, float64(s.QueueDepth), n)
 	send(ch, f.wqAdds, float64(s.QueueAdds), n)
 	send(ch, f.wqRetries, float64(s.QueueRetries), n)
-	sendMetric(ch, constHistogram(f.wqQueueDuration, s.QueueWait, bounds, n))
-	sendMetric(ch, constHistogram(f.wqWorkDuration, s.WorkDuration, bounds, n))
+	sendMetric(ch, constHistogram(f.wqQueueDuration, s.QueueWait, n))
+	sendMetric(ch, constHistogram(f.wqWorkDuration, s.WorkDuration, n))
 	send(ch, f.wqUnfinished, s.UnfinishedWorkSeconds, n)
 	send(ch, f.wqLongest, s.LongestRunningProcessorSeconds, n)
 	send(ch, f.reconciles, float64(s.Reconciles), n)
 	send(ch, f.reconcileErrors, float64(s.ReconcileErrors), n)
 	send(ch, f.terminalErrors, float64(s.TerminalErrors), n)
 	send(ch, f.requeues, float64(s.Requeues), n)
-	sendMetric(ch, constHistogram(f.reconcileTime, s.ReconcileTime, bounds, n))
+	sendMetric(ch, constHistogram(f.reconcileTime, s.ReconcileTime, n))
 	send(ch, f.activeWorkers, float64(s.ActiveWorkers), n)
 	send(ch, f.relists, float64(s.Relists), n)
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -253,8 +252,9 @@ func TestControlPlaneVMAndControllers(t *testing.T) {
 	stopped.Status.PrintableStatus = virtkit.VirtualMachineStatusStopped
 	objs := &fakeObjects{vms: []virtkit.VirtualMachine{vm, stopped}}
 
-	hist := controller.Histogram{Count: 3, Sum: 0.5, Buckets: make([]uint64, len(controller.LatencyBuckets()))}
-	for i, ub := range controller.LatencyBuckets() {
+	bounds := []float64{0.001, 0.01, 0.05, 0.1, 0.5, 1, 10}
+	hist := Histogram{Count: 3, Sum: 0.5, Bounds: bounds, Buckets: make([]uint64, len(bounds))}
+	for i, ub := range bounds {
 		if ub >= 0.1 {
 			hist.Buckets[i] = 2
 		}

@@ -18,7 +18,7 @@ func vmiPod(vmi *virtkit.VirtualMachineInstance) string {
 	if vmi.Status.NodeName == "" || (vmi.Status.Phase != virtkit.Running && vmi.Status.Phase != virtkit.Scheduled) {
 		return "<none>"
 	}
-	return vmi.Namespace + "_" + vmi.Name
+	return DomainName(vmi.Namespace, vmi.Name)
 }
 
 // migrationOutcome is the status label of kubevirt_vmi_migration_end_time_seconds.

@@ -19,7 +19,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
-	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -255,7 +254,7 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 			continue
 		}
 		for _, m := range n.src.Migrations.Migrations() {
-			ns, name, ok := node.SplitDomainName(m.Domain)
+			ns, name, ok := SplitDomainName(m.Domain)
 			if !ok {
 				c.log.Warn("metrics: migration of a domain that is no VMI's", "node", n.src.Name, "domain", m.Domain)
 				continue
@@ -269,7 +268,7 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 	done := runBounded(ctx, len(tasks)+len(jobs), c.opts.MaxConcurrency, func(ctx context.Context, i int) {
 		if i < len(tasks) {
 			t := &tasks[i]
-			dom := node.DomainName(t.vmi.Namespace, t.vmi.Name)
+			dom := DomainName(t.vmi.Namespace, t.vmi.Name)
 			t.stats, t.err = t.node.src.Domains.Stats(ctx, dom)
 			if t.err == nil {
 				t.names = c.deviceNames(ctx, t.node, t.vmi, dom, &t.stats)
@@ -508,7 +507,7 @@ func (c *DomainCollector) emitDomain(e *emitter, st *hypervisor.DomainStats, nam
 // emitFilesystems writes the guest's filesystems. The guest agent source
 // reports an unknown size as 0, so a filesystem without a capacity is
 // left out rather than shown as empty.
-func (c *DomainCollector) emitFilesystems(e *emitter, fss []node.GuestFilesystem) {
+func (c *DomainCollector) emitFilesystems(e *emitter, fss []GuestFilesystem) {
 	for _, fs := range fss {
 		if fs.TotalBytes <= 0 || fs.UsedBytes < 0 {
 			continue

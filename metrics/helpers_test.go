@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -11,10 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/migration"
-	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -122,12 +121,12 @@ func (h *fakeHost) MachineTypes(context.Context) ([]hypervisor.MachineType, erro
 	return h.machines, nil
 }
 
-type fakeGuest map[string][]node.GuestFilesystem
+type fakeGuest map[string][]GuestFilesystem
 
-func (g fakeGuest) FilesystemList(namespace, name string) ([]node.GuestFilesystem, error) {
-	fs, ok := g[node.DomainName(namespace, name)]
+func (g fakeGuest) FilesystemList(namespace, name string) ([]GuestFilesystem, error) {
+	fs, ok := g[DomainName(namespace, name)]
 	if !ok {
-		return nil, fmt.Errorf("vmi %s/%s: %w", namespace, name, node.ErrNoGuestInfo)
+		return nil, fmt.Errorf("vmi %s/%s: %w", namespace, name, errNoGuestInfo)
 	}
 	return fs, nil
 }
@@ -146,9 +145,11 @@ type fakeEngine migration.Snapshot
 
 func (e fakeEngine) Snapshot() migration.Snapshot { return migration.Snapshot(e) }
 
-type fakeController controller.Stats
+type fakeController ControllerStats
 
-func (c fakeController) Stats() controller.Stats { return controller.Stats(c) }
+func (c fakeController) Stats() ControllerStats { return ControllerStats(c) }
+
+var errNoGuestInfo = errors.New("no guest information")
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 

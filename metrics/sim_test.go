@@ -14,7 +14,6 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/metrics"
-	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -25,7 +24,7 @@ func TestSimValuesMatchTheHost(t *testing.T) {
 	ctx := context.Background()
 	clock := sim.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	host := sim.New(sim.Options{Name: "node-1", Clock: clock})
-	dom := node.DomainName("default", "vm")
+	dom := metrics.DomainName("default", "vm")
 	_, err := host.Define(ctx, benchDomainXML(dom))
 	require.NoError(t, err)
 	require.NoError(t, host.Start(ctx, dom, hypervisor.StartOptions{}))

@@ -14,13 +14,14 @@ import (
 
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/metrics/wire"
 	"github.com/virtkit/virtkit/store"
 )
 
 // serveDemoMetrics serves the cluster's metrics on addr at /metrics until
 // stop is called or ctx ends, and prints the URL to out.
 func serveDemoMetrics(ctx context.Context, addr string, c *cluster.Cluster, out io.Writer) (stop func(), err error) {
-	h, err := metrics.StartClusterHandler(ctx, c, metrics.Options{})
+	h, err := wire.StartClusterHandler(ctx, c, metrics.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}

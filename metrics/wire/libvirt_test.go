@@ -1,6 +1,6 @@
 //go:build libvirt && cgo
 
-package metrics_test
+package wire_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/internal/promcheck"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/metrics/wire"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -57,7 +58,7 @@ func TestClusterOnLibvirtTestDriverServesKubeVirtFamilies(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	h, err := metrics.StartClusterHandler(ctx, c, metrics.Options{})
+	h, err := wire.StartClusterHandler(ctx, c, metrics.Options{})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -68,7 +69,7 @@ func TestClusterOnLibvirtTestDriverServesKubeVirtFamilies(t *testing.T) {
 		return strings.Contains(string(body), `kubevirt_virt_handler_ready_status{node="node-1"} 1`)
 	}, 10*time.Second, 50*time.Millisecond)
 
-	f, err := os.Open("testdata/kubevirt-metrics.txt")
+	f, err := os.Open("../testdata/kubevirt-metrics.txt")
 	require.NoError(t, err)
 	defer f.Close()
 	want, err := promcheck.ParseFamilies(f)
@@ -83,5 +84,5 @@ func TestClusterOnLibvirtTestDriverServesKubeVirtFamilies(t *testing.T) {
 	} {
 		assert.Contains(t, r.Served, fam)
 	}
-	metrics.PromtoolCheck(t, body)
+	promtoolCheck(t, body)
 }
