@@ -8,7 +8,8 @@ type MachineType struct {
 	Name string
 	// Canonical is the versioned type an alias (pc, q35) stands for.
 	Canonical string
-	// Deprecated: the emulator marks the type deprecated (to be removed).
+	// Deprecated is true when the emulator marks the type as deprecated
+	// (to be removed in a later version).
 	Deprecated bool
 }
 
