@@ -197,3 +197,32 @@ func promtoolCheck(t *testing.T, promtool string, exposition []byte) {
 	require.NoError(t, err)
 	assert.Empty(t, findings, "promtool findings (KubeVirt's own names aside)")
 }
+
+// TestDemoHoldEndsOnInterruptAfterTimeout: --timeout bounds the walk, not
+// the hold; an interrupt after the timeout has passed still ends the hold.
+func TestDemoHoldEndsOnInterruptAfterTimeout(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan error, 1)
+	const timeout = 20 * time.Second
+	start := time.Now()
+	go func() {
+		done <- runDemo(ctx, &out, &errOut, demoOptions{nodes: 2, hypervisor: "sim", output: "text",
+			timeout: timeout, metricsAddr: "127.0.0.1:0", hold: true})
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "holding: serving metrics") },
+		timeout, 10*time.Millisecond, "the demo walk did not finish: %s\n%s", out.String(), errOut.String())
+	select {
+	case err := <-done:
+		t.Fatalf("the demo stopped holding on its own: %v", err)
+	case <-time.After(time.Until(start.Add(timeout + time.Second))):
+	}
+	cancel() // the interrupt
+	select {
+	case err := <-done:
+		require.NoError(t, err, errOut.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("the demo kept holding after an interrupt that came after --timeout")
+	}
+}
