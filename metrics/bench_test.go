@@ -18,7 +18,6 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/metrics"
-	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -33,8 +32,8 @@ func benchDomainXML(name string) string {
 // oneFilesystem reports a root filesystem for every guest.
 type oneFilesystem struct{}
 
-func (oneFilesystem) FilesystemList(string, string) ([]node.GuestFilesystem, error) {
-	return []node.GuestFilesystem{{DiskName: "vda1", MountPoint: "/", FileSystemType: "ext4", UsedBytes: 2 << 30, TotalBytes: 10 << 30}}, nil
+func (oneFilesystem) FilesystemList(string, string) ([]metrics.GuestFilesystem, error) {
+	return []metrics.GuestFilesystem{{DiskName: "vda1", MountPoint: "/", FileSystemType: "ext4", UsedBytes: 2 << 30, TotalBytes: 10 << 30}}, nil
 }
 
 // vmisPerNode is how many VMIs each simulated host runs in the benchmark,
@@ -61,7 +60,7 @@ func scrapeCollectors(b *testing.B, n int) (*metrics.DomainCollector, *metrics.C
 		}
 		nodeName := nodes[len(nodes)-1].Name
 		name := fmt.Sprintf("vm-%05d", i)
-		dom := node.DomainName("bench", name)
+		dom := metrics.DomainName("bench", name)
 		if _, err := host.Define(ctx, benchDomainXML(dom)); err != nil {
 			b.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -30,6 +30,17 @@ type ControlPlaneSources struct {
 	// a [DomainCollector] in the same registry exports them from live
 	// engines, or the series would be collected twice.
 	EngineFromStatus bool
+	// ControlPlane are the virt-controller's reconcilers (a subset of, or
+	// the same as, Controllers): kubevirt_virt_controller_ready_status is 1
+	// once each has listed its objects. Empty: no controller status.
+	ControlPlane []StatsProvider
+	// Leading reports whether this control plane holds the lead
+	// (kubevirt_virt_controller_leading_status); nil: it leads whenever
+	// it is ready (a single control plane, no election).
+	Leading func() bool
+	// Handlers are the node agents whose readiness is reported
+	// (kubevirt_virt_handler_ready_status{node}).
+	Handlers []HandlerStatus
 }
 
 // ControlPlaneCollector exports what KubeVirt's virt-controller exports:
@@ -51,7 +62,9 @@ type ControlPlaneCollector struct {
 	vmiDeletion *cumulativeHistogram
 	migCreation *cumulativeHistogram
 
-	listErrors atomic.Uint64
+	listErrors   atomic.Uint64
+	vmLabelDescs descCache
+	version      string
 }
 
 var _ prometheus.Collector = (*ControlPlaneCollector)(nil)
@@ -71,9 +84,14 @@ func NewControlPlaneCollector(src ControlPlaneSources, opts Options) (*ControlPl
 			return nil, fmt.Errorf("%w: ControlPlaneSources.Controllers[%d]: nil", ErrInvalidOptions, i)
 		}
 	}
+	for i, p := range src.ControlPlane {
+		if p == nil {
+			return nil, fmt.Errorf("%w: ControlPlaneSources.ControlPlane[%d]: nil", ErrInvalidOptions, i)
+		}
+	}
 	f := newControlPlaneFamilies()
 	return &ControlPlaneCollector{
-		src: src, opts: opts, log: opts.Logger, f: f,
+		src: src, opts: opts, log: opts.Logger, f: f, version: version(),
 		vmiPhase:    newCumulativeHistogram(f.vmiPhaseTransition),
 		vmiCreation: newCumulativeHistogram(f.vmiFromCreation),
 		vmiDeletion: newCumulativeHistogram(f.vmiFromDeletion),
@@ -93,6 +111,7 @@ func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
 		vmis virtkit.VirtualMachineInstanceList
 		vms  virtkit.VirtualMachineList
 		migs virtkit.VirtualMachineInstanceMigrationList
+		dvs  virtkit.DataVolumeList
 	)
 	listed := c.src.Objects != nil
 	for _, l := range []virtkit.ObjectList{&vmis, &vms, &migs} {
@@ -106,11 +125,19 @@ func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
 			break
 		}
 	}
+	if listed && needsDataVolumes(vms.Items) {
+		// Only for dataVolume volumes without a template in their VM; a
+		// store that cannot list them leaves their size out, nothing more.
+		if err := c.src.Objects.List(ctx, &dvs, store.ListOptions{}); err != nil {
+			c.log.Debug("metrics: listing DataVolumes", "error", err)
+		}
+	}
 	if listed {
 		c.collectVMIs(ch, vmis.Items)
 		c.collectMigrations(ch, vmis.Items, migs.Items)
-		c.collectVMs(ch, vms.Items)
+		c.collectVMs(ch, vms.Items, dvs.Items)
 	}
+	c.collectComponents(ch, listed)
 	for _, p := range c.src.Controllers {
 		c.collectController(ch, p.Stats())
 	}
@@ -149,6 +176,7 @@ var (
 
 func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []virtkit.VirtualMachineInstance) {
 	f := c.f
+	outdatedCount := 0
 	for i := range vmis {
 		vmi := &vmis[i]
 		machineType := ""
@@ -158,12 +186,20 @@ func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []
 		nonEvictable := vmi.Spec.EvictionStrategy != nil &&
 			*vmi.Spec.EvictionStrategy == virtkit.EvictionStrategyLiveMigrate && !vmi.IsMigratable()
 		gi := vmi.Status.GuestOSInfo
+		_, outdated := vmi.Labels[outdatedLauncherLabel]
+		if outdated {
+			outdatedCount++
+		}
 		send(ch, f.vmiInfo, 1,
 			vmi.Status.NodeName, vmi.Namespace, vmi.Name, strings.ToLower(string(vmi.Status.Phase)),
 			orNone(vmi.Annotations[osAnnotation]), orNone(vmi.Annotations[workloadAnnotation]), orNone(vmi.Annotations[flavorAnnotation]),
 			orNone(firstOf(vmi.Labels, instancetypeLabels...)), orNone(firstOf(vmi.Labels, preferenceLabels...)),
 			gi.KernelRelease, machineType, gi.Machine, gi.Name, gi.VersionID,
-			fmt.Sprint(!nonEvictable))
+			strconv.FormatBool(!nonEvictable), strconv.FormatBool(outdated), vmiPod(vmi))
+		send(ch, f.vmiOverhead, float64(memoryOverhead(vmi)), vmi.Namespace, vmi.Name)
+		vnicSeries(vmi.Spec.Domain.Devices.Interfaces, vmi.Spec.Networks, func(vnic, bt, network, bn, model string) {
+			send(ch, f.vm.vmiVnic, 1, vmi.Name, vmi.Namespace, vnic, bt, network, bn, model)
+		})
 		if vmi.Status.NodeName != "" {
 			v := 0.0
 			if nonEvictable {
@@ -172,43 +208,68 @@ func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []
 			send(ch, f.vmiNonEvictable, v, vmi.Status.NodeName, vmi.Namespace, vmi.Name)
 		}
 		for _, iface := range vmi.Status.Interfaces {
-			ips := iface.IPs
-			if len(ips) == 0 && iface.IP != "" {
-				ips = []string{iface.IP}
+			// KubeVirt's rule: an interface with an address is an
+			// ExternalInterface, one without a SystemInterface (unless it
+			// has no name at all).
+			ip := iface.IP
+			if ip == "" && len(iface.IPs) > 0 {
+				ip = iface.IPs[0]
 			}
-			for _, ip := range ips {
-				send(ch, f.vmiAddresses, 1,
-					vmi.Status.NodeName, vmi.Namespace, vmi.Name, iface.Name, iface.InterfaceName, ip, "InternalIP")
+			typ := "ExternalInterface"
+			if ip == "" {
+				if iface.Name == "" && iface.InterfaceName == "" {
+					continue
+				}
+				typ = "SystemInterface"
 			}
+			send(ch, f.vmiAddresses, 1,
+				vmi.Status.NodeName, vmi.Namespace, vmi.Name, iface.Name, iface.InterfaceName, ip, typ)
 		}
 	}
+	send(ch, f.vmiOutdated, float64(outdatedCount))
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	alive := make(map[types.UID]bool, len(vmis))
 	for i := range vmis {
-		vmi := &vmis[i]
-		ts := vmi.Status.PhaseTransitionTimestamps
-		for k := c.vmiSeen.next(vmi.UID, len(ts), alive); k < len(ts); k++ {
-			at := ts[k].PhaseTransitionTimestamp.Time
-			phase := string(ts[k].Phase)
-			if k > 0 {
-				if d := at.Sub(ts[k-1].PhaseTransitionTimestamp.Time).Seconds(); d >= 0 {
-					c.vmiPhase.observe(d, phase, string(ts[k-1].Phase))
-				}
-			}
-			if d := at.Sub(vmi.CreationTimestamp.Time).Seconds(); !vmi.CreationTimestamp.IsZero() && d >= 0 {
-				c.vmiCreation.observe(d, phase)
-			}
-			if del := vmi.DeletionTimestamp; del != nil && !at.Before(del.Time) {
-				c.vmiDeletion.observe(at.Sub(del.Time).Seconds(), phase)
-			}
-		}
+		c.observeVMI(&vmis[i], alive)
 	}
 	c.vmiSeen.sweep(alive)
 	for _, h := range []*cumulativeHistogram{c.vmiPhase, c.vmiCreation, c.vmiDeletion} {
 		for _, m := range h.metrics() {
 			ch <- m
+		}
+	}
+}
+
+// observeVMI adds the VMI's phase transitions not observed yet to the
+// histograms. c.mu must be held.
+func (c *ControlPlaneCollector) observeVMI(vmi *virtkit.VirtualMachineInstance, alive map[types.UID]bool) {
+	ts := vmi.Status.PhaseTransitionTimestamps
+	for k := c.vmiSeen.next(vmi.UID, len(ts), alive); k < len(ts); k++ {
+		at := ts[k].PhaseTransitionTimestamp.Time
+		phase := string(ts[k].Phase)
+		if k > 0 {
+			if d := at.Sub(ts[k-1].PhaseTransitionTimestamp.Time).Seconds(); d >= 0 {
+				c.vmiPhase.observe(d, phase, string(ts[k-1].Phase))
+			}
+		}
+		if d := at.Sub(vmi.CreationTimestamp.Time).Seconds(); !vmi.CreationTimestamp.IsZero() && d >= 0 {
+			c.vmiCreation.observe(d, phase)
+		}
+		if del := vmi.DeletionTimestamp; del != nil && !at.Before(del.Time) {
+			c.vmiDeletion.observe(at.Sub(del.Time).Seconds(), phase)
+		}
+	}
+}
+
+// observeMigration adds the migration's phase transitions not observed
+// yet to the histogram. c.mu must be held.
+func (c *ControlPlaneCollector) observeMigration(m *virtkit.VirtualMachineInstanceMigration, alive map[types.UID]bool) {
+	ts := m.Status.PhaseTransitionTimestamps
+	for k := c.migSeen.next(m.UID, len(ts), alive); k < len(ts); k++ {
+		if d := ts[k].PhaseTransitionTimestamp.Sub(m.CreationTimestamp.Time).Seconds(); !m.CreationTimestamp.IsZero() && d >= 0 {
+			c.migCreation.observe(d, string(ts[k].Phase))
 		}
 	}
 }
@@ -248,6 +309,7 @@ func (c *ControlPlaneCollector) collectMigrations(ch chan<- prometheus.Metric, v
 
 	e := emitter{ch: ch, descs: &descCache{}, log: c.log}
 	noLabels := vmiLabels{}
+	covered := make(map[types.UID]bool, len(vmis))
 	for i := range vmis {
 		vmi := &vmis[i]
 		ms := vmi.Status.MigrationState
@@ -260,19 +322,33 @@ func (c *ControlPlaneCollector) collectMigrations(ch chan<- prometheus.Metric, v
 				vmi.Status.NodeName, vmi.Namespace, vmi.Name, name)
 		}
 		if ms.EndTimestamp != nil {
-			status := ""
-			switch {
-			case ms.Failed:
-				status = "failed"
-			case ms.Completed:
-				status = "succeeded"
-			}
 			send(ch, f.migEnd, float64(ms.EndTimestamp.Unix()),
-				vmi.Status.NodeName, vmi.Namespace, vmi.Name, name, status)
+				vmi.Status.NodeName, vmi.Namespace, vmi.Name, name, migrationOutcome(ms))
 		}
 		if c.src.EngineFromStatus && ms.Engine != nil && !ms.Completed && !ms.Failed {
 			e.reset(&noLabels, ms.SourceNode, vmi.Namespace, vmi.Name)
 			emitEngineStatus(&e, &f.engine, ms.Engine)
+		}
+		covered[ms.MigrationUID] = true
+	}
+	// A finished migration whose VMI no longer records it (the VMI was
+	// restarted or migrated again) keeps its times while its VMIM exists,
+	// from the copy of the migration state in the VMIM's status.
+	for i := range migs {
+		m := &migs[i]
+		ms := m.Status.MigrationState
+		if ms == nil || covered[m.UID] || !m.IsFinal() {
+			continue
+		}
+		node := ms.SourceNode
+		if ms.Completed && !ms.Failed && ms.TargetNode != "" {
+			node = ms.TargetNode
+		}
+		if ms.StartTimestamp != nil {
+			send(ch, f.migStart, float64(ms.StartTimestamp.Unix()), node, m.Namespace, m.Spec.VMIName, m.Name)
+		}
+		if ms.EndTimestamp != nil {
+			send(ch, f.migEnd, float64(ms.EndTimestamp.Unix()), node, m.Namespace, m.Spec.VMIName, m.Name, migrationOutcome(ms))
 		}
 	}
 
@@ -280,13 +356,7 @@ func (c *ControlPlaneCollector) collectMigrations(ch chan<- prometheus.Metric, v
 	defer c.mu.Unlock()
 	alive := make(map[types.UID]bool, len(migs))
 	for i := range migs {
-		m := &migs[i]
-		ts := m.Status.PhaseTransitionTimestamps
-		for k := c.migSeen.next(m.UID, len(ts), alive); k < len(ts); k++ {
-			if d := ts[k].PhaseTransitionTimestamp.Sub(m.CreationTimestamp.Time).Seconds(); !m.CreationTimestamp.IsZero() && d >= 0 {
-				c.migCreation.observe(d, string(ts[k].Phase))
-			}
-		}
+		c.observeMigration(&migs[i], alive)
 	}
 	c.migSeen.sweep(alive)
 	for _, m := range c.migCreation.metrics() {
@@ -345,8 +415,12 @@ func vmStatusGroup(s virtkit.VirtualMachinePrintableStatus) string {
 	return "error"
 }
 
-func (c *ControlPlaneCollector) collectVMs(ch chan<- prometheus.Metric, vms []virtkit.VirtualMachine) {
+func (c *ControlPlaneCollector) collectVMs(ch chan<- prometheus.Metric, vms []virtkit.VirtualMachine, dvList []virtkit.DataVolume) {
 	f := c.f
+	dvs := make(map[[2]string]*virtkit.DataVolume, len(dvList))
+	for i := range dvList {
+		dvs[[2]string{dvList[i].Namespace, dvList[i].Name}] = &dvList[i]
+	}
 	for i := range vms {
 		vm := &vms[i]
 		var tmplAnn, tmplLabels map[string]string
@@ -376,23 +450,41 @@ func (c *ControlPlaneCollector) collectVMs(ch chan<- prometheus.Metric, vms []vi
 		if !vm.CreationTimestamp.IsZero() {
 			send(ch, f.vmCreated, float64(vm.CreationTimestamp.Unix()), vm.Name, vm.Namespace)
 		}
-		// The newest condition change is when the VM entered its current
-		// status group; the other groups' times are not recorded.
+		// As KubeVirt: every group's series, 0 except the current group's,
+		// which holds the newest change of the Ready, Failure or Paused
+		// condition (when the VM entered it).
 		var last int64
 		for _, cond := range vm.Status.Conditions {
+			switch cond.Type {
+			case "Ready", "Failure", "Paused":
+			default:
+				continue
+			}
 			if t := cond.LastTransitionTime; !t.IsZero() && t.Unix() > last {
 				last = t.Unix()
 			}
 		}
-		if fam := f.vmGroupTransition[group]; fam != nil && last > 0 {
-			send(ch, fam, float64(last), vm.Name, vm.Namespace)
+		if group == "<none>" {
+			group = "error"
 		}
+		for _, g := range vmStatusGroups {
+			v := 0.0
+			if g == group {
+				v = float64(last)
+			}
+			send(ch, f.vmGroupTransition[g], v, vm.Name, vm.Namespace)
+		}
+		c.collectVMSpec(ch, vm, dvs)
 	}
 }
 
-func constHistogram(f *family, h controller.Histogram, bounds []float64, labels ...string) prometheus.Metric {
-	buckets := make(map[float64]uint64, len(bounds))
-	for i, ub := range bounds {
+// vmStatusGroups are the status groups of the transition families, in
+// exposition order.
+var vmStatusGroups = []string{"starting", "running", "migrating", "non_running", "error"}
+
+func constHistogram(f *family, h Histogram, labels ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(h.Bounds))
+	for i, ub := range h.Bounds {
 		if i < len(h.Buckets) {
 			buckets[ub] = h.Buckets[i]
 		}
@@ -400,22 +492,21 @@ func constHistogram(f *family, h controller.Histogram, bounds []float64, labels 
 	return constHist(f, h.Count, h.Sum, buckets, labels...)
 }
 
-func (c *ControlPlaneCollector) collectController(ch chan<- prometheus.Metric, s controller.Stats) {
+func (c *ControlPlaneCollector) collectController(ch chan<- prometheus.Metric, s ControllerStats) {
 	f := c.f
-	bounds := controller.LatencyBuckets()
 	n := s.Name
 	send(ch, f.wqDepth, float64(s.QueueDepth), n)
 	send(ch, f.wqAdds, float64(s.QueueAdds), n)
 	send(ch, f.wqRetries, float64(s.QueueRetries), n)
-	sendMetric(ch, constHistogram(f.wqQueueDuration, s.QueueWait, bounds, n))
-	sendMetric(ch, constHistogram(f.wqWorkDuration, s.WorkDuration, bounds, n))
+	sendMetric(ch, constHistogram(f.wqQueueDuration, s.QueueWait, n))
+	sendMetric(ch, constHistogram(f.wqWorkDuration, s.WorkDuration, n))
 	send(ch, f.wqUnfinished, s.UnfinishedWorkSeconds, n)
 	send(ch, f.wqLongest, s.LongestRunningProcessorSeconds, n)
 	send(ch, f.reconciles, float64(s.Reconciles), n)
 	send(ch, f.reconcileErrors, float64(s.ReconcileErrors), n)
 	send(ch, f.terminalErrors, float64(s.TerminalErrors), n)
 	send(ch, f.requeues, float64(s.Requeues), n)
-	sendMetric(ch, constHistogram(f.reconcileTime, s.ReconcileTime, bounds, n))
+	sendMetric(ch, constHistogram(f.reconcileTime, s.ReconcileTime, n))
 	send(ch, f.activeWorkers, float64(s.ActiveWorkers), n)
 	send(ch, f.relists, float64(s.Relists), n)
 }

@@ -14,17 +14,23 @@ type controlPlaneFamilies struct {
 	reconciles, reconcileErrors, terminalErrors, requeues       *family
 	reconcileTime, activeWorkers, relists                       *family
 	listErrors                                                  *family
+
+	vm                                             vmFamilies
+	vmiOverhead, vmiOutdated                       *family
+	info, apiReady, controllerReady, controllerLed *family
+	handlerReady                                   *family
 }
 
 func newControlPlaneFamilies() *controlPlaneFamilies {
 	vmGroup := func(group, what string) *family {
 		return newFamily("kubevirt_vm_"+group+"_status_last_transition_timestamp_seconds",
-			"Virtual Machine last transition timestamp to "+what+" status.", gauge, "name", "namespace")
+			"Virtual Machine last transition timestamp to "+what+" status.", counter, "name", "namespace")
 	}
 	return &controlPlaneFamilies{
 		vmiInfo: newFamily("kubevirt_vmi_info", "Information about VirtualMachineInstances.", gauge,
 			"node", "namespace", "name", "phase", "os", "workload", "flavor", "instance_type", "preference",
-			"guest_os_kernel_release", "guest_os_machine", "guest_os_arch", "guest_os_name", "guest_os_version_id", "evictable"),
+			"guest_os_kernel_release", "guest_os_machine", "guest_os_arch", "guest_os_name", "guest_os_version_id", "evictable", "outdated",
+			"vmi_pod"),
 		vmiNonEvictable: newFamily("kubevirt_vmi_non_evictable",
 			"Indication for a VirtualMachine that its eviction strategy is set to Live Migration but is not migratable.", gauge,
 			"node", "namespace", "name"),
@@ -85,5 +91,16 @@ func newControlPlaneFamilies() *controlPlaneFamilies {
 		relists:       newFamily("virtkit_controller_relists_total", "Lists after start, resync or watch expiry.", counter, "controller"),
 
 		listErrors: listErrorsFamily(),
+
+		vm: newVMFamilies(),
+		vmiOverhead: newFamily("kubevirt_vmi_launcher_memory_overhead_bytes",
+			"Estimation of the memory the hypervisor process of a VMI needs beyond guest memory.", gauge, "namespace", "name"),
+		vmiOutdated: newFamily("kubevirt_vmi_number_of_outdated",
+			"Indication for the total number of VirtualMachineInstance workloads that are not running within the most up-to-date version of the virt-launcher environment.", gauge),
+		info:            newFamily("kubevirt_info", "Version information.", gauge, "goversion", "kubeversion"),
+		apiReady:        newFamily("kubevirt_virt_api_ready_status", "Indication for a virt-api server that is ready to serve requests.", gauge),
+		controllerReady: newFamily("kubevirt_virt_controller_ready_status", "Indication for a virt-controller that is ready to take the lead.", gauge),
+		controllerLed:   newFamily("kubevirt_virt_controller_leading_status", "Indication for an operating virt-controller.", gauge),
+		handlerReady:    newFamily("kubevirt_virt_handler_ready_status", "Indication for a virt-handler that is ready to serve requests.", gauge, "node"),
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -46,15 +45,14 @@ func TestControlPlaneVMIInfo(t *testing.T) {
 
 	want := `# HELP kubevirt_vmi_info Information about VirtualMachineInstances.
 # TYPE kubevirt_vmi_info gauge
-kubevirt_vmi_info{evictable="true",flavor="<none>",guest_os_arch="",guest_os_kernel_release="",guest_os_machine="",guest_os_name="",guest_os_version_id="",instance_type="<none>",name="new",namespace="ns",node="",os="<none>",phase="pending",preference="<none>",workload="<none>"} 1
-kubevirt_vmi_info{evictable="false",flavor="<none>",guest_os_arch="x86_64",guest_os_kernel_release="6.8.5",guest_os_machine="q35",guest_os_name="Fedora Linux",guest_os_version_id="40",instance_type="u1.small",name="vm",namespace="ns",node="n1",os="fedora",phase="running",preference="<none>",workload="server"} 1
+kubevirt_vmi_info{evictable="true",flavor="<none>",guest_os_arch="",guest_os_kernel_release="",guest_os_machine="",guest_os_name="",guest_os_version_id="",instance_type="<none>",name="new",namespace="ns",node="",os="<none>",outdated="false",phase="pending",preference="<none>",vmi_pod="<none>",workload="<none>"} 1
+kubevirt_vmi_info{evictable="false",flavor="<none>",guest_os_arch="x86_64",guest_os_kernel_release="6.8.5",guest_os_machine="q35",guest_os_name="Fedora Linux",guest_os_version_id="40",instance_type="u1.small",name="vm",namespace="ns",node="n1",os="fedora",outdated="false",phase="running",preference="<none>",vmi_pod="ns_vm",workload="server"} 1
 # HELP kubevirt_vmi_non_evictable Indication for a VirtualMachine that its eviction strategy is set to Live Migration but is not migratable.
 # TYPE kubevirt_vmi_non_evictable gauge
 kubevirt_vmi_non_evictable{name="vm",namespace="ns",node="n1"} 1
 # HELP kubevirt_vmi_status_addresses The addresses of a VirtualMachineInstance, by network interface.
 # TYPE kubevirt_vmi_status_addresses gauge
-kubevirt_vmi_status_addresses{address="10.0.2.2",interface_name="eth0",name="vm",namespace="ns",node="n1",type="InternalIP",vnic_name="default"} 1
-kubevirt_vmi_status_addresses{address="fd10::2",interface_name="eth0",name="vm",namespace="ns",node="n1",type="InternalIP",vnic_name="default"} 1
+kubevirt_vmi_status_addresses{address="10.0.2.2",interface_name="eth0",name="vm",namespace="ns",node="n1",type="ExternalInterface",vnic_name="default"} 1
 `
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
 		"kubevirt_vmi_info", "kubevirt_vmi_non_evictable", "kubevirt_vmi_status_addresses"))
@@ -254,8 +252,9 @@ func TestControlPlaneVMAndControllers(t *testing.T) {
 	stopped.Status.PrintableStatus = virtkit.VirtualMachineStatusStopped
 	objs := &fakeObjects{vms: []virtkit.VirtualMachine{vm, stopped}}
 
-	hist := controller.Histogram{Count: 3, Sum: 0.5, Buckets: make([]uint64, len(controller.LatencyBuckets()))}
-	for i, ub := range controller.LatencyBuckets() {
+	bounds := []float64{0.001, 0.01, 0.05, 0.1, 0.5, 1, 10}
+	hist := Histogram{Count: 3, Sum: 0.5, Bounds: bounds, Buckets: make([]uint64, len(bounds))}
+	for i, ub := range bounds {
 		if ub >= 0.1 {
 			hist.Buckets[i] = 2
 		}
@@ -275,8 +274,13 @@ kubevirt_vm_create_date_timestamp_seconds{name="vm",namespace="ns"} ` + fmtFloat
 # TYPE kubevirt_vm_info gauge
 kubevirt_vm_info{flavor="<none>",instance_type="<none>",machine_type="<none>",name="off",namespace="ns",os="<none>",preference="<none>",status="Stopped",status_group="non_running",workload="<none>"} 1
 kubevirt_vm_info{flavor="small",instance_type="<none>",machine_type="q35",name="vm",namespace="ns",os="<none>",preference="<none>",status="Running",status_group="running",workload="<none>"} 1
+# HELP kubevirt_vm_non_running_status_last_transition_timestamp_seconds Virtual Machine last transition timestamp to paused/stopped status.
+# TYPE kubevirt_vm_non_running_status_last_transition_timestamp_seconds counter
+kubevirt_vm_non_running_status_last_transition_timestamp_seconds{name="off",namespace="ns"} 0
+kubevirt_vm_non_running_status_last_transition_timestamp_seconds{name="vm",namespace="ns"} 0
 # HELP kubevirt_vm_running_status_last_transition_timestamp_seconds Virtual Machine last transition timestamp to running status.
-# TYPE kubevirt_vm_running_status_last_transition_timestamp_seconds gauge
+# TYPE kubevirt_vm_running_status_last_transition_timestamp_seconds counter
+kubevirt_vm_running_status_last_transition_timestamp_seconds{name="off",namespace="ns"} 0
 kubevirt_vm_running_status_last_transition_timestamp_seconds{name="vm",namespace="ns"} ` + fmtFloat(t0.Add(30*time.Second).Unix()) + `
 # HELP kubevirt_workqueue_depth Current depth of workqueue.
 # TYPE kubevirt_workqueue_depth gauge

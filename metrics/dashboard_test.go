@@ -49,6 +49,9 @@ func TestGrafanaDashboard(t *testing.T) {
 	raw, err := os.ReadFile("../examples/grafana/virtkit-dashboard.json")
 	require.NoError(t, err)
 	var dash struct {
+		Inputs []struct {
+			Name string `json:"name"`
+		} `json:"__inputs"`
 		UID    string `json:"uid"`
 		Title  string `json:"title"`
 		Panels []struct {
@@ -88,7 +91,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	for _, m := range []string{
 		"kubevirt_vmi_info", "kubevirt_vm_info", "kubevirt_vmi_cpu_usage_seconds_total", "kubevirt_vmi_memory_resident_bytes",
 		"kubevirt_vmi_network_receive_bytes_total", "kubevirt_vmi_migration_data_remaining_bytes",
-		"kubevirt_vmi_migration_dirty_memory_rate_bytes", "kubevirt_vmi_dirty_rate_bytes_per_second",
+		"kubevirt_vmi_migration_memory_transfer_rate_bytes", "virtkit_migration_measured_dirty_rate_bytes_per_second",
 		"virtkit_migration_predicted_total_seconds",
 	} {
 		assert.True(t, used[m], "no panel shows %s", m)
@@ -98,4 +101,33 @@ func TestGrafanaDashboard(t *testing.T) {
 		vars = append(vars, v.Name)
 	}
 	assert.Subset(t, vars, []string{"datasource", "namespace", "name"})
+
+	// Data sources are consistent: every ${...} is a variable, an input
+	// or Grafana's own, and every declared input is used by the panels.
+	refs := map[string]bool{}
+	for _, m := range dashboardRef.FindAllStringSubmatch(string(raw), -1) {
+		refs[m[1]] = true
+	}
+	var panels struct {
+		Panels json.RawMessage `json:"panels"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &panels))
+	panelRefs := map[string]bool{}
+	for _, m := range dashboardRef.FindAllStringSubmatch(string(panels.Panels), -1) {
+		panelRefs[m[1]] = true
+	}
+	declared := map[string]bool{}
+	for _, v := range vars {
+		declared[v] = true
+	}
+	for _, in := range dash.Inputs {
+		declared[in.Name] = true
+		assert.True(t, panelRefs[in.Name], "__inputs declares %s, which no panel uses", in.Name)
+	}
+	for r := range refs {
+		assert.True(t, declared[r] || strings.HasPrefix(r, "__"), "the dashboard references ${%s}, which is neither a variable nor an input", r)
+	}
 }
+
+// dashboardRef matches Grafana variable references, $name and ${name}.
+var dashboardRef = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`)

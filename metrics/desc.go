@@ -45,26 +45,20 @@ type vmiLabels struct {
 }
 
 // sanitizeLabelName turns a Kubernetes label key into a Prometheus label
-// name: characters outside [a-zA-Z0-9_] become '_', camelCase becomes
-// snake_case (promtool's lint rejects camelCase label names).
-func sanitizeLabelName(key string) string {
+// name as KubeVirt does: prefix + the key with every character outside
+// [a-zA-Z0-9_] ('.', '/', '-' in a valid key) replaced by '_'. Case is
+// kept (kubevirt.io/nodeName -> kubernetes_vmi_label_kubevirt_io_nodeName).
+func sanitizeLabelName(prefix, key string) string {
 	var b strings.Builder
-	b.Grow(len(vmiLabelPrefix) + len(key) + 4)
-	b.WriteString(vmiLabelPrefix)
-	var prev rune
-	for _, r := range key {
-		switch {
-		case r >= 'A' && r <= 'Z':
-			if (prev >= 'a' && prev <= 'z') || (prev >= '0' && prev <= '9') {
-				b.WriteByte('_')
-			}
-			b.WriteRune(r + ('a' - 'A'))
-		case (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '_':
-			b.WriteRune(r)
-		default:
+	b.Grow(len(prefix) + len(key))
+	b.WriteString(prefix)
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' {
+			b.WriteByte(c)
+		} else {
 			b.WriteByte('_')
 		}
-		prev = r
 	}
 	return b.String()
 }
@@ -72,6 +66,13 @@ func sanitizeLabelName(key string) string {
 // labelsOf converts VMI labels, dropping keys that collide after
 // sanitizing (the first key in sorted order wins).
 func labelsOf(labels map[string]string) vmiLabels {
+	return labelsWithPrefix(labels, vmiLabelPrefix)
+}
+
+// labelsWithPrefix converts Kubernetes labels to metric labels named
+// prefix + sanitized key, sorted by key; keys that collide after
+// sanitizing keep the first in key order.
+func labelsWithPrefix(labels map[string]string, prefix string) vmiLabels {
 	if len(labels) == 0 {
 		return vmiLabels{}
 	}
@@ -84,7 +85,7 @@ func labelsOf(labels map[string]string) vmiLabels {
 	seen := make(map[string]bool, len(keys))
 	var sig strings.Builder
 	for _, k := range keys {
-		n := sanitizeLabelName(k)
+		n := sanitizeLabelName(prefix, k)
 		if seen[n] {
 			continue
 		}

@@ -25,6 +25,12 @@ const userAliasPrefix = "ua-"
 type deviceNames struct {
 	nics  map[string]string // target dev (vnet0) -> interface name
 	disks map[string]string // target dev (vda) -> disk name
+	// domainType is the libvirt domain type (qemu: software emulation).
+	domainType string
+	// affinity is the number of (vCPU, host CPU) pairs the vCPUs may run
+	// on, when the hypervisor reports pinning (haveAffinity).
+	affinity     int
+	haveAffinity bool
 }
 
 // covers reports whether every device in the statistics is known, so a
@@ -69,6 +75,7 @@ func parseDeviceNames(domainXML string) (*deviceNames, error) {
 		} `xml:"alias"`
 	}
 	var dom struct {
+		Type    string `xml:"type,attr"`
 		Devices struct {
 			Interfaces []device `xml:"interface"`
 			Disks      []device `xml:"disk"`
@@ -83,7 +90,7 @@ func parseDeviceNames(domainXML string) (*deviceNames, error) {
 		}
 		return d.Target.Dev
 	}
-	out := &deviceNames{nics: map[string]string{}, disks: map[string]string{}}
+	out := &deviceNames{nics: map[string]string{}, disks: map[string]string{}, domainType: dom.Type}
 	for _, d := range dom.Devices.Interfaces {
 		if d.Target.Dev != "" {
 			out.nics[d.Target.Dev] = name(d)

@@ -6,28 +6,23 @@
 //
 // Nothing in virtkit's core knows Prometheus. The hypervisor port, the
 // controllers, the node agents and the migration engine expose cheap
-// snapshots (hypervisor.Hypervisor.Stats, controller.Controller.Stats,
-// node.Agent.FilesystemList, migration.Engine.Snapshot, object status);
-// the collectors here read them at scrape time and turn them into const
-// metrics. Sources are small interfaces declared in this package
-// ([ObjectLister], [DomainStatser], [FilesystemLister], [StatsProvider],
-// [MigrationSource]), so a caller can feed any part from its own code.
+// snapshots; the collectors here read them at scrape time through small
+// interfaces declared in this package ([ObjectLister], [DomainStatser],
+// [FilesystemLister], [StatsProvider], [MigrationSource],
+// [FinishedMigrationSource]) and metrics-owned value types
+// ([ControllerStats], [GuestFilesystem]). This package imports none of the
+// packages that feed it: package metrics/wire adapts node agents,
+// reconcilers and the embedded cluster and registers everything in one
+// call (wire.RegisterCluster, wire.ClusterHandler,
+// wire.StartClusterHandler, wire.RegisterNode, wire.RegisterControlPlane).
 //
 // Collectors are registered into the caller's [prometheus.Registerer];
 // nothing registers into the global registry and nothing happens in
-// init(). [RegisterCluster] wires an embedded [cluster.Cluster] in one call
-// (node agents' migration snapshots through [AgentMigrations]);
-// [RegisterNode] and [RegisterControlPlane] wire the per-process endpoints
-// of a control plane spread over hosts; [Handler] serves a Gatherer over
-// HTTP.
+// init(). [Handler] serves a Gatherer over HTTP. An [InstrumentedStore]
+// wraps a store.Store and serves KubeVirt's REST client families for the
+// calls made through it.
 //
-//	reg := prometheus.NewRegistry()
-//	if err := metrics.RegisterCluster(reg, c, metrics.Options{}); err != nil {
-//		return err
-//	}
-//	http.Handle("/metrics", metrics.Handler(reg))
-//
-// For fleets of thousands of VMIs, [ClusterHandler] (or [NewHandler] with a
+// For fleets of thousands of VMIs, wire.ClusterHandler (or [NewHandler] with a
 // [DomainCollector] kept out of the registry) streams the per-VMI domain
 // families in the text format ([DomainCollector.WriteText]): each VMI's
 // escaped label set is cached by UID and resourceVersion and its samples
@@ -38,12 +33,15 @@
 //
 //   - [DomainCollector] is virt-handler's side: per-VMI domain statistics
 //     (kubevirt_vmi_cpu_*, _vcpu_*, _memory_*, _network_*, _storage_*,
-//     _filesystem_*, _dirty_rate_*) and, while a migration runs, the job's
+//     _filesystem_*, _dirty_rate_*, _node_cpu_affinity), the node's
+//     deprecated machine types and emulation, and for migrations the job's
 //     counters (kubevirt_vmi_migration_data_*) and the engine's view
 //     (virtkit_migration_*).
-//   - [ControlPlaneCollector] is virt-controller's side: kubevirt_vmi_info,
-//     phase-transition histograms, migration start/end/outcome and phase
-//     counts, kubevirt_vm_*, work-queue and reconcile metrics.
+//   - [ControlPlaneCollector] is virt-controller's and virt-api's side:
+//     kubevirt_info, component readiness, kubevirt_vmi_info and the other
+//     per-VMI object families, phase-transition histograms, migration
+//     start/end/outcome and phase counts, kubevirt_vm_*, work-queue and
+//     reconcile metrics.
 //
 // # Scrape deadline
 //
@@ -68,36 +66,51 @@
 //
 // # Differences from KubeVirt
 //
+// docs/metrics.md lists every KubeVirt family, whether virtkit serves it
+// and why not. In short:
+//
 //   - VMI labels become kubernetes_vmi_label_<key> with every character
-//     outside [a-zA-Z0-9_] replaced by "_" and camelCase turned into
-//     snake_case (kubevirt.io/nodeName -> kubernetes_vmi_label_kubevirt_io_node_name),
-//     so the exposition passes promtool's lint; keys that collide after
-//     that keep the first (in key order).
+//     outside [a-zA-Z0-9_] replaced by "_" and case kept, as KubeVirt does
+//     (kubevirt.io/nodeName -> kubernetes_vmi_label_kubevirt_io_nodeName);
+//     keys that collide after that keep the first (in key order).
 //   - The interface and drive labels are the VMI's interface and disk
 //     names, read once per VMI from the "ua-<name>" aliases of the live
 //     domain XML when the node's DomainStatser also implements
-//     [DomainXMLer]; otherwise, and for devices without such an alias,
-//     the host-side device name and disk target (vnet0, vda).
-//   - kubevirt_vmi_guest_load_*, kubevirt_vmi_node_cpu_affinity,
-//     kubevirt_vmi_vnic_info and kubevirt_vmi_launcher_memory_overhead_bytes
-//     are not exported: no source reports them yet.
+//     [DomainXMLer]; otherwise the host-side device name and disk target.
+//     vCPU pinning (kubevirt_vmi_node_cpu_affinity) and the domain type
+//     (kubevirt_configuration_emulation_enabled) are read with them.
+//   - The REST client families describe the calls to the object store
+//     (virtkit's API server), through an [InstrumentedStore]; the store
+//     client has no rate limiter, so its histogram records zero waits.
+//   - kubevirt_virt_handler_ready_status carries a node label: one
+//     endpoint may serve several node agents.
+//   - vmi_pod in kubevirt_vmi_info is the domain name: there is no
+//     launcher pod. kubevirt_vmi_launcher_memory_overhead_bytes is
+//     status.memory.memoryOverhead, else an estimate of what the
+//     hypervisor process needs beyond guest memory: 180 MiB, 8 MiB per
+//     vCPU, 16 MiB of video memory unless autoattachGraphicsDevice is
+//     false, and 1/512 of guest memory for page tables.
+//   - A finished migration keeps its final job counters
+//     (kubevirt_vmi_migration_data_*, transfer and dirty rates) and the
+//     engine's virtkit_migration_* series while its
+//     VirtualMachineInstanceMigration exists, and its start and end times
+//     from the VMIM's status once the VMI no longer records it. KubeVirt
+//     drops the job counters when the job ends.
 //   - A guest filesystem whose size the agent did not report (0) gives no
 //     kubevirt_vmi_filesystem_* series.
-//   - kubevirt_vm_*_status_last_transition_timestamp_seconds are gauges
-//     (KubeVirt declares counters without the _total suffix, which
-//     promtool rejects), and only the VM's current status group is
-//     exported, at the time of its newest condition change: virtkit does
-//     not record when a VM left the other groups.
 //   - Phase-transition histograms are accumulated by the collector from
-//     the phaseTransitionTimestamps it sees at each scrape, so they start
-//     empty when the process starts and miss objects created and deleted
-//     between two scrapes.
+//     the phaseTransitionTimestamps it sees, at each scrape and, after
+//     [ControlPlaneCollector.Start], at each watch event; they start empty
+//     when the process starts.
+//   - Not served: virt-operator's families (no operator), the console,
+//     VNC, port-forward and USB-redirection connection families (no such
+//     proxies), kubevirt_vmi_gpu_info (no GPUs), kubevirt_vmsnapshot_*
+//     (no snapshots), the guest load, device-driver and panic families
+//     (no source) and kubevirt_vmi_sync_total (no per-VMI sync counts).
 //
 // # Imports
 //
-// The project's layering lets metrics import root, hypervisor and migration; this
-// package also imports store, controller, node and cluster, because the
-// sources it reads (store listings, controller statistics, node agents'
-// guest information, the embedded cluster) live there. None of them
-// import metrics.
+// This package reads interfaces and imports only the root package,
+// hypervisor, migration and store; the adapters that connect it to
+// controllers, node agents and the embedded cluster live in metrics/wire.
 package metrics

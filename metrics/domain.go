@@ -19,7 +19,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
-	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -79,6 +78,31 @@ type nodeState struct {
 	src      NodeSource
 	timeouts atomic.Uint64
 	errors   atomic.Uint64
+
+	// machines are the host's machine types, read once.
+	machinesMu   sync.Mutex
+	machines     []hypervisor.MachineType
+	haveMachines bool
+}
+
+// machineTypes returns the node's machine types, reading them on the
+// first call that succeeds; false when the hypervisor does not report
+// them or has not answered yet.
+func (n *nodeState) machineTypes(ctx context.Context) ([]hypervisor.MachineType, bool) {
+	l, ok := n.src.Domains.(hypervisor.MachineTypeLister)
+	if !ok {
+		return nil, false
+	}
+	n.machinesMu.Lock()
+	defer n.machinesMu.Unlock()
+	if !n.haveMachines {
+		ms, err := l.MachineTypes(ctx)
+		if err != nil {
+			return nil, false
+		}
+		n.machines, n.haveMachines = ms, true
+	}
+	return n.machines, true
 }
 
 var _ prometheus.Collector = (*DomainCollector)(nil)
@@ -230,7 +254,7 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 			continue
 		}
 		for _, m := range n.src.Migrations.Migrations() {
-			ns, name, ok := node.SplitDomainName(m.Domain)
+			ns, name, ok := SplitDomainName(m.Domain)
 			if !ok {
 				c.log.Warn("metrics: migration of a domain that is no VMI's", "node", n.src.Name, "domain", m.Domain)
 				continue
@@ -244,7 +268,7 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 	done := runBounded(ctx, len(tasks)+len(jobs), c.opts.MaxConcurrency, func(ctx context.Context, i int) {
 		if i < len(tasks) {
 			t := &tasks[i]
-			dom := node.DomainName(t.vmi.Namespace, t.vmi.Name)
+			dom := DomainName(t.vmi.Namespace, t.vmi.Name)
 			t.stats, t.err = t.node.src.Domains.Stats(ctx, dom)
 			if t.err == nil {
 				t.names = c.deviceNames(ctx, t.node, t.vmi, dom, &t.stats)
@@ -281,6 +305,7 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 			}
 		}
 	}
+	c.emitNodes(ctx, e, tasks, done)
 	noLabels := vmiLabels{}
 	for i := range jobs {
 		j := &jobs[i]
@@ -294,6 +319,37 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 		}
 		if j.mig.Engine != nil {
 			emitEngineSnapshot(e, &c.f.engine, j.mig.Engine)
+		}
+	}
+	c.emitFinishedMigrations(ctx, e, jobs)
+}
+
+// emitNodes writes the per-node families: deprecated machine types and
+// whether the domains run under software emulation (from the domain
+// types read with the device names; absent when no domain was read).
+func (c *DomainCollector) emitNodes(ctx context.Context, e *emitter, tasks []domainTask, done []bool) {
+	known, emulated := false, false
+	for i := range tasks {
+		if !done[i] || tasks[i].names == nil || tasks[i].names.domainType == "" {
+			continue
+		}
+		known = true
+		if tasks[i].names.domainType != "kvm" {
+			emulated = true
+		}
+	}
+	if known {
+		e.plain(c.f.emulation, boolValue(emulated))
+	}
+	for _, n := range c.order {
+		ms, ok := n.machineTypes(ctx)
+		if !ok {
+			continue
+		}
+		for _, m := range ms {
+			if m.Deprecated {
+				e.plain(c.f.deprecatedMachines, 1, m.Name, n.src.Name)
+			}
 		}
 	}
 }
@@ -359,6 +415,20 @@ func (c *DomainCollector) deviceNames(ctx context.Context, n *nodeState, vmi *vi
 	if err != nil {
 		c.log.Warn("metrics: parsing domain XML for device names", "node", n.src.Name, "domain", dom, "error", err)
 		return nil
+	}
+	// vCPU pinning changes with the domain's definition, like its
+	// devices: read with them, once per incarnation.
+	if ar, ok := n.src.Domains.(hypervisor.VCPUAffinityReader); ok {
+		if m, err := ar.VCPUAffinity(ctx, dom); err == nil {
+			for _, v := range m {
+				for _, on := range v {
+					if on {
+						d.affinity++
+					}
+				}
+			}
+			d.haveAffinity = true
+		}
 	}
 	// Devices the XML does not list keep their names; recording them
 	// stops a re-read on every scrape.
@@ -429,12 +499,15 @@ func (c *DomainCollector) emitDomain(e *emitter, st *hypervisor.DomainStats, nam
 		e.duration(f.stFlushTimes, b.FlushTime, drive)
 	}
 	e.uint(f.dirtyRate, st.DirtyRate)
+	if names.haveAffinity {
+		e.value(f.cpuAffinity, float64(names.affinity))
+	}
 }
 
 // emitFilesystems writes the guest's filesystems. The guest agent source
 // reports an unknown size as 0, so a filesystem without a capacity is
 // left out rather than shown as empty.
-func (c *DomainCollector) emitFilesystems(e *emitter, fss []node.GuestFilesystem) {
+func (c *DomainCollector) emitFilesystems(e *emitter, fss []GuestFilesystem) {
 	for _, fs := range fss {
 		if fs.TotalBytes <= 0 || fs.UsedBytes < 0 {
 			continue

@@ -40,6 +40,8 @@ type domainFamilies struct {
 	engine engineFamilies
 
 	timeouts, errors *family
+
+	cpuAffinity, deprecatedMachines, emulation *family
 }
 
 // engineFamilies are virtkit's own migration metrics. The domain collector
@@ -125,6 +127,12 @@ func newDomainFamilies() *domainFamilies {
 		migTransferRate:  newFamily("kubevirt_vmi_migration_memory_transfer_rate_bytes", "The rate at which the memory is being transferred.", gauge, vmiBase...),
 
 		engine: newEngineFamilies(),
+
+		cpuAffinity: vmiFamily("kubevirt_vmi_node_cpu_affinity", "Number of VMI CPU affinities to node physical cores.", gauge),
+		deprecatedMachines: newFamily("kubevirt_node_deprecated_machine_types",
+			"List of deprecated machine types based on the capabilities of individual nodes, as detected by the node agent.", gauge, "machine_type", "node"),
+		emulation: newFamily("kubevirt_configuration_emulation_enabled",
+			"Indicates whether the domains run under software emulation (libvirt domain type qemu) rather than hardware virtualisation (kvm).", gauge),
 
 		timeouts: newFamily("virtkit_scrape_domain_timeouts_total", "Domain or migration-job statistics left out of a scrape because they missed the scrape deadline.", counter, "node"),
 		errors:   newFamily("virtkit_scrape_domain_errors_total", "Domain or migration-job statistics left out of a scrape because the hypervisor returned an error.", counter, "node"),

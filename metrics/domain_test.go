@@ -64,7 +64,7 @@ func TestDomainCollectorValues(t *testing.T) {
 	}}
 	c := newTestDomainCollector(t, objs, NodeSource{Name: "n1", Domains: doms, Guest: guest}, Options{})
 
-	const lbl = `kubernetes_vmi_label_app="web",kubernetes_vmi_label_kubevirt_io_node_name="n1",name="vm1",namespace="ns1",node="n1"`
+	const lbl = `kubernetes_vmi_label_app="web",kubernetes_vmi_label_kubevirt_io_nodeName="n1",name="vm1",namespace="ns1",node="n1"`
 	tests := []struct {
 		metric string
 		want   string
@@ -110,8 +110,8 @@ kubevirt_vmi_network_traffic_bytes_total{interface="vnet3",` + lbl + `,type="tx"
 		{"kubevirt_vmi_storage_write_times_seconds_total", `kubevirt_vmi_storage_write_times_seconds_total{drive="vda",` + lbl + `} 1` + "\n"},
 		{"kubevirt_vmi_storage_flush_requests_total", `kubevirt_vmi_storage_flush_requests_total{drive="vda",` + lbl + `} 9` + "\n"},
 		{"kubevirt_vmi_storage_flush_times_seconds_total", `kubevirt_vmi_storage_flush_times_seconds_total{drive="vda",` + lbl + `} 0.5` + "\n"},
-		{"kubevirt_vmi_filesystem_capacity_bytes", `kubevirt_vmi_filesystem_capacity_bytes{disk_name="vda1",file_system_type="ext4",kubernetes_vmi_label_app="web",kubernetes_vmi_label_kubevirt_io_node_name="n1",mount_point="/",name="vm1",namespace="ns1",node="n1"} 1.073741824e+10` + "\n"},
-		{"kubevirt_vmi_filesystem_used_bytes", `kubevirt_vmi_filesystem_used_bytes{disk_name="vda1",file_system_type="ext4",kubernetes_vmi_label_app="web",kubernetes_vmi_label_kubevirt_io_node_name="n1",mount_point="/",name="vm1",namespace="ns1",node="n1"} 1.073741824e+09` + "\n"},
+		{"kubevirt_vmi_filesystem_capacity_bytes", `kubevirt_vmi_filesystem_capacity_bytes{disk_name="vda1",file_system_type="ext4",kubernetes_vmi_label_app="web",kubernetes_vmi_label_kubevirt_io_nodeName="n1",mount_point="/",name="vm1",namespace="ns1",node="n1"} 1.073741824e+10` + "\n"},
+		{"kubevirt_vmi_filesystem_used_bytes", `kubevirt_vmi_filesystem_used_bytes{disk_name="vda1",file_system_type="ext4",kubernetes_vmi_label_app="web",kubernetes_vmi_label_kubevirt_io_nodeName="n1",mount_point="/",name="vm1",namespace="ns1",node="n1"} 1.073741824e+09` + "\n"},
 		{"kubevirt_vmi_dirty_rate_bytes_per_second", "kubevirt_vmi_dirty_rate_bytes_per_second{" + lbl + "} 3.145728e+06\n"},
 		{"virtkit_scrape_domain_timeouts_total", `virtkit_scrape_domain_timeouts_total{node="n1"} 0` + "\n"},
 	}
@@ -313,14 +313,14 @@ virtkit_migration_throttle_ratio{` + l + `} 0.3
 func TestSanitizeLabelName(t *testing.T) {
 	tests := []struct{ key, want string }{
 		{"app", "kubernetes_vmi_label_app"},
-		{"kubevirt.io/nodeName", "kubernetes_vmi_label_kubevirt_io_node_name"},
+		{"kubevirt.io/nodeName", "kubernetes_vmi_label_kubevirt_io_nodeName"},
 		{"my-label.example.com/x", "kubernetes_vmi_label_my_label_example_com_x"},
-		{"HTTPPort", "kubernetes_vmi_label_httpport"},
-		{"v2Name", "kubernetes_vmi_label_v2_name"},
-		{"ümlaut", "kubernetes_vmi_label__mlaut"},
+		{"HTTPPort", "kubernetes_vmi_label_HTTPPort"},
+		{"v2Name", "kubernetes_vmi_label_v2Name"},
+		{"ümlaut", "kubernetes_vmi_label___mlaut"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.key, func(t *testing.T) { assert.Equal(t, tt.want, sanitizeLabelName(tt.key)) })
+		t.Run(tt.key, func(t *testing.T) { assert.Equal(t, tt.want, sanitizeLabelName(vmiLabelPrefix, tt.key)) })
 	}
 	// Keys that collide after sanitizing keep the first in key order.
 	vl := labelsOf(map[string]string{"a-b": "1", "a.b": "2", "c": "3"})

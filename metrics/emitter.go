@@ -84,6 +84,15 @@ func (e *emitter) value(f *family, v float64, extra ...string) {
 	e.ch <- &sharedMetric{desc: d, typ: f.typ, value: v, labels: labels}
 }
 
+// plain writes a series of a family without VMI labels.
+func (e *emitter) plain(f *family, v float64, values ...string) {
+	if e.text != nil {
+		e.text.plain(f, v, values...)
+		return
+	}
+	send(e.ch, f, v, values...)
+}
+
 // mergeSorted merges two label lists sorted by name into a new one.
 func mergeSorted(a, b []*dto.LabelPair) []*dto.LabelPair {
 	out := make([]*dto.LabelPair, 0, len(a)+len(b))

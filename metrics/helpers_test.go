@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -11,10 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/migration"
-	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -98,12 +97,36 @@ func (f *fakeDomains) Stats(_ context.Context, name string) (hypervisor.DomainSt
 	return st, nil
 }
 
-type fakeGuest map[string][]node.GuestFilesystem
+// fakeHost adds vCPU pinning and machine types to fakeDomains.
+type fakeHost struct {
+	*fakeDomains
+	cpus     int
+	machines []hypervisor.MachineType
+}
 
-func (g fakeGuest) FilesystemList(namespace, name string) ([]node.GuestFilesystem, error) {
-	fs, ok := g[node.DomainName(namespace, name)]
+func (h *fakeHost) VCPUAffinity(_ context.Context, name string) ([][]bool, error) {
+	st, ok := h.stats[name]
 	if !ok {
-		return nil, fmt.Errorf("vmi %s/%s: %w", namespace, name, node.ErrNoGuestInfo)
+		return nil, fmt.Errorf("domain %s: %w", name, hypervisor.ErrNotFound)
+	}
+	out := make([][]bool, len(st.VCPUs))
+	for v := range out {
+		out[v] = make([]bool, h.cpus)
+		out[v][v%h.cpus] = true // pinned: one host CPU each
+	}
+	return out, nil
+}
+
+func (h *fakeHost) MachineTypes(context.Context) ([]hypervisor.MachineType, error) {
+	return h.machines, nil
+}
+
+type fakeGuest map[string][]GuestFilesystem
+
+func (g fakeGuest) FilesystemList(namespace, name string) ([]GuestFilesystem, error) {
+	fs, ok := g[DomainName(namespace, name)]
+	if !ok {
+		return nil, fmt.Errorf("vmi %s/%s: %w", namespace, name, errNoGuestInfo)
 	}
 	return fs, nil
 }
@@ -122,9 +145,11 @@ type fakeEngine migration.Snapshot
 
 func (e fakeEngine) Snapshot() migration.Snapshot { return migration.Snapshot(e) }
 
-type fakeController controller.Stats
+type fakeController ControllerStats
 
-func (c fakeController) Stats() controller.Stats { return controller.Stats(c) }
+func (c fakeController) Stats() ControllerStats { return ControllerStats(c) }
+
+var errNoGuestInfo = errors.New("no guest information")
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 

@@ -18,7 +18,6 @@ import (
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
 	"github.com/virtkit/virtkit/metrics"
-	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -92,7 +91,7 @@ func TestRealGuestMetrics(t *testing.T) {
 	vmi.Status.Phase, vmi.Status.NodeName = virtkit.Running, nodeName
 	require.NoError(t, st.Create(ctx, vmi))
 	c, err := metrics.NewDomainCollector(metrics.DomainSources{Objects: st,
-		Nodes: []metrics.NodeSource{{Name: nodeName, Domains: renamed{h, map[string]string{node.DomainName(ns, name): dom}}}}}, metrics.Options{ScrapeTimeout: 20 * time.Second})
+		Nodes: []metrics.NodeSource{{Name: nodeName, Domains: renamed{h, map[string]string{metrics.DomainName(ns, name): dom}}}}}, metrics.Options{ScrapeTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))

@@ -14,7 +14,6 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/metrics"
-	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -25,7 +24,7 @@ func TestSimValuesMatchTheHost(t *testing.T) {
 	ctx := context.Background()
 	clock := sim.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	host := sim.New(sim.Options{Name: "node-1", Clock: clock})
-	dom := node.DomainName("default", "vm")
+	dom := metrics.DomainName("default", "vm")
 	_, err := host.Define(ctx, benchDomainXML(dom))
 	require.NoError(t, err)
 	require.NoError(t, host.Start(ctx, dom, hypervisor.StartOptions{}))
@@ -87,11 +86,13 @@ func TestSimValuesMatchTheHost(t *testing.T) {
 	for k, v := range expect {
 		assert.Equal(t, v, got[k], k)
 	}
-	// The sim reports no per-vCPU wait/delay and no block timings: absent.
-	for k := range got {
-		assert.NotContains(t, k, "vcpu_wait")
-		assert.NotContains(t, k, "storage_read_times")
-	}
+	// The sim reports per-vCPU wait/delay and block timings as libvirt does.
+	assert.Equal(t, sec(want.VCPUs[0].Wait), got["kubevirt_vmi_vcpu_wait_seconds_total/0"])
+	assert.Equal(t, sec(want.Block[0].ReadTime), got["kubevirt_vmi_storage_read_times_seconds_total/vda"])
+	// Unpinned vCPUs may run on every host CPU.
+	hi, err := host.Host(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, float64(len(want.VCPUs)*hi.CPUs), got["kubevirt_vmi_node_cpu_affinity"])
 	if dr, ok := want.DirtyRate.Get(); ok {
 		assert.Equal(t, float64(dr), got["kubevirt_vmi_dirty_rate_bytes_per_second"])
 	} else {

@@ -2,12 +2,11 @@ package metrics
 
 import (
 	"context"
+	"strings"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/migration"
-	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -23,17 +22,64 @@ type DomainStatser interface {
 	Stats(ctx context.Context, domain string) (hypervisor.DomainStats, error)
 }
 
-// FilesystemLister returns the filesystems a VMI's guest agent reports;
-// *node.Agent satisfies it. An error means "no information" (agent not
-// connected) and yields no filesystem series. It must not block.
-type FilesystemLister interface {
-	FilesystemList(namespace, name string) ([]node.GuestFilesystem, error)
+// GuestFilesystem is one filesystem a VMI's guest agent reports.
+type GuestFilesystem struct {
+	DiskName       string
+	MountPoint     string
+	FileSystemType string
+	UsedBytes      int64
+	TotalBytes     int64
 }
 
-// StatsProvider is a controller's statistics snapshot;
-// *controller.Controller satisfies it.
+// FilesystemLister returns the filesystems a VMI's guest agent reports (a
+// node agent's, through package metrics/wire). An error means "no
+// information" (agent not connected) and yields no filesystem series. It
+// must not block.
+type FilesystemLister interface {
+	FilesystemList(namespace, name string) ([]GuestFilesystem, error)
+}
+
+// Histogram is a cumulative histogram snapshot: Buckets[i] counts the
+// observations <= Bounds[i].
+type Histogram struct {
+	Count   uint64
+	Sum     float64
+	Bounds  []float64
+	Buckets []uint64
+}
+
+// ControllerStats are one reconciler's numbers at one moment: its work
+// queue (client-go's workqueue quantities), its reconciles and its
+// watches.
+type ControllerStats struct {
+	// Name is the label value of every series (name / controller).
+	Name string
+
+	QueueDepth                     int64
+	QueueAdds                      uint64
+	QueueRetries                   uint64
+	QueueWait                      Histogram
+	WorkDuration                   Histogram
+	UnfinishedWorkSeconds          float64
+	LongestRunningProcessorSeconds float64
+
+	Reconciles      uint64
+	ReconcileErrors uint64
+	TerminalErrors  uint64
+	Requeues        uint64
+	ReconcileTime   Histogram
+	ActiveWorkers   int64
+
+	// Relists counts lists after start, resync or watch expiry; a
+	// reconciler that has listed once is ready.
+	Relists uint64
+}
+
+// StatsProvider is a reconciler's statistics snapshot (a
+// controller.Controller's, through package metrics/wire). It must be
+// cheap and not block.
 type StatsProvider interface {
-	Stats() controller.Stats
+	Stats() ControllerStats
 }
 
 // JobStatser returns a migration job's counters; hypervisor.MigrationJob
@@ -68,8 +114,20 @@ type MigrationSource interface {
 var (
 	_ ObjectLister      = store.Store(nil)
 	_ DomainStatser     = hypervisor.Hypervisor(nil)
-	_ FilesystemLister  = (*node.Agent)(nil)
-	_ StatsProvider     = (*controller.Controller)(nil)
 	_ JobStatser        = hypervisor.MigrationJob(nil)
 	_ EngineSnapshotter = (*migration.Engine)(nil)
 )
+
+// DomainName is the libvirt domain name of a VMI, "<namespace>_<name>",
+// the name node agents give the domains they define.
+func DomainName(namespace, name string) string { return namespace + "_" + name }
+
+// SplitDomainName reverses DomainName: namespaces are DNS labels and never
+// contain '_', so the first '_' separates them.
+func SplitDomainName(domain string) (namespace, name string, ok bool) {
+	ns, n, found := strings.Cut(domain, "_")
+	if !found || ns == "" || n == "" {
+		return "", "", false
+	}
+	return ns, n, true
+}

@@ -128,6 +128,13 @@ func (s *textStream) buf(f *family) *bytes.Buffer {
 func (s *textStream) sample(f *family, prefix string, names, values []string, v float64) {
 	b := s.buf(f)
 	b.WriteString(f.name)
+	if prefix == "" && len(names) == 0 {
+		b.WriteByte(' ')
+		s.scratch = appendFloat(s.scratch[:0], v)
+		b.Write(s.scratch)
+		b.WriteByte('\n')
+		return
+	}
 	b.WriteByte('{')
 	b.WriteString(prefix)
 	sep := prefix != ""

@@ -19,6 +19,7 @@ import (
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/internal/leader"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/metrics/wire"
 	"github.com/virtkit/virtkit/node"
 )
 
@@ -192,19 +193,19 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		log.Info("applied manifests", "objects", len(objs))
 	}
 	if f.metricsAddr != "" {
-		// Every VMI's series are streamed (metrics.ClusterHandler) when
+		// Every VMI's series are streamed (wire.ClusterHandler) when
 		// this process runs the node agents too; a controller alone has
 		// only the control-plane families.
 		var h http.Handler
 		if controllersOnly {
 			reg := prometheus.NewRegistry()
-			if err := metrics.RegisterControlPlane(reg, st, c.Controllers(), metrics.Options{}); err != nil {
+			if err := wire.RegisterControlPlane(reg, st, c.Controllers(), metrics.Options{}); err != nil {
 				return fmt.Errorf("--metrics-addr: %w", err)
 			}
 			h = metrics.Handler(reg)
 		} else {
 			var err error
-			if h, err = metrics.ClusterHandler(c, metrics.Options{}); err != nil {
+			if h, err = wire.ClusterHandler(c, metrics.Options{}); err != nil {
 				return fmt.Errorf("--metrics-addr: %w", err)
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -85,11 +84,19 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, o demoOptions) error
 		return err
 	}
 	defer cleanup()
+	if o.metricsAddr != "" {
+		// Served metrics include the control plane's calls to its store
+		// (KubeVirt's REST client families).
+		if copts.Store, err = instrumentedStore(copts.Store); err != nil {
+			return err
+		}
+	}
 	c, err := cluster.New(copts)
 	if err != nil {
 		return err
 	}
 
+	interrupted := ctx // ends on an interrupt, not at --timeout
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	runCtx, stopCluster := context.WithCancel(context.WithoutCancel(ctx))
@@ -118,11 +125,8 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, o demoOptions) error
 	err = w.run(objs)
 	if err == nil && o.hold && o.metricsAddr != "" {
 		fmt.Fprintf(text, "\nholding: serving metrics on http://%s/metrics until interrupted\n", o.metricsAddr)
-		<-ctx.Done()
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			// --timeout bounds the walk, not the hold.
-			<-runCtx.Done()
-		}
+		// --timeout bounds the walk, not the hold: hold until interrupted.
+		<-interrupted.Done()
 	}
 	if metricsDone != nil {
 		metricsDone()

@@ -14,16 +14,32 @@ import (
 
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/metrics/wire"
+	"github.com/virtkit/virtkit/store"
 )
 
 // serveDemoMetrics serves the cluster's metrics on addr at /metrics until
 // stop is called or ctx ends, and prints the URL to out.
 func serveDemoMetrics(ctx context.Context, addr string, c *cluster.Cluster, out io.Writer) (stop func(), err error) {
-	h, err := metrics.ClusterHandler(c, metrics.Options{})
+	h, err := wire.StartClusterHandler(ctx, c, metrics.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
 	return serveHandler(ctx, addr, h, out)
+}
+
+// instrumentedStore wraps st (a new memory store when nil) so its calls
+// are served as KubeVirt's REST client metrics.
+func instrumentedStore(st store.Store) (store.Store, error) {
+	host := "store"
+	if st == nil {
+		st, host = store.NewMemory(), "memory"
+	}
+	is, err := metrics.InstrumentStore(st, host)
+	if err != nil {
+		return nil, err
+	}
+	return is, nil
 }
 
 // route is an extra handler served next to /metrics.

@@ -20,6 +20,7 @@ import (
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/metrics/wire"
 	"github.com/virtkit/virtkit/node"
 )
 
@@ -211,7 +212,7 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 	}
 	if f.metricsAddr != "" {
 		reg := prometheus.NewRegistry()
-		if err := metrics.RegisterNode(reg, st, agent, hv, metrics.Options{}); err != nil {
+		if err := wire.RegisterNode(reg, st, agent, hv, metrics.Options{}); err != nil {
 			return fmt.Errorf("--metrics-addr: %w", err)
 		}
 		if err := registerNodeSafety(reg, agent); err != nil {

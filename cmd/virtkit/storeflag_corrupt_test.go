@@ -14,6 +14,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/metrics/wire"
 	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/store/etcd/etcdtest"
 )
@@ -29,7 +30,7 @@ func TestStoreFlagsReportCorruptValues(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, metrics.RegisterControlPlane(reg, st, nil, metrics.Options{}))
+	require.NoError(t, wire.RegisterControlPlane(reg, st, nil, metrics.Options{}))
 
 	const key = "/virtkit/VirtualMachineInstance/default/zzpoison"
 	_, err = st.Etcd.Put(t.Context(), key, "not json{")

@@ -762,7 +762,10 @@ func stats(d *domain, now time.Time) hypervisor.DomainStats {
 		if !d.running() {
 			vstate = "halted"
 		}
-		st.VCPUs = append(st.VCPUs, hypervisor.VCPUStats{ID: i, State: vstate, Time: hypervisor.Some(cpu / time.Duration(sp.vcpus))})
+		// The model has no host-CPU contention and no guest I/O wait, so
+		// libvirt's vcpu.N.wait and vcpu.N.delay are measured zeros.
+		st.VCPUs = append(st.VCPUs, hypervisor.VCPUStats{ID: i, State: vstate, Time: hypervisor.Some(cpu / time.Duration(sp.vcpus)),
+			Wait: hypervisor.Some[time.Duration](0), Delay: hypervisor.Some[time.Duration](0)})
 	}
 	mem := sp.curMemory
 	used := min(mem, uint64(64<<20)+workingSetOf(d))
@@ -793,13 +796,31 @@ func stats(d *domain, now time.Time) hypervisor.DomainStats {
 	}
 	for _, disk := range sp.disks {
 		b := uint64(d.blkBytes)
+		// Times as libvirt reports them (rd/wr/fl.times), at the model's
+		// disk throughput; one flush per 16 writes.
+		flushes := b / 8192 / 16
 		st.Block = append(st.Block, hypervisor.BlockStats{
 			Name: disk.target, Path: disk.path,
 			ReadReqs: hypervisor.Some(b / 4096), ReadBytes: hypervisor.Some(b),
 			WriteReqs: hypervisor.Some(b / 8192), WriteBytes: hypervisor.Some(b / 2),
+			ReadTime:  hypervisor.Some(diskTime(b)),
+			WriteTime: hypervisor.Some(diskTime(b / 2)),
+			FlushReqs: hypervisor.Some(flushes),
+			FlushTime: hypervisor.Some(time.Duration(flushes) * simFlushTime),
 		})
 	}
 	return st
+}
+
+// The model's disk: 500 MB/s, 1 ms per flush.
+const (
+	simDiskBytesPerSecond = 500e6
+	simFlushTime          = time.Millisecond
+)
+
+// diskTime is how long the model's disk takes to move n bytes.
+func diskTime(n uint64) time.Duration {
+	return time.Duration(float64(n) / simDiskBytesPerSecond * float64(time.Second))
 }
 
 func workingSetOf(d *domain) uint64 {

@@ -1,4 +1,4 @@
-package metrics_test
+package wire_test
 
 import (
 	"context"
@@ -12,12 +12,13 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/metrics/wire"
 )
 
 // RegisterCluster puts a whole embedded cluster's metrics, under
 // KubeVirt's names, into a registry of the caller's: here one running VMI
 // on simulated hosts. Serve the registry with metrics.Handler (or use
-// metrics.ClusterHandler, which streams the per-VMI families).
+// wire.ClusterHandler, which streams the per-VMI families).
 func ExampleRegisterCluster() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -45,7 +46,7 @@ func ExampleRegisterCluster() {
 	}
 
 	reg := prometheus.NewPedanticRegistry()
-	if err := metrics.RegisterCluster(reg, c, metrics.Options{}); err != nil {
+	if err := wire.RegisterCluster(reg, c, metrics.Options{}); err != nil {
 		fmt.Println(err)
 		return
 	}

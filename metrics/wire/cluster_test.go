@@ -1,4 +1,4 @@
-package metrics_test
+package wire_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/metrics"
+	"github.com/virtkit/virtkit/metrics/wire"
 )
 
 const testManifests = `apiVersion: kubevirt.io/v1
@@ -91,7 +92,7 @@ func startCluster(t *testing.T) (*cluster.Cluster, *prometheus.Registry) {
 	}, 30*time.Second, 10*time.Millisecond, "the guest agent never reported filesystems")
 
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, metrics.RegisterCluster(reg, c, metrics.Options{}))
+	require.NoError(t, wire.RegisterCluster(reg, c, metrics.Options{}))
 	return c, reg
 }
 
@@ -130,7 +131,7 @@ func TestRegisterClusterExpositionPassesPromtool(t *testing.T) {
 	} {
 		assert.True(t, strings.Contains(string(body), want), "exposition lacks %s", want)
 	}
-	metrics.PromtoolCheck(t, body)
+	promtoolCheck(t, body)
 }
 
 func TestClusterCPUTimeGrows(t *testing.T) {
@@ -155,9 +156,9 @@ func TestClusterCPUTimeGrows(t *testing.T) {
 func TestRegisterClusterErrors(t *testing.T) {
 	c, err := cluster.New(cluster.Options{Nodes: 1})
 	require.NoError(t, err)
-	require.ErrorIs(t, metrics.RegisterCluster(nil, c, metrics.Options{}), metrics.ErrInvalidOptions)
-	require.ErrorIs(t, metrics.RegisterCluster(prometheus.NewRegistry(), nil, metrics.Options{}), metrics.ErrInvalidOptions)
-	require.ErrorIs(t, metrics.RegisterCluster(prometheus.NewRegistry(), c, metrics.Options{ScrapeTimeout: -time.Second}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterCluster(nil, c, metrics.Options{}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterCluster(prometheus.NewRegistry(), nil, metrics.Options{}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterCluster(prometheus.NewRegistry(), c, metrics.Options{ScrapeTimeout: -time.Second}), metrics.ErrInvalidOptions)
 }
 
 // TestPerNodeEndpoints exports the same cluster the KubeVirt way: one
@@ -168,16 +169,16 @@ func TestPerNodeEndpoints(t *testing.T) {
 	require.NoError(t, err)
 
 	cp := prometheus.NewPedanticRegistry()
-	require.NoError(t, metrics.RegisterControlPlane(cp, c.Store(), c.Controllers(), metrics.Options{}))
+	require.NoError(t, wire.RegisterControlPlane(cp, c.Store(), c.Controllers(), metrics.Options{}))
 	cpText := gatherAll(t, cp)
 	assert.Contains(t, cpText, `kubevirt_vmi_info{`)
 	assert.Contains(t, cpText, `kubevirt_workqueue_depth{name="virtualmachine"}`)
 	assert.NotContains(t, cpText, `kubevirt_vmi_cpu_usage_seconds_total`)
-	metrics.PromtoolCheck(t, []byte(cpText))
+	promtoolCheck(t, []byte(cpText))
 
 	for _, n := range c.Nodes() {
 		reg := prometheus.NewPedanticRegistry()
-		require.NoError(t, metrics.RegisterNode(reg, c.Store(), n.Agent, n.Hypervisor, metrics.Options{}))
+		require.NoError(t, wire.RegisterNode(reg, c.Store(), n.Agent, n.Hypervisor, metrics.Options{}))
 		text := gatherAll(t, reg)
 		assert.Contains(t, text, `kubevirt_workqueue_depth{name="node/`+n.Name+`"}`)
 		assert.NotContains(t, text, `kubevirt_vmi_info{`, "cluster-wide series belong to the control plane")
@@ -186,19 +187,19 @@ func TestPerNodeEndpoints(t *testing.T) {
 		} else {
 			assert.NotContains(t, text, `kubevirt_vmi_cpu_usage_seconds_total{`)
 		}
-		metrics.PromtoolCheck(t, []byte(text))
+		promtoolCheck(t, []byte(text))
 	}
 
 	n := c.Nodes()[0]
-	require.ErrorIs(t, metrics.RegisterNode(nil, c.Store(), n.Agent, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
-	require.ErrorIs(t, metrics.RegisterNode(prometheus.NewRegistry(), c.Store(), nil, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
-	require.ErrorIs(t, metrics.RegisterNode(prometheus.NewRegistry(), nil, n.Agent, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
-	require.ErrorIs(t, metrics.RegisterControlPlane(prometheus.NewRegistry(), nil, nil, metrics.Options{}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterNode(nil, c.Store(), n.Agent, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterNode(prometheus.NewRegistry(), c.Store(), nil, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterNode(prometheus.NewRegistry(), nil, n.Agent, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterControlPlane(prometheus.NewRegistry(), nil, nil, metrics.Options{}), metrics.ErrInvalidOptions)
 	// Unchecked collectors are not deduplicated at registration: the same
 	// sources registered twice show up as duplicate series at Gather.
 	reg := prometheus.NewRegistry()
-	require.NoError(t, metrics.RegisterControlPlane(reg, c.Store(), c.Controllers(), metrics.Options{}))
-	require.NoError(t, metrics.RegisterControlPlane(reg, c.Store(), c.Controllers(), metrics.Options{}))
+	require.NoError(t, wire.RegisterControlPlane(reg, c.Store(), c.Controllers(), metrics.Options{}))
+	require.NoError(t, wire.RegisterControlPlane(reg, c.Store(), c.Controllers(), metrics.Options{}))
 	_, err = reg.Gather()
 	require.ErrorContains(t, err, "was collected before with the same name and label values")
 }
@@ -226,12 +227,12 @@ func TestHandlerWithoutGatherer(t *testing.T) {
 // (by name and labels) as RegisterCluster's registry, promtool-clean.
 func TestClusterHandlerServesTheSameSeries(t *testing.T) {
 	c, reg := startCluster(t)
-	h, err := metrics.ClusterHandler(c, metrics.Options{})
+	h, err := wire.ClusterHandler(c, metrics.Options{})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	body := scrape(t, srv.URL)
-	metrics.PromtoolCheck(t, body)
+	promtoolCheck(t, body)
 
 	// Values move between scrapes (CPU time, queue durations): compare
 	// series identities.
@@ -253,6 +254,6 @@ func TestClusterHandlerServesTheSameSeries(t *testing.T) {
 		return out
 	}
 	assert.Equal(t, ids(gatherAll(t, reg)), ids(string(body)))
-	_, err = metrics.ClusterHandler(nil, metrics.Options{})
+	_, err = wire.ClusterHandler(nil, metrics.Options{})
 	require.ErrorIs(t, err, metrics.ErrInvalidOptions)
 }
