@@ -51,7 +51,8 @@ type ruleFile struct {
 }
 
 type ruleTests struct {
-	RuleFiles []string `yaml:"rule_files"`
+	RuleFiles      []string `yaml:"rule_files"`
+	GroupEvalOrder []string `yaml:"group_eval_order"`
 	Tests     []struct {
 		Name      string `yaml:"name"`
 		AlertTest []struct {
@@ -89,6 +90,13 @@ func TestEveryAlertFiresAndResolves(t *testing.T) {
 		}
 	}
 	alerts := 0
+	var groups []string
+	for _, g := range rules.Groups {
+		groups = append(groups, g.Name)
+	}
+	// Without an order promtool evaluates groups in any order, and an
+	// alert may read a recording rule's value of the previous evaluation.
+	assert.Equal(t, groups, tests.GroupEvalOrder, "group_eval_order: every group, recording rules first")
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
 			if r.Alert == "" {
