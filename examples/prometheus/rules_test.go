@@ -53,7 +53,7 @@ type ruleFile struct {
 type ruleTests struct {
 	RuleFiles      []string `yaml:"rule_files"`
 	GroupEvalOrder []string `yaml:"group_eval_order"`
-	Tests     []struct {
+	Tests          []struct {
 		Name      string `yaml:"name"`
 		AlertTest []struct {
 			Alertname string `yaml:"alertname"`
