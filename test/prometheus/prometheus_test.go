@@ -21,11 +21,12 @@ import (
 const (
 	rulesFile  = "../../examples/prometheus/virtkit-rules.yaml"
 	dashboards = "../../examples/grafana/*.json"
-	// rateInterval replaces Grafana's $__rate_interval: twenty one-second
-	// scrapes, plenty for rate() on a loaded machine.
+	// rateInterval replaces Grafana's $__rate_interval: ten scrapes,
+	// plenty for rate() on a loaded machine.
 	rateInterval = "20s"
-	// alertFor replaces every alert's `for` so a test sees it fire.
-	alertFor = 3 * time.Second
+	// alertFor replaces every alert's `for` so a test sees it fire; longer
+	// than one scrape interval, so one slow scrape fires nothing.
+	alertFor = 5 * time.Second
 )
 
 // gauges are series the rules read that no dashboard query shows: the
@@ -96,7 +97,7 @@ func TestPrometheusScrapesVirtkit(t *testing.T) {
 	})
 	waitFor(t, "scrapes after the walk", time.Minute, prom, func() bool {
 		v, err := a.scalar(ctx, `count_over_time(up{job="virtkit-controller"}[`+rateInterval+`])`)
-		return err == nil && v >= 10 && time.Since(held) > 10*time.Second
+		return err == nil && v >= 5 && time.Since(held) > 10*time.Second
 	})
 
 	// Every dashboard query returns data: somewhere during the run (what
@@ -140,7 +141,7 @@ func TestPrometheusScrapesVirtkit(t *testing.T) {
 	}
 
 	// A healthy control plane: one process, ready and leading; no alert
-	// about it.
+	// about it has fired (one slow scrape may make one pending).
 	for expr, want := range map[string]float64{
 		"kubevirt_virt_controller_ready":   1,
 		"kubevirt_virt_controller_leading": 1,
@@ -153,7 +154,7 @@ func TestPrometheusScrapesVirtkit(t *testing.T) {
 	for _, name := range []string{"VirtControllerDown", "NoReadyVirtController", "VirtkitNoLeadingController", "NoReadyVirtHandler"} {
 		state, err := a.alertState(ctx, name)
 		if assert.NoError(t, err, name) {
-			assert.Equal(t, "inactive", state, "%s while the control plane runs", name)
+			assert.NotEqual(t, "firing", state, "%s while the control plane runs", name)
 		}
 	}
 

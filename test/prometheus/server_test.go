@@ -118,8 +118,9 @@ func freeAddr(t *testing.T) string {
 var forClause = regexp.MustCompile(`(?m)^(\s+)for: \S+\s*$`)
 
 // writeConfig writes a Prometheus configuration into dir that scrapes
-// target as job virtkit-controller every second and evaluates rulesFile
-// every second, with every alert's `for` shortened to forDuration.
+// target as job virtkit-controller every two seconds (a scrape may take
+// that long on a loaded machine) and evaluates rulesFile every second,
+// with every alert's `for` shortened to forDuration.
 func writeConfig(t *testing.T, dir, rulesFile, target string, forDuration time.Duration) string {
 	t.Helper()
 	rules, err := os.ReadFile(rulesFile)
@@ -130,8 +131,8 @@ func writeConfig(t *testing.T, dir, rulesFile, target string, forDuration time.D
 	require.NoError(t, os.WriteFile(rulesPath, rules, 0o600))
 
 	config := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
+  scrape_interval: 2s
+  scrape_timeout: 2s
   evaluation_interval: 1s
 rule_files:
   - %s
