@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,16 +28,9 @@ const (
 	// alertFor replaces every alert's `for` so a test sees it fire; longer
 	// than one scrape interval, so one slow scrape fires nothing.
 	alertFor = 5 * time.Second
+	// demoNodes is the demo's number of simulated hosts.
+	demoNodes = 2
 )
-
-// gauges are series the rules read that no dashboard query shows: the
-// control plane's readiness and leadership and its node agents' readiness,
-// under KubeVirt's names.
-var gauges = []string{
-	"kubevirt_virt_controller_ready_status",
-	"kubevirt_virt_controller_leading_status",
-	"kubevirt_virt_handler_ready_status",
-}
 
 // waitFor polls cond every 500ms until it returns true, the process p
 // exits (when p is not nil) or timeout passes; it fails the test then.
@@ -83,7 +77,8 @@ func TestPrometheusScrapesVirtkit(t *testing.T) {
 	waitFor(t, "Prometheus to be ready", time.Minute, prom, func() bool { return a.ready(ctx) })
 
 	walkStart := time.Now()
-	demo := start(t, "virtkit demo", bin, "demo", "--metrics-addr", demoAddr, "--hold", "--timeout", "4m")
+	demo := start(t, "virtkit demo", bin, "demo", "--nodes", strconv.Itoa(demoNodes),
+		"--metrics-addr", demoAddr, "--hold", "--timeout", "4m")
 	waitFor(t, "the demo's walk", 5*time.Minute, demo, func() bool {
 		return strings.Contains(demo.out.String(), "holding: serving metrics")
 	})
@@ -129,15 +124,19 @@ func TestPrometheusScrapesVirtkit(t *testing.T) {
 			len(notNow), len(queries), strings.Join(notNow, "\n\t"))
 	}
 
+	// Every series the rules read is served (the readiness and leadership
+	// gauges, kubevirt_vm_info, kubevirt_vmi_number_of_outdated, ...).
 	var missing []string
-	for _, g := range gauges {
-		res, err := a.query(ctx, g)
-		if assert.NoError(t, err, g) && len(res) == 0 {
-			missing = append(missing, g)
+	inputs := ruleInputs(t, rulesFile)
+	for _, name := range inputs {
+		res, err := a.queryRange(ctx, name, walkStart, time.Now(), time.Second)
+		if assert.NoError(t, err, name) && len(res) == 0 {
+			missing = append(missing, name)
 		}
 	}
+	t.Logf("%d metrics read by the rules checked", len(inputs))
 	if len(missing) > 0 {
-		t.Errorf("gauges the rules read that the control plane does not serve: %s", strings.Join(missing, ", "))
+		t.Errorf("metrics the rules read that the control plane did not serve during the run: %s", strings.Join(missing, ", "))
 	}
 
 	// A healthy control plane: one process, ready and leading; no alert
@@ -145,13 +144,17 @@ func TestPrometheusScrapesVirtkit(t *testing.T) {
 	for expr, want := range map[string]float64{
 		"kubevirt_virt_controller_ready":   1,
 		"kubevirt_virt_controller_leading": 1,
+		"kubevirt_virt_handler_ready":      demoNodes,
+		"kubevirt_allocatable_nodes":       demoNodes,
+		"kubevirt_nodes_with_kvm":          demoNodes,
 	} {
 		v, err := a.scalar(ctx, expr)
 		if assert.NoError(t, err, expr) {
 			assert.Equal(t, want, v, expr)
 		}
 	}
-	for _, name := range []string{"VirtControllerDown", "NoReadyVirtController", "VirtkitNoLeadingController", "NoReadyVirtHandler"} {
+	for _, name := range []string{"VirtControllerDown", "NoReadyVirtController", "LowReadyVirtControllersCount",
+		"VirtkitNoLeadingController", "NoReadyVirtHandler", "LowReadyVirtHandlerCount", "LowKVMNodesCount"} {
 		state, err := a.alertState(ctx, name)
 		if assert.NoError(t, err, name) {
 			assert.NotEqual(t, "firing", state, "%s while the control plane runs", name)
