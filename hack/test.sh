@@ -63,6 +63,17 @@ build/bin/staticcheck -tags faults ./test/faults/
 go test -tags faults -race -count=1 -timeout 15m -v ./test/faults/
 # --- fault-injection suite: end ---
 
+# --- Prometheus tier (test/prometheus): begin ---
+# Debian's prometheus server on loopback with examples/prometheus's rules,
+# scraping a `virtkit demo` process: every Grafana dashboard query must
+# return data and stopping the control plane must fire VirtControllerDown.
+# (The rules' promtool unit tests run in the unit tier below.)
+step "Prometheus tier"
+go vet -tags prometheus ./test/prometheus/
+build/bin/staticcheck -tags prometheus ./test/prometheus/
+go test -tags prometheus -race -count=1 -timeout 10m -v ./test/prometheus/
+# --- Prometheus tier: end ---
+
 step "unit, sim, libvirt test-driver, qemu-ga, promtool and etcd tiers"
 go test -race -tags libvirt -timeout 40m ./...
 

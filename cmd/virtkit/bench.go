@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,6 +30,7 @@ func newBenchMigrateCmd() *cobra.Command {
 		output       string
 		plotFile     string
 		plotProfile  string
+		plotSummary  string
 		capsName     string
 		autoConverge string
 	)
@@ -87,24 +90,24 @@ the job, a direct vCPU throttle); every row says which one it ran with.`,
 			if output != "table" && output != "json" {
 				return fmt.Errorf("--output: %q is not table or json", output)
 			}
-			if plotProfile == "" {
-				plotProfile = profiles[0].Name
+			if plotProfile != "" && !slices.ContainsFunc(profiles, func(p bench.Profile) bool { return p.Name == plotProfile }) {
+				return fmt.Errorf("--plot-profile: no profile %q", plotProfile)
 			}
 			rows, err := bench.Run(cmd.Context(), profiles, names, bench.Options{Samples: plotFile != "", Capabilities: caps, AutoConverge: ac})
 			if err != nil {
 				return err
 			}
 			if plotFile != "" {
-				f, err := os.Create(plotFile)
-				if err != nil {
+				if plotProfile == "" {
+					plotProfile = bench.InformativeProfile(rows)
+				}
+				if err := writeFile(plotFile, func(w io.Writer) error { return bench.WritePlot(w, plotProfile, rows) }); err != nil {
 					return fmt.Errorf("--plot: %w", err)
 				}
-				if err := bench.WritePlot(f, plotProfile, rows); err != nil {
-					f.Close()
-					return fmt.Errorf("--plot: %w", err)
-				}
-				if err := f.Close(); err != nil {
-					return fmt.Errorf("--plot: %w", err)
+			}
+			if plotSummary != "" {
+				if err := writeFile(plotSummary, func(w io.Writer) error { return bench.WriteSummaryPlot(w, rows) }); err != nil {
+					return fmt.Errorf("--plot-summary: %w", err)
 				}
 			}
 			out := cmd.OutOrStdout()
@@ -119,8 +122,22 @@ the job, a direct vCPU throttle); every row says which one it ran with.`,
 	f.StringVar(&policies, "policies", strings.Join(bench.PolicyNames(), ","), "comma-separated policies: "+strings.Join(bench.PolicyNames(), ", "))
 	f.StringVar(&output, "output", "table", "output format: table or json")
 	f.StringVar(&plotFile, "plot", "", "write an SVG of remaining data against time for every policy on one profile")
-	f.StringVar(&plotProfile, "plot-profile", "", "the profile to plot (default: the first)")
+	f.StringVar(&plotProfile, "plot-profile", "", "the profile to plot (default: the one whose policies differ most)")
+	f.StringVar(&plotSummary, "plot-summary", "", "write an SVG of total time / lower bound and downtime per policy on every profile")
 	f.StringVar(&capsName, "capabilities", string(bench.CapabilitiesLibvirt), "what the simulated backend offers the engine: libvirt or full")
 	f.StringVar(&autoConverge, "qemu-auto-converge", string(sim.AutoConvergeQEMU92), "QEMU's auto-converge schedule: qemu-9.2 (5 s background syncs) or legacy")
 	return cmd
+}
+
+// writeFile creates path and writes it with write, closing it either way.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

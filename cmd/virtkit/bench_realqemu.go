@@ -65,7 +65,7 @@ about 10 s of boot plus the migration, capped by --max-time.`
 
 func runRealBench(c *cobra.Command, uris, migrateURI string, maxTime time.Duration, parallel int, tls bool) error {
 	flags := c.Flags()
-	for _, name := range []string{"plot", "plot-profile", "capabilities", "qemu-auto-converge"} {
+	for _, name := range []string{"plot", "plot-profile", "plot-summary", "capabilities", "qemu-auto-converge"} {
 		if flags.Changed(name) {
 			return fmt.Errorf("--%s: only with --hypervisor sim", name)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -24,6 +25,7 @@ func newBenchScaleCmd() *cobra.Command {
 		timeout    time.Duration
 		cpuProfile string
 		memProfile string
+		plotFile   string
 	)
 	cmd := &cobra.Command{
 		Use:   "scale",
@@ -64,6 +66,11 @@ profile (in-use and allocated) after the last count.`,
 					return fmt.Errorf("--mem-profile: %w", err)
 				}
 			}
+			if plotFile != "" {
+				if err := writeFile(plotFile, func(w io.Writer) error { return writeScalePlot(w, nodes, results) }); err != nil {
+					return fmt.Errorf("--plot: %w", err)
+				}
+			}
 			out := cmd.OutOrStdout()
 			if output == "json" {
 				enc := json.NewEncoder(out)
@@ -90,6 +97,7 @@ profile (in-use and allocated) after the last count.`,
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "give up on one count after this long")
 	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file")
 	f.StringVar(&memProfile, "mem-profile", "", "write a heap profile after the last count to this file")
+	f.StringVar(&plotFile, "plot", "", "write an SVG of latency percentiles and CPU per VM against the fleet size")
 	return cmd
 }
 

@@ -1,33 +1,39 @@
 package bench
 
 import (
-	"bufio"
 	"fmt"
-	"html"
 	"io"
 	"math"
-	"strings"
+	"slices"
+
+	"github.com/virtkit/virtkit/internal/svgplot"
 )
 
-// plot geometry, in SVG user units.
 const (
-	plotWidth   = 1040
-	plotHeight  = 540
-	plotLeft    = 80
-	plotRight   = 280 // legend
-	plotTop     = 50
-	plotBottom  = 60
 	maxPoints   = 1500 // per series, after thinning
 	logXSpanMin = 20   // use a log time axis when the runs differ this much
+	gib         = 1 << 30
+	// denseSamples: a curve with more points than this is drawn translucent.
+	denseSamples = 1000
 )
 
-var plotColors = []string{"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"}
+// policyStyle is a policy's style index: its place in PolicyNames, so a
+// policy looks the same in every plot.
+func policyStyle(policy string, fallback int) int {
+	if i := slices.Index(policyNames, policy); i >= 0 {
+		return i
+	}
+	return len(policyNames) + fallback
+}
 
 // WritePlot draws, for one profile, the remaining data against time for
 // every policy's run in rows (runs need Options.Samples) as a standalone
-// SVG document. The time axis turns logarithmic when the longest run is
-// more than 20 times the shortest, so a policy that aborts after seconds
-// and one that burns an hour both stay readable.
+// SVG document. Each policy has its own colour, dash pattern and marker;
+// a run whose curve equals an earlier one's is drawn slightly offset and
+// says so in the legend. The time axis turns logarithmic when the longest
+// run is more than 20 times the shortest, so a policy that aborts after
+// seconds and one that burns an hour both stay readable. ✓ ends a run
+// that succeeded, ✕ one that failed.
 func WritePlot(w io.Writer, profile string, rows []Row) error {
 	var series []Row
 	for _, r := range rows {
@@ -52,76 +58,96 @@ func WritePlot(w io.Writer, profile string, rows []Row) error {
 		return fmt.Errorf("plot: the runs of profile %q have no samples", profile)
 	}
 	logX := minT > 0 && maxT/minT > logXSpanMin
-	x0 := 0.5 // log axis starts at the first poll
-	innerW := float64(plotWidth - plotLeft - plotRight)
-	innerH := float64(plotHeight - plotTop - plotBottom)
-	xpos := func(t float64) float64 {
-		if logX {
-			t = math.Max(t, x0)
-			return plotLeft + innerW*math.Log(t/x0)/math.Log(maxT/x0)
-		}
-		return plotLeft + innerW*t/maxT
-	}
-	ypos := func(r float64) float64 { return plotTop + innerH*(1-r/maxR) }
 
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
-		plotWidth, plotHeight, plotWidth, plotHeight)
-	fmt.Fprintf(b, `<rect width="%d" height="%d" fill="white"/>`+"\n", plotWidth, plotHeight)
+	fig := svgplot.Figure{
+		Title:    "Remaining data against time: " + profile,
+		Subtitle: subtitle(series),
+		Note:     "✓ migration completed, ✕ migration failed",
+		Width:    1200, LegendWidth: 400,
+	}
+	panel := svgplot.Panel{
+		Title: "Data still to send",
+		X:     svgplot.Axis{Label: "time since the migration started (s)", Log: logX},
+		Y:     svgplot.Axis{Label: "remaining (GiB)"},
+	}
+	if logX {
+		panel.X.Label = "time since the migration started (s, log scale)"
+		panel.X.Min, panel.X.Max = 1, maxT
+	}
+	// The longest runs first, so the short ones are drawn on top of them.
+	order := make([]int, len(series))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return -cmpFloat(series[a].TotalSeconds, series[b].TotalSeconds)
+	})
+	dups := map[int]int{} // series index -> index of the first equal curve
+	for i := range series {
+		for j := 0; j < i; j++ {
+			if _, isDup := dups[j]; !isDup && slices.Equal(series[i].Samples, series[j].Samples) {
+				dups[i] = j
+				break
+			}
+		}
+	}
+	for _, i := range order {
+		r := series[i]
+		s := svgplot.Series{Style: policyStyle(r.Policy, i), Markers: 6, EndGlyph: "✕"}
+		if r.Outcome == "Succeeded" {
+			s.EndGlyph = "✓"
+		}
+		if j, ok := dups[i]; ok {
+			// Every earlier equal curve shifts this one a little further.
+			rank := 0
+			for k, first := range dups {
+				if first == j && k <= i {
+					rank++
+				}
+			}
+			s.Offset = 2.5 * float64(rank)
+		}
+		for _, p := range thin(r.Samples, maxPoints) {
+			s.X = append(s.X, p.Seconds)
+			s.Y = append(s.Y, float64(p.Remaining)/gib)
+		}
+		if len(s.X) > denseSamples {
+			// A long sawtooth fills an area: tint it, so what is drawn
+			// over or under it stays visible.
+			s.Opacity = 0.45
+		}
+		panel.Series = append(panel.Series, s)
+	}
+	fig.Panels = []svgplot.Panel{panel}
+	for i, r := range series {
+		detail := fmt.Sprintf("%s after %.0f s; %s", r.Outcome, r.TotalSeconds, guestCost(r))
+		if j, ok := dups[i]; ok {
+			detail = "same curve as " + series[j].Policy + " (drawn offset)"
+		}
+		fig.Legend = append(fig.Legend, svgplot.LegendEntry{Style: policyStyle(r.Policy, i), Name: r.Policy, Detail: detail})
+	}
+	return fig.Render(w)
+}
+
+func subtitle(rows []Row) string {
 	caps := ""
 	for _, r := range rows {
-		if r.Profile == profile && r.Capabilities != "" {
-			caps = " (" + r.Capabilities + " capabilities)"
+		if r.Capabilities != "" {
+			caps = ", " + r.Capabilities + " capabilities"
 			break
 		}
 	}
-	fmt.Fprintf(b, `<text x="%d" y="25" font-size="16">Remaining data vs time: %s%s</text>`+"\n", plotLeft, html.EscapeString(profile), html.EscapeString(caps))
-	// Axes and grid.
-	fmt.Fprintf(b, `<g stroke="#999" stroke-width="1">`+"\n")
-	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d"/>`+"\n", plotLeft, plotTop, plotLeft, plotHeight-plotBottom)
-	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d"/>`+"\n", plotLeft, plotHeight-plotBottom, plotWidth-plotRight, plotHeight-plotBottom)
-	fmt.Fprintf(b, "</g>\n")
-	for _, t := range timeTicks(maxT, logX, x0) {
-		x := xpos(t)
-		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#eee"/>`+"\n", x, plotTop, x, plotHeight-plotBottom)
-		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x, plotHeight-plotBottom+18, formatTick(t))
+	return fmt.Sprintf("%d policies%s; lower bound memory/bandwidth %.0f s", len(rows), caps, rows[0].LowerBoundSeconds)
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
 	}
-	axis := "time (s)"
-	if logX {
-		axis = "time (s, log scale)"
-	}
-	fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", plotLeft+innerW/2, plotHeight-15, axis)
-	for i := 0; i <= 4; i++ {
-		r := maxR * float64(i) / 4
-		y := ypos(r)
-		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>`+"\n", plotLeft, y, plotWidth-plotRight, y)
-		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end">%.1f GB</text>`+"\n", plotLeft-6, y+4, r/1e9)
-	}
-	// Series.
-	for i, r := range series {
-		color := plotColors[i%len(plotColors)]
-		var pts strings.Builder
-		for _, s := range thin(r.Samples, maxPoints) {
-			fmt.Fprintf(&pts, "%.1f,%.1f ", xpos(s.Seconds), ypos(float64(s.Remaining)))
-		}
-		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`+"\n", color, strings.TrimSpace(pts.String()))
-		if n := len(r.Samples); n > 0 {
-			last := r.Samples[n-1]
-			mark := "●"
-			if r.Outcome != "Succeeded" {
-				mark = "✕"
-			}
-			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="%s" text-anchor="middle">%s</text>`+"\n",
-				xpos(last.Seconds), ypos(float64(last.Remaining))+4, color, mark)
-		}
-		ly := plotTop + 20*i
-		fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>`+"\n",
-			plotWidth-plotRight+15, ly, plotWidth-plotRight+35, ly, color)
-		fmt.Fprintf(b, `<text x="%d" y="%d">%s: %s %.0f s, %s</text>`+"\n", plotWidth-plotRight+40, ly+4,
-			html.EscapeString(r.Policy), html.EscapeString(r.Outcome), r.TotalSeconds, html.EscapeString(guestCost(r)))
-	}
-	fmt.Fprintln(b, "</svg>")
-	return b.Flush()
+	return 0
 }
 
 // thin keeps about n samples: for each of n/2 equal runs of samples, the
@@ -154,31 +180,4 @@ func thin(s []Sample, n int) []Sample {
 		}
 	}
 	return append(out, s[len(s)-1])
-}
-
-func timeTicks(maxT float64, logX bool, x0 float64) []float64 {
-	var ticks []float64
-	if logX {
-		for t := 1.0; t <= maxT; t *= 10 {
-			if t >= x0 {
-				ticks = append(ticks, t)
-			}
-		}
-		return ticks
-	}
-	step := math.Pow(10, math.Floor(math.Log10(maxT)))
-	if maxT/step < 3 {
-		step /= 2
-	}
-	for t := 0.0; t <= maxT; t += step {
-		ticks = append(ticks, t)
-	}
-	return ticks
-}
-
-func formatTick(t float64) string {
-	if t == math.Trunc(t) {
-		return fmt.Sprintf("%.0f", t)
-	}
-	return fmt.Sprintf("%.1f", t)
 }
