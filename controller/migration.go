@@ -546,10 +546,14 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	if src == "" {
 		src = vmi.Status.NodeName
 	}
+	var srcNode *virtkit.Node
+	if i := slices.IndexFunc(nodes.Items, func(n virtkit.Node) bool { return n.Name == src }); i >= 0 {
+		srcNode = nodes.Items[i].DeepCopy()
+	}
 	// The source is never a target, even for a custom scheduler or a node
 	// without its hostname label.
 	candidates := slices.DeleteFunc(nodes.Items, func(n virtkit.Node) bool { return n.Name == src })
-	target, err := r.o.Scheduler.Schedule(ctx, targetTemplate(vmi, mig, src), candidates, placed)
+	target, err := r.scheduleTarget(ctx, mig, vmi, srcNode, src, candidates, placed)
 	if err == nil && target == src {
 		err = fmt.Errorf("%w: scheduler chose the source node %s", scheduler.ErrUnschedulable, src)
 	}

@@ -56,6 +56,10 @@ type Options struct {
 	// Agent configures the simulated guest agent of every domain.
 	Agent AgentOptions
 
+	// CPU is the simulated host's CPU as migration placement sees it (a
+	// modelled capability); the zero value is [DefaultCPU].
+	CPU CPU
+
 	// EventBuffer is the capacity of each Events channel (default 256).
 	EventBuffer int
 	// Logger receives debug logs; nil discards them.
