@@ -187,6 +187,7 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	row.Reason = res.Reason
 	row.Mode = string(res.Mode)
 	row.BytesSent = res.BytesSent
+	row.Iterations = res.Job.Stats.MemoryIteration.Or(snap.Iteration.Or(0))
 	row.DecisionSeconds = round(res.DecisionAt.Seconds(), 3)
 	row.MaxThrottlePercent = res.MaxThrottle
 	row.Decisions = res.Decisions
