@@ -548,6 +548,10 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	if src == "" {
 		src = vmi.Status.NodeName
 	}
+	var srcNode *virtkit.Node
+	if i := slices.IndexFunc(nodes.Items, func(n virtkit.Node) bool { return n.Name == src }); i >= 0 {
+		srcNode = nodes.Items[i].DeepCopy()
+	}
 	// The source is never a target, even for a custom scheduler or a node
 	// without its hostname label.
 	capable, reason := migrationCapable(nodes.Items, src)
@@ -555,7 +559,7 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 		return "", Result{}, r.fail(ctx, mig, vmi, reason)
 	}
 	candidates := slices.DeleteFunc(capable, func(n virtkit.Node) bool { return n.Name == src })
-	target, err := r.o.Scheduler.Schedule(ctx, targetTemplate(vmi, mig, src), candidates, placed)
+	target, err := r.scheduleTarget(ctx, mig, vmi, srcNode, src, candidates, placed)
 	if err == nil && target == src {
 		err = fmt.Errorf("%w: scheduler chose the source node %s", scheduler.ErrUnschedulable, src)
 	}

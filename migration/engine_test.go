@@ -286,3 +286,37 @@ func TestEngineWithoutDirectThrottle(t *testing.T) {
 	}
 	assert.True(t, noted, "the engine says why it cannot throttle")
 }
+
+// Without a bandwidth hint, the job's cap bounds the bandwidth: the plan
+// sizes QEMU's first auto-converge step from the pre-start rate against
+// it (on libvirt that step is set only at the start) instead of leaving
+// QEMU's 20 %.
+func TestEnginePlansWithTheJobsCapWithoutAHint(t *testing.T) {
+	hog := fluid.Config{Memory: 256 << 20, Bandwidth: 1 * gib, Sensitivity: 1,
+		Regions: []fluid.Region{{Size: 128 << 20, Rate: 64 << 20}}}
+	for _, tc := range []struct {
+		name     string
+		capBytes uint64
+		sized    bool
+	}{
+		{"capped at 8 MiB/s", 8 << 20, true},
+		{"no cap, no hint", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := fluid.New(hog, epoch)
+			req := Request{Domain: "default_hog", Memory: 256 << 20, AllowAutoConverge: true,
+				Params: hypervisor.MigrationParams{Bandwidth: tc.capBytes}}
+			e, err := NewEngine(plainMigrator{g}, req, Options{Clock: g, QEMUAutoConverge: true, Measurer: g})
+			require.NoError(t, err)
+			require.NoError(t, e.Start(context.Background()))
+			start := e.Snapshot().Decisions[0].Action
+			require.Equal(t, ActionStart, start.Kind)
+			assert.True(t, start.AutoConverge)
+			if tc.sized {
+				assert.Greater(t, start.AutoConvergeInitial, defaultACInitial, start.Reason)
+			} else {
+				assert.Zero(t, start.AutoConvergeInitial, start.Reason)
+			}
+		})
+	}
+}

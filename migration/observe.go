@@ -249,6 +249,11 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 	}
 	if e.req.BandwidthHint > 0 {
 		p.BandwidthHint = hypervisor.Some(e.req.BandwidthHint)
+	} else if c := e.req.Params.Bandwidth; c > 0 {
+		// Without a hint the job's own cap bounds its bandwidth: planning
+		// with it sizes QEMU's first auto-converge step (the only one a
+		// libvirt job can set) no larger than needed.
+		p.BandwidthHint = hypervisor.Some(float64(c))
 	}
 	if st.phase != PhasePlanning {
 		p.Elapsed = now.Sub(st.startedAt)

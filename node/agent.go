@@ -137,6 +137,8 @@ type Agent struct {
 	fenced map[string]bool
 	// lease tracks heartbeat renewals for fencing.
 	lease lease
+	// hostCPU holds the CPU labels published on the Node.
+	hostCPU hostCPUCache
 }
 
 // New validates opts and returns an agent that does nothing until Start.

@@ -83,10 +83,14 @@ func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) error {
 // writeHeartbeat writes the Node and returns the heartbeat value written.
 func (a *Agent) writeHeartbeat(ctx context.Context) (time.Time, error) {
 	host, hostErr := a.opts.Hypervisor.Host(ctx)
+	var cpu map[string]string
+	if hostErr == nil {
+		cpu = a.cpuLabels(ctx)
+	}
 	var err error
 	for range 3 {
 		var value time.Time
-		value, err = a.writeHeartbeatOnce(ctx, host, hostErr)
+		value, err = a.writeHeartbeatOnce(ctx, host, hostErr, cpu)
 		if !errors.Is(err, store.ErrConflict) {
 			return value, err
 		}
@@ -94,7 +98,7 @@ func (a *Agent) writeHeartbeat(ctx context.Context) (time.Time, error) {
 	return time.Time{}, err
 }
 
-func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo, hostErr error) (time.Time, error) {
+func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo, hostErr error, cpu map[string]string) (time.Time, error) {
 	now := a.now()
 	n := &virtkit.Node{}
 	err := a.opts.Store.Get(ctx, store.Key{Name: a.opts.NodeName}, n)
@@ -108,6 +112,7 @@ func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo
 		}
 		n.Labels[virtkit.HostnameLabel] = a.opts.NodeName
 		n.Labels[virtkit.NodeSchedulable] = "true"
+		applyCPULabels(n, cpu)
 		a.setFenceAnnotation(n)
 		a.setMigrationUnsupported(n)
 		if err := a.opts.Store.Create(ctx, n); err != nil {
@@ -116,7 +121,7 @@ func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo
 		a.log.Info("registered the Node")
 	} else if err != nil {
 		return time.Time{}, err
-	} else if fenceChanged := a.setFenceAnnotation(n); a.setMigrationUnsupported(n) || fenceChanged {
+	} else if cpuChanged, fenceChanged := applyCPULabels(n, cpu), a.setFenceAnnotation(n); a.setMigrationUnsupported(n) || fenceChanged || cpuChanged {
 		if err := a.opts.Store.Update(ctx, n); err != nil {
 			return time.Time{}, err
 		}

@@ -16,6 +16,10 @@ type Options struct {
 	// EventBuffer is the capacity of each channel returned by Events; when
 	// it is full the oldest event is dropped. 0 means 256.
 	EventBuffer int
+	// DomainType is the domain type ("kvm", "qemu") whose domain
+	// capabilities describe the host CPU in HostCPU; empty is libvirt's
+	// default (kvm where usable).
+	DomainType string
 }
 
 func (o Options) withDefaults() Options {

@@ -44,6 +44,11 @@ func (h *Hypervisor) Host(context.Context) (hypervisor.HostInfo, error) {
 	return hypervisor.HostInfo{}, errNoCgo("Host")
 }
 
+// HostCPU fails: see [New].
+func (h *Hypervisor) HostCPU(context.Context) (hypervisor.HostCPU, error) {
+	return hypervisor.HostCPU{}, errNoCgo("HostCPU")
+}
+
 func (h *Hypervisor) Define(context.Context, string) (hypervisor.DomainID, error) {
 	return hypervisor.DomainID{}, errNoCgo("Define")
 }

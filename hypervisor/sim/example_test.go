@@ -59,7 +59,7 @@ func Example_migration() {
 	// succeeded: true <nil>
 	// total: 22.2s
 	// downtime: 129ms
-	// iterations: 9
+	// iterations: 10
 	// target: Running Migrated
 }
 

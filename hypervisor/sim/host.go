@@ -42,6 +42,11 @@ type Options struct {
 	// when switching to post-copy, default 50 ms.
 	SwitchoverCost   time.Duration
 	PostCopyBlackout time.Duration
+	// MigrationSetup is the fixed time between the start of a migration job
+	// and its first byte (the destination's QEMU starting, the handshake):
+	// nothing is sent and no dirty page is tracked meanwhile. Default none;
+	// about 2 s for the tiny TCG guest between two libvirt daemons here.
+	MigrationSetup time.Duration
 
 	// AutoConvergeSchedule is the QEMU version's auto-converge behaviour;
 	// "" = AutoConvergeLegacy.
@@ -55,6 +60,10 @@ type Options struct {
 
 	// Agent configures the simulated guest agent of every domain.
 	Agent AgentOptions
+
+	// CPU is the simulated host's CPU as migration placement sees it (a
+	// modelled capability); the zero value is [DefaultCPU].
+	CPU CPU
 
 	// EventBuffer is the capacity of each Events channel (default 256).
 	EventBuffer int

@@ -60,6 +60,7 @@ type job struct {
 	pending   float64  // bytes left in the current pass (or post-copy)
 	processed float64
 	iteration int
+	setupDone bool // Options.MigrationSetup has passed
 
 	downtimeLimit time.Duration
 	maxSpeed      uint64
@@ -179,6 +180,11 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 		j.iteration = 1
 		j.tracker = newTracker(&d.model, now)
 		j.bm = newBitmap(&d.model, j.total)
+		if z := float64(wl.ZeroMemory); z > 0 {
+			// Zero pages leave in the first pass as headers only.
+			j.bm.other = math.Max(0, j.bm.other-z)
+			j.pending = j.bm.total()
+		}
 		j.bwEstimate = j.bandwidth(now)
 		link.active.Add(1)
 		d.job = j
@@ -237,12 +243,18 @@ func (j *job) schedule(now time.Time) {
 	})
 }
 
-// bandwidth is the bytes/s the job gets at t.
-func (j *job) bandwidth(t time.Time) float64 {
+// linkBandwidth is the job's share of the link at t, without its max speed.
+func (j *job) linkBandwidth(t time.Time) float64 {
 	b := j.link.link.capacity(t.Sub(j.started))
 	if n := j.link.active.Load(); n > 1 {
 		b /= float64(n)
 	}
+	return b
+}
+
+// bandwidth is the bytes/s the job gets at t.
+func (j *job) bandwidth(t time.Time) float64 {
+	b := j.linkBandwidth(t)
 	if j.maxSpeed > 0 {
 		b = math.Min(b, float64(j.maxSpeed))
 	}
@@ -263,6 +275,17 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 	secs := dt.Seconds()
 	switch j.phase {
 	case phasePreCopy:
+		if setup := h.opts.MigrationSetup; setup > 0 && !j.setupDone {
+			if end.Sub(j.started) < setup {
+				return
+			}
+			// The job really begins now: dirty tracking and the clocks
+			// of its rate estimates start here.
+			j.setupDone = true
+			j.periodStart, j.windowStart = end, end
+			j.tracker = newTracker(&d.model, end)
+			return
+		}
 		if d.running() {
 			j.tracker.step(&d.model, t, dt, d.throttle)
 		}
@@ -297,7 +320,9 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 			}
 		}
 	case phaseStopCopy:
-		j.drain(bw, t, dt)
+		// QEMU lifts the max-speed cap for the final copy (the guest is
+		// stopped: every byte is downtime), so it runs at the link's speed.
+		j.drain(j.linkBandwidth(t), t, dt)
 		if j.pending == 0 {
 			if doneAt := j.emptyAt.Add(h.opts.SwitchoverCost); !doneAt.After(end) {
 				j.downtime = doneAt.Sub(j.stopStart)
@@ -400,6 +425,10 @@ func (j *job) stopAndCopy(h *Host, d *domain, now time.Time) {
 	j.stopStart = now
 	j.emptyAt = now
 	h.pauseFor(d, now, hypervisor.ReasonMigration)
+	// QEMU syncs the dirty bitmap once more with the guest stopped (the
+	// completion's sync): one more iteration, as real jobs report.
+	j.iteration++
+	h.emit(hypervisor.Event{Domain: j.name, UUID: d.uuid(), Time: now, Kind: hypervisor.EventMigrationIteration, Iteration: j.iteration})
 }
 
 // startPostCopy pauses the source for the blackout; the target then runs

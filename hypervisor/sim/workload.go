@@ -59,6 +59,12 @@ type Workload struct {
 	// throttle p leaves DirtyRate×(1−ThrottleSensitivity×p).
 	ThrottleSensitivity float64
 
+	// ZeroMemory is how much of the guest's memory outside the working set
+	// is still zero (never written): pre-copy's first pass sends such pages
+	// as a header each (QEMU's zero-page detection), so they cost no
+	// bandwidth. 0 = every page holds data.
+	ZeroMemory uint64
+
 	// CPUUsage (0..1) is the busy share of each vCPU; 0 = 5 % (idle).
 	CPUUsage float64
 	// NetRate and DiskRate are the guest's network and disk traffic in
@@ -79,6 +85,9 @@ func (w Workload) Validate(memory uint64) error {
 	}
 	if memory > 0 && w.WorkingSet > memory {
 		return bad("workingSet", w.WorkingSet, fmt.Sprintf("larger than the guest's memory (%d)", memory))
+	}
+	if memory > 0 && w.ZeroMemory+w.WorkingSet > memory {
+		return bad("zeroMemory", w.ZeroMemory, fmt.Sprintf("with the working set, larger than the guest's memory (%d)", memory))
 	}
 	if memory > 0 && w.BurstSet > memory {
 		return bad("burstSet", w.BurstSet, fmt.Sprintf("larger than the guest's memory (%d)", memory))

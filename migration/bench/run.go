@@ -92,6 +92,15 @@ type Options struct {
 	MaxTime time.Duration
 	// Samples keeps the remaining-memory curve of each run (for plots).
 	Samples bool
+	// Host and Workload, when set, adjust the simulated hosts' options and
+	// the guest's workload (calibration against a real run: setup time,
+	// zero memory).
+	Host     func(*sim.Options)
+	Workload func(*sim.Workload)
+	// LinkCapacity, when set, is the link's speed and the profile's
+	// bandwidth becomes the job's max speed, as on the real-QEMU bench
+	// (a fast loopback capped by libvirt's max speed).
+	LinkCapacity uint64
 }
 
 // Sample is one point of a run's curve.
@@ -103,18 +112,21 @@ type Sample struct {
 // Row is one (profile, policy) result; the JSON field names are the
 // benchmark's output format.
 type Row struct {
-	Profile            string   `json:"profile"`
-	Policy             string   `json:"policy"`
-	Capabilities       string   `json:"capabilities"`
-	Outcome            string   `json:"outcome"`
-	Reason             string   `json:"reason"`
-	Mode               string   `json:"mode"`
-	TotalSeconds       float64  `json:"totalSeconds"`
-	DowntimeMs         *float64 `json:"downtimeMs"`
-	BytesSent          uint64   `json:"bytesSent"`
-	LowerBoundSeconds  float64  `json:"lowerBoundSeconds"`
-	DecisionSeconds    float64  `json:"decisionSeconds"`
-	MaxThrottlePercent int      `json:"maxThrottlePercent"`
+	Profile      string   `json:"profile"`
+	Policy       string   `json:"policy"`
+	Capabilities string   `json:"capabilities"`
+	Outcome      string   `json:"outcome"`
+	Reason       string   `json:"reason"`
+	Mode         string   `json:"mode"`
+	TotalSeconds float64  `json:"totalSeconds"`
+	DowntimeMs   *float64 `json:"downtimeMs"`
+	BytesSent    uint64   `json:"bytesSent"`
+	// Iterations is the job's last memory iteration (QEMU's bitmap syncs
+	// plus one).
+	Iterations         uint64  `json:"iterations,omitempty"`
+	LowerBoundSeconds  float64 `json:"lowerBoundSeconds"`
+	DecisionSeconds    float64 `json:"decisionSeconds"`
+	MaxThrottlePercent int     `json:"maxThrottlePercent"`
 	// MeasureSeconds is the pre-start measurement, counted in TotalSeconds.
 	MeasureSeconds float64 `json:"measureSeconds"`
 	// Guest cost: vCPU-seconds taken by the throttle (∫ throttle × vCPUs
@@ -203,12 +215,20 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	libvirt := opts.Capabilities == CapabilitiesLibvirt
 	clock := sim.NewVirtualClock(epoch)
 	hostOpts := func(name string) sim.Options {
-		return sim.Options{Name: name, Clock: clock, CPUs: 64, MemoryBytes: 1 << 40,
+		o := sim.Options{Name: name, Clock: clock, CPUs: 64, MemoryBytes: 1 << 40,
 			AutoConvergeSchedule: opts.AutoConverge, LibvirtFace: libvirt}
+		if opts.Host != nil {
+			opts.Host(&o)
+		}
+		return o
 	}
 	src := sim.New(hostOpts("src"))
 	dst := sim.New(hostOpts("dst"))
-	if err := sim.NewNetwork().Connect(src, dst, p.Link()); err != nil {
+	link := p.Link()
+	if opts.LinkCapacity > 0 {
+		link.Bandwidth = opts.LinkCapacity
+	}
+	if err := sim.NewNetwork().Connect(src, dst, link); err != nil {
 		return Row{}, err
 	}
 	const name = "bench_guest"
@@ -219,7 +239,11 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	if err := src.Start(ctx, name, hypervisor.StartOptions{}); err != nil {
 		return Row{}, err
 	}
-	if err := src.SetWorkload(name, p.Workload()); err != nil {
+	wl := p.Workload()
+	if opts.Workload != nil {
+		opts.Workload(&wl)
+	}
+	if err := src.SetWorkload(name, wl); err != nil {
 		return Row{}, err
 	}
 	req := migration.Request{
@@ -229,6 +253,9 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 		AllowPostCopy:     p.AllowPostCopy,
 		AllowAutoConverge: p.AllowAutoConverge,
 		DowntimeLimit:     p.Downtime(),
+	}
+	if opts.LinkCapacity > 0 {
+		req.Params.Bandwidth = uint64(p.BandwidthBytes())
 	}
 	_, isVirtkit := policy.(*migration.VirtkitPolicy)
 	if isVirtkit {
@@ -328,6 +355,7 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 		row.DowntimeMs = &ms
 	}
 	row.BytesSent = res.BytesSent
+	row.Iterations = res.Job.Stats.MemoryIteration.Or(eng.Snapshot().Iteration.Or(0))
 	row.DecisionSeconds = round(res.DecisionAt.Seconds(), 3)
 	row.MaxThrottlePercent = res.MaxThrottle
 	row.Decisions = res.Decisions

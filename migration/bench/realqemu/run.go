@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/virtkit/virtkit/hypervisor"
@@ -178,7 +179,8 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	if isVirtkit {
 		acceptable = 150 * time.Second * time.Duration((p.MemoryBytes()+1e9-1)/1e9)
 	}
-	res, err := drive(ctx, eng, &row, acceptable, opts.MaxTime)
+	var tl timeline
+	res, err := drive(ctx, eng, &row, acceptable, opts.MaxTime, &tl)
 	if err != nil {
 		return bench.Row{}, err
 	}
@@ -187,6 +189,7 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	row.Reason = res.Reason
 	row.Mode = string(res.Mode)
 	row.BytesSent = res.BytesSent
+	row.Iterations = res.Job.Stats.MemoryIteration.Or(snap.Iteration.Or(0))
 	row.DecisionSeconds = round(res.DecisionAt.Seconds(), 3)
 	row.MaxThrottlePercent = res.MaxThrottle
 	row.Decisions = res.Decisions
@@ -206,6 +209,9 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 		fmt.Fprintf(opts.Progress, "%s/%s: %s %s in %.1f s, downtime %s, sent %.1f MiB, dirty rate before start %s, max throttle %d%%, %d iterations\n",
 			p.Name, row.Policy, row.Outcome, row.Mode, row.TotalSeconds, down, float64(row.BytesSent)/mib, before,
 			row.MaxThrottlePercent, res.Job.Stats.MemoryIteration.Or(snap.Iteration.Or(0)))
+		if len(tl) > 0 {
+			fmt.Fprintf(opts.Progress, "  timeline (s from the engine's start): %s\n", strings.Join(tl, ", "))
+		}
 	}
 	return row, nil
 }
@@ -215,7 +221,14 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 // none), at the progress timeout of 150 s, and at the benchmark's cap
 // maxTime; it accounts the guest's throttle (one vCPU) and post-copy time
 // into row and sets the row's times.
-func drive(ctx context.Context, eng *migration.Engine, row *bench.Row, acceptable, maxTime time.Duration) (migration.Result, error) {
+// timeline notes when the job's iteration and the guest's throttle changed.
+type timeline []string
+
+func (tl *timeline) note(at time.Duration, what string) {
+	*tl = append(*tl, fmt.Sprintf("%.1f %s", at.Seconds(), what))
+}
+
+func drive(ctx context.Context, eng *migration.Engine, row *bench.Row, acceptable, maxTime time.Duration, tl *timeline) (migration.Result, error) {
 	const progressTimeout = 150 * time.Second
 	began := time.Now()
 	if err := eng.Start(ctx); err != nil && !errors.Is(err, migration.ErrRefused) {
@@ -228,6 +241,8 @@ func drive(ctx context.Context, eng *migration.Engine, row *bench.Row, acceptabl
 	lastProgress := began
 	var lastRemaining uint64
 	haveRemaining, stopped := false, false
+	var lastIter uint64
+	lastThrottle := 0
 	for !eng.Result().Refused {
 		select {
 		case <-ctx.Done():
@@ -243,6 +258,14 @@ func drive(ctx context.Context, eng *migration.Engine, row *bench.Row, acceptabl
 		}
 		now := time.Now()
 		s := eng.Snapshot()
+		if it, ok := s.Iteration.Get(); ok && it != lastIter {
+			lastIter = it
+			tl.note(now.Sub(began), fmt.Sprintf("iteration %d", it))
+		}
+		if s.Throttle != lastThrottle {
+			lastThrottle = s.Throttle
+			tl.note(now.Sub(began), fmt.Sprintf("throttle %d%%", s.Throttle))
+		}
 		dt := now.Sub(last).Seconds()
 		last = now
 		row.ThrottleCPUSeconds += float64(s.Throttle) / 100 * dt
