@@ -43,8 +43,7 @@ type NodeHealthOptions struct {
 	// Clock is the time heartbeats are judged by; nil is the real clock.
 	Clock utilclock.PassiveClock
 	// Now overrides Clock's reading when set.
-	//
-	// Deprecated: set Clock.
+	// Clock is the preferred option; Now is kept for existing callers.
 	Now func() time.Time
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger

@@ -43,8 +43,7 @@ type ReconcilerOptions struct {
 	// default scheduler's heartbeat freshness); nil is the real clock.
 	Clock utilclock.PassiveClock
 	// Now overrides Clock's reading when set.
-	//
-	// Deprecated: set Clock.
+	// Clock is the preferred option; Now is kept for existing callers.
 	Now func() time.Time
 	// IntN draws the start-failure backoff jitter in [0, n); nil =
 	// math/rand/v2.IntN. Tests pass a deterministic one.

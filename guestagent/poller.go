@@ -50,8 +50,7 @@ type PollerOptions struct {
 	// clock.
 	Clock clock.WithTicker
 	// Now overrides Clock's reading for the snapshot's stamps when set.
-	//
-	// Deprecated: set Clock.
+	// Clock is the preferred option; Now is kept for existing callers.
 	Now func() time.Time
 	// Logger receives debug records (nil discards).
 	Logger *slog.Logger

@@ -93,8 +93,7 @@ type Options struct {
 	// defaults to this clock.
 	Clock clock.WithTicker
 	// Now overrides Clock's reading for timestamps when set.
-	//
-	// Deprecated: set Clock.
+	// Clock is the preferred option; Now is kept for existing callers.
 	Now func() time.Time
 	// Logger receives the agent's logs; nil discards them.
 	Logger *slog.Logger

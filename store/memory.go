@@ -32,8 +32,7 @@ type Options struct {
 	// real clock.
 	Clock clock.PassiveClock
 	// Now overrides Clock's reading when set.
-	//
-	// Deprecated: set Clock.
+	// Clock is the preferred option; Now is kept for existing callers.
 	Now func() time.Time
 	// HistorySize is how many events are kept for watches resuming from a
 	// resourceVersion; older versions get ErrExpired. 0 means
