@@ -148,7 +148,13 @@ func TestWatchChangesSeesEveryStoredVMIState(t *testing.T) {
 				phases = append(phases, w.phase)
 			}
 		}
-		assert.Equal(t, []virtkit.VirtualMachineInstancePhase{"", virtkit.Scheduled, virtkit.Running, virtkit.Failed}, phases, n)
+		// Scheduling is stored only when placement had to wait (a node
+		// not ready yet on a loaded machine), so it may or may not appear.
+		want := []virtkit.VirtualMachineInstancePhase{"", virtkit.Scheduled, virtkit.Running, virtkit.Failed}
+		if len(phases) > 1 && phases[1] == virtkit.Scheduling {
+			want = []virtkit.VirtualMachineInstancePhase{"", virtkit.Scheduling, virtkit.Scheduled, virtkit.Running, virtkit.Failed}
+		}
+		assert.Equal(t, want, phases, n)
 	}
 }
 
