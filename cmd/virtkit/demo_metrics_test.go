@@ -9,7 +9,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,27 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/internal/proctest"
 	"github.com/virtkit/virtkit/internal/promcheck"
 	"github.com/virtkit/virtkit/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while the demo writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 var metricsURL = regexp.MustCompile(`metrics: (http://\S+/metrics)`)
 
@@ -51,7 +33,7 @@ var metricsURL = regexp.MustCompile(`metrics: (http://\S+/metrics)`)
 func TestDemoServesMetricsThatPassPromtool(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
+	var out, errOut proctest.Output
 	done := make(chan error, 1)
 	go func() {
 		done <- runDemo(ctx, &out, &errOut, demoOptions{nodes: 2, hypervisor: "sim", output: "text",
@@ -203,7 +185,7 @@ func promtoolCheck(t *testing.T, promtool string, exposition []byte) {
 func TestDemoHoldEndsOnInterruptAfterTimeout(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
+	var out, errOut proctest.Output
 	done := make(chan error, 1)
 	const timeout = 20 * time.Second
 	start := time.Now()

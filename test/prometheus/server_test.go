@@ -3,7 +3,6 @@
 package prometheus
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,35 +16,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit/internal/proctest"
 )
-
-// syncBuffer collects a process's output; safe to read while it writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // process is one command the test started.
 type process struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *proctest.Output
 	done chan struct{}
 	err  error // valid once done is closed
 }
@@ -54,7 +36,7 @@ type process struct {
 // if it is still running, and its output is logged when the test failed.
 func start(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{out: &syncBuffer{}, done: make(chan struct{})}
+	p := &process{out: &proctest.Output{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	require.NoError(t, p.cmd.Start(), "starting %s", name)

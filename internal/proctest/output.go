@@ -1,0 +1,27 @@
+package proctest
+
+import (
+	"bytes"
+	"sync"
+)
+
+// Output collects a process's output; it is safe to read while the
+// process writes it.
+type Output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
