@@ -1,7 +1,6 @@
 package node_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -12,10 +11,7 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
-	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
-	"github.com/virtkit/virtkit/migration"
-	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -23,47 +19,12 @@ import (
 // network.
 func startCPUCluster(t *testing.T, cpus map[string]sim.CPU, mo controller.MigrationOptions) *migCluster {
 	t.Helper()
-	net := sim.NewNetwork()
-	hosts := map[string]*sim.Host{}
-	var order []*sim.Host
 	names := make([]string, 0, len(cpus))
 	for name := range cpus {
 		names = append(names, name)
 	}
-	c, err := cluster.New(cluster.Options{
-		NodeNames: names,
-		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
-			h := sim.New(sim.Options{Name: name, CPU: cpus[name]})
-			for _, o := range order {
-				if err := net.Connect(h, o, sim.Link{Bandwidth: 2 << 30}); err != nil {
-					return nil, err
-				}
-			}
-			order = append(order, h)
-			hosts[name] = h
-			return h, nil
-		},
-		NodeAgent: node.Options{
-			StatusInterval:    200 * time.Millisecond,
-			HeartbeatInterval: time.Second,
-			Migration: node.MigrationOptions{
-				StatusInterval: 50 * time.Millisecond,
-				Engine:         migration.Options{MeasurePeriod: 50 * time.Millisecond, PollInterval: 50 * time.Millisecond},
-			},
-		},
-		Migration: mo,
-	})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	tctx, tcancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(tcancel)
-	return &migCluster{Cluster: c, hosts: hosts, net: net, ctx: tctx}
+	return startMigClusterHosts(t, names, func(name string) sim.Options { return sim.Options{Name: name, CPU: cpus[name]} },
+		sim.Link{Bandwidth: 2 << 30}, mo, nil)
 }
 
 // The node agents publish their hosts' (modelled) CPUs as Node labels, and

@@ -40,13 +40,25 @@ func startMigCluster(t *testing.T, nodes int, link sim.Link, mo controller.Migra
 // the sim host itself).
 func startMigClusterWith(t *testing.T, nodes int, link sim.Link, mo controller.MigrationOptions, wrap func(*sim.Host) hypervisor.Hypervisor) *migCluster {
 	t.Helper()
+	names := make([]string, nodes)
+	for i := range names {
+		names[i] = fmt.Sprintf("node-%d", i+1)
+	}
+	return startMigClusterHosts(t, names, func(name string) sim.Options { return sim.Options{Name: name} }, link, mo, wrap)
+}
+
+// startMigClusterHosts runs the named nodes, each on the sim host
+// hostOpts(name) gives, every pair joined by link; wrap as in
+// startMigClusterWith.
+func startMigClusterHosts(t *testing.T, names []string, hostOpts func(name string) sim.Options, link sim.Link, mo controller.MigrationOptions, wrap func(*sim.Host) hypervisor.Hypervisor) *migCluster {
+	t.Helper()
 	net := sim.NewNetwork()
 	hosts := map[string]*sim.Host{}
 	var order []*sim.Host
 	c, err := cluster.New(cluster.Options{
-		Nodes: nodes,
+		NodeNames: names,
 		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
-			h := sim.New(sim.Options{Name: name})
+			h := sim.New(hostOpts(name))
 			for _, o := range order {
 				if err := net.Connect(h, o, link); err != nil {
 					return nil, err
