@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -19,19 +18,8 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/internal/promcheck"
-	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/migration"
 )
-
-// promtoolCheck runs `promtool check metrics` and fails on any parse error
-// or lint warning but those KubeVirt's own names cause (promcheck).
-func promtoolCheck(t *testing.T, exposition []byte) {
-	t.Helper()
-	promtool := testenv.LookTool(t, "promtool", "Debian prometheus")
-	findings, err := promcheck.Check(context.Background(), promtool, exposition)
-	require.NoError(t, err)
-	assert.Empty(t, findings, "promtool findings")
-}
 
 // lintProblems are client_golang's lint problems but those KubeVirt's own
 // names cause (the same rules as promtool's, filtered alike).
@@ -148,7 +136,7 @@ func TestFullExpositionLint(t *testing.T) {
 	}
 	assert.Empty(t, missing, "families not exported by the full fixture")
 	assert.Empty(t, lintProblems(t, reg))
-	promtoolCheck(t, text)
+	promcheck.RequireClean(t, text)
 }
 
 func TestInvalidUTF8FromGuestDoesNotBreakTheScrape(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
+	"github.com/virtkit/virtkit/internal/promcheck"
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/store"
 )
@@ -145,5 +146,5 @@ func TestRealGuestMetrics(t *testing.T) {
 	for _, mf := range mfs {
 		require.NoError(t, enc.Encode(mf))
 	}
-	metrics.PromtoolCheck(t, text.Bytes())
+	promcheck.RequireClean(t, text.Bytes())
 }

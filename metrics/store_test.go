@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/virtkit/virtkit/internal/promcheck"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -58,7 +59,7 @@ virtkit_store_undecodable_objects{key="/virtkit/VirtualMachineInstance/default/z
 	problems, err := testutil.GatherAndLint(reg)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	promtoolCheck(t, gatherText(t, reg))
+	promcheck.RequireClean(t, gatherText(t, reg))
 
 	// A repaired key's series goes away.
 	src.set()

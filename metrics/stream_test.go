@@ -21,6 +21,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/internal/promcheck"
 )
 
 // series flattens families into "name{sorted labels} value" lines, by
@@ -135,7 +136,7 @@ func TestNewHandlerPromtoolClean(t *testing.T) {
 	require.NoError(t, both.Register(cp))
 	want := series(gatherMap(t, both))
 	assert.Equal(t, want, series(parsed(t, body)))
-	promtoolCheck(t, body)
+	promcheck.RequireClean(t, body)
 }
 
 // Scrapes of one streamed collector may run at once (the label cache and

@@ -17,6 +17,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/internal/promcheck"
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/metrics/wire"
 )
@@ -131,7 +132,7 @@ func TestRegisterClusterExpositionPassesPromtool(t *testing.T) {
 	} {
 		assert.True(t, strings.Contains(string(body), want), "exposition lacks %s", want)
 	}
-	promtoolCheck(t, body)
+	promcheck.RequireClean(t, body)
 }
 
 func TestClusterCPUTimeGrows(t *testing.T) {
@@ -174,7 +175,7 @@ func TestPerNodeEndpoints(t *testing.T) {
 	assert.Contains(t, cpText, `kubevirt_vmi_info{`)
 	assert.Contains(t, cpText, `kubevirt_workqueue_depth{name="virtualmachine"}`)
 	assert.NotContains(t, cpText, `kubevirt_vmi_cpu_usage_seconds_total`)
-	promtoolCheck(t, []byte(cpText))
+	promcheck.RequireClean(t, []byte(cpText))
 
 	for _, n := range c.Nodes() {
 		reg := prometheus.NewPedanticRegistry()
@@ -187,7 +188,7 @@ func TestPerNodeEndpoints(t *testing.T) {
 		} else {
 			assert.NotContains(t, text, `kubevirt_vmi_cpu_usage_seconds_total{`)
 		}
-		promtoolCheck(t, []byte(text))
+		promcheck.RequireClean(t, []byte(text))
 	}
 
 	n := c.Nodes()[0]
@@ -232,7 +233,7 @@ func TestClusterHandlerServesTheSameSeries(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	body := scrape(t, srv.URL)
-	promtoolCheck(t, body)
+	promcheck.RequireClean(t, body)
 
 	// Values move between scrapes (CPU time, queue durations): compare
 	// series identities.

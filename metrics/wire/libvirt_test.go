@@ -84,5 +84,5 @@ func TestClusterOnLibvirtTestDriverServesKubeVirtFamilies(t *testing.T) {
 	} {
 		assert.Contains(t, r.Served, fam)
 	}
-	promtoolCheck(t, body)
+	promcheck.RequireClean(t, body)
 }
