@@ -29,6 +29,12 @@ func startCluster(t *testing.T, nodes int) *cluster.Cluster {
 		cancel()
 		require.NoError(t, <-done)
 	})
+	// Placement uses the nodes that are Ready when a VMI is scheduled; wait
+	// for all of them so the test sees the whole fleet, as a real cluster
+	// would after its hosts have joined.
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	require.NoError(t, c.WaitNodesReady(wctx))
 	return c
 }
 
