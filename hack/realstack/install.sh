@@ -3,7 +3,8 @@
 # libvirt (daemon, client tools, headers for the cgo bindings), QEMU, the
 # pieces of the tiny guest (cloud kernel, busybox-static, qemu-guest-agent,
 # gcc for the memory dirtier), xmllint for virt-xml-validate, promtool and
-# socat. Idempotent: when every package is already installed it touches
+# socat, and the distribution registry (docker-registry) for image pulls.
+# Idempotent: when every package is already installed it touches
 # nothing and returns in well under a second.
 set -euo pipefail
 
@@ -13,6 +14,7 @@ packages=(
 	qemu-system-x86 qemu-utils
 	linux-image-cloud-amd64 busybox-static qemu-guest-agent
 	prometheus socat gcc libc6-dev genisoimage openssl
+	docker-registry
 )
 
 if [[ $(id -u) -ne 0 ]]; then

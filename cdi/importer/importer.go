@@ -1,0 +1,371 @@
+package importer
+
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/ulikunitz/xz"
+
+	"github.com/virtkit/virtkit/cdi/oci"
+	"github.com/virtkit/virtkit/cdi/storage"
+)
+
+// Errors of an import. ErrBadSource and the errors that wrap it are the
+// source's fault: retrying will not help (see Permanent).
+var (
+	// ErrBadSource: the source is wrong (HTTP 4xx, a bad URL, ...).
+	ErrBadSource = errors.New("bad import source")
+	// ErrUnreachable: the source could not be reached (retried).
+	ErrUnreachable = errors.New("import source unreachable")
+	// ErrNotADisk: the data is not a disk image.
+	ErrNotADisk = fmt.Errorf("%w: not a disk image", ErrBadSource)
+	// ErrTooSmall: the requested size is smaller than the image.
+	ErrTooSmall = fmt.Errorf("%w: requested size is smaller than the image", ErrBadSource)
+	// ErrChecksum: the download does not match the checksum.
+	ErrChecksum = fmt.Errorf("%w: checksum mismatch", ErrBadSource)
+	// ErrTooLarge: the source exceeds Options.MaxBytes.
+	ErrTooLarge = fmt.Errorf("%w: source too large", ErrBadSource)
+	// ErrNoSource: the request names no source.
+	ErrNoSource = errors.New("import request names no source")
+)
+
+// Permanent reports whether retrying an import that failed with err is
+// pointless: the source itself is wrong.
+func Permanent(err error) bool {
+	return errors.Is(err, ErrBadSource) || errors.Is(err, oci.ErrNotFound) || errors.Is(err, oci.ErrNoDisk) ||
+		errors.Is(err, oci.ErrUnauthorized) || errors.Is(err, oci.ErrTooLarge) || errors.Is(err, oci.ErrNotPresent) ||
+		errors.Is(err, storage.ErrUnknownClass) || errors.Is(err, storage.ErrAccessMode)
+}
+
+// DefaultMaxBytes bounds a download: 64 GiB.
+const DefaultMaxBytes int64 = 64 << 30
+
+// Options configure an Importer. The zero value works once ScratchDir is
+// set.
+type Options struct {
+	// ScratchDir holds partial downloads (kept across attempts so a retry
+	// resumes) and decompressed sources.
+	ScratchDir string
+	// HTTPClient fetches http sources; nil is a client whose transport
+	// waits at most 30 s for response headers.
+	HTTPClient *http.Client
+	// Puller pulls registry sources; nil refuses them.
+	Puller *oci.Puller
+	// QemuImg converts and resizes.
+	QemuImg QemuImg
+	// MaxBytes bounds a download or a decompressed source; 0 is
+	// DefaultMaxBytes.
+	MaxBytes int64
+	// Logger; nil discards.
+	Logger *slog.Logger
+}
+
+// Importer fills disks from sources.
+type Importer struct {
+	opts   Options
+	client *http.Client
+	log    *slog.Logger
+}
+
+// New returns an importer over opts.
+func New(opts Options) (*Importer, error) {
+	if opts.ScratchDir == "" {
+		return nil, errors.New("importer: Options.ScratchDir is required")
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	c := opts.HTTPClient
+	if c == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.ResponseHeaderTimeout = 30 * time.Second
+		c = &http.Client{Transport: t}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Importer{opts: opts, client: c, log: log}, nil
+}
+
+// RegistrySource is a registry image holding a disk under /disk/.
+type RegistrySource struct {
+	// Image is docker://registry/repository[:tag|@digest] (the prefix is
+	// optional).
+	Image string
+	// Auth; nil is anonymous.
+	Auth authn.Authenticator
+}
+
+// Request is one import. Exactly one of HTTP, Registry, Blank and
+// ClonePath is set.
+type Request struct {
+	HTTP     *HTTPSource
+	Registry *RegistrySource
+	Blank    bool
+	// ClonePath is the disk file of the volume to clone.
+	ClonePath string
+	// Target is the disk file to fill (raw).
+	Target string
+	// Size is the requested size in bytes: the target grows to it, and an
+	// image larger than it fails; 0 keeps the image's size.
+	Size int64
+	// Key names this import's scratch space; the same key resumes an
+	// interrupted download.
+	Key string
+	// Progress, when set, is told the share done, 0 to 100.
+	Progress func(percent float64)
+}
+
+// Result describes a finished import.
+type Result struct {
+	// SourceFormat is what the source held (after decompression).
+	SourceFormat Format
+	// Compression is gz or xz when the source was compressed.
+	Compression Format
+	// VirtualSize of the source image; Size of the target.
+	VirtualSize, Size int64
+}
+
+// Import runs one import.
+func (im *Importer) Import(ctx context.Context, req Request) (Result, error) {
+	if req.Target == "" {
+		return Result{}, errors.New("importer: Request.Target is required")
+	}
+	scratch := filepath.Join(im.opts.ScratchDir, storage.Sanitize(req.Key))
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
+		return Result{}, err
+	}
+	progress := func(p float64) {
+		if req.Progress != nil {
+			req.Progress(min(p, 100))
+		}
+	}
+	if req.Blank {
+		if req.Size <= 0 {
+			return Result{}, fmt.Errorf("%w: a blank image needs a size", ErrBadSource)
+		}
+		err := im.commit(req.Target, func(tmp string) error {
+			f, err := os.Create(tmp)
+			if err != nil {
+				return err
+			}
+			if err := f.Truncate(req.Size); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		})
+		if err != nil {
+			return Result{}, err
+		}
+		progress(100)
+		os.RemoveAll(scratch)
+		return Result{SourceFormat: FormatRaw, VirtualSize: req.Size, Size: req.Size}, nil
+	}
+	var src string
+	switch {
+	case req.HTTP != nil:
+		src = filepath.Join(scratch, "source")
+		err := im.download(ctx, *req.HTTP, src, func(done, total int64) {
+			if total > 0 {
+				progress(float64(done) * 100 / float64(total) * 0.99)
+			}
+		})
+		if err != nil {
+			return Result{}, err
+		}
+		if req.HTTP.Checksum != "" {
+			if err := verifyChecksum(ctx, src, req.HTTP.Checksum); err != nil {
+				os.Remove(src) // a corrupt download must not be resumed
+				return Result{}, err
+			}
+		}
+	case req.Registry != nil:
+		if im.opts.Puller == nil {
+			return Result{}, fmt.Errorf("%w: registry imports need a Puller", ErrBadSource)
+		}
+		res, err := im.opts.Puller.Pull(ctx, oci.Request{Image: req.Registry.Image, Auth: req.Registry.Auth, Policy: oci.PullIfNotPresent,
+			Progress: func(done, total int64) {
+				if total > 0 {
+					progress(float64(done) * 100 / float64(total) * 0.99)
+				}
+			}})
+		if err != nil {
+			return Result{}, err
+		}
+		src = res.Path
+	case req.ClonePath != "":
+		if _, err := os.Stat(req.ClonePath); err != nil {
+			return Result{}, fmt.Errorf("clone source: %w", err)
+		}
+		src = req.ClonePath
+	default:
+		return Result{}, ErrNoSource
+	}
+	res, err := im.convert(ctx, src, scratch, req)
+	if err != nil {
+		return Result{}, err
+	}
+	progress(100)
+	os.RemoveAll(scratch)
+	return res, nil
+}
+
+// convert decompresses src when needed, checks it is a disk image that fits
+// req.Size, and writes the raw target.
+func (im *Importer) convert(ctx context.Context, src, scratch string, req Request) (Result, error) {
+	var res Result
+	format, err := DetectFile(src)
+	if err != nil {
+		return res, err
+	}
+	for range 2 { // a compressed file may hold another (qcow2.xz, raw.gz)
+		if format != FormatGzip && format != FormatXz {
+			break
+		}
+		res.Compression = format
+		out := filepath.Join(scratch, "decompressed-"+string(format))
+		if err := im.decompress(ctx, src, format, out); err != nil {
+			return res, err
+		}
+		src = out
+		if format, err = DetectFile(src); err != nil {
+			return res, err
+		}
+	}
+	if format == FormatRaw {
+		hdr, err := readHeader(src)
+		if err != nil {
+			return res, err
+		}
+		if len(hdr) == 0 {
+			return res, fmt.Errorf("%w: the source is empty", ErrNotADisk)
+		}
+		if looksLikeText(hdr) {
+			return res, fmt.Errorf("%w: the source is text (an error page?)", ErrNotADisk)
+		}
+	}
+	qfmt := format
+	if qfmt == FormatISO {
+		qfmt = FormatRaw
+	}
+	info, err := im.opts.QemuImg.Info(ctx, src, qfmt)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		return res, fmt.Errorf("%w: %w", ErrNotADisk, err)
+	}
+	if info.BackingFile != "" {
+		return res, fmt.Errorf("%w: the image has a backing file (%s)", ErrBadSource, info.BackingFile)
+	}
+	res.SourceFormat, res.VirtualSize = format, info.VirtualSize
+	if req.Size > 0 && info.VirtualSize > req.Size {
+		return res, fmt.Errorf("%w: image virtual size %d bytes, requested %d", ErrTooSmall, info.VirtualSize, req.Size)
+	}
+	err = im.commit(req.Target, func(tmp string) error {
+		if err := im.opts.QemuImg.Convert(ctx, src, qfmt, tmp); err != nil {
+			return err
+		}
+		if req.Size > info.VirtualSize {
+			return im.opts.QemuImg.Resize(ctx, tmp, req.Size)
+		}
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	st, err := os.Stat(req.Target)
+	if err != nil {
+		return res, err
+	}
+	res.Size = st.Size()
+	return res, nil
+}
+
+// commit writes the target through a temporary name in its directory and
+// renames it into place only when write succeeded.
+func (im *Importer) commit(target string, write func(tmp string) error) error {
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return err
+	}
+	tmp := target + ".importing"
+	_ = os.Remove(tmp)
+	if err := write(tmp); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func (im *Importer) decompress(ctx context.Context, src string, f Format, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	var r io.Reader
+	switch f {
+	case FormatGzip:
+		zr, err := gzip.NewReader(in)
+		if err != nil {
+			return fmt.Errorf("%w: gzip: %w", ErrNotADisk, err)
+		}
+		defer zr.Close()
+		r = zr
+	case FormatXz:
+		zr, err := xz.NewReader(in)
+		if err != nil {
+			return fmt.Errorf("%w: xz: %w", ErrNotADisk, err)
+		}
+		r = zr
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	lr := &io.LimitedReader{R: &ctxReader{ctx: ctx, r: r}, N: im.opts.MaxBytes + 1}
+	n, err := oci.SparseCopy(out, lr, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %s: %w", ErrNotADisk, f, err)
+	}
+	if n > im.opts.MaxBytes {
+		return fmt.Errorf("%w: decompressed source exceeds %d bytes", ErrTooLarge, im.opts.MaxBytes)
+	}
+	if err := out.Truncate(n); err != nil {
+		return err
+	}
+	return out.Close()
+}
+
+func readHeader(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	hdr := make([]byte, 4096)
+	n, err := io.ReadFull(f, hdr)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return hdr[:n], nil
+}
