@@ -1,6 +1,8 @@
 package virtkit
 
 import (
+	"strconv"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -116,6 +118,9 @@ type DataVolumeSourceHTTP struct {
 	ExtraHeaders []string `json:"extraHeaders,omitempty"`
 	// SecretExtraHeaders name Secrets holding more headers.
 	SecretExtraHeaders []string `json:"secretExtraHeaders,omitempty"`
+	// Checksum is "algorithm:hex" (md5, sha1, sha256, sha512) that the
+	// downloaded file must match.
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // DataVolumeSourceS3 imports from an S3 bucket URL.
@@ -323,4 +328,25 @@ func DataVolumeForTemplate(vm *VirtualMachine, t *DataVolumeTemplateSpec) *DataV
 	dv.Namespace = vm.Namespace
 	dv.OwnerReferences = append(dv.OwnerReferences, *metav1.NewControllerRef(vm, SchemeGroupVersion.WithKind(KindVirtualMachine)))
 	return dv
+}
+
+// Annotations by which virtkit's DataVolume controller, import workers and
+// VMI placement coordinate.
+const (
+	// DataVolumeImportNodeAnnotation names the node whose import worker
+	// fills the DataVolume (set by the DataVolume controller).
+	DataVolumeImportNodeAnnotation = "virtkit.io/import-node"
+	// DataVolumeVolumeNodeAnnotation names the node holding the filled
+	// disk when its storage class is node-local; VMIs using the
+	// DataVolume are placed there. Absent for shared classes.
+	DataVolumeVolumeNodeAnnotation = "virtkit.io/volume-node"
+	// DataVolumeStorageClassAnnotation is the storage class that holds the
+	// disk (set by the import worker).
+	DataVolumeStorageClassAnnotation = "virtkit.io/storage-class"
+)
+
+// FormatDataVolumeProgress renders a percentage as CDI does ("45.20%").
+func FormatDataVolumeProgress(percent float64) DataVolumeProgress {
+	percent = min(max(percent, 0), 100)
+	return DataVolumeProgress(strconv.FormatFloat(percent, 'f', 2, 64) + "%")
 }

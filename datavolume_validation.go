@@ -176,6 +176,12 @@ func validateDataVolumeSource(s *DataVolumeImportSource, p *field.Path, notSuppo
 		if len(h.SecretExtraHeaders) > 0 {
 			notSupported(hp.Child("secretExtraHeaders"), "http secretExtraHeaders")
 		}
+		if h.Checksum != "" {
+			alg, sum, ok := strings.Cut(h.Checksum, ":")
+			if !ok || !slices.Contains([]string{"md5", "sha1", "sha256", "sha512"}, alg) || sum == "" || strings.Trim(sum, "0123456789abcdefABCDEF") != "" {
+				errs = append(errs, field.Invalid(hp.Child("checksum"), h.Checksum, "must be algorithm:hex with md5, sha1, sha256 or sha512"))
+			}
+		}
 		for i, hdr := range h.ExtraHeaders {
 			name, _, ok := strings.Cut(hdr, ":")
 			if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(hdr, "\r\n") {

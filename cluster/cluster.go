@@ -110,6 +110,9 @@ type Options struct {
 	// every controller, node agent and migration engine; nil traces
 	// nothing.
 	TracerProvider trace.TracerProvider
+	// Storage configures DataVolumes (storage classes, import workers,
+	// registry pulls).
+	Storage StorageOptions
 }
 
 // Controller is a reconciler and the watches that feed it.
@@ -135,6 +138,7 @@ type Cluster struct {
 	// deletes expired events (nil: kept forever).
 	controllerEvents controller.EventRecorder
 	collector        *events.Collector
+	storage          *storageSetup
 }
 
 // Node is one host of the cluster.
@@ -209,6 +213,9 @@ func New(opts Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	if err := c.setUpStorage(); err != nil {
+		return nil, err
+	}
 
 	for _, name := range names {
 		hv, err := opts.NewHypervisor(name)
@@ -234,6 +241,10 @@ func New(opts Options) (*Cluster, error) {
 		}
 		if err := c.nodeObservability(name, &no); err != nil {
 			return nil, err
+		}
+		if err := c.setUpNodeStorage(name, &no); err != nil {
+			c.cleanUpStorage()
+			return nil, fmt.Errorf("node %s: storage: %w", name, err)
 		}
 		if opts.ConfigureNode != nil {
 			opts.ConfigureNode(name, &no)
@@ -360,6 +371,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if c.collector != nil {
 		g.Go(func() error { return c.collector.Start(ctx) })
 	}
+	defer c.cleanUpStorage()
 	return g.Wait()
 }
 

@@ -79,6 +79,7 @@ func (r *VMReconciler) Watches() []Watch {
 	return []Watch{
 		{NewList: vmList, Map: r.own.skipOwn(ObjectKey)},
 		{NewList: vmiList, Map: r.own.skipOwn(ControllerOwner(virtkit.KindVirtualMachine))},
+		{NewList: dataVolumeList, Map: ControllerOwner(virtkit.KindVirtualMachine)},
 	}
 }
 
@@ -601,8 +602,10 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 	}
 	st.Conditions = conds
 
+	dvErr, dvProvisioning, dvBinding := templateDataVolumeFacts(ctx, r.o.Store, vm)
 	st.PrintableStatus = virtkit.PrintableStatus(virtkit.PrintableStatusInput{
 		VM: vm, VMI: vmi, Now: s.now,
+		DataVolumeError: dvErr, DataVolumeProvisioning: dvProvisioning, VolumeBindingPending: dvBinding,
 		VMICreationExpected: s.createdVMI || (vmi == nil && s.deletedVMI && rsErr == nil && rs == virtkit.RunStrategyAlways),
 		VMIDeletionExpected: s.deletedVMI,
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -56,6 +57,7 @@ func (r *VMIReconciler) Watches() []Watch {
 	return []Watch{
 		{NewList: vmiList, Map: r.own.skipOwn(r.mapVMI)},
 		{NewList: nodeList, Map: func(context.Context, virtkit.Object) []Request { return r.cache.waitingRequests() }},
+		{NewList: dataVolumeList, Map: dataVolumeMapper(r.o.Store)},
 	}
 }
 
@@ -149,8 +151,12 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 			return err
 		}
 	}
+	pin, wait, err := r.waitForDataVolumes(ctx, vmi)
+	if err != nil || wait {
+		return err
+	}
 	ctx, span := r.o.startVMISpan(ctx, vmi, "vmi.schedule")
-	err := r.schedule(ctx, key, vmi)
+	err = r.schedule(ctx, key, vmi, pin)
 	if err == nil {
 		span.SetAttributes(AttrNode.String(vmi.Status.NodeName))
 	}
@@ -159,11 +165,15 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 }
 
 // schedule picks the VMI's node and records it in the status.
-func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance) error {
+func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance, pin string) error {
 	now := r.o.now()
 	nodes := &virtkit.NodeList{}
 	if err := r.o.Store.List(ctx, nodes, store.ListOptions{}); err != nil {
 		return err
+	}
+	if pin != "" {
+		// A node-local DataVolume holds the disk: only its node will do.
+		nodes.Items = slices.DeleteFunc(nodes.Items, func(n virtkit.Node) bool { return n.Name != pin })
 	}
 	if err := r.cache.prime(ctx, r.o.Store); err != nil {
 		return err

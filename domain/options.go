@@ -242,6 +242,8 @@ type VolumeRequest struct {
 
 	// Image and ImagePath: containerDisk.
 	Image, ImagePath string
+	// ImagePullPolicy and ImagePullSecret: containerDisk, as written.
+	ImagePullPolicy, ImagePullSecret string
 	// ClaimName: persistentVolumeClaim, ephemeral (its PVC) and
 	// dataVolume (the DataVolume's name).
 	ClaimName string

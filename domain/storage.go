@@ -278,6 +278,7 @@ func (b *builder) resolveVolume(vi int) (HostVolume, bool, bool) {
 	if c := src.ContainerDisk; c != nil {
 		set = append(set, "containerDisk")
 		req.Kind, req.Image, req.ImagePath = VolumeContainerDisk, c.Image, c.Path
+		req.ImagePullPolicy, req.ImagePullSecret = string(c.ImagePullPolicy), c.ImagePullSecret
 		if c.Image == "" {
 			b.fail(vpath+".containerDisk.image", "required")
 		}

@@ -138,6 +138,8 @@ type Agent struct {
 	lease lease
 	// hostCPU holds the CPU labels published on the Node.
 	hostCPU hostCPUCache
+	// pullFailures counts failed image pulls per VMI uid (back-off).
+	pullFailures map[string]int
 }
 
 // New validates opts and returns an agent that does nothing until Start.

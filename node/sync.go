@@ -219,7 +219,15 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 			return controller.Result{}, fmt.Errorf("runtime dir: %w", err)
 		}
 	}
-	xml, err := domain.BuildXML(vmi, a.opts.Domain)
+	dom, err := domain.BuildContext(ctx, vmi, a.opts.Domain)
+	var xml string
+	if err == nil {
+		xml, err = dom.Marshal()
+	}
+	if errors.Is(err, domain.ErrImagePull) {
+		return a.imagePullFailed(ctx, vmi, err)
+	}
+	a.imagePulled(vmi)
 	if err != nil {
 		// The VMI cannot be expressed on this host: retrying will not help.
 		if ferr := a.finish(ctx, vmi, virtkit.Failed, "cannot build domain: "+err.Error()); ferr != nil {

@@ -1,0 +1,346 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cdi/storage"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/store"
+)
+
+// WorkerOptions configure a Worker. NodeName, Store, Importer and Classes
+// are required.
+type WorkerOptions struct {
+	// NodeName is this node: the worker fills the DataVolumes scheduled
+	// on it (virtkit.DataVolumeImportNodeAnnotation).
+	NodeName string
+	Store    store.Store
+	Importer *Importer
+	// Classes are the storage classes this node provides.
+	Classes storage.Classes
+	// MaxRetries is how many failed attempts a transient failure gets
+	// before the DataVolume fails; 0 means 5.
+	MaxRetries int32
+	// Backoff is the wait before attempt n+1 (n >= 1 failed attempts);
+	// nil doubles from 1 s up to 1 min.
+	Backoff func(restarts int32) time.Duration
+	// ProgressInterval is how often status.progress is written while an
+	// import runs; 0 means 1 s.
+	ProgressInterval time.Duration
+	// Clock; nil is the real clock.
+	Clock clock.WithTicker
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// Events records Kubernetes-style events; nil records none.
+	Events controller.EventRecorder
+}
+
+// Worker is the per-node import worker: a controller.Reconciler over
+// DataVolumes.
+type Worker struct {
+	opts WorkerOptions
+	log  *slog.Logger
+}
+
+var _ controller.Reconciler = (*Worker)(nil)
+
+// ErrInvalidOptions wraps configuration errors of NewWorker.
+var ErrInvalidOptions = errors.New("invalid import worker options")
+
+// NewWorker validates opts.
+func NewWorker(opts WorkerOptions) (*Worker, error) {
+	switch {
+	case opts.NodeName == "":
+		return nil, fmt.Errorf("%w: NodeName: required", ErrInvalidOptions)
+	case opts.Store == nil:
+		return nil, fmt.Errorf("%w: Store: required", ErrInvalidOptions)
+	case opts.Importer == nil:
+		return nil, fmt.Errorf("%w: Importer: required", ErrInvalidOptions)
+	case len(opts.Classes.List) == 0:
+		return nil, fmt.Errorf("%w: Classes: at least one storage class", ErrInvalidOptions)
+	}
+	if opts.MaxRetries <= 0 {
+		opts.MaxRetries = 5
+	}
+	if opts.Backoff == nil {
+		opts.Backoff = func(n int32) time.Duration {
+			return min(time.Minute, time.Second*time.Duration(math.Pow(2, float64(max(n-1, 0)))))
+		}
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = time.Second
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Worker{opts: opts, log: log.With("node", opts.NodeName)}, nil
+}
+
+// Watches feeds the worker the DataVolumes scheduled on its node.
+func (w *Worker) Watches() []controller.Watch {
+	return []controller.Watch{{
+		NewList: func() virtkit.ObjectList { return &virtkit.DataVolumeList{} },
+		Map: func(ctx context.Context, obj virtkit.Object) []controller.Request {
+			if obj.GetAnnotations()[virtkit.DataVolumeImportNodeAnnotation] != w.opts.NodeName {
+				return nil
+			}
+			return controller.ObjectKey(ctx, obj)
+		},
+	}}
+}
+
+func (w *Worker) now() metav1.Time { return metav1.NewTime(w.opts.Clock.Now()) }
+
+func active(p virtkit.DataVolumePhase) bool {
+	switch p {
+	case virtkit.DataVolumeImportScheduled, virtkit.DataVolumeImportInProgress,
+		virtkit.DataVolumeCloneScheduled, virtkit.DataVolumeCloneInProgress:
+		return true
+	}
+	return false
+}
+
+// Reconcile implements controller.Reconciler.
+func (w *Worker) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
+	dv := &virtkit.DataVolume{}
+	err := w.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, dv)
+	if errors.Is(err, store.ErrNotFound) {
+		return controller.Result{}, nil
+	}
+	if err != nil {
+		return controller.Result{}, err
+	}
+	if dv.DeletionTimestamp != nil || dv.Annotations[virtkit.DataVolumeImportNodeAnnotation] != w.opts.NodeName || !active(dv.Status.Phase) {
+		return controller.Result{}, nil
+	}
+	class, err := w.opts.Classes.ForDataVolume(&dv.Spec)
+	if err != nil {
+		return controller.Result{}, w.fail(ctx, dv, err)
+	}
+	ireq, err := w.request(ctx, dv, class)
+	if err != nil {
+		return controller.Result{}, w.fail(ctx, dv, err)
+	}
+	inProgress := virtkit.DataVolumeImportInProgress
+	if dv.Spec.Source.PVC != nil {
+		inProgress = virtkit.DataVolumeCloneInProgress
+	}
+	now := w.now()
+	dv.Status.Phase = inProgress
+	if dv.Status.Progress == "" || dv.Status.Progress == virtkit.ProgressNotAvailable {
+		dv.Status.Progress = virtkit.FormatDataVolumeProgress(0)
+	}
+	dv.Status.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionTrue,
+		Reason: virtkit.DataVolumeReasonImportRunning}, now)
+	dv.Status.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeReady, Status: virtkit.ConditionFalse,
+		Reason: virtkit.DataVolumeReasonTransferRunning, Message: "Import in progress"}, now)
+	if err := w.opts.Store.UpdateStatus(ctx, dv); err != nil {
+		return controller.Result{}, err
+	}
+	w.log.InfoContext(ctx, "importing", "datavolume", req.String(), "target", ireq.Target)
+
+	res, err := w.run(ctx, req, ireq)
+	if err != nil {
+		if ctx.Err() != nil {
+			return controller.Result{}, ctx.Err()
+		}
+		return w.retryOrFail(ctx, req, err)
+	}
+	return controller.Result{}, w.succeed(ctx, req, class, res)
+}
+
+// request turns a DataVolume into an import request.
+func (w *Worker) request(ctx context.Context, dv *virtkit.DataVolume, class storage.Class) (Request, error) {
+	size, _ := virtkit.DataVolumeSize(&dv.Spec)
+	r := Request{Target: class.Path(w.opts.NodeName, dv.Namespace, dv.Name), Size: size, Key: string(dv.UID) + "-" + dv.Namespace + "-" + dv.Name}
+	src := dv.Spec.Source
+	switch {
+	case src == nil:
+		return r, fmt.Errorf("%w: spec.source is required", ErrBadSource)
+	case src.HTTP != nil:
+		r.HTTP = &HTTPSource{URL: src.HTTP.URL, Headers: src.HTTP.ExtraHeaders, Checksum: src.HTTP.Checksum}
+	case src.Registry != nil && src.Registry.URL != nil:
+		r.Registry = &RegistrySource{Image: *src.Registry.URL}
+	case src.Blank != nil:
+		r.Blank = true
+	case src.PVC != nil:
+		ns := src.PVC.Namespace
+		if ns == "" {
+			ns = dv.Namespace
+		}
+		p, err := w.clonePath(ctx, ns, src.PVC.Name)
+		if err != nil {
+			return r, err
+		}
+		r.ClonePath = p
+	default:
+		return r, fmt.Errorf("%w: spec.source: no source virtkit imports", ErrBadSource)
+	}
+	return r, nil
+}
+
+// clonePath finds the disk of claim ns/name: a succeeded DataVolume's.
+func (w *Worker) clonePath(ctx context.Context, ns, name string) (string, error) {
+	src := &virtkit.DataVolume{}
+	if err := w.opts.Store.Get(ctx, store.Key{Namespace: ns, Name: name}, src); err != nil {
+		return "", fmt.Errorf("clone source %s/%s: %w", ns, name, err)
+	}
+	if src.Status.Phase != virtkit.DataVolumeSucceeded {
+		return "", fmt.Errorf("clone source %s/%s is in phase %q", ns, name, src.Status.Phase)
+	}
+	class, err := w.opts.Classes.Get(src.Annotations[virtkit.DataVolumeStorageClassAnnotation])
+	if err != nil {
+		return "", err
+	}
+	if n := src.Annotations[virtkit.DataVolumeVolumeNodeAnnotation]; n != "" && n != w.opts.NodeName {
+		return "", fmt.Errorf("clone source %s/%s lives on node %s, not %s", ns, name, n, w.opts.NodeName)
+	}
+	return class.Path(w.opts.NodeName, ns, name), nil
+}
+
+// run imports while writing progress every ProgressInterval.
+func (w *Worker) run(ctx context.Context, req controller.Request, ireq Request) (Result, error) {
+	var mu sync.Mutex
+	pct, written := 0.0, -1.0
+	ireq.Progress = func(p float64) { mu.Lock(); pct = p; mu.Unlock() }
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := w.opts.Clock.NewTicker(w.opts.ProgressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C():
+			}
+			mu.Lock()
+			p := pct
+			mu.Unlock()
+			if p == written || p >= 100 {
+				continue
+			}
+			if w.writeProgress(ctx, req, p) == nil {
+				written = p
+			}
+		}
+	}()
+	res, err := w.opts.Importer.Import(ctx, ireq)
+	close(done)
+	wg.Wait()
+	return res, err
+}
+
+func (w *Worker) writeProgress(ctx context.Context, req controller.Request, p float64) error {
+	dv := &virtkit.DataVolume{}
+	if err := w.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, dv); err != nil {
+		return err
+	}
+	dv.Status.Progress = virtkit.FormatDataVolumeProgress(p)
+	return w.opts.Store.UpdateStatus(ctx, dv)
+}
+
+func (w *Worker) succeed(ctx context.Context, req controller.Request, class storage.Class, res Result) error {
+	dv := &virtkit.DataVolume{}
+	if err := w.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, dv); err != nil {
+		return err
+	}
+	if dv.Annotations == nil {
+		dv.Annotations = map[string]string{}
+	}
+	dv.Annotations[virtkit.DataVolumeStorageClassAnnotation] = class.Name()
+	if class.Shared() {
+		delete(dv.Annotations, virtkit.DataVolumeVolumeNodeAnnotation)
+	} else {
+		dv.Annotations[virtkit.DataVolumeVolumeNodeAnnotation] = w.opts.NodeName
+	}
+	if err := w.opts.Store.Update(ctx, dv); err != nil {
+		return err
+	}
+	now := w.now()
+	st := &dv.Status
+	st.Phase = virtkit.DataVolumeSucceeded
+	st.Progress = virtkit.FormatDataVolumeProgress(100)
+	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeBound, Status: virtkit.ConditionTrue,
+		Reason: virtkit.DataVolumeReasonBound, Message: "PVC " + dv.Name + " Bound"}, now)
+	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse,
+		Reason: virtkit.DataVolumeReasonCompleted, Message: "Import Complete"}, now)
+	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeReady, Status: virtkit.ConditionTrue}, now)
+	if err := w.opts.Store.UpdateStatus(ctx, dv); err != nil {
+		return err
+	}
+	w.log.InfoContext(ctx, "import succeeded", "datavolume", req.String(), "format", res.SourceFormat, "bytes", res.Size)
+	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeNormal, "ImportSucceeded", "Import", "Successfully imported into PVC %s", dv.Name)
+	return nil
+}
+
+// retryOrFail counts a failed attempt; a permanent error or the last
+// allowed attempt fails the DataVolume.
+func (w *Worker) retryOrFail(ctx context.Context, req controller.Request, cause error) (controller.Result, error) {
+	dv := &virtkit.DataVolume{}
+	if err := w.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, dv); err != nil {
+		return controller.Result{}, err
+	}
+	if Permanent(cause) || dv.Status.RestartCount+1 >= w.opts.MaxRetries {
+		return controller.Result{}, w.fail(ctx, dv, cause)
+	}
+	dv.Status.RestartCount++
+	dv.Status.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse,
+		Reason: virtkit.DataVolumeReasonError, Message: cause.Error()}, w.now())
+	if err := w.opts.Store.UpdateStatus(ctx, dv); err != nil {
+		return controller.Result{}, err
+	}
+	wait := w.opts.Backoff(dv.Status.RestartCount)
+	w.log.WarnContext(ctx, "import failed, retrying", "datavolume", req.String(), "restarts", dv.Status.RestartCount, "in", wait, "err", cause)
+	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonError, "Import", "Unable to import: %v", cause)
+	return controller.Result{RequeueAfter: wait}, nil
+}
+
+// fail marks the DataVolume Failed with the cause.
+func (w *Worker) fail(ctx context.Context, dv *virtkit.DataVolume, cause error) error {
+	now := w.now()
+	st := &dv.Status
+	st.Phase = virtkit.DataVolumeFailed
+	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse,
+		Reason: virtkit.DataVolumeReasonError, Message: cause.Error()}, now)
+	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeReady, Status: virtkit.ConditionFalse,
+		Reason: virtkit.DataVolumeReasonTransferFailed, Message: cause.Error()}, now)
+	if err := w.opts.Store.UpdateStatus(ctx, dv); err != nil {
+		return err
+	}
+	w.log.WarnContext(ctx, "import failed", "datavolume", dv.Namespace+"/"+dv.Name, "err", cause)
+	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonTransferFailed, "Import", "Import failed: %v", cause)
+	return nil
+}
+
+// Remove deletes the disk of a DataVolume from every class of this node
+// (for callers that garbage-collect deleted DataVolumes).
+func (w *Worker) Remove(namespace, name string) error {
+	var errs []error
+	for _, c := range w.opts.Classes.List {
+		if err := os.Remove(c.Path(w.opts.NodeName, namespace, name)); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

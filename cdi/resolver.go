@@ -1,0 +1,124 @@
+package cdi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cdi/oci"
+	"github.com/virtkit/virtkit/cdi/storage"
+	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/store"
+)
+
+// Resolver is a node's domain.VolumeResolver and KernelResolver for
+// imported disks: dataVolume volumes (and persistentVolumeClaim volumes
+// naming a DataVolume's claim) map to their storage class's file, and,
+// with a Puller, containerDisk images are pulled from their registry
+// (honouring imagePullPolicy and imagePullSecret) and booted through a
+// qcow2 overlay. Everything else goes to Base.
+type Resolver struct {
+	// Base resolves every other volume; its Dir holds overlays.
+	Base *domain.DirResolver
+	// Node is this node's name (the path of a node-local class).
+	Node string
+	// Store holds the DataVolumes.
+	Store store.Store
+	// Classes are the storage classes of this node.
+	Classes storage.Classes
+	// Puller pulls containerDisk images; nil keeps Base's lookup of
+	// pre-placed image files.
+	Puller *oci.Puller
+	// Secrets finds imagePullSecrets; nil refuses images that name one.
+	Secrets oci.Secrets
+}
+
+var (
+	_ domain.VolumeResolver = (*Resolver)(nil)
+	_ domain.KernelResolver = (*Resolver)(nil)
+)
+
+// ResolveVolume implements domain.VolumeResolver.
+func (r *Resolver) ResolveVolume(ctx context.Context, req domain.VolumeRequest) (domain.HostVolume, error) {
+	switch req.Kind {
+	case domain.VolumeDataVolume, domain.VolumePersistentVolumeClaim:
+		p, ok, err := r.dataVolumePath(ctx, req.Namespace, req.ClaimName)
+		if err != nil {
+			return domain.HostVolume{}, err
+		}
+		if !ok {
+			break
+		}
+		return r.Base.ResolveVolume(ctx, domain.VolumeRequest{Namespace: req.Namespace, VMIName: req.VMIName, UID: req.UID,
+			Volume: req.Volume, Index: req.Index, Field: req.Field, Kind: domain.VolumeHostDisk, Path: p, HostDiskType: "Disk", ReadOnly: req.ReadOnly})
+	case domain.VolumeContainerDisk:
+		if r.Puller == nil {
+			break
+		}
+		p, err := r.pull(ctx, req.Namespace, req.Image, req.ImagePath, req.ImagePullPolicy, req.ImagePullSecret)
+		if err != nil {
+			return domain.HostVolume{}, err
+		}
+		base := *r.Base
+		base.Images = map[string]string{req.Image: p}
+		req.ImagePath = ""
+		return base.ResolveVolume(ctx, req)
+	}
+	return r.Base.ResolveVolume(ctx, req)
+}
+
+// ResolveKernel implements domain.KernelResolver (Base's).
+func (r *Resolver) ResolveKernel(ctx context.Context, req domain.KernelRequest) (domain.HostKernel, error) {
+	return r.Base.ResolveKernel(ctx, req)
+}
+
+// dataVolumePath returns the disk file of DataVolume namespace/name; ok is
+// false when no DataVolume has that name (a plain claim).
+func (r *Resolver) dataVolumePath(ctx context.Context, namespace, name string) (string, bool, error) {
+	dv := &virtkit.DataVolume{}
+	err := r.Store.Get(ctx, store.Key{Namespace: namespace, Name: name}, dv)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if dv.Status.Phase != virtkit.DataVolumeSucceeded {
+		return "", false, fmt.Errorf("DataVolume %s/%s is in phase %q: %w", namespace, name, dv.Status.Phase, domain.ErrNotResolved)
+	}
+	class, err := r.Classes.Get(dv.Annotations[virtkit.DataVolumeStorageClassAnnotation])
+	if err != nil {
+		return "", false, fmt.Errorf("DataVolume %s/%s: %w: %w", namespace, name, domain.ErrNotResolved, err)
+	}
+	if n := dv.Annotations[virtkit.DataVolumeVolumeNodeAnnotation]; n != "" && n != r.Node {
+		return "", false, fmt.Errorf("DataVolume %s/%s lives on node %s: %w", namespace, name, n, domain.ErrNotResolved)
+	}
+	return class.Path(r.Node, namespace, name), true, nil
+}
+
+func (r *Resolver) pull(ctx context.Context, namespace, image, path, policy, secret string) (string, error) {
+	var auth authn.Authenticator
+	if secret != "" {
+		if r.Secrets == nil {
+			return "", fmt.Errorf("%w: imagePullSecret %s: this node has no pull secrets", domain.ErrImagePull, secret)
+		}
+		cfg, err := r.Secrets.DockerConfig(ctx, namespace, secret)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", domain.ErrImagePull, err)
+		}
+		if auth, err = oci.AuthFor(cfg, image); err != nil {
+			return "", fmt.Errorf("%w: imagePullSecret %s: %w", domain.ErrImagePull, secret, err)
+		}
+	}
+	res, err := r.Puller.Pull(ctx, oci.Request{Image: image, Path: path, Policy: policy, Auth: auth})
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", err
+		}
+		return "", fmt.Errorf("%w: %w", domain.ErrImagePull, err)
+	}
+	return res.Path, nil
+}

@@ -1,0 +1,132 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cdi"
+	"github.com/virtkit/virtkit/cdi/importer"
+	"github.com/virtkit/virtkit/cdi/oci"
+	"github.com/virtkit/virtkit/cdi/storage"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/node"
+)
+
+// Controller names of the DataVolume machinery.
+const (
+	DataVolumeController         = "datavolume"
+	DataVolumeTemplateController = "datavolumetemplate"
+)
+
+// StorageOptions configure DataVolumes: where disks live and how they are
+// imported. The zero value works: node-local volumes and a shared class in
+// a temporary directory removed when Start returns.
+type StorageOptions struct {
+	// Dir holds each node's local volumes (Dir/<node>/dv/...), the shared
+	// class (Dir/shared/dv/...) and scratch space; empty is a temporary
+	// directory.
+	Dir string
+	// Puller pulls registry sources (and containerDisks when
+	// PullContainerDisks is set); nil is a puller caching under Dir/oci.
+	Puller *oci.Puller
+	// PullContainerDisks makes the nodes pull containerDisk images from
+	// their registries instead of looking for pre-placed image files.
+	PullContainerDisks bool
+	// Secrets finds imagePullSecrets for containerDisks.
+	Secrets oci.Secrets
+	// ImportRetries is how many attempts a transient import failure gets
+	// (importer.WorkerOptions.MaxRetries).
+	ImportRetries int32
+}
+
+// storageSetup is what New built for DataVolumes.
+type storageSetup struct {
+	dir     string
+	tempDir bool
+	classes func(nodeName string) storage.Classes
+	puller  *oci.Puller
+}
+
+func (c *Cluster) setUpStorage() error {
+	so := c.opts.Storage
+	s := &storageSetup{dir: so.Dir}
+	if s.dir == "" {
+		d, err := os.MkdirTemp("", "virtkit-volumes-")
+		if err != nil {
+			return fmt.Errorf("storage: %w", err)
+		}
+		s.dir, s.tempDir = d, true
+	}
+	s.classes = func(string) storage.Classes {
+		return storage.Classes{List: []storage.Class{
+			storage.Local{Dir: func(n string) string { return filepath.Join(s.dir, storage.Sanitize(n)) }},
+			storage.SharedDir{Dir: filepath.Join(s.dir, "shared")},
+		}}
+	}
+	s.puller = so.Puller
+	if s.puller == nil {
+		p, err := oci.New(oci.Options{CacheDir: filepath.Join(s.dir, "oci"), Logger: c.opts.Logger})
+		if err != nil {
+			return err
+		}
+		s.puller = p
+	}
+	c.storage = s
+	rc := controller.ReconcilerOptions{Store: c.opts.Store, Clock: c.opts.Clock, Now: c.opts.Now, Logger: c.opts.Logger,
+		Events: c.controllerEvents, Defaults: c.opts.Defaults}
+	dvr, err := controller.NewDataVolumeReconciler(rc)
+	if err != nil {
+		return err
+	}
+	if err := c.addController(Controller{Name: DataVolumeController, Reconciler: dvr, Watches: dvr.Watches()}); err != nil {
+		return err
+	}
+	tr := cdi.NewTemplateReconciler(cdi.TemplateOptions{Store: c.opts.Store, Logger: c.opts.Logger})
+	return c.addController(Controller{Name: DataVolumeTemplateController, Reconciler: tr, Watches: []controller.Watch{
+		{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineList{} }, Map: controller.ObjectKey},
+		{NewList: func() virtkit.ObjectList { return &virtkit.DataVolumeList{} }, Map: controller.ControllerOwner(virtkit.KindVirtualMachine)},
+	}})
+}
+
+// setUpNodeStorage starts a node's import worker and puts the DataVolume
+// resolver in front of its volume resolver (a DirResolver, the default).
+func (c *Cluster) setUpNodeStorage(name string, no *node.Options) error {
+	s := c.storage
+	im, err := importer.New(importer.Options{ScratchDir: filepath.Join(s.dir, "scratch", storage.Sanitize(name)), Puller: s.puller, Logger: c.opts.Logger})
+	if err != nil {
+		return err
+	}
+	w, err := importer.NewWorker(importer.WorkerOptions{NodeName: name, Store: c.opts.Store, Importer: im, Classes: s.classes(name),
+		MaxRetries: c.opts.Storage.ImportRetries, Clock: c.opts.Clock, Logger: c.opts.Logger, Events: c.controllerEvents})
+	if err != nil {
+		return err
+	}
+	if err := c.addController(Controller{Name: "importer-" + name, Reconciler: w, Watches: w.Watches()}); err != nil {
+		return err
+	}
+	base, ok := no.Domain.VolumeResolver.(*domain.DirResolver)
+	if no.Domain.VolumeResolver == nil {
+		base, ok = &domain.DirResolver{}, true
+	}
+	if !ok {
+		return nil // a caller's own resolver: left alone
+	}
+	r := &cdi.Resolver{Base: base, Node: name, Store: c.opts.Store, Classes: s.classes(name), Secrets: c.opts.Storage.Secrets}
+	if c.opts.Storage.PullContainerDisks {
+		r.Puller = s.puller
+	}
+	no.Domain.VolumeResolver = r
+	if no.Domain.KernelResolver == nil {
+		no.Domain.KernelResolver = base
+	}
+	return nil
+}
+
+func (c *Cluster) cleanUpStorage() {
+	if c.storage != nil && c.storage.tempDir {
+		_ = os.RemoveAll(c.storage.dir)
+	}
+}

@@ -1,0 +1,125 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/store"
+)
+
+const dvVMManifest = `apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: %[1]s
+spec:
+  runStrategy: Always
+  dataVolumeTemplates:
+  - metadata:
+      name: %[1]s-root
+    spec:
+      source:
+        http:
+          url: %[2]s
+      storage:
+        resources:
+          requests:
+            storage: 8Mi
+  template:
+    spec:
+      domain:
+        devices:
+          disks:
+          - name: root
+            disk: {bus: virtio}
+        resources:
+          requests:
+            memory: 64Mi
+      volumes:
+      - name: root
+        dataVolume:
+          name: %[1]s-root
+`
+
+// A KubeVirt VM whose disk comes from a dataVolumeTemplates HTTP import
+// runs on the embedded default: the template makes an owned DataVolume,
+// the import worker fetches and converts the qcow2 from a real loopback
+// server, the VMI waits for it (DataVolumesReady) and runs on the node that
+// holds the disk. A 404 fails the DataVolume and the VM shows
+// DataVolumeError. Deleting the VM collects its DataVolume.
+func TestDataVolumeTemplateImportRunsVM(t *testing.T) {
+	if _, err := exec.LookPath("qemu-img"); err != nil {
+		t.Skip("qemu-img not installed (hack/realstack/install.sh installs qemu-utils)")
+	}
+	dir := t.TempDir()
+	raw := make([]byte, 4<<20)
+	copy(raw[1<<20:], "marker")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "disk.raw"), raw, 0o644))
+	out, err := exec.Command("qemu-img", "convert", "-f", "raw", "-O", "qcow2", filepath.Join(dir, "disk.raw"), filepath.Join(dir, "disk.qcow2")).CombinedOutput()
+	require.NoError(t, err, string(out))
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	storageDir := t.TempDir()
+	c, err := cluster.New(cluster.Options{Storage: cluster.StorageOptions{Dir: storageDir, ImportRetries: 1}})
+	require.NoError(t, err)
+	go func() { _ = c.Start(ctx) }()
+
+	objs, err := virtkit.DecodeBytes(fmt.Appendf(nil, dvVMManifest, "good", srv.URL+"/disk.qcow2"))
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(ctx, objs...))
+
+	vmi, err := c.WaitForVMI(ctx, "default", "good", cluster.VMIPhaseIs(virtkit.Running))
+	require.NoError(t, err)
+	assert.True(t, virtkit.HasCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceDataVolumesReady, virtkit.ConditionTrue, virtkit.AllDVsReadyReason))
+	dv := &virtkit.DataVolume{}
+	require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "default", Name: "good-root"}, dv))
+	assert.Equal(t, virtkit.DataVolumeSucceeded, dv.Status.Phase)
+	assert.Equal(t, virtkit.DataVolumeProgress("100.00%"), dv.Status.Progress)
+	assert.Equal(t, vmi.Status.NodeName, dv.Annotations[virtkit.DataVolumeVolumeNodeAnnotation], "the VMI runs where its local disk is")
+	ready := dv.Status.Condition(virtkit.DataVolumeReady)
+	require.NotNil(t, ready)
+	assert.Equal(t, virtkit.ConditionTrue, ready.Status)
+	disk, err := os.ReadFile(filepath.Join(storageDir, vmi.Status.NodeName, "dv", "default", "good-root.img"))
+	require.NoError(t, err)
+	assert.Len(t, disk, 8<<20, "converted to raw and resized to the request")
+	assert.Equal(t, "marker", string(disk[1<<20:1<<20+6]))
+
+	objs, err = virtkit.DecodeBytes(fmt.Appendf(nil, dvVMManifest, "bad", srv.URL+"/missing.qcow2"))
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(ctx, objs...))
+	_, err = c.WaitForVM(ctx, "default", "bad", cluster.VMPrintableStatusIs(virtkit.VirtualMachineStatusDataVolumeError))
+	require.NoError(t, err)
+	require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "default", Name: "bad-root"}, dv))
+	assert.Equal(t, virtkit.DataVolumeFailed, dv.Status.Phase)
+	running := dv.Status.Condition(virtkit.DataVolumeRunning)
+	require.NotNil(t, running)
+	assert.Equal(t, virtkit.DataVolumeReasonError, running.Reason)
+	assert.Contains(t, running.Message, "404")
+	badVMI, err := c.WaitForVMI(ctx, "default", "bad", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && virtkit.HasCondition(v.Status.Conditions, virtkit.VirtualMachineInstanceDataVolumesReady, virtkit.ConditionFalse, virtkit.NotAllDVsReadyReason)
+	})
+	require.NoError(t, err)
+	assert.Empty(t, badVMI.Status.NodeName, "a VMI waiting for its DataVolumes is not placed")
+	assert.Equal(t, virtkit.Pending, badVMI.Status.Phase)
+
+	vm := &virtkit.VirtualMachine{}
+	require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "default", Name: "bad"}, vm))
+	require.NoError(t, c.Store().Delete(ctx, vm, store.DeleteOptions{}))
+	_, err = cluster.WaitFor(ctx, c.Store(), store.Key{Namespace: "default", Name: "bad-root"},
+		func() *virtkit.DataVolume { return &virtkit.DataVolume{} }, &virtkit.DataVolumeList{}, cluster.Gone[*virtkit.DataVolume]())
+	require.NoError(t, err, "the VM's DataVolume is collected with it")
+}
