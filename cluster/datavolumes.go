@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,7 +87,7 @@ func (c *Cluster) setUpStorage() error {
 	}
 	tr := cdi.NewTemplateReconciler(cdi.TemplateOptions{Store: c.opts.Store, Logger: c.opts.Logger})
 	return c.addController(Controller{Name: DataVolumeTemplateController, Reconciler: tr, Watches: []controller.Watch{
-		{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineList{} }, Map: controller.ObjectKey},
+		{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineList{} }, Map: vmsWithTemplates},
 		{NewList: func() virtkit.ObjectList { return &virtkit.DataVolumeList{} }, Map: controller.ControllerOwner(virtkit.KindVirtualMachine)},
 	}})
 }
@@ -123,6 +124,16 @@ func (c *Cluster) setUpNodeStorage(name string, no *node.Options) error {
 		no.Domain.KernelResolver = base
 	}
 	return nil
+}
+
+// vmsWithTemplates enqueues only VMs that have dataVolumeTemplates (a
+// deleted VM's last state still names them), so VMs without any cost the
+// template controller nothing.
+func vmsWithTemplates(ctx context.Context, obj virtkit.Object) []controller.Request {
+	if vm, ok := obj.(*virtkit.VirtualMachine); ok && len(vm.Spec.DataVolumeTemplates) == 0 {
+		return nil
+	}
+	return controller.ObjectKey(ctx, obj)
 }
 
 func (c *Cluster) cleanUpStorage() {

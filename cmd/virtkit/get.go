@@ -68,6 +68,12 @@ func resources() []kindResource {
 			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
 				printReplicaSets(w, l.(*virtkit.VirtualMachineInstanceReplicaSetList).Items, now)
 			}},
+		{names: []string{"datavolumes", "datavolume", "dv", "dvs"}, kind: virtkit.KindDataVolume, namespaced: true,
+			newObject: func() virtkit.Object { return &virtkit.DataVolume{} },
+			newList:   func() virtkit.ObjectList { return &virtkit.DataVolumeList{} },
+			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
+				printDataVolumes(w, l.(*virtkit.DataVolumeList).Items, now)
+			}},
 		{names: []string{"events", "event", "ev"}, kind: virtkit.KindEvent, namespaced: true,
 			newObject: func() virtkit.Object { return &virtkit.Event{} },
 			newList:   func() virtkit.ObjectList { return &virtkit.EventList{} },
