@@ -139,7 +139,7 @@ type Agent struct {
 	// hostCPU holds the CPU labels published on the Node.
 	hostCPU hostCPUCache
 	// pullFailures counts failed image pulls per VMI uid (back-off).
-	pullFailures map[string]int
+	pullFailures map[string]pullFailure
 }
 
 // New validates opts and returns an agent that does nothing until Start.

@@ -21,25 +21,44 @@ const (
 func (a *Agent) imagePullFailed(ctx context.Context, vmi *virtkit.VirtualMachineInstance, cause error) (controller.Result, error) {
 	a.mu.Lock()
 	if a.pullFailures == nil {
-		a.pullFailures = map[string]int{}
+		a.pullFailures = map[string]pullFailure{}
 	}
-	n := a.pullFailures[string(vmi.UID)]
-	a.pullFailures[string(vmi.UID)] = n + 1
-	a.mu.Unlock()
+	f := a.pullFailures[string(vmi.UID)]
 	reason := virtkit.ErrImagePullReason
-	if n > 0 {
+	if f.count > 0 {
 		reason = virtkit.ImagePullBackOffReason
 	}
-	wait := imagePullBackoffBase << min(n, 5)
-	wait = min(wait, imagePullBackoffMax)
-	virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceSynchronized,
-		Status: virtkit.ConditionFalse, Reason: reason, Message: cause.Error()}, a.now())
-	if err := a.opts.Store.UpdateStatus(ctx, vmi); err != nil {
-		return controller.Result{}, err
+	wait := min(imagePullBackoffBase<<min(f.count, 5), imagePullBackoffMax)
+	a.pullFailures[string(vmi.UID)] = pullFailure{count: f.count + 1, retryAt: a.opts.Now().Add(wait)}
+	a.mu.Unlock()
+	if virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceSynchronized,
+		Status: virtkit.ConditionFalse, Reason: reason, Message: cause.Error()}, a.now()) {
+		if err := a.opts.Store.UpdateStatus(ctx, vmi); err != nil {
+			return controller.Result{}, err
+		}
 	}
 	a.log.Warn("image pull failed", "vmi", vmi.Namespace+"/"+vmi.Name, "reason", reason, "retry", wait, "err", cause)
 	a.event(ctx, vmi, virtkit.EventTypeWarning, reason, "Pull", "%v", cause)
 	return controller.Result{RequeueAfter: wait}, nil
+}
+
+// pullFailure is a VMI's failed pulls and when the next may start.
+type pullFailure struct {
+	count   int
+	retryAt time.Time
+}
+
+// pullBackOff returns how long a VMI whose pull failed still waits before
+// the next attempt (0: try now). Status writes wake the VMI's reconcile;
+// they must not cut the back-off short.
+func (a *Agent) pullBackOff(vmi *virtkit.VirtualMachineInstance) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, ok := a.pullFailures[string(vmi.UID)]
+	if !ok {
+		return 0
+	}
+	return max(f.retryAt.Sub(a.opts.Now()), 0)
 }
 
 // imagePulled forgets a VMI's pull failures and clears their condition.

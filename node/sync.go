@@ -219,6 +219,9 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 			return controller.Result{}, fmt.Errorf("runtime dir: %w", err)
 		}
 	}
+	if wait := a.pullBackOff(vmi); wait > 0 {
+		return controller.Result{RequeueAfter: wait}, nil
+	}
 	dom, err := domain.BuildContext(ctx, vmi, a.opts.Domain)
 	var xml string
 	if err == nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"log"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -35,7 +37,7 @@ func newPuller(t *testing.T) *oci.Puller {
 // In-process registry (go-containerregistry's pkg/registry): extraction,
 // digest cache, pull policies and the errors.
 func TestPullPoliciesAndCache(t *testing.T) {
-	srv := httptest.NewServer(registry.New())
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
 	reg := &ocitest.Registry{Host: host}
@@ -71,7 +73,7 @@ func TestPullPoliciesAndCache(t *testing.T) {
 	_, err = p.Pull(ctx, oci.Request{Image: host + "/vm/other:v1", Policy: oci.PullNever})
 	require.ErrorIs(t, err, oci.ErrNotPresent)
 
-	srv2 := httptest.NewServer(registry.New())
+	srv2 := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv2.Close()
 	host2 := strings.TrimPrefix(srv2.URL, "http://")
 	reg2 := &ocitest.Registry{Host: host2}
