@@ -68,6 +68,13 @@ func TestValidateDataVolume(t *testing.T) {
 		want   []wantFieldError
 	}{
 		{"valid http", func(*DataVolume) {}, nil},
+		{"http checksum", func(dv *DataVolume) { dv.Spec.Source.HTTP.Checksum = "sha256:00ff" }, nil},
+		{"http checksum without algorithm", func(dv *DataVolume) { dv.Spec.Source.HTTP.Checksum = "00ff" },
+			[]wantFieldError{{"spec.source.http.checksum", field.ErrorTypeInvalid}}},
+		{"http checksum unknown algorithm", func(dv *DataVolume) { dv.Spec.Source.HTTP.Checksum = "crc32:00ff" },
+			[]wantFieldError{{"spec.source.http.checksum", field.ErrorTypeInvalid}}},
+		{"http checksum not hex", func(dv *DataVolume) { dv.Spec.Source.HTTP.Checksum = "md5:xyz" },
+			[]wantFieldError{{"spec.source.http.checksum", field.ErrorTypeInvalid}}},
 		{"no source", func(dv *DataVolume) { dv.Spec.Source = nil },
 			[]wantFieldError{{"spec.source", field.ErrorTypeRequired}}},
 		{"two sources", func(dv *DataVolume) { dv.Spec.Source.Blank = &DataVolumeBlankImage{} },
@@ -176,4 +183,10 @@ func TestDataVolumeSetCondition(t *testing.T) {
 	assert.Nil(t, st.Condition(DataVolumeReady))
 	assert.True(t, DataVolumeSucceeded.IsFinal())
 	assert.False(t, DataVolumeImportInProgress.IsFinal())
+}
+
+func TestFormatDataVolumeProgress(t *testing.T) {
+	for in, want := range map[float64]DataVolumeProgress{0: "0.00%", 45.2: "45.20%", 99.999: "100.00%", 100: "100.00%", 120: "100.00%", -1: "0.00%"} {
+		assert.Equal(t, want, FormatDataVolumeProgress(in), "%v", in)
+	}
 }
