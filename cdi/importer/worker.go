@@ -121,7 +121,9 @@ func (w *Worker) Reconcile(ctx context.Context, req controller.Request) (control
 	dv := &virtkit.DataVolume{}
 	err := w.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, dv)
 	if errors.Is(err, store.ErrNotFound) {
-		return controller.Result{}, nil
+		// Deleted: its disk goes with it (only this node's worker was
+		// told, as the node that filled it).
+		return controller.Result{}, w.Remove(req.Namespace, req.Name)
 	}
 	if err != nil {
 		return controller.Result{}, err
