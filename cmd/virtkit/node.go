@@ -49,6 +49,7 @@ type nodeFlags struct {
 	cpuProfile        string
 	allowHostPaths    []string
 	migration         migrationFlags
+	storage           nodeStorageFlags
 }
 
 func newNodeCmd() *cobra.Command {
@@ -125,6 +126,7 @@ and fails a migration from it with that reason.`,
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100) at /metrics")
 	fs.StringArrayVar(&f.allowHostPaths, "allow-host-path", nil, "absolute path prefix a hostDisk may name, symlinks resolved (repeatable; default: none)")
 	f.migration.register(cmd)
+	f.storage.register(cmd)
 	addCPUProfileFlag(cmd, &f.cpuProfile)
 	return cmd
 }
@@ -206,10 +208,15 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 	if ac, ok := hv.(hypervisor.AgentCommander); ok {
 		opts.GuestInfo = node.NewGuestAgentSource(ac, node.GuestAgentSourceOptions{Logger: log})
 	}
+	importCtrl, err := f.storage.setUp(f.name, st, log, &opts)
+	if err != nil {
+		return err
+	}
 	agent, err := node.New(opts)
 	if err != nil {
 		return err
 	}
+	go runImporter(ctx, importCtrl, log)
 	if f.metricsAddr != "" {
 		reg := prometheus.NewRegistry()
 		if err := wire.RegisterNode(reg, st, agent, hv, metrics.Options{}); err != nil {
