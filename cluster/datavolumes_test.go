@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
@@ -90,6 +92,8 @@ func TestDataVolumeTemplateImportRunsVM(t *testing.T) {
 	assert.Equal(t, virtkit.DataVolumeSucceeded, dv.Status.Phase)
 	assert.Equal(t, virtkit.DataVolumeProgress("100.00%"), dv.Status.Progress)
 	assert.Equal(t, vmi.Status.NodeName, dv.Annotations[virtkit.DataVolumeVolumeNodeAnnotation], "the VMI runs where its local disk is")
+	assert.True(t, virtkit.HasCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable, virtkit.ConditionFalse, virtkit.DisksNotLiveMigratableReason),
+		"a node-local disk does not migrate")
 	ready := dv.Status.Condition(virtkit.DataVolumeReady)
 	require.NotNil(t, ready)
 	assert.Equal(t, virtkit.ConditionTrue, ready.Status)
@@ -122,4 +126,46 @@ func TestDataVolumeTemplateImportRunsVM(t *testing.T) {
 	_, err = cluster.WaitFor(ctx, c.Store(), store.Key{Namespace: "default", Name: "bad-root"},
 		func() *virtkit.DataVolume { return &virtkit.DataVolume{} }, &virtkit.DataVolumeList{}, cluster.Gone[*virtkit.DataVolume]())
 	require.NoError(t, err, "the VM's DataVolume is collected with it")
+}
+
+// A ReadWriteMany DataVolume lands on the shared class: its VMI is not
+// pinned, stays live-migratable and moves to the other node with its disk
+// still in place.
+func TestSharedDataVolumeMigrates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	storageDir := t.TempDir()
+	c, err := cluster.New(cluster.Options{Storage: cluster.StorageOptions{Dir: storageDir}})
+	require.NoError(t, err)
+	go func() { _ = c.Start(ctx) }()
+
+	manifest := strings.Replace(fmt.Sprintf(dvVMManifest, "rwx", "http://127.0.0.1:1/unused"), "      source:\n        http:\n          url: http://127.0.0.1:1/unused\n",
+		"      source:\n        blank: {}\n", 1)
+	manifest = strings.Replace(manifest, "      storage:\n", "      storage:\n        accessModes: [ReadWriteMany]\n", 1)
+	objs, err := virtkit.DecodeBytes([]byte(manifest))
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(ctx, objs...))
+	vmi, err := c.WaitForVMI(ctx, "default", "rwx", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && v.IsRunning() && virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable)
+	})
+	require.NoError(t, err)
+	from := vmi.Status.NodeName
+	dv := &virtkit.DataVolume{}
+	require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "default", Name: "rwx-root"}, dv))
+	assert.Equal(t, "shared", dv.Annotations[virtkit.DataVolumeStorageClassAnnotation])
+	assert.FileExists(t, filepath.Join(storageDir, "shared", "dv", "default", "rwx-root.img"))
+
+	require.NoError(t, c.Apply(ctx, &virtkit.VirtualMachineInstanceMigration{
+		ObjectMeta: metav1.ObjectMeta{Name: "move"}, Spec: virtkit.VirtualMachineInstanceMigrationSpec{VMIName: "rwx"}}))
+	done, err := cluster.WaitFor(ctx, c.Store(), store.Key{Namespace: "default", Name: "move"},
+		func() *virtkit.VirtualMachineInstanceMigration { return &virtkit.VirtualMachineInstanceMigration{} },
+		&virtkit.VirtualMachineInstanceMigrationList{},
+		func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool { return found && m.IsFinal() })
+	require.NoError(t, err)
+	require.Equal(t, virtkit.MigrationSucceeded, done.Status.Phase)
+	vmi, err = c.WaitForVMI(ctx, "default", "rwx", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && v.IsRunning() && v.Status.NodeName != from
+	})
+	require.NoError(t, err)
+	assert.NotEqual(t, from, vmi.Status.NodeName)
 }

@@ -51,7 +51,11 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 			Message: "Guest VM is not reported as running",
 		}, now)
 	}
-	virtkit.SetCondition(&vmi.Status.Conditions, liveMigratable(vmi), now)
+	migratable := liveMigratable(vmi)
+	if migratable.Status == virtkit.ConditionTrue {
+		migratable = a.dataVolumesMigratable(ctx, vmi, migratable)
+	}
+	virtkit.SetCondition(&vmi.Status.Conditions, migratable, now)
 
 	var guest GuestInfo
 	haveGuest := false
