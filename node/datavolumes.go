@@ -29,8 +29,8 @@ func (a *Agent) dataVolumesMigratable(ctx context.Context, vmi *virtkit.VirtualM
 		}
 		if dv.Annotations[virtkit.DataVolumeVolumeNodeAnnotation] != "" {
 			return virtkit.Condition{Type: virtkit.VirtualMachineInstanceIsMigratable, Status: virtkit.ConditionFalse,
-				Reason: virtkit.DisksNotLiveMigratableReason,
-				Message: "cannot migrate VMI: PVC " + name + " is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)"}
+				Reason:  virtkit.DisksNotLiveMigratableReason,
+				Message: "DataVolume " + name + " lives on node-local storage; live migration needs every claim on a shared (ReadWriteMany) class"}
 		}
 	}
 	return ok
