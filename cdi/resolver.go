@@ -70,9 +70,28 @@ func (r *Resolver) ResolveVolume(ctx context.Context, req domain.VolumeRequest) 
 	return r.Base.ResolveVolume(ctx, req)
 }
 
-// ResolveKernel implements domain.KernelResolver (Base's).
+// ResolveKernel implements domain.KernelResolver: with a Puller the
+// kernel and initrd are pulled from the kernelBoot container image (its
+// kernelPath and initrdPath), else Base finds them on the host.
 func (r *Resolver) ResolveKernel(ctx context.Context, req domain.KernelRequest) (domain.HostKernel, error) {
-	return r.Base.ResolveKernel(ctx, req)
+	if r.Puller == nil {
+		return r.Base.ResolveKernel(ctx, req)
+	}
+	var k domain.HostKernel
+	for _, f := range []struct {
+		path string
+		dst  *string
+	}{{req.KernelPath, &k.Kernel}, {req.InitrdPath, &k.Initrd}} {
+		if f.path == "" {
+			continue
+		}
+		p, err := r.pull(ctx, req.Namespace, req.Image, f.path, req.ImagePullPolicy, req.ImagePullSecret)
+		if err != nil {
+			return domain.HostKernel{}, err
+		}
+		*f.dst = p
+	}
+	return k, nil
 }
 
 // dataVolumePath returns the disk file of DataVolume namespace/name; ok is

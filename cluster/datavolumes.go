@@ -121,7 +121,7 @@ func (c *Cluster) setUpNodeStorage(name string, no *node.Options) error {
 	}
 	no.Domain.VolumeResolver = r
 	if no.Domain.KernelResolver == nil {
-		no.Domain.KernelResolver = base
+		no.Domain.KernelResolver = r
 	}
 	return nil
 }

@@ -244,6 +244,7 @@ func (b *builder) os(dom *libvirtxml.Domain) {
 		k, err := b.opts.KernelResolver.ResolveKernel(b.ctx, KernelRequest{
 			Namespace: namespaceOf(b.vmi), VMIName: b.vmi.Name, UID: string(b.vmi.UID),
 			Field: path + ".container", Image: c.Image, KernelPath: c.KernelPath, InitrdPath: c.InitrdPath,
+			ImagePullPolicy: string(c.ImagePullPolicy), ImagePullSecret: c.ImagePullSecret,
 		})
 		if err != nil {
 			b.errs = append(b.errs, fmt.Errorf("%s.container: %w", path, err))

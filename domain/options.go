@@ -298,6 +298,8 @@ type KernelRequest struct {
 	// Field is spec.domain.firmware.kernelBoot.container.
 	Field                         string
 	Image, KernelPath, InitrdPath string
+	// ImagePullPolicy and ImagePullSecret, as written.
+	ImagePullPolicy, ImagePullSecret string
 }
 
 // HostKernel is a kernel (and optional initrd) on the host.
