@@ -92,7 +92,11 @@ func AdmitUpdate(obj, old Object) field.ErrorList {
 	case *MigrationPolicy:
 		t.Status = *old.(*MigrationPolicy).Status.DeepCopy()
 	case *DataVolume:
-		t.Status = *old.(*DataVolume).Status.DeepCopy()
+		o := old.(*DataVolume)
+		t.Status = *o.Status.DeepCopy()
+		keepDataVolumeAnnotations(t, o)
+		errs = append(errs, forbidChanges(t.Spec, o.Spec, field.NewPath("spec"),
+			"a DataVolume's spec is immutable after creation")...)
 	case *Node:
 		t.Status = *old.(*Node).Status.DeepCopy()
 	}

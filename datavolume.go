@@ -350,3 +350,19 @@ func FormatDataVolumeProgress(percent float64) DataVolumeProgress {
 	percent = min(max(percent, 0), 100)
 	return DataVolumeProgress(strconv.FormatFloat(percent, 'f', 2, 64) + "%")
 }
+
+// keepDataVolumeAnnotations carries the import state virtkit keeps in a
+// DataVolume's annotations (node, storage class) across an update that
+// does not name them, as the status is carried.
+func keepDataVolumeAnnotations(dv, old *DataVolume) {
+	for _, k := range []string{DataVolumeImportNodeAnnotation, DataVolumeVolumeNodeAnnotation, DataVolumeStorageClassAnnotation} {
+		v, ok := old.Annotations[k]
+		if _, set := dv.Annotations[k]; !ok || set {
+			continue
+		}
+		if dv.Annotations == nil {
+			dv.Annotations = map[string]string{}
+		}
+		dv.Annotations[k] = v
+	}
+}

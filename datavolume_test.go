@@ -190,3 +190,28 @@ func TestFormatDataVolumeProgress(t *testing.T) {
 		assert.Equal(t, want, FormatDataVolumeProgress(in), "%v", in)
 	}
 }
+
+func TestAdmitUpdateDataVolume(t *testing.T) {
+	objs, err := DecodeBytes([]byte(cdiManifest))
+	require.NoError(t, err)
+	old := objs[0].(*DataVolume)
+	SetDefaults(old)
+	old.Annotations = map[string]string{DataVolumeImportNodeAnnotation: "n1", DataVolumeStorageClassAnnotation: "local", "user": "x"}
+	old.Status.Phase = DataVolumeSucceeded
+
+	again := old.DeepCopy()
+	again.Annotations = nil
+	again.Status = DataVolumeStatus{}
+	assert.Empty(t, AdmitUpdate(again, old))
+	assert.Equal(t, "n1", again.Annotations[DataVolumeImportNodeAnnotation], "import state survives a re-apply")
+	assert.Equal(t, "local", again.Annotations[DataVolumeStorageClassAnnotation])
+	assert.NotContains(t, again.Annotations, "user")
+	assert.Equal(t, DataVolumeSucceeded, again.Status.Phase)
+
+	changed := old.DeepCopy()
+	changed.Spec.ContentType = DataVolumeArchive
+	errs := AdmitUpdate(changed, old)
+	require.Len(t, errs, 1)
+	assert.Equal(t, "spec.contentType", errs[0].Field)
+	assert.Equal(t, field.ErrorTypeForbidden, errs[0].Type)
+}
