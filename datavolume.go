@@ -180,10 +180,11 @@ type DataVolumeBlankImage struct{}
 
 // DataVolumeSourceImageIO imports from oVirt's imageio; NotSupported.
 type DataVolumeSourceImageIO struct {
-	URL           string `json:"url"`
-	DiskID        string `json:"diskId"`
-	SecretRef     string `json:"secretRef,omitempty"`
-	CertConfigMap string `json:"certConfigMap,omitempty"`
+	URL                string `json:"url"`
+	DiskID             string `json:"diskId"`
+	SecretRef          string `json:"secretRef,omitempty"`
+	CertConfigMap      string `json:"certConfigMap,omitempty"`
+	InsecureSkipVerify *bool  `json:"insecureSkipVerify,omitempty"`
 }
 
 // DataVolumeSourceVDDK imports from VMware; NotSupported.
@@ -194,6 +195,7 @@ type DataVolumeSourceVDDK struct {
 	Thumbprint   string `json:"thumbprint,omitempty"`
 	SecretRef    string `json:"secretRef,omitempty"`
 	InitImageURL string `json:"initImageURL,omitempty"`
+	ExtraArgs    string `json:"extraArgs,omitempty"`
 }
 
 // DataVolumeSourceSnapshot clones a VolumeSnapshot; NotSupported.
@@ -225,6 +227,12 @@ const (
 	DataVolumeUnknown               DataVolumePhase = "Unknown"
 	DataVolumePaused                DataVolumePhase = "Paused"
 	DataVolumeNamespaceTransferring DataVolumePhase = "NamespaceTransferInProgress"
+	// Smart-clone, CSI-clone and rebind phases (never set by virtkit).
+	DataVolumeSnapshotForSmartCloneInProgress   DataVolumePhase = "SnapshotForSmartCloneInProgress"
+	DataVolumeCloneFromSnapshotSourceInProgress DataVolumePhase = "CloneFromSnapshotSourceInProgress"
+	DataVolumeSmartClonePVCInProgress           DataVolumePhase = "SmartClonePVCInProgress"
+	DataVolumeCSICloneInProgress                DataVolumePhase = "CSICloneInProgress"
+	DataVolumeRebindInProgress                  DataVolumePhase = "RebindInProgress"
 )
 
 // DataVolumeProgress is the share of the transfer done, "45.20%", or
