@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // HTTPSource is an http(s) image.
@@ -40,6 +41,12 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, pr
 	if err != nil {
 		return err
 	}
+	// A stalled server must not hold the import forever: every byte
+	// received pushes the deadline back by IdleTimeout.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	idle := time.AfterFunc(im.opts.IdleTimeout, func() { cancel(errIdle) })
+	defer idle.Stop()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src.URL, nil)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSource, err)
@@ -53,6 +60,9 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, pr
 	}
 	resp, err := im.client.Do(req)
 	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
+			return fmt.Errorf("%w: GET %s: %w", ErrUnreachable, src.URL, cause)
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -102,6 +112,7 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, pr
 	for {
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {
+			idle.Reset(im.opts.IdleTimeout)
 			if done+int64(n) > im.opts.MaxBytes {
 				return fmt.Errorf("%w: %s is larger than %d bytes", ErrTooLarge, src.URL, im.opts.MaxBytes)
 			}
@@ -117,6 +128,9 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, pr
 			break
 		}
 		if rerr != nil {
+			if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
+				return fmt.Errorf("GET %s: stalled after %d bytes: %w", src.URL, done, cause)
+			}
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -131,6 +145,9 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, pr
 	}
 	return f.Close()
 }
+
+// errIdle: the server sent nothing for IdleTimeout.
+var errIdle = errors.New("no data received within the idle timeout")
 
 // parseContentRange reads "bytes start-end/size".
 func parseContentRange(v string) (start, size int64, ok bool) {

@@ -65,6 +65,10 @@ type Options struct {
 	// MaxBytes bounds a download or a decompressed source; 0 is
 	// DefaultMaxBytes.
 	MaxBytes int64
+	// IdleTimeout aborts a download that receives nothing for this long
+	// (a stalled server); 0 is one minute. The attempt is retried and
+	// resumes where it stopped.
+	IdleTimeout time.Duration
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -83,6 +87,9 @@ func New(opts Options) (*Importer, error) {
 	}
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = time.Minute
 	}
 	c := opts.HTTPClient
 	if c == nil {

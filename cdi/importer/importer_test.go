@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -200,4 +201,52 @@ func TestImportBlankAndClone(t *testing.T) {
 
 	_, err = im.Import(context.Background(), importer.Request{Target: filepath.Join(out, "x.img"), Key: "n"})
 	require.ErrorIs(t, err, importer.ErrNoSource)
+}
+
+// HTTPS: the server's certificate must be trusted by the client; an
+// untrusted one is refused, a trusted one imports.
+func TestImportHTTPS(t *testing.T) {
+	dir, marker := fixtures(t)
+	srv := httptest.NewTLSServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+	target := filepath.Join(t.TempDir(), "disk.img")
+	_, err := newImporter(t).Import(context.Background(), importer.Request{HTTP: &importer.HTTPSource{URL: srv.URL + "/disk.qcow2"}, Target: target, Key: "untrusted"})
+	require.ErrorIs(t, err, importer.ErrUnreachable)
+	assert.Contains(t, err.Error(), "certificate")
+
+	im, err := importer.New(importer.Options{ScratchDir: t.TempDir(), HTTPClient: srv.Client()})
+	require.NoError(t, err)
+	_, err = im.Import(context.Background(), importer.Request{HTTP: &importer.HTTPSource{URL: srv.URL + "/disk.qcow2",
+		Headers: []string{"X-Test: 1"}}, Target: target, Key: "trusted"})
+	require.NoError(t, err)
+	got, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, marker, got[1<<20:1<<20+len(marker)])
+}
+
+// A server that stops sending is cut off after the idle timeout; the
+// attempt is transient and the next one resumes.
+func TestImportHTTPStalledServer(t *testing.T) {
+	dir, _ := fixtures(t)
+	raw, err := os.ReadFile(filepath.Join(dir, "disk.raw"))
+	require.NoError(t, err)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "4194304")
+		_, _ = w.Write(raw[:1<<20])
+		w.(http.Flusher).Flush()
+		select { // stall
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	im, err := importer.New(importer.Options{ScratchDir: t.TempDir(), IdleTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	_, err = im.Import(context.Background(), importer.Request{HTTP: &importer.HTTPSource{URL: srv.URL + "/disk.raw"},
+		Target: filepath.Join(t.TempDir(), "disk.img"), Key: "stall"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stalled after 1048576 bytes")
+	assert.False(t, importer.Permanent(err))
 }
