@@ -220,6 +220,7 @@ func New(opts Options) (*Cluster, error) {
 	for _, name := range names {
 		hv, err := opts.NewHypervisor(name)
 		if err != nil {
+			c.cleanUpStorage()
 			return nil, fmt.Errorf("node %s: hypervisor: %w", name, err)
 		}
 		no := opts.NodeAgent
@@ -242,12 +243,12 @@ func New(opts Options) (*Cluster, error) {
 		if err := c.nodeObservability(name, &no); err != nil {
 			return nil, err
 		}
+		if opts.ConfigureNode != nil {
+			opts.ConfigureNode(name, &no)
+		}
 		if err := c.setUpNodeStorage(name, &no); err != nil {
 			c.cleanUpStorage()
 			return nil, fmt.Errorf("node %s: storage: %w", name, err)
-		}
-		if opts.ConfigureNode != nil {
-			opts.ConfigureNode(name, &no)
 		}
 		if no.GuestInfo == nil {
 			if ac, ok := hv.(hypervisor.AgentCommander); ok {
@@ -263,6 +264,7 @@ func New(opts Options) (*Cluster, error) {
 		}
 		agent, err := node.New(no)
 		if err != nil {
+			c.cleanUpStorage()
 			return nil, fmt.Errorf("node %s: %w", name, err)
 		}
 		c.nodes = append(c.nodes, &Node{Name: name, Hypervisor: hv, Agent: agent})

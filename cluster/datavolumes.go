@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 
@@ -24,7 +25,8 @@ const (
 
 // StorageOptions configure DataVolumes: where disks live and how they are
 // imported. The zero value works: node-local volumes and a shared class in
-// a temporary directory removed when Start returns.
+// a temporary directory, made by the first import and removed when Start
+// returns.
 type StorageOptions struct {
 	// Dir holds each node's local volumes (Dir/<node>/dv/...), the shared
 	// class (Dir/shared/dv/...) and scratch space; empty is a temporary
@@ -55,11 +57,10 @@ func (c *Cluster) setUpStorage() error {
 	so := c.opts.Storage
 	s := &storageSetup{dir: so.Dir}
 	if s.dir == "" {
-		d, err := os.MkdirTemp("", "virtkit-volumes-")
-		if err != nil {
-			return fmt.Errorf("storage: %w", err)
-		}
-		s.dir, s.tempDir = d, true
+		// Named now, made by the first import (most clusters import
+		// nothing), removed when Start returns.
+		s.dir = filepath.Join(os.TempDir(), fmt.Sprintf("virtkit-volumes-%d-%016x", os.Getpid(), rand.Uint64()))
+		s.tempDir = true
 	}
 	s.classes = func(string) storage.Classes {
 		return storage.Classes{List: []storage.Class{
@@ -93,7 +94,8 @@ func (c *Cluster) setUpStorage() error {
 }
 
 // setUpNodeStorage starts a node's import worker and puts the DataVolume
-// resolver in front of its volume resolver (a DirResolver, the default).
+// resolver in front of its volume resolver (a DirResolver, the default),
+// after Options.ConfigureNode had its say.
 func (c *Cluster) setUpNodeStorage(name string, no *node.Options) error {
 	s := c.storage
 	im, err := importer.New(importer.Options{ScratchDir: filepath.Join(s.dir, "scratch", storage.Sanitize(name)), Puller: s.puller, Logger: c.opts.Logger})

@@ -1,0 +1,120 @@
+//go:build realstack && cgo && (libvirt || libvirt_dlopen)
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
+	"github.com/virtkit/virtkit/store"
+)
+
+const dvRealManifest = `apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: dvboot
+  namespace: dvreal
+spec:
+  runStrategy: Always
+  dataVolumeTemplates:
+  - metadata:
+      name: dvboot-data
+    spec:
+      source:
+        http:
+          url: %s
+      storage:
+        resources:
+          requests:
+            storage: 16Mi
+  template:
+    spec:
+      domain:
+        memory:
+          guest: 128Mi
+        firmware:
+          kernelBoot:
+            kernelArgs: console=ttyS0 quiet panic=-1
+            container:
+              image: localhost/virtkit/tiny-guest:latest
+              kernelPath: /boot/vmlinuz
+              initrdPath: /boot/initramfs.gz
+        devices:
+          disks:
+          - name: data
+            disk: {bus: virtio}
+      volumes:
+      - name: data
+        dataVolume:
+          name: dvboot-data
+      terminationGracePeriodSeconds: 5
+`
+
+// TestRealStackDataVolumeDisk imports a qcow2 over HTTP from a loopback
+// server into a DataVolume on a real libvirtd node and runs the tiny guest
+// on real QEMU with the imported disk attached: the live domain XML names
+// the DataVolume's raw file.
+func TestRealStackDataVolumeDisk(t *testing.T) {
+	libvirttest.RequireStack(t)
+	if _, err := exec.LookPath("qemu-img"); err != nil {
+		t.Skip("qemu-img not installed")
+	}
+	src := t.TempDir()
+	raw := make([]byte, 8<<20)
+	copy(raw[4<<20:], "virtkit-dv-marker")
+	require.NoError(t, os.WriteFile(filepath.Join(src, "data.raw"), raw, 0o644))
+	out, err := exec.Command("qemu-img", "convert", "-f", "raw", "-O", "qcow2", filepath.Join(src, "data.raw"), filepath.Join(src, "data.qcow2")).CombinedOutput()
+	require.NoError(t, err, string(out))
+	srv := httptest.NewServer(http.FileServer(http.Dir(src)))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	copts, cleanup, err := libvirtDemoOptions(ctx, demoOptions{nodes: 1, hypervisor: "libvirt"}, cluster.Options{Nodes: 1})
+	require.NoError(t, err)
+	defer cleanup()
+	c, err := cluster.New(copts)
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() { _ = c.Start(ctx); close(done) }()
+
+	objs, err := virtkit.DecodeBytes(fmt.Appendf(nil, dvRealManifest, srv.URL+"/data.qcow2"))
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(ctx, objs...))
+	defer func() {
+		// Stop the guest we started before the cluster goes away.
+		vm := &virtkit.VirtualMachine{}
+		if c.Store().Get(context.Background(), store.Key{Namespace: "dvreal", Name: "dvboot"}, vm) == nil {
+			_ = c.Store().Delete(context.Background(), vm, store.DeleteOptions{})
+		}
+		wctx, wcancel := context.WithTimeout(context.Background(), time.Minute)
+		defer wcancel()
+		_, _ = c.WaitForVMI(wctx, "dvreal", "dvboot", cluster.Gone[*virtkit.VirtualMachineInstance]())
+		cancel()
+		<-done
+	}()
+
+	vmi, err := c.WaitForVMI(ctx, "dvreal", "dvboot", cluster.VMIPhaseIs(virtkit.Running))
+	require.NoError(t, err)
+	dv := &virtkit.DataVolume{}
+	require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "dvreal", Name: "dvboot-data"}, dv))
+	require.Equal(t, virtkit.DataVolumeSucceeded, dv.Status.Phase)
+	xml, err := c.Node(vmi.Status.NodeName).Hypervisor.XML(ctx, domain.DomainName(vmi))
+	require.NoError(t, err)
+	require.Contains(t, xml, filepath.Join("dv", "dvreal", "dvboot-data.img"), "the guest's disk is the DataVolume's file")
+	require.True(t, strings.Contains(xml, `type="raw"`) || strings.Contains(xml, `type='raw'`), "imported as raw")
+}
