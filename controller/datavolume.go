@@ -262,12 +262,13 @@ func dataVolumesOf(ctx context.Context, st store.Store, vmi *virtkit.VirtualMach
 	return g, nil
 }
 
-// dataVolumeMapper maps a DataVolume to the VMIs of its namespace that
-// use it.
+// dataVolumeMapper maps a DataVolume that succeeded or failed to the
+// unplaced VMIs of its namespace that use it (progress updates wake
+// nobody: only a final phase changes what a waiting VMI does).
 func dataVolumeMapper(st store.Store) MapFunc {
 	return func(ctx context.Context, obj virtkit.Object) []Request {
 		dv, ok := obj.(*virtkit.DataVolume)
-		if !ok {
+		if !ok || !dv.Status.Phase.IsFinal() {
 			return nil
 		}
 		var vmis virtkit.VirtualMachineInstanceList
