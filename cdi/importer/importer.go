@@ -111,6 +111,9 @@ type RegistrySource struct {
 	Image string
 	// Auth; nil is anonymous.
 	Auth authn.Authenticator
+	// Architecture picks one image of a multi-platform index; empty is
+	// the puller's default (amd64).
+	Architecture string
 }
 
 // Request is one import. Exactly one of HTTP, Registry, Blank and
@@ -202,6 +205,7 @@ func (im *Importer) Import(ctx context.Context, req Request) (Result, error) {
 			return Result{}, fmt.Errorf("%w: registry imports need a Puller", ErrBadSource)
 		}
 		res, err := im.opts.Puller.Pull(ctx, oci.Request{Image: req.Registry.Image, Auth: req.Registry.Auth, Policy: oci.PullIfNotPresent,
+			Architecture: req.Registry.Architecture,
 			Progress: func(done, total int64) {
 				if total > 0 {
 					progress(float64(done) * 100 / float64(total) * 0.99)

@@ -179,6 +179,9 @@ func (w *Worker) request(ctx context.Context, dv *virtkit.DataVolume, class stor
 		r.HTTP = &HTTPSource{URL: src.HTTP.URL, Headers: src.HTTP.ExtraHeaders, Checksum: src.HTTP.Checksum}
 	case src.Registry != nil && src.Registry.URL != nil:
 		r.Registry = &RegistrySource{Image: *src.Registry.URL}
+		if pl := src.Registry.Platform; pl != nil {
+			r.Registry.Architecture = pl.Architecture
+		}
 	case src.Blank != nil:
 		r.Blank = true
 	case src.PVC != nil:

@@ -82,6 +82,9 @@ type Request struct {
 	Policy string
 	// Auth authenticates to the registry; nil is anonymous.
 	Auth authn.Authenticator
+	// Architecture picks the image of a multi-platform index (linux/ARCH);
+	// empty is Options.Platform.
+	Architecture string
 	// Progress, when set, is told the bytes extracted so far and the
 	// compressed size of the layers (0 when unknown).
 	Progress func(done, total int64)
@@ -176,9 +179,13 @@ func (p *Puller) pull(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	platform := *p.opts.Platform
+	if req.Architecture != "" {
+		platform = v1.Platform{OS: "linux", Architecture: req.Architecture}
+	}
 	// The cache answers IfNotPresent and Never without the network.
 	if policy != PullAlways {
-		if digest, ok := p.indexed(ref); ok {
+		if digest, ok := p.indexed(ref, platform); ok {
 			if res, ok := p.cached(digest, diskPath); ok {
 				return res, nil
 			}
@@ -192,22 +199,28 @@ func (p *Puller) pull(ctx context.Context, req Request) (Result, error) {
 		auth = authn.Anonymous
 	}
 	ropts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(p.opts.Transport), remote.WithAuth(auth),
-		remote.WithPlatform(*p.opts.Platform)}
+		remote.WithPlatform(platform)}
 	desc, err := remote.Get(ref, ropts...)
 	if err != nil {
 		return Result{}, classify(err)
 	}
-	digest := desc.Digest.String()
-	p.remember(ref, digest)
+	// An index resolves to the platform's image: the cache is keyed by
+	// that image's manifest digest.
+	img, err := desc.Image()
+	if err != nil {
+		return Result{}, classify(err)
+	}
+	h, err := img.Digest()
+	if err != nil {
+		return Result{}, classify(err)
+	}
+	digest := h.String()
+	p.remember(ref, platform, digest)
 	lock := p.lock(digest + "|" + diskPath)
 	lock.Lock()
 	defer lock.Unlock()
 	if res, ok := p.cached(digest, diskPath); ok {
 		return res, nil
-	}
-	img, err := desc.Image()
-	if err != nil {
-		return Result{}, classify(err)
 	}
 	return p.extract(ctx, img, digest, diskPath, req.Progress)
 }
@@ -276,27 +289,30 @@ func (p *Puller) cached(digest, diskPath string) (Result, bool) {
 	return Result{Path: f, Digest: digest, Cached: true, Size: st.Size()}, true
 }
 
-func refFile(cacheDir string, ref name.Reference) string {
-	sum := sha256.Sum256([]byte(ref.Name()))
+// refFile records which image manifest a reference resolved to for a
+// platform.
+func refFile(cacheDir string, ref name.Reference, platform v1.Platform) string {
+	sum := sha256.Sum256([]byte(ref.Name() + "|" + platform.OS + "/" + platform.Architecture))
 	return filepath.Join(cacheDir, "refs", hex.EncodeToString(sum[:16]))
 }
 
-func (p *Puller) indexed(ref name.Reference) (string, bool) {
+func (p *Puller) indexed(ref name.Reference, platform v1.Platform) (string, bool) {
+	b, err := os.ReadFile(refFile(p.opts.CacheDir, ref, platform))
+	if err == nil && len(b) <= 200 {
+		if _, err := v1.NewHash(strings.TrimSpace(string(b))); err == nil {
+			return strings.TrimSpace(string(b)), true
+		}
+	}
+	// A digest reference names the image itself (unless it is an index,
+	// which only the record above resolves).
 	if d, ok := ref.(name.Digest); ok {
 		return d.DigestStr(), true
 	}
-	b, err := os.ReadFile(refFile(p.opts.CacheDir, ref))
-	if err != nil || len(b) > 200 {
-		return "", false
-	}
-	if _, err := v1.NewHash(strings.TrimSpace(string(b))); err != nil {
-		return "", false
-	}
-	return strings.TrimSpace(string(b)), true
+	return "", false
 }
 
-func (p *Puller) remember(ref name.Reference, digest string) {
-	f := refFile(p.opts.CacheDir, ref)
+func (p *Puller) remember(ref name.Reference, platform v1.Platform, digest string) {
+	f := refFile(p.opts.CacheDir, ref, platform)
 	if err := writeAtomic(f, []byte(digest)); err != nil {
 		p.log.Warn("cannot index image reference", "ref", ref.Name(), "err", err)
 	}

@@ -11,7 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -146,4 +151,29 @@ func TestPullRealRegistryWithPullSecret(t *testing.T) {
 	again, err := p.Pull(ctx, oci.Request{Image: reg.Host + "/vm/disk:v1", Auth: auth, Policy: oci.PullAlways})
 	require.NoError(t, err)
 	assert.True(t, again.Cached, "Always re-resolves the digest but reuses the extracted disk")
+}
+
+// A multi-platform index: the request's architecture picks the image.
+func TestPullPicksArchitecture(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	amd, err := ocitest.ContainerDisk(map[string][]byte{"disk/disk.img": []byte("amd64 disk")})
+	require.NoError(t, err)
+	arm, err := ocitest.ContainerDisk(map[string][]byte{"disk/disk.img": []byte("arm64 disk")})
+	require.NoError(t, err)
+	idx := mutate.AppendManifests(empty.Index,
+		mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
+		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+	ref, err := name.ParseReference(host + "/vm/multi:v1")
+	require.NoError(t, err)
+	require.NoError(t, remote.WriteIndex(ref, idx))
+	p := newPuller(t) // one cache: the two platforms must not share an entry
+	for _, tt := range []struct{ arch, want string }{{"", "amd64 disk"}, {"arm64", "arm64 disk"}, {"amd64", "amd64 disk"}, {"arm64", "arm64 disk"}} {
+		res, err := p.Pull(context.Background(), oci.Request{Image: host + "/vm/multi:v1", Architecture: tt.arch, Policy: oci.PullIfNotPresent})
+		require.NoError(t, err, tt.arch)
+		b, err := os.ReadFile(res.Path)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, string(b), tt.arch)
+	}
 }
