@@ -23,13 +23,21 @@ func (a *Agent) imagePullFailed(ctx context.Context, vmi *virtkit.VirtualMachine
 	if a.pullFailures == nil {
 		a.pullFailures = map[string]pullFailure{}
 	}
+	// VMIs deleted while backing off leave entries behind: drop those
+	// whose back-off ended long ago.
+	now := a.opts.Now()
+	for uid, f := range a.pullFailures {
+		if now.Sub(f.retryAt) > 2*imagePullBackoffMax {
+			delete(a.pullFailures, uid)
+		}
+	}
 	f := a.pullFailures[string(vmi.UID)]
 	reason := virtkit.ErrImagePullReason
 	if f.count > 0 {
 		reason = virtkit.ImagePullBackOffReason
 	}
 	wait := min(imagePullBackoffBase<<min(f.count, 5), imagePullBackoffMax)
-	a.pullFailures[string(vmi.UID)] = pullFailure{count: f.count + 1, retryAt: a.opts.Now().Add(wait)}
+	a.pullFailures[string(vmi.UID)] = pullFailure{count: f.count + 1, retryAt: now.Add(wait)}
 	a.mu.Unlock()
 	if virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceSynchronized,
 		Status: virtkit.ConditionFalse, Reason: reason, Message: cause.Error()}, a.now()) {
