@@ -52,7 +52,8 @@ func (r *DataVolumeReconciler) pendingDataVolumes(ctx context.Context, _ virtkit
 	}
 	var reqs []Request
 	for i := range list.Items {
-		if dv := &list.Items[i]; dv.Status.Phase == virtkit.DataVolumePending || dv.Status.Phase == virtkit.DataVolumePhaseUnset {
+		if dv := &list.Items[i]; dv.Status.Phase == virtkit.DataVolumePending || dv.Status.Phase == virtkit.DataVolumePhaseUnset ||
+			dv.Status.Phase == virtkit.DataVolumeImportScheduled || dv.Status.Phase == virtkit.DataVolumeCloneScheduled {
 			reqs = append(reqs, Request{Namespace: dv.Namespace, Name: dv.Name})
 		}
 	}
@@ -82,6 +83,12 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req Request) (Resu
 		if err := r.o.Store.UpdateStatus(ctx, dv); err != nil {
 			return Result{}, err
 		}
+	}
+	if st.Phase == virtkit.DataVolumeImportScheduled || st.Phase == virtkit.DataVolumeCloneScheduled {
+		if err := r.rescheduleIfNodeLost(ctx, dv); err != nil {
+			return Result{}, err
+		}
+		st = &dv.Status
 	}
 	if st.Phase != virtkit.DataVolumePending {
 		return Result{}, nil
@@ -153,6 +160,29 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req Request) (Resu
 	}
 	r.o.event(ctx, dv, virtkit.EventTypeNormal, string(scheduled), "Schedule", "%s scheduled on node %s", scheduled, node)
 	return Result{}, nil
+}
+
+// rescheduleIfNodeLost puts a DataVolume whose import has not started back
+// to Pending when its node is gone or not ready (a clone stays: its source
+// disk lives there).
+func (r *DataVolumeReconciler) rescheduleIfNodeLost(ctx context.Context, dv *virtkit.DataVolume) error {
+	if dv.Spec.Source != nil && dv.Spec.Source.PVC != nil {
+		return nil
+	}
+	name := dv.Annotations[virtkit.DataVolumeImportNodeAnnotation]
+	n := &virtkit.Node{}
+	found, err := getOptional(ctx, r.o.Store, store.Key{Name: name}, n)
+	if err != nil {
+		return err
+	}
+	if found && virtkit.IsConditionTrue(n.Status.Conditions, virtkit.NodeReady) {
+		return nil
+	}
+	dv.Status.Phase = virtkit.DataVolumePending
+	dv.Status.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeBound, Status: virtkit.ConditionFalse,
+		Reason: virtkit.DataVolumeReasonPending, Message: "node " + name + " is not ready: scheduling again"}, r.o.now())
+	r.o.Logger.Info("rescheduling datavolume", "datavolume", dv.Namespace+"/"+dv.Name, "lostNode", name)
+	return r.o.Store.UpdateStatus(ctx, dv)
 }
 
 // chooseNode picks the ready node holding the fewest scheduled imports;

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/store"
 )
 
 func testDataVolume(name string, src virtkit.DataVolumeImportSource) *virtkit.DataVolume {
@@ -101,4 +102,29 @@ func TestTemplateDataVolumeFacts(t *testing.T) {
 			assert.Equal(t, []bool{tt.wantErr, tt.wantProv, tt.wantBnd}, []bool{gotErr, gotProv, gotBnd})
 		})
 	}
+}
+
+// An import scheduled on a node that stops being ready before it started
+// is scheduled again on a ready node.
+func TestDataVolumeReconcilerReschedulesFromLostNode(t *testing.T) {
+	e := newEnv(t, 2)
+	r, err := NewDataVolumeReconciler(ReconcilerOptions{Store: e.st, Now: e.clock.Now})
+	require.NoError(t, err)
+	require.NoError(t, e.st.Create(e.ctx, testDataVolume("img", virtkit.DataVolumeImportSource{Blank: &virtkit.DataVolumeBlankImage{}})))
+	req := Request{Namespace: "default", Name: "img"}
+	_, err = r.Reconcile(e.ctx, req)
+	require.NoError(t, err)
+	dv := &virtkit.DataVolume{}
+	require.NoError(t, e.st.Get(e.ctx, key("img"), dv))
+	require.Equal(t, "n1", dv.Annotations[virtkit.DataVolumeImportNodeAnnotation])
+
+	n1 := &virtkit.Node{}
+	require.NoError(t, e.st.Get(e.ctx, store.Key{Name: "n1"}, n1))
+	n1.Status.Conditions[0].Status = virtkit.ConditionFalse
+	require.NoError(t, e.st.UpdateStatus(e.ctx, n1))
+	_, err = r.Reconcile(e.ctx, req)
+	require.NoError(t, err)
+	require.NoError(t, e.st.Get(e.ctx, key("img"), dv))
+	assert.Equal(t, virtkit.DataVolumeImportScheduled, dv.Status.Phase)
+	assert.Equal(t, "n2", dv.Annotations[virtkit.DataVolumeImportNodeAnnotation])
 }
