@@ -219,7 +219,11 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 			return controller.Result{}, fmt.Errorf("runtime dir: %w", err)
 		}
 	}
-	xml, err := domain.BuildXML(vmi, a.opts.Domain)
+	built, err := domain.Build(vmi, a.opts.Domain)
+	var xml string
+	if err == nil {
+		xml, err = built.Marshal()
+	}
 	if err != nil {
 		// The VMI cannot be expressed on this host: retrying will not help.
 		if ferr := a.finish(ctx, vmi, virtkit.Failed, "cannot build domain: "+err.Error()); ferr != nil {
@@ -230,9 +234,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if err := a.defineDomain(ctx, vmi, xml); err != nil {
 		return controller.Result{}, err
 	}
-	a.mu.Lock()
-	delete(a.domainFacts, domName) // a new definition: read its XML again
-	a.mu.Unlock()
+	a.rememberBuilt(domName, built) // a new definition: its facts are what was built
 	if err := a.bootDomain(ctx, vmi, domName, startPaused); err != nil {
 		return controller.Result{}, err
 	}
