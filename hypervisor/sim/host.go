@@ -128,7 +128,7 @@ type Host struct {
 	domains map[string]*domain
 	// byUUID finds a domain by UUID for Define's uniqueness check without
 	// a scan of every domain; entries are checked against domains on use.
-	byUUID map[string]*domain
+	byUUID  map[string]*domain
 	order   []string // domain names, sorted: the order domains advance in
 	nextID  int
 	subs    []*subscriber
