@@ -251,12 +251,13 @@ func (s *guestAgentPool) follow(ctx context.Context, domain string, prime bool) 
 	first := s.clock.Now()
 	if prime {
 		pctx, stop := context.WithCancel(ctx)
-		context.AfterFunc(g.ctx, stop)
+		unhook := context.AfterFunc(g.ctx, stop) // Forget cuts the prime short
 		for i := range g.steps {
 			if err := g.poller.PollStep(pctx, i); err != nil && pctx.Err() == nil {
 				s.log.Debug("guest agent poll failed", "domain", domain, "worker", g.steps[i].Name, "err", err)
 			}
 		}
+		unhook()
 		stop()
 		s.mu.Lock()
 		g.quiet = false
