@@ -282,19 +282,23 @@ func (r *Recorder) takeLocked(obj objectKey, now time.Time) bool {
 	return true
 }
 
-// evictLocked keeps the caches within CacheSize: it drops series that left
-// their window, then (still too many) arbitrary ones, and full buckets.
+// evictLocked keeps the caches within CacheSize: once full, it drops series
+// that left their window, then (still above three quarters of CacheSize)
+// arbitrary ones, and full buckets. Evicting down to a low-water mark rather
+// than by one makes the scan happen once per CacheSize/4 new series, not on
+// every new series of a busy recorder.
 func (r *Recorder) evictLocked(now time.Time) {
 	if len(r.series) < r.o.CacheSize {
 		return
 	}
+	lowWater := r.o.CacheSize - r.o.CacheSize/4
 	for k, s := range r.series {
 		if now.Sub(s.lastSeen) > r.o.Window {
 			delete(r.series, k)
 		}
 	}
 	for k := range r.series {
-		if len(r.series) < r.o.CacheSize {
+		if len(r.series) < lowWater {
 			break
 		}
 		delete(r.series, k)

@@ -23,6 +23,19 @@
 //     terminationGracePeriodSeconds have passed, its domain undefined, and
 //     the finalizer removed so the store can drop the VMI.
 //
+// # Guest agents
+//
+// [NewGuestAgentSource] follows the guest agents of a host's running
+// domains with one pool: a bounded set of workers (Workers, default
+// [DefaultGuestAgentWorkers]) fed by one schedule of due polls, KubeVirt's
+// per-command intervals kept and each wait jittered, so the cost does not
+// grow by goroutines and timers per guest. When a guest's agent connects,
+// its first poll runs before the status is written, so that write already
+// carries the guest OS, interfaces and agent support; later changes are
+// pushed to the agent as events. The facts of a domain the agent defined
+// (UUID, interfaces, virtkit metadata) come from the definition it built,
+// not from reading its XML back.
+//
 // # Ownership
 //
 // An agent touches only the domains that are its own: those whose virtkit

@@ -63,7 +63,7 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 		// Like KubeVirt's poller, follow the agent from its connect event:
 		// polling a channel nobody listens on only burns the deadline.
 		if info.State == hypervisor.StateRunning && info.Agent == hypervisor.ChannelConnected {
-			a.opts.GuestInfo.Follow(domName)
+			followGuest(ctx, a.opts.GuestInfo, domName)
 		} else if info.Agent == hypervisor.ChannelDisconnected {
 			a.opts.GuestInfo.Forget(domName)
 		}

@@ -222,10 +222,10 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if wait := a.pullBackOff(vmi); wait > 0 {
 		return controller.Result{RequeueAfter: wait}, nil
 	}
-	dom, err := domain.BuildContext(ctx, vmi, a.opts.Domain)
+	built, err := domain.BuildContext(ctx, vmi, a.opts.Domain)
 	var xml string
 	if err == nil {
-		xml, err = dom.Marshal()
+		xml, err = built.Marshal()
 	}
 	if errors.Is(err, domain.ErrImagePull) {
 		return a.imagePullFailed(ctx, vmi, err)
@@ -241,9 +241,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if err := a.defineDomain(ctx, vmi, xml); err != nil {
 		return controller.Result{}, err
 	}
-	a.mu.Lock()
-	delete(a.domainFacts, domName) // a new definition: read its XML again
-	a.mu.Unlock()
+	a.rememberBuilt(domName, built) // a new definition: its facts are what was built
 	if err := a.bootDomain(ctx, vmi, domName, startPaused); err != nil {
 		return controller.Result{}, err
 	}

@@ -126,6 +126,9 @@ type Host struct {
 
 	mu      sync.Mutex
 	domains map[string]*domain
+	// byUUID finds a domain by UUID for Define's uniqueness check without
+	// a scan of every domain; entries are checked against domains on use.
+	byUUID  map[string]*domain
 	order   []string // domain names, sorted: the order domains advance in
 	nextID  int
 	subs    []*subscriber
@@ -144,7 +147,7 @@ var (
 // New returns a host with no domains.
 func New(opts Options) *Host {
 	opts = opts.withDefaults()
-	return &Host{opts: opts, clock: opts.Clock, log: opts.Logger, domains: map[string]*domain{}, candidates: map[string]struct{}{}}
+	return &Host{opts: opts, clock: opts.Clock, log: opts.Logger, domains: map[string]*domain{}, byUUID: map[string]*domain{}, candidates: map[string]struct{}{}}
 }
 
 // Name is the host's name, its address on a [Network].
@@ -216,13 +219,41 @@ func (h *Host) current(d *domain) *domain {
 func (h *Host) add(d *domain) {
 	name := d.name()
 	h.domains[name] = d
+	h.indexUUID(d)
 	h.candidates[name] = struct{}{}
 	if i, found := slices.BinarySearch(h.order, name); !found {
 		h.order = slices.Insert(h.order, i, name)
 	}
 }
 
+// indexUUID records d under its UUID (mu held).
+func (h *Host) indexUUID(d *domain) {
+	if u := d.uuid(); u != "" {
+		h.byUUID[u] = d
+	}
+}
+
+// domainByUUID returns the domain with that UUID, or nil (mu held). An
+// index entry whose domain was replaced or re-identified is dropped.
+func (h *Host) domainByUUID(uuid string) *domain {
+	if uuid == "" {
+		return nil
+	}
+	d := h.byUUID[uuid]
+	if d == nil {
+		return nil
+	}
+	if h.domains[d.name()] != d || d.uuid() != uuid {
+		delete(h.byUUID, uuid)
+		return nil
+	}
+	return d
+}
+
 func (h *Host) remove(name string) {
+	if d := h.domains[name]; d != nil && h.byUUID[d.uuid()] == d {
+		delete(h.byUUID, d.uuid())
+	}
 	delete(h.domains, name)
 	if i, found := slices.BinarySearch(h.order, name); found {
 		h.order = slices.Delete(h.order, i, i+1)
@@ -273,10 +304,8 @@ func (h *Host) Define(ctx context.Context, domainXML string) (hypervisor.DomainI
 	}
 	var id hypervisor.DomainID
 	err = h.do(ctx, func(now time.Time) error {
-		for _, other := range h.domains {
-			if sp.uuid != "" && other.uuid() == sp.uuid && other.name() != sp.name {
-				return hypervisor.WrapDomain("define", sp.name, fmt.Errorf("UUID %s belongs to domain %q: %w", sp.uuid, other.name(), hypervisor.ErrExists))
-			}
+		if other := h.domainByUUID(sp.uuid); other != nil && other.name() != sp.name {
+			return hypervisor.WrapDomain("define", sp.name, fmt.Errorf("UUID %s belongs to domain %q: %w", sp.uuid, other.name(), hypervisor.ErrExists))
 		}
 		d, ok := h.domains[sp.name]
 		if ok {
@@ -298,6 +327,7 @@ func (h *Host) Define(ctx context.Context, domainXML string) (hypervisor.DomainI
 			h.add(d)
 		}
 		d.config = sp
+		h.indexUUID(d)
 		d.persistent = true
 		if !d.state.IsActive() {
 			d.setWorkloadModel(now)

@@ -85,6 +85,14 @@ func TestDefineRejects(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.Define(ctx, `<domain><name>b</name><uuid>8e1c7a3e-1d7c-4c57-9d53-2f4f0f7a1b00</uuid><memory>1024</memory></domain>`)
 	require.ErrorIs(t, err, hypervisor.ErrExists, "a UUID names one domain")
+	// Once a is gone its UUID is free again; redefining a keeps it.
+	_, err = h.Define(ctx, `<domain><name>a</name><uuid>8e1c7a3e-1d7c-4c57-9d53-2f4f0f7a1b00</uuid><memory>2048</memory></domain>`)
+	require.NoError(t, err, "redefining a domain under its own UUID")
+	require.NoError(t, h.Undefine(ctx, "a"))
+	_, err = h.Define(ctx, `<domain><name>b</name><uuid>8e1c7a3e-1d7c-4c57-9d53-2f4f0f7a1b00</uuid><memory>1024</memory></domain>`)
+	require.NoError(t, err, "the UUID of an undefined domain is free")
+	_, err = h.Define(ctx, `<domain><name>a</name><uuid>8e1c7a3e-1d7c-4c57-9d53-2f4f0f7a1b00</uuid><memory>1024</memory></domain>`)
+	require.ErrorIs(t, err, hypervisor.ErrExists, "now b holds it")
 }
 
 func TestWorkloadValidation(t *testing.T) {

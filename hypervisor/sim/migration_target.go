@@ -74,6 +74,7 @@ func (h *Host) receiveEnd(j *job, ok bool) bool {
 		if j.params.Persist {
 			d.persistent = true
 			d.config = d.live
+			h.indexUUID(d)
 		}
 		wasRunning := d.running()
 		switch {
