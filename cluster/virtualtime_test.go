@@ -41,7 +41,7 @@ var virtualStart = time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 
 // runVirtualScenario runs vms VMs on two simulated hosts on virtual time,
 // live-migrates one of them and reports the outcome.
-func runVirtualScenario(ctx context.Context, vms int) (virtualOutcome, error) {
+func runVirtualScenario(ctx context.Context, vms, workers int) (virtualOutcome, error) {
 	var out virtualOutcome
 	clk := sim.NewVirtualClock(virtualStart)
 	network := sim.NewNetwork()
@@ -49,9 +49,7 @@ func runVirtualScenario(ctx context.Context, vms int) (virtualOutcome, error) {
 	c, err := cluster.New(cluster.Options{
 		Clock: clk,
 		Nodes: 2,
-		// One worker per built-in controller: VMIs are created and placed
-		// in the order their VMs were applied, so placements repeat.
-		Workers: 1,
+		Workers: workers,
 		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
 			h := sim.New(sim.Options{Name: name, Clock: clk, CPUs: 4 * vms, MemoryBytes: uint64(vms) << 30})
 			for _, other := range hosts {
@@ -62,7 +60,7 @@ func runVirtualScenario(ctx context.Context, vms int) (virtualOutcome, error) {
 			hosts = append(hosts, h)
 			return h, nil
 		},
-		NodeAgent: node.Options{Workers: 1},
+		NodeAgent: node.Options{Workers: workers},
 	})
 	if err != nil {
 		return out, err
@@ -198,9 +196,9 @@ func virtualVM(name string) *virtkit.VirtualMachine {
 func TestVirtualTimeScenarioRepeats(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	first, err := runVirtualScenario(ctx, 100)
+	first, err := runVirtualScenario(ctx, 100, 0)
 	require.NoError(t, err)
-	second, err := runVirtualScenario(ctx, 100)
+	second, err := runVirtualScenario(ctx, 100, 0)
 	require.NoError(t, err)
 
 	assert.Len(t, first.Placements, 100)
@@ -226,7 +224,7 @@ func BenchmarkVirtualTimeScenario(b *testing.B) {
 	ctx := context.Background()
 	var virtual time.Duration
 	for b.Loop() {
-		out, err := runVirtualScenario(ctx, 100)
+		out, err := runVirtualScenario(ctx, 100, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
