@@ -82,7 +82,9 @@ type Options struct {
 	// GuestAgent tunes the guest-agent pollers of every node (intervals,
 	// bounds); the zero value is KubeVirt's intervals.
 	GuestAgent node.GuestAgentSourceOptions
-	// Workers per built-in controller (default 4).
+	// Workers per built-in controller. Default 4 on the real clock and 1
+	// on a virtual clock ([Stepper]), where parallel workers would
+	// interleave differently on every run (see [Cluster.Settle]).
 	Workers int
 	// Clock is the one clock of the whole cluster: controllers (requeues,
 	// backoff, timestamps), the default scheduler (heartbeat freshness),
@@ -170,7 +172,7 @@ func New(opts Options) (*Cluster, error) {
 		}
 	}
 	if opts.Workers <= 0 {
-		opts.Workers = 4
+		opts.Workers = defaultWorkers(opts.Clock)
 	}
 	if opts.Now == nil {
 		opts.Now = opts.Clock.Now

@@ -135,3 +135,16 @@ func simClock(c clock.WithTicker) sim.Clock {
 	}
 	return sim.RealClock{}
 }
+
+// defaultWorkers is the default number of workers per built-in controller
+// on clk. On a virtual clock it is one: the order in which a controller's
+// workers take keys decides outcomes (the placement of VMIs created in the
+// same instant depends on which was placed first), and only one worker
+// takes them in the same order on every run. Virtual time costs no wall
+// time waiting, so a single worker loses little.
+func defaultWorkers(clk clock.WithTicker) int {
+	if _, ok := clk.(Stepper); ok {
+		return 1
+	}
+	return 4
+}
