@@ -47,8 +47,8 @@ func runVirtualScenario(ctx context.Context, vms, workers int) (virtualOutcome, 
 	network := sim.NewNetwork()
 	var hosts []*sim.Host
 	c, err := cluster.New(cluster.Options{
-		Clock: clk,
-		Nodes: 2,
+		Clock:   clk,
+		Nodes:   2,
 		Workers: workers,
 		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
 			h := sim.New(sim.Options{Name: name, Clock: clk, CPUs: 4 * vms, MemoryBytes: uint64(vms) << 30})

@@ -137,8 +137,8 @@ type Host struct {
 	// remoteLinks are the links to migration listeners in other
 	// processes, by address (concurrent migrations to one share it).
 	remoteLinks map[string]*linkState
-	post    []func() // run after mu is released: work on other hosts
-	wd      watchdog
+	post        []func() // run after mu is released: work on other hosts
+	wd          watchdog
 }
 
 var (

@@ -63,14 +63,14 @@ func (h *Host) targetName() string { return h.Name() }
 // job is a running migration, stepped by the source host inside
 // domain.advance under the source host's lock.
 type job struct {
-	src      *Host
-	dst      migrationTarget
-	link     *linkState
-	name     string
-	d        *domain // on the source
-	inc      *incoming
-	params   hypervisor.MigrationParams
-	started  time.Time
+	src     *Host
+	dst     migrationTarget
+	link    *linkState
+	name    string
+	d       *domain // on the source
+	inc     *incoming
+	params  hypervisor.MigrationParams
+	started time.Time
 
 	phase phase
 	mode  hypervisor.MigrationMode
