@@ -370,5 +370,6 @@ func (c *Cluster) Start(ctx context.Context) error {
 // without a namespace land in "default" (cluster-scoped kinds excepted).
 // The cluster's object defaults ([Options.Defaults]) apply.
 func (c *Cluster) Apply(ctx context.Context, objs ...virtkit.Object) error {
-	return ApplyWithDefaults(ctx, c.store, c.opts.Defaults, objs...)
+	_, virtual := c.opts.Clock.(Stepper)
+	return applyAll(ctx, c.store, c.opts.Defaults, virtual, objs...)
 }
