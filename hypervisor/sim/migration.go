@@ -41,25 +41,6 @@ type incoming struct {
 	why  atomic.Pointer[string] // why it was lost, when not the default
 }
 
-// lostReason is why the target's copy went away.
-func (i *incoming) lostReason() string {
-	if w := i.why.Load(); w != nil {
-		return *w
-	}
-	return "the domain went away on the target"
-}
-
-// migrationTarget is the receiving side of a job: a host on the same
-// Network, or a host in another process behind a TCP stream.
-type migrationTarget interface {
-	targetName() string
-	receiveStart(j *job, sp *spec, wl Workload) error
-	receivePostCopy(j *job)
-	receiveEnd(j *job, ok bool) bool
-}
-
-func (h *Host) targetName() string { return h.Name() }
-
 // job is a running migration, stepped by the source host inside
 // domain.advance under the source host's lock.
 type job struct {
