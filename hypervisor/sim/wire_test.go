@@ -179,3 +179,50 @@ func TestTCPMigrationListenerRejectsBadFrames(t *testing.T) {
 		})
 	}
 }
+
+func TestTCPMigrationPostCopy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// A guest dirtying faster than the link never converges in pre-copy;
+	// post-copy moves it.
+	src, dst, l := tcpPair(t, sim.Options{MigrationLink: sim.Link{Bandwidth: 64 << 20}})
+	runningDomain(t, src, "pc", 128<<20)
+	require.NoError(t, src.SetWorkload("pc", sim.Workload{DirtyRate: 256 << 20, WorkingSet: 64 << 20}))
+	job, err := src.StartMigration(ctx, "pc", hypervisor.MigrationParams{DestinationURI: l.URI(), PostCopy: true})
+	require.NoError(t, err)
+	time.Sleep(300 * time.Millisecond) // the first pass is under way
+	require.NoError(t, job.StartPostCopy(ctx))
+	res, err := job.Result(ctx)
+	require.NoError(t, err)
+	require.True(t, res.Succeeded, res.Reason)
+	assert.Equal(t, hypervisor.ModePostCopy, res.Mode)
+	info, err := dst.Info(ctx, "pc")
+	require.NoError(t, err)
+	assert.Equal(t, hypervisor.StateRunning, info.State)
+}
+
+func TestTCPMigrationTargetProcessGone(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	src := sim.New(sim.Options{Name: "gone-src", MigrationLink: sim.Link{Bandwidth: 16 << 20}})
+	dst := sim.New(sim.Options{Name: "gone-dst"})
+	lctx, stop := context.WithCancel(ctx)
+	l, err := sim.ListenMigration(lctx, dst, "127.0.0.1:0", sim.ListenOptions{})
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- l.Serve(lctx) }()
+	runningDomain(t, src, "gone", 256<<20)
+	job, err := src.StartMigration(ctx, "gone", hypervisor.MigrationParams{DestinationURI: l.URI()})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return l.ReceivedBytes() > 0 }, 10*time.Second, 10*time.Millisecond)
+	stop() // the target process goes away mid-migration
+	require.NoError(t, <-served)
+	res, err := job.Result(ctx)
+	require.ErrorIs(t, err, hypervisor.ErrMigrationFailed)
+	assert.Contains(t, res.Reason, "migration stream")
+	info, err := src.Info(ctx, "gone")
+	require.NoError(t, err)
+	assert.Equal(t, hypervisor.StateRunning, info.State, "the source keeps the guest")
+	_, err = dst.Info(ctx, "gone")
+	assert.ErrorIs(t, err, hypervisor.ErrNotFound, "the target dropped its incoming copy")
+}
