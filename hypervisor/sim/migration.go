@@ -521,6 +521,12 @@ func (h *Host) finish(j *job) {
 	_ = h.do(context.Background(), func(now time.Time) error {
 		d := j.d
 		d.job = nil
+		if j.wire != nil && j.mode == hypervisor.ModePreCopy {
+			// The guest stayed paused until the target confirmed it
+			// runs there: the real switchover round trip is downtime.
+			j.downtime += j.wire.switchoverTime()
+			j.result.Stats.Downtime = hypervisor.Some(j.downtime)
+		}
 		if h.domains[j.name] == d && d.state.IsActive() {
 			if j.params.UndefineSource {
 				d.persistent = false

@@ -42,7 +42,12 @@ type wire struct {
 
 	sentBytes atomic.Uint64
 	busyNanos atomic.Int64
+	// switchover is the real time from queuing the switchover to the
+	// target's done (whatever pages were still queued went first).
+	switchover atomic.Int64
 }
+
+func (w *wire) switchoverTime() time.Duration { return time.Duration(w.switchover.Load()) }
 
 // wireItem is one queued frame: pages of a pass, or a control frame.
 type wireItem struct {
@@ -178,12 +183,14 @@ func (w *wire) receiveEnd(j *job, ok bool) bool {
 		w.closeAfterFlush()
 		return false
 	}
+	start := time.Now()
 	w.control(frameSwitchover, wireSwitchover{UserPaused: j.userPaused, Persist: j.params.Persist}, true)
 	t := time.NewTimer(wireSwitchoverTimeout)
 	defer t.Stop()
 	defer w.close()
 	select {
 	case r := <-w.done:
+		w.switchover.Store(int64(time.Since(start)))
 		if r.Error != "" {
 			j.inc.why.Store(ptr(fmt.Sprintf("the target %s refused the switchover: %s", w.addr, r.Error)))
 		}

@@ -69,6 +69,10 @@ func TestTCPMigrationMovesTheGuest(t *testing.T) {
 	assert.GreaterOrEqual(t, l.ReceivedBytes(), uint64(memory))
 	assert.Equal(t, uint64(1), l.Completed())
 	processed := res.Stats.MemoryProcessed.Value
+	// The downtime includes the real switchover round trip on the socket.
+	downtime, ok := res.Stats.Downtime.Get()
+	assert.True(t, ok)
+	assert.Greater(t, downtime, 30*time.Millisecond, "SwitchoverCost plus the real round trip")
 	assert.InDelta(t, float64(processed), float64(l.ReceivedBytes()), float64(res.Stats.MemoryIteration.Value+2)*4096)
 }
 
