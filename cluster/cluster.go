@@ -133,6 +133,10 @@ type Cluster struct {
 	controllers []*controller.Controller
 	nodes       []*Node
 	started     atomic.Bool
+	// outsideGoBaseline is how many goroutines were parked outside Go
+	// (a CPU profile's writer) before the cluster started: Settle
+	// does not wait for them.
+	outsideGoBaseline atomic.Uint64
 	// controllerEvents records the controllers' events; collector
 	// deletes expired events (nil: kept forever).
 	controllerEvents controller.EventRecorder
@@ -352,6 +356,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("cluster already started")
 	}
+	c.outsideGoBaseline.Store(outsideGo())
 	g, ctx := errgroup.WithContext(ctx)
 	for _, ctrl := range c.controllers {
 		g.Go(func() error { return ctrl.Start(ctx) })
