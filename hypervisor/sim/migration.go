@@ -319,7 +319,7 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 		if d.running() {
 			j.tracker.step(&d.model, t, dt, d.throttle)
 		}
-		sent := math.Min(j.pending, bw*secs)
+		sent := math.Min(j.pending, j.allowance(bw*secs))
 		j.transmit(sent)
 		j.pending -= sent
 		j.bm.setTotal(j.pending)
@@ -385,7 +385,7 @@ func (j *job) drain(bw float64, t time.Time, dt time.Duration) {
 	if j.pending <= 0 {
 		return
 	}
-	can := bw * dt.Seconds()
+	can := j.allowance(bw * dt.Seconds())
 	if can >= j.pending {
 		j.emptyAt = t.Add(time.Duration(j.pending / bw * float64(time.Second)))
 		j.transmit(j.pending)
@@ -396,6 +396,15 @@ func (j *job) drain(bw float64, t time.Time, dt time.Duration) {
 	j.transmit(can)
 	j.pending -= can
 	j.processed += can
+}
+
+// allowance is how much of can the job may send in a step: all of it on
+// a Network, what the socket has room for on a TCP stream.
+func (j *job) allowance(can float64) float64 {
+	if j.wire != nil {
+		return math.Min(can, j.wire.room())
+	}
+	return can
 }
 
 // transmit puts bytes of the current pass on the job's TCP stream, if it

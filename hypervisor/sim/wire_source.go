@@ -40,8 +40,9 @@ type wire struct {
 	breakMu  sync.Once
 	closeMu  sync.Once
 
-	sentBytes atomic.Uint64
-	busyNanos atomic.Int64
+	sentBytes   atomic.Uint64 // page bytes written to the socket
+	queuedBytes atomic.Uint64 // page bytes handed to the writer
+	busyNanos   atomic.Int64
 	// switchover is the real time from queuing the switchover to the
 	// target's done (whatever pages were still queued went first).
 	switchover atomic.Int64
@@ -58,6 +59,10 @@ type wireItem struct {
 }
 
 var _ migrationTarget = (*wire)(nil)
+
+// maxBacklog bounds the page bytes handed to the writer but not yet on
+// the socket: the model cannot send faster than the socket takes them.
+const maxBacklog = 8 << 20
 
 // minRateSample is how many bytes the socket must have taken before its
 // throughput is trusted as a limit.
@@ -133,7 +138,15 @@ func (w *wire) pages(pass int, bytes float64) {
 		return
 	}
 	w.pageDebt -= n * pageSize
+	w.queuedBytes.Add(uint64(n) * pageSize)
 	w.pushLocked(wireItem{t: framePages, pass: uint32(pass), pages: uint64(n)})
+}
+
+// room is how many more bytes the model may send now: what the backlog
+// of bytes not yet on the socket leaves.
+func (w *wire) room() float64 {
+	backlog := int64(w.queuedBytes.Load()) - int64(w.sentBytes.Load())
+	return float64(max(0, maxBacklog-backlog))
 }
 
 // pushLocked queues an item (pages of one pass coalesce) and wakes the
