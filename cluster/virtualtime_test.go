@@ -225,21 +225,28 @@ func TestVirtualTimeScenarioRepeats(t *testing.T) {
 // time on an idle machine; on a loaded one the wall time grows with the
 // wait for a core).
 func BenchmarkVirtualTimeScenario(b *testing.B) {
-	ctx := context.Background()
-	var virtual time.Duration
-	cpu0 := cpuTime()
-	for b.Loop() {
-		out, err := runVirtualScenario(ctx, 100, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if out.MigrationPhase != virtkit.MigrationSucceeded {
-			b.Fatalf("migration %s", out.MigrationPhase)
-		}
-		virtual = out.End.Sub(virtualStart)
+	for _, bc := range []struct {
+		name    string
+		workers int
+	}{{"default-workers", 0}, {"workers=1", 1}} {
+		b.Run(bc.name, func(b *testing.B) {
+			ctx := context.Background()
+			var virtual time.Duration
+			cpu0 := cpuTime()
+			for b.Loop() {
+				out, err := runVirtualScenario(ctx, 100, bc.workers)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out.MigrationPhase != virtkit.MigrationSucceeded {
+					b.Fatalf("migration %s", out.MigrationPhase)
+				}
+				virtual = out.End.Sub(virtualStart)
+			}
+			b.ReportMetric(virtual.Seconds(), "virtual-s/op")
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+		})
 	}
-	b.ReportMetric(virtual.Seconds(), "virtual-s/op")
-	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 }
 
 func TestAdvanceAndSettleErrors(t *testing.T) {
