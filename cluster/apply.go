@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"time"
 
@@ -80,9 +81,15 @@ func Apply(ctx context.Context, st store.Store, objs ...virtkit.Object) error {
 // network interface). defaults.NewUUID is ignored on updates: a VMI keeps
 // its firmware UUID.
 func ApplyWithDefaults(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, objs ...virtkit.Object) error {
+	return applyAll(ctx, st, defaults, false, objs...)
+}
+
+// applyAll applies objs; virtual retries a lost race after a yield instead
+// of a real timer, which a virtual-time cluster's Settle cannot see.
+func applyAll(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, virtual bool, objs ...virtkit.Object) error {
 	var errs []error
 	for _, obj := range objs {
-		if err := applyOneWith(ctx, st, defaults, obj); err != nil {
+		if err := applyOneWith(ctx, st, defaults, virtual, obj); err != nil {
 			errs = append(errs, err)
 			if ctx.Err() != nil {
 				break
@@ -96,10 +103,10 @@ func ApplyWithDefaults(ctx context.Context, st store.Store, defaults virtkit.Def
 // prefixed once with its kind and key. obj is defaulted and admitted in
 // place (a created object also gets its uid and resourceVersion).
 func ApplyOne(ctx context.Context, st store.Store, obj virtkit.Object) error {
-	return applyOneWith(ctx, st, virtkit.DefaultOptions{}, obj)
+	return applyOneWith(ctx, st, virtkit.DefaultOptions{}, false, obj)
 }
 
-func applyOneWith(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, obj virtkit.Object) error {
+func applyOneWith(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, virtual bool, obj virtkit.Object) error {
 	gvk, _ := virtkit.GVKOf(obj)
 	if obj.GetNamespace() == "" && virtkit.IsNamespaced(gvk) {
 		obj.SetNamespace("default")
@@ -112,7 +119,7 @@ func applyOneWith(ctx context.Context, st store.Store, defaults virtkit.DefaultO
 	if errs := virtkit.Validate(obj); len(errs) > 0 {
 		return fmt.Errorf("%s: %w", prefix, invalid(errs))
 	}
-	if err := applyOne(ctx, st, defaults, obj, given); err != nil {
+	if err := applyOne(ctx, st, defaults, virtual, obj, given); err != nil {
 		// Store errors already name the kind and key; do not repeat them.
 		if strings.HasPrefix(err.Error(), prefix) {
 			return err
@@ -122,7 +129,7 @@ func applyOneWith(ctx context.Context, st store.Store, defaults virtkit.DefaultO
 	return nil
 }
 
-func applyOne(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, obj, given virtkit.Object) error {
+func applyOne(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, virtual bool, obj, given virtkit.Object) error {
 	var err error
 	if errs := virtkit.AdmitCreate(obj); len(errs) > 0 {
 		// What a create may not carry (a reserved label) an update may
@@ -139,7 +146,13 @@ func applyOne(ctx context.Context, st store.Store, defaults virtkit.DefaultOptio
 	}
 	delay := applyBaseDelay
 	for attempt := range applyAttempts {
-		if attempt > 0 {
+		if attempt > 0 && virtual {
+			// The re-read is the wait; yield to the writer that won.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			runtime.Gosched()
+		} else if attempt > 0 {
 			t := time.NewTimer(delay/2 + rand.N(delay/2+1))
 			select {
 			case <-ctx.Done():

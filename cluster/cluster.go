@@ -82,7 +82,9 @@ type Options struct {
 	// GuestAgent tunes the guest-agent pollers of every node (intervals,
 	// bounds); the zero value is KubeVirt's intervals.
 	GuestAgent node.GuestAgentSourceOptions
-	// Workers per built-in controller (default 4).
+	// Workers per built-in controller. Default 4 on the real clock and 1
+	// on a virtual clock ([Stepper]), where parallel workers would
+	// interleave differently on every run (see [Cluster.Settle]).
 	Workers int
 	// Clock is the one clock of the whole cluster: controllers (requeues,
 	// backoff, timestamps), the default scheduler (heartbeat freshness),
@@ -134,6 +136,10 @@ type Cluster struct {
 	controllers []*controller.Controller
 	nodes       []*Node
 	started     atomic.Bool
+	// outsideGoBaseline is how many goroutines were parked outside Go
+	// (a CPU profile's writer) before the cluster started: Settle
+	// does not wait for them.
+	outsideGoBaseline atomic.Uint64
 	// controllerEvents records the controllers' events; collector
 	// deletes expired events (nil: kept forever).
 	controllerEvents controller.EventRecorder
@@ -174,7 +180,7 @@ func New(opts Options) (*Cluster, error) {
 		}
 	}
 	if opts.Workers <= 0 {
-		opts.Workers = 4
+		opts.Workers = defaultWorkers(opts.Clock)
 	}
 	if opts.Now == nil {
 		opts.Now = opts.Clock.Now
@@ -363,6 +369,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("cluster already started")
 	}
+	c.outsideGoBaseline.Store(outsideGo())
 	g, ctx := errgroup.WithContext(ctx)
 	for _, ctrl := range c.controllers {
 		g.Go(func() error { return ctrl.Start(ctx) })
@@ -382,5 +389,6 @@ func (c *Cluster) Start(ctx context.Context) error {
 // without a namespace land in "default" (cluster-scoped kinds excepted).
 // The cluster's object defaults ([Options.Defaults]) apply.
 func (c *Cluster) Apply(ctx context.Context, objs ...virtkit.Object) error {
-	return ApplyWithDefaults(ctx, c.store, c.opts.Defaults, objs...)
+	_, virtual := c.opts.Clock.(Stepper)
+	return applyAll(ctx, c.store, c.opts.Defaults, virtual, objs...)
 }

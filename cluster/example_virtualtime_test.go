@@ -23,7 +23,7 @@ func Example_virtualTime() {
 	defer cancel()
 
 	clk := sim.NewVirtualClock(time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
-	c, err := cluster.New(cluster.Options{Clock: clk, Workers: 1})
+	c, err := cluster.New(cluster.Options{Clock: clk})
 	if err != nil {
 		panic(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"time"
 
@@ -153,22 +154,20 @@ func newControllerRef(owner metav1.Object, kind string) metav1.OwnerReference {
 }
 
 // retryOnConflict runs fn until it does not fail with store.ErrConflict,
-// at most 10 times; fn must re-read what it writes.
+// at most 10 times; fn must re-read what it writes. Between attempts it
+// only yields to the writer that won (its re-read is the wait): a real
+// timer here would hide a user action from a virtual-time cluster's Settle
+// and let it land at a different virtual instant on every run.
 func retryOnConflict(ctx context.Context, fn func() error) error {
 	var err error
-	for attempt := range 10 {
+	for range 10 {
 		if err = fn(); !errors.Is(err, store.ErrConflict) {
 			return err
 		}
-		if attempt > 0 {
-			t := time.NewTimer(time.Duration(attempt) * 5 * time.Millisecond)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
-			}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
 		}
+		runtime.Gosched()
 	}
 	return err
 }

@@ -95,11 +95,16 @@ them. --hypervisor libvirt connects to --uri.
 
 Live migration: a libvirt node publishes --migration-uri (and
 --migration-data-uri) as its migration address, the source's destination
-URI. A node that cannot take part in migrations (a libvirt node without
---migration-uri; a simulated host, which has no peer outside its process)
-logs so at start-up and puts the reason on its Node (annotation
-virtkit.io/migration-unsupported): the controller never picks it as a target
-and fails a migration from it with that reason.`,
+URI. A simulated host listens for migrations from other node processes on
+--migration-uri tcp://HOST:PORT (default tcp://127.0.0.1:0, a free loopback
+port; give an address the other nodes can reach when they run elsewhere)
+and publishes the address it listens on; the guest's pages cross that TCP
+connection as the simulation sends them. The stream has no TLS or
+authentication: keep it on a trusted network. A node that cannot take part
+in migrations (a libvirt node without --migration-uri) logs so at start-up
+and puts the reason on its Node (annotation virtkit.io/migration-unsupported):
+the controller never picks it as a target and fails a migration from it
+with that reason.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.watchdogSet = cmd.Flags().Changed("watchdog")
@@ -186,6 +191,13 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		return err
 	}
 	defer closeHV()
+	if f.hypervisor == "sim" {
+		var stopListener func()
+		if migOpts, stopListener, err = startSimMigration(ctx, hv, migOpts, log); err != nil {
+			return err
+		}
+		defer stopListener()
+	}
 	var wd node.Watchdog
 	if f.watchdog && f.hypervisor == "sim" {
 		wd, _ = hv.(node.Watchdog)

@@ -16,8 +16,10 @@ func TestNodeMigrationFlags(t *testing.T) {
 		wantUnsupported string
 		wantErr         string
 	}{
-		{name: "sim: no peer", hv: "sim", wantUnsupported: simNoMigrationPeer},
-		{name: "sim refuses a libvirt URI", hv: "sim", flags: migrationFlags{uri: "qemu+tcp://h/system"}, wantErr: "only with --hypervisor libvirt"},
+		{name: "sim: a loopback listener by default", hv: "sim", wantURI: defaultSimMigrationURI},
+		{name: "sim: a given listener", hv: "sim", flags: migrationFlags{uri: "tcp://10.0.0.5:7000"}, wantURI: "tcp://10.0.0.5:7000"},
+		{name: "sim refuses a libvirt URI", hv: "sim", flags: migrationFlags{uri: "qemu+tcp://h/system"}, wantErr: `--migration-uri "qemu+tcp://h/system": --hypervisor sim listens on tcp://HOST:PORT`},
+		{name: "sim refuses TLS", hv: "sim", flags: migrationFlags{dataURI: "tls://h:1"}, wantErr: "--migration-data-uri"},
 		{name: "libvirt without a URI", hv: "libvirt", wantUnsupported: "started without --migration-uri"},
 		{name: "libvirt with a URI", hv: "libvirt", flags: migrationFlags{uri: "qemu+tcp://10.0.0.5/system", dataURI: "tcp://10.0.0.5:49152"}, wantURI: "qemu+tcp://10.0.0.5/system"},
 		{name: "libvirt URI without a scheme", hv: "libvirt", flags: migrationFlags{uri: "10.0.0.5"}, wantErr: "--migration-uri \"10.0.0.5\": want a URI with a scheme"},

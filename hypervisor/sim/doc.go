@@ -56,6 +56,23 @@
 // from the start of each migration, and concurrent migrations on a link
 // share it equally.
 //
+// # Migration between processes
+//
+// A host in another process (a `virtkit node --hypervisor sim` process on
+// another machine, say) receives migrations through a
+// [MigrationListener] ([ListenMigration]); a migration whose destination
+// (or data) URI is tcp://HOST:PORT goes there over one TCP connection. The
+// stream is framed and bounded: a hello with the domain XML and workload,
+// answered once the paused incoming domain exists; the pages of each pass,
+// really written to the socket as the model sends them; a post-copy
+// notice; the switchover, answered when the guest runs on the target, or
+// an abort. The target reports a lost incoming domain; both sides ping
+// while idle, and every read and write has a deadline. The model's link is
+// Options.MigrationLink, capped by the socket's measured throughput when
+// that is lower. The stream has no TLS (tls:// is refused with
+// hypervisor.ErrNotSupported) and no authentication: use it on a trusted
+// network.
+//
 // # Watchdog
 //
 // A host has a watchdog, disarmed until the first [Host.PetWatchdog]: unless

@@ -47,6 +47,10 @@ type Options struct {
 	// nothing is sent and no dirty page is tracked meanwhile. Default none;
 	// about 2 s for the tiny TCG guest between two libvirt daemons here.
 	MigrationSetup time.Duration
+	// MigrationLink is the modelled link to hosts in other processes
+	// (tcp:// destinations, see [ListenMigration]); the zero value is
+	// DefaultBandwidth. The real socket caps it when slower.
+	MigrationLink Link
 
 	// AutoConvergeSchedule is the QEMU version's auto-converge behaviour;
 	// "" = AutoConvergeLegacy.
@@ -133,8 +137,11 @@ type Host struct {
 	nextID  int
 	subs    []*subscriber
 	network *Network
-	post    []func() // run after mu is released: work on other hosts
-	wd      watchdog
+	// remoteLinks are the links to migration listeners in other
+	// processes, by address (concurrent migrations to one share it).
+	remoteLinks map[string]*linkState
+	post        []func() // run after mu is released: work on other hosts
+	wd          watchdog
 }
 
 var (

@@ -38,18 +38,20 @@ const (
 // the target's copy goes away, read by the source without the target's lock.
 type incoming struct {
 	lost atomic.Bool
+	why  atomic.Pointer[string] // why it was lost, when not the default
 }
 
 // job is a running migration, stepped by the source host inside
 // domain.advance under the source host's lock.
 type job struct {
-	src, dst *Host
-	link     *linkState
-	name     string
-	d        *domain // on the source
-	inc      *incoming
-	params   hypervisor.MigrationParams
-	started  time.Time
+	src     *Host
+	dst     migrationTarget
+	link    *linkState
+	name    string
+	d       *domain // on the source
+	inc     *incoming
+	params  hypervisor.MigrationParams
+	started time.Time
 
 	phase phase
 	mode  hypervisor.MigrationMode
@@ -92,6 +94,8 @@ type job struct {
 	downtime          time.Duration
 	postcopyRequests  float64
 
+	wire *wire // the TCP stream to a target in another process; nil on a Network
+
 	ticker Timer
 	done   chan struct{}
 	result hypervisor.MigrationResult
@@ -119,6 +123,7 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 
 	var sp *spec
 	var wl Workload
+	var uuid string
 	err := h.do(ctx, func(now time.Time) error {
 		d, err := h.lookup(op, name)
 		if err != nil {
@@ -127,24 +132,42 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 		if err := migratable(d); err != nil {
 			return hypervisor.WrapDomain(op, name, err)
 		}
-		sp, wl = d.live, d.workload
+		sp, wl, uuid = d.live, d.workload, d.uuid()
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if n == nil {
-		return nil, hypervisor.WrapDomain(op, name, hypervisor.NotSupportedError("migration", "the host is on no sim.Network"))
-	}
-	dst, link, err := n.route(h, params.DestinationURI)
-	if err != nil {
+	var dst migrationTarget
+	var link *linkState
+	var w *wire
+	addr, remote, err := remoteAddress(params)
+	switch {
+	case err != nil:
 		return nil, hypervisor.WrapDomain(op, name, err)
+	case remote:
+		if w, err = dialWire(ctx, h, addr, uuid); err != nil {
+			return nil, hypervisor.WrapDomain(op, name, err)
+		}
+		dst, link = w, h.remoteLink(addr)
+	case n == nil:
+		return nil, hypervisor.WrapDomain(op, name, hypervisor.NotSupportedError("migration",
+			"the host is on no sim.Network and the destination is no tcp:// migration listener"))
+	default:
+		host, l, err := n.route(h, params.DestinationURI)
+		if err != nil {
+			return nil, hypervisor.WrapDomain(op, name, err)
+		}
+		dst, link = host, l
 	}
 	if params.DestinationXML != "" {
+		var err error
 		if sp, err = parseSpec(params.DestinationXML); err != nil {
+			w.close()
 			return nil, hypervisor.WrapDomain(op, name, fmt.Errorf("params.destinationXML: %w", err))
 		}
 		if sp.name != name {
+			w.close()
 			return nil, hypervisor.WrapDomain(op, name, invalid("params.destinationXML", fmt.Sprintf("names domain %q", sp.name)))
 		}
 	}
@@ -153,12 +176,13 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 	j := &job{
 		src: h, dst: dst, link: link, name: name, inc: inc, params: params,
 		mode: hypervisor.ModePreCopy, downtimeLimit: params.DowntimeLimit, maxSpeed: params.Bandwidth,
-		done: make(chan struct{}),
+		wire: w, done: make(chan struct{}),
 	}
 	if j.downtimeLimit == 0 {
 		j.downtimeLimit = defaultDowntimeLimit
 	}
 	if err := dst.receiveStart(j, sp, wl); err != nil {
+		w.close()
 		return nil, hypervisor.WrapDomain(op, name, err)
 	}
 	err = h.do(ctx, func(now time.Time) error {
@@ -189,7 +213,7 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 		link.active.Add(1)
 		d.job = j
 		j.schedule(now)
-		h.log.Debug("migration started", "domain", name, "from", h.Name(), "to", dst.Name())
+		h.log.Debug("migration started", "domain", name, "from", h.Name(), "to", dst.targetName())
 		return nil
 	})
 	if err != nil {
@@ -249,6 +273,12 @@ func (j *job) linkBandwidth(t time.Time) float64 {
 	if n := j.link.active.Load(); n > 1 {
 		b /= float64(n)
 	}
+	if j.wire != nil {
+		// A real socket slower than the modelled link is the limit.
+		if r := j.wire.rate(); r > 0 && r < b {
+			b = r
+		}
+	}
 	return b
 }
 
@@ -268,7 +298,7 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 	}
 	end := t.Add(dt)
 	if j.inc.lost.Load() {
-		j.fail(h, d, end, "the domain went away on the target")
+		j.fail(h, d, end, j.inc.lostReason())
 		return
 	}
 	bw := j.bandwidth(t)
@@ -289,7 +319,8 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 		if d.running() {
 			j.tracker.step(&d.model, t, dt, d.throttle)
 		}
-		sent := math.Min(j.pending, bw*secs)
+		sent := math.Min(j.pending, j.allowance(bw*secs))
+		j.transmit(sent)
 		j.pending -= sent
 		j.bm.setTotal(j.pending)
 		j.processed += sent
@@ -354,15 +385,34 @@ func (j *job) drain(bw float64, t time.Time, dt time.Duration) {
 	if j.pending <= 0 {
 		return
 	}
-	can := bw * dt.Seconds()
+	can := j.allowance(bw * dt.Seconds())
 	if can >= j.pending {
 		j.emptyAt = t.Add(time.Duration(j.pending / bw * float64(time.Second)))
+		j.transmit(j.pending)
 		j.processed += j.pending
 		j.pending = 0
 		return
 	}
+	j.transmit(can)
 	j.pending -= can
 	j.processed += can
+}
+
+// allowance is how much of can the job may send in a step: all of it on
+// a Network, what the socket has room for on a TCP stream.
+func (j *job) allowance(can float64) float64 {
+	if j.wire != nil {
+		return math.Min(can, j.wire.room())
+	}
+	return can
+}
+
+// transmit puts bytes of the current pass on the job's TCP stream, if it
+// has one (a target in another process).
+func (j *job) transmit(bytes float64) {
+	if j.wire != nil && bytes > 0 {
+		j.wire.pages(j.iteration, bytes)
+	}
 }
 
 // sync is QEMU's migration_bitmap_sync: the pages dirtied since the last
@@ -469,7 +519,7 @@ func (j *job) complete(h *Host, d *domain, endedAt time.Time) {
 		}
 		_ = src.do(context.Background(), func(now time.Time) error {
 			j.phase = from // not finished after all: let fail report it
-			j.fail(src, d, now, "the domain went away on the target")
+			j.fail(src, d, now, j.inc.lostReason())
 			return nil
 		})
 	})
@@ -480,6 +530,12 @@ func (h *Host) finish(j *job) {
 	_ = h.do(context.Background(), func(now time.Time) error {
 		d := j.d
 		d.job = nil
+		if j.wire != nil && j.mode == hypervisor.ModePreCopy {
+			// The guest stayed paused until the target confirmed it
+			// runs there: the real switchover round trip is downtime.
+			j.downtime += j.wire.switchoverTime()
+			j.result.Stats.Downtime = hypervisor.Some(j.downtime)
+		}
 		if h.domains[j.name] == d && d.state.IsActive() {
 			if j.params.UndefineSource {
 				d.persistent = false

@@ -10,6 +10,25 @@ import (
 
 // The target side of a migration.
 
+// lostReason is why the target's copy went away.
+func (i *incoming) lostReason() string {
+	if w := i.why.Load(); w != nil {
+		return *w
+	}
+	return "the domain went away on the target"
+}
+
+// migrationTarget is the receiving side of a job: a host on the same
+// Network, or a host in another process behind a TCP stream.
+type migrationTarget interface {
+	targetName() string
+	receiveStart(j *job, sp *spec, wl Workload) error
+	receivePostCopy(j *job)
+	receiveEnd(j *job, ok bool) bool
+}
+
+func (h *Host) targetName() string { return h.Name() }
+
 // receiveStart creates the paused incoming domain.
 func (h *Host) receiveStart(j *job, sp *spec, wl Workload) error {
 	return h.do(context.Background(), func(now time.Time) error {
