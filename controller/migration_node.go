@@ -10,7 +10,7 @@ import (
 
 // MigrationUnsupportedAnnotation on a Node says that its agent cannot take
 // part in live migrations, and why (a libvirt node started without a
-// migration URI, a simulated host with no peer to migrate to). The node
+// migration URI, say). The node
 // agent sets it at start-up; the migration controller never picks such a
 // node as a target and fails a migration whose source it is, with the
 // reason in status.migrationState.failureReason.

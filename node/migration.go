@@ -20,7 +20,8 @@ import (
 // migrations to it go (virtkit has no virt-handler proxy ports to list).
 const (
 	// MigrationURIAnnotation is the hypervisor address of the node for an
-	// incoming migration: the libvirt URI, or the host name on sim.
+	// incoming migration: the libvirt URI, or on sim the host name (a
+	// sim.Network peer) or the tcp:// address of its migration listener.
 	MigrationURIAnnotation = "virtkit.io/migration-uri"
 	// MigrationDataURIAnnotation is the data connection of an incoming
 	// migration (libvirt's migrate URI), when the node sets one.
@@ -39,7 +40,8 @@ const MigrationReasonAgentRestarted = "the source node agent restarted during th
 type MigrationOptions struct {
 	// URI is where other nodes send migrations to this node: the libvirt
 	// URI of this host's daemon (qemu+tcp://host:16509/system) or, on sim,
-	// the host name. Default: the node name. Published as
+	// the host name on a sim.Network or the tcp://HOST:PORT of the host's
+	// migration listener (sim.ListenMigration). Default: the node name. Published as
 	// status.migrationState.targetNodeAddress and on the Node object.
 	URI string
 	// Unsupported, when set, says why this node cannot take part in live
