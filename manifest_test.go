@@ -98,7 +98,7 @@ spec:
 		},
 		{
 			name:     "known kind, wrong group",
-			input:    "apiVersion: kubevirt.io/v1alpha3\nkind: VirtualMachine\nmetadata: {name: p}\n",
+			input:    "apiVersion: kubevirt.io/v2\nkind: VirtualMachine\nmetadata: {name: p}\n",
 			wantErrs: []wantErr{{0, "kind", ErrUnknownKind}},
 		},
 		{

@@ -33,8 +33,11 @@ func (b *builder) disks(dom *libvirtxml.Domain) {
 		path := fmt.Sprintf("spec.domain.devices.disks[%d]", i)
 		vi, ok := volumes[d.Name]
 		if !ok {
-			b.fail(path+".name", "no volume named %q", d.Name)
-			continue
+			if d.CDRom == nil || d.Disk != nil || d.LUN != nil {
+				b.fail(path+".name", "no volume named %q", d.Name)
+				continue
+			}
+			vi = -1 // an empty CD-ROM drive, for a medium inserted later
 		}
 		disk := b.disk(path, d, vi, known[d.Name], alloc)
 		if disk == nil {
@@ -167,6 +170,13 @@ func (b *builder) disk(path string, d virtkit.Disk, vi int, knownTarget string, 
 		out.Shareable = &libvirtxml.DomainDiskShareable{}
 	}
 
+	if vi < 0 {
+		// An empty drive: no source, read-only, raw.
+		out.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
+		out.Driver.Type = "raw"
+		out.Driver.ErrorPolicy = string(virtkit.DiskErrorPolicyStop)
+		return out
+	}
 	hv, isCloudInit, ok := b.resolveVolume(vi)
 	if !ok {
 		return nil
