@@ -291,10 +291,10 @@ func docName(doc []byte, i int) string {
 // admissionExceptions are the cases where virtkit differs from KubeVirt on
 // purpose, each with the reason (CONFORMANCE.md lists them too).
 var admissionExceptions = map[string]string{
-	"vmi-network.yaml#sriov-pod": "an SR-IOV VF cannot be bound to the pod network; KubeVirt accepts it and fails when it starts the VMI, virtkit refuses it on create",
-	"vmi-network.yaml#mac-multicast": "libvirt refuses a multicast MAC address; KubeVirt accepts it and fails when it starts the VMI, virtkit refuses it on create",
-	"vmi-platform.yaml#firmware-uuid-bad": "libvirt needs a UUID for the domain; KubeVirt accepts a malformed one and fails when it starts the VMI, virtkit refuses it on create",
-	"vmi-platform.yaml#hyperv-spinlocks-low": "QEMU needs at least 4095 spinlock retries; KubeVirt accepts fewer and fails when it starts the VMI, virtkit refuses it on create",
+	"vmi-network.yaml#sriov-pod":               "an SR-IOV VF cannot be bound to the pod network; KubeVirt accepts it and fails when it starts the VMI, virtkit refuses it on create",
+	"vmi-network.yaml#mac-multicast":           "libvirt refuses a multicast MAC address; KubeVirt accepts it and fails when it starts the VMI, virtkit refuses it on create",
+	"vmi-platform.yaml#firmware-uuid-bad":      "libvirt needs a UUID for the domain; KubeVirt accepts a malformed one and fails when it starts the VMI, virtkit refuses it on create",
+	"vmi-platform.yaml#hyperv-spinlocks-low":   "QEMU needs at least 4095 spinlock retries; KubeVirt accepts fewer and fails when it starts the VMI, virtkit refuses it on create",
 	"vmi-resources.yaml#resource-unknown-name": "virtkit schedules CPU and memory only: an extended resource (a device plugin's) is refused as not supported",
 }
 
