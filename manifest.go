@@ -41,7 +41,9 @@ type DecodeError struct {
 	Path string
 	// Detail says what is wrong beyond the sentinel, may be empty.
 	Detail string
-	// Err is ErrUnknownField, ErrUnknownKind or ErrInvalidManifest.
+	// Err is ErrUnknownField, ErrUnknownKind or ErrInvalidManifest; for a
+	// field of KubeVirt's API that virtkit does not model it wraps both
+	// ErrNotSupported and ErrUnknownField.
 	Err error
 }
 
@@ -449,7 +451,11 @@ func (d *decoder) check(v any, t reflect.Type, wp *walkPath, report reportFunc) 
 			child := walkPath{parent: wp, name: k, kind: pathField}
 			f, ok := fields[k]
 			if !ok {
-				report(child.fieldPath(), ErrUnknownField, "")
+				if why, known := notModelled(t.Name(), k); known {
+					report(child.fieldPath(), errNotModelled, why)
+				} else {
+					report(child.fieldPath(), ErrUnknownField, "")
+				}
 				continue
 			}
 			d.check(val, f.typ, &child, report)
