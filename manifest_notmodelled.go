@@ -19,6 +19,9 @@ func (notModelledError) Is(target error) bool {
 // has on the object of Go type typeName that virtkit does not model, and
 // what it is.
 func notModelled(typeName, key string) (string, bool) {
+	if typeName == "Volume" {
+		typeName = "VolumeSource" // inlined in Volume
+	}
 	var what string
 	switch typeName + "." + key {
 	case "VirtualMachineSpec.instancetype", "VirtualMachineSpec.preference":
