@@ -27,7 +27,7 @@ func Validate(obj Object) field.ErrorList {
 	switch t := obj.(type) {
 	case *VirtualMachineInstance:
 		errs := validateObjectMeta(&t.ObjectMeta, true, field.NewPath("metadata"))
-		errs = append(errs, validateVMISpec(&t.Spec, field.NewPath("spec"))...)
+		errs = append(errs, validateVMISpecOf(&t.Spec, field.NewPath("spec"), true)...)
 		return append(errs, memoryRequired(&t.Spec, field.NewPath("spec"))...)
 	case *VirtualMachine:
 		return validateVM(t)
@@ -110,7 +110,12 @@ func validateVM(vm *VirtualMachine) field.ErrorList {
 		tp := sp.Child("template")
 		errs = append(errs, metav1validation.ValidateLabels(vm.Spec.Template.ObjectMeta.Labels, tp.Child("metadata", "labels"))...)
 		errs = append(errs, apivalidation.ValidateAnnotations(vm.Spec.Template.ObjectMeta.Annotations, tp.Child("metadata", "annotations"))...)
-		errs = append(errs, validateVMISpec(&vm.Spec.Template.Spec, tp.Child("spec"))...)
+		// As KubeVirt's admission does, check the template as the VMIs
+		// made from it will be: defaulted (on a copy; SetDefaults sets
+		// only what KubeVirt's VM mutator sets).
+		tmpl := vm.Spec.Template.Spec.DeepCopy()
+		DefaultOptions{}.setVMISpecDefaults(tmpl, nil)
+		errs = append(errs, validateVMISpec(tmpl, tp.Child("spec"))...)
 	}
 	seen := map[string]bool{}
 	for i, dv := range vm.Spec.DataVolumeTemplates {
@@ -294,12 +299,21 @@ type vmiValidator struct {
 	volumes map[string]*Volume
 	// bootOrders maps a boot order to the first device path using it.
 	bootOrders map[uint]string
+	// isVMI: the spec is a VMI's, not a template's.
+	isVMI bool
 }
 
 func (v *vmiValidator) add(errs ...*field.Error) { v.errs = append(v.errs, errs...) }
 
+// validateVMISpec checks the VMI spec of a template.
 func validateVMISpec(spec *VirtualMachineInstanceSpec, sp *field.Path) field.ErrorList {
-	v := &vmiValidator{spec: spec, sp: sp, volumes: map[string]*Volume{}, bootOrders: map[uint]string{}}
+	return validateVMISpecOf(spec, sp, false)
+}
+
+// validateVMISpecOf checks a VMI spec; isVMI adds the rules KubeVirt
+// applies to VMIs only (every volume used by a disk).
+func validateVMISpecOf(spec *VirtualMachineInstanceSpec, sp *field.Path, isVMI bool) field.ErrorList {
+	v := &vmiValidator{spec: spec, sp: sp, volumes: map[string]*Volume{}, bootOrders: map[uint]string{}, isVMI: isVMI}
 	v.architecture()
 	v.machine()
 	v.volumesAndDisks()
@@ -432,8 +446,8 @@ func (v *vmiValidator) volumesAndDisks() {
 		}
 		v.disk(d, p)
 	}
-	for i, vol := range spec.Volumes { // rule 1
-		if vol.Name != "" && !disks[vol.Name] {
+	for i, vol := range spec.Volumes { // rule 1, on VMIs only
+		if v.isVMI && vol.Name != "" && !disks[vol.Name] {
 			v.add(field.NotFound(volPath.Index(i).Child("name"), vol.Name))
 		}
 	}
