@@ -137,10 +137,10 @@ func (b *builder) controllers(dom *libvirtxml.Domain) {
 	if b.usbUsed {
 		usb.Model = "qemu-xhci"
 	}
-	ctrls := []libvirtxml.DomainController{usb}
-	if b.scsi {
-		ctrls = append(ctrls, libvirtxml.DomainController{Type: "scsi", Index: uintp(0), Model: b.virtioModel()})
-	}
+	// A virtio-scsi controller is always there, as KubeVirt adds one for
+	// volumes hot-plugged later (on the scsi bus).
+	ctrls := []libvirtxml.DomainController{usb,
+		{Type: "scsi", Index: uintp(0), Model: b.virtioModel()}}
 	// The guest agent channel (always present) sits on virtio-serial.
 	ctrls = append(ctrls, libvirtxml.DomainController{Type: "virtio-serial", Index: uintp(0), Model: b.virtioModel()})
 	dom.Devices.Controllers = ctrls
