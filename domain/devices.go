@@ -38,8 +38,10 @@ func (b *builder) devices(dom *libvirtxml.Domain) {
 			serial.Log = &libvirtxml.DomainChardevLog{File: filepath.Join(runDir, "serial0.log"), Append: "on"}
 		}
 		list.Serials = append(list.Serials, serial)
+		// The console is the serial port itself (libvirt makes a serial
+		// console an alias of serial0); KubeVirt writes it as a pty.
 		list.Consoles = append(list.Consoles, libvirtxml.DomainConsole{
-			Source: src,
+			Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
 			Target: &libvirtxml.DomainConsoleTarget{Type: "serial", Port: uintp(0)},
 		})
 	} else if dev.LogSerialConsole != nil && *dev.LogSerialConsole {
