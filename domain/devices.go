@@ -143,7 +143,11 @@ func (b *builder) controllers(dom *libvirtxml.Domain) {
 	// volumes hot-plugged later (on the scsi bus).
 	ctrls := []libvirtxml.DomainController{usb,
 		{Type: "scsi", Index: uintp(0), Model: b.virtioModel()}}
-	// The guest agent channel (always present) sits on virtio-serial.
-	ctrls = append(ctrls, libvirtxml.DomainController{Type: "virtio-serial", Index: uintp(0), Model: b.virtioModel()})
+	// The guest agent channel (always present) sits on virtio-serial. As
+	// KubeVirt, the controller is written only with the serial console;
+	// without it libvirt adds the controller the channel needs.
+	if boolDefault(b.vmi.Spec.Domain.Devices.AutoattachSerialConsole, true) {
+		ctrls = append(ctrls, libvirtxml.DomainController{Type: "virtio-serial", Index: uintp(0), Model: b.virtioModel()})
+	}
 	dom.Devices.Controllers = ctrls
 }
