@@ -519,11 +519,13 @@ func (v *vmiValidator) cloudInit(p *field.Path, userRef *LocalObjectReference, u
 	if users == 0 && nets == 0 {
 		v.add(field.Required(p, "at least one of userData, userDataBase64, secretRef, networkData, networkDataBase64, networkDataSecretRef is required"))
 	}
+	// KubeVirt reports too many sources and too much data at the
+	// cloud-init source itself.
 	if users > 1 {
-		v.add(field.Invalid(p.Child("userData"), users, "must have only one user data source set"))
+		v.add(field.Invalid(p, users, "must have only one user data source set"))
 	}
 	if nets > 1 {
-		v.add(field.Invalid(p.Child("networkData"), nets, "must have only one network data source set"))
+		v.add(field.Invalid(p, nets, "must have only one network data source set"))
 	}
 	check := func(name, plain, b64 string) {
 		data := plain
@@ -536,11 +538,7 @@ func (v *vmiValidator) cloudInit(p *field.Path, userRef *LocalObjectReference, u
 			data = string(raw)
 		}
 		if len(data) > maxCloudInitDataBytes {
-			target := name
-			if b64 != "" {
-				target = name + "Base64"
-			}
-			v.add(field.TooLong(p.Child(target), "", maxCloudInitDataBytes))
+			v.add(field.TooLong(p, "", maxCloudInitDataBytes))
 		}
 	}
 	check("userData", user, userB64)

@@ -257,7 +257,7 @@ func TestValidateVMI(t *testing.T) {
 			ci.UserData = strings.Repeat("x", 2049)
 			ci.NetworkDataBase64 = "!!!"
 			ci.NetworkData = "version: 2"
-		}, []wantFieldError{{"spec.volumes[3].cloudInitNoCloud.userData", field.ErrorTypeTooLong}, {"spec.volumes[3].cloudInitNoCloud.networkData", field.ErrorTypeInvalid}, {"spec.volumes[3].cloudInitNoCloud.networkDataBase64", field.ErrorTypeInvalid}}},
+		}, []wantFieldError{{"spec.volumes[3].cloudInitNoCloud", field.ErrorTypeTooLong}, {"spec.volumes[3].cloudInitNoCloud", field.ErrorTypeInvalid}, {"spec.volumes[3].cloudInitNoCloud.networkDataBase64", field.ErrorTypeInvalid}}},
 		{"32 cloud-init without data", func(v *VirtualMachineInstance) {
 			v.Spec.Volumes[3].CloudInitNoCloud = &CloudInitNoCloudSource{}
 		}, []wantFieldError{{"spec.volumes[3].cloudInitNoCloud", field.ErrorTypeRequired}}},
