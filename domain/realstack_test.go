@@ -71,6 +71,8 @@ func TestRealStackBoot(t *testing.T) {
 	// empty CD-ROM drive, and a disk with a dedicated IO thread next to the
 	// shared one.
 	vmi.Spec.Domain.CPU = &virtkit.CPU{Sockets: 1, Cores: 1, Threads: 1, MaxSockets: 4}
+	guest, maxGuest := resource.MustParse("1Gi"), resource.MustParse("4Gi")
+	vmi.Spec.Domain.Memory = &virtkit.Memory{Guest: &guest, MaxGuest: &maxGuest}
 	vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks,
 		virtkit.Disk{Name: "empty-drive", DiskDevice: virtkit.DiskDevice{CDRom: &virtkit.CDRomTarget{Bus: virtkit.DiskBusSATA}}},
 		virtkit.Disk{Name: "fast", DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusVirtio}}, DedicatedIOThread: ptr(true)})
@@ -135,6 +137,9 @@ func TestRealStackBoot(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `(?m)^maximum\s+live\s+4\s*$`, out)
 	assert.Regexp(t, `(?m)^current\s+live\s+1\s*$`, out)
+	out, err = run("dumpxml", name)
+	require.NoError(t, err)
+	assert.Contains(t, out, "<maxMemory slots='16' unit='KiB'>4194304</maxMemory>", "memory hot-plug room of KubeVirt's LiveUpdate default")
 	out, err = run("iothreadinfo", name)
 	require.NoError(t, err)
 	assert.Regexp(t, `(?m)^\s*2\s`, out, "the shared thread 1 and the dedicated thread 2")
