@@ -38,7 +38,25 @@ type DefaultOptions struct {
 	// template never uses it: it gets KubeVirt's stable UUIDv5 of the VM
 	// name (FirmwareUUIDForVM).
 	NewUUID func() types.UID
+	// NoHotplug leaves cpu.maxSockets and memory.maxGuest unset, as
+	// KubeVirt's Stage rollout strategy does; the zero value sets them as
+	// its default LiveUpdate strategy does.
+	NoHotplug bool
 }
+
+// Hot-plug defaults of KubeVirt's LiveUpdate rollout strategy.
+const (
+	// HotplugRatio is how many times its boot sockets (and boot memory) a
+	// guest may grow to.
+	HotplugRatio = 4
+	// hotplugMaxVCPUs bounds maxSockets × cores × threads.
+	hotplugMaxVCPUs = 512
+	// hotplugMinGuest is the least guest memory that gets a maxGuest.
+	hotplugMinGuest = 1 << 30
+	// hotplugAlignment is the block memory is hot-plugged in (1Gi with
+	// 1Gi hugepages).
+	hotplugAlignment = 2 << 20
+)
 
 // SetDefaults fills unset fields of obj with KubeVirt's defaults, using the
 // zero DefaultOptions. It never validates; run Validate afterwards.
@@ -50,11 +68,15 @@ func SetDefaults(obj Object) { DefaultOptions{}.SetDefaults(obj) }
 // (disk targets, CD-ROM, inputs, probes, firmware UUID, features, timers),
 // Hyper-V dependencies, per-arch disk bus, CPU model, interface model.
 //
-// VMs and ReplicaSets default their templates; a VM template gets the
-// VM-name-derived firmware UUID, a ReplicaSet template none (each VMI it
-// creates is defaulted on its own). ReplicaSet replicas default to 1. Other
-// kinds have nothing to default. Hot-plug maxima (maxSockets, maxGuest) are
-// not defaulted: virtkit does not hot-plug CPUs or memory.
+// Like KubeVirt's mutating webhooks, it sets only what KubeVirt sets: a
+// VM's template gets the architecture, the machine type and its firmware
+// identity (the VM-name-derived UUID and a random serial); the rest of a
+// template is defaulted on each VMI created from it (Validate checks a
+// defaulted copy of a VM's template, as KubeVirt's admission does). A
+// ReplicaSet's template is left alone; replicas default to 1. A VMI gets
+// the hot-plug maxima of KubeVirt's LiveUpdate rollout (cpu.maxSockets,
+// and memory.maxGuest from 1Gi of guest memory) unless NoHotplug. Other
+// kinds have nothing to default.
 func (o DefaultOptions) SetDefaults(obj Object) {
 	switch t := obj.(type) {
 	case *VirtualMachineInstance:
@@ -66,34 +88,34 @@ func (o DefaultOptions) SetDefaults(obj Object) {
 			setDataVolumeSpecDefaults(&t.Spec.DataVolumeTemplates[i].Spec, t.Namespace)
 		}
 		if t.Spec.Template != nil {
-			name := t.Name
-			o.setVMISpecDefaults(&t.Spec.Template.Spec, func() types.UID {
-				if name == "" {
-					return "" // generateName: the name, and so the UUID, is not known yet
-				}
-				return FirmwareUUIDForVM(name)
-			})
+			o.setVMTemplateDefaults(t.Name, &t.Spec.Template.Spec)
 		}
 	case *VirtualMachineInstanceReplicaSet:
 		if t.Spec.Replicas == nil {
 			one := int32(1)
 			t.Spec.Replicas = &one
 		}
-		if t.Spec.Template != nil {
-			o.setVMISpecDefaults(&t.Spec.Template.Spec, nil)
-		}
 	}
 }
 
-func (o DefaultOptions) newUUID() types.UID {
-	if o.NewUUID != nil {
-		return o.NewUUID()
+// setVMTemplateDefaults is KubeVirt's VM mutator: architecture, machine
+// type, and the firmware UUID (from the VM's name) and serial.
+func (o DefaultOptions) setVMTemplateDefaults(name string, spec *VirtualMachineInstanceSpec) {
+	o.setArchAndMachine(spec)
+	fw := spec.Domain.Firmware
+	if fw == nil {
+		fw = &Firmware{}
 	}
-	return RandomUUID()
+	if fw.UUID == "" && name != "" { // with generateName the name, and so the UUID, is not known yet
+		fw.UUID = FirmwareUUIDForVM(name)
+	}
+	if fw.Serial == "" {
+		fw.Serial = string(o.newUUID())
+	}
+	spec.Domain.Firmware = fw
 }
 
-func (o DefaultOptions) setVMISpecDefaults(spec *VirtualMachineInstanceSpec, uuid func() types.UID) {
-	// 1. architecture and 2. machine type.
+func (o DefaultOptions) setArchAndMachine(spec *VirtualMachineInstanceSpec) {
 	if spec.Architecture == "" {
 		spec.Architecture = o.Architecture
 		if spec.Architecture == "" {
@@ -106,6 +128,18 @@ func (o DefaultOptions) setVMISpecDefaults(spec *VirtualMachineInstanceSpec, uui
 	if spec.Domain.Machine.Type == "" {
 		spec.Domain.Machine.Type = o.machineType(spec.Architecture)
 	}
+}
+
+func (o DefaultOptions) newUUID() types.UID {
+	if o.NewUUID != nil {
+		return o.NewUUID()
+	}
+	return RandomUUID()
+}
+
+func (o DefaultOptions) setVMISpecDefaults(spec *VirtualMachineInstanceSpec, uuid func() types.UID) {
+	// 1. architecture and 2. machine type.
+	o.setArchAndMachine(spec)
 	// 3. resource requests and 4. memory.guest.
 	setResourceDefaults(&spec.Domain)
 	// 5. CPU topology.
@@ -114,11 +148,6 @@ func (o DefaultOptions) setVMISpecDefaults(spec *VirtualMachineInstanceSpec, uui
 	for i := range spec.Volumes {
 		if cd := spec.Volumes[i].ContainerDisk; cd != nil && cd.ImagePullPolicy == "" {
 			cd.ImagePullPolicy = defaultPullPolicy(cd.Image)
-		}
-	}
-	if fw := spec.Domain.Firmware; fw != nil && fw.KernelBoot != nil && fw.KernelBoot.Container != nil {
-		if c := fw.KernelBoot.Container; c.ImagePullPolicy == "" {
-			c.ImagePullPolicy = defaultPullPolicy(c.Image)
 		}
 	}
 	// 7. eviction strategy.
@@ -141,17 +170,44 @@ func (o DefaultOptions) setVMISpecDefaults(spec *VirtualMachineInstanceSpec, uui
 	}
 	// 12. per-architecture defaults.
 	setArchDefaults(spec)
-	// 13. CPU model.
+	// 13. CPU model (host-passthrough on arm64, which has no host-model).
 	if spec.Domain.CPU.Model == "" {
 		spec.Domain.CPU.Model = DefaultCPUModel
-	}
-	// Interface model (KubeVirt leaves it to the converter, which picks
-	// virtio; writing it down makes the spec say what runs).
-	for i := range spec.Domain.Devices.Interfaces {
-		if spec.Domain.Devices.Interfaces[i].Model == "" {
-			spec.Domain.Devices.Interfaces[i].Model = InterfaceModelVirtio
+		if spec.Architecture == "arm64" {
+			spec.Domain.CPU.Model = CPUModeHostPassthrough
 		}
 	}
+	// 14. hot-plug maxima (not on arm64, as in KubeVirt).
+	if !o.NoHotplug && spec.Architecture != "arm64" {
+		setHotplugDefaults(spec)
+	}
+}
+
+// setHotplugDefaults sets cpu.maxSockets to HotplugRatio × sockets (within
+// 512 vCPUs) and, for at least 1Gi of aligned guest memory on amd64,
+// memory.maxGuest to HotplugRatio × guest, as KubeVirt's LiveUpdate
+// rollout does.
+func setHotplugDefaults(spec *VirtualMachineInstanceSpec) {
+	cpu := spec.Domain.CPU
+	if cpu.MaxSockets == 0 {
+		cpu.MaxSockets = cpu.Sockets * HotplugRatio
+		if per := cpu.Cores * cpu.Threads; per > 0 && cpu.MaxSockets*per > hotplugMaxVCPUs {
+			cpu.MaxSockets = max(hotplugMaxVCPUs/per, cpu.Sockets)
+		}
+	}
+	m := spec.Domain.Memory
+	if m == nil || m.MaxGuest != nil || m.Guest == nil || spec.Architecture != "amd64" {
+		return
+	}
+	align := int64(hotplugAlignment)
+	if m.Hugepages != nil && m.Hugepages.PageSize == "1Gi" {
+		align = 1 << 30
+	}
+	guest := m.Guest.Value()
+	if guest < hotplugMinGuest || guest%align != 0 || guest > (1<<62)/HotplugRatio {
+		return
+	}
+	m.MaxGuest = resource.NewQuantity(guest*HotplugRatio, resource.BinarySI)
 }
 
 func (o DefaultOptions) machineType(arch string) string {
@@ -167,23 +223,21 @@ func (o DefaultOptions) machineType(arch string) string {
 	return DefaultMachineType
 }
 
+// setResourceDefaults: the CPU request from the limit, and memory.guest
+// from the memory request, else the limit, else the hugepage size, as
+// KubeVirt does (it does not derive a memory request from memory.guest).
 func setResourceDefaults(dom *DomainSpec) {
 	res := &dom.Resources
-	if _, ok := res.Requests[ResourceCPU]; !ok {
-		if limit, ok := res.Limits[ResourceCPU]; ok {
+	if q, ok := res.Requests[ResourceCPU]; !ok || q.IsZero() {
+		if limit, ok := res.Limits[ResourceCPU]; ok && !limit.IsZero() {
 			setResource(&res.Requests, ResourceCPU, limit)
-		}
-	}
-	if _, ok := res.Requests[ResourceMemory]; !ok {
-		if dom.Memory != nil && dom.Memory.Guest != nil && dom.Memory.Guest.Sign() > 0 {
-			setResource(&res.Requests, ResourceMemory, *dom.Memory.Guest)
 		}
 	}
 	if dom.Memory == nil || dom.Memory.Guest == nil {
 		var guest *resource.Quantity
-		if q, ok := res.Requests[ResourceMemory]; ok {
+		if q, ok := res.Requests[ResourceMemory]; ok && !q.IsZero() {
 			guest = &q
-		} else if q, ok := res.Limits[ResourceMemory]; ok {
+		} else if q, ok := res.Limits[ResourceMemory]; ok && !q.IsZero() {
 			guest = &q
 		} else if dom.Memory != nil && dom.Memory.Hugepages != nil {
 			if q, err := resource.ParseQuantity(dom.Memory.Hugepages.PageSize); err == nil {
@@ -212,26 +266,19 @@ func setCPUTopology(dom *DomainSpec) {
 		dom.CPU = &CPU{}
 	}
 	cpu := dom.CPU
+	// KubeVirt fills the topology only when none of it is given; a
+	// partial topology keeps its zeros (counted as 1).
 	if cpu.Cores == 0 && cpu.Sockets == 0 && cpu.Threads == 0 {
-		cpu.Sockets = 1
+		cpu.Sockets, cpu.Cores, cpu.Threads = 1, 1, 1
 		q, ok := dom.Resources.Limits[ResourceCPU]
 		if !ok {
 			q, ok = dom.Resources.Requests[ResourceCPU]
 		}
 		if ok {
-			if v := q.Value(); v > 1 && v <= 512 {
+			if v := q.Value(); v > 1 && v <= MaxVCPUs {
 				cpu.Sockets = uint32(v)
 			}
 		}
-	}
-	if cpu.Cores == 0 {
-		cpu.Cores = 1
-	}
-	if cpu.Sockets == 0 {
-		cpu.Sockets = 1
-	}
-	if cpu.Threads == 0 {
-		cpu.Threads = 1
 	}
 }
 
@@ -314,10 +361,6 @@ func setAPIDefaults(spec *VirtualMachineInstanceSpec, uuid func() types.UID) {
 		setDefault(&p.SuccessThreshold, DefaultProbeSuccessThreshold)
 		setDefault(&p.FailureThreshold, DefaultProbeFailureThreshold)
 	}
-	if spec.TerminationGracePeriodSeconds == nil {
-		g := DefaultGracePeriodSeconds
-		spec.TerminationGracePeriodSeconds = &g
-	}
 	if fw := spec.Domain.Firmware; (fw == nil || fw.UUID == "") && uuid != nil {
 		if id := uuid(); id != "" {
 			if fw == nil {
@@ -326,9 +369,24 @@ func setAPIDefaults(spec *VirtualMachineInstanceSpec, uuid func() types.UID) {
 			spec.Domain.Firmware.UUID = id
 		}
 	}
-	if fw := spec.Domain.Firmware; fw != nil && fw.Bootloader != nil && fw.Bootloader.EFI != nil && fw.Bootloader.EFI.SecureBoot == nil {
-		sb := spec.Architecture != "arm64"
-		fw.Bootloader.EFI.SecureBoot = &sb
+	// Secure boot is left unset (on, for EFI on amd64), except on arm64,
+	// where KubeVirt boots EFI without it by default.
+	if spec.Architecture == "arm64" {
+		fw := spec.Domain.Firmware
+		if fw == nil {
+			fw = &Firmware{}
+			spec.Domain.Firmware = fw
+		}
+		if fw.Bootloader == nil {
+			fw.Bootloader = &Bootloader{EFI: &EFI{}}
+		}
+		if efi := fw.Bootloader.EFI; efi != nil && efi.SecureBoot == nil {
+			off := false
+			efi.SecureBoot = &off
+		}
+	}
+	if spec.Domain.Features == nil {
+		spec.Domain.Features = &Features{}
 	}
 	if f := spec.Domain.Features; f != nil {
 		enable(&f.ACPI.Enabled)

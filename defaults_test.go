@@ -62,8 +62,11 @@ spec:
 	s := vmi.Spec
 	assert.Equal(t, "amd64", s.Architecture)
 	assert.Equal(t, "q35", s.Domain.Machine.Type)
-	assert.Equal(t, "128Mi", ptrTo(s.Domain.Resources.Requests[ResourceMemory]).String())
+	_, hasMemRequest := s.Domain.Resources.Requests[ResourceMemory]
+	assert.False(t, hasMemRequest, "KubeVirt derives no memory request from memory.guest")
 	assert.Equal(t, CPUTopology{Cores: 1, Sockets: 1, Threads: 1}, CPUTopology{Cores: s.Domain.CPU.Cores, Sockets: s.Domain.CPU.Sockets, Threads: s.Domain.CPU.Threads})
+	assert.Equal(t, uint32(4), s.Domain.CPU.MaxSockets, "LiveUpdate: room for 4x the sockets")
+	assert.Nil(t, s.Domain.Memory.MaxGuest, "no memory hotplug below 1Gi")
 	assert.Equal(t, CPUModeHostModel, s.Domain.CPU.Model)
 	assert.Equal(t, PullIfNotPresent, s.Volumes[0].ContainerDisk.ImagePullPolicy)
 	assert.Equal(t, PullAlways, s.Volumes[1].ContainerDisk.ImagePullPolicy)
@@ -73,7 +76,7 @@ spec:
 	assert.NotNil(t, s.Networks[0].Pod)
 	require.Len(t, s.Domain.Devices.Interfaces, 1)
 	assert.NotNil(t, s.Domain.Devices.Interfaces[0].Bridge, "KubeVirt's cluster default binding is bridge")
-	assert.Equal(t, InterfaceModelVirtio, s.Domain.Devices.Interfaces[0].Model)
+	assert.Empty(t, s.Domain.Devices.Interfaces[0].Model, "the model is the converter's choice (virtio)")
 	require.Len(t, s.Domain.Devices.Disks, 2, "a disk is added for the root volume")
 	assert.Equal(t, "root", s.Domain.Devices.Disks[1].Name)
 	assert.Equal(t, DiskBusSATA, s.Domain.Devices.Disks[1].Disk.Bus)
@@ -85,9 +88,9 @@ spec:
 	assert.Equal(t, InputBusUSB, s.Domain.Devices.Inputs[0].Bus)
 	p := s.ReadinessProbe
 	assert.Equal(t, []int32{1, 10, 1, 3}, []int32{p.TimeoutSeconds, p.PeriodSeconds, p.SuccessThreshold, p.FailureThreshold})
-	assert.Equal(t, int64(30), *s.TerminationGracePeriodSeconds)
+	assert.Nil(t, s.TerminationGracePeriodSeconds, "KubeVirt leaves the grace period to its default of 30s")
 	assert.Equal(t, fixedUUID(), s.Domain.Firmware.UUID)
-	assert.True(t, *s.Domain.Firmware.Bootloader.EFI.SecureBoot)
+	assert.Nil(t, s.Domain.Firmware.Bootloader.EFI.SecureBoot, "unset means on, for EFI on amd64")
 	f := s.Domain.Features
 	assert.True(t, *f.ACPI.Enabled)
 	assert.True(t, *f.SMM.Enabled)
@@ -139,7 +142,9 @@ spec:
 	assert.Equal(t, EvictionStrategyLiveMigrate, *s.EvictionStrategy)
 	assert.Equal(t, int64(0), *s.TerminationGracePeriodSeconds)
 	assert.Equal(t, uint32(2), s.Domain.CPU.Cores)
-	assert.Equal(t, uint32(1), s.Domain.CPU.Sockets, "sockets come from the cpu limit only when no topology is given")
+	assert.Equal(t, uint32(0), s.Domain.CPU.Sockets, "a partial topology is left as given (sockets come from the cpu limit only when no topology is given)")
+	assert.Zero(t, s.Domain.CPU.MaxSockets, "no CPU hotplug on arm64")
+	assert.False(t, *s.Domain.Firmware.Bootloader.EFI.SecureBoot, "arm64 boots EFI without secure boot")
 	assert.Equal(t, "host-passthrough", s.Domain.CPU.Model)
 	assert.Equal(t, types.UID("5d307ca9-b3ef-428c-8861-06e72d69f223"), s.Domain.Firmware.UUID)
 	assert.Equal(t, "e1000", s.Domain.Devices.Interfaces[0].Model)
@@ -182,15 +187,74 @@ func TestSetDefaultsVMAndReplicaSet(t *testing.T) {
 	assert.Equal(t, types.UID("0d2a2043-41c0-59c3-9b17-025022203668"), vm.Spec.Template.Spec.Domain.Firmware.UUID)
 	assert.Nil(t, vm.Spec.RunStrategy, "run strategy is not defaulted: validation requires one")
 
+	assert.True(t, IsValidUUID(vm.Spec.Template.Spec.Domain.Firmware.Serial), "a random serial, as KubeVirt's VM mutator sets")
+	assert.Equal(t, "q35", vm.Spec.Template.Spec.Domain.Machine.Type)
+	assert.Equal(t, "amd64", vm.Spec.Template.Spec.Architecture)
+	// The rest of the template is defaulted on each VMI made from it, as
+	// in KubeVirt.
+	assert.Nil(t, vm.Spec.Template.Spec.Domain.CPU)
+	assert.Empty(t, vm.Spec.Template.Spec.Networks)
+
 	unnamed := &VirtualMachine{Spec: VirtualMachineSpec{Template: &VirtualMachineInstanceTemplateSpec{}}}
 	SetDefaults(unnamed)
-	assert.Nil(t, unnamed.Spec.Template.Spec.Domain.Firmware)
+	assert.Empty(t, unnamed.Spec.Template.Spec.Domain.Firmware.UUID, "generateName: the name, and so the UUID, is not known yet")
 
 	rs := &VirtualMachineInstanceReplicaSet{Spec: VirtualMachineInstanceReplicaSetSpec{Template: &VirtualMachineInstanceTemplateSpec{}}}
 	SetDefaults(rs)
 	assert.Equal(t, int32(1), *rs.Spec.Replicas)
-	assert.Nil(t, rs.Spec.Template.Spec.Domain.Firmware, "each replica gets its own UUID")
-	assert.Equal(t, "q35", rs.Spec.Template.Spec.Domain.Machine.Type)
+	assert.Equal(t, VirtualMachineInstanceSpec{}, rs.Spec.Template.Spec, "KubeVirt does not default a replica set's template")
+}
+
+func TestSetDefaultsHotplug(t *testing.T) {
+	gi := func(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
+	for _, tc := range []struct {
+		name       string
+		opts       DefaultOptions
+		spec       func(*VirtualMachineInstanceSpec)
+		maxSockets uint32
+		maxGuest   string
+	}{
+		{"1Gi guest gets 4x", DefaultOptions{}, func(s *VirtualMachineInstanceSpec) { s.Domain.Memory = &Memory{Guest: gi("1Gi")} }, 4, "4Gi"},
+		{"below 1Gi no maxGuest", DefaultOptions{}, func(s *VirtualMachineInstanceSpec) { s.Domain.Memory = &Memory{Guest: gi("1000Mi")} }, 4, ""},
+		{"unaligned guest", DefaultOptions{}, func(s *VirtualMachineInstanceSpec) { s.Domain.Memory = &Memory{Guest: gi("1025Mi")} }, 4, ""},
+		{"1Gi hugepages need 1Gi alignment", DefaultOptions{}, func(s *VirtualMachineInstanceSpec) {
+			s.Domain.Memory = &Memory{Guest: gi("1536Mi"), Hugepages: &Hugepages{PageSize: "1Gi"}}
+		}, 4, ""},
+		{"sockets from the cpu limit", DefaultOptions{}, func(s *VirtualMachineInstanceSpec) {
+			s.Domain.Memory = &Memory{Guest: gi("2Gi")}
+			s.Domain.Resources.Limits = ResourceList{ResourceCPU: resource.MustParse("3")}
+		}, 12, "8Gi"},
+		{"512 vCPUs at most", DefaultOptions{}, func(s *VirtualMachineInstanceSpec) {
+			s.Domain.Memory = &Memory{Guest: gi("2Gi")}
+			s.Domain.CPU = &CPU{Sockets: 20, Cores: 8, Threads: 2}
+		}, 32, "8Gi"},
+		{"cores only: sockets 0, no CPU hotplug", DefaultOptions{}, func(s *VirtualMachineInstanceSpec) {
+			s.Domain.Memory = &Memory{Guest: gi("2Gi")}
+			s.Domain.CPU = &CPU{Cores: 2}
+		}, 0, "8Gi"},
+		{"explicit maxima kept", DefaultOptions{}, func(s *VirtualMachineInstanceSpec) {
+			s.Domain.Memory = &Memory{Guest: gi("2Gi"), MaxGuest: gi("3Gi")}
+			s.Domain.CPU = &CPU{Sockets: 1, MaxSockets: 2}
+		}, 2, "3Gi"},
+		{"NoHotplug", DefaultOptions{NoHotplug: true}, func(s *VirtualMachineInstanceSpec) { s.Domain.Memory = &Memory{Guest: gi("2Gi")} }, 0, ""},
+		{"not on arm64", DefaultOptions{}, func(s *VirtualMachineInstanceSpec) {
+			s.Architecture = "arm64"
+			s.Domain.Memory = &Memory{Guest: gi("2Gi")}
+		}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vmi := &VirtualMachineInstance{}
+			tc.spec(&vmi.Spec)
+			tc.opts.SetDefaults(vmi)
+			assert.Equal(t, tc.maxSockets, vmi.Spec.Domain.CPU.MaxSockets)
+			if tc.maxGuest == "" {
+				assert.Nil(t, vmi.Spec.Domain.Memory.MaxGuest)
+			} else {
+				require.NotNil(t, vmi.Spec.Domain.Memory.MaxGuest)
+				assert.Equal(t, tc.maxGuest, vmi.Spec.Domain.Memory.MaxGuest.String())
+			}
+		})
+	}
 }
 
 func TestDefaultPullPolicy(t *testing.T) {

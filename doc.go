@@ -61,16 +61,22 @@
 //  1. [Decode] reads multi-document YAML or JSON and returns typed objects.
 //     It is strict: a field virtkit does not model is a [*DecodeError] that
 //     names the document and the full path (for example
-//     spec.template.spec.domain.devices.gpus) and wraps [ErrUnknownField],
+//     spec.template.spec.domain.devices.gpus) and wraps [ErrUnknownField]
+//     (and [ErrNotSupported] for a KubeVirt field virtkit does not model),
 //     never a silently dropped setting. [Encode] writes objects back.
 //  2. [SetDefaults] fills unset fields in KubeVirt's order: machine type,
 //     memory and CPU topology, the default pod network with a bridge
 //     interface, a disk per volume, disk bus, CD-ROM and probe defaults,
 //     firmware UUID (random for a VMI, the UUIDv5 of the name for a VM),
-//     Hyper-V dependencies. [DefaultOptions] plays the role of KubeVirt's
-//     cluster configuration and lets tests inject the UUID source.
+//     Hyper-V dependencies, and the hot-plug room of KubeVirt's LiveUpdate
+//     rollout (cpu.maxSockets, memory.maxGuest). Like KubeVirt's mutators
+//     it gives a VM's template only its architecture, machine type and
+//     firmware identity, and a replica set's template nothing: each VMI is
+//     defaulted when it is made. [DefaultOptions] plays the role of
+//     KubeVirt's cluster configuration and lets tests inject the UUID source.
 //  3. [Validate] returns a field.ErrorList with full dotted paths from the
-//     object root ([i] for list indexes, [key] for map keys) and KubeVirt's
+//     object root ([i] for list indexes, [key] for map keys, .cpu and
+//     .memory for resource names, as KubeVirt writes them) and KubeVirt's
 //     rules: disks and volumes, buses, boot order, memory and CPU, EFI and
 //     SMM, interfaces and networks, cloud-init, probes, scheduling, DNS,
 //     run strategy, replica-set selectors, migration policies. Callers

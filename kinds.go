@@ -70,6 +70,17 @@ func lookupKind(gvk schema.GroupVersionKind) (kindInfo, bool) {
 	return kindInfo{}, false
 }
 
+// servedVersion maps an older API version that Decode accepts, as KubeVirt
+// still serves it, to the version its objects decode as: kubevirt.io/v1alpha3
+// has kubevirt.io/v1's schema, so its objects are decoded, stored and
+// encoded as v1. Any other version is returned unchanged.
+func servedVersion(gv schema.GroupVersion) schema.GroupVersion {
+	if gv.Group == GroupName && gv.Version == "v1alpha3" {
+		return SchemeGroupVersion
+	}
+	return gv
+}
+
 // KnownKinds lists the GroupVersionKinds Decode accepts.
 func KnownKinds() []schema.GroupVersionKind {
 	ks := kinds()

@@ -41,7 +41,9 @@ type DecodeError struct {
 	Path string
 	// Detail says what is wrong beyond the sentinel, may be empty.
 	Detail string
-	// Err is ErrUnknownField, ErrUnknownKind or ErrInvalidManifest.
+	// Err is ErrUnknownField, ErrUnknownKind or ErrInvalidManifest; for a
+	// field of KubeVirt's API that virtkit does not model it wraps both
+	// ErrNotSupported and ErrUnknownField.
 	Err error
 }
 
@@ -267,7 +269,7 @@ func (d *decoder) decodeObject(index int, path *field.Path, m map[string]any, ra
 	if err != nil {
 		return nil, []error{derr(path.Child("apiVersion"), ErrInvalidManifest, err.Error())}
 	}
-	gvk := gv.WithKind(kind)
+	gvk := servedVersion(gv).WithKind(kind)
 	obj, err := NewObject(gvk)
 	if err != nil {
 		return nil, []error{derr(path.Child("kind"), ErrUnknownKind, fmt.Sprintf("%s is not a kind virtkit implements", gvk))}
@@ -276,6 +278,11 @@ func (d *decoder) decodeObject(index int, path *field.Path, m map[string]any, ra
 	d.check(m, reflect.TypeOf(obj).Elem(), &walkPath{base: path}, func(p *field.Path, err error, detail string) {
 		errs = append(errs, derr(p, err, detail))
 	})
+	if len(errs) == 0 {
+		for _, p := range missingRequired(kind, m, path) {
+			errs = append(errs, derr(p, ErrInvalidManifest, "required by KubeVirt's schema"))
+		}
+	}
 	if len(errs) > 0 {
 		// Maps were walked in random order; report in path order.
 		slices.SortStableFunc(errs, func(a, b *DecodeError) int { return strings.Compare(a.Path, b.Path) })
@@ -290,6 +297,8 @@ func (d *decoder) decodeObject(index int, path *field.Path, m map[string]any, ra
 	}
 	if err == nil {
 		err = json.Unmarshal(raw, obj)
+		// A served older version is decoded as the version it maps to.
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
 	}
 	if err != nil {
 		// The walk checks every value, so this is a value the walk does not
@@ -442,7 +451,11 @@ func (d *decoder) check(v any, t reflect.Type, wp *walkPath, report reportFunc) 
 			child := walkPath{parent: wp, name: k, kind: pathField}
 			f, ok := fields[k]
 			if !ok {
-				report(child.fieldPath(), ErrUnknownField, "")
+				if why, known := notModelled(t.Name(), k); known {
+					report(child.fieldPath(), errNotModelled, why)
+				} else {
+					report(child.fieldPath(), ErrUnknownField, "")
+				}
 				continue
 			}
 			d.check(val, f.typ, &child, report)

@@ -98,7 +98,7 @@ spec:
 		},
 		{
 			name:     "known kind, wrong group",
-			input:    "apiVersion: kubevirt.io/v1alpha3\nkind: VirtualMachine\nmetadata: {name: p}\n",
+			input:    "apiVersion: kubevirt.io/v2\nkind: VirtualMachine\nmetadata: {name: p}\n",
 			wantErrs: []wantErr{{0, "kind", ErrUnknownKind}},
 		},
 		{
@@ -215,7 +215,7 @@ items:
 func TestDecodeErrorNamesPath(t *testing.T) {
 	_, err := DecodeBytes([]byte(strings.Replace(minimalVMI, "devices: {}", "devices: {gpus: []}", 1)))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "spec.domain.devices.gpus: unknown field")
+	assert.Contains(t, err.Error(), "spec.domain.devices.gpus: not supported: a KubeVirt field for device passthrough")
 	assert.Contains(t, err.Error(), "VirtualMachineInstance ns/a")
 }
 

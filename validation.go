@@ -26,7 +26,8 @@ func Validate(obj Object) field.ErrorList {
 	switch t := obj.(type) {
 	case *VirtualMachineInstance:
 		errs := validateObjectMeta(&t.ObjectMeta, true, field.NewPath("metadata"))
-		return append(errs, validateVMISpec(&t.Spec, field.NewPath("spec"))...)
+		errs = append(errs, validateVMISpecOf(&t.Spec, field.NewPath("spec"), true)...)
+		return append(errs, memoryRequired(&t.Spec, field.NewPath("spec"))...)
 	case *VirtualMachine:
 		return validateVM(t)
 	case *VirtualMachineInstanceReplicaSet:
@@ -89,7 +90,8 @@ func validateVM(vm *VirtualMachine) field.ErrorList {
 		errs = append(errs, field.Invalid(sp.Child("running"), *vm.Spec.Running,
 			"running and runStrategy are mutually exclusive; use runStrategy"))
 	case vm.Spec.Running == nil && vm.Spec.RunStrategy == nil:
-		errs = append(errs, field.Required(sp.Child("runStrategy"), "runStrategy must be specified"))
+		// KubeVirt reports the missing choice at spec.running.
+		errs = append(errs, field.Required(sp.Child("running"), "runStrategy must be specified"))
 	case vm.Spec.RunStrategy != nil:
 		rs := *vm.Spec.RunStrategy
 		valid := []VirtualMachineRunStrategy{RunStrategyHalted, RunStrategyManual, RunStrategyAlways, RunStrategyRerunOnFailure, RunStrategyOnce}
@@ -107,7 +109,12 @@ func validateVM(vm *VirtualMachine) field.ErrorList {
 		tp := sp.Child("template")
 		errs = append(errs, metav1validation.ValidateLabels(vm.Spec.Template.ObjectMeta.Labels, tp.Child("metadata", "labels"))...)
 		errs = append(errs, apivalidation.ValidateAnnotations(vm.Spec.Template.ObjectMeta.Annotations, tp.Child("metadata", "annotations"))...)
-		errs = append(errs, validateVMISpec(&vm.Spec.Template.Spec, tp.Child("spec"))...)
+		// As KubeVirt's admission does, check the template as the VMIs
+		// made from it will be: defaulted (on a copy; SetDefaults sets
+		// only what KubeVirt's VM mutator sets).
+		tmpl := vm.Spec.Template.Spec.DeepCopy()
+		DefaultOptions{}.setVMISpecDefaults(tmpl, nil)
+		errs = append(errs, validateVMISpec(tmpl, tp.Child("spec"))...)
 	}
 	seen := map[string]bool{}
 	for i, dv := range vm.Spec.DataVolumeTemplates {
@@ -190,6 +197,8 @@ func validateMigration(m *VirtualMachineInstanceMigration) field.ErrorList {
 func validateMigrationPolicy(mp *MigrationPolicy) field.ErrorList {
 	errs := validateObjectMeta(&mp.ObjectMeta, false, field.NewPath("metadata"))
 	sp := field.NewPath("spec")
+	// KubeVirt's CRD schema requires spec.selectors (the API server checks
+	// it before KubeVirt's webhook, which does not).
 	if mp.Spec.Selectors == nil {
 		errs = append(errs, field.Required(sp.Child("selectors"), "a migration policy needs selectors"))
 	} else {
@@ -249,13 +258,13 @@ func validateResourceList(list ResourceList, p *field.Path) field.ErrorList {
 	for _, name := range sortedResourceNames(list) {
 		q := list[name]
 		if name != ResourceCPU && name != ResourceMemory {
-			errs = append(errs, field.NotSupported(p.Key(string(name)), name, []ResourceName{ResourceCPU, ResourceMemory}))
+			errs = append(errs, field.NotSupported(p.Child(string(name)), name, []ResourceName{ResourceCPU, ResourceMemory}))
 			continue
 		}
 		if q.Sign() < 0 {
-			errs = append(errs, field.Invalid(p.Key(string(name)), q.String(), "must be greater than or equal to 0"))
+			errs = append(errs, field.Invalid(p.Child(string(name)), q.String(), "must be greater than or equal to 0"))
 		}
-		errs = append(errs, validateQuantityRange(name, q, p.Key(string(name)))...)
+		errs = append(errs, validateQuantityRange(name, q, p.Child(string(name)))...)
 	}
 	return errs
 }
@@ -289,13 +298,23 @@ type vmiValidator struct {
 	volumes map[string]*Volume
 	// bootOrders maps a boot order to the first device path using it.
 	bootOrders map[uint]string
+	// isVMI: the spec is a VMI's, not a template's.
+	isVMI bool
 }
 
 func (v *vmiValidator) add(errs ...*field.Error) { v.errs = append(v.errs, errs...) }
 
+// validateVMISpec checks the VMI spec of a template.
 func validateVMISpec(spec *VirtualMachineInstanceSpec, sp *field.Path) field.ErrorList {
-	v := &vmiValidator{spec: spec, sp: sp, volumes: map[string]*Volume{}, bootOrders: map[uint]string{}}
+	return validateVMISpecOf(spec, sp, false)
+}
+
+// validateVMISpecOf checks a VMI spec; isVMI adds the rules KubeVirt
+// applies to VMIs only (every volume used by a disk).
+func validateVMISpecOf(spec *VirtualMachineInstanceSpec, sp *field.Path, isVMI bool) field.ErrorList {
+	v := &vmiValidator{spec: spec, sp: sp, volumes: map[string]*Volume{}, bootOrders: map[uint]string{}, isVMI: isVMI}
 	v.architecture()
+	v.machine()
 	v.volumesAndDisks()
 	v.resources()
 	v.cpu()
@@ -313,9 +332,8 @@ func validateVMISpec(spec *VirtualMachineInstanceSpec, sp *field.Path) field.Err
 			v.add(field.NotSupported(sp.Child("evictionStrategy"), *es, valid))
 		}
 	}
-	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
-		v.add(field.Invalid(sp.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
-	}
+	// A negative terminationGracePeriodSeconds is accepted, as KubeVirt
+	// accepts it: the guest is stopped at once.
 	return v.errs
 }
 
@@ -377,14 +395,16 @@ func (v *vmiValidator) volumesAndDisks() {
 				v.add(field.Duplicate(p.Child("name"), d.Name))
 			}
 			disks[d.Name] = true
-			if _, ok := v.volumes[d.Name]; !ok { // rule 2
+			// Rule 2; a CD-ROM may have no volume: an empty drive that a
+			// volume is inserted into later (KubeVirt's declarative hotplug).
+			if _, ok := v.volumes[d.Name]; !ok && (d.CDRom == nil || d.Disk != nil || d.LUN != nil) {
 				v.add(field.NotFound(p.Child("name"), d.Name))
 			}
 		}
 		v.disk(d, p)
 	}
-	for i, vol := range spec.Volumes { // rule 1
-		if vol.Name != "" && !disks[vol.Name] {
+	for i, vol := range spec.Volumes { // rule 1, on VMIs only
+		if v.isVMI && vol.Name != "" && !disks[vol.Name] {
 			v.add(field.NotFound(volPath.Index(i).Child("name"), vol.Name))
 		}
 	}
@@ -402,6 +422,11 @@ func (v *vmiValidator) volumeSource(vol *Volume, p *field.Path) {
 	}
 	if s.ContainerDisk != nil {
 		v.pullPolicy(s.ContainerDisk.ImagePullPolicy, p.Child("containerDisk", "imagePullPolicy"))
+		if cp := s.ContainerDisk.Path; cp != "" {
+			if e := absolutePath(cp, p.Child("containerDisk")); e != nil {
+				v.add(e)
+			}
+		}
 	}
 	if s.PersistentVolumeClaim != nil && s.PersistentVolumeClaim.ClaimName == "" {
 		v.add(field.Required(p.Child("persistentVolumeClaim", "claimName"), ""))
@@ -451,11 +476,13 @@ func (v *vmiValidator) cloudInit(p *field.Path, userRef *LocalObjectReference, u
 	if users == 0 && nets == 0 {
 		v.add(field.Required(p, "at least one of userData, userDataBase64, secretRef, networkData, networkDataBase64, networkDataSecretRef is required"))
 	}
+	// KubeVirt reports too many sources and too much data at the
+	// cloud-init source itself.
 	if users > 1 {
-		v.add(field.Invalid(p.Child("userData"), users, "must have only one user data source set"))
+		v.add(field.Invalid(p, users, "must have only one user data source set"))
 	}
 	if nets > 1 {
-		v.add(field.Invalid(p.Child("networkData"), nets, "must have only one network data source set"))
+		v.add(field.Invalid(p, nets, "must have only one network data source set"))
 	}
 	check := func(name, plain, b64 string) {
 		data := plain
@@ -468,11 +495,7 @@ func (v *vmiValidator) cloudInit(p *field.Path, userRef *LocalObjectReference, u
 			data = string(raw)
 		}
 		if len(data) > maxCloudInitDataBytes {
-			target := name
-			if b64 != "" {
-				target = name + "Base64"
-			}
-			v.add(field.TooLong(p.Child(target), "", maxCloudInitDataBytes))
+			v.add(field.TooLong(p, "", maxCloudInitDataBytes))
 		}
 	}
 	check("userData", user, userB64)
@@ -516,7 +539,7 @@ func (v *vmiValidator) disk(d *Disk, p *field.Path) {
 		bus = d.Disk.Bus
 		v.diskBus(bus, p.Child("disk", "bus"))
 		if d.Disk.ReadOnly && bus == DiskBusSATA { // rule 9
-			v.add(field.Invalid(p.Child("disk", "readonly"), true, "sata hard-disks do not support read-only."))
+			v.add(field.Invalid(p.Child("disk", "bus"), bus, "sata hard-disks do not support read-only."))
 		}
 		if d.Disk.PciAddress != "" { // rule 10
 			if bus != DiskBusVirtio {
@@ -542,7 +565,7 @@ func (v *vmiValidator) disk(d *Disk, p *field.Path) {
 		}
 	}
 	if d.DedicatedIOThread != nil && *d.DedicatedIOThread && bus != "" && bus != DiskBusVirtio { // rule 11
-		v.add(field.Invalid(p.Child("dedicatedIOThread"), true, fmt.Sprintf("IOThreads are not supported for disks on a %s bus", bus)))
+		v.add(field.Invalid(p, true, fmt.Sprintf("dedicatedIOThread: IOThreads are not supported for disks on a %s bus", bus)))
 	}
 	if c := d.Cache; c != "" && !slices.Contains([]DriverCache{CacheNone, CacheWriteThrough, CacheWriteBack}, c) { // rule 12
 		v.add(field.NotSupported(p.Child("cache"), c, []DriverCache{CacheNone, CacheWriteThrough, CacheWriteBack}))
@@ -584,7 +607,9 @@ func (v *vmiValidator) bootOrder(order *uint, p *field.Path) {
 	v.bootOrders[*order] = p.String()
 }
 
-// Rules 16-20.
+// Rules 16-20, with KubeVirt's paths: every memory size problem is
+// reported at resources.requests.memory (or limits.memory), hugepages
+// included.
 func (v *vmiValidator) resources() {
 	dom := &v.spec.Domain
 	rp := v.sp.Child("domain", "resources")
@@ -598,54 +623,54 @@ func (v *vmiValidator) resources() {
 		guest, hugepages = dom.Memory.Guest, dom.Memory.Hugepages
 	}
 	mp := v.sp.Child("domain", "memory")
-	if !hasReqMem && guest == nil && hugepages == nil { // rule 16
-		v.add(field.Required(rp.Child("requests").Key(string(ResourceMemory)),
-			"no memory requested, at least one of 'spec.domain.memory.guest', 'spec.domain.memory.hugepages.pageSize' or 'spec.domain.resources.requests.memory' must be set"))
-	}
 	oneM := resource.MustParse("1M")
-	if hasReqMem && reqMem.Sign() >= 0 && reqMem.Cmp(oneM) < 0 { // rule 17
-		v.add(field.Invalid(rp.Child("requests").Key(string(ResourceMemory)), reqMem.String(), "must be greater than or equal to 1M."))
+	if hasReqMem && reqMem.Sign() > 0 && reqMem.Cmp(oneM) < 0 { // rule 17
+		v.add(field.Invalid(rp.Child("requests", string(ResourceMemory)), reqMem.String(), "must be greater than or equal to 1M."))
 	}
-	if hasReqMem && hasLimMem && reqMem.Cmp(limMem) > 0 {
-		v.add(field.Invalid(rp.Child("requests").Key(string(ResourceMemory)), reqMem.String(),
+	if hasReqMem && hasLimMem && limMem.Sign() > 0 && reqMem.Cmp(limMem) > 0 {
+		v.add(field.Invalid(rp.Child("requests", string(ResourceMemory)), reqMem.String(),
 			fmt.Sprintf("%s is greater than the memory limit %s", reqMem.String(), limMem.String())))
 	}
 	if dom.Memory != nil && dom.Memory.MaxGuest != nil {
 		v.add(validateQuantityRange(ResourceMemory, *dom.Memory.MaxGuest, mp.Child("maxGuest"))...)
 	}
 	if guest != nil {
+		// Rule 18: memory.guest may exceed limits.memory, as under
+		// KubeVirt's default LiveUpdate rollout strategy.
 		v.add(validateQuantityRange(ResourceMemory, *guest, mp.Child("guest"))...)
-		if guest.Sign() <= 0 {
-			v.add(field.Invalid(mp.Child("guest"), guest.String(), "must be greater than 0"))
-		} else if hasLimMem && guest.Cmp(limMem) > 0 { // rule 18
-			v.add(field.Invalid(mp.Child("guest"), guest.String(),
-				fmt.Sprintf("must be equal to or less than the memory limit %s", limMem.String())))
+		if guest.Sign() < 0 {
+			v.add(field.Invalid(mp.Child("guest"), guest.String(), "must not be negative"))
 		}
 	}
 	if hugepages != nil { // rule 19
-		pp := mp.Child("hugepages", "pageSize")
 		size, err := resource.ParseQuantity(hugepages.PageSize)
-		switch {
-		case err != nil || size.Sign() <= 0:
-			v.add(field.Invalid(pp, hugepages.PageSize, "must be a page size such as 2Mi or 1Gi"))
-		default:
-			mem := guest
-			if mem == nil && hasReqMem {
-				mem = &reqMem
+		if err != nil || size.Sign() <= 0 {
+			v.add(field.Invalid(mp.Child("hugepages", "pageSize"), hugepages.PageSize, "must be a page size such as 2Mi or 1Gi"))
+		} else {
+			// The memory that must hold whole pages: the request, else
+			// memory.guest, else the limit.
+			var mem int64
+			switch {
+			case hasReqMem && reqMem.Value() != 0:
+				mem = reqMem.Value()
+			case guest != nil && guest.Value() != 0:
+				mem = guest.Value()
+			case hasLimMem:
+				mem = limMem.Value()
 			}
-			if mem != nil {
-				if mem.Cmp(size) < 0 {
-					v.add(field.Invalid(pp, hugepages.PageSize, fmt.Sprintf("memory %s must be equal to or larger than page size %s", mem.String(), hugepages.PageSize)))
-				} else if mem.Value()%size.Value() != 0 {
-					v.add(field.Invalid(pp, hugepages.PageSize, fmt.Sprintf("memory %s is not a multiple of the page size %s", mem.String(), hugepages.PageSize)))
-				}
+			if mem != 0 && mem < size.Value() {
+				v.add(field.Invalid(rp.Child("requests", string(ResourceMemory)), mem,
+					fmt.Sprintf("must be equal to or larger than the hugepage size %s", hugepages.PageSize)))
+			} else if mem%size.Value() != 0 {
+				v.add(field.Invalid(rp.Child("requests", string(ResourceMemory)), mem,
+					fmt.Sprintf("is not a multiple of the hugepage size %s", hugepages.PageSize)))
 			}
 		}
 	}
 	reqCPU, hasReqCPU := dom.Resources.Requests[ResourceCPU]
 	limCPU, hasLimCPU := dom.Resources.Limits[ResourceCPU]
-	if hasReqCPU && hasLimCPU && reqCPU.Cmp(limCPU) > 0 { // rule 20
-		v.add(field.Invalid(rp.Child("requests").Key(string(ResourceCPU)), reqCPU.String(),
+	if hasReqCPU && hasLimCPU && limCPU.Sign() > 0 && reqCPU.Cmp(limCPU) > 0 { // rule 20
+		v.add(field.Invalid(rp.Child("requests", string(ResourceCPU)), reqCPU.String(),
 			fmt.Sprintf("%s is greater than the cpu limit %s", reqCPU.String(), limCPU.String())))
 	}
 }
@@ -665,25 +690,7 @@ func (v *vmiValidator) cpu() {
 		v.add(field.Invalid(cp.Child("isolateEmulatorThread"), true, "IsolateEmulatorThread should be only set in combination with DedicatedCPUPlacement"))
 	}
 	if cpu.DedicatedCPUPlacement {
-		if cpu.Threads > 2 {
-			v.add(field.Invalid(cp.Child("threads"), cpu.Threads, "dedicated CPU placement supports at most 2 threads per core"))
-		}
-		res := v.spec.Domain.Resources
-		rp := v.sp.Child("domain", "resources")
-		req, hasReq := res.Requests[ResourceCPU]
-		lim, hasLim := res.Limits[ResourceCPU]
-		for _, c := range []struct {
-			q   resource.Quantity
-			has bool
-			p   *field.Path
-		}{{req, hasReq, rp.Child("requests").Key("cpu")}, {lim, hasLim, rp.Child("limits").Key("cpu")}} {
-			if c.has && c.q.MilliValue()%1000 != 0 {
-				v.add(field.Invalid(c.p, c.q.String(), "dedicated CPU placement needs whole CPUs"))
-			}
-		}
-		if hasReq && hasLim && req.Cmp(lim) != 0 {
-			v.add(field.Invalid(rp.Child("requests").Key("cpu"), req.String(), "dedicated CPU placement needs the cpu request to equal the limit"))
-		}
+		v.dedicatedCPUs(cpu, cp)
 	}
 	policies := []string{"", "force", "require", "optional", "disable", "forbid"}
 	for i, f := range cpu.Features { // rule 23
@@ -721,7 +728,7 @@ func (v *vmiValidator) firmware() {
 				smm = v.spec.Domain.Features.SMM
 			}
 			if secure && !featureOn(smm) {
-				v.add(field.Invalid(fp.Child("bootloader", "efi", "secureBoot"), true,
+				v.add(field.Invalid(v.sp.Child("domain"), "secureBoot without smm",
 					"EFI SecureBoot is enabled; SecureBoot requires SMM, which is currently disabled (set spec.domain.features.smm)"))
 			}
 		}
@@ -737,7 +744,14 @@ func (v *vmiValidator) firmware() {
 				v.add(field.Required(kp.Child("container", "image"), ""))
 			}
 			if kb.Container.KernelPath == "" && kb.Container.InitrdPath == "" {
-				v.add(field.Required(kp.Child("container", "kernelPath"), "at least one of kernelPath and initrdPath is required"))
+				v.add(field.Required(kp.Child("container"), "at least one of kernelPath and initrdPath is required"))
+			}
+			for _, f := range []struct{ name, val string }{{"kernelPath", kb.Container.KernelPath}, {"initrdPath", kb.Container.InitrdPath}} {
+				if f.val != "" {
+					if e := absolutePath(f.val, kp.Child("container", f.name)); e != nil {
+						v.add(e)
+					}
+				}
 			}
 			v.pullPolicy(kb.Container.ImagePullPolicy, kp.Child("container", "imagePullPolicy"))
 		}
@@ -821,7 +835,7 @@ func (v *vmiValidator) networks() {
 		if n.Pod != nil {
 			podNetworks++
 			if podNetworks > 1 {
-				v.add(field.Invalid(p.Child("pod"), n.Name, "more than one interface is connected to a pod network"))
+				v.add(field.Invalid(p, n.Name, "more than one interface is connected to a pod network"))
 			}
 			if c := n.Pod.VMNetworkCIDR; c != "" {
 				if ip, _, err := net.ParseCIDR(c); err != nil || ip.To4() == nil {
@@ -875,7 +889,7 @@ func (v *vmiValidator) networks() {
 			name string
 		}{{b.Slirp != nil, "slirp"}, {b.Macvtap != nil, "macvtap"}, {b.Passt != nil, "passt"}} {
 			if old.set { // rule 27
-				v.add(field.Forbidden(p.Child(old.name), old.name+" binding is discontinued since KubeVirt v1.3"))
+				v.add(field.Forbidden(p, old.name+" binding is discontinued since KubeVirt v1.3"))
 			}
 		}
 		if n := countSet(b.Bridge != nil, b.Masquerade != nil, b.SRIOV != nil, b.Slirp != nil, b.Macvtap != nil, b.Passt != nil); n == 0 {
@@ -885,7 +899,7 @@ func (v *vmiValidator) networks() {
 		}
 		if nw != nil { // rule 28
 			if b.Masquerade != nil && nw.Pod == nil {
-				v.add(field.Invalid(p.Child("masquerade"), iface.Name, "Masquerade interface only implemented with pod network"))
+				v.add(field.Invalid(p.Child("name"), iface.Name, "Masquerade interface only implemented with pod network"))
 			}
 			if b.SRIOV != nil && nw.Pod != nil {
 				v.add(field.Invalid(p.Child("sriov"), iface.Name, "SRIOV interface only implemented with multus network"))
@@ -984,8 +998,13 @@ func (v *vmiValidator) probesAndStart() {
 		if n := countSet(h.Exec != nil, h.HTTPGet != nil, h.TCPSocket != nil, h.GuestAgentPing != nil); n != 1 {
 			v.add(field.Invalid(p, n, "must have exactly one probe type set"))
 		}
-		if (h.HTTPGet != nil || h.TCPSocket != nil) && !hasPod {
-			v.add(field.Invalid(p, pr.name, "httpGet and tcpSocket probes need a pod network"))
+		if !hasPod {
+			if h.HTTPGet != nil {
+				v.add(field.Invalid(p.Child("httpGet"), pr.name, "httpGet probes need a pod network"))
+			}
+			if h.TCPSocket != nil {
+				v.add(field.Invalid(p.Child("tcpSocket"), pr.name, "tcpSocket probes need a pod network"))
+			}
 		}
 		if h.Exec != nil && len(h.Exec.Command) == 0 {
 			v.add(field.Required(p.Child("exec", "command"), ""))
@@ -1019,9 +1038,7 @@ func (v *vmiValidator) scheduling() {
 		p := sp.Child("tolerations").Index(i)
 		switch t.Operator {
 		case TolerationOpExists:
-			if t.Value != "" {
-				v.add(field.Invalid(p.Child("value"), t.Value, "must be empty when operator is Exists"))
-			}
+			// A value is ignored with Exists; KubeVirt accepts one.
 		case TolerationOpEqual, "":
 			if t.Key == "" {
 				v.add(field.Invalid(p.Child("operator"), t.Operator, "operator must be Exists when key is empty"))
@@ -1173,7 +1190,7 @@ func (v *vmiValidator) hostnameAndDNS() {
 	}
 	for i, o := range cfg.Options {
 		if o.Name == "" {
-			v.add(field.Required(cp.Child("options").Index(i).Child("name"), ""))
+			v.add(field.Required(cp.Child("options").Index(i), "a DNS option needs a name"))
 		}
 	}
 }

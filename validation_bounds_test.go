@@ -60,5 +60,5 @@ func TestValidateQuantityRange(t *testing.T) {
 	}
 	vmi := validVMI(t)
 	vmi.Spec.Domain.Resources.Limits = ResourceList{ResourceCPU: resource.MustParse("100E")}
-	assertFieldErrors(t, Validate(vmi), []wantFieldError{{"spec.domain.resources.limits[cpu]", field.ErrorTypeInvalid}})
+	assertFieldErrors(t, Validate(vmi), []wantFieldError{{"spec.domain.resources.limits.cpu", field.ErrorTypeInvalid}})
 }

@@ -66,7 +66,7 @@ func TestApplyVMISpecImmutable(t *testing.T) {
 	err := cluster.Apply(ctx, mem, bigger)
 	require.ErrorIs(t, err, cluster.ErrInvalidObject)
 	assertFieldErrors(t, err, "spec.domain.memory.guest", field.ErrorTypeForbidden,
-		"spec.domain.resources.requests[memory]", field.ErrorTypeForbidden) // defaulted from memory.guest
+		"spec.domain.memory.maxGuest", field.ErrorTypeForbidden) // the hot-plug room defaulted from memory.guest
 
 	var after virtkit.VirtualMachineInstance
 	require.NoError(t, mem.Get(ctx, key, &after))

@@ -41,6 +41,6 @@ status: {phase: Running, nodeName: n1}
 	// Output:
 	// create: <nil>
 	// stored status.nodeName: ""
-	// Forbidden spec.domain.resources.requests[memory]
 	// Forbidden spec.domain.memory.guest
+	// Forbidden spec.domain.memory.maxGuest
 }

@@ -115,7 +115,6 @@ type builder struct {
 	arch    string
 	vcpus   uint
 	usbUsed bool
-	scsi    bool
 	efi     bool
 }
 

@@ -38,8 +38,10 @@ func (b *builder) devices(dom *libvirtxml.Domain) {
 			serial.Log = &libvirtxml.DomainChardevLog{File: filepath.Join(runDir, "serial0.log"), Append: "on"}
 		}
 		list.Serials = append(list.Serials, serial)
+		// The console is the serial port itself (libvirt makes a serial
+		// console an alias of serial0); KubeVirt writes it as a pty.
 		list.Consoles = append(list.Consoles, libvirtxml.DomainConsole{
-			Source: src,
+			Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
 			Target: &libvirtxml.DomainConsoleTarget{Type: "serial", Port: uintp(0)},
 		})
 	} else if dev.LogSerialConsole != nil && *dev.LogSerialConsole {
@@ -137,11 +139,15 @@ func (b *builder) controllers(dom *libvirtxml.Domain) {
 	if b.usbUsed {
 		usb.Model = "qemu-xhci"
 	}
-	ctrls := []libvirtxml.DomainController{usb}
-	if b.scsi {
-		ctrls = append(ctrls, libvirtxml.DomainController{Type: "scsi", Index: uintp(0), Model: b.virtioModel()})
+	// A virtio-scsi controller is always there, as KubeVirt adds one for
+	// volumes hot-plugged later (on the scsi bus).
+	ctrls := []libvirtxml.DomainController{usb,
+		{Type: "scsi", Index: uintp(0), Model: b.virtioModel()}}
+	// The guest agent channel (always present) sits on virtio-serial. As
+	// KubeVirt, the controller is written only with the serial console;
+	// without it libvirt adds the controller the channel needs.
+	if boolDefault(b.vmi.Spec.Domain.Devices.AutoattachSerialConsole, true) {
+		ctrls = append(ctrls, libvirtxml.DomainController{Type: "virtio-serial", Index: uintp(0), Model: b.virtioModel()})
 	}
-	// The guest agent channel (always present) sits on virtio-serial.
-	ctrls = append(ctrls, libvirtxml.DomainController{Type: "virtio-serial", Index: uintp(0), Model: b.virtioModel()})
 	dom.Devices.Controllers = ctrls
 }

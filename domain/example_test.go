@@ -60,7 +60,7 @@ func ExampleBuildXML() {
 	//   <clock offset="utc"></clock>
 	//   <devices>
 	//     <controller type="usb" index="0" model="none"></controller>
-	//     <controller type="virtio-serial" index="0" model="virtio-non-transitional"></controller>
+	//     <controller type="scsi" index="0" model="virtio-non-transitional"></controller>
 	//     <channel type="unix">
 	//       <source mode="bind" path="/run/vk/0f4c5bd6-3c8a-4cba-9c55-4c1d0f5e8a01/qga.sock"></source>
 	//       <target type="virtio" name="org.qemu.guest_agent.0"></target>

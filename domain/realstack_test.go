@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -66,6 +67,17 @@ func TestRealStackBoot(t *testing.T) {
 		{Name: "ci", DiskDevice: virtkit.DiskDevice{CDRom: &virtkit.CDRomTarget{Bus: virtkit.DiskBusSATA}}},
 		{Name: "scratch", DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusVirtio}}},
 	}
+	// KubeVirt's layout: CPU hot-plug room (the LiveUpdate default), an
+	// empty CD-ROM drive, and a disk with a dedicated IO thread next to the
+	// shared one.
+	vmi.Spec.Domain.CPU = &virtkit.CPU{Sockets: 1, Cores: 1, Threads: 1, MaxSockets: 4}
+	guest, maxGuest := resource.MustParse("1Gi"), resource.MustParse("4Gi")
+	vmi.Spec.Domain.Memory = &virtkit.Memory{Guest: &guest, MaxGuest: &maxGuest}
+	vmi.Spec.Domain.Devices.Disks = append(vmi.Spec.Domain.Devices.Disks,
+		virtkit.Disk{Name: "empty-drive", DiskDevice: virtkit.DiskDevice{CDRom: &virtkit.CDRomTarget{Bus: virtkit.DiskBusSATA}}},
+		virtkit.Disk{Name: "fast", DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusVirtio}}, DedicatedIOThread: ptr(true)})
+	vmi.Spec.Volumes = append(vmi.Spec.Volumes,
+		virtkit.Volume{Name: "fast", VolumeSource: virtkit.VolumeSource{EmptyDisk: &virtkit.EmptyDiskSource{Capacity: resource.MustParse("64Mi")}}})
 	opts := domain.Options{
 		RuntimeDir: filepath.Join(base, "run"),
 		VolumeResolver: &domain.DirResolver{Dir: filepath.Join(base, "work"), Create: true, Kernels: map[string]domain.HostKernel{
@@ -120,4 +132,15 @@ func TestRealStackBoot(t *testing.T) {
 	out, err = run("domblklist", name)
 	require.NoError(t, err)
 	require.True(t, strings.Contains(out, "vda") && strings.Contains(out, "sda"), out)
+	assert.Regexp(t, `(?m)^\s*sd\w+\s+-\s*$`, out, "the empty CD-ROM drive has no medium")
+	out, err = run("vcpucount", name)
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^maximum\s+live\s+4\s*$`, out)
+	assert.Regexp(t, `(?m)^current\s+live\s+1\s*$`, out)
+	out, err = run("dumpxml", name)
+	require.NoError(t, err)
+	assert.Contains(t, out, "<maxMemory slots='16' unit='KiB'>4194304</maxMemory>", "memory hot-plug room of KubeVirt's LiveUpdate default")
+	out, err = run("iothreadinfo", name)
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^\s*2\s`, out, "the shared thread 1 and the dedicated thread 2")
 }

@@ -28,29 +28,54 @@ func (b *builder) disks(dom *libvirtxml.Domain) {
 		}
 	}
 	alloc := newTargetAllocator(reserved...)
-	var dedicatedIOThreads uint
+	// IO threads as KubeVirt's converter numbers them (its default shared
+	// policy): when any disk asks for a dedicated thread, thread 1 is shared
+	// by every other virtio disk and the dedicated ones follow from 2. A
+	// single dedicated disk and nothing else gets thread 1.
+	dedicated, shared := uint(0), uint(0)
+	for _, d := range spec.Domain.Devices.Disks {
+		if boolDefault(d.DedicatedIOThread, false) {
+			dedicated++
+		} else {
+			shared++
+		}
+	}
+	if dedicated > 0 && shared > 0 {
+		shared = 1
+	} else {
+		shared = 0
+	}
+	nextDedicated := shared + 1
 	for i, d := range spec.Domain.Devices.Disks {
 		path := fmt.Sprintf("spec.domain.devices.disks[%d]", i)
 		vi, ok := volumes[d.Name]
 		if !ok {
-			b.fail(path+".name", "no volume named %q", d.Name)
-			continue
+			if d.CDRom == nil || d.Disk != nil || d.LUN != nil {
+				b.fail(path+".name", "no volume named %q", d.Name)
+				continue
+			}
+			vi = -1 // an empty CD-ROM drive, for a medium inserted later
 		}
 		disk := b.disk(path, d, vi, known[d.Name], alloc)
 		if disk == nil {
 			continue
 		}
-		if boolDefault(d.DedicatedIOThread, false) {
-			if disk.Target.Bus != "virtio" {
-				b.unsupported(path+".dedicatedIOThread", "only virtio disks have I/O threads")
-			} else {
-				dedicatedIOThreads++
-				disk.Driver.IOThread = uintp(dedicatedIOThreads)
+		switch {
+		case !boolDefault(d.DedicatedIOThread, false):
+			if dedicated > 0 && disk.Target.Bus == "virtio" {
+				disk.Driver.IOThread = uintp(1)
 			}
+		case disk.Target.Bus != "virtio":
+			b.unsupported(path+".dedicatedIOThread", "only virtio disks have I/O threads")
+		default:
+			disk.Driver.IOThread = uintp(nextDedicated)
+			nextDedicated++
 		}
 		dom.Devices.Disks = append(dom.Devices.Disks, *disk)
 	}
-	dom.IOThreads = dedicatedIOThreads
+	if dedicated > 0 {
+		dom.IOThreads = shared + dedicated
+	}
 }
 
 func (b *builder) disk(path string, d virtkit.Disk, vi int, knownTarget string, alloc *targetAllocator) *libvirtxml.DomainDisk {
@@ -132,7 +157,6 @@ func (b *builder) disk(path string, d virtkit.Disk, vi int, knownTarget string, 
 	case virtkit.DiskBusSATA, virtkit.DiskBusSCSI, virtkit.DiskBusUSB:
 		prefix = "sd"
 		b.usbUsed = b.usbUsed || bus == virtkit.DiskBusUSB
-		b.scsi = b.scsi || bus == virtkit.DiskBusSCSI
 	default:
 		b.unsupported(devPath+".bus", fmt.Sprintf("bus %q", bus))
 		return nil
@@ -167,6 +191,14 @@ func (b *builder) disk(path string, d virtkit.Disk, vi int, knownTarget string, 
 		out.Shareable = &libvirtxml.DomainDiskShareable{}
 	}
 
+	if vi < 0 {
+		// An empty drive: a file disk without a file, read-only, raw.
+		out.Source = &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{}}
+		out.ReadOnly = &libvirtxml.DomainDiskReadOnly{}
+		out.Driver.Type = "raw"
+		out.Driver.ErrorPolicy = string(virtkit.DiskErrorPolicyStop)
+		return out
+	}
 	hv, isCloudInit, ok := b.resolveVolume(vi)
 	if !ok {
 		return nil

@@ -146,7 +146,8 @@ func runRender(stdin io.Reader, stdout, stderr io.Writer, flags renderFlags) err
 		// Reproducible output: a VMI's missing firmware UUID comes from its
 		// name, not from a random source.
 		key := obj.GetNamespace() + "/" + obj.GetName()
-		virtkit.DefaultOptions{NewUUID: func() types.UID { return virtkit.FirmwareUUIDForVM(key) }}.SetDefaults(obj)
+		defaults := virtkit.DefaultOptions{NewUUID: func() types.UID { return virtkit.FirmwareUUIDForVM(key) }}
+		defaults.SetDefaults(obj)
 		if errs := virtkit.Validate(obj); len(errs) > 0 {
 			invalid = true
 			for _, e := range errs {
@@ -158,6 +159,11 @@ func runRender(stdin io.Reader, stdout, stderr io.Writer, flags renderFlags) err
 		if vmi == nil {
 			fmt.Fprintf(stderr, "%s: skipped, no domain to render\n", what)
 			continue
+		}
+		if vmi != obj {
+			// A template is defaulted on the VMI made from it, as the
+			// controllers do.
+			defaults.SetDefaults(vmi)
 		}
 		jobs = append(jobs, job{what, vmi})
 	}

@@ -228,6 +228,8 @@ func decodeFinding(file string, err error) validateFinding {
 		f.Name = fmt.Sprintf("%s[%d]", file, de.Document)
 	}
 	switch {
+	case errors.Is(de, virtkit.ErrNotSupported):
+		f.Type = "NotSupported"
 	case errors.Is(de, virtkit.ErrUnknownField):
 		f.Type = "UnknownField"
 	case errors.Is(de, virtkit.ErrUnknownKind):

@@ -79,7 +79,7 @@ func TestValidateCommand(t *testing.T) {
 	assert.Equal(t, strings.Join([]string{
 		"OK VirtualMachineInstance ns/good",
 		`VirtualMachine ns/bad: spec.template.spec.domain.devices.disks[0].name: NotFound: Not found: "ghost"`,
-		"VirtualMachineInstance gpu: spec.domain.devices.gpus: UnknownField: unknown field",
+		"VirtualMachineInstance gpu: spec.domain.devices.gpus: NotSupported: not supported: a KubeVirt field for device passthrough, which virtkit does not model",
 	}, "\n")+"\n", out)
 
 	out, err = runValidate(t, goodVMI+"---\n"+badVM, "-f", "-", "--output", "json")
@@ -114,5 +114,5 @@ func TestValidateCommandCorpus(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	assert.Len(t, lines, 26)
 	assert.Equal(t, 25, strings.Count(out, "OK "))
-	assert.Contains(t, out, "VirtualMachineInstance vmi-usb: spec.domain.devices.hostDevices: UnknownField")
+	assert.Contains(t, out, "VirtualMachineInstance vmi-usb: spec.domain.devices.hostDevices: NotSupported")
 }

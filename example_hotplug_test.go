@@ -1,0 +1,33 @@
+package virtkit_test
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/virtkit/virtkit"
+)
+
+// KubeVirt's default LiveUpdate rollout leaves room to hot-plug CPUs and,
+// from 1Gi of guest memory, memory; NoHotplug leaves both out, like its
+// Stage rollout.
+func ExampleDefaultOptions_noHotplug() {
+	newVMI := func() *virtkit.VirtualMachineInstance {
+		vmi := &virtkit.VirtualMachineInstance{}
+		guest := resource.MustParse("2Gi")
+		vmi.Spec.Domain.Memory = &virtkit.Memory{Guest: &guest}
+		vmi.Spec.Domain.Resources.Limits = virtkit.ResourceList{virtkit.ResourceCPU: resource.MustParse("2")}
+		return vmi
+	}
+	live := newVMI()
+	virtkit.SetDefaults(live)
+	fmt.Println("LiveUpdate: sockets", live.Spec.Domain.CPU.Sockets, "maxSockets", live.Spec.Domain.CPU.MaxSockets,
+		"maxGuest", live.Spec.Domain.Memory.MaxGuest.String())
+
+	staged := newVMI()
+	virtkit.DefaultOptions{NoHotplug: true}.SetDefaults(staged)
+	fmt.Println("NoHotplug: maxSockets", staged.Spec.Domain.CPU.MaxSockets, "maxGuest", staged.Spec.Domain.Memory.MaxGuest)
+	// Output:
+	// LiveUpdate: sockets 2 maxSockets 8 maxGuest 8Gi
+	// NoHotplug: maxSockets 0 maxGuest <nil>
+}
