@@ -81,7 +81,9 @@ func (b *builder) devices(dom *libvirtxml.Domain) {
 			out.Bus = "usb"
 			b.usbUsed = true
 		case virtkit.InputBusVirtio:
-			out.Bus, out.Model = "virtio", b.virtioModel()
+			// libvirt takes (non-)transitional models only for passthrough
+			// inputs; a virtio tablet is plain "virtio".
+			out.Bus, out.Model = "virtio", "virtio"
 		default:
 			b.fail(path+".bus", "%q is not usb or virtio", in.Bus)
 			continue
