@@ -226,8 +226,8 @@ func suffix(name string) string {
 	return name
 }
 
-// masquerade adds, in the host table, NAT of subnet's traffic leaving
-// through any interface other than dev.
+// masquerade adds, in the host table, NAT of subnet's traffic routed from
+// dev out through any other interface.
 func (h *Host) masquerade(ctx context.Context, dev string, subnet netip.Prefix) error {
 	if err := h.ensureTable(ctx); err != nil {
 		return err
@@ -236,7 +236,11 @@ func (h *Host) masquerade(ctx context.Context, dev string, subnet netip.Prefix) 
 	if subnet.Addr().Is6() {
 		fam = "ip6"
 	}
-	rule := fmt.Sprintf("%s saddr %s oifname != %q masquerade", fam, subnet, dev)
+	// Only routed traffic of the guests: iifname is the bridge itself for
+	// packets the host routes, a bridge port for packets it bridges (which
+	// br_netfilter, when loaded, also shows to these hooks), and unset for
+	// the host's own.
+	rule := fmt.Sprintf("iifname %q %s saddr %s oifname != %q masquerade", dev, fam, subnet, dev)
 	out, err := run(ctx, "", "nft", "list", "chain", "inet", h.opts.Table, "postrouting")
 	if err != nil {
 		return err
@@ -315,7 +319,7 @@ func (h *Host) Close(ctx context.Context) error {
 		if !linkExists(ctx, "", links[i]) {
 			continue // a veth whose peer went, or removed already
 		}
-		if _, err := run(ctx, "", "ip", "link", "del", "dev", links[i]); err != nil {
+		if _, err := run(ctx, "", "ip", "link", "del", "dev", links[i]); err != nil && linkExists(ctx, "", links[i]) {
 			errs = append(errs, err)
 		}
 	}
@@ -389,7 +393,13 @@ func (h *Host) SetDHCPHost(ctx context.Context, d DHCP, mac string, addr netip.A
 		return err
 	}
 	if s.cmd != nil {
-		return s.cmd.Process.Signal(syscall.SIGHUP) // dnsmasq re-reads the hosts file
+		select {
+		case <-s.done: // it died: start a new one below
+			h.log.Warn("DHCP server exited; restarting", "interface", d.Interface, "netns", d.Netns)
+			s.cmd = nil
+		default:
+			return s.cmd.Process.Signal(syscall.SIGHUP) // dnsmasq re-reads the hosts file
+		}
 	}
 	if err := h.startDHCP(ctx, d, s); err != nil {
 		return err
@@ -425,7 +435,7 @@ func (h *Host) startDHCP(ctx context.Context, d DHCP, s *dhcpServer) error {
 		"--dhcp-range=" + sub.Addr().String() + ",static," + prefixMask(sub.Bits()) + ",1h",
 		"--dhcp-hostsfile=" + filepath.Join(s.dir, "hosts"),
 		"--dhcp-leasefile=" + filepath.Join(s.dir, "leases"),
-		"--pid-file=", "--user=root", "--log-facility=-", "--dhcp-authoritative",
+		"--pid-file=", "--user=root", "--log-facility=-", "--log-dhcp", "--dhcp-authoritative",
 	}
 	if d.Router.IsValid() {
 		args = append(args, "--dhcp-option=option:router,"+d.Router.String())
@@ -451,9 +461,36 @@ func (h *Host) startDHCP(ctx context.Context, d DHCP, s *dhcpServer) error {
 	}
 	s.cmd, s.done = cmd, make(chan struct{})
 	go func() { _ = cmd.Wait(); logf.Close(); close(s.done) }()
-	h.log.Info("started DHCP", "interface", d.Interface, "netns", d.Netns, "pid", cmd.Process.Pid)
-	_ = ctx
-	return nil
+	// Wait until it serves: a SIGHUP before dnsmasq installs its handler
+	// would kill it.
+	logPath := filepath.Join(s.dir, "dnsmasq.log")
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		b, _ := os.ReadFile(logPath)
+		if bytes.Contains(b, []byte("read "+filepath.Join(s.dir, "hosts"))) {
+			h.log.Info("started DHCP", "interface", d.Interface, "netns", d.Netns, "pid", cmd.Process.Pid)
+			return nil
+		}
+		select {
+		case <-s.done:
+			s.cmd = nil
+			return fmt.Errorf("%w: dnsmasq on %s exited: %s", ErrHost, d.Interface, lastLines(b, 3))
+		case <-ctx.Done():
+			s.stop()
+			s.cmd = nil
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "; ")
 }
 
 func prefixMask(bits int) string {

@@ -124,7 +124,7 @@ func masqueradeRules(m Masquerade, podIn string) string {
 		fmt.Fprintf(&b, "    iifname %q ip daddr %s %s dport %d dnat ip to %s\n", podIn, pod, proto, p.Port, MasqueradeGuest)
 	}
 	fmt.Fprintf(&b, "  }\n  chain postrouting {\n    type nat hook postrouting priority srcnat;\n")
-	fmt.Fprintf(&b, "    oifname %q ip saddr %s masquerade\n  }\n}\n", podIn, MasqueradeSubnet)
+	fmt.Fprintf(&b, "    iifname %q oifname %q ip saddr %s masquerade\n  }\n}\n", "vki"+m.ID, podIn, MasqueradeSubnet)
 	return b.String()
 }
 

@@ -360,6 +360,10 @@ func TestRealStackMasquerade(t *testing.T) {
 		n, _ := conn.Read(buf)
 		return string(buf[:n]), nil
 	}
+	if d, err := time.ParseDuration(os.Getenv("VKNET_HOLD")); err == nil {
+		t.Logf("holding %v", d)
+		time.Sleep(d)
+	}
 	var body string
 	require.Eventually(t, func() bool {
 		b, err := get(8080)
