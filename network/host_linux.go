@@ -74,6 +74,20 @@ func NewHost(opts HostOptions) *Host {
 // ErrHost wraps failures of host commands.
 var ErrHost = errors.New("host network")
 
+// ErrUnsupportedHost: the host cannot provide what a network asks for
+// (for example a kernel without bridge VLAN filtering).
+var ErrUnsupportedHost = errors.New("not supported by this host")
+
+// VLANSupported reports whether the kernel can put Linux bridge ports on
+// VLANs, by creating (and removing) a probe bridge of that name.
+func VLANSupported(ctx context.Context, probe string) bool {
+	if _, err := run(ctx, "", "ip", "link", "add", probe, "type", "bridge", "vlan_filtering", "1"); err != nil {
+		return false
+	}
+	_, _ = run(ctx, "", "ip", "link", "del", "dev", probe)
+	return true
+}
+
 // run runs a command (inside netns when set) and returns its stdout.
 func run(ctx context.Context, netns string, name string, args ...string) (string, error) {
 	if netns != "" {
@@ -137,6 +151,9 @@ func (h *Host) EnsureBridge(ctx context.Context, b Bridge) error {
 		args = append(args, "vlan_filtering", "1")
 	}
 	if _, err := h.ensureLink(ctx, b.Name, args...); err != nil {
+		if b.VLANFiltering && strings.Contains(err.Error(), "not supported") {
+			return fmt.Errorf("%w: this kernel has no bridge VLAN filtering (CONFIG_BRIDGE_VLAN_FILTERING), which VLANs on a Linux bridge need: %w", ErrUnsupportedHost, err)
+		}
 		return err
 	}
 	if b.Address.IsValid() {

@@ -14,6 +14,12 @@ import (
 // ErrHost wraps failures of host commands.
 var ErrHost = errors.New("host network")
 
+// ErrUnsupportedHost: the host cannot provide what a network asks for.
+var ErrUnsupportedHost = errors.New("not supported by this host")
+
+// VLANSupported is false off Linux.
+func VLANSupported(context.Context, string) bool { return false }
+
 // HostOptions configure a Host (Linux only).
 type HostOptions struct {
 	StateDir, Table, DNSMasq string
