@@ -329,3 +329,18 @@ func (m *IPAM) NodeSubnet(ctx context.Context, cluster netip.Prefix, bits int, n
 	}
 	return netip.Prefix{}, fmt.Errorf("%w: every /%d of %s is taken", ErrPoolExhausted, bits, cluster)
 }
+
+// ByMAC lists the leases of the interface with this MAC (case-insensitive).
+func (m *IPAM) ByMAC(ctx context.Context, mac string) ([]virtkit.IPLease, error) {
+	all, err := m.Leases(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []virtkit.IPLease
+	for _, l := range all {
+		if l.Spec.MAC != "" && strings.EqualFold(l.Spec.MAC, mac) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
