@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,11 +28,13 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
+	"github.com/virtkit/virtkit/migration"
 	"github.com/virtkit/virtkit/network"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
@@ -46,15 +50,17 @@ var testPodSubnet = netip.MustParsePrefix("10.251.7.0/24")
 
 type netCluster struct {
 	*cluster.Cluster
-	hv   *libvirt.Hypervisor
+	hvs  map[string]*libvirt.Hypervisor
 	host *network.Host
 	ipam *network.IPAM
 	ctx  context.Context
 }
 
-// startNetCluster runs one node (net-a, on libvirtd A) whose guests are
-// put on real networks by a network.Resolver over a network.Host.
-func startNetCluster(t *testing.T) *netCluster {
+// startNetCluster runs node net-a on libvirtd A (and with nodes, net-b on
+// libvirtd B, which shares the host's network namespace and so the same
+// bridges) whose guests are put on real networks by network.Resolvers over
+// one network.Host.
+func startNetCluster(t *testing.T, nodes ...string) *netCluster {
 	t.Helper()
 	guest := libvirttest.RequireStack(t)
 	if os.Geteuid() != 0 {
@@ -82,31 +88,62 @@ func startNetCluster(t *testing.T) *netCluster {
 		defer cancel()
 		assert.NoError(t, host.Close(ctx))
 	})
-	res, err := network.NewResolver(network.ResolverOptions{
-		Store: st, Node: "net-a", PodSubnet: testPodSubnet, PodBridge: testPodBridge, Host: host,
-	})
-	require.NoError(t, err)
+	if len(nodes) == 0 {
+		nodes = []string{"net-a"}
+	}
+	resolvers := map[string]*network.Resolver{}
 	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, res.SetUp(ctx))
+	for _, n := range nodes {
+		res, err := network.NewResolver(network.ResolverOptions{
+			Store: st, Node: n, PodSubnet: testPodSubnet, PodBridge: testPodBridge, Host: host,
+		})
+		require.NoError(t, err)
+		require.NoError(t, res.SetUp(ctx))
+		resolvers[n] = res
+	}
 	ipam := &network.IPAM{Store: st}
 	collected := make(chan struct{})
 	go func() { _ = ipam.RunCollector(ctx, network.CollectorOptions{Interval: time.Second}); close(collected) }()
 
-	var hv *libvirt.Hypervisor
+	var mu sync.Mutex
+	hvs := map[string]*libvirt.Hypervisor{}
 	dopts := domain.Options{
 		Type:       domain.TypeQEMU,
 		RuntimeDir: filepath.Join(work, "run"),
 		VolumeResolver: &domain.DirResolver{Dir: filepath.Join(work, "volumes"), Create: true,
 			Kernels: map[string]domain.HostKernel{realGuestImage: {Kernel: guest.Kernel, Initrd: guest.Initramfs}}},
-		NetworkResolver: res,
 	}
+	domainOf := func(n string) domain.Options {
+		o := dopts
+		o.RuntimeDir = filepath.Join(work, "run-"+n)
+		o.NetworkResolver = resolvers[n]
+		return o
+	}
+	for _, n := range nodes {
+		require.NoError(t, os.MkdirAll(domainOf(n).RuntimeDir, 0o755))
+	}
+	uris := map[string]string{"net-a": libvirttest.SourceURI, "net-b": libvirttest.PeerURI}
+	migrationURIs := map[string]string{"net-a": "qemu+tcp://127.0.0.1:16509/system", "net-b": libvirttest.PeerURI}
 	c, err := cluster.New(cluster.Options{
 		Store:     st,
-		NodeNames: []string{"net-a"},
+		NodeNames: nodes,
 		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
-			h, err := libvirt.New(ctx, libvirt.Options{URI: libvirttest.SourceURI})
-			hv = h
+			h, err := libvirt.New(ctx, libvirt.Options{URI: uris[name]})
+			if err == nil {
+				mu.Lock()
+				hvs[name] = h
+				mu.Unlock()
+			}
 			return h, err
+		},
+		ConfigureNode: func(name string, o *node.Options) {
+			o.Domain = domainOf(name)
+			o.Migration.URI = migrationURIs[name]
+			o.Migration.DataURI = "tcp://127.0.0.1"
+			o.Migration.DestinationXML = func(vmi *virtkit.VirtualMachineInstance, target, sourceXML string) (string, error) {
+				from, to := domain.RuntimeDir(vmi, domainOf(name)), domain.RuntimeDir(vmi, domainOf(target))
+				return strings.ReplaceAll(sourceXML, from, to), nil
+			}
 		},
 		Domain: dopts,
 		Logger: testLogger(t),
@@ -114,6 +151,10 @@ func startNetCluster(t *testing.T) *netCluster {
 			RuntimeDirOwner:   &node.Owner{UID: uid, GID: gid},
 			StatusInterval:    time.Second,
 			HeartbeatInterval: 2 * time.Second,
+			Migration: node.MigrationOptions{
+				StatusInterval: 250 * time.Millisecond,
+				Engine:         migration.Options{PollInterval: 200 * time.Millisecond},
+			},
 		},
 		GuestAgent: node.GuestAgentSourceOptions{Poller: guestagent.PollerOptions{SysInterval: 2 * time.Second, InitialInterval: time.Second}},
 	})
@@ -121,19 +162,17 @@ func startNetCluster(t *testing.T) *netCluster {
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
 	tctx, tcancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	nc := &netCluster{Cluster: c, host: host, ipam: ipam, ctx: tctx}
+	nc := &netCluster{Cluster: c, hvs: hvs, host: host, ipam: ipam, ctx: tctx}
 	t.Cleanup(func() {
 		nc.deleteAll(t)
 		tcancel()
 		cancel()
 		require.NoError(t, <-done)
 		<-collected
-		if hv != nil {
-			_ = hv.Close()
+		for _, h := range hvs {
+			_ = h.Close()
 		}
 	})
-	require.Eventually(t, func() bool { return hv != nil }, time.Minute, 50*time.Millisecond)
-	nc.hv = hv
 	return nc
 }
 
@@ -214,12 +253,16 @@ func (c *netCluster) boot(t *testing.T, vmis ...*virtkit.VirtualMachineInstance)
 func (c *netCluster) guestRun(t *testing.T, vmi *virtkit.VirtualMachineInstance, timeout time.Duration, script string) (int, string) {
 	t.Helper()
 	dom := node.DomainName(vmi.Namespace, vmi.Name)
+	cur := &virtkit.VirtualMachineInstance{}
+	require.NoError(t, c.Store().Get(c.ctx, store.KeyOf(vmi), cur))
+	hv := c.hvs[cur.Status.NodeName]
+	require.NotNil(t, hv, "hypervisor of node %q", cur.Status.NodeName)
 	cmd, err := json.Marshal(map[string]any{"execute": "guest-exec", "arguments": map[string]any{
 		"path": "/bin/sh", "arg": []string{"-c", script}, "capture-output": true}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(c.ctx, timeout+10*time.Second)
 	defer cancel()
-	reply, err := c.hv.AgentCommand(ctx, dom, string(cmd))
+	reply, err := hv.AgentCommand(ctx, dom, string(cmd))
 	require.NoError(t, err)
 	var started struct {
 		Return struct{ PID int } `json:"return"`
@@ -227,7 +270,7 @@ func (c *netCluster) guestRun(t *testing.T, vmi *virtkit.VirtualMachineInstance,
 	require.NoError(t, json.Unmarshal([]byte(reply), &started), reply)
 	deadline := time.Now().Add(timeout)
 	for {
-		reply, err := c.hv.AgentCommand(ctx, dom, fmt.Sprintf(`{"execute":"guest-exec-status","arguments":{"pid":%d}}`, started.Return.PID))
+		reply, err := hv.AgentCommand(ctx, dom, fmt.Sprintf(`{"execute":"guest-exec-status","arguments":{"pid":%d}}`, started.Return.PID))
 		require.NoError(t, err)
 		var st struct {
 			Return struct {
@@ -368,9 +411,8 @@ func TestRealStackMasquerade(t *testing.T) {
 		defer conn.Close()
 		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 		_, _ = fmt.Fprintf(conn, "GET /index.html HTTP/1.0\r\n\r\n")
-		buf := make([]byte, 4096)
-		n, _ := conn.Read(buf)
-		return string(buf[:n]), nil
+		b, _ := io.ReadAll(io.LimitReader(conn, 64<<10))
+		return string(b), nil
 	}
 	if d, err := time.ParseDuration(os.Getenv("VKNET_HOLD")); err == nil {
 		t.Logf("holding %v", d)
@@ -453,4 +495,132 @@ func TestRealStackNetworkAttachment(t *testing.T) {
 		raw, _ := json.Marshal(got.Status)
 		assert.Contains(t, string(raw), "macvlan", "the failure names the CNI type")
 	})
+}
+
+// httpGet fetches / from addr:port with a short deadline.
+func httpGet(ctx context.Context, addr netip.Addr, port int, timeout time.Duration) (string, error) {
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr.String(), strconv.Itoa(port)))
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	_, _ = fmt.Fprintf(conn, "GET /index.html HTTP/1.0\r\n\r\n")
+	b, err := io.ReadAll(io.LimitReader(conn, 64<<10)) // HTTP/1.0: the server closes
+	if len(b) == 0 {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// TestRealStackMigrationKeepsAddress live-migrates a masquerade guest from
+// libvirtd A to libvirtd B while the host fetches a page from its VMI
+// address every 20 ms: the address, the MAC and the forwarded port stay,
+// and the longest gap between two successful fetches is logged (the
+// traffic gap of the switchover, for BENCHMARKS.md).
+func TestRealStackMigrationKeepsAddress(t *testing.T) {
+	c := startNetCluster(t, "net-a", "net-b")
+	setCordon := func(name string, on bool) {
+		require.Eventually(t, func() bool {
+			n := &virtkit.Node{}
+			if err := c.Store().Get(c.ctx, store.Key{Name: name}, n); err != nil {
+				return false
+			}
+			n.Spec.Unschedulable = on
+			return c.Store().Update(c.ctx, n) == nil
+		}, time.Minute, 50*time.Millisecond)
+	}
+	setCordon("net-b", true) // boot on A: B's daemon can be migrated to
+	iface := virtkit.Interface{Name: "default",
+		InterfaceBindingMethod: virtkit.InterfaceBindingMethod{Masquerade: &virtkit.InterfaceMasquerade{}},
+		Ports:                  []virtkit.Port{{Name: "http", Port: 8080}}}
+	vmi := c.boot(t, netVMI("net-mig", iface, podNet()))[0]
+	setCordon("net-b", false)
+	require.Equal(t, "net-a", vmi.Status.NodeName)
+	require.True(t, vmi.IsMigratable(), "%+v", vmi.Status.Conditions)
+	require.Equal(t, netip.MustParsePrefix("10.0.2.2/24"), c.dhcp(t, vmi))
+	code, out := c.guestRun(t, vmi, 20*time.Second,
+		"mkdir -p /tmp/www && echo virtkit-migration > /tmp/www/index.html && httpd -p 8080 -h /tmp/www")
+	require.Equal(t, 0, code, out)
+	pod := c.lease(t, vmi, network.PodPool)
+	require.Eventually(t, func() bool {
+		b, err := httpGet(c.ctx, pod.Addr(), 8080, time.Second)
+		return err == nil && strings.Contains(b, "virtkit-migration")
+	}, 30*time.Second, 200*time.Millisecond)
+
+	// Fetch every 20 ms until stopped, recording successes.
+	var (
+		mu        sync.Mutex
+		successes []time.Time
+		failures  = map[string]int{}
+	)
+	stopProbe := make(chan struct{})
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		for {
+			select {
+			case <-stopProbe:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			b, err := httpGet(c.ctx, pod.Addr(), 8080, 500*time.Millisecond)
+			mu.Lock()
+			if err == nil && strings.Contains(b, "virtkit-migration") {
+				successes = append(successes, time.Now())
+			} else {
+				why := "unexpected reply"
+				if err != nil {
+					why = err.Error()
+					if i := strings.LastIndex(why, ": "); i >= 0 {
+						why = why[i+2:]
+					}
+				}
+				failures[why]++
+			}
+			mu.Unlock()
+		}
+	}()
+	time.Sleep(time.Second)
+	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	require.NoError(t, err)
+	done, err := cluster.WaitFor(c.ctx, c.Store(), store.KeyOf(mig),
+		func() *virtkit.VirtualMachineInstanceMigration { return &virtkit.VirtualMachineInstanceMigration{} },
+		&virtkit.VirtualMachineInstanceMigrationList{},
+		func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool { return found && m.IsFinal() })
+	require.NoError(t, err)
+	require.Equal(t, virtkit.MigrationSucceeded, done.Status.Phase)
+	time.Sleep(3 * time.Second)
+	close(stopProbe)
+	<-probeDone
+
+	after, err := c.WaitForVMI(c.ctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && v.Status.NodeName == "net-b"
+	})
+	require.NoError(t, err)
+	assert.Equal(t, pod, c.lease(t, after, network.PodPool), "the VMI keeps its address")
+	b, err := httpGet(c.ctx, pod.Addr(), 8080, 2*time.Second)
+	require.NoError(t, err)
+	assert.Contains(t, b, "virtkit-migration", "the declared port answers on the target")
+	code, out = c.guestRun(t, after, 20*time.Second, "ip -4 -o addr show dev eth0; cat /sys/class/net/eth0/address")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "10.0.2.2/24")
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, successes)
+	var gap time.Duration
+	var gapAt time.Time
+	for i := 1; i < len(successes); i++ {
+		if d := successes[i].Sub(successes[i-1]); d > gap {
+			gap, gapAt = d, successes[i-1]
+		}
+	}
+	t.Logf("BENCH migration traffic gap: longest interval between successful fetches %v, from %v after the migration was created (%d fetches ok, failed: %v; a fetch every 20 ms, 500 ms timeout)",
+		gap.Round(time.Millisecond), gapAt.Sub(mig.CreationTimestamp.Time).Round(time.Millisecond), len(successes), failures)
+	ms := after.Status.MigrationState
+	if ms != nil && ms.StartTimestamp != nil && ms.EndTimestamp != nil {
+		t.Logf("BENCH migration duration %v", ms.EndTimestamp.Sub(ms.StartTimestamp.Time))
+	}
 }
