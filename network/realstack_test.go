@@ -427,6 +427,13 @@ func TestRealStackMasquerade(t *testing.T) {
 	_, err := get(9090)
 	assert.Error(t, err, "the undeclared port is not reachable")
 
+	// Status shows the VMI's address, not the guest's private 10.0.2.2.
+	_, err = c.WaitForVMI(c.ctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && len(v.Status.Interfaces) > 0 && v.Status.Interfaces[0].IP == pod.String() &&
+			v.Status.Interfaces[0].InfoSource == virtkit.InfoSourceDomainAndGA
+	})
+	require.NoError(t, err, "status.interfaces[0].ipAddress is the pod address %s", pod)
+
 	// The guest reaches out through the NAT: the pod gateway answers.
 	code, out = c.guestRun(t, vmi, 30*time.Second, "ping -c 2 -W 3 "+c.podGateway().String())
 	assert.Equal(t, 0, code, "the guest reaches the node through its NAT: %s", out)

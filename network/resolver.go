@@ -277,3 +277,22 @@ func (r *Resolver) multus(ctx context.Context, req domain.NetworkRequest, owner 
 	}
 	return out, nil
 }
+
+// InterfaceAddresses maps the VMI's interface names to the addresses
+// leased to them (the node agent reports them in status.interfaces; see
+// node.InterfaceAddresser).
+func (r *Resolver) InterfaceAddresses(ctx context.Context, vmi *virtkit.VirtualMachineInstance) (map[string][]string, error) {
+	leases, err := r.ipam.OwnedBy(ctx, string(vmi.UID))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, l := range leases {
+		p, err := netip.ParsePrefix(l.Spec.Address)
+		if err != nil {
+			continue
+		}
+		out[l.Spec.Interface] = append(out[l.Spec.Interface], p.Addr().String())
+	}
+	return out, nil
+}

@@ -119,6 +119,12 @@ func TestResolverMasquerade(t *testing.T) {
 
 	_, err = r.ResolveNetwork(ctx, req("sriov", domain.NetworkPod))
 	assert.ErrorIs(t, err, domain.ErrNotResolved)
+
+	vmi := &virtkit.VirtualMachineInstance{}
+	vmi.UID = "uid-1"
+	addrs, err := r.InterfaceAddresses(ctx, vmi)
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]string{"default": {m.PodAddress.Addr().String()}}, addrs)
 }
 
 func createNAD(t *testing.T, st store.Store, name, config string) {
