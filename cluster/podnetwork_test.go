@@ -21,7 +21,10 @@ import (
 func TestPodNetworkOnSimulatedHosts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// Bridge binding: status then shows what the guest agent reports (for
+	// masquerade the node reports the lease itself).
 	c, err := cluster.New(cluster.Options{NodeNames: []string{"node-a", "node-b"},
+		Defaults: virtkit.DefaultOptions{PodNetworkBinding: virtkit.NetworkBindingBridge},
 		PodNetwork: &cluster.PodNetwork{Range: netip.MustParsePrefix("10.250.0.0/16"), CollectInterval: 100 * time.Millisecond}})
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(ctx)
@@ -36,7 +39,8 @@ func TestPodNetworkOnSimulatedHosts(t *testing.T) {
 	seen := map[string]string{}
 	for _, n := range names {
 		got, err := c.WaitForVMI(ctx, "default", n, func(v *virtkit.VirtualMachineInstance, found bool) bool {
-			return found && v.IsRunning() && len(v.Status.Interfaces) > 0 && v.Status.Interfaces[0].IP != ""
+			return found && v.IsRunning() && len(v.Status.Interfaces) > 0 && v.Status.Interfaces[0].IP != "" &&
+				v.Status.Interfaces[0].InfoSource == virtkit.InfoSourceDomainAndGA
 		})
 		require.NoError(t, err)
 		ip := got.Status.Interfaces[0].IP

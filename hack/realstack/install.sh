@@ -13,6 +13,7 @@ packages=(
 	qemu-system-x86 qemu-utils
 	linux-image-cloud-amd64 busybox-static qemu-guest-agent
 	prometheus socat gcc libc6-dev genisoimage openssl
+	iproute2 nftables dnsmasq-base
 )
 
 if [[ $(id -u) -ne 0 ]]; then
