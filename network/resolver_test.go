@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/domain"
@@ -197,4 +198,29 @@ func TestNewResolverOptions(t *testing.T) {
 		_, err := network.NewResolver(o)
 		assert.ErrorIs(t, err, network.ErrInvalidPool)
 	}
+}
+
+// The MAC in the spec is the one the domain gets and the one DHCP answers.
+func TestResolverThroughDomainBuilderHonoursSpecMAC(t *testing.T) {
+	ctx := context.Background()
+	host := &recordingHost{}
+	st := store.NewMemory()
+	r := newResolver(t, st, host)
+	vmi := &virtkit.VirtualMachineInstance{}
+	vmi.Namespace, vmi.Name, vmi.UID = "default", "vm1", "uid-9"
+	mem := resource.MustParse("64Mi")
+	vmi.Spec.Domain.Memory = &virtkit.Memory{Guest: &mem}
+	vmi.Spec.Domain.Devices.Interfaces = []virtkit.Interface{{Name: "default", MacAddress: "02:AB:CD:00:00:42",
+		InterfaceBindingMethod: virtkit.InterfaceBindingMethod{Bridge: &virtkit.InterfaceBridge{}}}}
+	vmi.Spec.Networks = []virtkit.Network{{Name: "default", NetworkSource: virtkit.NetworkSource{Pod: &virtkit.PodNetwork{}}}}
+	dom, err := domain.BuildContext(ctx, vmi, domain.Options{NetworkResolver: r})
+	require.NoError(t, err)
+	require.Len(t, dom.Devices.Interfaces, 1)
+	nic := dom.Devices.Interfaces[0]
+	assert.Equal(t, "02:ab:cd:00:00:42", nic.MAC.Address)
+	assert.Equal(t, "vkpod0", nic.Source.Bridge.Bridge)
+	leases, err := (&network.IPAM{Store: st}).OwnedBy(ctx, "uid-9")
+	require.NoError(t, err)
+	require.Len(t, leases, 1)
+	assert.Equal(t, netip.MustParsePrefix(leases[0].Spec.Address).Addr(), host.dhcp["/vkpod0/02:ab:cd:00:00:42"])
 }
