@@ -24,7 +24,7 @@ func TestPodNetworkOnSimulatedHosts(t *testing.T) {
 	// Bridge binding: status then shows what the guest agent reports (for
 	// masquerade the node reports the lease itself).
 	c, err := cluster.New(cluster.Options{NodeNames: []string{"node-a", "node-b"},
-		Defaults: virtkit.DefaultOptions{PodNetworkBinding: virtkit.NetworkBindingBridge},
+		Defaults:   virtkit.DefaultOptions{PodNetworkBinding: virtkit.NetworkBindingBridge},
 		PodNetwork: &cluster.PodNetwork{Range: netip.MustParsePrefix("10.250.0.0/16"), CollectInterval: 100 * time.Millisecond}})
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(ctx)
