@@ -42,14 +42,9 @@ func httpGet(ctx context.Context, addr netip.Addr, port int, timeout time.Durati
 	return string(b), nil
 }
 
-// TestRealStackMigrationKeepsAddress live-migrates a masquerade guest from
-// libvirtd A to libvirtd B while the host fetches a page from its VMI
-// address every 20 ms: the address, the MAC and the forwarded port stay,
-// and the longest gap between two successful fetches is logged (the
-// traffic gap of the switchover, for BENCHMARKS.md).
-func TestRealStackMigrationKeepsAddress(t *testing.T) {
-	c := startNetCluster(t, "net-a", "net-b")
-	setCordon := func(name string, on bool) {
+func (c *netCluster) cordon(t *testing.T) func(name string, on bool) {
+	return func(name string, on bool) {
+		t.Helper()
 		require.Eventually(t, func() bool {
 			n := &virtkit.Node{}
 			if err := c.Store().Get(c.ctx, store.Key{Name: name}, n); err != nil {
@@ -59,6 +54,39 @@ func TestRealStackMigrationKeepsAddress(t *testing.T) {
 			return c.Store().Update(c.ctx, n) == nil
 		}, time.Minute, 50*time.Millisecond)
 	}
+}
+
+// TestRealStackPodNetworkAcrossDaemons: a bridge-binding guest on
+// libvirtd A and one on libvirtd B (one host network namespace, one pod
+// bridge) reach each other at their VMI addresses.
+func TestRealStackPodNetworkAcrossDaemons(t *testing.T) {
+	c := startNetCluster(t, "net-a", "net-b")
+	cordon := c.cordon(t)
+	cordon("net-b", true)
+	a := c.boot(t, netVMI("net-xa", bridgeIface("default"), podNet()))[0]
+	cordon("net-b", false)
+	cordon("net-a", true)
+	b := c.boot(t, netVMI("net-xb", bridgeIface("default"), podNet()))[0]
+	cordon("net-a", false)
+	require.Equal(t, "net-a", a.Status.NodeName)
+	require.Equal(t, "net-b", b.Status.NodeName)
+	ipA, ipB := c.dhcp(t, a), c.dhcp(t, b)
+	assert.Equal(t, c.lease(t, a, network.PodPool), ipA)
+	assert.Equal(t, c.lease(t, b, network.PodPool), ipB)
+	code, out := c.guestRun(t, a, 30*time.Second, "ping -c 3 -W 3 "+ipB.Addr().String())
+	assert.Equal(t, 0, code, "the guest on A pings the guest on B: %s", out)
+	code, out = c.guestRun(t, b, 30*time.Second, "ping -c 3 -W 3 "+ipA.Addr().String())
+	assert.Equal(t, 0, code, "the guest on B pings the guest on A: %s", out)
+}
+
+// TestRealStackMigrationKeepsAddress live-migrates a masquerade guest from
+// libvirtd A to libvirtd B while the host fetches a page from its VMI
+// address every 20 ms: the address, the MAC and the forwarded port stay,
+// and the longest gap between two successful fetches is logged (the
+// traffic gap of the switchover, for BENCHMARKS.md).
+func TestRealStackMigrationKeepsAddress(t *testing.T) {
+	c := startNetCluster(t, "net-a", "net-b")
+	setCordon := c.cordon(t)
 	setCordon("net-b", true) // boot on A: B's daemon can be migrated to
 	iface := virtkit.Interface{Name: "default",
 		InterfaceBindingMethod: virtkit.InterfaceBindingMethod{Masquerade: &virtkit.InterfaceMasquerade{}},
