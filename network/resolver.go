@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
@@ -95,12 +96,32 @@ func (r *Resolver) PodGateway() netip.Prefix {
 }
 
 // SetUp creates the node's pod bridge with its gateway address and NAT of
-// the pod subnet's outbound traffic. Call it once before guests start.
+// the pod subnet's outbound traffic, and gives the DHCP server the
+// addresses this node already leased (a restarted node agent keeps serving
+// the guests it adopts). Call it once before guests start.
 func (r *Resolver) SetUp(ctx context.Context) error {
 	if r.opts.Host == nil {
 		return nil
 	}
-	return r.opts.Host.EnsureBridge(ctx, Bridge{Name: r.opts.PodBridge, Address: r.PodGateway(), Masquerade: true})
+	if err := r.opts.Host.EnsureBridge(ctx, Bridge{Name: r.opts.PodBridge, Address: r.PodGateway(), Masquerade: true}); err != nil {
+		return err
+	}
+	list := &virtkit.IPLeaseList{}
+	sel := labels.SelectorFromSet(labels.Set{NodeLabel: r.opts.Node})
+	if err := r.opts.Store.List(ctx, list, store.ListOptions{LabelSelector: sel}); err != nil {
+		return err
+	}
+	d := DHCP{Interface: r.opts.PodBridge, Subnet: r.opts.PodSubnet, Router: r.PodGateway().Addr()}
+	for _, l := range list.Items {
+		p, err := netip.ParsePrefix(l.Spec.Address)
+		if l.Spec.Pool != PodPool || l.Spec.MAC == "" || err != nil || !r.opts.PodSubnet.Contains(p.Addr()) {
+			continue
+		}
+		if err := r.opts.Host.SetDHCPHost(ctx, d, l.Spec.MAC, p.Addr()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ShortID is a 10-character name part derived from a VMI UID and

@@ -100,6 +100,11 @@ func TestResolverPodBridge(t *testing.T) {
 	again, err := (&network.IPAM{Store: st}).OwnedBy(ctx, "uid-1")
 	require.NoError(t, err)
 	assert.Equal(t, leases[0].Spec.Address, again[0].Spec.Address)
+
+	// A restarted agent (new host state) serves the leases it holds at once.
+	fresh := &recordingHost{}
+	require.NoError(t, newResolver(t, st, fresh).SetUp(ctx))
+	assert.Equal(t, map[string]netip.Addr{"/vkpod0/52:54:00:00:00:01": addr.Addr()}, fresh.dhcp)
 }
 
 func TestResolverMasquerade(t *testing.T) {
