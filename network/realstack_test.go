@@ -413,10 +413,6 @@ func TestRealStackMasquerade(t *testing.T) {
 		b, _ := io.ReadAll(io.LimitReader(conn, 64<<10))
 		return string(b), nil
 	}
-	if d, err := time.ParseDuration(os.Getenv("VKNET_HOLD")); err == nil {
-		t.Logf("holding %v", d)
-		time.Sleep(d)
-	}
 	var body string
 	require.Eventually(t, func() bool {
 		b, err := get(8080)
