@@ -58,6 +58,10 @@ func kinds() []kindInfo {
 			func() Object { return &DataVolume{} }, func() ObjectList { return &DataVolumeList{} }},
 		{EventsSchemeGroupVersion.WithKind(KindEvent), true,
 			func() Object { return &Event{} }, func() ObjectList { return &EventList{} }},
+		{CNISchemeGroupVersion.WithKind(KindNetworkAttachmentDefinition), true,
+			func() Object { return &NetworkAttachmentDefinition{} }, func() ObjectList { return &NetworkAttachmentDefinitionList{} }},
+		{VirtkitSchemeGroupVersion.WithKind(KindIPLease), false,
+			func() Object { return &IPLease{} }, func() ObjectList { return &IPLeaseList{} }},
 	}
 }
 
@@ -142,6 +146,10 @@ func GVKOf(obj Object) (schema.GroupVersionKind, bool) {
 		return CDISchemeGroupVersion.WithKind(KindDataVolume), true
 	case *Event:
 		return EventsSchemeGroupVersion.WithKind(KindEvent), true
+	case *NetworkAttachmentDefinition:
+		return CNISchemeGroupVersion.WithKind(KindNetworkAttachmentDefinition), true
+	case *IPLease:
+		return VirtkitSchemeGroupVersion.WithKind(KindIPLease), true
 	}
 	return schema.GroupVersionKind{}, false
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	require.Len(t, KnownKinds(), 8)
+	require.Len(t, KnownKinds(), 10)
 	for _, gvk := range KnownKinds() {
 		obj, err := NewObject(gvk)
 		require.NoError(t, err)
@@ -29,6 +29,8 @@ func TestKinds(t *testing.T) {
 	assert.True(t, IsNamespaced(SchemeGroupVersion.WithKind(KindVirtualMachineInstance)))
 	assert.True(t, IsNamespaced(CDISchemeGroupVersion.WithKind(KindDataVolume)))
 	assert.True(t, IsNamespaced(EventsSchemeGroupVersion.WithKind(KindEvent)))
+	assert.True(t, IsNamespaced(CNISchemeGroupVersion.WithKind(KindNetworkAttachmentDefinition)))
+	assert.False(t, IsNamespaced(VirtkitSchemeGroupVersion.WithKind(KindIPLease)))
 
 	_, err := NewObject(schema.GroupVersionKind{Group: "kubevirt.io", Version: "v1", Kind: "VirtualMachinePool"})
 	assert.ErrorIs(t, err, ErrUnknownKind)

@@ -42,6 +42,10 @@ func Validate(obj Object) field.ErrorList {
 		return validateDataVolume(t)
 	case *Event:
 		return validateEvent(t)
+	case *NetworkAttachmentDefinition:
+		return validateNetworkAttachmentDefinition(t)
+	case *IPLease:
+		return validateIPLease(t)
 	case nil:
 		return field.ErrorList{field.Required(nil, "no object")}
 	}

@@ -16,7 +16,10 @@ import (
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/events"
+	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/network"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
@@ -64,6 +67,11 @@ type Options struct {
 	Defaults virtkit.DefaultOptions
 	// Domain configures the domain builder on every node.
 	Domain domain.Options
+	// PodNetwork, when set, gives every VMI on the pod network its own
+	// address from an IPAM in the store (and, with PodNetwork.Host, real
+	// bridges and NAT on the host); it sets Domain.NetworkResolver on every
+	// node where that is nil. Simulated hosts report the leased addresses.
+	PodNetwork *PodNetwork
 	// Scheduler places VMIs and migration targets; nil means
 	// scheduler.New's default.
 	Scheduler scheduler.Scheduler
@@ -188,11 +196,17 @@ func New(opts Options) (*Cluster, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	var self *Cluster // for the simulated guests' DHCP
 	if opts.NewHypervisor == nil {
-		opts.NewHypervisor = defaultSimHosts(simClock(opts.Clock))
+		var agent sim.AgentOptions
+		if opts.PodNetwork != nil {
+			agent.Addresses = func(mac string) []guestagent.IPAddress { return self.simAddresses(mac) }
+		}
+		opts.NewHypervisor = defaultSimHosts(simClock(opts.Clock), agent)
 	}
 	opts.Defaults = opts.ObjectDefaults()
 	c := &Cluster{opts: opts, store: opts.Store}
+	self = c
 	if err := c.setUpEvents(); err != nil {
 		return nil, err
 	}
@@ -234,6 +248,15 @@ func New(opts Options) (*Cluster, error) {
 		no.Store = opts.Store
 		no.Hypervisor = hv
 		no.Domain = opts.Domain
+		if opts.PodNetwork != nil && no.Domain.NetworkResolver == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			r, err := opts.PodNetwork.resolver(ctx, c, name)
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("node %s: %w", name, err)
+			}
+			no.Domain.NetworkResolver = r
+		}
 		if no.Clock == nil {
 			no.Clock = opts.Clock
 			if no.Now == nil {
@@ -381,6 +404,12 @@ func (c *Cluster) Start(ctx context.Context) error {
 		g.Go(func() error { return c.collector.Start(ctx) })
 	}
 	defer c.cleanUpStorage()
+	if p := c.opts.PodNetwork; p != nil {
+		ipam := &network.IPAM{Store: c.store}
+		g.Go(func() error {
+			return ipam.RunCollector(ctx, network.CollectorOptions{Interval: p.CollectInterval, Logger: c.opts.Logger})
+		})
+	}
 	return g.Wait()
 }
 

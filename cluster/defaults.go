@@ -30,7 +30,7 @@ func (o Options) ObjectDefaults() virtkit.DefaultOptions {
 // defaultSimHosts returns the hypervisor factory of the zero-value
 // cluster: simulated hosts in real time on one mesh sim.Network, so every
 // host can migrate to every other.
-func defaultSimHosts(clk sim.Clock) func(name string) (hypervisor.Hypervisor, error) {
+func defaultSimHosts(clk sim.Clock, agent sim.AgentOptions) func(name string) (hypervisor.Hypervisor, error) {
 	var (
 		once sync.Once
 		net  *sim.Network
@@ -41,7 +41,7 @@ func defaultSimHosts(clk sim.Clock) func(name string) (hypervisor.Hypervisor, er
 		if err != nil {
 			return nil, err
 		}
-		h := sim.New(sim.Options{Name: name, Clock: clk})
+		h := sim.New(sim.Options{Name: name, Clock: clk, Agent: agent})
 		if err := net.Join(h); err != nil {
 			return nil, err
 		}

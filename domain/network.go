@@ -56,6 +56,10 @@ func (b *builder) interfaces(dom *libvirtxml.Domain) {
 		req := NetworkRequest{
 			Namespace: namespaceOf(b.vmi), VMIName: b.vmi.Name, UID: string(b.vmi.UID),
 			Interface: iface.Name, Index: i, Field: path, Binding: binding, Network: net.Name,
+			Ports: iface.Ports,
+		}
+		if binding != "sriov" {
+			req.MAC = b.mac(path, iface)
 		}
 		switch {
 		case net.Pod != nil && net.Multus == nil:
@@ -82,7 +86,7 @@ func (b *builder) interfaces(dom *libvirtxml.Domain) {
 		}
 		out := libvirtxml.DomainInterface{
 			Alias: &libvirtxml.DomainAlias{Name: userAliasPrefix + iface.Name},
-			MAC:   &libvirtxml.DomainInterfaceMAC{Address: b.mac(path, iface)},
+			MAC:   &libvirtxml.DomainInterfaceMAC{Address: req.MAC},
 		}
 		switch att.Type {
 		case AttachUser:

@@ -332,6 +332,13 @@ type NetworkRequest struct {
 	Network           string
 	Kind              NetworkKind
 	MultusNetworkName string
+	// MAC is the address the guest NIC gets (from the spec, else the
+	// stable one the builder derives), so a resolver can tie a DHCP lease
+	// to it.
+	MAC string
+	// Ports are the interface's declared ports (masquerade forwards only
+	// those when any are given).
+	Ports []virtkit.Port
 }
 
 // Host network attachment types (HostNetwork.Type).

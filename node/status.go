@@ -104,6 +104,7 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 			gifs = guest.Interfaces
 		}
 		vmi.Status.Interfaces = mergeInterfaces(vmi, domIfaces, gifs)
+		a.applyLeasedAddresses(ctx, vmi)
 	}
 
 	cpu := vmi.Spec.Domain.CPU

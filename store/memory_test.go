@@ -38,6 +38,8 @@ func TestMemoryDefaultKinds(t *testing.T) {
 		"VirtualMachine":                   false,
 		"VirtualMachineInstance":           false,
 		"VirtualMachineInstanceMigration":  false,
+		"NetworkAttachmentDefinition":      false,
+		"IPLease":                          true,
 		"VirtualMachineInstanceReplicaSet": false,
 		"MigrationPolicy":                  true,
 		"Node":                             true,

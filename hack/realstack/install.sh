@@ -15,6 +15,7 @@ packages=(
 	linux-image-cloud-amd64 busybox-static qemu-guest-agent
 	prometheus socat gcc libc6-dev genisoimage openssl
 	docker-registry
+	iproute2 nftables dnsmasq-base
 )
 
 if [[ $(id -u) -ne 0 ]]; then

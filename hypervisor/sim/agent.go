@@ -36,6 +36,10 @@ type AgentOptions struct {
 	GuestForDomain func(domain hypervisor.DomainID, macs []string) qgaserver.Config
 	// New replaces the QGA server with another agent; it wins over Guest.
 	New func(domain hypervisor.DomainID) (GuestAgent, error)
+	// Addresses, when set, gives the IPv4 addresses the default guest
+	// reports on the interface with this MAC, in place of the one derived
+	// from the MAC (a DHCP lease from an IPAM); none keeps the derived one.
+	Addresses func(mac string) []guestagent.IPAddress
 }
 
 // AgentCommand passes a raw QGA command to the domain's guest agent.
@@ -106,6 +110,9 @@ func (h *Host) newAgent(d *domain, sp *spec) (GuestAgent, error) {
 		cfg = h.opts.Agent.Guest(id)
 	default:
 		cfg = qgaserver.LinuxGuestWithMACs(guestHostname(id.Name), guestMACs(sp, id.UUID), h.clock.Now())
+		if f := h.opts.Agent.Addresses; f != nil {
+			leaseAddresses(cfg.Interfaces, f)
+		}
 		cfg.VCPUs = nil
 		for i := range sp.vcpus {
 			cfg.VCPUs = append(cfg.VCPUs, guestagent.VCPU{LogicalID: i, Online: true})
@@ -169,4 +176,22 @@ func (h *Host) guestShutdown(d *domain, agent GuestAgent, mode string) error {
 		h.requestShutdown(d, now)
 		return nil
 	})
+}
+
+// leaseAddresses replaces the derived IPv4 address of every interface the
+// lookup knows.
+func leaseAddresses(ifaces []guestagent.NetworkInterface, lookup func(mac string) []guestagent.IPAddress) {
+	for i := range ifaces {
+		got := lookup(ifaces[i].HardwareAddress)
+		if len(got) == 0 || ifaces[i].Name == "lo" {
+			continue
+		}
+		keep := append([]guestagent.IPAddress(nil), got...)
+		for _, a := range ifaces[i].IPAddresses {
+			if a.Type != "ipv4" {
+				keep = append(keep, a)
+			}
+		}
+		ifaces[i].IPAddresses = keep
+	}
 }

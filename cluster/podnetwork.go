@@ -1,0 +1,87 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/guestagent"
+	"github.com/virtkit/virtkit/network"
+)
+
+// PodNetwork turns on virtkit's pod network (package network) on every
+// node: each node leases a subnet of Range from the store, and every VMI
+// on the pod network (bridge or masquerade binding) gets its own address
+// from it, released when the VMI is gone. Multus networks resolve through
+// NetworkAttachmentDefinitions in the store.
+type PodNetwork struct {
+	// Range is the cluster's pod range; default 10.244.0.0/16.
+	Range netip.Prefix
+	// NodePrefix is the size of each node's subnet; default 24.
+	NodePrefix int
+	// Host returns the host networker of a node (a *network.Host on a real
+	// node, whose pod bridge the cluster creates before the node starts);
+	// nil, or a nil result, only leases addresses. Simulated hosts then
+	// report the leased addresses through their guest agents.
+	Host func(node string) network.HostNetworker
+	// Bridge is the pod bridge's name; default network.DefaultPodBridge.
+	Bridge string
+	// Fallback resolves multus networks that name no
+	// NetworkAttachmentDefinition (for example a domain.NetResolver).
+	Fallback domain.NetworkResolver
+	// CollectInterval is how often leases of deleted VMIs are looked for
+	// besides on every VMI deletion; default 30 s.
+	CollectInterval time.Duration
+}
+
+// resolver builds one node's network resolver, leasing the node's subnet.
+func (p *PodNetwork) resolver(ctx context.Context, c *Cluster, node string) (*network.Resolver, error) {
+	rng := p.Range
+	if !rng.IsValid() {
+		rng = netip.MustParsePrefix("10.244.0.0/16")
+	}
+	bits := p.NodePrefix
+	if bits == 0 {
+		bits = 24
+	}
+	ipam := &network.IPAM{Store: c.store}
+	sub, err := ipam.NodeSubnet(ctx, rng, bits, node)
+	if err != nil {
+		return nil, fmt.Errorf("pod network: %w", err)
+	}
+	var host network.HostNetworker
+	if p.Host != nil {
+		host = p.Host(node)
+	}
+	r, err := network.NewResolver(network.ResolverOptions{
+		Store: c.store, Node: node, PodSubnet: sub, PodBridge: p.Bridge, Host: host, Fallback: p.Fallback,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.SetUp(ctx); err != nil {
+		return nil, fmt.Errorf("pod network: %w", err)
+	}
+	return r, nil
+}
+
+// simAddresses is the simulated guests' DHCP: the addresses leased to a MAC.
+func (c *Cluster) simAddresses(mac string) []guestagent.IPAddress {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	leases, err := (&network.IPAM{Store: c.store}).ByMAC(ctx, mac)
+	if err != nil {
+		return nil
+	}
+	var out []guestagent.IPAddress
+	for _, l := range leases {
+		p, err := netip.ParsePrefix(l.Spec.Address)
+		if err != nil || !p.Addr().Is4() {
+			continue
+		}
+		out = append(out, guestagent.IPAddress{Type: "ipv4", Address: p.Addr().String(), Prefix: p.Bits()})
+	}
+	return out
+}

@@ -1,0 +1,71 @@
+//go:build !linux
+
+package network
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/netip"
+
+	"github.com/virtkit/virtkit"
+)
+
+// ErrHost wraps failures of host commands.
+var ErrHost = errors.New("host network")
+
+// ErrUnsupportedHost: the host cannot provide what a network asks for.
+var ErrUnsupportedHost = errors.New("not supported by this host")
+
+// VLANSupported is false off Linux.
+func VLANSupported(context.Context, string) bool { return false }
+
+// HostOptions configure a Host (Linux only).
+type HostOptions struct {
+	StateDir, Table, DNSMasq string
+	Logger                   *slog.Logger
+}
+
+// Host is only implemented on Linux; elsewhere every call fails.
+type Host struct{}
+
+// NewHost returns a Host whose calls fail off Linux.
+func NewHost(HostOptions) *Host { return &Host{} }
+
+// Bridge describes a host bridge.
+type Bridge struct {
+	Name                      string
+	Address                   netip.Prefix
+	VLANFiltering, Masquerade bool
+}
+
+// DHCP describes a DHCP service on one interface.
+type DHCP struct {
+	Netns, Interface string
+	Subnet           netip.Prefix
+	Router           netip.Addr
+}
+
+// Masquerade is one guest behind NAT.
+type Masquerade struct {
+	ID, PodBridge string
+	PodAddress    netip.Prefix
+	PodGateway    netip.Addr
+	GuestMAC      string
+	Ports         []virtkit.Port
+}
+
+// GuestBridge is the bridge the guest's NIC attaches to.
+func (m Masquerade) GuestBridge() string { return "vkm" + m.ID }
+
+var errNotLinux = errors.New("host networking needs Linux")
+
+func (*Host) EnsureBridge(context.Context, Bridge) error          { return errNotLinux }
+func (*Host) VLANPort(context.Context, string, string, int) error { return errNotLinux }
+func (*Host) VLANInterface(context.Context, string, string, int, netip.Prefix) error {
+	return errNotLinux
+}
+func (*Host) SetDHCPHost(context.Context, DHCP, string, netip.Addr) error { return errNotLinux }
+func (*Host) EnsureMasquerade(context.Context, Masquerade) error          { return errNotLinux }
+func (*Host) RemoveMasquerade(context.Context, string) error              { return errNotLinux }
+func (*Host) Close(context.Context) error                                 { return nil }

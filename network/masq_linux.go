@@ -1,0 +1,172 @@
+//go:build linux
+
+package network
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/virtkit/virtkit"
+)
+
+// KubeVirt's masquerade addressing as the guest sees it.
+var (
+	MasqueradeSubnet  = netip.MustParsePrefix("10.0.2.0/24")
+	MasqueradeGateway = netip.MustParsePrefix("10.0.2.1/24")
+	MasqueradeGuest   = netip.MustParseAddr("10.0.2.2")
+)
+
+// Masquerade is one guest behind NAT the way KubeVirt's masquerade binding
+// puts it: the guest sees 10.0.2.2/24 with gateway 10.0.2.1, and the
+// outside sees PodAddress.
+type Masquerade struct {
+	// ID names the pieces (at most 10 characters): namespace vk-ID, guest
+	// bridge vkmID, veths vkgID/vkiID (guest side) and vkpID/vkeID (pod
+	// side).
+	ID string
+	// PodBridge is the node's pod network bridge; PodAddress the VMI's
+	// address on it and PodGateway the bridge's address.
+	PodBridge  string
+	PodAddress netip.Prefix
+	PodGateway netip.Addr
+	// GuestMAC gets 10.0.2.2 by DHCP.
+	GuestMAC string
+	// Ports, when any, are the only ones forwarded to the guest; none
+	// forwards every TCP and UDP port.
+	Ports []virtkit.Port
+}
+
+// GuestBridge is the bridge the guest's NIC attaches to.
+func (m Masquerade) GuestBridge() string { return "vkm" + m.ID }
+
+// Netns is the network namespace holding the NAT.
+func (m Masquerade) Netns() string { return "vk-" + m.ID }
+
+// EnsureMasquerade builds the guest's NAT: a network namespace that owns
+// the pod address (a veth on the pod bridge) and routes between it and a
+// per-guest bridge where it is 10.0.2.1, with nftables DNAT of the
+// declared ports to 10.0.2.2, source NAT of the guest's traffic, and a
+// DHCP server handing the guest 10.0.2.2. Nothing with 10.0.2.0/24 lives
+// in the host namespace, so any number of guests use the same addresses.
+// Idempotent.
+func (h *Host) EnsureMasquerade(ctx context.Context, m Masquerade) error {
+	if m.ID == "" || len(m.ID) > 10 {
+		return fmt.Errorf("%w: masquerade id %q must be 1 to 10 characters", ErrHost, m.ID)
+	}
+	ns := m.Netns()
+	h.mu.Lock()
+	_, known := h.netns[ns]
+	h.mu.Unlock()
+	if !known {
+		if _, err := run(ctx, "", "ip", "netns", "add", ns); err != nil && !strings.Contains(err.Error(), "File exists") {
+			return err
+		}
+		h.mu.Lock()
+		h.netns[ns] = &netnsState{}
+		h.mu.Unlock()
+	}
+	if err := h.EnsureBridge(ctx, Bridge{Name: m.GuestBridge()}); err != nil {
+		return err
+	}
+	gwHost, gwIn := "vkg"+m.ID, "vki"+m.ID
+	podHost, podIn := "vkp"+m.ID, "vke"+m.ID
+	for _, pair := range [][2]string{{gwHost, gwIn}, {podHost, podIn}} {
+		if _, err := h.ensureLink(ctx, pair[0], "type", "veth", "peer", "name", pair[1], "netns", ns); err != nil {
+			return err
+		}
+	}
+	steps := [][]string{
+		{"", "ip", "link", "set", "dev", gwHost, "master", m.GuestBridge(), "up"},
+		{"", "ip", "link", "set", "dev", podHost, "master", m.PodBridge, "up"},
+		{ns, "ip", "link", "set", "dev", "lo", "up"},
+		{ns, "ip", "link", "set", "dev", gwIn, "up"},
+		{ns, "ip", "link", "set", "dev", podIn, "up"},
+		{ns, "sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward"},
+	}
+	for _, s := range steps {
+		if _, err := run(ctx, s[0], s[1], s[2:]...); err != nil {
+			return err
+		}
+	}
+	if err := ensureAddr(ctx, ns, gwIn, MasqueradeGateway); err != nil {
+		return err
+	}
+	if err := ensureAddr(ctx, ns, podIn, m.PodAddress); err != nil {
+		return err
+	}
+	if m.PodGateway.IsValid() {
+		if _, err := run(ctx, ns, "ip", "route", "replace", "default", "via", m.PodGateway.String(), "dev", podIn); err != nil {
+			return err
+		}
+	}
+	if err := nftScript(ctx, ns, masqueradeRules(m, podIn)); err != nil {
+		return err
+	}
+	return h.SetDHCPHost(ctx, DHCP{Netns: ns, Interface: gwIn, Subnet: MasqueradeSubnet, Router: MasqueradeGateway.Addr()}, m.GuestMAC, MasqueradeGuest)
+}
+
+// masqueradeRules is the namespace's nftables table, replaced whole.
+func masqueradeRules(m Masquerade, podIn string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "table inet virtkit\ndelete table inet virtkit\ntable inet virtkit {\n")
+	fmt.Fprintf(&b, "  chain prerouting {\n    type nat hook prerouting priority dstnat;\n")
+	pod := m.PodAddress.Addr()
+	if len(m.Ports) == 0 {
+		fmt.Fprintf(&b, "    iifname %q ip daddr %s meta l4proto { tcp, udp } dnat ip to %s\n", podIn, pod, MasqueradeGuest)
+	}
+	for _, p := range m.Ports {
+		proto := strings.ToLower(p.Protocol)
+		if proto == "" {
+			proto = "tcp"
+		}
+		fmt.Fprintf(&b, "    iifname %q ip daddr %s %s dport %d dnat ip to %s\n", podIn, pod, proto, p.Port, MasqueradeGuest)
+	}
+	fmt.Fprintf(&b, "  }\n  chain postrouting {\n    type nat hook postrouting priority srcnat;\n")
+	fmt.Fprintf(&b, "    iifname %q oifname %q ip saddr %s masquerade\n  }\n}\n", "vki"+m.ID, podIn, MasqueradeSubnet)
+	return b.String()
+}
+
+// RemoveMasquerade tears down one guest's NAT (its DHCP server, namespace
+// and links). Idempotent.
+func (h *Host) RemoveMasquerade(ctx context.Context, id string) error {
+	m := Masquerade{ID: id}
+	ns := m.Netns()
+	h.mu.Lock()
+	key := DHCP{Netns: ns, Interface: "vki" + id}.key()
+	s := h.dhcp[key]
+	delete(h.dhcp, key)
+	delete(h.netns, ns)
+	h.mu.Unlock()
+	if s != nil {
+		s.stop()
+	}
+	var errs []string
+	if _, err := run(ctx, "", "ip", "netns", "del", ns); err != nil && !strings.Contains(err.Error(), "No such file") {
+		errs = append(errs, err.Error())
+	}
+	for _, l := range []string{"vkg" + id, "vkp" + id, m.GuestBridge()} {
+		if linkExists(ctx, "", l) {
+			if _, err := run(ctx, "", "ip", "link", "del", "dev", l); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
+		h.forget(l)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func (h *Host) forget(link string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, l := range h.links {
+		if l == link {
+			h.links = append(h.links[:i], h.links[i+1:]...)
+			return
+		}
+	}
+}

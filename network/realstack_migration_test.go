@@ -1,0 +1,189 @@
+//go:build realstack && cgo && (libvirt || libvirt_dlopen)
+
+package network_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/network"
+	"github.com/virtkit/virtkit/store"
+)
+
+// httpGet fetches / from addr:port with a short deadline.
+func httpGet(ctx context.Context, addr netip.Addr, port int, timeout time.Duration) (string, error) {
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr.String(), strconv.Itoa(port)))
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	_, _ = fmt.Fprintf(conn, "GET /index.html HTTP/1.0\r\n\r\n")
+	b, err := io.ReadAll(io.LimitReader(conn, 64<<10)) // HTTP/1.0: the server closes
+	if len(b) == 0 {
+		return "", err
+	}
+	return string(b), nil
+}
+
+func (c *netCluster) cordon(t *testing.T) func(name string, on bool) {
+	return func(name string, on bool) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			n := &virtkit.Node{}
+			if err := c.Store().Get(c.ctx, store.Key{Name: name}, n); err != nil {
+				return false
+			}
+			n.Spec.Unschedulable = on
+			return c.Store().Update(c.ctx, n) == nil
+		}, time.Minute, 50*time.Millisecond)
+	}
+}
+
+// TestRealStackPodNetworkAcrossDaemons: a bridge-binding guest on
+// libvirtd A and one on libvirtd B (one host network namespace, one pod
+// bridge) reach each other at their VMI addresses.
+func TestRealStackPodNetworkAcrossDaemons(t *testing.T) {
+	c := startNetCluster(t, "net-a", "net-b")
+	cordon := c.cordon(t)
+	cordon("net-b", true)
+	a := c.boot(t, netVMI("net-xa", bridgeIface("default"), podNet()))[0]
+	cordon("net-b", false)
+	cordon("net-a", true)
+	b := c.boot(t, netVMI("net-xb", bridgeIface("default"), podNet()))[0]
+	cordon("net-a", false)
+	require.Equal(t, "net-a", a.Status.NodeName)
+	require.Equal(t, "net-b", b.Status.NodeName)
+	ipA, ipB := c.dhcp(t, a), c.dhcp(t, b)
+	assert.Equal(t, c.lease(t, a, network.PodPool), ipA)
+	assert.Equal(t, c.lease(t, b, network.PodPool), ipB)
+	code, out := c.guestRun(t, a, 30*time.Second, "ping -c 3 -W 3 "+ipB.Addr().String())
+	assert.Equal(t, 0, code, "the guest on A pings the guest on B: %s", out)
+	code, out = c.guestRun(t, b, 30*time.Second, "ping -c 3 -W 3 "+ipA.Addr().String())
+	assert.Equal(t, 0, code, "the guest on B pings the guest on A: %s", out)
+}
+
+// TestRealStackMigrationKeepsAddress live-migrates a masquerade guest from
+// libvirtd A to libvirtd B while the host fetches a page from its VMI
+// address every 20 ms: the address, the MAC and the forwarded port stay,
+// and the longest gap between two successful fetches is logged (the
+// traffic gap of the switchover, for BENCHMARKS.md).
+func TestRealStackMigrationKeepsAddress(t *testing.T) {
+	c := startNetCluster(t, "net-a", "net-b")
+	setCordon := c.cordon(t)
+	setCordon("net-b", true) // boot on A: B's daemon can be migrated to
+	iface := virtkit.Interface{Name: "default",
+		InterfaceBindingMethod: virtkit.InterfaceBindingMethod{Masquerade: &virtkit.InterfaceMasquerade{}},
+		Ports:                  []virtkit.Port{{Name: "http", Port: 8080}}}
+	vmi := c.boot(t, netVMI("net-mig", iface, podNet()))[0]
+	setCordon("net-b", false)
+	require.Equal(t, "net-a", vmi.Status.NodeName)
+	require.True(t, vmi.IsMigratable(), "%+v", vmi.Status.Conditions)
+	require.Equal(t, netip.MustParsePrefix("10.0.2.2/24"), c.dhcp(t, vmi))
+	code, out := c.guestRun(t, vmi, 20*time.Second,
+		"mkdir -p /tmp/www && echo virtkit-migration > /tmp/www/index.html && httpd -p 8080 -h /tmp/www")
+	require.Equal(t, 0, code, out)
+	pod := c.lease(t, vmi, network.PodPool)
+	require.Eventually(t, func() bool {
+		b, err := httpGet(c.ctx, pod.Addr(), 8080, time.Second)
+		return err == nil && strings.Contains(b, "virtkit-migration")
+	}, 30*time.Second, 200*time.Millisecond)
+
+	// Fetch every 20 ms until stopped, recording successes.
+	var (
+		mu        sync.Mutex
+		successes []time.Time
+		failures  = map[string]int{}
+	)
+	stopProbe := make(chan struct{})
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		for {
+			select {
+			case <-stopProbe:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			b, err := httpGet(c.ctx, pod.Addr(), 8080, 500*time.Millisecond)
+			mu.Lock()
+			if err == nil && strings.Contains(b, "virtkit-migration") {
+				successes = append(successes, time.Now())
+			} else {
+				why := "unexpected reply"
+				if err != nil {
+					why = err.Error()
+					if i := strings.LastIndex(why, ": "); i >= 0 {
+						why = why[i+2:]
+					}
+				}
+				failures[why]++
+			}
+			mu.Unlock()
+		}
+	}()
+	time.Sleep(time.Second)
+	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	require.NoError(t, err)
+	done, err := cluster.WaitFor(c.ctx, c.Store(), store.KeyOf(mig),
+		func() *virtkit.VirtualMachineInstanceMigration { return &virtkit.VirtualMachineInstanceMigration{} },
+		&virtkit.VirtualMachineInstanceMigrationList{},
+		func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool { return found && m.IsFinal() })
+	require.NoError(t, err)
+	require.Equal(t, virtkit.MigrationSucceeded, done.Status.Phase)
+	time.Sleep(3 * time.Second)
+	close(stopProbe)
+	<-probeDone
+
+	after, err := c.WaitForVMI(c.ctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && v.Status.NodeName == "net-b"
+	})
+	require.NoError(t, err)
+	assert.Equal(t, pod, c.lease(t, after, network.PodPool), "the VMI keeps its address")
+	b, err := httpGet(c.ctx, pod.Addr(), 8080, 2*time.Second)
+	require.NoError(t, err)
+	assert.Contains(t, b, "virtkit-migration", "the declared port answers on the target")
+	code, out = c.guestRun(t, after, 20*time.Second, "ip -4 -o addr show dev eth0; cat /sys/class/net/eth0/address")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "10.0.2.2/24")
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, successes)
+	var gap time.Duration
+	var gapAt time.Time
+	var steps []time.Duration
+	for i := 1; i < len(successes); i++ {
+		d := successes[i].Sub(successes[i-1])
+		steps = append(steps, d)
+		if d > gap {
+			gap, gapAt = d, successes[i-1]
+		}
+	}
+	slices.Sort(steps)
+	if len(steps) > 0 {
+		t.Logf("BENCH median interval between successful fetches %v", steps[len(steps)/2].Round(time.Millisecond))
+	}
+	t.Logf("BENCH migration traffic gap: longest interval between successful fetches %v, from %v after the migration was created (%d fetches ok, failed: %v; a fetch every 20 ms, 500 ms timeout)",
+		gap.Round(time.Millisecond), gapAt.Sub(mig.CreationTimestamp.Time).Round(time.Millisecond), len(successes), failures)
+	ms := after.Status.MigrationState
+	if ms != nil && ms.StartTimestamp != nil && ms.EndTimestamp != nil {
+		t.Logf("BENCH migration duration %v", ms.EndTimestamp.Sub(ms.StartTimestamp.Time))
+	}
+}

@@ -1,0 +1,319 @@
+package network
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/store"
+)
+
+// DefaultPodBridge is the pod network's bridge on every node.
+const DefaultPodBridge = "vkpod0"
+
+// PodPool is the IPAM pool name of the pod network.
+const PodPool = "pod"
+
+// ErrUnsupportedCNI: a NetworkAttachmentDefinition's CNI plugin type (or
+// option) is one virtkit cannot honour. The message names the type.
+var ErrUnsupportedCNI = errors.New("CNI configuration not supported")
+
+// HostNetworker is what the resolver needs from the host: a [*Host] on a
+// real node; nil on a simulated one (addresses are leased, nothing is
+// created).
+type HostNetworker interface {
+	EnsureBridge(ctx context.Context, b Bridge) error
+	VLANPort(ctx context.Context, parent, child string, vlan int) error
+	VLANInterface(ctx context.Context, parent, name string, vlan int, addr netip.Prefix) error
+	SetDHCPHost(ctx context.Context, d DHCP, mac string, addr netip.Addr) error
+	EnsureMasquerade(ctx context.Context, m Masquerade) error
+}
+
+// ResolverOptions configure a [Resolver]. Store, Node and PodSubnet are
+// required.
+type ResolverOptions struct {
+	Store store.Store
+	// Node is this node's name (written on leases).
+	Node string
+	// PodSubnet is this node's share of the pod network (see
+	// IPAM.NodeSubnet); its first address is the gateway on PodBridge.
+	PodSubnet netip.Prefix
+	// PodBridge is the bridge of the pod network; default DefaultPodBridge.
+	PodBridge string
+	// Host creates the host side; nil creates nothing (simulated hosts).
+	Host HostNetworker
+	// Fallback resolves multus networks that name no
+	// NetworkAttachmentDefinition (for example a domain.NetResolver with a
+	// hand-written map); nil refuses them.
+	Fallback domain.NetworkResolver
+}
+
+// Resolver is a domain.NetworkResolver that puts guests on real networks:
+// the pod network (bridge binding: the guest's NIC on the node's pod
+// bridge, its address from the IPAM by DHCP; masquerade: KubeVirt's
+// 10.0.2.2 behind NAT of the pod address) and bridges described by
+// NetworkAttachmentDefinitions (CNI type bridge with host-local IPAM,
+// optionally on a VLAN).
+type Resolver struct {
+	opts ResolverOptions
+	ipam *IPAM
+}
+
+var _ domain.NetworkResolver = (*Resolver)(nil)
+
+// NewResolver checks opts.
+func NewResolver(opts ResolverOptions) (*Resolver, error) {
+	switch {
+	case opts.Store == nil:
+		return nil, fmt.Errorf("%w: Store: required", ErrInvalidPool)
+	case opts.Node == "":
+		return nil, fmt.Errorf("%w: Node: required", ErrInvalidPool)
+	case !opts.PodSubnet.IsValid():
+		return nil, fmt.Errorf("%w: PodSubnet: required", ErrInvalidPool)
+	}
+	if opts.PodBridge == "" {
+		opts.PodBridge = DefaultPodBridge
+	}
+	opts.PodSubnet = opts.PodSubnet.Masked()
+	return &Resolver{opts: opts, ipam: &IPAM{Store: opts.Store}}, nil
+}
+
+// PodPool is the node's pod address pool.
+func (r *Resolver) PodPool() Pool { return Pool{Name: PodPool, Subnet: r.opts.PodSubnet} }
+
+// PodGateway is the pod bridge's address.
+func (r *Resolver) PodGateway() netip.Prefix {
+	return netip.PrefixFrom(r.PodPool().GatewayAddr(), r.opts.PodSubnet.Bits())
+}
+
+// SetUp creates the node's pod bridge with its gateway address and NAT of
+// the pod subnet's outbound traffic, and gives the DHCP server the
+// addresses this node already leased (a restarted node agent keeps serving
+// the guests it adopts). Call it once before guests start.
+func (r *Resolver) SetUp(ctx context.Context) error {
+	if r.opts.Host == nil {
+		return nil
+	}
+	if err := r.opts.Host.EnsureBridge(ctx, Bridge{Name: r.opts.PodBridge, Address: r.PodGateway(), Masquerade: true}); err != nil {
+		return err
+	}
+	list := &virtkit.IPLeaseList{}
+	sel := labels.SelectorFromSet(labels.Set{NodeLabel: r.opts.Node})
+	if err := r.opts.Store.List(ctx, list, store.ListOptions{LabelSelector: sel}); err != nil {
+		return err
+	}
+	d := DHCP{Interface: r.opts.PodBridge, Subnet: r.opts.PodSubnet, Router: r.PodGateway().Addr()}
+	for _, l := range list.Items {
+		p, err := netip.ParsePrefix(l.Spec.Address)
+		if l.Spec.Pool != PodPool || l.Spec.MAC == "" || err != nil || !r.opts.PodSubnet.Contains(p.Addr()) {
+			continue
+		}
+		if err := r.opts.Host.SetDHCPHost(ctx, d, l.Spec.MAC, p.Addr()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ShortID is a 10-character name part derived from a VMI UID and
+// interface, for host links.
+func ShortID(uid, iface string) string {
+	h := sha256.Sum256([]byte(uid + "/" + iface))
+	return hex.EncodeToString(h[:5])
+}
+
+// ResolveNetwork implements domain.NetworkResolver.
+func (r *Resolver) ResolveNetwork(ctx context.Context, req domain.NetworkRequest) (domain.HostNetwork, error) {
+	if err := ctx.Err(); err != nil {
+		return domain.HostNetwork{}, err
+	}
+	owner := Owner{Namespace: req.Namespace, Name: req.VMIName, UID: req.UID, Interface: req.Interface, MAC: req.MAC, Node: r.opts.Node}
+	switch req.Kind {
+	case domain.NetworkPod:
+		return r.pod(ctx, req, owner)
+	case domain.NetworkMultus:
+		return r.multus(ctx, req, owner)
+	}
+	return domain.HostNetwork{}, fmt.Errorf("network kind %q: %w", req.Kind, domain.ErrUnsupported)
+}
+
+func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Owner) (domain.HostNetwork, error) {
+	if req.Binding != "bridge" && req.Binding != "masquerade" {
+		return domain.HostNetwork{}, fmt.Errorf("%s binding on the pod network: %w", req.Binding, domain.ErrNotResolved)
+	}
+	addr, err := r.ipam.Allocate(ctx, r.PodPool(), owner)
+	if err != nil {
+		return domain.HostNetwork{}, err
+	}
+	if req.Binding == "bridge" {
+		if r.opts.Host != nil {
+			err := r.opts.Host.SetDHCPHost(ctx, DHCP{Interface: r.opts.PodBridge, Subnet: r.opts.PodSubnet, Router: r.PodGateway().Addr()}, req.MAC, addr.Addr())
+			if err != nil {
+				return domain.HostNetwork{}, err
+			}
+		}
+		return domain.HostNetwork{Type: domain.AttachBridge, Source: r.opts.PodBridge}, nil
+	}
+	m := Masquerade{
+		ID: ShortID(req.UID, req.Interface), PodBridge: r.opts.PodBridge, PodAddress: addr,
+		PodGateway: r.PodGateway().Addr(), GuestMAC: req.MAC, Ports: req.Ports,
+	}
+	if r.opts.Host != nil {
+		if err := r.opts.Host.EnsureMasquerade(ctx, m); err != nil {
+			return domain.HostNetwork{}, err
+		}
+	}
+	return domain.HostNetwork{Type: domain.AttachBridge, Source: m.GuestBridge()}, nil
+}
+
+// NetworkAttachment is a NetworkAttachmentDefinition resolved for one node.
+type NetworkAttachment struct {
+	Config *virtkit.CNIConfig
+	// Pool is the host-local range (Name empty when the config has no IPAM).
+	Pool Pool
+	// Bridge is the bridge guests attach to: the config's bridge, or for a
+	// VLAN a child bridge (vkn + hash) joined to it as an access port.
+	Bridge string
+	// Parent is the config's bridge (the default cni0 when unset).
+	Parent string
+	// HostLeg is the host interface holding Gateway: Parent, or for a VLAN
+	// a VLAN device on Parent (vkl + hash).
+	HostLeg string
+	// Gateway is the address the host holds (isGateway).
+	Gateway netip.Prefix
+}
+
+// Attachment reads the NetworkAttachmentDefinition a multus networkName
+// ("name" in namespace, or "namespace/name") names and checks its CNI
+// configuration. store.ErrNotFound when there is none; ErrUnsupportedCNI
+// naming the type or field virtkit cannot honour.
+func Attachment(ctx context.Context, st store.Store, namespace, networkName string) (*NetworkAttachment, error) {
+	ns, name, ok := strings.Cut(networkName, "/")
+	if !ok {
+		ns, name = namespace, networkName
+	}
+	nad := &virtkit.NetworkAttachmentDefinition{}
+	if err := st.Get(ctx, store.Key{Namespace: ns, Name: name}, nad); err != nil {
+		return nil, err
+	}
+	cfg, errs := virtkit.ParseCNIConfig(nad.Spec.Config, field.NewPath("spec", "config"))
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("NetworkAttachmentDefinition %s/%s: %w: %w", ns, name, ErrUnsupportedCNI, errs.ToAggregate())
+	}
+	if cfg.Type != "bridge" {
+		return nil, fmt.Errorf("NetworkAttachmentDefinition %s/%s: CNI plugin type %q: %w (only \"bridge\" is)", ns, name, cfg.Type, ErrUnsupportedCNI)
+	}
+	if cfg.IPMasq {
+		return nil, fmt.Errorf("NetworkAttachmentDefinition %s/%s: ipMasq: %w", ns, name, ErrUnsupportedCNI)
+	}
+	att := &NetworkAttachment{Config: cfg, Parent: cfg.Bridge}
+	if att.Parent == "" {
+		att.Parent = "cni0" // the bridge plugin's default
+	}
+	att.Bridge, att.HostLeg = att.Parent, att.Parent
+	if cfg.VLAN > 0 {
+		h := sha256.Sum256([]byte(ns + "/" + name))
+		id := hex.EncodeToString(h[:5])
+		att.Bridge, att.HostLeg = "vkn"+id, "vkl"+id
+	}
+	if cfg.IPAM != nil {
+		r := virtkit.CNIIPRange{Subnet: cfg.IPAM.Subnet, RangeStart: cfg.IPAM.RangeStart, RangeEnd: cfg.IPAM.RangeEnd, Gateway: cfg.IPAM.Gateway}
+		if len(cfg.IPAM.Ranges) > 0 {
+			if len(cfg.IPAM.Ranges) > 1 || len(cfg.IPAM.Ranges[0]) != 1 {
+				return nil, fmt.Errorf("NetworkAttachmentDefinition %s/%s: ipam.ranges: more than one range: %w", ns, name, ErrUnsupportedCNI)
+			}
+			r = cfg.IPAM.Ranges[0][0]
+		}
+		pool := Pool{Name: ns + "/" + name}
+		pool.Subnet, _ = netip.ParsePrefix(r.Subnet) // checked by ParseCNIConfig
+		pool.RangeStart, _ = netip.ParseAddr(r.RangeStart)
+		pool.RangeEnd, _ = netip.ParseAddr(r.RangeEnd)
+		pool.Gateway, _ = netip.ParseAddr(r.Gateway)
+		att.Pool = pool
+		if cfg.IsGateway {
+			att.Gateway = netip.PrefixFrom(pool.GatewayAddr(), pool.Subnet.Bits())
+		}
+	}
+	return att, nil
+}
+
+func (r *Resolver) multus(ctx context.Context, req domain.NetworkRequest, owner Owner) (domain.HostNetwork, error) {
+	att, err := Attachment(ctx, r.opts.Store, req.Namespace, req.MultusNetworkName)
+	if errors.Is(err, store.ErrNotFound) && r.opts.Fallback != nil {
+		return r.opts.Fallback.ResolveNetwork(ctx, req)
+	}
+	if err != nil {
+		return domain.HostNetwork{}, fmt.Errorf("multus network %q: %w", req.MultusNetworkName, err)
+	}
+	if req.Binding != "bridge" {
+		return domain.HostNetwork{}, fmt.Errorf("%s binding on a bridge network attachment: %w", req.Binding, domain.ErrNotResolved)
+	}
+	var addr netip.Prefix
+	if att.Pool.Name != "" {
+		if addr, err = r.ipam.Allocate(ctx, att.Pool, owner); err != nil {
+			return domain.HostNetwork{}, err
+		}
+	}
+	if h := r.opts.Host; h != nil {
+		if vlan := att.Config.VLAN; vlan > 0 {
+			if err := h.EnsureBridge(ctx, Bridge{Name: att.Parent, VLANFiltering: true}); err != nil {
+				return domain.HostNetwork{}, err
+			}
+			if err := h.EnsureBridge(ctx, Bridge{Name: att.Bridge}); err != nil {
+				return domain.HostNetwork{}, err
+			}
+			if err := h.VLANPort(ctx, att.Parent, att.Bridge, vlan); err != nil {
+				return domain.HostNetwork{}, err
+			}
+			if att.Gateway.IsValid() {
+				if err := h.VLANInterface(ctx, att.Parent, att.HostLeg, vlan, att.Gateway); err != nil {
+					return domain.HostNetwork{}, err
+				}
+			}
+		} else if err := h.EnsureBridge(ctx, Bridge{Name: att.Bridge, Address: att.Gateway}); err != nil {
+			return domain.HostNetwork{}, err
+		}
+		// The guest learns its host-local address by DHCP from the host's
+		// address on the bridge; without one (isGateway false) the address
+		// is leased and reported but the guest configures it itself.
+		if addr.IsValid() && att.Gateway.IsValid() {
+			d := DHCP{Interface: att.HostLeg, Subnet: att.Pool.Subnet, Router: att.Gateway.Addr()}
+			if err := h.SetDHCPHost(ctx, d, req.MAC, addr.Addr()); err != nil {
+				return domain.HostNetwork{}, err
+			}
+		}
+	}
+	out := domain.HostNetwork{Type: domain.AttachBridge, Source: att.Bridge}
+	if att.Config.MTU > 0 {
+		out.MTU = uint(att.Config.MTU)
+	}
+	return out, nil
+}
+
+// InterfaceAddresses maps the VMI's interface names to the addresses
+// leased to them (the node agent reports them in status.interfaces; see
+// node.InterfaceAddresser).
+func (r *Resolver) InterfaceAddresses(ctx context.Context, vmi *virtkit.VirtualMachineInstance) (map[string][]string, error) {
+	leases, err := r.ipam.OwnedBy(ctx, string(vmi.UID))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, l := range leases {
+		p, err := netip.ParsePrefix(l.Spec.Address)
+		if err != nil {
+			continue
+		}
+		out[l.Spec.Interface] = append(out[l.Spec.Interface], p.Addr().String())
+	}
+	return out, nil
+}
