@@ -65,6 +65,11 @@ type Request struct {
 	// BandwidthHint is an expected transfer rate in bytes/s known before the
 	// start (0 = unknown), letting a policy refuse before any byte moves.
 	BandwidthHint float64
+	// CompletionTimeout is when the caller aborts a job still running (the
+	// node agent's completion timeout, KubeVirt's 150 s per GB); 0 = none.
+	// A policy may give up sooner when it predicts the job cannot finish
+	// by then.
+	CompletionTimeout time.Duration
 }
 
 // Validate reports the first bad field.
@@ -80,6 +85,8 @@ func (r Request) Validate() error {
 		return fmt.Errorf("maxDowntime: must be >= 0: %w", ErrInvalidInput)
 	case r.BandwidthHint < 0 || math.IsNaN(r.BandwidthHint):
 		return fmt.Errorf("bandwidthHint: must be >= 0: %w", ErrInvalidInput)
+	case r.CompletionTimeout < 0:
+		return fmt.Errorf("completionTimeout: must be >= 0: %w", ErrInvalidInput)
 	}
 	return nil
 }
