@@ -83,3 +83,21 @@ func TestVirtkitShortPauseWhileAutoConvergeClimbs(t *testing.T) {
 	p.StalledRounds = 0
 	assert.Equal(t, migration.ActionRaiseDowntime, v.Decide(p).Kind, "without that evidence the tail that fits raises it")
 }
+
+// At QEMU's highest throttle a whole pass that left as much as the one
+// before ends the job (the real tiny guest's dirtier keeps its pace under
+// any throttle); until a pass under 99 % has been measured it waits.
+func TestVirtkitGivesUpWhenAPassAt99DoesNotShrink(t *testing.T) {
+	v := migration.NewPolicy(migration.PolicyOptions{})
+	p := acOnlyProgress()
+	p.Throttle, p.Elapsed, p.Iteration = 99, 80*time.Second, some(uint64(5))
+	p.ExpectedDowntime = some(16 * time.Second)
+	a := v.Decide(p)
+	require.NotEqual(t, migration.ActionAbort, a.Kind, "no pass measured under 99 %% yet: %s", a.Reason)
+	p.ThrottleCeiling, p.RateAtCeiling = 99, some(8.0*(1<<20))
+	a = v.Decide(p)
+	require.Equal(t, migration.ActionAbort, a.Kind, "%s", a.Reason)
+	assert.Contains(t, a.Reason, "highest auto-converge throttle (99%)")
+	p.RoundShrink = some(0.5)
+	assert.NotEqual(t, migration.ActionAbort, v.Decide(p).Kind, "a pass that shrank: wait")
+}

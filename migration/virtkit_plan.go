@@ -213,15 +213,37 @@ func (v *VirtkitPolicy) shortLimit(e estimate) time.Duration {
 }
 
 // autoConvergeTooSlow gives up when only QEMU's auto-converge can help (no
-// direct throttle, no post-copy), the passes have stopped shrinking, and at
+// direct throttle, no post-copy), the passes have stopped shrinking, and
+// either a whole pass under QEMU's 99 % showed it, or at
 // the pace QEMU has shown (a step every second bitmap sync at most, a sync
 // per pass) the throttle at which pre-copy converges, or 99 %, cannot be
 // reached and the rest sent before the caller's completion timeout, even if
 // the guest slows in full proportion to the throttle. Waiting
 // for the timeout would only send the same pages again.
 func (v *VirtkitPolicy) autoConvergeTooSlow(p Progress, e estimate, in ModelInput, f figures) (Action, bool) {
-	if !p.AllowAutoConverge || p.CanThrottle || p.AllowPostCopy || !p.FirstPassDone || p.CompletionTimeout <= 0 ||
-		p.Throttle >= 99 || !p.DirtyRate.Valid || p.RoundShrink.Or(0) < stuckShrink {
+	if !p.AllowAutoConverge || p.CanThrottle || p.AllowPostCopy || !p.FirstPassDone || p.RoundShrink.Or(0) < stuckShrink {
+		return Action{}, false
+	}
+	// At QEMU's highest throttle, after one whole pass under it (a rate
+	// measured there), the passes shrink too slowly to reach what the
+	// limit lets switch over before the completion timeout: nothing is
+	// left to try. A rate measured over a pass saturates at the working
+	// set, so the passes themselves are the evidence, not the rate.
+	if exp, ok := p.ExpectedDowntime.Get(); ok && p.Throttle >= 99 && p.ThrottleCeiling >= 99 && p.RateAtCeiling.Valid &&
+		exp > e.cap && p.CompletionTimeout > 0 {
+		q := p.RoundShrink.Value
+		need := math.Inf(1) // geometric passes from exp down to the threshold
+		if q < 1 {
+			need = (exp - e.cap).Seconds() / (1 - q)
+		}
+		if left := p.CompletionTimeout.Seconds() - p.Elapsed.Seconds(); need > left {
+			f = f.add("roundShrink", q, "").seconds("expectedPause", exp).add("completionLeft", left, "s")
+			return Action{Kind: ActionAbort, Figures: f,
+				Reason: fmt.Sprintf("the passes have stopped shrinking: a whole pass under QEMU's highest auto-converge throttle (%d%%) left %.0f %% of what the one before left, %v of sending at the bandwidth, over the %v the switchover may take; at that pace the passes would not get there before the completion timeout in %.0f s; post-copy is not allowed",
+					p.Throttle, 100*q, exp.Round(time.Millisecond), e.cap, left)}, true
+		}
+	}
+	if p.CompletionTimeout <= 0 || p.Throttle >= 99 || !p.DirtyRate.Valid {
 		return Action{}, false
 	}
 	// The first pass ends with the job's second iteration; each later
