@@ -221,7 +221,11 @@ func (v *VirtkitPolicy) shortLimit(e estimate) time.Duration {
 // the guest slows in full proportion to the throttle. Waiting
 // for the timeout would only send the same pages again.
 func (v *VirtkitPolicy) autoConvergeTooSlow(p Progress, e estimate, in ModelInput, f figures) (Action, bool) {
-	if !p.AllowAutoConverge || p.CanThrottle || p.AllowPostCopy || !p.FirstPassDone || p.RoundShrink.Or(0) < stuckShrink {
+	// Evidence, not a moment: rounds stuck for a few syncs, and a job
+	// dirty rate steady over at least three of them (a bursty guest may
+	// reach a quiet phase).
+	steady := p.JobDirtyRateSamples >= 3 && p.JobDirtyRateHigh.Or(math.Inf(1)) <= 1.25*p.JobDirtyRateLow.Or(0)
+	if !p.AllowAutoConverge || p.CanThrottle || p.AllowPostCopy || !p.FirstPassDone || !v.roundsStuck(p) || !steady {
 		return Action{}, false
 	}
 	// At QEMU's highest throttle, after one whole pass under it (a rate
