@@ -122,8 +122,8 @@ type Options struct {
 	SkipMeasurement bool
 	// MeasureWorth: the pre-start measurement delays the start by
 	// MeasurePeriod, so it runs only when the first pass is expected to take
-	// at least this long (memory / Request.BandwidthHint); without a hint it
-	// always runs. 0 = 20 × MeasurePeriod (the delay stays under 5 %).
+	// at least this long (memory / Request.BandwidthHint, or the job's cap
+	// Params.Bandwidth without a hint); with neither it always runs. 0 = 20 × MeasurePeriod (the delay stays under 5 %).
 	MeasureWorth time.Duration
 	// ProbeInterval is the time between probes while the first pass runs
 	// (when Probe is set); 0 = 2 s.
@@ -403,8 +403,14 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.mu.Unlock()
 		return ErrStarted
 	}
+	// Without a hint the job's own cap is the expected speed (the node
+	// agent and the real-QEMU bench give only the cap).
+	hint := e.req.BandwidthHint
+	if hint <= 0 {
+		hint = float64(e.req.Params.Bandwidth)
+	}
 	measured := e.st.dirtyBefore.Valid || e.st.measureErr != "" || e.opts.SkipMeasurement ||
-		(e.req.BandwidthHint > 0 && float64(e.req.Memory)/e.req.BandwidthHint < e.opts.MeasureWorth.Seconds())
+		(hint > 0 && float64(e.req.Memory)/hint < e.opts.MeasureWorth.Seconds())
 	e.st.started = true
 	e.mu.Unlock()
 	e.learnCapabilities(ctx)
