@@ -222,9 +222,14 @@ func (v *VirtkitPolicy) shortLimit(e estimate) time.Duration {
 // for the timeout would only send the same pages again.
 func (v *VirtkitPolicy) autoConvergeTooSlow(p Progress, e estimate, in ModelInput, f figures) (Action, bool) {
 	// Evidence, not a moment: rounds stuck for a few syncs, and a job
-	// dirty rate steady over at least three of them (a bursty guest may
-	// reach a quiet phase).
-	steady := p.JobDirtyRateSamples >= 3 && p.JobDirtyRateHigh.Or(math.Inf(1)) <= 1.25*p.JobDirtyRateLow.Or(0)
+	// dirty rate steady over the syncs under today's throttle (a bursty
+	// guest may reach a quiet phase): two of them at QEMU's 99 %, which
+	// takes whole passes to reach, three below.
+	need := 3
+	if p.Throttle >= 99 {
+		need = 2
+	}
+	steady := p.JobDirtyRateSamples >= need && p.JobDirtyRateHigh.Or(math.Inf(1)) <= 1.25*p.JobDirtyRateLow.Or(0)
 	if !p.AllowAutoConverge || p.CanThrottle || p.AllowPostCopy || !p.FirstPassDone || !v.roundsStuck(p) || !steady {
 		return Action{}, false
 	}
