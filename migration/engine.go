@@ -65,6 +65,11 @@ type Request struct {
 	// BandwidthHint is an expected transfer rate in bytes/s known before the
 	// start (0 = unknown), letting a policy refuse before any byte moves.
 	BandwidthHint float64
+	// CompletionTimeout is when the caller aborts a job still running (the
+	// node agent's completion timeout, KubeVirt's 150 s per GB); 0 = none.
+	// A policy may give up sooner when it predicts the job cannot finish
+	// by then.
+	CompletionTimeout time.Duration
 }
 
 // Validate reports the first bad field.
@@ -80,6 +85,8 @@ func (r Request) Validate() error {
 		return fmt.Errorf("maxDowntime: must be >= 0: %w", ErrInvalidInput)
 	case r.BandwidthHint < 0 || math.IsNaN(r.BandwidthHint):
 		return fmt.Errorf("bandwidthHint: must be >= 0: %w", ErrInvalidInput)
+	case r.CompletionTimeout < 0:
+		return fmt.Errorf("completionTimeout: must be >= 0: %w", ErrInvalidInput)
 	}
 	return nil
 }
@@ -115,8 +122,8 @@ type Options struct {
 	SkipMeasurement bool
 	// MeasureWorth: the pre-start measurement delays the start by
 	// MeasurePeriod, so it runs only when the first pass is expected to take
-	// at least this long (memory / Request.BandwidthHint); without a hint it
-	// always runs. 0 = 20 × MeasurePeriod (the delay stays under 5 %).
+	// at least this long (memory / Request.BandwidthHint, or the job's cap
+	// Params.Bandwidth without a hint); with neither it always runs. 0 = 20 × MeasurePeriod (the delay stays under 5 %).
 	MeasureWorth time.Duration
 	// ProbeInterval is the time between probes while the first pass runs
 	// (when Probe is set); 0 = 2 s.
@@ -396,8 +403,14 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.mu.Unlock()
 		return ErrStarted
 	}
+	// Without a hint the job's own cap is the expected speed (the node
+	// agent and the real-QEMU bench give only the cap).
+	hint := e.req.BandwidthHint
+	if hint <= 0 {
+		hint = float64(e.req.Params.Bandwidth)
+	}
 	measured := e.st.dirtyBefore.Valid || e.st.measureErr != "" || e.opts.SkipMeasurement ||
-		(e.req.BandwidthHint > 0 && float64(e.req.Memory)/e.req.BandwidthHint < e.opts.MeasureWorth.Seconds())
+		(hint > 0 && float64(e.req.Memory)/hint < e.opts.MeasureWorth.Seconds())
 	e.st.started = true
 	e.mu.Unlock()
 	e.learnCapabilities(ctx)

@@ -164,3 +164,27 @@ func TestHopelessRefusedInFirstPass(t *testing.T) {
 		})
 	}
 }
+
+// Without a bandwidth hint the job's cap is the expected speed: a first
+// pass it makes short (256 MiB at 64 MiB/s: 4 s) is not delayed by the 1 s
+// pre-start measurement; a long one (at 8 MiB/s: 32 s) is measured.
+func TestMeasurementWorthJudgedByTheCap(t *testing.T) {
+	const mem = 256 << 20
+	for _, tt := range []struct {
+		name    string
+		cap     uint64
+		measure bool
+	}{
+		{"short first pass at the cap", 64 << 20, false},
+		{"long first pass at the cap", 8 << 20, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &libvirtFixture{done: make(chan struct{}), stats: []hypervisor.JobStats{{Type: hypervisor.JobUnbounded, Mode: hypervisor.ModePreCopy}}}
+			req := Request{Domain: "vm", Memory: mem, Params: hypervisor.MigrationParams{Bandwidth: tt.cap}}
+			e, err := NewEngine(f, req, Options{Policy: NewPolicy(PolicyOptions{}), Clock: &manualClock{t: epoch}})
+			require.NoError(t, err)
+			require.NoError(t, e.Start(context.Background()))
+			assert.Equal(t, tt.measure, f.measured > 0, "pre-start samples: %d", f.measured)
+		})
+	}
+}

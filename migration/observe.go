@@ -240,6 +240,7 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		MinRemaining:        st.minRemaining,
 		AllowPostCopy:       e.req.AllowPostCopy,
 		AllowAutoConverge:   e.req.AllowAutoConverge,
+		CompletionTimeout:   e.req.CompletionTimeout,
 	}
 	if !p.DataSent.Valid {
 		p.DataSent = s.MemoryProcessed

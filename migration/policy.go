@@ -150,6 +150,9 @@ type Progress struct {
 	// Permissions every policy gets from the migration configuration.
 	AllowPostCopy     bool
 	AllowAutoConverge bool
+	// CompletionTimeout is when the caller aborts the job (0 = never): the
+	// request's CompletionTimeout.
+	CompletionTimeout time.Duration
 }
 
 // ActionKind is what a policy asks for.

@@ -245,7 +245,10 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 		return v.plan(p, e, ok)
 	}
 	if !ok {
-		if act, raise := v.raiseForSpeed(p, e); raise {
+		// (A step of QEMU's auto-converge makes the rate stale; rounds
+		// that stay stuck over the limit keep the pause short, see below.)
+		stuck := p.AllowAutoConverge && !p.CanThrottle && p.Throttle < 99 && v.roundsStuck(p) && p.ExpectedDowntime.Or(0) > e.cap
+		if act, raise := v.raiseForSpeed(p, e); raise && !stuck {
 			return act
 		}
 		return Action{Kind: ActionContinue, Reason: "waiting for a bandwidth and dirty-rate measurement"}
@@ -314,13 +317,28 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 				Reason: fmt.Sprintf("first pass done; post-copy of the remaining %s finishes at %.0f s, %.0f s before pre-copy would", formatBytes(e.remaining), post, gain)}
 		}
 	}
+	// While QEMU's auto-converge still has to bring the dirty rate down
+	// (pre-copy at the configured limit does not finish within the budget
+	// at today's throttle), the pause stays short: a high switchover
+	// threshold ends each pass while much of the working set is still
+	// pending, pages dirtied again then are not new to QEMU's bitmap, and
+	// its trigger (dirtied over half of what was sent) fires less often,
+	// so the throttle climbs slower and the migration takes longer.
+	acStuck := v.autoConvergeRamping(p, pred, finish, budget) && v.roundsStuck(p)
+	if acStuck && p.ExpectedDowntime.Or(0) > e.limit {
+		if short := v.shortLimit(e); e.limit > short {
+			return Action{Kind: ActionRaiseDowntime, DowntimeLimit: short, Figures: f,
+				Reason: fmt.Sprintf("%s; QEMU's auto-converge is throttling the guest (%d%% now): back to a %v pause, so every pass ends with the guest's dirtying counted in full and the throttle climbs at QEMU's pace",
+					preCopyVerdict(pred, finish, budget), p.Throttle, short+o.SwitchoverReserve)}
+		}
+	}
 	// The short target pause is kept only while it costs (almost) no time:
 	// once the configured limit (less the reserve) is predicted to finish
 	// more than 2 % earlier, allow it. The rounds' measured shrink judges
 	// too: when what the last sync left already fits the configured
 	// threshold, every further round at the short one is time the
 	// switchover could have saved.
-	if act, raise := v.raiseForSpeed(p, e); raise {
+	if act, raise := v.raiseForSpeed(p, e); raise && !(acStuck && p.ExpectedDowntime.Or(0) > e.cap) {
 		return act
 	}
 	// A throttle sized for a rate that has since fallen (a burst ended) is
@@ -341,7 +359,9 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 				Reason: fmt.Sprintf("the dirty rate fell to %s (%s unthrottled): %d%% is enough, release the rest", formatRate(e.dirtyEff), formatRate(e.dirtyRaw), pct)}
 		}
 	}
-	if e.limit < e.cap && pred.Converges && (!cur.Converges || finish < curFinish-0.02*finish) {
+	// Nor is it raised again while the rounds show that what each sync
+	// leaves would not fit the configured limit either.
+	if e.limit < e.cap && pred.Converges && !(acStuck && p.ExpectedDowntime.Or(0) > e.cap) && (!cur.Converges || finish < curFinish-0.02*finish) {
 		return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
 			Reason: fmt.Sprintf("a %v pause would take pre-copy to %s; the configured limit (%v less %v reserve) finishes at %.1f s",
 				e.limit+o.SwitchoverReserve, finishText(cur, curFinish), e.cap+o.SwitchoverReserve, o.SwitchoverReserve, finish)}
@@ -387,7 +407,11 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 
 	// Without a direct throttle, QEMU's auto-converge (enabled at the start)
 	// raises the throttle itself, up to 99 %; give it the chance while that
-	// can work.
+	// can work, and give up at once when at QEMU's pace it cannot before
+	// the job's completion timeout.
+	if act, ok := v.autoConvergeTooSlow(p, e, in, f); ok {
+		return act
+	}
 	if p.AllowAutoConverge && !p.CanThrottle && p.Throttle >= 99 && !exhausted && p.ThrottleCeiling < 99 {
 		return Action{Kind: ActionContinue, Figures: f,
 			Reason: fmt.Sprintf("%s; QEMU's auto-converge reached %d%%: waiting for the dirty rate under it", preCopyVerdict(pred, finish, budget), p.Throttle)}
@@ -488,6 +512,15 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	}
 	return Action{Kind: ActionAbort, Figures: f, Reason: v.hopeless(p, e, pred)}
 }
+
+// revertRounds: rounds without the expected pause improving, over the
+// raised threshold, before a raised pause is taken back while QEMU's
+// auto-converge climbs.
+const revertRounds = 3
+
+// stuckShrink: rounds that leave at least this share of what the previous
+// one left are not shrinking.
+const stuckShrink = 0.9
 
 // nearCritical: an effective dirty rate up to this multiple of the
 // bandwidth may still converge, slowly.

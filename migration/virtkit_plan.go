@@ -193,3 +193,109 @@ func (v *VirtkitPolicy) hopelessEarly(p Progress, e estimate, f figures) (Action
 	return Action{Kind: ActionAbort, Reason: why,
 		Figures: f.add("dirtyRateLow", low, "B/s").add("hopelessMargin", o.HopelessMargin, "").add("dirtyRateSamples", float64(p.DirtyRateSamples), "")}, true
 }
+
+// autoConvergeRamping reports that only QEMU's auto-converge can bring
+// pre-copy within the budget and has not yet: it runs (no direct
+// throttle), is below its 99 % ceiling, and pre-copy at the configured
+// limit and today's throttle does not finish within the budget.
+func (v *VirtkitPolicy) autoConvergeRamping(p Progress, pred Prediction, finish, budget float64) bool {
+	return p.AllowAutoConverge && !p.CanThrottle && p.FirstPassDone && p.Throttle < 99 &&
+		(!pred.Converges || finish > budget)
+}
+
+// shortLimit is the switchover threshold of the short target pause (the
+// configured one when no target is set or the target is not shorter).
+func (v *VirtkitPolicy) shortLimit(e estimate) time.Duration {
+	if t := reserveFrom(v.opts.TargetDowntime, v.opts.SwitchoverReserve); v.opts.TargetDowntime > 0 && t < e.cap {
+		return t
+	}
+	return e.cap
+}
+
+// autoConvergeTooSlow gives up when only QEMU's auto-converge can help (no
+// direct throttle, no post-copy), the passes have stopped shrinking, and
+// either a whole pass under QEMU's 99 % showed it, or at
+// the pace QEMU has shown (a step every second bitmap sync at most, a sync
+// per pass) the throttle at which pre-copy converges, or 99 %, cannot be
+// reached and the rest sent before the caller's completion timeout, even if
+// the guest slows in full proportion to the throttle. Waiting
+// for the timeout would only send the same pages again.
+func (v *VirtkitPolicy) autoConvergeTooSlow(p Progress, e estimate, in ModelInput, f figures) (Action, bool) {
+	// Evidence, not a moment: rounds stuck for a few syncs, and a job
+	// dirty rate steady over the syncs under today's throttle (a bursty
+	// guest may reach a quiet phase): two of them at QEMU's 99 %, which
+	// takes whole passes to reach, three below.
+	need := 3
+	if p.Throttle >= 99 {
+		need = 2
+	}
+	steady := p.JobDirtyRateSamples >= need && p.JobDirtyRateHigh.Or(math.Inf(1)) <= 1.25*p.JobDirtyRateLow.Or(0)
+	if !p.AllowAutoConverge || p.CanThrottle || p.AllowPostCopy || !p.FirstPassDone || !v.roundsStuck(p) || !steady {
+		return Action{}, false
+	}
+	// At QEMU's highest throttle, after one whole pass under it (a rate
+	// measured there), the passes shrink too slowly to reach what the
+	// limit lets switch over before the completion timeout: nothing is
+	// left to try. A rate measured over a pass saturates at the working
+	// set, so the passes themselves are the evidence, not the rate.
+	if exp, ok := p.ExpectedDowntime.Get(); ok && p.Throttle >= 99 && p.ThrottleCeiling >= 99 && p.RateAtCeiling.Valid &&
+		exp > e.cap && p.CompletionTimeout > 0 {
+		q := p.RoundShrink.Value
+		need := math.Inf(1) // geometric passes from exp down to the threshold
+		if q < 1 {
+			need = (exp - e.cap).Seconds() / (1 - q)
+		}
+		if left := p.CompletionTimeout.Seconds() - p.Elapsed.Seconds(); need > left {
+			f = f.add("roundShrink", q, "").seconds("expectedPause", exp).add("completionLeft", left, "s")
+			return Action{Kind: ActionAbort, Figures: f,
+				Reason: fmt.Sprintf("the passes have stopped shrinking: a whole pass under QEMU's highest auto-converge throttle (%d%%) left %.0f %% of what the one before left, %v of sending at the bandwidth, over the %v the switchover may take; at that pace the passes would not get there before the completion timeout in %.0f s; post-copy is not allowed",
+					p.Throttle, 100*q, exp.Round(time.Millisecond), e.cap, left)}, true
+		}
+	}
+	if p.CompletionTimeout <= 0 || p.Throttle >= 99 || !p.DirtyRate.Valid {
+		return Action{}, false
+	}
+	// The first pass ends with the job's second iteration; each later
+	// bitmap sync adds one.
+	syncs := int64(p.Iteration.Or(0)) - 2
+	if syncs < 1 {
+		return Action{}, false
+	}
+	interval := math.Max(1, p.SinceFirstPass.Seconds()/float64(syncs))
+	step := 2 * interval
+	left := p.CompletionTimeout.Seconds() - p.Elapsed.Seconds()
+	in.DowntimeLimit = e.cap
+	need, eta := 0, math.Inf(1)
+	for pct, steps := p.Throttle, 0; pct <= 99; pct, steps = min(pct+defaultACIncrement, 99), steps+1 {
+		// Full sensitivity: a learned one rests on samples that a hot
+		// working set saturates, and the verdict must not be pessimistic.
+		in.DirtyRate = e.dirtyRaw * (1 - float64(pct)/100)
+		if pr, err := Predict(in); err == nil && pr.Converges {
+			need, eta = pct, float64(steps)*step+pr.Total.Seconds()
+			break
+		}
+		if pct == 99 {
+			break
+		}
+	}
+	if eta <= left {
+		return Action{}, false
+	}
+	f = f.seconds("syncInterval", seconds(interval)).add("completionLeft", left, "s").add("roundShrink", p.RoundShrink.Value, "")
+	why := fmt.Sprintf("the passes have stopped shrinking (each leaves %.0f %% of the one before) at a %d%% throttle, and QEMU's auto-converge, one step every second bitmap sync (a sync every %.1f s here), ",
+		100*p.RoundShrink.Value, p.Throttle, interval)
+	if math.IsInf(eta, 1) {
+		why += fmt.Sprintf("would not bring pre-copy to converge even at 99 %% (dirty rate %s unthrottled, bandwidth %s)", formatRate(e.dirtyRaw), formatRate(e.bw))
+	} else {
+		f = f.add("throttleNeeded", float64(need), "%").add("predictedFinish", eta, "s")
+		why += fmt.Sprintf("would need about %.0f s to reach %d%% and finish, past the completion timeout in %.0f s", eta, need, left)
+	}
+	why += "; post-copy is not allowed"
+	return Action{Kind: ActionAbort, Figures: f, Reason: why}, true
+}
+
+// roundsStuck: the last rounds have not shrunk and the expected pause has
+// not improved for a few of them.
+func (v *VirtkitPolicy) roundsStuck(p Progress) bool {
+	return p.RoundShrink.Or(0) >= stuckShrink && p.StalledRounds >= revertRounds
+}

@@ -73,6 +73,11 @@ func TestRealStackNonConvergent(t *testing.T) {
 		ms := done.Status.MigrationState
 		require.NotNil(t, ms)
 		t.Logf("decided in %v: %s", took.Round(100*time.Millisecond), ms.FailureReason)
+		if ms.Engine != nil {
+			for _, d := range ms.Engine.Decisions {
+				t.Logf("  %s: %s %v", d.Action, d.Reason, d.Numbers)
+			}
+		}
 		assert.Less(t, took, 45*time.Second, "object created -> Failed, boot excluded")
 		require.NotNil(t, ms.StartTimestamp)
 		require.NotNil(t, ms.EndTimestamp)

@@ -152,7 +152,7 @@ func tinyVMI(name string, dirtyMiBs int) *virtkit.VirtualMachineInstance {
 	grace := int64(5)
 	return &virtkit.VirtualMachineInstance{
 		TypeMeta:   metav1.TypeMeta{APIVersion: virtkit.APIVersion, Kind: virtkit.KindVirtualMachineInstance},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "vkt-migration", Labels: map[string]string{"app": name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "mig-realstack", Labels: map[string]string{"app": name}},
 		Spec: virtkit.VirtualMachineInstanceSpec{
 			Domain: virtkit.DomainSpec{
 				Memory: &virtkit.Memory{Guest: &mem},

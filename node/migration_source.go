@@ -199,6 +199,9 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		Params:            params,
 		AllowPostCopy:     cfg.AllowPostCopy != nil && *cfg.AllowPostCopy,
 		AllowAutoConverge: cfg.AllowAutoConverge != nil && *cfg.AllowAutoConverge,
+		// The completion timeout watchOutgoing applies, so the policy can
+		// give up sooner when it predicts it cannot finish by then.
+		CompletionTimeout: completionTimeout(cfg, mem),
 	}
 	if d := cfg.MaxDowntimeMs; d != nil && *d > 0 {
 		req.MaxDowntime = time.Duration(*d) * time.Millisecond
@@ -333,12 +336,7 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 	interval := a.opts.Migration.StatusInterval
 	t := a.opts.Clock.NewTicker(interval)
 	defer t.Stop()
-	var acceptable, progressTimeout time.Duration
-	if c := cfg.CompletionTimeoutPerGiB; c != nil && *c > 0 {
-		// KubeVirt counts the data in whole GB, rounded up.
-		gb := math.Ceil(float64(mem) / 1e9)
-		acceptable = time.Duration(float64(*c)*gb) * time.Second
-	}
+	acceptable, progressTimeout := completionTimeout(cfg, mem), time.Duration(0)
 	if p := cfg.ProgressTimeout; p != nil && *p > 0 {
 		progressTimeout = time.Duration(*p) * time.Second
 	}
@@ -494,4 +492,15 @@ type recordingThrottleJob struct {
 
 func (j *recordingThrottleJob) SetThrottle(ctx context.Context, percent int) error {
 	return j.thr.SetThrottle(ctx, percent)
+}
+
+// completionTimeout is KubeVirt's completion timeout of the configuration
+// for mem bytes of guest memory (0 = none); KubeVirt counts the data in
+// whole GB, rounded up.
+func completionTimeout(cfg *virtkit.MigrationConfiguration, mem uint64) time.Duration {
+	c := cfg.CompletionTimeoutPerGiB
+	if c == nil || *c <= 0 {
+		return 0
+	}
+	return time.Duration(float64(*c)*math.Ceil(float64(mem)/1e9)) * time.Second
 }

@@ -263,6 +263,10 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 		// engine uses it to skip the pre-start measurement when the first
 		// pass is short and to refuse a hopeless guest before the start.
 		req.BandwidthHint = p.BandwidthBytes()
+		if opts.CompletionTimeoutPerGB > 0 {
+			// And the completion timeout it will apply.
+			req.CompletionTimeout = opts.CompletionTimeoutPerGB * time.Duration((p.MemoryBytes()+1e9-1)/1e9)
+		}
 	}
 	eopts := migration.Options{Policy: policy, Clock: clock, Probe: simProbe{src}, SkipMeasurement: !isVirtkit}
 	eng, err := migration.NewEngine(src, req, eopts)

@@ -166,6 +166,11 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 		AllowAutoConverge: p.AllowAutoConverge,
 		DowntimeLimit:     p.Downtime(),
 	}
+	var acceptable time.Duration
+	if isVirtkit {
+		acceptable = 150 * time.Second * time.Duration((p.MemoryBytes()+1e9-1)/1e9)
+		req.CompletionTimeout = acceptable
+	}
 	eng, err := migration.NewEngine(opts.Source, req, eopts)
 	if err != nil {
 		return bench.Row{}, err
@@ -174,10 +179,6 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 		Profile: p.Name, Policy: policy.Name(), Capabilities: Capabilities,
 		MemoryBytes: p.MemoryBytes(), DowntimeLimit: p.Downtime(),
 		LowerBoundSeconds: round(float64(p.MemoryBytes())/float64(g.Bandwidth), 3),
-	}
-	var acceptable time.Duration
-	if isVirtkit {
-		acceptable = 150 * time.Second * time.Duration((p.MemoryBytes()+1e9-1)/1e9)
 	}
 	var tl timeline
 	res, err := drive(ctx, eng, &row, acceptable, opts.MaxTime, &tl)
