@@ -88,7 +88,9 @@ cat >"$r/etc/systemd/system/systemd-networkd-wait-online.service.d/virtkit.conf"
 ExecStart=
 ExecStart=/lib/systemd/systemd-networkd-wait-online --any --timeout=20
 EOF
-# Boot time under TCG: nothing periodic, nothing the guest does not need.
+# Boot time under TCG: no graphical target, nothing periodic, nothing the
+# guest does not need.
+chroot "$r" systemctl set-default multi-user.target >/dev/null 2>&1
 for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service \
 	fstrim.timer man-db.timer dpkg-db-backup.timer; do
 	chroot "$r" systemctl disable "$u" >/dev/null 2>&1 || true

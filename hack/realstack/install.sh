@@ -3,7 +3,7 @@
 # libvirt (daemon, client tools, headers for the cgo bindings), QEMU, the
 # pieces of the tiny guest (cloud kernel, busybox-static, qemu-guest-agent,
 # gcc for the memory dirtier), xmllint for virt-xml-validate, promtool and
-# socat. Idempotent: when every package is already installed it touches
+# socat, and mmdebstrap (with e2fsprogs) for the Debian cloud image. Idempotent: when every package is already installed it touches
 # nothing and returns in well under a second.
 set -euo pipefail
 
@@ -13,6 +13,7 @@ packages=(
 	qemu-system-x86 qemu-utils
 	linux-image-cloud-amd64 busybox-static qemu-guest-agent
 	prometheus socat gcc libc6-dev genisoimage openssl
+	mmdebstrap e2fsprogs
 )
 
 if [[ $(id -u) -ne 0 ]]; then

@@ -44,7 +44,7 @@ const (
 
 	// TCG boots the guest in about a minute on an idle machine; CI shares
 	// two cores, so the bounds are generous.
-	bootTimeout      = 6 * time.Minute
+	bootTimeout      = 10 * time.Minute
 	cloudInitTimeout = 8 * time.Minute
 )
 
@@ -70,10 +70,18 @@ func runCloudInit(t *testing.T, manifest, wantDatasource string) {
 	vmi := objs[0].(*virtkit.VirtualMachineInstance)
 	wantHost := vmi.Spec.Hostname
 	wantMAC := vmi.Spec.Domain.Devices.Interfaces[0].MacAddress
+	wantIP := vmi.Annotations["test.virtkit.io/static-ip"]
+	require.NotEmpty(t, wantIP, "the manifest names the address its network data configures")
 
 	c := startCluster(t, img)
 	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout+cloudInitTimeout)
 	defer cancel()
+	// A guest left behind by an interrupted run would hold the name.
+	hv := c.Node(nodeName).Hypervisor
+	if err := hv.Destroy(ctx, domain.DomainName(vmi)); err == nil {
+		t.Logf("destroyed a leftover %s", domain.DomainName(vmi))
+	}
+	_ = hv.Undefine(ctx, domain.DomainName(vmi))
 
 	start := time.Now()
 	require.NoError(t, c.Apply(ctx, vmi))
@@ -87,9 +95,9 @@ func runCloudInit(t *testing.T, manifest, wantDatasource string) {
 	require.False(t, got.IsFinal(), "VMI ended: %s", got.Status.Phase)
 	t.Logf("boot to guest agent: %s", time.Since(start).Round(100*time.Millisecond))
 
-	hv := c.Node(nodeName).Hypervisor.(hypervisor.AgentCommander)
 	opts := guestagent.Options{CallTimeout: 30 * time.Second}
-	g := guest{c: guestagent.New(guestagent.NewPassthroughTransport(hv, domain.DomainName(got), opts), opts)}
+	ac := hv.(hypervisor.AgentCommander)
+	g := guest{c: guestagent.New(guestagent.NewPassthroughTransport(ac, domain.DomainName(got), opts), opts)}
 
 	// cloud-init's final stage writes boot-finished; until then, poll.
 	var finished []byte
@@ -122,6 +130,9 @@ func runCloudInit(t *testing.T, manifest, wantDatasource string) {
 	assert.Contains(t, result.V1.Datasource, wantDatasource)
 	assert.Empty(t, result.V1.Errors, "cloud-init errors")
 	logWarnings(t, g)
+	if r, err := g.exec(ctx, "/usr/bin/systemd-analyze", "time"); err == nil {
+		t.Logf("guest: %s", strings.TrimSpace(r.Stdout))
+	}
 
 	// Host name (from the seed's metadata, set from spec.hostname).
 	host, err := g.c.HostName(ctx)
@@ -145,25 +156,31 @@ func runCloudInit(t *testing.T, manifest, wantDatasource string) {
 	require.NoError(t, err)
 	assert.Equal(t, "runcmd-ran-on-"+wantHost+"\n", string(out))
 
-	// The network configuration matched the NIC by MAC and ran DHCP on it:
-	// user-mode networking hands out 10.0.2.15.
+	// The network data matched the NIC by MAC and gave it a static
+	// address (cloud-init's fallback would have run DHCP, which user-mode
+	// networking answers with 10.0.2.15).
+	var v4 []string
 	assert.Eventually(t, func() bool {
 		ifaces, err := g.c.NetworkInterfaces(ctx)
 		if err != nil {
 			return false
 		}
+		v4 = nil
 		for _, i := range ifaces {
 			if !strings.EqualFold(i.HardwareAddress, wantMAC) {
 				continue
 			}
 			for _, a := range i.IPAddresses {
-				if ip := net.ParseIP(a.Address); ip != nil && ip.To4() != nil && strings.HasPrefix(a.Address, "10.0.2.") {
-					return true
+				if a.Type == "ipv4" {
+					v4 = append(v4, a.Address+"/"+strconv.Itoa(a.Prefix))
 				}
 			}
 		}
-		return false
-	}, time.Minute, time.Second, "the NIC %s gets an IPv4 address by DHCP", wantMAC)
+		return len(v4) == 1 && v4[0] == wantIP
+	}, time.Minute, time.Second, "the NIC %s has exactly the network data's address %s", wantMAC, wantIP)
+	if !t.Failed() {
+		t.Logf("NIC %s: %v", wantMAC, v4)
+	}
 
 	// The VMI's guestOSInfo, from the node's guest-agent poller.
 	octx, ocancel := context.WithTimeout(ctx, 2*time.Minute)
