@@ -3,7 +3,10 @@
 package cloudimage_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net"
@@ -41,6 +44,7 @@ const (
 	wantPassHash = "$6$virtkitsalt$sse5EoR8YV9Jlz6g87RUsIShTOxBHngHLr0/KJepzVtogNRYojbcnr7J7vgqNE7p.iC9XGa5t0a9.kFf6EK6r."
 	wantKey      = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAID1SEf4eiwTnWVmgdjZZwBV+LpVM0x8CaZeokxC1i3uS virtkit-test"
 	runcmdFile   = "/var/tmp/virtkit-runcmd"
+	largeFile    = "/var/tmp/virtkit-large"
 
 	// TCG boots the guest in about a minute on an idle machine; CI shares
 	// two cores, so the bounds are generous.
@@ -72,6 +76,10 @@ func runCloudInit(t *testing.T, manifest, wantDatasource string) {
 	wantMAC := vmi.Spec.Domain.Devices.Interfaces[0].MacAddress
 	wantIP := vmi.Annotations["test.virtkit.io/static-ip"]
 	require.NotEmpty(t, wantIP, "the manifest names the address its network data configures")
+	// User-data close to KubeVirt's 2048-byte limit: a write_files entry
+	// carrying 640 pseudo-random bytes, compared byte for byte below.
+	large := largeContent(640)
+	addWriteFile(t, vmi, largeFile, large)
 
 	c := startCluster(t, img)
 	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout+cloudInitTimeout)
@@ -84,6 +92,7 @@ func runCloudInit(t *testing.T, manifest, wantDatasource string) {
 	_ = hv.Undefine(ctx, domain.DomainName(vmi))
 
 	start := time.Now()
+	t.Logf("user-data: %d bytes", userDataLen(vmi))
 	require.NoError(t, c.Apply(ctx, vmi))
 	bctx, bcancel := context.WithTimeout(ctx, bootTimeout)
 	got, err := c.WaitForVMI(bctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
@@ -150,6 +159,11 @@ func runCloudInit(t *testing.T, manifest, wantDatasource string) {
 	keys, err := g.readFile(ctx, "/home/"+wantUser+"/.ssh/authorized_keys")
 	require.NoError(t, err)
 	assert.Contains(t, string(keys), wantKey)
+
+	// write_files wrote the large file intact.
+	gotLarge, err := g.readFile(ctx, largeFile)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(large, gotLarge), "write_files content: %d bytes, want %d", len(gotLarge), len(large))
 
 	// runcmd ran (in the final stage, after the host name was set).
 	out, err := g.readFile(ctx, runcmdFile)
@@ -337,4 +351,54 @@ func logWarnings(t *testing.T, g guest) {
 			t.Logf("cloud-init: %s", l)
 		}
 	}
+}
+
+// largeContent is n deterministic pseudo-random bytes (a SHA-256 chain).
+func largeContent(n int) []byte {
+	out := make([]byte, 0, n+sha256.Size)
+	sum := sha256.Sum256([]byte("virtkit cloud-init"))
+	for len(out) < n {
+		out = append(out, sum[:]...)
+		sum = sha256.Sum256(sum[:])
+	}
+	return out[:n]
+}
+
+// addWriteFile appends a write_files entry to the VMI's cloud-init
+// user-data (which must be a #cloud-config without write_files).
+func addWriteFile(t *testing.T, vmi *virtkit.VirtualMachineInstance, path string, data []byte) {
+	t.Helper()
+	entry := "write_files:\n- path: " + path + "\n  encoding: b64\n  permissions: '0644'\n  content: " +
+		base64.StdEncoding.EncodeToString(data) + "\n"
+	for i := range vmi.Spec.Volumes {
+		src := &vmi.Spec.Volumes[i].VolumeSource
+		var ud *string
+		switch {
+		case src.CloudInitNoCloud != nil:
+			ud = &src.CloudInitNoCloud.UserData
+		case src.CloudInitConfigDrive != nil:
+			ud = &src.CloudInitConfigDrive.UserData
+		default:
+			continue
+		}
+		require.True(t, strings.HasPrefix(*ud, "#cloud-config\n") && !strings.Contains(*ud, "write_files:"))
+		if !strings.HasSuffix(*ud, "\n") {
+			*ud += "\n"
+		}
+		*ud += entry
+		return
+	}
+	t.Fatal("no cloud-init volume")
+}
+
+func userDataLen(vmi *virtkit.VirtualMachineInstance) int {
+	for _, v := range vmi.Spec.Volumes {
+		switch {
+		case v.CloudInitNoCloud != nil:
+			return len(v.CloudInitNoCloud.UserData)
+		case v.CloudInitConfigDrive != nil:
+			return len(v.CloudInitConfigDrive.UserData)
+		}
+	}
+	return 0
 }
