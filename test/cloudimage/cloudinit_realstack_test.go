@@ -109,11 +109,17 @@ func runCloudInit(t *testing.T, manifest, wantDatasource string) {
 	g := guest{c: guestagent.New(guestagent.NewPassthroughTransport(ac, domain.DomainName(got), opts), opts)}
 
 	// cloud-init's final stage writes boot-finished; until then, poll.
+	// When ds-identify found no datasource (no disk with the label, say)
+	// cloud-init is off for this boot: fail at once.
 	var finished []byte
 	for {
 		finished, err = g.readFile(ctx, "/var/lib/cloud/instance/boot-finished")
 		if err == nil || ctx.Err() != nil {
 			break
+		}
+		if ds, derr := g.readFile(ctx, "/run/cloud-init/ds-identify.log"); derr == nil && bytes.Contains(ds, []byte("No ds found")) {
+			dumpCloudInit(t, g)
+			t.Fatalf("cloud-init found no datasource and disabled itself")
 		}
 		select {
 		case <-ctx.Done():
