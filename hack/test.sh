@@ -99,12 +99,14 @@ fuzz ./hypervisor/sim FuzzStateFile 20000
 if [ "$real" = 1 ]; then
 	step "real stack: guest image"
 	hack/realstack/build-guest.sh
+	step "real stack: Debian cloud image (cached in build/cloud-image)"
+	hack/realstack/build-cloud-image.sh
 	step "real stack: libvirtd instances"
 	hack/realstack/libvirtd.sh start
 	trap 'hack/realstack/libvirtd.sh stop || true' EXIT
 	pkgs=$(grep -rl --include='*.go' '^//go:build.*realstack' . | xargs -n1 dirname | sort -u | sed 's|^\.|github.com/virtkit/virtkit|')
 	step "real stack tier: $(echo $pkgs | wc -w) packages"
 	# -p 1: the packages share the two daemons and the one guest image.
-	go test -tags realstack,libvirt -p 1 -timeout 30m $pkgs
+	go test -tags realstack,libvirt -p 1 -timeout 45m $pkgs
 fi
 step "all tests passed"

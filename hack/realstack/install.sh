@@ -5,6 +5,7 @@
 # gcc for the memory dirtier), xmllint for virt-xml-validate, promtool and
 # socat, and the distribution registry (docker-registry) for image pulls.
 # Idempotent: when every package is already installed it touches
+# socat, and mmdebstrap (with e2fsprogs) for the Debian cloud image. Idempotent: when every package is already installed it touches
 # nothing and returns in well under a second.
 set -euo pipefail
 
@@ -16,6 +17,7 @@ packages=(
 	prometheus socat gcc libc6-dev genisoimage openssl
 	docker-registry
 	iproute2 nftables dnsmasq-base
+	mmdebstrap e2fsprogs
 )
 
 if [[ $(id -u) -ne 0 ]]; then
