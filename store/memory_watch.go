@@ -21,8 +21,8 @@ type memWatcher struct {
 	after uint64
 	// readOnly watchers receive the event's shared copy (WatchOptions.ReadOnly).
 	readOnly bool
-	limit int
-	wake  chan struct{}
+	limit    int
+	wake     chan struct{}
 
 	mu      sync.Mutex
 	queue   []memEvent
