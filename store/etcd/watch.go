@@ -66,9 +66,16 @@ func (s *Store) Watch(ctx context.Context, list virtkit.ObjectList, opts store.W
 	}
 
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	wch := s.client.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(start), clientv3.WithPrevKV())
+	wopts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithRev(start)}
+	w := &watcher{s: s, kind: kind, selector: sel, readOnly: opts.ReadOnly, prevKV: needsPrevKV(opts)}
+	if w.prevKV {
+		wopts = append(wopts, clientv3.WithPrevKV())
+	} else {
+		w.corrupt = s.knownCorrupt(s.kindPrefix(kind))
+	}
+	wch := s.client.Watch(wctx, prefix, wopts...)
 	out := make(chan store.Event, s.watchBuffer)
-	w := &watcher{s: s, kind: kind, selector: sel, readOnly: opts.ReadOnly, out: out}
+	w.out = out
 	go func() {
 		defer close(out)
 		defer cancel()
@@ -84,7 +91,11 @@ type watcher struct {
 	// readOnly watchers receive the Store's shared decodings; the others a
 	// deep copy of them.
 	readOnly bool
-	out      chan store.Event
+	// prevKV: etcd sends previous values (needsPrevKV). Without them,
+	// corrupt holds the keys whose last value this watcher saw corrupt.
+	prevKV  bool
+	corrupt map[string]bool
+	out     chan store.Event
 }
 
 func (w *watcher) run(ctx context.Context, initial []store.Event, wch clientv3.WatchChan) {
@@ -118,7 +129,13 @@ func (w *watcher) run(ctx context.Context, initial []store.Event, wch clientv3.W
 				return
 			}
 			for _, e := range resp.Events {
-				ev, ok := w.translate(e)
+				var ev store.Event
+				var ok bool
+				if w.prevKV {
+					ev, ok = w.translate(e)
+				} else {
+					ev, ok = w.translateNoPrev(ctx, e)
+				}
 				if !ok {
 					continue
 				}
