@@ -27,6 +27,10 @@ type ScaleOptions struct {
 	Workers int
 	// CreateConcurrency is how many creates run at once (default 16).
 	CreateConcurrency int
+	// CheckReadOnlyEvents, for tests, fingerprints every watch event object
+	// the store shares between read-only watchers (every controller's and
+	// node agent's) and fails the run if any was modified.
+	CheckReadOnlyEvents bool
 }
 
 // ScaleResult is what one scale run measured. Latencies run from the VM's
@@ -89,7 +93,11 @@ func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 	}
 	heapBefore := liveHeap()
 	rssReset := resetPeakRSS()
-	counting := NewCountingStore(store.NewMemory())
+	mem, err := store.NewMemoryWithOptions(store.Options{CheckReadOnlyEvents: o.CheckReadOnlyEvents})
+	if err != nil {
+		return ScaleResult{}, err
+	}
+	counting := NewCountingStore(mem)
 	c, err := New(Options{Store: counting, Nodes: o.Nodes, Workers: o.Workers, NodeAgent: nodeAgentForScale(o.Workers),
 		NewHypervisor: scaleHosts(o.VMs/o.Nodes + 1)})
 	if err != nil {
@@ -124,6 +132,9 @@ func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 	// up to the moment VM and VMI writes stop.
 	settle(ctx, counting, 250*time.Millisecond, 10*time.Second)
 	peakG := goroutines()
+	if err := mem.ReadOnlyViolations(); err != nil {
+		return ScaleResult{}, fmt.Errorf("a watcher modified a shared event object: %w", err)
+	}
 
 	var reconciles uint64
 	var counts []ControllerCounts
@@ -265,7 +276,7 @@ func MeasureCreateToRunning(ctx context.Context, st store.Store, names []string,
 	wctx, cancelWatch := context.WithCancel(ctx)
 	defer cancelWatch()
 	// Watch before the first create, so no Running transition is missed.
-	events, err := st.Watch(wctx, &virtkit.VirtualMachineInstanceList{}, store.WatchOptions{})
+	events, err := st.Watch(wctx, &virtkit.VirtualMachineInstanceList{}, store.WatchOptions{ReadOnly: true})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -349,6 +349,8 @@ func (c *Controller) watchFrom(ctx context.Context, w Watch, mapFn MapFunc, rv s
 	defer cancel()
 	events, err := c.source.Watch(wctx, w.NewList(), store.WatchOptions{
 		Namespace: w.Namespace, LabelSelector: w.LabelSelector, ResourceVersion: rv,
+		// MapFuncs must not modify what they are given: share event objects.
+		ReadOnly: true,
 	})
 	if err != nil {
 		return err

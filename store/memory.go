@@ -44,6 +44,11 @@ type Options struct {
 	WatchBuffer int
 	// Logger receives debug messages about expired watchers; nil discards.
 	Logger *slog.Logger
+	// CheckReadOnlyEvents, for tests, fingerprints every object handed to
+	// read-only watchers (WatchOptions.ReadOnly) so that
+	// [Memory.ReadOnlyViolations] can report the ones a watcher changed.
+	// It costs an encoding per shared object and keeps every fingerprint.
+	CheckReadOnlyEvents bool
 }
 
 // Validate reports malformed options with the field name.
@@ -77,6 +82,8 @@ type Memory struct {
 	// compacted is the highest resourceVersion whose event is gone.
 	compacted uint64
 	watchers  map[string]map[*memWatcher]struct{}
+	// guard fingerprints shared event objects (Options.CheckReadOnlyEvents).
+	guard *sharedGuard
 }
 
 var (
@@ -112,6 +119,9 @@ func NewMemoryWithOptions(opts Options) (*Memory, error) {
 		objects:     map[string]map[Key]virtkit.Object{},
 		watchers:    map[string]map[*memWatcher]struct{}{},
 	}
+	if opts.CheckReadOnlyEvents {
+		m.guard = &sharedGuard{}
+	}
 	if m.now == nil && opts.Clock != nil {
 		m.now = opts.Clock.Now
 	}
@@ -136,13 +146,16 @@ func NewMemoryWithOptions(opts Options) (*Memory, error) {
 func (m *Memory) Scheme() *Scheme { return m.scheme }
 
 // memEvent is one committed change. obj (and old, the previous state for
-// Modified) are stored objects: shared and never mutated.
+// Modified) are stored objects: shared and never mutated. shared, set on
+// the events fanned out live (not those kept in history), holds the one
+// copy of obj that every read-only watcher receives.
 type memEvent struct {
-	rv   uint64
-	kind string
-	typ  EventType
-	obj  virtkit.Object
-	old  virtkit.Object
+	rv     uint64
+	kind   string
+	typ    EventType
+	obj    virtkit.Object
+	old    virtkit.Object
+	shared *sharedCopy
 }
 
 // ring is a fixed-size FIFO of events in resourceVersion order.
@@ -204,6 +217,9 @@ func (m *Memory) commit(kind string, key Key, typ EventType, obj, old virtkit.Ob
 	if evicted, ok := m.history.push(ev); ok {
 		m.compacted = evicted.rv
 	}
+	// The history keeps no copy: a shared copy lives only as long as a
+	// watcher still has to deliver it.
+	ev.shared = &sharedCopy{}
 	for w := range m.watchers[kind] {
 		if !w.push(ev) {
 			delete(m.watchers[kind], w)

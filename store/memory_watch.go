@@ -19,8 +19,10 @@ type memWatcher struct {
 	selector  labels.Selector
 	// after skips events up to this version (a watch from a future version).
 	after uint64
-	limit int
-	wake  chan struct{}
+	// readOnly watchers receive the event's shared copy (WatchOptions.ReadOnly).
+	readOnly bool
+	limit    int
+	wake     chan struct{}
 
 	mu      sync.Mutex
 	queue   []memEvent
@@ -100,6 +102,7 @@ func (m *Memory) Watch(ctx context.Context, list virtkit.ObjectList, opts WatchO
 	w := &memWatcher{
 		after:    from,
 		selector: opts.LabelSelector,
+		readOnly: opts.ReadOnly,
 		limit:    m.watchBuffer,
 		wake:     make(chan struct{}, 1),
 	}
@@ -162,7 +165,7 @@ func (m *Memory) serve(ctx context.Context, kind string, w *memWatcher, batch []
 	for {
 		for _, ev := range batch {
 			select {
-			case out <- Event{Type: ev.typ, Object: copyObject(ev.obj)}:
+			case out <- Event{Type: ev.typ, Object: m.eventObject(w, ev)}:
 			case <-ctx.Done():
 				return
 			}

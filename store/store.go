@@ -82,6 +82,12 @@ type WatchOptions struct {
 	// SendInitialEvents delivers an Added event for every existing matching
 	// object first, then changes. ResourceVersion must then be "".
 	SendInitialEvents bool
+	// ReadOnly promises that the caller never modifies an event's Object
+	// (nor anything it points to). A store may then hand one object per
+	// change to every read-only watcher of the process instead of a copy
+	// each; a caller that must change an event's object copies it first.
+	// Stores that do not share objects ignore it.
+	ReadOnly bool
 }
 
 // DeleteOptions conditions a Delete.
@@ -105,7 +111,8 @@ const (
 )
 
 // Event is one change delivered by Watch. Object is the caller's own deep
-// copy. For Deleted, Object is the last state with the resourceVersion of the
+// copy, unless the watch is [WatchOptions.ReadOnly]: then it may be shared
+// with other read-only watchers and must not be modified. For Deleted, Object is the last state with the resourceVersion of the
 // deletion, so a watch can resume after it.
 type Event struct {
 	Type   EventType

@@ -132,8 +132,10 @@ type Store struct {
 	// maxObjectBytes bounds values read and written.
 	maxObjectBytes int
 	corrupt        *corruptSet
-	closeOnce      sync.Once
-	closeErr       error
+	// decoded shares watch event decodings between this Store's watchers.
+	decoded   *decodeCache
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var (
@@ -175,6 +177,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		s.maxObjectBytes = store.DefaultMaxObjectBytes
 	}
 	s.corrupt = &corruptSet{log: s.log, onCorrupt: opts.OnCorrupt, byKey: map[string]corruptEntry{}}
+	s.decoded = newDecodeCache(decodeCacheSize)
 	if s.client == nil {
 		timeout := opts.DialTimeout
 		if timeout == 0 {

@@ -66,9 +66,16 @@ func (s *Store) Watch(ctx context.Context, list virtkit.ObjectList, opts store.W
 	}
 
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	wch := s.client.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(start), clientv3.WithPrevKV())
+	wopts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithRev(start)}
+	w := &watcher{s: s, kind: kind, selector: sel, readOnly: opts.ReadOnly, prevKV: needsPrevKV(opts)}
+	if w.prevKV {
+		wopts = append(wopts, clientv3.WithPrevKV())
+	} else {
+		w.corrupt = s.knownCorrupt(s.kindPrefix(kind))
+	}
+	wch := s.client.Watch(wctx, prefix, wopts...)
 	out := make(chan store.Event, s.watchBuffer)
-	w := &watcher{s: s, kind: kind, selector: sel, out: out}
+	w.out = out
 	go func() {
 		defer close(out)
 		defer cancel()
@@ -81,7 +88,14 @@ type watcher struct {
 	s        *Store
 	kind     store.Kind
 	selector labels.Selector
-	out      chan store.Event
+	// readOnly watchers receive the Store's shared decodings; the others a
+	// deep copy of them.
+	readOnly bool
+	// prevKV: etcd sends previous values (needsPrevKV). Without them,
+	// corrupt holds the keys whose last value this watcher saw corrupt.
+	prevKV  bool
+	corrupt map[string]bool
+	out     chan store.Event
 }
 
 func (w *watcher) run(ctx context.Context, initial []store.Event, wch clientv3.WatchChan) {
@@ -115,9 +129,18 @@ func (w *watcher) run(ctx context.Context, initial []store.Event, wch clientv3.W
 				return
 			}
 			for _, e := range resp.Events {
-				ev, ok := w.translate(e)
+				var ev store.Event
+				var ok bool
+				if w.prevKV {
+					ev, ok = w.translate(e)
+				} else {
+					ev, ok = w.translateNoPrev(ctx, e)
+				}
 				if !ok {
 					continue
+				}
+				if !w.readOnly {
+					ev.Object = ev.Object.DeepCopyObject().(virtkit.Object)
 				}
 				select {
 				case w.out <- ev:
@@ -143,6 +166,17 @@ func (w *watcher) fail(ctx context.Context, err error) {
 	}
 }
 
+// prevRev is the resourceVersion the previous value is decoded with: a
+// deletion's revision for the last state a Deleted event reports (so a
+// watch resumes after it), else the value's own mod revision, which the
+// previous event of the key already decoded (only its labels are read).
+func (w *watcher) prevRev(e *clientv3.Event, rev int64) int64 {
+	if e.Type == mvccpb.DELETE {
+		return rev
+	}
+	return e.PrevKv.ModRevision
+}
+
 // translate turns an etcd event into a store event for this watcher,
 // applying the label selector (an object whose labels stop matching is
 // Deleted for this watcher, one that starts matching Added). Corrupt values
@@ -156,8 +190,8 @@ func (w *watcher) translate(e *clientv3.Event) (store.Event, bool) {
 	rev := e.Kv.ModRevision
 	var old virtkit.Object // the previous state, nil when gone or corrupt
 	if e.PrevKv != nil {
-		// The deletion's or write's version, so a watch resumes after it.
-		if o, err := w.s.decode(w.kind, e.PrevKv, rev); err == nil {
+		// Decoded once per process (see prevRev for its version).
+		if o, err := w.s.decodeShared(w.kind, e.PrevKv, w.prevRev(e, rev)); err == nil {
 			old = o
 		}
 	}
@@ -180,11 +214,14 @@ func (w *watcher) translate(e *clientv3.Event) (store.Event, bool) {
 		obj.SetResourceVersion(rvString(rev))
 		return store.Event{Type: store.Deleted, Object: obj}, true
 	}
-	obj, err := w.s.decode(w.kind, e.Kv, rev)
+	obj, err := w.s.decodeShared(w.kind, e.Kv, rev)
 	if err != nil {
 		w.s.corrupt.found(err, rev)
 		if old != nil && matches(old) {
-			return store.Event{Type: store.Deleted, Object: old}, true
+			// The last valid state, at this write's version.
+			if last, err := w.s.decodeShared(w.kind, e.PrevKv, rev); err == nil {
+				return store.Event{Type: store.Deleted, Object: last}, true
+			}
 		}
 		return store.Event{}, false
 	}

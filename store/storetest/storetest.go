@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"WatchResume", testWatchResume},
 		{"WatchExpired", testWatchExpired},
 		{"WatchCancel", testWatchCancel},
+		{"WatchReadOnly", testWatchReadOnly},
 		{"VirtkitKinds", testVirtkitKinds},
 	}
 	for _, tc := range tests {
