@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"math"
 	"flag"
 	"strconv"
 	"testing"
@@ -72,7 +73,12 @@ func TestScaleWriteBudget(t *testing.T) {
 	assert.LessOrEqual(t, vm.StatusUpdates, uint64(3*vms), "VM status: Starting, Running, AgentConnected's copy; never a rewrite of the same state")
 	assert.LessOrEqual(t, vmi.StatusUpdates, uint64(3*vms), "VMI status: Scheduled, Running, AgentConnected with the guest's first answers")
 	assert.LessOrEqual(t, r.WritesPerVM, 11.0, "VM and VMI writes per VM, the user's create included")
-	assert.LessOrEqual(t, r.ReconcilesPerVM, 12.0, "reconciles per VM, every controller and node agent")
+	// A running VMI's status is refreshed every node.Options.StatusInterval
+	// (10 s by default): those reconciles come from the clock, not from
+	// events, and a slow run (-race, a loaded machine) has more of them.
+	refreshes := math.Floor(r.Total.Seconds() / 10)
+	assert.LessOrEqual(t, r.ReconcilesPerVM, 12.0+refreshes,
+		"reconciles per VM, every controller and node agent (12, plus %v timed status refreshes in a %v run)", refreshes, r.Total)
 }
 
 // BenchmarkCreateToRunning reports create-to-Running for a fleet of VMs on
