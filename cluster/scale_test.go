@@ -2,8 +2,8 @@ package cluster_test
 
 import (
 	"context"
-	"math"
 	"flag"
+	"math"
 	"strconv"
 	"testing"
 	"time"
