@@ -3,7 +3,8 @@
 # libvirt (daemon, client tools, headers for the cgo bindings), QEMU, the
 # pieces of the tiny guest (cloud kernel, busybox-static, qemu-guest-agent,
 # gcc for the memory dirtier), xmllint for virt-xml-validate, promtool and
-# socat. Idempotent: when every package is already installed it touches
+# socat, and kubectl (Debian's kubernetes-client, unless a kubectl is already
+# on the PATH) for the API tests. Idempotent: when every package is already installed it touches
 # nothing and returns in well under a second.
 set -euo pipefail
 
@@ -14,6 +15,11 @@ packages=(
 	linux-image-cloud-amd64 busybox-static qemu-guest-agent
 	prometheus socat gcc libc6-dev genisoimage openssl
 )
+# The API tests drive the server with a real kubectl; another distribution's
+# kubectl (a cloud SDK's) owns /usr/bin/kubectl and would conflict.
+if ! command -v kubectl >/dev/null 2>&1; then
+	packages+=(kubernetes-client)
+fi
 
 if [[ $(id -u) -ne 0 ]]; then
 	echo "install.sh: must run as root (apt-get)" >&2
