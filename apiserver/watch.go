@@ -38,7 +38,10 @@ type watcher struct {
 	// was last told about, so a change in or out of the selection becomes
 	// ADDED or DELETED.
 	matched map[store.Key]bool
-	lastRV  string
+	// complete: matched holds every object the client knows (the watch
+	// began with the initial state), so an unknown object is a new one.
+	complete bool
+	lastRV   string
 }
 
 func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *requestInfo) {
@@ -96,9 +99,10 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *requestInfo
 	flusher, _ := w.(http.Flusher)
 	wt := &watcher{
 		s: s, w: w, r: r, res: info.res, fs: fs, table: wantsTable(r), columns: true,
-		enc:     restwatch.NewEncoder(streaming.NewEncoder(w, s.codec), s.codec),
-		matched: map[store.Key]bool{},
-		lastRV:  rv,
+		enc:      restwatch.NewEncoder(streaming.NewEncoder(w, s.codec), s.codec),
+		matched:  map[store.Key]bool{},
+		complete: sendInitial,
+		lastRV:   rv,
 		flush: func() {
 			if flusher != nil {
 				flusher.Flush()
@@ -180,6 +184,7 @@ func (wt *watcher) event(ev store.Event) bool {
 		key := store.KeyOf(obj)
 		now := ev.Type != store.Deleted && wt.fs.Matches(wt.res.fieldSet(obj))
 		was, known := wt.matched[key]
+		known = known || wt.complete
 		switch {
 		case ev.Type == store.Deleted:
 			delete(wt.matched, key)
