@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
@@ -377,15 +376,6 @@ func (s *Server) write(r *http.Request, info *requestInfo, obj, cur virtkit.Obje
 		return nil, storeError(info.res, info.name, err)
 	}
 	return next, nil
-}
-
-// setStatus copies the Status field of from into to (same kind).
-func setStatus(to, from runtime.Object) {
-	f := reflect.ValueOf(from).Elem().FieldByName("Status")
-	t := reflect.ValueOf(to).Elem().FieldByName("Status")
-	if f.IsValid() && t.IsValid() {
-		t.Set(f)
-	}
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *requestInfo) {
