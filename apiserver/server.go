@@ -62,6 +62,9 @@ type Options struct {
 	// MaxWatchTimeout bounds a watch's life (clients re-watch);
 	// 0 is DefaultMaxWatchTimeout.
 	MaxWatchTimeout time.Duration
+	// GuestInfo answers the guestosinfo, userlist and filesystemlist
+	// subresources; nil answers them with 409 Conflict.
+	GuestInfo GuestInfo
 	// Version is what /version reports as gitVersion; "" is "v1.37.0-virtkit".
 	Version string
 }
@@ -153,6 +156,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := withUser(r.Context(), user)
 	r = r.WithContext(ctx)
 	if s.serveDiscovery(w, r) || s.serveOpenAPI(w, r) {
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/apis/"+subresourcesGV().String()+"/") {
+		s.serveSubresource(w, r, user)
 		return
 	}
 	info, err := s.parse(r)
@@ -277,9 +284,22 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 		for _, gv := range s.groups {
 			list.Groups = append(list.Groups, apiGroup(gv))
 		}
+		list.Groups = append(list.Groups, apiGroup(subresourcesGV()))
 		s.writeObject(w, r, http.StatusOK, list)
 	case strings.HasPrefix(p, "/apis/") && strings.Count(p, "/") <= 3:
 		parts := strings.Split(strings.TrimPrefix(p, "/apis/"), "/")
+		if parts[0] == SubresourcesGroup {
+			if len(parts) == 1 {
+				g := apiGroup(subresourcesGV())
+				g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+				s.writeObject(w, r, http.StatusOK, &g)
+			} else if parts[1] == subresourcesGV().Version {
+				s.writeObject(w, r, http.StatusOK, s.subresourceResources())
+			} else {
+				s.writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, p))
+			}
+			return true
+		}
 		for _, gv := range s.groups {
 			if gv.Group != parts[0] {
 				continue
