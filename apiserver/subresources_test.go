@@ -59,7 +59,9 @@ func TestSubresources(t *testing.T) {
 			&virtkit.VirtualMachineInstanceList{}, cond)
 		require.NoError(t, err, what)
 	}
-	running := func(v *virtkit.VirtualMachineInstance, found bool) bool { return found && v.Status.Phase == virtkit.Running }
+	running := func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && v.Status.Phase == virtkit.Running
+	}
 
 	assert.Equal(t, http.StatusForbidden, call(alice, http.MethodPut, "virtualmachines/vm-0/start", "{}"), "alice may not start")
 	assert.Equal(t, http.StatusNotFound, call(tr, http.MethodPut, "virtualmachines/nope/start", "{}"))

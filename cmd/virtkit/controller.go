@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/apiserver"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/internal/leader"
@@ -194,7 +195,11 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		}
 		log.Info("applied manifests", "objects", len(objs))
 	}
-	stopAPI, err := f.api.start(ctx, st, copts.Defaults, log, stderr)
+	var guest apiserver.GuestInfo
+	if !controllersOnly {
+		guest = clusterGuestInfo{c}
+	}
+	stopAPI, err := f.api.start(ctx, st, copts.Defaults, guest, log, stderr)
 	if err != nil {
 		return err
 	}

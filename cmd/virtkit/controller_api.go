@@ -14,6 +14,8 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -41,7 +43,9 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 
 // start serves the API until ctx ends or stop is called; without --api-addr
 // it does nothing.
-func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+// guest, when not nil, answers the guest-agent subresources.
+func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, guest apiserver.GuestInfo,
+	log *slog.Logger, stderr io.Writer) (stop func(), err error) {
 	if f.addr == "" {
 		if f.kubeconfig != "" || f.tokenFile != "" || f.policyFile != "" {
 			return nil, errors.New("--write-kubeconfig, --api-token-file, --api-policy-file: need --api-addr")
@@ -75,7 +79,8 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 		}
 	}
 	srv, err := apiserver.New(apiserver.Options{
-		Store: st, Defaults: defaults, Authenticator: authn, Authorizer: policy, Logger: log.With("component", "apiserver"),
+		Store: st, Defaults: defaults, Authenticator: authn, Authorizer: policy, GuestInfo: guest,
+		Logger: log.With("component", "apiserver"),
 	})
 	if err != nil {
 		return nil, err
@@ -120,4 +125,63 @@ func kubeconfigHost(a net.Addr) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// clusterGuestInfo answers the guest-agent subresources from the node
+// agents of this process (--store memory): the VMI's status.nodeName names
+// the agent.
+type clusterGuestInfo struct{ c *cluster.Cluster }
+
+func (g clusterGuestInfo) agent(ctx context.Context, namespace, name string) (*node.Agent, error) {
+	vmi := &virtkit.VirtualMachineInstance{}
+	if err := g.c.Store().Get(ctx, store.Key{Namespace: namespace, Name: name}, vmi); err != nil {
+		return nil, err
+	}
+	n := g.c.Node(vmi.Status.NodeName)
+	if n == nil || n.Agent == nil {
+		return nil, fmt.Errorf("vmi %s/%s: %w: not running on a node of this process", namespace, name, node.ErrNoGuestInfo)
+	}
+	return n.Agent, nil
+}
+
+func (g clusterGuestInfo) GuestOSInfo(ctx context.Context, namespace, name string) (any, error) {
+	a, err := g.agent(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	gi, err := a.GuestOSInfo(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	// KubeVirt's VirtualMachineInstanceGuestAgentInfo shape.
+	return map[string]any{
+		"kind": "VirtualMachineInstanceGuestAgentInfo", "apiVersion": "kubevirt.io/v1",
+		"hostname": gi.Hostname, "os": gi.OS, "timezone": gi.Timezone,
+		"userList": gi.Users, "fsInfo": map[string]any{"disks": gi.Filesystems},
+		"fsFreezeStatus": gi.FSFreezeStatus,
+	}, nil
+}
+
+func (g clusterGuestInfo) UserList(ctx context.Context, namespace, name string) (any, error) {
+	a, err := g.agent(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	users, err := a.UserList(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"kind": "VirtualMachineInstanceGuestOSUserList", "apiVersion": "kubevirt.io/v1", "items": users}, nil
+}
+
+func (g clusterGuestInfo) FilesystemList(ctx context.Context, namespace, name string) (any, error) {
+	a, err := g.agent(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := a.FilesystemList(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"kind": "VirtualMachineInstanceFileSystemList", "apiVersion": "kubevirt.io/v1", "items": fs}, nil
 }

@@ -128,7 +128,7 @@ func TestControllerAPIKubectl(t *testing.T) {
 	requireKubectl(t)
 	t.Run("memory", func(t *testing.T) {
 		kc := startAPIController(t, "--nodes", "1", "--heartbeat-interval", "200ms")
-		kubectlScenario(t, kc)
+		kubectlScenario(t, kc, true)
 	})
 	t.Run("etcd", func(t *testing.T) {
 		endpoints := etcdtest.StartServer(t)
@@ -151,11 +151,11 @@ func TestControllerAPIKubectl(t *testing.T) {
 				t.Error("node did not stop")
 			}
 		})
-		kubectlScenario(t, kc)
+		kubectlScenario(t, kc, false)
 	})
 }
 
-func kubectlScenario(t *testing.T, kc string) {
+func kubectlScenario(t *testing.T, kc string, guestInfo bool) {
 	ctx := t.Context()
 	k := kubectl{t: t, kubeconfig: kc}
 	manifest := filepath.Join(t.TempDir(), "vm.yaml")
@@ -226,6 +226,35 @@ func kubectlScenario(t *testing.T, kc string) {
 	assert.Contains(t, k.ok(ctx, "get", "vms", "-l", "app=api-test", "-o", "name"), "virtualmachine.kubevirt.io/vm-api")
 	assert.Contains(t, k.fails(ctx, "get", "vmis", "--field-selector", "spec.domain=x"), "field label not supported")
 
+	// virtctl's subresources, through kubectl's raw requests.
+	sub := "/apis/subresources.kubevirt.io/v1/namespaces/default/"
+	empty := filepath.Join(t.TempDir(), "empty.json")
+	require.NoError(t, os.WriteFile(empty, []byte("{}"), 0o644))
+	k.ok(ctx, "replace", "--raw", sub+"virtualmachineinstances/vm-api/pause", "-f", empty)
+	require.Eventually(t, func() bool {
+		out, _ := k.run(ctx, "get", "vm", "vm-api")
+		return strings.Contains(out, "Paused")
+	}, 30*time.Second, 100*time.Millisecond, "the VM shows Paused")
+	k.ok(ctx, "replace", "--raw", sub+"virtualmachineinstances/vm-api/unpause", "-f", empty)
+	require.Eventually(t, func() bool {
+		out, _ := k.run(ctx, "get", "vm", "vm-api")
+		return strings.Contains(out, "Running")
+	}, 30*time.Second, 100*time.Millisecond, "the VM runs again")
+	assert.Contains(t, k.fails(ctx, "replace", "--raw", sub+"virtualmachines/vm-api/start", "-f", empty), "Conflict")
+	if guestInfo {
+		var gi struct {
+			Hostname string
+			OS       struct{ Name string }
+		}
+		require.Eventually(t, func() bool {
+			out, err := k.run(ctx, "get", "--raw", sub+"virtualmachineinstances/vm-api/guestosinfo")
+			return err == nil && json.Unmarshal([]byte(out), &gi) == nil && gi.Hostname != ""
+		}, 30*time.Second, 100*time.Millisecond, "guestosinfo answers")
+		assert.Equal(t, "vm-api", gi.Hostname)
+		assert.Contains(t, k.ok(ctx, "get", "--raw", sub+"virtualmachineinstances/vm-api/userlist"), `"items"`)
+		assert.Contains(t, k.ok(ctx, "get", "--raw", sub+"virtualmachineinstances/vm-api/filesystemlist"), `"mountPoint"`)
+	}
+
 	// Invalid: the field path comes back.
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte(strings.Replace(apiVM, "runStrategy: Always", "runStrategy: Sometimes", 1)), 0o644))
@@ -250,6 +279,7 @@ func kubectlScenario(t *testing.T, kc string) {
 	assert.Contains(t, aliceKC.fails(ctx, "delete", "vm", "vm-api", "-n", "default"), "Forbidden")
 	assert.Contains(t, aliceKC.fails(ctx, "patch", "vm", "vm-api", "-n", "default", "--type", "merge", "-p", `{"metadata":{"labels":{"x":"y"}}}`), "Forbidden")
 	assert.Contains(t, aliceKC.fails(ctx, "apply", "-n", "default", "-f", manifest), "Forbidden")
+	assert.Contains(t, aliceKC.fails(ctx, "replace", "--raw", sub+"virtualmachines/vm-api/start", "-f", empty), "Forbidden")
 	assert.Contains(t, aliceKC.ok(ctx, "get", "vms", "-n", "team-a"), "No resources found")
 	assert.Contains(t, aliceKC.ok(ctx, "apply", "-n", "team-a", "-f", manifest), "created")
 	assert.NotContains(t, k.ok(ctx, "get", "vm", "vm-api", "-o", "jsonpath={.metadata.labels}"), `"x"`, "nothing changed")
