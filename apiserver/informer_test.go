@@ -18,6 +18,8 @@ import (
 
 	"github.com/virtkit/virtkit/apiserver"
 	"github.com/virtkit/virtkit/store"
+	"github.com/virtkit/virtkit/store/etcd"
+	"github.com/virtkit/virtkit/store/etcd/etcdtest"
 )
 
 // watchGate counts the HTTP status codes of watch requests and, while
@@ -80,7 +82,22 @@ func (g *watchGate) count(code int) int {
 // the store's history is compacted while it is between watches, it gets 410
 // Gone, relists and carries on without losing an object.
 func TestInformerSurvivesCompaction(t *testing.T) {
-	st := store.NewMemory()
+	t.Run("memory", func(t *testing.T) { informerCompaction(t, store.NewMemory()) })
+	t.Run("etcd", func(t *testing.T) {
+		endpoints := etcdtest.StartServer(t)
+		st, err := etcd.New(t.Context(), etcd.Options{Endpoints: endpoints})
+		require.NoError(t, err)
+		t.Cleanup(func() { st.Close() })
+		informerCompaction(t, st)
+	})
+}
+
+type compactingStore interface {
+	store.Store
+	store.Compacter
+}
+
+func informerCompaction(t *testing.T, st compactingStore) {
 	// Watches end every 2s so the informer resumes from its last
 	// resourceVersion.
 	ts := startServer(t, st, apiserver.Options{MaxWatchTimeout: 2 * time.Second})
