@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -193,4 +194,31 @@ func TestTable(t *testing.T) {
 	} {
 		assert.Equal(t, want, columns(path), path)
 	}
+}
+
+// Discovery lists every kind with KubeVirt's names; kubectl get all covers
+// KubeVirt's and CDI's kinds but not Events.
+func TestDiscovery(t *testing.T) {
+	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	dc, err := discovery.NewDiscoveryClientForConfig(ts.admin())
+	require.NoError(t, err)
+	kv, err := dc.ServerResourcesForGroupVersion("kubevirt.io/v1")
+	require.NoError(t, err)
+	byName := map[string]metav1.APIResource{}
+	for _, r := range kv.APIResources {
+		byName[r.Name] = r
+	}
+	assert.Equal(t, []string{"vmi", "vmis"}, byName["virtualmachineinstances"].ShortNames)
+	assert.Equal(t, []string{"all"}, byName["virtualmachines"].Categories)
+	assert.Contains(t, byName, "virtualmachines/status")
+	ev, err := dc.ServerResourcesForGroupVersion("events.k8s.io/v1")
+	require.NoError(t, err)
+	require.Len(t, ev.APIResources, 1)
+	assert.Empty(t, ev.APIResources[0].Categories)
+	sub, err := dc.ServerResourcesForGroupVersion("subresources.kubevirt.io/v1")
+	require.NoError(t, err)
+	assert.NotEmpty(t, sub.APIResources)
+	v, err := dc.ServerVersion()
+	require.NoError(t, err)
+	assert.Equal(t, "1", v.Major)
 }

@@ -339,7 +339,7 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 		}
 		out.APIResources = append(out.APIResources, metav1.APIResource{
 			Name: r.plural, SingularName: r.singular, Namespaced: r.namespaced, Kind: r.gvk.Kind,
-			Verbs: verbs, ShortNames: r.shortNames, Categories: []string{"all"},
+			Verbs: verbs, ShortNames: r.shortNames, Categories: categoriesOf(r.gvk.Kind),
 		})
 		if r.hasStatus {
 			out.APIResources = append(out.APIResources, metav1.APIResource{
@@ -350,4 +350,15 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 	}
 	sort.Slice(out.APIResources, func(i, j int) bool { return out.APIResources[i].Name < out.APIResources[j].Name })
 	return out
+}
+
+// categoriesOf returns the categories of a kind: KubeVirt's and CDI's kinds
+// are in "all" (kubectl get all), as their CRDs declare; Events and Nodes
+// are not.
+func categoriesOf(kind string) []string {
+	switch kind {
+	case virtkit.KindEvent, virtkit.KindNode:
+		return nil
+	}
+	return []string{"all"}
 }
