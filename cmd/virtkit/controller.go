@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/apiserver"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/internal/leader"
@@ -39,6 +40,7 @@ type controllerFlags struct {
 	files             []string
 	nodesSet          bool // --nodes given explicitly
 	defaultIface      string
+	api               apiFlags
 }
 
 func newControllerCmd() *cobra.Command {
@@ -96,6 +98,7 @@ its VMIs fail only after the same grace.`,
 		"binding of the pod network interface VMIs get when they name none: masquerade (live-migratable) or bridge "+
 			"(KubeVirt's stock default; KubeVirt's network.defaultNetworkInterface)")
 	addCPUProfileFlag(cmd, &f.cpuProfile)
+	f.api.register(cmd)
 	fs.StringArrayVarP(&f.files, "filename", "f", nil, "manifests to apply at start (--store memory only; repeatable)")
 	return cmd
 }
@@ -192,6 +195,15 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		}
 		log.Info("applied manifests", "objects", len(objs))
 	}
+	var guest apiserver.GuestInfo
+	if !controllersOnly {
+		guest = clusterGuestInfo{c}
+	}
+	stopAPI, err := f.api.start(ctx, st, copts.Defaults, guest, log, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopAPI()
 	if f.metricsAddr != "" {
 		// Every VMI's series are streamed (wire.ClusterHandler) when
 		// this process runs the node agents too; a controller alone has

@@ -3,9 +3,11 @@
 # libvirt (daemon, client tools, headers for the cgo bindings), QEMU, the
 # pieces of the tiny guest (cloud kernel, busybox-static, qemu-guest-agent,
 # gcc for the memory dirtier), xmllint for virt-xml-validate, promtool and
-# socat, and the distribution registry (docker-registry) for image pulls.
-# Idempotent: when every package is already installed it touches
-# socat, and mmdebstrap (with e2fsprogs) for the Debian cloud image. Idempotent: when every package is already installed it touches
+# socat, the distribution registry (docker-registry) for image pulls, the
+# pod network's tools (iproute2, nftables, dnsmasq), mmdebstrap (with
+# e2fsprogs) for the Debian cloud image, and kubectl (Debian's
+# kubernetes-client, unless a kubectl is already on the PATH) for the API
+# tests. Idempotent: when every package is already installed it touches
 # nothing and returns in well under a second.
 set -euo pipefail
 
@@ -19,6 +21,11 @@ packages=(
 	iproute2 nftables dnsmasq-base
 	mmdebstrap e2fsprogs
 )
+# The API tests drive the server with a real kubectl; another distribution's
+# kubectl (a cloud SDK's) owns /usr/bin/kubectl and would conflict.
+if ! command -v kubectl >/dev/null 2>&1; then
+	packages+=(kubernetes-client)
+fi
 
 if [[ $(id -u) -ne 0 ]]; then
 	echo "install.sh: must run as root (apt-get)" >&2

@@ -1,0 +1,49 @@
+// Package apiserver serves a virtkit store over the Kubernetes REST
+// protocol, so that kubectl, client-go (dynamic clients, shared informers)
+// and other Kubernetes clients work against a virtkit control plane with
+// KubeVirt's resource names and printer columns, without Kubernetes.
+//
+// Every kind the store holds is served under its group and version
+// (kubevirt.io/v1 virtualmachines, virtualmachineinstances, ...;
+// migrations.kubevirt.io/v1alpha1 migrationpolicies; cdi.kubevirt.io/v1beta1
+// datavolumes; ...):
+//
+//   - discovery: /version, /api, /apis, /apis/GROUP, /apis/GROUP/VERSION
+//     (legacy discovery; clients asking for aggregated discovery fall back
+//     to it) and a minimal /openapi/v3 that tells kubectl the server
+//     validates fields itself;
+//   - get, list (resourceVersion, limit/continue, label selectors, field
+//     selectors metadata.name, metadata.namespace and, on VMIs,
+//     status.nodeName and status.phase), watch (streamed with apimachinery's
+//     watch framing, resumable from a resourceVersion, 410 Gone once the
+//     store's history no longer holds it, bookmarks, sendInitialEvents as
+//     client-go's watch-list uses it), create, update, delete (with
+//     preconditions; finalizers hold an object until removed), the status
+//     subresource, and PATCH as JSON merge patch, JSON patch or strategic
+//     merge patch (which behaves as a merge patch, as for custom resources);
+//   - meta.k8s.io Table responses (kubectl get) with KubeVirt's and CDI's
+//     printer columns, and PartialObjectMetadata.
+//
+// Every write goes through virtkit's strict decoding, defaulting
+// ([virtkit.DefaultOptions]), [virtkit.Validate] and user admission
+// ([virtkit.AdmitCreate], [virtkit.AdmitUpdate]), the role KubeVirt's
+// webhooks play. Errors are metav1.Status objects with Kubernetes' reasons
+// and codes: NotFound, AlreadyExists, Conflict, Invalid (details.causes
+// carry the field paths), Forbidden, Unauthorized, Gone/Expired.
+//
+// Authentication and authorization: [Server.Serve] serves TLS only.
+// [EnsureCertificates] generates a CA, a serving certificate and an admin
+// client certificate into a directory on first start. Clients authenticate
+// with a client certificate signed by the CA ([ClientCertAuthenticator]: the
+// common name is the user, the organizations its groups) or a bearer token
+// from a file in kube-apiserver's static token format ([LoadTokenFile]).
+// Anonymous requests are refused with Unauthorized except /healthz, /readyz
+// and /livez. A [Policy] authorizes by user or group and namespace; members
+// of [AdminGroup] may do everything, anyone else only what a rule grants —
+// a user granted namespace team-a gets Forbidden for any other namespace,
+// for all-namespace lists and watches and for cluster-scoped kinds.
+//
+// Not served: server-side apply (apply patches are refused with 415),
+// deletecollection, protobuf and CBOR encodings, aggregated discovery
+// documents, OpenAPI schemas.
+package apiserver

@@ -1,0 +1,364 @@
+package apiserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/store"
+)
+
+// Defaults of Options.
+const (
+	DefaultBookmarkInterval = 30 * time.Second
+	DefaultMaxRequestBytes  = 3 << 20
+	DefaultMaxWatchTimeout  = 30 * time.Minute
+	// AdminGroup is the group whose members may do everything.
+	AdminGroup = "system:masters"
+)
+
+// ErrOptions wraps every error New returns for bad Options.
+var ErrOptions = errors.New("apiserver: bad options")
+
+// Options configures a Server. Store is required; the zero value of every
+// other field works.
+type Options struct {
+	// Store holds the objects served.
+	Store store.Store
+	// Kinds are the kinds served (each becomes a resource named by its
+	// lower-case plural); nil serves store.DefaultKinds().
+	Kinds []store.Kind
+	// Defaults are applied to every object a client writes, before
+	// validation (KubeVirt's mutating webhooks' role).
+	Defaults virtkit.DefaultOptions
+	// Authenticator identifies the client of a request; nil refuses every
+	// request but the health checks with Unauthorized.
+	Authenticator Authenticator
+	// Authorizer decides whether a user may do a request; nil lets every
+	// authenticated user do everything.
+	Authorizer Authorizer
+	// Logger receives request errors; nil discards.
+	Logger *slog.Logger
+	// Now is the clock of the AGE column; nil is time.Now.
+	Now func() time.Time
+	// BookmarkInterval is how often a watch that asked for bookmarks gets
+	// one; 0 is DefaultBookmarkInterval.
+	BookmarkInterval time.Duration
+	// MaxRequestBytes bounds a request body; 0 is DefaultMaxRequestBytes.
+	MaxRequestBytes int64
+	// MaxWatchTimeout bounds a watch's life (clients re-watch);
+	// 0 is DefaultMaxWatchTimeout.
+	MaxWatchTimeout time.Duration
+	// GuestInfo answers the guestosinfo, userlist and filesystemlist
+	// subresources; nil answers them with 409 Conflict.
+	GuestInfo GuestInfo
+	// Version is what /version reports as gitVersion; "" is "v1.37.0-virtkit".
+	Version string
+}
+
+// Server serves a store over the Kubernetes REST protocol. It is an
+// http.Handler; Serve runs it over TLS.
+type Server struct {
+	opts      Options
+	log       *slog.Logger
+	resources map[schema.GroupVersionResource]*resource
+	groups    []schema.GroupVersion // sorted by group
+	scheme    *runtime.Scheme
+	codec     runtime.Serializer
+}
+
+// New checks opts and returns a Server.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, fmt.Errorf("%w: Store is required", ErrOptions)
+	}
+	if opts.Kinds == nil {
+		opts.Kinds = store.DefaultKinds()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.BookmarkInterval <= 0 {
+		opts.BookmarkInterval = DefaultBookmarkInterval
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if opts.MaxWatchTimeout <= 0 {
+		opts.MaxWatchTimeout = DefaultMaxWatchTimeout
+	}
+	if opts.Version == "" {
+		opts.Version = "v1.37.0-virtkit"
+	}
+	res, err := newResources(opts.Kinds)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	s := &Server{opts: opts, log: opts.Logger, resources: res, scheme: runtime.NewScheme()}
+	seen := map[schema.GroupVersion]bool{}
+	for _, r := range res {
+		gv := r.gvk.GroupVersion()
+		s.scheme.AddKnownTypeWithName(r.gvk, r.kind.New())
+		s.scheme.AddKnownTypeWithName(gv.WithKind(r.gvk.Kind+"List"), r.newList())
+		if !seen[gv] {
+			seen[gv] = true
+			metav1.AddToGroupVersion(s.scheme, gv)
+			s.groups = append(s.groups, gv)
+		}
+	}
+	metav1.AddToGroupVersion(s.scheme, schema.GroupVersion{Version: "v1"})
+	if err := metav1.AddMetaToScheme(s.scheme); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	sort.Slice(s.groups, func(i, j int) bool { return s.groups[i].String() < s.groups[j].String() })
+	s.codec = json.NewSerializerWithOptions(json.DefaultMetaFactory, s.scheme, s.scheme, json.SerializerOptions{})
+	return s, nil
+}
+
+// requestInfo is what the path and method of a request address.
+type requestInfo struct {
+	verb        string
+	res         *resource
+	namespace   string
+	name        string
+	subresource string
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/healthz", "/readyz", "/livez":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok")
+		return
+	}
+	user, err := s.authenticate(r)
+	if err != nil {
+		s.writeError(w, r, apierrors.NewUnauthorized(err.Error()))
+		return
+	}
+	ctx := withUser(r.Context(), user)
+	r = r.WithContext(ctx)
+	if s.serveDiscovery(w, r) || s.serveOpenAPI(w, r) {
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/apis/"+subresourcesGV().String()+"/") {
+		s.serveSubresource(w, r, user)
+		return
+	}
+	info, err := s.parse(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.authorize(ctx, user, info); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	switch info.verb {
+	case "get":
+		s.get(w, r, info)
+	case "list":
+		s.list(w, r, info)
+	case "watch":
+		s.watch(w, r, info)
+	case "create":
+		s.create(w, r, info)
+	case "update":
+		s.update(w, r, info)
+	case "patch":
+		s.patch(w, r, info)
+	case "delete":
+		s.delete(w, r, info)
+	default:
+		s.writeError(w, r, apierrors.NewMethodNotSupported(info.res.groupResource(), info.verb))
+	}
+}
+
+// parse maps /apis/GROUP/VERSION/[namespaces/NS/]RESOURCE[/NAME[/SUB]] to
+// a request.
+func (s *Server) parse(r *http.Request) (*requestInfo, error) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if len(parts) < 4 || parts[0] != "apis" {
+		return nil, apierrors.NewNotFound(schema.GroupResource{}, r.URL.Path)
+	}
+	gv := schema.GroupVersion{Group: parts[1], Version: parts[2]}
+	rest := parts[3:]
+	info := &requestInfo{}
+	if rest[0] == "namespaces" && len(rest) >= 3 {
+		info.namespace = rest[1]
+		rest = rest[2:]
+	}
+	res, ok := s.resources[gv.WithResource(rest[0])]
+	if !ok || len(rest) > 3 {
+		return nil, apierrors.NewNotFound(gv.WithResource(rest[0]).GroupResource(), "")
+	}
+	info.res = res
+	if res.namespaced != (info.namespace != "") && !(res.namespaced && len(rest) == 1 && r.Method == http.MethodGet) {
+		if res.namespaced {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s is namespaced: use /apis/%s/namespaces/NAMESPACE/%s", res.plural, gv, res.plural))
+		}
+		return nil, apierrors.NewNotFound(res.groupResource(), "")
+	}
+	if len(rest) >= 2 {
+		info.name = rest[1]
+	}
+	if len(rest) == 3 {
+		info.subresource = rest[2]
+		if info.subresource != "status" || !res.hasStatus {
+			return nil, apierrors.NewNotFound(res.groupResource(), info.name+"/"+info.subresource)
+		}
+	}
+	q := r.URL.Query()
+	watch := q.Get("watch") == "true" || q.Get("watch") == "1"
+	switch r.Method {
+	case http.MethodGet:
+		switch {
+		case watch:
+			info.verb = "watch"
+		case info.name == "":
+			info.verb = "list"
+		default:
+			info.verb = "get"
+		}
+	case http.MethodPost:
+		info.verb = "create"
+		if info.name != "" {
+			return nil, apierrors.NewMethodNotSupported(res.groupResource(), "create with a name in the path")
+		}
+	case http.MethodPut:
+		info.verb = "update"
+	case http.MethodPatch:
+		info.verb = "patch"
+	case http.MethodDelete:
+		info.verb = "delete"
+		if info.name == "" {
+			info.verb = "deletecollection"
+		}
+	default:
+		return nil, apierrors.NewMethodNotSupported(res.groupResource(), r.Method)
+	}
+	if info.name == "" && (info.verb == "update" || info.verb == "patch") {
+		return nil, apierrors.NewMethodNotSupported(res.groupResource(), info.verb+" without a name")
+	}
+	return info, nil
+}
+
+// serveDiscovery answers /version, /api and /apis; false if the path is
+// none of them.
+func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
+	p := strings.TrimSuffix(r.URL.Path, "/")
+	switch {
+	case p == "/version":
+		s.writeJSONValue(w, http.StatusOK, version.Info{
+			Major: "1", Minor: "37", GitVersion: s.opts.Version, Platform: "linux/amd64",
+			GoVersion: "go", Compiler: "gc",
+		})
+	case p == "/api":
+		s.writeObject(w, r, http.StatusOK, &metav1.APIVersions{
+			TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+			// No core group: the kinds served are all in named groups.
+			Versions: []string{},
+			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+				{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
+			},
+		})
+	case p == "/apis":
+		list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
+		for _, gv := range s.groups {
+			list.Groups = append(list.Groups, apiGroup(gv))
+		}
+		list.Groups = append(list.Groups, apiGroup(subresourcesGV()))
+		s.writeObject(w, r, http.StatusOK, list)
+	case strings.HasPrefix(p, "/apis/") && strings.Count(p, "/") <= 3:
+		parts := strings.Split(strings.TrimPrefix(p, "/apis/"), "/")
+		if parts[0] == SubresourcesGroup {
+			if len(parts) == 1 {
+				g := apiGroup(subresourcesGV())
+				g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+				s.writeObject(w, r, http.StatusOK, &g)
+			} else if parts[1] == subresourcesGV().Version {
+				s.writeObject(w, r, http.StatusOK, s.subresourceResources())
+			} else {
+				s.writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, p))
+			}
+			return true
+		}
+		for _, gv := range s.groups {
+			if gv.Group != parts[0] {
+				continue
+			}
+			if len(parts) == 1 {
+				g := apiGroup(gv)
+				g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+				s.writeObject(w, r, http.StatusOK, &g)
+				return true
+			}
+			if parts[1] == gv.Version {
+				s.writeObject(w, r, http.StatusOK, s.resourceList(gv))
+				return true
+			}
+		}
+		s.writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, p))
+	default:
+		return false
+	}
+	return true
+}
+
+func apiGroup(gv schema.GroupVersion) metav1.APIGroup {
+	v := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
+	return metav1.APIGroup{Name: gv.Group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v}
+}
+
+func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
+	out := &metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: gv.String(),
+	}
+	verbs := metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+	for _, r := range s.resources {
+		if r.gvk.GroupVersion() != gv {
+			continue
+		}
+		out.APIResources = append(out.APIResources, metav1.APIResource{
+			Name: r.plural, SingularName: r.singular, Namespaced: r.namespaced, Kind: r.gvk.Kind,
+			Verbs: verbs, ShortNames: r.shortNames, Categories: categoriesOf(r.gvk.Kind),
+		})
+		if r.hasStatus {
+			out.APIResources = append(out.APIResources, metav1.APIResource{
+				Name: r.plural + "/status", Namespaced: r.namespaced, Kind: r.gvk.Kind,
+				Verbs: metav1.Verbs{"get", "patch", "update"},
+			})
+		}
+	}
+	sort.Slice(out.APIResources, func(i, j int) bool { return out.APIResources[i].Name < out.APIResources[j].Name })
+	return out
+}
+
+// categoriesOf returns the categories of a kind: KubeVirt's and CDI's kinds
+// are in "all" (kubectl get all), as their CRDs declare; Events and Nodes
+// are not.
+func categoriesOf(kind string) []string {
+	switch kind {
+	case virtkit.KindEvent, virtkit.KindNode:
+		return nil
+	}
+	return []string{"all"}
+}

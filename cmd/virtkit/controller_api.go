@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/apiserver"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/store"
+)
+
+// apiFlags are the controller's API server flags.
+type apiFlags struct {
+	addr       string
+	certDir    string
+	hosts      []string
+	tokenFile  string
+	policyFile string
+	kubeconfig string
+}
+
+func (f *apiFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.addr, "api-addr", "", "serve the Kubernetes API (kubectl, client-go) over TLS on this address, e.g. 127.0.0.1:6443")
+	fs.StringVar(&f.certDir, "api-cert-dir", "",
+		"directory of the API's CA, serving and admin certificates, generated when missing (default: USER-CONFIG-DIR/virtkit/pki)")
+	fs.StringSliceVar(&f.hosts, "api-cert-hosts", nil, "extra host names and IPs the generated serving certificate covers")
+	fs.StringVar(&f.tokenFile, "api-token-file", "", `bearer tokens, kube-apiserver's format: token,user,uid,"group1,group2" per line`)
+	fs.StringVar(&f.policyFile, "api-policy-file", "",
+		"authorization rules {rules: [{user|group, namespaces, verbs, resources}]}; without it only "+apiserver.AdminGroup+" members are allowed")
+	fs.StringVar(&f.kubeconfig, "write-kubeconfig", "", "write an admin kubeconfig for the API to this path")
+}
+
+// start serves the API until ctx ends or stop is called; without --api-addr
+// it does nothing.
+// guest, when not nil, answers the guest-agent subresources.
+func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, guest apiserver.GuestInfo,
+	log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+	if f.addr == "" {
+		if f.kubeconfig != "" || f.tokenFile != "" || f.policyFile != "" {
+			return nil, errors.New("--write-kubeconfig, --api-token-file, --api-policy-file: need --api-addr")
+		}
+		return func() {}, nil
+	}
+	dir := f.certDir
+	if dir == "" {
+		cfg, err := os.UserConfigDir()
+		if err != nil {
+			return nil, fmt.Errorf("--api-cert-dir: %w", err)
+		}
+		dir = filepath.Join(cfg, "virtkit", "pki")
+	}
+	certs, err := apiserver.EnsureCertificates(dir, f.hosts)
+	if err != nil {
+		return nil, fmt.Errorf("--api-cert-dir %s: %w", dir, err)
+	}
+	authn := apiserver.Authenticators{apiserver.ClientCertAuthenticator{}}
+	if f.tokenFile != "" {
+		tokens, err := apiserver.LoadTokenFile(f.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--api-token-file: %w", err)
+		}
+		authn = append(authn, tokens)
+	}
+	policy := &apiserver.Policy{}
+	if f.policyFile != "" {
+		if policy, err = apiserver.LoadPolicyFile(f.policyFile); err != nil {
+			return nil, fmt.Errorf("--api-policy-file: %w", err)
+		}
+	}
+	srv, err := apiserver.New(apiserver.Options{
+		Store: st, Defaults: defaults, Authenticator: authn, Authorizer: policy, GuestInfo: guest,
+		Logger: log.With("component", "apiserver"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", f.addr)
+	if err != nil {
+		return nil, fmt.Errorf("--api-addr: %w", err)
+	}
+	server := "https://" + kubeconfigHost(ln.Addr())
+	if f.kubeconfig != "" {
+		err := apiserver.WriteKubeconfig(f.kubeconfig, apiserver.Kubeconfig{
+			Server: server, CAPEM: certs.CAPEM, User: apiserver.AdminUser,
+			CertPEM: certs.AdminCert, KeyPEM: certs.AdminKey, Namespace: "default",
+		})
+		if err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("--write-kubeconfig: %w", err)
+		}
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(sctx, ln, certs.ServerTLSConfig()); err != nil {
+			fmt.Fprintf(stderr, "api server: %v\n", err)
+		}
+	}()
+	fmt.Fprintf(stderr, "api: %s\n", server)
+	log.Info("API server listening", "url", server, "certDir", dir, "kubeconfig", f.kubeconfig)
+	return func() { cancel(); <-done }, nil
+}
+
+// kubeconfigHost is the address clients dial: a wildcard listen address
+// becomes the loopback address.
+func kubeconfigHost(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// clusterGuestInfo answers the guest-agent subresources from the node
+// agents of this process (--store memory): the VMI's status.nodeName names
+// the agent.
+type clusterGuestInfo struct{ c *cluster.Cluster }
+
+func (g clusterGuestInfo) agent(ctx context.Context, namespace, name string) (*node.Agent, error) {
+	vmi := &virtkit.VirtualMachineInstance{}
+	if err := g.c.Store().Get(ctx, store.Key{Namespace: namespace, Name: name}, vmi); err != nil {
+		return nil, err
+	}
+	n := g.c.Node(vmi.Status.NodeName)
+	if n == nil || n.Agent == nil {
+		return nil, fmt.Errorf("vmi %s/%s: %w: not running on a node of this process", namespace, name, node.ErrNoGuestInfo)
+	}
+	return n.Agent, nil
+}
+
+func (g clusterGuestInfo) GuestOSInfo(ctx context.Context, namespace, name string) (any, error) {
+	a, err := g.agent(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	gi, err := a.GuestOSInfo(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	// KubeVirt's VirtualMachineInstanceGuestAgentInfo shape.
+	return map[string]any{
+		"kind": "VirtualMachineInstanceGuestAgentInfo", "apiVersion": "kubevirt.io/v1",
+		"hostname": gi.Hostname, "os": gi.OS, "timezone": gi.Timezone,
+		"userList": gi.Users, "fsInfo": map[string]any{"disks": gi.Filesystems},
+		"fsFreezeStatus": gi.FSFreezeStatus,
+	}, nil
+}
+
+func (g clusterGuestInfo) UserList(ctx context.Context, namespace, name string) (any, error) {
+	a, err := g.agent(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	users, err := a.UserList(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"kind": "VirtualMachineInstanceGuestOSUserList", "apiVersion": "kubevirt.io/v1", "items": users}, nil
+}
+
+func (g clusterGuestInfo) FilesystemList(ctx context.Context, namespace, name string) (any, error) {
+	a, err := g.agent(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := a.FilesystemList(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"kind": "VirtualMachineInstanceFileSystemList", "apiVersion": "kubevirt.io/v1", "items": fs}, nil
+}
