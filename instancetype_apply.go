@@ -1,0 +1,309 @@
+package virtkit
+
+import (
+	"fmt"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ApplyInstancetype expands an instance type and a preference (either
+// may be nil) into spec, a VM template's VMI spec, as KubeVirt does when
+// it creates a VM's VMI: the instance type's CPU (laid out as the
+// preference's preferred topology says, sockets by default), memory,
+// hugepages, node selector, scheduler and annotations; then the
+// preference's defaults wherever the template leaves a field unset.
+//
+// A template field the instance type also sets is a conflict: each is
+// returned as an Invalid error at its path under base (KubeVirt reports
+// them under spec.template.spec), and spec is then left as it was. A
+// preference whose requirements the instance type does not meet is an
+// Invalid error at spec.instancetype.
+func ApplyInstancetype(spec *VirtualMachineInstanceSpec, it *VirtualMachineInstancetypeSpec, pref *VirtualMachinePreferenceSpec, base *field.Path) field.ErrorList {
+	out := spec.DeepCopy()
+	var errs field.ErrorList
+	if it != nil {
+		errs = append(errs, applyInstancetypeCPU(out, it, pref, base)...)
+		errs = append(errs, applyInstancetypeMemory(out, it, base)...)
+		errs = append(errs, applyInstancetypeScheduling(out, it, base)...)
+		errs = append(errs, checkRequirements(it, pref)...)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if pref != nil {
+		applyPreference(out, pref)
+	}
+	*spec = *out
+	return nil
+}
+
+// InstancetypeAnnotations returns the annotations an instance type adds
+// to a VMI that has annots: those whose keys it does not have.
+func InstancetypeAnnotations(annots map[string]string, it *VirtualMachineInstancetypeSpec) map[string]string {
+	if it == nil || len(it.Annotations) == 0 {
+		return annots
+	}
+	out := maps.Clone(annots)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range it.Annotations {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func conflict(p *field.Path, v any) *field.Error {
+	return field.Invalid(p, v, "conflicts with the VM's instancetype")
+}
+
+func applyInstancetypeCPU(spec *VirtualMachineInstanceSpec, it *VirtualMachineInstancetypeSpec, pref *VirtualMachinePreferenceSpec, base *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	dp := base.Child("domain")
+	if c := spec.Domain.CPU; c != nil {
+		cp := dp.Child("cpu")
+		for _, f := range []struct {
+			name string
+			set  bool
+			v    any
+		}{
+			{"sockets", c.Sockets != 0, c.Sockets}, {"cores", c.Cores != 0, c.Cores}, {"threads", c.Threads != 0, c.Threads},
+			{"model", c.Model != "" && it.CPU.Model != nil, c.Model},
+			{"dedicatedCpuPlacement", c.DedicatedCPUPlacement && it.CPU.DedicatedCPUPlacement != nil, c.DedicatedCPUPlacement},
+			{"isolateEmulatorThread", c.IsolateEmulatorThread && it.CPU.IsolateEmulatorThread != nil, c.IsolateEmulatorThread},
+			{"maxSockets", c.MaxSockets != 0 && it.CPU.MaxSockets != nil, c.MaxSockets},
+		} {
+			if f.set {
+				errs = append(errs, conflict(cp.Child(f.name), f.v))
+			}
+		}
+	}
+	rp := dp.Child("resources")
+	if q, ok := spec.Domain.Resources.Requests[ResourceCPU]; ok {
+		errs = append(errs, conflict(rp.Child("requests", string(ResourceCPU)), q.String()))
+	}
+	if q, ok := spec.Domain.Resources.Limits[ResourceCPU]; ok {
+		errs = append(errs, conflict(rp.Child("limits", string(ResourceCPU)), q.String()))
+	}
+	sockets, cores, threads, err := topology(it.CPU.Guest, pref)
+	if err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "preference"), it.CPU.Guest, err.Error()))
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if spec.Domain.CPU == nil {
+		spec.Domain.CPU = &CPU{}
+	}
+	c := spec.Domain.CPU
+	c.Sockets, c.Cores, c.Threads = sockets, cores, threads
+	if it.CPU.Model != nil {
+		c.Model = *it.CPU.Model
+	}
+	if it.CPU.DedicatedCPUPlacement != nil {
+		c.DedicatedCPUPlacement = *it.CPU.DedicatedCPUPlacement
+	}
+	if it.CPU.IsolateEmulatorThread != nil {
+		c.IsolateEmulatorThread = *it.CPU.IsolateEmulatorThread
+	}
+	if it.CPU.MaxSockets != nil {
+		c.MaxSockets = *it.CPU.MaxSockets
+	}
+	return nil
+}
+
+// topology lays guest vCPUs out as the preference prefers.
+func topology(guest uint32, pref *VirtualMachinePreferenceSpec) (sockets, cores, threads uint32, err error) {
+	t := PreferSockets
+	var so *SpreadOptions
+	if pref != nil && pref.CPU != nil {
+		if pref.CPU.PreferredCPUTopology != nil {
+			t = *pref.CPU.PreferredCPUTopology
+		}
+		so = pref.CPU.SpreadOptions
+	}
+	switch t {
+	case PreferCores, DeprecatedPreferCores:
+		return 1, guest, 1, nil
+	case PreferThreads, DeprecatedPreferThreads:
+		return 1, 1, guest, nil
+	case PreferSpread, DeprecatedPreferSpread:
+		ratio, across := uint32(2), SpreadAcrossSocketsCores
+		if so != nil && so.Ratio != nil {
+			ratio = *so.Ratio
+		}
+		if so != nil && so.Across != nil {
+			across = *so.Across
+		}
+		switch across {
+		case SpreadAcrossCoresThreads:
+			if ratio == 0 || guest%ratio != 0 {
+				return 0, 0, 0, fmt.Errorf("%d vCPUs cannot be spread across cores and threads with ratio %d", guest, ratio)
+			}
+			return 1, guest / ratio, ratio, nil
+		case SpreadAcrossSocketsCoresThreads:
+			if ratio == 0 || guest%(2*ratio) != 0 {
+				return 0, 0, 0, fmt.Errorf("%d vCPUs cannot be spread across sockets, cores and threads with ratio %d", guest, ratio)
+			}
+			return guest / (2 * ratio), ratio, 2, nil
+		default:
+			if ratio == 0 || guest%ratio != 0 {
+				return 0, 0, 0, fmt.Errorf("%d vCPUs cannot be spread across sockets and cores with ratio %d", guest, ratio)
+			}
+			return guest / ratio, ratio, 1, nil
+		}
+	default: // sockets, any
+		return guest, 1, 1, nil
+	}
+}
+
+func applyInstancetypeMemory(spec *VirtualMachineInstanceSpec, it *VirtualMachineInstancetypeSpec, base *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	dp := base.Child("domain")
+	if m := spec.Domain.Memory; m != nil {
+		if m.Guest != nil {
+			errs = append(errs, conflict(dp.Child("memory", "guest"), m.Guest.String()))
+		}
+		if m.Hugepages != nil && it.Memory.Hugepages != nil {
+			errs = append(errs, conflict(dp.Child("memory", "hugepages"), m.Hugepages.PageSize))
+		}
+		if m.MaxGuest != nil && it.Memory.MaxGuest != nil {
+			errs = append(errs, conflict(dp.Child("memory", "maxGuest"), m.MaxGuest.String()))
+		}
+	}
+	rp := dp.Child("resources")
+	if q, ok := spec.Domain.Resources.Requests[ResourceMemory]; ok {
+		errs = append(errs, conflict(rp.Child("requests", string(ResourceMemory)), q.String()))
+	}
+	if q, ok := spec.Domain.Resources.Limits[ResourceMemory]; ok {
+		errs = append(errs, conflict(rp.Child("limits", string(ResourceMemory)), q.String()))
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if spec.Domain.Memory == nil {
+		spec.Domain.Memory = &Memory{}
+	}
+	m := spec.Domain.Memory
+	g := it.Memory.Guest.DeepCopy()
+	m.Guest = &g
+	if it.Memory.Hugepages != nil {
+		m.Hugepages = it.Memory.Hugepages.DeepCopy()
+	}
+	if it.Memory.MaxGuest != nil {
+		mg := it.Memory.MaxGuest.DeepCopy()
+		m.MaxGuest = &mg
+	}
+	if p := it.Memory.OvercommitPercent; p > 0 {
+		req := resource.NewQuantity(g.Value()*int64(100-p)/100, g.Format)
+		if spec.Domain.Resources.Requests == nil {
+			spec.Domain.Resources.Requests = ResourceList{}
+		}
+		spec.Domain.Resources.Requests[ResourceMemory] = *req
+	}
+	return nil
+}
+
+func applyInstancetypeScheduling(spec *VirtualMachineInstanceSpec, it *VirtualMachineInstancetypeSpec, base *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(it.NodeSelector) > 0 {
+		if len(spec.NodeSelector) > 0 {
+			errs = append(errs, conflict(base.Child("nodeSelector"), spec.NodeSelector))
+		} else {
+			spec.NodeSelector = maps.Clone(it.NodeSelector)
+		}
+	}
+	if it.SchedulerName != "" {
+		if spec.SchedulerName != "" {
+			errs = append(errs, conflict(base.Child("schedulerName"), spec.SchedulerName))
+		} else {
+			spec.SchedulerName = it.SchedulerName
+		}
+	}
+	return errs
+}
+
+func checkRequirements(it *VirtualMachineInstancetypeSpec, pref *VirtualMachinePreferenceSpec) field.ErrorList {
+	if pref == nil || pref.Requirements == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	p := field.NewPath("spec", "instancetype")
+	if r := pref.Requirements.CPU; r != nil && it.CPU.Guest < r.Guest {
+		errs = append(errs, field.Invalid(p, it.CPU.Guest, fmt.Sprintf(
+			"insufficient CPU resources of %d vCPU provided by instance type, preference requires %d vCPU", it.CPU.Guest, r.Guest)))
+	}
+	if r := pref.Requirements.Memory; r != nil && it.Memory.Guest.Cmp(r.Guest) < 0 {
+		errs = append(errs, field.Invalid(p, it.Memory.Guest.String(), fmt.Sprintf(
+			"insufficient Memory resources of %s provided by instance type, preference requires %s", it.Memory.Guest.String(), r.Guest.String())))
+	}
+	return errs
+}
+
+// applyPreference fills what the template leaves unset.
+func applyPreference(spec *VirtualMachineInstanceSpec, pref *VirtualMachinePreferenceSpec) {
+	if d := pref.Devices; d != nil {
+		for i := range spec.Domain.Devices.Disks {
+			disk := &spec.Domain.Devices.Disks[i]
+			switch {
+			case disk.CDRom != nil:
+				if disk.CDRom.Bus == "" && d.PreferredCdromBus != "" {
+					disk.CDRom.Bus = d.PreferredCdromBus
+				}
+			case disk.LUN != nil:
+				if disk.LUN.Bus == "" && d.PreferredLunBus != "" {
+					disk.LUN.Bus = d.PreferredLunBus
+				}
+			case d.PreferredDiskBus != "":
+				if disk.Disk == nil {
+					disk.Disk = &DiskTarget{}
+				}
+				if disk.Disk.Bus == "" {
+					disk.Disk.Bus = d.PreferredDiskBus
+				}
+			}
+		}
+		if d.PreferredInterfaceModel != "" {
+			for i := range spec.Domain.Devices.Interfaces {
+				if spec.Domain.Devices.Interfaces[i].Model == "" {
+					spec.Domain.Devices.Interfaces[i].Model = d.PreferredInterfaceModel
+				}
+			}
+		}
+	}
+	if f := pref.Firmware; f != nil {
+		if spec.Domain.Firmware == nil {
+			spec.Domain.Firmware = &Firmware{}
+		}
+		if spec.Domain.Firmware.Bootloader == nil {
+			switch {
+			case isTrue(f.PreferredUseEfi):
+				efi := &EFI{}
+				if f.PreferredUseSecureBoot != nil {
+					efi.SecureBoot = ptrBool(*f.PreferredUseSecureBoot)
+				}
+				spec.Domain.Firmware.Bootloader = &Bootloader{EFI: efi}
+			case isTrue(f.PreferredUseBios):
+				spec.Domain.Firmware.Bootloader = &Bootloader{BIOS: &BIOS{}}
+			}
+		}
+	}
+	if m := pref.Machine; m != nil && m.PreferredMachineType != "" {
+		if spec.Domain.Machine == nil {
+			spec.Domain.Machine = &Machine{}
+		}
+		if spec.Domain.Machine.Type == "" {
+			spec.Domain.Machine.Type = m.PreferredMachineType
+		}
+	}
+	if g := pref.PreferredTerminationGracePeriodSeconds; g != nil && spec.TerminationGracePeriodSeconds == nil {
+		v := *g
+		spec.TerminationGracePeriodSeconds = &v
+	}
+}
+
+func ptrBool(b bool) *bool { return &b }
