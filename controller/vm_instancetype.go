@@ -23,6 +23,8 @@ const maxRevisionBytes = 1 << 20
 
 // InstancetypeSpecs looks up the instance type and preference vm names
 // (nil when it names none) as they are now in st, without revisions.
+// When the preference's lookup fails, the instance type found is
+// returned with the error.
 // Admission uses it to report conflicts before the VM is stored.
 func InstancetypeSpecs(ctx context.Context, st store.Store, vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstancetypeSpec, *virtkit.VirtualMachinePreferenceSpec, error) {
 	var it *virtkit.VirtualMachineInstancetypeSpec
@@ -37,7 +39,7 @@ func InstancetypeSpecs(ctx context.Context, st store.Store, vm *virtkit.VirtualM
 	if m := vm.Spec.Preference; m != nil {
 		obj, err := getMatched(ctx, st, vm.Namespace, m.Name, preferenceKind(m.Kind))
 		if err != nil {
-			return nil, nil, err
+			return it, nil, err // it tells the caller which lookup failed
 		}
 		pref = preferenceSpecOf(obj)
 	}
