@@ -113,6 +113,18 @@ func TestInstancetypeExpandedAndRevisionKept(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint32(2), vmi.Spec.Domain.CPU.Sockets)
 	assert.Equal(t, "8Gi", vmi.Spec.Domain.Memory.Guest.String())
+
+	// Deleting a VM deletes the revisions it made.
+	freshVM, err := c.WaitForVM(ctx, "default", "fresh", func(vm *virtkit.VirtualMachine, ok bool) bool {
+		return ok && vm.Status.InstancetypeRef != nil && vm.Status.InstancetypeRef.ControllerRevisionRef != nil
+	})
+	require.NoError(t, err)
+	revKey := store.Key{Namespace: "default", Name: freshVM.Status.InstancetypeRef.ControllerRevisionRef.Name}
+	require.NoError(t, c.Store().Get(ctx, revKey, cr))
+	require.NoError(t, c.Store().Delete(ctx, freshVM, store.DeleteOptions{}))
+	_, err = c.WaitForVM(ctx, "default", "fresh", func(_ *virtkit.VirtualMachine, ok bool) bool { return !ok })
+	require.NoError(t, err)
+	assert.ErrorIs(t, c.Store().Get(ctx, revKey, cr), store.ErrNotFound)
 }
 
 // Apply refuses a VM whose template conflicts with its instancetype, or

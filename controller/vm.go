@@ -181,6 +181,9 @@ func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (Result, erro
 		s.deletedVMI = true
 		return Result{}, r.updateStatus(ctx, s)
 	}
+	if err := r.deleteRevisions(ctx, s.vm); err != nil {
+		return Result{}, err
+	}
 	if removeFinalizers(s.vm, virtkit.VirtualMachineControllerFinalizer) {
 		err := r.o.Store.Update(ctx, s.vm)
 		if errors.Is(err, store.ErrNotFound) {

@@ -199,3 +199,38 @@ func preferenceSpecOf(obj virtkit.Object) *virtkit.VirtualMachinePreferenceSpec 
 	}
 	return nil
 }
+
+// deleteRevisions deletes the revisions a deleted VM's status names that
+// the VM owns (there is no garbage collector to do it).
+func (r *VMReconciler) deleteRevisions(ctx context.Context, vm *virtkit.VirtualMachine) error {
+	for _, ref := range []*virtkit.InstancetypeStatusRef{vm.Status.InstancetypeRef, vm.Status.PreferenceRef} {
+		if ref == nil || ref.ControllerRevisionRef == nil {
+			continue
+		}
+		var cr virtkit.ControllerRevision
+		err := r.o.Store.Get(ctx, store.Key{Namespace: vm.Namespace, Name: ref.ControllerRevisionRef.Name}, &cr)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !ownedBy(&cr, vm) {
+			continue // named by revisionName, not made for this VM
+		}
+		err = r.o.Store.Delete(ctx, &cr, store.DeleteOptions{})
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("delete revision %s: %w", cr.Name, err)
+		}
+	}
+	return nil
+}
+
+func ownedBy(obj metav1.Object, owner metav1.Object) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.UID == owner.GetUID() {
+			return true
+		}
+	}
+	return false
+}
