@@ -177,3 +177,70 @@ func TestApplyInstancetypeAdmission(t *testing.T) {
 		})
 	}
 }
+
+// Namespaced kinds are looked up in the VM's namespace, and a VM that
+// names a revision gets the instancetype kept in it, not the current one.
+func TestInstancetypeNamespacedKindsAndRevisionName(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := cluster.New(cluster.Options{})
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Start(runCtx) }()
+	defer func() { stop(); <-done }()
+
+	require.NoError(t, c.Apply(ctx, decodeAll(t, []byte(`apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineInstancetype
+metadata:
+  name: small
+  namespace: default
+spec:
+  cpu: {guest: 2}
+  memory: {guest: 256Mi}
+---
+apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachinePreference
+metadata:
+  name: cores
+  namespace: default
+spec:
+  cpu: {preferredCPUTopology: cores}
+---
+apiVersion: apps/v1
+kind: ControllerRevision
+metadata:
+  name: small-v0
+  namespace: default
+revision: 1
+data:
+  apiVersion: instancetype.kubevirt.io/v1beta1
+  kind: VirtualMachineInstancetype
+  metadata: {name: small, namespace: default}
+  spec:
+    cpu: {guest: 3}
+    memory: {guest: 128Mi}
+`))...))
+
+	tests := []struct {
+		name, revision string
+		cores          uint32
+		memory         string
+	}{
+		{"current", "", 2, "256Mi"},
+		{"pinned", "small-v0", 3, "128Mi"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vm := decodeAll(t, []byte(itVMManifest))[0].(*virtkit.VirtualMachine)
+			vm.Name = tt.name
+			vm.Spec.Instancetype = &virtkit.InstancetypeMatcher{Name: "small", Kind: virtkit.KindVirtualMachineInstancetype, RevisionName: tt.revision}
+			vm.Spec.Preference = &virtkit.PreferenceMatcher{Name: "cores", Kind: virtkit.KindVirtualMachinePreference}
+			require.NoError(t, c.Apply(ctx, vm))
+			vmi, err := c.WaitForVMI(ctx, "default", tt.name, cluster.VMIPhaseIs(virtkit.Running))
+			require.NoError(t, err)
+			assert.Equal(t, [3]uint32{1, tt.cores, 1}, [3]uint32{vmi.Spec.Domain.CPU.Sockets, vmi.Spec.Domain.CPU.Cores, vmi.Spec.Domain.CPU.Threads})
+			assert.Equal(t, tt.memory, vmi.Spec.Domain.Memory.Guest.String())
+		})
+	}
+}
