@@ -41,19 +41,20 @@ spec:
 	it := objs[0].(*virtkit.VirtualMachineClusterInstancetype)
 	pref := objs[1].(*virtkit.VirtualMachineClusterPreference)
 
-	spec := virtkit.VirtualMachineInstanceSpec{Domain: virtkit.DomainSpec{
+	tmpl := virtkit.VirtualMachineInstanceTemplateSpec{Spec: virtkit.VirtualMachineInstanceSpec{Domain: virtkit.DomainSpec{
 		Devices: virtkit.Devices{Disks: []virtkit.Disk{{Name: "root"}}},
-	}}
+	}}}
 	base := field.NewPath("spec", "template", "spec")
-	if errs := virtkit.ApplyInstancetype(&spec, &it.Spec, &pref.Spec, base); len(errs) > 0 {
+	if errs := virtkit.ApplyInstancetype(&tmpl, &it.Spec, &pref.Spec, base); len(errs) > 0 {
 		fmt.Println(errs.ToAggregate())
 		return
 	}
-	cpu := spec.Domain.CPU
+	dom := tmpl.Spec.Domain
 	fmt.Printf("sockets=%d cores=%d threads=%d memory=%s bus=%s\n",
-		cpu.Sockets, cpu.Cores, cpu.Threads, spec.Domain.Memory.Guest, spec.Domain.Devices.Disks[0].Disk.Bus)
+		dom.CPU.Sockets, dom.CPU.Cores, dom.CPU.Threads, dom.Memory.Guest, dom.Devices.Disks[0].Disk.Bus)
 
-	conflicting := virtkit.VirtualMachineInstanceSpec{Domain: virtkit.DomainSpec{CPU: &virtkit.CPU{Sockets: 2}}}
+	conflicting := virtkit.VirtualMachineInstanceTemplateSpec{Spec: virtkit.VirtualMachineInstanceSpec{
+		Domain: virtkit.DomainSpec{CPU: &virtkit.CPU{Sockets: 2}}}}
 	for _, e := range virtkit.ApplyInstancetype(&conflicting, &it.Spec, nil, base) {
 		fmt.Println(e.Field)
 	}

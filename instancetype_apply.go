@@ -5,11 +5,12 @@ import (
 	"maps"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // ApplyInstancetype expands an instance type and a preference (either
-// may be nil) into spec, a VM template's VMI spec, as KubeVirt does when
+// may be nil) into tmpl, a VM's template, as KubeVirt does when
 // it creates a VM's VMI: the instance type's CPU (laid out as the
 // preference's preferred topology says, sockets by default), memory,
 // hugepages, node selector, scheduler and annotations; then the
@@ -17,44 +18,49 @@ import (
 //
 // A template field the instance type also sets is a conflict: each is
 // returned as an Invalid error at its path under base (KubeVirt reports
-// them under spec.template.spec), and spec is then left as it was. A
+// them under spec.template.spec), and tmpl is then left as it was. A
 // preference whose requirements the instance type does not meet is an
 // Invalid error at spec.instancetype.
-func ApplyInstancetype(spec *VirtualMachineInstanceSpec, it *VirtualMachineInstancetypeSpec, pref *VirtualMachinePreferenceSpec, base *field.Path) field.ErrorList {
-	out := spec.DeepCopy()
+func ApplyInstancetype(tmpl *VirtualMachineInstanceTemplateSpec, it *VirtualMachineInstancetypeSpec, pref *VirtualMachinePreferenceSpec, base *field.Path) field.ErrorList {
+	out := tmpl.DeepCopy()
 	var errs field.ErrorList
 	if it != nil {
-		errs = append(errs, applyInstancetypeCPU(out, it, pref, base)...)
-		errs = append(errs, applyInstancetypeMemory(out, it, base)...)
-		errs = append(errs, applyInstancetypeScheduling(out, it, base)...)
+		// In KubeVirt's order: scheduling, CPU, memory, annotations.
+		errs = append(errs, applyInstancetypeScheduling(&out.Spec, it, base)...)
+		errs = append(errs, applyInstancetypeCPU(&out.Spec, it, pref, base)...)
+		errs = append(errs, applyInstancetypeMemory(&out.Spec, it, base)...)
+		errs = append(errs, applyInstancetypeAnnotations(&out.ObjectMeta, it)...)
 		errs = append(errs, checkRequirements(it, pref)...)
 	}
 	if len(errs) > 0 {
 		return errs
 	}
 	if pref != nil {
-		applyPreference(out, pref)
+		applyPreference(&out.Spec, pref)
 	}
-	*spec = *out
+	*tmpl = *out
 	return nil
 }
 
-// InstancetypeAnnotations returns the annotations an instance type adds
-// to a VMI that has annots: those whose keys it does not have.
-func InstancetypeAnnotations(annots map[string]string, it *VirtualMachineInstancetypeSpec) map[string]string {
-	if it == nil || len(it.Annotations) == 0 {
-		return annots
-	}
-	out := maps.Clone(annots)
-	if out == nil {
-		out = map[string]string{}
-	}
-	for k, v := range it.Annotations {
-		if _, ok := out[k]; !ok {
-			out[k] = v
+// applyInstancetypeAnnotations adds the instance type's annotations to
+// the template's; a key the template has with another value conflicts
+// (at annotations.<key>, as KubeVirt reports it).
+func applyInstancetypeAnnotations(meta *metav1.ObjectMeta, it *VirtualMachineInstancetypeSpec) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range sortedKeys(it.Annotations) {
+		v := it.Annotations[k]
+		if have, ok := meta.Annotations[k]; ok {
+			if have != v {
+				errs = append(errs, conflict(field.NewPath("annotations", k), have))
+			}
+			continue
 		}
+		if meta.Annotations == nil {
+			meta.Annotations = map[string]string{}
+		}
+		meta.Annotations[k] = v
 	}
-	return out
+	return errs
 }
 
 func conflict(p *field.Path, v any) *field.Error {
@@ -73,9 +79,8 @@ func applyInstancetypeCPU(spec *VirtualMachineInstanceSpec, it *VirtualMachineIn
 		}{
 			{"sockets", c.Sockets != 0, c.Sockets}, {"cores", c.Cores != 0, c.Cores}, {"threads", c.Threads != 0, c.Threads},
 			{"model", c.Model != "" && it.CPU.Model != nil, c.Model},
-			{"dedicatedCpuPlacement", c.DedicatedCPUPlacement && it.CPU.DedicatedCPUPlacement != nil, c.DedicatedCPUPlacement},
+			{"dedicatedCPUPlacement", c.DedicatedCPUPlacement && it.CPU.DedicatedCPUPlacement != nil, c.DedicatedCPUPlacement},
 			{"isolateEmulatorThread", c.IsolateEmulatorThread && it.CPU.IsolateEmulatorThread != nil, c.IsolateEmulatorThread},
-			{"maxSockets", c.MaxSockets != 0 && it.CPU.MaxSockets != nil, c.MaxSockets},
 		} {
 			if f.set {
 				errs = append(errs, conflict(cp.Child(f.name), f.v))
@@ -162,25 +167,27 @@ func topology(guest uint32, pref *VirtualMachinePreferenceSpec) (sockets, cores,
 }
 
 func applyInstancetypeMemory(spec *VirtualMachineInstanceSpec, it *VirtualMachineInstancetypeSpec, base *field.Path) field.ErrorList {
-	var errs field.ErrorList
+	// KubeVirt reports the first memory conflict only, in this order.
 	dp := base.Child("domain")
-	if m := spec.Domain.Memory; m != nil {
-		if m.Guest != nil {
-			errs = append(errs, conflict(dp.Child("memory", "guest"), m.Guest.String()))
-		}
-		if m.Hugepages != nil && it.Memory.Hugepages != nil {
-			errs = append(errs, conflict(dp.Child("memory", "hugepages"), m.Hugepages.PageSize))
-		}
-		if m.MaxGuest != nil && it.Memory.MaxGuest != nil {
-			errs = append(errs, conflict(dp.Child("memory", "maxGuest"), m.MaxGuest.String()))
-		}
-	}
 	rp := dp.Child("resources")
-	if q, ok := spec.Domain.Resources.Requests[ResourceMemory]; ok {
-		errs = append(errs, conflict(rp.Child("requests", string(ResourceMemory)), q.String()))
+	m := spec.Domain.Memory
+	if m == nil {
+		m = &Memory{}
 	}
-	if q, ok := spec.Domain.Resources.Limits[ResourceMemory]; ok {
-		errs = append(errs, conflict(rp.Child("limits", string(ResourceMemory)), q.String()))
+	var errs field.ErrorList
+	switch q, hasReq := spec.Domain.Resources.Requests[ResourceMemory]; {
+	case m.Guest != nil:
+		errs = append(errs, conflict(dp.Child("memory", "guest"), m.Guest.String()))
+	case m.Hugepages != nil && it.Memory.Hugepages != nil:
+		errs = append(errs, conflict(dp.Child("memory", "hugepages"), m.Hugepages.PageSize))
+	case m.MaxGuest != nil && it.Memory.MaxGuest != nil:
+		errs = append(errs, conflict(dp.Child("memory", "maxGuest"), m.MaxGuest.String()))
+	case hasReq:
+		errs = append(errs, conflict(rp.Child("requests", string(ResourceMemory)), q.String()))
+	default:
+		if l, ok := spec.Domain.Resources.Limits[ResourceMemory]; ok {
+			errs = append(errs, conflict(rp.Child("limits", string(ResourceMemory)), l.String()))
+		}
 	}
 	if len(errs) > 0 {
 		return errs
@@ -188,7 +195,7 @@ func applyInstancetypeMemory(spec *VirtualMachineInstanceSpec, it *VirtualMachin
 	if spec.Domain.Memory == nil {
 		spec.Domain.Memory = &Memory{}
 	}
-	m := spec.Domain.Memory
+	m = spec.Domain.Memory
 	g := it.Memory.Guest.DeepCopy()
 	m.Guest = &g
 	if it.Memory.Hugepages != nil {
@@ -199,7 +206,8 @@ func applyInstancetypeMemory(spec *VirtualMachineInstanceSpec, it *VirtualMachin
 		m.MaxGuest = &mg
 	}
 	if p := it.Memory.OvercommitPercent; p > 0 {
-		req := resource.NewQuantity(g.Value()*int64(100-p)/100, g.Format)
+		// In single precision, as KubeVirt computes it.
+		req := resource.NewQuantity(int64(float32(g.Value())*(1-float32(p)/100)), g.Format)
 		if spec.Domain.Resources.Requests == nil {
 			spec.Domain.Resources.Requests = ResourceList{}
 		}

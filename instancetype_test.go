@@ -51,7 +51,7 @@ func TestApplyInstancetypeCPUTopology(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := &VirtualMachineInstanceSpec{}
-			errs := ApplyInstancetype(spec, itSpec(tt.guest, "1Gi"), tt.pref, field.NewPath("spec", "template", "spec"))
+			errs := applySpec(spec, itSpec(tt.guest, "1Gi"), tt.pref, field.NewPath("spec", "template", "spec"))
 			if tt.wantErr != "" {
 				require.Len(t, errs, 1)
 				assert.Equal(t, tt.wantErr, errs[0].Field)
@@ -82,6 +82,12 @@ func TestApplyInstancetypeConflicts(t *testing.T) {
 			Resources: ResourceRequirements{Requests: ResourceList{ResourceCPU: resource.MustParse("1")}},
 			Memory:    &Memory{Guest: &mem}}}, itSpec(1, "1Gi"),
 			[]string{"spec.template.spec.domain.resources.requests.cpu", "spec.template.spec.domain.memory.guest"}},
+		{"dedicated CPUs", VirtualMachineInstanceSpec{Domain: DomainSpec{CPU: &CPU{DedicatedCPUPlacement: true}}},
+			&VirtualMachineInstancetypeSpec{CPU: CPUInstancetype{Guest: 1, DedicatedCPUPlacement: ptrTo(true)}, Memory: MemoryInstancetype{Guest: mem}},
+			[]string{"spec.template.spec.domain.cpu.dedicatedCPUPlacement"}},
+		{"only the first memory conflict", VirtualMachineInstanceSpec{Domain: DomainSpec{Memory: &Memory{Guest: &mem},
+			Resources: ResourceRequirements{Requests: ResourceList{ResourceMemory: mem}, Limits: ResourceList{ResourceMemory: mem}}}}, itSpec(1, "1Gi"),
+			[]string{"spec.template.spec.domain.memory.guest"}},
 		{"memory limit", VirtualMachineInstanceSpec{Domain: DomainSpec{
 			Resources: ResourceRequirements{Limits: ResourceList{ResourceMemory: mem}}}}, itSpec(1, "1Gi"),
 			[]string{"spec.template.spec.domain.resources.limits.memory"}},
@@ -97,7 +103,7 @@ func TestApplyInstancetypeConflicts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := tt.tmpl.DeepCopy()
-			errs := ApplyInstancetype(spec, tt.it, nil, field.NewPath("spec", "template", "spec"))
+			errs := applySpec(spec, tt.it, nil, field.NewPath("spec", "template", "spec"))
 			assert.Equal(t, tt.paths, errPaths(errs))
 			if len(tt.paths) > 0 {
 				assert.Equal(t, &tt.tmpl, spec, "a conflicting template is left as it was")
@@ -125,7 +131,7 @@ func TestApplyPreferenceOnlyWhereUnset(t *testing.T) {
 		Machine:                                &MachinePreferences{PreferredMachineType: "q35"},
 		PreferredTerminationGracePeriodSeconds: ptrTo(int64(60)),
 	}
-	require.Empty(t, ApplyInstancetype(spec, nil, pref, field.NewPath("spec", "template", "spec")))
+	require.Empty(t, applySpec(spec, nil, pref, field.NewPath("spec", "template", "spec")))
 	d := spec.Domain.Devices
 	assert.Equal(t, DiskBusSATA, d.Disks[0].Disk.Bus)
 	assert.Equal(t, DiskBusSCSI, d.Disks[1].Disk.Bus, "the template's bus wins")
@@ -143,13 +149,13 @@ func TestApplyInstancetypeMemoryAndRequirements(t *testing.T) {
 	it.Memory.OvercommitPercent = 50
 	it.Memory.Hugepages = nil
 	spec := &VirtualMachineInstanceSpec{}
-	require.Empty(t, ApplyInstancetype(spec, it, nil, field.NewPath("spec", "template", "spec")))
+	require.Empty(t, applySpec(spec, it, nil, field.NewPath("spec", "template", "spec")))
 	req := spec.Domain.Resources.Requests[ResourceMemory]
 	assert.Equal(t, int64(2<<30), req.Value())
 
 	pref := &VirtualMachinePreferenceSpec{Requirements: &PreferenceRequirements{
 		CPU: &CPUPreferenceRequirement{Guest: 2}, Memory: &MemoryPreferenceRequirement{Guest: resource.MustParse("8Gi")}}}
-	errs := ApplyInstancetype(&VirtualMachineInstanceSpec{}, itSpec(1, "4Gi"), pref, field.NewPath("spec", "template", "spec"))
+	errs := applySpec(&VirtualMachineInstanceSpec{}, itSpec(1, "4Gi"), pref, field.NewPath("spec", "template", "spec"))
 	assert.Equal(t, []string{"spec.instancetype", "spec.instancetype"}, errPaths(errs))
 }
 
@@ -234,6 +240,37 @@ func TestValidateInstancetypesAndPreferences(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.paths, errPaths(Validate(tt.obj)))
+		})
+	}
+}
+
+// applySpec applies to a template with spec and no metadata.
+func applySpec(spec *VirtualMachineInstanceSpec, it *VirtualMachineInstancetypeSpec, pref *VirtualMachinePreferenceSpec, base *field.Path) field.ErrorList {
+	tmpl := &VirtualMachineInstanceTemplateSpec{Spec: *spec}
+	errs := ApplyInstancetype(tmpl, it, pref, base)
+	*spec = tmpl.Spec
+	return errs
+}
+
+func TestApplyInstancetypeAnnotations(t *testing.T) {
+	it := itSpec(1, "1Gi")
+	it.Annotations = map[string]string{"a": "1", "b": "2"}
+	tests := []struct {
+		name  string
+		have  map[string]string
+		want  map[string]string
+		paths []string
+	}{
+		{"added", nil, map[string]string{"a": "1", "b": "2"}, nil},
+		{"same value", map[string]string{"a": "1"}, map[string]string{"a": "1", "b": "2"}, nil},
+		{"other value conflicts", map[string]string{"a": "x"}, map[string]string{"a": "x"}, []string{"annotations.a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmpl := &VirtualMachineInstanceTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: tt.have}}
+			errs := ApplyInstancetype(tmpl, it, nil, field.NewPath("spec", "template", "spec"))
+			assert.Equal(t, tt.paths, errPaths(errs))
+			assert.Equal(t, tt.want, tmpl.ObjectMeta.Annotations)
 		})
 	}
 }

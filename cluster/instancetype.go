@@ -31,6 +31,6 @@ func admitInstancetype(ctx context.Context, st store.Store, obj virtkit.Object) 
 	if err != nil {
 		return nil, err
 	}
-	spec := vm.Spec.Template.Spec.DeepCopy()
-	return virtkit.ApplyInstancetype(spec, it, pref, field.NewPath("spec", "template", "spec")), nil
+	tmpl := vm.Spec.Template.DeepCopy()
+	return virtkit.ApplyInstancetype(tmpl, it, pref, field.NewPath("spec", "template", "spec")), nil
 }

@@ -78,11 +78,9 @@ func (r *VMReconciler) expandInstancetype(ctx context.Context, s *vmSync) (*virt
 		}
 	}
 	out := vm.DeepCopy()
-	tmpl := out.Spec.Template
-	if errs := virtkit.ApplyInstancetype(&tmpl.Spec, it, pref, field.NewPath("spec", "template", "spec")); len(errs) > 0 {
+	if errs := virtkit.ApplyInstancetype(out.Spec.Template, it, pref, field.NewPath("spec", "template", "spec")); len(errs) > 0 {
 		return nil, TerminalError(fmt.Errorf("%w: %v", ErrInstancetypeConflict, errs.ToAggregate()))
 	}
-	tmpl.ObjectMeta.Annotations = virtkit.InstancetypeAnnotations(tmpl.ObjectMeta.Annotations, it)
 	return out, nil
 }
 
