@@ -220,6 +220,11 @@ type DevicePreferences struct {
 	PreferredCdromBus       DiskBus `json:"preferredCdromBus,omitempty"`
 	PreferredLunBus         DiskBus `json:"preferredLunBus,omitempty"`
 	PreferredInterfaceModel string  `json:"preferredInterfaceModel,omitempty"`
+	// PreferredDiskCache, PreferredDiskIO and
+	// PreferredDiskDedicatedIoThread (virtio disks only) apply to disks.
+	PreferredDiskCache             DriverCache `json:"preferredDiskCache,omitempty"`
+	PreferredDiskIO                DriverIO    `json:"preferredDiskIO,omitempty"`
+	PreferredDiskDedicatedIoThread *bool       `json:"preferredDiskDedicatedIoThread,omitempty"`
 }
 
 // FirmwarePreferences are a preference's boot firmware defaults.
@@ -227,6 +232,9 @@ type FirmwarePreferences struct {
 	PreferredUseBios       *bool `json:"preferredUseBios,omitempty"`
 	PreferredUseEfi        *bool `json:"preferredUseEfi,omitempty"`
 	PreferredUseSecureBoot *bool `json:"preferredUseSecureBoot,omitempty"`
+	// PreferredEfi is the EFI bootloader to use; it takes precedence over
+	// the older preferredUseEfi and preferredUseSecureBoot.
+	PreferredEfi *EFI `json:"preferredEfi,omitempty"`
 }
 
 // MachinePreferences are a preference's machine defaults.

@@ -256,24 +256,7 @@ func checkRequirements(it *VirtualMachineInstancetypeSpec, pref *VirtualMachineP
 func applyPreference(spec *VirtualMachineInstanceSpec, pref *VirtualMachinePreferenceSpec) {
 	if d := pref.Devices; d != nil {
 		for i := range spec.Domain.Devices.Disks {
-			disk := &spec.Domain.Devices.Disks[i]
-			switch {
-			case disk.CDRom != nil:
-				if disk.CDRom.Bus == "" && d.PreferredCdromBus != "" {
-					disk.CDRom.Bus = d.PreferredCdromBus
-				}
-			case disk.LUN != nil:
-				if disk.LUN.Bus == "" && d.PreferredLunBus != "" {
-					disk.LUN.Bus = d.PreferredLunBus
-				}
-			case d.PreferredDiskBus != "":
-				if disk.Disk == nil {
-					disk.Disk = &DiskTarget{}
-				}
-				if disk.Disk.Bus == "" {
-					disk.Disk.Bus = d.PreferredDiskBus
-				}
-			}
+			applyDiskPreferences(&spec.Domain.Devices.Disks[i], d)
 		}
 		if d.PreferredInterfaceModel != "" {
 			for i := range spec.Domain.Devices.Interfaces {
@@ -284,21 +267,7 @@ func applyPreference(spec *VirtualMachineInstanceSpec, pref *VirtualMachinePrefe
 		}
 	}
 	if f := pref.Firmware; f != nil {
-		if spec.Domain.Firmware == nil {
-			spec.Domain.Firmware = &Firmware{}
-		}
-		if spec.Domain.Firmware.Bootloader == nil {
-			switch {
-			case isTrue(f.PreferredUseEfi):
-				efi := &EFI{}
-				if f.PreferredUseSecureBoot != nil {
-					efi.SecureBoot = ptrBool(*f.PreferredUseSecureBoot)
-				}
-				spec.Domain.Firmware.Bootloader = &Bootloader{EFI: efi}
-			case isTrue(f.PreferredUseBios):
-				spec.Domain.Firmware.Bootloader = &Bootloader{BIOS: &BIOS{}}
-			}
-		}
+		applyFirmwarePreferences(spec, f)
 	}
 	if m := pref.Machine; m != nil && m.PreferredMachineType != "" {
 		if spec.Domain.Machine == nil {
@@ -315,3 +284,64 @@ func applyPreference(spec *VirtualMachineInstanceSpec, pref *VirtualMachinePrefe
 }
 
 func ptrBool(b bool) *bool { return &b }
+
+// applyDiskPreferences fills a disk's unset bus (a disk of no type
+// becomes a hard disk), cache, io and dedicated IO thread.
+func applyDiskPreferences(disk *Disk, d *DevicePreferences) {
+	if disk.Disk == nil && disk.CDRom == nil && disk.LUN == nil {
+		disk.Disk = &DiskTarget{}
+	}
+	switch {
+	case disk.Disk != nil:
+		if disk.Disk.Bus == "" && d.PreferredDiskBus != "" {
+			disk.Disk.Bus = d.PreferredDiskBus
+		}
+		if disk.Cache == "" {
+			disk.Cache = d.PreferredDiskCache
+		}
+		if disk.IO == "" {
+			disk.IO = d.PreferredDiskIO
+		}
+		if t := d.PreferredDiskDedicatedIoThread; t != nil && disk.DedicatedIOThread == nil && disk.Disk.Bus == DiskBusVirtio {
+			disk.DedicatedIOThread = ptrBool(*t)
+		}
+	case disk.CDRom != nil:
+		if disk.CDRom.Bus == "" {
+			disk.CDRom.Bus = d.PreferredCdromBus
+		}
+	case disk.LUN != nil:
+		if disk.LUN.Bus == "" {
+			disk.LUN.Bus = d.PreferredLunBus
+		}
+	}
+}
+
+// applyFirmwarePreferences picks the bootloader when the template has
+// none: BIOS if preferred, else preferredEfi, else EFI if preferred; an
+// EFI bootloader gets the preferred secure boot when it sets none.
+func applyFirmwarePreferences(spec *VirtualMachineInstanceSpec, f *FirmwarePreferences) {
+	if spec.Domain.Firmware == nil {
+		spec.Domain.Firmware = &Firmware{}
+	}
+	fw := spec.Domain.Firmware
+	if fw.Bootloader == nil {
+		fw.Bootloader = &Bootloader{}
+	}
+	bl := fw.Bootloader
+	unset := bl.BIOS == nil && bl.EFI == nil
+	switch {
+	case unset && isTrue(f.PreferredUseBios):
+		bl.BIOS = &BIOS{}
+	case unset && f.PreferredEfi != nil:
+		bl.EFI = f.PreferredEfi.DeepCopy()
+		return
+	case unset && isTrue(f.PreferredUseEfi):
+		bl.EFI = &EFI{}
+	}
+	if f.PreferredUseSecureBoot != nil && bl.EFI != nil && bl.EFI.SecureBoot == nil {
+		bl.EFI.SecureBoot = ptrBool(*f.PreferredUseSecureBoot)
+	}
+	if bl.BIOS == nil && bl.EFI == nil {
+		fw.Bootloader = nil // nothing preferred: leave the template as it was
+	}
+}

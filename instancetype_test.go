@@ -274,3 +274,42 @@ func TestApplyInstancetypeAnnotations(t *testing.T) {
 		})
 	}
 }
+
+func TestApplyDiskAndFirmwarePreferences(t *testing.T) {
+	tests := []struct {
+		name string
+		tmpl VirtualMachineInstanceSpec
+		pref VirtualMachinePreferenceSpec
+		want func(t *testing.T, s *VirtualMachineInstanceSpec)
+	}{
+		{"cache, io and dedicated thread on a virtio disk",
+			VirtualMachineInstanceSpec{Domain: DomainSpec{Devices: Devices{Disks: []Disk{{Name: "a"}, {Name: "b", Cache: CacheNone}}}}},
+			VirtualMachinePreferenceSpec{Devices: &DevicePreferences{PreferredDiskBus: DiskBusVirtio, PreferredDiskCache: CacheWriteThrough,
+				PreferredDiskIO: IONative, PreferredDiskDedicatedIoThread: ptrTo(true)}},
+			func(t *testing.T, s *VirtualMachineInstanceSpec) {
+				a, b := s.Domain.Devices.Disks[0], s.Domain.Devices.Disks[1]
+				assert.Equal(t, CacheWriteThrough, a.Cache)
+				assert.Equal(t, CacheNone, b.Cache, "the template's cache wins")
+				assert.Equal(t, IONative, a.IO)
+				assert.Equal(t, ptrTo(true), a.DedicatedIOThread)
+			}},
+		{"preferredEfi over preferredUseEfi", VirtualMachineInstanceSpec{},
+			VirtualMachinePreferenceSpec{Firmware: &FirmwarePreferences{PreferredEfi: &EFI{Persistent: ptrTo(true)}, PreferredUseSecureBoot: ptrTo(true)}},
+			func(t *testing.T, s *VirtualMachineInstanceSpec) {
+				assert.Equal(t, &EFI{Persistent: ptrTo(true)}, s.Domain.Firmware.Bootloader.EFI)
+			}},
+		{"secure boot on the template's EFI", VirtualMachineInstanceSpec{Domain: DomainSpec{Firmware: &Firmware{Bootloader: &Bootloader{EFI: &EFI{}}}}},
+			VirtualMachinePreferenceSpec{Firmware: &FirmwarePreferences{PreferredUseBios: ptrTo(true), PreferredUseSecureBoot: ptrTo(false)}},
+			func(t *testing.T, s *VirtualMachineInstanceSpec) {
+				assert.Nil(t, s.Domain.Firmware.Bootloader.BIOS, "the template's EFI wins")
+				assert.Equal(t, ptrTo(false), s.Domain.Firmware.Bootloader.EFI.SecureBoot)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := tt.tmpl.DeepCopy()
+			require.Empty(t, applySpec(spec, nil, &tt.pref, field.NewPath("spec", "template", "spec")))
+			tt.want(t, spec)
+		})
+	}
+}
