@@ -39,6 +39,10 @@
 // cluster-scoped) tunes migrations of the VMIs it selects. [Node]
 // (virtkit.io/v1alpha1, cluster-scoped) is virtkit's own kind for a host
 // that runs VMIs, kept current by its agent.
+// [VirtualMachineInstancetype] and [VirtualMachinePreference] (and their
+// cluster-scoped kinds, instancetype.kubevirt.io/v1beta1) size a VM and
+// give its template defaults; [ApplyInstancetype] expands them, and the VM
+// controller keeps the ones a VM started with in a [ControllerRevision].
 //
 // Every kind has Spec, Status and a List type, embeds metav1.TypeMeta and
 // metav1.ObjectMeta and has generated DeepCopy methods

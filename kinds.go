@@ -56,6 +56,16 @@ func kinds() []kindInfo {
 			func() Object { return &Node{} }, func() ObjectList { return &NodeList{} }},
 		{CDISchemeGroupVersion.WithKind(KindDataVolume), true,
 			func() Object { return &DataVolume{} }, func() ObjectList { return &DataVolumeList{} }},
+		{InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineInstancetype), true,
+			func() Object { return &VirtualMachineInstancetype{} }, func() ObjectList { return &VirtualMachineInstancetypeList{} }},
+		{InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineClusterInstancetype), false,
+			func() Object { return &VirtualMachineClusterInstancetype{} }, func() ObjectList { return &VirtualMachineClusterInstancetypeList{} }},
+		{InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachinePreference), true,
+			func() Object { return &VirtualMachinePreference{} }, func() ObjectList { return &VirtualMachinePreferenceList{} }},
+		{InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineClusterPreference), false,
+			func() Object { return &VirtualMachineClusterPreference{} }, func() ObjectList { return &VirtualMachineClusterPreferenceList{} }},
+		{AppsSchemeGroupVersion.WithKind(KindControllerRevision), true,
+			func() Object { return &ControllerRevision{} }, func() ObjectList { return &ControllerRevisionList{} }},
 		{EventsSchemeGroupVersion.WithKind(KindEvent), true,
 			func() Object { return &Event{} }, func() ObjectList { return &EventList{} }},
 		{CNISchemeGroupVersion.WithKind(KindNetworkAttachmentDefinition), true,
@@ -144,6 +154,16 @@ func GVKOf(obj Object) (schema.GroupVersionKind, bool) {
 		return VirtkitSchemeGroupVersion.WithKind(KindNode), true
 	case *DataVolume:
 		return CDISchemeGroupVersion.WithKind(KindDataVolume), true
+	case *VirtualMachineInstancetype:
+		return InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineInstancetype), true
+	case *VirtualMachineClusterInstancetype:
+		return InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineClusterInstancetype), true
+	case *VirtualMachinePreference:
+		return InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachinePreference), true
+	case *VirtualMachineClusterPreference:
+		return InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineClusterPreference), true
+	case *ControllerRevision:
+		return AppsSchemeGroupVersion.WithKind(KindControllerRevision), true
 	case *Event:
 		return EventsSchemeGroupVersion.WithKind(KindEvent), true
 	case *NetworkAttachmentDefinition:

@@ -10,7 +10,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	require.Len(t, KnownKinds(), 10)
+	require.Len(t, KnownKinds(), 15)
 	for _, gvk := range KnownKinds() {
 		obj, err := NewObject(gvk)
 		require.NoError(t, err)
@@ -31,6 +31,10 @@ func TestKinds(t *testing.T) {
 	assert.True(t, IsNamespaced(EventsSchemeGroupVersion.WithKind(KindEvent)))
 	assert.True(t, IsNamespaced(CNISchemeGroupVersion.WithKind(KindNetworkAttachmentDefinition)))
 	assert.False(t, IsNamespaced(VirtkitSchemeGroupVersion.WithKind(KindIPLease)))
+	assert.False(t, IsNamespaced(InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineClusterInstancetype)))
+	assert.False(t, IsNamespaced(InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineClusterPreference)))
+	assert.True(t, IsNamespaced(InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineInstancetype)))
+	assert.True(t, IsNamespaced(AppsSchemeGroupVersion.WithKind(KindControllerRevision)))
 
 	_, err := NewObject(schema.GroupVersionKind{Group: "kubevirt.io", Version: "v1", Kind: "VirtualMachinePool"})
 	assert.ErrorIs(t, err, ErrUnknownKind)

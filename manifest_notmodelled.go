@@ -24,8 +24,17 @@ func notModelled(typeName, key string) (string, bool) {
 	}
 	var what string
 	switch typeName + "." + key {
-	case "VirtualMachineSpec.instancetype", "VirtualMachineSpec.preference":
-		what = "instancetypes and preferences"
+	case "InstancetypeMatcher.inferFromVolume", "InstancetypeMatcher.inferFromVolumeFailurePolicy",
+		"PreferenceMatcher.inferFromVolume", "PreferenceMatcher.inferFromVolumeFailurePolicy":
+		what = "inferring instancetypes and preferences from volumes"
+	case "VirtualMachineInstancetypeSpec.gpus", "VirtualMachineInstancetypeSpec.hostDevices":
+		what = "device passthrough"
+	case "VirtualMachineInstancetypeSpec.launchSecurity":
+		what = "confidential computing (SEV, SNP, TDX, Secure Execution)"
+	case "VirtualMachineInstancetypeSpec.ioThreads", "VirtualMachineInstancetypeSpec.ioThreadsPolicy":
+		what = "IO thread policies"
+	case "CPUInstancetype.numa", "CPUInstancetype.realtime":
+		what = "guest NUMA and realtime vCPUs"
 	case "VirtualMachineSpec.updateVolumesStrategy":
 		what = "volume migration"
 	case "VirtualMachineInstanceSpec.accessCredentials":

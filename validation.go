@@ -46,6 +46,16 @@ func Validate(obj Object) field.ErrorList {
 		return validateNetworkAttachmentDefinition(t)
 	case *IPLease:
 		return validateIPLease(t)
+	case *VirtualMachineInstancetype:
+		return validateInstancetype(&t.ObjectMeta, true, &t.Spec)
+	case *VirtualMachineClusterInstancetype:
+		return validateInstancetype(&t.ObjectMeta, false, &t.Spec)
+	case *VirtualMachinePreference:
+		return validatePreference(&t.ObjectMeta, true, &t.Spec)
+	case *VirtualMachineClusterPreference:
+		return validatePreference(&t.ObjectMeta, false, &t.Spec)
+	case *ControllerRevision:
+		return validateControllerRevision(t)
 	case nil:
 		return field.ErrorList{field.Required(nil, "no object")}
 	}
@@ -120,6 +130,7 @@ func validateVM(vm *VirtualMachine) field.ErrorList {
 		DefaultOptions{}.setVMISpecDefaults(tmpl, nil)
 		errs = append(errs, validateVMISpec(tmpl, tp.Child("spec"))...)
 	}
+	errs = append(errs, validateVMMatchers(vm)...)
 	seen := map[string]bool{}
 	for i, dv := range vm.Spec.DataVolumeTemplates {
 		p := sp.Child("dataVolumeTemplates").Index(i)

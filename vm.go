@@ -49,6 +49,10 @@ type VirtualMachineSpec struct {
 	Template    *VirtualMachineInstanceTemplateSpec `json:"template"`
 	// DataVolumeTemplates are CDI DataVolumes created with the VM.
 	DataVolumeTemplates []DataVolumeTemplateSpec `json:"dataVolumeTemplates,omitempty"`
+	// Instancetype names the instance type whose CPU and memory the VMI
+	// gets; Preference the preference whose defaults it gets.
+	Instancetype *InstancetypeMatcher `json:"instancetype,omitempty"`
+	Preference   *PreferenceMatcher   `json:"preference,omitempty"`
 }
 
 // VirtualMachineInstanceTemplateSpec is the VMI a VM or ReplicaSet creates.
@@ -127,6 +131,10 @@ type VirtualMachineStatus struct {
 	DesiredGeneration   int64                              `json:"desiredGeneration,omitempty"`
 	// RunStrategy is the last strategy the controller acted on.
 	RunStrategy VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
+	// InstancetypeRef and PreferenceRef are the instance type and
+	// preference the VM was started with, and the revisions holding them.
+	InstancetypeRef *InstancetypeStatusRef `json:"instancetypeRef,omitempty"`
+	PreferenceRef   *InstancetypeStatusRef `json:"preferenceRef,omitempty"`
 }
 
 // RunStrategy returns the effective run strategy: spec.runStrategy, or

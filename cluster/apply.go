@@ -119,6 +119,12 @@ func applyOneWith(ctx context.Context, st store.Store, defaults virtkit.DefaultO
 	if errs := virtkit.Validate(obj); len(errs) > 0 {
 		return fmt.Errorf("%s: %w", prefix, invalid(errs))
 	}
+	if errs, err := admitInstancetype(ctx, st, obj); err != nil || len(errs) > 0 {
+		if err == nil {
+			err = invalid(errs)
+		}
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
 	if err := applyOne(ctx, st, defaults, virtual, obj, given); err != nil {
 		// Store errors already name the kind and key; do not repeat them.
 		if strings.HasPrefix(err.Error(), prefix) {

@@ -181,6 +181,9 @@ func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (Result, erro
 		s.deletedVMI = true
 		return Result{}, r.updateStatus(ctx, s)
 	}
+	if err := r.deleteRevisions(ctx, s.vm); err != nil {
+		return Result{}, err
+	}
 	if removeFinalizers(s.vm, virtkit.VirtualMachineControllerFinalizer) {
 		err := r.o.Store.Update(ctx, s.vm)
 		if errors.Is(err, store.ErrNotFound) {
@@ -416,7 +419,13 @@ func (r *VMReconciler) start(ctx context.Context, s *vmSync, backoffApplies bool
 		s.requeue = sf.RetryAfterTimestamp.Sub(s.now.Time)
 		return nil
 	}
-	vmi, err := r.render(s.vm)
+	expanded, err := r.expandInstancetype(ctx, s)
+	if err != nil {
+		s.syncErr = err
+		s.failReason = ReasonFailedCreate
+		return nil
+	}
+	vmi, err := r.render(expanded)
 	if err != nil {
 		s.syncErr = TerminalError(err)
 		s.failReason = ReasonFailedCreate
@@ -696,6 +705,9 @@ func (r *VMReconciler) templateChanged(vm *virtkit.VirtualMachine, vmi *virtkit.
 	}
 	if g, err := strconv.ParseInt(vmi.Annotations[virtkit.VMGenerationAnnotation], 10, 64); err == nil && g == vm.Generation {
 		return false // rendered from this very generation
+	}
+	if vm.Spec.Instancetype != nil || vm.Spec.Preference != nil {
+		return true // expanded from revisions: any new generation may differ
 	}
 	rendered, err := r.render(vm)
 	if err != nil {

@@ -5,7 +5,8 @@ import "github.com/virtkit/virtkit"
 // DefaultKinds returns the kinds of the virtkit object model
 // (virtkit.KnownKinds: VirtualMachine, VirtualMachineInstance,
 // VirtualMachineInstanceMigration, VirtualMachineInstanceReplicaSet,
-// MigrationPolicy, Node, CDI's DataVolume and events.k8s.io's Event; MigrationPolicy and Node are
+// MigrationPolicy, Node, CDI's DataVolume, events.k8s.io's Event, the four instancetype.kubevirt.io
+// kinds and apps/v1 ControllerRevision; MigrationPolicy, Node and the cluster instancetypes and preferences are
 // cluster-scoped), which every store created with zero Options knows.
 func DefaultKinds() []Kind {
 	gvks := virtkit.KnownKinds()

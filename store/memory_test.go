@@ -35,16 +35,13 @@ func TestMemoryDefaultKinds(t *testing.T) {
 		scopes[k.Name] = k.ClusterScoped
 	}
 	assert.Equal(t, map[string]bool{
-		"VirtualMachine":                   false,
-		"VirtualMachineInstance":           false,
-		"VirtualMachineInstanceMigration":  false,
-		"NetworkAttachmentDefinition":      false,
-		"IPLease":                          true,
-		"VirtualMachineInstanceReplicaSet": false,
-		"MigrationPolicy":                  true,
-		"Node":                             true,
-		"DataVolume":                       false,
-		"Event":                            false,
+		"VirtualMachine": false, "VirtualMachineInstance": false, "VirtualMachineInstanceMigration": false,
+		"VirtualMachineInstanceReplicaSet": false, "MigrationPolicy": true, "Node": true,
+		"DataVolume": false, "Event": false,
+		"NetworkAttachmentDefinition": false, "IPLease": true,
+		"VirtualMachineInstancetype": false, "VirtualMachineClusterInstancetype": true,
+		"VirtualMachinePreference": false, "VirtualMachineClusterPreference": true,
+		"ControllerRevision": false,
 	}, scopes)
 	_, err := store.NewScheme(kinds...)
 	require.NoError(t, err)

@@ -1,0 +1,316 @@
+package virtkit
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// InstancetypeGroupName is the API group of instancetypes and preferences.
+const InstancetypeGroupName = "instancetype.kubevirt.io"
+
+// InstancetypeSchemeGroupVersion is the group version of instancetypes and
+// preferences.
+var InstancetypeSchemeGroupVersion = schema.GroupVersion{Group: InstancetypeGroupName, Version: "v1beta1"}
+
+// Kind names of instancetypes, preferences and their revisions.
+const (
+	KindVirtualMachineInstancetype        = "VirtualMachineInstancetype"
+	KindVirtualMachineClusterInstancetype = "VirtualMachineClusterInstancetype"
+	KindVirtualMachinePreference          = "VirtualMachinePreference"
+	KindVirtualMachineClusterPreference   = "VirtualMachineClusterPreference"
+	KindControllerRevision                = "ControllerRevision"
+)
+
+// AppsSchemeGroupVersion is the group version of ControllerRevision.
+var AppsSchemeGroupVersion = schema.GroupVersion{Group: "apps", Version: "v1"}
+
+var (
+	_ Object     = (*VirtualMachineInstancetype)(nil)
+	_ Object     = (*VirtualMachineClusterInstancetype)(nil)
+	_ Object     = (*VirtualMachinePreference)(nil)
+	_ Object     = (*VirtualMachineClusterPreference)(nil)
+	_ Object     = (*ControllerRevision)(nil)
+	_ ObjectList = (*VirtualMachineInstancetypeList)(nil)
+	_ ObjectList = (*VirtualMachineClusterInstancetypeList)(nil)
+	_ ObjectList = (*VirtualMachinePreferenceList)(nil)
+	_ ObjectList = (*VirtualMachineClusterPreferenceList)(nil)
+	_ ObjectList = (*ControllerRevisionList)(nil)
+)
+
+// VirtualMachineInstancetype is a namespaced instance type: the CPU and
+// memory (and a few more resources) a VM gets when it names it in
+// spec.instancetype.
+//
+// +kubebuilder:object:root=true
+type VirtualMachineInstancetype struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec VirtualMachineInstancetypeSpec `json:"spec"`
+}
+
+// VirtualMachineInstancetypeList is a list of VirtualMachineInstancetypes.
+//
+// +kubebuilder:object:root=true
+type VirtualMachineInstancetypeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []VirtualMachineInstancetype `json:"items"`
+}
+
+// VirtualMachineClusterInstancetype is a cluster-scoped instance type,
+// the kind a VM's spec.instancetype names when it gives no kind.
+//
+// +kubebuilder:object:root=true
+type VirtualMachineClusterInstancetype struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec VirtualMachineInstancetypeSpec `json:"spec"`
+}
+
+// VirtualMachineClusterInstancetypeList is a list of
+// VirtualMachineClusterInstancetypes.
+//
+// +kubebuilder:object:root=true
+type VirtualMachineClusterInstancetypeList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []VirtualMachineClusterInstancetype `json:"items"`
+}
+
+// VirtualMachineInstancetypeSpec is what an instance type gives a VM.
+// The fields KubeVirt has that virtkit does not model (gpus, hostDevices,
+// numa, realtime, launchSecurity, ioThreadsPolicy) are refused at decode
+// with a NotSupported error naming them.
+type VirtualMachineInstancetypeSpec struct {
+	// CPU is the guest's vCPUs; required.
+	CPU CPUInstancetype `json:"cpu"`
+	// Memory is the guest's memory; required.
+	Memory MemoryInstancetype `json:"memory"`
+	// NodeSelector is merged into the VMI's; a template that sets one
+	// conflicts.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// SchedulerName is copied to the VMI; a template that sets one
+	// conflicts.
+	SchedulerName string `json:"schedulerName,omitempty"`
+	// Annotations are added to the VMI where the template has none of
+	// the same key.
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// CPUInstancetype is an instance type's vCPUs.
+type CPUInstancetype struct {
+	// Guest is the number of vCPUs, laid out as the preference's
+	// preferred topology says (sockets by default).
+	Guest                 uint32  `json:"guest"`
+	Model                 *string `json:"model,omitempty"`
+	DedicatedCPUPlacement *bool   `json:"dedicatedCPUPlacement,omitempty"`
+	IsolateEmulatorThread *bool   `json:"isolateEmulatorThread,omitempty"`
+	MaxSockets            *uint32 `json:"maxSockets,omitempty"`
+}
+
+// MemoryInstancetype is an instance type's memory.
+type MemoryInstancetype struct {
+	Guest     resource.Quantity `json:"guest"`
+	Hugepages *Hugepages        `json:"hugepages,omitempty"`
+	// OvercommitPercent lowers the memory request below the guest's
+	// memory by this percentage (0-100); not with hugepages.
+	OvercommitPercent int                `json:"overcommitPercent,omitempty"`
+	MaxGuest          *resource.Quantity `json:"maxGuest,omitempty"`
+}
+
+// VirtualMachinePreference is a namespaced preference: defaults a VM's
+// template gets where it leaves a field unset.
+//
+// +kubebuilder:object:root=true
+type VirtualMachinePreference struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec VirtualMachinePreferenceSpec `json:"spec"`
+}
+
+// VirtualMachinePreferenceList is a list of VirtualMachinePreferences.
+//
+// +kubebuilder:object:root=true
+type VirtualMachinePreferenceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []VirtualMachinePreference `json:"items"`
+}
+
+// VirtualMachineClusterPreference is a cluster-scoped preference, the
+// kind a VM's spec.preference names when it gives no kind.
+//
+// +kubebuilder:object:root=true
+type VirtualMachineClusterPreference struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec VirtualMachinePreferenceSpec `json:"spec"`
+}
+
+// VirtualMachineClusterPreferenceList is a list of
+// VirtualMachineClusterPreferences.
+//
+// +kubebuilder:object:root=true
+type VirtualMachineClusterPreferenceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []VirtualMachineClusterPreference `json:"items"`
+}
+
+// VirtualMachinePreferenceSpec is the subset of KubeVirt's preference
+// that virtkit models; other preference fields are refused at decode.
+type VirtualMachinePreferenceSpec struct {
+	CPU      *CPUPreferences      `json:"cpu,omitempty"`
+	Devices  *DevicePreferences   `json:"devices,omitempty"`
+	Firmware *FirmwarePreferences `json:"firmware,omitempty"`
+	Machine  *MachinePreferences  `json:"machine,omitempty"`
+	// PreferredTerminationGracePeriodSeconds is the VMI's grace period
+	// when the template sets none.
+	PreferredTerminationGracePeriodSeconds *int64 `json:"preferredTerminationGracePeriodSeconds,omitempty"`
+	// Requirements are the least CPU and memory an instance type must
+	// give a VM that uses this preference.
+	Requirements *PreferenceRequirements `json:"requirements,omitempty"`
+}
+
+// PreferredCPUTopology is how an instance type's vCPUs are laid out.
+type PreferredCPUTopology string
+
+// CPU topologies a preference may prefer, in KubeVirt's current and
+// earlier spellings.
+const (
+	PreferSockets           PreferredCPUTopology = "sockets"
+	PreferCores             PreferredCPUTopology = "cores"
+	PreferThreads           PreferredCPUTopology = "threads"
+	PreferSpread            PreferredCPUTopology = "spread"
+	PreferAny               PreferredCPUTopology = "any"
+	DeprecatedPreferSockets PreferredCPUTopology = "preferSockets"
+	DeprecatedPreferCores   PreferredCPUTopology = "preferCores"
+	DeprecatedPreferThreads PreferredCPUTopology = "preferThreads"
+	DeprecatedPreferSpread  PreferredCPUTopology = "preferSpread"
+	DeprecatedPreferAny     PreferredCPUTopology = "preferAny"
+)
+
+// CPUPreferences are a preference's CPU defaults.
+type CPUPreferences struct {
+	PreferredCPUTopology *PreferredCPUTopology `json:"preferredCPUTopology,omitempty"`
+	// SpreadOptions set the sockets:cores ratio of the spread topology.
+	SpreadOptions *SpreadOptions `json:"spreadOptions,omitempty"`
+}
+
+// SpreadOptions are the options of the spread topology: vCPUs across
+// sockets and cores (or cores and threads) in Ratio (default 2).
+type SpreadOptions struct {
+	Ratio  *uint32 `json:"ratio,omitempty"`
+	Across *string `json:"across,omitempty"`
+}
+
+// DevicePreferences are a preference's device defaults.
+type DevicePreferences struct {
+	PreferredDiskBus        DiskBus `json:"preferredDiskBus,omitempty"`
+	PreferredCdromBus       DiskBus `json:"preferredCdromBus,omitempty"`
+	PreferredLunBus         DiskBus `json:"preferredLunBus,omitempty"`
+	PreferredInterfaceModel string  `json:"preferredInterfaceModel,omitempty"`
+	// PreferredDiskCache, PreferredDiskIO and
+	// PreferredDiskDedicatedIoThread (virtio disks only) apply to disks.
+	PreferredDiskCache             DriverCache `json:"preferredDiskCache,omitempty"`
+	PreferredDiskIO                DriverIO    `json:"preferredDiskIO,omitempty"`
+	PreferredDiskDedicatedIoThread *bool       `json:"preferredDiskDedicatedIoThread,omitempty"`
+}
+
+// FirmwarePreferences are a preference's boot firmware defaults.
+type FirmwarePreferences struct {
+	PreferredUseBios       *bool `json:"preferredUseBios,omitempty"`
+	PreferredUseEfi        *bool `json:"preferredUseEfi,omitempty"`
+	PreferredUseSecureBoot *bool `json:"preferredUseSecureBoot,omitempty"`
+	// PreferredEfi is the EFI bootloader to use; it takes precedence over
+	// the older preferredUseEfi and preferredUseSecureBoot.
+	PreferredEfi *EFI `json:"preferredEfi,omitempty"`
+}
+
+// MachinePreferences are a preference's machine defaults.
+type MachinePreferences struct {
+	PreferredMachineType string `json:"preferredMachineType,omitempty"`
+}
+
+// PreferenceRequirements are the least resources a preference needs.
+type PreferenceRequirements struct {
+	CPU    *CPUPreferenceRequirement    `json:"cpu,omitempty"`
+	Memory *MemoryPreferenceRequirement `json:"memory,omitempty"`
+}
+
+// CPUPreferenceRequirement is the least number of vCPUs.
+type CPUPreferenceRequirement struct {
+	Guest uint32 `json:"guest"`
+}
+
+// MemoryPreferenceRequirement is the least guest memory.
+type MemoryPreferenceRequirement struct {
+	Guest resource.Quantity `json:"guest"`
+}
+
+// InstancetypeMatcher is a VM's spec.instancetype: which instance type
+// it uses. Kind defaults to VirtualMachineClusterInstancetype. KubeVirt's
+// inferFromVolume is refused at decode (NotSupported).
+type InstancetypeMatcher struct {
+	Name string `json:"name,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	// RevisionName names the ControllerRevision that holds the instance
+	// type the VM was first started with.
+	RevisionName string `json:"revisionName,omitempty"`
+}
+
+// PreferenceMatcher is a VM's spec.preference: which preference it uses.
+// Kind defaults to VirtualMachineClusterPreference.
+type PreferenceMatcher struct {
+	Name         string `json:"name,omitempty"`
+	Kind         string `json:"kind,omitempty"`
+	RevisionName string `json:"revisionName,omitempty"`
+}
+
+// InstancetypeStatusRef is status.instancetypeRef or
+// status.preferenceRef: the instance type or preference a VM was started
+// with and the revision that holds it.
+type InstancetypeStatusRef struct {
+	Name                  string                 `json:"name,omitempty"`
+	Kind                  string                 `json:"kind,omitempty"`
+	ControllerRevisionRef *ControllerRevisionRef `json:"controllerRevisionRef,omitempty"`
+}
+
+// ControllerRevisionRef names a ControllerRevision.
+type ControllerRevisionRef struct {
+	Name string `json:"name,omitempty"`
+}
+
+// ControllerRevision is an immutable snapshot (apps/v1 shape): the VM
+// controller keeps in one the instance type or preference a VM was first
+// started with, so that later edits of it leave the VM unchanged.
+//
+// +kubebuilder:object:root=true
+type ControllerRevision struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Data is the snapshot: the instance type or preference object.
+	Data     runtime.RawExtension `json:"data,omitempty"`
+	Revision int64                `json:"revision"`
+}
+
+// ControllerRevisionList is a list of ControllerRevisions.
+//
+// +kubebuilder:object:root=true
+type ControllerRevisionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []ControllerRevision `json:"items"`
+}
