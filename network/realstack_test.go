@@ -13,7 +13,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,14 +69,7 @@ func startNetCluster(t *testing.T, nodes ...string) *netCluster {
 			t.Skipf("%s missing (hack/realstack/install.sh installs it): %v", tool, err)
 		}
 	}
-	qemu, err := user.Lookup("libvirt-qemu")
-	require.NoError(t, err)
-	uid, _ := strconv.Atoi(qemu.Uid)
-	gid, _ := strconv.Atoi(qemu.Gid)
-	work, err := os.MkdirTemp("", "virtkit-net-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(work) })
-	require.NoError(t, os.Chmod(work, 0o755))
+	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-net-")
 	require.NoError(t, os.MkdirAll(filepath.Join(work, "run"), 0o755))
 
 	st := store.NewMemory()

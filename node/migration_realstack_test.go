@@ -5,9 +5,7 @@ package node_test
 import (
 	"context"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,14 +40,7 @@ type realCluster struct {
 func startRealCluster(t *testing.T) *realCluster {
 	t.Helper()
 	guest := libvirttest.RequireStack(t)
-	qemu, err := user.Lookup("libvirt-qemu")
-	require.NoError(t, err)
-	uid, _ := strconv.Atoi(qemu.Uid)
-	gid, _ := strconv.Atoi(qemu.Gid)
-	work, err := os.MkdirTemp("", "virtkit-migration-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(work) })
-	require.NoError(t, os.Chmod(work, 0o755)) // QEMU (libvirt-qemu) reaches the runtime dir
+	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-migration-")
 	dopts := domain.Options{
 		Type:       domain.TypeQEMU,
 		RuntimeDir: filepath.Join(work, "run"),

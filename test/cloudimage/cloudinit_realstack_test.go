@@ -11,7 +11,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,6 +26,7 @@ import (
 	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
+	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
@@ -256,14 +256,7 @@ func unavailable(t *testing.T, why string) {
 // its kernel and initrd.
 func startCluster(t *testing.T, img string) *cluster.Cluster {
 	t.Helper()
-	qemu, err := user.Lookup("libvirt-qemu")
-	require.NoError(t, err)
-	uid, _ := strconv.Atoi(qemu.Uid)
-	gid, _ := strconv.Atoi(qemu.Gid)
-	work, err := os.MkdirTemp("", "virtkit-img-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(work) })
-	require.NoError(t, os.Chmod(work, 0o755)) // QEMU (libvirt-qemu) reaches the runtime dir
+	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-img-")
 	dopts := domain.Options{
 		Type:       domain.TypeQEMU,
 		RuntimeDir: filepath.Join(work, "run"),

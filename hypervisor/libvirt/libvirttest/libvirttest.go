@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -265,4 +266,27 @@ func DirtyMemory(a hypervisor.AgentCommander, timeout time.Duration, mibPerSec, 
 			t.Fatalf("dirty memory: %v", err)
 		}
 	}
+}
+
+// QEMUWorkDir makes a temporary directory that QEMU, running as the
+// libvirt-qemu user, can traverse (for runtime sockets and disks), removed
+// when the test ends, and returns it with that user's uid and gid (for
+// node.Options.RuntimeDirOwner).
+func QEMUWorkDir(t testing.TB, prefix string) (dir string, uid, gid int) {
+	t.Helper()
+	qemu, err := user.Lookup("libvirt-qemu")
+	if err != nil {
+		testenv.Unavailable(t, "no libvirt-qemu user: install Debian libvirt-daemon-system ("+err.Error()+")")
+	}
+	uid, _ = strconv.Atoi(qemu.Uid)
+	gid, _ = strconv.Atoi(qemu.Gid)
+	dir, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatalf("work dir: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatalf("work dir: %v", err)
+	}
+	return dir, uid, gid
 }
