@@ -112,7 +112,9 @@ func TestCLIOnAPI(t *testing.T) {
 	assert.Equal(t, "gold Always", c.ok("get", "vm", "vm-api", "-o", "jsonpath={.metadata.labels.tier} {.spec.runStrategy}"))
 	var list struct {
 		Kind  string
-		Items []struct{ Status struct{ Phase, NodeName string } }
+		Items []struct {
+			Status struct{ Phase, NodeName string }
+		}
 	}
 	require.NoError(t, json.Unmarshal([]byte(c.ok("get", "vmis", "-o", "json")), &list))
 	assert.Equal(t, "List", list.Kind)
