@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 )
 
-// maxWatchEvent bounds one watch event the CLI decodes.
+// maxWatchEvent bounds one watch event the CLI prints.
 const maxWatchEvent = 8 << 20
 
 // tableAccept asks for a server-side meta.k8s.io Table, as kubectl does.
@@ -75,9 +75,7 @@ func runGetAPI(ctx context.Context, c *apiClient, w io.Writer, o getAPIOptions) 
 		if err != nil {
 			return err
 		}
-		for i := range list.Items {
-			items = append(items, list.Items[i])
-		}
+		items = append(items, list.Items...)
 		rv = list.GetResourceVersion()
 		l := map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{"resourceVersion": rv}, "items": []any{}}
 		var its []any
@@ -191,7 +189,7 @@ func getTable(ctx context.Context, c *apiClient, w io.Writer, m *meta.RESTMappin
 		}
 		return nil
 	}
-	p.print(t, true)
+	p.print(t)
 	if !o.watch {
 		return nil
 	}
@@ -209,7 +207,7 @@ func getTable(ctx context.Context, c *apiClient, w io.Writer, m *meta.RESTMappin
 		return err
 	}
 	defer stream.Close()
-	dec := json.NewDecoder(io.LimitReader(stream, 1<<40))
+	dec := json.NewDecoder(stream)
 	for {
 		var ev struct {
 			Type   watch.EventType `json:"type"`
@@ -238,7 +236,7 @@ func getTable(ctx context.Context, c *apiClient, w io.Writer, m *meta.RESTMappin
 		if err := json.Unmarshal(ev.Object, &et); err != nil {
 			return fmt.Errorf("watch: decode table: %w", err)
 		}
-		p.print(et, false)
+		p.print(et)
 	}
 }
 
@@ -269,7 +267,7 @@ type tablePrinter struct {
 	headerDone    bool
 }
 
-func (p *tablePrinter) print(t metav1.Table, _ bool) {
+func (p *tablePrinter) print(t metav1.Table) {
 	if len(t.ColumnDefinitions) > 0 {
 		p.columns = t.ColumnDefinitions
 	}
