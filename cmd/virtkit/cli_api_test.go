@@ -74,6 +74,31 @@ func tokenUserKubeconfig(t *testing.T, admin, token string) string {
 	return path
 }
 
+// contextsKubeconfig writes a kubeconfig with two contexts on the admin
+// kubeconfig's cluster: admin (namespace default) and alice (a token user,
+// namespace team-a, the current context).
+func contextsKubeconfig(t *testing.T, admin, token string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(admin)
+	require.NoError(t, err)
+	var cluster string
+	var adminUser *clientcmdapi.AuthInfo
+	for _, c := range cfg.Contexts {
+		cluster = c.Cluster
+		adminUser = cfg.AuthInfos[c.AuthInfo]
+	}
+	require.NotEmpty(t, cluster)
+	cfg.AuthInfos = map[string]*clientcmdapi.AuthInfo{"admin": adminUser, "alice": {Token: token}}
+	cfg.Contexts = map[string]*clientcmdapi.Context{
+		"admin": {Cluster: cluster, AuthInfo: "admin", Namespace: "default"},
+		"alice": {Cluster: cluster, AuthInfo: "alice", Namespace: "team-a"},
+	}
+	cfg.CurrentContext = "alice"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, clientcmd.WriteToFile(*cfg, path))
+	return path
+}
+
 // virtkit's get, apply, delete and virtctl verbs against the API of an
 // in-process `virtkit controller --api-addr` on the memory store.
 func TestCLIOnAPI(t *testing.T) {
@@ -166,6 +191,7 @@ func TestCLIOnAPI(t *testing.T) {
 
 	node := c.ok("get", "vmi", "vm-api", "-o", "jsonpath={.status.nodeName}")
 	require.NotEmpty(t, node)
+	assert.Contains(t, c.fails("migrate-cancel", "vm-api"), "Error from server (NotFound)", "no migration to cancel yet")
 	assert.Equal(t, "VM vm-api was scheduled to migrate\n", c.ok("migrate", "vm-api"))
 	migs := c.ok("get", "vmim", "-o", "name")
 	require.Contains(t, migs, "virtualmachineinstancemigration.kubevirt.io/")
@@ -206,6 +232,23 @@ func TestCLIOnAPI(t *testing.T) {
 	assert.Equal(t, "virtualmachine.kubevirt.io/vm-api\n", alice.ok("get", "vms", "-n", "team-a", "-o", "name"))
 	assert.Equal(t, "Always", c.ok("get", "vm", "vm-api", "-o", "jsonpath={.spec.runStrategy}"), "alice changed nothing in default")
 	assert.Contains(t, cli{t: t, kubeconfig: tokenUserKubeconfig(t, kc, "wrong")}.fails("get", "vms"), "Error from server (Unauthorized)")
+
+	// --context picks the context and its namespace; $KUBECONFIG is read
+	// when --kubeconfig is not given.
+	multi := contextsKubeconfig(t, kc, "alice-token")
+	both := cli{t: t, kubeconfig: multi}
+	assert.Equal(t, "virtualmachine.kubevirt.io/vm-api\n", both.ok("get", "vms", "-o", "name", "--context", "alice"))
+	assert.Contains(t, both.fails("get", "vms", "--context", "alice", "-n", "default"), "Error from server (Forbidden)")
+	assert.Contains(t, both.ok("get", "vms", "--context", "admin", "-A"), "default")
+	assert.Contains(t, both.fails("get", "vms", "--context", "nobody"), `context "nobody" does not exist`)
+	t.Setenv("KUBECONFIG", multi)
+	envCmd := newRootCmd()
+	var envOut lockedBuffer
+	envCmd.SetOut(&envOut)
+	envCmd.SetErr(&envOut)
+	envCmd.SetArgs([]string{"get", "vms", "-o", "name"})
+	require.NoError(t, envCmd.ExecuteContext(t.Context()), "%s", &envOut)
+	assert.Equal(t, "virtualmachine.kubevirt.io/vm-api\n", envOut.String(), "the current context is alice's, namespace team-a")
 
 	// delete by name and with -f; NotFound is an error.
 	assert.Equal(t, `virtualmachine.kubevirt.io "vm-api" deleted`+"\n", c.ok("delete", "vm", "vm-api"))
