@@ -149,6 +149,27 @@ func TestCLIOnAPI(t *testing.T) {
 	assert.Contains(t, c.fails("get", "gadgets"), `the server doesn't have a resource type "gadgets"`)
 	assert.Contains(t, c.fails("get", "vms", "-o", "toml"), "allowed formats")
 
+	// Shell completion of kinds and names, from the API.
+	complete := func(args ...string) []string {
+		cmd := newRootCmd()
+		var out lockedBuffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&lockedBuffer{})
+		cmd.SetArgs(append([]string{"__complete", "--kubeconfig", kc}, args...))
+		require.NoError(t, cmd.ExecuteContext(t.Context()))
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		return lines[:len(lines)-1] // the last line is the directive
+	}
+	assert.Contains(t, complete("get", ""), "virtualmachineinstances")
+	assert.Contains(t, complete("get", "virtualm"), "virtualmachines")
+	assert.NotContains(t, complete("get", "virtualm"), "nodes")
+	assert.Equal(t, []string{"vm-api"}, complete("get", "vms", ""))
+	assert.Equal(t, []string{"vm-api"}, complete("delete", "vm", "vm-api", "vm"))
+	assert.Equal(t, []string{"vm-api"}, complete("start", "v"))
+	assert.Equal(t, []string{"vm", "vmi"}, complete("pause", ""))
+	assert.Equal(t, []string{"vm-api"}, complete("pause", "vmi", ""))
+	assert.Empty(t, complete("guestosinfo", "x"))
+
 	// get -w prints the changes: pausing shows up in the watched table.
 	wctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

@@ -52,6 +52,7 @@ wins over a kubeconfig.`,
 			return runDelete(cmd.Context(), st, cmd.OutOrStdout(), res, ns.namespace, args[1:])
 		},
 	}
+	cmd.ValidArgsFunction = completeKindThenName(&kf, 0)
 	sf.register(cmd)
 	kf.register(cmd)
 	ns.register(cmd, false)

@@ -163,6 +163,7 @@ Through the store (--store etcd://..., which wins over a kubeconfig): -o table
 			return runGet(cmd.Context(), st, cmd.OutOrStdout(), res, name, ns, output, time.Now())
 		},
 	}
+	cmd.ValidArgsFunction = completeKindThenName(&kf, 1)
 	sf.register(cmd)
 	kf.register(cmd)
 	ns.register(cmd, true)

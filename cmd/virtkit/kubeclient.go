@@ -80,6 +80,7 @@ type apiClient struct {
 	config    *rest.Config
 	dynamic   dynamic.Interface
 	mapper    meta.RESTMapper
+	discovery discovery.CachedDiscoveryInterface
 	rest      rest.Interface
 	namespace string // the context's namespace, "default" when unset
 }
@@ -126,7 +127,7 @@ func (k *kubeFlags) connect(cmd *cobra.Command) (*apiClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	return &apiClient{config: cfg, dynamic: dyn, mapper: mapper, rest: rc, namespace: ns}, nil
+	return &apiClient{config: cfg, dynamic: dyn, mapper: mapper, discovery: cached, rest: rc, namespace: ns}, nil
 }
 
 // mapping resolves what the user typed (vm, vms, virtualmachines,

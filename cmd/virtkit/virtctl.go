@@ -107,6 +107,13 @@ func newActionCmd(a vmAction) *cobra.Command {
 			return nil
 		},
 	}
+	kind := "vmis"
+	if a.resource == "virtualmachines" {
+		kind = "vms"
+	} else if a.resource == "" {
+		kind = ""
+	}
+	cmd.ValidArgsFunction = completeNames(&kf, kind)
 	kf.register(cmd)
 	ns.register(cmd, false)
 	return cmd
@@ -153,6 +160,7 @@ at once).` + virtctlLong,
 	kf.register(cmd)
 	ns.register(cmd, false)
 	cmd.Flags().BoolVar(&force, "force", false, "stop with --grace-period instead of the instance's termination grace period")
+	cmd.ValidArgsFunction = completeNames(&kf, "vms")
 	cmd.Flags().Int64Var(&gracePeriod, "grace-period", 0, "seconds the guest gets to shut down (with --force)")
 	return cmd
 }
@@ -179,6 +187,7 @@ has not finished yet.` + virtctlLong,
 			return nil
 		},
 	}
+	cmd.ValidArgsFunction = completeNames(&kf, "vms")
 	kf.register(cmd)
 	ns.register(cmd, false)
 	return cmd
