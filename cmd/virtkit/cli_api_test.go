@@ -115,7 +115,10 @@ func TestCLIOnAPI(t *testing.T) {
 	require.NoError(t, os.WriteFile(relabeled, []byte(strings.Replace(apiVM, "app: api-test", "app: api-test\n    tier: gold", 1)), 0o644))
 	assert.Equal(t, "virtualmachine.kubevirt.io/vm-api configured\n", c.ok("apply", "-f", relabeled))
 	bad := filepath.Join(dir, "bad.yaml")
-	require.NoError(t, os.WriteFile(bad, []byte(strings.Replace(apiVM, "guest: 128Mi", "guest: 128Mi\n          overcommitGuestOverhead: true", 1)), 0o644))
+	require.NoError(t, os.WriteFile(bad, []byte(strings.Replace(apiVM, "runStrategy: Always", "runStrategy: Sometimes", 1)), 0o644))
+	invalid := c.fails("apply", "-f", bad)
+	assert.Contains(t, invalid, `The VirtualMachine "vm-api" is invalid:`)
+	assert.Contains(t, invalid, "* spec.runStrategy: ")
 
 	// get: the server's table, wide, name, json, yaml, jsonpath, -l, -A.
 	c.eventually("Running", "get", "vms")
@@ -252,7 +255,7 @@ func TestCLIOnAPI(t *testing.T) {
 	assert.Equal(t, "virtualmachine.kubevirt.io/vm-api created\n", alice.ok("apply", "-f", teamA, "-n", "team-a"))
 	assert.Equal(t, "virtualmachine.kubevirt.io/vm-api\n", alice.ok("get", "vms", "-n", "team-a", "-o", "name"))
 	assert.Equal(t, "Always", c.ok("get", "vm", "vm-api", "-o", "jsonpath={.spec.runStrategy}"), "alice changed nothing in default")
-	assert.Contains(t, cli{t: t, kubeconfig: tokenUserKubeconfig(t, kc, "wrong")}.fails("get", "vms"), "Error from server (Unauthorized)")
+	assert.Contains(t, cli{t: t, kubeconfig: tokenUserKubeconfig(t, kc, "wrong")}.fails("get", "vms"), "error: You must be logged in to the server (")
 
 	// --context picks the context and its namespace; $KUBECONFIG is read
 	// when --kubeconfig is not given.

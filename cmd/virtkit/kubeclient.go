@@ -177,11 +177,34 @@ func kindRef(gk schema.GroupKind) string {
 // errReported: the command has printed its errors kubectl-style already.
 var errReported = exitError{code: 1}
 
-// reportErr prints err as kubectl does ("Error from server (NotFound): …"
-// for the server's statuses, "error: …" otherwise).
+// reportErr prints err as kubectl does: "Error from server (NotFound): …"
+// for the server's statuses, "The Kind "name" is invalid:" and one line per
+// cause for Invalid, "error: You must be logged in to the server" for
+// Unauthorized, "error: …" otherwise.
 func reportErr(w io.Writer, err error) {
 	var st apierrors.APIStatus
 	if errors.As(err, &st) {
+		status := st.Status()
+		switch {
+		case status.Reason == metav1.StatusReasonUnauthorized:
+			fmt.Fprintf(w, "error: You must be logged in to the server (%s)\n", escLines(status.Message))
+			return
+		case status.Reason == metav1.StatusReasonInvalid && status.Details != nil:
+			fmt.Fprintf(w, "The %s %q is invalid", esc(status.Details.Kind), esc(status.Details.Name))
+			if len(status.Details.Causes) == 0 {
+				fmt.Fprintln(w)
+				return
+			}
+			fmt.Fprintln(w, ":")
+			for _, c := range status.Details.Causes {
+				if c.Field != "" {
+					fmt.Fprintf(w, "* %s: %s\n", esc(c.Field), esc(c.Message))
+				} else {
+					fmt.Fprintf(w, "* %s\n", esc(c.Message))
+				}
+			}
+			return
+		}
 		reason := string(st.Status().Reason)
 		if reason == "" {
 			reason = "Unknown"
