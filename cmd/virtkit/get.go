@@ -103,7 +103,8 @@ type namespaceFlags struct {
 }
 
 func (n *namespaceFlags) register(cmd *cobra.Command, withAll bool) {
-	cmd.Flags().StringVarP(&n.namespace, "namespace", "n", "default", "namespace of the objects")
+	cmd.Flags().StringVarP(&n.namespace, "namespace", "n", "default",
+		"namespace of the objects; through the API, when not given, the kubeconfig context's namespace (else default)")
 	if withAll {
 		cmd.Flags().BoolVarP(&n.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace")
 	}
