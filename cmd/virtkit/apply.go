@@ -17,6 +17,8 @@ import (
 func newApplyCmd() *cobra.Command {
 	var (
 		sf    storeFlags
+		kf    kubeFlags
+		ns    namespaceFlags
 		files []string
 	)
 	cmd := &cobra.Command{
@@ -28,11 +30,25 @@ object or, if it exists, replaces its spec, labels and annotations (its status
 is kept). A status in a manifest is ignored; reserved kubevirt.io/ labels
 (kubevirt.io/nodeName and the like) are refused; a VMI's or a migration's
 spec cannot change after creation. Objects without a namespace go to
-"default". An object that fails is reported and the others are still applied.`,
+"default". An object that fails is reported and the others are still applied.
+
+With a kubeconfig (--kubeconfig, $KUBECONFIG or ~/.kube/config) and no --store,
+apply goes through the API as kubectl apply does for custom resources: each
+object is created, or patched with a three-way JSON merge patch against the
+manifest last applied (kept in the kubectl.kubernetes.io/last-applied-configuration
+annotation), and reported as created, configured or unchanged; objects without
+a namespace go to -n or the kubeconfig context's namespace; the server decodes,
+defaults and validates. --store wins over a kubeconfig.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {
 				return errors.New("-f: required (a file, a directory or - for standard input)")
+			}
+			if useAPI(cmd, &kf) {
+				return applyAPICmd(cmd, &kf, files)
+			}
+			if cmd.Flags().Changed("namespace") {
+				return errors.New("-n: needs the API (a kubeconfig); with --store a manifest's namespace, else default, is used")
 			}
 			objs, err := decodeFilesFrom(cmd.InOrStdin(), files)
 			if err != nil {
@@ -47,6 +63,8 @@ spec cannot change after creation. Objects without a namespace go to
 		},
 	}
 	sf.register(cmd)
+	kf.register(cmd)
+	ns.register(cmd, false)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file, directory or - (repeatable)")
 	return cmd
 }

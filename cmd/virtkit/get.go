@@ -103,7 +103,8 @@ type namespaceFlags struct {
 }
 
 func (n *namespaceFlags) register(cmd *cobra.Command, withAll bool) {
-	cmd.Flags().StringVarP(&n.namespace, "namespace", "n", "default", "namespace of the objects")
+	cmd.Flags().StringVarP(&n.namespace, "namespace", "n", "default",
+		"namespace of the objects; through the API, when not given, the kubeconfig context's namespace (else default)")
 	if withAll {
 		cmd.Flags().BoolVarP(&n.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace")
 	}
@@ -111,19 +112,36 @@ func (n *namespaceFlags) register(cmd *cobra.Command, withAll bool) {
 
 func newGetCmd() *cobra.Command {
 	var (
-		sf     storeFlags
-		ns     namespaceFlags
-		output string
+		sf       storeFlags
+		kf       kubeFlags
+		ns       namespaceFlags
+		output   string
+		selector string
+		watch    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "get <vms|vmis|migrations|nodes|replicasets|events> [NAME]",
+		Use:   "get <vms|vmis|migrations|nodes|replicasets|events|...> [NAME]",
 		Short: "Show objects of a running control plane, kubectl-style",
-		Long: `get prints objects from the control plane's store: one object by NAME, or every
-object of the kind in the namespace (-n, default "default") or in all namespaces
-(-A). -o table (default) prints kubectl's columns; -o json and -o yaml print the
-objects, a list of them as a kubectl-style List object with items.`,
+		Long: `get prints objects of the control plane: one object by NAME, or every object of
+the kind in the namespace (-n, default the kubeconfig context's or "default")
+or in all namespaces (-A).
+
+Through the API (a kubeconfig from --kubeconfig, $KUBECONFIG or ~/.kube/config,
+used unless --store is given): any kind the server serves, by its resource
+name, singular or short name; -o wide|name|json|yaml|jsonpath=TEMPLATE, the
+default and wide tables being the server's (KubeVirt's printer columns);
+-l selects by label; -w keeps printing changes until interrupted.
+
+Through the store (--store etcd://..., which wins over a kubeconfig): -o table
+(default), json or yaml.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if useAPI(cmd, &kf) {
+				return getAPICmd(cmd, &kf, args, ns.allNamespaces, output, selector, watch)
+			}
+			if selector != "" || watch {
+				return errors.New("-l, -w: need the API (a kubeconfig), not --store")
+			}
 			res, err := lookupResource(args[0])
 			if err != nil {
 				return err
@@ -146,9 +164,13 @@ objects, a list of them as a kubectl-style List object with items.`,
 			return runGet(cmd.Context(), st, cmd.OutOrStdout(), res, name, ns, output, time.Now())
 		},
 	}
+	cmd.ValidArgsFunction = completeKindThenName(&kf, 1)
 	sf.register(cmd)
+	kf.register(cmd)
 	ns.register(cmd, true)
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, json or yaml")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, wide, name, json, yaml or jsonpath=TEMPLATE (wide, name and jsonpath through the API)")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db (API only)")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after listing, print changes until interrupted (API only)")
 	return cmd
 }
 

@@ -44,5 +44,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newApplyCmd())
 	root.AddCommand(newGetCmd())
 	root.AddCommand(newDeleteCmd())
+	root.AddCommand(newVirtctlCmds()...)
 	return root
 }

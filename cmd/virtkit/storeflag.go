@@ -246,7 +246,7 @@ func (f *storeFlags) open(ctx context.Context, log *slog.Logger) (*openedStore, 
 // plane in another process (apply, get, delete).
 func (f *storeFlags) openShared(ctx context.Context, log *slog.Logger) (*openedStore, error) {
 	if f.isMemory() {
-		return nil, fmt.Errorf("--store: %w: the memory store lives inside one process; point this command at the control plane's etcd with --store etcd://HOST:PORT", errBadStoreFlag)
+		return nil, fmt.Errorf("--store: %w: the memory store lives inside one process; point this command at the control plane's API with a kubeconfig (--kubeconfig, $KUBECONFIG or ~/.kube/config, as virtkit controller --write-kubeconfig writes it) or at its etcd with --store etcd://HOST:PORT", errBadStoreFlag)
 	}
 	return f.open(ctx, log)
 }

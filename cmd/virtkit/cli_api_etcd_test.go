@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit/store/etcd/etcdtest"
+)
+
+// The CLI against `virtkit controller --api-addr` on etcd with a separate
+// node agent: apply, get, the verbs and delete through the API, while
+// --store on the same etcd still reads the store directly.
+func TestCLIOnAPIEtcd(t *testing.T) {
+	endpoints := etcdtest.StartServer(t)
+	storeArg := "etcd://" + strings.TrimPrefix(endpoints[0], "http://")
+	kc := startAPIController(t, "--store", storeArg, "--leader-ttl", "5s")
+	node := newRootCmd()
+	var nodeOut lockedBuffer
+	node.SetOut(&nodeOut)
+	node.SetErr(&nodeOut)
+	node.SetArgs([]string{"node", "--name", "cli-node-1", "--store", storeArg, "--hypervisor", "sim",
+		"--heartbeat-interval", "200ms", "--status-interval", "200ms"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- node.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("node did not stop")
+		}
+	})
+
+	c := cli{t: t, kubeconfig: kc}
+	manifest := filepath.Join(t.TempDir(), "vm.yaml")
+	require.NoError(t, os.WriteFile(manifest, []byte(apiVM), 0o644))
+	assert.Equal(t, "virtualmachine.kubevirt.io/vm-api created\n", c.ok("apply", "-f", manifest))
+	assert.Equal(t, "virtualmachine.kubevirt.io/vm-api unchanged\n", c.ok("apply", "-f", manifest))
+	c.eventually("Running", "get", "vm", "vm-api")
+	assert.Equal(t, "cli-node-1", c.ok("get", "vmi", "vm-api", "-o", "jsonpath={.status.nodeName}"))
+
+	// --store wins over the kubeconfig and reads etcd directly.
+	direct := c.ok("get", "vms", "--store", storeArg)
+	assert.Contains(t, direct, "vm-api")
+
+	assert.Equal(t, "VMI vm-api was scheduled to pause\n", c.ok("pause", "vmi", "vm-api"))
+	c.eventually("Paused", "get", "vm", "vm-api")
+	assert.Equal(t, "VMI vm-api was scheduled to unpause\n", c.ok("unpause", "vmi", "vm-api"))
+	c.eventually("Running", "get", "vm", "vm-api")
+	assert.Equal(t, "VM vm-api was scheduled to stop\n", c.ok("stop", "vm-api"))
+	c.eventually("No resources found", "get", "vmis")
+	assert.Equal(t, "VM vm-api was scheduled to start\n", c.ok("start", "vm-api"))
+	c.eventually("Running", "get", "vmi", "vm-api")
+
+	alice := cli{t: t, kubeconfig: tokenUserKubeconfig(t, kc, "alice-token")}
+	assert.Contains(t, alice.fails("stop", "vm-api"), "Error from server (Forbidden)")
+	assert.Contains(t, alice.fails("delete", "-f", manifest), "Error from server (Forbidden)")
+	c.eventually("Running", "get", "vm", "vm-api")
+
+	assert.Equal(t, `virtualmachine.kubevirt.io "vm-api" deleted`+"\n", c.ok("delete", "-f", manifest))
+	require.Eventually(t, func() bool {
+		_, errOut, err := c.run(t.Context(), "get", "vm", "vm-api")
+		return err != nil && strings.Contains(errOut, "Error from server (NotFound)")
+	}, 30*time.Second, 100*time.Millisecond, "the VM goes once its finalizer is released")
+}

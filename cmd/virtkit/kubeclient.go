@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// errNoKubeconfig: a command that only speaks the API found no kubeconfig.
+var errNoKubeconfig = errors.New("no kubeconfig: give --kubeconfig, set $KUBECONFIG or write ~/.kube/config (virtkit controller --write-kubeconfig)")
+
+// kubeFlags are the kubeconfig flags of the commands that talk to the
+// control plane's API.
+type kubeFlags struct {
+	kubeconfig string
+	context    string
+}
+
+func (k *kubeFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig of the control plane's API (default $KUBECONFIG, then ~/.kube/config)")
+	cmd.Flags().StringVar(&k.context, "context", "", "kubeconfig context to use (default its current-context)")
+}
+
+// loader returns client-go's loading rules and overrides for the flags.
+func (k *kubeFlags) loader() clientcmd.ClientConfig {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if k.kubeconfig != "" {
+		rules.ExplicitPath = k.kubeconfig
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.context})
+}
+
+// found reports whether a kubeconfig was given or exists where client-go
+// looks for one.
+func (k *kubeFlags) found() bool {
+	if k.kubeconfig != "" {
+		return true
+	}
+	for _, p := range clientcmd.NewDefaultClientConfigLoadingRules().Precedence {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// useAPI decides whether a command talks to the API or to the store: an
+// explicit --store wins (embedders, back-compat), else a kubeconfig that is
+// given or found, else the store flags as before.
+func useAPI(cmd *cobra.Command, k *kubeFlags) bool {
+	if f := cmd.Flags().Lookup("store"); f != nil && f.Changed {
+		return false
+	}
+	return k.found()
+}
+
+// apiClient is a connection to the control plane's API.
+type apiClient struct {
+	config    *rest.Config
+	dynamic   dynamic.Interface
+	mapper    meta.RESTMapper
+	discovery discovery.CachedDiscoveryInterface
+	rest      rest.Interface
+	namespace string // the context's namespace, "default" when unset
+}
+
+// connect builds a client from the kubeconfig; namespace, when changed on
+// the command line, overrides the context's.
+func (k *kubeFlags) connect(cmd *cobra.Command) (*apiClient, error) {
+	cc := k.loader()
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			return nil, errNoKubeconfig
+		}
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.UserAgent = "virtkit"
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed {
+		ns = f.Value.String()
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cached := memory.NewMemCacheClient(disc)
+	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil)
+	// The raw client (Tables, watches of Tables, subresources) decodes the
+	// server's errors as metav1.Status, so they keep reason and message.
+	scheme := runtime.NewScheme()
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	rcfg := rest.CopyConfig(cfg)
+	rcfg.GroupVersion = &schema.GroupVersion{Version: "v1"}
+	rcfg.APIPath = "/"
+	rcfg.ContentType = "application/json"
+	rcfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	rc, err := rest.RESTClientFor(rcfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return &apiClient{config: cfg, dynamic: dyn, mapper: mapper, discovery: cached, rest: rc, namespace: ns}, nil
+}
+
+// mapping resolves what the user typed (vm, vms, virtualmachines,
+// virtualmachines.kubevirt.io) through the server's discovery.
+func (c *apiClient) mapping(typed string) (*meta.RESTMapping, error) {
+	gvr, gr := schema.ParseResourceArg(strings.ToLower(typed))
+	var in schema.GroupVersionResource
+	if gvr != nil {
+		in = *gvr
+	} else {
+		in = gr.WithVersion("")
+	}
+	full, err := c.mapper.ResourceFor(in)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, fmt.Errorf("the server doesn't have a resource type %q", typed)
+		}
+		return nil, err
+	}
+	gvk, err := c.mapper.KindFor(full)
+	if err != nil {
+		return nil, err
+	}
+	return c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+}
+
+// resourceFor is the dynamic client of a mapping in namespace (ignored for
+// cluster-scoped kinds; "" lists every namespace).
+func (c *apiClient) resourceFor(m *meta.RESTMapping, namespace string) dynamic.ResourceInterface {
+	r := c.dynamic.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
+		return r.Namespace(namespace)
+	}
+	return r
+}
+
+// kindRef is how kubectl names an object in its messages:
+// virtualmachine.kubevirt.io/NAME, or kind/NAME for the core group.
+func kindRef(gk schema.GroupKind) string {
+	k := strings.ToLower(gk.Kind)
+	if gk.Group == "" {
+		return k
+	}
+	return k + "." + gk.Group
+}
+
+// errReported: the command has printed its errors kubectl-style already.
+var errReported = exitError{code: 1}
+
+// reportErr prints err as kubectl does: "Error from server (NotFound): …"
+// for the server's statuses, "The Kind "name" is invalid:" and one line per
+// cause for Invalid, "error: You must be logged in to the server" for
+// Unauthorized, "error: …" otherwise.
+func reportErr(w io.Writer, err error) {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		status := st.Status()
+		switch {
+		case status.Reason == metav1.StatusReasonUnauthorized:
+			fmt.Fprintf(w, "error: You must be logged in to the server (%s)\n", escLines(status.Message))
+			return
+		case status.Reason == metav1.StatusReasonInvalid && status.Details != nil:
+			fmt.Fprintf(w, "The %s %q is invalid", esc(status.Details.Kind), esc(status.Details.Name))
+			if len(status.Details.Causes) == 0 {
+				fmt.Fprintln(w)
+				return
+			}
+			fmt.Fprintln(w, ":")
+			for _, c := range status.Details.Causes {
+				if c.Field != "" {
+					fmt.Fprintf(w, "* %s: %s\n", esc(c.Field), esc(c.Message))
+				} else {
+					fmt.Fprintf(w, "* %s\n", esc(c.Message))
+				}
+			}
+			return
+		}
+		reason := string(st.Status().Reason)
+		if reason == "" {
+			reason = "Unknown"
+		}
+		fmt.Fprintf(w, "Error from server (%s): %s\n", reason, escLines(st.Status().Message))
+		return
+	}
+	fmt.Fprintf(w, "error: %s\n", escLines(err.Error()))
+}
+
+// apiFail reports err kubectl-style and ends the command with status 1.
+func apiFail(cmd *cobra.Command, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ex exitError
+	if errors.As(err, &ex) {
+		return err
+	}
+	reportErr(cmd.ErrOrStderr(), err)
+	return errReported
+}
+
+// doRaw runs a raw request and returns its body; an error reply that
+// carries a metav1.Status comes back as that status, whatever content type
+// the server labelled it with.
+func doRaw(ctx context.Context, req *rest.Request) ([]byte, error) {
+	raw, err := req.Do(ctx).Raw()
+	if err == nil {
+		return raw, nil
+	}
+	var st metav1.Status
+	if len(raw) > 0 && json.Unmarshal(raw, &st) == nil && st.Kind == "Status" && st.Reason != "" {
+		return nil, &apierrors.StatusError{ErrStatus: st}
+	}
+	return nil, err
+}

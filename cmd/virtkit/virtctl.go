@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// subresourcesPath is where the API serves virtctl's subresources.
+const subresourcesPath = "/apis/subresources.kubevirt.io/v1"
+
+// migrationsGVR is the VirtualMachineInstanceMigration resource.
+var migrationsGVR = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstancemigrations"}
+
+// vmAction is one of virtctl's verbs.
+type vmAction struct {
+	use, short string
+	// resource is virtualmachines or virtualmachineinstances; "" takes
+	// vm|vmi as the first argument (pause, unpause).
+	resource string
+	sub      string // the subresource
+	// done is what virtctl prints on success, %s being the name.
+	done string
+	get  bool // a GET printing the JSON reply (guest information)
+}
+
+func virtctlActions() []vmAction {
+	return []vmAction{
+		{use: "start VM", short: "Start a virtual machine", resource: "virtualmachines", sub: "start", done: "VM %s was scheduled to start"},
+		{use: "restart VM", short: "Restart a virtual machine", resource: "virtualmachines", sub: "restart", done: "VM %s was scheduled to restart"},
+		{use: "migrate VM", short: "Live-migrate a virtual machine's instance to another node", resource: "virtualmachines", sub: "migrate", done: "VM %s was scheduled to migrate"},
+		{use: "pause (vm|vmi) NAME", short: "Pause a virtual machine's guest", sub: "pause", done: "%s was scheduled to pause"},
+		{use: "unpause (vm|vmi) NAME", short: "Unpause a paused guest", sub: "unpause", done: "%s was scheduled to unpause"},
+		{use: "soft-reboot VMI", short: "Reboot a guest through its agent or ACPI", resource: "virtualmachineinstances", sub: "softreboot", done: "VMI %s was scheduled to soft reboot"},
+		{use: "guestosinfo VMI", short: "Print the guest agent's OS information (JSON)", resource: "virtualmachineinstances", sub: "guestosinfo", get: true},
+		{use: "userlist VMI", short: "Print the users logged into the guest (JSON)", resource: "virtualmachineinstances", sub: "userlist", get: true},
+		{use: "fslist VMI", short: "Print the guest's file systems (JSON)", resource: "virtualmachineinstances", sub: "filesystemlist", get: true},
+	}
+}
+
+const virtctlLong = `
+
+It calls the control plane's API (subresources.kubevirt.io/v1, as virtctl
+does) with the kubeconfig from --kubeconfig, $KUBECONFIG or ~/.kube/config.
+Errors are the server's, printed as kubectl prints them, with exit status 1.`
+
+// newVirtctlCmds returns virtctl's verbs as subcommands.
+func newVirtctlCmds() []*cobra.Command {
+	var cmds []*cobra.Command
+	for _, a := range virtctlActions() {
+		cmds = append(cmds, newActionCmd(a))
+	}
+	return append(cmds, newStopCmd(), newMigrateCancelCmd())
+}
+
+func newActionCmd(a vmAction) *cobra.Command {
+	var kf kubeFlags
+	var ns namespaceFlags
+	nargs := 1
+	if a.resource == "" {
+		nargs = 2
+	}
+	cmd := &cobra.Command{
+		Use:   a.use,
+		Short: a.short,
+		Long:  a.short + "." + virtctlLong,
+		Args:  cobra.ExactArgs(nargs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			resource, what := a.resource, "VM"
+			if a.resource == "" {
+				switch strings.ToLower(args[0]) {
+				case "vm", "vms", "virtualmachine", "virtualmachines":
+					what = "VM"
+				case "vmi", "vmis", "virtualmachineinstance", "virtualmachineinstances":
+					what = "VMI"
+				default:
+					return apiFail(cmd, fmt.Errorf("%s: want vm or vmi, got %q", a.sub, args[0]))
+				}
+				// Pausing a VM pauses its instance, which has its name.
+				resource = "virtualmachineinstances"
+				args = args[1:]
+			}
+			c, err := kf.connect(cmd)
+			if err != nil {
+				return apiFail(cmd, err)
+			}
+			if a.get {
+				return apiFail(cmd, guestInfoCall(cmd.Context(), c, cmd.OutOrStdout(), resource, args[0], a.sub))
+			}
+			if err := subresourcePut(cmd.Context(), c, resource, args[0], a.sub, struct{}{}); err != nil {
+				return apiFail(cmd, err)
+			}
+			msg := a.done
+			if a.resource == "" {
+				msg = what + " " + msg
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), msg+"\n", esc(args[0]))
+			return nil
+		},
+	}
+	kind := "vmis"
+	if a.resource == "virtualmachines" {
+		kind = "vms"
+	} else if a.resource == "" {
+		kind = ""
+	}
+	cmd.ValidArgsFunction = completeNames(&kf, kind)
+	kf.register(cmd)
+	ns.register(cmd, false)
+	return cmd
+}
+
+func newStopCmd() *cobra.Command {
+	var (
+		kf          kubeFlags
+		ns          namespaceFlags
+		force       bool
+		gracePeriod int64
+	)
+	cmd := &cobra.Command{
+		Use:   "stop VM",
+		Short: "Stop a virtual machine",
+		Long: `Stop a virtual machine: its instance is shut down gracefully. --force with
+--grace-period N overrides the instance's termination grace period (0 kills it
+at once).` + virtctlLong,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body := map[string]any{}
+			if cmd.Flags().Changed("grace-period") {
+				if !force {
+					return apiFail(cmd, errors.New("--grace-period: needs --force"))
+				}
+				if gracePeriod < 0 {
+					return apiFail(cmd, fmt.Errorf("--grace-period: must not be negative, got %d", gracePeriod))
+				}
+				body["gracePeriod"] = gracePeriod
+			} else if force {
+				return apiFail(cmd, errors.New("--force: needs --grace-period"))
+			}
+			c, err := kf.connect(cmd)
+			if err != nil {
+				return apiFail(cmd, err)
+			}
+			if err := subresourcePut(cmd.Context(), c, "virtualmachines", args[0], "stop", body); err != nil {
+				return apiFail(cmd, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "VM %s was scheduled to stop\n", esc(args[0]))
+			return nil
+		},
+	}
+	kf.register(cmd)
+	ns.register(cmd, false)
+	cmd.Flags().BoolVar(&force, "force", false, "stop with --grace-period instead of the instance's termination grace period")
+	cmd.ValidArgsFunction = completeNames(&kf, "vms")
+	cmd.Flags().Int64Var(&gracePeriod, "grace-period", 0, "seconds the guest gets to shut down (with --force)")
+	return cmd
+}
+
+func newMigrateCancelCmd() *cobra.Command {
+	var kf kubeFlags
+	var ns namespaceFlags
+	cmd := &cobra.Command{
+		Use:   "migrate-cancel VM",
+		Short: "Cancel a virtual machine's live migration",
+		Long: `Cancel a virtual machine's live migration by deleting its migration object that
+has not finished yet.` + virtctlLong,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := kf.connect(cmd)
+			if err != nil {
+				return apiFail(cmd, err)
+			}
+			name, err := migrateCancel(cmd.Context(), c, args[0])
+			if err != nil {
+				return apiFail(cmd, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "VM %s migration %s was cancelled\n", esc(args[0]), esc(name))
+			return nil
+		},
+	}
+	cmd.ValidArgsFunction = completeNames(&kf, "vms")
+	kf.register(cmd)
+	ns.register(cmd, false)
+	return cmd
+}
+
+// migrateCancel deletes the unfinished migration of the VM's instance and
+// returns its name; NotFound when there is none.
+func migrateCancel(ctx context.Context, c *apiClient, vm string) (string, error) {
+	ri := c.dynamic.Resource(migrationsGVR).Namespace(c.namespace)
+	list, err := ri.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, m := range list.Items {
+		vmi, _, _ := unstructuredString(m.Object, "spec", "vmiName")
+		phase, _, _ := unstructuredString(m.Object, "status", "phase")
+		if vmi != vm || phase == "Succeeded" || phase == "Failed" || m.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := ri.Delete(ctx, m.GetName(), metav1.DeleteOptions{}); err != nil {
+			return "", err
+		}
+		return m.GetName(), nil
+	}
+	return "", apierrors.NewNotFound(migrationsGVR.GroupResource(), "active migration of "+vm)
+}
+
+func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false, nil
+		}
+		cur = m[p]
+	}
+	s, ok := cur.(string)
+	return s, ok, nil
+}
+
+// subresourcePut calls PUT …/namespaces/NS/RESOURCE/NAME/SUB with body.
+func subresourcePut(ctx context.Context, c *apiClient, resource, name, sub string, body any) error {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	_, err = doRaw(ctx, c.rest.Put().AbsPath(subresourcesPath, "namespaces", c.namespace, resource, name, sub).
+		SetHeader("Content-Type", "application/json").Body(data))
+	return err
+}
+
+// maxGuestInfo bounds a guest-information reply.
+const maxGuestInfo = 4 << 20
+
+// guestInfoCall prints a guest-information subresource's JSON, indented.
+func guestInfoCall(ctx context.Context, c *apiClient, w io.Writer, resource, name, sub string) error {
+	raw, err := doRaw(ctx, c.rest.Get().AbsPath(subresourcesPath, "namespaces", c.namespace, resource, name, sub))
+	if err != nil {
+		return err
+	}
+	if len(raw) > maxGuestInfo {
+		return fmt.Errorf("%s: reply larger than %d bytes", sub, maxGuestInfo)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return fmt.Errorf("%s: the server's reply is not JSON: %w", sub, err)
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(escapeJSON(out.Bytes()))
+	return err
+}
