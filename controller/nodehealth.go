@@ -110,6 +110,12 @@ type NodeHealthReconciler struct {
 	// maxFence is the longest fence timeout any node has published: what
 	// a node that is missing is assumed to use when its own is unknown.
 	maxFence time.Duration
+	// healthy holds the nodes whose last reconcile found a fresh
+	// heartbeat. VMI events on them need no reconcile: the node's own
+	// timer comes back before its grace period ends, and failing a node
+	// lists every VMI on it. Without this every VMI write reconciled its
+	// node (about four node reconciles per VM while a fleet starts).
+	healthy map[string]bool
 }
 
 type heartbeatSeen struct {
@@ -160,7 +166,7 @@ func (r *NodeHealthReconciler) Watches() []Watch {
 		{NewList: nodeList},
 		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []Request {
 			vmi, ok := obj.(*virtkit.VirtualMachineInstance)
-			if !ok || vmi.Status.NodeName == "" || vmi.IsFinal() {
+			if !ok || vmi.Status.NodeName == "" || vmi.IsFinal() || r.isHealthy(vmi.Status.NodeName) {
 				return nil
 			}
 			return []Request{{Name: vmi.Status.NodeName}}
@@ -170,6 +176,8 @@ func (r *NodeHealthReconciler) Watches() []Watch {
 
 // Reconcile implements Reconciler; req.Name is a Node name.
 func (r *NodeHealthReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+	healthy := false
+	defer func() { r.setHealthy(req.Name, healthy) }()
 	node := &virtkit.Node{}
 	found, err := getOptional(ctx, r.o.Store, store.Key{Name: req.Name}, node)
 	if err != nil {
@@ -185,6 +193,7 @@ func (r *NodeHealthReconciler) Reconcile(ctx context.Context, req Request) (Resu
 	s := r.observe(req.Name, hb.Time, r.fenceTimeout(node))
 	silent := r.o.Now().Sub(s.at)
 	if silent < r.o.MonitorGracePeriod {
+		healthy = true
 		return Result{RequeueAfter: r.o.MonitorGracePeriod - silent + time.Second}, nil
 	}
 	if err := r.markNotReady(ctx, node); err != nil {
@@ -272,6 +281,27 @@ func (r *NodeHealthReconciler) fenceTimeout(node *virtkit.Node) time.Duration {
 
 // observe records the node's heartbeat value and fence timeout and returns
 // when this reconciler first saw that heartbeat value.
+// isHealthy reports whether the node's last reconcile found a fresh
+// heartbeat.
+func (r *NodeHealthReconciler) isHealthy(node string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.healthy[node]
+}
+
+func (r *NodeHealthReconciler) setHealthy(node string, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.healthy == nil {
+		r.healthy = map[string]bool{}
+	}
+	if ok {
+		r.healthy[node] = true
+	} else {
+		delete(r.healthy, node)
+	}
+}
+
 func (r *NodeHealthReconciler) observe(node string, hb time.Time, fence time.Duration) heartbeatSeen {
 	now := r.o.Now()
 	r.mu.Lock()
