@@ -376,6 +376,12 @@ func (b *builder) resolveVolume(vi int) (HostVolume, bool, bool) {
 		req.CloudInit = configDriveImage(data)
 		cloudInit = true
 	}
+	if !b.configVolume(src, vpath, &req, &set) {
+		return HostVolume{}, false, false
+	}
+	if req.CloudInit != nil && !cloudInit {
+		cloudInit = true // a config volume: an ISO like cloud-init's
+	}
 	switch len(set) {
 	case 0:
 		b.unsupported(vpath, "volume has no source the builder knows")
