@@ -33,9 +33,10 @@ const DefaultConfigVolumeLabel = "cfgdata"
 // values together), as Kubernetes bounds it.
 const MaxConfigDataBytes = 1 << 20
 
-// MaxVolumeLabelLength bounds volumeLabel: an ISO9660 volume identifier
-// has 32 characters.
-const MaxVolumeLabelLength = 32
+// MaxVolumeLabelLength bounds volumeLabel: a Joliet volume identifier
+// holds 16 characters. KubeVirt's admission does not check it; the domain
+// builder refuses a longer label.
+const MaxVolumeLabelLength = 16
 
 // ConfigMapVolumeSource presents a ConfigMap of the VMI's namespace.
 type ConfigMapVolumeSource struct {
@@ -157,29 +158,21 @@ func SecretData(s *corev1.Secret) map[string][]byte {
 
 // configVolume checks a config volume source at p.
 func (v *vmiValidator) configVolume(s *VolumeSource, p *field.Path) {
-	label := func(l string, lp *field.Path) {
-		if len(l) > MaxVolumeLabelLength {
-			v.add(field.TooLong(lp, l, MaxVolumeLabelLength))
-		}
-	}
 	if c := s.ConfigMap; c != nil {
 		if c.Name == "" {
 			v.add(field.Required(p.Child("configMap", "name"), ""))
 		}
-		label(c.VolumeLabel, p.Child("configMap", "volumeLabel"))
 	}
 	if c := s.Secret; c != nil {
 		if c.SecretName == "" {
 			v.add(field.Required(p.Child("secret", "secretName"), ""))
 		}
-		label(c.VolumeLabel, p.Child("secret", "volumeLabel"))
 	}
 	if c := s.ServiceAccount; c != nil && c.ServiceAccountName == "" {
 		v.add(field.Required(p.Child("serviceAccount", "serviceAccountName"), ""))
 	}
 	if c := s.DownwardAPI; c != nil {
 		dp := p.Child("downwardAPI")
-		label(c.VolumeLabel, dp.Child("volumeLabel"))
 		seen := map[string]bool{}
 		for i, f := range c.Fields {
 			fp := dp.Child("fields").Index(i)
