@@ -124,7 +124,9 @@ func TestConfigVolumesValidate(t *testing.T) {
 		{"two sources", func(v *VirtualMachineInstance) { v.Spec.Volumes[1].ConfigMap = &ConfigMapVolumeSource{} }, "spec.volumes[1]"},
 		{"downward path", func(v *VirtualMachineInstance) { v.Spec.Volumes[3].DownwardAPI.Fields[0].Path = "../x" },
 			"spec.volumes[3].downwardAPI.fields[0].path"},
-		{"downward field", func(v *VirtualMachineInstance) { v.Spec.Volumes[3].DownwardAPI.Fields[0].FieldRef.FieldPath = "spec.nodeName" },
+		{"downward field", func(v *VirtualMachineInstance) {
+			v.Spec.Volumes[3].DownwardAPI.Fields[0].FieldRef.FieldPath = "spec.nodeName"
+		},
 			"spec.volumes[3].downwardAPI.fields[0].fieldRef.fieldPath"},
 		{"downward fieldRef", func(v *VirtualMachineInstance) { v.Spec.Volumes[3].DownwardAPI.Fields[0].FieldRef = nil },
 			"spec.volumes[3].downwardAPI.fields[0].fieldRef"},
