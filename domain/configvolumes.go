@@ -210,6 +210,30 @@ func formatMap(m map[string]string) string {
 	return sb.String()
 }
 
+// cloudInitSecret reads cloud-init data from a Secret through the
+// ConfigResolver: the first of keys it has, as KubeVirt reads userdata or
+// userData (networkdata or networkData).
+func (b *builder) cloudInitSecret(path, name string, keys ...string) ([]byte, bool) {
+	if b.opts.ConfigResolver == nil {
+		b.unsupported(path, "secrets need a ConfigResolver")
+		return nil, false
+	}
+	files, err := b.opts.ConfigResolver.ResolveConfig(b.ctx, ConfigRequest{Namespace: namespaceOf(b.vmi), Kind: VolumeSecret, Name: name, Field: path})
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("%s: %w", path, err))
+		return nil, false
+	}
+	for _, k := range keys {
+		for _, f := range files {
+			if f.Path == k {
+				return f.Data, true
+			}
+		}
+	}
+	b.fail(path, "Secret %s/%s has no key %s", namespaceOf(b.vmi), name, strings.Join(keys, " or "))
+	return nil, false
+}
+
 // IsConfigSourceMissing reports whether err is a missing config volume
 // source (which may appear later).
 func IsConfigSourceMissing(err error) bool { return errors.Is(err, ErrConfigSourceMissing) }

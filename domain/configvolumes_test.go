@@ -140,3 +140,33 @@ func TestBuildConfigVolumeOptional(t *testing.T) {
 	assert.Empty(t, res.images["app-secret"].Files)
 	assert.Equal(t, "secrets", res.images["app-secret"].Label)
 }
+
+// Cloud-init data from a Secret (secretRef, networkDataSecretRef), read
+// through the ConfigResolver under KubeVirt's keys.
+func TestBuildCloudInitSecretRef(t *testing.T) {
+	vmi := decodeVMI(t, "testdata/vmi/cloudinit.yaml")
+	vmi.Spec.Volumes[1].CloudInitNoCloud = &virtkit.CloudInitNoCloudSource{
+		UserDataSecretRef:    &virtkit.LocalObjectReference{Name: "user"},
+		NetworkDataSecretRef: &virtkit.LocalObjectReference{Name: "net"},
+	}
+	cfg := domain.StaticConfig{
+		"secret/default/user": {"userdata": []byte("#cloud-config\nhostname: a\n"), "userData": []byte("ignored")},
+		"secret/default/net":  {"networkData": []byte("version: 2\n")},
+	}
+	res := &capture{}
+	_, err := domain.Build(vmi, domain.Options{VolumeResolver: res, ConfigResolver: cfg})
+	require.NoError(t, err)
+	got := files(res.images["nocloud"])
+	assert.Equal(t, "#cloud-config\nhostname: a\n", got["user-data"])
+	assert.Equal(t, "version: 2\n", got["network-config"])
+
+	delete(cfg, "secret/default/net")
+	_, err = domain.Build(vmi, domain.Options{VolumeResolver: res, ConfigResolver: cfg})
+	require.ErrorIs(t, err, domain.ErrConfigSourceMissing)
+	assert.Contains(t, err.Error(), "spec.volumes[1].cloudInitNoCloud.networkDataSecretRef")
+
+	cfg["secret/default/net"] = map[string][]byte{"other": []byte("x")}
+	_, err = domain.Build(vmi, domain.Options{VolumeResolver: res, ConfigResolver: cfg})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "has no key networkdata or networkData")
+}

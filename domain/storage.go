@@ -407,10 +407,14 @@ func (b *builder) resolveVolume(vi int) (HostVolume, bool, bool) {
 func (b *builder) cloudInitData(path, userData, userData64 string, userSecret *virtkit.LocalObjectReference,
 	netData, netData64 string, netSecret *virtkit.LocalObjectReference) cloudInitData {
 	if userSecret != nil {
-		b.unsupported(path+".secretRef", "secrets are not available to the domain builder")
+		if v, ok := b.cloudInitSecret(path+".secretRef", userSecret.Name, "userdata", "userData"); ok {
+			userData, userData64 = string(v), ""
+		}
 	}
 	if netSecret != nil {
-		b.unsupported(path+".networkDataSecretRef", "secrets are not available to the domain builder")
+		if v, ok := b.cloudInitSecret(path+".networkDataSecretRef", netSecret.Name, "networkdata", "networkData"); ok {
+			netData, netData64 = string(v), ""
+		}
 	}
 	d := cloudInitData{
 		InstanceID: b.vmi.Name + "." + namespaceOf(b.vmi),
