@@ -69,6 +69,18 @@ type DownwardAPIVolumeSource struct {
 	VolumeLabel string `json:"volumeLabel,omitempty"`
 }
 
+// SysprepSource presents a Windows answer file (autounattend.xml or
+// unattend.xml) from a ConfigMap or a Secret, on a disk labelled
+// SysprepVolumeLabel.
+type SysprepSource struct {
+	ConfigMap *LocalObjectReference `json:"configMap,omitempty"`
+	Secret    *LocalObjectReference `json:"secret,omitempty"`
+}
+
+// SysprepVolumeLabel is the ISO volume label of a sysprep volume, as
+// KubeVirt labels it.
+const SysprepVolumeLabel = "unattendCD"
+
 // DownwardAPIVolumeFile is one file of a downwardAPI volume.
 type DownwardAPIVolumeFile struct {
 	// Path is the file's relative path.

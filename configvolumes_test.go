@@ -142,9 +142,13 @@ func TestConfigVolumesValidate(t *testing.T) {
 	}
 }
 
-// downwardMetrics and sysprep volumes are still refused at decode.
+// downwardMetrics volumes are still refused at decode; sysprep volumes
+// decode.
 func TestConfigVolumesNotModelled(t *testing.T) {
-	for _, src := range []string{"downwardMetrics: {}", "sysprep: {configMap: {name: x}}"} {
+	vmi := decodeOne[*VirtualMachineInstance](t, strings.Replace(configVolumesVMI, "serviceAccount: {serviceAccountName: default}", "sysprep: {secret: {name: answers}}", 1))
+	assert.Equal(t, "answers", vmi.Spec.Volumes[2].Sysprep.Secret.Name)
+	assert.Empty(t, Validate(vmi))
+	for _, src := range []string{"downwardMetrics: {}"} {
 		m := strings.Replace(configVolumesVMI, "serviceAccount: {serviceAccountName: default}", src, 1)
 		_, err := DecodeBytes([]byte(m))
 		require.Error(t, err, src)

@@ -71,8 +71,6 @@ func notModelled(typeName, key string) (string, bool) {
 		what = "USB client passthrough"
 	case "VolumeSource.downwardMetrics":
 		what = "downward metrics"
-	case "VolumeSource.sysprep":
-		what = "sysprep volumes"
 	case "VolumeSource.containerPath":
 		what = "container path volumes"
 	case "VolumeSource.memoryDump":

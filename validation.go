@@ -436,7 +436,7 @@ func (v *vmiValidator) volumeSource(vol *Volume, p *field.Path) {
 	s := vol.VolumeSource
 	n := countSet(s.HostDisk != nil, s.PersistentVolumeClaim != nil, s.CloudInitNoCloud != nil, s.CloudInitConfigDrive != nil,
 		s.ContainerDisk != nil, s.Ephemeral != nil, s.EmptyDisk != nil, s.DataVolume != nil,
-		s.ConfigMap != nil, s.Secret != nil, s.ServiceAccount != nil, s.DownwardAPI != nil)
+		s.ConfigMap != nil, s.Secret != nil, s.ServiceAccount != nil, s.DownwardAPI != nil, s.Sysprep != nil)
 	if n != 1 { // rule 5
 		v.add(field.Invalid(p, n, "must have exactly one source type set"))
 	}

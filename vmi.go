@@ -588,6 +588,7 @@ type VolumeSource struct {
 	Secret                *SecretVolumeSource                `json:"secret,omitempty"`
 	ServiceAccount        *ServiceAccountVolumeSource        `json:"serviceAccount,omitempty"`
 	DownwardAPI           *DownwardAPIVolumeSource           `json:"downwardAPI,omitempty"`
+	Sysprep               *SysprepSource                     `json:"sysprep,omitempty"`
 }
 
 // HostDiskType is Disk (must exist) or DiskOrCreate.

@@ -24,6 +24,7 @@ const (
 	VolumeSecret         VolumeKind = "secret"
 	VolumeServiceAccount VolumeKind = "serviceAccount"
 	VolumeDownwardAPI    VolumeKind = "downwardAPI"
+	VolumeSysprep        VolumeKind = "sysprep"
 )
 
 // ErrConfigSourceMissing marks a config volume whose ConfigMap, Secret or
@@ -109,10 +110,30 @@ func (b *builder) configVolume(src *virtkit.VolumeSource, vpath string, req *Vol
 		*set = append(*set, "serviceAccount")
 		creq = &ConfigRequest{Namespace: ns, Kind: VolumeServiceAccount, Name: c.ServiceAccountName, Field: vpath + ".serviceAccount"}
 	}
+	if c := src.Sysprep; c != nil {
+		*set = append(*set, "sysprep")
+		sp := vpath + ".sysprep"
+		switch {
+		case c.ConfigMap != nil && c.Secret != nil:
+			b.fail(sp, "configMap and secret are mutually exclusive")
+			return false
+		case c.ConfigMap != nil:
+			creq = &ConfigRequest{Namespace: ns, Kind: VolumeConfigMap, Name: c.ConfigMap.Name, Field: sp + ".configMap"}
+		case c.Secret != nil:
+			creq = &ConfigRequest{Namespace: ns, Kind: VolumeSecret, Name: c.Secret.Name, Field: sp + ".secret"}
+		default:
+			b.fail(sp, "one of configMap or secret is required")
+			return false
+		}
+		label = virtkit.SysprepVolumeLabel
+	}
 	var files []ConfigFile
 	switch {
 	case creq != nil:
 		req.Kind = creq.Kind
+		if src.Sysprep != nil {
+			req.Kind = VolumeSysprep
+		}
 		if creq.Name == "" {
 			b.fail(creq.Field, "a name is required")
 			return false
@@ -125,6 +146,10 @@ func (b *builder) configVolume(src *virtkit.VolumeSource, vpath string, req *Vol
 		files, err = b.opts.ConfigResolver.ResolveConfig(b.ctx, *creq)
 		if err != nil {
 			b.errs = append(b.errs, fmt.Errorf("%s: %w", creq.Field, err))
+			return false
+		}
+		if src.Sysprep != nil && !hasAnswerFile(files) {
+			b.fail(creq.Field, "%s %s/%s has neither autounattend.xml nor unattend.xml", creq.Kind, ns, creq.Name)
 			return false
 		}
 	case src.DownwardAPI != nil:
@@ -153,6 +178,16 @@ func (b *builder) configVolume(src *virtkit.VolumeSource, vpath string, req *Vol
 	req.ReadOnly = true
 	req.CloudInit = &CloudInitImage{Label: label, Files: files}
 	return true
+}
+
+// hasAnswerFile says whether a sysprep volume holds a Windows answer file.
+func hasAnswerFile(files []ConfigFile) bool {
+	for _, f := range files {
+		if strings.EqualFold(f.Path, "autounattend.xml") || strings.EqualFold(f.Path, "unattend.xml") {
+			return true
+		}
+	}
+	return false
 }
 
 // downwardAPIFiles computes a downwardAPI volume from the VMI's metadata,

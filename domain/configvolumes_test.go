@@ -170,3 +170,36 @@ func TestBuildCloudInitSecretRef(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "has no key networkdata or networkData")
 }
+
+// A sysprep volume is an ISO labelled unattendCD holding the answer file.
+func TestBuildSysprep(t *testing.T) {
+	vmi := decodeVMI(t, "testdata/vmi/config-volumes.yaml")
+	vmi.Spec.Volumes[1].ConfigMap = nil
+	vmi.Spec.Volumes[1].Sysprep = &virtkit.SysprepSource{ConfigMap: &virtkit.LocalObjectReference{Name: "answers"}}
+	cfg := domain.StaticConfig{
+		"configMap/default/answers":      {"Autounattend.xml": []byte("<unattend/>")},
+		"secret/default/app-secret":      {},
+		"serviceAccount/default/default": {},
+	}
+	res := &capture{}
+	_, err := domain.Build(vmi, domain.Options{VolumeResolver: res, ConfigResolver: cfg})
+	require.NoError(t, err)
+	assert.Equal(t, virtkit.SysprepVolumeLabel, res.images["app-config"].Label)
+	assert.Equal(t, map[string]string{"Autounattend.xml": "<unattend/>"}, files(res.images["app-config"]))
+	assert.Equal(t, domain.VolumeSysprep, res.reqs["app-config"].Kind)
+
+	cfg["configMap/default/answers"] = map[string][]byte{"other.xml": nil}
+	_, err = domain.Build(vmi, domain.Options{VolumeResolver: res, ConfigResolver: cfg})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.volumes[1].sysprep.configMap: configMap default/answers has neither autounattend.xml nor unattend.xml")
+
+	vmi.Spec.Volumes[1].Sysprep.Secret = &virtkit.LocalObjectReference{Name: "s"}
+	_, err = domain.Build(vmi, domain.Options{VolumeResolver: res, ConfigResolver: cfg})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.volumes[1].sysprep: configMap and secret are mutually exclusive")
+
+	vmi.Spec.Volumes[1].Sysprep = &virtkit.SysprepSource{}
+	_, err = domain.Build(vmi, domain.Options{VolumeResolver: res, ConfigResolver: cfg})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.volumes[1].sysprep: one of configMap or secret is required")
+}

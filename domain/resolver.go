@@ -25,7 +25,7 @@ import (
 //	hostDisk               its path
 //	cloud-init             Dir/vmis/<id>/<volume>.iso
 //	config volumes         Dir/vmis/<id>/<volume>.iso (configMap, secret,
-//	                       serviceAccount, downwardAPI; read-only)
+//	                       serviceAccount, downwardAPI, sysprep; read-only)
 //	kernelBoot.container   Kernels[image], else Dir/kernels/<image>/<kernelPath>
 //
 // <id> is the VMI's UID, or namespace_name when it has none. <image> is the
@@ -130,7 +130,7 @@ func (r *DirResolver) ResolveVolume(ctx context.Context, req VolumeRequest) (Hos
 		v.DirectIO = probeDirectIO(p)
 		return v, nil
 	case VolumeCloudInitNoCloud, VolumeCloudInitConfigDrive,
-		VolumeConfigMap, VolumeSecret, VolumeServiceAccount, VolumeDownwardAPI:
+		VolumeConfigMap, VolumeSecret, VolumeServiceAccount, VolumeDownwardAPI, VolumeSysprep:
 		if req.CloudInit == nil {
 			return HostVolume{}, fmt.Errorf("no ISO image prepared: %w", ErrNotResolved)
 		}
