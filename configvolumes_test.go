@@ -49,9 +49,10 @@ func TestConfigObjectsDecode(t *testing.T) {
 	_, err = DecodeBytes([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndatas: {k: v}\n"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "datas")
-	_, err = DecodeBytes([]byte("apiVersion: v1\nkind: Secret\nmetadata: {name: a}\ndata: {k: not-base64!}\n"))
+	_, err = DecodeBytes([]byte("apiVersion: v1\nkind: Secret\nmetadata: {name: a}\ndata: {k: not-base64-SECRET!}\n"))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "data")
+	assert.Contains(t, err.Error(), "data[k]: invalid manifest: not base64 data")
+	assert.NotContains(t, err.Error(), "SECRET")
 }
 
 func TestConfigObjectsValidate(t *testing.T) {
