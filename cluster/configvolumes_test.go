@@ -36,6 +36,13 @@ data:
 stringData:
   USER: admin
 ---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: user-data
+stringData:
+  userdata: "#cloud-config\nhostname: from-secret\n"
+---
 apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance
 metadata:
@@ -50,6 +57,8 @@ spec:
         disk: {}
       - name: app-secret
         disk: {}
+      - name: cloudinit
+        disk: {}
     resources:
       requests:
         memory: 64Mi
@@ -63,6 +72,10 @@ spec:
     secret:
       secretName: app-secret
       volumeLabel: secrets
+  - name: cloudinit
+    cloudInitNoCloud:
+      secretRef:
+        name: user-data
 ---
 apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance
@@ -93,7 +106,7 @@ spec:
 // and its ISOs, read back with isoinfo, hold the keys under the volume
 // labels. A VMI whose ConfigMap is missing stays Scheduled with
 // Synchronized=False ConfigVolumeMissing naming it, and starts once the
-// ConfigMap is created.
+// ConfigMap is created. Cloud-init user data comes from a Secret too.
 func TestConfigVolumesStart(t *testing.T) {
 	isoinfo := testenv.LookTool(t, "isoinfo", "Debian genisoimage")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -116,6 +129,7 @@ func TestConfigVolumesStart(t *testing.T) {
 	}{
 		{"app-config", virtkit.DefaultConfigVolumeLabel, map[string]string{"DATABASE": "staging", "app.properties": "mode=test\n"}},
 		{"app-secret", "secrets", map[string]string{"PASSWORD": "secret-value", "USER": "admin"}},
+		{"cloudinit", domain.NoCloudLabel, map[string]string{"user-data": "#cloud-config\nhostname: from-secret\n"}},
 	} {
 		img := filepath.Join(dir, tc.volume+".iso")
 		out, err := exec.Command(isoinfo, "-d", "-i", img).CombinedOutput()
