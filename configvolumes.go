@@ -2,6 +2,7 @@ package virtkit
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -183,25 +184,21 @@ func (v *vmiValidator) configVolume(s *VolumeSource, p *field.Path) {
 	if c := s.ServiceAccount; c != nil && c.ServiceAccountName == "" {
 		v.add(field.Required(p.Child("serviceAccount", "serviceAccountName"), ""))
 	}
-	if c := s.DownwardAPI; c != nil {
-		dp := p.Child("downwardAPI")
-		seen := map[string]bool{}
-		for i, f := range c.Fields {
-			fp := dp.Child("fields").Index(i)
-			if err := DownwardAPIPath(f.Path); err != nil {
-				v.add(field.Invalid(fp.Child("path"), f.Path, err.Error()))
-			} else if seen[f.Path] {
-				v.add(field.Duplicate(fp.Child("path"), f.Path))
-			}
-			seen[f.Path] = true
-			if f.FieldRef == nil {
-				v.add(field.Required(fp.Child("fieldRef"), ""))
-				continue
-			}
-			if _, _, err := ParseDownwardAPIField(f.FieldRef.FieldPath); err != nil {
-				v.add(field.NotSupported(fp.Child("fieldRef", "fieldPath"), f.FieldRef.FieldPath, downwardAPIFields))
-			}
+	// KubeVirt's admission does not look into downwardAPI volumes: the
+	// domain builder checks their paths and fields.
+}
+
+// serviceAccountVolumes allows one serviceAccount volume, as KubeVirt
+// does, reported at spec.volumes.
+func (v *vmiValidator) serviceAccountVolumes(volPath *field.Path) {
+	n := 0
+	for i := range v.spec.Volumes {
+		if v.spec.Volumes[i].ServiceAccount != nil {
+			n++
 		}
+	}
+	if n > 1 {
+		v.add(field.Invalid(volPath, n, "must have at most one serviceAccount volume"))
 	}
 }
 
@@ -225,7 +222,7 @@ func ParseDownwardAPIField(fp string) (string, string, error) {
 			}
 		}
 	}
-	return "", "", fmt.Errorf("%q is not a supported field path: %w", fp, ErrNotSupported)
+	return "", "", fmt.Errorf("%q is not a supported field path (supported: %s): %w", fp, strings.Join(downwardAPIFields, ", "), ErrNotSupported)
 }
 
 // DownwardAPIPath checks a downward API file path: relative, without ".."

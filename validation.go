@@ -403,6 +403,7 @@ func (v *vmiValidator) volumesAndDisks() {
 		}
 		v.volumeSource(vol, p)
 	}
+	v.serviceAccountVolumes(volPath)
 	disks := map[string]bool{}
 	for i := range spec.Domain.Devices.Disks {
 		d := &spec.Domain.Devices.Disks[i]

@@ -108,6 +108,12 @@ func TestBuildConfigVolumeErrors(t *testing.T) {
 			edit: func(v *virtkit.VirtualMachineInstance) {
 				v.Spec.Volumes[4].DownwardAPI.Fields[0].FieldRef.FieldPath = "spec.nodeName"
 			}, is: virtkit.ErrNotSupported, path: "spec.volumes[4].downwardAPI.fields[0].fieldRef.fieldPath"},
+		{name: "downward API path", opts: domain.Options{ConfigResolver: goldenConfig},
+			edit: func(v *virtkit.VirtualMachineInstance) { v.Spec.Volumes[4].DownwardAPI.Fields[0].Path = "a/../../x" },
+			path: "spec.volumes[4].downwardAPI.fields[0].path"},
+		{name: "downward API fieldRef", opts: domain.Options{ConfigResolver: goldenConfig},
+			edit: func(v *virtkit.VirtualMachineInstance) { v.Spec.Volumes[4].DownwardAPI.Fields[0].FieldRef = nil },
+			path: "spec.volumes[4].downwardAPI.fields[0].fieldRef"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
