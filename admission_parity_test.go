@@ -373,17 +373,14 @@ func TestAdmissionParityKubeVirtCases(t *testing.T) {
 // use a feature virtkit does not model, with the field Decode names in its
 // NotSupported error.
 var docsNotModelled = map[string]string{
-	"vmi-binding-plugin.yaml#passt":   "spec.domain.devices.interfaces[0].binding",
-	"vmi-configmap.yaml#with-config":  "spec.volumes[2].configMap",
-	"vmi-gpu.yaml#gpu":                "spec.domain.devices.gpus",
-	"vmi-numa.yaml#numa":              "spec.domain.cpu.numa",
-	"vmi-secret.yaml#with-secret":     "spec.volumes[2].secret",
-	"vmi-serviceaccount.yaml#with-sa": "spec.volumes[2].serviceAccount",
-	"vmi-sev.yaml#sev":                "spec.domain.launchSecurity",
-	"vmi-video.yaml#video":            "spec.domain.devices.video",
-	"vmi-watchdog.yaml#watched":       "spec.domain.devices.watchdog",
-	"vmi-virtiofs.yaml#shared":        "spec.domain.devices.filesystems",
-	"vmi-usb.yaml#vmi-usb":            "spec.domain.devices.hostDevices",
+	"vmi-binding-plugin.yaml#passt": "spec.domain.devices.interfaces[0].binding",
+	"vmi-gpu.yaml#gpu":              "spec.domain.devices.gpus",
+	"vmi-numa.yaml#numa":            "spec.domain.cpu.numa",
+	"vmi-sev.yaml#sev":              "spec.domain.launchSecurity",
+	"vmi-video.yaml#video":          "spec.domain.devices.video",
+	"vmi-watchdog.yaml#watched":     "spec.domain.devices.watchdog",
+	"vmi-virtiofs.yaml#shared":      "spec.domain.devices.filesystems",
+	"vmi-usb.yaml#vmi-usb":          "spec.domain.devices.hostDevices",
 }
 
 // docsNeedCluster are documented manifests KubeVirt admits only against

@@ -1,6 +1,7 @@
 package virtkit
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -72,6 +73,12 @@ func kinds() []kindInfo {
 			func() Object { return &NetworkAttachmentDefinition{} }, func() ObjectList { return &NetworkAttachmentDefinitionList{} }},
 		{VirtkitSchemeGroupVersion.WithKind(KindIPLease), false,
 			func() Object { return &IPLease{} }, func() ObjectList { return &IPLeaseList{} }},
+		{CoreSchemeGroupVersion.WithKind(KindConfigMap), true,
+			func() Object { return &corev1.ConfigMap{} }, func() ObjectList { return &corev1.ConfigMapList{} }},
+		{CoreSchemeGroupVersion.WithKind(KindSecret), true,
+			func() Object { return &corev1.Secret{} }, func() ObjectList { return &corev1.SecretList{} }},
+		{CoreSchemeGroupVersion.WithKind(KindServiceAccount), true,
+			func() Object { return &corev1.ServiceAccount{} }, func() ObjectList { return &corev1.ServiceAccountList{} }},
 	}
 }
 
@@ -170,6 +177,12 @@ func GVKOf(obj Object) (schema.GroupVersionKind, bool) {
 		return CNISchemeGroupVersion.WithKind(KindNetworkAttachmentDefinition), true
 	case *IPLease:
 		return VirtkitSchemeGroupVersion.WithKind(KindIPLease), true
+	case *corev1.ConfigMap:
+		return CoreSchemeGroupVersion.WithKind(KindConfigMap), true
+	case *corev1.Secret:
+		return CoreSchemeGroupVersion.WithKind(KindSecret), true
+	case *corev1.ServiceAccount:
+		return CoreSchemeGroupVersion.WithKind(KindServiceAccount), true
 	}
 	return schema.GroupVersionKind{}, false
 }

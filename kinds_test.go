@@ -10,7 +10,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	require.Len(t, KnownKinds(), 15)
+	require.Len(t, KnownKinds(), 18)
 	for _, gvk := range KnownKinds() {
 		obj, err := NewObject(gvk)
 		require.NoError(t, err)
@@ -35,6 +35,9 @@ func TestKinds(t *testing.T) {
 	assert.False(t, IsNamespaced(InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineClusterPreference)))
 	assert.True(t, IsNamespaced(InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineInstancetype)))
 	assert.True(t, IsNamespaced(AppsSchemeGroupVersion.WithKind(KindControllerRevision)))
+	assert.True(t, IsNamespaced(CoreSchemeGroupVersion.WithKind(KindConfigMap)))
+	assert.True(t, IsNamespaced(CoreSchemeGroupVersion.WithKind(KindSecret)))
+	assert.True(t, IsNamespaced(CoreSchemeGroupVersion.WithKind(KindServiceAccount)))
 
 	_, err := NewObject(schema.GroupVersionKind{Group: "kubevirt.io", Version: "v1", Kind: "VirtualMachinePool"})
 	assert.ErrorIs(t, err, ErrUnknownKind)

@@ -3,6 +3,7 @@ package virtkit
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -471,8 +472,11 @@ func (d *decoder) check(v any, t reflect.Type, wp *walkPath, report reportFunc) 
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
-			if _, ok := v.(string); !ok {
+			if s, ok := v.(string); !ok {
 				report(wp.fieldPath(), ErrInvalidManifest, "expected base64 data, got "+jsonTypeName(v))
+			} else if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+				// The value is not echoed: it may be a Secret's.
+				report(wp.fieldPath(), ErrInvalidManifest, "not base64 data")
 			}
 			return
 		}

@@ -69,9 +69,8 @@ func notModelled(typeName, key string) (string, bool) {
 		what = "panic devices"
 	case "Devices.clientPassthrough":
 		what = "USB client passthrough"
-	case "VolumeSource.configMap", "VolumeSource.secret", "VolumeSource.serviceAccount",
-		"VolumeSource.downwardAPI", "VolumeSource.downwardMetrics", "VolumeSource.sysprep":
-		what = "config volumes"
+	case "VolumeSource.downwardMetrics":
+		what = "downward metrics"
 	case "VolumeSource.containerPath":
 		what = "container path volumes"
 	case "VolumeSource.memoryDump":

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +47,12 @@ func Validate(obj Object) field.ErrorList {
 		return validateNetworkAttachmentDefinition(t)
 	case *IPLease:
 		return validateIPLease(t)
+	case *corev1.ConfigMap:
+		return validateConfigMap(t)
+	case *corev1.Secret:
+		return validateSecret(t)
+	case *corev1.ServiceAccount:
+		return validateServiceAccount(t)
 	case *VirtualMachineInstancetype:
 		return validateInstancetype(&t.ObjectMeta, true, &t.Spec)
 	case *VirtualMachineClusterInstancetype:
@@ -396,6 +403,7 @@ func (v *vmiValidator) volumesAndDisks() {
 		}
 		v.volumeSource(vol, p)
 	}
+	v.serviceAccountVolumes(volPath)
 	disks := map[string]bool{}
 	for i := range spec.Domain.Devices.Disks {
 		d := &spec.Domain.Devices.Disks[i]
@@ -428,10 +436,12 @@ func (v *vmiValidator) volumesAndDisks() {
 func (v *vmiValidator) volumeSource(vol *Volume, p *field.Path) {
 	s := vol.VolumeSource
 	n := countSet(s.HostDisk != nil, s.PersistentVolumeClaim != nil, s.CloudInitNoCloud != nil, s.CloudInitConfigDrive != nil,
-		s.ContainerDisk != nil, s.Ephemeral != nil, s.EmptyDisk != nil, s.DataVolume != nil)
+		s.ContainerDisk != nil, s.Ephemeral != nil, s.EmptyDisk != nil, s.DataVolume != nil,
+		s.ConfigMap != nil, s.Secret != nil, s.ServiceAccount != nil, s.DownwardAPI != nil, s.Sysprep != nil)
 	if n != 1 { // rule 5
 		v.add(field.Invalid(p, n, "must have exactly one source type set"))
 	}
+	v.configVolume(&s, p)
 	if s.ContainerDisk != nil && s.ContainerDisk.Image == "" {
 		v.add(field.Required(p.Child("containerDisk", "image"), ""))
 	}

@@ -584,6 +584,11 @@ type VolumeSource struct {
 	Ephemeral             *EphemeralVolumeSource             `json:"ephemeral,omitempty"`
 	EmptyDisk             *EmptyDiskSource                   `json:"emptyDisk,omitempty"`
 	DataVolume            *DataVolumeSource                  `json:"dataVolume,omitempty"`
+	ConfigMap             *ConfigMapVolumeSource             `json:"configMap,omitempty"`
+	Secret                *SecretVolumeSource                `json:"secret,omitempty"`
+	ServiceAccount        *ServiceAccountVolumeSource        `json:"serviceAccount,omitempty"`
+	DownwardAPI           *DownwardAPIVolumeSource           `json:"downwardAPI,omitempty"`
+	Sysprep               *SysprepSource                     `json:"sysprep,omitempty"`
 }
 
 // HostDiskType is Disk (must exist) or DiskOrCreate.

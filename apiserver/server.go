@@ -86,7 +86,15 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: Store is required", ErrOptions)
 	}
 	if opts.Kinds == nil {
-		opts.Kinds = store.DefaultKinds()
+		// The core kinds (v1 ConfigMap, Secret, ServiceAccount) belong
+		// under /api/v1, which this server does not serve: they are left
+		// out rather than served under a group with no name.
+		for _, k := range store.DefaultKinds() {
+			if !strings.Contains(k.APIVersion, "/") {
+				continue
+			}
+			opts.Kinds = append(opts.Kinds, k)
+		}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

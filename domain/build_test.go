@@ -28,8 +28,9 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 var disksHostPaths = domain.HostPathPolicy{Allow: []string{"/dev/sdz", "/srv/shared"}}
 
 var goldenOptions = map[string]domain.Options{
-	"cpu-model-kvm": {Type: domain.TypeKVM},
-	"disks":         {HostPaths: disksHostPaths},
+	"config-volumes": {ConfigResolver: goldenConfig},
+	"cpu-model-kvm":  {Type: domain.TypeKVM},
+	"disks":          {HostPaths: disksHostPaths},
 	"interfaces": {NetworkResolver: &domain.NetResolver{Multus: map[string]domain.HostNetwork{
 		"storage-net":     {Type: domain.AttachBridge, Source: "br-storage", MTU: 9000},
 		"team/legacy-net": {Type: domain.AttachNetwork, Source: "legacy"},

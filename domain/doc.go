@@ -9,13 +9,17 @@
 //
 //   - a [VolumeResolver] maps volumes to host files or block devices
 //     ([DirResolver] lays them out under a working directory and, with
-//     Create set, makes the qcow2 overlays, empty disks and cloud-init ISOs
+//     Create set, makes the qcow2 overlays, empty disks, cloud-init and config ISOs
 //     the domain needs; both are written in pure Go);
 //   - a [KernelResolver] maps firmware.kernelBoot.container to a host
 //     kernel and initrd;
 //   - a [NetworkResolver] maps interfaces to user-mode networking, a
 //     libvirt network, a bridge, a tap device or an SR-IOV function
-//     ([NetResolver]).
+//     ([NetResolver]);
+//   - a [ConfigResolver] supplies the keys of configMap, secret,
+//     serviceAccount and sysprep volumes (and cloud-init secretRefs), which
+//     become read-only ISO disks as KubeVirt presents them ([StaticConfig]
+//     serves fixed content; a node agent reads its store).
 //
 // Sockets (guest agent, serial console, VNC) live under [RuntimeDir];
 // QEMU creates them at start, so the caller prepares that directory for

@@ -82,6 +82,11 @@ type Options struct {
 	// NetResolver that puts the pod network on user-mode networking.
 	NetworkResolver NetworkResolver
 
+	// ConfigResolver reads configMap, secret and serviceAccount volumes
+	// (a node agent reads them from its store). Without one such volumes
+	// are an error wrapping ErrNotResolved; downwardAPI volumes need none.
+	ConfigResolver ConfigResolver
+
 	// HostPaths is the node's host-path policy: the hostDisk paths a
 	// manifest may name. The zero value allows none. Build checks every
 	// hostDisk path against it, symlinks resolved, before any resolver
@@ -254,7 +259,9 @@ type VolumeRequest struct {
 	Shared             bool
 	// Capacity in bytes: emptyDisk, hostDisk DiskOrCreate.
 	Capacity int64
-	// CloudInit is the prepared cloud-init image for cloud-init volumes.
+	// CloudInit is the prepared ISO image of cloud-init and config
+	// volumes (write it with WriteTo; a Secret's data is in it: never log
+	// it).
 	CloudInit *CloudInitImage
 }
 

@@ -24,6 +24,8 @@ import (
 //	emptyDisk              Dir/vmis/<id>/<volume>.qcow2 (sparse qcow2)
 //	hostDisk               its path
 //	cloud-init             Dir/vmis/<id>/<volume>.iso
+//	config volumes         Dir/vmis/<id>/<volume>.iso (configMap, secret,
+//	                       serviceAccount, downwardAPI, sysprep; read-only)
 //	kernelBoot.container   Kernels[image], else Dir/kernels/<image>/<kernelPath>
 //
 // <id> is the VMI's UID, or namespace_name when it has none. <image> is the
@@ -127,12 +129,13 @@ func (r *DirResolver) ResolveVolume(ctx context.Context, req VolumeRequest) (Hos
 		}
 		v.DirectIO = probeDirectIO(p)
 		return v, nil
-	case VolumeCloudInitNoCloud, VolumeCloudInitConfigDrive:
+	case VolumeCloudInitNoCloud, VolumeCloudInitConfigDrive,
+		VolumeConfigMap, VolumeSecret, VolumeServiceAccount, VolumeDownwardAPI, VolumeSysprep:
 		if req.CloudInit == nil {
-			return HostVolume{}, fmt.Errorf("no cloud-init image prepared: %w", ErrNotResolved)
+			return HostVolume{}, fmt.Errorf("no ISO image prepared: %w", ErrNotResolved)
 		}
 		p := filepath.Join(vmiDir, sanitize(req.Volume)+".iso")
-		v := HostVolume{Type: SourceFile, Path: p, Format: "raw"}
+		v := HostVolume{Type: SourceFile, Path: p, Format: "raw", ReadOnly: req.ReadOnly}
 		if !r.Create {
 			return v, nil
 		}

@@ -98,8 +98,10 @@ func TestDirResolverMissing(t *testing.T) {
 	assert.ErrorIs(t, err, domain.ErrNotResolved)
 	_, err = res.ResolveKernel(ctx, domain.KernelRequest{Image: "k:1", KernelPath: "/boot/vmlinuz"})
 	assert.ErrorIs(t, err, domain.ErrNotResolved)
-	_, err = res.ResolveVolume(ctx, domain.VolumeRequest{Kind: "configMap"})
+	_, err = res.ResolveVolume(ctx, domain.VolumeRequest{Kind: "memoryDump"})
 	assert.ErrorIs(t, err, domain.ErrUnsupported)
+	_, err = res.ResolveVolume(ctx, domain.VolumeRequest{Kind: domain.VolumeConfigMap})
+	assert.ErrorIs(t, err, domain.ErrNotResolved, "a config volume without a prepared image")
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()

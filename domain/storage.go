@@ -376,6 +376,12 @@ func (b *builder) resolveVolume(vi int) (HostVolume, bool, bool) {
 		req.CloudInit = configDriveImage(data)
 		cloudInit = true
 	}
+	if !b.configVolume(src, vpath, &req, &set) {
+		return HostVolume{}, false, false
+	}
+	if req.CloudInit != nil && !cloudInit {
+		cloudInit = true // a config volume: an ISO like cloud-init's
+	}
 	switch len(set) {
 	case 0:
 		b.unsupported(vpath, "volume has no source the builder knows")
@@ -401,10 +407,14 @@ func (b *builder) resolveVolume(vi int) (HostVolume, bool, bool) {
 func (b *builder) cloudInitData(path, userData, userData64 string, userSecret *virtkit.LocalObjectReference,
 	netData, netData64 string, netSecret *virtkit.LocalObjectReference) cloudInitData {
 	if userSecret != nil {
-		b.unsupported(path+".secretRef", "secrets are not available to the domain builder")
+		if v, ok := b.cloudInitSecret(path+".secretRef", userSecret.Name, "userdata", "userData"); ok {
+			userData, userData64 = string(v), ""
+		}
 	}
 	if netSecret != nil {
-		b.unsupported(path+".networkDataSecretRef", "secrets are not available to the domain builder")
+		if v, ok := b.cloudInitSecret(path+".networkDataSecretRef", netSecret.Name, "networkdata", "networkData"); ok {
+			netData, netData64 = string(v), ""
+		}
 	}
 	d := cloudInitData{
 		InstanceID: b.vmi.Name + "." + namespaceOf(b.vmi),

@@ -173,6 +173,9 @@ func New(opts Options) (*Agent, error) {
 	case opts.Domain.NodeName != opts.NodeName:
 		return nil, fmt.Errorf("%w: Domain.NodeName: %q differs from NodeName %q", ErrInvalidOptions, opts.Domain.NodeName, opts.NodeName)
 	}
+	if opts.Domain.ConfigResolver == nil {
+		opts.Domain.ConfigResolver = StoreConfig{Store: opts.Store}
+	}
 	if opts.ResyncPeriod <= 0 {
 		opts.ResyncPeriod = 30 * time.Second
 	}

@@ -230,6 +230,9 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if errors.Is(err, domain.ErrImagePull) {
 		return a.imagePullFailed(ctx, vmi, err)
 	}
+	if errors.Is(err, domain.ErrConfigSourceMissing) {
+		return a.configMissing(ctx, vmi, err)
+	}
 	a.imagePulled(vmi)
 	if err != nil {
 		// The VMI cannot be expressed on this host: retrying will not help.

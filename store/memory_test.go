@@ -42,6 +42,7 @@ func TestMemoryDefaultKinds(t *testing.T) {
 		"VirtualMachineInstancetype": false, "VirtualMachineClusterInstancetype": true,
 		"VirtualMachinePreference": false, "VirtualMachineClusterPreference": true,
 		"ControllerRevision": false,
+		"ConfigMap":          false, "Secret": false, "ServiceAccount": false,
 	}, scopes)
 	_, err := store.NewScheme(kinds...)
 	require.NoError(t, err)

@@ -40,7 +40,8 @@ The pod network uses libvirt user-mode networking unless --pod-network
 names a libvirt network. A multus network attaches to what --network
 says (NAME=bridge:BR, NAME=network:NET, NAME=ethernet:TAP or, for SR-IOV,
 NAME=hostdev:DDDD:BB:SS.F), else to the libvirt network of the same name.
-Dedicated CPU placement pins vCPUs to --dedicated-cpus.
+Dedicated CPU placement pins vCPUs to --dedicated-cpus. ConfigMaps,
+Secrets and ServiceAccounts in FILE feed the VMIs' config volumes.
 
 Invalid input prints the problems on stderr and exits with status 1.`,
 		Args: cobra.NoArgs,
@@ -156,6 +157,9 @@ func runRender(stdin io.Reader, stdout, stderr io.Writer, flags renderFlags) err
 			continue
 		}
 		vmi := vmiOf(obj)
+		if vmi == nil && isConfigObject(obj) {
+			continue // read by the config volumes of the VMIs
+		}
 		if vmi == nil {
 			fmt.Fprintf(stderr, "%s: skipped, no domain to render\n", what)
 			continue
@@ -171,6 +175,7 @@ func runRender(stdin io.Reader, stdout, stderr io.Writer, flags renderFlags) err
 		return exitError{1}
 	}
 
+	opts.ConfigResolver = renderConfig(objs)
 	// Build everything first: a manifest prints completely or not at all.
 	var out strings.Builder
 	for _, j := range jobs {
