@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,34 +9,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/virtkit/virtkit/store/etcd/etcdtest"
 )
 
 // The CLI against `virtkit controller --api-addr` on etcd with a separate
 // node agent: apply, get, the verbs and delete through the API, while
 // --store on the same etcd still reads the store directly.
 func TestCLIOnAPIEtcd(t *testing.T) {
-	endpoints := etcdtest.StartServer(t)
-	storeArg := "etcd://" + strings.TrimPrefix(endpoints[0], "http://")
-	kc := startAPIController(t, "--store", storeArg, "--leader-ttl", "5s")
-	node := newRootCmd()
-	var nodeOut lockedBuffer
-	node.SetOut(&nodeOut)
-	node.SetErr(&nodeOut)
-	node.SetArgs([]string{"node", "--name", "cli-node-1", "--store", storeArg, "--hypervisor", "sim",
-		"--heartbeat-interval", "200ms", "--status-interval", "200ms"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- node.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("node did not stop")
-		}
-	})
+	kc, storeArg := startAPIControllerOnEtcd(t, "cli-node-1")
 
 	c := cli{t: t, kubeconfig: kc}
 	manifest := filepath.Join(t.TempDir(), "vm.yaml")

@@ -131,28 +131,37 @@ func TestControllerAPIKubectl(t *testing.T) {
 		kubectlScenario(t, kc, true)
 	})
 	t.Run("etcd", func(t *testing.T) {
-		endpoints := etcdtest.StartServer(t)
-		storeArg := "etcd://" + strings.TrimPrefix(endpoints[0], "http://")
-		kc := startAPIController(t, "--store", storeArg, "--leader-ttl", "5s")
-		node := newRootCmd()
-		var out lockedBuffer
-		node.SetOut(&out)
-		node.SetErr(&out)
-		node.SetArgs([]string{"node", "--name", "api-node-1", "--store", storeArg, "--hypervisor", "sim",
-			"--heartbeat-interval", "200ms", "--status-interval", "200ms"})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- node.ExecuteContext(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				t.Error("node did not stop")
-			}
-		})
+		kc, _ := startAPIControllerOnEtcd(t, "api-node-1")
 		kubectlScenario(t, kc, false)
 	})
+}
+
+// startAPIControllerOnEtcd starts a real etcd, `virtkit controller
+// --api-addr` on it and one `virtkit node --hypervisor sim` process named
+// nodeName; it returns the admin kubeconfig and the --store argument.
+func startAPIControllerOnEtcd(t *testing.T, nodeName string) (kubeconfig, storeArg string) {
+	t.Helper()
+	endpoints := etcdtest.StartServer(t)
+	storeArg = "etcd://" + strings.TrimPrefix(endpoints[0], "http://")
+	kubeconfig = startAPIController(t, "--store", storeArg, "--leader-ttl", "5s")
+	node := newRootCmd()
+	var out lockedBuffer
+	node.SetOut(&out)
+	node.SetErr(&out)
+	node.SetArgs([]string{"node", "--name", nodeName, "--store", storeArg, "--hypervisor", "sim",
+		"--heartbeat-interval", "200ms", "--status-interval", "200ms"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- node.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("node did not stop")
+		}
+	})
+	return kubeconfig, storeArg
 }
 
 func kubectlScenario(t *testing.T, kc string, guestInfo bool) {
