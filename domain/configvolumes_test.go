@@ -65,13 +65,18 @@ func TestBuildConfigVolumes(t *testing.T) {
 		assert.True(t, res.reqs[v].ReadOnly, v)
 	}
 
-	// Every config disk is a read-only raw file without discard.
+	// Every config disk is a raw file without discard, read-only unless it
+	// is a SATA disk (which QEMU cannot make read-only).
 	disks := dom.Devices.Disks
 	require.Len(t, disks, 5)
 	for _, d := range disks[1:] {
 		require.NotNil(t, d.Source.File, d.Target.Dev)
 		assert.True(t, strings.HasSuffix(d.Source.File.File, ".iso"), d.Source.File.File)
-		assert.NotNil(t, d.ReadOnly, d.Target.Dev)
+		if d.Device == "disk" && d.Target.Bus == "sata" {
+			assert.Nil(t, d.ReadOnly, d.Target.Dev)
+		} else {
+			assert.NotNil(t, d.ReadOnly, d.Target.Dev)
+		}
 		assert.Equal(t, "raw", d.Driver.Type)
 		assert.Empty(t, d.Driver.Discard)
 	}

@@ -203,7 +203,11 @@ func (b *builder) disk(path string, d virtkit.Disk, vi int, knownTarget string, 
 	if !ok {
 		return nil
 	}
-	if hv.ReadOnly {
+	// A volume that is read-only by nature (a config ISO) is attached
+	// read-only, except as a SATA disk: QEMU's SATA disks cannot be
+	// read-only (libvirt refuses them), and KubeVirt attaches config disks
+	// writable wherever they are; the ISO is rebuilt at every start.
+	if hv.ReadOnly && !(out.Device == "disk" && bus == virtkit.DiskBusSATA) {
 		readOnly = true
 	}
 	if readOnly {
