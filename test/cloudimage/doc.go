@@ -18,6 +18,6 @@
 //
 // The tests need the build tags realstack and libvirt, root, libvirtd
 // (hack/realstack/libvirtd.sh start), the image, and for the registry test
-// the docker-registry package; without them they skip
-// with a how-to (and fail under VIRTKIT_STRICT=1).
+// the docker-registry package; without them they skip with a how-to (and
+// fail under VIRTKIT_STRICT=1).
 package cloudimage
