@@ -67,7 +67,18 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, o demoOptions) error
 	if o.nodes < 1 {
 		return fmt.Errorf("--nodes: want at least 1, got %d", o.nodes)
 	}
-	objs, err := demoObjects(o.files, o.hypervisor)
+	diskHost := ""
+	if o.hypervisor == "libvirt" && len(o.files) == 0 {
+		// The bundled example's VM imports a data disk through a
+		// DataVolume from this loopback server.
+		host, stop, err := serveDemoDisk(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		diskHost = host
+	}
+	objs, err := demoObjects(o.files, o.hypervisor, diskHost)
 	if err != nil {
 		return err
 	}
@@ -151,10 +162,11 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer, o demoOptions) error
 }
 
 // demoObjects decodes the bundled example or the given files.
-func demoObjects(files []string, hypervisorName string) ([]virtkit.Object, error) {
+// diskHost replaces the libvirt example's disk server placeholder.
+func demoObjects(files []string, hypervisorName, diskHost string) ([]virtkit.Object, error) {
 	if len(files) == 0 {
 		if hypervisorName == "libvirt" {
-			return virtkit.Decode(bytes.NewReader(demoLibvirtManifests))
+			return virtkit.Decode(bytes.NewReader(bytes.ReplaceAll(demoLibvirtManifests, []byte(demoDiskHost), []byte(diskHost))))
 		}
 		return virtkit.Decode(bytes.NewReader(demoManifests))
 	}

@@ -26,6 +26,12 @@ func TestRealStackDemo(t *testing.T) {
 	require.NoError(t, err, errOut.String())
 	text := out.String()
 	require.Contains(t, text, "with 2 libvirt hosts")
+	// The VM's data disk is imported through a DataVolume from the demo's
+	// loopback server, progress shown while it runs.
+	require.Contains(t, text, "datavolume default/tiny-vm-data  phase ImportInProgress")
+	require.Contains(t, text, "datavolume default/tiny-vm-data  phase Succeeded        progress 100.00%")
+	require.Contains(t, text, "condition:  DataVolumesReady=True AllDVsReady")
+	require.Contains(t, text, "engine strategy: PreCopyCompleted", "the VM with its DataVolume live-migrates")
 	// The guest OS comes from the real qemu-ga reading the guest's
 	// /etc/os-release (hack/realstack/build-guest.sh writes it).
 	require.Contains(t, text, "guest OS:   virtkit tiny guest")

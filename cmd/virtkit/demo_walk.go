@@ -72,6 +72,10 @@ func (w *walk) vmLife(key store.Key) error {
 	if err := st.Get(w.ctx, key, vm); err != nil {
 		return err
 	}
+	// Its dataVolumeTemplates' DataVolumes are created with the VM.
+	if err := w.dataVolumesStep(vm); err != nil {
+		return err
+	}
 	rs, _ := vm.RunStrategy()
 	if rs == virtkit.RunStrategyHalted {
 		w.title("VirtualMachine %s is defined but halted", key)

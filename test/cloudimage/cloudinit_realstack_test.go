@@ -253,8 +253,8 @@ func unavailable(t *testing.T, why string) {
 
 // startCluster runs a control plane with one node on libvirtd A whose
 // resolver maps cloudImage to the built image (qcow2 overlay per VMI) and
-// its kernel and initrd.
-func startCluster(t *testing.T, img string) *cluster.Cluster {
+// its kernel and initrd; configure, when given, adjusts the options last.
+func startCluster(t *testing.T, img string, configure ...func(*cluster.Options)) *cluster.Cluster {
 	t.Helper()
 	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-img-")
 	dopts := domain.Options{
@@ -269,7 +269,7 @@ func startCluster(t *testing.T, img string) *cluster.Cluster {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var hv *libvirt.Hypervisor
-	c, err := cluster.New(cluster.Options{
+	copts := cluster.Options{
 		NodeNames: []string{nodeName},
 		NewHypervisor: func(string) (hypervisor.Hypervisor, error) {
 			h, err := libvirt.New(ctx, libvirt.Options{URI: sourceURI})
@@ -283,7 +283,11 @@ func startCluster(t *testing.T, img string) *cluster.Cluster {
 			HeartbeatInterval: 2 * time.Second,
 		},
 		GuestAgent: node.GuestAgentSourceOptions{Poller: guestagent.PollerOptions{SysInterval: 5 * time.Second}},
-	})
+	}
+	for _, f := range configure {
+		f(&copts)
+	}
+	c, err := cluster.New(copts)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()

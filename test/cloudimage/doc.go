@@ -7,7 +7,17 @@
 // configuration) is checked from outside through the guest agent, as is the
 // VMI's guestOSInfo.
 //
+// Two more tests boot the same image from real disk sources, with no
+// cloud-init data: a VirtualMachine whose dataVolumeTemplates import the
+// qcow2 from a loopback HTTP server (the importer converts it to raw), and
+// one whose containerDisk and kernelBoot container the node pulls from
+// Debian's docker-registry on loopback, where the test pushed the image in
+// KubeVirt's containerDisk format (the disk under /disk/). Each is checked
+// through the guest agent (the root file system is the VM's disk, the OS is
+// Debian) and by the VMI's guestOSInfo.
+//
 // The tests need the build tags realstack and libvirt, root, libvirtd
-// (hack/realstack/libvirtd.sh start) and the image; without them they skip
-// with a how-to (and fail under VIRTKIT_STRICT=1).
+// (hack/realstack/libvirtd.sh start), the image, and for the registry test
+// the docker-registry package; without them they skip with a how-to (and
+// fail under VIRTKIT_STRICT=1).
 package cloudimage
