@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cdi/oci"
@@ -34,7 +37,18 @@ type Resolver struct {
 	Puller *oci.Puller
 	// Secrets finds imagePullSecrets; nil refuses images that name one.
 	Secrets oci.Secrets
+	// PullTimeout bounds one registry pull (default DefaultPullTimeout). A
+	// pull outlives the call that started it: when the caller's context
+	// ends first (a node agent's reconcile deadline, say) the pull goes on,
+	// and the next call for the same image joins it instead of starting
+	// the download over.
+	PullTimeout time.Duration
+
+	pulls singleflight.Group
 }
+
+// DefaultPullTimeout bounds one registry pull of a Resolver.
+const DefaultPullTimeout = 10 * time.Minute
 
 var (
 	_ domain.VolumeResolver = (*Resolver)(nil)
@@ -119,6 +133,34 @@ func (r *Resolver) dataVolumePath(ctx context.Context, namespace, name string) (
 }
 
 func (r *Resolver) pull(ctx context.Context, namespace, image, path, policy, secret string) (string, error) {
+	timeout := r.PullTimeout
+	if timeout <= 0 {
+		timeout = DefaultPullTimeout
+	}
+	key := strings.Join([]string{namespace, image, path, policy, secret}, "\x00")
+	ch := r.pulls.DoChan(key, func() (any, error) {
+		// Detached from the caller's cancellation (its values stay), bounded
+		// by the pull timeout.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		defer cancel()
+		p, err := r.pullNow(pctx, namespace, image, path, policy, secret)
+		if err != nil && pctx.Err() != nil && !errors.Is(err, domain.ErrImagePull) {
+			err = fmt.Errorf("%w: %s did not arrive within %v: %w", domain.ErrImagePull, image, timeout, err)
+		}
+		return p, err
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return "", res.Err
+		}
+		return res.Val.(string), nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("pulling %s (goes on in the background): %w", image, ctx.Err())
+	}
+}
+
+func (r *Resolver) pullNow(ctx context.Context, namespace, image, path, policy, secret string) (string, error) {
 	var auth authn.Authenticator
 	if secret != "" {
 		if r.Secrets == nil {
