@@ -233,6 +233,11 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if errors.Is(err, domain.ErrConfigSourceMissing) {
 		return a.configMissing(ctx, vmi, err)
 	}
+	if err != nil && ctx.Err() != nil {
+		// The reconcile's deadline ended the build (a registry pull goes on
+		// in the background and the next attempt joins it): try again.
+		return controller.Result{}, err
+	}
 	a.imagePulled(vmi)
 	if err != nil {
 		// The VMI cannot be expressed on this host: retrying will not help.
