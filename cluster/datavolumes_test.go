@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -61,15 +61,8 @@ spec:
 // holds the disk. A 404 fails the DataVolume and the VM shows
 // DataVolumeError. Deleting the VM collects its DataVolume.
 func TestDataVolumeTemplateImportRunsVM(t *testing.T) {
-	if _, err := exec.LookPath("qemu-img"); err != nil {
-		t.Skip("qemu-img not installed (hack/realstack/install.sh installs qemu-utils)")
-	}
 	dir := t.TempDir()
-	raw := make([]byte, 4<<20)
-	copy(raw[1<<20:], "marker")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "disk.raw"), raw, 0o644))
-	out, err := exec.Command("qemu-img", "convert", "-f", "raw", "-O", "qcow2", filepath.Join(dir, "disk.raw"), filepath.Join(dir, "disk.qcow2")).CombinedOutput()
-	require.NoError(t, err, string(out))
+	testenv.DiskFixture(t, dir, "disk", 4<<20, 1<<20, "marker")
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()
 

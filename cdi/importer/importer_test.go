@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -20,22 +19,16 @@ import (
 	"github.com/ulikunitz/xz"
 
 	"github.com/virtkit/virtkit/cdi/importer"
+	"github.com/virtkit/virtkit/internal/testenv"
 )
 
 // fixtures makes a 4 MiB raw disk with a marker, the same disk as qcow2
 // (qemu-img), gzip and xz of the raw one, and an ISO-like file.
 func fixtures(t *testing.T) (dir string, marker []byte) {
 	t.Helper()
-	if _, err := exec.LookPath("qemu-img"); err != nil {
-		t.Skip("qemu-img not installed (hack/realstack/install.sh installs qemu-utils)")
-	}
 	dir = t.TempDir()
 	marker = []byte("virtkit-importer-marker")
-	raw := make([]byte, 4<<20)
-	copy(raw[1<<20:], marker)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "disk.raw"), raw, 0o644))
-	out, err := exec.Command("qemu-img", "convert", "-f", "raw", "-O", "qcow2", filepath.Join(dir, "disk.raw"), filepath.Join(dir, "disk.qcow2")).CombinedOutput()
-	require.NoError(t, err, string(out))
+	raw := testenv.DiskFixture(t, dir, "disk", 4<<20, 1<<20, string(marker))
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	_, _ = zw.Write(raw)

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +18,7 @@ import (
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -70,15 +69,8 @@ spec:
 // the DataVolume's raw file.
 func TestRealStackDataVolumeDisk(t *testing.T) {
 	libvirttest.RequireStack(t)
-	if _, err := exec.LookPath("qemu-img"); err != nil {
-		t.Skip("qemu-img not installed")
-	}
 	src := t.TempDir()
-	raw := make([]byte, 8<<20)
-	copy(raw[4<<20:], "virtkit-dv-marker")
-	require.NoError(t, os.WriteFile(filepath.Join(src, "data.raw"), raw, 0o644))
-	out, err := exec.Command("qemu-img", "convert", "-f", "raw", "-O", "qcow2", filepath.Join(src, "data.raw"), filepath.Join(src, "data.qcow2")).CombinedOutput()
-	require.NoError(t, err, string(out))
+	testenv.DiskFixture(t, src, "data", 8<<20, 4<<20, "virtkit-dv-marker")
 	srv := httptest.NewServer(http.FileServer(http.Dir(src)))
 	defer srv.Close()
 
