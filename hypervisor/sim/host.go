@@ -814,7 +814,7 @@ func stats(d *domain, now time.Time) hypervisor.DomainStats {
 			Wait: hypervisor.Some[time.Duration](0), Delay: hypervisor.Some[time.Duration](0)})
 	}
 	mem := sp.curMemory
-	used := min(mem, uint64(64<<20)+workingSetOf(d))
+	used := residentOf(d)
 	st.Memory = hypervisor.MemoryStats{
 		BalloonCurrent: hypervisor.Some(mem),
 		BalloonMaximum: hypervisor.Some(sp.maxMemory),
