@@ -263,9 +263,16 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 		}
 	}
 
-	// One pool for both kinds of hypervisor call: indices past the
-	// domains are jobs.
-	done := runBounded(ctx, len(tasks)+len(jobs), c.opts.MaxConcurrency, func(ctx context.Context, i int) {
+	mems := c.nodeMemoryTasks()
+
+	// One pool for every kind of hypervisor call: indices past the
+	// domains are jobs, then node memory.
+	done := runBounded(ctx, len(tasks)+len(jobs)+len(mems), c.opts.MaxConcurrency, func(ctx context.Context, i int) {
+		if i >= len(tasks)+len(jobs) {
+			m := &mems[i-len(tasks)-len(jobs)]
+			m.mem, m.err = m.r.NodeMemory(ctx)
+			return
+		}
 		if i < len(tasks) {
 			t := &tasks[i]
 			dom := DomainName(t.vmi.Namespace, t.vmi.Name)
@@ -306,6 +313,7 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 		}
 	}
 	c.emitNodes(ctx, e, tasks, done)
+	c.emitNodeMemory(e, mems, done[len(tasks)+len(jobs):])
 	noLabels := vmiLabels{}
 	for i := range jobs {
 		j := &jobs[i]

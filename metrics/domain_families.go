@@ -42,6 +42,8 @@ type domainFamilies struct {
 	timeouts, errors *family
 
 	cpuAffinity, deprecatedMachines, emulation *family
+
+	nodeMem nodeMemoryFamilies
 }
 
 // engineFamilies are virtkit's own migration metrics. The domain collector
@@ -134,7 +136,9 @@ func newDomainFamilies() *domainFamilies {
 		emulation: newFamily("kubevirt_configuration_emulation_enabled",
 			"Indicates whether the domains run under software emulation (libvirt domain type qemu) rather than hardware virtualisation (kvm).", gauge),
 
-		timeouts: newFamily("virtkit_scrape_domain_timeouts_total", "Domain or migration-job statistics left out of a scrape because they missed the scrape deadline.", counter, "node"),
-		errors:   newFamily("virtkit_scrape_domain_errors_total", "Domain or migration-job statistics left out of a scrape because the hypervisor returned an error.", counter, "node"),
+		nodeMem: newNodeMemoryFamilies(),
+
+		timeouts: newFamily("virtkit_scrape_domain_timeouts_total", "Domain, migration-job or node-memory statistics left out of a scrape because they missed the scrape deadline.", counter, "node"),
+		errors:   newFamily("virtkit_scrape_domain_errors_total", "Domain, migration-job or node-memory statistics left out of a scrape because the hypervisor returned an error.", counter, "node"),
 	}
 }

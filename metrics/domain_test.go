@@ -225,10 +225,10 @@ func TestDomainCollectorStuckDomain(t *testing.T) {
 	// Two Gathers, two CollectAndFormats and the comparison below: five
 	// scrapes, each timing out on the stuck and the late domain; the broken
 	// one is an error each time, the gone one (no domain) neither.
-	want := `# HELP virtkit_scrape_domain_errors_total Domain or migration-job statistics left out of a scrape because the hypervisor returned an error.
+	want := `# HELP virtkit_scrape_domain_errors_total Domain, migration-job or node-memory statistics left out of a scrape because the hypervisor returned an error.
 # TYPE virtkit_scrape_domain_errors_total counter
 virtkit_scrape_domain_errors_total{node="n1"} 5
-# HELP virtkit_scrape_domain_timeouts_total Domain or migration-job statistics left out of a scrape because they missed the scrape deadline.
+# HELP virtkit_scrape_domain_timeouts_total Domain, migration-job or node-memory statistics left out of a scrape because they missed the scrape deadline.
 # TYPE virtkit_scrape_domain_timeouts_total counter
 virtkit_scrape_domain_timeouts_total{node="n1"} 10
 `

@@ -102,6 +102,19 @@ type fakeHost struct {
 	*fakeDomains
 	cpus     int
 	machines []hypervisor.MachineType
+	// mem is the host memory; nil reports it as not supported.
+	mem    *hypervisor.NodeMemory
+	memErr error
+}
+
+func (h *fakeHost) NodeMemory(ctx context.Context) (hypervisor.NodeMemory, error) {
+	if h.memErr != nil {
+		return hypervisor.NodeMemory{}, h.memErr
+	}
+	if h.mem == nil {
+		return hypervisor.NodeMemory{}, hypervisor.NotSupportedError("node memory", "fake host")
+	}
+	return *h.mem, ctx.Err()
 }
 
 func (h *fakeHost) VCPUAffinity(_ context.Context, name string) ([][]bool, error) {

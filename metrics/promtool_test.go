@@ -102,7 +102,9 @@ func fullCollectors(t *testing.T) (*DomainCollector, *ControlPlaneCollector) {
 	dom, err := NewDomainCollector(DomainSources{Objects: objs, Nodes: []NodeSource{{
 		Name: "src", Domains: &fakeHost{fakeDomains: &fakeDomains{stats: map[string]hypervisor.DomainStats{"ns_vm": fullStats()},
 			xml: map[string]string{"ns_vm": `<domain type="qemu"><devices/></domain>`}},
-			cpus: 4, machines: []hypervisor.MachineType{{Name: "pc-i440fx-1.4", Deprecated: true}, {Name: "pc-q35-7.2"}}},
+			cpus: 4, machines: []hypervisor.MachineType{{Name: "pc-i440fx-1.4", Deprecated: true}, {Name: "pc-q35-7.2"}},
+			mem: &hypervisor.NodeMemory{Total: some[uint64](16 << 30), Free: some[uint64](4 << 30), Buffers: some[uint64](1 << 28),
+				Cached: some[uint64](2 << 30), Available: some[uint64](6 << 30)}},
 		Guest:      fakeGuest{"ns_vm": {{DiskName: "vda1", MountPoint: "/", FileSystemType: "ext4", UsedBytes: 1, TotalBytes: 2}}},
 		Migrations: fakeMigrations{{Domain: "ns_vm", Job: job, Engine: fakeEngine(snap)}},
 	}}}, Options{})
