@@ -8,7 +8,7 @@
 // controllers, the node agents and the migration engine expose cheap
 // snapshots; the collectors here read them at scrape time through small
 // interfaces declared in this package ([ObjectLister], [DomainStatser],
-// [FilesystemLister], [StatsProvider], [MigrationSource],
+// [FilesystemLister], [NodeMemoryReader], [StatsProvider], [MigrationSource],
 // [FinishedMigrationSource]) and metrics-owned value types
 // ([ControllerStats], [GuestFilesystem]). This package imports none of the
 // packages that feed it: package metrics/wire adapts node agents,
@@ -34,7 +34,9 @@
 //   - [DomainCollector] is virt-handler's side: per-VMI domain statistics
 //     (kubevirt_vmi_cpu_*, _vcpu_*, _memory_*, _network_*, _storage_*,
 //     _filesystem_*, _dirty_rate_*, _node_cpu_affinity), the node's
-//     deprecated machine types and emulation, and for migrations the job's
+//     deprecated machine types and emulation, the host's memory
+//     (virtkit_node_memory_*, when the node's DomainStatser is also a
+//     [NodeMemoryReader]), and for migrations the job's
 //     counters (kubevirt_vmi_migration_data_*) and the engine's view
 //     (virtkit_migration_*).
 //   - [ControlPlaneCollector] is virt-controller's and virt-api's side:
