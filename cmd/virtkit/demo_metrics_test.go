@@ -67,7 +67,8 @@ func TestDemoServesMetricsThatPassPromtool(t *testing.T) {
 	resp.Body.Close()
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	for _, want := range []string{"kubevirt_vmi_info{", "kubevirt_vmi_cpu_usage_seconds_total{", "kubevirt_vm_info{", "kubevirt_workqueue_depth{"} {
+	for _, want := range []string{"kubevirt_vmi_info{", "kubevirt_vmi_cpu_usage_seconds_total{", "kubevirt_vm_info{", "kubevirt_workqueue_depth{",
+		`virtkit_node_memory_total_bytes{node="node-1"}`, `virtkit_node_memory_free_bytes{node="node-1"}`} {
 		assert.Contains(t, string(body), want)
 	}
 	t.Run("KubeVirt families after the walk", func(t *testing.T) { checkKubeVirtFamilies(t, body) })
