@@ -84,5 +84,9 @@ func TestClusterOnLibvirtTestDriverServesKubeVirtFamilies(t *testing.T) {
 	} {
 		assert.Contains(t, r.Served, fam)
 	}
+	// The host's memory, from the test driver's node info and free memory.
+	for _, series := range []string{`virtkit_node_memory_total_bytes{node="node-1"}`, `virtkit_node_memory_free_bytes{node="node-1"}`} {
+		assert.Contains(t, string(body), series)
+	}
 	promcheck.RequireClean(t, body)
 }
