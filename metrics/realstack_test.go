@@ -36,6 +36,15 @@ func (r renamed) Stats(ctx context.Context, name string) (hypervisor.DomainStats
 	return r.h.Stats(ctx, name)
 }
 
+// NodeMemory is the host's, unrenamed.
+func (r renamed) NodeMemory(ctx context.Context) (hypervisor.NodeMemory, error) {
+	nm, ok := r.h.(hypervisor.NodeMemoryReporter)
+	if !ok {
+		return hypervisor.NodeMemory{}, hypervisor.NotSupportedError("node memory", "hypervisor")
+	}
+	return nm.NodeMemory(ctx)
+}
+
 // gatherValues returns the single series' value of each named family.
 func gatherValues(t *testing.T, reg prometheus.Gatherer) map[string]float64 {
 	t.Helper()
@@ -137,6 +146,17 @@ func TestRealGuestMetrics(t *testing.T) {
 		assert.LessOrEqual(t, cpu1, infoCPU.Seconds()+0.05)
 	}
 	assert.Zero(t, gatherValues(t, reg)["virtkit_scrape_domain_timeouts_total"])
+
+	// The host's memory as libvirt reads /proc/meminfo: every part is
+	// reported, and they fit in the total.
+	host := gatherValues(t, reg)
+	total := host["virtkit_node_memory_total_bytes"]
+	require.Positive(t, total)
+	for _, part := range []string{"virtkit_node_memory_free_bytes", "virtkit_node_memory_buffers_bytes", "virtkit_node_memory_cached_bytes"} {
+		assert.Contains(t, host, part)
+	}
+	assert.Positive(t, host["virtkit_node_memory_free_bytes"])
+	assert.Less(t, host["virtkit_node_memory_free_bytes"]+host["virtkit_node_memory_buffers_bytes"]+host["virtkit_node_memory_cached_bytes"], total)
 
 	// The real guest's exposition passes promtool too.
 	mfs, err := reg.Gather()
