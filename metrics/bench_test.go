@@ -45,7 +45,7 @@ const vmisPerNode = 100
 // scrapeCollectors builds a store with n Running VMIs spread over simulated
 // hosts (on one virtual clock, so nothing runs in the background) and both
 // collectors over them, each scraped once.
-func scrapeCollectors(b *testing.B, n int) (*metrics.DomainCollector, *metrics.ControlPlaneCollector) {
+func scrapeCollectors(b *testing.B, n int) (*metrics.DomainCollector, *metrics.ControlPlaneCollector, metrics.DomainSources) {
 	b.Helper()
 	ctx := context.Background()
 	clock := sim.NewVirtualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -84,7 +84,8 @@ func scrapeCollectors(b *testing.B, n int) (*metrics.DomainCollector, *metrics.C
 	// A deadline no benchmark run reaches: a scrape that left domains out
 	// would measure less work.
 	opts := metrics.Options{ScrapeTimeout: 10 * time.Minute}
-	dom, err := metrics.NewDomainCollector(metrics.DomainSources{Objects: st, Nodes: nodes}, opts)
+	ds := metrics.DomainSources{Objects: st, Nodes: nodes}
+	dom, err := metrics.NewDomainCollector(ds, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -99,7 +100,40 @@ func scrapeCollectors(b *testing.B, n int) (*metrics.DomainCollector, *metrics.C
 	if _, err := reg.Gather(); err != nil {
 		b.Fatal(err)
 	}
-	return dom, cp
+	return dom, cp, ds
+}
+
+// indexedCollector is a domain collector over ds whose VMIs come from a
+// started, complete VMIIndex instead of a listing per scrape.
+func indexedCollector(b *testing.B, ds metrics.DomainSources) *metrics.DomainCollector {
+	b.Helper()
+	st := ds.Objects.(store.Store)
+	x, err := metrics.NewVMIIndex(st, nil, metrics.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	go func() { _ = x.Start(ctx) }()
+	var want virtkit.VirtualMachineInstanceList
+	if err := st.List(ctx, &want, store.ListOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		n := 0
+		if x.RangeVMIs(func(*virtkit.VirtualMachineInstance) bool { n++; return true }) && n == len(want.Items) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("the VMI index did not fill")
+		}
+	}
+	ds.VMIs = x
+	dom, err := metrics.NewDomainCollector(ds, metrics.Options{ScrapeTimeout: 10 * time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return dom
 }
 
 type countingWriter struct{ n int }
@@ -110,7 +144,8 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return le
 // handler serves it: "gather" is client_golang's Gather plus text encoding
 // of both collectors (what promhttp does per request, Handler); "stream"
 // gathers the control-plane collector and streams the per-VMI domain
-// families (NewHandler). Run with -benchtime=3x; see BENCHMARKS.md.
+// families (NewHandler); "stream-index" streams them from a VMIIndex
+// instead of a listing (StartClusterHandler's way). Run with -benchtime=3x; see BENCHMARKS.md.
 func BenchmarkScrape(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("vmis=%d", n), func(b *testing.B) { benchScrape(b, n) })
@@ -119,20 +154,23 @@ func BenchmarkScrape(b *testing.B) {
 
 func benchScrape(b *testing.B, n int) {
 	{
-		dom, cp := scrapeCollectors(b, n)
+		dom, cp, ds := scrapeCollectors(b, n)
 		gatherReg := prometheus.NewRegistry()
 		gatherReg.MustRegister(dom, cp)
 		cpReg := prometheus.NewRegistry()
 		cpReg.MustRegister(cp)
-		stream := metrics.NewHandler(cpReg, dom)
-		for _, mode := range []string{"gather", "stream"} {
+		handlers := map[string]http.Handler{
+			"stream":       metrics.NewHandler(cpReg, dom),
+			"stream-index": metrics.NewHandler(cpReg, indexedCollector(b, ds)),
+		}
+		for _, mode := range []string{"gather", "stream", "stream-index"} {
 			b.Run(mode, func(b *testing.B) {
 				var bytes int
 				scrape := func() {
 					w := &countingWriter{}
-					if mode == "stream" {
+					if h := handlers[mode]; h != nil {
 						rec := &discardResponse{w: w, h: http.Header{}}
-						stream.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+						h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 					} else {
 						mfs, err := gatherReg.Gather()
 						if err != nil {

@@ -22,6 +22,9 @@ type ControlPlaneSources struct {
 	// only (a node agent's process, whose objects the control plane
 	// exports).
 	Objects ObjectLister
+	// VMIs, when set, is read instead of listing VMIs from Objects once it
+	// has a view ([VMIIndex]): a scrape then copies no VMI.
+	VMIs VMIRanger
 	// Controllers are the reconcilers whose work queues and reconcile
 	// statistics are exported (label name / controller = Stats().Name).
 	Controllers []StatsProvider
@@ -114,9 +117,18 @@ func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
 		dvs  virtkit.DataVolumeList
 	)
 	listed := c.src.Objects != nil
+	// VMIs from the ranger are shared, not copied; else they are listed.
+	var vmiPtrs []*virtkit.VirtualMachineInstance
+	ranged := listed && c.src.VMIs != nil && c.src.VMIs.RangeVMIs(func(v *virtkit.VirtualMachineInstance) bool {
+		vmiPtrs = append(vmiPtrs, v)
+		return true
+	})
 	for _, l := range []virtkit.ObjectList{&vmis, &vms, &migs} {
 		if !listed {
 			break
+		}
+		if l == virtkit.ObjectList(&vmis) && ranged {
+			continue
 		}
 		if err := c.src.Objects.List(ctx, l, store.ListOptions{}); err != nil {
 			c.listErrors.Add(1)
@@ -133,8 +145,14 @@ func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	if listed {
-		c.collectVMIs(ch, vmis.Items)
-		c.collectMigrations(ch, vmis.Items, migs.Items)
+		if !ranged {
+			vmiPtrs = make([]*virtkit.VirtualMachineInstance, len(vmis.Items))
+			for i := range vmis.Items {
+				vmiPtrs[i] = &vmis.Items[i]
+			}
+		}
+		c.collectVMIs(ch, vmiPtrs)
+		c.collectMigrations(ch, vmiPtrs, migs.Items)
 		c.collectVMs(ch, vms.Items, dvs.Items)
 	}
 	c.collectComponents(ch, listed)
@@ -174,11 +192,10 @@ var (
 	preferenceLabels   = []string{"kubevirt.io/preference-name", "kubevirt.io/cluster-preference-name"}
 )
 
-func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []virtkit.VirtualMachineInstance) {
+func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []*virtkit.VirtualMachineInstance) {
 	f := c.f
 	outdatedCount := 0
-	for i := range vmis {
-		vmi := &vmis[i]
+	for _, vmi := range vmis {
 		machineType := ""
 		if vmi.Status.Machine != nil {
 			machineType = vmi.Status.Machine.Type
@@ -231,8 +248,8 @@ func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	alive := make(map[types.UID]bool, len(vmis))
-	for i := range vmis {
-		c.observeVMI(&vmis[i], alive)
+	for _, vmi := range vmis {
+		c.observeVMI(vmi, alive)
 	}
 	c.vmiSeen.sweep(alive)
 	for _, h := range []*cumulativeHistogram{c.vmiPhase, c.vmiCreation, c.vmiDeletion} {
@@ -280,7 +297,7 @@ var migrationRunningPhases = map[virtkit.VirtualMachineInstanceMigrationPhase]bo
 	virtkit.MigrationTargetReady: true, virtkit.MigrationWaitingForSync: true, virtkit.MigrationSynchronizing: true,
 }
 
-func (c *ControlPlaneCollector) collectMigrations(ch chan<- prometheus.Metric, vmis []virtkit.VirtualMachineInstance, migs []virtkit.VirtualMachineInstanceMigration) {
+func (c *ControlPlaneCollector) collectMigrations(ch chan<- prometheus.Metric, vmis []*virtkit.VirtualMachineInstance, migs []virtkit.VirtualMachineInstanceMigration) {
 	f := c.f
 	var pending, scheduling, unset, running float64
 	names := make(map[types.UID]string, len(migs))
@@ -310,8 +327,7 @@ func (c *ControlPlaneCollector) collectMigrations(ch chan<- prometheus.Metric, v
 	e := emitter{ch: ch, descs: &descCache{}, log: c.log}
 	noLabels := vmiLabels{}
 	covered := make(map[types.UID]bool, len(vmis))
-	for i := range vmis {
-		vmi := &vmis[i]
+	for _, vmi := range vmis {
 		ms := vmi.Status.MigrationState
 		if ms == nil {
 			continue

@@ -49,6 +49,10 @@ type DomainSources struct {
 	// node agent itself watches). VMIs are still matched to nodes by
 	// status.nodeName.
 	LabelSelector labels.Selector
+	// VMIs, when set, is read instead of listing Objects once it has a
+	// view ([VMIIndex]: a scrape then copies no VMI). It must hold the VMIs
+	// LabelSelector selects.
+	VMIs VMIRanger
 }
 
 // DomainCollector exports per-VMI domain statistics and running
@@ -67,6 +71,7 @@ type DomainCollector struct {
 	listErrors   atomic.Uint64
 	listErrorsFm *family
 	selector     labels.Selector
+	vmis         VMIRanger
 
 	// prefixes are the VMIs' escaped label sets for WriteText; streams
 	// keep the text buffers of past scrapes.
@@ -138,7 +143,7 @@ func NewDomainCollector(src DomainSources, opts Options) (*DomainCollector, erro
 		c.nodes[n.Name] = ns
 		c.order = append(c.order, ns)
 	}
-	c.selector = src.LabelSelector
+	c.selector, c.vmis = src.LabelSelector, src.VMIs
 	return c, nil
 }
 
@@ -223,28 +228,37 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 	if len(c.order) == 0 {
 		return
 	}
-	var list virtkit.VirtualMachineInstanceList
-	if err := c.objects.List(ctx, &list, store.ListOptions{LabelSelector: c.selector}); err != nil {
-		c.listErrors.Add(1)
-		c.log.Warn("metrics: listing VMIs", "error", err)
-		return
-	}
 	var tasks []domainTask
 	live := map[deviceKey]bool{}
-	for i := range list.Items {
-		vmi := &list.Items[i]
+	add := func(vmi *virtkit.VirtualMachineInstance) bool {
 		n := c.nodes[vmi.Status.NodeName]
 		if n == nil || (vmi.Status.Phase != virtkit.Running && vmi.Status.Phase != virtkit.Scheduled) {
-			continue
+			return true
 		}
 		tasks = append(tasks, domainTask{vmi: vmi, node: n})
 		live[deviceKey{n.src.Name, vmi.UID}] = true
+		return true
+	}
+	// The ranger visits shared objects in key order; a listing is a copy
+	// in whatever order the lister returns.
+	inOrder := c.vmis != nil && c.vmis.RangeVMIs(add)
+	if !inOrder {
+		var list virtkit.VirtualMachineInstanceList
+		if err := c.objects.List(ctx, &list, store.ListOptions{LabelSelector: c.selector}); err != nil {
+			c.listErrors.Add(1)
+			c.log.Warn("metrics: listing VMIs", "error", err)
+			return
+		}
+		for i := range list.Items {
+			add(&list.Items[i])
+		}
 	}
 	if e.text != nil {
-		// Key order, whatever order the lister returns.
-		slices.SortFunc(tasks, func(a, b domainTask) int {
-			return cmp.Or(strings.Compare(a.vmi.Namespace, b.vmi.Namespace), strings.Compare(a.vmi.Name, b.vmi.Name))
-		})
+		if !inOrder {
+			slices.SortFunc(tasks, func(a, b domainTask) int {
+				return cmp.Or(strings.Compare(a.vmi.Namespace, b.vmi.Namespace), strings.Compare(a.vmi.Name, b.vmi.Name))
+			})
+		}
 		defer c.prefixes.endScrape()
 	}
 	defer c.devices.keep(live)
@@ -330,36 +344,6 @@ func (c *DomainCollector) collect(ctx context.Context, e *emitter) {
 		}
 	}
 	c.emitFinishedMigrations(ctx, e, jobs)
-}
-
-// emitNodes writes the per-node families: deprecated machine types and
-// whether the domains run under software emulation (from the domain
-// types read with the device names; absent when no domain was read).
-func (c *DomainCollector) emitNodes(ctx context.Context, e *emitter, tasks []domainTask, done []bool) {
-	known, emulated := false, false
-	for i := range tasks {
-		if !done[i] || tasks[i].names == nil || tasks[i].names.domainType == "" {
-			continue
-		}
-		known = true
-		if tasks[i].names.domainType != "kvm" {
-			emulated = true
-		}
-	}
-	if known {
-		e.plain(c.f.emulation, boolValue(emulated))
-	}
-	for _, n := range c.order {
-		ms, ok := n.machineTypes(ctx)
-		if !ok {
-			continue
-		}
-		for _, m := range ms {
-			if m.Deprecated {
-				e.plain(c.f.deprecatedMachines, 1, m.Name, n.src.Name)
-			}
-		}
-	}
 }
 
 // account counts a finished fetch that ran out of time or failed, and

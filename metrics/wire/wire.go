@@ -30,7 +30,7 @@ func RegisterCluster(reg prometheus.Registerer, c *cluster.Cluster, opts metrics
 	if c == nil {
 		return fmt.Errorf("%w: RegisterCluster: nil Cluster", metrics.ErrInvalidOptions)
 	}
-	dom, cp, err := clusterCollectors(c, opts)
+	dom, cp, err := clusterCollectors(c, opts, nil)
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func ClusterHandler(c *cluster.Cluster, opts metrics.Options) (http.Handler, err
 	if c == nil {
 		return nil, fmt.Errorf("%w: ClusterHandler: nil Cluster", metrics.ErrInvalidOptions)
 	}
-	dom, cp, err := clusterCollectors(c, opts)
+	dom, cp, err := clusterCollectors(c, opts, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -60,12 +60,18 @@ func ClusterHandler(c *cluster.Cluster, opts metrics.Options) (http.Handler, err
 // StartClusterHandler is [ClusterHandler] with the control-plane
 // collector watching VMIs and migrations until ctx ends
 // ([metrics.ControlPlaneCollector.Start]), so phase transitions between scrapes
-// are counted too.
+// are counted too, and the domain collector reading the VMIs from a
+// [metrics.VMIIndex] fed by a read-only watch instead of copying them from
+// the store at every scrape.
 func StartClusterHandler(ctx context.Context, c *cluster.Cluster, opts metrics.Options) (http.Handler, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: StartClusterHandler: nil Cluster", metrics.ErrInvalidOptions)
 	}
-	dom, cp, err := clusterCollectors(c, opts)
+	vmis, err := metrics.NewVMIIndex(c.Store(), nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	dom, cp, err := clusterCollectors(c, opts, vmis)
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +79,7 @@ func StartClusterHandler(ctx context.Context, c *cluster.Cluster, opts metrics.O
 	if err := registerAll(reg, withStore(c.Store(), opts, cp)...); err != nil {
 		return nil, err
 	}
+	go func() { _ = vmis.Start(ctx) }()
 	go func() {
 		if err := cp.Start(ctx); err != nil && opts.Logger != nil {
 			opts.Logger.Warn("metrics: control-plane watch", "error", err)
@@ -164,9 +171,11 @@ func registerAll(reg prometheus.Registerer, cs ...prometheus.Collector) error {
 	return nil
 }
 
-func clusterCollectors(c *cluster.Cluster, opts metrics.Options) (*metrics.DomainCollector, *metrics.ControlPlaneCollector, error) {
-	ds := metrics.DomainSources{Objects: c.Store()}
-	cs := metrics.ControlPlaneSources{Objects: c.Store(), EngineFromStatus: true}
+// clusterCollectors builds the cluster's collectors; vmis, when not nil,
+// feeds the domain collector's VMIs.
+func clusterCollectors(c *cluster.Cluster, opts metrics.Options, vmis metrics.VMIRanger) (*metrics.DomainCollector, *metrics.ControlPlaneCollector, error) {
+	ds := metrics.DomainSources{Objects: c.Store(), VMIs: vmis}
+	cs := metrics.ControlPlaneSources{Objects: c.Store(), VMIs: vmis, EngineFromStatus: true}
 	for _, ctrl := range c.Controllers() {
 		cs.Controllers = append(cs.Controllers, Controller(ctrl))
 		cs.ControlPlane = append(cs.ControlPlane, Controller(ctrl))

@@ -92,3 +92,33 @@ func (c *DomainCollector) emitNodeMemory(e *emitter, mems []memTask, done []bool
 		}
 	}
 }
+
+// emitNodes writes the per-node families: deprecated machine types and
+// whether the domains run under software emulation (from the domain
+// types read with the device names; absent when no domain was read).
+func (c *DomainCollector) emitNodes(ctx context.Context, e *emitter, tasks []domainTask, done []bool) {
+	known, emulated := false, false
+	for i := range tasks {
+		if !done[i] || tasks[i].names == nil || tasks[i].names.domainType == "" {
+			continue
+		}
+		known = true
+		if tasks[i].names.domainType != "kvm" {
+			emulated = true
+		}
+	}
+	if known {
+		e.plain(c.f.emulation, boolValue(emulated))
+	}
+	for _, n := range c.order {
+		ms, ok := n.machineTypes(ctx)
+		if !ok {
+			continue
+		}
+		for _, m := range ms {
+			if m.Deprecated {
+				e.plain(c.f.deprecatedMachines, 1, m.Name, n.src.Name)
+			}
+		}
+	}
+}
