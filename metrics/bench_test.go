@@ -103,9 +103,10 @@ func scrapeCollectors(b *testing.B, n int) (*metrics.DomainCollector, *metrics.C
 	return dom, cp, ds
 }
 
-// indexedCollector is a domain collector over ds whose VMIs come from a
-// started, complete VMIIndex instead of a listing per scrape.
-func indexedCollector(b *testing.B, ds metrics.DomainSources) *metrics.DomainCollector {
+// indexedCollectors are a domain and a control-plane collector over ds
+// whose VMIs come from a started, complete VMIIndex instead of a listing
+// per scrape.
+func indexedCollectors(b *testing.B, ds metrics.DomainSources) (*metrics.DomainCollector, *metrics.ControlPlaneCollector) {
 	b.Helper()
 	st := ds.Objects.(store.Store)
 	x, err := metrics.NewVMIIndex(st, nil, metrics.Options{})
@@ -129,11 +130,16 @@ func indexedCollector(b *testing.B, ds metrics.DomainSources) *metrics.DomainCol
 		}
 	}
 	ds.VMIs = x
-	dom, err := metrics.NewDomainCollector(ds, metrics.Options{ScrapeTimeout: 10 * time.Minute})
+	opts := metrics.Options{ScrapeTimeout: 10 * time.Minute}
+	dom, err := metrics.NewDomainCollector(ds, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return dom
+	cp, err := metrics.NewControlPlaneCollector(metrics.ControlPlaneSources{Objects: st, VMIs: x}, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return dom, cp
 }
 
 type countingWriter struct{ n int }
@@ -159,9 +165,12 @@ func benchScrape(b *testing.B, n int) {
 		gatherReg.MustRegister(dom, cp)
 		cpReg := prometheus.NewRegistry()
 		cpReg.MustRegister(cp)
+		idom, icp := indexedCollectors(b, ds)
+		icpReg := prometheus.NewRegistry()
+		icpReg.MustRegister(icp)
 		handlers := map[string]http.Handler{
 			"stream":       metrics.NewHandler(cpReg, dom),
-			"stream-index": metrics.NewHandler(cpReg, indexedCollector(b, ds)),
+			"stream-index": metrics.NewHandler(icpReg, idom),
 		}
 		for _, mode := range []string{"gather", "stream", "stream-index"} {
 			b.Run(mode, func(b *testing.B) {
