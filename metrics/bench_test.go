@@ -105,7 +105,8 @@ func scrapeCollectors(b *testing.B, n int) (*metrics.DomainCollector, *metrics.C
 
 // indexedCollectors are a domain and a control-plane collector over ds
 // whose VMIs come from a started, complete VMIIndex instead of a listing
-// per scrape.
+// per scrape, both streaming their per-VMI families (StartClusterHandler's
+// set-up).
 func indexedCollectors(b *testing.B, ds metrics.DomainSources) (*metrics.DomainCollector, *metrics.ControlPlaneCollector) {
 	b.Helper()
 	st := ds.Objects.(store.Store)
@@ -135,7 +136,7 @@ func indexedCollectors(b *testing.B, ds metrics.DomainSources) (*metrics.DomainC
 	if err != nil {
 		b.Fatal(err)
 	}
-	cp, err := metrics.NewControlPlaneCollector(metrics.ControlPlaneSources{Objects: st, VMIs: x}, opts)
+	cp, err := metrics.NewControlPlaneCollector(metrics.ControlPlaneSources{Objects: st, VMIs: x, StreamVMIFamilies: true}, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -150,8 +151,9 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return le
 // handler serves it: "gather" is client_golang's Gather plus text encoding
 // of both collectors (what promhttp does per request, Handler); "stream"
 // gathers the control-plane collector and streams the per-VMI domain
-// families (NewHandler); "stream-index" streams them from a VMIIndex
-// instead of a listing (StartClusterHandler's way). Run with -benchtime=3x; see BENCHMARKS.md.
+// families (NewHandler); "stream-index" also streams the control plane's
+// per-VMI object families and reads the VMIs from a VMIIndex instead of
+// listing them (StartClusterHandler's way). Run with -benchtime=3x; see BENCHMARKS.md.
 func BenchmarkScrape(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("vmis=%d", n), func(b *testing.B) { benchScrape(b, n) })
@@ -170,7 +172,7 @@ func benchScrape(b *testing.B, n int) {
 		icpReg.MustRegister(icp)
 		handlers := map[string]http.Handler{
 			"stream":       metrics.NewHandler(cpReg, dom),
-			"stream-index": metrics.NewHandler(icpReg, idom),
+			"stream-index": metrics.NewHandler(icpReg, idom, icp),
 		}
 		for _, mode := range []string{"gather", "stream", "stream-index"} {
 			b.Run(mode, func(b *testing.B) {

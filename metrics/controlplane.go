@@ -25,6 +25,13 @@ type ControlPlaneSources struct {
 	// VMIs, when set, is read instead of listing VMIs from Objects once it
 	// has a view ([VMIIndex]): a scrape then copies no VMI.
 	VMIs VMIRanger
+	// StreamVMIFamilies leaves the per-VMI object families
+	// (kubevirt_vmi_info, _launcher_memory_overhead_bytes, _vnic_info,
+	// _non_evictable, _status_addresses) out of Collect, and
+	// [ControlPlaneCollector.WriteText] writes them instead, from lines
+	// rendered once per VMI resourceVersion. Serve with
+	// NewHandler(registry, domains, cp).
+	StreamVMIFamilies bool
 	// Controllers are the reconcilers whose work queues and reconcile
 	// statistics are exported (label name / controller = Stats().Name).
 	Controllers []StatsProvider
@@ -68,6 +75,9 @@ type ControlPlaneCollector struct {
 	listErrors   atomic.Uint64
 	vmLabelDescs descCache
 	version      string
+
+	// lines are the VMIs' rendered object-family lines for WriteText.
+	lines lineCache
 }
 
 var _ prometheus.Collector = (*ControlPlaneCollector)(nil)
@@ -180,6 +190,56 @@ func firstOf(m map[string]string, keys ...string) string {
 	return ""
 }
 
+// vmiSeries writes one VMI's object families (kubevirt_vmi_info,
+// _launcher_memory_overhead_bytes, _vnic_info, _non_evictable and
+// _status_addresses) to out. They depend on the VMI object alone.
+func (c *ControlPlaneCollector) vmiSeries(vmi *virtkit.VirtualMachineInstance, out func(f *family, v float64, values ...string)) {
+	f := c.f
+	machineType := ""
+	if vmi.Status.Machine != nil {
+		machineType = vmi.Status.Machine.Type
+	}
+	nonEvictable := vmi.Spec.EvictionStrategy != nil &&
+		*vmi.Spec.EvictionStrategy == virtkit.EvictionStrategyLiveMigrate && !vmi.IsMigratable()
+	gi := vmi.Status.GuestOSInfo
+	_, outdated := vmi.Labels[outdatedLauncherLabel]
+	out(f.vmiInfo, 1,
+		vmi.Status.NodeName, vmi.Namespace, vmi.Name, strings.ToLower(string(vmi.Status.Phase)),
+		orNone(vmi.Annotations[osAnnotation]), orNone(vmi.Annotations[workloadAnnotation]), orNone(vmi.Annotations[flavorAnnotation]),
+		orNone(firstOf(vmi.Labels, instancetypeLabels...)), orNone(firstOf(vmi.Labels, preferenceLabels...)),
+		gi.KernelRelease, machineType, gi.Machine, gi.Name, gi.VersionID,
+		strconv.FormatBool(!nonEvictable), strconv.FormatBool(outdated), vmiPod(vmi))
+	out(f.vmiOverhead, float64(memoryOverhead(vmi)), vmi.Namespace, vmi.Name)
+	vnicSeries(vmi.Spec.Domain.Devices.Interfaces, vmi.Spec.Networks, func(vnic, bt, network, bn, model string) {
+		out(f.vm.vmiVnic, 1, vmi.Name, vmi.Namespace, vnic, bt, network, bn, model)
+	})
+	if vmi.Status.NodeName != "" {
+		v := 0.0
+		if nonEvictable {
+			v = 1
+		}
+		out(f.vmiNonEvictable, v, vmi.Status.NodeName, vmi.Namespace, vmi.Name)
+	}
+	for _, iface := range vmi.Status.Interfaces {
+		// KubeVirt's rule: an interface with an address is an
+		// ExternalInterface, one without a SystemInterface (unless it
+		// has no name at all).
+		ip := iface.IP
+		if ip == "" && len(iface.IPs) > 0 {
+			ip = iface.IPs[0]
+		}
+		typ := "ExternalInterface"
+		if ip == "" {
+			if iface.Name == "" && iface.InterfaceName == "" {
+				continue
+			}
+			typ = "SystemInterface"
+		}
+		out(f.vmiAddresses, 1,
+			vmi.Status.NodeName, vmi.Namespace, vmi.Name, iface.Name, iface.InterfaceName, ip, typ)
+	}
+}
+
 // Labels and annotations KubeVirt reads the info labels from.
 const (
 	osAnnotation       = "vm.kubevirt.io/os"
@@ -195,52 +255,13 @@ var (
 func (c *ControlPlaneCollector) collectVMIs(ch chan<- prometheus.Metric, vmis []*virtkit.VirtualMachineInstance) {
 	f := c.f
 	outdatedCount := 0
+	out := func(f *family, v float64, values ...string) { send(ch, f, v, values...) }
 	for _, vmi := range vmis {
-		machineType := ""
-		if vmi.Status.Machine != nil {
-			machineType = vmi.Status.Machine.Type
-		}
-		nonEvictable := vmi.Spec.EvictionStrategy != nil &&
-			*vmi.Spec.EvictionStrategy == virtkit.EvictionStrategyLiveMigrate && !vmi.IsMigratable()
-		gi := vmi.Status.GuestOSInfo
-		_, outdated := vmi.Labels[outdatedLauncherLabel]
-		if outdated {
+		if _, outdated := vmi.Labels[outdatedLauncherLabel]; outdated {
 			outdatedCount++
 		}
-		send(ch, f.vmiInfo, 1,
-			vmi.Status.NodeName, vmi.Namespace, vmi.Name, strings.ToLower(string(vmi.Status.Phase)),
-			orNone(vmi.Annotations[osAnnotation]), orNone(vmi.Annotations[workloadAnnotation]), orNone(vmi.Annotations[flavorAnnotation]),
-			orNone(firstOf(vmi.Labels, instancetypeLabels...)), orNone(firstOf(vmi.Labels, preferenceLabels...)),
-			gi.KernelRelease, machineType, gi.Machine, gi.Name, gi.VersionID,
-			strconv.FormatBool(!nonEvictable), strconv.FormatBool(outdated), vmiPod(vmi))
-		send(ch, f.vmiOverhead, float64(memoryOverhead(vmi)), vmi.Namespace, vmi.Name)
-		vnicSeries(vmi.Spec.Domain.Devices.Interfaces, vmi.Spec.Networks, func(vnic, bt, network, bn, model string) {
-			send(ch, f.vm.vmiVnic, 1, vmi.Name, vmi.Namespace, vnic, bt, network, bn, model)
-		})
-		if vmi.Status.NodeName != "" {
-			v := 0.0
-			if nonEvictable {
-				v = 1
-			}
-			send(ch, f.vmiNonEvictable, v, vmi.Status.NodeName, vmi.Namespace, vmi.Name)
-		}
-		for _, iface := range vmi.Status.Interfaces {
-			// KubeVirt's rule: an interface with an address is an
-			// ExternalInterface, one without a SystemInterface (unless it
-			// has no name at all).
-			ip := iface.IP
-			if ip == "" && len(iface.IPs) > 0 {
-				ip = iface.IPs[0]
-			}
-			typ := "ExternalInterface"
-			if ip == "" {
-				if iface.Name == "" && iface.InterfaceName == "" {
-					continue
-				}
-				typ = "SystemInterface"
-			}
-			send(ch, f.vmiAddresses, 1,
-				vmi.Status.NodeName, vmi.Namespace, vmi.Name, iface.Name, iface.InterfaceName, ip, typ)
+		if !c.src.StreamVMIFamilies {
+			c.vmiSeries(vmi, out)
 		}
 	}
 	send(ch, f.vmiOutdated, float64(outdatedCount))

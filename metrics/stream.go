@@ -126,14 +126,19 @@ func (s *textStream) buf(f *family) *bytes.Buffer {
 
 // sample writes `name{prefix,extra="value",...} v`.
 func (s *textStream) sample(f *family, prefix string, names, values []string, v float64) {
-	b := s.buf(f)
+	s.scratch = writeSample(s.buf(f), s.scratch, f, prefix, names, values, v)
+}
+
+// writeSample writes one sample line to b; scratch is reused for the value
+// and returned.
+func writeSample(b *bytes.Buffer, scratch []byte, f *family, prefix string, names, values []string, v float64) []byte {
 	b.WriteString(f.name)
 	if prefix == "" && len(names) == 0 {
 		b.WriteByte(' ')
-		s.scratch = appendFloat(s.scratch[:0], v)
-		b.Write(s.scratch)
+		scratch = appendFloat(scratch[:0], v)
+		b.Write(scratch)
 		b.WriteByte('\n')
-		return
+		return scratch
 	}
 	b.WriteByte('{')
 	b.WriteString(prefix)
@@ -149,9 +154,10 @@ func (s *textStream) sample(f *family, prefix string, names, values []string, v 
 		b.WriteByte('"')
 	}
 	b.WriteString("} ")
-	s.scratch = appendFloat(s.scratch[:0], v)
-	b.Write(s.scratch)
+	scratch = appendFloat(scratch[:0], v)
+	b.Write(scratch)
 	b.WriteByte('\n')
+	return scratch
 }
 
 // plain writes a sample of a family without VMI labels.

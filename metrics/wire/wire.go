@@ -30,7 +30,7 @@ func RegisterCluster(reg prometheus.Registerer, c *cluster.Cluster, opts metrics
 	if c == nil {
 		return fmt.Errorf("%w: RegisterCluster: nil Cluster", metrics.ErrInvalidOptions)
 	}
-	dom, cp, err := clusterCollectors(c, opts, nil)
+	dom, cp, err := clusterCollectors(c, opts, nil, false)
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,8 @@ func RegisterCluster(reg prometheus.Registerer, c *cluster.Cluster, opts metrics
 }
 
 // ClusterHandler serves what RegisterCluster registers, with the per-VMI
-// domain families streamed ([metrics.NewHandler], [metrics.DomainCollector.WriteText])
+// domain and object families streamed ([metrics.NewHandler],
+// [metrics.DomainCollector.WriteText], [metrics.ControlPlaneCollector.WriteText])
 // rather than gathered: the control-plane collector goes into a registry
 // of the handler's own. Scraping thousands of VMIs costs a fraction of
 // Handler over a registry holding both collectors.
@@ -46,7 +47,7 @@ func ClusterHandler(c *cluster.Cluster, opts metrics.Options) (http.Handler, err
 	if c == nil {
 		return nil, fmt.Errorf("%w: ClusterHandler: nil Cluster", metrics.ErrInvalidOptions)
 	}
-	dom, cp, err := clusterCollectors(c, opts, nil)
+	dom, cp, err := clusterCollectors(c, opts, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func ClusterHandler(c *cluster.Cluster, opts metrics.Options) (http.Handler, err
 	if err := registerAll(reg, withStore(c.Store(), opts, cp)...); err != nil {
 		return nil, err
 	}
-	return metrics.NewHandler(reg, dom), nil
+	return metrics.NewHandler(reg, dom, cp), nil
 }
 
 // StartClusterHandler is [ClusterHandler] with the control-plane
@@ -71,7 +72,7 @@ func StartClusterHandler(ctx context.Context, c *cluster.Cluster, opts metrics.O
 	if err != nil {
 		return nil, err
 	}
-	dom, cp, err := clusterCollectors(c, opts, vmis)
+	dom, cp, err := clusterCollectors(c, opts, vmis, true)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +86,7 @@ func StartClusterHandler(ctx context.Context, c *cluster.Cluster, opts metrics.O
 			opts.Logger.Warn("metrics: control-plane watch", "error", err)
 		}
 	}()
-	return metrics.NewHandler(reg, dom), nil
+	return metrics.NewHandler(reg, dom, cp), nil
 }
 
 // RegisterNode registers what one node agent's process exports, as
@@ -172,10 +173,11 @@ func registerAll(reg prometheus.Registerer, cs ...prometheus.Collector) error {
 }
 
 // clusterCollectors builds the cluster's collectors; vmis, when not nil,
-// feeds the domain collector's VMIs.
-func clusterCollectors(c *cluster.Cluster, opts metrics.Options, vmis metrics.VMIRanger) (*metrics.DomainCollector, *metrics.ControlPlaneCollector, error) {
+// feeds both collectors' VMIs; stream has the control-plane collector
+// stream its per-VMI families (for metrics.NewHandler).
+func clusterCollectors(c *cluster.Cluster, opts metrics.Options, vmis metrics.VMIRanger, stream bool) (*metrics.DomainCollector, *metrics.ControlPlaneCollector, error) {
 	ds := metrics.DomainSources{Objects: c.Store(), VMIs: vmis}
-	cs := metrics.ControlPlaneSources{Objects: c.Store(), VMIs: vmis, EngineFromStatus: true}
+	cs := metrics.ControlPlaneSources{Objects: c.Store(), VMIs: vmis, EngineFromStatus: true, StreamVMIFamilies: stream}
 	for _, ctrl := range c.Controllers() {
 		cs.Controllers = append(cs.Controllers, Controller(ctrl))
 		cs.ControlPlane = append(cs.ControlPlane, Controller(ctrl))
