@@ -27,7 +27,12 @@
 // families in the text format ([DomainCollector.WriteText]): each VMI's
 // escaped label set is cached by UID and resourceVersion and its samples
 // are appended as text, without client_golang's per-series metric, label
-// pairs, sort and encoding, which cost most of a gathered scrape.
+// pairs, sort and encoding, which cost most of a gathered scrape. With
+// ControlPlaneSources.StreamVMIFamilies the control plane's per-VMI
+// object families are streamed too ([ControlPlaneCollector.WriteText]),
+// from lines rendered once per VMI resourceVersion. A [VMIIndex], fed by
+// one read-only watch, gives both collectors the VMIs in key order
+// without a copy per scrape (wire.StartClusterHandler wires all three).
 //
 // Two collectors mirror KubeVirt's two exporters:
 //
