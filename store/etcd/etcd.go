@@ -283,13 +283,16 @@ func (s *Store) get(ctx context.Context, kind store.Kind, key store.Key) (obj vi
 		return nil, 0, false, nil
 	}
 	kv := resp.Kvs[0]
-	obj, err = s.decode(kind, kv, kv.ModRevision)
+	// The value read is most often one this process's watchers have just
+	// decoded (a reconcile reads what its watch event announced): take
+	// their decoding and copy it, cheaper than decoding again.
+	obj, err = s.decodeShared(kind, kv, kv.ModRevision)
 	if err != nil {
 		s.corrupt.found(err, kv.ModRevision)
 		return nil, 0, false, err
 	}
 	s.corrupt.healthy(k, kv.ModRevision)
-	return obj, kv.ModRevision, true, nil
+	return obj.DeepCopyObject().(virtkit.Object), kv.ModRevision, true, nil
 }
 
 // Get implements store.Store.
