@@ -81,7 +81,7 @@ func TestSelectorWatchDecodesOnlyCandidates(t *testing.T) {
 				others++
 			}
 			require.NoError(t, writer.Create(ctx, vmi("a1", "node-a")))
-			relabel("pre-a", "node-b")                // moved away
+			relabel("pre-a", "node-b")                 // moved away
 			relabel(fmt.Sprintf("b0-%d", i), "node-a") // moved in
 			require.NoError(t, writer.Delete(ctx, &virtkit.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a1"}}, store.DeleteOptions{}))
 			var deletedA1 string
