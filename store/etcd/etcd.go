@@ -427,6 +427,9 @@ func (s *Store) update(ctx context.Context, obj virtkit.Object, prepare func(sto
 	if err != nil {
 		return err
 	}
+	if done, err := s.updateFromDecoded(ctx, kind, key, obj, prepare); done {
+		return err
+	}
 	stored, rev, ok, err := s.get(ctx, kind, key)
 	if err != nil {
 		return err
