@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -131,10 +132,16 @@ counted from a watch and reconciles scraped from each process's metrics; with
 			tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "VMS\tTOTAL\tVMS/S\tP50\tP90\tP99\tCPU\tCPU/VM\tWRITES/VM\tRECONCILES/VM\tHEAP/VMI\tPEAK RSS\tPEAK GOROUTINES\t")
 			for _, r := range results {
-				fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%s\t%s\t%.2fs\t%.2fms\t%.1f\t%.1f\t%.1f KiB\t%.0f MiB\t%d\t\n", r.VMs, r.Total.Round(time.Millisecond),
+				// Heap per VMI and goroutines are this process's: unknown
+				// when the fleet runs in other processes.
+				heap, goroutines := fmt.Sprintf("%.1f KiB", float64(r.HeapPerVMI)/1024), strconv.Itoa(r.PeakGoroutines)
+				if len(r.Processes) > 0 {
+					heap, goroutines = "-", "-"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%s\t%s\t%.2fs\t%.2fms\t%.1f\t%.1f\t%s\t%.0f MiB\t%s\t\n", r.VMs, r.Total.Round(time.Millisecond),
 					r.Throughput, r.P50.Round(time.Millisecond), r.P90.Round(time.Millisecond), r.P99.Round(time.Millisecond),
 					r.CPU.Seconds(), float64(r.CPUPerVM)/float64(time.Millisecond), r.WritesPerVM, r.ReconcilesPerVM,
-					float64(r.HeapPerVMI)/1024, float64(r.PeakRSS)/(1<<20), r.PeakGoroutines)
+					heap, float64(r.PeakRSS)/(1<<20), goroutines)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
