@@ -36,7 +36,7 @@ func (s *Store) Watch(ctx context.Context, list virtkit.ObjectList, opts store.W
 		if opts.ResourceVersion != "" {
 			return nil, fmt.Errorf("%s watch: %w: resourceVersion: must be empty with sendInitialEvents", kind.Name, store.ErrInvalid)
 		}
-		objs, rev, err := s.list(ctx, kind, prefix, func(o virtkit.Object) bool { return store.Matches(o, "", sel) })
+		objs, rev, err := s.list(ctx, kind, prefix, sel)
 		if err != nil {
 			return nil, err
 		}

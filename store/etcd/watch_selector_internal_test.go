@@ -132,3 +132,38 @@ func TestSelectorWatchDecodesOnlyCandidates(t *testing.T) {
 		})
 	}
 }
+
+// A List with a label selector decodes only the values that can match: a
+// corrupt value of another node's VMI is not even looked at (so not
+// reported), while a List without a selector finds it.
+func TestSelectorListDecodesOnlyCandidates(t *testing.T) {
+	endpoints := etcdtest.StartServer(t)
+	s, err := New(t.Context(), Options{Endpoints: endpoints, Prefix: "/list"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for _, n := range []struct{ name, node string }{{"a1", "node-a"}, {"b1", "node-b"}, {"a2", "node-a"}} {
+		require.NoError(t, s.Create(ctx, &virtkit.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: n.name,
+			Labels: map[string]string{virtkit.NodeNameLabel: n.node}}}))
+	}
+	_, err = s.client.Put(ctx, "/list/"+virtkit.KindVirtualMachineInstance+"/ns/broken", `{"metadata":{"labels":{"x":"node-b"`)
+	require.NoError(t, err)
+
+	sel := labels.SelectorFromSet(labels.Set{virtkit.NodeNameLabel: "node-a"})
+	l := &virtkit.VirtualMachineInstanceList{}
+	require.NoError(t, s.List(ctx, l, store.ListOptions{LabelSelector: sel}))
+	var names []string
+	for _, v := range l.Items {
+		names = append(names, v.Name)
+	}
+	assert.Equal(t, []string{"a1", "a2"}, names)
+	assert.Empty(t, s.CorruptObjects(), "the selector list decoded a value that cannot match")
+
+	require.NoError(t, s.List(ctx, l, store.ListOptions{}))
+	assert.Len(t, l.Items, 3)
+	assert.Len(t, s.CorruptObjects(), 1, "a full list finds the corrupt value")
+	// A selector list after that leaves the record alone.
+	require.NoError(t, s.List(ctx, l, store.ListOptions{LabelSelector: sel}))
+	assert.Len(t, s.CorruptObjects(), 1)
+}
