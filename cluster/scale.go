@@ -67,6 +67,27 @@ type ScaleResult struct {
 	// Controllers are the per-controller numbers at the end (node agents
 	// summed under "node").
 	Controllers []ControllerCounts
+	// Backend is "memory" (one process) or "etcd" (a controller process
+	// and node agent processes against an etcd server).
+	Backend string `json:",omitempty"`
+	// Processes break CPU and peak RSS down per process when the run
+	// spans several (CPU, CPUPerVM and PeakRSS are then their sums, and
+	// PeakGoroutines is unknown: 0).
+	Processes []ProcessCounts `json:",omitempty"`
+}
+
+// ProcessCounts are one process's share of a multi-process scale run.
+type ProcessCounts struct {
+	// Name is "controller", a node name, "etcd" or "bench" (the creating
+	// client and its watches).
+	Name string
+	// CPU is user + system time from the first create to the last VMI
+	// Running; PeakRSS the peak resident set over the process's life.
+	CPU     time.Duration
+	PeakRSS uint64
+	// Reconciles is the process's reconcile count at the end (0 for
+	// processes that run no controller).
+	Reconciles uint64
 }
 
 // ControllerCounts are one controller's totals over a scale run.
@@ -166,6 +187,7 @@ func MeasureScale(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 		ReconcilesPerVM: float64(reconciles) / float64(o.VMs),
 		Store:           counting.Counts(),
 		PeakGoroutines:  peakG,
+		Backend:         "memory",
 	}
 	r.WritesPerVM = float64(vmWrites(r.Store)) / float64(o.VMs)
 	if rssReset {
@@ -231,6 +253,10 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
 }
+
+// ScaleVM is the VM every scale run creates: runStrategy Always, 64 MiB of
+// guest memory, in namespace "scale".
+func ScaleVM(name string) *virtkit.VirtualMachine { return scaleVM(name) }
 
 func scaleVM(name string) *virtkit.VirtualMachine {
 	always := virtkit.RunStrategyAlways

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -70,9 +71,15 @@ type Options struct {
 	Watchdog Watchdog
 	// ResyncPeriod re-reads every VMI of the node; default 30 s.
 	ResyncPeriod time.Duration
-	// StatusInterval is how often a running VMI's status is refreshed from
-	// the domain when nothing else happens (stats, agent); default 10 s.
+	// StatusInterval is the safety net of a running VMI's status: events
+	// refresh it as things change (the hypervisor's domain and agent-channel
+	// events, the GuestInfo source's change callbacks, VMI writes), and a
+	// VMI nothing happened to is refreshed after StatusInterval, stretched
+	// by a random fraction up to StatusJitter so that guests started
+	// together do not refresh together; default 10 s.
 	StatusInterval time.Duration
+	// StatusJitter is that fraction; default 0.2, negative for none.
+	StatusJitter float64
 	// Workers bounds concurrent reconciles; default 4.
 	Workers int
 	// ReconcileTimeout bounds one reconcile, so a hypervisor call that hangs
@@ -181,6 +188,12 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = 10 * time.Second
+	}
+	switch {
+	case opts.StatusJitter == 0:
+		opts.StatusJitter = 0.2
+	case opts.StatusJitter < 0:
+		opts.StatusJitter = 0
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 4
@@ -320,6 +333,13 @@ func SplitDomainName(domain string) (namespace, name string, ok bool) {
 		return "", "", false
 	}
 	return ns, n, true
+}
+
+// statusResync is when a running VMI's status is refreshed again if no
+// event comes first: StatusInterval, jittered.
+func (a *Agent) statusResync() time.Duration {
+	d := a.opts.StatusInterval
+	return d + time.Duration(rand.Float64()*a.opts.StatusJitter*float64(d))
 }
 
 func (a *Agent) now() metav1.Time { return metav1.NewTime(a.opts.Now().UTC().Truncate(time.Second)) }

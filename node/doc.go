@@ -36,6 +36,19 @@
 // (UUID, interfaces, virtkit metadata) come from the definition it built,
 // not from reading its XML back.
 //
+// # What the agent watches and when it refreshes status
+//
+// An agent watches only the VMIs placed on its node (the
+// kubevirt.io/nodeName label) and those migrating to it (the
+// kubevirt.io/migrationTargetNodeName label); on etcd a watch with a label
+// selector skips, without decoding them, the values that cannot match, so
+// an agent's cost follows its own guests, not the fleet. A running VMI's
+// status is refreshed by events: the hypervisor's domain and agent-channel
+// events, the guest-agent pool's change callbacks and writes to the VMI.
+// Options.StatusInterval is only the safety net for what no event
+// announces, jittered (Options.StatusJitter) so that guests started
+// together are not refreshed together.
+//
 // # Ownership
 //
 // An agent touches only the domains that are its own: those whose virtkit

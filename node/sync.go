@@ -128,7 +128,7 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 	if err := a.updateRunningStatus(ctx, vmi, domName, info); err != nil {
 		return controller.Result{}, err
 	}
-	return controller.Result{RequeueAfter: a.opts.StatusInterval}, nil
+	return controller.Result{RequeueAfter: a.statusResync()}, nil
 }
 
 // owns reports whether the VMI's domain belongs on this host.
@@ -264,7 +264,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if err := a.updateRunningStatus(ctx, vmi, domName, info); err != nil {
 		return controller.Result{}, err
 	}
-	return controller.Result{RequeueAfter: a.opts.StatusInterval}, nil
+	return controller.Result{RequeueAfter: a.statusResync()}, nil
 }
 
 // stopForDeletion shuts a deleted VMI's guest down gracefully (ACPI), then

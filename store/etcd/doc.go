@@ -12,6 +12,19 @@
 // store.Scheme's, the same as the memory store's; package storetest's suite
 // runs unchanged against both.
 //
+// # Watches and lists with a label selector
+//
+// etcd cannot filter by label, so every watcher of a kind receives every
+// write. A watch or List with a label selector looks in each value's bytes
+// for the quoted values of the selector's equality terms before decoding
+// it: a value without them cannot match and is skipped undecoded (a node
+// agent decodes its own VMIs, not the fleet's). Such a watch asks etcd for
+// no previous values; it remembers the objects it reported as matching
+// (seeded by a read at the revision it starts from), which tells it when
+// one stops matching (Deleted) or goes away. A value that cannot match and
+// was not reported is never decoded, so a List with a selector does not
+// find corrupt values of objects it would not return.
+//
 // # Compaction
 //
 // etcd forgets old revisions when it compacts. A Watch from a compacted

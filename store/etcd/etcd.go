@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/virtkit/virtkit"
@@ -283,13 +284,16 @@ func (s *Store) get(ctx context.Context, kind store.Kind, key store.Key) (obj vi
 		return nil, 0, false, nil
 	}
 	kv := resp.Kvs[0]
-	obj, err = s.decode(kind, kv, kv.ModRevision)
+	// The value read is most often one this process's watchers have just
+	// decoded (a reconcile reads what its watch event announced): take
+	// their decoding and copy it, cheaper than decoding again.
+	obj, err = s.decodeShared(kind, kv, kv.ModRevision)
 	if err != nil {
 		s.corrupt.found(err, kv.ModRevision)
 		return nil, 0, false, err
 	}
 	s.corrupt.healthy(k, kv.ModRevision)
-	return obj, kv.ModRevision, true, nil
+	return obj.DeepCopyObject().(virtkit.Object), kv.ModRevision, true, nil
 }
 
 // Get implements store.Store.
@@ -314,7 +318,8 @@ func (s *Store) Get(ctx context.Context, key store.Key, obj virtkit.Object) erro
 
 // list reads every object under prefix at one revision, in pages. Corrupt
 // values are skipped (and recorded); they never fail the list.
-func (s *Store) list(ctx context.Context, kind store.Kind, prefix string, keep func(virtkit.Object) bool) ([]virtkit.Object, int64, error) {
+func (s *Store) list(ctx context.Context, kind store.Kind, prefix string, sel labels.Selector) ([]virtkit.Object, int64, error) {
+	needles := selectorNeedles(sel)
 	end := clientv3.GetPrefixRangeEnd(prefix)
 	start := prefix
 	var rev int64
@@ -336,13 +341,19 @@ func (s *Store) list(ctx context.Context, kind store.Kind, prefix string, keep f
 			rev = resp.Header.Revision
 		}
 		for _, kv := range resp.Kvs {
+			if !candidate(needles, kv.Value) {
+				// Cannot match the selector: not decoded. Whether it is
+				// corrupt is not known, so the sweep leaves its record.
+				corrupt[string(kv.Key)] = true
+				continue
+			}
 			obj, err := s.decode(kind, kv, kv.ModRevision)
 			if err != nil {
 				s.corrupt.found(err, kv.ModRevision)
 				corrupt[string(kv.Key)] = true
 				continue
 			}
-			if keep(obj) {
+			if store.Matches(obj, "", sel) {
 				out = append(out, obj)
 			}
 		}
@@ -360,9 +371,7 @@ func (s *Store) List(ctx context.Context, list virtkit.ObjectList, opts store.Li
 	if err != nil {
 		return err
 	}
-	objs, rev, err := s.list(ctx, kind, s.listPrefix(kind, opts.Namespace), func(o virtkit.Object) bool {
-		return store.Matches(o, "", opts.LabelSelector)
-	})
+	objs, rev, err := s.list(ctx, kind, s.listPrefix(kind, opts.Namespace), opts.LabelSelector)
 	if err != nil {
 		return err
 	}
@@ -422,6 +431,9 @@ func (s *Store) UpdateStatus(ctx context.Context, obj virtkit.Object) error {
 func (s *Store) update(ctx context.Context, obj virtkit.Object, prepare func(stored, obj virtkit.Object) (virtkit.Object, store.WriteOp, error)) error {
 	kind, key, err := s.scheme.ObjectKey(obj, false)
 	if err != nil {
+		return err
+	}
+	if done, err := s.updateFromDecoded(ctx, kind, key, obj, prepare); done {
 		return err
 	}
 	stored, rev, ok, err := s.get(ctx, kind, key)

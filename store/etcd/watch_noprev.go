@@ -15,17 +15,6 @@ import (
 // lastStateTimeout bounds the read of a deleted object's last state.
 const lastStateTimeout = 5 * time.Second
 
-// needsPrevKV says whether a watch asks etcd for every event's previous
-// value: only a label selector needs it on every write (an object whose
-// labels stop matching is Deleted for the watcher). Without one, the
-// previous value matters only for a deletion's last state, which
-// translateNoPrev reads back from etcd's history (deletions are rare; every
-// write with PrevKV costs etcd a read of the previous revision per
-// watcher, and the client its transfer and decoding).
-func needsPrevKV(opts store.WatchOptions) bool {
-	return opts.LabelSelector != nil && !opts.LabelSelector.Empty()
-}
-
 // knownCorrupt is the keys under prefix the Store has seen corrupt (a List
 // before the watch records them): a watch without previous values starts
 // with them so that a valid rewrite of one is Added.
@@ -39,11 +28,12 @@ func (s *Store) knownCorrupt(prefix string) map[string]bool {
 	return out
 }
 
-// translateNoPrev is translate for a watch without a selector and without
-// previous values. The watcher remembers the keys whose last value it saw
-// corrupt, so the events are those translate reports: a corrupt write of a
-// known object is Deleted, a valid rewrite of a corrupt value Added, the
-// deletion of a corrupt value not reported.
+// translateNoPrev translates an etcd event for a watch without a selector
+// (etcd sends no previous values: every write with them costs etcd a read
+// of the previous revision per watcher, and the client its transfer and
+// decoding). The watcher remembers the keys whose last value it saw
+// corrupt: a corrupt write of a known object is Deleted, a valid rewrite of
+// a corrupt value Added, the deletion of a corrupt value not reported.
 func (w *watcher) translateNoPrev(ctx context.Context, e *clientv3.Event) (store.Event, bool) {
 	key := string(e.Kv.Key)
 	rev := e.Kv.ModRevision

@@ -1,0 +1,85 @@
+package node_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/store"
+	"github.com/virtkit/virtkit/store/etcd"
+	"github.com/virtkit/virtkit/store/etcd/etcdtest"
+)
+
+// An agent watches only its node's VMIs, on the memory store and on etcd
+// (where its selector watch skips other nodes' VMIs undecoded): a VMI
+// placed on it runs, one placed on another node is left alone, and one
+// moved away (as after a migration: status.nodeName, then the node label)
+// loses its domain here.
+func TestAgentSeesOnlyItsVMIsAndLetsMovedOnesGo(t *testing.T) {
+	tests := []struct {
+		name string
+		open func(t *testing.T) store.Store
+	}{
+		{"memory", func(*testing.T) store.Store { return store.NewMemory() }},
+		{"etcd", func(t *testing.T) store.Store {
+			s, err := etcd.New(t.Context(), etcd.Options{Endpoints: etcdtest.StartServer(t), Prefix: "/watch-test"})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tc.open(t)
+			hv := sim.New(sim.Options{Name: nodeName, CPUs: 16, MemoryBytes: 16 << 30})
+			runAgent(t, st, hv, func(o *node.Options) { o.StatusInterval = time.Hour })
+			ctx := context.Background()
+
+			// Another node's VMI, created first: never started here.
+			other := newScheduledVMI(t, st, "elsewhere")
+			other.Labels[virtkit.NodeNameLabel] = "node-b"
+			require.NoError(t, st.Update(ctx, other))
+			other.Status.NodeName = "node-b"
+			require.NoError(t, st.UpdateStatus(ctx, other))
+
+			newScheduledVMI(t, st, "mine")
+			eventuallyPhase(t, st, "mine", virtkit.Running)
+			assert.Contains(t, domainNames(t, hv), node.DomainName("default", "mine"))
+			assert.NotContains(t, domainNames(t, hv), node.DomainName("default", "elsewhere"))
+			got, _ := getVMI(t, st, "elsewhere")
+			assert.False(t, slices.Contains(got.Finalizers, node.Finalizer), "another node's VMI got this agent's finalizer")
+			assert.Equal(t, virtkit.Scheduled, got.Status.Phase)
+
+			// Moved away.
+			mine, _ := getVMI(t, st, "mine")
+			mine.Status.NodeName = "node-b"
+			require.NoError(t, st.UpdateStatus(ctx, mine))
+			mine.Labels[virtkit.NodeNameLabel] = "node-b"
+			require.NoError(t, st.Update(ctx, mine))
+			require.Eventually(t, func() bool {
+				_, ok := domainNames(t, hv)[node.DomainName("default", "mine")]
+				return !ok
+			}, 20*time.Second, 20*time.Millisecond, "the domain of a VMI moved to another node is removed")
+
+			// Placed here again (a migration back): it runs here again.
+			mine, _ = getVMI(t, st, "mine")
+			mine.Labels[virtkit.NodeNameLabel] = nodeName
+			require.NoError(t, st.Update(ctx, mine))
+			mine.Status.NodeName = nodeName
+			mine.SetPhase(virtkit.Scheduled, metav1.Now())
+			require.NoError(t, st.UpdateStatus(ctx, mine))
+			require.Eventually(t, func() bool {
+				_, ok := domainNames(t, hv)[node.DomainName("default", "mine")]
+				return ok
+			}, 20*time.Second, 20*time.Millisecond, "a VMI placed here again is started")
+		})
+	}
+}
