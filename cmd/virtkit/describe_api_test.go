@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// describe through the API of `virtkit controller --api-addr`: the VM's
+// spec and status, the VMI's conditions and node, the controller's events;
+// errors as kubectl's.
+func TestDescribeOnAPI(t *testing.T) {
+	kc := startAPIController(t, "--nodes", "1", "--heartbeat-interval", "200ms")
+	c := cli{t: t, kubeconfig: kc}
+	manifest := filepath.Join(t.TempDir(), "vm.yaml")
+	require.NoError(t, os.WriteFile(manifest, []byte(apiVM), 0o644))
+	c.ok("apply", "-f", manifest)
+	c.eventually("Running", "get", "vmi", "vm-api")
+	c.eventually("SuccessfulCreate", "describe", "vm", "vm-api")
+
+	vm := c.ok("describe", "vm", "vm-api")
+	for _, want := range []string{"Name:         vm-api\n", "Namespace:    default\n", "Labels:       app=api-test\n",
+		"Kind:         VirtualMachine\n", "  Run Strategy:  Always\n", "Status:\n", "  Conditions:\n",
+		"Events:\n  Type    Reason"} {
+		assert.Contains(t, vm, want)
+	}
+	vmi := c.ok("describe", "virtualmachineinstances", "vm-api")
+	assert.Contains(t, vmi, "Kind:         VirtualMachineInstance\n")
+	assert.Contains(t, vmi, "  Phase:")
+	assert.Contains(t, vmi, "Running")
+	assert.Contains(t, vmi, "    Type:")
+	assert.Regexp(t, `(?m)^  Node Name:\s+\S+$`, vmi)
+	node := strings.TrimSpace(c.ok("get", "vmi", "vm-api", "-o", "jsonpath={.status.nodeName}"))
+	assert.Contains(t, c.ok("describe", "nodes", node), "Name:         "+node+"\n", "cluster-scoped kinds describe too")
+
+	two := c.ok("describe", "vm", "vm-api", "vm-api")
+	assert.Equal(t, 2, strings.Count(two, "Name:         vm-api\n"))
+	assert.Contains(t, c.fails("describe", "vm", "nope"), `Error from server (NotFound): virtualmachines.kubevirt.io "nope" not found`)
+	assert.Contains(t, c.fails("describe", "gadgets", "x"), `the server doesn't have a resource type "gadgets"`)
+	alice := cli{t: t, kubeconfig: tokenUserKubeconfig(t, kc, "alice-token")}
+	assert.Contains(t, alice.fails("describe", "vm", "vm-api", "-n", "default"), "Error from server (Forbidden)")
+}
