@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,4 +44,14 @@ func TestDescribeOnAPI(t *testing.T) {
 	assert.Contains(t, c.fails("describe", "gadgets", "x"), `the server doesn't have a resource type "gadgets"`)
 	alice := cli{t: t, kubeconfig: tokenUserKubeconfig(t, kc, "alice-token")}
 	assert.Contains(t, alice.fails("describe", "vm", "vm-api", "-n", "default"), "Error from server (Forbidden)")
+}
+
+// eventuallyNot waits until the command's output is something else than
+// old (and not empty).
+func (c cli) eventuallyNot(old string, args ...string) {
+	c.t.Helper()
+	require.Eventually(c.t, func() bool {
+		out, _, err := c.run(c.t.Context(), args...)
+		return err == nil && out != "" && out != old
+	}, 30*time.Second, 100*time.Millisecond, "virtkit %s changes from %q", strings.Join(args, " "), old)
 }
