@@ -156,7 +156,7 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, user *
 			DryRun            []string          `json:"dryRun,omitempty"`
 		}
 		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
-			_, err = controller.Migrate(ctx, s.opts.Store, key, controller.MigrateOptions{AddedNodeSelector: o.AddedNodeSelector})
+			err = s.migrateVM(ctx, key, controller.MigrateOptions{AddedNodeSelector: o.AddedNodeSelector})
 		}
 	case "virtualmachines/softreboot", "virtualmachineinstances/softreboot":
 		var o dryRunOptions
@@ -190,6 +190,20 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, user *
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// migrateVM migrates the instance of the VM at key: NotFound when the VM
+// is missing, Conflict when it has no instance (it is not running), as
+// KubeVirt answers.
+func (s *Server) migrateVM(ctx context.Context, key store.Key, opts controller.MigrateOptions) error {
+	if err := s.exists(ctx, "virtualmachines", key); err != nil {
+		return err
+	}
+	_, err := controller.Migrate(ctx, s.opts.Store, key, opts)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: VM is not running", controller.ErrConflictingAction)
+	}
+	return err
 }
 
 // dryRunOptions is the dry-run field every action's options carry.
