@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -79,11 +80,19 @@ func everyVerb(t *testing.T, ts *testServer, rt http.RoundTripper, ns string) []
 	}
 	var groups metav1.APIGroupList
 	get("/apis", &groups)
+	var core metav1.APIVersions
+	get("/api", &core)
+	for _, v := range core.Versions {
+		groups.Groups = append(groups.Groups, metav1.APIGroup{PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: v}})
+	}
 	var out []authzRequest
 	for _, g := range groups.Groups {
 		var rl metav1.APIResourceList
-		get("/apis/"+g.PreferredVersion.GroupVersion, &rl)
-		base := "/apis/" + rl.GroupVersion
+		base := "/apis/" + g.PreferredVersion.GroupVersion
+		if g.Name == "" {
+			base = "/api/" + g.PreferredVersion.GroupVersion
+		}
+		get(base, &rl)
 		for _, r := range rl.APIResources {
 			res, sub, _ := strings.Cut(r.Name, "/")
 			if g.Name == apiserver.SubresourcesGroup {
@@ -112,7 +121,17 @@ func everyVerb(t *testing.T, ts *testServer, rt http.RoundTripper, ns string) []
 			out = append(out,
 				authzRequest{name: r.Name + " get", method: http.MethodGet, path: one},
 				authzRequest{name: r.Name + " list", method: http.MethodGet, path: coll},
-				authzRequest{name: r.Name + " watch", method: http.MethodGet, path: coll + "?watch=true"},
+				authzRequest{name: r.Name + " watch", method: http.MethodGet, path: coll + "?watch=true"})
+			if r.Namespaced {
+				all := base + "/" + res
+				out = append(out,
+					authzRequest{name: r.Name + " list all namespaces", method: http.MethodGet, path: all},
+					authzRequest{name: r.Name + " watch all namespaces", method: http.MethodGet, path: all + "?watch=true"})
+			}
+			if !slices.Contains(r.Verbs, "create") {
+				continue // a read-only view
+			}
+			out = append(out,
 				authzRequest{name: r.Name + " create", method: http.MethodPost, path: coll, body: obj},
 				authzRequest{name: r.Name + " update", method: http.MethodPut, path: one, body: obj},
 				authzRequest{name: r.Name + " merge patch", method: http.MethodPatch, path: one,
@@ -124,12 +143,6 @@ func everyVerb(t *testing.T, ts *testServer, rt http.RoundTripper, ns string) []
 				authzRequest{name: r.Name + " delete", method: http.MethodDelete, path: one},
 				authzRequest{name: r.Name + " deletecollection", method: http.MethodDelete, path: coll},
 			)
-			if r.Namespaced {
-				all := base + "/" + res
-				out = append(out,
-					authzRequest{name: r.Name + " list all namespaces", method: http.MethodGet, path: all},
-					authzRequest{name: r.Name + " watch all namespaces", method: http.MethodGet, path: all + "?watch=true"})
-			}
 		}
 	}
 	return out
@@ -187,12 +200,13 @@ func TestForbiddenEveryVerb(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range reqs {
 		seen[strings.Fields(r.name)[0]] = true
+		seen[r.path] = true
 	}
 	for _, want := range []string{"virtualmachines", "virtualmachines/status", "virtualmachineinstances",
 		"virtualmachineinstancemigrations", "datavolumes", "events", "virtualmachines/start", "virtualmachines/stop",
 		"virtualmachines/restart", "virtualmachines/migrate", "virtualmachines/softreboot", "virtualmachineinstances/pause",
 		"virtualmachineinstances/unpause", "virtualmachineinstances/softreboot", "virtualmachineinstances/guestosinfo",
-		"virtualmachineinstances/userlist", "virtualmachineinstances/filesystemlist"} {
+		"virtualmachineinstances/userlist", "virtualmachineinstances/filesystemlist", "/api/v1/namespaces/default/events"} {
 		assert.True(t, seen[want], "the table covers %s", want)
 	}
 
