@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -69,6 +71,11 @@ func addCoreEvents(res map[schema.GroupVersionResource]*resource) {
 		"reportingComponent":             ev(func(e *virtkit.Event) string { return e.ReportingController }),
 	} {
 		r.fieldLabels[k] = f
+		// The events.k8s.io resource selects by the same fields under
+		// their events.k8s.io names.
+		if name, ok := strings.CutPrefix(k, "involvedObject."); ok {
+			src.fieldLabels["regarding."+name] = f
+		}
 	}
 	res[r.gvr()] = r
 }

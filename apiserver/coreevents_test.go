@@ -86,6 +86,13 @@ func TestCoreV1EventsView(t *testing.T) {
 	_, err = cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.color=red"})
 	assert.True(t, apierrors.IsBadRequest(err), "unknown field label: %v", err)
 
+	// events.k8s.io selects by the same fields under regarding.*.
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/events.k8s.io/v1/namespaces/default/events").
+		Param("fieldSelector", "regarding.name=vm-b,regarding.uid=uid-vm-b").DoRaw(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"name":"vm-b.1"`)
+	assert.NotContains(t, string(raw), `"name":"vm-a.1"`)
+
 	w, err := cs.CoreV1().Events("default").Watch(ctx, metav1.ListOptions{
 		ResourceVersion: list.ResourceVersion, FieldSelector: "involvedObject.name=vm-c"})
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/virtkit/virtkit"
@@ -80,15 +81,21 @@ func runDescribe(ctx context.Context, c *apiClient, w io.Writer, typed string, n
 	return nil
 }
 
-// eventsRegarding lists the events of obj's namespace that regard it (by
-// UID, else by kind and name). A user who may not read events gets the
+// eventsRegarding lists the events that regard obj (by kind, name and
+// UID), at most maxDescribeEvents. A user who may not read events gets the
 // object without them, as kubectl describe does.
 func eventsRegarding(ctx context.Context, c *apiClient, obj *unstructured.Unstructured) ([]virtkit.Event, error) {
 	m, err := c.mapper.RESTMapping(schema.GroupKind{Group: eventsGVR.Group, Kind: virtkit.KindEvent}, eventsGVR.Version)
 	if err != nil {
 		return nil, nil // the server serves no events
 	}
-	list, err := c.resourceFor(m, obj.GetNamespace()).List(ctx, metav1.ListOptions{Limit: maxDescribeEvents})
+	sel := fields.Set{"regarding.kind": obj.GetKind(), "regarding.name": obj.GetName()}
+	if uid := obj.GetUID(); uid != "" {
+		sel["regarding.uid"] = string(uid)
+	}
+	list, err := c.resourceFor(m, obj.GetNamespace()).List(ctx, metav1.ListOptions{
+		Limit: maxDescribeEvents, FieldSelector: sel.AsSelector().String(),
+	})
 	if err != nil {
 		return nil, nil
 	}
@@ -100,14 +107,6 @@ func eventsRegarding(ctx context.Context, c *apiClient, obj *unstructured.Unstru
 		}
 		var e virtkit.Event
 		if json.Unmarshal(data, &e) != nil {
-			continue
-		}
-		r := e.Regarding
-		if uid := obj.GetUID(); r.UID != "" && uid != "" {
-			if r.UID != uid {
-				continue
-			}
-		} else if r.Kind != obj.GetKind() || r.Name != obj.GetName() {
 			continue
 		}
 		out = append(out, e)
