@@ -243,7 +243,7 @@ func scalar(v any) string {
 
 // initialisms are written in capitals in labels.
 var initialisms = map[string]string{
-	"api": "API", "cpu": "CPU", "dns": "DNS", "id": "ID", "ip": "IP", "ips": "IPs", "mac": "MAC",
+	"api": "API", "cpu": "CPU", "dns": "DNS", "http": "HTTP", "id": "ID", "ip": "IP", "ips": "IPs", "mac": "MAC",
 	"os": "OS", "pci": "PCI", "pvc": "PVC", "uid": "UID", "url": "URL", "uuid": "UUID", "vmi": "VMI", "vnc": "VNC",
 }
 
@@ -254,6 +254,10 @@ func labelFor(name string) string {
 	start := 0
 	rs := []rune(name)
 	for i := 1; i < len(rs); i++ {
+		// Binary units stay one word: "PerGiB" is "Per GiB".
+		if rs[i] == 'B' && i >= 2 && rs[i-1] == 'i' && strings.ContainsRune("KMGTPE", rs[i-2]) {
+			continue
+		}
 		if unicode.IsUpper(rs[i]) && (!unicode.IsUpper(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]))) {
 			words = append(words, string(rs[start:i]))
 			start = i

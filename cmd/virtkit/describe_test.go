@@ -25,6 +25,8 @@ func TestDescribeGolden(t *testing.T) {
 	for _, tc := range []struct{ name, object, events string }{
 		{"vmi", "vmi.yaml", "vmi-events.yaml"},
 		{"vm", "vm.yaml", ""},
+		{"vmim", "vmim.yaml", ""},
+		{"dv", "dv.yaml", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join("testdata", "describe")
@@ -53,17 +55,19 @@ func TestDescribeGolden(t *testing.T) {
 
 func TestLabelFor(t *testing.T) {
 	for in, want := range map[string]string{
-		"runStrategy":        "Run Strategy",
-		"apiVersion":         "API Version",
-		"uid":                "UID",
-		"ipAddresses":        "IP Addresses",
-		"migrationState":     "Migration State",
-		"lastProbeTime":      "Last Probe Time",
-		"targetNodeAddress":  "Target Node Address",
-		"VMIName":            "VMI Name",
-		"guestOSInfo":        "Guest OS Info",
-		"a\x1bb":             `A\x1bb`,
-		"dataVolumeTemplate": "Data Volume Template",
+		"runStrategy":             "Run Strategy",
+		"apiVersion":              "API Version",
+		"uid":                     "UID",
+		"ipAddresses":             "IP Addresses",
+		"migrationState":          "Migration State",
+		"lastProbeTime":           "Last Probe Time",
+		"targetNodeAddress":       "Target Node Address",
+		"VMIName":                 "VMI Name",
+		"guestOSInfo":             "Guest OS Info",
+		"a\x1bb":                  `A\x1bb`,
+		"dataVolumeTemplate":      "Data Volume Template",
+		"completionTimeoutPerGiB": "Completion Timeout Per GiB",
+		"http":                    "HTTP",
 	} {
 		assert.Equal(t, want, labelFor(in), in)
 	}
