@@ -145,6 +145,12 @@ func newActionCmd(a vmAction) *cobra.Command {
 			if a.get {
 				return apiFail(cmd, guestInfoCall(cmd.Context(), c, cmd.OutOrStdout(), resource, args[0], a.sub))
 			}
+			if a.resource == "" && what == "VM" {
+				// As virtctl: the VM must exist and be set to run.
+				if err := vmSetToRun(cmd.Context(), c, args[0]); err != nil {
+					return apiFail(cmd, err)
+				}
+			}
 			body := map[string]any{}
 			if extra != nil {
 				more, err := extra()
@@ -300,6 +306,22 @@ func unstructuredString(obj map[string]any, path ...string) (string, bool, error
 	}
 	s, ok := cur.(string)
 	return s, ok, nil
+}
+
+// vmsGVR is the VirtualMachine resource.
+var vmsGVR = migrationsGVR.GroupVersion().WithResource("virtualmachines")
+
+// vmSetToRun checks that the VM exists (NotFound otherwise) and is not
+// Halted.
+func vmSetToRun(ctx context.Context, c *apiClient, name string) error {
+	vm, err := c.dynamic.Resource(vmsGVR).Namespace(c.namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if rs, _, _ := unstructuredString(vm.Object, "spec", "runStrategy"); rs == "Halted" {
+		return fmt.Errorf("VirtualMachine %s is not set to run", name)
+	}
+	return nil
 }
 
 // subresourcePut calls PUT …/namespaces/NS/RESOURCE/NAME/SUB with body.
