@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -28,47 +30,76 @@ const maxDescribeEvents = 500
 
 func newDescribeCmd() *cobra.Command {
 	var (
-		kf kubeFlags
-		ns namespaceFlags
+		kf       kubeFlags
+		ns       namespaceFlags
+		selector string
 	)
 	cmd := &cobra.Command{
-		Use:   "describe <vm|vmi|vmim|dv|node|...> NAME...",
+		Use:   "describe <vm|vmi|vmim|dv|node|...> [NAME...]",
 		Short: "Show the details of objects and their events, kubectl-style",
 		Long: `describe prints each named object as kubectl describe prints a custom
 resource: name, namespace, labels and annotations, then its metadata, spec and
 status (conditions and migration state included) field by field, then the
-events that regard it, oldest first.
+events that regard it, oldest first. Without a NAME it describes every object
+of the kind in the namespace (-l narrows them by label).
 
 It talks to the control plane's API with the kubeconfig from --kubeconfig,
 $KUBECONFIG or ~/.kube/config. Errors are the server's, printed as kubectl
 prints them, with exit status 1.`,
-		Args: cobra.MinimumNArgs(2),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if selector != "" && len(args) > 1 {
+				return apiFail(cmd, errors.New("name cannot be provided when a selector is specified"))
+			}
 			c, err := kf.connect(cmd)
 			if err != nil {
 				return apiFail(cmd, err)
 			}
-			return apiFail(cmd, runDescribe(cmd.Context(), c, cmd.OutOrStdout(), args[0], args[1:], time.Now()))
+			return apiFail(cmd, runDescribe(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], args[1:], selector, time.Now()))
 		},
 	}
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "describe the objects with these labels, e.g. app=web")
 	cmd.ValidArgsFunction = completeKindThenName(&kf, 0)
 	kf.register(cmd)
 	ns.register(cmd, false)
 	return cmd
 }
 
-// runDescribe describes the named objects of one kind, a blank line
-// between two.
-func runDescribe(ctx context.Context, c *apiClient, w io.Writer, typed string, names []string, now time.Time) error {
+// runDescribe describes the named objects of one kind, or without names
+// those the label selector picks, a blank line between two.
+func runDescribe(ctx context.Context, c *apiClient, w, errOut io.Writer, typed string, names []string, selector string, now time.Time) error {
 	m, err := c.mapping(typed)
 	if err != nil {
 		return err
 	}
-	for i, name := range names {
-		obj, err := c.resourceFor(m, c.namespace).Get(ctx, name, metav1.GetOptions{})
+	ri := c.resourceFor(m, c.namespace)
+	var objs []*unstructured.Unstructured
+	if len(names) == 0 {
+		list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return err
 		}
+		if len(list.Items) == 0 {
+			// As kubectl: a note on standard error, not a failure.
+			if m.Scope.Name() == meta.RESTScopeNameNamespace {
+				fmt.Fprintf(errOut, "No resources found in %s namespace.\n", esc(c.namespace))
+			} else {
+				fmt.Fprintln(errOut, "No resources found")
+			}
+			return nil
+		}
+		for i := range list.Items {
+			objs = append(objs, &list.Items[i])
+		}
+	}
+	for _, name := range names {
+		obj, err := ri.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		objs = append(objs, obj)
+	}
+	for i, obj := range objs {
 		evs, err := eventsRegarding(ctx, c, obj)
 		if err != nil {
 			return err

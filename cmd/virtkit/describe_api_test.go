@@ -40,6 +40,16 @@ func TestDescribeOnAPI(t *testing.T) {
 
 	two := c.ok("describe", "vm", "vm-api", "vm-api")
 	assert.Equal(t, 2, strings.Count(two, "Name:         vm-api\n"))
+	byLabel := c.ok("describe", "vms", "-l", "app=api-test")
+	assert.Equal(t, 1, strings.Count(byLabel, "Name:         vm-api\n"), "by label: %s", byLabel)
+	assert.Contains(t, byLabel, "Kind:         VirtualMachine\n")
+	assert.Contains(t, c.ok("describe", "vms"), "Name:         vm-api\n", "every VM of the namespace")
+	out, errOut, err := c.run(t.Context(), "describe", "vms", "-l", "app=none")
+	require.NoError(t, err)
+	assert.Empty(t, out)
+	assert.Equal(t, "No resources found in default namespace.\n", errOut)
+	assert.Contains(t, c.fails("describe", "vms", "vm-api", "-l", "app=none"), "name cannot be provided when a selector is specified")
+	assert.Contains(t, c.ok("get", "events"), "SuccessfulCreate", "virtkit get events reads the server's events")
 	assert.Contains(t, c.fails("describe", "vm", "nope"), `Error from server (NotFound): virtualmachines.kubevirt.io "nope" not found`)
 	assert.Contains(t, c.fails("describe", "gadgets", "x"), `the server doesn't have a resource type "gadgets"`)
 	alice := cli{t: t, kubeconfig: tokenUserKubeconfig(t, kc, "alice-token")}
