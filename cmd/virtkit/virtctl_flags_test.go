@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,7 +55,12 @@ func TestVirtctlFlags(t *testing.T) {
 	require.NotEmpty(t, uid)
 	assert.Equal(t, "Dry Run execution\nVM vm-api was scheduled to restart\n", c.ok("restart", "vm-api", "--force", "--grace-period", "0", "--dry-run"))
 	assert.Equal(t, uid, c.ok("get", "vmi", "vm-api", "-o", "jsonpath={.metadata.uid}"), "a dry-run restart keeps the instance")
-	assert.Equal(t, "VM vm-api was scheduled to restart\n", c.ok("restart", "vm-api", "--force", "--grace-period", "0"))
+	// The start request may still be pending on the VM: KubeVirt answers
+	// Conflict until it is done, so retry.
+	require.Eventually(t, func() bool {
+		out, _, err := c.run(t.Context(), "restart", "vm-api", "--force", "--grace-period", "0")
+		return err == nil && out == "VM vm-api was scheduled to restart\n"
+	}, 30*time.Second, 200*time.Millisecond, "restart --force --grace-period 0")
 	c.eventuallyNot(uid, "get", "vmi", "vm-api", "-o", "jsonpath={.metadata.uid}")
 	c.eventually("Running", "get", "vmi", "vm-api")
 	c.ok("stop", "vm-api", "--force", "--grace-period", "0", "--dry-run")
