@@ -1,12 +1,15 @@
 package apiserver
 
 import (
+	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/virtkit/virtkit"
 )
@@ -34,6 +37,7 @@ func addCoreEvents(res map[schema.GroupVersionResource]*resource) {
 		shortNames:  src.shortNames,
 		namespaced:  src.namespaced,
 		readOnly:    true,
+		columns:     coreEventColumns(),
 		view:        func(o virtkit.Object) runtime.Object { return coreEvent(o) },
 		listView:    coreEventList,
 		fieldLabels: map[string]func(virtkit.Object) string{},
@@ -145,6 +149,61 @@ func (r *resource) out(obj virtkit.Object) runtime.Object {
 		return r.view(obj)
 	}
 	return obj
+}
+
+// coreEventColumns are kube-apiserver's printer columns of core/v1 Events
+// (kubectl get events): LAST SEEN, TYPE, REASON, OBJECT, MESSAGE, and with
+// -o wide SUBOBJECT, SOURCE, FIRST SEEN, COUNT, NAME.
+func coreEventColumns() []column {
+	ev := func(o virtkit.Object) *virtkit.Event {
+		if e, ok := o.(*virtkit.Event); ok {
+			return e
+		}
+		return &virtkit.Event{}
+	}
+	since := func(t metav1.Time, now time.Time) string {
+		if t.IsZero() {
+			return "<unknown>"
+		}
+		return duration.HumanDuration(now.Sub(t.Time))
+	}
+	first := func(e *virtkit.Event) metav1.Time {
+		if !e.DeprecatedFirstTimestamp.IsZero() {
+			return e.DeprecatedFirstTimestamp
+		}
+		return metav1.NewTime(e.EventTime.Time)
+	}
+	return []column{
+		{def: metav1.TableColumnDefinition{Name: "Last Seen", Type: "string"}, cell: func(o virtkit.Object, now time.Time) any {
+			e := ev(o)
+			seen := since(e.LastSeen(), now)
+			if n := e.Count(); n > 1 {
+				seen += " (x" + strconv.Itoa(int(n)) + " over " + since(first(e), now) + ")"
+			}
+			return seen
+		}},
+		col("Type", "string", 0, func(o virtkit.Object) any { return ev(o).Type }),
+		col("Reason", "string", 0, func(o virtkit.Object) any { return ev(o).Reason }),
+		col("Object", "string", 0, func(o virtkit.Object) any {
+			r := ev(o).Regarding
+			return strings.ToLower(r.Kind) + "/" + r.Name
+		}),
+		col("Subobject", "string", 1, func(o virtkit.Object) any { return ev(o).Regarding.FieldPath }),
+		col("Source", "string", 1, func(o virtkit.Object) any {
+			e := ev(o)
+			if h := e.DeprecatedSource.Host; h != "" {
+				return eventSource(e) + ", " + h
+			}
+			return eventSource(e)
+		}),
+		col("Message", "string", 0, func(o virtkit.Object) any { return ev(o).Note }),
+		{def: metav1.TableColumnDefinition{Name: "First Seen", Type: "string", Priority: 1}, cell: func(o virtkit.Object, now time.Time) any {
+			return since(first(ev(o)), now)
+		}},
+		col("Count", "string", 1, func(o virtkit.Object) any { return strconv.Itoa(int(ev(o).Count())) }),
+		{def: metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Priority: 1},
+			cell: func(o virtkit.Object, _ time.Time) any { return o.GetName() }},
+	}
 }
 
 // servesCore reports whether the server has a core (/api/v1) resource.

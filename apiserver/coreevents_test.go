@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -48,7 +49,7 @@ func TestCoreV1EventsView(t *testing.T) {
 	ctx := t.Context()
 	require.NoError(t, st.Create(ctx, storedEvent("vm-a.1", "vm-a", "SuccessfulCreate", 1)))
 	require.NoError(t, st.Create(ctx, storedEvent("vm-b.1", "vm-b", "SuccessfulCreate", 3)))
-	ts := startServer(t, st, apiserver.Options{})
+	ts := startServer(t, st, apiserver.Options{Now: func() time.Time { return time.Date(2026, 12, 3, 10, 10, 0, 0, time.UTC) }})
 	cs, err := kubernetes.NewForConfig(ts.admin())
 	require.NoError(t, err)
 
@@ -86,8 +87,23 @@ func TestCoreV1EventsView(t *testing.T) {
 	_, err = cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.color=red"})
 	assert.True(t, apierrors.IsBadRequest(err), "unknown field label: %v", err)
 
+	// kube-apiserver's printer columns for core events.
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/api/v1/namespaces/default/events").
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Param("fieldSelector", "involvedObject.name=vm-b").DoRaw(ctx)
+	require.NoError(t, err)
+	var tbl metav1.Table
+	require.NoError(t, json.Unmarshal(raw, &tbl))
+	var names []string
+	for _, c := range tbl.ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	assert.Equal(t, []string{"Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message", "First Seen", "Count", "Name"}, names)
+	require.Len(t, tbl.Rows, 1)
+	assert.Equal(t, []any{"5m (x3 over 10m)", "Normal", "SuccessfulCreate", "virtualmachine/vm-b", "", "virtkit.io/virt-controller",
+		"note of vm-b.1", "10m", "3", "vm-b.1"}, tbl.Rows[0].Cells)
+
 	// events.k8s.io selects by the same fields under regarding.*.
-	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/events.k8s.io/v1/namespaces/default/events").
+	raw, err = cs.Discovery().RESTClient().Get().AbsPath("/apis/events.k8s.io/v1/namespaces/default/events").
 		Param("fieldSelector", "regarding.name=vm-b,regarding.uid=uid-vm-b").DoRaw(ctx)
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), `"name":"vm-b.1"`)

@@ -66,7 +66,11 @@ func partialMetadata(obj virtkit.Object) *metav1.PartialObjectMetadata {
 
 func (s *Server) table(r *http.Request, res *resource, objs []virtkit.Object, withColumns bool) (*metav1.Table, error) {
 	include := r.URL.Query().Get("includeObject")
-	t := tableOf(columnsOf(res.gvk.Kind), objs, include, s.opts.Now(), withColumns)
+	cols := res.columns
+	if cols == nil {
+		cols = columnsOf(res.gvk.Kind)
+	}
+	t := tableOf(cols, objs, include, s.opts.Now(), withColumns)
 	for i := range t.Rows {
 		if t.Rows[i].Object.Object == nil {
 			continue

@@ -32,6 +32,8 @@ type resource struct {
 	// get (a core/v1 view of events.k8s.io Events).
 	view     func(virtkit.Object) runtime.Object
 	listView func(objs []virtkit.Object, rv, next string, remaining *int64) runtime.Object
+	// columns, when set, are the printer columns instead of the kind's.
+	columns []column
 }
 
 func (r *resource) gvr() schema.GroupVersionResource {

@@ -37,6 +37,7 @@ func TestKubectlDescribeAndEvents(t *testing.T) {
 	}, 30*time.Second, 200*time.Millisecond, "kubectl describe vmi: %s", out)
 
 	events := k.ok(ctx, "get", "events")
+	assert.Equal(t, []string{"LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}, strings.Fields(strings.Split(events, "\n")[0]))
 	assert.Contains(t, events, "SuccessfulCreate")
 	assert.Contains(t, events, "virtualmachine/vm-api")
 	assert.Contains(t, k.ok(ctx, "get", "events", "--field-selector", "involvedObject.kind=VirtualMachine", "-o", "name"), "event/")
