@@ -22,7 +22,12 @@
 //     subresource, and PATCH as JSON merge patch, JSON patch or strategic
 //     merge patch (which behaves as a merge patch, as for custom resources);
 //   - meta.k8s.io Table responses (kubectl get) with KubeVirt's and CDI's
-//     printer columns, and PartialObjectMetadata.
+//     printer columns, and PartialObjectMetadata;
+//   - the events.k8s.io/v1 Events also as core v1 Events under /api/v1,
+//     read-only (get, list, watch), with kube-apiserver's involvedObject.*,
+//     reason, type and source field selectors: kubectl describe reads an
+//     object's events there. The events.k8s.io resource selects by the
+//     same fields as regarding.*.
 //
 // Every write goes through virtkit's strict decoding, defaulting
 // ([virtkit.DefaultOptions]), [virtkit.Validate] and user admission

@@ -48,7 +48,7 @@ func (s *Server) respondObject(w http.ResponseWriter, r *http.Request, code int,
 	case wantsMetadata(r):
 		s.writeObject(w, r, code, partialMetadata(obj))
 	default:
-		s.writeObject(w, r, code, obj)
+		s.writeObject(w, r, code, res.out(obj))
 	}
 }
 
@@ -66,12 +66,22 @@ func partialMetadata(obj virtkit.Object) *metav1.PartialObjectMetadata {
 
 func (s *Server) table(r *http.Request, res *resource, objs []virtkit.Object, withColumns bool) (*metav1.Table, error) {
 	include := r.URL.Query().Get("includeObject")
-	t := tableOf(columnsOf(res.gvk.Kind), objs, include, s.opts.Now(), withColumns)
+	cols := res.columns
+	if cols == nil {
+		cols = columnsOf(res.gvk.Kind)
+	}
+	t := tableOf(cols, objs, include, s.opts.Now(), withColumns)
 	for i := range t.Rows {
 		if t.Rows[i].Object.Object == nil {
 			continue
 		}
-		raw, err := s.encodeRaw(t.Rows[i].Object.Object)
+		o := t.Rows[i].Object.Object
+		if _, meta := o.(*metav1.PartialObjectMetadata); !meta {
+			if vo, ok := o.(virtkit.Object); ok {
+				o = res.out(vo)
+			}
+		}
+		raw, err := s.encodeRaw(o)
 		if err != nil {
 			return nil, err
 		}
@@ -212,6 +222,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, info *requestInfo)
 			l.Items = append(l.Items, *partialMetadata(o))
 		}
 		s.writeObject(w, r, http.StatusOK, l)
+	case info.res.listView != nil:
+		s.writeObject(w, r, http.StatusOK, info.res.listView(objs, rv, next, remaining))
 	default:
 		list := info.res.newList()
 		setItems(list, objs)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/virtkit/virtkit"
@@ -25,6 +26,14 @@ type resource struct {
 	hasStatus  bool
 	// fieldLabels are the field selector labels this kind supports.
 	fieldLabels map[string]func(virtkit.Object) string
+	// readOnly views serve get, list and watch only.
+	readOnly bool
+	// view and listView, when set, turn stored objects into what clients
+	// get (a core/v1 view of events.k8s.io Events).
+	view     func(virtkit.Object) runtime.Object
+	listView func(objs []virtkit.Object, rv, next string, remaining *int64) runtime.Object
+	// columns, when set, are the printer columns instead of the kind's.
+	columns []column
 }
 
 func (r *resource) gvr() schema.GroupVersionResource {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -118,10 +119,14 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
+	addCoreEvents(res)
 	s := &Server{opts: opts, log: opts.Logger, resources: res, scheme: runtime.NewScheme()}
 	seen := map[schema.GroupVersion]bool{}
 	for _, r := range res {
 		gv := r.gvk.GroupVersion()
+		if r.view != nil {
+			continue // written by its view, never decoded
+		}
 		s.scheme.AddKnownTypeWithName(r.gvk, r.kind.New())
 		s.scheme.AddKnownTypeWithName(gv.WithKind(r.gvk.Kind+"List"), r.newList())
 		if !seen[gv] {
@@ -203,11 +208,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // a request.
 func (s *Server) parse(r *http.Request) (*requestInfo, error) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if len(parts) < 4 || parts[0] != "apis" {
+	var gv schema.GroupVersion
+	var rest []string
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		gv, rest = schema.GroupVersion{Version: parts[1]}, parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		gv, rest = schema.GroupVersion{Group: parts[1], Version: parts[2]}, parts[3:]
+	default:
 		return nil, apierrors.NewNotFound(schema.GroupResource{}, r.URL.Path)
 	}
-	gv := schema.GroupVersion{Group: parts[1], Version: parts[2]}
-	rest := parts[3:]
 	info := &requestInfo{}
 	if rest[0] == "namespaces" && len(rest) >= 3 {
 		info.namespace = rest[1]
@@ -262,6 +272,9 @@ func (s *Server) parse(r *http.Request) (*requestInfo, error) {
 	default:
 		return nil, apierrors.NewMethodNotSupported(res.groupResource(), r.Method)
 	}
+	if res.readOnly && !slices.Contains(readOnlyVerbs, info.verb) {
+		return nil, apierrors.NewMethodNotSupported(res.groupResource(), info.verb)
+	}
 	if info.name == "" && (info.verb == "update" || info.verb == "patch") {
 		return nil, apierrors.NewMethodNotSupported(res.groupResource(), info.verb+" without a name")
 	}
@@ -278,11 +291,17 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 			Major: "1", Minor: "37", GitVersion: s.opts.Version, Platform: "linux/amd64",
 			GoVersion: "go", Compiler: "gc",
 		})
+	case p == "/api/"+coreGV.Version && s.servesCore():
+		s.writeObject(w, r, http.StatusOK, s.resourceList(coreGV))
 	case p == "/api":
+		versions := []string{}
+		if s.servesCore() {
+			versions = append(versions, coreGV.Version)
+		}
 		s.writeObject(w, r, http.StatusOK, &metav1.APIVersions{
 			TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
-			// No core group: the kinds served are all in named groups.
-			Versions: []string{},
+			// The core group holds the read-only view of events only.
+			Versions: versions,
 			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
 				{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
 			},
@@ -345,9 +364,13 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 		if r.gvk.GroupVersion() != gv {
 			continue
 		}
+		rverbs := verbs
+		if r.readOnly {
+			rverbs = readOnlyVerbs
+		}
 		out.APIResources = append(out.APIResources, metav1.APIResource{
 			Name: r.plural, SingularName: r.singular, Namespaced: r.namespaced, Kind: r.gvk.Kind,
-			Verbs: verbs, ShortNames: r.shortNames, Categories: categoriesOf(r.gvk.Kind),
+			Verbs: rverbs, ShortNames: r.shortNames, Categories: categoriesOf(r.gvk.Kind),
 		})
 		if r.hasStatus {
 			out.APIResources = append(out.APIResources, metav1.APIResource{

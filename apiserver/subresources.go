@@ -156,16 +156,30 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, user *
 			DryRun            []string          `json:"dryRun,omitempty"`
 		}
 		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
-			_, err = controller.Migrate(ctx, s.opts.Store, key, controller.MigrateOptions{AddedNodeSelector: o.AddedNodeSelector})
+			err = s.migrateVM(ctx, key, controller.MigrateOptions{AddedNodeSelector: o.AddedNodeSelector})
 		}
 	case "virtualmachines/softreboot", "virtualmachineinstances/softreboot":
-		err = controller.SoftReboot(ctx, s.opts.Store, key, controller.SoftRebootOptions{})
+		var o dryRunOptions
+		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
+			err = controller.SoftReboot(ctx, s.opts.Store, key, controller.SoftRebootOptions{})
+		}
 	case "virtualmachineinstances/pause":
-		err = controller.Pause(ctx, s.opts.Store, key)
+		var o dryRunOptions
+		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
+			err = controller.Pause(ctx, s.opts.Store, key)
+		}
 	case "virtualmachineinstances/unpause":
-		err = controller.Unpause(ctx, s.opts.Store, key)
+		var o dryRunOptions
+		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
+			err = controller.Unpause(ctx, s.opts.Store, key)
+		}
 	case "virtualmachineinstances/guestosinfo", "virtualmachineinstances/userlist", "virtualmachineinstances/filesystemlist":
 		value, err = s.guestInfo(ctx, verb, key)
+	}
+	if err == nil && sr.verb == "update" && dryRunBody(body) {
+		// A dry run changes nothing but still answers NotFound for an
+		// object that is not there.
+		err = s.exists(ctx, resource, key)
 	}
 	if err != nil {
 		s.writeError(w, r, actionError(gr, name, err))
@@ -176,6 +190,41 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, user *
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// migrateVM migrates the instance of the VM at key: NotFound when the VM
+// is missing, Conflict when it has no instance (it is not running), as
+// KubeVirt answers.
+func (s *Server) migrateVM(ctx context.Context, key store.Key, opts controller.MigrateOptions) error {
+	if err := s.exists(ctx, "virtualmachines", key); err != nil {
+		return err
+	}
+	_, err := controller.Migrate(ctx, s.opts.Store, key, opts)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: VM is not running", controller.ErrConflictingAction)
+	}
+	return err
+}
+
+// dryRunOptions is the dry-run field every action's options carry.
+type dryRunOptions struct {
+	DryRun []string `json:"dryRun,omitempty"`
+}
+
+// dryRunBody reports whether an action's options body asks for a dry run.
+func dryRunBody(body []byte) bool {
+	var o dryRunOptions
+	return len(body) > 0 && json.Unmarshal(body, &o) == nil && len(o.DryRun) > 0
+}
+
+// exists answers NotFound when the VM or VMI an action names is missing.
+func (s *Server) exists(ctx context.Context, resource string, key store.Key) error {
+	gvr := schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: resource}
+	res, ok := s.resources[gvr]
+	if !ok {
+		return apierrors.NewNotFound(gvr.GroupResource(), key.Name)
+	}
+	return s.opts.Store.Get(ctx, key, res.newObject())
 }
 
 // errNoGuestInfoSource: the server has no GuestInfo to ask.

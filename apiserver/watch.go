@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 	restwatch "k8s.io/client-go/rest/watch"
@@ -208,7 +207,7 @@ func (wt *watcher) event(ev store.Event) bool {
 
 // send encodes one event; false when the client is gone.
 func (wt *watcher) send(t watch.EventType, obj virtkit.Object) bool {
-	var out runtime.Object = obj
+	out := wt.res.out(obj)
 	switch {
 	case wt.table:
 		tbl, err := wt.s.table(wt.r, wt.res, []virtkit.Object{obj}, wt.columns)
@@ -234,5 +233,5 @@ func (wt *watcher) bookmark(initialEnd bool) bool {
 	if initialEnd {
 		obj.SetAnnotations(map[string]string{InitialEventsEndAnnotation: "true"})
 	}
-	return wt.enc.Encode(&watch.Event{Type: watch.Bookmark, Object: obj}) == nil
+	return wt.enc.Encode(&watch.Event{Type: watch.Bookmark, Object: wt.res.out(obj)}) == nil
 }

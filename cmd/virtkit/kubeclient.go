@@ -190,18 +190,26 @@ func reportErr(w io.Writer, err error) {
 			fmt.Fprintf(w, "error: You must be logged in to the server (%s)\n", escLines(status.Message))
 			return
 		case status.Reason == metav1.StatusReasonInvalid && status.Details != nil:
+			// kubectl: one cause on the same line, several as a list.
 			fmt.Fprintf(w, "The %s %q is invalid", esc(status.Details.Kind), esc(status.Details.Name))
-			if len(status.Details.Causes) == 0 {
+			causes := status.Details.Causes
+			if len(causes) == 0 {
 				fmt.Fprintln(w)
 				return
 			}
-			fmt.Fprintln(w, ":")
-			for _, c := range status.Details.Causes {
+			line := func(c metav1.StatusCause) string {
 				if c.Field != "" {
-					fmt.Fprintf(w, "* %s: %s\n", esc(c.Field), esc(c.Message))
-				} else {
-					fmt.Fprintf(w, "* %s\n", esc(c.Message))
+					return esc(c.Field) + ": " + esc(c.Message)
 				}
+				return esc(c.Message)
+			}
+			if len(causes) == 1 {
+				fmt.Fprintf(w, ": %s\n", line(causes[0]))
+				return
+			}
+			fmt.Fprintln(w, ": ")
+			for _, c := range causes {
+				fmt.Fprintf(w, "* %s\n", line(c))
 			}
 			return
 		}

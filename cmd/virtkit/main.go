@@ -44,6 +44,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newApplyCmd())
 	root.AddCommand(newGetCmd())
 	root.AddCommand(newDeleteCmd())
+	root.AddCommand(newDescribeCmd())
 	root.AddCommand(newVirtctlCmds()...)
 	return root
 }

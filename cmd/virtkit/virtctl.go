@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,15 +32,21 @@ type vmAction struct {
 	// done is what virtctl prints on success, %s being the name.
 	done string
 	get  bool // a GET printing the JSON reply (guest information)
+	// dryRun adds virtctl's --dry-run (the server checks, changes nothing).
+	dryRun bool
+	// flags registers the verb's own flags and returns what they add to
+	// the request's options body.
+	flags func(cmd *cobra.Command) func() (map[string]any, error)
 }
 
 func virtctlActions() []vmAction {
 	return []vmAction{
-		{use: "start VM", short: "Start a virtual machine", resource: "virtualmachines", sub: "start", done: "VM %s was scheduled to start"},
-		{use: "restart VM", short: "Restart a virtual machine", resource: "virtualmachines", sub: "restart", done: "VM %s was scheduled to restart"},
-		{use: "migrate VM", short: "Live-migrate a virtual machine's instance to another node", resource: "virtualmachines", sub: "migrate", done: "VM %s was scheduled to migrate"},
-		{use: "pause (vm|vmi) NAME", short: "Pause a virtual machine's guest", sub: "pause", done: "%s was scheduled to pause"},
-		{use: "unpause (vm|vmi) NAME", short: "Unpause a paused guest", sub: "unpause", done: "%s was scheduled to unpause"},
+		{use: "start VM", short: "Start a virtual machine", resource: "virtualmachines", sub: "start", done: "VM %s was scheduled to start",
+			dryRun: true, flags: startFlags},
+		{use: "migrate VM", short: "Live-migrate a virtual machine's instance to another node", resource: "virtualmachines", sub: "migrate",
+			done: "VM %s was scheduled to migrate", dryRun: true, flags: migrateFlags},
+		{use: "pause (vm|vmi) NAME", short: "Pause a virtual machine's guest", sub: "pause", done: "%s was scheduled to pause", dryRun: true},
+		{use: "unpause (vm|vmi) NAME", short: "Unpause a paused guest", sub: "unpause", done: "%s was scheduled to unpause", dryRun: true},
 		{use: "soft-reboot VMI", short: "Reboot a guest through its agent or ACPI", resource: "virtualmachineinstances", sub: "softreboot", done: "VMI %s was scheduled to soft reboot"},
 		{use: "guestosinfo VMI", short: "Print the guest agent's OS information (JSON)", resource: "virtualmachineinstances", sub: "guestosinfo", get: true},
 		{use: "userlist VMI", short: "Print the users logged into the guest (JSON)", resource: "virtualmachineinstances", sub: "userlist", get: true},
@@ -59,12 +66,54 @@ func newVirtctlCmds() []*cobra.Command {
 	for _, a := range virtctlActions() {
 		cmds = append(cmds, newActionCmd(a))
 	}
-	return append(cmds, newStopCmd(), newMigrateCancelCmd())
+	return append(cmds, newForceCmd("stop", "gracePeriod"), newForceCmd("restart", "gracePeriodSeconds"), newMigrateCancelCmd())
+}
+
+// startFlags is start's --paused.
+func startFlags(cmd *cobra.Command) func() (map[string]any, error) {
+	paused := cmd.Flags().Bool("paused", false, "start the virtual machine with its guest paused")
+	return func() (map[string]any, error) {
+		if *paused {
+			return map[string]any{"paused": true}, nil
+		}
+		return nil, nil
+	}
+}
+
+// migrateFlags is migrate's --addedNodeSelector.
+func migrateFlags(cmd *cobra.Command) func() (map[string]any, error) {
+	sel := cmd.Flags().StringToString("addedNodeSelector", nil,
+		"key=value,...: node labels the migration's target must also have (narrows the VM's own constraints for this migration)")
+	return func() (map[string]any, error) {
+		if len(*sel) == 0 {
+			return nil, nil
+		}
+		return map[string]any{"addedNodeSelector": *sel}, nil
+	}
+}
+
+// dryRunUsage is virtctl's --dry-run.
+const dryRunUsage = "ask the server to check the request without doing it"
+
+// dryRunBody adds the server-side dry run to an options body and says so
+// first, as virtctl does.
+func dryRunBody(w io.Writer, body map[string]any, dryRun bool) map[string]any {
+	if !dryRun {
+		return body
+	}
+	if body == nil {
+		body = map[string]any{}
+	}
+	fmt.Fprintln(w, "Dry Run execution")
+	body["dryRun"] = []string{metav1.DryRunAll}
+	return body
 }
 
 func newActionCmd(a vmAction) *cobra.Command {
 	var kf kubeFlags
 	var ns namespaceFlags
+	var dryRun bool
+	var extra func() (map[string]any, error)
 	nargs := 1
 	if a.resource == "" {
 		nargs = 2
@@ -96,7 +145,22 @@ func newActionCmd(a vmAction) *cobra.Command {
 			if a.get {
 				return apiFail(cmd, guestInfoCall(cmd.Context(), c, cmd.OutOrStdout(), resource, args[0], a.sub))
 			}
-			if err := subresourcePut(cmd.Context(), c, resource, args[0], a.sub, struct{}{}); err != nil {
+			if a.resource == "" && what == "VM" {
+				// As virtctl: the VM must exist and be set to run.
+				if err := vmSetToRun(cmd.Context(), c, args[0]); err != nil {
+					return apiFail(cmd, err)
+				}
+			}
+			body := map[string]any{}
+			if extra != nil {
+				more, err := extra()
+				if err != nil {
+					return apiFail(cmd, err)
+				}
+				maps.Copy(body, more)
+			}
+			body = dryRunBody(cmd.OutOrStdout(), body, dryRun)
+			if err := subresourcePut(cmd.Context(), c, resource, args[0], a.sub, body); err != nil {
 				return apiFail(cmd, err)
 			}
 			msg := a.done
@@ -116,20 +180,34 @@ func newActionCmd(a vmAction) *cobra.Command {
 	cmd.ValidArgsFunction = completeNames(&kf, kind)
 	kf.register(cmd)
 	ns.register(cmd, false)
+	if a.dryRun {
+		cmd.Flags().BoolVar(&dryRun, "dry-run", false, dryRunUsage)
+	}
+	if a.flags != nil {
+		extra = a.flags(cmd)
+	}
 	return cmd
 }
 
-func newStopCmd() *cobra.Command {
+// newForceCmd is stop or restart: --force with --grace-period N overrides
+// the instance's termination grace period (KubeVirt's StopOptions
+// gracePeriod, RestartOptions gracePeriodSeconds: graceKey).
+func newForceCmd(verb, graceKey string) *cobra.Command {
 	var (
 		kf          kubeFlags
 		ns          namespaceFlags
 		force       bool
+		dryRun      bool
 		gracePeriod int64
 	)
+	short, long := "Stop a virtual machine", "Stop a virtual machine: its instance is shut down gracefully."
+	if verb == "restart" {
+		short, long = "Restart a virtual machine", "Restart a virtual machine: its instance is shut down gracefully and a new one started."
+	}
 	cmd := &cobra.Command{
-		Use:   "stop VM",
-		Short: "Stop a virtual machine",
-		Long: `Stop a virtual machine: its instance is shut down gracefully. --force with
+		Use:   verb + " VM",
+		Short: short,
+		Long: long + ` --force with
 --grace-period N overrides the instance's termination grace period (0 kills it
 at once).` + virtctlLong,
 		Args: cobra.ExactArgs(1),
@@ -142,7 +220,7 @@ at once).` + virtctlLong,
 				if gracePeriod < 0 {
 					return apiFail(cmd, fmt.Errorf("--grace-period: must not be negative, got %d", gracePeriod))
 				}
-				body["gracePeriod"] = gracePeriod
+				body[graceKey] = gracePeriod
 			} else if force {
 				return apiFail(cmd, errors.New("--force: needs --grace-period"))
 			}
@@ -150,18 +228,20 @@ at once).` + virtctlLong,
 			if err != nil {
 				return apiFail(cmd, err)
 			}
-			if err := subresourcePut(cmd.Context(), c, "virtualmachines", args[0], "stop", body); err != nil {
+			body = dryRunBody(cmd.OutOrStdout(), body, dryRun)
+			if err := subresourcePut(cmd.Context(), c, "virtualmachines", args[0], verb, body); err != nil {
 				return apiFail(cmd, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "VM %s was scheduled to stop\n", esc(args[0]))
+			fmt.Fprintf(cmd.OutOrStdout(), "VM %s was scheduled to %s\n", esc(args[0]), verb)
 			return nil
 		},
 	}
 	kf.register(cmd)
 	ns.register(cmd, false)
-	cmd.Flags().BoolVar(&force, "force", false, "stop with --grace-period instead of the instance's termination grace period")
+	cmd.Flags().BoolVar(&force, "force", false, verb+" with --grace-period instead of the instance's termination grace period")
 	cmd.ValidArgsFunction = completeNames(&kf, "vms")
 	cmd.Flags().Int64Var(&gracePeriod, "grace-period", 0, "seconds the guest gets to shut down (with --force)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, dryRunUsage)
 	return cmd
 }
 
@@ -226,6 +306,22 @@ func unstructuredString(obj map[string]any, path ...string) (string, bool, error
 	}
 	s, ok := cur.(string)
 	return s, ok, nil
+}
+
+// vmsGVR is the VirtualMachine resource.
+var vmsGVR = migrationsGVR.GroupVersion().WithResource("virtualmachines")
+
+// vmSetToRun checks that the VM exists (NotFound otherwise) and is not
+// Halted.
+func vmSetToRun(ctx context.Context, c *apiClient, name string) error {
+	vm, err := c.dynamic.Resource(vmsGVR).Namespace(c.namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if rs, _, _ := unstructuredString(vm.Object, "spec", "runStrategy"); rs == "Halted" {
+		return fmt.Errorf("VirtualMachine %s is not set to run", name)
+	}
+	return nil
 }
 
 // subresourcePut calls PUT …/namespaces/NS/RESOURCE/NAME/SUB with body.
