@@ -322,6 +322,9 @@ func setDefaultVolumeDisks(spec *VirtualMachineInstanceSpec) {
 	for _, d := range spec.Domain.Devices.Disks {
 		have[d.Name] = true
 	}
+	for _, f := range spec.Domain.Devices.Filesystems { // shared, not a disk
+		have[f.Name] = true
+	}
 	for _, v := range spec.Volumes {
 		if !have[v.Name] {
 			spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, Disk{Name: v.Name})

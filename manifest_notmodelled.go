@@ -53,8 +53,6 @@ func notModelled(typeName, key string) (string, bool) {
 		what = "guest NUMA and realtime vCPUs"
 	case "Devices.gpus", "Devices.hostDevices":
 		what = "device passthrough"
-	case "Devices.filesystems":
-		what = "virtiofs filesystems"
 	case "Devices.video":
 		what = "video device models"
 	case "Devices.sound":
