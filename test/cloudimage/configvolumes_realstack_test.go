@@ -92,3 +92,72 @@ func TestRealConfigVolumes(t *testing.T) {
 	}
 	t.Logf("guest mounts:\n%s", r.Stdout)
 }
+
+// TestRealVirtiofs boots the Debian cloud image with a ConfigMap and a
+// downwardAPI volume shared by virtiofs: the node runs a virtiofsd per
+// share, the guest mounts each by its tag and reads the files through the
+// guest agent; the VMI is not live-migratable (libvirt refuses it).
+func TestRealVirtiofs(t *testing.T) {
+	img := requireCloudStack(t)
+	data, err := os.ReadFile("testdata/virtiofs.yaml")
+	require.NoError(t, err)
+	objs, err := virtkit.DecodeBytes(data)
+	require.NoError(t, err)
+	var vmi *virtkit.VirtualMachineInstance
+	for _, o := range objs {
+		if v, ok := o.(*virtkit.VirtualMachineInstance); ok {
+			vmi = v
+		}
+	}
+	require.NotNil(t, vmi)
+
+	c := startCluster(t, img)
+	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout+2*time.Minute)
+	defer cancel()
+	hv := c.Node(nodeName).Hypervisor
+	if err := hv.Destroy(ctx, domain.DomainName(vmi)); err == nil {
+		t.Logf("destroyed a leftover %s", domain.DomainName(vmi))
+	}
+	_ = hv.Undefine(ctx, domain.DomainName(vmi))
+
+	start := time.Now()
+	require.NoError(t, c.Apply(ctx, objs...))
+	bctx, bcancel := context.WithTimeout(ctx, bootTimeout)
+	got, err := c.WaitForVMI(bctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && (v.IsFinal() || v.IsRunning() &&
+			virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected))
+	})
+	bcancel()
+	require.NoError(t, err, "the Debian guest boots and its agent answers")
+	require.False(t, got.IsFinal(), "VMI ended: %s", got.Status.Phase)
+	t.Logf("boot to guest agent: %s", time.Since(start).Round(100*time.Millisecond))
+	mig := virtkit.GetCondition(got.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable)
+	require.NotNil(t, mig)
+	assert.Equal(t, virtkit.VirtIOFSNotLiveMigratableReason, mig.Reason)
+
+	xml, err := hv.XML(ctx, domain.DomainName(got))
+	require.NoError(t, err)
+	assert.Contains(t, xml, "<driver type='virtiofs' queue='1024'/>")
+	assert.Contains(t, xml, "<target dir='app-config'/>")
+
+	opts := guestagent.Options{CallTimeout: 30 * time.Second}
+	ac := hv.(hypervisor.AgentCommander)
+	g := guest{c: guestagent.New(guestagent.NewPassthroughTransport(ac, domain.DomainName(got), opts), opts)}
+	for _, tc := range []struct{ tag, key, want string }{
+		{"app-config", "greeting", "hello over virtiofs"},
+		{"podinfo", "labels", `app="shared"`},
+	} {
+		dir := "/mnt/" + tc.tag
+		r, err := g.exec(ctx, "/bin/sh", "-c", "set -e; mkdir -p "+dir+"; mountpoint -q "+dir+" || mount -t virtiofs "+tc.tag+" "+dir+"; cat "+dir+"/"+tc.key)
+		require.NoError(t, err)
+		require.Equal(t, 0, r.Code, "%s: %s", tc.tag, r.Stderr)
+		if tc.tag == "podinfo" { // with the labels virtkit adds (the node's name)
+			assert.Contains(t, strings.Split(r.Stdout, "\n"), tc.want, "file %s of the share %s", tc.key, tc.tag)
+		} else {
+			assert.Equal(t, tc.want, r.Stdout, "file %s of the share %s", tc.key, tc.tag)
+		}
+	}
+	r, err := g.exec(ctx, "/bin/sh", "-c", "grep ' virtiofs ' /proc/mounts")
+	require.NoError(t, err)
+	t.Logf("guest mounts:\n%s", r.Stdout)
+}
