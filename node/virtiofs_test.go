@@ -99,6 +99,16 @@ func TestVirtiofsShares(t *testing.T) {
 	ctx := context.Background()
 	st, hv := store.NewMemory(), sim.New(sim.Options{Name: nodeName})
 	runDir := t.TempDir()
+	t.Cleanup(func() { // whatever a failed run left
+		pids, _ := filepath.Glob(filepath.Join(runDir, "*", "virtiofs", "*.sock.pid"))
+		for _, pf := range pids {
+			if b, err := os.ReadFile(pf); err == nil {
+				if pid, err := strconv.Atoi(string(b)); err == nil && pid > 1 {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+	})
 	tweak := func(o *node.Options) { o.Domain.RuntimeDir = runDir }
 	stop := runAgent(t, st, hv, tweak)
 	vmi := newSharingVMI(t, st, "shares")
