@@ -378,7 +378,6 @@ var docsNotModelled = map[string]string{
 	"vmi-numa.yaml#numa":            "spec.domain.cpu.numa",
 	"vmi-sev.yaml#sev":              "spec.domain.launchSecurity",
 	"vmi-video.yaml#video":          "spec.domain.devices.video",
-	"vmi-watchdog.yaml#watched":     "spec.domain.devices.watchdog",
 	"vmi-usb.yaml#vmi-usb":          "spec.domain.devices.hostDevices",
 }
 

@@ -162,6 +162,7 @@ func (o DefaultOptions) setVMISpecDefaults(spec *VirtualMachineInstanceSpec, uui
 	o.setDefaultNetwork(spec)
 	// 9. a disk for every volume that has none.
 	setDefaultVolumeDisks(spec)
+	setWatchdogDefaults(&spec.Domain.Devices)
 	// 10. API defaults.
 	setAPIDefaults(spec, uuid)
 	// 11. Hyper-V dependencies.

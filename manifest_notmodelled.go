@@ -65,7 +65,7 @@ var notModelledFields = map[string][2]string{
 	"Devices.hostDevices":                                  {"device passthrough", whyPassthrough},
 	"Devices.video":                                        {"video device models", "the domain builder writes KubeVirt's default VGA device and no other model"},
 	"Devices.sound":                                        {"sound devices", "the domain builder writes no sound device"},
-	"Devices.watchdog":                                     {"watchdog devices", "the domain builder writes no watchdog device"},
+	"Watchdog.diag288":                                     {"the s390x watchdog", "virtkit's watchdog is the i6300esb model"},
 	"Devices.autoattachVSOCK":                              {"VSOCK", "it needs vhost-vsock on the host and a CID allocator across nodes, which virtkit does not have"},
 	"Devices.downwardMetrics":                              {"downward metrics", whyDownward},
 	"Devices.panicDevices":                                 {"panic devices", "the domain builder writes no panic device"},

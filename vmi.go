@@ -357,6 +357,8 @@ type Devices struct {
 	// Filesystems share volumes with the guest over virtiofs; see
 	// Filesystem.
 	Filesystems []Filesystem `json:"filesystems,omitempty"`
+	// Watchdog is an emulated watchdog device; see Watchdog.
+	Watchdog *Watchdog `json:"watchdog,omitempty"`
 }
 
 // Rng adds a virtio-rng device fed from /dev/urandom.

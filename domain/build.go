@@ -172,6 +172,7 @@ func (b *builder) build() *libvirtxml.Domain {
 	b.interfaces(dom)
 	b.devices(dom)
 	b.filesystems(dom)
+	b.watchdog(dom)
 	b.controllers(dom)
 	return dom
 }
