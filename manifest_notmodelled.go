@@ -40,10 +40,6 @@ const (
 // notModelledFields maps "GoType.jsonKey" to what the field is and why
 // virtkit refuses it.
 var notModelledFields = map[string][2]string{
-	"InstancetypeMatcher.inferFromVolumeFailurePolicy":     {"inferring instancetypes and preferences from volumes", "inference is not built; name the instancetype"},
-	"PreferenceMatcher.inferFromVolumeFailurePolicy":       {"inferring instancetypes and preferences from volumes", "inference is not built; name the preference"},
-	"InstancetypeMatcher.inferFromVolume":                  {"inferring instancetypes and preferences from volumes", "inference is not built; name the instancetype"},
-	"PreferenceMatcher.inferFromVolume":                    {"inferring instancetypes and preferences from volumes", "inference is not built; name the preference"},
 	"VirtualMachineInstancetypeSpec.gpus":                  {"device passthrough", whyPassthrough},
 	"VirtualMachineInstancetypeSpec.hostDevices":           {"device passthrough", whyPassthrough},
 	"VirtualMachineInstancetypeSpec.launchSecurity":        {"confidential computing (SEV, SNP, TDX, Secure Execution)", whyConfidential},
