@@ -141,4 +141,3 @@ func TestInferInstancetypeFromVolume(t *testing.T) {
 		})
 	}
 }
-
