@@ -59,7 +59,6 @@ var notModelledFields = map[string][2]string{
 	"CPU.realtime":                                         {"guest NUMA and realtime vCPUs", whyNUMA},
 	"Devices.gpus":                                         {"device passthrough", whyPassthrough},
 	"Devices.hostDevices":                                  {"device passthrough", whyPassthrough},
-	"Devices.video":                                        {"video device models", "the domain builder writes KubeVirt's default VGA device and no other model"},
 	"Devices.sound":                                        {"sound devices", "the domain builder writes no sound device"},
 	"Watchdog.diag288":                                     {"the s390x watchdog", "virtkit's watchdog is the i6300esb model"},
 	"Devices.autoattachVSOCK":                              {"VSOCK", "it needs vhost-vsock on the host and a CID allocator across nodes, which virtkit does not have"},

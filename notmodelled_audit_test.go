@@ -20,8 +20,6 @@ func TestNotModelledAudit(t *testing.T) {
 	}{
 		{feature: "network binding plugins", iface: "binding: {name: passt}",
 			path: "spec.domain.devices.interfaces[0].binding", why: "no plugins"},
-		{feature: "video models", devices: "video: {type: virtio}",
-			path: "spec.domain.devices.video", why: "VGA"},
 		{feature: "containerPath volumes", volume: "containerPath: {path: /var/run/secrets}",
 			path: "spec.volumes[1].containerPath", why: "runs no pods"},
 		{feature: "IO thread policies", domain: "ioThreadsPolicy: auto",

@@ -359,6 +359,8 @@ type Devices struct {
 	Filesystems []Filesystem `json:"filesystems,omitempty"`
 	// Watchdog is an emulated watchdog device; see Watchdog.
 	Watchdog *Watchdog `json:"watchdog,omitempty"`
+	// Video chooses the graphics device's model; see VideoDevice.
+	Video *VideoDevice `json:"video,omitempty"`
 }
 
 // Rng adds a virtio-rng device fed from /dev/urandom.
