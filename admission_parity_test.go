@@ -377,9 +377,6 @@ var docsNotModelled = map[string]string{
 	"vmi-gpu.yaml#gpu":              "spec.domain.devices.gpus",
 	"vmi-numa.yaml#numa":            "spec.domain.cpu.numa",
 	"vmi-sev.yaml#sev":              "spec.domain.launchSecurity",
-	"vmi-video.yaml#video":          "spec.domain.devices.video",
-	"vmi-watchdog.yaml#watched":     "spec.domain.devices.watchdog",
-	"vmi-virtiofs.yaml#shared":      "spec.domain.devices.filesystems",
 	"vmi-usb.yaml#vmi-usb":          "spec.domain.devices.hostDevices",
 }
 

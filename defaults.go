@@ -162,6 +162,7 @@ func (o DefaultOptions) setVMISpecDefaults(spec *VirtualMachineInstanceSpec, uui
 	o.setDefaultNetwork(spec)
 	// 9. a disk for every volume that has none.
 	setDefaultVolumeDisks(spec)
+	setWatchdogDefaults(&spec.Domain.Devices)
 	// 10. API defaults.
 	setAPIDefaults(spec, uuid)
 	// 11. Hyper-V dependencies.
@@ -321,6 +322,9 @@ func setDefaultVolumeDisks(spec *VirtualMachineInstanceSpec) {
 	have := make(map[string]bool, len(spec.Domain.Devices.Disks))
 	for _, d := range spec.Domain.Devices.Disks {
 		have[d.Name] = true
+	}
+	for _, f := range spec.Domain.Devices.Filesystems { // shared, not a disk
+		have[f.Name] = true
 	}
 	for _, v := range spec.Volumes {
 		if !have[v.Name] {

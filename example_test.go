@@ -43,7 +43,7 @@ spec:
 	fmt.Println(errors.Is(err, virtkit.ErrUnknownField))
 	// Output:
 	// decoded VirtualMachineInstanceMigration prod/migrate-web
-	// document 1 (VirtualMachine gpu-box): spec.template.spec.domain.devices.gpus: not supported: a KubeVirt field for device passthrough, which virtkit does not model
+	// document 1 (VirtualMachine gpu-box): spec.template.spec.domain.devices.gpus: not supported: a KubeVirt field for device passthrough, which virtkit does not model: a virtkit node declares no permitted host devices (KubeVirt's permittedHostDevices) and has no device plugins
 	// true
 }
 

@@ -259,15 +259,41 @@ type MemoryPreferenceRequirement struct {
 }
 
 // InstancetypeMatcher is a VM's spec.instancetype: which instance type
-// it uses. Kind defaults to VirtualMachineClusterInstancetype. KubeVirt's
-// inferFromVolume is refused at decode (NotSupported).
+// it uses. Kind defaults to VirtualMachineClusterInstancetype.
 type InstancetypeMatcher struct {
 	Name string `json:"name,omitempty"`
 	Kind string `json:"kind,omitempty"`
 	// RevisionName names the ControllerRevision that holds the instance
 	// type the VM was first started with.
 	RevisionName string `json:"revisionName,omitempty"`
+	// InferFromVolume names a template volume (a dataVolume or a
+	// persistentVolumeClaim) whose DataVolume's labels
+	// (DefaultInstancetypeLabel, DefaultInstancetypeKindLabel) name the
+	// instance type; it is resolved when the VM is applied.
+	InferFromVolume string `json:"inferFromVolume,omitempty"`
+	// InferFromVolumeFailurePolicy is Reject (the default: a VM whose
+	// volume names no instance type is refused) or Ignore (the matcher is
+	// dropped).
+	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty"`
 }
+
+// InferFromVolumeFailurePolicy is what a failed inference does.
+type InferFromVolumeFailurePolicy string
+
+// Inference failure policies.
+const (
+	RejectInferFromVolumeFailure InferFromVolumeFailurePolicy = "Reject"
+	IgnoreInferFromVolumeFailure InferFromVolumeFailurePolicy = "Ignore"
+)
+
+// Labels on a DataVolume (or the claim it fills) that name the instance
+// type and preference a VM inferring from it uses, as KubeVirt reads them.
+const (
+	DefaultInstancetypeLabel     = "instancetype.kubevirt.io/default-instancetype"
+	DefaultInstancetypeKindLabel = "instancetype.kubevirt.io/default-instancetype-kind"
+	DefaultPreferenceLabel       = "instancetype.kubevirt.io/default-preference"
+	DefaultPreferenceKindLabel   = "instancetype.kubevirt.io/default-preference-kind"
+)
 
 // PreferenceMatcher is a VM's spec.preference: which preference it uses.
 // Kind defaults to VirtualMachineClusterPreference.
@@ -275,6 +301,10 @@ type PreferenceMatcher struct {
 	Name         string `json:"name,omitempty"`
 	Kind         string `json:"kind,omitempty"`
 	RevisionName string `json:"revisionName,omitempty"`
+	// InferFromVolume and InferFromVolumeFailurePolicy: as for
+	// InstancetypeMatcher, with DefaultPreferenceLabel.
+	InferFromVolume              string                        `json:"inferFromVolume,omitempty"`
+	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty"`
 }
 
 // InstancetypeStatusRef is status.instancetypeRef or

@@ -180,14 +180,6 @@ func TestDecodeInstancetypeRefusals(t *testing.T) {
 	tests := []struct {
 		name, manifest, path string
 	}{
-		{"inferFromVolume", `apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: v}
-spec:
-  runStrategy: Halted
-  instancetype: {inferFromVolume: root}
-  template: {spec: {domain: {devices: {}}}}
-`, "spec.instancetype.inferFromVolume"},
 		{"ioThreadsPolicy", `apiVersion: instancetype.kubevirt.io/v1beta1
 kind: VirtualMachineClusterInstancetype
 metadata: {name: x}

@@ -88,9 +88,10 @@ func validateVMMatchers(vm *VirtualMachine) field.ErrorList {
 	sp := field.NewPath("spec")
 	if m := vm.Spec.Instancetype; m != nil {
 		p := sp.Child("instancetype")
-		if m.Name == "" {
+		if m.Name == "" && m.InferFromVolume == "" {
 			errs = append(errs, field.Required(p.Child("name"), "an instancetype matcher needs a name"))
 		}
+		errs = append(errs, validateInference(vm, m.InferFromVolume, m.InferFromVolumeFailurePolicy, p)...)
 		kinds := []string{KindVirtualMachineInstancetype, KindVirtualMachineClusterInstancetype}
 		if m.Kind != "" && !slices.Contains(kinds, m.Kind) {
 			errs = append(errs, field.NotSupported(p.Child("kind"), m.Kind, kinds))
@@ -98,15 +99,39 @@ func validateVMMatchers(vm *VirtualMachine) field.ErrorList {
 	}
 	if m := vm.Spec.Preference; m != nil {
 		p := sp.Child("preference")
-		if m.Name == "" {
+		if m.Name == "" && m.InferFromVolume == "" {
 			errs = append(errs, field.Required(p.Child("name"), "a preference matcher needs a name"))
 		}
+		errs = append(errs, validateInference(vm, m.InferFromVolume, m.InferFromVolumeFailurePolicy, p)...)
 		kinds := []string{KindVirtualMachinePreference, KindVirtualMachineClusterPreference}
 		if m.Kind != "" && !slices.Contains(kinds, m.Kind) {
 			errs = append(errs, field.NotSupported(p.Child("kind"), m.Kind, kinds))
 		}
 	}
 	return errs
+}
+
+// validateInference checks inferFromVolume: a template volume that is a
+// dataVolume or a persistentVolumeClaim, and a known failure policy.
+func validateInference(vm *VirtualMachine, volume string, policy *InferFromVolumeFailurePolicy, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if policy != nil && *policy != RejectInferFromVolumeFailure && *policy != IgnoreInferFromVolumeFailure {
+		errs = append(errs, field.NotSupported(p.Child("inferFromVolumeFailurePolicy"), *policy,
+			[]InferFromVolumeFailurePolicy{RejectInferFromVolumeFailure, IgnoreInferFromVolumeFailure}))
+	}
+	if volume == "" || vm.Spec.Template == nil {
+		return errs
+	}
+	for _, v := range vm.Spec.Template.Spec.Volumes {
+		if v.Name != volume {
+			continue
+		}
+		if v.DataVolume == nil && v.PersistentVolumeClaim == nil {
+			errs = append(errs, field.Invalid(p.Child("inferFromVolume"), volume, "only dataVolume and persistentVolumeClaim volumes name an instancetype or preference"))
+		}
+		return errs
+	}
+	return append(errs, field.Invalid(p.Child("inferFromVolume"), volume, "no such volume in spec.template.spec.volumes"))
 }
 
 func validateControllerRevision(r *ControllerRevision) field.ErrorList {

@@ -16,73 +16,59 @@ func (notModelledError) Is(target error) bool {
 }
 
 // notModelled says whether key is a field KubeVirt's kubevirt.io/v1 API
-// has on the object of Go type typeName that virtkit does not model, and
-// what it is.
+// has on the object of Go type typeName that virtkit does not model, what
+// it is and why virtkit refuses it.
 func notModelled(typeName, key string) (string, bool) {
 	if typeName == "Volume" {
 		typeName = "VolumeSource" // inlined in Volume
 	}
-	var what string
-	switch typeName + "." + key {
-	case "InstancetypeMatcher.inferFromVolume", "InstancetypeMatcher.inferFromVolumeFailurePolicy",
-		"PreferenceMatcher.inferFromVolume", "PreferenceMatcher.inferFromVolumeFailurePolicy":
-		what = "inferring instancetypes and preferences from volumes"
-	case "VirtualMachineInstancetypeSpec.gpus", "VirtualMachineInstancetypeSpec.hostDevices":
-		what = "device passthrough"
-	case "VirtualMachineInstancetypeSpec.launchSecurity":
-		what = "confidential computing (SEV, SNP, TDX, Secure Execution)"
-	case "VirtualMachineInstancetypeSpec.ioThreads", "VirtualMachineInstancetypeSpec.ioThreadsPolicy":
-		what = "IO thread policies"
-	case "CPUInstancetype.numa", "CPUInstancetype.realtime":
-		what = "guest NUMA and realtime vCPUs"
-	case "VirtualMachineSpec.updateVolumesStrategy":
-		what = "volume migration"
-	case "VirtualMachineInstanceSpec.accessCredentials":
-		what = "access credentials"
-	case "VirtualMachineInstanceSpec.topologySpreadConstraints":
-		what = "topology spread constraints"
-	case "VirtualMachineInstanceSpec.resourceClaims":
-		what = "dynamic resource allocation"
-	case "DomainSpec.launchSecurity":
-		what = "confidential computing (SEV, SNP, TDX, Secure Execution)"
-	case "DomainSpec.ioThreadsPolicy", "DomainSpec.ioThreads":
-		what = "IO thread policies"
-	case "DomainSpec.chassis":
-		what = "SMBIOS chassis information"
-	case "CPU.numa", "CPU.realtime":
-		what = "guest NUMA and realtime vCPUs"
-	case "Devices.gpus", "Devices.hostDevices":
-		what = "device passthrough"
-	case "Devices.filesystems":
-		what = "virtiofs filesystems"
-	case "Devices.video":
-		what = "video device models"
-	case "Devices.sound":
-		what = "sound devices"
-	case "Devices.watchdog":
-		what = "watchdog devices"
-	case "Devices.autoattachVSOCK":
-		what = "VSOCK"
-	case "Devices.downwardMetrics":
-		what = "downward metrics"
-	case "Devices.panicDevices":
-		what = "panic devices"
-	case "Devices.clientPassthrough":
-		what = "USB client passthrough"
-	case "VolumeSource.downwardMetrics":
-		what = "downward metrics"
-	case "VolumeSource.containerPath":
-		what = "container path volumes"
-	case "VolumeSource.memoryDump":
-		what = "memory dumps"
-	case "Interface.binding":
-		what = "network binding plugins"
-	case "Interface.dhcpOptions":
-		what = "DHCP options"
-	case "Disk.blockSize":
-		what = "custom block sizes"
-	default:
+	what, why := notModelledFields[typeName+"."+key][0], notModelledFields[typeName+"."+key][1]
+	if what == "" {
 		return "", false
 	}
-	return "a KubeVirt field for " + what + ", which virtkit does not model", true
+	return "a KubeVirt field for " + what + ", which virtkit does not model: " + why, true
+}
+
+const (
+	whyPassthrough  = "a virtkit node declares no permitted host devices (KubeVirt's permittedHostDevices) and has no device plugins"
+	whyConfidential = "the host has no SEV, SNP, TDX or Secure Execution support to attest and virtkit has no attestation flow"
+	whyNUMA         = "it needs dedicated CPUs pinned to host NUMA nodes and hugepages per node, which virtkit's placement does not do"
+	whyIOThreads    = "virtkit gives IO threads only to disks that ask for dedicatedIOThread (KubeVirt's shared policy); the auto and supplementalPool policies are not built"
+	whyDownward     = "the guest reads them from a vhostmd disk or virtio-serial port that a metrics daemon on the node fills; virtkit runs no such daemon"
+)
+
+// notModelledFields maps "GoType.jsonKey" to what the field is and why
+// virtkit refuses it.
+var notModelledFields = map[string][2]string{
+	"VirtualMachineInstancetypeSpec.gpus":                  {"device passthrough", whyPassthrough},
+	"VirtualMachineInstancetypeSpec.hostDevices":           {"device passthrough", whyPassthrough},
+	"VirtualMachineInstancetypeSpec.launchSecurity":        {"confidential computing (SEV, SNP, TDX, Secure Execution)", whyConfidential},
+	"VirtualMachineInstancetypeSpec.ioThreads":             {"IO thread policies", whyIOThreads},
+	"VirtualMachineInstancetypeSpec.ioThreadsPolicy":       {"IO thread policies", whyIOThreads},
+	"CPUInstancetype.numa":                                 {"guest NUMA and realtime vCPUs", whyNUMA},
+	"CPUInstancetype.realtime":                             {"guest NUMA and realtime vCPUs", whyNUMA},
+	"VirtualMachineSpec.updateVolumesStrategy":             {"volume migration", "virtkit migrates guests with their storage shared or copied whole, not volume by volume"},
+	"VirtualMachineInstanceSpec.accessCredentials":         {"access credentials", "they are injected by KubeVirt's guest-agent propagation, which virtkit does not do"},
+	"VirtualMachineInstanceSpec.topologySpreadConstraints": {"topology spread constraints", "virtkit's scheduler places by CPU, memory, affinity and taints only"},
+	"VirtualMachineInstanceSpec.resourceClaims":            {"dynamic resource allocation", "there are no resource drivers on a virtkit node"},
+	"DomainSpec.launchSecurity":                            {"confidential computing (SEV, SNP, TDX, Secure Execution)", whyConfidential},
+	"DomainSpec.ioThreadsPolicy":                           {"IO thread policies", whyIOThreads},
+	"DomainSpec.ioThreads":                                 {"IO thread policies", whyIOThreads},
+	"DomainSpec.chassis":                                   {"SMBIOS chassis information", "the domain builder writes no chassis table"},
+	"CPU.numa":                                             {"guest NUMA and realtime vCPUs", whyNUMA},
+	"CPU.realtime":                                         {"guest NUMA and realtime vCPUs", whyNUMA},
+	"Devices.gpus":                                         {"device passthrough", whyPassthrough},
+	"Devices.hostDevices":                                  {"device passthrough", whyPassthrough},
+	"Devices.sound":                                        {"sound devices", "the domain builder writes no sound device"},
+	"Watchdog.diag288":                                     {"the s390x watchdog", "virtkit's watchdog is the i6300esb model"},
+	"Devices.autoattachVSOCK":                              {"VSOCK", "it needs vhost-vsock on the host and a CID allocator across nodes, which virtkit does not have"},
+	"Devices.downwardMetrics":                              {"downward metrics", whyDownward},
+	"Devices.panicDevices":                                 {"panic devices", "the domain builder writes no panic device"},
+	"Devices.clientPassthrough":                            {"USB client passthrough", "it needs a USB redirection endpoint that virtkit's API does not serve"},
+	"VolumeSource.downwardMetrics":                         {"downward metrics", whyDownward},
+	"VolumeSource.containerPath":                           {"container path volumes", "they share a path of KubeVirt's launcher pod, and a virtkit node runs no pods"},
+	"VolumeSource.memoryDump":                              {"memory dumps", "virtkit has no memory dump subresource"},
+	"Interface.binding":                                    {"network binding plugins", "a virtkit node offers the built-in bridge, masquerade and SR-IOV bindings and no plugins"},
+	"Interface.dhcpOptions":                                {"DHCP options", "the pod network's DHCP server serves fixed options"},
+	"Disk.blockSize":                                       {"custom block sizes", "the domain builder writes no blockio element"},
 }

@@ -426,8 +426,11 @@ func (v *vmiValidator) volumesAndDisks() {
 		}
 		v.disk(d, p)
 	}
+	shared := v.filesystems(disks)
+	v.watchdog()
+	v.video()
 	for i, vol := range spec.Volumes { // rule 1, on VMIs only
-		if v.isVMI && vol.Name != "" && !disks[vol.Name] {
+		if v.isVMI && vol.Name != "" && !disks[vol.Name] && !shared[vol.Name] {
 			v.add(field.NotFound(volPath.Index(i).Child("name"), vol.Name))
 		}
 	}

@@ -354,6 +354,13 @@ type Devices struct {
 	// TPM is an emulated TPM (swtpm); accepted by the model, the domain
 	// builder decides whether the host can provide it.
 	TPM *TPMDevice `json:"tpm,omitempty"`
+	// Filesystems share volumes with the guest over virtiofs; see
+	// Filesystem.
+	Filesystems []Filesystem `json:"filesystems,omitempty"`
+	// Watchdog is an emulated watchdog device; see Watchdog.
+	Watchdog *Watchdog `json:"watchdog,omitempty"`
+	// Video chooses the graphics device's model; see VideoDevice.
+	Video *VideoDevice `json:"video,omitempty"`
 }
 
 // Rng adds a virtio-rng device fed from /dev/urandom.

@@ -112,6 +112,13 @@ func applyOneWith(ctx context.Context, st store.Store, defaults virtkit.DefaultO
 		obj.SetNamespace("default")
 	}
 	prefix := fmt.Sprintf("%s %s", gvk.Kind, store.KeyOf(obj))
+	// inferFromVolume is resolved first, as KubeVirt's mutation does.
+	if errs, err := inferInstancetype(ctx, st, obj); err != nil || len(errs) > 0 {
+		if err == nil {
+			err = invalid(errs)
+		}
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
 	// An update is defaulted again against the stored object (a VMI keeps
 	// its generated firmware UUID), so keep what the user gave.
 	given := obj.DeepCopyObject().(virtkit.Object)

@@ -171,6 +171,8 @@ func (b *builder) build() *libvirtxml.Domain {
 	b.disks(dom)
 	b.interfaces(dom)
 	b.devices(dom)
+	b.filesystems(dom)
+	b.watchdog(dom)
 	b.controllers(dom)
 	return dom
 }

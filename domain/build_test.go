@@ -29,6 +29,7 @@ var disksHostPaths = domain.HostPathPolicy{Allow: []string{"/dev/sdz", "/srv/sha
 
 var goldenOptions = map[string]domain.Options{
 	"config-volumes": {ConfigResolver: goldenConfig},
+	"virtiofs":       {ConfigResolver: goldenConfig},
 	"cpu-model-kvm":  {Type: domain.TypeKVM},
 	"disks":          {HostPaths: disksHostPaths},
 	"interfaces": {NetworkResolver: &domain.NetResolver{Multus: map[string]domain.HostNetwork{

@@ -62,7 +62,17 @@ func (b *builder) devices(dom *libvirtxml.Domain) {
 			// OVMF has no VGA BIOS; bochs-display is its framebuffer.
 			video = libvirtxml.DomainVideoModel{Type: "bochs", Heads: 1}
 		}
+		if dev.Video != nil { // the user's model, as KubeVirt's converter writes it
+			video = libvirtxml.DomainVideoModel{Type: dev.Video.Type, Heads: 1}
+			if dev.Video.Type == "vga" || dev.Video.Type == "cirrus" {
+				video.VRam = 16384
+			}
+		}
 		list.Videos = append(list.Videos, libvirtxml.DomainVideo{Model: video})
+	}
+
+	if dev.Video != nil && !boolDefault(dev.AutoattachGraphicsDevice, true) {
+		b.fail("spec.domain.devices.video", "a video model needs the graphics device (autoattachGraphicsDevice is false)")
 	}
 
 	inputs := dev.Inputs

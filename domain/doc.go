@@ -21,6 +21,11 @@
 //     become read-only ISO disks as KubeVirt presents them ([StaticConfig]
 //     serves fixed content; a node agent reads its store).
 //
+// Volumes named in devices.filesystems are shared over virtiofs instead:
+// the domain gets shared memfd memory and a <filesystem> per share on the
+// socket of an external virtiofsd, and [Shares] resolves each share's
+// files for the node that serves them.
+//
 // Sockets (guest agent, serial console, VNC) live under [RuntimeDir];
 // QEMU creates them at start, so the caller prepares that directory for
 // QEMU's user first ([MakeRuntimeDir]).

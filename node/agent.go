@@ -93,6 +93,9 @@ type Options struct {
 	GuestInfo GuestInfoSource
 	// Migration configures live migrations to and from this node.
 	Migration MigrationOptions
+	// Virtiofs configures the virtiofsd processes that serve the VMIs'
+	// filesystems (virtiofs shares).
+	Virtiofs VirtiofsOptions
 	// Clock drives the agent's time: heartbeats, resyncs, fencing, status
 	// refreshes, shutdown grace, migration progress and the guest-agent
 	// pollers of the GuestInfo source the cluster builds; nil is the real
@@ -147,6 +150,8 @@ type Agent struct {
 	hostCPU hostCPUCache
 	// pullFailures counts failed image pulls per VMI uid (back-off).
 	pullFailures map[string]pullFailure
+	// vfs are the virtiofsd processes of virtiofs shares.
+	vfs virtiofsds
 }
 
 // New validates opts and returns an agent that does nothing until Start.
@@ -285,7 +290,9 @@ func (a *Agent) Start(ctx context.Context) error {
 	// Every domain already on the host is looked at once: this node's are
 	// adopted or, when no VMI wants them any more, removed (recovery after
 	// an agent restart); domains without virtkit's metadata for this node
-	// are left alone and reported (ForeignDomains).
+	// are left alone and reported (ForeignDomains). First, the virtiofsd
+	// processes an earlier agent left are adopted or stopped.
+	a.sweepShares(ctx)
 	if err := a.scanHost(ctx, true); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while starting: not a failure

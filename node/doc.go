@@ -9,8 +9,9 @@
 // VMI's status:
 //
 //   - Scheduled: it adds the [Finalizer], builds the domain XML with
-//     [github.com/virtkit/virtkit/domain.BuildXML], defines and starts the
-//     domain (paused for startStrategy Paused).
+//     [github.com/virtkit/virtkit/domain.BuildXML], starts a virtiofsd per
+//     virtiofs share ([VirtiofsOptions]), defines and starts the domain
+//     (paused for startStrategy Paused).
 //   - While the domain exists it maps the domain's state and reason to the
 //     phase (Running; Succeeded or Failed when it stops, following KubeVirt's
 //     rules), and keeps the Ready, Paused, AgentConnected,

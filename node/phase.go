@@ -93,6 +93,10 @@ func liveMigratable(vmi *virtkit.VirtualMachineInstance) virtkit.Condition {
 			return no(virtkit.DisksNotLiveMigratableReason, "hostDisk volume "+v.Name+" is not shared")
 		}
 	}
+	if len(vmi.Spec.Domain.Devices.Filesystems) > 0 {
+		// libvirt refuses to migrate a domain with a virtiofs device.
+		return no(virtkit.VirtIOFSNotLiveMigratableReason, "VMI uses virtiofs")
+	}
 	for _, d := range vmi.Spec.Domain.Devices.Disks {
 		if d.LUN != nil && d.LUN.Reservation {
 			return no(virtkit.PersistentReservationNotLiveMigratableReason, "disk "+d.Name+" uses a persistent reservation")

@@ -171,6 +171,7 @@ func (a *Agent) removeDomain(ctx context.Context, name string, info hypervisor.D
 	if err := a.opts.Hypervisor.Undefine(ctx, name); err != nil && !ignorable(err) {
 		return err
 	}
+	a.stopShares(name)
 	if a.opts.GuestInfo != nil {
 		a.opts.GuestInfo.Forget(name)
 	}
@@ -239,6 +240,15 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 		return controller.Result{}, err
 	}
 	a.imagePulled(vmi)
+	if err == nil {
+		err = a.startShares(ctx, vmi, domName)
+		if errors.Is(err, domain.ErrConfigSourceMissing) {
+			return a.configMissing(ctx, vmi, err)
+		}
+		if err != nil && !errors.Is(err, domain.ErrUnsupported) && !errors.Is(err, ErrNoVirtiofsd) {
+			return controller.Result{}, err // a process that did not start: retry
+		}
+	}
 	if err != nil {
 		// The VMI cannot be expressed on this host: retrying will not help.
 		if ferr := a.finish(ctx, vmi, virtkit.Failed, "cannot build domain: "+err.Error()); ferr != nil {
@@ -247,6 +257,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 		return controller.Result{}, controller.TerminalError(err)
 	}
 	if err := a.defineDomain(ctx, vmi, xml); err != nil {
+		a.stopShares(domName)
 		return controller.Result{}, err
 	}
 	a.rememberBuilt(domName, built) // a new definition: its facts are what was built

@@ -79,7 +79,7 @@ func TestValidateCommand(t *testing.T) {
 	assert.Equal(t, strings.Join([]string{
 		"OK VirtualMachineInstance ns/good",
 		`VirtualMachine ns/bad: spec.template.spec.domain.devices.disks[0].name: NotFound: Not found: "ghost"`,
-		"VirtualMachineInstance gpu: spec.domain.devices.gpus: NotSupported: not supported: a KubeVirt field for device passthrough, which virtkit does not model",
+		"VirtualMachineInstance gpu: spec.domain.devices.gpus: NotSupported: not supported: a KubeVirt field for device passthrough, which virtkit does not model: a virtkit node declares no permitted host devices (KubeVirt's permittedHostDevices) and has no device plugins",
 	}, "\n")+"\n", out)
 
 	out, err = runValidate(t, goodVMI+"---\n"+badVM, "-f", "-", "--output", "json")

@@ -14,7 +14,7 @@ set -euo pipefail
 packages=(
 	libvirt-dev libvirt-clients libxml2-utils
 	libvirt-daemon libvirt-daemon-driver-qemu libvirt-daemon-system
-	qemu-system-x86 qemu-utils
+	qemu-system-x86 qemu-system-common qemu-utils
 	linux-image-cloud-amd64 busybox-static qemu-guest-agent
 	prometheus socat gcc libc6-dev genisoimage openssl
 	docker-registry

@@ -1,0 +1,71 @@
+package virtkit
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestNotModelledAudit lists the KubeVirt features virtkit refuses: each is
+// a NotSupported decode error at the field's path that says why.
+func TestNotModelledAudit(t *testing.T) {
+	for _, tc := range []struct {
+		feature string
+		// yaml is inserted into a minimal VMI at the place its path names.
+		spec, domain, devices, volume, iface string
+		path, why                            string
+	}{
+		{feature: "network binding plugins", iface: "binding: {name: passt}",
+			path: "spec.domain.devices.interfaces[0].binding", why: "no plugins"},
+		{feature: "containerPath volumes", volume: "containerPath: {path: /var/run/secrets}",
+			path: "spec.volumes[1].containerPath", why: "runs no pods"},
+		{feature: "IO thread policies", domain: "ioThreadsPolicy: auto",
+			path: "spec.domain.ioThreadsPolicy", why: "dedicatedIOThread"},
+		{feature: "guest NUMA", domain: "cpu: {numa: {guestMappingPassthrough: {}}}",
+			path: "spec.domain.cpu.numa", why: "NUMA nodes"},
+		{feature: "realtime vCPUs", domain: "cpu: {realtime: {}}",
+			path: "spec.domain.cpu.realtime", why: "NUMA nodes"},
+		{feature: "s390x watchdog", devices: "watchdog: {name: w, diag288: {action: poweroff}}",
+			path: "spec.domain.devices.watchdog.diag288", why: "i6300esb"},
+		{feature: "VSOCK", devices: "autoattachVSOCK: true",
+			path: "spec.domain.devices.autoattachVSOCK", why: "vhost-vsock"},
+		{feature: "confidential computing", domain: "launchSecurity: {sev: {}}",
+			path: "spec.domain.launchSecurity", why: "attestation"},
+		{feature: "GPUs", devices: "gpus: [{name: g, deviceName: nvidia.com/GP102GL}]",
+			path: "spec.domain.devices.gpus", why: "permittedHostDevices"},
+		{feature: "host devices", devices: "hostDevices: [{name: h, deviceName: intel.com/qat}]",
+			path: "spec.domain.devices.hostDevices", why: "permittedHostDevices"},
+		{feature: "downward metrics device", devices: "downwardMetrics: {}",
+			path: "spec.domain.devices.downwardMetrics", why: "vhostmd"},
+		{feature: "downward metrics volume", volume: "downwardMetrics: {}",
+			path: "spec.volumes[1].downwardMetrics", why: "vhostmd"},
+	} {
+		t.Run(tc.feature, func(t *testing.T) {
+			doc := "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: audit}\nspec:\n" +
+				"  domain:\n    " + tc.domain + "\n    devices:\n      " + tc.devices + "\n" +
+				"      interfaces: [{name: default, masquerade: {}" + brace(tc.iface) + "}]\n" +
+				"  networks: [{name: default, pod: {}}]\n" +
+				"  volumes:\n  - {name: root, containerDisk: {image: quay.io/x/y}}\n"
+			if tc.volume != "" {
+				doc += "  - {name: extra, " + tc.volume + "}\n"
+			}
+			_, err := DecodeBytes([]byte(doc))
+			require.Error(t, err, doc)
+			assert.True(t, errors.Is(err, ErrNotSupported), "%v", err)
+			var de *DecodeError
+			require.True(t, errors.As(err, &de), "%v", err)
+			assert.Equal(t, tc.path, de.Path)
+			assert.True(t, strings.Contains(err.Error(), tc.why), "%v does not say why (%q)", err, tc.why)
+		})
+	}
+}
+
+func brace(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ", " + s
+}
