@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -308,11 +309,19 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *requestInf
 		// Kubernetes API server ignores it on create.
 		obj.SetResourceVersion("")
 	}
+	if err := s.admitInstancetype(r.Context(), info, obj, controller.InferInstancetype); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	s.opts.Defaults.SetDefaults(obj)
 	errs := virtkit.Validate(obj)
 	errs = append(errs, virtkit.AdmitCreate(obj)...)
 	if len(errs) > 0 {
 		s.writeError(w, r, invalid(info.res, obj.GetName(), errs))
+		return
+	}
+	if err := s.admitInstancetype(r.Context(), info, obj, controller.AdmitInstancetype); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	if dryRun(r) {
@@ -372,7 +381,7 @@ func (s *Server) write(r *http.Request, info *requestInfo, obj, cur virtkit.Obje
 		}
 		return next, nil
 	}
-	next, err := s.admitUpdate(info, obj, cur)
+	next, err := s.admitUpdate(ctx, info, obj, cur)
 	if err != nil {
 		return nil, err
 	}

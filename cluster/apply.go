@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -113,7 +114,7 @@ func applyOneWith(ctx context.Context, st store.Store, defaults virtkit.DefaultO
 	}
 	prefix := fmt.Sprintf("%s %s", gvk.Kind, store.KeyOf(obj))
 	// inferFromVolume is resolved first, as KubeVirt's mutation does.
-	if errs, err := inferInstancetype(ctx, st, obj); err != nil || len(errs) > 0 {
+	if errs, err := controller.InferInstancetype(ctx, st, obj); err != nil || len(errs) > 0 {
 		if err == nil {
 			err = invalid(errs)
 		}
@@ -126,7 +127,7 @@ func applyOneWith(ctx context.Context, st store.Store, defaults virtkit.DefaultO
 	if errs := virtkit.Validate(obj); len(errs) > 0 {
 		return fmt.Errorf("%s: %w", prefix, invalid(errs))
 	}
-	if errs, err := admitInstancetype(ctx, st, obj); err != nil || len(errs) > 0 {
+	if errs, err := controller.AdmitInstancetype(ctx, st, obj); err != nil || len(errs) > 0 {
 		if err == nil {
 			err = invalid(errs)
 		}

@@ -1,4 +1,4 @@
-package cluster
+package controller
 
 import (
 	"context"
@@ -7,20 +7,19 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
-// admitInstancetype checks a VM against the instance type and preference
+// AdmitInstancetype checks a VM against the instance type and preference
 // it names, as KubeVirt's VM admission does: both must exist, and the
 // template must not set what the instance type sets (each conflict at its
 // path under spec.template.spec).
-func admitInstancetype(ctx context.Context, st store.Store, obj virtkit.Object) (field.ErrorList, error) {
+func AdmitInstancetype(ctx context.Context, st store.Store, obj virtkit.Object) (field.ErrorList, error) {
 	vm, ok := obj.(*virtkit.VirtualMachine)
 	if !ok || vm.Spec.Template == nil || vm.Spec.Instancetype == nil && vm.Spec.Preference == nil {
 		return nil, nil
 	}
-	it, pref, err := controller.InstancetypeSpecs(ctx, st, vm)
+	it, pref, err := InstancetypeSpecs(ctx, st, vm)
 	if errors.Is(err, store.ErrNotFound) {
 		p := field.NewPath("spec", "instancetype")
 		if vm.Spec.Instancetype == nil || it != nil {

@@ -1,4 +1,4 @@
-package cluster
+package controller
 
 import (
 	"context"
@@ -11,15 +11,16 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-// inferInstancetype resolves a VM's inferFromVolume matchers as KubeVirt's
+// InferInstancetype resolves a VM's inferFromVolume matchers as KubeVirt's
 // VM mutation does: the volume's DataVolume (a dataVolumeTemplate of the
 // VM, else the DataVolume in the store; a persistentVolumeClaim is the
 // claim of the DataVolume of its name) carries labels naming the instance
 // type and preference, and the matcher becomes one by name and kind. When
 // the labels are missing, the failure policy decides: Reject (the
 // default) refuses the VM at the matcher's inferFromVolume, Ignore drops
-// the matcher.
-func inferInstancetype(ctx context.Context, st store.Store, obj virtkit.Object) (field.ErrorList, error) {
+// the matcher. obj is changed in place; the API server and cluster.Apply
+// run it before defaulting, as KubeVirt runs its mutation before admission.
+func InferInstancetype(ctx context.Context, st store.Store, obj virtkit.Object) (field.ErrorList, error) {
 	vm, ok := obj.(*virtkit.VirtualMachine)
 	if !ok || vm.Spec.Template == nil {
 		return nil, nil
