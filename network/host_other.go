@@ -53,6 +53,9 @@ type Masquerade struct {
 	PodGateway    netip.Addr
 	GuestMAC      string
 	Ports         []virtkit.Port
+	PodMAC        string
+	GatewayMAC    string
+	Standby       bool
 }
 
 // GuestBridge is the bridge the guest's NIC attaches to.
@@ -68,4 +71,5 @@ func (*Host) VLANInterface(context.Context, string, string, int, netip.Prefix) e
 func (*Host) SetDHCPHost(context.Context, DHCP, string, netip.Addr) error { return errNotLinux }
 func (*Host) EnsureMasquerade(context.Context, Masquerade) error          { return errNotLinux }
 func (*Host) RemoveMasquerade(context.Context, string) error              { return errNotLinux }
+func (*Host) ActivateMasquerade(context.Context, Masquerade) error        { return errNotLinux }
 func (*Host) Close(context.Context) error                                 { return nil }

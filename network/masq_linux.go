@@ -36,6 +36,17 @@ type Masquerade struct {
 	// Ports, when any, are the only ones forwarded to the guest; none
 	// forwards every TCP and UDP port.
 	Ports []virtkit.Port
+	// PodMAC and GatewayMAC, when set, are the MACs of the namespace's
+	// pod-side leg (holding PodAddress) and guest-side leg (holding
+	// 10.0.2.1). A migrating guest's copies on both nodes use the same
+	// ones, so neither the guest's nor the pod network's neighbour caches
+	// go stale at the switchover.
+	PodMAC, GatewayMAC string
+	// Standby builds everything but leaves the pod-side leg off the pod
+	// bridge, so the pod address answers only where the guest runs (a
+	// migration target prepares its copy this way and calls
+	// ActivateMasquerade once the guest runs there).
+	Standby bool
 }
 
 // GuestBridge is the bridge the guest's NIC attaches to.
@@ -72,14 +83,22 @@ func (h *Host) EnsureMasquerade(ctx context.Context, m Masquerade) error {
 	}
 	gwHost, gwIn := "vkg"+m.ID, "vki"+m.ID
 	podHost, podIn := "vkp"+m.ID, "vke"+m.ID
-	for _, pair := range [][2]string{{gwHost, gwIn}, {podHost, podIn}} {
-		if _, err := h.ensureLink(ctx, pair[0], "type", "veth", "peer", "name", pair[1], "netns", ns); err != nil {
+	for _, pair := range [][3]string{{gwHost, gwIn, m.GatewayMAC}, {podHost, podIn, m.PodMAC}} {
+		args := []string{"type", "veth", "peer", "name", pair[1]}
+		if pair[2] != "" {
+			args = append(args, "address", pair[2])
+		}
+		if _, err := h.ensureLink(ctx, pair[0], append(args, "netns", ns)...); err != nil {
 			return err
 		}
 	}
+	podLeg := []string{"", "ip", "link", "set", "dev", podHost, "master", m.PodBridge, "up"}
+	if m.Standby {
+		podLeg = []string{"", "ip", "link", "set", "dev", podHost, "down"}
+	}
 	steps := [][]string{
 		{"", "ip", "link", "set", "dev", gwHost, "master", m.GuestBridge(), "up"},
-		{"", "ip", "link", "set", "dev", podHost, "master", m.PodBridge, "up"},
+		podLeg,
 		{ns, "ip", "link", "set", "dev", "lo", "up"},
 		{ns, "ip", "link", "set", "dev", gwIn, "up"},
 		{ns, "ip", "link", "set", "dev", podIn, "up"},
@@ -97,7 +116,8 @@ func (h *Host) EnsureMasquerade(ctx context.Context, m Masquerade) error {
 		return err
 	}
 	if m.PodGateway.IsValid() {
-		if _, err := run(ctx, ns, "ip", "route", "replace", "default", "via", m.PodGateway.String(), "dev", podIn); err != nil {
+		// onlink: the route stays while a standby leg has no carrier.
+		if _, err := run(ctx, ns, "ip", "route", "replace", "default", "via", m.PodGateway.String(), "dev", podIn, "onlink"); err != nil {
 			return err
 		}
 	}
@@ -126,6 +146,16 @@ func masqueradeRules(m Masquerade, podIn string) string {
 	fmt.Fprintf(&b, "  }\n  chain postrouting {\n    type nat hook postrouting priority srcnat;\n")
 	fmt.Fprintf(&b, "    iifname %q oifname %q ip saddr %s masquerade\n  }\n}\n", "vki"+m.ID, podIn, MasqueradeSubnet)
 	return b.String()
+}
+
+// ActivateMasquerade joins a standby masquerade's pod-side leg to the pod
+// bridge: from then on the pod address answers here. Idempotent.
+func (h *Host) ActivateMasquerade(ctx context.Context, m Masquerade) error {
+	if m.ID == "" || len(m.ID) > 10 {
+		return fmt.Errorf("%w: masquerade id %q must be 1 to 10 characters", ErrHost, m.ID)
+	}
+	_, err := run(ctx, "", "ip", "link", "set", "dev", "vkp"+m.ID, "master", m.PodBridge, "up")
+	return err
 }
 
 // RemoveMasquerade tears down one guest's NAT (its DHCP server, namespace

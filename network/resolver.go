@@ -133,20 +133,26 @@ func ShortID(uid, iface string) string {
 
 // ResolveNetwork implements domain.NetworkResolver.
 func (r *Resolver) ResolveNetwork(ctx context.Context, req domain.NetworkRequest) (domain.HostNetwork, error) {
+	return r.resolve(ctx, req, false)
+}
+
+// resolve prepares the host side of one interface; standby leaves a
+// masquerade's pod-side leg off the pod bridge (a migration target).
+func (r *Resolver) resolve(ctx context.Context, req domain.NetworkRequest, standby bool) (domain.HostNetwork, error) {
 	if err := ctx.Err(); err != nil {
 		return domain.HostNetwork{}, err
 	}
 	owner := Owner{Namespace: req.Namespace, Name: req.VMIName, UID: req.UID, Interface: req.Interface, MAC: req.MAC, Node: r.opts.Node}
 	switch req.Kind {
 	case domain.NetworkPod:
-		return r.pod(ctx, req, owner)
+		return r.pod(ctx, req, owner, standby)
 	case domain.NetworkMultus:
 		return r.multus(ctx, req, owner)
 	}
 	return domain.HostNetwork{}, fmt.Errorf("network kind %q: %w", req.Kind, domain.ErrUnsupported)
 }
 
-func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Owner) (domain.HostNetwork, error) {
+func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Owner, standby bool) (domain.HostNetwork, error) {
 	if req.Binding != "bridge" && req.Binding != "masquerade" {
 		return domain.HostNetwork{}, fmt.Errorf("%s binding on the pod network: %w", req.Binding, domain.ErrNotResolved)
 	}
@@ -163,16 +169,32 @@ func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Own
 		}
 		return domain.HostNetwork{Type: domain.AttachBridge, Source: r.opts.PodBridge}, nil
 	}
-	m := Masquerade{
-		ID: ShortID(req.UID, req.Interface), PodBridge: r.opts.PodBridge, PodAddress: addr,
-		PodGateway: r.PodGateway().Addr(), GuestMAC: req.MAC, Ports: req.Ports,
-	}
+	m := r.masquerade(req.UID, req.Interface, addr)
+	m.GuestMAC, m.Ports, m.Standby = req.MAC, req.Ports, standby
 	if r.opts.Host != nil {
 		if err := r.opts.Host.EnsureMasquerade(ctx, m); err != nil {
 			return domain.HostNetwork{}, err
 		}
 	}
 	return domain.HostNetwork{Type: domain.AttachBridge, Source: m.GuestBridge()}, nil
+}
+
+// masquerade describes this node's copy of one interface's masquerade.
+// The pieces are named per node (two node agents sharing one network
+// namespace each have their own copy during a migration); the MACs of the
+// namespace's legs are per interface, the same on every node.
+func (r *Resolver) masquerade(uid, iface string, addr netip.Prefix) Masquerade {
+	return Masquerade{
+		ID: ShortID(uid+"@"+r.opts.Node, iface), PodBridge: r.opts.PodBridge, PodAddress: addr,
+		PodGateway: r.PodGateway().Addr(),
+		PodMAC:     localMAC("pod/" + uid + "/" + iface), GatewayMAC: localMAC("gw/" + uid + "/" + iface),
+	}
+}
+
+// localMAC is a stable locally administered unicast MAC derived from s.
+func localMAC(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return fmt.Sprintf("0a:%02x:%02x:%02x:%02x:%02x", h[0], h[1], h[2], h[3], h[4])
 }
 
 // NetworkAttachment is a NetworkAttachmentDefinition resolved for one node.

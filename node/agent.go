@@ -140,6 +140,9 @@ type Agent struct {
 	hostCPU hostCPUCache
 	// pullFailures counts failed image pulls per VMI uid (back-off).
 	pullFailures map[string]pullFailure
+	// netActive are the incoming migrations whose networks this node
+	// activated (see netmigrate.go).
+	netActive netActivations
 }
 
 // New validates opts and returns an agent that does nothing until Start.
