@@ -34,6 +34,8 @@ type PodNetwork struct {
 	// CollectInterval is how often leases of deleted VMIs are looked for
 	// besides on every VMI deletion; default 30 s.
 	CollectInterval time.Duration
+	// MTU of the guests' NICs on the pod network; 0 keeps 1500.
+	MTU int
 }
 
 // resolver builds one node's network resolver, leasing the node's subnet.
@@ -56,7 +58,7 @@ func (p *PodNetwork) resolver(ctx context.Context, c *Cluster, node string) (*ne
 		host = p.Host(node)
 	}
 	r, err := network.NewResolver(network.ResolverOptions{
-		Store: c.store, Node: node, PodSubnet: sub, PodBridge: p.Bridge, Host: host, Fallback: p.Fallback,
+		Store: c.store, Node: node, PodSubnet: sub, PodBridge: p.Bridge, Host: host, Fallback: p.Fallback, MTU: p.MTU,
 	})
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/network"
+	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -56,6 +58,25 @@ func (c *netCluster) cordon(t *testing.T) func(name string, on bool) {
 	}
 }
 
+// netnsHolding lists the network namespaces named vk-* that hold addr.
+func netnsHolding(t *testing.T, addr netip.Addr) []string {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "list").Output()
+	require.NoError(t, err)
+	var got []string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !strings.HasPrefix(f[0], "vk-") {
+			continue
+		}
+		a, err := exec.Command("ip", "netns", "exec", f[0], "ip", "-o", "addr", "show").Output()
+		if err == nil && strings.Contains(string(a), " "+addr.String()+"/") {
+			got = append(got, f[0])
+		}
+	}
+	return got
+}
+
 // TestRealStackPodNetworkAcrossDaemons: a bridge-binding guest on
 // libvirtd A and one on libvirtd B (one host network namespace, one pod
 // bridge) reach each other at their VMI addresses.
@@ -83,9 +104,12 @@ func TestRealStackPodNetworkAcrossDaemons(t *testing.T) {
 // libvirtd A to libvirtd B while the host fetches a page from its VMI
 // address every 20 ms: the address, the MAC and the forwarded port stay,
 // and the longest gap between two successful fetches is logged (the
-// traffic gap of the switchover, for BENCHMARKS.md).
+// traffic gap of the switchover, for BENCHMARKS.md). Each node has its own
+// network.Host: B prepares its own copy of the guest's NAT before the
+// migration starts, the guest arrives attached to it, and A removes its
+// copy after.
 func TestRealStackMigrationKeepsAddress(t *testing.T) {
-	c := startNetCluster(t, "net-a", "net-b")
+	c := startNetClusterWith(t, true, "net-a", "net-b")
 	setCordon := c.cordon(t)
 	setCordon("net-b", true) // boot on A: B's daemon can be migrated to
 	iface := virtkit.Interface{Name: "default",
@@ -100,6 +124,8 @@ func TestRealStackMigrationKeepsAddress(t *testing.T) {
 		"mkdir -p /tmp/www && echo virtkit-migration > /tmp/www/index.html && httpd -p 8080 -h /tmp/www")
 	require.Equal(t, 0, code, out)
 	pod := c.lease(t, vmi, network.PodPool)
+	srcNetns := netnsHolding(t, pod.Addr())
+	require.Len(t, srcNetns, 1, "one copy of the NAT holds %s before the migration", pod)
 	require.Eventually(t, func() bool {
 		b, err := httpGet(c.ctx, pod.Addr(), 8080, time.Second)
 		return err == nil && strings.Contains(b, "virtkit-migration")
@@ -162,6 +188,15 @@ func TestRealStackMigrationKeepsAddress(t *testing.T) {
 	code, out = c.guestRun(t, after, 20*time.Second, "ip -4 -o addr show dev eth0; cat /sys/class/net/eth0/address")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "10.0.2.2/24")
+
+	// B made its own copy of the NAT and the guest's NIC is on it; A's
+	// copy is gone.
+	dstNetns := netnsHolding(t, pod.Addr())
+	require.Len(t, dstNetns, 1, "one copy of the NAT holds %s after the migration", pod)
+	assert.NotEqual(t, srcNetns, dstNetns, "the target's own copy")
+	x, err := c.hvs["net-b"].XML(c.ctx, node.DomainName(after.Namespace, after.Name))
+	require.NoError(t, err)
+	assert.Contains(t, x, "vkm"+strings.TrimPrefix(dstNetns[0], "vk-"), "the guest's NIC is on the target's guest bridge")
 
 	mu.Lock()
 	defer mu.Unlock()

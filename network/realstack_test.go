@@ -60,6 +60,15 @@ type netCluster struct {
 // one network.Host.
 func startNetCluster(t *testing.T, nodes ...string) *netCluster {
 	t.Helper()
+	return startNetClusterWith(t, false, nodes...)
+}
+
+// startNetClusterWith is startNetCluster; with perNodeHost every node has
+// its own network.Host (its own nftables table, state and DHCP servers),
+// as node agents in separate processes do: each prepares and removes only
+// its own copies.
+func startNetClusterWith(t *testing.T, perNodeHost bool, nodes ...string) *netCluster {
+	t.Helper()
 	guest := libvirttest.RequireStack(t)
 	if os.Geteuid() != 0 {
 		t.Skip("host networking needs root")
@@ -84,9 +93,23 @@ func startNetCluster(t *testing.T, nodes ...string) *netCluster {
 	}
 	resolvers := map[string]*network.Resolver{}
 	ctx, cancel := context.WithCancel(context.Background())
+	hostOf := func(string) *network.Host { return host }
+	if perNodeHost {
+		hosts := map[string]*network.Host{}
+		for _, n := range nodes {
+			h := network.NewHost(network.HostOptions{StateDir: filepath.Join(work, "net-"+n), Table: "vknettest-" + n})
+			hosts[n] = h
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				assert.NoError(t, h.Close(ctx))
+			})
+		}
+		hostOf = func(n string) *network.Host { return hosts[n] }
+	}
 	for _, n := range nodes {
 		res, err := network.NewResolver(network.ResolverOptions{
-			Store: st, Node: n, PodSubnet: testPodSubnet, PodBridge: testPodBridge, Host: host,
+			Store: st, Node: n, PodSubnet: testPodSubnet, PodBridge: testPodBridge, Host: hostOf(n),
 		})
 		require.NoError(t, err)
 		require.NoError(t, res.SetUp(ctx))

@@ -55,6 +55,9 @@ type ResolverOptions struct {
 	// NetworkAttachmentDefinition (for example a domain.NetResolver with a
 	// hand-written map); nil refuses them.
 	Fallback domain.NetworkResolver
+	// MTU of the guests' NICs on the pod network (QEMU tells a virtio
+	// guest); 0 leaves the default (1500).
+	MTU int
 }
 
 // Resolver is a domain.NetworkResolver that puts guests on real networks:
@@ -79,6 +82,8 @@ func NewResolver(opts ResolverOptions) (*Resolver, error) {
 		return nil, fmt.Errorf("%w: Node: required", ErrInvalidPool)
 	case !opts.PodSubnet.IsValid():
 		return nil, fmt.Errorf("%w: PodSubnet: required", ErrInvalidPool)
+	case opts.MTU < 0 || opts.MTU > 65535 || opts.MTU > 0 && opts.MTU < 576:
+		return nil, fmt.Errorf("%w: MTU: %d is not between 576 and 65535", ErrInvalidPool, opts.MTU)
 	}
 	if opts.PodBridge == "" {
 		opts.PodBridge = DefaultPodBridge
@@ -167,7 +172,7 @@ func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Own
 				return domain.HostNetwork{}, err
 			}
 		}
-		return domain.HostNetwork{Type: domain.AttachBridge, Source: r.opts.PodBridge}, nil
+		return domain.HostNetwork{Type: domain.AttachBridge, Source: r.opts.PodBridge, MTU: uint(r.opts.MTU)}, nil
 	}
 	m := r.masquerade(req.UID, req.Interface, addr)
 	m.GuestMAC, m.Ports, m.Standby = req.MAC, req.Ports, standby
@@ -176,7 +181,7 @@ func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Own
 			return domain.HostNetwork{}, err
 		}
 	}
-	return domain.HostNetwork{Type: domain.AttachBridge, Source: m.GuestBridge()}, nil
+	return domain.HostNetwork{Type: domain.AttachBridge, Source: m.GuestBridge(), MTU: uint(r.opts.MTU)}, nil
 }
 
 // masquerade describes this node's copy of one interface's masquerade.
