@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -165,6 +166,9 @@ func (h *Host) EnsureBridge(ctx context.Context, b Bridge) error {
 		return err
 	}
 	if b.Masquerade && b.Address.IsValid() {
+		// A pod bridge is virtkit's own even when an earlier Host on
+		// this state directory (a killed node agent) created it.
+		h.own(b.Name)
 		return h.masquerade(ctx, b.Name, b.Address.Masked())
 	}
 	return nil
@@ -345,6 +349,7 @@ func (h *Host) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	_ = os.RemoveAll(h.masqueradeDir())
 	return errors.Join(errs...)
 }
 
@@ -478,6 +483,13 @@ func (h *Host) startDHCP(ctx context.Context, d DHCP, s *dhcpServer) error {
 	}
 	s.cmd, s.done = cmd, make(chan struct{})
 	go func() { _ = cmd.Wait(); logf.Close(); close(s.done) }()
+	// The pid lets a later Host on this state directory stop a server
+	// this process left behind (see ReapStale).
+	if err := os.WriteFile(filepath.Join(s.dir, "pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+		s.stop()
+		s.cmd = nil
+		return fmt.Errorf("%w: %w", ErrHost, err)
+	}
 	// Wait until it serves: a SIGHUP before dnsmasq installs its handler
 	// would kill it.
 	logPath := filepath.Join(s.dir, "dnsmasq.log")

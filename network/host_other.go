@@ -56,6 +56,12 @@ type Masquerade struct {
 	PodMAC        string
 	GatewayMAC    string
 	Standby       bool
+	Owner         MasqueradeOwner
+}
+
+// MasqueradeOwner is the VMI and node a masquerade copy belongs to.
+type MasqueradeOwner struct {
+	Namespace, Name, UID, Node string
 }
 
 // GuestBridge is the bridge the guest's NIC attaches to.
@@ -72,4 +78,10 @@ func (*Host) SetDHCPHost(context.Context, DHCP, string, netip.Addr) error { retu
 func (*Host) EnsureMasquerade(context.Context, Masquerade) error          { return errNotLinux }
 func (*Host) RemoveMasquerade(context.Context, string) error              { return errNotLinux }
 func (*Host) ActivateMasquerade(context.Context, Masquerade) error        { return errNotLinux }
-func (*Host) Close(context.Context) error                                 { return nil }
+
+// Masquerades lists recorded masquerade copies (none off Linux).
+func (*Host) Masquerades() ([]Masquerade, error) { return nil, nil }
+
+// ReapStale stops stale DHCP servers (none off Linux).
+func (*Host) ReapStale(context.Context) (int, error) { return 0, nil }
+func (*Host) Close(context.Context) error            { return nil }

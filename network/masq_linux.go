@@ -47,6 +47,18 @@ type Masquerade struct {
 	// migration target prepares its copy this way and calls
 	// ActivateMasquerade once the guest runs there).
 	Standby bool
+	// Owner says whose copy this is; the Host records it with the copy
+	// (see Host.Masquerades), so a restarted node agent can tell its
+	// guests' copies from stale ones.
+	Owner MasqueradeOwner
+}
+
+// MasqueradeOwner is the VMI and node a masquerade copy belongs to.
+type MasqueradeOwner struct {
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	UID       string `json:"uid,omitempty"`
+	Node      string `json:"node,omitempty"`
 }
 
 // GuestBridge is the bridge the guest's NIC attaches to.
@@ -124,6 +136,10 @@ func (h *Host) EnsureMasquerade(ctx context.Context, m Masquerade) error {
 	if err := nftScript(ctx, ns, masqueradeRules(m, podIn)); err != nil {
 		return err
 	}
+	h.own(m.GuestBridge(), gwHost, podHost)
+	if err := h.recordMasquerade(m); err != nil {
+		return err
+	}
 	return h.SetDHCPHost(ctx, DHCP{Netns: ns, Interface: gwIn, Subnet: MasqueradeSubnet, Router: MasqueradeGateway.Addr()}, m.GuestMAC, MasqueradeGuest)
 }
 
@@ -172,6 +188,7 @@ func (h *Host) RemoveMasquerade(ctx context.Context, id string) error {
 	if s != nil {
 		s.stop()
 	}
+	h.forgetMasquerade(id)
 	var errs []string
 	if _, err := run(ctx, "", "ip", "netns", "del", ns); err != nil && !strings.Contains(err.Error(), "No such file") {
 		errs = append(errs, err.Error())

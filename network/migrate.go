@@ -104,7 +104,7 @@ func (r *Resolver) masquerades(ctx context.Context, vmi *virtkit.VirtualMachineI
 		if i.Masquerade == nil || !pod[i.Name] {
 			continue
 		}
-		out = append(out, r.masquerade(string(vmi.UID), i.Name, addr[i.Name]))
+		out = append(out, r.masquerade(Owner{Namespace: vmi.Namespace, Name: vmi.Name, UID: string(vmi.UID), Interface: i.Name}, addr[i.Name]))
 	}
 	return out
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/migration"
 	"github.com/virtkit/virtkit/network"
 	"github.com/virtkit/virtkit/node"
@@ -70,14 +71,7 @@ func startNetCluster(t *testing.T, nodes ...string) *netCluster {
 func startNetClusterWith(t *testing.T, perNodeHost bool, nodes ...string) *netCluster {
 	t.Helper()
 	guest := libvirttest.RequireStack(t)
-	if os.Geteuid() != 0 {
-		t.Skip("host networking needs root")
-	}
-	for _, tool := range []string{"ip", "nft", "dnsmasq", "bridge"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s missing (hack/realstack/install.sh installs it): %v", tool, err)
-		}
-	}
+	requireHostNetworking(t)
 	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-net-")
 	require.NoError(t, os.MkdirAll(filepath.Join(work, "run"), 0o755))
 
@@ -188,6 +182,18 @@ func startNetClusterWith(t *testing.T, perNodeHost bool, nodes ...string) *netCl
 		}
 	})
 	return nc
+}
+
+// requireHostNetworking skips (fails under VIRTKIT_STRICT=1, as in CI)
+// unless the test runs as root with ip, bridge, nft and dnsmasq.
+func requireHostNetworking(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testenv.Unavailable(t, "host networking needs root")
+	}
+	for _, tool := range []string{"ip", "nft", "dnsmasq", "bridge"} {
+		testenv.LookTool(t, tool, "Debian iproute2, nftables, dnsmasq-base; hack/realstack/install.sh installs them")
+	}
 }
 
 // testLogger logs to the test when VKNET_LOG is set.

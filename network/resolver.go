@@ -103,12 +103,19 @@ func (r *Resolver) PodGateway() netip.Prefix {
 // SetUp creates the node's pod bridge with its gateway address and NAT of
 // the pod subnet's outbound traffic, and gives the DHCP server the
 // addresses this node already leased (a restarted node agent keeps serving
-// the guests it adopts). Call it once before guests start.
+// the guests it adopts). After a crash of the previous agent on the same
+// host state it also stops the DHCP servers that agent left running,
+// rebuilds the masquerade copies of guests still on this node (or arriving
+// by migration) and removes those of VMIs that are gone or moved away.
+// Call it once before guests start.
 func (r *Resolver) SetUp(ctx context.Context) error {
 	if r.opts.Host == nil {
 		return nil
 	}
 	if err := r.opts.Host.EnsureBridge(ctx, Bridge{Name: r.opts.PodBridge, Address: r.PodGateway(), Masquerade: true}); err != nil {
+		return err
+	}
+	if err := r.adopt(ctx); err != nil {
 		return err
 	}
 	list := &virtkit.IPLeaseList{}
@@ -174,7 +181,7 @@ func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Own
 		}
 		return domain.HostNetwork{Type: domain.AttachBridge, Source: r.opts.PodBridge, MTU: uint(r.opts.MTU)}, nil
 	}
-	m := r.masquerade(req.UID, req.Interface, addr)
+	m := r.masquerade(owner, addr)
 	m.GuestMAC, m.Ports, m.Standby = req.MAC, req.Ports, standby
 	if r.opts.Host != nil {
 		if err := r.opts.Host.EnsureMasquerade(ctx, m); err != nil {
@@ -188,11 +195,13 @@ func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Own
 // The pieces are named per node (two node agents sharing one network
 // namespace each have their own copy during a migration); the MACs of the
 // namespace's legs are per interface, the same on every node.
-func (r *Resolver) masquerade(uid, iface string, addr netip.Prefix) Masquerade {
+func (r *Resolver) masquerade(o Owner, addr netip.Prefix) Masquerade {
+	uid, iface := o.UID, o.Interface
 	return Masquerade{
 		ID: ShortID(uid+"@"+r.opts.Node, iface), PodBridge: r.opts.PodBridge, PodAddress: addr,
 		PodGateway: r.PodGateway().Addr(),
 		PodMAC:     localMAC("pod/" + uid + "/" + iface), GatewayMAC: localMAC("gw/" + uid + "/" + iface),
+		Owner: MasqueradeOwner{Namespace: o.Namespace, Name: o.Name, UID: uid, Node: r.opts.Node},
 	}
 }
 
