@@ -44,6 +44,7 @@ type DHCP struct {
 	Netns, Interface string
 	Subnet           netip.Prefix
 	Router           netip.Addr
+	Subnet6          netip.Prefix
 }
 
 // Masquerade is one guest behind NAT.
@@ -51,6 +52,8 @@ type Masquerade struct {
 	ID, PodBridge string
 	PodAddress    netip.Prefix
 	PodGateway    netip.Addr
+	PodAddress6   netip.Prefix
+	PodGateway6   netip.Addr
 	GuestMAC      string
 	Ports         []virtkit.Port
 	PodMAC        string

@@ -16,6 +16,10 @@ var (
 	MasqueradeSubnet  = netip.MustParsePrefix("10.0.2.0/24")
 	MasqueradeGateway = netip.MustParsePrefix("10.0.2.1/24")
 	MasqueradeGuest   = netip.MustParseAddr("10.0.2.2")
+	// IPv6, where the pod network has an IPv6 range.
+	MasqueradeSubnet6  = netip.MustParsePrefix("fd10:0:2::/120")
+	MasqueradeGateway6 = netip.MustParsePrefix("fd10:0:2::1/120")
+	MasqueradeGuest6   = netip.MustParseAddr("fd10:0:2::2")
 )
 
 // Masquerade is one guest behind NAT the way KubeVirt's masquerade binding
@@ -31,6 +35,11 @@ type Masquerade struct {
 	PodBridge  string
 	PodAddress netip.Prefix
 	PodGateway netip.Addr
+	// PodAddress6 and PodGateway6, when valid, add IPv6: the guest gets
+	// fd10:0:2::2/120 (DHCPv6, router advertisements from its gateway
+	// fd10:0:2::1) behind NAT66 of PodAddress6.
+	PodAddress6 netip.Prefix
+	PodGateway6 netip.Addr
 	// GuestMAC gets 10.0.2.2 by DHCP.
 	GuestMAC string
 	// Ports, when any, are the only ones forwarded to the guest; none
@@ -133,6 +142,24 @@ func (h *Host) EnsureMasquerade(ctx context.Context, m Masquerade) error {
 			return err
 		}
 	}
+	d := DHCP{Netns: ns, Interface: gwIn, Subnet: MasqueradeSubnet, Router: MasqueradeGateway.Addr()}
+	if m.PodAddress6.IsValid() {
+		d.Subnet6 = MasqueradeSubnet6
+		if _, err := run(ctx, ns, "sh", "-c", "echo 1 > /proc/sys/net/ipv6/conf/all/forwarding"); err != nil {
+			return err
+		}
+		if err := ensureAddr(ctx, ns, gwIn, MasqueradeGateway6); err != nil {
+			return err
+		}
+		if err := ensureAddr(ctx, ns, podIn, m.PodAddress6); err != nil {
+			return err
+		}
+		if m.PodGateway6.IsValid() {
+			if _, err := run(ctx, ns, "ip", "-6", "route", "replace", "default", "via", m.PodGateway6.String(), "dev", podIn, "onlink"); err != nil {
+				return err
+			}
+		}
+	}
 	if err := nftScript(ctx, ns, masqueradeRules(m, podIn)); err != nil {
 		return err
 	}
@@ -140,7 +167,12 @@ func (h *Host) EnsureMasquerade(ctx context.Context, m Masquerade) error {
 	if err := h.recordMasquerade(m); err != nil {
 		return err
 	}
-	return h.SetDHCPHost(ctx, DHCP{Netns: ns, Interface: gwIn, Subnet: MasqueradeSubnet, Router: MasqueradeGateway.Addr()}, m.GuestMAC, MasqueradeGuest)
+	if m.PodAddress6.IsValid() {
+		if err := h.SetDHCPHost(ctx, d, m.GuestMAC, MasqueradeGuest6); err != nil {
+			return err
+		}
+	}
+	return h.SetDHCPHost(ctx, d, m.GuestMAC, MasqueradeGuest)
 }
 
 // masqueradeRules is the namespace's nftables table, replaced whole.
@@ -148,19 +180,33 @@ func masqueradeRules(m Masquerade, podIn string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "table inet virtkit\ndelete table inet virtkit\ntable inet virtkit {\n")
 	fmt.Fprintf(&b, "  chain prerouting {\n    type nat hook prerouting priority dstnat;\n")
-	pod := m.PodAddress.Addr()
-	if len(m.Ports) == 0 {
-		fmt.Fprintf(&b, "    iifname %q ip daddr %s meta l4proto { tcp, udp } dnat ip to %s\n", podIn, pod, MasqueradeGuest)
+	type family struct {
+		nft       string
+		pod       netip.Addr
+		guest     netip.Addr
+		guestNets netip.Prefix
 	}
-	for _, p := range m.Ports {
-		proto := strings.ToLower(p.Protocol)
-		if proto == "" {
-			proto = "tcp"
+	fams := []family{{"ip", m.PodAddress.Addr(), MasqueradeGuest, MasqueradeSubnet}}
+	if m.PodAddress6.IsValid() {
+		fams = append(fams, family{"ip6", m.PodAddress6.Addr(), MasqueradeGuest6, MasqueradeSubnet6})
+	}
+	for _, f := range fams {
+		if len(m.Ports) == 0 {
+			fmt.Fprintf(&b, "    iifname %[1]q %[2]s daddr %[3]s meta l4proto { tcp, udp } dnat %[2]s to %[4]s\n", podIn, f.nft, f.pod, f.guest)
 		}
-		fmt.Fprintf(&b, "    iifname %q ip daddr %s %s dport %d dnat ip to %s\n", podIn, pod, proto, p.Port, MasqueradeGuest)
+		for _, p := range m.Ports {
+			proto := strings.ToLower(p.Protocol)
+			if proto == "" {
+				proto = "tcp"
+			}
+			fmt.Fprintf(&b, "    iifname %[1]q %[2]s daddr %[3]s %[4]s dport %[5]d dnat %[2]s to %[6]s\n", podIn, f.nft, f.pod, proto, p.Port, f.guest)
+		}
 	}
 	fmt.Fprintf(&b, "  }\n  chain postrouting {\n    type nat hook postrouting priority srcnat;\n")
-	fmt.Fprintf(&b, "    iifname %q oifname %q ip saddr %s masquerade\n  }\n}\n", "vki"+m.ID, podIn, MasqueradeSubnet)
+	for _, f := range fams {
+		fmt.Fprintf(&b, "    iifname %q oifname %q %s saddr %s masquerade\n", "vki"+m.ID, podIn, f.nft, f.guestNets)
+	}
+	fmt.Fprintf(&b, "  }\n}\n")
 	return b.String()
 }
 

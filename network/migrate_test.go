@@ -99,3 +99,35 @@ func TestResolverMigrationSides(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, again, 1, "releasing a node's copy keeps the lease")
 }
+
+// A dual-stack pod network gives a masquerade interface an IPv6 pod
+// address too (NAT66 behind KubeVirt's fd10:0:2::2), with the bridge's
+// IPv6 gateway; status lists the IPv4 address first.
+func TestResolverDualStackMasquerade(t *testing.T) {
+	ctx := context.Background()
+	host := &recordingHost{}
+	st := store.NewMemory()
+	sub4, sub6 := netip.MustParsePrefix("10.244.3.0/24"), netip.MustParsePrefix("fd10:244:3::/64")
+	r, err := network.NewResolver(network.ResolverOptions{Store: st, Node: "n1", PodSubnet: sub4, PodSubnet6: sub6, Host: host})
+	require.NoError(t, err)
+	require.NoError(t, r.SetUp(ctx))
+	assert.Contains(t, host.bridges, network.Bridge{Name: "vkpod0", Address: netip.MustParsePrefix("fd10:244:3::1/64"), Masquerade: true})
+	vmi := masqueradeVMI()
+	_, err = domain.ResolveNetworks(ctx, vmi, r)
+	require.NoError(t, err)
+	require.Len(t, host.masq, 1)
+	m := host.masq[0]
+	assert.True(t, sub4.Contains(m.PodAddress.Addr()))
+	assert.True(t, sub6.Contains(m.PodAddress6.Addr()), "%s", m.PodAddress6)
+	assert.Equal(t, 64, m.PodAddress6.Bits())
+	assert.Equal(t, netip.MustParseAddr("fd10:244:3::1"), m.PodGateway6)
+	addrs, err := r.InterfaceAddresses(ctx, vmi)
+	require.NoError(t, err)
+	assert.Equal(t, []string{m.PodAddress.Addr().String(), m.PodAddress6.Addr().String()}, addrs["default"])
+
+	for _, bad := range []string{"10.0.0.0/24", "fd10::/48", "::ffff:10.0.0.0/120"} {
+		_, err := network.NewResolver(network.ResolverOptions{Store: st, Node: "n1", PodSubnet: sub4, PodSubnet6: netip.MustParsePrefix(bad)})
+		assert.ErrorIs(t, err, network.ErrInvalidPool, bad)
+		assert.ErrorContains(t, err, "PodSubnet6", bad)
+	}
+}

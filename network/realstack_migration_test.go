@@ -109,7 +109,7 @@ func TestRealStackPodNetworkAcrossDaemons(t *testing.T) {
 // migration starts, the guest arrives attached to it, and A removes its
 // copy after.
 func TestRealStackMigrationKeepsAddress(t *testing.T) {
-	c := startNetClusterWith(t, true, "net-a", "net-b")
+	c := startNetClusterWith(t, netOptions{perNodeHost: true}, "net-a", "net-b")
 	setCordon := c.cordon(t)
 	setCordon("net-b", true) // boot on A: B's daemon can be migrated to
 	iface := virtkit.Interface{Name: "default",

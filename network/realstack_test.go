@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,8 @@ type netCluster struct {
 	hvs  map[string]*libvirt.Hypervisor
 	host *network.Host
 	ipam *network.IPAM
+	// stateDir is the shared Host's state directory.
+	stateDir string
 	ctx  context.Context
 }
 
@@ -61,14 +64,24 @@ type netCluster struct {
 // one network.Host.
 func startNetCluster(t *testing.T, nodes ...string) *netCluster {
 	t.Helper()
-	return startNetClusterWith(t, false, nodes...)
+	return startNetClusterWith(t, netOptions{}, nodes...)
 }
 
-// startNetClusterWith is startNetCluster; with perNodeHost every node has
-// its own network.Host (its own nftables table, state and DHCP servers),
-// as node agents in separate processes do: each prepares and removes only
-// its own copies.
-func startNetClusterWith(t *testing.T, perNodeHost bool, nodes ...string) *netCluster {
+// netOptions vary the test cluster's networking.
+type netOptions struct {
+	// perNodeHost gives every node its own network.Host.
+	perNodeHost bool
+	// ipv6 makes the pod network dual-stack (testPodSubnet6).
+	ipv6 bool
+}
+
+var testPodSubnet6 = netip.MustParsePrefix("fd10:251:7::/64")
+
+// startNetClusterWith is startNetCluster with options; with perNodeHost
+// every node has its own network.Host (its own nftables table, state and
+// DHCP servers), as node agents in separate processes do: each prepares
+// and removes only its own copies.
+func startNetClusterWith(t *testing.T, o netOptions, nodes ...string) *netCluster {
 	t.Helper()
 	guest := libvirttest.RequireStack(t)
 	requireHostNetworking(t)
@@ -88,7 +101,7 @@ func startNetClusterWith(t *testing.T, perNodeHost bool, nodes ...string) *netCl
 	resolvers := map[string]*network.Resolver{}
 	ctx, cancel := context.WithCancel(context.Background())
 	hostOf := func(string) *network.Host { return host }
-	if perNodeHost {
+	if o.perNodeHost {
 		hosts := map[string]*network.Host{}
 		for _, n := range nodes {
 			h := network.NewHost(network.HostOptions{StateDir: filepath.Join(work, "net-"+n), Table: "vknettest-" + n})
@@ -105,6 +118,11 @@ func startNetClusterWith(t *testing.T, perNodeHost bool, nodes ...string) *netCl
 		res, err := network.NewResolver(network.ResolverOptions{
 			Store: st, Node: n, PodSubnet: testPodSubnet, PodBridge: testPodBridge, Host: hostOf(n),
 		})
+		if o.ipv6 {
+			res, err = network.NewResolver(network.ResolverOptions{
+				Store: st, Node: n, PodSubnet: testPodSubnet, PodSubnet6: testPodSubnet6, PodBridge: testPodBridge, Host: hostOf(n),
+			})
+		}
 		require.NoError(t, err)
 		require.NoError(t, res.SetUp(ctx))
 		resolvers[n] = res
@@ -170,7 +188,7 @@ func startNetClusterWith(t *testing.T, perNodeHost bool, nodes ...string) *netCl
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
 	tctx, tcancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	nc := &netCluster{Cluster: c, hvs: hvs, host: host, ipam: ipam, ctx: tctx}
+	nc := &netCluster{Cluster: c, hvs: hvs, host: host, ipam: ipam, ctx: tctx, stateDir: filepath.Join(work, "net")}
 	t.Cleanup(func() {
 		nc.deleteAll(t)
 		tcancel()
@@ -518,4 +536,62 @@ func TestRealStackNetworkAttachment(t *testing.T) {
 		raw, _ := json.Marshal(got.Status)
 		assert.Contains(t, string(raw), "macvlan", "the failure names the CNI type")
 	})
+}
+
+// TestRealStackMasqueradeIPv6: on a dual-stack pod network a masquerade
+// guest also gets KubeVirt's IPv6 addressing: router advertisements from
+// its gateway give it a default route, the host reaches its declared port
+// (and not an undeclared one) at the VMI's IPv6 pod address through NAT66,
+// and the guest reaches the pod network's IPv6 gateway. The tiny guest's
+// busybox has no DHCPv6 client, so it takes fd10:0:2::2/120 itself; the
+// DHCPv6 server that would hand it out is checked by its configuration.
+func TestRealStackMasqueradeIPv6(t *testing.T) {
+	c := startNetClusterWith(t, netOptions{ipv6: true})
+	iface := virtkit.Interface{Name: "default",
+		InterfaceBindingMethod: virtkit.InterfaceBindingMethod{Masquerade: &virtkit.InterfaceMasquerade{}},
+		Ports:                  []virtkit.Port{{Name: "http", Port: 8080}}}
+	vmi := c.boot(t, netVMI("net-m6", iface, podNet()))[0]
+	require.Equal(t, netip.MustParsePrefix("10.0.2.2/24"), c.dhcp(t, vmi), "IPv4 as before")
+	code, out := c.guestRun(t, vmi, 60*time.Second, `ip -6 addr add fd10:0:2::2/120 dev eth0 nodad
+for i in $(seq 1 40); do ip -6 route show default | grep -q 'via fe80' && break; sleep 1; done
+ip -6 route show default; ip -6 -o addr show dev eth0`)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "via fe80", "a default route from the router advertisements: %s", out)
+
+	code, out = c.guestRun(t, vmi, 20*time.Second,
+		"mkdir -p /tmp/www && echo virtkit-ipv6 > /tmp/www/index.html && httpd -p 8080 -h /tmp/www && httpd -p 9090 -h /tmp/www")
+	require.Equal(t, 0, code, out)
+	pod6 := c.lease(t, vmi, network.PodPool6).Addr()
+	require.True(t, testPodSubnet6.Contains(pod6), "%s in %s", pod6, testPodSubnet6)
+	var body string
+	require.Eventually(t, func() bool {
+		b, err := httpGet(c.ctx, pod6, 8080, 3*time.Second)
+		body = b
+		return err == nil && strings.Contains(b, "virtkit-ipv6")
+	}, 30*time.Second, 500*time.Millisecond, "the host reaches the declared port at [%s]: %q", pod6, body)
+	_, err := httpGet(c.ctx, pod6, 9090, 3*time.Second)
+	assert.Error(t, err, "the undeclared port is not reachable over IPv6")
+
+	gw6 := testPodSubnet6.Addr().Next()
+	code, out = c.guestRun(t, vmi, 30*time.Second, "ping6 -c 2 -W 3 "+gw6.String())
+	assert.Equal(t, 0, code, "the guest reaches the pod network's IPv6 gateway through NAT66: %s", out)
+
+	// The VMI's status lists both pod addresses, IPv4 first.
+	pod4 := c.lease(t, vmi, network.PodPool).Addr().String()
+	_, err = c.WaitForVMI(c.ctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && len(v.Status.Interfaces) > 0 && v.Status.Interfaces[0].IP == pod4 &&
+			slices.Contains(v.Status.Interfaces[0].IPs, pod6.String())
+	})
+	require.NoError(t, err)
+
+	// The guest's DHCP server also serves DHCPv6 with the guest's address.
+	logs, err := filepath.Glob(filepath.Join(c.stateDir, "dhcp-vk-*", "dnsmasq.log"))
+	require.NoError(t, err)
+	require.Len(t, logs, 1)
+	log, err := os.ReadFile(logs[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(log), "DHCPv6, static leases only on fd10:0:2::")
+	hosts, err := os.ReadFile(filepath.Join(filepath.Dir(logs[0]), "hosts"))
+	require.NoError(t, err)
+	assert.Contains(t, string(hosts), ",10.0.2.2,[fd10:0:2::2]")
 }

@@ -20,8 +20,12 @@ import (
 // DefaultPodBridge is the pod network's bridge on every node.
 const DefaultPodBridge = "vkpod0"
 
-// PodPool is the IPAM pool name of the pod network.
-const PodPool = "pod"
+// PodPool is the IPAM pool name of the pod network; PodPool6 that of its
+// IPv6 range.
+const (
+	PodPool  = "pod"
+	PodPool6 = "pod6"
+)
 
 // ErrUnsupportedCNI: a NetworkAttachmentDefinition's CNI plugin type (or
 // option) is one virtkit cannot honour. The message names the type.
@@ -47,6 +51,11 @@ type ResolverOptions struct {
 	// PodSubnet is this node's share of the pod network (see
 	// IPAM.NodeSubnet); its first address is the gateway on PodBridge.
 	PodSubnet netip.Prefix
+	// PodSubnet6, when valid, makes the pod network dual-stack: its first
+	// address is the IPv6 gateway on PodBridge, and masquerade interfaces
+	// get an IPv6 pod address from it too, NATed (NAT66) to the guest's
+	// fd10:0:2::2 as KubeVirt does. A /64 or smaller.
+	PodSubnet6 netip.Prefix
 	// PodBridge is the bridge of the pod network; default DefaultPodBridge.
 	PodBridge string
 	// Host creates the host side; nil creates nothing (simulated hosts).
@@ -84,6 +93,13 @@ func NewResolver(opts ResolverOptions) (*Resolver, error) {
 		return nil, fmt.Errorf("%w: PodSubnet: required", ErrInvalidPool)
 	case opts.MTU < 0 || opts.MTU > 65535 || opts.MTU > 0 && opts.MTU < 576:
 		return nil, fmt.Errorf("%w: MTU: %d is not between 576 and 65535", ErrInvalidPool, opts.MTU)
+	case !opts.PodSubnet.Addr().Is4():
+		return nil, fmt.Errorf("%w: PodSubnet: %s is not an IPv4 subnet", ErrInvalidPool, opts.PodSubnet)
+	case opts.PodSubnet6.IsValid() && (!opts.PodSubnet6.Addr().Is6() || opts.PodSubnet6.Addr().Is4In6() || opts.PodSubnet6.Bits() < 64 || opts.PodSubnet6.Bits() > 126):
+		return nil, fmt.Errorf("%w: PodSubnet6: %s is not an IPv6 subnet of /64 to /126", ErrInvalidPool, opts.PodSubnet6)
+	}
+	if opts.PodSubnet6.IsValid() {
+		opts.PodSubnet6 = opts.PodSubnet6.Masked()
 	}
 	if opts.PodBridge == "" {
 		opts.PodBridge = DefaultPodBridge
@@ -100,6 +116,24 @@ func (r *Resolver) PodGateway() netip.Prefix {
 	return netip.PrefixFrom(r.PodPool().GatewayAddr(), r.opts.PodSubnet.Bits())
 }
 
+// PodPool6 is the node's IPv6 pod pool (Name empty when the pod network
+// is IPv4 only).
+func (r *Resolver) PodPool6() Pool {
+	if !r.opts.PodSubnet6.IsValid() {
+		return Pool{}
+	}
+	return Pool{Name: PodPool6, Subnet: r.opts.PodSubnet6}
+}
+
+// PodGateway6 is the pod bridge's IPv6 address (invalid when IPv4 only).
+func (r *Resolver) PodGateway6() netip.Prefix {
+	p := r.PodPool6()
+	if p.Name == "" {
+		return netip.Prefix{}
+	}
+	return netip.PrefixFrom(p.GatewayAddr(), p.Subnet.Bits())
+}
+
 // SetUp creates the node's pod bridge with its gateway address and NAT of
 // the pod subnet's outbound traffic, and gives the DHCP server the
 // addresses this node already leased (a restarted node agent keeps serving
@@ -114,6 +148,11 @@ func (r *Resolver) SetUp(ctx context.Context) error {
 	}
 	if err := r.opts.Host.EnsureBridge(ctx, Bridge{Name: r.opts.PodBridge, Address: r.PodGateway(), Masquerade: true}); err != nil {
 		return err
+	}
+	if gw6 := r.PodGateway6(); gw6.IsValid() {
+		if err := r.opts.Host.EnsureBridge(ctx, Bridge{Name: r.opts.PodBridge, Address: gw6, Masquerade: true}); err != nil {
+			return err
+		}
 	}
 	if err := r.adopt(ctx); err != nil {
 		return err
@@ -183,6 +222,12 @@ func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Own
 	}
 	m := r.masquerade(owner, addr)
 	m.GuestMAC, m.Ports, m.Standby = req.MAC, req.Ports, standby
+	if p6 := r.PodPool6(); p6.Name != "" {
+		if m.PodAddress6, err = r.ipam.Allocate(ctx, p6, owner); err != nil {
+			return domain.HostNetwork{}, err
+		}
+		m.PodGateway6 = r.PodGateway6().Addr()
+	}
 	if r.opts.Host != nil {
 		if err := r.opts.Host.EnsureMasquerade(ctx, m); err != nil {
 			return domain.HostNetwork{}, err
@@ -344,12 +389,14 @@ func (r *Resolver) InterfaceAddresses(ctx context.Context, vmi *virtkit.VirtualM
 		return nil, err
 	}
 	out := map[string][]string{}
-	for _, l := range leases {
-		p, err := netip.ParsePrefix(l.Spec.Address)
-		if err != nil {
-			continue
+	for _, v6 := range []bool{false, true} { // IPv4 first, the primary address
+		for _, l := range leases {
+			p, err := netip.ParsePrefix(l.Spec.Address)
+			if err != nil || p.Addr().Is6() != v6 {
+				continue
+			}
+			out[l.Spec.Interface] = append(out[l.Spec.Interface], p.Addr().String())
 		}
-		out[l.Spec.Interface] = append(out[l.Spec.Interface], p.Addr().String())
 	}
 	return out, nil
 }
