@@ -55,7 +55,7 @@ type netCluster struct {
 	ipam *network.IPAM
 	// stateDir is the shared Host's state directory.
 	stateDir string
-	ctx  context.Context
+	ctx      context.Context
 }
 
 // startNetCluster runs node net-a on libvirtd A (and with nodes, net-b on
