@@ -20,6 +20,9 @@ type nodeNetworkFlags struct {
 	podRange   string
 	nodePrefix int
 	subnet     string
+	range6     string
+	prefix6    int
+	subnet6    string
 	bridge     string
 	mtu        int
 	stateDir   string
@@ -34,7 +37,10 @@ own address, leased in the store (IPLease objects) from this node's subnet:
 --pod-subnet, or else a --pod-node-prefix share of --pod-range leased for the
 node. The bridge binding puts the guest on --pod-bridge and hands it the
 address by DHCP; masquerade gives it 10.0.2.2 behind NAT of that address,
-forwarding the interface's declared ports. A libvirt node builds the host side
+forwarding the interface's declared ports. With --pod-range6 (or
+--pod-subnet6) the pod network is dual-stack: a masquerade guest also gets
+fd10:0:2::2/120 (DHCPv6, router advertisements from fd10:0:2::1) behind NAT66
+of its own IPv6 pod address. A libvirt node builds the host side
 itself (root; ip, nft and dnsmasq): the bridge holding the subnet's first
 address, nftables table --pod-nft-table, dnsmasq state under
 --pod-network-state-dir. A simulated node only leases the addresses. Without
@@ -46,6 +52,9 @@ func (n *nodeNetworkFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&n.podRange, "pod-range", "10.244.0.0/16", "the cluster's pod range; each node leases a subnet of it")
 	fs.IntVar(&n.nodePrefix, "pod-node-prefix", 24, "prefix length of each node's subnet of --pod-range")
 	fs.StringVar(&n.subnet, "pod-subnet", "", "this node's pod subnet (instead of leasing one of --pod-range)")
+	fs.StringVar(&n.range6, "pod-range6", "", "IPv6 pod range (e.g. fd10:244::/56): dual-stack, masquerade guests also get fd10:0:2::2 behind an IPv6 pod address")
+	fs.IntVar(&n.prefix6, "pod-node-prefix6", 64, "prefix length of each node's subnet of --pod-range6")
+	fs.StringVar(&n.subnet6, "pod-subnet6", "", "this node's IPv6 pod subnet (instead of leasing one of --pod-range6)")
 	fs.StringVar(&n.bridge, "pod-bridge", network.DefaultPodBridge, "the pod network's Linux bridge")
 	fs.IntVar(&n.mtu, "pod-mtu", 0, "MTU of the guests' pod network NICs (0: 1500)")
 	fs.StringVar(&n.stateDir, "pod-network-state-dir", "", "dnsmasq configuration and leases (default /run/virtkit/network)")
@@ -55,7 +64,7 @@ func (n *nodeNetworkFlags) register(cmd *cobra.Command) {
 }
 
 // podFlagNames are the flags that need --pod-network.
-var podFlagNames = []string{"pod-range", "pod-node-prefix", "pod-subnet", "pod-bridge", "pod-mtu",
+var podFlagNames = []string{"pod-range", "pod-node-prefix", "pod-subnet", "pod-range6", "pod-node-prefix6", "pod-subnet6", "pod-bridge", "pod-mtu",
 	"pod-network-state-dir", "pod-nft-table", "pod-lease-collect-interval"}
 
 // setUp builds the node's network resolver into opts and starts the lease
@@ -91,6 +100,23 @@ func (n *nodeNetworkFlags) setUp(ctx context.Context, nodeName, hv string, st st
 			return nil, fmt.Errorf("--pod-range: %w", err)
 		}
 	}
+	var sub6 netip.Prefix
+	switch {
+	case n.subnet6 != "":
+		p, err := netip.ParsePrefix(n.subnet6)
+		if err != nil {
+			return nil, fmt.Errorf("--pod-subnet6 %q: %w", n.subnet6, err)
+		}
+		sub6 = p.Masked()
+	case n.range6 != "":
+		rng, err := netip.ParsePrefix(n.range6)
+		if err != nil || !rng.Addr().Is6() {
+			return nil, fmt.Errorf("--pod-range6 %q: not an IPv6 prefix", n.range6)
+		}
+		if sub6, err = ipam.NodeSubnet(ctx, rng.Masked(), n.prefix6, nodeName); err != nil {
+			return nil, fmt.Errorf("--pod-range6: %w", err)
+		}
+	}
 	if n.collect <= 0 {
 		return nil, fmt.Errorf("--pod-lease-collect-interval: %v is not positive", n.collect)
 	}
@@ -98,7 +124,7 @@ func (n *nodeNetworkFlags) setUp(ctx context.Context, nodeName, hv string, st st
 	if hv == "libvirt" {
 		host = network.NewHost(network.HostOptions{StateDir: n.stateDir, Table: n.table, Logger: log})
 	}
-	r, err := network.NewResolver(network.ResolverOptions{Store: st, Node: nodeName, PodSubnet: sub, PodBridge: n.bridge, Host: host, MTU: n.mtu})
+	r, err := network.NewResolver(network.ResolverOptions{Store: st, Node: nodeName, PodSubnet: sub, PodSubnet6: sub6, PodBridge: n.bridge, Host: host, MTU: n.mtu})
 	if err != nil {
 		return nil, fmt.Errorf("--pod-network: %w", err)
 	}
@@ -106,7 +132,7 @@ func (n *nodeNetworkFlags) setUp(ctx context.Context, nodeName, hv string, st st
 		return nil, fmt.Errorf("--pod-network: %w", err)
 	}
 	opts.Domain.NetworkResolver = r
-	log.Info("pod network", "subnet", sub, "bridge", n.bridge, "host", host != nil)
+	log.Info("pod network", "subnet", sub, "subnet6", sub6, "bridge", n.bridge, "host", host != nil)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -30,6 +30,8 @@ func TestNodePodNetworkFlagErrors(t *testing.T) {
 		{"bad subnet", []string{"--pod-network", "--pod-subnet", "nope"}, `--pod-subnet "nope"`},
 		{"prefix", []string{"--pod-network", "--pod-range", "10.0.0.0/16", "--pod-node-prefix", "8"}, "--pod-node-prefix 8"},
 		{"mtu", []string{"--pod-network", "--pod-subnet", "10.9.0.0/24", "--pod-mtu", "100"}, "MTU: 100"},
+		{"range6", []string{"--pod-network", "--pod-range6", "10.0.0.0/8"}, `--pod-range6 "10.0.0.0/8"`},
+		{"subnet6", []string{"--pod-network", "--pod-subnet", "10.9.0.0/24", "--pod-subnet6", "fd10::/48"}, "PodSubnet6"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := newRootCmd()
@@ -61,7 +63,8 @@ func TestNodePodNetwork(t *testing.T) {
 	cmd.SetErr(&out)
 	cmd.SetArgs([]string{"node", "--name", "n1", "--store", "etcd://" + strings.TrimPrefix(endpoints[0], "http://"),
 		"--hypervisor", "sim", "--heartbeat-interval", "100ms", "--status-interval", "200ms",
-		"--pod-network", "--pod-range", "10.77.0.0/16", "--pod-node-prefix", "26", "--pod-mtu", "1450"})
+		"--pod-network", "--pod-range", "10.77.0.0/16", "--pod-node-prefix", "26", "--pod-mtu", "1450",
+		"--pod-range6", "fd10:77::/56"})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
@@ -78,8 +81,14 @@ func TestNodePodNetwork(t *testing.T) {
 		20*time.Second, 20*time.Millisecond, "%s", &out)
 	subnets, err := (&network.IPAM{Store: st}).Leases(t.Context(), "")
 	require.NoError(t, err)
-	require.Len(t, subnets, 1, "the node's subnet lease")
+	require.Len(t, subnets, 2, "the node's subnet leases")
+	if netip.MustParsePrefix(subnets[0].Spec.Address).Addr().Is6() {
+		subnets[0], subnets[1] = subnets[1], subnets[0]
+	}
 	sub := netip.MustParsePrefix(subnets[0].Spec.Address)
+	sub6 := netip.MustParsePrefix(subnets[1].Spec.Address)
+	assert.Equal(t, 64, sub6.Bits())
+	assert.True(t, netip.MustParsePrefix("fd10:77::/56").Contains(sub6.Addr()))
 	assert.Equal(t, 26, sub.Bits())
 	assert.True(t, netip.MustParsePrefix("10.77.0.0/16").Contains(sub.Addr()))
 
@@ -99,14 +108,15 @@ func TestNodePodNetwork(t *testing.T) {
 	vmi.SetPhase(virtkit.Scheduled, metav1.Now())
 	require.NoError(t, st.UpdateStatus(t.Context(), vmi))
 
-	var ip string
+	var ips []string
 	require.Eventually(t, func() bool {
 		got := &virtkit.VirtualMachineInstance{}
 		if st.Get(t.Context(), store.KeyOf(vmi), got) != nil || len(got.Status.Interfaces) == 0 {
 			return false
 		}
-		ip = got.Status.Interfaces[0].IP
-		return ip != ""
-	}, 30*time.Second, 50*time.Millisecond, "the VMI reports an address: %s", &out)
-	assert.True(t, sub.Contains(netip.MustParseAddr(ip)), "%s in the node's subnet %s", ip, sub)
+		ips = got.Status.Interfaces[0].IPs
+		return len(ips) == 2 && got.Status.Interfaces[0].IP == ips[0]
+	}, 30*time.Second, 50*time.Millisecond, "the VMI reports its addresses: %s", &out)
+	assert.True(t, sub.Contains(netip.MustParseAddr(ips[0])), "%s in the node's subnet %s", ips[0], sub)
+	assert.True(t, sub6.Contains(netip.MustParseAddr(ips[1])), "%s in the node's IPv6 subnet %s", ips[1], sub6)
 }
