@@ -58,6 +58,22 @@ func (c *netCluster) cordon(t *testing.T) func(name string, on bool) {
 	}
 }
 
+// echoLine writes s and a newline on conn and reads the same line back.
+func echoLine(conn net.Conn, s string) error {
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := fmt.Fprintf(conn, "%s\n", s); err != nil {
+		return err
+	}
+	buf := make([]byte, len(s)+1)
+	if _, err := io.ReadFull(conn, buf); err != nil {
+		return err
+	}
+	if string(buf) != s+"\n" {
+		return fmt.Errorf("echo: got %q", buf)
+	}
+	return nil
+}
+
 // netnsHolding lists the network namespaces named vk-* that hold addr.
 func netnsHolding(t *testing.T, addr netip.Addr) []string {
 	t.Helper()
@@ -114,14 +130,15 @@ func TestRealStackMigrationKeepsAddress(t *testing.T) {
 	setCordon("net-b", true) // boot on A: B's daemon can be migrated to
 	iface := virtkit.Interface{Name: "default",
 		InterfaceBindingMethod: virtkit.InterfaceBindingMethod{Masquerade: &virtkit.InterfaceMasquerade{}},
-		Ports:                  []virtkit.Port{{Name: "http", Port: 8080}}}
+		Ports:                  []virtkit.Port{{Name: "http", Port: 8080}, {Name: "echo", Port: 8081}}}
 	vmi := c.boot(t, netVMI("net-mig", iface, podNet()))[0]
 	setCordon("net-b", false)
 	require.Equal(t, "net-a", vmi.Status.NodeName)
 	require.True(t, vmi.IsMigratable(), "%+v", vmi.Status.Conditions)
 	require.Equal(t, netip.MustParsePrefix("10.0.2.2/24"), c.dhcp(t, vmi))
 	code, out := c.guestRun(t, vmi, 20*time.Second,
-		"mkdir -p /tmp/www && echo virtkit-migration > /tmp/www/index.html && httpd -p 8080 -h /tmp/www")
+		"mkdir -p /tmp/www && echo virtkit-migration > /tmp/www/index.html && httpd -p 8080 -h /tmp/www && "+
+			"(nc -ll -p 8081 -e /bin/cat </dev/null >/dev/null 2>&1 &)")
 	require.Equal(t, 0, code, out)
 	pod := c.lease(t, vmi, network.PodPool)
 	srcNetns := netnsHolding(t, pod.Addr())
@@ -130,6 +147,23 @@ func TestRealStackMigrationKeepsAddress(t *testing.T) {
 		b, err := httpGet(c.ctx, pod.Addr(), 8080, time.Second)
 		return err == nil && strings.Contains(b, "virtkit-migration")
 	}, 30*time.Second, 200*time.Millisecond)
+
+	// An open TCP connection to the echo server, kept across the migration.
+	var echo net.Conn
+	require.Eventually(t, func() bool {
+		d := net.Dialer{Timeout: 2 * time.Second}
+		conn, err := d.DialContext(c.ctx, "tcp", net.JoinHostPort(pod.Addr().String(), "8081"))
+		if err != nil {
+			return false
+		}
+		if echoLine(conn, "before") != nil {
+			conn.Close()
+			return false
+		}
+		echo = conn
+		return true
+	}, 30*time.Second, 500*time.Millisecond, "the echo server answers")
+	defer echo.Close()
 
 	// Fetch every 20 ms until stopped, recording successes.
 	var (
@@ -185,6 +219,7 @@ func TestRealStackMigrationKeepsAddress(t *testing.T) {
 	b, err := httpGet(c.ctx, pod.Addr(), 8080, 2*time.Second)
 	require.NoError(t, err)
 	assert.Contains(t, b, "virtkit-migration", "the declared port answers on the target")
+	assert.NoError(t, echoLine(echo, "after"), "the TCP connection opened before the migration still works")
 	code, out = c.guestRun(t, after, 20*time.Second, "ip -4 -o addr show dev eth0; cat /sys/class/net/eth0/address")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "10.0.2.2/24")
