@@ -564,11 +564,24 @@ ip -6 route show default; ip -6 -o addr show dev eth0`)
 	pod6 := c.lease(t, vmi, network.PodPool6).Addr()
 	require.True(t, testPodSubnet6.Contains(pod6), "%s in %s", pod6, testPodSubnet6)
 	var body string
-	require.Eventually(t, func() bool {
+	var lastErr error
+	if !assert.Eventually(t, func() bool {
 		b, err := httpGet(c.ctx, pod6, 8080, 3*time.Second)
-		body = b
+		body, lastErr = b, err
 		return err == nil && strings.Contains(b, "virtkit-ipv6")
-	}, 30*time.Second, 500*time.Millisecond, "the host reaches the declared port at [%s]: %q", pod6, body)
+	}, 30*time.Second, 500*time.Millisecond, "the host reaches the declared port at [%s]: %q", pod6, body) {
+		_, out := c.guestRun(t, vmi, 20*time.Second, "ip -6 addr; ip -6 route; ip -6 neigh; netstat -ltn")
+		t.Logf("last error %v; guest:\n%s", lastErr, out)
+		for _, args := range [][]string{{"ip", "-6", "addr"}, {"ip", "-6", "route"}, {"ip", "-6", "neigh"}, {"nft", "list", "ruleset"}} {
+			for _, ns := range netnsHolding(t, pod6) {
+				o, _ := exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...).CombinedOutput()
+				t.Logf("%s %v:\n%s", ns, args, o)
+			}
+		}
+		o, _ := exec.Command("ip", "-6", "route", "get", pod6.String()).CombinedOutput()
+		t.Logf("host route: %s", o)
+		t.FailNow()
+	}
 	_, err := httpGet(c.ctx, pod6, 9090, 3*time.Second)
 	assert.Error(t, err, "the undeclared port is not reachable over IPv6")
 
