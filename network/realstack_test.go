@@ -552,11 +552,14 @@ func TestRealStackMasqueradeIPv6(t *testing.T) {
 		Ports:                  []virtkit.Port{{Name: "http", Port: 8080}}}
 	vmi := c.boot(t, netVMI("net-m6", iface, podNet()))[0]
 	require.Equal(t, netip.MustParsePrefix("10.0.2.2/24"), c.dhcp(t, vmi), "IPv4 as before")
-	code, out := c.guestRun(t, vmi, 60*time.Second, `ip -6 addr add fd10:0:2::2/120 dev eth0 nodad
+	code, out := c.guestRun(t, vmi, 60*time.Second, `ip -6 addr add fd10:0:2::2/120 dev eth0 || exit 1
 for i in $(seq 1 40); do ip -6 route show default | grep -q 'via fe80' && break; sleep 1; done
-ip -6 route show default; ip -6 -o addr show dev eth0`)
+for i in $(seq 1 20); do ip -6 addr show dev eth0 | grep -q tentative || break; sleep 1; done
+ip -6 route show default; ip -6 addr show dev eth0`)
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "via fe80", "a default route from the router advertisements: %s", out)
+	require.Contains(t, out, "fd10:0:2::2/120", out)
+	require.NotContains(t, out, "tentative", out)
 
 	code, out = c.guestRun(t, vmi, 20*time.Second,
 		"mkdir -p /tmp/www && echo virtkit-ipv6 > /tmp/www/index.html && httpd -p 8080 -h /tmp/www && httpd -p 9090 -h /tmp/www")
