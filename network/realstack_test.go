@@ -492,7 +492,9 @@ func TestRealStackNetworkAttachment(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.vlan > 0 && !network.VLANSupported(c.ctx, "vknetprobe") {
-				t.Skip("this kernel has no bridge VLAN filtering; VLAN attachments are refused with network.ErrUnsupportedHost")
+				release, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+				t.Skipf("kernel %s has no bridge VLAN filtering (CONFIG_BRIDGE_VLAN_FILTERING) and no 8021q, and this machine cannot load modules: "+
+					"VLAN attachments are refused with network.ErrUnsupportedHost here", strings.TrimSpace(string(release)))
 			}
 			cfg := fmt.Sprintf(`{"cniVersion":"0.3.1","name":%q,"type":"bridge","bridge":%q,"vlan":%d,"isGateway":true,`+
 				`"ipam":{"type":"host-local","subnet":"%[4]s.0/24","rangeStart":"%[4]s.100","rangeEnd":"%[4]s.120","gateway":"%[4]s.1"}}`,
