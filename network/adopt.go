@@ -57,6 +57,20 @@ func (r *Resolver) adopt(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// ownerGone reports whether the VMI holding a lease no longer exists (or
+// is another incarnation) or has finished.
+func (r *Resolver) ownerGone(ctx context.Context, l *virtkit.IPLease) (bool, error) {
+	vmi := &virtkit.VirtualMachineInstance{}
+	err := r.opts.Store.Get(ctx, store.Key{Namespace: l.Spec.OwnerNamespace, Name: l.Spec.OwnerName}, vmi)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return string(vmi.UID) != l.Spec.OwnerUID || vmi.IsFinal(), nil
+}
+
 // wanted says whether this node's masquerade copy m is still needed: its
 // VMI runs here, or is migrating here (then as a standby unless the guest
 // already switched over).

@@ -62,16 +62,35 @@ func (r *Resolver) ActivateIncoming(ctx context.Context, vmi *virtkit.VirtualMac
 // Release removes this node's copies of the VMI's host networking (the
 // masquerade namespaces, their NAT and DHCP) and never its leases: the
 // source after the VMI migrated away, a target whose incoming migration
-// failed, or the node when the VMI's guest is gone. Idempotent.
+// failed, or the node when the VMI's guest is gone. When the VMI is being
+// deleted or has finished, the pod bridge's DHCP entries of its bridge
+// interfaces go too (a VMI that still runs elsewhere keeps them: on a
+// host shared by two nodes that DHCP server serves it there). Idempotent.
 func (r *Resolver) Release(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
-	mh, ok := r.opts.Host.(MasqueradeHost)
-	if !ok {
+	if r.opts.Host == nil {
 		return nil
 	}
 	var errs []error
-	for _, m := range r.masquerades(ctx, vmi, &errs) {
-		if err := mh.RemoveMasquerade(ctx, m.ID); err != nil {
+	if mh, ok := r.opts.Host.(MasqueradeHost); ok {
+		for _, m := range r.masquerades(ctx, vmi, &errs) {
+			if err := mh.RemoveMasquerade(ctx, m.ID); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if vmi.DeletionTimestamp != nil || vmi.IsFinal() {
+		leases, err := r.ipam.OwnedBy(ctx, string(vmi.UID))
+		if err != nil {
 			errs = append(errs, err)
+		}
+		d := DHCP{Interface: r.opts.PodBridge, Subnet: r.opts.PodSubnet, Router: r.PodGateway().Addr()}
+		for _, l := range leases {
+			if l.Spec.Pool != PodPool || l.Spec.MAC == "" {
+				continue
+			}
+			if err := r.opts.Host.SetDHCPHost(ctx, d, l.Spec.MAC, netip.Addr{}); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)

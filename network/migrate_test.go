@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/domain"
@@ -130,4 +131,32 @@ func TestResolverDualStackMasquerade(t *testing.T) {
 		assert.ErrorIs(t, err, network.ErrInvalidPool, bad)
 		assert.ErrorContains(t, err, "PodSubnet6", bad)
 	}
+}
+
+// Release keeps the pod bridge's DHCP entry of a VMI that still runs (it
+// migrated away; on a shared host that server serves it there) and drops
+// it once the VMI is being deleted.
+func TestResolverReleaseDHCPEntries(t *testing.T) {
+	ctx := context.Background()
+	host := &migratingHost{}
+	st := store.NewMemory()
+	r := newResolver(t, st, host)
+	vmi := masqueradeVMI()
+	vmi.Spec.Domain.Devices.Interfaces[0].InterfaceBindingMethod = virtkit.InterfaceBindingMethod{Bridge: &virtkit.InterfaceBridge{}}
+	_, err := domain.ResolveNetworks(ctx, vmi, r)
+	require.NoError(t, err)
+	require.Len(t, host.dhcp, 1)
+	var key string
+	for k := range host.dhcp {
+		key = k
+	}
+	require.True(t, host.dhcp[key].IsValid())
+
+	require.NoError(t, r.Release(ctx, vmi))
+	assert.True(t, host.dhcp[key].IsValid(), "kept while the VMI runs")
+
+	now := metav1.Now()
+	vmi.DeletionTimestamp = &now
+	require.NoError(t, r.Release(ctx, vmi))
+	assert.False(t, host.dhcp[key].IsValid(), "dropped when the VMI is deleted")
 }

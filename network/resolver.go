@@ -168,6 +168,11 @@ func (r *Resolver) SetUp(ctx context.Context) error {
 		if l.Spec.Pool != PodPool || l.Spec.MAC == "" || err != nil || !r.opts.PodSubnet.Contains(p.Addr()) {
 			continue
 		}
+		if gone, err := r.ownerGone(ctx, &l); err != nil {
+			return err
+		} else if gone {
+			continue // the collector releases it
+		}
 		if err := r.opts.Host.SetDHCPHost(ctx, d, l.Spec.MAC, p.Addr()); err != nil {
 			return err
 		}
