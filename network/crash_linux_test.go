@@ -117,6 +117,7 @@ func TestHostAdoptsAfterCrash(t *testing.T) {
 	require.NoError(t, st.Delete(ctx, vmis["gone"], store.DeleteOptions{}))
 
 	h2 := network.NewHost(network.HostOptions{StateDir: stateDir, Table: table})
+	t.Cleanup(func() { _ = h2.Close(context.Background()) }) // only if the test failed early
 	r2, err := network.NewResolver(opts(h2))
 	require.NoError(t, err)
 	require.NoError(t, r2.SetUp(ctx))

@@ -13,9 +13,9 @@ import (
 )
 
 // TestMain checks, after the real-stack tests, that they left nothing on
-// the host: every network namespace, link whose name starts with vk,
-// nftables table and dnsmasq process that appeared while they ran must be
-// gone again (the test command removes what it created).
+// the host: every network namespace, test link, nftables table and dnsmasq
+// process of these tests that appeared while they ran must be gone again
+// (the test command removes what it created).
 func TestMain(m *testing.M) {
 	before := hostNetworkState()
 	code := m.Run()
@@ -37,32 +37,43 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// hostNetworkState lists namespaces, vk* links, nftables tables and
-// dnsmasq processes, one string each.
+// hostNetworkState lists what this package's real-stack tests create on
+// the host, one string each: namespaces holding an address of the test
+// subnets, links of the test bridges (vknet*, vkcrash*), their nftables
+// tables and the dnsmasq processes of their state directories. Other
+// packages' networks on a shared machine are not counted.
 func hostNetworkState() []string {
 	var out []string
 	if ents, err := os.ReadDir("/run/netns"); err == nil {
 		for _, e := range ents {
-			out = append(out, "netns "+e.Name())
+			b, err := exec.Command("ip", "-n", e.Name(), "-o", "addr", "show").Output()
+			if err == nil && (strings.Contains(string(b), " 10.251.") || strings.Contains(string(b), " 10.252.") ||
+				strings.Contains(string(b), " fd10:251:")) {
+				out = append(out, "netns "+e.Name())
+			}
 		}
 	}
 	if ents, err := os.ReadDir("/sys/class/net"); err == nil {
 		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), "vk") {
+			if strings.HasPrefix(e.Name(), "vknet") || strings.HasPrefix(e.Name(), "vkcrash") {
 				out = append(out, "link "+e.Name())
 			}
 		}
 	}
 	if b, err := exec.Command("nft", "list", "tables").Output(); err == nil {
 		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			if l != "" {
+			if strings.Contains(l, "vknettest") || strings.Contains(l, "vkcrashtest") {
 				out = append(out, "nft "+l)
 			}
 		}
 	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/comm")
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
-		if b, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(b)) == "dnsmasq" {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.HasPrefix(string(b), "dnsmasq") {
+			continue
+		}
+		if strings.Contains(string(b), "virtkit-net-") || strings.Contains(string(b), "TestHostAdoptsAfterCrash") {
 			out = append(out, "dnsmasq pid "+filepath.Base(filepath.Dir(p)))
 		}
 	}
