@@ -77,7 +77,7 @@ func TestHostAdoptsAfterCrash(t *testing.T) {
 	stateDir := filepath.Join(t.TempDir(), "net")
 	const bridge, table = "vkcrash0", "vkcrashtest"
 	opts := func(h *network.Host) network.ResolverOptions {
-		return network.ResolverOptions{Store: st, Node: "n1", PodSubnet: netipPrefix("10.251.99.0/24"), PodBridge: bridge, Host: h}
+		return network.ResolverOptions{Store: st, Node: "n1", PodSubnet: netipPrefix("10.251.99.0/24"), PodBridge: bridge, Host: h, MTU: 1400}
 	}
 	vmis := map[string]*virtkit.VirtualMachineInstance{}
 	for _, name := range []string{"keep", "gone"} {
@@ -131,6 +131,11 @@ func TestHostAdoptsAfterCrash(t *testing.T) {
 	assert.False(t, pidAlive(oldPids["keep"]), "the dead agent's DHCP server is replaced")
 	keep := ids["keep"]
 	assert.True(t, netnsExists("vk-"+keep), "the running VMI's namespace stays")
+	for _, l := range []string{"vkm" + keep, "vkg" + keep, "vkp" + keep} {
+		out, err := exec.Command("ip", "link", "show", "dev", l).Output()
+		require.NoError(t, err)
+		assert.Contains(t, string(out), " mtu 1400 ", "%s has the pod network's MTU", l)
+	}
 	newPid := dhcpPid(t, stateDir, keep)
 	assert.NotEqual(t, oldPids["keep"], newPid)
 	assert.True(t, pidAlive(newPid), "the running VMI's guest is served again")

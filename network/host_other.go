@@ -59,6 +59,7 @@ type Masquerade struct {
 	PodMAC        string
 	GatewayMAC    string
 	Standby       bool
+	MTU           int
 	Owner         MasqueradeOwner
 }
 

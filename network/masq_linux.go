@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/virtkit/virtkit"
@@ -56,6 +57,9 @@ type Masquerade struct {
 	// migration target prepares its copy this way and calls
 	// ActivateMasquerade once the guest runs there).
 	Standby bool
+	// MTU, when set, is given to the copy's links (the guest bridge and
+	// both veth pairs), so the path matches the guest NIC's MTU.
+	MTU int
 	// Owner says whose copy this is; the Host records it with the copy
 	// (see Host.Masquerades), so a restarted node agent can tell its
 	// guests' copies from stale ones.
@@ -111,6 +115,14 @@ func (h *Host) EnsureMasquerade(ctx context.Context, m Masquerade) error {
 		}
 		if _, err := h.ensureLink(ctx, pair[0], append(args, "netns", ns)...); err != nil {
 			return err
+		}
+	}
+	if m.MTU > 0 {
+		mtu := strconv.Itoa(m.MTU)
+		for _, l := range [][2]string{{"", m.GuestBridge()}, {"", gwHost}, {"", podHost}, {ns, gwIn}, {ns, podIn}} {
+			if _, err := run(ctx, l[0], "ip", "link", "set", "dev", l[1], "mtu", mtu); err != nil {
+				return err
+			}
 		}
 	}
 	podLeg := []string{"", "ip", "link", "set", "dev", podHost, "master", m.PodBridge, "up"}

@@ -109,7 +109,7 @@ func TestResolverDualStackMasquerade(t *testing.T) {
 	host := &recordingHost{}
 	st := store.NewMemory()
 	sub4, sub6 := netip.MustParsePrefix("10.244.3.0/24"), netip.MustParsePrefix("fd10:244:3::/64")
-	r, err := network.NewResolver(network.ResolverOptions{Store: st, Node: "n1", PodSubnet: sub4, PodSubnet6: sub6, Host: host})
+	r, err := network.NewResolver(network.ResolverOptions{Store: st, Node: "n1", PodSubnet: sub4, PodSubnet6: sub6, Host: host, MTU: 1450})
 	require.NoError(t, err)
 	require.NoError(t, r.SetUp(ctx))
 	assert.Contains(t, host.bridges, network.Bridge{Name: "vkpod0", Address: netip.MustParsePrefix("fd10:244:3::1/64"), Masquerade: true})
@@ -122,6 +122,7 @@ func TestResolverDualStackMasquerade(t *testing.T) {
 	assert.True(t, sub6.Contains(m.PodAddress6.Addr()), "%s", m.PodAddress6)
 	assert.Equal(t, 64, m.PodAddress6.Bits())
 	assert.Equal(t, netip.MustParseAddr("fd10:244:3::1"), m.PodGateway6)
+	assert.Equal(t, 1450, m.MTU, "the NAT's links get the pod network's MTU")
 	addrs, err := r.InterfaceAddresses(ctx, vmi)
 	require.NoError(t, err)
 	assert.Equal(t, []string{m.PodAddress.Addr().String(), m.PodAddress6.Addr().String()}, addrs["default"])

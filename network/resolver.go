@@ -226,7 +226,7 @@ func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Own
 		return domain.HostNetwork{Type: domain.AttachBridge, Source: r.opts.PodBridge, MTU: uint(r.opts.MTU)}, nil
 	}
 	m := r.masquerade(owner, addr)
-	m.GuestMAC, m.Ports, m.Standby = req.MAC, req.Ports, standby
+	m.GuestMAC, m.Ports, m.Standby, m.MTU = req.MAC, req.Ports, standby, r.opts.MTU
 	if p6 := r.PodPool6(); p6.Name != "" {
 		if m.PodAddress6, err = r.ipam.Allocate(ctx, p6, owner); err != nil {
 			return domain.HostNetwork{}, err
