@@ -125,7 +125,7 @@ func TestRealStackPodNetworkAcrossDaemons(t *testing.T) {
 // migration starts, the guest arrives attached to it, and A removes its
 // copy after.
 func TestRealStackMigrationKeepsAddress(t *testing.T) {
-	c := startNetClusterWith(t, netOptions{perNodeHost: true}, "net-a", "net-b")
+	c := startNetClusterWith(t, netOptions{perNodeHost: true, ipv6: true}, "net-a", "net-b")
 	setCordon := c.cordon(t)
 	setCordon("net-b", true) // boot on A: B's daemon can be migrated to
 	iface := virtkit.Interface{Name: "default",
@@ -136,7 +136,15 @@ func TestRealStackMigrationKeepsAddress(t *testing.T) {
 	require.Equal(t, "net-a", vmi.Status.NodeName)
 	require.True(t, vmi.IsMigratable(), "%+v", vmi.Status.Conditions)
 	require.Equal(t, netip.MustParsePrefix("10.0.2.2/24"), c.dhcp(t, vmi))
-	code, out := c.guestRun(t, vmi, 20*time.Second,
+	// Dual-stack: the guest takes fd10:0:2::2 (busybox has no DHCPv6
+	// client) and its IPv6 default route from the router advertisements.
+	code, out := c.guestRun(t, vmi, 60*time.Second, `ip -6 addr add fd10:0:2::2/120 dev eth0 || exit 1
+for i in $(seq 1 40); do ip -6 route show default | grep -q 'via fe80' && break; sleep 1; done
+for i in $(seq 1 20); do ip -6 addr show dev eth0 | grep -q tentative || break; sleep 1; done
+ip -6 route show default`)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "via fe80", out)
+	code, out = c.guestRun(t, vmi, 20*time.Second,
 		"mkdir -p /tmp/www && echo virtkit-migration > /tmp/www/index.html && httpd -p 8080 -h /tmp/www && "+
 			"(nc -ll -p 8081 -e /bin/cat </dev/null >/dev/null 2>&1 &)")
 	require.Equal(t, 0, code, out)
@@ -220,6 +228,13 @@ func TestRealStackMigrationKeepsAddress(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, b, "virtkit-migration", "the declared port answers on the target")
 	assert.NoError(t, echoLine(echo, "after"), "the TCP connection opened before the migration still works")
+	pod6 := c.lease(t, after, network.PodPool6).Addr()
+	var b6 string
+	assert.Eventually(t, func() bool {
+		b, err := httpGet(c.ctx, pod6, 8080, 2*time.Second)
+		b6 = b
+		return err == nil && strings.Contains(b, "virtkit-migration")
+	}, 20*time.Second, 500*time.Millisecond, "the declared port answers at the IPv6 pod address [%s] on the target: %q", pod6, b6)
 	code, out = c.guestRun(t, after, 20*time.Second, "ip -4 -o addr show dev eth0; cat /sys/class/net/eth0/address")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "10.0.2.2/24")
