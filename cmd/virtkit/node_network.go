@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,7 +58,7 @@ func (n *nodeNetworkFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&n.subnet6, "pod-subnet6", "", "this node's IPv6 pod subnet (instead of leasing one of --pod-range6)")
 	fs.StringVar(&n.bridge, "pod-bridge", network.DefaultPodBridge, "the pod network's Linux bridge")
 	fs.IntVar(&n.mtu, "pod-mtu", 0, "MTU of the guests' pod network NICs (0: 1500)")
-	fs.StringVar(&n.stateDir, "pod-network-state-dir", "", "dnsmasq configuration and leases (default /run/virtkit/network)")
+	fs.StringVar(&n.stateDir, "pod-network-state-dir", "", "dnsmasq configuration, leases and the records a restarted agent adopts (default /run/virtkit/network/NAME)")
 	fs.StringVar(&n.table, "pod-nft-table", "virtkit", "nftables table (family inet) of the pod network's host rules")
 	fs.DurationVar(&n.collect, "pod-lease-collect-interval", 30*time.Second, "how often leases of deleted VMIs are released (also on every deletion)")
 	cmd.Long += "\n\n" + nodeNetworkHelp
@@ -122,7 +123,13 @@ func (n *nodeNetworkFlags) setUp(ctx context.Context, nodeName, hv string, st st
 	}
 	var host network.HostNetworker
 	if hv == "libvirt" {
-		host = network.NewHost(network.HostOptions{StateDir: n.stateDir, Table: n.table, Logger: log})
+		dir := n.stateDir
+		if dir == "" {
+			// Per node: two agents on one host must not adopt (and stop)
+			// each other's DHCP servers.
+			dir = filepath.Join("/run/virtkit/network", nodeName)
+		}
+		host = network.NewHost(network.HostOptions{StateDir: dir, Table: n.table, Logger: log})
 	}
 	r, err := network.NewResolver(network.ResolverOptions{Store: st, Node: nodeName, PodSubnet: sub, PodSubnet6: sub6, PodBridge: n.bridge, Host: host, MTU: n.mtu})
 	if err != nil {
