@@ -81,6 +81,14 @@
 // agents sharing one network namespace, as the two libvirtd instances of
 // the real-stack tests do, never touch each other's copies.
 //
+// Limits today: a bridge-binding interface stays on a pod bridge of the
+// same name and subnet, so two node agents sharing one network namespace
+// should share one [Host] (each [Host] runs its own dnsmasq, and two
+// authoritative DHCP servers on one bridge would refuse each other's
+// clients); and a VMI keeps the address of the node subnet it started in,
+// so nodes with their own subnets need that subnet routed to wherever the
+// VMI runs (see Past one machine).
+//
 // # Restarts and crashes
 //
 // A [Host] records the masquerade copies it makes (with their owners) and
