@@ -21,6 +21,11 @@ type PodNetwork struct {
 	Range netip.Prefix
 	// NodePrefix is the size of each node's subnet; default 24.
 	NodePrefix int
+	// Range6, when set, makes the pod network dual-stack: each node also
+	// leases a NodePrefix6 (default 64) subnet of it, and masquerade
+	// interfaces get an IPv6 address there behind KubeVirt's fd10:0:2::2.
+	Range6      netip.Prefix
+	NodePrefix6 int
 	// Host returns the host networker of a node (a *network.Host on a real
 	// node, whose pod bridge the cluster creates before the node starts);
 	// nil, or a nil result, only leases addresses. Simulated hosts then
@@ -34,6 +39,8 @@ type PodNetwork struct {
 	// CollectInterval is how often leases of deleted VMIs are looked for
 	// besides on every VMI deletion; default 30 s.
 	CollectInterval time.Duration
+	// MTU of the guests' NICs on the pod network; 0 keeps 1500.
+	MTU int
 }
 
 // resolver builds one node's network resolver, leasing the node's subnet.
@@ -51,12 +58,22 @@ func (p *PodNetwork) resolver(ctx context.Context, c *Cluster, node string) (*ne
 	if err != nil {
 		return nil, fmt.Errorf("pod network: %w", err)
 	}
+	var sub6 netip.Prefix
+	if p.Range6.IsValid() {
+		bits6 := p.NodePrefix6
+		if bits6 == 0 {
+			bits6 = 64
+		}
+		if sub6, err = ipam.NodeSubnet(ctx, p.Range6, bits6, node); err != nil {
+			return nil, fmt.Errorf("pod network: Range6: %w", err)
+		}
+	}
 	var host network.HostNetworker
 	if p.Host != nil {
 		host = p.Host(node)
 	}
 	r, err := network.NewResolver(network.ResolverOptions{
-		Store: c.store, Node: node, PodSubnet: sub, PodBridge: p.Bridge, Host: host, Fallback: p.Fallback,
+		Store: c.store, Node: node, PodSubnet: sub, PodSubnet6: sub6, PodBridge: p.Bridge, Host: host, Fallback: p.Fallback, MTU: p.MTU,
 	})
 	if err != nil {
 		return nil, err

@@ -63,13 +63,42 @@
 // # Live migration
 //
 // A migrating guest keeps its MAC (it is in the domain XML) and its lease
-// (owned by the VMI's UID, not by a node), and its NIC joins a bridge of
-// the same name on the target. Between two hypervisors that share one
-// network namespace, as the two libvirtd instances of the real-stack tests
-// do, the bridge, the DHCP server and the masquerade namespace are the same
-// objects, so the address and the forwarded ports are kept as they are;
-// QEMU announces the guest's MAC after the switchover, so the bridge
-// learns the new port at once.
+// (owned by the VMI's UID, not by a node). Each node agent prepares its
+// own side: before the target publishes its migration address it runs
+// [Resolver.PrepareIncoming] (the node agent does it through
+// node.MigrationNetworker), which makes the target's bridges, DHCP entries
+// and, for masquerade, its own copy of the guest's namespace with the NAT
+// of the same pod address, on standby (its pod-side leg stays off the pod
+// bridge, so the address answers only where the guest runs). The target
+// records where each interface attaches on it in an annotation of the VMI,
+// and the source sends a domain XML attached there. Once the guest runs on
+// the target, [Resolver.ActivateIncoming] joins the target's copy to the
+// pod bridge and moves the leases to the target; the source removes its
+// copy with [Resolver.Release]. Both copies use the same MACs on their
+// legs, so neither the guest's nor the pod network's neighbour entries go
+// stale. Masquerade pieces are therefore named per node (the namespace
+// vk-<id> with id derived from VMI, interface and node), and two node
+// agents sharing one network namespace, as the two libvirtd instances of
+// the real-stack tests do, never touch each other's copies.
+//
+// Limits today: a bridge-binding interface stays on a pod bridge of the
+// same name and subnet, so two node agents sharing one network namespace
+// should share one [Host] (each [Host] runs its own dnsmasq, and two
+// authoritative DHCP servers on one bridge would refuse each other's
+// clients); and a VMI keeps the address of the node subnet it started in,
+// so nodes with their own subnets need that subnet routed to wherever the
+// VMI runs (see Past one machine).
+//
+// # Restarts and crashes
+//
+// A [Host] records the masquerade copies it makes (with their owners) and
+// the pid of every DHCP server it starts in its state directory, and a
+// node agent never tears its host networking down when it exits: its
+// guests keep running. The next agent's [Resolver.SetUp] on the same state
+// directory stops the DHCP servers the previous one left (after a SIGKILL),
+// rebuilds the copies of VMIs still on the node (or arriving), removes
+// those of VMIs that are gone or moved away, and serves the leases the node
+// holds again.
 //
 // # Past one machine
 //
@@ -96,14 +125,11 @@
 //     suits live migration best; Flannel's VXLAN backend or OVN provide the
 //     same as CNI plugins.
 //
-// Across hosts the target must also prepare its side before the guest
-// arrives: today a migration target receives the source's domain XML and
-// prepares nothing, which is enough only when both hypervisors share one
-// network namespace. The target's node agent would run the resolver for
-// the VMI (same lease, same MAC: the bridge, DHCP entry and, for
-// masquerade, the namespace with its NAT recreated) before accepting the
-// migration, and the source would tear its copies down after it. The pod
-// address has to move with the guest, which the overlay gives for free. NetworkAttachmentDefinition bridges are usually a physical
-// network (a bridge on a NIC or a VLAN of it) that already spans the hosts;
-// only the IPAM must be shared, which the store already does.
+// Across hosts the target's side is already its own (see Live migration):
+// what remains is that the pod address has to be reachable on the target,
+// which the overlay gives for free and the routed design gives with a host
+// route moved at activation. NetworkAttachmentDefinition bridges are
+// usually a physical network (a bridge on a NIC or a VLAN of it) that
+// already spans the hosts; only the IPAM must be shared, which the store
+// already does.
 package network

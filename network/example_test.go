@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/network"
 	"github.com/virtkit/virtkit/store"
 )
@@ -29,4 +31,33 @@ func ExampleIPAM() {
 	// Output:
 	// 10.244.1.10/24 10.244.1.10/24 true
 	// 10.244.1.10/24
+}
+
+// Each node of a migration makes its own copy of the guest's networks: the
+// target prepares it before the migration (same VMI address, its own
+// masquerade bridge), activates it when the guest runs there, and the
+// source releases its copy. Here without host networking (Host nil), as on
+// simulated nodes.
+func ExampleResolver_PrepareIncoming() {
+	ctx := context.Background()
+	st := store.NewMemory()
+	subnet := netip.MustParsePrefix("10.244.0.0/24")
+	source, _ := network.NewResolver(network.ResolverOptions{Store: st, Node: "node-a", PodSubnet: subnet})
+	target, _ := network.NewResolver(network.ResolverOptions{Store: st, Node: "node-b", PodSubnet: subnet})
+
+	vmi := &virtkit.VirtualMachineInstance{}
+	vmi.Namespace, vmi.Name, vmi.UID = "default", "vm1", "uid-1"
+	vmi.Spec.Domain.Devices.Interfaces = []virtkit.Interface{{Name: "default",
+		InterfaceBindingMethod: virtkit.InterfaceBindingMethod{Masquerade: &virtkit.InterfaceMasquerade{}}}}
+	vmi.Spec.Networks = []virtkit.Network{{Name: "default", NetworkSource: virtkit.NetworkSource{Pod: &virtkit.PodNetwork{}}}}
+
+	onSource, _ := domain.ResolveNetworks(ctx, vmi, source) // as the domain build does
+	onTarget, _ := target.PrepareIncoming(ctx, vmi)
+	_ = target.ActivateIncoming(ctx, vmi)
+	_ = source.Release(ctx, vmi)
+
+	addrs, _ := target.InterfaceAddresses(ctx, vmi)
+	fmt.Println(onSource["default"].Source != onTarget["default"].Source, addrs["default"])
+	// Output:
+	// true [10.244.0.210]
 }

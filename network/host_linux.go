@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -165,6 +166,9 @@ func (h *Host) EnsureBridge(ctx context.Context, b Bridge) error {
 		return err
 	}
 	if b.Masquerade && b.Address.IsValid() {
+		// A pod bridge is virtkit's own even when an earlier Host on
+		// this state directory (a killed node agent) created it.
+		h.own(b.Name)
 		return h.masquerade(ctx, b.Name, b.Address.Masked())
 	}
 	return nil
@@ -178,7 +182,11 @@ func ensureAddr(ctx context.Context, netns, dev string, p netip.Prefix) error {
 	if strings.Contains(out, " "+p.String()+" ") {
 		return nil
 	}
-	_, err = run(ctx, netns, "ip", "addr", "add", p.String(), "dev", dev)
+	args := []string{"addr", "add", p.String(), "dev", dev}
+	if p.Addr().Is6() {
+		args = append(args, "nodad") // usable at once; the address is ours alone
+	}
+	_, err = run(ctx, netns, "ip", args...)
 	return err
 }
 
@@ -345,16 +353,18 @@ func (h *Host) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	_ = os.RemoveAll(h.masqueradeDir())
 	return errors.Join(errs...)
 }
 
 // dhcpServer is one dnsmasq serving fixed MAC-to-address pairs on one
 // interface.
 type dhcpServer struct {
-	dir   string
-	hosts map[string]netip.Addr // MAC -> address
-	cmd   *exec.Cmd
-	done  chan struct{}
+	dir    string
+	hosts  map[string]netip.Addr // MAC -> IPv4 address
+	hosts6 map[string]netip.Addr // MAC -> IPv6 address (DHCPv6)
+	cmd    *exec.Cmd
+	done   chan struct{}
 }
 
 func (s *dhcpServer) stop() {
@@ -381,6 +391,11 @@ type DHCP struct {
 	// (none when invalid).
 	Subnet netip.Prefix
 	Router netip.Addr
+	// Subnet6, when valid, is also served: DHCPv6 with static leases and
+	// router advertisements (managed flag) on Interface, which must hold
+	// an address in it; the guests' IPv6 default route is the interface's
+	// link-local address, as router advertisements give it.
+	Subnet6 netip.Prefix
 }
 
 func (d DHCP) key() string { return d.Netns + "/" + d.Interface }
@@ -398,13 +413,18 @@ func (h *Host) SetDHCPHost(ctx context.Context, d DHCP, mac string, addr netip.A
 		if !addr.IsValid() {
 			return nil
 		}
-		s = &dhcpServer{dir: filepath.Join(h.opts.StateDir, "dhcp-"+sanitizeName(d.Netns+"-"+d.Interface)), hosts: map[string]netip.Addr{}}
+		s = &dhcpServer{dir: filepath.Join(h.opts.StateDir, "dhcp-"+sanitizeName(d.Netns+"-"+d.Interface)),
+			hosts: map[string]netip.Addr{}, hosts6: map[string]netip.Addr{}}
 	}
 	mac = strings.ToLower(mac)
-	if addr.IsValid() {
+	switch {
+	case addr.Is6():
+		s.hosts6[mac] = addr
+	case addr.IsValid():
 		s.hosts[mac] = addr
-	} else {
+	default:
 		delete(s.hosts, mac)
+		delete(s.hosts6, mac)
 	}
 	if err := s.writeHosts(); err != nil {
 		return err
@@ -429,9 +449,19 @@ func (s *dhcpServer) writeHosts() error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return fmt.Errorf("%w: %w", ErrHost, err)
 	}
+	// One line per MAC: its IPv4 address and/or its IPv6 one in brackets.
 	var lines []string
 	for mac, a := range s.hosts {
-		lines = append(lines, mac+","+a.String())
+		line := mac + "," + a.String()
+		if a6, ok := s.hosts6[mac]; ok {
+			line += ",[" + a6.String() + "]"
+		}
+		lines = append(lines, line)
+	}
+	for mac, a6 := range s.hosts6 {
+		if _, ok := s.hosts[mac]; !ok {
+			lines = append(lines, mac+",["+a6.String()+"]")
+		}
 	}
 	sort.Strings(lines)
 	tmp := filepath.Join(s.dir, "hosts.tmp")
@@ -459,6 +489,12 @@ func (h *Host) startDHCP(ctx context.Context, d DHCP, s *dhcpServer) error {
 	} else {
 		args = append(args, "--dhcp-option=option:router")
 	}
+	if s6 := d.Subnet6.Masked(); s6.IsValid() {
+		if !s6.Addr().Is6() {
+			return fmt.Errorf("%w: DHCPv6 on %s: %s is not an IPv6 subnet", ErrHost, d.Interface, s6)
+		}
+		args = append(args, "--dhcp-range="+s6.Addr().String()+",static,"+strconv.Itoa(s6.Bits())+",1h", "--enable-ra")
+	}
 	name := h.opts.DNSMasq
 	if d.Netns != "" {
 		args = append([]string{"netns", "exec", d.Netns, name}, args...)
@@ -478,6 +514,13 @@ func (h *Host) startDHCP(ctx context.Context, d DHCP, s *dhcpServer) error {
 	}
 	s.cmd, s.done = cmd, make(chan struct{})
 	go func() { _ = cmd.Wait(); logf.Close(); close(s.done) }()
+	// The pid lets a later Host on this state directory stop a server
+	// this process left behind (see ReapStale).
+	if err := os.WriteFile(filepath.Join(s.dir, "pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+		s.stop()
+		s.cmd = nil
+		return fmt.Errorf("%w: %w", ErrHost, err)
+	}
 	// Wait until it serves: a SIGHUP before dnsmasq installs its handler
 	// would kill it.
 	logPath := filepath.Join(s.dir, "dnsmasq.log")

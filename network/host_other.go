@@ -44,6 +44,7 @@ type DHCP struct {
 	Netns, Interface string
 	Subnet           netip.Prefix
 	Router           netip.Addr
+	Subnet6          netip.Prefix
 }
 
 // Masquerade is one guest behind NAT.
@@ -51,8 +52,20 @@ type Masquerade struct {
 	ID, PodBridge string
 	PodAddress    netip.Prefix
 	PodGateway    netip.Addr
+	PodAddress6   netip.Prefix
+	PodGateway6   netip.Addr
 	GuestMAC      string
 	Ports         []virtkit.Port
+	PodMAC        string
+	GatewayMAC    string
+	Standby       bool
+	MTU           int
+	Owner         MasqueradeOwner
+}
+
+// MasqueradeOwner is the VMI and node a masquerade copy belongs to.
+type MasqueradeOwner struct {
+	Namespace, Name, UID, Node string
 }
 
 // GuestBridge is the bridge the guest's NIC attaches to.
@@ -68,4 +81,11 @@ func (*Host) VLANInterface(context.Context, string, string, int, netip.Prefix) e
 func (*Host) SetDHCPHost(context.Context, DHCP, string, netip.Addr) error { return errNotLinux }
 func (*Host) EnsureMasquerade(context.Context, Masquerade) error          { return errNotLinux }
 func (*Host) RemoveMasquerade(context.Context, string) error              { return errNotLinux }
-func (*Host) Close(context.Context) error                                 { return nil }
+func (*Host) ActivateMasquerade(context.Context, Masquerade) error        { return errNotLinux }
+
+// Masquerades lists recorded masquerade copies (none off Linux).
+func (*Host) Masquerades() ([]Masquerade, error) { return nil, nil }
+
+// ReapStale stops stale DHCP servers (none off Linux).
+func (*Host) ReapStale(context.Context) (int, error) { return 0, nil }
+func (*Host) Close(context.Context) error            { return nil }

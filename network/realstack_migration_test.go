@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/network"
+	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -56,6 +58,41 @@ func (c *netCluster) cordon(t *testing.T) func(name string, on bool) {
 	}
 }
 
+// echoLine writes s and a newline on conn and reads the same line back.
+func echoLine(conn net.Conn, s string) error {
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := fmt.Fprintf(conn, "%s\n", s); err != nil {
+		return err
+	}
+	buf := make([]byte, len(s)+1)
+	if _, err := io.ReadFull(conn, buf); err != nil {
+		return err
+	}
+	if string(buf) != s+"\n" {
+		return fmt.Errorf("echo: got %q", buf)
+	}
+	return nil
+}
+
+// netnsHolding lists the network namespaces named vk-* that hold addr.
+func netnsHolding(t *testing.T, addr netip.Addr) []string {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "list").Output()
+	require.NoError(t, err)
+	var got []string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !strings.HasPrefix(f[0], "vk-") {
+			continue
+		}
+		a, err := exec.Command("ip", "netns", "exec", f[0], "ip", "-o", "addr", "show").Output()
+		if err == nil && strings.Contains(string(a), " "+addr.String()+"/") {
+			got = append(got, f[0])
+		}
+	}
+	return got
+}
+
 // TestRealStackPodNetworkAcrossDaemons: a bridge-binding guest on
 // libvirtd A and one on libvirtd B (one host network namespace, one pod
 // bridge) reach each other at their VMI addresses.
@@ -83,27 +120,58 @@ func TestRealStackPodNetworkAcrossDaemons(t *testing.T) {
 // libvirtd A to libvirtd B while the host fetches a page from its VMI
 // address every 20 ms: the address, the MAC and the forwarded port stay,
 // and the longest gap between two successful fetches is logged (the
-// traffic gap of the switchover, for BENCHMARKS.md).
+// traffic gap of the switchover, for BENCHMARKS.md). Each node has its own
+// network.Host: B prepares its own copy of the guest's NAT before the
+// migration starts, the guest arrives attached to it, and A removes its
+// copy after.
 func TestRealStackMigrationKeepsAddress(t *testing.T) {
-	c := startNetCluster(t, "net-a", "net-b")
+	c := startNetClusterWith(t, netOptions{perNodeHost: true, ipv6: true}, "net-a", "net-b")
 	setCordon := c.cordon(t)
 	setCordon("net-b", true) // boot on A: B's daemon can be migrated to
 	iface := virtkit.Interface{Name: "default",
 		InterfaceBindingMethod: virtkit.InterfaceBindingMethod{Masquerade: &virtkit.InterfaceMasquerade{}},
-		Ports:                  []virtkit.Port{{Name: "http", Port: 8080}}}
+		Ports:                  []virtkit.Port{{Name: "http", Port: 8080}, {Name: "echo", Port: 8081}}}
 	vmi := c.boot(t, netVMI("net-mig", iface, podNet()))[0]
 	setCordon("net-b", false)
 	require.Equal(t, "net-a", vmi.Status.NodeName)
 	require.True(t, vmi.IsMigratable(), "%+v", vmi.Status.Conditions)
 	require.Equal(t, netip.MustParsePrefix("10.0.2.2/24"), c.dhcp(t, vmi))
-	code, out := c.guestRun(t, vmi, 20*time.Second,
-		"mkdir -p /tmp/www && echo virtkit-migration > /tmp/www/index.html && httpd -p 8080 -h /tmp/www")
+	// Dual-stack: the guest takes fd10:0:2::2 (busybox has no DHCPv6
+	// client) and its IPv6 default route from the router advertisements.
+	code, out := c.guestRun(t, vmi, 60*time.Second, `ip -6 addr add fd10:0:2::2/120 dev eth0 || exit 1
+for i in $(seq 1 40); do ip -6 route show default | grep -q 'via fe80' && break; sleep 1; done
+for i in $(seq 1 20); do ip -6 addr show dev eth0 | grep -q tentative || break; sleep 1; done
+ip -6 route show default`)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "via fe80", out)
+	code, out = c.guestRun(t, vmi, 20*time.Second,
+		"mkdir -p /tmp/www && echo virtkit-migration > /tmp/www/index.html && httpd -p 8080 -h /tmp/www && "+
+			"(nc -ll -p 8081 -e /bin/cat </dev/null >/dev/null 2>&1 &)")
 	require.Equal(t, 0, code, out)
 	pod := c.lease(t, vmi, network.PodPool)
+	srcNetns := netnsHolding(t, pod.Addr())
+	require.Len(t, srcNetns, 1, "one copy of the NAT holds %s before the migration", pod)
 	require.Eventually(t, func() bool {
 		b, err := httpGet(c.ctx, pod.Addr(), 8080, time.Second)
 		return err == nil && strings.Contains(b, "virtkit-migration")
 	}, 30*time.Second, 200*time.Millisecond)
+
+	// An open TCP connection to the echo server, kept across the migration.
+	var echo net.Conn
+	require.Eventually(t, func() bool {
+		d := net.Dialer{Timeout: 2 * time.Second}
+		conn, err := d.DialContext(c.ctx, "tcp", net.JoinHostPort(pod.Addr().String(), "8081"))
+		if err != nil {
+			return false
+		}
+		if echoLine(conn, "before") != nil {
+			conn.Close()
+			return false
+		}
+		echo = conn
+		return true
+	}, 30*time.Second, 500*time.Millisecond, "the echo server answers")
+	defer echo.Close()
 
 	// Fetch every 20 ms until stopped, recording successes.
 	var (
@@ -159,9 +227,26 @@ func TestRealStackMigrationKeepsAddress(t *testing.T) {
 	b, err := httpGet(c.ctx, pod.Addr(), 8080, 2*time.Second)
 	require.NoError(t, err)
 	assert.Contains(t, b, "virtkit-migration", "the declared port answers on the target")
+	assert.NoError(t, echoLine(echo, "after"), "the TCP connection opened before the migration still works")
+	pod6 := c.lease(t, after, network.PodPool6).Addr()
+	var b6 string
+	assert.Eventually(t, func() bool {
+		b, err := httpGet(c.ctx, pod6, 8080, 2*time.Second)
+		b6 = b
+		return err == nil && strings.Contains(b, "virtkit-migration")
+	}, 20*time.Second, 500*time.Millisecond, "the declared port answers at the IPv6 pod address [%s] on the target: %q", pod6, b6)
 	code, out = c.guestRun(t, after, 20*time.Second, "ip -4 -o addr show dev eth0; cat /sys/class/net/eth0/address")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "10.0.2.2/24")
+
+	// B made its own copy of the NAT and the guest's NIC is on it; A's
+	// copy is gone.
+	dstNetns := netnsHolding(t, pod.Addr())
+	require.Len(t, dstNetns, 1, "one copy of the NAT holds %s after the migration", pod)
+	assert.NotEqual(t, srcNetns, dstNetns, "the target's own copy")
+	x, err := c.hvs["net-b"].XML(c.ctx, node.DomainName(after.Namespace, after.Name))
+	require.NoError(t, err)
+	assert.Contains(t, x, "vkm"+strings.TrimPrefix(dstNetns[0], "vk-"), "the guest's NIC is on the target's guest bridge")
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -32,6 +32,7 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
+	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/migration"
 	"github.com/virtkit/virtkit/network"
 	"github.com/virtkit/virtkit/node"
@@ -51,7 +52,9 @@ type netCluster struct {
 	hvs  map[string]*libvirt.Hypervisor
 	host *network.Host
 	ipam *network.IPAM
-	ctx  context.Context
+	// stateDir is the shared Host's state directory.
+	stateDir string
+	ctx      context.Context
 }
 
 // startNetCluster runs node net-a on libvirtd A (and with nodes, net-b on
@@ -60,15 +63,27 @@ type netCluster struct {
 // one network.Host.
 func startNetCluster(t *testing.T, nodes ...string) *netCluster {
 	t.Helper()
+	return startNetClusterWith(t, netOptions{}, nodes...)
+}
+
+// netOptions vary the test cluster's networking.
+type netOptions struct {
+	// perNodeHost gives every node its own network.Host.
+	perNodeHost bool
+	// ipv6 makes the pod network dual-stack (testPodSubnet6).
+	ipv6 bool
+}
+
+var testPodSubnet6 = netip.MustParsePrefix("fd10:251:7::/64")
+
+// startNetClusterWith is startNetCluster with options; with perNodeHost
+// every node has its own network.Host (its own nftables table, state and
+// DHCP servers), as node agents in separate processes do: each prepares
+// and removes only its own copies.
+func startNetClusterWith(t *testing.T, o netOptions, nodes ...string) *netCluster {
+	t.Helper()
 	guest := libvirttest.RequireStack(t)
-	if os.Geteuid() != 0 {
-		t.Skip("host networking needs root")
-	}
-	for _, tool := range []string{"ip", "nft", "dnsmasq", "bridge"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s missing (hack/realstack/install.sh installs it): %v", tool, err)
-		}
-	}
+	requireHostNetworking(t)
 	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-net-")
 	require.NoError(t, os.MkdirAll(filepath.Join(work, "run"), 0o755))
 
@@ -84,10 +99,29 @@ func startNetCluster(t *testing.T, nodes ...string) *netCluster {
 	}
 	resolvers := map[string]*network.Resolver{}
 	ctx, cancel := context.WithCancel(context.Background())
+	hostOf := func(string) *network.Host { return host }
+	if o.perNodeHost {
+		hosts := map[string]*network.Host{}
+		for _, n := range nodes {
+			h := network.NewHost(network.HostOptions{StateDir: filepath.Join(work, "net-"+n), Table: "vknettest-" + n})
+			hosts[n] = h
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				assert.NoError(t, h.Close(ctx))
+			})
+		}
+		hostOf = func(n string) *network.Host { return hosts[n] }
+	}
 	for _, n := range nodes {
 		res, err := network.NewResolver(network.ResolverOptions{
-			Store: st, Node: n, PodSubnet: testPodSubnet, PodBridge: testPodBridge, Host: host,
+			Store: st, Node: n, PodSubnet: testPodSubnet, PodBridge: testPodBridge, Host: hostOf(n),
 		})
+		if o.ipv6 {
+			res, err = network.NewResolver(network.ResolverOptions{
+				Store: st, Node: n, PodSubnet: testPodSubnet, PodSubnet6: testPodSubnet6, PodBridge: testPodBridge, Host: hostOf(n),
+			})
+		}
 		require.NoError(t, err)
 		require.NoError(t, res.SetUp(ctx))
 		resolvers[n] = res
@@ -153,7 +187,7 @@ func startNetCluster(t *testing.T, nodes ...string) *netCluster {
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
 	tctx, tcancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	nc := &netCluster{Cluster: c, hvs: hvs, host: host, ipam: ipam, ctx: tctx}
+	nc := &netCluster{Cluster: c, hvs: hvs, host: host, ipam: ipam, ctx: tctx, stateDir: filepath.Join(work, "net")}
 	t.Cleanup(func() {
 		nc.deleteAll(t)
 		tcancel()
@@ -165,6 +199,18 @@ func startNetCluster(t *testing.T, nodes ...string) *netCluster {
 		}
 	})
 	return nc
+}
+
+// requireHostNetworking skips (fails under VIRTKIT_STRICT=1, as in CI)
+// unless the test runs as root with ip, bridge, nft and dnsmasq.
+func requireHostNetworking(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testenv.Unavailable(t, "host networking needs root")
+	}
+	for _, tool := range []string{"ip", "nft", "dnsmasq", "bridge"} {
+		testenv.LookTool(t, tool, "Debian iproute2, nftables, dnsmasq-base; hack/realstack/install.sh installs them")
+	}
 }
 
 // testLogger logs to the test when VKNET_LOG is set.
@@ -445,7 +491,9 @@ func TestRealStackNetworkAttachment(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.vlan > 0 && !network.VLANSupported(c.ctx, "vknetprobe") {
-				t.Skip("this kernel has no bridge VLAN filtering; VLAN attachments are refused with network.ErrUnsupportedHost")
+				release, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+				t.Skipf("kernel %s has no bridge VLAN filtering (CONFIG_BRIDGE_VLAN_FILTERING) and no 8021q, and this machine cannot load modules: "+
+					"VLAN attachments are refused with network.ErrUnsupportedHost here", strings.TrimSpace(string(release)))
 			}
 			cfg := fmt.Sprintf(`{"cniVersion":"0.3.1","name":%q,"type":"bridge","bridge":%q,"vlan":%d,"isGateway":true,`+
 				`"ipam":{"type":"host-local","subnet":"%[4]s.0/24","rangeStart":"%[4]s.100","rangeEnd":"%[4]s.120","gateway":"%[4]s.1"}}`,

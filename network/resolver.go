@@ -20,8 +20,12 @@ import (
 // DefaultPodBridge is the pod network's bridge on every node.
 const DefaultPodBridge = "vkpod0"
 
-// PodPool is the IPAM pool name of the pod network.
-const PodPool = "pod"
+// PodPool is the IPAM pool name of the pod network; PodPool6 that of its
+// IPv6 range.
+const (
+	PodPool  = "pod"
+	PodPool6 = "pod6"
+)
 
 // ErrUnsupportedCNI: a NetworkAttachmentDefinition's CNI plugin type (or
 // option) is one virtkit cannot honour. The message names the type.
@@ -47,6 +51,11 @@ type ResolverOptions struct {
 	// PodSubnet is this node's share of the pod network (see
 	// IPAM.NodeSubnet); its first address is the gateway on PodBridge.
 	PodSubnet netip.Prefix
+	// PodSubnet6, when valid, makes the pod network dual-stack: its first
+	// address is the IPv6 gateway on PodBridge, and masquerade interfaces
+	// get an IPv6 pod address from it too, NATed (NAT66) to the guest's
+	// fd10:0:2::2 as KubeVirt does. A /64 or smaller.
+	PodSubnet6 netip.Prefix
 	// PodBridge is the bridge of the pod network; default DefaultPodBridge.
 	PodBridge string
 	// Host creates the host side; nil creates nothing (simulated hosts).
@@ -55,6 +64,9 @@ type ResolverOptions struct {
 	// NetworkAttachmentDefinition (for example a domain.NetResolver with a
 	// hand-written map); nil refuses them.
 	Fallback domain.NetworkResolver
+	// MTU of the guests' NICs on the pod network (QEMU tells a virtio
+	// guest); 0 leaves the default (1500).
+	MTU int
 }
 
 // Resolver is a domain.NetworkResolver that puts guests on real networks:
@@ -79,6 +91,15 @@ func NewResolver(opts ResolverOptions) (*Resolver, error) {
 		return nil, fmt.Errorf("%w: Node: required", ErrInvalidPool)
 	case !opts.PodSubnet.IsValid():
 		return nil, fmt.Errorf("%w: PodSubnet: required", ErrInvalidPool)
+	case opts.MTU < 0 || opts.MTU > 65535 || opts.MTU > 0 && opts.MTU < 576:
+		return nil, fmt.Errorf("%w: MTU: %d is not between 576 and 65535", ErrInvalidPool, opts.MTU)
+	case !opts.PodSubnet.Addr().Is4():
+		return nil, fmt.Errorf("%w: PodSubnet: %s is not an IPv4 subnet", ErrInvalidPool, opts.PodSubnet)
+	case opts.PodSubnet6.IsValid() && (!opts.PodSubnet6.Addr().Is6() || opts.PodSubnet6.Addr().Is4In6() || opts.PodSubnet6.Bits() < 64 || opts.PodSubnet6.Bits() > 126):
+		return nil, fmt.Errorf("%w: PodSubnet6: %s is not an IPv6 subnet of /64 to /126", ErrInvalidPool, opts.PodSubnet6)
+	}
+	if opts.PodSubnet6.IsValid() {
+		opts.PodSubnet6 = opts.PodSubnet6.Masked()
 	}
 	if opts.PodBridge == "" {
 		opts.PodBridge = DefaultPodBridge
@@ -95,15 +116,45 @@ func (r *Resolver) PodGateway() netip.Prefix {
 	return netip.PrefixFrom(r.PodPool().GatewayAddr(), r.opts.PodSubnet.Bits())
 }
 
+// PodPool6 is the node's IPv6 pod pool (Name empty when the pod network
+// is IPv4 only).
+func (r *Resolver) PodPool6() Pool {
+	if !r.opts.PodSubnet6.IsValid() {
+		return Pool{}
+	}
+	return Pool{Name: PodPool6, Subnet: r.opts.PodSubnet6}
+}
+
+// PodGateway6 is the pod bridge's IPv6 address (invalid when IPv4 only).
+func (r *Resolver) PodGateway6() netip.Prefix {
+	p := r.PodPool6()
+	if p.Name == "" {
+		return netip.Prefix{}
+	}
+	return netip.PrefixFrom(p.GatewayAddr(), p.Subnet.Bits())
+}
+
 // SetUp creates the node's pod bridge with its gateway address and NAT of
 // the pod subnet's outbound traffic, and gives the DHCP server the
 // addresses this node already leased (a restarted node agent keeps serving
-// the guests it adopts). Call it once before guests start.
+// the guests it adopts). After a crash of the previous agent on the same
+// host state it also stops the DHCP servers that agent left running,
+// rebuilds the masquerade copies of guests still on this node (or arriving
+// by migration) and removes those of VMIs that are gone or moved away.
+// Call it once before guests start.
 func (r *Resolver) SetUp(ctx context.Context) error {
 	if r.opts.Host == nil {
 		return nil
 	}
 	if err := r.opts.Host.EnsureBridge(ctx, Bridge{Name: r.opts.PodBridge, Address: r.PodGateway(), Masquerade: true}); err != nil {
+		return err
+	}
+	if gw6 := r.PodGateway6(); gw6.IsValid() {
+		if err := r.opts.Host.EnsureBridge(ctx, Bridge{Name: r.opts.PodBridge, Address: gw6, Masquerade: true}); err != nil {
+			return err
+		}
+	}
+	if err := r.adopt(ctx); err != nil {
 		return err
 	}
 	list := &virtkit.IPLeaseList{}
@@ -116,6 +167,11 @@ func (r *Resolver) SetUp(ctx context.Context) error {
 		p, err := netip.ParsePrefix(l.Spec.Address)
 		if l.Spec.Pool != PodPool || l.Spec.MAC == "" || err != nil || !r.opts.PodSubnet.Contains(p.Addr()) {
 			continue
+		}
+		if gone, err := r.ownerGone(ctx, &l); err != nil {
+			return err
+		} else if gone {
+			continue // the collector releases it
 		}
 		if err := r.opts.Host.SetDHCPHost(ctx, d, l.Spec.MAC, p.Addr()); err != nil {
 			return err
@@ -133,20 +189,26 @@ func ShortID(uid, iface string) string {
 
 // ResolveNetwork implements domain.NetworkResolver.
 func (r *Resolver) ResolveNetwork(ctx context.Context, req domain.NetworkRequest) (domain.HostNetwork, error) {
+	return r.resolve(ctx, req, false)
+}
+
+// resolve prepares the host side of one interface; standby leaves a
+// masquerade's pod-side leg off the pod bridge (a migration target).
+func (r *Resolver) resolve(ctx context.Context, req domain.NetworkRequest, standby bool) (domain.HostNetwork, error) {
 	if err := ctx.Err(); err != nil {
 		return domain.HostNetwork{}, err
 	}
 	owner := Owner{Namespace: req.Namespace, Name: req.VMIName, UID: req.UID, Interface: req.Interface, MAC: req.MAC, Node: r.opts.Node}
 	switch req.Kind {
 	case domain.NetworkPod:
-		return r.pod(ctx, req, owner)
+		return r.pod(ctx, req, owner, standby)
 	case domain.NetworkMultus:
 		return r.multus(ctx, req, owner)
 	}
 	return domain.HostNetwork{}, fmt.Errorf("network kind %q: %w", req.Kind, domain.ErrUnsupported)
 }
 
-func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Owner) (domain.HostNetwork, error) {
+func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Owner, standby bool) (domain.HostNetwork, error) {
 	if req.Binding != "bridge" && req.Binding != "masquerade" {
 		return domain.HostNetwork{}, fmt.Errorf("%s binding on the pod network: %w", req.Binding, domain.ErrNotResolved)
 	}
@@ -161,18 +223,42 @@ func (r *Resolver) pod(ctx context.Context, req domain.NetworkRequest, owner Own
 				return domain.HostNetwork{}, err
 			}
 		}
-		return domain.HostNetwork{Type: domain.AttachBridge, Source: r.opts.PodBridge}, nil
+		return domain.HostNetwork{Type: domain.AttachBridge, Source: r.opts.PodBridge, MTU: uint(r.opts.MTU)}, nil
 	}
-	m := Masquerade{
-		ID: ShortID(req.UID, req.Interface), PodBridge: r.opts.PodBridge, PodAddress: addr,
-		PodGateway: r.PodGateway().Addr(), GuestMAC: req.MAC, Ports: req.Ports,
+	m := r.masquerade(owner, addr)
+	m.GuestMAC, m.Ports, m.Standby, m.MTU = req.MAC, req.Ports, standby, r.opts.MTU
+	if p6 := r.PodPool6(); p6.Name != "" {
+		if m.PodAddress6, err = r.ipam.Allocate(ctx, p6, owner); err != nil {
+			return domain.HostNetwork{}, err
+		}
+		m.PodGateway6 = r.PodGateway6().Addr()
 	}
 	if r.opts.Host != nil {
 		if err := r.opts.Host.EnsureMasquerade(ctx, m); err != nil {
 			return domain.HostNetwork{}, err
 		}
 	}
-	return domain.HostNetwork{Type: domain.AttachBridge, Source: m.GuestBridge()}, nil
+	return domain.HostNetwork{Type: domain.AttachBridge, Source: m.GuestBridge(), MTU: uint(r.opts.MTU)}, nil
+}
+
+// masquerade describes this node's copy of one interface's masquerade.
+// The pieces are named per node (two node agents sharing one network
+// namespace each have their own copy during a migration); the MACs of the
+// namespace's legs are per interface, the same on every node.
+func (r *Resolver) masquerade(o Owner, addr netip.Prefix) Masquerade {
+	uid, iface := o.UID, o.Interface
+	return Masquerade{
+		ID: ShortID(uid+"@"+r.opts.Node, iface), PodBridge: r.opts.PodBridge, PodAddress: addr,
+		PodGateway: r.PodGateway().Addr(),
+		PodMAC:     localMAC("pod/" + uid + "/" + iface), GatewayMAC: localMAC("gw/" + uid + "/" + iface),
+		Owner: MasqueradeOwner{Namespace: o.Namespace, Name: o.Name, UID: uid, Node: r.opts.Node},
+	}
+}
+
+// localMAC is a stable locally administered unicast MAC derived from s.
+func localMAC(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return fmt.Sprintf("0a:%02x:%02x:%02x:%02x:%02x", h[0], h[1], h[2], h[3], h[4])
 }
 
 // NetworkAttachment is a NetworkAttachmentDefinition resolved for one node.
@@ -308,12 +394,14 @@ func (r *Resolver) InterfaceAddresses(ctx context.Context, vmi *virtkit.VirtualM
 		return nil, err
 	}
 	out := map[string][]string{}
-	for _, l := range leases {
-		p, err := netip.ParsePrefix(l.Spec.Address)
-		if err != nil {
-			continue
+	for _, v6 := range []bool{false, true} { // IPv4 first, the primary address
+		for _, l := range leases {
+			p, err := netip.ParsePrefix(l.Spec.Address)
+			if err != nil || p.Addr().Is6() != v6 {
+				continue
+			}
+			out[l.Spec.Interface] = append(out[l.Spec.Interface], p.Addr().String())
 		}
-		out[l.Spec.Interface] = append(out[l.Spec.Interface], p.Addr().String())
 	}
 	return out, nil
 }

@@ -82,12 +82,18 @@ func TestResolverPodBridge(t *testing.T) {
 	st := store.NewMemory()
 	r := newResolver(t, st, host)
 	require.NoError(t, r.SetUp(ctx))
+	// The VMI exists: a restarted agent serves only leases of live VMIs.
+	vmi := &virtkit.VirtualMachineInstance{}
+	vmi.Namespace, vmi.Name = "default", "vm1"
+	require.NoError(t, st.Create(ctx, vmi))
+	rq := req("bridge", domain.NetworkPod)
+	rq.UID = string(vmi.UID)
 	assert.Equal(t, []network.Bridge{{Name: "vkpod0", Address: netip.MustParsePrefix("10.244.3.1/24"), Masquerade: true}}, host.bridges)
 
-	att, err := r.ResolveNetwork(ctx, req("bridge", domain.NetworkPod))
+	att, err := r.ResolveNetwork(ctx, rq)
 	require.NoError(t, err)
 	assert.Equal(t, domain.HostNetwork{Type: domain.AttachBridge, Source: "vkpod0"}, att)
-	leases, err := (&network.IPAM{Store: st}).OwnedBy(ctx, "uid-1")
+	leases, err := (&network.IPAM{Store: st}).OwnedBy(ctx, rq.UID)
 	require.NoError(t, err)
 	require.Len(t, leases, 1)
 	addr := netip.MustParsePrefix(leases[0].Spec.Address)
@@ -95,9 +101,9 @@ func TestResolverPodBridge(t *testing.T) {
 	assert.Equal(t, "52:54:00:00:00:01", leases[0].Spec.MAC)
 
 	// Resolving again (a re-define, a restarted agent) keeps the address.
-	_, err = r.ResolveNetwork(ctx, req("bridge", domain.NetworkPod))
+	_, err = r.ResolveNetwork(ctx, rq)
 	require.NoError(t, err)
-	again, err := (&network.IPAM{Store: st}).OwnedBy(ctx, "uid-1")
+	again, err := (&network.IPAM{Store: st}).OwnedBy(ctx, rq.UID)
 	require.NoError(t, err)
 	assert.Equal(t, leases[0].Spec.Address, again[0].Spec.Address)
 
@@ -105,6 +111,12 @@ func TestResolverPodBridge(t *testing.T) {
 	fresh := &recordingHost{}
 	require.NoError(t, newResolver(t, st, fresh).SetUp(ctx))
 	assert.Equal(t, map[string]netip.Addr{"/vkpod0/52:54:00:00:00:01": addr.Addr()}, fresh.dhcp)
+
+	// Once the VMI is gone, a restarted agent no longer serves its lease.
+	require.NoError(t, st.Delete(ctx, vmi, store.DeleteOptions{}))
+	after := &recordingHost{}
+	require.NoError(t, newResolver(t, st, after).SetUp(ctx))
+	assert.Empty(t, after.dhcp)
 }
 
 func TestResolverMasquerade(t *testing.T) {

@@ -152,6 +152,9 @@ type Agent struct {
 	pullFailures map[string]pullFailure
 	// vfs are the virtiofsd processes of virtiofs shares.
 	vfs virtiofsds
+	// netActive are the incoming migrations whose networks this node
+	// activated (see netmigrate.go).
+	netActive netActivations
 }
 
 // New validates opts and returns an agent that does nothing until Start.

@@ -193,6 +193,10 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		}
 		params.DestinationXML = x
 	}
+	var err error
+	if params.DestinationXML, err = a.retargetNetworks(ctx, vmi, domName, params.DestinationXML); err != nil {
+		return err
+	}
 	req := migration.Request{
 		Domain:            domName,
 		Memory:            mem,
@@ -278,6 +282,9 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 	snap := engine.Snapshot()
 	now := a.now()
 	succeeded := res.Outcome == migration.OutcomeSucceeded
+	if succeeded {
+		a.releaseMigratedNetworks(wctx, o.key)
+	}
 	err := a.updateMigrationState(wctx, o.key, o.uid, func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
 		if ms.Completed || ms.Failed {
 			return false

@@ -45,6 +45,9 @@ func (a *Agent) reconcileTarget(ctx context.Context, vmi *virtkit.VirtualMachine
 	vmi.SetActivePod(a.podUID(vmi), a.opts.NodeName)
 	if exists {
 		ms.TargetNodeDomainDetected = true
+		if info.State == hypervisor.StateRunning {
+			a.activateTargetNetworks(ctx, vmi)
+		}
 		if info.State == hypervisor.StateRunning && ms.TargetNodeDomainReadyTimestamp == nil {
 			now := a.now()
 			ms.TargetNodeDomainReadyTimestamp = &now // post-copy: running here already
@@ -63,6 +66,9 @@ func (a *Agent) reconcileTarget(ctx context.Context, vmi *virtkit.VirtualMachine
 // prepareTarget creates what the arriving domain needs on this host and
 // publishes the migration addresses on the Node object.
 func (a *Agent) prepareTarget(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
+	if err := a.prepareTargetNetworks(ctx, vmi); err != nil {
+		return err
+	}
 	if o := a.opts.RuntimeDirOwner; o != nil {
 		if _, err := domain.MakeRuntimeDir(vmi, a.opts.Domain, o.UID, o.GID); err != nil {
 			return fmt.Errorf("migration target runtime dir: %w", err)
@@ -104,6 +110,7 @@ func (a *Agent) publishMigrationURIs(ctx context.Context) error {
 // status.nodeName, the node label, activePods, and the end of the
 // evacuation. From then on the ordinary reconcile runs the guest here.
 func (a *Agent) takeOver(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo) error {
+	a.activateTargetNetworks(ctx, vmi)
 	me := a.opts.NodeName
 	now := a.now()
 	key := store.Key{Namespace: vmi.Namespace, Name: vmi.Name}
@@ -179,6 +186,9 @@ func (a *Agent) abandonIncoming(ctx context.Context, vmi *virtkit.VirtualMachine
 		if err := a.removeDomain(ctx, domName, info); err != nil {
 			return err
 		}
+	}
+	if vmi.Status.NodeName != a.opts.NodeName {
+		a.releaseNetworks(ctx, vmi, "incoming migration abandoned")
 	}
 	if _, ok := vmi.Status.ActivePods[a.podUID(vmi)]; ok {
 		key := store.Key{Namespace: vmi.Namespace, Name: vmi.Name}

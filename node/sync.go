@@ -344,6 +344,7 @@ func (a *Agent) cleanUpFinal(ctx context.Context, vmi *virtkit.VirtualMachineIns
 			return err
 		}
 	}
+	a.releaseNetworks(ctx, vmi, "guest gone")
 	if len(vmi.Status.ActivePods) > 0 {
 		fresh := vmi.DeepCopy()
 		if fresh.RemoveActivePod(a.podUID(vmi)) {

@@ -50,6 +50,7 @@ type nodeFlags struct {
 	allowHostPaths    []string
 	migration         migrationFlags
 	storage           nodeStorageFlags
+	network           nodeNetworkFlags
 }
 
 func newNodeCmd() *cobra.Command {
@@ -108,6 +109,7 @@ with that reason.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.watchdogSet = cmd.Flags().Changed("watchdog")
+			f.network.cmd = cmd
 			return runNode(cmd.Context(), f, cmd.ErrOrStderr())
 		},
 	}
@@ -132,6 +134,7 @@ with that reason.`,
 	fs.StringArrayVar(&f.allowHostPaths, "allow-host-path", nil, "absolute path prefix a hostDisk may name, symlinks resolved (repeatable; default: none)")
 	f.migration.register(cmd)
 	f.storage.register(cmd)
+	f.network.register(cmd)
 	addCPUProfileFlag(cmd, &f.cpuProfile)
 	return cmd
 }
@@ -224,6 +227,13 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	netCtx, stopNet := context.WithCancel(ctx)
+	waitNet, err := f.network.setUp(netCtx, f.name, f.hypervisor, st, log, &opts)
+	if err != nil {
+		stopNet()
+		return err
+	}
+	defer func() { stopNet(); waitNet() }()
 	agent, err := node.New(opts)
 	if err != nil {
 		return err
