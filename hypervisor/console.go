@@ -19,3 +19,11 @@ type ConsoleOpener interface {
 type VNCOpener interface {
 	OpenVNC(ctx context.Context, name string) (io.ReadWriteCloser, error)
 }
+
+// GuestDialer is implemented by backends whose guests are not reached over
+// the host's own network stack: the node agent's port-forward dials through
+// it instead of dialing the guest's address itself. network is "tcp" or
+// "udp", address the guest's HOST:PORT.
+type GuestDialer interface {
+	DialGuest(ctx context.Context, name, network, address string) (io.ReadWriteCloser, error)
+}

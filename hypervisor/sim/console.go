@@ -184,3 +184,18 @@ var (
 	_ hypervisor.ConsoleOpener = (*Host)(nil)
 	_ hypervisor.VNCOpener     = (*Host)(nil)
 )
+
+// DialGuest is not supported: simulated guests have no network stack, so
+// port-forward to them fails with an error naming the call.
+func (h *Host) DialGuest(ctx context.Context, name, network, address string) (io.ReadWriteCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, hypervisor.WrapDomain("DialGuest", name,
+		fmt.Errorf("%w: simulated guests have no network stack to forward %s %s to", hypervisor.ErrNotSupported, network, address))
+}
+
+// DialGuest is Host.DialGuest.
+func (p *Persistent) DialGuest(ctx context.Context, name, network, address string) (io.ReadWriteCloser, error) {
+	return p.host.DialGuest(ctx, name, network, address)
+}
