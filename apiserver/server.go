@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -65,6 +66,13 @@ type Options struct {
 	// GuestInfo answers the guestosinfo, userlist and filesystemlist
 	// subresources; nil answers them with 409 Conflict.
 	GuestInfo GuestInfo
+	// NodeTLS, when set, lets the server reach the node agents' endpoints
+	// (the URL in each Node's NodeEndpointAnnotation) for the console, vnc
+	// and portforward streams and, when GuestInfo is nil, the guest-agent
+	// subresources: a client certificate (common name NodeClientUser)
+	// signed by the CA the agents trust, and RootCAs verifying them. nil
+	// answers those with 503 Service Unavailable.
+	NodeTLS *tls.Config
 	// Version is what /version reports as gitVersion; "" is "v1.37.0-virtkit".
 	Version string
 }
@@ -78,6 +86,7 @@ type Server struct {
 	groups    []schema.GroupVersion // sorted by group
 	scheme    *runtime.Scheme
 	codec     runtime.Serializer
+	nodes     *nodeClients // nil without Options.NodeTLS
 }
 
 // New checks opts and returns a Server.
@@ -118,7 +127,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	s := &Server{opts: opts, log: opts.Logger, resources: res, scheme: runtime.NewScheme()}
+	s := &Server{opts: opts, log: opts.Logger, resources: res, scheme: runtime.NewScheme(), nodes: newNodeClients(opts.NodeTLS)}
 	seen := map[schema.GroupVersion]bool{}
 	for _, r := range res {
 		gv := r.gvk.GroupVersion()
@@ -167,6 +176,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, "/apis/"+subresourcesGV().String()+"/") {
+		if req, ok := parseStream(r.URL.Path); ok {
+			s.serveStream(w, r, user, req)
+			return
+		}
 		s.serveSubresource(w, r, user)
 		return
 	}
