@@ -92,13 +92,15 @@ func (e *Endpoint) open(ctx context.Context, req endpointRequest, vmi *virtkit.V
 		return v.OpenVNC(ctx, dom)
 	}
 	addr, err := guestAddress(vmi)
+	if d, ok := hv.(hypervisor.GuestDialer); ok {
+		// The backend reaches its guests its own way; it gets the address
+		// status lists, if any.
+		return d.DialGuest(ctx, dom, req.protocol, net.JoinHostPort(addr, strconv.Itoa(req.port)))
+	}
 	if err != nil {
 		return nil, err
 	}
 	target := net.JoinHostPort(addr, strconv.Itoa(req.port))
-	if d, ok := hv.(hypervisor.GuestDialer); ok {
-		return d.DialGuest(ctx, dom, req.protocol, target)
-	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, req.protocol, target)
 	if err != nil {
