@@ -50,6 +50,7 @@ type nodeFlags struct {
 	allowHostPaths    []string
 	migration         migrationFlags
 	storage           nodeStorageFlags
+	endpoint          endpointFlags
 }
 
 func newNodeCmd() *cobra.Command {
@@ -132,6 +133,7 @@ with that reason.`,
 	fs.StringArrayVar(&f.allowHostPaths, "allow-host-path", nil, "absolute path prefix a hostDisk may name, symlinks resolved (repeatable; default: none)")
 	f.migration.register(cmd)
 	f.storage.register(cmd)
+	f.endpoint.register(cmd)
 	addCPUProfileFlag(cmd, &f.cpuProfile)
 	return cmd
 }
@@ -229,6 +231,11 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		return err
 	}
 	go runImporter(ctx, importCtrl, log)
+	stopEndpoint, err := f.endpoint.start(ctx, f.name, agent, log)
+	if err != nil {
+		return err
+	}
+	defer stopEndpoint()
 	if f.metricsAddr != "" {
 		reg := prometheus.NewRegistry()
 		if err := wire.RegisterNode(reg, st, agent, hv, metrics.Options{}); err != nil {
