@@ -45,5 +45,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newGetCmd())
 	root.AddCommand(newDeleteCmd())
 	root.AddCommand(newVirtctlCmds()...)
+	root.AddCommand(newStreamCmds()...)
 	return root
 }
