@@ -159,19 +159,27 @@ func (e *Endpoint) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Co
 	return err
 }
 
-// publishLoop keeps url in the Node's annotation.
+// publishLoop keeps url in the Node's annotation: until the first success
+// (the heartbeat creates the Node) it retries quickly, then it checks
+// every heartbeat interval (at most defaultPublishInterval).
 func (e *Endpoint) publishLoop(ctx context.Context, url string) {
 	interval := min(e.a.opts.HeartbeatInterval, defaultPublishInterval)
-	t := e.a.opts.Clock.NewTicker(interval)
-	defer t.Stop()
+	retry := 50 * time.Millisecond
+	published := false
 	for {
-		if err := e.publish(ctx, url); err != nil && ctx.Err() == nil {
+		err := e.publish(ctx, url)
+		if err != nil && ctx.Err() == nil {
 			e.log.Debug("publish endpoint", "err", err)
+		}
+		published = published || err == nil
+		wait := interval
+		if !published {
+			wait, retry = retry, min(2*retry, interval)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C():
+		case <-e.a.opts.Clock.After(wait):
 		}
 	}
 }

@@ -58,6 +58,7 @@ func TestStreamsCLIOnAPI(t *testing.T) {
 	require.NoError(t, os.WriteFile(manifest, []byte(apiVM), 0o644))
 	c.ok("apply", "-f", manifest)
 	c.eventually("Running", "get", "vmi", "vm-api")
+	c.eventually("https://127.0.0.1:", "get", "nodes", "-o", "jsonpath={.items[0].metadata.annotations}")
 
 	out := consoleSession(t, kc, "vm-api", "uname -n", "vm-api\r\n")
 	assert.Contains(t, out, "Linux version")
@@ -89,6 +90,7 @@ func TestStreamsCLIOnAPIEtcd(t *testing.T) {
 	c.ok("apply", "-f", manifest)
 	c.eventually("Running", "get", "vmi", "vm-api")
 	assert.Equal(t, "stream-node-1", c.ok("get", "vmi", "vm-api", "-o", "jsonpath={.status.nodeName}"))
+	c.eventually("https://127.0.0.1:", "get", "nodes", "-o", "jsonpath={.items[0].metadata.annotations}")
 	assert.Contains(t, consoleSession(t, kc, "vm-api", "hostname", "vm-api\r\n"), "Linux version")
 	// Guest information through the node endpoint.
 	c.eventually(`"hostname": "vm-api"`, "guestosinfo", "vm-api")
