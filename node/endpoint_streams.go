@@ -8,9 +8,11 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
@@ -74,7 +76,7 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, req endpo
 }
 
 // open connects to what the request names.
-func (e *Endpoint) open(ctx context.Context, req endpointRequest, vmi *virtkit.VirtualMachineInstance) (io.ReadWriteCloser, error) {
+func (e *Endpoint) open(ctx context.Context, req endpointRequest, vmi *virtkit.VirtualMachineInstance) (rwc io.ReadWriteCloser, err error) {
 	dom := DomainName(req.namespace, req.name)
 	hv := e.a.opts.Hypervisor
 	switch req.verb {
@@ -91,7 +93,13 @@ func (e *Endpoint) open(ctx context.Context, req endpointRequest, vmi *virtkit.V
 		}
 		return v.OpenVNC(ctx, dom)
 	}
-	addr, err := guestAddress(vmi)
+	var natMACs map[string]bool
+	if _, ok := hv.(hypervisor.GuestDialer); !ok {
+		if natMACs, err = e.userModeMACs(ctx, dom); err != nil {
+			return nil, err
+		}
+	}
+	addr, err := guestAddress(vmi, natMACs)
 	if d, ok := hv.(hypervisor.GuestDialer); ok {
 		// The backend reaches its guests its own way; it gets the address
 		// status lists, if any.
@@ -109,14 +117,39 @@ func (e *Endpoint) open(ctx context.Context, req endpointRequest, vmi *virtkit.V
 	return c, nil
 }
 
+// userModeMACs returns the MACs of the domain's NICs on QEMU's user-mode
+// NAT: the addresses the guest reports for them are private to QEMU.
+func (e *Endpoint) userModeMACs(ctx context.Context, dom string) (map[string]bool, error) {
+	x, err := e.a.opts.Hypervisor.XML(ctx, dom)
+	if err != nil {
+		return nil, err
+	}
+	var d libvirtxml.Domain
+	if err := d.Unmarshal(x); err != nil {
+		return nil, fmt.Errorf("domain %s XML: %w", dom, err)
+	}
+	macs := map[string]bool{}
+	if d.Devices != nil {
+		for _, i := range d.Devices.Interfaces {
+			if i.Source != nil && i.Source.User != nil && i.MAC != nil {
+				macs[strings.ToLower(i.MAC.Address)] = true
+			}
+		}
+	}
+	return macs, nil
+}
+
 // guestAddress is the address the node reaches the guest at: the first
 // address in status.interfaces (the pod network's when the VMI has one;
-// with masquerade that is the pod address the node forwards to the guest).
-// A guest behind QEMU's user-mode NAT has no address reachable from the
-// node, and its status lists none.
-func guestAddress(vmi *virtkit.VirtualMachineInstance) (string, error) {
+// with masquerade that is the pod address the node forwards to the guest),
+// skipping the NICs with a MAC in natMACs. A guest behind QEMU's user-mode
+// NAT has no address reachable from the node.
+func guestAddress(vmi *virtkit.VirtualMachineInstance, natMACs map[string]bool) (string, error) {
 	var v6 string
 	for _, i := range vmi.Status.Interfaces {
+		if natMACs[strings.ToLower(i.MAC)] {
+			continue
+		}
 		for _, ip := range append([]string{i.IP}, i.IPs...) {
 			p := net.ParseIP(ip)
 			switch {
@@ -132,7 +165,7 @@ func guestAddress(vmi *virtkit.VirtualMachineInstance) (string, error) {
 	if v6 != "" {
 		return v6, nil
 	}
-	return "", fmt.Errorf("vmi %s/%s: %w: status.interfaces lists no address (a guest behind user-mode NAT cannot be reached from the node; give it a pod network)",
+	return "", fmt.Errorf("vmi %s/%s: %w: status.interfaces lists no address the node can reach (a guest behind QEMU's user-mode NAT cannot be reached from the node: give it a pod network)",
 		vmi.Namespace, vmi.Name, ErrNoGuestAddress)
 }
 
