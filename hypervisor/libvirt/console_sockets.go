@@ -1,10 +1,7 @@
 package libvirt
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"net"
 
 	"libvirt.org/go/libvirtxml"
 
@@ -55,29 +52,4 @@ func vncSocket(domainXML string) (string, error) {
 		}
 	}
 	return "", hypervisor.NotSupportedError("OpenVNC", "the domain has no VNC display (autoattachGraphicsDevice is false)")
-}
-
-// dialSocket connects to a unix socket under ctx.
-func dialSocket(ctx context.Context, op, name, path string) (io.ReadWriteCloser, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", path)
-	if err != nil {
-		return nil, hypervisor.WrapDomain(op, name, fmt.Errorf("%w: %w", hypervisor.ErrConnection, err))
-	}
-	return c, nil
-}
-
-// openSocket reads the live XML with xml, finds the socket with find and
-// connects to it.
-func openSocket(ctx context.Context, op, name string, xml func(context.Context, string) (string, error),
-	find func(string) (string, error)) (io.ReadWriteCloser, error) {
-	x, err := xml(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	path, err := find(x)
-	if err != nil {
-		return nil, hypervisor.WrapDomain(op, name, err)
-	}
-	return dialSocket(ctx, op, name, path)
 }
