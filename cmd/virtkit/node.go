@@ -105,7 +105,14 @@ authentication: keep it on a trusted network. A node that cannot take part
 in migrations (a libvirt node without --migration-uri) logs so at start-up
 and puts the reason on its Node (annotation virtkit.io/migration-unsupported):
 the controller never picks it as a target and fails a migration from it
-with that reason.`,
+with that reason.
+
+Streams: with --endpoint-addr the agent serves its endpoint (console, VNC,
+port-forward and guest-agent information of its VMIs, for the API server of
+virtkit controller) over mutual TLS and publishes its URL on its Node
+(annotation virtkit.io/node-endpoint). --endpoint-cert-dir holds the
+controller's CA certificate and this node's certificate node-NAME.crt/.key,
+issued there when the CA key is present.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.watchdogSet = cmd.Flags().Changed("watchdog")
