@@ -145,6 +145,32 @@ func TestEndpointPortForward(t *testing.T) {
 		assert.Equal(t, msg, string(got))
 	}
 
+	// UDP: each message is one datagram each way.
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo(append([]byte("echo:"), buf[:n]...), from)
+		}
+	}()
+	uws, resp, err := d.DialContext(ctx, wsURL+"portforward/"+strconv.Itoa(pc.LocalAddr().(*net.UDPAddr).Port)+"/udp", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	defer uws.Close()
+	for _, msg := range []string{"one", "two"} {
+		require.NoError(t, uws.WriteMessage(websocket.BinaryMessage, []byte(msg)))
+		_ = uws.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, data, err := uws.ReadMessage()
+		require.NoError(t, err)
+		assert.Equal(t, "echo:"+msg, string(data))
+	}
+
 	// Errors before the upgrade carry their status.
 	for _, tc := range []struct {
 		sub  string
