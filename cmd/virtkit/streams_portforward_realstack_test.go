@@ -135,9 +135,10 @@ func TestRealStackPortForward(t *testing.T) {
 	})
 	require.NoError(t, err, "status shows the pod address %s", addr)
 
-	// A listener in the guest answers once.
+	// A listener in the guest greets its client and writes what it gets to
+	// /tmp/nc.out (its input stays open: busybox nc ends at its input's end).
 	code, out = streamsGuestRun(t, tctx, hv, dom, 30*time.Second,
-		`(echo hello-from-guest | setsid nc -l -p 7777 >/tmp/nc.out 2>&1 &) ; sleep 1; echo started`)
+		`setsid sh -c '(echo hello-from-guest; sleep 60) | nc -l -p 7777 >/tmp/nc.out' </dev/null >/dev/null 2>&1 & sleep 1; echo started`)
 	require.Equal(t, 0, code, "nc: %s", out)
 
 	cmd := newRootCmd()
@@ -154,17 +155,18 @@ func TestRealStackPortForward(t *testing.T) {
 	go func() { pdone <- cmd.ExecuteContext(pctx) }()
 	require.Eventually(t, func() bool { return strings.Contains(pfOut.String(), "hello-from-guest") }, time.Minute, 50*time.Millisecond,
 		"the guest's listener answers through port-forward: %q %q", &pfOut, &pfErr)
-	_, _ = io.WriteString(pw, "hello-from-host\n")
-	_ = pw.Close()
-	select {
-	case <-pdone:
-	case <-time.After(30 * time.Second):
-		pcancel()
-		<-pdone
+	_, err = io.WriteString(pw, "hello-from-host\n")
+	require.NoError(t, err)
+	var got string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if _, got = streamsGuestRun(t, tctx, hv, dom, 30*time.Second, `cat /tmp/nc.out`); strings.Contains(got, "hello-from-host") {
+			break
+		}
 	}
-	code, out = streamsGuestRun(t, tctx, hv, dom, 30*time.Second, `sleep 1; cat /tmp/nc.out`)
-	require.Equal(t, 0, code)
-	assert.Contains(t, out, "hello-from-host", "the host's bytes reached the guest's listener")
+	assert.Contains(t, got, "hello-from-host", "the host's bytes reached the guest's listener")
+	_ = pw.Close()
+	pcancel()
+	<-pdone
 }
 
 // streamsGuestRun runs a shell script in the guest through its agent and
