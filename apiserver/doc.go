@@ -48,6 +48,17 @@
 // a user granted namespace team-a gets Forbidden for any other namespace,
 // for all-namespace lists and watches and for cluster-scoped kinds.
 //
+// Streams: the VMI subresources console, vnc and portforward/PORT[/PROTO]
+// of subresources.kubevirt.io/v1 are WebSockets (subprotocol
+// plain.kubevirt.io, binary frames), authorized as the verb get on
+// virtualmachineinstances/console and so on, then proxied to the endpoint
+// of the node agent that runs the VMI (the URL in its Node's
+// [NodeEndpointAnnotation]) with Options.NodeTLS: a client certificate for
+// [NodeClientUser] from the CA the agents trust
+// ([Certificates.NodeTLSConfig]). Without an in-process GuestInfo the
+// guest-agent subresources are answered through the same endpoint, so they
+// work with node agents in other processes.
+//
 // Not served: server-side apply (apply patches are refused with 415),
 // deletecollection, protobuf and CBOR encodings, aggregated discovery
 // documents, OpenAPI schemas.

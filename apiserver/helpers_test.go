@@ -35,6 +35,12 @@ func startServer(t testing.TB, st store.Store, opts apiserver.Options) *testServ
 	t.Helper()
 	certs, err := apiserver.EnsureCertificates(t.TempDir(), nil)
 	require.NoError(t, err)
+	return startServerWith(t, st, opts, certs)
+}
+
+// startServerWith is startServer with given certificates.
+func startServerWith(t testing.TB, st store.Store, opts apiserver.Options, certs *apiserver.Certificates) *testServer {
+	t.Helper()
 	tokens, err := apiserver.ParseTokenFile(stringsReader(testTokens))
 	require.NoError(t, err)
 	opts.Store = st

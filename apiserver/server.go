@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -66,6 +67,13 @@ type Options struct {
 	// GuestInfo answers the guestosinfo, userlist and filesystemlist
 	// subresources; nil answers them with 409 Conflict.
 	GuestInfo GuestInfo
+	// NodeTLS, when set, lets the server reach the node agents' endpoints
+	// (the URL in each Node's NodeEndpointAnnotation) for the console, vnc
+	// and portforward streams and, when GuestInfo is nil, the guest-agent
+	// subresources: a client certificate (common name NodeClientUser)
+	// signed by the CA the agents trust, and RootCAs verifying them. nil
+	// answers those with 503 Service Unavailable.
+	NodeTLS *tls.Config
 	// Version is what /version reports as gitVersion; "" is "v1.37.0-virtkit".
 	Version string
 }
@@ -79,6 +87,7 @@ type Server struct {
 	groups    []schema.GroupVersion // sorted by group
 	scheme    *runtime.Scheme
 	codec     runtime.Serializer
+	nodes     *nodeClients // nil without Options.NodeTLS
 }
 
 // New checks opts and returns a Server.
@@ -120,7 +129,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	addCoreEvents(res)
-	s := &Server{opts: opts, log: opts.Logger, resources: res, scheme: runtime.NewScheme()}
+	s := &Server{opts: opts, log: opts.Logger, resources: res, scheme: runtime.NewScheme(), nodes: newNodeClients(opts.NodeTLS)}
 	seen := map[schema.GroupVersion]bool{}
 	for _, r := range res {
 		gv := r.gvk.GroupVersion()
@@ -172,6 +181,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, "/apis/"+subresourcesGV().String()+"/") {
+		if req, ok := parseStream(r.URL.Path); ok {
+			s.serveStream(w, r, user, req)
+			return
+		}
 		s.serveSubresource(w, r, user)
 		return
 	}

@@ -71,6 +71,7 @@ func (s *Server) subresourceResources() *metav1.APIResourceList {
 			Name: sr.resource + "/" + sr.name, Namespaced: true, Kind: kind, Verbs: metav1.Verbs{sr.verb},
 		})
 	}
+	out.APIResources = append(out.APIResources, streamResources()...)
 	return out
 }
 
@@ -231,6 +232,9 @@ func (s *Server) exists(ctx context.Context, resource string, key store.Key) err
 var errNoGuestInfoSource = errors.New("guest information is not available from this API server")
 
 func (s *Server) guestInfo(ctx context.Context, verb string, key store.Key) (any, error) {
+	if s.opts.GuestInfo == nil && s.nodes != nil {
+		return s.nodeGuestInfo(ctx, verb, key)
+	}
 	if s.opts.GuestInfo == nil {
 		return nil, fmt.Errorf("%w: %w", controller.ErrConflictingAction, errNoGuestInfoSource)
 	}

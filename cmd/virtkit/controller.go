@@ -196,10 +196,12 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		log.Info("applied manifests", "objects", len(objs))
 	}
 	var guest apiserver.GuestInfo
+	var local []*cluster.Node
 	if !controllersOnly {
 		guest = clusterGuestInfo{c}
+		local = c.Nodes()
 	}
-	stopAPI, err := f.api.start(ctx, st, copts.Defaults, guest, log, stderr)
+	stopAPI, err := f.api.start(ctx, st, copts.Defaults, guest, local, log, stderr)
 	if err != nil {
 		return err
 	}

@@ -43,9 +43,10 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 
 // start serves the API until ctx ends or stop is called; without --api-addr
 // it does nothing.
-// guest, when not nil, answers the guest-agent subresources.
+// guest, when not nil, answers the guest-agent subresources; the node
+// agents of local (this process's) serve their endpoints on loopback.
 func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, guest apiserver.GuestInfo,
-	log *slog.Logger, stderr io.Writer) (stop func(), err error) {
+	local []*cluster.Node, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
 	if f.addr == "" {
 		if f.kubeconfig != "" || f.tokenFile != "" || f.policyFile != "" {
 			return nil, errors.New("--write-kubeconfig, --api-token-file, --api-policy-file: need --api-addr")
@@ -78,9 +79,13 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 			return nil, fmt.Errorf("--api-policy-file: %w", err)
 		}
 	}
+	nodeTLS, err := certs.NodeTLSConfig()
+	if err != nil {
+		return nil, err
+	}
 	srv, err := apiserver.New(apiserver.Options{
 		Store: st, Defaults: defaults, Authenticator: authn, Authorizer: policy, GuestInfo: guest,
-		Logger: log.With("component", "apiserver"),
+		NodeTLS: nodeTLS, Logger: log.With("component", "apiserver"),
 	})
 	if err != nil {
 		return nil, err
@@ -102,9 +107,16 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 		}
 	}
 	sctx, cancel := context.WithCancel(ctx)
+	stopEndpoints, err := startLocalEndpoints(sctx, certs, local, log)
+	if err != nil {
+		cancel()
+		_ = ln.Close()
+		return nil, err
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer stopEndpoints()
 		if err := srv.Serve(sctx, ln, certs.ServerTLSConfig()); err != nil {
 			fmt.Fprintf(stderr, "api server: %v\n", err)
 		}

@@ -139,7 +139,8 @@ func TestControllerAPIKubectl(t *testing.T) {
 // startAPIControllerOnEtcd starts a real etcd, `virtkit controller
 // --api-addr` on it and one `virtkit node --hypervisor sim` process named
 // nodeName; it returns the admin kubeconfig and the --store argument.
-func startAPIControllerOnEtcd(t *testing.T, nodeName string) (kubeconfig, storeArg string) {
+// nodeArgs are extra flags of the node agent.
+func startAPIControllerOnEtcd(t *testing.T, nodeName string, nodeArgs ...string) (kubeconfig, storeArg string) {
 	t.Helper()
 	endpoints := etcdtest.StartServer(t)
 	storeArg = "etcd://" + strings.TrimPrefix(endpoints[0], "http://")
@@ -150,6 +151,16 @@ func startAPIControllerOnEtcd(t *testing.T, nodeName string) (kubeconfig, storeA
 	node.SetErr(&out)
 	node.SetArgs([]string{"node", "--name", nodeName, "--store", storeArg, "--hypervisor", "sim",
 		"--heartbeat-interval", "200ms", "--status-interval", "200ms"})
+	if len(nodeArgs) > 0 {
+		// An argument "PKI" names the controller's certificate directory.
+		for i, a := range nodeArgs {
+			if a == "PKI" {
+				nodeArgs[i] = filepath.Join(filepath.Dir(kubeconfig), "pki")
+			}
+		}
+		node.SetArgs(append([]string{"node", "--name", nodeName, "--store", storeArg, "--hypervisor", "sim",
+			"--heartbeat-interval", "200ms", "--status-interval", "200ms"}, nodeArgs...))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- node.ExecuteContext(ctx) }()

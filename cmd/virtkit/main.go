@@ -46,5 +46,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newDeleteCmd())
 	root.AddCommand(newDescribeCmd())
 	root.AddCommand(newVirtctlCmds()...)
+	root.AddCommand(newStreamCmds()...)
 	return root
 }

@@ -51,6 +51,7 @@ type nodeFlags struct {
 	migration         migrationFlags
 	storage           nodeStorageFlags
 	network           nodeNetworkFlags
+	endpoint          endpointFlags
 }
 
 func newNodeCmd() *cobra.Command {
@@ -105,7 +106,14 @@ authentication: keep it on a trusted network. A node that cannot take part
 in migrations (a libvirt node without --migration-uri) logs so at start-up
 and puts the reason on its Node (annotation virtkit.io/migration-unsupported):
 the controller never picks it as a target and fails a migration from it
-with that reason.`,
+with that reason.
+
+Streams: with --endpoint-addr the agent serves its endpoint (console, VNC,
+port-forward and guest-agent information of its VMIs, for the API server of
+virtkit controller) over mutual TLS and publishes its URL on its Node
+(annotation virtkit.io/node-endpoint). --endpoint-cert-dir holds the
+controller's CA certificate and this node's certificate node-NAME.crt/.key,
+issued there when the CA key is present.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.watchdogSet = cmd.Flags().Changed("watchdog")
@@ -135,6 +143,7 @@ with that reason.`,
 	f.migration.register(cmd)
 	f.storage.register(cmd)
 	f.network.register(cmd)
+	f.endpoint.register(cmd)
 	addCPUProfileFlag(cmd, &f.cpuProfile)
 	return cmd
 }
@@ -239,6 +248,11 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		return err
 	}
 	go runImporter(ctx, importCtrl, log)
+	stopEndpoint, err := f.endpoint.start(ctx, f.name, agent, log)
+	if err != nil {
+		return err
+	}
+	defer stopEndpoint()
 	if f.metricsAddr != "" {
 		reg := prometheus.NewRegistry()
 		if err := wire.RegisterNode(reg, st, agent, hv, metrics.Options{}); err != nil {

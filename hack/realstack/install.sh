@@ -5,7 +5,8 @@
 # gcc for the memory dirtier), xmllint for virt-xml-validate, promtool and
 # socat, the distribution registry (docker-registry) for image pulls, the
 # pod network's tools (iproute2, nftables, dnsmasq), mmdebstrap (with
-# e2fsprogs) for the Debian cloud image, and kubectl (Debian's
+# e2fsprogs) for the Debian cloud image, vncsnapshot (a real VNC client for
+# the VNC stream test), and kubectl (Debian's
 # kubernetes-client, unless a kubectl is already on the PATH) for the API
 # tests. Idempotent: when every package is already installed it touches
 # nothing and returns in well under a second.
@@ -20,6 +21,7 @@ packages=(
 	docker-registry
 	iproute2 nftables dnsmasq-base
 	mmdebstrap e2fsprogs
+	vncsnapshot
 )
 # The API tests drive the server with a real kubectl; another distribution's
 # kubectl (a cloud SDK's) owns /usr/bin/kubectl and would conflict.

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/virtkit/virtkit/apiserver"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/node"
+)
+
+// endpointFlags are the node agent's endpoint flags.
+type endpointFlags struct {
+	addr    string
+	certDir string
+	host    string
+}
+
+func (f *endpointFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.addr, "endpoint-addr", "",
+		"serve the node endpoint (console, VNC, port-forward and guest info for the API server; mutual TLS) on this address, e.g. 127.0.0.1:0")
+	fs.StringVar(&f.certDir, "endpoint-cert-dir", "",
+		"directory with the cluster CA (ca.crt) and this node's certificate node-NAME.crt/.key; with the CA key (ca.key) there, a missing certificate is issued (default: the controller's USER-CONFIG-DIR/virtkit/pki)")
+	fs.StringVar(&f.host, "endpoint-host", "",
+		"host name or IP the API server reaches the endpoint at, published on the Node (default: the listen address; loopback for a wildcard)")
+}
+
+// start serves the endpoint of agent until ctx ends; without
+// --endpoint-addr it does nothing.
+func (f *endpointFlags) start(ctx context.Context, name string, agent *node.Agent, log *slog.Logger) (stop func(), err error) {
+	if f.addr == "" {
+		if f.certDir != "" || f.host != "" {
+			return nil, errors.New("--endpoint-cert-dir, --endpoint-host: need --endpoint-addr")
+		}
+		return func() {}, nil
+	}
+	dir := f.certDir
+	if dir == "" {
+		if dir, err = defaultCertDir(); err != nil {
+			return nil, fmt.Errorf("--endpoint-cert-dir: %w", err)
+		}
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", f.addr)
+	if err != nil {
+		return nil, fmt.Errorf("--endpoint-addr: %w", err)
+	}
+	hostPort := kubeconfigHost(ln.Addr())
+	host, port, _ := net.SplitHostPort(hostPort)
+	if f.host != "" {
+		host = f.host
+	}
+	caPEM, certPEM, keyPEM, err := apiserver.EnsureNodeCertificates(dir, name, []string{host})
+	if err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("--endpoint-cert-dir %s: %w", dir, err)
+	}
+	cfg, err := node.EndpointTLSConfig(caPEM, certPEM, keyPEM)
+	if err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("--endpoint-cert-dir %s: %w", dir, err)
+	}
+	url := "https://" + net.JoinHostPort(host, port)
+	return serveEndpoint(ctx, agent.Endpoint(node.EndpointOptions{}), ln, cfg, url, log), nil
+}
+
+// serveEndpoint serves ep on ln until ctx ends or stop is called.
+func serveEndpoint(ctx context.Context, ep *node.Endpoint, ln net.Listener, cfg *tls.Config, url string, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := ep.Serve(ctx, ln, cfg, url); err != nil {
+			log.Error("node endpoint", "err", err)
+		}
+	}()
+	log.Info("node endpoint listening", "url", url)
+	return func() { cancel(); <-done }
+}
+
+// startLocalEndpoints serves the endpoints of this process's node agents
+// on loopback, with serving certificates the CA issues in memory.
+func startLocalEndpoints(ctx context.Context, certs *apiserver.Certificates, nodes []*cluster.Node, log *slog.Logger) (stop func(), err error) {
+	var stops []func()
+	stopAll := func() {
+		var wg sync.WaitGroup
+		for _, s := range stops {
+			wg.Go(s)
+		}
+		wg.Wait()
+	}
+	for _, n := range nodes {
+		if n.Agent == nil {
+			continue
+		}
+		certPEM, keyPEM, err := certs.IssueServingCert("virtkit-node-"+n.Name, []string{"127.0.0.1"})
+		if err != nil {
+			stopAll()
+			return nil, err
+		}
+		cfg, err := node.EndpointTLSConfig(certs.CAPEM, certPEM, keyPEM)
+		if err != nil {
+			stopAll()
+			return nil, err
+		}
+		var lc net.ListenConfig
+		ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+		if err != nil {
+			stopAll()
+			return nil, fmt.Errorf("node %s endpoint: %w", n.Name, err)
+		}
+		stops = append(stops, serveEndpoint(ctx, n.Agent.Endpoint(node.EndpointOptions{}), ln, cfg,
+			"https://"+ln.Addr().String(), log.With("node", n.Name)))
+	}
+	return stopAll, nil
+}
+
+// defaultCertDir is where the controller keeps its certificates by default.
+func defaultCertDir() (string, error) {
+	cfg, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cfg, "virtkit", "pki"), nil
+}

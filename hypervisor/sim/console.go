@@ -1,0 +1,201 @@
+package sim
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/virtkit/virtkit/hypervisor"
+)
+
+// maxConsoleLine bounds one line typed into a simulated console; longer
+// input is cut into lines of this size.
+const maxConsoleLine = 4096
+
+// consolePrompt is the simulated shell's prompt (busybox's).
+const consolePrompt = "/ # "
+
+// OpenConsole attaches to the serial console of a running or paused
+// domain. The simulated guest prints its boot messages and a shell prompt
+// to each new attachment and answers, line by line, the commands it can
+// answer truthfully from the simulation: hostname, uname [-a|-s|-n|-m|-r],
+// echo, true, help. Any other command gets "CMD: not supported by the
+// simulated guest". Typed characters are echoed as a terminal would. The
+// console closes when the domain stops or the stream is closed.
+func (h *Host) OpenConsole(ctx context.Context, name string) (io.ReadWriteCloser, error) {
+	var info hypervisor.DomainInfo
+	err := h.do(ctx, func(time.Time) error {
+		d, err := h.lookup("open console", name)
+		if err != nil {
+			return err
+		}
+		if !d.state.IsActive() {
+			return invalidState("open console", name, "domain is not running")
+		}
+		info = h.info(d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	guest, user := net.Pipe()
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	events, err := h.Events(cctx)
+	if err != nil {
+		cancel()
+		return nil, hypervisor.WrapDomain("open console", name, err)
+	}
+	go func() {
+		// The console ends with the domain.
+		defer cancel()
+		for ev := range events {
+			if ev.Domain == name && ev.Kind == hypervisor.EventLifecycle && !ev.State.IsActive() {
+				_ = guest.Close()
+				return
+			}
+		}
+	}()
+	go func() {
+		defer cancel()
+		defer guest.Close()
+		serveConsole(guest, info)
+	}()
+	return user, nil
+}
+
+// serveConsole is the simulated guest's side of a serial console.
+func serveConsole(rw io.ReadWriter, info hypervisor.DomainInfo) {
+	host := guestHostname(info.Name)
+	boot := []string{
+		"Linux version 6.1.0-virtkit-sim (simulated guest of virtkit)",
+		fmt.Sprintf("Memory: %dK available", info.MaxMemoryBytes/1024),
+		fmt.Sprintf("smp: Brought up 1 node, %d CPUs", max(info.VCPUs, 1)),
+		"Serial: 8250/16550 driver, 4 ports, IRQ sharing enabled",
+		"Run /init as init process",
+		fmt.Sprintf("virtkit simulated guest %s ready", host),
+	}
+	if _, err := io.WriteString(rw, strings.Join(boot, "\r\n")+"\r\n"+consolePrompt); err != nil {
+		return
+	}
+	r := bufio.NewReaderSize(rw, maxConsoleLine)
+	var line []byte
+	lastCR := false
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return
+		}
+		if b == '\n' && lastCR {
+			// The \n of a \r\n pair: the line is answered already.
+			lastCR = false
+			continue
+		}
+		lastCR = b == '\r'
+		switch {
+		case b == '\r' || b == '\n':
+			out := "\r\n" + consoleAnswer(strings.TrimSpace(string(line)), host, info) + consolePrompt
+			line = line[:0]
+			if _, err := io.WriteString(rw, out); err != nil {
+				return
+			}
+		case b == 0x7f || b == 0x08: // backspace
+			if len(line) > 0 {
+				line = line[:len(line)-1]
+				if _, err := io.WriteString(rw, "\b \b"); err != nil {
+					return
+				}
+			}
+		default:
+			if len(line) >= maxConsoleLine {
+				continue
+			}
+			line = append(line, b)
+			if _, err := rw.Write([]byte{b}); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// consoleAnswer is the simulated shell's output for one command line,
+// ending in a newline when not empty.
+func consoleAnswer(cmd, host string, info hypervisor.DomainInfo) string {
+	fields := strings.Fields(cmd)
+	if len(fields) == 0 {
+		return ""
+	}
+	lines := func(s ...string) string { return strings.Join(s, "\r\n") + "\r\n" }
+	switch fields[0] {
+	case "hostname":
+		return lines(host)
+	case "echo":
+		return lines(strings.Join(fields[1:], " "))
+	case "true":
+		return ""
+	case "help":
+		return lines("commands answered by the simulated guest: hostname, uname [-a|-s|-n|-m|-r], echo, true, help")
+	case "uname":
+		opt := "-s"
+		if len(fields) > 1 {
+			opt = fields[1]
+		}
+		switch opt {
+		case "-s":
+			return lines("Linux")
+		case "-n":
+			return lines(host)
+		case "-m":
+			return lines("x86_64")
+		case "-r":
+			return lines("6.1.0-virtkit-sim")
+		case "-a":
+			return lines(fmt.Sprintf("Linux %s 6.1.0-virtkit-sim #1 SMP x86_64 GNU/Linux", host))
+		}
+		return lines(fmt.Sprintf("uname: option %s: not supported by the simulated guest", opt))
+	}
+	return lines(fmt.Sprintf("%s: not supported by the simulated guest", fields[0]))
+}
+
+// OpenVNC is not supported: the simulated guest has no display.
+func (h *Host) OpenVNC(ctx context.Context, name string) (io.ReadWriteCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, hypervisor.WrapDomain("OpenVNC", name,
+		fmt.Errorf("%w: the simulated hypervisor has no VNC display", hypervisor.ErrNotSupported))
+}
+
+// OpenConsole is Host.OpenConsole.
+func (p *Persistent) OpenConsole(ctx context.Context, name string) (io.ReadWriteCloser, error) {
+	return p.host.OpenConsole(ctx, name)
+}
+
+// OpenVNC is Host.OpenVNC.
+func (p *Persistent) OpenVNC(ctx context.Context, name string) (io.ReadWriteCloser, error) {
+	return p.host.OpenVNC(ctx, name)
+}
+
+var (
+	_ hypervisor.ConsoleOpener = (*Persistent)(nil)
+	_ hypervisor.ConsoleOpener = (*Host)(nil)
+	_ hypervisor.VNCOpener     = (*Host)(nil)
+)
+
+// DialGuest is not supported: simulated guests have no network stack, so
+// port-forward to them fails with an error naming the call.
+func (h *Host) DialGuest(ctx context.Context, name, network, address string) (io.ReadWriteCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, hypervisor.WrapDomain("DialGuest", name,
+		fmt.Errorf("%w: simulated guests have no network stack to forward %s %s to", hypervisor.ErrNotSupported, network, address))
+}
+
+// DialGuest is Host.DialGuest.
+func (p *Persistent) DialGuest(ctx context.Context, name, network, address string) (io.ReadWriteCloser, error) {
+	return p.host.DialGuest(ctx, name, network, address)
+}

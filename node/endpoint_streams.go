@@ -1,0 +1,237 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/hypervisor"
+)
+
+// streamBufferBytes is the size of one read from a console, display or
+// guest port, and so the largest frame sent.
+const streamBufferBytes = 32 << 10
+
+// statusForHypervisor maps a hypervisor error to an HTTP status.
+func statusForHypervisor(err error) int {
+	switch {
+	case errors.Is(err, hypervisor.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, hypervisor.ErrInvalidState):
+		return http.StatusConflict
+	case errors.Is(err, hypervisor.ErrNotSupported):
+		return http.StatusNotImplemented
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}
+
+// serveStream opens the console, display or guest port, then upgrades the
+// request to a WebSocket and copies bytes both ways until either side ends.
+func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, req endpointRequest, vmi *virtkit.VirtualMachineInstance) {
+	select {
+	case e.slots <- struct{}{}:
+		defer func() { <-e.slots }()
+	default:
+		http.Error(w, fmt.Sprintf("node %s: too many streams (%d)", e.a.opts.NodeName, e.opts.MaxStreams), http.StatusTooManyRequests)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), e.opts.DialTimeout)
+	target, err := e.open(ctx, req, vmi)
+	cancel()
+	if err != nil {
+		e.log.Debug("open stream", "vmi", req.namespace+"/"+req.name, "verb", req.verb, "err", err)
+		http.Error(w, err.Error(), errorCode(err))
+		return
+	}
+	defer target.Close()
+	up := websocket.Upgrader{
+		Subprotocols:     []string{StreamSubprotocol},
+		HandshakeTimeout: e.opts.DialTimeout,
+		// Only the API server, authenticated by its certificate, gets
+		// here; there is no browser origin to check.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	ws, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered
+	}
+	defer ws.Close()
+	ws.SetReadLimit(e.opts.MaxMessageBytes)
+	datagrams := req.verb == "portforward" && req.protocol == "udp"
+	if err := Pump(r.Context(), ws, target, datagrams); err != nil {
+		e.log.Debug("stream ended", "vmi", req.namespace+"/"+req.name, "verb", req.verb, "err", err)
+	}
+}
+
+// open connects to what the request names.
+func (e *Endpoint) open(ctx context.Context, req endpointRequest, vmi *virtkit.VirtualMachineInstance) (rwc io.ReadWriteCloser, err error) {
+	dom := DomainName(req.namespace, req.name)
+	hv := e.a.opts.Hypervisor
+	switch req.verb {
+	case "console":
+		c, ok := hv.(hypervisor.ConsoleOpener)
+		if !ok {
+			return nil, hypervisor.NotSupportedError("OpenConsole", "the node's hypervisor has no console access")
+		}
+		return c.OpenConsole(ctx, dom)
+	case "vnc":
+		v, ok := hv.(hypervisor.VNCOpener)
+		if !ok {
+			return nil, hypervisor.NotSupportedError("OpenVNC", "the node's hypervisor has no VNC access")
+		}
+		return v.OpenVNC(ctx, dom)
+	}
+	var natMACs map[string]bool
+	if _, ok := hv.(hypervisor.GuestDialer); !ok {
+		if natMACs, err = e.userModeMACs(ctx, dom); err != nil {
+			return nil, err
+		}
+	}
+	addr, err := guestAddress(vmi, natMACs)
+	if d, ok := hv.(hypervisor.GuestDialer); ok {
+		// The backend reaches its guests its own way; it gets the address
+		// status lists, if any.
+		return d.DialGuest(ctx, dom, req.protocol, net.JoinHostPort(addr, strconv.Itoa(req.port)))
+	}
+	if err != nil {
+		return nil, err
+	}
+	target := net.JoinHostPort(addr, strconv.Itoa(req.port))
+	var d net.Dialer
+	c, err := d.DialContext(ctx, req.protocol, target)
+	if err != nil {
+		return nil, fmt.Errorf("portforward to %s %s: %w", req.protocol, target, err)
+	}
+	return c, nil
+}
+
+// userModeMACs returns the MACs of the domain's NICs on QEMU's user-mode
+// NAT: the addresses the guest reports for them are private to QEMU.
+func (e *Endpoint) userModeMACs(ctx context.Context, dom string) (map[string]bool, error) {
+	x, err := e.a.opts.Hypervisor.XML(ctx, dom)
+	if err != nil {
+		return nil, err
+	}
+	var d libvirtxml.Domain
+	if err := d.Unmarshal(x); err != nil {
+		return nil, fmt.Errorf("domain %s XML: %w", dom, err)
+	}
+	macs := map[string]bool{}
+	if d.Devices != nil {
+		for _, i := range d.Devices.Interfaces {
+			if i.Source != nil && i.Source.User != nil && i.MAC != nil {
+				macs[strings.ToLower(i.MAC.Address)] = true
+			}
+		}
+	}
+	return macs, nil
+}
+
+// guestAddress is the address the node reaches the guest at: the first
+// address in status.interfaces (the pod network's when the VMI has one;
+// with masquerade that is the pod address the node forwards to the guest),
+// skipping the NICs with a MAC in natMACs. A guest behind QEMU's user-mode
+// NAT has no address reachable from the node.
+func guestAddress(vmi *virtkit.VirtualMachineInstance, natMACs map[string]bool) (string, error) {
+	var v6 string
+	for _, i := range vmi.Status.Interfaces {
+		if natMACs[strings.ToLower(i.MAC)] {
+			continue
+		}
+		for _, ip := range append([]string{i.IP}, i.IPs...) {
+			p := net.ParseIP(ip)
+			switch {
+			case p == nil || p.IsLinkLocalUnicast():
+				continue
+			case p.To4() != nil:
+				return ip, nil
+			case v6 == "":
+				v6 = ip
+			}
+		}
+	}
+	if v6 != "" {
+		return v6, nil
+	}
+	return "", fmt.Errorf("vmi %s/%s: %w: status.interfaces lists no address the node can reach (a guest behind QEMU's user-mode NAT cannot be reached from the node: give it a pod network)",
+		vmi.Namespace, vmi.Name, ErrNoGuestAddress)
+}
+
+// Pump copies bytes between a WebSocket and a stream until either ends or
+// ctx ends, then closes both: each binary (or text) message is written to
+// the stream, each read from the stream is sent as one binary message.
+// With datagrams, each message is written with one Write (UDP keeps the
+// boundaries). It returns the error that ended the copy, nil on a normal
+// close.
+func Pump(ctx context.Context, ws *websocket.Conn, rwc io.ReadWriteCloser, datagrams bool) error {
+	errc := make(chan error, 2)
+	go func() {
+		for {
+			mt, r, err := ws.NextReader()
+			if err != nil {
+				errc <- err
+				return
+			}
+			if mt != websocket.BinaryMessage && mt != websocket.TextMessage {
+				continue
+			}
+			if datagrams {
+				b, err := io.ReadAll(r)
+				if err == nil {
+					_, err = rwc.Write(b)
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+				continue
+			}
+			if _, err := io.Copy(rwc, r); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		buf := make([]byte, streamBufferBytes)
+		for {
+			n, err := rwc.Read(buf)
+			if n > 0 {
+				if werr := ws.WriteMessage(websocket.BinaryMessage, buf[:n]); werr != nil {
+					errc <- werr
+					return
+				}
+			}
+			if err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")
+	_ = ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+	_ = rwc.Close()
+	_ = ws.Close()
+	if err == nil || errors.Is(err, io.EOF) || websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway) ||
+		errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
