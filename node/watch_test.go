@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
@@ -44,11 +45,9 @@ func TestAgentSeesOnlyItsVMIsAndLetsMovedOnesGo(t *testing.T) {
 			ctx := context.Background()
 
 			// Another node's VMI, created first: never started here.
-			other := newScheduledVMI(t, st, "elsewhere")
-			other.Labels[virtkit.NodeNameLabel] = "node-b"
-			require.NoError(t, st.Update(ctx, other))
-			other.Status.NodeName = "node-b"
-			require.NoError(t, st.UpdateStatus(ctx, other))
+			// (Placed on node-b from its create on: a VMI first placed
+			// here would be this agent's to take until it moves.)
+			newScheduledVMIOn(t, st, "elsewhere", "node-b")
 
 			newScheduledVMI(t, st, "mine")
 			eventuallyPhase(t, st, "mine", virtkit.Running)
@@ -82,4 +81,24 @@ func TestAgentSeesOnlyItsVMIsAndLetsMovedOnesGo(t *testing.T) {
 			}, 20*time.Second, 20*time.Millisecond, "a VMI placed here again is started")
 		})
 	}
+}
+
+// newScheduledVMIOn is newScheduledVMI for a VMI placed on node on.
+func newScheduledVMIOn(t *testing.T, st store.Store, name, on string) *virtkit.VirtualMachineInstance {
+	t.Helper()
+	ctx := context.Background()
+	mem := resource.MustParse("128Mi")
+	vmi := &virtkit.VirtualMachineInstance{
+		TypeMeta: metav1.TypeMeta{APIVersion: virtkit.APIVersion, Kind: virtkit.KindVirtualMachineInstance},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
+			Labels: map[string]string{virtkit.NodeNameLabel: on}},
+		Spec: virtkit.VirtualMachineInstanceSpec{Domain: virtkit.DomainSpec{Memory: &virtkit.Memory{Guest: &mem}}},
+	}
+	virtkit.SetDefaults(vmi)
+	require.Empty(t, virtkit.Validate(vmi))
+	require.NoError(t, st.Create(ctx, vmi))
+	vmi.Status.NodeName = on
+	vmi.SetPhase(virtkit.Scheduled, metav1.Now())
+	require.NoError(t, st.UpdateStatus(ctx, vmi))
+	return vmi
 }
