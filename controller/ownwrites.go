@@ -132,3 +132,23 @@ func (s recordingStore) UpdateStatus(ctx context.Context, obj virtkit.Object) er
 	}
 	return nil
 }
+
+// UpdateWithStatus implements store.StatusWriter (one write when the
+// wrapped store is one, else two).
+func (s recordingStore) UpdateWithStatus(ctx context.Context, obj virtkit.Object) error {
+	rv := obj.GetResourceVersion()
+	if _, ok := s.Store.(store.StatusWriter); !ok {
+		// Two writes through this wrapper, each recorded.
+		return store.UpdateWithStatus(ctx, recordingOnly{s}, obj)
+	}
+	if err := store.UpdateWithStatus(ctx, s.Store, obj); err != nil {
+		return err
+	}
+	if obj.GetResourceVersion() != rv {
+		s.own.wrote(obj)
+	}
+	return nil
+}
+
+// recordingOnly hides recordingStore's StatusWriter.
+type recordingOnly struct{ store.Store }

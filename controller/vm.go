@@ -91,6 +91,9 @@ type vmSync struct {
 	// orig is the status as stored, to decide whether to write.
 	orig *virtkit.VirtualMachineStatus
 
+	// metaDirty: vm's metadata changed (the finalizer) and is written with
+	// the status.
+	metaDirty  bool
 	createdVMI bool  // created in this sync (creation expected, not yet seen)
 	deletedVMI bool  // deletion requested in this sync
 	syncErr    error // recorded as the Failure condition
@@ -152,11 +155,9 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 	if vm.DeletionTimestamp != nil {
 		return r.syncDeleted(ctx, s)
 	}
-	if addFinalizer(vm, virtkit.VirtualMachineControllerFinalizer) {
-		if err := r.o.Store.Update(ctx, vm); err != nil {
-			return Result{}, err
-		}
-	}
+	// The finalizer goes out with the status write below (one write for
+	// both where the store allows it).
+	s.metaDirty = addFinalizer(vm, virtkit.VirtualMachineControllerFinalizer)
 	if err := r.releaseVMI(ctx, s); err != nil {
 		return Result{}, err
 	}
@@ -620,15 +621,22 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 	})
 
 	key := store.Key{Namespace: vm.Namespace, Name: vm.Name}
-	if equality.Semantic.DeepEqual(s.orig, st) {
-		r.clearDeferred(key)
-		return nil
-	}
-	if r.holdBack(key, s, vmi) {
-		return nil
-	}
-	if err := r.o.Store.UpdateStatus(ctx, vm); err != nil {
-		return err
+	if s.metaDirty {
+		if err := store.UpdateWithStatus(ctx, r.o.Store, vm); err != nil {
+			return err
+		}
+		s.metaDirty = false
+	} else {
+		if equality.Semantic.DeepEqual(s.orig, st) {
+			r.clearDeferred(key)
+			return nil
+		}
+		if r.holdBack(key, s, vmi) {
+			return nil
+		}
+		if err := r.o.Store.UpdateStatus(ctx, vm); err != nil {
+			return err
+		}
 	}
 	r.clearDeferred(key)
 	s.orig = vm.Status.DeepCopy()
