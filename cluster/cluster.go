@@ -219,7 +219,7 @@ func New(opts Options) (*Cluster, error) {
 	}
 
 	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Clock: opts.Clock, Now: opts.Now, Logger: opts.Logger,
-		Defaults: opts.Defaults, Events: c.controllerEvents, TracerProvider: opts.TracerProvider}
+		Defaults: opts.Defaults, Events: c.controllerEvents, TracerProvider: opts.TracerProvider, Cache: c.shared}
 	builtins, err := builtinControllers(rc, opts.Migration)
 	if err != nil {
 		return nil, err

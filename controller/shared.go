@@ -275,3 +275,23 @@ func sortedObjects(items []any) []virtkit.Object {
 // relistDelay bounds the pause before an informer lists again after a
 // failure.
 func relistDelay() *retryDelay { return newRetryDelay(100*time.Millisecond, 30*time.Second) }
+
+// Assume puts a copy of obj, the result of one of the process's own
+// successful writes, into the cache unless the cache already holds that
+// version or a newer one, so a read right after a write sees it before
+// its watch event arrives (the event, when it comes, carries the same
+// state). Kinds the cache does not watch yet, and resourceVersions that
+// are not numbers, are ignored.
+func (c *SharedCache) Assume(obj virtkit.Object) {
+	list := listFor(obj)
+	if list == nil {
+		return
+	}
+	c.mu.Lock()
+	inf := c.kinds[reflect.TypeOf(list)]
+	c.mu.Unlock()
+	if inf == nil {
+		return
+	}
+	inf.assume(obj.DeepCopyObject().(virtkit.Object))
+}

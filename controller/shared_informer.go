@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,6 +28,9 @@ type informer struct {
 	rv      string         // the version the indexer reflects
 	history []historyEvent // the latest events, oldest first
 	subs    map[*subscriber]struct{}
+	// watched is the latest state each object had in the store's stream
+	// (assumed writes aside): what selector transitions compare with.
+	watched map[string]virtkit.Object
 }
 
 type historyEvent struct {
@@ -43,7 +47,7 @@ func newInformer(c *SharedCache, newList func() virtkit.ObjectList) *informer {
 			IndexOwner:     ownerIndex,
 			IndexLabel:     labelIndex,
 		}),
-		subs: map[*subscriber]struct{}{},
+		subs: map[*subscriber]struct{}{}, watched: map[string]virtkit.Object{},
 	}
 }
 
@@ -137,6 +141,12 @@ func (i *informer) relist(ctx context.Context) (string, error) {
 	}
 	i.rv = list.GetResourceVersion()
 	i.history = nil
+	i.watched = make(map[string]virtkit.Object, len(items))
+	for _, it := range items {
+		if o, ok := it.(virtkit.Object); ok {
+			i.watched[store.KeyOf(o).String()] = o
+		}
+	}
 	for s := range i.subs {
 		s.expire()
 		delete(i.subs, s)
@@ -182,14 +192,13 @@ func (i *informer) apply(ev store.Event) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	key := store.KeyOf(ev.Object).String()
-	var old virtkit.Object
-	if o, ok, _ := i.indexer.GetByKey(key); ok {
-		old = o.(virtkit.Object)
-	}
+	old := i.watched[key]
 	var err error
 	if ev.Type == store.Deleted {
+		delete(i.watched, key)
 		err = i.indexer.Delete(ev.Object)
 	} else {
+		i.watched[key] = ev.Object
 		err = i.indexer.Update(ev.Object)
 	}
 	if err != nil {
@@ -400,5 +409,25 @@ func (s *subscriber) serve(ctx context.Context, out chan<- store.Event) {
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// assume stores obj (the caller's copy) if it is newer than what the
+// indexer holds.
+func (i *informer) assume(obj virtkit.Object) {
+	rv, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if cur, ok, _ := i.indexer.GetByKey(store.KeyOf(obj).String()); ok {
+		have, err := strconv.ParseUint(cur.(virtkit.Object).GetResourceVersion(), 10, 64)
+		if err != nil || have >= rv {
+			return
+		}
+	}
+	if err := i.indexer.Update(obj); err != nil {
+		i.c.log.Warn("assume failed", "key", store.KeyOf(obj).String(), "err", err)
 	}
 }

@@ -36,7 +36,7 @@ func NewVMIReconciler(o ReconcilerOptions) (*VMIReconciler, error) {
 		return nil, err
 	}
 	own := newOwnWrites()
-	o.Store = recordingStore{Store: o.Store, own: own}
+	o.Store = recordingStore{Store: o.Store, own: own, cache: o.Cache}
 	r := &VMIReconciler{o: o, own: own, cache: placementCache{vmis: map[store.Key]*virtkit.VirtualMachineInstance{}, waiting: map[store.Key]bool{}}}
 	if inc, ok := o.Scheduler.(incrementalScheduler); ok {
 		r.cache.placements = inc.NewPlacements()
@@ -168,7 +168,13 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance, pin string) error {
 	now := r.o.now()
 	nodes := &virtkit.NodeList{}
-	if err := r.o.Store.List(ctx, nodes, store.ListOptions{}); err != nil {
+	var nodeSource interface {
+		List(context.Context, virtkit.ObjectList, store.ListOptions) error
+	} = r.o.Store
+	if r.o.Cache != nil {
+		nodeSource = r.o.Cache
+	}
+	if err := nodeSource.List(ctx, nodes, store.ListOptions{}); err != nil {
 		return err
 	}
 	if pin != "" {
