@@ -24,6 +24,19 @@
 // no global state. [Controller.Stats] returns queue and reconcile numbers
 // for the metrics package.
 //
+// # The shared cache
+//
+// A process running several controllers gives them one [SharedCache] as
+// their source: it lists and watches each kind of the store once, keeps
+// the objects in a client-go indexer (by namespace, node, controller owner
+// and label) and serves the controllers' lists and watches from there, so
+// N controllers watching VMIs cost one store watch (and, on etcd, one
+// decoding of each event). With ReconcilerOptions.Cache the built-in
+// reconcilers also read from it what they do not modify, without copies;
+// their own writes are put into it at once ([SharedCache.Assume]) so the
+// next reconcile does not act on the state before them. Writes always go
+// to the store.
+//
 // Every built-in reconciler ([VMReconciler], [VMIReconciler],
 // [ReplicaSetReconciler], [EvictionReconciler]) can be replaced or
 // complemented by the caller's own; each has a Watches method listing
