@@ -402,14 +402,18 @@ func (r *MigrationReconciler) admit(ctx context.Context, mig *virtkit.VirtualMac
 }
 
 func (r *MigrationReconciler) migrationsOf(ctx context.Context, namespace, vmiName string) ([]virtkit.VirtualMachineInstanceMigration, error) {
-	migs := &virtkit.VirtualMachineInstanceMigrationList{}
-	if err := r.o.Store.List(ctx, migs, store.ListOptions{
+	objs, err := r.o.readList(ctx, &virtkit.VirtualMachineInstanceMigrationList{}, store.ListOptions{
 		Namespace:     namespace,
 		LabelSelector: labels.SelectorFromSet(labels.Set{virtkit.MigrationSelectorLabel: vmiName}),
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
-	return migs.Items, nil
+	out := make([]virtkit.VirtualMachineInstanceMigration, len(objs))
+	for i, obj := range objs {
+		obj.(*virtkit.VirtualMachineInstanceMigration).DeepCopyInto(&out[i])
+	}
+	return out, nil
 }
 
 // sourceOf is the node a migration moves away from.
@@ -455,14 +459,14 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 	}
 	r.slotMu.Lock()
 	defer r.slotMu.Unlock()
-	all := &virtkit.VirtualMachineInstanceMigrationList{}
-	if err := r.o.Store.List(ctx, all, store.ListOptions{}); err != nil {
+	all, err := r.o.readList(ctx, &virtkit.VirtualMachineInstanceMigrationList{}, store.ListOptions{})
+	if err != nil {
 		return "", Result{}, err
 	}
 	running, outbound := 0, 0
 	src := sourceOf(mig)
-	for i := range all.Items {
-		o := &all.Items[i]
+	for _, obj := range all {
+		o := obj.(*virtkit.VirtualMachineInstanceMigration)
 		if o.UID == mig.UID || !o.IsRunning() {
 			continue
 		}
@@ -534,14 +538,15 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	if err := r.o.Store.List(ctx, nodes, store.ListOptions{}); err != nil {
 		return "", Result{}, err
 	}
-	vmis := &virtkit.VirtualMachineInstanceList{}
-	if err := r.o.Store.List(ctx, vmis, store.ListOptions{}); err != nil {
+	// Read-only: the scheduler does not modify the placed VMIs.
+	vmis, err := r.o.readList(ctx, &virtkit.VirtualMachineInstanceList{}, store.ListOptions{})
+	if err != nil {
 		return "", Result{}, err
 	}
-	placed := make([]*virtkit.VirtualMachineInstance, 0, len(vmis.Items))
-	for i := range vmis.Items {
-		if scheduler.HoldsNode(&vmis.Items[i]) {
-			placed = append(placed, &vmis.Items[i])
+	placed := make([]*virtkit.VirtualMachineInstance, 0, len(vmis))
+	for _, obj := range vmis {
+		if v := obj.(*virtkit.VirtualMachineInstance); scheduler.HoldsNode(v) {
+			placed = append(placed, v)
 		}
 	}
 	src := sourceOf(mig)

@@ -295,3 +295,14 @@ func (c *SharedCache) Assume(obj virtkit.Object) {
 	}
 	inf.assume(obj.DeepCopyObject().(virtkit.Object))
 }
+
+// ListShared returns every cached object of list's kind in namespace (""
+// = all), sorted by key. They are shared: the caller must not modify them.
+func (c *SharedCache) ListShared(ctx context.Context, list virtkit.ObjectList, namespace string) ([]virtkit.Object, error) {
+	inf, err := c.synced(ctx, list)
+	if err != nil {
+		return nil, err
+	}
+	objs, _ := inf.list(namespace)
+	return objs, nil
+}
