@@ -321,7 +321,27 @@ func (c *Controller) runWatch(ctx context.Context, w Watch) {
 	}
 }
 
+// sharedLister is a source that can list without copies and tell the
+// version of what it listed ([SharedCache]).
+type sharedLister interface {
+	listSharedAt(ctx context.Context, list virtkit.ObjectList, namespace string) ([]virtkit.Object, string, error)
+}
+
 func (c *Controller) listAndEnqueue(ctx context.Context, w Watch, mapFn MapFunc) (string, error) {
+	if sl, ok := c.source.(sharedLister); ok {
+		// MapFuncs only read: no copies of the whole kind.
+		objs, rv, err := sl.listSharedAt(ctx, w.NewList(), w.Namespace)
+		if err != nil {
+			return "", err
+		}
+		c.stats.relists.Inc()
+		for _, obj := range objs {
+			if store.Matches(obj, "", w.LabelSelector) {
+				c.enqueue(ctx, obj, mapFn)
+			}
+		}
+		return rv, nil
+	}
 	list := w.NewList()
 	if err := c.source.List(ctx, list, store.ListOptions{Namespace: w.Namespace, LabelSelector: w.LabelSelector}); err != nil {
 		return "", err

@@ -306,3 +306,14 @@ func (c *SharedCache) ListShared(ctx context.Context, list virtkit.ObjectList, n
 	objs, _ := inf.list(namespace)
 	return objs, nil
 }
+
+// listSharedAt is ListShared with the resourceVersion the objects reflect,
+// for the runner's lists.
+func (c *SharedCache) listSharedAt(ctx context.Context, list virtkit.ObjectList, namespace string) ([]virtkit.Object, string, error) {
+	inf, err := c.synced(ctx, list)
+	if err != nil {
+		return nil, "", err
+	}
+	objs, rv := inf.list(namespace)
+	return objs, rv, nil
+}
