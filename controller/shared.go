@@ -72,6 +72,7 @@ type SharedCache struct {
 	mu      sync.Mutex
 	ctx     context.Context // set by Start
 	started chan struct{}
+	stopped bool
 	kinds   map[reflect.Type]*informer
 	wg      sync.WaitGroup
 }
@@ -117,6 +118,9 @@ func (c *SharedCache) Start(ctx context.Context) error {
 	close(c.started)
 	c.mu.Unlock()
 	<-ctx.Done()
+	c.mu.Lock()
+	c.stopped = true // no informer starts after this
+	c.mu.Unlock()
 	c.wg.Wait()
 	return nil
 }
@@ -132,7 +136,7 @@ func (c *SharedCache) informerFor(ctx context.Context, list virtkit.ObjectList) 
 	t := reflect.TypeOf(list)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx.Err() != nil {
+	if c.stopped || c.ctx.Err() != nil {
 		return nil, ErrCacheStopped
 	}
 	if inf, ok := c.kinds[t]; ok {
