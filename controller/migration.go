@@ -402,18 +402,16 @@ func (r *MigrationReconciler) admit(ctx context.Context, mig *virtkit.VirtualMac
 }
 
 func (r *MigrationReconciler) migrationsOf(ctx context.Context, namespace, vmiName string) ([]virtkit.VirtualMachineInstanceMigration, error) {
-	objs, err := r.o.readList(ctx, &virtkit.VirtualMachineInstanceMigrationList{}, store.ListOptions{
+	// From the store, not the cache: the migrations of one VMI decide
+	// which one may run, and a cache may not show a write just made.
+	migs := &virtkit.VirtualMachineInstanceMigrationList{}
+	if err := r.o.Store.List(ctx, migs, store.ListOptions{
 		Namespace:     namespace,
 		LabelSelector: labels.SelectorFromSet(labels.Set{virtkit.MigrationSelectorLabel: vmiName}),
-	})
-	if err != nil {
+	}); err != nil {
 		return nil, err
 	}
-	out := make([]virtkit.VirtualMachineInstanceMigration, len(objs))
-	for i, obj := range objs {
-		obj.(*virtkit.VirtualMachineInstanceMigration).DeepCopyInto(&out[i])
-	}
-	return out, nil
+	return migs.Items, nil
 }
 
 // sourceOf is the node a migration moves away from.
@@ -459,14 +457,16 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 	}
 	r.slotMu.Lock()
 	defer r.slotMu.Unlock()
-	all, err := r.o.readList(ctx, &virtkit.VirtualMachineInstanceMigrationList{}, store.ListOptions{})
-	if err != nil {
+	// From the store, not the cache: the slot just taken by the previous
+	// decision must count (the parallel limits are never exceeded).
+	all := &virtkit.VirtualMachineInstanceMigrationList{}
+	if err := r.o.Store.List(ctx, all, store.ListOptions{}); err != nil {
 		return "", Result{}, err
 	}
 	running, outbound := 0, 0
 	src := sourceOf(mig)
-	for _, obj := range all {
-		o := obj.(*virtkit.VirtualMachineInstanceMigration)
+	for i := range all.Items {
+		o := &all.Items[i]
 		if o.UID == mig.UID || !o.IsRunning() {
 			continue
 		}
