@@ -45,3 +45,21 @@ func (o ReconcilerOptions) readList(ctx context.Context, list virtkit.ObjectList
 	}
 	return out, nil
 }
+
+// readVMI returns the VMI at key for reading only: the shared cache's
+// object when there is a cache, else a copy from the store.
+func (r *VMReconciler) readVMI(ctx context.Context, key store.Key) (*virtkit.VirtualMachineInstance, bool, error) {
+	if r.o.Cache != nil {
+		obj, ok, err := r.o.Cache.GetShared(ctx, vmiList(), key)
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		return obj.(*virtkit.VirtualMachineInstance), true, nil
+	}
+	vmi := &virtkit.VirtualMachineInstance{}
+	found, err := getOptional(ctx, r.o.Store, key, vmi)
+	if !found {
+		vmi = nil
+	}
+	return vmi, found, err
+}

@@ -247,24 +247,6 @@ func (r *VMReconciler) releaseAndDelete(ctx context.Context, vmi *virtkit.Virtua
 	return vmi, r.deleteVMI(ctx, vmi)
 }
 
-// readVMI returns the VMI at key for reading only: the shared cache's
-// object when there is a cache, else a copy from the store.
-func (r *VMReconciler) readVMI(ctx context.Context, key store.Key) (*virtkit.VirtualMachineInstance, bool, error) {
-	if r.o.Cache != nil {
-		obj, ok, err := r.o.Cache.GetShared(ctx, vmiList(), key)
-		if err != nil || !ok {
-			return nil, false, err
-		}
-		return obj.(*virtkit.VirtualMachineInstance), true, nil
-	}
-	vmi := &virtkit.VirtualMachineInstance{}
-	found, err := getOptional(ctx, r.o.Store, key, vmi)
-	if !found {
-		vmi = nil
-	}
-	return vmi, found, err
-}
-
 func (r *VMReconciler) deleteVMI(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
 	uid := vmi.UID
 	err := r.o.Store.Delete(ctx, vmi, store.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
