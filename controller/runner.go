@@ -204,6 +204,11 @@ func (c *Controller) Start(ctx context.Context) error {
 		return fmt.Errorf("controller %q: %w", c.name, ErrAlreadyStarted)
 	}
 	c.log.Debug("starting", "workers", c.opts.MaxConcurrentReconciles, "watches", len(c.watches))
+	if u, ok := c.source.(cacheUser); ok {
+		// A shared cache runs while a controller using it runs.
+		u.acquire()
+		defer u.release()
+	}
 
 	var wg sync.WaitGroup
 	for _, w := range c.watches {
@@ -319,6 +324,12 @@ func (c *Controller) runWatch(ctx context.Context, w Watch) {
 			retry.reset()
 		}
 	}
+}
+
+// cacheUser is a source that runs only while it has users ([SharedCache]).
+type cacheUser interface {
+	acquire()
+	release()
 }
 
 // sharedLister is a source that can list without copies and tell the

@@ -69,18 +69,26 @@ type SharedCache struct {
 	log   *slog.Logger
 	clock utilclock.WithTicker
 
-	mu      sync.Mutex
-	ctx     context.Context // set by Start
-	started chan struct{}
-	stopped bool
-	kinds   map[reflect.Type]*informer
-	wg      sync.WaitGroup
+	mu    sync.Mutex
+	users int       // running Starts and controllers using the cache
+	run   *cacheRun // nil while nobody uses the cache
+	ready chan struct{}
+}
+
+// cacheRun is one period during which the cache runs: its informers end
+// with it.
+type cacheRun struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	kinds  map[reflect.Type]*informer
+	wg     sync.WaitGroup
 }
 
 var _ WatchLister = (*SharedCache)(nil)
 
 // NewSharedCache returns a cache over st. Nothing is listed or watched
-// until [SharedCache.Start] runs and a kind is first asked for.
+// until the cache runs ([SharedCache.Start], or a [Controller] using it as
+// its source) and a kind is first asked for.
 func NewSharedCache(st store.Store, opts SharedCacheOptions) (*SharedCache, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: shared cache: store: required", ErrInvalidOptions)
@@ -102,56 +110,81 @@ func NewSharedCache(st store.Store, opts SharedCacheOptions) (*SharedCache, erro
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &SharedCache{st: st, opts: opts, log: log.With("component", "shared-cache"), clock: opts.Clock,
-		started: make(chan struct{}), kinds: map[reflect.Type]*informer{}}, nil
+		ready: make(chan struct{})}, nil
 }
 
-// Start runs the cache until ctx ends: kinds asked for are listed and
-// watched from then on. It returns nil once every watch has stopped. It
-// can be called once.
+// Start keeps the cache running until ctx ends, then returns nil (after
+// the watches stopped, if it was the last user). The cache runs while at
+// least one Start, or one [Controller] that uses it as its source, runs;
+// Start may be called any number of times, also concurrently.
 func (c *SharedCache) Start(ctx context.Context) error {
-	c.mu.Lock()
-	if c.ctx != nil {
-		c.mu.Unlock()
-		return fmt.Errorf("shared cache: %w", ErrAlreadyStarted)
-	}
-	c.ctx = ctx
-	close(c.started)
-	c.mu.Unlock()
+	c.acquire()
+	defer c.release()
 	<-ctx.Done()
-	c.mu.Lock()
-	c.stopped = true // no informer starts after this
-	c.mu.Unlock()
-	c.wg.Wait()
 	return nil
 }
 
-// informerFor returns the running informer of list's kind, starting it on
-// first use. It waits for Start (bounded by ctx).
-func (c *SharedCache) informerFor(ctx context.Context, list virtkit.ObjectList) (*informer, error) {
-	select {
-	case <-c.started:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	t := reflect.TypeOf(list)
+// acquire marks one more user; the first starts a run.
+func (c *SharedCache) acquire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopped || c.ctx.Err() != nil {
-		return nil, ErrCacheStopped
+	c.users++
+	if c.run == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		c.run = &cacheRun{ctx: ctx, cancel: cancel, kinds: map[reflect.Type]*informer{}}
+		close(c.ready)
 	}
-	if inf, ok := c.kinds[t]; ok {
-		return inf, nil
+}
+
+// release drops one user; the last ends the run and waits for its
+// informers.
+func (c *SharedCache) release() {
+	c.mu.Lock()
+	c.users--
+	if c.users > 0 {
+		c.mu.Unlock()
+		return
 	}
-	newList := func() virtkit.ObjectList { return reflect.New(t.Elem()).Interface().(virtkit.ObjectList) }
-	inf := newInformer(c, newList)
-	c.kinds[t] = inf
-	c.wg.Go(func() { inf.run(c.ctx) })
-	return inf, nil
+	r := c.run
+	c.run = nil
+	c.ready = make(chan struct{})
+	c.mu.Unlock()
+	if r != nil {
+		r.cancel()
+		r.wg.Wait()
+	}
+}
+
+// informerFor returns the running informer of list's kind, starting it on
+// first use. It waits (bounded by ctx) for the cache to run.
+func (c *SharedCache) informerFor(ctx context.Context, list virtkit.ObjectList) (*informer, *cacheRun, error) {
+	t := reflect.TypeOf(list)
+	for {
+		c.mu.Lock()
+		r, ready := c.run, c.ready
+		if r != nil {
+			inf, ok := r.kinds[t]
+			if !ok {
+				newList := func() virtkit.ObjectList { return reflect.New(t.Elem()).Interface().(virtkit.ObjectList) }
+				inf = newInformer(c, newList)
+				r.kinds[t] = inf
+				r.wg.Go(func() { inf.run(r.ctx) })
+			}
+			c.mu.Unlock()
+			return inf, r, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
 }
 
 // synced returns the informer of list's kind once it has listed.
 func (c *SharedCache) synced(ctx context.Context, list virtkit.ObjectList) (*informer, error) {
-	inf, err := c.informerFor(ctx, list)
+	inf, r, err := c.informerFor(ctx, list)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +193,7 @@ func (c *SharedCache) synced(ctx context.Context, list virtkit.ObjectList) (*inf
 		return inf, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	case <-c.ctx.Done():
+	case <-r.ctx.Done():
 		return nil, ErrCacheStopped
 	}
 }
@@ -292,7 +325,10 @@ func (c *SharedCache) Assume(obj virtkit.Object) {
 		return
 	}
 	c.mu.Lock()
-	inf := c.kinds[reflect.TypeOf(list)]
+	var inf *informer
+	if c.run != nil {
+		inf = c.run.kinds[reflect.TypeOf(list)]
+	}
 	c.mu.Unlock()
 	if inf == nil {
 		return

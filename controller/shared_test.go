@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -194,4 +195,43 @@ func TestNewSharedCacheValidates(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidOptions)
 	_, err = NewSharedCache(store.NewMemory(), SharedCacheOptions{History: -1})
 	require.ErrorIs(t, err, ErrInvalidOptions)
+}
+
+// Controllers keep the cache running themselves (a process that starts
+// only its controllers, a leader that stops and later starts them again).
+func TestSharedCacheRunsWhileControllersRun(t *testing.T) {
+	st := store.NewMemory()
+	c, err := NewSharedCache(st, SharedCacheOptions{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	for round := range 2 {
+		seen := make(chan string, 10)
+		ctrl, err := New(c, ReconcilerFunc(func(_ context.Context, req Request) (Result, error) {
+			seen <- req.Name
+			return Result{}, nil
+		}), Options{}, Watch{NewList: vmiList})
+		require.NoError(t, err)
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- ctrl.Start(rctx) }()
+		name := fmt.Sprintf("r%d", round)
+		require.NoError(t, st.Create(ctx, sharedVMI(name, "", nil, "")))
+		deadline := time.After(30 * time.Second)
+	wait:
+		for {
+			select {
+			case got := <-seen:
+				if got == name {
+					break wait
+				}
+			case <-deadline:
+				t.Fatalf("round %d: %s not reconciled", round, name)
+			}
+		}
+		cancel()
+		require.NoError(t, <-done)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	assert.Nil(t, c.run, "the cache stops with its last user")
 }
