@@ -153,6 +153,8 @@ type Cluster struct {
 	controllerEvents controller.EventRecorder
 	collector        *events.Collector
 	storage          *storageSetup
+	// shared is the controllers' one watch per kind.
+	shared *controller.SharedCache
 }
 
 // Node is one host of the cluster.
@@ -207,12 +209,17 @@ func New(opts Options) (*Cluster, error) {
 	opts.Defaults = opts.ObjectDefaults()
 	c := &Cluster{opts: opts, store: opts.Store}
 	self = c
+	shared, err := controller.NewSharedCache(opts.Store, controller.SharedCacheOptions{Clock: opts.Clock, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	c.shared = shared
 	if err := c.setUpEvents(); err != nil {
 		return nil, err
 	}
 
 	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Clock: opts.Clock, Now: opts.Now, Logger: opts.Logger,
-		Defaults: opts.Defaults, Events: c.controllerEvents, TracerProvider: opts.TracerProvider}
+		Defaults: opts.Defaults, Events: c.controllerEvents, TracerProvider: opts.TracerProvider, Cache: c.shared}
 	builtins, err := builtinControllers(rc, opts.Migration)
 	if err != nil {
 		return nil, err
@@ -302,7 +309,9 @@ func New(opts Options) (*Cluster, error) {
 }
 
 func (c *Cluster) addController(spec Controller) error {
-	ctrl, err := controller.New(c.store, spec.Reconciler, controller.Options{
+	// Every controller watches through the one shared cache: one store
+	// watch per kind for the whole control plane.
+	ctrl, err := controller.New(c.shared, spec.Reconciler, controller.Options{
 		Name:                    spec.Name,
 		MaxConcurrentReconciles: c.opts.Workers,
 		Clock:                   c.opts.Clock,
@@ -394,6 +403,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	c.outsideGoBaseline.Store(outsideGo())
 	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return c.shared.Start(ctx) })
 	for _, ctrl := range c.controllers {
 		g.Go(func() error { return ctrl.Start(ctx) })
 	}

@@ -13,6 +13,9 @@ import (
 // WriteCounts are the store calls a [CountingStore] saw for one kind.
 type WriteCounts struct {
 	Creates, Updates, StatusUpdates, Deletes uint64
+	// UpdatesWithStatus are single writes of metadata and status
+	// (store.StatusWriter).
+	UpdatesWithStatus uint64
 	// Conflicts are writes the store refused with store.ErrConflict;
 	// NoOps are updates that changed nothing (the resourceVersion stayed).
 	// Both are counted in the totals above too.
@@ -21,7 +24,9 @@ type WriteCounts struct {
 }
 
 // Writes is every write call: creates, updates, status updates, deletes.
-func (w WriteCounts) Writes() uint64 { return w.Creates + w.Updates + w.StatusUpdates + w.Deletes }
+func (w WriteCounts) Writes() uint64 {
+	return w.Creates + w.Updates + w.StatusUpdates + w.UpdatesWithStatus + w.Deletes
+}
 
 // CountingStore wraps a store and counts its calls per kind, so a run can
 // say how many writes and reads each VM cost. It is safe for concurrent use.
@@ -31,7 +36,7 @@ type CountingStore struct {
 }
 
 type kindCounts struct {
-	creates, updates, statusUpdates, deletes, conflicts, noops, gets, lists atomic.Uint64
+	creates, updates, statusUpdates, withStatus, deletes, conflicts, noops, gets, lists atomic.Uint64
 }
 
 // NewCountingStore wraps st.
@@ -123,6 +128,25 @@ func (c *CountingStore) UpdateStatus(ctx context.Context, obj virtkit.Object) er
 	return err
 }
 
+// UpdateWithStatus implements store.StatusWriter: one write when the
+// wrapped store is a StatusWriter, else store.UpdateWithStatus's two
+// (counted as an update and a status update).
+func (c *CountingStore) UpdateWithStatus(ctx context.Context, obj virtkit.Object) error {
+	if _, ok := c.Store.(store.StatusWriter); !ok {
+		return store.UpdateWithStatus(ctx, storeOnly{c}, obj)
+	}
+	k := c.kind(obj)
+	rv := obj.GetResourceVersion()
+	err := c.count(k, &k.withStatus, store.UpdateWithStatus(ctx, c.Store, obj))
+	if err == nil && obj.GetResourceVersion() == rv {
+		k.noops.Add(1)
+	}
+	return err
+}
+
+// storeOnly hides CountingStore's StatusWriter.
+type storeOnly struct{ store.Store }
+
 // Delete implements store.Store.
 func (c *CountingStore) Delete(ctx context.Context, obj virtkit.Object, opts store.DeleteOptions) error {
 	k := c.kind(obj)
@@ -137,7 +161,8 @@ func (c *CountingStore) Counts() map[string]WriteCounts {
 		k := v.(*kindCounts)
 		out[name.(string)] = WriteCounts{
 			Creates: k.creates.Load(), Updates: k.updates.Load(), StatusUpdates: k.statusUpdates.Load(),
-			Deletes: k.deletes.Load(), Conflicts: k.conflicts.Load(), NoOps: k.noops.Load(), Gets: k.gets.Load(), Lists: k.lists.Load(),
+			UpdatesWithStatus: k.withStatus.Load(),
+			Deletes:           k.deletes.Load(), Conflicts: k.conflicts.Load(), NoOps: k.noops.Load(), Gets: k.gets.Load(), Lists: k.lists.Load(),
 		}
 		return true
 	})

@@ -13,4 +13,8 @@
 // scheduler, and any reconciler. The package adds nothing the parts do not
 // already do; it wires them and waits. docs/extending.md in the repository
 // shows how to write each replacement.
+//
+// The controllers of a cluster share one controller.SharedCache: one
+// store watch per kind for all of them, and the reads they do not modify
+// served from its indexes. Node agents keep their own watches.
 package cluster

@@ -24,6 +24,19 @@
 // no global state. [Controller.Stats] returns queue and reconcile numbers
 // for the metrics package.
 //
+// # The shared cache
+//
+// A process running several controllers gives them one [SharedCache] as
+// their source: it lists and watches each kind of the store once, keeps
+// the objects in a client-go indexer (by namespace, node, controller owner
+// and label) and serves the controllers' lists and watches from there, so
+// N controllers watching VMIs cost one store watch (and, on etcd, one
+// decoding of each event). With ReconcilerOptions.Cache the built-in
+// reconcilers also read from it what they do not modify, without copies;
+// their own writes are put into it at once ([SharedCache.Assume]) so the
+// next reconcile does not act on the state before them. Writes always go
+// to the store.
+//
 // Every built-in reconciler ([VMReconciler], [VMIReconciler],
 // [ReplicaSetReconciler], [EvictionReconciler]) can be replaced or
 // complemented by the caller's own; each has a Watches method listing
@@ -42,8 +55,9 @@
 //	Scheduling controller: placement attempted and no node fits; condition
 //	          PodScheduled=False/Unschedulable with the scheduler's message;
 //	          retried with backoff
-//	Scheduled controller: node chosen; status.nodeName and label
-//	          kubevirt.io/nodeName=<node> set, PodScheduled=True,
+//	Scheduled controller: node chosen; status.nodeName, label
+//	          kubevirt.io/nodeName=<node> and the node agent's finalizer
+//	          set in one write, PodScheduled=True,
 //	          Ready=False/GuestNotRunning. Hand-off point: from here on the
 //	          node agent of that node owns the phase.
 //	Running   node agent: domain started (paused counts as Running, with
@@ -59,13 +73,17 @@
 //   - kubevirt.io/foregroundDeleteVirtualMachine: added by the VMI
 //     controller on first sight, removed once the VMI is final (or deleted
 //     unplaced) and [NodeAgentFinalizer] is gone.
-//   - virtkit.io/node-agent ([NodeAgentFinalizer]): added by the node agent
-//     with an Update that carries the resourceVersion it read, BEFORE it
-//     defines a domain, and never to a VMI that has a deletionTimestamp.
-//     The node agent removes it after the domain is destroyed and the final
-//     phase is written. A deleted VMI that is Scheduled without this
+//   - virtkit.io/node-agent ([NodeAgentFinalizer]): added by the VMI
+//     controller in the placement write (with status.nodeName and the node
+//     label), or by the node agent with an Update that carries the
+//     resourceVersion it read, BEFORE it defines a domain (a VMI placed by
+//     another controller); never to a VMI that has a deletionTimestamp.
+//     The node agent removes it after the domain is destroyed (or, for a
+//     deleted VMI it never started, at once) and the final phase is
+//     written; for a node whose agent went silent, the node health
+//     reconciler does. A deleted VMI that is Scheduled without this
 //     finalizer was never taken by an agent: the controller marks it Failed
-//     and releases it; the resourceVersion check makes the race with an
+//     and releases it; the resourceVersion checks make the race with an
 //     agent taking it at the same moment safe (one of the two writes fails
 //     with a conflict and re-reads).
 //   - kubevirt.io/virtualMachineControllerFinalize: added by the VM

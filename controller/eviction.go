@@ -117,22 +117,24 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req Request) (Result
 	if !draining && r.isClean(req.Name) {
 		return Result{}, nil
 	}
-	vmis := &virtkit.VirtualMachineInstanceList{}
-	if err := r.o.Store.List(ctx, vmis, store.ListOptions{}); err != nil {
+	// Read-only (the shared cache's objects when there is one); the VMIs
+	// acted on are copied.
+	vmis, err := r.o.readList(ctx, &virtkit.VirtualMachineInstanceList{}, store.ListOptions{})
+	if err != nil {
 		return Result{}, err
 	}
 	var errs []error
-	for i := range vmis.Items {
-		vmi := &vmis.Items[i]
+	for _, obj := range vmis {
+		vmi := obj.(*virtkit.VirtualMachineInstance)
 		if vmi.IsFinal() || vmi.DeletionTimestamp != nil {
 			continue
 		}
 		var err error
 		switch {
 		case draining && vmi.Status.NodeName == req.Name:
-			err = r.evacuate(ctx, req.Name, vmi)
+			err = r.evacuate(ctx, req.Name, vmi.DeepCopy())
 		case !draining && vmi.Status.EvacuationNodeName == req.Name:
-			err = r.cancel(ctx, vmi)
+			err = r.cancel(ctx, vmi.DeepCopy())
 		}
 		if err != nil {
 			errs = append(errs, err)

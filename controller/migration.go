@@ -402,6 +402,8 @@ func (r *MigrationReconciler) admit(ctx context.Context, mig *virtkit.VirtualMac
 }
 
 func (r *MigrationReconciler) migrationsOf(ctx context.Context, namespace, vmiName string) ([]virtkit.VirtualMachineInstanceMigration, error) {
+	// From the store, not the cache: the migrations of one VMI decide
+	// which one may run, and a cache may not show a write just made.
 	migs := &virtkit.VirtualMachineInstanceMigrationList{}
 	if err := r.o.Store.List(ctx, migs, store.ListOptions{
 		Namespace:     namespace,
@@ -455,6 +457,8 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 	}
 	r.slotMu.Lock()
 	defer r.slotMu.Unlock()
+	// From the store, not the cache: the slot just taken by the previous
+	// decision must count (the parallel limits are never exceeded).
 	all := &virtkit.VirtualMachineInstanceMigrationList{}
 	if err := r.o.Store.List(ctx, all, store.ListOptions{}); err != nil {
 		return "", Result{}, err
@@ -534,14 +538,15 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	if err := r.o.Store.List(ctx, nodes, store.ListOptions{}); err != nil {
 		return "", Result{}, err
 	}
-	vmis := &virtkit.VirtualMachineInstanceList{}
-	if err := r.o.Store.List(ctx, vmis, store.ListOptions{}); err != nil {
+	// Read-only: the scheduler does not modify the placed VMIs.
+	vmis, err := r.o.readList(ctx, &virtkit.VirtualMachineInstanceList{}, store.ListOptions{})
+	if err != nil {
 		return "", Result{}, err
 	}
-	placed := make([]*virtkit.VirtualMachineInstance, 0, len(vmis.Items))
-	for i := range vmis.Items {
-		if scheduler.HoldsNode(&vmis.Items[i]) {
-			placed = append(placed, &vmis.Items[i])
+	placed := make([]*virtkit.VirtualMachineInstance, 0, len(vmis))
+	for _, obj := range vmis {
+		if v := obj.(*virtkit.VirtualMachineInstance); scheduler.HoldsNode(v) {
+			placed = append(placed, v)
 		}
 	}
 	src := sourceOf(mig)

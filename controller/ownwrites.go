@@ -100,14 +100,23 @@ func (o *ownWrites) skipOwn(next MapFunc) MapFunc {
 // recordingStore records the writes made through it in an ownWrites.
 type recordingStore struct {
 	store.Store
-	own *ownWrites
+	own   *ownWrites
+	cache *SharedCache // nil: none to tell
+}
+
+// wrote records a successful write that produced a new version.
+func (s recordingStore) wrote(obj virtkit.Object) {
+	s.own.wrote(obj)
+	if s.cache != nil {
+		s.cache.Assume(obj)
+	}
 }
 
 func (s recordingStore) Create(ctx context.Context, obj virtkit.Object) error {
 	if err := s.Store.Create(ctx, obj); err != nil {
 		return err
 	}
-	s.own.wrote(obj)
+	s.wrote(obj)
 	return nil
 }
 
@@ -117,7 +126,7 @@ func (s recordingStore) Update(ctx context.Context, obj virtkit.Object) error {
 		return err
 	}
 	if obj.GetResourceVersion() != rv {
-		s.own.wrote(obj)
+		s.wrote(obj)
 	}
 	return nil
 }
@@ -128,7 +137,27 @@ func (s recordingStore) UpdateStatus(ctx context.Context, obj virtkit.Object) er
 		return err
 	}
 	if obj.GetResourceVersion() != rv {
-		s.own.wrote(obj)
+		s.wrote(obj)
 	}
 	return nil
 }
+
+// UpdateWithStatus implements store.StatusWriter (one write when the
+// wrapped store is one, else two).
+func (s recordingStore) UpdateWithStatus(ctx context.Context, obj virtkit.Object) error {
+	rv := obj.GetResourceVersion()
+	if _, ok := s.Store.(store.StatusWriter); !ok {
+		// Two writes through this wrapper, each recorded.
+		return store.UpdateWithStatus(ctx, recordingOnly{s}, obj)
+	}
+	if err := store.UpdateWithStatus(ctx, s.Store, obj); err != nil {
+		return err
+	}
+	if obj.GetResourceVersion() != rv {
+		s.wrote(obj)
+	}
+	return nil
+}
+
+// recordingOnly hides recordingStore's StatusWriter.
+type recordingOnly struct{ store.Store }

@@ -65,6 +65,11 @@ type ReconcilerOptions struct {
 	// TracerProvider traces VM starts and migrations (see tracing.go);
 	// nil traces nothing.
 	TracerProvider trace.TracerProvider
+	// Cache, when set, serves reads the reconcilers do not modify (the VM
+	// reconciler's VMI, placement's nodes) from a process-wide cache
+	// without copying, and learns of their own writes at once. Writes
+	// always go to Store. Nil reads everything from Store.
+	Cache *SharedCache
 }
 
 func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) {

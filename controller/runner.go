@@ -204,6 +204,11 @@ func (c *Controller) Start(ctx context.Context) error {
 		return fmt.Errorf("controller %q: %w", c.name, ErrAlreadyStarted)
 	}
 	c.log.Debug("starting", "workers", c.opts.MaxConcurrentReconciles, "watches", len(c.watches))
+	if u, ok := c.source.(cacheUser); ok {
+		// A shared cache runs while a controller using it runs.
+		u.acquire()
+		defer u.release()
+	}
 
 	var wg sync.WaitGroup
 	for _, w := range c.watches {
@@ -321,7 +326,33 @@ func (c *Controller) runWatch(ctx context.Context, w Watch) {
 	}
 }
 
+// cacheUser is a source that runs only while it has users ([SharedCache]).
+type cacheUser interface {
+	acquire()
+	release()
+}
+
+// sharedLister is a source that can list without copies and tell the
+// version of what it listed ([SharedCache]).
+type sharedLister interface {
+	listSharedAt(ctx context.Context, list virtkit.ObjectList, namespace string) ([]virtkit.Object, string, error)
+}
+
 func (c *Controller) listAndEnqueue(ctx context.Context, w Watch, mapFn MapFunc) (string, error) {
+	if sl, ok := c.source.(sharedLister); ok {
+		// MapFuncs only read: no copies of the whole kind.
+		objs, rv, err := sl.listSharedAt(ctx, w.NewList(), w.Namespace)
+		if err != nil {
+			return "", err
+		}
+		c.stats.relists.Inc()
+		for _, obj := range objs {
+			if store.Matches(obj, "", w.LabelSelector) {
+				c.enqueue(ctx, obj, mapFn)
+			}
+		}
+		return rv, nil
+	}
 	list := w.NewList()
 	if err := c.source.List(ctx, list, store.ListOptions{Namespace: w.Namespace, LabelSelector: w.LabelSelector}); err != nil {
 		return "", err

@@ -69,7 +69,7 @@ func NewVMReconciler(o ReconcilerOptions) (*VMReconciler, error) {
 		return nil, err
 	}
 	own := newOwnWrites()
-	o.Store = recordingStore{Store: o.Store, own: own}
+	o.Store = recordingStore{Store: o.Store, own: own, cache: o.Cache}
 	return &VMReconciler{o: o, own: own, deferred: map[store.Key]time.Time{}}, nil
 }
 
@@ -91,6 +91,9 @@ type vmSync struct {
 	// orig is the status as stored, to decide whether to write.
 	orig *virtkit.VirtualMachineStatus
 
+	// metaDirty: vm's metadata changed (the finalizer) and is written with
+	// the status.
+	metaDirty  bool
 	createdVMI bool  // created in this sync (creation expected, not yet seen)
 	deletedVMI bool  // deletion requested in this sync
 	syncErr    error // recorded as the Failure condition
@@ -106,8 +109,9 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 	if err != nil {
 		return Result{}, err
 	}
-	vmi := &virtkit.VirtualMachineInstance{}
-	hasVMI, err := getOptional(ctx, r.o.Store, key, vmi)
+	// The VMI is only read here; the few paths that write it copy it
+	// first (it may be the shared cache's object).
+	vmi, hasVMI, err := r.readVMI(ctx, key)
 	if err != nil {
 		return Result{}, err
 	}
@@ -120,7 +124,8 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 		// No garbage collector: a VMI whose VM is gone is deleted here.
 		if hasVMI {
 			if ref := controllerOf(vmi); ref != nil && ref.Kind == virtkit.KindVirtualMachine && ref.Name == req.Name {
-				return Result{}, r.releaseAndDelete(ctx, vmi)
+				_, err := r.releaseAndDelete(ctx, vmi)
+				return Result{}, err
 			}
 		}
 		return Result{}, nil
@@ -130,13 +135,14 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 		switch {
 		case ref == nil:
 			// Adopt an orphan of the same name, as KubeVirt does.
+			vmi = vmi.DeepCopy()
 			vmi.OwnerReferences = append(vmi.OwnerReferences, newControllerRef(vm, virtkit.KindVirtualMachine))
 			if err := r.o.Store.Update(ctx, vmi); err != nil {
 				return Result{}, err
 			}
 		case ref.Kind == virtkit.KindVirtualMachine && ref.UID != vm.UID:
 			// Left over from an earlier VM of the same name: collect it.
-			if err := r.releaseAndDelete(ctx, vmi); err != nil {
+			if _, err := r.releaseAndDelete(ctx, vmi); err != nil {
 				return Result{}, err
 			}
 			return Result{RequeueAfter: time.Second}, nil
@@ -152,11 +158,9 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 	if vm.DeletionTimestamp != nil {
 		return r.syncDeleted(ctx, s)
 	}
-	if addFinalizer(vm, virtkit.VirtualMachineControllerFinalizer) {
-		if err := r.o.Store.Update(ctx, vm); err != nil {
-			return Result{}, err
-		}
-	}
+	// The finalizer goes out with the status write below (one write for
+	// both where the store allows it).
+	s.metaDirty = addFinalizer(vm, virtkit.VirtualMachineControllerFinalizer)
 	if err := r.releaseVMI(ctx, s); err != nil {
 		return Result{}, err
 	}
@@ -175,9 +179,11 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 // syncDeleted stops the VMI of a deleted VM and then lets the VM go.
 func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (Result, error) {
 	if s.vmi != nil {
-		if err := r.releaseAndDelete(ctx, s.vmi); err != nil {
+		vmi, err := r.releaseAndDelete(ctx, s.vmi)
+		if err != nil {
 			return Result{}, err
 		}
+		s.vmi = vmi
 		s.deletedVMI = true
 		return Result{}, r.updateStatus(ctx, s)
 	}
@@ -209,6 +215,8 @@ func (r *VMReconciler) releaseVMI(ctx context.Context, s *vmSync) error {
 	if err := r.updateStatus(ctx, s); err != nil {
 		return err
 	}
+	vmi = vmi.DeepCopy()
+	s.vmi = vmi
 	removeFinalizers(vmi, virtkit.VirtualMachineControllerFinalizer)
 	if err := r.o.Store.Update(ctx, vmi); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -221,20 +229,22 @@ func (r *VMReconciler) releaseVMI(ctx context.Context, s *vmSync) error {
 }
 
 // releaseAndDelete deletes a VMI after removing the VM controller's
-// finalizer from it.
-func (r *VMReconciler) releaseAndDelete(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
+// finalizer from it. It works on a copy of vmi and returns that copy as
+// the writes left it.
+func (r *VMReconciler) releaseAndDelete(ctx context.Context, vmi *virtkit.VirtualMachineInstance) (*virtkit.VirtualMachineInstance, error) {
+	vmi = vmi.DeepCopy()
 	if removeFinalizers(vmi, virtkit.VirtualMachineControllerFinalizer) {
 		if err := r.o.Store.Update(ctx, vmi); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
-				return nil
+				return vmi, nil
 			}
-			return err
+			return vmi, err
 		}
 	}
 	if vmi.DeletionTimestamp != nil {
-		return nil
+		return vmi, nil
 	}
-	return r.deleteVMI(ctx, vmi)
+	return vmi, r.deleteVMI(ctx, vmi)
 }
 
 func (r *VMReconciler) deleteVMI(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
@@ -404,11 +414,13 @@ func (r *VMReconciler) setRunning(ctx context.Context, s *vmSync) error {
 }
 
 func (r *VMReconciler) stop(ctx context.Context, s *vmSync) error {
-	if err := r.releaseAndDelete(ctx, s.vmi); err != nil {
+	vmi, err := r.releaseAndDelete(ctx, s.vmi)
+	if err != nil {
 		s.syncErr = fmt.Errorf("delete vmi %s/%s: %w", s.vmi.Namespace, s.vmi.Name, err)
 		s.failReason = ReasonFailedDelete
 		return nil
 	}
+	s.vmi = vmi
 	s.deletedVMI = true
 	return nil
 }
@@ -620,15 +632,22 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 	})
 
 	key := store.Key{Namespace: vm.Namespace, Name: vm.Name}
-	if equality.Semantic.DeepEqual(s.orig, st) {
-		r.clearDeferred(key)
-		return nil
-	}
-	if r.holdBack(key, s, vmi) {
-		return nil
-	}
-	if err := r.o.Store.UpdateStatus(ctx, vm); err != nil {
-		return err
+	if s.metaDirty {
+		if err := store.UpdateWithStatus(ctx, r.o.Store, vm); err != nil {
+			return err
+		}
+		s.metaDirty = false
+	} else {
+		if equality.Semantic.DeepEqual(s.orig, st) {
+			r.clearDeferred(key)
+			return nil
+		}
+		if r.holdBack(key, s, vmi) {
+			return nil
+		}
+		if err := r.o.Store.UpdateStatus(ctx, vm); err != nil {
+			return err
+		}
 	}
 	r.clearDeferred(key)
 	s.orig = vm.Status.DeepCopy()

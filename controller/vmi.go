@@ -36,7 +36,7 @@ func NewVMIReconciler(o ReconcilerOptions) (*VMIReconciler, error) {
 		return nil, err
 	}
 	own := newOwnWrites()
-	o.Store = recordingStore{Store: o.Store, own: own}
+	o.Store = recordingStore{Store: o.Store, own: own, cache: o.Cache}
 	r := &VMIReconciler{o: o, own: own, cache: placementCache{vmis: map[store.Key]*virtkit.VirtualMachineInstance{}, waiting: map[store.Key]bool{}}}
 	if inc, ok := o.Scheduler.(incrementalScheduler); ok {
 		r.cache.placements = inc.NewPlacements()
@@ -168,7 +168,13 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance, pin string) error {
 	now := r.o.now()
 	nodes := &virtkit.NodeList{}
-	if err := r.o.Store.List(ctx, nodes, store.ListOptions{}); err != nil {
+	var nodeSource interface {
+		List(context.Context, virtkit.ObjectList, store.ListOptions) error
+	} = r.o.Store
+	if r.o.Cache != nil {
+		nodeSource = r.o.Cache
+	}
+	if err := nodeSource.List(ctx, nodes, store.ListOptions{}); err != nil {
 		return err
 	}
 	if pin != "" {
@@ -211,18 +217,26 @@ func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtki
 		Type: virtkit.VirtualMachineInstancePodScheduled, Status: virtkit.ConditionTrue,
 	}, now)
 	setVMIReadyFalse(vmi, virtkit.GuestNotRunningReason, "Guest VM is not reported as running", now)
-	if err := r.o.Store.UpdateStatus(ctx, vmi); err != nil {
+	// The node label (node agents select their VMIs by it) and the status
+	// naming the node in one write where the store allows it, so an agent
+	// never sees one without the other. On a store without
+	// store.StatusWriter these are two writes, the label first; an agent
+	// takes the VMI only once the status names its node.
+	if vmi.Labels == nil {
+		vmi.Labels = map[string]string{}
+	}
+	vmi.Labels[virtkit.NodeNameLabel] = nodeName
+	// The node agent's finalizer comes with the hand-off: the agent then
+	// has nothing to add before it defines the domain, and a deleted VMI
+	// it never started is released by the agent (or, for a silent node,
+	// by the node health reconciler).
+	addFinalizer(vmi, NodeAgentFinalizer)
+	if err := store.UpdateWithStatus(ctx, r.o.Store, vmi); err != nil {
 		r.cache.forget(key) // re-read next time; the assumption may be wrong
 		return err
 	}
 	r.cache.observe(key, vmi)
 	r.o.event(ctx, vmi, virtkit.EventTypeNormal, EventReasonScheduled, "Schedule", "Successfully assigned %s/%s to %s", vmi.Namespace, vmi.Name, nodeName)
-	// The label last: node agents select their VMIs by it, and by then the
-	// status already names the node. If this write fails, the next
-	// reconcile sets it.
-	if err := r.setNodeLabel(ctx, vmi); err != nil {
-		return err
-	}
 	r.o.Logger.Debug("scheduled", "vmi", key.String(), "node", nodeName)
 	return nil
 }

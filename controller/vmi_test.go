@@ -46,7 +46,8 @@ func TestPlacement(t *testing.T) {
 	assert.Equal(t, "n1", vmi.Labels[virtkit.NodeNameLabel])
 	assert.True(t, virtkit.IsConditionTrue(vmi.Status.Conditions, virtkit.VirtualMachineInstancePodScheduled))
 	assert.True(t, virtkit.HasCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceReady, virtkit.ConditionFalse, virtkit.GuestNotRunningReason))
-	assert.Equal(t, []string{virtkit.VirtualMachineInstanceFinalizer}, vmi.Finalizers)
+	assert.Equal(t, []string{virtkit.VirtualMachineInstanceFinalizer, NodeAgentFinalizer}, vmi.Finalizers,
+		"the node agent's finalizer comes with the hand-off")
 
 	// The node agent takes over from here; the placement reconciler leaves
 	// Scheduled VMIs alone.
@@ -169,6 +170,10 @@ func TestDeletedScheduledButNotTaken(t *testing.T) {
 	require.NoError(t, err)
 	vmi := e.getVMI("a")
 	require.Equal(t, virtkit.Scheduled, vmi.Status.Phase)
+	// Placed without the agent's finalizer (by another placement
+	// controller, say): no agent has taken it.
+	require.True(t, removeFinalizers(vmi, NodeAgentFinalizer))
+	require.NoError(t, e.st.Update(e.ctx, vmi))
 	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
 
 	// An agent that read the VMI before the deletion cannot take it now.
@@ -179,6 +184,32 @@ func TestDeletedScheduledButNotTaken(t *testing.T) {
 	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
 	require.NoError(t, err)
 	assert.Nil(t, e.getVMI("a"))
+}
+
+// A VMI deleted between the hand-off and its start waits for the node
+// agent, whose finalizer the placement wrote: the agent releases it (it has
+// no domain to stop), then the controller fails and releases it.
+func TestDeletedScheduledReleasedByAgent(t *testing.T) {
+	e := newEnv(t, 1)
+	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
+	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	require.NoError(t, err)
+	vmi := e.getVMI("a")
+	require.Equal(t, virtkit.Scheduled, vmi.Status.Phase)
+	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
+
+	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	require.NoError(t, err)
+	vmi = e.getVMI("a")
+	require.NotNil(t, vmi, "held for the node agent")
+	assert.Equal(t, virtkit.Scheduled, vmi.Status.Phase, "the agent decides, not the controller")
+
+	// The agent has no domain for it: it only drops its finalizer.
+	require.True(t, removeFinalizers(vmi, NodeAgentFinalizer))
+	require.NoError(t, e.st.Update(e.ctx, vmi))
+	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	require.NoError(t, err)
+	assert.Nil(t, e.getVMI("a"), "failed and released")
 }
 
 func TestFinalVMIReleasedAfterAgent(t *testing.T) {

@@ -40,6 +40,15 @@
 // implementations (PrepareCreate, PrepareUpdate, ...), so that a new backend
 // behaves exactly like the memory store.
 //
+// # Metadata and status in one write
+//
+// Update writes spec and metadata, UpdateStatus the status: two revisions
+// and two watch events. Stores that can write both at once implement
+// [StatusWriter] (the memory and etcd stores do); [UpdateWithStatus] uses
+// it when present and falls back to the two calls otherwise, so a
+// controller's hand-off (a finalizer with the first status, a node label
+// with the placement) costs one write where the store allows it.
+//
 // # Implementations
 //
 // [NewMemory] is the embedded default: one process, no dependencies, a

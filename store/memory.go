@@ -87,8 +87,9 @@ type Memory struct {
 }
 
 var (
-	_ Store     = (*Memory)(nil)
-	_ Compacter = (*Memory)(nil)
+	_ Store        = (*Memory)(nil)
+	_ StatusWriter = (*Memory)(nil)
+	_ Compacter    = (*Memory)(nil)
 )
 
 // NewMemory returns a memory store with zero Options: it knows virtkit's kinds.
@@ -412,4 +413,9 @@ func (m *Memory) Compact(ctx context.Context) error {
 	m.history.clear()
 	m.compacted = m.rv
 	return nil
+}
+
+// UpdateWithStatus implements StatusWriter.
+func (m *Memory) UpdateWithStatus(ctx context.Context, obj virtkit.Object) error {
+	return m.update(ctx, obj, m.scheme.PrepareUpdateWithStatus)
 }

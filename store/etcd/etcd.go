@@ -140,8 +140,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store     = (*Store)(nil)
-	_ store.Compacter = (*Store)(nil)
+	_ store.Store        = (*Store)(nil)
+	_ store.StatusWriter = (*Store)(nil)
+	_ store.Compacter    = (*Store)(nil)
 )
 
 // New connects to etcd and checks it answers within ctx.
@@ -426,6 +427,12 @@ func (s *Store) Update(ctx context.Context, obj virtkit.Object) error {
 // UpdateStatus implements store.Store.
 func (s *Store) UpdateStatus(ctx context.Context, obj virtkit.Object) error {
 	return s.update(ctx, obj, s.scheme.PrepareUpdateStatus)
+}
+
+// UpdateWithStatus implements store.StatusWriter: metadata, spec and
+// status in one transaction.
+func (s *Store) UpdateWithStatus(ctx context.Context, obj virtkit.Object) error {
+	return s.update(ctx, obj, s.scheme.PrepareUpdateWithStatus)
 }
 
 func (s *Store) update(ctx context.Context, obj virtkit.Object, prepare func(stored, obj virtkit.Object) (virtkit.Object, store.WriteOp, error)) error {

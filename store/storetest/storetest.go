@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Update", testUpdate},
 		{"UpdateConflict", testUpdateConflict},
 		{"UpdateStatus", testUpdateStatus},
+		{"UpdateWithStatus", testUpdateWithStatus},
 		{"Delete", testDelete},
 		{"GracefulDelete", testGracefulDelete},
 		{"DeletePreconditions", testDeletePreconditions},
