@@ -48,11 +48,14 @@ func (c *decodeCache) get(k decodeKey) (decoded, bool) {
 	return d, ok
 }
 
-func (c *decodeCache) put(k decodeKey, d decoded) {
+// put keeps d under k and returns what is kept: a decoding another watcher
+// stored first wins, so every watcher of an event gets the same object even
+// when two of them decoded it at once.
+func (c *decodeCache) put(k decodeKey, d decoded) decoded {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byKey[k]; ok {
-		return
+	if kept, ok := c.byKey[k]; ok {
+		return kept
 	}
 	if len(c.ring) < cap(c.ring) {
 		c.ring = append(c.ring, k)
@@ -62,6 +65,7 @@ func (c *decodeCache) put(k decodeKey, d decoded) {
 		c.next = (c.next + 1) % len(c.ring)
 	}
 	c.byKey[k] = d
+	return d
 }
 
 // decodeShared is decode through the Store's cache: the object returned
@@ -72,6 +76,6 @@ func (s *Store) decodeShared(kind store.Kind, kv *mvccpb.KeyValue, rev int64) (v
 		return d.obj, d.err
 	}
 	obj, err := s.decode(kind, kv, rev)
-	s.decoded.put(k, decoded{obj: obj, err: err})
-	return obj, err
+	d := s.decoded.put(k, decoded{obj: obj, err: err})
+	return d.obj, d.err
 }
