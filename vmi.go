@@ -596,6 +596,7 @@ type VolumeSource struct {
 	ServiceAccount        *ServiceAccountVolumeSource        `json:"serviceAccount,omitempty"`
 	DownwardAPI           *DownwardAPIVolumeSource           `json:"downwardAPI,omitempty"`
 	Sysprep               *SysprepSource                     `json:"sysprep,omitempty"`
+	DownwardMetrics       *DownwardMetricsVolumeSource       `json:"downwardMetrics,omitempty"`
 }
 
 // HostDiskType is Disk (must exist) or DiskOrCreate.
