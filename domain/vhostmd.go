@@ -89,6 +89,9 @@ func RealMetric(ctxName, name, unit string, v float64) Metric {
 	return Metric{Type: MetricTypeReal64, Context: ctxName, Unit: unit, Name: name, Value: metricValue{strconv.FormatFloat(v, 'f', 6, 64)}}
 }
 
+// Text is the metric's value as written.
+func (m Metric) Text() string { return m.Value.Text }
+
 // Get returns the value of the metric called name, and whether there is one.
 func (m Metrics) Get(name string) (string, bool) {
 	for _, x := range m.Metrics {
