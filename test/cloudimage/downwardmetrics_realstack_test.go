@@ -91,6 +91,8 @@ func TestRealDownwardMetrics(t *testing.T) {
 		assert.True(t, ok, k)
 		assert.Equal(t, want, v, k)
 	}
+	pv, _ := m.Get("VirtProductInfo")
+	assert.Regexp(t, `^\d+\.\d+\.\d+$`, pv, "QEMU's version as libvirt reports it")
 	t0, _ := m.Get("Time")
 	require.Eventually(t, func() bool {
 		t1, _ := read().Get("Time")
