@@ -9,6 +9,12 @@ import "k8s.io/apimachinery/pkg/util/validation/field"
 // such as vm-dump-metrics read it inside the guest.
 type DownwardMetricsVolumeSource struct{}
 
+// DownwardMetrics (devices.downwardMetrics: {}) is a virtio-serial port
+// named org.github.vhostmd.1: the guest writes "GET /metrics/XML" and a
+// blank line, and the node answers with the same metrics document the
+// downwardMetrics volume carries, followed by a blank line.
+type DownwardMetrics struct{}
+
 // downwardMetricsVolumes checks the downwardMetrics volumes as KubeVirt's
 // admission does: at most one, and its disk a virtio disk (the metrics
 // disk is a plain virtio block device in the guest).

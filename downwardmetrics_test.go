@@ -52,3 +52,12 @@ func TestDownwardMetricsVolume(t *testing.T) {
 		})
 	}
 }
+
+func TestDownwardMetricsDevice(t *testing.T) {
+	m := strings.Replace(downwardMetricsVMI, "    devices:\n", "    devices:\n      downwardMetrics: {}\n", 1)
+	require.NotEqual(t, downwardMetricsVMI, m)
+	vmi := decodeOne[*VirtualMachineInstance](t, m)
+	require.NotNil(t, vmi.Spec.Domain.Devices.DownwardMetrics)
+	assert.NotNil(t, vmi.DeepCopy().Spec.Domain.Devices.DownwardMetrics)
+	assert.Empty(t, Validate(vmi))
+}

@@ -14,6 +14,26 @@ import (
 // (DownwardMetricsDisk). The node creates that file before the domain is
 // defined and keeps it current; the builder does no I/O.
 
+// DownwardMetricsChannel is the name of the virtio-serial port on which
+// the guest asks for the downward metrics (devices.downwardMetrics).
+const DownwardMetricsChannel = "org.github.vhostmd.1"
+
+// DownwardMetricsSocket is the host unix socket of a VMI's downward
+// metrics channel: QEMU listens on it and the node connects, as KubeVirt's
+// virt-handler does.
+func DownwardMetricsSocket(vmi *virtkit.VirtualMachineInstance, opts Options) string {
+	return filepath.Join(RuntimeDir(vmi, opts.withDefaults()), "downwardmetrics.sock")
+}
+
+func downwardMetricsChannel(vmi *virtkit.VirtualMachineInstance, opts Options) libvirtxml.DomainChannel {
+	return libvirtxml.DomainChannel{
+		Source: &libvirtxml.DomainChardevSource{UNIX: &libvirtxml.DomainChardevSourceUNIX{
+			Mode: "bind", Path: DownwardMetricsSocket(vmi, opts),
+		}},
+		Target: &libvirtxml.DomainChannelTarget{VirtIO: &libvirtxml.DomainChannelTargetVirtIO{Name: DownwardMetricsChannel}},
+	}
+}
+
 // VolumeDownwardMetrics is the kind of a downwardMetrics volume.
 const VolumeDownwardMetrics VolumeKind = "downwardMetrics"
 

@@ -100,22 +100,37 @@ func (a *Agent) createDownwardMetricsDisk(ctx context.Context, vmi *virtkit.Virt
 	return a.writeDownwardMetrics(ctx, p, domName)
 }
 
-// startDownwardMetrics creates the disk and (re)starts its refresher.
+// downwardTargets are the disk to refresh and the channel socket to serve
+// for vmi; either is empty when vmi does not ask for it.
+func (a *Agent) downwardTargets(vmi *virtkit.VirtualMachineInstance) (disk, sock string) {
+	if domain.HasDownwardMetricsVolume(vmi) {
+		disk = domain.DownwardMetricsDisk(vmi, a.opts.Domain)
+	}
+	if vmi.Spec.Domain.Devices.DownwardMetrics != nil {
+		sock = domain.DownwardMetricsSocket(vmi, a.opts.Domain)
+	}
+	return disk, sock
+}
+
+// startDownwardMetrics creates the disk and (re)starts the refresher and
+// the channel server.
 func (a *Agent) startDownwardMetrics(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string) error {
-	if !domain.HasDownwardMetricsVolume(vmi) {
+	disk, sock := a.downwardTargets(vmi)
+	if disk == "" && sock == "" {
 		return nil
 	}
 	if err := a.createDownwardMetricsDisk(ctx, vmi, domName); err != nil {
 		return err
 	}
-	a.runDownwardRefresher(domName, domain.DownwardMetricsDisk(vmi, a.opts.Domain), true)
+	a.runDownwardRefresher(domName, disk, sock, true)
 	return nil
 }
 
 // ensureDownwardMetrics starts the refresher of a running domain that has
 // none (the agent restarted, or the domain arrived by migration).
 func (a *Agent) ensureDownwardMetrics(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string) {
-	if !domain.HasDownwardMetricsVolume(vmi) {
+	disk, sock := a.downwardTargets(vmi)
+	if disk == "" && sock == "" {
 		return
 	}
 	a.dm.mu.Lock()
@@ -128,10 +143,10 @@ func (a *Agent) ensureDownwardMetrics(ctx context.Context, vmi *virtkit.VirtualM
 		a.log.Warn("downward metrics disk", "domain", domName, "err", err)
 		return
 	}
-	a.runDownwardRefresher(domName, domain.DownwardMetricsDisk(vmi, a.opts.Domain), false)
+	a.runDownwardRefresher(domName, disk, sock, false)
 }
 
-func (a *Agent) runDownwardRefresher(domName, path string, replace bool) {
+func (a *Agent) runDownwardRefresher(domName, path, sock string, replace bool) {
 	a.dm.mu.Lock()
 	defer a.dm.mu.Unlock()
 	if old, ok := a.dm.byDom[domName]; ok {
@@ -152,7 +167,14 @@ func (a *Agent) runDownwardRefresher(domName, path string, replace bool) {
 	a.dm.byDom[domName] = r
 	a.dm.wg.Go(func() {
 		defer close(r.done)
-		a.refreshDownwardMetrics(ctx, domName, path)
+		var wg sync.WaitGroup
+		if path != "" {
+			wg.Go(func() { a.refreshDownwardMetrics(ctx, domName, path) })
+		}
+		if sock != "" {
+			wg.Go(func() { a.serveDownwardChannel(ctx, domName, sock) })
+		}
+		wg.Wait()
 	})
 }
 
@@ -186,6 +208,9 @@ func (a *Agent) stopDownwardMetrics(domName string) {
 	}
 	r.cancel()
 	<-r.done
+	if r.path == "" {
+		return
+	}
 	if err := os.RemoveAll(filepath.Dir(r.path)); err != nil {
 		a.log.Warn("removing downward metrics disk", "path", r.path, "err", err)
 	}

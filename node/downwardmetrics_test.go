@@ -1,9 +1,15 @@
 package node_test
 
 import (
+	"bufio"
 	"context"
+	xml2 "encoding/xml"
+	"io"
+	"net"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,7 +26,7 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-func newMetricsVMI(t *testing.T, st store.Store, name string) *virtkit.VirtualMachineInstance {
+func newMetricsVMI(t *testing.T, st store.Store, name string, tweaks ...func(*virtkit.VirtualMachineInstance)) *virtkit.VirtualMachineInstance {
 	t.Helper()
 	ctx := context.Background()
 	vmi := &virtkit.VirtualMachineInstance{
@@ -35,6 +41,9 @@ func newMetricsVMI(t *testing.T, st store.Store, name string) *virtkit.VirtualMa
 	vmi.Spec.TerminationGracePeriodSeconds = &grace
 	vmi.Spec.Domain.Devices.Disks = []virtkit.Disk{{Name: "metrics", DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusVirtio}}}}
 	vmi.Spec.Volumes = []virtkit.Volume{{Name: "metrics", VolumeSource: virtkit.VolumeSource{DownwardMetrics: &virtkit.DownwardMetricsVolumeSource{}}}}
+	for _, f := range tweaks {
+		f(vmi)
+	}
 	virtkit.SetDefaults(vmi)
 	require.Empty(t, virtkit.Validate(vmi))
 	require.NoError(t, st.Create(ctx, vmi))
@@ -133,3 +142,67 @@ type atomicTime struct{ v atomic.Int64 }
 
 func (a *atomicTime) set(t time.Time) { a.v.Store(t.UnixNano()) }
 func (a *atomicTime) get() time.Time  { return time.Unix(0, a.v.Load()) }
+
+// TestDownwardMetricsChannel plays QEMU's side of the
+// org.github.vhostmd.1 port: it listens on the channel's socket, the agent
+// connects, and requests written as the guest writes them are answered
+// with the metrics document, bad ones with INVALID REQUEST.
+func TestDownwardMetricsChannel(t *testing.T) {
+	ctx := context.Background()
+	st, hv := store.NewMemory(), sim.New(sim.Options{Name: nodeName})
+	runDir := t.TempDir()
+	stop := runAgent(t, st, hv, func(o *node.Options) {
+		o.Domain.RuntimeDir = runDir
+		o.DownwardMetrics = node.DownwardMetricsOptions{ProcDir: "testdata/downwardmetrics/proc", SysDir: "testdata/downwardmetrics/sys"}
+	})
+	defer stop()
+	vmi := newMetricsVMI(t, st, "chan", func(v *virtkit.VirtualMachineInstance) {
+		v.Spec.Domain.Devices.DownwardMetrics = &virtkit.DownwardMetrics{}
+		v.Spec.Domain.Devices.Disks, v.Spec.Volumes = nil, nil
+	})
+	sock := domain.DownwardMetricsSocket(vmi, domain.Options{RuntimeDir: runDir})
+	require.NoError(t, os.MkdirAll(filepath.Dir(sock), 0o755))
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	running := eventuallyPhase(t, st, "chan", virtkit.Running)
+	xml, err := hv.XML(ctx, domain.DomainName(vmi))
+	require.NoError(t, err)
+	assert.Contains(t, xml, `<target type="virtio" name="org.github.vhostmd.1">`)
+
+	conn, err := l.Accept()
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(30*time.Second)))
+	r := bufio.NewReader(conn)
+	ask := func(req string) string {
+		t.Helper()
+		_, err := conn.Write([]byte(req))
+		require.NoError(t, err)
+		var b strings.Builder
+		for {
+			line, err := r.ReadString('\n')
+			require.NoError(t, err)
+			if line == "\n" {
+				return b.String()
+			}
+			b.WriteString(line)
+		}
+	}
+	got := ask("GET /metrics/XML\n\n")
+	var m domain.Metrics
+	require.NoError(t, xml2.Unmarshal([]byte(got), &m), got)
+	v, _ := m.Get("HostName")
+	assert.Equal(t, nodeName, v)
+	v, _ = m.Get("ResourceProcessorLimit")
+	assert.Equal(t, "2", v)
+	assert.Equal(t, "INVALID REQUEST\n", ask("GET /other\n\n"))
+	assert.Equal(t, "INVALID REQUEST\n", ask(strings.Repeat("x", 10000)+"\n\n"))
+	assert.Contains(t, ask("GET /metrics/XML\n\n"), "<name>HostName</name>", "served again after bad requests")
+
+	// The agent disconnects when the domain is removed.
+	require.NoError(t, st.Delete(ctx, running, store.DeleteOptions{}))
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	_, err = r.ReadByte()
+	assert.ErrorIs(t, err, io.EOF)
+}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/xml"
 	"os"
 	"strconv"
 	"strings"
@@ -22,10 +23,11 @@ import (
 )
 
 // TestRealDownwardMetrics boots the Debian cloud image with a
-// downwardMetrics volume and reads the raw disk in the guest (O_DIRECT,
-// past the guest's page cache) through the guest agent: a valid vhostmd
-// document with this node's name and the VM's vCPUs and memory, whose Time
-// advances as the node refreshes it.
+// downwardMetrics volume and device. It reads the raw disk in the guest
+// (O_DIRECT, past the guest's page cache) through the guest agent: a valid
+// vhostmd document with this node's name and the VM's vCPUs and memory,
+// whose Time advances as the node refreshes it; then it asks on the
+// org.github.vhostmd.1 port and reads the same document.
 func TestRealDownwardMetrics(t *testing.T) {
 	img := requireCloudStack(t)
 	data, err := os.ReadFile("testdata/downwardmetrics.yaml")
@@ -98,4 +100,18 @@ func TestRealDownwardMetrics(t *testing.T) {
 		t1, _ := read().Get("Time")
 		return t1 > t0
 	}, 2*time.Minute, 3*time.Second, "the node refreshes the disk the guest reads")
+
+	// The channel: a request written to the port is answered with the
+	// document and a blank line.
+	script := `exec 3<>/dev/virtio-ports/` + domain.DownwardMetricsChannel + `; printf 'GET /metrics/XML\n\n' >&3; timeout 60 sed '/^$/q' <&3`
+	r, err := g.exec(ctx, "/bin/sh", "-c", script)
+	require.NoError(t, err)
+	require.Equal(t, 0, r.Code, r.Stderr)
+	var cm domain.Metrics
+	require.NoError(t, xml.Unmarshal([]byte(r.Stdout), &cm), r.Stdout)
+	v, _ := cm.Get("HostName")
+	assert.Equal(t, nodeName, v)
+	v, _ = cm.Get("ResourceProcessorLimit")
+	assert.Equal(t, "1", v)
+	t.Logf("channel answer: %d bytes, %d metrics", len(r.Stdout), len(cm.Metrics))
 }
