@@ -174,8 +174,61 @@ func (a *Agent) runDownwardRefresher(domName, path, sock string, replace bool) {
 		if sock != "" {
 			wg.Go(func() { a.serveDownwardChannel(ctx, domName, sock) })
 		}
+		gone := a.watchDomainGone(ctx, domName)
+		cancel()
 		wg.Wait()
+		if gone {
+			a.dropDownwardRefresher(domName, r)
+		}
 	})
+}
+
+// goneAfter is how many refresh intervals in a row a domain must be
+// missing before its refresher ends by itself (the domain left without
+// removeDomain: migrated away, or undefined behind the agent's back).
+const goneAfter = 3
+
+// watchDomainGone returns true once domName has been missing for
+// goneAfter intervals in a row, false when ctx ends first.
+func (a *Agent) watchDomainGone(ctx context.Context, domName string) bool {
+	iv := a.opts.DownwardMetrics.withDefaults().Interval
+	t := a.opts.Clock.NewTicker(iv)
+	defer t.Stop()
+	missing := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C():
+		}
+		ictx, cancel := context.WithTimeout(ctx, iv)
+		_, err := a.opts.Hypervisor.Info(ictx, domName)
+		cancel()
+		switch {
+		case errors.Is(err, hypervisor.ErrNotFound):
+			missing++
+		case err == nil:
+			missing = 0
+		}
+		if missing >= goneAfter {
+			a.log.Info("downward metrics: domain gone, refresher stopped", "domain", domName)
+			return true
+		}
+	}
+}
+
+// dropDownwardRefresher forgets r (unless replaced since) and removes its
+// disk.
+func (a *Agent) dropDownwardRefresher(domName string, r *downwardRefresher) {
+	a.dm.mu.Lock()
+	current := a.dm.byDom[domName] == r
+	if current {
+		delete(a.dm.byDom, domName)
+	}
+	a.dm.mu.Unlock()
+	if current && r.path != "" { // a replacement owns the disk now
+		_ = os.RemoveAll(filepath.Dir(r.path))
+	}
 }
 
 func (a *Agent) refreshDownwardMetrics(ctx context.Context, domName, path string) {

@@ -206,3 +206,24 @@ func TestDownwardMetricsChannel(t *testing.T) {
 	_, err = r.ReadByte()
 	assert.ErrorIs(t, err, io.EOF)
 }
+
+// TestDownwardMetricsDomainGone: a domain that disappears without the
+// agent removing it (undefined behind its back) takes its refresher and
+// disk with it.
+func TestDownwardMetricsDomainGone(t *testing.T) {
+	ctx := context.Background()
+	st, hv := store.NewMemory(), sim.New(sim.Options{Name: nodeName})
+	runDir := t.TempDir()
+	stop := runAgent(t, st, hv, func(o *node.Options) {
+		o.Domain.RuntimeDir = runDir
+		o.DownwardMetrics = node.DownwardMetricsOptions{Interval: 20 * time.Millisecond}
+	})
+	defer stop()
+	vmi := newMetricsVMI(t, st, "gone")
+	running := eventuallyPhase(t, st, "gone", virtkit.Running)
+	disk := domain.DownwardMetricsDisk(running, domain.Options{RuntimeDir: runDir})
+	require.FileExists(t, disk)
+	require.NoError(t, hv.Destroy(ctx, domain.DomainName(vmi)))
+	require.NoError(t, hv.Undefine(ctx, domain.DomainName(vmi)))
+	require.Eventually(t, func() bool { _, err := os.Stat(disk); return os.IsNotExist(err) }, 15*time.Second, 20*time.Millisecond)
+}
