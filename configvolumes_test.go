@@ -1,7 +1,6 @@
 package virtkit
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -143,19 +142,11 @@ func TestConfigVolumesValidate(t *testing.T) {
 	}
 }
 
-// downwardMetrics volumes are still refused at decode; sysprep volumes
-// decode.
+// sysprep volumes decode.
 func TestConfigVolumesNotModelled(t *testing.T) {
 	vmi := decodeOne[*VirtualMachineInstance](t, strings.Replace(configVolumesVMI, "serviceAccount: {serviceAccountName: default}", "sysprep: {secret: {name: answers}}", 1))
 	assert.Equal(t, "answers", vmi.Spec.Volumes[2].Sysprep.Secret.Name)
 	assert.Empty(t, Validate(vmi))
-	for _, src := range []string{"downwardMetrics: {}"} {
-		m := strings.Replace(configVolumesVMI, "serviceAccount: {serviceAccountName: default}", src, 1)
-		_, err := DecodeBytes([]byte(m))
-		require.Error(t, err, src)
-		assert.True(t, errors.Is(err, ErrNotSupported), "%s: %v", src, err)
-		assert.Contains(t, err.Error(), "spec.volumes[2]."+strings.SplitN(src, ":", 2)[0])
-	}
 }
 
 func TestParseDownwardAPIField(t *testing.T) {

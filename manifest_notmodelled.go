@@ -34,7 +34,6 @@ const (
 	whyConfidential = "the host has no SEV, SNP, TDX or Secure Execution support to attest and virtkit has no attestation flow"
 	whyNUMA         = "it needs dedicated CPUs pinned to host NUMA nodes and hugepages per node, which virtkit's placement does not do"
 	whyIOThreads    = "virtkit gives IO threads only to disks that ask for dedicatedIOThread (KubeVirt's shared policy); the auto and supplementalPool policies are not built"
-	whyDownward     = "the guest reads them from a vhostmd disk or virtio-serial port that a metrics daemon on the node fills; virtkit runs no such daemon"
 )
 
 // notModelledFields maps "GoType.jsonKey" to what the field is and why
@@ -62,10 +61,8 @@ var notModelledFields = map[string][2]string{
 	"Devices.sound":                                        {"sound devices", "the domain builder writes no sound device"},
 	"Watchdog.diag288":                                     {"the s390x watchdog", "virtkit's watchdog is the i6300esb model"},
 	"Devices.autoattachVSOCK":                              {"VSOCK", "it needs vhost-vsock on the host and a CID allocator across nodes, which virtkit does not have"},
-	"Devices.downwardMetrics":                              {"downward metrics", whyDownward},
 	"Devices.panicDevices":                                 {"panic devices", "the domain builder writes no panic device"},
 	"Devices.clientPassthrough":                            {"USB client passthrough", "it needs a USB redirection endpoint that virtkit's API does not serve"},
-	"VolumeSource.downwardMetrics":                         {"downward metrics", whyDownward},
 	"VolumeSource.containerPath":                           {"container path volumes", "they share a path of KubeVirt's launcher pod, and a virtkit node runs no pods"},
 	"VolumeSource.memoryDump":                              {"memory dumps", "virtkit has no memory dump subresource"},
 	"Interface.binding":                                    {"network binding plugins", "a virtkit node offers the built-in bridge, masquerade and SR-IOV bindings and no plugins"},

@@ -38,10 +38,6 @@ func TestNotModelledAudit(t *testing.T) {
 			path: "spec.domain.devices.gpus", why: "permittedHostDevices"},
 		{feature: "host devices", devices: "hostDevices: [{name: h, deviceName: intel.com/qat}]",
 			path: "spec.domain.devices.hostDevices", why: "permittedHostDevices"},
-		{feature: "downward metrics device", devices: "downwardMetrics: {}",
-			path: "spec.domain.devices.downwardMetrics", why: "vhostmd"},
-		{feature: "downward metrics volume", volume: "downwardMetrics: {}",
-			path: "spec.volumes[1].downwardMetrics", why: "vhostmd"},
 	} {
 		t.Run(tc.feature, func(t *testing.T) {
 			doc := "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: audit}\nspec:\n" +

@@ -404,6 +404,7 @@ func (v *vmiValidator) volumesAndDisks() {
 		v.volumeSource(vol, p)
 	}
 	v.serviceAccountVolumes(volPath)
+	v.downwardMetricsVolumes(volPath)
 	disks := map[string]bool{}
 	for i := range spec.Domain.Devices.Disks {
 		d := &spec.Domain.Devices.Disks[i]
@@ -440,7 +441,7 @@ func (v *vmiValidator) volumeSource(vol *Volume, p *field.Path) {
 	s := vol.VolumeSource
 	n := countSet(s.HostDisk != nil, s.PersistentVolumeClaim != nil, s.CloudInitNoCloud != nil, s.CloudInitConfigDrive != nil,
 		s.ContainerDisk != nil, s.Ephemeral != nil, s.EmptyDisk != nil, s.DataVolume != nil,
-		s.ConfigMap != nil, s.Secret != nil, s.ServiceAccount != nil, s.DownwardAPI != nil, s.Sysprep != nil)
+		s.ConfigMap != nil, s.Secret != nil, s.ServiceAccount != nil, s.DownwardAPI != nil, s.Sysprep != nil, s.DownwardMetrics != nil)
 	if n != 1 { // rule 5
 		v.add(field.Invalid(p, n, "must have exactly one source type set"))
 	}

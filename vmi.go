@@ -361,6 +361,9 @@ type Devices struct {
 	Watchdog *Watchdog `json:"watchdog,omitempty"`
 	// Video chooses the graphics device's model; see VideoDevice.
 	Video *VideoDevice `json:"video,omitempty"`
+	// DownwardMetrics adds the virtio-serial port org.github.vhostmd.1 on
+	// which the guest asks for the downward metrics; see DownwardMetrics.
+	DownwardMetrics *DownwardMetrics `json:"downwardMetrics,omitempty"`
 }
 
 // Rng adds a virtio-rng device fed from /dev/urandom.
@@ -596,6 +599,7 @@ type VolumeSource struct {
 	ServiceAccount        *ServiceAccountVolumeSource        `json:"serviceAccount,omitempty"`
 	DownwardAPI           *DownwardAPIVolumeSource           `json:"downwardAPI,omitempty"`
 	Sysprep               *SysprepSource                     `json:"sysprep,omitempty"`
+	DownwardMetrics       *DownwardMetricsVolumeSource       `json:"downwardMetrics,omitempty"`
 }
 
 // HostDiskType is Disk (must exist) or DiskOrCreate.

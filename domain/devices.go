@@ -22,6 +22,9 @@ func (b *builder) devices(dom *libvirtxml.Domain) {
 		}},
 		Target: &libvirtxml.DomainChannelTarget{VirtIO: &libvirtxml.DomainChannelTargetVirtIO{Name: GuestAgentChannel}},
 	})
+	if dev.DownwardMetrics != nil {
+		list.Channels = append(list.Channels, downwardMetricsChannel(b.vmi, b.opts))
+	}
 
 	if boolDefault(dev.AutoattachSerialConsole, true) {
 		src := &libvirtxml.DomainChardevSource{UNIX: &libvirtxml.DomainChardevSourceUNIX{

@@ -26,6 +26,11 @@
 // socket of an external virtiofsd, and [Shares] resolves each share's
 // files for the node that serves them.
 //
+// A downwardMetrics volume is a read-only raw virtio disk on the node's
+// file [DownwardMetricsDisk], in vhostmd's format ([WriteVhostmd],
+// [ReadVhostmd]); devices.downwardMetrics adds the org.github.vhostmd.1
+// channel on [DownwardMetricsSocket]. The node fills both.
+//
 // Sockets (guest agent, serial console, VNC) live under [RuntimeDir];
 // QEMU creates them at start, so the caller prepares that directory for
 // QEMU's user first ([MakeRuntimeDir]).

@@ -250,6 +250,9 @@ func (b *builder) disk(path string, d virtkit.Disk, vi int, knownTarget string, 
 		drv.Discard = "unmap"
 	}
 	b.cacheAndIO(path, d, hv, shareable, drv)
+	if !b.downwardMetricsDisk(path, vi, bus, out) {
+		return nil
+	}
 	if bus == virtkit.DiskBusVirtio && boolDefault(b.vmi.Spec.Domain.Devices.BlockMultiQueue, false) {
 		drv.Queues = uintp(b.vcpus)
 	}
@@ -380,6 +383,9 @@ func (b *builder) resolveVolume(vi int) (HostVolume, bool, bool) {
 		req.CloudInit = configDriveImage(data)
 		cloudInit = true
 	}
+	if src.DownwardMetrics != nil {
+		set = append(set, "downwardMetrics")
+	}
 	if !b.configVolume(src, vpath, &req, &set) {
 		return HostVolume{}, false, false
 	}
@@ -394,6 +400,9 @@ func (b *builder) resolveVolume(vi int) (HostVolume, bool, bool) {
 	default:
 		b.fail(vpath, "exactly one volume source allowed, have %s", strings.Join(set, ", "))
 		return HostVolume{}, false, false
+	}
+	if set[0] == "downwardMetrics" {
+		return b.downwardMetricsVolume(), true, true // no resolver: the node's file
 	}
 	req.Field = vpath + "." + set[0]
 	hv, err := b.opts.VolumeResolver.ResolveVolume(b.ctx, req)

@@ -96,6 +96,8 @@ type Options struct {
 	// Virtiofs configures the virtiofsd processes that serve the VMIs'
 	// filesystems (virtiofs shares).
 	Virtiofs VirtiofsOptions
+	// DownwardMetrics configures the refresh of downwardMetrics disks.
+	DownwardMetrics DownwardMetricsOptions
 	// Clock drives the agent's time: heartbeats, resyncs, fencing, status
 	// refreshes, shutdown grace, migration progress and the guest-agent
 	// pollers of the GuestInfo source the cluster builds; nil is the real
@@ -155,6 +157,8 @@ type Agent struct {
 	// netActive are the incoming migrations whose networks this node
 	// activated (see netmigrate.go).
 	netActive netActivations
+	// dm are the downward metrics refreshers.
+	dm downwardRefreshers
 }
 
 // New validates opts and returns an agent that does nothing until Start.
@@ -280,6 +284,7 @@ func (a *Agent) Start(ctx context.Context) error {
 		return fmt.Errorf("node %s: register: %w", a.opts.NodeName, err)
 	}
 	a.migs.setBase(ctx)
+	a.dm.setBase(ctx)
 	if why := a.opts.Migration.Unsupported; why != "" {
 		a.log.Warn("this node cannot take part in live migrations", "reason", why)
 	}
@@ -313,6 +318,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	err = a.ctrl.Start(ctx)
 	wg.Wait()
 	a.migs.wg.Wait()
+	a.dm.wg.Wait()
 	return err
 }
 

@@ -10,7 +10,10 @@
 //
 //   - Scheduled: it adds the [Finalizer], builds the domain XML with
 //     [github.com/virtkit/virtkit/domain.BuildXML], starts a virtiofsd per
-//     virtiofs share ([VirtiofsOptions]), defines and starts the domain
+//     virtiofs share ([VirtiofsOptions]; a hypervisor that models shares
+//     itself, as the simulator does, serves them instead), creates the
+//     downward metrics disk and channel ([DownwardMetricsOptions]; kept
+//     current while the domain exists), defines and starts the domain
 //     (paused for startStrategy Paused).
 //   - While the domain exists it maps the domain's state and reason to the
 //     phase (Running; Succeeded or Failed when it stops, following KubeVirt's

@@ -74,6 +74,9 @@ func (a *Agent) prepareTarget(ctx context.Context, vmi *virtkit.VirtualMachineIn
 			return fmt.Errorf("migration target runtime dir: %w", err)
 		}
 	}
+	if err := a.createDownwardMetricsDisk(ctx, vmi, ""); err != nil {
+		return err
+	}
 	return a.publishMigrationURIs(ctx)
 }
 

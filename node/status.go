@@ -31,6 +31,7 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 	}
 	vmi.SetPhase(phase, now)
 	vmi.SetActivePod(a.podUID(vmi), a.opts.NodeName)
+	a.ensureDownwardMetrics(ctx, vmi, domName)
 
 	paused := pausedReason(info.State, info.Reason)
 	if paused != "" {

@@ -172,6 +172,7 @@ func (a *Agent) removeDomain(ctx context.Context, name string, info hypervisor.D
 		return err
 	}
 	a.stopShares(name)
+	a.stopDownwardMetrics(name)
 	if a.opts.GuestInfo != nil {
 		a.opts.GuestInfo.Forget(name)
 	}
@@ -249,6 +250,12 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 			return controller.Result{}, err // a process that did not start: retry
 		}
 	}
+	if err == nil {
+		if err = a.startDownwardMetrics(ctx, vmi, domName); err != nil {
+			a.stopShares(domName)
+			return controller.Result{}, err
+		}
+	}
 	if err != nil {
 		// The VMI cannot be expressed on this host: retrying will not help.
 		if ferr := a.finish(ctx, vmi, virtkit.Failed, "cannot build domain: "+err.Error()); ferr != nil {
@@ -258,6 +265,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	}
 	if err := a.defineDomain(ctx, vmi, xml); err != nil {
 		a.stopShares(domName)
+		a.stopDownwardMetrics(domName)
 		return controller.Result{}, err
 	}
 	a.rememberBuilt(domName, built) // a new definition: its facts are what was built

@@ -87,6 +87,9 @@ func (a *Agent) startShares(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if err != nil {
 		return err
 	}
+	if sb, ok := a.opts.Hypervisor.(virtiofsBackend); ok {
+		return a.serveShares(ctx, sb, domName, shares)
+	}
 	bin, err := a.opts.Virtiofs.binary()
 	if err != nil {
 		return fmt.Errorf("spec.domain.devices.filesystems: %w", err)
@@ -219,6 +222,9 @@ func (p *virtiofsd) stop(grace time.Duration) {
 // stopShares stops the virtiofsd processes of a domain: those this agent
 // started and, by their pid files, those an earlier agent started.
 func (a *Agent) stopShares(domName string) {
+	if sb, ok := a.opts.Hypervisor.(virtiofsBackend); ok {
+		sb.StopVirtiofs(domName)
+	}
 	a.vfs.mu.Lock()
 	ps := a.vfs.byDo[domName]
 	delete(a.vfs.byDo, domName)

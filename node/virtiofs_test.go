@@ -97,7 +97,7 @@ func TestVirtiofsShares(t *testing.T) {
 		testenv.Unavailable(t, "no virtiofsd; Debian: apt-get install qemu-system-common")
 	}
 	ctx := context.Background()
-	st, hv := store.NewMemory(), sim.New(sim.Options{Name: nodeName})
+	st, hv := store.NewMemory(), daemonShares{sim.New(sim.Options{Name: nodeName})}
 	runDir := t.TempDir()
 	t.Cleanup(func() { // whatever a failed run left
 		pids, _ := filepath.Glob(filepath.Join(runDir, "*", "virtiofs", "*.sock.pid"))
@@ -141,7 +141,7 @@ func TestVirtiofsShares(t *testing.T) {
 
 	// A domain that disappears while no agent runs: the next agent stops
 	// its virtiofsd when it starts.
-	st2, hv2 := store.NewMemory(), sim.New(sim.Options{Name: nodeName})
+	st2, hv2 := store.NewMemory(), daemonShares{sim.New(sim.Options{Name: nodeName})}
 	stop2 := runAgent(t, st2, hv2, tweak)
 	v2 := newSharingVMI(t, st2, "swept")
 	eventuallyPhase(t, st2, "swept", virtkit.Running)
@@ -158,7 +158,7 @@ func TestVirtiofsShares(t *testing.T) {
 // TestVirtiofsWithoutVirtiofsd: a host without virtiofsd fails the VMI
 // with a reason naming the field and what is missing.
 func TestVirtiofsWithoutVirtiofsd(t *testing.T) {
-	st, hv := store.NewMemory(), sim.New(sim.Options{Name: nodeName})
+	st, hv := store.NewMemory(), daemonShares{sim.New(sim.Options{Name: nodeName})}
 	runAgent(t, st, hv, func(o *node.Options) {
 		o.Domain.RuntimeDir = t.TempDir()
 		o.Virtiofs.Binary = filepath.Join(t.TempDir(), "no-virtiofsd")

@@ -142,6 +142,8 @@ type Host struct {
 	remoteLinks map[string]*linkState
 	post        []func() // run after mu is released: work on other hosts
 	wd          watchdog
+	// shares are the modelled virtiofs shares (see ServeVirtiofs).
+	shares virtiofsShares
 }
 
 var (
