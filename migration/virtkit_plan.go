@@ -129,11 +129,12 @@ func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
 	if start.AutoConverge {
 		// Only QEMU can throttle: size its first step from the pre-start
 		// rate, as a direct throttle would be sized, when pre-copy would
-		// not finish within the budget unthrottled.
+		// not finish within the budget unthrottled; with a margin on the
+		// rate, since QEMU corrects a short step only two syncs later.
 		budget := v.opts.TargetSlowdown * float64(p.Memory) / e.bw
 		if !pred.Converges || pred.Total.Seconds() > budget {
 			target := v.targetRatio(p, e, budget)
-			if pct, _ := ThrottleFor(e.dirtyRaw, e.bw, target, 1); pct > defaultACInitial {
+			if pct, _ := ThrottleFor(v.opts.AutoConvergeMargin*e.dirtyRaw, e.bw, target, 1); pct > defaultACInitial {
 				start.AutoConvergeInitial = min(pct, v.opts.MaxThrottle)
 				start.AutoConvergeIncrement = defaultACIncrement
 				start.Figures = figures(start.Figures).add("autoConvergeInitial", float64(start.AutoConvergeInitial), "%")
