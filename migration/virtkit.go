@@ -78,15 +78,6 @@ type PolicyOptions struct {
 	// EarlyObservation is how long the job must have run before that early
 	// verdict, so the bandwidth is the job's own; 0 = 10 s.
 	EarlyObservation time.Duration
-	// AutoConvergeMargin sizes QEMU's first auto-converge step (when only
-	// QEMU can throttle) for this multiple of the pre-start dirty rate. The
-	// step takes effect at QEMU's second bitmap sync and the next one two
-	// syncs later, so a step sized too small costs two whole passes, while
-	// one sized too large costs throttled vCPU time only until the passes
-	// have shrunk; and a one-second page sample can read well under the
-	// rate the guest keeps up (on a TCG guest, 36 MiB/s for a writer of 64).
-	// 0 = 2; values under 1 are taken as 1.
-	AutoConvergeMargin float64
 }
 
 func (o PolicyOptions) withDefaults() PolicyOptions {
@@ -132,10 +123,6 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	if o.EarlyObservation == 0 {
 		o.EarlyObservation = 10 * time.Second
 	}
-	if o.AutoConvergeMargin == 0 {
-		o.AutoConvergeMargin = 2
-	}
-	o.AutoConvergeMargin = max(1, o.AutoConvergeMargin)
 	return o
 }
 
