@@ -10,7 +10,9 @@
  *
  * So the guest dirties RATE MiB/s of distinct pages as long as RATE x period
  * stays below SIZE; a measurement period longer than SIZE/RATE sees at most
- * SIZE/period.
+ * SIZE/period. Slices the vCPU missed (throttled or descheduled for more
+ * than a slice) are dropped, not made up: the rate falls with the CPU time
+ * the vCPU gets, as a CPU-bound workload's would.
  *
  * Usage: dirtier [RATE_MIB_S [SIZE_MIB]]
  * Without arguments it reads dirty_mb_s= and dirty_mb= from /proc/cmdline
@@ -110,9 +112,14 @@ int main(int argc, char **argv)
 		if (wait > 0) {
 			struct timespec ts = {wait / 1000000000LL, wait % 1000000000LL};
 			nanosleep(&ts, NULL);
-		} else if (wait < -1000000000LL) {
-			/* Fell more than a second behind (a paused guest, a slow
-			 * host): do not try to catch up in one burst. */
+		} else if (wait < -SLICE_NS) {
+			/* More than a slice behind: the vCPU did not run (QEMU's
+			 * migration throttle, a paused guest, a loaded host) or
+			 * the writes took longer than the slice. Drop the missed
+			 * slices instead of catching up in a burst, as a CPU-bound
+			 * workload would: its progress follows the CPU time it
+			 * gets, so a vCPU throttled to 10 % of the time dirties
+			 * about a tenth of the pages. */
 			next = now_ns();
 		}
 	}

@@ -9,7 +9,9 @@
 // dirtier's rate and working set (kernel command line dirty_mb_s and
 // dirty_mb, whole MiB; the dirtier rewrites random words in its working set
 // round-robin, so the unique-page dirty rate of a pass is bounded by the
-// working set); bandwidth becomes the migration's maximum speed (libvirt
+// working set; slices its vCPU missed are dropped, not made up, so QEMU's
+// vCPU throttle slows it as it would a CPU-bound workload); bandwidth
+// becomes the migration's maximum speed (libvirt
 // caps in whole MiB/s). What the guest cannot realise (hotset or bursty
 // shapes, bandwidth dips, a throttle sensitivity other than 1, a working
 // set that leaves the guest kernel too little memory) is refused with the
