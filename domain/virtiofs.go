@@ -64,7 +64,17 @@ func Shares(ctx context.Context, vmi *virtkit.VirtualMachineInstance, opts Optio
 	return shares, nil
 }
 
-func (b *builder) shares() []Share {
+// sharedFS is one filesystem of the VMI whose volume virtiofs can share.
+type sharedFS struct {
+	fs     virtkit.Filesystem
+	path   string // spec.domain.devices.filesystems[i]
+	volume int    // index in spec.volumes
+}
+
+// sharedFilesystems checks each filesystem (virtiofs set, a volume of that
+// name, a volume kind virtiofs shares) and returns those that pass; the
+// others are recorded as the builder's errors.
+func (b *builder) sharedFilesystems() []sharedFS {
 	fss := b.vmi.Spec.Domain.Devices.Filesystems
 	if len(fss) == 0 {
 		return nil
@@ -73,51 +83,7 @@ func (b *builder) shares() []Share {
 	for i, v := range b.vmi.Spec.Volumes {
 		volumes[v.Name] = i
 	}
-	dir := VirtiofsDir(b.vmi, b.opts)
-	var out []Share
-	for i, fs := range fss {
-		path := fmt.Sprintf("spec.domain.devices.filesystems[%d]", i)
-		if fs.Virtiofs == nil {
-			b.fail(path+".virtiofs", "required")
-			continue
-		}
-		vi, ok := volumes[fs.Name]
-		if !ok {
-			b.fail(path+".name", "no volume named %q", fs.Name)
-			continue
-		}
-		src := &b.vmi.Spec.Volumes[vi].VolumeSource
-		if !virtkit.VirtiofsSharable(src) || src.Sysprep != nil {
-			b.unsupported(path, fmt.Sprintf("volume %q: only configMap, secret, serviceAccount and downwardAPI volumes are shared by virtiofs; virtkit's other volumes are disk images, not directories", fs.Name))
-			continue
-		}
-		var req VolumeRequest
-		var set []string
-		if !b.configVolume(src, fmt.Sprintf("spec.volumes[%d]", vi), &req, &set) || req.CloudInit == nil {
-			continue
-		}
-		out = append(out, Share{
-			Name: fs.Name, Field: path, Kind: req.Kind,
-			Dir:    filepath.Join(dir, fs.Name),
-			Socket: filepath.Join(dir, fs.Name+".sock"),
-			Files:  req.CloudInit.Files,
-		})
-	}
-	return out
-}
-
-// filesystems writes the <filesystem> devices and the shared memory
-// backing they need. It checks what Shares checks but reads no content.
-func (b *builder) filesystems(dom *libvirtxml.Domain) {
-	fss := b.vmi.Spec.Domain.Devices.Filesystems
-	if len(fss) == 0 {
-		return
-	}
-	volumes := map[string]int{}
-	for i, v := range b.vmi.Spec.Volumes {
-		volumes[v.Name] = i
-	}
-	dir := VirtiofsDir(b.vmi, b.opts)
+	var out []sharedFS
 	for i, fs := range fss {
 		path := fmt.Sprintf("spec.domain.devices.filesystems[%d]", i)
 		if fs.Virtiofs == nil {
@@ -133,13 +99,46 @@ func (b *builder) filesystems(dom *libvirtxml.Domain) {
 			b.unsupported(path, fmt.Sprintf("volume %q: only configMap, secret, serviceAccount and downwardAPI volumes are shared by virtiofs; virtkit's other volumes are disk images, not directories", fs.Name))
 			continue
 		}
+		out = append(out, sharedFS{fs: fs, path: path, volume: vi})
+	}
+	return out
+}
+
+func (b *builder) shares() []Share {
+	dir := VirtiofsDir(b.vmi, b.opts)
+	var out []Share
+	for _, sh := range b.sharedFilesystems() {
+		var req VolumeRequest
+		var set []string
+		src := &b.vmi.Spec.Volumes[sh.volume].VolumeSource
+		if !b.configVolume(src, fmt.Sprintf("spec.volumes[%d]", sh.volume), &req, &set) || req.CloudInit == nil {
+			continue
+		}
+		out = append(out, Share{
+			Name: sh.fs.Name, Field: sh.path, Kind: req.Kind,
+			Dir:    filepath.Join(dir, sh.fs.Name),
+			Socket: filepath.Join(dir, sh.fs.Name+".sock"),
+			Files:  req.CloudInit.Files,
+		})
+	}
+	return out
+}
+
+// filesystems writes the <filesystem> devices and the shared memory
+// backing they need. It checks what Shares checks but reads no content.
+func (b *builder) filesystems(dom *libvirtxml.Domain) {
+	if len(b.vmi.Spec.Domain.Devices.Filesystems) == 0 {
+		return
+	}
+	dir := VirtiofsDir(b.vmi, b.opts)
+	for _, sh := range b.sharedFilesystems() {
 		dom.Devices.Filesystems = append(dom.Devices.Filesystems, libvirtxml.DomainFilesystem{
 			AccessMode: "passthrough",
 			Driver:     &libvirtxml.DomainFilesystemDriver{Type: "virtiofs", Queue: VirtiofsQueueSize},
 			Source: &libvirtxml.DomainFilesystemSource{Mount: &libvirtxml.DomainFilesystemSourceMount{
-				Socket: filepath.Join(dir, fs.Name+".sock"),
+				Socket: filepath.Join(dir, sh.fs.Name+".sock"),
 			}},
-			Target: &libvirtxml.DomainFilesystemTarget{Dir: fs.Name},
+			Target: &libvirtxml.DomainFilesystemTarget{Dir: sh.fs.Name},
 		})
 	}
 	if dom.MemoryBacking == nil {

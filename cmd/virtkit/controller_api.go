@@ -156,44 +156,24 @@ func (g clusterGuestInfo) agent(ctx context.Context, namespace, name string) (*n
 	return n.Agent, nil
 }
 
-func (g clusterGuestInfo) GuestOSInfo(ctx context.Context, namespace, name string) (any, error) {
+// object answers one guest-agent subresource in KubeVirt's shape, from the
+// agent running the VMI.
+func (g clusterGuestInfo) object(ctx context.Context, verb, namespace, name string) (any, error) {
 	a, err := g.agent(ctx, namespace, name)
 	if err != nil {
 		return nil, err
 	}
-	gi, err := a.GuestOSInfo(namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	// KubeVirt's VirtualMachineInstanceGuestAgentInfo shape.
-	return map[string]any{
-		"kind": "VirtualMachineInstanceGuestAgentInfo", "apiVersion": "kubevirt.io/v1",
-		"hostname": gi.Hostname, "os": gi.OS, "timezone": gi.Timezone,
-		"userList": gi.Users, "fsInfo": map[string]any{"disks": gi.Filesystems},
-		"fsFreezeStatus": gi.FSFreezeStatus,
-	}, nil
+	return a.GuestInfoObject(verb, namespace, name)
+}
+
+func (g clusterGuestInfo) GuestOSInfo(ctx context.Context, namespace, name string) (any, error) {
+	return g.object(ctx, "guestosinfo", namespace, name)
 }
 
 func (g clusterGuestInfo) UserList(ctx context.Context, namespace, name string) (any, error) {
-	a, err := g.agent(ctx, namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	users, err := a.UserList(namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"kind": "VirtualMachineInstanceGuestOSUserList", "apiVersion": "kubevirt.io/v1", "items": users}, nil
+	return g.object(ctx, "userlist", namespace, name)
 }
 
 func (g clusterGuestInfo) FilesystemList(ctx context.Context, namespace, name string) (any, error) {
-	a, err := g.agent(ctx, namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	fs, err := a.FilesystemList(namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"kind": "VirtualMachineInstanceFileSystemList", "apiVersion": "kubevirt.io/v1", "items": fs}, nil
+	return g.object(ctx, "filesystemlist", namespace, name)
 }
