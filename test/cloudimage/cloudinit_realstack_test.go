@@ -84,29 +84,9 @@ func runCloudInit(t *testing.T, manifest, wantDatasource string) {
 	c := startCluster(t, img)
 	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout+cloudInitTimeout)
 	defer cancel()
-	// A guest left behind by an interrupted run would hold the name.
-	hv := c.Node(nodeName).Hypervisor
-	if err := hv.Destroy(ctx, domain.DomainName(vmi)); err == nil {
-		t.Logf("destroyed a leftover %s", domain.DomainName(vmi))
-	}
-	_ = hv.Undefine(ctx, domain.DomainName(vmi))
-
-	start := time.Now()
 	t.Logf("user-data: %d bytes", userDataLen(vmi))
-	require.NoError(t, c.Apply(ctx, vmi))
-	bctx, bcancel := context.WithTimeout(ctx, bootTimeout)
-	got, err := c.WaitForVMI(bctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
-		return found && (v.IsFinal() || v.IsRunning() &&
-			virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected))
-	})
-	bcancel()
-	require.NoError(t, err, "the Debian guest boots and its agent answers")
-	require.False(t, got.IsFinal(), "VMI ended: %s", got.Status.Phase)
-	t.Logf("boot to guest agent: %s", time.Since(start).Round(100*time.Millisecond))
-
-	opts := guestagent.Options{CallTimeout: 30 * time.Second}
-	ac := hv.(hypervisor.AgentCommander)
-	g := guest{c: guestagent.New(guestagent.NewPassthroughTransport(ac, domain.DomainName(got), opts), opts)}
+	start := time.Now()
+	_, g := bootVMI(ctx, t, c, vmi, vmi)
 
 	// cloud-init's final stage writes boot-finished; until then, poll.
 	// When ds-identify found no datasource (no disk with the label, say)
@@ -205,7 +185,7 @@ func runCloudInit(t *testing.T, manifest, wantDatasource string) {
 	// The VMI's guestOSInfo, from the node's guest-agent poller.
 	octx, ocancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer ocancel()
-	got, err = c.WaitForVMI(octx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
+	got, err := c.WaitForVMI(octx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
 		return found && v.Status.GuestOSInfo.ID != ""
 	})
 	require.NoError(t, err, "guestOSInfo is reported")

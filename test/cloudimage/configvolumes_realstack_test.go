@@ -4,7 +4,6 @@ package cloudimage_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/domain"
-	"github.com/virtkit/virtkit/guestagent"
-	"github.com/virtkit/virtkit/hypervisor"
 )
 
 // TestRealConfigVolumes boots the Debian cloud image with a configMap and
@@ -24,42 +21,12 @@ import (
 // mounted and read through the guest agent (guest-exec).
 func TestRealConfigVolumes(t *testing.T) {
 	img := requireCloudStack(t)
-	data, err := os.ReadFile("testdata/configvolumes.yaml")
-	require.NoError(t, err)
-	objs, err := virtkit.DecodeBytes(data)
-	require.NoError(t, err)
-	var vmi *virtkit.VirtualMachineInstance
-	for _, o := range objs {
-		if v, ok := o.(*virtkit.VirtualMachineInstance); ok {
-			vmi = v
-		}
-	}
-	require.NotNil(t, vmi)
+	objs, vmi := loadVMIManifest(t, "testdata/configvolumes.yaml")
 
 	c := startCluster(t, img)
 	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout+2*time.Minute)
 	defer cancel()
-	hv := c.Node(nodeName).Hypervisor
-	if err := hv.Destroy(ctx, domain.DomainName(vmi)); err == nil {
-		t.Logf("destroyed a leftover %s", domain.DomainName(vmi))
-	}
-	_ = hv.Undefine(ctx, domain.DomainName(vmi))
-
-	start := time.Now()
-	require.NoError(t, c.Apply(ctx, objs...))
-	bctx, bcancel := context.WithTimeout(ctx, bootTimeout)
-	got, err := c.WaitForVMI(bctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
-		return found && (v.IsFinal() || v.IsRunning() &&
-			virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected))
-	})
-	bcancel()
-	require.NoError(t, err, "the Debian guest boots and its agent answers")
-	require.False(t, got.IsFinal(), "VMI ended: %s", got.Status.Phase)
-	t.Logf("boot to guest agent: %s", time.Since(start).Round(100*time.Millisecond))
-
-	opts := guestagent.Options{CallTimeout: 30 * time.Second}
-	ac := hv.(hypervisor.AgentCommander)
-	g := guest{c: guestagent.New(guestagent.NewPassthroughTransport(ac, domain.DomainName(got), opts), opts)}
+	_, g := bootVMI(ctx, t, c, vmi, objs...)
 
 	// What the guest sees: the disks with their serials and labels.
 	r, err := g.exec(ctx, "/bin/lsblk", "-o", "NAME,SERIAL,LABEL,FSTYPE,RO,SIZE")
@@ -99,38 +66,13 @@ func TestRealConfigVolumes(t *testing.T) {
 // guest agent; the VMI is not live-migratable (libvirt refuses it).
 func TestRealVirtiofs(t *testing.T) {
 	img := requireCloudStack(t)
-	data, err := os.ReadFile("testdata/virtiofs.yaml")
-	require.NoError(t, err)
-	objs, err := virtkit.DecodeBytes(data)
-	require.NoError(t, err)
-	var vmi *virtkit.VirtualMachineInstance
-	for _, o := range objs {
-		if v, ok := o.(*virtkit.VirtualMachineInstance); ok {
-			vmi = v
-		}
-	}
-	require.NotNil(t, vmi)
+	objs, vmi := loadVMIManifest(t, "testdata/virtiofs.yaml")
 
 	c := startCluster(t, img)
 	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout+2*time.Minute)
 	defer cancel()
+	got, g := bootVMI(ctx, t, c, vmi, objs...)
 	hv := c.Node(nodeName).Hypervisor
-	if err := hv.Destroy(ctx, domain.DomainName(vmi)); err == nil {
-		t.Logf("destroyed a leftover %s", domain.DomainName(vmi))
-	}
-	_ = hv.Undefine(ctx, domain.DomainName(vmi))
-
-	start := time.Now()
-	require.NoError(t, c.Apply(ctx, objs...))
-	bctx, bcancel := context.WithTimeout(ctx, bootTimeout)
-	got, err := c.WaitForVMI(bctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
-		return found && (v.IsFinal() || v.IsRunning() &&
-			virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected))
-	})
-	bcancel()
-	require.NoError(t, err, "the Debian guest boots and its agent answers")
-	require.False(t, got.IsFinal(), "VMI ended: %s", got.Status.Phase)
-	t.Logf("boot to guest agent: %s", time.Since(start).Round(100*time.Millisecond))
 	mig := virtkit.GetCondition(got.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable)
 	require.NotNil(t, mig)
 	assert.Equal(t, virtkit.VirtIOFSNotLiveMigratableReason, mig.Reason)
@@ -140,9 +82,6 @@ func TestRealVirtiofs(t *testing.T) {
 	assert.Contains(t, xml, "<driver type='virtiofs' queue='1024'/>")
 	assert.Contains(t, xml, "<target dir='app-config'/>")
 
-	opts := guestagent.Options{CallTimeout: 30 * time.Second}
-	ac := hv.(hypervisor.AgentCommander)
-	g := guest{c: guestagent.New(guestagent.NewPassthroughTransport(ac, domain.DomainName(got), opts), opts)}
 	for _, tc := range []struct{ tag, key, want string }{
 		{"app-config", "greeting", "hello over virtiofs"},
 		{"podinfo", "labels", `app="shared"`},

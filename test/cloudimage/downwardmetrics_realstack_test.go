@@ -18,8 +18,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/domain"
-	"github.com/virtkit/virtkit/guestagent"
-	"github.com/virtkit/virtkit/hypervisor"
 )
 
 // TestRealDownwardMetrics boots the Debian cloud image with a
@@ -40,27 +38,7 @@ func TestRealDownwardMetrics(t *testing.T) {
 	c := startCluster(t, img)
 	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout+2*time.Minute)
 	defer cancel()
-	hv := c.Node(nodeName).Hypervisor
-	if err := hv.Destroy(ctx, domain.DomainName(vmi)); err == nil {
-		t.Logf("destroyed a leftover %s", domain.DomainName(vmi))
-	}
-	_ = hv.Undefine(ctx, domain.DomainName(vmi))
-
-	start := time.Now()
-	require.NoError(t, c.Apply(ctx, objs...))
-	bctx, bcancel := context.WithTimeout(ctx, bootTimeout)
-	got, err := c.WaitForVMI(bctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
-		return found && (v.IsFinal() || v.IsRunning() &&
-			virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected))
-	})
-	bcancel()
-	require.NoError(t, err, "the Debian guest boots and its agent answers")
-	require.False(t, got.IsFinal(), "VMI ended: %s", got.Status.Phase)
-	t.Logf("boot to guest agent: %s", time.Since(start).Round(100*time.Millisecond))
-
-	opts := guestagent.Options{CallTimeout: 30 * time.Second}
-	ac := hv.(hypervisor.AgentCommander)
-	g := guest{c: guestagent.New(guestagent.NewPassthroughTransport(ac, domain.DomainName(got), opts), opts)}
+	_, g := bootVMI(ctx, t, c, vmi, objs...)
 
 	// The metrics disk, found by its serial; its first 16 KiB read with
 	// O_DIRECT so every read sees what the node last wrote.
