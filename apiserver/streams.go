@@ -191,6 +191,12 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, user *User,
 		s.writeError(w, r, apierrors.NewServiceUnavailable(req.verb+": this API server has no credentials for node agents"))
 		return
 	}
+	release, err := s.streams.acquire(user.Name)
+	if err != nil {
+		s.writeError(w, r, apierrors.NewTooManyRequests(req.verb+": "+err.Error(), 1))
+		return
+	}
+	defer release()
 	u, err := s.nodeEndpoint(r.Context(), gr, store.Key{Namespace: req.namespace, Name: req.name}, req.verb, req.rest)
 	if err != nil {
 		s.writeError(w, r, err)
