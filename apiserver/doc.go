@@ -57,7 +57,13 @@
 // [NodeClientUser] from the CA the agents trust
 // ([Certificates.NodeTLSConfig]). Without an in-process GuestInfo the
 // guest-agent subresources are answered through the same endpoint, so they
-// work with node agents in other processes.
+// work with node agents in other processes. Streams open at once are
+// bounded in total (Options.MaxStreams) and per user
+// (Options.MaxStreamsPerUser); one more is refused with 429
+// TooManyRequests. A normal close frame ends one direction only, as a TCP
+// half-close does: it is passed on, and the other direction goes on until
+// its own close frame, so a port-forward client that sends and closes its
+// side still gets the guest's whole reply.
 //
 // Not served: server-side apply (apply patches are refused with 415),
 // deletecollection, protobuf and CBOR encodings, aggregated discovery

@@ -74,6 +74,13 @@ type Options struct {
 	// signed by the CA the agents trust, and RootCAs verifying them. nil
 	// answers those with 503 Service Unavailable.
 	NodeTLS *tls.Config
+	// MaxStreams bounds the console, vnc and portforward streams open at
+	// once; 0 is DefaultMaxStreams. A stream over a bound is refused with
+	// 429 Too Many Requests.
+	MaxStreams int
+	// MaxStreamsPerUser bounds one user's streams open at once; 0 is
+	// DefaultMaxStreamsPerUser.
+	MaxStreamsPerUser int
 	// Version is what /version reports as gitVersion; "" is "v1.37.0-virtkit".
 	Version string
 }
@@ -88,6 +95,7 @@ type Server struct {
 	scheme    *runtime.Scheme
 	codec     runtime.Serializer
 	nodes     *nodeClients // nil without Options.NodeTLS
+	streams   *streamLimiter
 }
 
 // New checks opts and returns a Server.
@@ -121,6 +129,12 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxWatchTimeout <= 0 {
 		opts.MaxWatchTimeout = DefaultMaxWatchTimeout
 	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
+	if opts.MaxStreamsPerUser <= 0 {
+		opts.MaxStreamsPerUser = DefaultMaxStreamsPerUser
+	}
 	if opts.Version == "" {
 		opts.Version = "v1.37.0-virtkit"
 	}
@@ -129,7 +143,8 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	addCoreEvents(res)
-	s := &Server{opts: opts, log: opts.Logger, resources: res, scheme: runtime.NewScheme(), nodes: newNodeClients(opts.NodeTLS)}
+	s := &Server{opts: opts, log: opts.Logger, resources: res, scheme: runtime.NewScheme(), nodes: newNodeClients(opts.NodeTLS),
+		streams: newStreamLimiter(opts.MaxStreams, opts.MaxStreamsPerUser)}
 	seen := map[schema.GroupVersion]bool{}
 	for _, r := range res {
 		gv := r.gvk.GroupVersion()

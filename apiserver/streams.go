@@ -191,6 +191,12 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, user *User,
 		s.writeError(w, r, apierrors.NewServiceUnavailable(req.verb+": this API server has no credentials for node agents"))
 		return
 	}
+	release, err := s.streams.acquire(user.Name)
+	if err != nil {
+		s.writeError(w, r, apierrors.NewTooManyRequests(req.verb+": "+err.Error(), 1))
+		return
+	}
+	defer release()
 	u, err := s.nodeEndpoint(r.Context(), gr, store.Key{Namespace: req.namespace, Name: req.name}, req.verb, req.rest)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -230,14 +236,30 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, user *User,
 	}
 }
 
-// bridge copies data messages between two WebSockets until either closes
-// or ctx ends, then closes both.
+// bridge copies data messages between two WebSockets until both
+// directions end, one fails, or ctx ends, then closes both. A normal close
+// frame from one side ends that direction only (a half-close: the node
+// agent half-closes the guest's TCP connection and keeps sending its
+// reply): it is passed on to the other side, and the other direction goes
+// on until that side's close frame.
 func bridge(ctx context.Context, a, b *websocket.Conn) error {
+	noEcho := func(int, string) error { return nil }
+	a.SetCloseHandler(noEcho)
+	b.SetCloseHandler(noEcho)
 	errc := make(chan error, 2)
 	cp := func(dst, src *websocket.Conn) {
 		for {
 			mt, data, err := src.ReadMessage()
 			if err != nil {
+				var ce *websocket.CloseError
+				if errors.As(err, &ce) && (ce.Code == websocket.CloseNormalClosure || ce.Code == websocket.CloseGoingAway) {
+					msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")
+					if werr := dst.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second)); werr != nil {
+						err = werr
+					} else {
+						err = nil
+					}
+				}
 				errc <- err
 				return
 			}
@@ -253,9 +275,12 @@ func bridge(ctx context.Context, a, b *websocket.Conn) error {
 	go cp(a, b)
 	go cp(b, a)
 	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
+	for done := 0; done < 2 && err == nil; done++ {
+		select {
+		case <-ctx.Done():
+			done = 2
+		case err = <-errc:
+		}
 	}
 	msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")
 	deadline := time.Now().Add(time.Second)

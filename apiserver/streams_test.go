@@ -39,6 +39,13 @@ type streamEnv struct {
 
 func startStreamEnv(t *testing.T) *streamEnv {
 	t.Helper()
+	return startStreamEnvWith(t, apiserver.Options{})
+}
+
+// startStreamEnvWith is startStreamEnv with opts for the API server
+// (NodeTLS is set here).
+func startStreamEnvWith(t *testing.T, opts apiserver.Options) *streamEnv {
+	t.Helper()
 	c, err := cluster.New(cluster.Options{Nodes: 1})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -62,7 +69,8 @@ func startStreamEnv(t *testing.T) *streamEnv {
 
 	nodeTLS, err := certs.NodeTLSConfig()
 	require.NoError(t, err)
-	ts := startServerWith(t, c.Store(), apiserver.Options{NodeTLS: nodeTLS}, certs)
+	opts.NodeTLS = nodeTLS
+	ts := startServerWith(t, c.Store(), opts, certs)
 	dc, err := dynamic.NewForConfig(ts.admin())
 	require.NoError(t, err)
 	_, err = dc.Resource(vmGVR).Namespace("default").Create(ctx, vmObject(t, "vm-0", "Always"), metav1.CreateOptions{})

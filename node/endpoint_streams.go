@@ -169,69 +169,123 @@ func guestAddress(vmi *virtkit.VirtualMachineInstance, natMACs map[string]bool) 
 		vmi.Namespace, vmi.Name, ErrNoGuestAddress)
 }
 
-// Pump copies bytes between a WebSocket and a stream until either ends or
-// ctx ends, then closes both: each binary (or text) message is written to
-// the stream, each read from the stream is sent as one binary message.
-// With datagrams, each message is written with one Write (UDP keeps the
-// boundaries). It returns the error that ended the copy, nil on a normal
-// close.
+// Pump copies bytes between a WebSocket and a stream until both
+// directions end, or one fails, or ctx ends, then closes both: each binary
+// (or text) message is written to the stream, each read from the stream
+// is sent as one binary message. With datagrams, each message is written
+// with one Write (UDP keeps the boundaries).
+//
+// A direction ends as a TCP half-close does: when the stream reaches EOF,
+// Pump sends a normal close frame and keeps writing what the WebSocket
+// brings; when the peer's normal close frame arrives, Pump half-closes the
+// stream (CloseWrite, when the stream has it, as a *net.TCPConn does) and
+// keeps sending what the stream yields until its EOF. A stream without
+// CloseWrite ends both directions at the peer's close frame. Pump does not
+// echo the peer's close frame at once (it would end the other direction):
+// its own close frame follows its own EOF. It returns the error that ended
+// the copy, nil on normal ends.
 func Pump(ctx context.Context, ws *websocket.Conn, rwc io.ReadWriteCloser, datagrams bool) error {
-	errc := make(chan error, 2)
-	go func() {
-		for {
-			mt, r, err := ws.NextReader()
-			if err != nil {
-				errc <- err
-				return
-			}
-			if mt != websocket.BinaryMessage && mt != websocket.TextMessage {
-				continue
-			}
-			if datagrams {
-				b, err := io.ReadAll(r)
-				if err == nil {
-					_, err = rwc.Write(b)
-				}
-				if err != nil {
-					errc <- err
-					return
-				}
-				continue
-			}
-			if _, err := io.Copy(rwc, r); err != nil {
-				errc <- err
-				return
-			}
+	ws.SetCloseHandler(func(int, string) error { return nil })
+	inDone := make(chan error, 1)  // WebSocket -> stream ended
+	outDone := make(chan error, 1) // stream -> WebSocket ended
+	go func() { inDone <- pumpIn(ws, rwc, datagrams) }()
+	go func() { outDone <- pumpOut(ws, rwc) }()
+	closeSent := false
+	sendClose := func() error {
+		if closeSent {
+			return nil
 		}
-	}()
-	go func() {
-		buf := make([]byte, streamBufferBytes)
-		for {
-			n, err := rwc.Read(buf)
-			if n > 0 {
-				if werr := ws.WriteMessage(websocket.BinaryMessage, buf[:n]); werr != nil {
-					errc <- werr
-					return
-				}
-			}
-			if err != nil {
-				errc <- err
-				return
-			}
-		}
-	}()
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
+		closeSent = true
+		msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")
+		return ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
 	}
-	msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")
-	_ = ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+	var err error
+	in, out := false, false
+loop:
+	for !in || !out {
+		select {
+		case <-ctx.Done():
+			break loop
+		case e := <-inDone:
+			in = true
+			if !normalClose(e) {
+				err = e
+				break loop
+			}
+			cw, ok := rwc.(interface{ CloseWrite() error })
+			if !ok {
+				break loop
+			}
+			if e := cw.CloseWrite(); e != nil {
+				err = e
+				break loop
+			}
+		case e := <-outDone:
+			out = true
+			if !errors.Is(e, io.EOF) {
+				err = e
+				break loop
+			}
+			if e := sendClose(); e != nil {
+				err = e
+				break loop
+			}
+		}
+	}
+	_ = sendClose()
 	_ = rwc.Close()
 	_ = ws.Close()
-	if err == nil || errors.Is(err, io.EOF) || websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway) ||
-		errors.Is(err, net.ErrClosed) {
+	if err == nil || errors.Is(err, io.EOF) || normalClose(err) || errors.Is(err, net.ErrClosed) {
 		return nil
 	}
 	return err
+}
+
+// normalClose reports whether err is the peer's normal close frame.
+func normalClose(err error) bool {
+	return websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway)
+}
+
+// pumpIn writes the WebSocket's data messages to w until the WebSocket
+// ends (its error: a *websocket.CloseError on a close frame).
+func pumpIn(ws *websocket.Conn, w io.Writer, datagrams bool) error {
+	for {
+		mt, r, err := ws.NextReader()
+		if err != nil {
+			return err
+		}
+		if mt != websocket.BinaryMessage && mt != websocket.TextMessage {
+			continue
+		}
+		if datagrams {
+			b, err := io.ReadAll(r)
+			if err == nil {
+				_, err = w.Write(b)
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := io.Copy(w, r); err != nil {
+			return err
+		}
+	}
+}
+
+// pumpOut sends what r yields as binary messages until r ends (io.EOF at
+// its end).
+func pumpOut(ws *websocket.Conn, r io.Reader) error {
+	buf := make([]byte, streamBufferBytes)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if werr := ws.WriteMessage(websocket.BinaryMessage, buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
 }

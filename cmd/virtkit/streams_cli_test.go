@@ -104,12 +104,15 @@ func TestStreamsCLIOnAPIEtcd(t *testing.T) {
 
 func TestSSHArgs(t *testing.T) {
 	kf := &kubeFlags{kubeconfig: "/tmp/my config", context: "admin"}
-	argv, err := sshArgs("root", "vm-0", "team-a", 2222, "/k/id", []string{"StrictHostKeyChecking=no"}, kf, []string{"uname", "-a"})
+	kh := filepath.Join(t.TempDir(), "ssh", "kube_known_hosts")
+	argv, err := sshArgs("vm-0", "team-a", sshOptions{user: "root", port: 2222, identity: "/k/id", knownHosts: kh,
+		sshOpts: []string{"StrictHostKeyChecking=no"}, localOpts: []string{"-o BatchMode=yes  -v"}}, kf, []string{"uname", "-a"})
 	require.NoError(t, err)
 	self, _ := os.Executable()
 	assert.Equal(t, []string{
 		"-o", "ProxyCommand=" + shellQuote(self) + " port-forward --stdio -n team-a --kubeconfig '/tmp/my config' --context admin vmi/vm-0 2222",
-		"-o", "HostKeyAlias=vmi/vm-0.team-a", "-i", "/k/id", "-o", "StrictHostKeyChecking=no",
-		"root@vm-0.team-a", "--", "uname", "-a",
+		"-o", "HostKeyAlias=vmi/vm-0.team-a", "-o", "UserKnownHostsFile=" + kh, "-i", "/k/id", "-o", "StrictHostKeyChecking=no",
+		"-o", "BatchMode=yes", "-v", "root@vm-0.team-a", "--", "uname", "-a",
 	}, argv)
+	assert.DirExists(t, filepath.Dir(kh), "the known_hosts directory is made")
 }
