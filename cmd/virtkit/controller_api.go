@@ -27,6 +27,9 @@ type apiFlags struct {
 	tokenFile  string
 	policyFile string
 	kubeconfig string
+	// maxStreams, maxStreamsPerUser bound the open console, VNC and
+	// port-forward streams (0: the server's defaults).
+	maxStreams, maxStreamsPerUser int
 }
 
 func (f *apiFlags) register(cmd *cobra.Command) {
@@ -39,6 +42,10 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.policyFile, "api-policy-file", "",
 		"authorization rules {rules: [{user|group, namespaces, verbs, resources}]}; without it only "+apiserver.AdminGroup+" members are allowed")
 	fs.StringVar(&f.kubeconfig, "write-kubeconfig", "", "write an admin kubeconfig for the API to this path")
+	fs.IntVar(&f.maxStreams, "api-max-streams", apiserver.DefaultMaxStreams,
+		"console, vnc and port-forward streams open at once; more are refused with 429 TooManyRequests")
+	fs.IntVar(&f.maxStreamsPerUser, "api-max-streams-per-user", apiserver.DefaultMaxStreamsPerUser,
+		"one user's console, vnc and port-forward streams open at once")
 }
 
 // start serves the API until ctx ends or stop is called; without --api-addr
@@ -52,6 +59,12 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 			return nil, errors.New("--write-kubeconfig, --api-token-file, --api-policy-file: need --api-addr")
 		}
 		return func() {}, nil
+	}
+	if f.maxStreams < 1 {
+		return nil, fmt.Errorf("--api-max-streams: %d: must be at least 1", f.maxStreams)
+	}
+	if f.maxStreamsPerUser < 1 {
+		return nil, fmt.Errorf("--api-max-streams-per-user: %d: must be at least 1", f.maxStreamsPerUser)
 	}
 	dir := f.certDir
 	if dir == "" {
@@ -86,6 +99,7 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 	srv, err := apiserver.New(apiserver.Options{
 		Store: st, Defaults: defaults, Authenticator: authn, Authorizer: policy, GuestInfo: guest,
 		NodeTLS: nodeTLS, Logger: log.With("component", "apiserver"),
+		MaxStreams: f.maxStreams, MaxStreamsPerUser: f.maxStreamsPerUser,
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The stream bounds must allow at least one stream; the error names the
+// flag and the controller does not start.
+func TestControllerAPIStreamFlags(t *testing.T) {
+	for _, tc := range []struct {
+		flag, want string
+	}{
+		{"--api-max-streams=0", "--api-max-streams: 0: must be at least 1"},
+		{"--api-max-streams-per-user=-3", "--api-max-streams-per-user: -3: must be at least 1"},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			_, errOut, code := virtkitProcess(t, "controller", "--nodes", "1", "--api-addr", "127.0.0.1:0",
+				"--api-cert-dir", t.TempDir(), tc.flag)
+			assert.NotEqual(t, 0, code)
+			assert.Contains(t, errOut, tc.want)
+		})
+	}
+}
