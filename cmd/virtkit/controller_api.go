@@ -42,10 +42,10 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.policyFile, "api-policy-file", "",
 		"authorization rules {rules: [{user|group, namespaces, verbs, resources}]}; without it only "+apiserver.AdminGroup+" members are allowed")
 	fs.StringVar(&f.kubeconfig, "write-kubeconfig", "", "write an admin kubeconfig for the API to this path")
-	fs.IntVar(&f.maxStreams, "api-max-streams", apiserver.DefaultMaxStreams,
-		"console, vnc and port-forward streams open at once; more are refused with 429 TooManyRequests")
-	fs.IntVar(&f.maxStreamsPerUser, "api-max-streams-per-user", apiserver.DefaultMaxStreamsPerUser,
-		"one user's console, vnc and port-forward streams open at once")
+	fs.IntVar(&f.maxStreams, "api-max-streams", 0,
+		fmt.Sprintf("console, vnc and port-forward streams open at once, more are refused with 429 TooManyRequests (0: %d)", apiserver.DefaultMaxStreams))
+	fs.IntVar(&f.maxStreamsPerUser, "api-max-streams-per-user", 0,
+		fmt.Sprintf("one user's console, vnc and port-forward streams open at once (0: %d)", apiserver.DefaultMaxStreamsPerUser))
 }
 
 // start serves the API until ctx ends or stop is called; without --api-addr
@@ -60,11 +60,11 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 		}
 		return func() {}, nil
 	}
-	if f.maxStreams < 1 {
-		return nil, fmt.Errorf("--api-max-streams: %d: must be at least 1", f.maxStreams)
+	if f.maxStreams < 0 {
+		return nil, fmt.Errorf("--api-max-streams: %d: must not be negative", f.maxStreams)
 	}
-	if f.maxStreamsPerUser < 1 {
-		return nil, fmt.Errorf("--api-max-streams-per-user: %d: must be at least 1", f.maxStreamsPerUser)
+	if f.maxStreamsPerUser < 0 {
+		return nil, fmt.Errorf("--api-max-streams-per-user: %d: must not be negative", f.maxStreamsPerUser)
 	}
 	dir := f.certDir
 	if dir == "" {

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -23,15 +22,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/domain"
-	"github.com/virtkit/virtkit/hypervisor"
-	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
 	"github.com/virtkit/virtkit/internal/testenv"
-	"github.com/virtkit/virtkit/network"
-	"github.com/virtkit/virtkit/node"
-	"github.com/virtkit/virtkit/store"
 )
 
 // sshCloudImage is the image name the ssh test's VMI uses; the test maps it
@@ -144,61 +137,16 @@ func TestRealStackSSH(t *testing.T) {
 	pub, err := os.ReadFile(key + ".pub")
 	require.NoError(t, err)
 
-	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-ssh-")
-	host := network.NewHost(network.HostOptions{StateDir: filepath.Join(work, "net"), Table: "vkssh"})
-	dopts := domain.Options{
-		Type:       domain.TypeQEMU,
-		RuntimeDir: filepath.Join(work, "run"),
-		VolumeResolver: &domain.DirResolver{Dir: filepath.Join(work, "volumes"), Create: true,
-			Images: map[string]string{sshCloudImage: filepath.Join(img, "disk.qcow2")},
-			Kernels: map[string]domain.HostKernel{sshCloudImage: {
-				Kernel: filepath.Join(img, "vmlinuz"), Initrd: filepath.Join(img, "initrd.img")}}},
-	}
-	require.NoError(t, os.MkdirAll(dopts.RuntimeDir, 0o755))
-	ctx, cancel := context.WithCancel(context.Background())
-	var hv *libvirt.Hypervisor
-	c, err := cluster.New(cluster.Options{
-		NodeNames: []string{"ssh-node"},
-		NewHypervisor: func(string) (hypervisor.Hypervisor, error) {
-			h, err := libvirt.New(ctx, libvirt.Options{URI: libvirttest.SourceURI})
-			hv = h
-			return h, err
-		},
-		Domain: dopts,
-		PodNetwork: &cluster.PodNetwork{
-			Range: netip.MustParsePrefix("10.249.0.0/16"), NodePrefix: 24, Bridge: "vkssh0",
-			Host: func(string) network.HostNetworker { return host },
-		},
-		NodeAgent: node.Options{
-			RuntimeDirOwner: &node.Owner{UID: uid, GID: gid}, StatusInterval: time.Second, HeartbeatInterval: 2 * time.Second,
-		},
-	})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	kc := filepath.Join(dir, "kubeconfig")
-	api := &apiFlags{addr: "127.0.0.1:0", certDir: filepath.Join(dir, "pki"), kubeconfig: kc}
-	stopAPI, err := api.start(ctx, c.Store(), virtkit.DefaultOptions{}, nil, c.Nodes(), slog.New(slog.DiscardHandler), io.Discard)
-	require.NoError(t, err)
-
+	rc := startRealAPICluster(t, realAPIClusterOptions{Node: "ssh-node", WorkPrefix: "virtkit-ssh-",
+		Images: map[string]string{sshCloudImage: filepath.Join(img, "disk.qcow2")},
+		Kernels: map[string]domain.HostKernel{sshCloudImage: {
+			Kernel: filepath.Join(img, "vmlinuz"), Initrd: filepath.Join(img, "initrd.img")}},
+		PodRange: netip.MustParsePrefix("10.249.0.0/16"), PodBridge: "vkssh0", PodTable: "vkssh"})
+	c, kc, ctx := rc.C, rc.Kubeconfig, rc.Ctx
 	objs, err := virtkit.DecodeBytes([]byte(fmt.Sprintf(sshVMIManifest, strings.TrimSpace(string(pub)))))
 	require.NoError(t, err)
 	vmi := objs[0].(*virtkit.VirtualMachineInstance)
-	t.Cleanup(func() {
-		dctx, dcancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer dcancel()
-		_ = c.Store().Delete(dctx, vmi, store.DeleteOptions{})
-		if _, err := c.WaitForVMI(dctx, vmi.Namespace, vmi.Name, cluster.Gone[*virtkit.VirtualMachineInstance]()); err != nil {
-			t.Logf("VMI not gone: %v", err)
-		}
-		stopAPI()
-		cancel()
-		require.NoError(t, <-done)
-		assert.NoError(t, host.Close(dctx))
-		if hv != nil {
-			_ = hv.Close()
-		}
-	})
+	rc.deleteAtCleanup(t, vmi)
 	tctx, tcancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer tcancel()
 	require.NoError(t, c.Apply(tctx, vmi))

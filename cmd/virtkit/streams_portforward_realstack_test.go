@@ -7,11 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,14 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/domain"
-	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
-	"github.com/virtkit/virtkit/network"
 	"github.com/virtkit/virtkit/node"
-	"github.com/virtkit/virtkit/store"
 )
 
 // streamsDHCP configures the tiny guest's eth0 by DHCP (it boots with a
@@ -56,66 +50,20 @@ func TestRealStackPortForward(t *testing.T) {
 			t.Skipf("%s missing (hack/realstack/install.sh installs it): %v", tool, err)
 		}
 	}
-	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-streams-pf-")
-	host := network.NewHost(network.HostOptions{StateDir: filepath.Join(work, "net"), Table: "vkstreams"})
-	dopts := domain.Options{
-		Type:       domain.TypeQEMU,
-		RuntimeDir: filepath.Join(work, "run"),
-		VolumeResolver: &domain.DirResolver{Dir: filepath.Join(work, "volumes"), Create: true,
-			Kernels: map[string]domain.HostKernel{streamsGuestImage: {Kernel: guest.Kernel, Initrd: guest.Initramfs}}},
-	}
-	require.NoError(t, os.MkdirAll(dopts.RuntimeDir, 0o755))
-	ctx, cancel := context.WithCancel(context.Background())
-	var hv *libvirt.Hypervisor
-	c, err := cluster.New(cluster.Options{
-		NodeNames: []string{"streams-pf"},
-		NewHypervisor: func(string) (hypervisor.Hypervisor, error) {
-			h, err := libvirt.New(ctx, libvirt.Options{URI: libvirttest.SourceURI})
-			hv = h
-			return h, err
-		},
-		Domain: dopts,
-		PodNetwork: &cluster.PodNetwork{
-			Range: netip.MustParsePrefix("10.253.0.0/16"), NodePrefix: 24, Bridge: "vkstr0",
-			Host: func(string) network.HostNetworker { return host },
-		},
-		NodeAgent: node.Options{
-			RuntimeDirOwner: &node.Owner{UID: uid, GID: gid}, StatusInterval: time.Second, HeartbeatInterval: 2 * time.Second,
-		},
-	})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	dir := t.TempDir()
-	kc := filepath.Join(dir, "kubeconfig")
-	api := &apiFlags{addr: "127.0.0.1:0", certDir: filepath.Join(dir, "pki"), kubeconfig: kc}
-	stopAPI, err := api.start(ctx, c.Store(), virtkit.DefaultOptions{}, nil, c.Nodes(), slog.New(slog.DiscardHandler), io.Discard)
-	require.NoError(t, err)
-
+	rc := startRealAPICluster(t, realAPIClusterOptions{Node: "streams-pf", WorkPrefix: "virtkit-streams-pf-",
+		Kernels:  map[string]domain.HostKernel{streamsGuestImage: {Kernel: guest.Kernel, Initrd: guest.Initramfs}},
+		PodRange: netip.MustParsePrefix("10.253.0.0/16"), PodBridge: "vkstr0", PodTable: "vkstreams"})
+	c, hv, kc, ctx := rc.C, rc.HV, rc.Kubeconfig, rc.Ctx
 	vmi := streamsTinyVMI()
 	vmi.Name = "streams-pf"
 	vmi.Spec.Domain.Devices.Interfaces = []virtkit.Interface{{Name: "default",
 		InterfaceBindingMethod: virtkit.InterfaceBindingMethod{Bridge: &virtkit.InterfaceBridge{}}}}
 	vmi.Spec.Networks = []virtkit.Network{{Name: "default", NetworkSource: virtkit.NetworkSource{Pod: &virtkit.PodNetwork{}}}}
-	t.Cleanup(func() {
-		dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer dcancel()
-		_ = c.Store().Delete(dctx, vmi, store.DeleteOptions{})
-		if _, err := c.WaitForVMI(dctx, vmi.Namespace, vmi.Name, cluster.Gone[*virtkit.VirtualMachineInstance]()); err != nil {
-			t.Logf("VMI not gone: %v", err)
-		}
-		stopAPI()
-		cancel()
-		require.NoError(t, <-done)
-		assert.NoError(t, host.Close(dctx))
-		if hv != nil {
-			_ = hv.Close()
-		}
-	})
+	rc.deleteAtCleanup(t, vmi)
 	tctx, tcancel := context.WithTimeout(ctx, 6*time.Minute)
 	defer tcancel()
 	require.NoError(t, c.Apply(tctx, vmi))
-	_, err = c.WaitForVMI(tctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
+	_, err := c.WaitForVMI(tctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
 		return found && v.IsRunning() && virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected)
 	})
 	require.NoError(t, err, "the tiny guest boots and its agent answers")

@@ -9,7 +9,6 @@ import (
 	"image"
 	"image/jpeg"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -25,14 +24,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/domain"
-	"github.com/virtkit/virtkit/hypervisor"
-	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
 	"github.com/virtkit/virtkit/internal/testenv"
 	"github.com/virtkit/virtkit/node"
-	"github.com/virtkit/virtkit/store"
 )
 
 const streamsGuestImage = "localhost/virtkit/tiny-guest:latest"
@@ -46,56 +41,15 @@ const streamsGuestImage = "localhost/virtkit/tiny-guest:latest"
 func TestRealStackStreams(t *testing.T) {
 	guest := libvirttest.RequireStack(t)
 	snapshot := testenv.LookTool(t, "vncsnapshot", "Debian package vncsnapshot")
-	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-streams-")
-	dopts := domain.Options{
-		Type:       domain.TypeQEMU,
-		RuntimeDir: filepath.Join(work, "run"),
-		VolumeResolver: &domain.DirResolver{Dir: filepath.Join(work, "volumes"), Create: true,
-			Kernels: map[string]domain.HostKernel{streamsGuestImage: {Kernel: guest.Kernel, Initrd: guest.Initramfs}}},
-	}
-	require.NoError(t, os.MkdirAll(dopts.RuntimeDir, 0o755))
-	ctx, cancel := context.WithCancel(context.Background())
-	var hv *libvirt.Hypervisor
-	c, err := cluster.New(cluster.Options{
-		NodeNames: []string{"streams-rs"},
-		NewHypervisor: func(string) (hypervisor.Hypervisor, error) {
-			h, err := libvirt.New(ctx, libvirt.Options{URI: libvirttest.SourceURI})
-			hv = h
-			return h, err
-		},
-		Domain: dopts,
-		NodeAgent: node.Options{
-			RuntimeDirOwner: &node.Owner{UID: uid, GID: gid}, StatusInterval: time.Second, HeartbeatInterval: 2 * time.Second,
-		},
-	})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	dir := t.TempDir()
-	kc := filepath.Join(dir, "kubeconfig")
-	api := &apiFlags{addr: "127.0.0.1:0", certDir: filepath.Join(dir, "pki"), kubeconfig: kc}
-	stopAPI, err := api.start(ctx, c.Store(), virtkit.DefaultOptions{}, nil, c.Nodes(), slog.New(slog.DiscardHandler), io.Discard)
-	require.NoError(t, err)
-
+	rc := startRealAPICluster(t, realAPIClusterOptions{Node: "streams-rs", WorkPrefix: "virtkit-streams-",
+		Kernels: map[string]domain.HostKernel{streamsGuestImage: {Kernel: guest.Kernel, Initrd: guest.Initramfs}}})
+	c, hv, kc, ctx := rc.C, rc.HV, rc.Kubeconfig, rc.Ctx
 	vmi := streamsTinyVMI()
-	t.Cleanup(func() {
-		dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer dcancel()
-		_ = c.Store().Delete(dctx, vmi, store.DeleteOptions{})
-		if _, err := c.WaitForVMI(dctx, vmi.Namespace, vmi.Name, cluster.Gone[*virtkit.VirtualMachineInstance]()); err != nil {
-			t.Logf("VMI not gone: %v", err)
-		}
-		stopAPI()
-		cancel()
-		require.NoError(t, <-done)
-		if hv != nil {
-			_ = hv.Close()
-		}
-	})
+	rc.deleteAtCleanup(t, vmi)
 	tctx, tcancel := context.WithTimeout(ctx, 6*time.Minute)
 	defer tcancel()
 	require.NoError(t, c.Apply(tctx, vmi))
-	_, err = c.WaitForVMI(tctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
+	_, err := c.WaitForVMI(tctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
 		return found && v.IsRunning()
 	})
 	require.NoError(t, err, "the tiny guest starts")
@@ -137,7 +91,7 @@ func TestRealStackStreams(t *testing.T) {
 	var printed map[string]int
 	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(vout.String())), &printed))
 	assert.Equal(t, port, printed["port"])
-	shot := filepath.Join(dir, "screen.jpg")
+	shot := filepath.Join(t.TempDir(), "screen.jpg")
 	sctx, scancel := context.WithTimeout(tctx, 2*time.Minute)
 	out, err := exec.CommandContext(sctx, snapshot, "-quality", "90", fmt.Sprintf("127.0.0.1:%d", port-5900), shot).CombinedOutput()
 	scancel()
