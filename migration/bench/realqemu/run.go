@@ -223,7 +223,7 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	return row, nil
 }
 
-// drive runs the engine on the wall clock, one Step per poll interval, as
+// drive runs the engine on the wall clock, one Step per NextPoll, as
 // the node agent does: it aborts at the completion timeout (acceptable, 0 =
 // none), at the progress timeout of 150 s, and at the benchmark's cap
 // maxTime; it accounts the guest's throttle (one vCPU) and post-copy time
