@@ -19,7 +19,16 @@
 //
 // Runs take real time: about 10 s to boot the guest and reach its agent,
 // then the migration itself, each bounded by [Options.MaxTime]. Downtime
-// is what libvirt reports for the completed job.
+// is what libvirt reports for the completed job. The engine is stepped
+// after [migration.Engine.NextPoll], as the node agent's Engine.Run does.
+//
+// With [Options.Progress] each run also lists the migration calls its
+// engine made on the source host, with their times from the engine's
+// start: the capability query, the start's parameters (bandwidth, downtime
+// limit, auto-converge, post-copy, connections, TLS) and how long the job
+// took to appear, every steering call (downtime, speed, throttle,
+// post-copy, abort), and the number of job polls. Policies can so be
+// compared call for call on the same guest.
 //
 // The package uses only the hypervisor interfaces; the caller connects the
 // two hosts (cmd/virtkit's `bench migrate --hypervisor libvirt --uri A,B`

@@ -171,7 +171,11 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 		acceptable = 150 * time.Second * time.Duration((p.MemoryBytes()+1e9-1)/1e9)
 		req.CompletionTimeout = acceptable
 	}
-	eng, err := migration.NewEngine(opts.Source, req, eopts)
+	calls := &callLog{}
+	if m, ok := opts.Source.(hypervisor.DirtyRateMeasurer); ok {
+		eopts.Measurer = &recordingMeasurer{m: m, log: calls}
+	}
+	eng, err := migration.NewEngine(&recordingMigrator{m: opts.Source, log: calls}, req, eopts)
 	if err != nil {
 		return bench.Row{}, err
 	}
@@ -181,6 +185,7 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 		LowerBoundSeconds: round(float64(p.MemoryBytes())/float64(g.Bandwidth), 3),
 	}
 	var tl timeline
+	calls.began = time.Now()
 	res, err := drive(ctx, eng, &row, acceptable, opts.MaxTime, &tl)
 	if err != nil {
 		return bench.Row{}, err
@@ -213,11 +218,12 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 		if len(tl) > 0 {
 			fmt.Fprintf(opts.Progress, "  timeline (s from the engine's start): %s\n", strings.Join(tl, ", "))
 		}
+		fmt.Fprintf(opts.Progress, "  migration calls (s from the engine's start): %s\n", calls)
 	}
 	return row, nil
 }
 
-// drive runs the engine on the wall clock, one Step per poll interval, as
+// drive runs the engine on the wall clock, one Step per NextPoll, as
 // the node agent does: it aborts at the completion timeout (acceptable, 0 =
 // none), at the progress timeout of 150 s, and at the benchmark's cap
 // maxTime; it accounts the guest's throttle (one vCPU) and post-copy time
@@ -235,8 +241,9 @@ func drive(ctx context.Context, eng *migration.Engine, row *bench.Row, acceptabl
 	if err := eng.Start(ctx); err != nil && !errors.Is(err, migration.ErrRefused) {
 		return migration.Result{}, err
 	}
-	poll := eng.PollInterval()
-	tick := time.NewTicker(poll)
+	// As the node agent's Engine.Run: the next Step after NextPoll, which
+	// for virtkit is shorter than its period while a pass is about to end.
+	tick := time.NewTimer(eng.NextPoll())
 	defer tick.Stop()
 	last := began
 	lastProgress := began
@@ -254,6 +261,7 @@ func drive(ctx context.Context, eng *migration.Engine, row *bench.Row, acceptabl
 		case <-tick.C:
 		}
 		done, err := eng.Step(ctx)
+		tick.Reset(eng.NextPoll())
 		if err != nil && ctx.Err() != nil {
 			return migration.Result{}, ctx.Err()
 		}

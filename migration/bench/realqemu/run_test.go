@@ -50,6 +50,11 @@ func TestRunOnSim(t *testing.T) {
 	}
 	assert.Equal(t, []string{"virtkit", "kubevirt"}, []string{rows[0].Policy, rows[1].Policy})
 	assert.Contains(t, progress.String(), "p/virtkit: Succeeded PreCopy")
+	// Each run lists the engine's calls: what each policy started the job
+	// with (virtkit aims at 80 ms less its 30 ms reserve, KubeVirt at the
+	// configured 300 ms) and how often it polled.
+	assert.Regexp(t, `(?s)p/virtkit: .*migration calls \(s from the engine's start\): \d+\.\d\d MigrationCapabilities \(\d+ ms\), \d+\.\d\d StartMigration\{bandwidth 512 MiB/s, downtime 50ms\} \(job seen after \d+ ms\).*, Stats x\d+ \(`, progress.String())
+	assert.Regexp(t, `(?s)p/kubevirt: .*StartMigration\{bandwidth 512 MiB/s, downtime 300ms\}`, progress.String())
 	for _, h := range []*sim.Host{src, dst} {
 		doms, err := h.List(ctx)
 		require.NoError(t, err)
@@ -65,13 +70,15 @@ func TestRunCapsAMigration(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// Nova waits 800 s per GiB; 1 MiB/s for 128 MiB takes minutes.
+	var progress bytes.Buffer
 	rows, err := Run(ctx, []bench.Profile{profile("128Mi", "1Mi", "0")}, []string{"nova"}, Options{
-		Source: src, Target: dst, TargetURI: "b", Kernel: "k", Initrd: "i", MaxTime: 2 * time.Second,
+		Source: src, Target: dst, TargetURI: "b", Kernel: "k", Initrd: "i", MaxTime: 2 * time.Second, Progress: &progress,
 	})
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
 	assert.Equal(t, string(migration.OutcomeFailed), rows[0].Outcome)
 	assert.Contains(t, rows[0].Reason, "the benchmark's time cap of 2s")
+	assert.Contains(t, progress.String(), " Abort, ", "the cap's abort is among the recorded calls")
 	doms, err := src.List(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, doms)
