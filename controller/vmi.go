@@ -113,7 +113,7 @@ func (r *VMIReconciler) setNodeLabel(ctx context.Context, vmi *virtkit.VirtualMa
 // finishDeleted fails a VMI that was deleted before a node agent took it and
 // releases the controller's finalizer once nobody runs it any more.
 func (r *VMIReconciler) finishDeleted(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance) error {
-	taken := hasFinalizer(vmi, NodeAgentFinalizer)
+	taken := hasFinalizer(vmi, NodeAgentFinalizer) && vmi.Status.NodeName != ""
 	notTaken := vmi.IsUnprocessed() || vmi.IsScheduling() || (vmi.IsScheduled() && !taken)
 	if notTaken {
 		vmi.SetPhase(virtkit.Failed, r.o.now())
@@ -129,11 +129,17 @@ func (r *VMIReconciler) finishDeleted(ctx context.Context, key store.Key, vmi *v
 }
 
 // releaseFinal removes the VMI finalizer once the node agent released its.
+// A node agent's finalizer on a VMI whose status names no node has no agent
+// to release it (agents act only on VMIs placed on them): it goes too.
 func (r *VMIReconciler) releaseFinal(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
-	if hasFinalizer(vmi, NodeAgentFinalizer) {
+	orphaned := hasFinalizer(vmi, NodeAgentFinalizer) && vmi.Status.NodeName == ""
+	if hasFinalizer(vmi, NodeAgentFinalizer) && !orphaned {
 		return nil
 	}
-	if !removeFinalizers(vmi, virtkit.VirtualMachineInstanceFinalizer, virtkit.DeprecatedVirtualMachineInstanceFinalizer) {
+	if orphaned {
+		r.o.Logger.Warn("releasing the node agent's finalizer of a VMI placed on no node", "vmi", store.KeyOf(vmi).String())
+	}
+	if !removeFinalizers(vmi, virtkit.VirtualMachineInstanceFinalizer, virtkit.DeprecatedVirtualMachineInstanceFinalizer, NodeAgentFinalizer) {
 		return nil
 	}
 	err := r.o.Store.Update(ctx, vmi)

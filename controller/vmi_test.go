@@ -212,6 +212,23 @@ func TestDeletedScheduledReleasedByAgent(t *testing.T) {
 	assert.Nil(t, e.getVMI("a"), "failed and released")
 }
 
+// A placement written in two writes (a store without store.StatusWriter:
+// the node label and the agent's finalizer first, then the status) that
+// loses its second write to a delete leaves a VMI with the agent's
+// finalizer and no node. No agent can release it: the controller does.
+func TestDeletedHalfPlacedVMIReleased(t *testing.T) {
+	e := newEnv(t, 1)
+	vmi := newVMI("a", "1Gi")
+	vmi.Labels = map[string]string{virtkit.NodeNameLabel: "node-0"}
+	vmi.Finalizers = []string{virtkit.VirtualMachineInstanceFinalizer, NodeAgentFinalizer}
+	require.NoError(t, e.st.Create(e.ctx, vmi))
+	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
+
+	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	require.NoError(t, err)
+	assert.Nil(t, e.getVMI("a"), "failed and released: no agent holds a VMI placed on no node")
+}
+
 func TestFinalVMIReleasedAfterAgent(t *testing.T) {
 	e := newEnv(t, 1)
 	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))

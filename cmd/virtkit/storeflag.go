@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/store/etcd"
 )
@@ -196,6 +197,15 @@ type openedStore struct {
 	Etcd   *clientv3.Client
 	Prefix string
 	close  func() error
+}
+
+var _ store.StatusWriter = (*openedStore)(nil)
+
+// UpdateWithStatus passes the opened store's single write of metadata and
+// status on (store.StatusWriter): embedding the Store interface alone would
+// hide it, and callers would fall back to two writes.
+func (o *openedStore) UpdateWithStatus(ctx context.Context, obj virtkit.Object) error {
+	return store.UpdateWithStatus(ctx, o.Store, obj)
 }
 
 // CorruptObjects lists the corrupt values the etcd store has met (none for
