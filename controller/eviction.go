@@ -118,7 +118,7 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req Request) (Result
 		return Result{}, nil
 	}
 	// Read-only (the shared cache's objects when there is one); the VMIs
-	// acted on are copied.
+	// acted on are read again from the store.
 	vmis, err := r.o.readList(ctx, &virtkit.VirtualMachineInstanceList{}, store.ListOptions{})
 	if err != nil {
 		return Result{}, err
@@ -129,12 +129,23 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req Request) (Result
 		if vmi.IsFinal() || vmi.DeletionTimestamp != nil {
 			continue
 		}
-		var err error
+		evacuate := draining && vmi.Status.NodeName == req.Name
+		cancel := !draining && vmi.Status.EvacuationNodeName == req.Name
+		if !evacuate && !cancel {
+			continue
+		}
+		// The cache found a candidate; act on the stored VMI, which may
+		// have moved already (a migration that just succeeded), so no
+		// second migration is started for a VMI that has left the node.
+		fresh := &virtkit.VirtualMachineInstance{}
+		found, err := getOptional(ctx, r.o.Store, store.KeyOf(vmi), fresh)
 		switch {
-		case draining && vmi.Status.NodeName == req.Name:
-			err = r.evacuate(ctx, req.Name, vmi.DeepCopy())
-		case !draining && vmi.Status.EvacuationNodeName == req.Name:
-			err = r.cancel(ctx, vmi.DeepCopy())
+		case err != nil:
+		case !found || fresh.IsFinal() || fresh.DeletionTimestamp != nil:
+		case evacuate && fresh.Status.NodeName == req.Name:
+			err = r.evacuate(ctx, req.Name, fresh)
+		case cancel && fresh.Status.EvacuationNodeName == req.Name:
+			err = r.cancel(ctx, fresh)
 		}
 		if err != nil {
 			errs = append(errs, err)
