@@ -421,11 +421,21 @@ func (i *informer) assume(obj virtkit.Object) {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if cur, ok, _ := i.indexer.GetByKey(store.KeyOf(obj).String()); ok {
+	cur, ok, _ := i.indexer.GetByKey(store.KeyOf(obj).String())
+	if ok {
 		have, err := strconv.ParseUint(cur.(virtkit.Object).GetResourceVersion(), 10, 64)
 		if err != nil || have >= rv {
 			return
 		}
+	}
+	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
+		// The write removed the object (its last finalizer went). Never
+		// put it back: its Deleted event may have been handled already,
+		// and no later event would take it out again.
+		if ok {
+			_ = i.indexer.Delete(cur)
+		}
+		return
 	}
 	if err := i.indexer.Update(obj); err != nil {
 		i.c.log.Warn("assume failed", "key", store.KeyOf(obj).String(), "err", err)

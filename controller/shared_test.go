@@ -235,3 +235,27 @@ func TestSharedCacheRunsWhileControllersRun(t *testing.T) {
 	defer c.mu.Unlock()
 	assert.Nil(t, c.run, "the cache stops with its last user")
 }
+
+// A write that removes an object (its last finalizer taken off a deleted
+// one) is not assumed back into the cache: its Deleted event may have been
+// handled before the writer returned, and nothing would remove it again.
+func TestSharedCacheDoesNotAssumeARemovedObject(t *testing.T) {
+	st := store.NewMemory()
+	c, ctx := startShared(t, st)
+	vmi := sharedVMI("gone", "n1", nil, "")
+	vmi.Finalizers = []string{"test/hold"}
+	require.NoError(t, st.Create(ctx, vmi))
+	require.NoError(t, st.Delete(ctx, vmi, store.DeleteOptions{}))
+	require.NoError(t, st.Get(ctx, store.KeyOf(vmi), vmi))
+	vmi.Finalizers = nil
+	require.NoError(t, st.Update(ctx, vmi)) // removes it; vmi now carries the deletion's version
+	require.Eventually(t, func() bool {
+		_, ok, err := c.GetShared(ctx, &virtkit.VirtualMachineInstanceList{}, store.KeyOf(vmi))
+		return err == nil && !ok
+	}, 10*time.Second, 5*time.Millisecond, "the cache sees the deletion")
+
+	c.Assume(vmi) // what the writer's wrapper does after its Update returned
+	_, ok, err := c.GetShared(ctx, &virtkit.VirtualMachineInstanceList{}, store.KeyOf(vmi))
+	require.NoError(t, err)
+	assert.False(t, ok, "a removed object came back into the cache")
+}
