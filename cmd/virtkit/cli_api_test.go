@@ -274,9 +274,20 @@ func TestCLIOnAPI(t *testing.T) {
 	assert.Equal(t, "virtualmachine.kubevirt.io/vm-api\n", envOut.String(), "the current context is alice's, namespace team-a")
 
 	// delete by name and with -f; NotFound is an error.
+	// (A VM is gone only once its controller has let it go: until then a
+	// second delete finds it terminating and says "deleted", as kubectl.)
+	gone := func(args ...string) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			_, errOut, err := c.run(t.Context(), args...)
+			return err != nil && strings.Contains(errOut, "(NotFound)")
+		}, 30*time.Second, 50*time.Millisecond, "virtkit %s finds it gone", strings.Join(args, " "))
+	}
 	assert.Equal(t, `virtualmachine.kubevirt.io "vm-api" deleted`+"\n", c.ok("delete", "vm", "vm-api"))
+	gone("get", "vm", "vm-api")
 	assert.Contains(t, c.fails("delete", "vm", "vm-api"), `Error from server (NotFound): virtualmachines.kubevirt.io "vm-api" not found`)
 	assert.Equal(t, `virtualmachine.kubevirt.io "vm-api" deleted`+"\n", c.ok("delete", "-f", teamA, "-n", "team-a"))
+	gone("get", "vm", "vm-api", "-n", "team-a")
 	assert.Contains(t, c.fails("delete", "-f", teamA, "-n", "team-a"), "Error from server (NotFound)")
 }
 
