@@ -20,6 +20,16 @@ type MigrationCapabilities struct {
 	// QEMU's first bitmap sync after the setup one (MemoryIteration >= 2).
 	// libvirt reports 0 there, which is no measurement.
 	JobDirtyRateBeforeSync bool
+	// StopCopyUncapped: a job's bandwidth cap (MigrationParams.Bandwidth)
+	// holds for pre-copy only; what is left at the switchover moves at the
+	// link's full speed (QEMU lifts max-bandwidth when it stops the guest).
+	// QEMU's switchover rule (pending < measured bandwidth × downtime
+	// limit) then measures the pause at the capped rate, which bounds the
+	// real pause from above, and every byte left for the stop-and-copy
+	// phase moves faster than the cap. This is a fact of the data path,
+	// not an API: the simulator's bandwidth is the link itself, so it
+	// reports false.
+	StopCopyUncapped bool
 }
 
 // MigrationCapabilityReporter is implemented by a [Migrator] that can say up

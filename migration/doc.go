@@ -32,7 +32,12 @@
 //     Refuse before the job). The virtkit policy ([NewPolicy]) aims at an
 //     80 ms pause while the extra rounds cost under 2 %, and never lets the
 //     switchover threshold plus a 30 ms reserve exceed the configured
-//     limit; when the model says pre-copy will not converge, or will take
+//     limit. Under a bandwidth cap on QEMU, which sends what is left at
+//     the switchover without the cap
+//     ([hypervisor.MigrationCapabilities.StopCopyUncapped]), it aims at the
+//     configured limit (less the reserve) from the start: the pause QEMU
+//     reckons at the cap bounds the real one, and a shorter aim would only
+//     keep the cap on the last bytes. When the model says pre-copy will not converge, or will take
 //     longer than 1.25 × M/B, it throttles just enough (directly, or by
 //     sizing QEMU's auto-converge steps at the start where that is the only
 //     lever), lowers a throttle once the dirty rate falls, switches to

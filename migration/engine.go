@@ -65,6 +65,15 @@ type Request struct {
 	// BandwidthHint is an expected transfer rate in bytes/s known before the
 	// start (0 = unknown), letting a policy refuse before any byte moves.
 	BandwidthHint float64
+	// LinkBandwidth is the capacity in bytes/s of the network the
+	// migration data crosses, when known (a NIC's speed, a measured
+	// path); 0 = unknown. Under a bandwidth cap (Params.Bandwidth) on a
+	// backend that sends the switchover's data uncapped
+	// ([hypervisor.MigrationCapabilities.StopCopyUncapped]), the pause
+	// then runs at the link's speed, and a policy that knows how much
+	// faster that is than the cap needs no reserve under the configured
+	// limit.
+	LinkBandwidth float64
 	// CompletionTimeout is when the caller aborts a job still running (the
 	// node agent's completion timeout, KubeVirt's 150 s per GB); 0 = none.
 	// A policy may give up sooner when it predicts the job cannot finish
@@ -85,6 +94,8 @@ func (r Request) Validate() error {
 		return fmt.Errorf("maxDowntime: must be >= 0: %w", ErrInvalidInput)
 	case r.BandwidthHint < 0 || math.IsNaN(r.BandwidthHint):
 		return fmt.Errorf("bandwidthHint: must be >= 0: %w", ErrInvalidInput)
+	case r.LinkBandwidth < 0 || math.IsNaN(r.LinkBandwidth) || math.IsInf(r.LinkBandwidth, 0):
+		return fmt.Errorf("linkBandwidth: must be a finite number >= 0: %w", ErrInvalidInput)
 	case r.CompletionTimeout < 0:
 		return fmt.Errorf("completionTimeout: must be >= 0: %w", ErrInvalidInput)
 	}

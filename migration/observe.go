@@ -233,6 +233,7 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		Throttle:            st.throttle,
 		ThrottleSensitivity: st.sensitivity,
 		CanThrottle:         e.thr != nil || (e.job == nil && !e.noDirectThrottle()),
+		PauseBoundedByCap:   e.caps != nil && e.caps.StopCopyUncapped && e.req.Params.Bandwidth > 0,
 		DowntimeLimit:       st.downtimeLimit,
 		ConfiguredDowntime:  e.req.DowntimeLimit,
 		DowntimeBound:       e.req.MaxDowntime,
@@ -255,6 +256,9 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		// with it sizes QEMU's first auto-converge step (the only one a
 		// libvirt job can set) no larger than needed.
 		p.BandwidthHint = hypervisor.Some(float64(c))
+	}
+	if c := e.req.Params.Bandwidth; p.PauseBoundedByCap && e.req.LinkBandwidth > 0 {
+		p.LinkOverCap = e.req.LinkBandwidth / float64(c)
 	}
 	if st.phase != PhasePlanning {
 		p.Elapsed = now.Sub(st.startedAt)

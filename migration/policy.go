@@ -122,6 +122,16 @@ type Progress struct {
 	// CanThrottle is true when the engine can set the throttle directly
 	// (a [hypervisor.Throttler]); otherwise only QEMU's auto-converge exists.
 	CanThrottle bool
+	// PauseBoundedByCap is true when the job's bandwidth is capped and the
+	// backend sends the stop-and-copy phase uncapped
+	// ([hypervisor.MigrationCapabilities.StopCopyUncapped]): the pause QEMU's
+	// rule allows, reckoned at the cap, is an upper bound of the real one,
+	// and data left for the switchover moves faster than it would before.
+	PauseBoundedByCap bool
+	// LinkOverCap is, when PauseBoundedByCap and the link's capacity are
+	// known ([Request.LinkBandwidth]), how many times faster than the cap
+	// the switchover's data moves; 0 = unknown.
+	LinkOverCap float64
 	// SinceThrottle is the time since the throttle last changed (0 when it
 	// never did).
 	SinceThrottle time.Duration

@@ -170,6 +170,21 @@ type estimate struct {
 	// within the configured limit (the limit less the reserve); boundCap the
 	// same under the policy's bound.
 	cap, boundCap time.Duration
+	// slo is the configured limit; reserve the policy's switchover
+	// reserve; linkOverCap Progress.LinkOverCap when the pause is bounded
+	// by a cap.
+	slo, reserve time.Duration
+	linkOverCap  float64
+}
+
+// capText names the threshold cap for a decision's reason: the configured
+// limit less the reserve, or in full when the switchover's data moves
+// fast enough past a cap to need none.
+func (e estimate) capText() string {
+	if e.cap+e.reserve > e.slo && e.linkOverCap > 1 {
+		return fmt.Sprintf("the configured limit (%v in full: the switchover moves data %.3g× faster than the cap)", e.cap, e.linkOverCap)
+	}
+	return fmt.Sprintf("the configured limit (%v less %v reserve)", e.cap+e.reserve, e.reserve)
 }
 
 func (v *VirtkitPolicy) estimate(p Progress) (estimate, bool) {
@@ -184,8 +199,12 @@ func (v *VirtkitPolicy) estimate(p Progress) (estimate, bool) {
 	if e.bound < slo {
 		e.bound = slo
 	}
-	e.cap = reserveFrom(slo, v.opts.SwitchoverReserve)
-	e.boundCap = reserveFrom(e.bound, v.opts.SwitchoverReserve)
+	e.slo, e.reserve = slo, v.opts.SwitchoverReserve
+	if p.PauseBoundedByCap {
+		e.linkOverCap = p.LinkOverCap
+	}
+	e.cap = capUnder(slo, v.opts.SwitchoverReserve, p)
+	e.boundCap = capUnder(e.bound, v.opts.SwitchoverReserve, p)
 	if eps, ok := p.ThrottleSensitivity.Get(); ok {
 		e.eps, e.epsKnown = eps, true
 	}
@@ -232,6 +251,21 @@ func reserveFrom(limit, reserve time.Duration) time.Duration {
 		return t
 	}
 	return max(limit/10, time.Millisecond)
+}
+
+// capUnder is the highest switchover threshold that keeps the real pause
+// within limit. QEMU's rule lets pending data up to bandwidth × threshold
+// into the stop-and-copy phase; when that phase runs uncapped on a link k
+// times faster than the cap (Progress.LinkOverCap), those bytes take a
+// k-th of the threshold, so a threshold up to (limit − reserve) × k keeps
+// the pause within limit. It never exceeds limit itself: the configured
+// limit is what QEMU is told at most, as every baseline tells it.
+func capUnder(limit, reserve time.Duration, p Progress) time.Duration {
+	t := reserveFrom(limit, reserve)
+	if k := p.LinkOverCap; p.PauseBoundedByCap && k > 1 && limit > reserve {
+		t = max(t, min(limit, time.Duration(float64(limit-reserve)*k).Truncate(time.Millisecond)))
+	}
+	return t
 }
 
 // Decide is the virtkit rule set; see [VirtkitPolicy].
@@ -363,8 +397,8 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	// leaves would not fit the configured limit either.
 	if e.limit < e.cap && pred.Converges && !(acStuck && p.ExpectedDowntime.Or(0) > e.cap) && (!cur.Converges || finish < curFinish-0.02*finish) {
 		return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
-			Reason: fmt.Sprintf("a %v pause would take pre-copy to %s; the configured limit (%v less %v reserve) finishes at %.1f s",
-				e.limit+o.SwitchoverReserve, finishText(cur, curFinish), e.cap+o.SwitchoverReserve, o.SwitchoverReserve, finish)}
+			Reason: fmt.Sprintf("a %v pause would take pre-copy to %s; %s finishes at %.1f s",
+				e.limit+o.SwitchoverReserve, finishText(cur, curFinish), e.capText(), finish)}
 	}
 	// 5 % slack so a prediction hovering at the budget does not flip the
 	// decision from poll to poll.

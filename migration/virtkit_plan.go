@@ -100,23 +100,34 @@ func (v *VirtkitPolicy) raiseForSpeed(p Progress, e estimate) (Action, bool) {
 	}
 	f := figures{}.add("remaining", float64(rem), "B").add("bandwidth", e.bw, "B/s").add("roundShrink", q, "")
 	return Action{Kind: ActionRaiseDowntime, DowntimeLimit: e.cap, Figures: f,
-		Reason: fmt.Sprintf("what is pending (%v at the bandwidth) fits the configured limit (%v less %v reserve); a %v pause would cost %.2f s more rounds",
-			seconds(exp).Round(time.Millisecond), e.cap+v.opts.SwitchoverReserve, v.opts.SwitchoverReserve, e.limit+v.opts.SwitchoverReserve, extra)}, true
+		Reason: fmt.Sprintf("what is pending (%v at the bandwidth) fits %s; a %v pause would cost %.2f s more rounds",
+			seconds(exp).Round(time.Millisecond), e.capText(), e.limit+v.opts.SwitchoverReserve, extra)}, true
 }
 
 // plan decides the start: refuse when a known bandwidth already shows that
 // nothing allowed converges, otherwise start with post-copy enabled when
 // allowed (so the switch stays possible) and the configured limit.
+//
+// The job starts aiming at the short target pause, except when the pause
+// is bounded by a bandwidth cap ([Progress.PauseBoundedByCap]): then a
+// shorter threshold only keeps the cap on bytes the switchover would move
+// faster, so it costs time on every guest, and the configured limit (less
+// the reserve) still bounds the real pause. A first auto-converge step
+// sized at the start keeps the short pause (see autoConvergeRamping).
 func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
-	limit := e.cap
-	if t := reserveFrom(v.opts.TargetDowntime, v.opts.SwitchoverReserve); v.opts.TargetDowntime > 0 && t < limit {
-		limit = t
+	limit := v.shortLimit(e)
+	capped := p.PauseBoundedByCap && limit < e.cap
+	if capped {
+		limit = e.cap
 	}
 	start := Action{Kind: ActionStart, PostCopy: p.AllowPostCopy,
 		AutoConverge:  p.AllowAutoConverge && !p.CanThrottle,
 		DowntimeLimit: limit}
 	if !known {
-		start.Reason = fmt.Sprintf("start pre-copy aiming at a %v pause (limit %v, %v reserved for the switchover's fixed costs); decide once the job reports its bandwidth", limit, e.cap+v.opts.SwitchoverReserve, v.opts.SwitchoverReserve)
+		start.Reason = fmt.Sprintf("start pre-copy with a %v switchover threshold (%s; the reserve is for the switchover's fixed costs); decide once the job reports its bandwidth", limit, e.capText())
+		if capped {
+			start.Reason += cappedPauseNote
+		}
 		return start
 	}
 	f := figures{}.add("dirtyRate", e.dirtyRaw, "B/s").add("bandwidth", e.bw, "B/s")
@@ -142,11 +153,15 @@ func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
 				start.AutoConvergeInitial = min(pct, 99)
 				start.AutoConvergeIncrement = defaultACIncrement
 				start.Figures = figures(start.Figures).add("autoConvergeInitial", float64(start.AutoConvergeInitial), "%")
+				start.DowntimeLimit, capped = v.shortLimit(e), false
 			}
 		}
 	}
 	if pred.Converges || p.AllowPostCopy || e.boundCap > e.cap {
-		start.Reason = fmt.Sprintf("start pre-copy (r=%.2f) aiming at a %v pause", pred.Ratio, limit)
+		start.Reason = fmt.Sprintf("start pre-copy (r=%.2f) aiming at a %v pause", pred.Ratio, start.DowntimeLimit)
+		if capped {
+			start.Reason += cappedPauseNote
+		}
 		return start
 	}
 	if !p.Probing {
@@ -168,6 +183,10 @@ func (v *VirtkitPolicy) plan(p Progress, e estimate, known bool) Action {
 	}
 	return Action{Kind: ActionRefuse, Figures: start.Figures, Reason: v.hopeless(p, e, pred)}
 }
+
+// cappedPauseNote explains a start at the configured limit under a
+// bandwidth cap.
+const cappedPauseNote = "; the bandwidth is capped and the switchover moves what is left uncapped, so the pause at the cap bounds the real one and a shorter aim would only cost time"
 
 // hopelessEarly gives up before the first pass ends when nothing allowed
 // can help and the dirty-rate samples (at least two) all exceed the

@@ -66,6 +66,12 @@ type MigrationOptions struct {
 	// ParallelConnections is the number of multifd connections of every
 	// outgoing migration: 0 means KubeVirt's 8, 1 one stream (no multifd).
 	ParallelConnections int
+	// LinkBandwidth is the capacity in bytes/s of the network outgoing
+	// migrations cross (the migration NIC's speed), 0 = unknown. With a
+	// bandwidthPerMigration cap below it, the engine may give QEMU the
+	// configured downtime limit in full: QEMU moves the switchover's data
+	// at the link's speed, not the cap's (migration.Request.LinkBandwidth).
+	LinkBandwidth float64
 	// Engine tunes the engine (poll interval, measurement period, clock);
 	// Policy and Logger are filled in per migration.
 	Engine migration.Options

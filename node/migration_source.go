@@ -206,6 +206,7 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		// The completion timeout watchOutgoing applies, so the policy can
 		// give up sooner when it predicts it cannot finish by then.
 		CompletionTimeout: completionTimeout(cfg, mem),
+		LinkBandwidth:     a.opts.Migration.LinkBandwidth,
 	}
 	if d := cfg.MaxDowntimeMs; d != nil && *d > 0 {
 		req.MaxDowntime = time.Duration(*d) * time.Millisecond

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/netip"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
 	"github.com/virtkit/virtkit/migration/bench"
@@ -23,10 +26,10 @@ const userfaultfdSysctl = "/proc/sys/vm/unprivileged_userfaultfd"
 // two libvirt daemons. The simulated run stays the default.
 func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 	var (
-		hv, uris, migrateURI string
-		maxTime              time.Duration
-		parallel             int
-		tls                  bool
+		hv, uris, migrateURI, link string
+		maxTime                    time.Duration
+		parallel                   int
+		tls                        bool
 	)
 	f := cmd.Flags()
 	f.StringVar(&hv, "hypervisor", "sim", "sim (virtual clock) or libvirt (the real tiny guest between two libvirt daemons, real time)")
@@ -34,6 +37,7 @@ func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 	f.StringVar(&migrateURI, "migrate-uri", "tcp://127.0.0.1", "with --hypervisor libvirt: the migration data connection (empty: libvirt's choice)")
 	f.DurationVar(&maxTime, "max-time", 90*time.Second, "with --hypervisor libvirt: a migration still running after this is aborted and reported as capped")
 	f.IntVar(&parallel, "parallel-connections", 0, "with --hypervisor libvirt: multifd connections for every policy (0 or 1: one stream)")
+	f.StringVar(&link, "link-bandwidth", "", "with --hypervisor libvirt: the capacity of the migration link (a quantity per second, e.g. 1Gi; 0 = unknown); default: measured over TCP when --migrate-uri names a local address")
 	f.BoolVar(&tls, "tls", false, "with --hypervisor libvirt: encrypt every migration (the daemons need migrate-TLS certificates: hack/realstack/libvirtd.sh makes them)")
 	cmd.Long += `
 
@@ -49,21 +53,21 @@ about 10 s of boot plus the migration, capped by --max-time.`
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		switch hv {
 		case "sim":
-			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls"} {
+			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls", "link-bandwidth"} {
 				if c.Flags().Changed(name) {
 					return fmt.Errorf("--%s: only with --hypervisor libvirt", name)
 				}
 			}
 			return simRun(c, args)
 		case "libvirt":
-			return runRealBench(c, uris, migrateURI, maxTime, parallel, tls)
+			return runRealBench(c, uris, migrateURI, link, maxTime, parallel, tls)
 		}
 		return fmt.Errorf("--hypervisor: %q is not sim or libvirt", hv)
 	}
 	return cmd
 }
 
-func runRealBench(c *cobra.Command, uris, migrateURI string, maxTime time.Duration, parallel int, tls bool) error {
+func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime time.Duration, parallel int, tls bool) error {
 	flags := c.Flags()
 	for _, name := range []string{"plot", "plot-profile", "plot-summary", "capabilities", "qemu-auto-converge"} {
 		if flags.Changed(name) {
@@ -124,6 +128,10 @@ func runRealBench(c *cobra.Command, uris, migrateURI string, maxTime time.Durati
 			return fmt.Errorf("profiles[%d].allowPostCopy: QEMU runs as libvirt-qemu and post-copy needs userfaultfd for unprivileged users (sysctl -w vm.unprivileged_userfaultfd=1)", i)
 		}
 	}
+	linkBandwidth, err := parseLinkBandwidth(link)
+	if err != nil {
+		return err
+	}
 	guest, err := findTinyGuest()
 	if err != nil {
 		return fmt.Errorf("--hypervisor libvirt: %w (build it with hack/realstack/build-guest.sh)", err)
@@ -142,8 +150,17 @@ func runRealBench(c *cobra.Command, uris, migrateURI string, maxTime time.Durati
 		return fmt.Errorf("--uri %s: %w", hosts[1], err)
 	}
 	defer func() { _ = dst.Close() }()
+	if link == "" {
+		if linkBandwidth, err = measureLocalLink(ctx, migrateURI); err != nil {
+			return fmt.Errorf("--link-bandwidth: %w", err)
+		}
+		if linkBandwidth > 0 {
+			fmt.Fprintf(c.ErrOrStderr(), "migration link (%s): %.0f MiB/s measured over TCP\n", migrateURI, linkBandwidth/(1<<20))
+		}
+	}
 	rows, err := realqemu.Run(ctx, profiles, policies, realqemu.Options{
-		Source: src, Target: dst, TargetURI: migrationURIOf(hosts[1]), MigrateURI: migrateURI,
+		LinkBandwidth: linkBandwidth,
+		Source:        src, Target: dst, TargetURI: migrationURIOf(hosts[1]), MigrateURI: migrateURI,
 		Kernel: guest.Kernel, Initrd: guest.Initrd, MaxTime: maxTime, ParallelConnections: parallel, TLS: tls,
 		Progress: c.ErrOrStderr(),
 	})
@@ -155,4 +172,35 @@ func runRealBench(c *cobra.Command, uris, migrateURI string, maxTime time.Durati
 		return bench.WriteJSON(out, rows)
 	}
 	return bench.WriteTable(out, rows)
+}
+
+// parseLinkBandwidth reads --link-bandwidth: empty = measure, else a
+// quantity of bytes per second (0 = unknown).
+func parseLinkBandwidth(s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return 0, fmt.Errorf("--link-bandwidth: %q: %w", s, err)
+	}
+	if q.Sign() < 0 {
+		return 0, fmt.Errorf("--link-bandwidth: %q is negative", s)
+	}
+	return q.AsApproximateFloat64(), nil
+}
+
+// measureLocalLink measures the link when the migrate URI names a local
+// address (the two daemons on one machine); otherwise the link stays
+// unknown (0).
+func measureLocalLink(ctx context.Context, migrateURI string) (float64, error) {
+	u, err := url.Parse(migrateURI)
+	if migrateURI == "" || err != nil {
+		return 0, nil
+	}
+	ip, err := netip.ParseAddr(u.Hostname())
+	if err != nil || !ip.IsLoopback() {
+		return 0, nil
+	}
+	return realqemu.MeasureLink(ctx, ip.String())
 }

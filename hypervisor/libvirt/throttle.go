@@ -122,9 +122,10 @@ func truncate(s string, n int) string {
 // steerable during the job, see throttleJob.SetThrottle), no dirty-rate
 // measurement during a job (page sampling contends with the job's dirty
 // tracking), and a job dirty rate that means nothing before QEMU's first
-// bitmap sync after setup (Stats leaves it unmeasured there).
+// bitmap sync after setup (Stats leaves it unmeasured there). QEMU sends
+// the stop-and-copy phase without the job's bandwidth cap.
 func (h *Hypervisor) MigrationCapabilities(context.Context) (hypervisor.MigrationCapabilities, error) {
-	return hypervisor.MigrationCapabilities{}, nil
+	return hypervisor.MigrationCapabilities{StopCopyUncapped: true}, nil
 }
 
 var _ hypervisor.MigrationCapabilityReporter = (*Hypervisor)(nil)

@@ -129,6 +129,12 @@ type Row struct {
 	MaxThrottlePercent int     `json:"maxThrottlePercent"`
 	// MeasureSeconds is the pre-start measurement, counted in TotalSeconds.
 	MeasureSeconds float64 `json:"measureSeconds"`
+	// FinishSeconds is, on a real backend, the time from the end of the
+	// job (the guest runs on the target with all its memory there) to
+	// the return of the migrate call: libvirt's finish on the target and
+	// clean-up on the source, the same work for every policy. Not counted
+	// in TotalSeconds; the simulator has none.
+	FinishSeconds float64 `json:"finishSeconds,omitempty"`
 	// Guest cost: vCPU-seconds taken by the throttle (∫ throttle × vCPUs
 	// dt) and seconds the guest ran on the target in post-copy (faulting
 	// pages back over the link).
