@@ -26,9 +26,9 @@ type MigrationCapabilities struct {
 	// QEMU's switchover rule (pending < measured bandwidth × downtime
 	// limit) then measures the pause at the capped rate, which bounds the
 	// real pause from above, and every byte left for the stop-and-copy
-	// phase moves faster than the cap. This is a fact of the data path,
-	// not an API: the simulator's bandwidth is the link itself, so it
-	// reports false.
+	// phase moves faster than the cap. A fact of QEMU's data path, not an
+	// API: the simulator models it too (its stop-and-copy runs at the
+	// link's speed).
 	StopCopyUncapped bool
 }
 

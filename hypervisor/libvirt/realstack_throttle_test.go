@@ -29,6 +29,7 @@ func TestRealJobDirtyRateAndThrottle(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, caps.DirectThrottle)
 	assert.False(t, caps.JobDirtyRateBeforeSync)
+	assert.True(t, caps.StopCopyUncapped)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -15,10 +15,12 @@ func (h *Host) MigrationCapabilities(ctx context.Context) (hypervisor.MigrationC
 	if err := ctx.Err(); err != nil {
 		return hypervisor.MigrationCapabilities{}, err
 	}
+	// Both faces send the stop-and-copy phase at the link's speed, as QEMU
+	// does whatever the job's cap.
 	if h.opts.LibvirtFace {
-		return hypervisor.MigrationCapabilities{}, nil
+		return hypervisor.MigrationCapabilities{StopCopyUncapped: true}, nil
 	}
-	return hypervisor.MigrationCapabilities{DirectThrottle: true, DirtyRateDuringJob: true, JobDirtyRateBeforeSync: false}, nil
+	return hypervisor.MigrationCapabilities{DirectThrottle: true, DirtyRateDuringJob: true, StopCopyUncapped: true}, nil
 }
 
 // AutoConvergeSchedule is when QEMU's auto-converge checks the dirty rate.

@@ -51,7 +51,7 @@ func TestLibvirtFace(t *testing.T) {
 		onStart: func(src, _ *sim.Host) {
 			caps, err := src.MigrationCapabilities(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, hypervisor.MigrationCapabilities{}, caps)
+			assert.Equal(t, hypervisor.MigrationCapabilities{StopCopyUncapped: true}, caps)
 		},
 		control: func(job hypervisor.MigrationJob, st hypervisor.JobStats) {
 			_, ok := job.(hypervisor.Throttler)

@@ -262,6 +262,8 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	}
 	if opts.LinkCapacity > 0 {
 		req.Params.Bandwidth = uint64(p.BandwidthBytes())
+		// As the real bench measures its loopback link.
+		req.LinkBandwidth = float64(opts.LinkCapacity)
 	}
 	_, isVirtkit := policy.(*migration.VirtkitPolicy)
 	if isVirtkit {

@@ -39,7 +39,7 @@ func TestRunOnSim(t *testing.T) {
 	var progress bytes.Buffer
 	rows, err := Run(ctx, []bench.Profile{profile("128Mi", "512Mi", "0")}, []string{"virtkit", "kubevirt"}, Options{
 		Source: src, Target: dst, TargetURI: "b", Kernel: "/k/vmlinuz", Initrd: "/k/initrd", Progress: &progress,
-		MaxTime: 30 * time.Second,
+		MaxTime: 30 * time.Second, LinkBandwidth: 1 << 30,
 	})
 	require.NoError(t, err)
 	require.Len(t, rows, 2)
@@ -51,9 +51,10 @@ func TestRunOnSim(t *testing.T) {
 	assert.Equal(t, []string{"virtkit", "kubevirt"}, []string{rows[0].Policy, rows[1].Policy})
 	assert.Contains(t, progress.String(), "p/virtkit: Succeeded PreCopy")
 	// Each run lists the engine's calls: what each policy started the job
-	// with (virtkit aims at 80 ms less its 30 ms reserve, KubeVirt at the
-	// configured 300 ms) and how often it polled.
-	assert.Regexp(t, `(?s)p/virtkit: .*migration calls \(s from the engine's start\): \d+\.\d\d MigrationCapabilities \(\d+ ms\), \d+\.\d\d StartMigration\{bandwidth 512 MiB/s, downtime 50ms\} \(job seen after \d+ ms\).*, Stats x\d+ \(`, progress.String())
+	// with (under the 512 MiB/s cap on a link twice as fast, virtkit gives
+	// QEMU the configured 300 ms, as KubeVirt does; see the capped-pause
+	// rule of the migration package).
+	assert.Regexp(t, `(?s)p/virtkit: .*migration calls \(s from the engine's start\): \d+\.\d\d MigrationCapabilities \(\d+ ms\), \d+\.\d\d StartMigration\{bandwidth 512 MiB/s, downtime 300ms\} \(job seen after \d+ ms\)`, progress.String())
 	assert.Regexp(t, `(?s)p/kubevirt: .*StartMigration\{bandwidth 512 MiB/s, downtime 300ms\}`, progress.String())
 	for _, h := range []*sim.Host{src, dst} {
 		doms, err := h.List(ctx)
