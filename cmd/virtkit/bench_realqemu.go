@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 	var (
 		hv, uris, migrateURI, link string
 		maxTime                    time.Duration
-		parallel                   int
+		parallel, repeat           int
 		tls                        bool
 	)
 	f := cmd.Flags()
@@ -38,6 +39,7 @@ func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 	f.DurationVar(&maxTime, "max-time", 90*time.Second, "with --hypervisor libvirt: a migration still running after this is aborted and reported as capped")
 	f.IntVar(&parallel, "parallel-connections", 0, "with --hypervisor libvirt: multifd connections for every policy (0 or 1: one stream)")
 	f.StringVar(&link, "link-bandwidth", "", "with --hypervisor libvirt: the capacity of the migration link (a quantity per second, e.g. 1Gi; 0 = unknown); default: measured over TCP when --migrate-uri names a local address")
+	f.IntVar(&repeat, "repeat", 1, "with --hypervisor libvirt: run every profile under every policy this many times, each run starting the policies one further along (the table adds medians and ranges; JSON rows carry their run)")
 	f.BoolVar(&tls, "tls", false, "with --hypervisor libvirt: encrypt every migration (the daemons need migrate-TLS certificates: hack/realstack/libvirtd.sh makes them)")
 	cmd.Long += `
 
@@ -48,26 +50,28 @@ dirtyRate over workingSet, and the migration's maximum speed realises the
 bandwidth. Shapes other than uniform/sequential, dips and bursts cannot be
 realised and are refused. Without --profiles it runs four real profiles
 (idle, convergent, throttle-needed, hopeless). Each run takes real time:
-about 10 s of boot plus the migration, capped by --max-time.`
+about 10 s of boot plus the migration, capped by --max-time. Real runs are
+noisy: --repeat N runs the whole set N times, rotating the order of the
+policies, and the table adds each cell's median and range.`
 	simRun := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		switch hv {
 		case "sim":
-			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls", "link-bandwidth"} {
+			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls", "link-bandwidth", "repeat"} {
 				if c.Flags().Changed(name) {
 					return fmt.Errorf("--%s: only with --hypervisor libvirt", name)
 				}
 			}
 			return simRun(c, args)
 		case "libvirt":
-			return runRealBench(c, uris, migrateURI, link, maxTime, parallel, tls)
+			return runRealBench(c, uris, migrateURI, link, maxTime, parallel, repeat, tls)
 		}
 		return fmt.Errorf("--hypervisor: %q is not sim or libvirt", hv)
 	}
 	return cmd
 }
 
-func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime time.Duration, parallel int, tls bool) error {
+func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime time.Duration, parallel, repeat int, tls bool) error {
 	flags := c.Flags()
 	for _, name := range []string{"plot", "plot-profile", "plot-summary", "capabilities", "qemu-auto-converge"} {
 		if flags.Changed(name) {
@@ -83,6 +87,9 @@ func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime time.
 	}
 	if parallel < 0 {
 		return fmt.Errorf("--parallel-connections: %d is negative", parallel)
+	}
+	if repeat < 1 {
+		return fmt.Errorf("--repeat: %d: want 1 or more", repeat)
 	}
 	profilesFile, _ := flags.GetString("profiles")
 	policyList, _ := flags.GetString("policies")
@@ -158,20 +165,45 @@ func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime time.
 			fmt.Fprintf(c.ErrOrStderr(), "migration link (%s): %.0f MiB/s measured over TCP\n", migrateURI, linkBandwidth/(1<<20))
 		}
 	}
-	rows, err := realqemu.Run(ctx, profiles, policies, realqemu.Options{
+	opts := realqemu.Options{
 		LinkBandwidth: linkBandwidth,
 		Source:        src, Target: dst, TargetURI: migrationURIOf(hosts[1]), MigrateURI: migrateURI,
 		Kernel: guest.Kernel, Initrd: guest.Initrd, MaxTime: maxTime, ParallelConnections: parallel, TLS: tls,
 		Progress: c.ErrOrStderr(),
-	})
-	if err != nil {
-		return err
+	}
+	var rows []bench.Row
+	for run := range repeat {
+		order := rotate(policies, run)
+		if repeat > 1 {
+			fmt.Fprintf(c.ErrOrStderr(), "run %d of %d: %s\n", run+1, repeat, strings.Join(order, ", "))
+		}
+		got, err := realqemu.Run(ctx, profiles, order, opts)
+		if err != nil {
+			return err
+		}
+		for i := range got {
+			if repeat > 1 {
+				got[i].Run = run + 1
+			}
+		}
+		rows = append(rows, got...)
 	}
 	out := c.OutOrStdout()
 	if output == "json" {
 		return bench.WriteJSON(out, rows)
 	}
-	return bench.WriteTable(out, rows)
+	if err := bench.WriteTable(out, rows); err != nil || repeat == 1 {
+		return err
+	}
+	fmt.Fprintf(out, "\nMedians and ranges over %d runs:\n", repeat)
+	return bench.WriteSummaryTable(out, bench.Summarize(rows))
+}
+
+// rotate returns xs started k places further along (wrapping), so that
+// repeated runs do not always give the same policy the same slot.
+func rotate(xs []string, k int) []string {
+	k %= len(xs)
+	return append(slices.Clone(xs[k:]), xs[:k]...)
 }
 
 // parseLinkBandwidth reads --link-bandwidth: empty = measure, else a

@@ -35,6 +35,8 @@ func TestBenchMigrateRealFlags(t *testing.T) {
 		{"unrealisable profile", []string{"--hypervisor", "libvirt", "--profiles", bad},
 			[]string{"profiles[0].memory", "profiles[0].shape", "invalid benchmark profile"}},
 		{"max-time must be positive", []string{"--hypervisor", "libvirt", "--max-time", "0s"}, []string{"--max-time"}},
+		{"repeat on sim", []string{"--repeat", "3"}, []string{"--repeat: only with --hypervisor libvirt"}},
+		{"repeat must be positive", []string{"--hypervisor", "libvirt", "--repeat", "0"}, []string{"--repeat: 0: want 1 or more"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := newRootCmd()
@@ -49,4 +51,17 @@ func TestBenchMigrateRealFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRotatePolicies(t *testing.T) {
+	ps := []string{"virtkit", "kubevirt", "nova"}
+	for k, want := range [][]string{
+		{"virtkit", "kubevirt", "nova"},
+		{"kubevirt", "nova", "virtkit"},
+		{"nova", "virtkit", "kubevirt"},
+		{"virtkit", "kubevirt", "nova"},
+	} {
+		assert.Equal(t, want, rotate(ps, k), "run %d", k+1)
+	}
+	assert.Equal(t, []string{"virtkit", "kubevirt", "nova"}, ps, "the input is not changed")
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -112,9 +111,12 @@ type Sample struct {
 // Row is one (profile, policy) result; the JSON field names are the
 // benchmark's output format.
 type Row struct {
-	Profile      string   `json:"profile"`
-	Policy       string   `json:"policy"`
-	Capabilities string   `json:"capabilities"`
+	Profile      string `json:"profile"`
+	Policy       string `json:"policy"`
+	Capabilities string `json:"capabilities"`
+	// Run is the repetition (from 1) of a repeated real benchmark; 0 in a
+	// single run.
+	Run          int      `json:"run,omitempty"`
 	Outcome      string   `json:"outcome"`
 	Reason       string   `json:"reason"`
 	Mode         string   `json:"mode"`
@@ -391,10 +393,5 @@ func MedianRatio(rows []Row) float64 {
 	for i, r := range rows {
 		rs[i] = r.Ratio()
 	}
-	sort.Float64s(rs)
-	n := len(rs)
-	if n%2 == 1 {
-		return rs[n/2]
-	}
-	return (rs[n/2-1] + rs[n/2]) / 2
+	return median(rs)
 }

@@ -80,15 +80,6 @@ var knownGaps = map[string]float64{
 	"moderate/virtkit/downtime":    0.5,
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // TestSimMatchesRealQEMU runs the simulator, calibrated on the real idle
 // runs only (setup time, zero memory, the loopback's speed), on the
 // profiles measured on real QEMU (testdata/realqemu-validation.json: three
