@@ -28,7 +28,7 @@ const userfaultfdSysctl = "/proc/sys/vm/unprivileged_userfaultfd"
 func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 	var (
 		hv, uris, migrateURI, link string
-		maxTime                    time.Duration
+		maxTime, samplePasses      time.Duration
 		parallel, repeat           int
 		tls                        bool
 	)
@@ -39,6 +39,7 @@ func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 	f.DurationVar(&maxTime, "max-time", 90*time.Second, "with --hypervisor libvirt: a migration still running after this is aborted and reported as capped")
 	f.IntVar(&parallel, "parallel-connections", 0, "with --hypervisor libvirt: multifd connections for every policy (0 or 1: one stream)")
 	f.StringVar(&link, "link-bandwidth", "", "with --hypervisor libvirt: the capacity of the migration link (a quantity per second, e.g. 1Gi; 0 = unknown); default: measured over TCP when --migrate-uri names a local address")
+	f.DurationVar(&samplePasses, "sample-passes", 0, "with --hypervisor libvirt: also read every job's stats at this period (e.g. 20ms) and report where each iteration began (JSON \"passes\"; the data behind the simulator's validation)")
 	f.IntVar(&repeat, "repeat", 1, "with --hypervisor libvirt: run every profile under every policy this many times, each run starting the policies one further along (the table adds medians and ranges; JSON rows carry their run)")
 	f.BoolVar(&tls, "tls", false, "with --hypervisor libvirt: encrypt every migration (the daemons need migrate-TLS certificates: hack/realstack/libvirtd.sh makes them)")
 	cmd.Long += `
@@ -57,21 +58,21 @@ policies, and the table adds each cell's median and range.`
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		switch hv {
 		case "sim":
-			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls", "link-bandwidth", "repeat"} {
+			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls", "link-bandwidth", "repeat", "sample-passes"} {
 				if c.Flags().Changed(name) {
 					return fmt.Errorf("--%s: only with --hypervisor libvirt", name)
 				}
 			}
 			return simRun(c, args)
 		case "libvirt":
-			return runRealBench(c, uris, migrateURI, link, maxTime, parallel, repeat, tls)
+			return runRealBench(c, uris, migrateURI, link, maxTime, samplePasses, parallel, repeat, tls)
 		}
 		return fmt.Errorf("--hypervisor: %q is not sim or libvirt", hv)
 	}
 	return cmd
 }
 
-func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime time.Duration, parallel, repeat int, tls bool) error {
+func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime, samplePasses time.Duration, parallel, repeat int, tls bool) error {
 	flags := c.Flags()
 	for _, name := range []string{"plot", "plot-profile", "plot-summary", "capabilities", "qemu-auto-converge"} {
 		if flags.Changed(name) {
@@ -87,6 +88,9 @@ func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime time.
 	}
 	if parallel < 0 {
 		return fmt.Errorf("--parallel-connections: %d is negative", parallel)
+	}
+	if samplePasses < 0 {
+		return fmt.Errorf("--sample-passes: %v is negative", samplePasses)
 	}
 	if repeat < 1 {
 		return fmt.Errorf("--repeat: %d: want 1 or more", repeat)
@@ -169,7 +173,7 @@ func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime time.
 		LinkBandwidth: linkBandwidth,
 		Source:        src, Target: dst, TargetURI: migrationURIOf(hosts[1]), MigrateURI: migrateURI,
 		Kernel: guest.Kernel, Initrd: guest.Initrd, MaxTime: maxTime, ParallelConnections: parallel, TLS: tls,
-		Progress: c.ErrOrStderr(),
+		Progress: c.ErrOrStderr(), SamplePasses: samplePasses,
 	}
 	var rows []bench.Row
 	for run := range repeat {

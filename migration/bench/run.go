@@ -91,6 +91,11 @@ type Options struct {
 	MaxTime time.Duration
 	// Samples keeps the remaining-memory curve of each run (for plots).
 	Samples bool
+	// SamplePasses, when positive, reads the job's stats at this period
+	// of simulated time between the engine's polls and records where each
+	// iteration began (Row.Passes), as the real bench does with the same
+	// option. The engine sees nothing of it.
+	SamplePasses time.Duration
 	// Host and Workload, when set, adjust the simulated hosts' options and
 	// the guest's workload (calibration against a real run: setup time,
 	// zero memory).
@@ -148,6 +153,10 @@ type Row struct {
 	DowntimeLimit time.Duration        `json:"-"`
 	Decisions     []migration.Decision `json:"-"`
 	Samples       []Sample             `json:"-"`
+
+	// Passes is where each pre-copy iteration began, when the run sampled
+	// them (Options.SamplePasses).
+	Passes []Pass `json:"passes,omitempty"`
 }
 
 // Ratio is total time over the lower bound.
@@ -279,7 +288,8 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 		}
 	}
 	eopts := migration.Options{Policy: policy, Clock: clock, Probe: simProbe{src}, SkipMeasurement: !isVirtkit}
-	eng, err := migration.NewEngine(src, req, eopts)
+	sh := &samplingHost{Host: src}
+	eng, err := migration.NewEngine(sh, req, eopts)
 	if err != nil {
 		return Row{}, err
 	}
@@ -300,6 +310,7 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 		return Row{}, err
 	}
 	lastProgress := began
+	var passes PassRecorder
 	var lastRemaining uint64
 	haveRemaining, timedOut := false, false
 	for start := clock.Now(); ; {
@@ -313,7 +324,9 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 			return Row{}, fmt.Errorf("still running after %v of simulated time: %w", opts.MaxTime, ErrMaxTime)
 		}
 		poll := eng.NextPoll()
-		clock.Advance(poll)
+		if err := advance(ctx, clock, poll, opts.SamplePasses, sh, &passes); err != nil {
+			return Row{}, err
+		}
 		done, err := eng.Step(ctx)
 		if err != nil {
 			return Row{}, err
@@ -373,6 +386,7 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	row.DecisionSeconds = round(res.DecisionAt.Seconds(), 3)
 	row.MaxThrottlePercent = res.MaxThrottle
 	row.Decisions = res.Decisions
+	row.Passes = passes.Passes()
 	if opts.Samples && res.Outcome == migration.OutcomeSucceeded {
 		row.Samples = append(row.Samples, Sample{Seconds: res.Total.Seconds(), Remaining: 0})
 	}
@@ -394,4 +408,39 @@ func MedianRatio(rows []Row) float64 {
 		rs[i] = r.Ratio()
 	}
 	return median(rs)
+}
+
+// samplingHost is the source host as the engine sees it, keeping the job
+// it starts so that the bench can sample the job's stats by itself.
+type samplingHost struct {
+	*sim.Host
+	job hypervisor.MigrationJob
+}
+
+func (h *samplingHost) StartMigration(ctx context.Context, name string, p hypervisor.MigrationParams) (hypervisor.MigrationJob, error) {
+	j, err := h.Host.StartMigration(ctx, name, p)
+	h.job = j
+	return j, err
+}
+
+// advance moves the virtual clock by d; with a sampling period it stops
+// every period on the way to record the job's passes.
+func advance(ctx context.Context, clock *sim.VirtualClock, d, period time.Duration, h *samplingHost, rec *PassRecorder) error {
+	if period <= 0 || h.job == nil {
+		clock.Advance(d)
+		return nil
+	}
+	for d > 0 {
+		step := min(period, d)
+		clock.Advance(step)
+		d -= step
+		st, err := h.job.Stats(ctx)
+		if err != nil {
+			return fmt.Errorf("sample the job's passes: %w", err)
+		}
+		if el, ok := st.Elapsed.Get(); ok {
+			rec.Observe(el, st)
+		}
+	}
+	return nil
 }

@@ -79,6 +79,9 @@ func describeParams(p hypervisor.MigrationParams) string {
 type recordingMigrator struct {
 	m   hypervisor.Migrator
 	log *callLog
+	// started, when set, receives the job StartMigration started (the
+	// pass sampler's).
+	started chan hypervisor.MigrationJob
 }
 
 func (r *recordingMigrator) MigrationCapabilities(ctx context.Context) (hypervisor.MigrationCapabilities, error) {
@@ -98,6 +101,12 @@ func (r *recordingMigrator) StartMigration(ctx context.Context, name string, p h
 	r.log.add(at, "%s (job seen after %.0f ms)", describeParams(p), float64(r.log.since()-at)/float64(time.Millisecond))
 	if err != nil {
 		return nil, err
+	}
+	if r.started != nil {
+		select {
+		case r.started <- job:
+		default: // one job per engine; the sampler follows the first
+		}
 	}
 	rj := &recordingJob{MigrationJob: job, log: r.log}
 	if t, ok := job.(hypervisor.Throttler); ok {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/virtkit/virtkit/hypervisor"
@@ -56,6 +57,11 @@ type Options struct {
 	// bytes/s (MeasureLink on the migrate URI's address), given to every
 	// engine as migration.Request.LinkBandwidth; 0 = unknown.
 	LinkBandwidth float64
+	// SamplePasses, when positive, reads the job's stats at this period
+	// beside the engine's polls and records where each iteration began
+	// (bench.Row.Passes): the data behind the simulator's validation.
+	// Every policy's job is sampled alike.
+	SamplePasses time.Duration
 	// Logger receives the engine's decisions; nil = discard.
 	Logger *slog.Logger
 	// Progress, when set, gets one line per run as it ends.
@@ -180,7 +186,22 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	if m, ok := opts.Source.(hypervisor.DirtyRateMeasurer); ok {
 		eopts.Measurer = &recordingMeasurer{m: m, log: calls}
 	}
-	eng, err := migration.NewEngine(&recordingMigrator{m: opts.Source, log: calls}, req, eopts)
+	rm := &recordingMigrator{m: opts.Source, log: calls}
+	var (
+		passes bench.PassRecorder
+		wg     sync.WaitGroup
+	)
+	sctx, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	if opts.SamplePasses > 0 {
+		rm.started = make(chan hypervisor.MigrationJob, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			samplePasses(sctx, rm.started, opts.SamplePasses, &passes)
+		}()
+	}
+	eng, err := migration.NewEngine(rm, req, eopts)
 	if err != nil {
 		return bench.Row{}, err
 	}
@@ -192,9 +213,12 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	var tl timeline
 	calls.began = time.Now()
 	res, err := drive(ctx, eng, &row, acceptable, opts.MaxTime, &tl)
+	stopSampling()
+	wg.Wait()
 	if err != nil {
 		return bench.Row{}, err
 	}
+	row.Passes = passes.Passes()
 	snap := eng.Snapshot()
 	row.Outcome = string(res.Outcome)
 	row.Reason = res.Reason
@@ -382,4 +406,31 @@ func boot(ctx context.Context, opts Options, g Guest, name string) error {
 func round(v float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(v*p) / p
+}
+
+// samplePasses waits for the job, then reads its stats every period until
+// ctx ends, recording where each iteration began.
+func samplePasses(ctx context.Context, started <-chan hypervisor.MigrationJob, period time.Duration, rec *bench.PassRecorder) {
+	var job hypervisor.MigrationJob
+	select {
+	case job = <-started:
+	case <-ctx.Done():
+		return
+	}
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		st, err := job.Stats(ctx)
+		if err != nil {
+			continue
+		}
+		if el, ok := st.Elapsed.Get(); ok {
+			rec.Observe(el, st)
+		}
+	}
 }
