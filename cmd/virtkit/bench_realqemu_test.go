@@ -36,6 +36,8 @@ func TestBenchMigrateRealFlags(t *testing.T) {
 			[]string{"profiles[0].memory", "profiles[0].shape", "invalid benchmark profile"}},
 		{"max-time must be positive", []string{"--hypervisor", "libvirt", "--max-time", "0s"}, []string{"--max-time"}},
 		{"repeat on sim", []string{"--repeat", "3"}, []string{"--repeat: only with --hypervisor libvirt"}},
+		{"sample-passes on sim", []string{"--sample-passes", "20ms"}, []string{"--sample-passes: only with --hypervisor libvirt"}},
+		{"sample-passes negative", []string{"--hypervisor", "libvirt", "--sample-passes", "-1s"}, []string{"--sample-passes: -1s is negative"}},
 		{"repeat must be positive", []string{"--hypervisor", "libvirt", "--repeat", "0"}, []string{"--repeat: 0: want 1 or more"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
