@@ -185,8 +185,8 @@ func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime, samp
 		if err != nil {
 			return err
 		}
-		for i := range got {
-			if repeat > 1 {
+		if repeat > 1 {
+			for i := range got {
 				got[i].Run = run + 1
 			}
 		}

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -71,10 +70,7 @@ func TestPassRecorder(t *testing.T) {
 // Sampling the passes reads the job's stats between the engine's polls:
 // the engine sees nothing of it, so the run is the same run.
 func TestSamplePassesLeavesTheRunAlone(t *testing.T) {
-	data, err := os.ReadFile("testdata/validation-profiles.yaml")
-	require.NoError(t, err)
-	profiles, err := DecodeProfiles(data)
-	require.NoError(t, err)
+	profiles, _ := loadRealRuns(t, "testdata/realqemu-passes.json")
 	for _, p := range profiles {
 		for _, policy := range []string{"kubevirt", "virtkit"} {
 			t.Run(p.Name+"/"+policy, func(t *testing.T) {

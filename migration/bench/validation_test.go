@@ -90,23 +90,14 @@ var knownGaps = map[string]float64{
 // runs each) and holds job time, downtime, iterations and bytes sent within
 // 15 % of the real medians, or within the bound of a documented gap.
 func TestSimMatchesRealQEMU(t *testing.T) {
-	data, err := os.ReadFile("testdata/validation-profiles.yaml")
-	require.NoError(t, err)
-	profiles, err := DecodeProfiles(data)
-	require.NoError(t, err)
-	raw, err := os.ReadFile("testdata/realqemu-validation.json")
-	require.NoError(t, err)
-	var doc struct {
-		Runs []realRun `json:"runs"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &doc))
+	profiles, runs := loadRealRuns(t, "testdata/realqemu-validation.json")
 
 	var b strings.Builder
 	b.WriteString("| profile | policy | quantity | real (median of 3) | real range | sim | sim/real |\n|---|---|---|---|---|---|---|\n")
 	for _, p := range profiles {
 		for _, policy := range []string{"kubevirt", "virtkit"} {
 			var job, down, iters, bytes []float64
-			for _, r := range doc.Runs {
+			for _, r := range runs {
 				if r.Profile == p.Name && r.Policy == policy && r.Outcome == "Succeeded" {
 					job, down, iters, bytes = append(job, r.JobSeconds), append(down, r.DowntimeMs), append(iters, r.Iterations), append(bytes, r.BytesSent/(1<<20))
 				}
@@ -149,17 +140,8 @@ func TestSimMatchesRealQEMU(t *testing.T) {
 // the guest's zero pages as remaining until its first pass reaches them,
 // the simulator sends them at the start.
 func TestSimPassesAgainstRealQEMU(t *testing.T) {
-	data, err := os.ReadFile("testdata/validation-profiles.yaml")
-	require.NoError(t, err)
-	profiles, err := DecodeProfiles(data)
-	require.NoError(t, err)
-	raw, err := os.ReadFile("testdata/realqemu-passes.json")
-	require.NoError(t, err)
-	var doc struct {
-		Runs []realRun `json:"runs"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &doc))
-	table, cells := passTable(t, profiles, doc.Runs)
+	profiles, runs := loadRealRuns(t, "testdata/realqemu-passes.json")
+	table, cells := passTable(t, profiles, runs)
 	t.Log("\n" + table)
 	require.Len(t, cells, 12, "the cells the real runs saw in at least two runs")
 	for _, c := range cells {
@@ -187,14 +169,16 @@ var knownPassGaps = map[string]float64{
 	"moderate/virtkit/2/sent":         0.25,
 }
 
-// passTable compares, iteration by iteration, the data remaining and sent
-// when each pre-copy iteration began on real QEMU (the median of the runs
-// that saw it) and in the simulator.
+// passCell is one compared quantity: its key (profile/policy/iteration/
+// quantity) and the simulator's value over the real median.
 type passCell struct {
 	key   string
 	ratio float64
 }
 
+// passTable compares, iteration by iteration, the data remaining and sent
+// when each pre-copy iteration began on real QEMU (the median of the runs
+// that saw it) and in the simulator.
 func passTable(t *testing.T, profiles []Profile, runs []realRun) (string, []passCell) {
 	var (
 		b     strings.Builder
@@ -246,4 +230,21 @@ func passTable(t *testing.T, profiles []Profile, runs []realRun) (string, []pass
 		}
 	}
 	return b.String(), cells
+}
+
+// loadRealRuns reads the validation's profiles and the real runs vendored
+// in file.
+func loadRealRuns(t *testing.T, file string) ([]Profile, []realRun) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/validation-profiles.yaml")
+	require.NoError(t, err)
+	profiles, err := DecodeProfiles(data)
+	require.NoError(t, err)
+	raw, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var doc struct {
+		Runs []realRun `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	return profiles, doc.Runs
 }
