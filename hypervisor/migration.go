@@ -78,6 +78,11 @@ type JobStats struct {
 	// MemoryBps is the current transfer rate.
 	MemoryBps       Measured[uint64]
 	MemoryIteration Measured[uint64]
+	// MemoryConstant is the memory found filled with one byte value (zero
+	// pages, for the most part), in bytes: pre-copy sends such a page as a
+	// header, not its contents, so it is in MemoryRemaining until a pass
+	// reaches it but costs no bandwidth (libvirt's memory_constant pages).
+	MemoryConstant Measured[uint64]
 	// Downtime is the expected downtime while running, the actual one once
 	// completed.
 	Downtime Measured[time.Duration]

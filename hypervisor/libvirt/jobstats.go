@@ -36,12 +36,15 @@ func convertJobStats(info *lv.DomainJobInfo, postCopy bool) hypervisor.JobStats 
 		SetupTime:        millis(info.SetupTimeSet, info.SetupTime),
 		PostcopyRequests: count(info.MemPostcopyReqsSet, info.MemPostcopyReqs),
 	}
+	page := uint64(defaultPageSize)
+	if info.MemPageSizeSet && info.MemPageSize > 0 {
+		page = info.MemPageSize
+	}
 	if info.MemDirtyRateSet && info.MemIterationSet && info.MemIteration >= firstMeasuredIteration {
-		page := uint64(defaultPageSize)
-		if info.MemPageSizeSet && info.MemPageSize > 0 {
-			page = info.MemPageSize
-		}
 		st.MemoryDirtyRate = hypervisor.Some(info.MemDirtyRate * page)
+	}
+	if info.MemConstantSet {
+		st.MemoryConstant = hypervisor.Some(info.MemConstant * page)
 	}
 	if info.AutoConvergeThrottleSet {
 		st.AutoConvergeThrottle = hypervisor.Some(int64(info.AutoConvergeThrottle))

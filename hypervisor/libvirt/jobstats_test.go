@@ -97,6 +97,11 @@ func TestConvertJobStatsFields(t *testing.T) {
 	pc.MemPostcopyReqsSet, pc.MemPostcopyReqs = true, 17
 	assert.Equal(t, hypervisor.ModePostCopy, convertJobStats(pc, false).Mode, "page requests mean post-copy")
 	assert.Equal(t, hypervisor.JobCompleted, convertJobStats(&lv.DomainJobInfo{Type: lv.DOMAIN_JOB_COMPLETED}, false).Type)
+
+	assert.False(t, st.MemoryConstant.Valid, "memory_constant not sent: not measured")
+	zp := runningJob(2, 0, 0)
+	zp.MemConstantSet, zp.MemConstant = true, 38000
+	assert.Equal(t, hypervisor.Some(uint64(38000*4096)), convertJobStats(zp, false).MemoryConstant, "constant pages become bytes")
 }
 
 func TestThrottleCommand(t *testing.T) {

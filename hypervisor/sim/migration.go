@@ -59,7 +59,9 @@ type job struct {
 	tracker   *tracker // pages dirtied since the last bitmap sync
 	bm        bitmap   // the pending pages, per region: what pending counts
 	total     float64  // guest memory
-	pending   float64  // bytes left in the current pass (or post-copy)
+	pending   float64  // bytes left in the current pass (or post-copy), zero pages included
+	zero      float64  // zero pages the first pass has not reached yet (in pending)
+	constant  float64  // zero pages reached: sent as a header each
 	processed float64
 	iteration int
 	setupDone bool // Options.MigrationSetup has passed
@@ -204,10 +206,12 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 		j.iteration = 1
 		j.tracker = newTracker(&d.model, now)
 		j.bm = newBitmap(&d.model, j.total)
-		if z := float64(wl.ZeroMemory); z > 0 {
-			// Zero pages leave in the first pass as headers only.
-			j.bm.other = math.Max(0, j.bm.other-z)
-			j.pending = j.bm.total()
+		if z := math.Min(float64(wl.ZeroMemory), j.bm.other); z > 0 {
+			// Zero pages stay in the remaining data until the first pass
+			// reaches them, and then leave as a header each (QEMU's
+			// zero-page detection): they take no bandwidth.
+			j.bm.other -= z
+			j.zero = z
 		}
 		j.bwEstimate = j.bandwidth(now)
 		link.active.Add(1)
@@ -319,10 +323,18 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 		if d.running() {
 			j.tracker.step(&d.model, t, dt, d.throttle)
 		}
-		sent := math.Min(j.pending, j.allowance(bw*secs))
+		data := j.pending - j.zero
+		sent := math.Min(data, j.allowance(bw*secs))
 		j.transmit(sent)
-		j.pending -= sent
-		j.bm.setTotal(j.pending)
+		// The pass meets zero pages among the data pages, spread alike.
+		reached := j.zero
+		if data > 0 {
+			reached = j.zero * sent / data
+		}
+		j.zero -= reached
+		j.constant += reached
+		j.pending -= sent + reached
+		j.bm.setTotal(j.pending - j.zero)
 		j.processed += sent
 		j.xferPeriod += sent
 		j.windowBytes += sent
@@ -422,7 +434,7 @@ func (j *job) transmit(bytes float64) {
 // check.
 func (j *job) sync(h *Host, d *domain, now time.Time) {
 	dirty := j.bm.merge(&d.model, j.tracker, now)
-	j.pending = j.bm.total()
+	j.pending = j.bm.total() + j.zero
 	j.syncPending = j.pending
 	j.dirtyPeriod += dirty
 	j.iteration++
@@ -471,6 +483,7 @@ func (j *job) setThrottle(d *domain, pct int) {
 // stopAndCopy pauses the guest for the final copy.
 func (j *job) stopAndCopy(h *Host, d *domain, now time.Time) {
 	j.phase = phaseStopCopy
+	j.reachZero()
 	j.userPaused = d.state == hypervisor.StatePaused
 	j.stopStart = now
 	j.emptyAt = now
@@ -481,11 +494,20 @@ func (j *job) stopAndCopy(h *Host, d *domain, now time.Time) {
 	h.emit(hypervisor.Event{Domain: j.name, UUID: d.uuid(), Time: now, Kind: hypervisor.EventMigrationIteration, Iteration: j.iteration})
 }
 
+// reachZero sends the zero pages still pending at once: with the guest
+// stopped (or in post-copy) they cost a header each.
+func (j *job) reachZero() {
+	j.pending -= j.zero
+	j.constant += j.zero
+	j.zero = 0
+}
+
 // startPostCopy pauses the source for the blackout; the target then runs
 // the guest and pulls the rest.
 func (j *job) startPostCopy(h *Host, d *domain, now time.Time) {
 	j.bm.merge(&d.model, j.tracker, now)
-	j.pending = j.bm.total()
+	j.pending = j.bm.total() + j.zero
+	j.reachZero()
 	j.phase = phasePostCopyBlackout
 	j.mode = hypervisor.ModePostCopy
 	j.stopStart = now
@@ -637,6 +659,7 @@ func (j *job) statsAt(now time.Time) hypervisor.JobStats {
 		MemoryDirtyRate:      j.dirtyRate,
 		MemoryBps:            hypervisor.Some(uint64(j.bwEstimate)),
 		MemoryIteration:      hypervisor.Some(uint64(j.iteration)),
+		MemoryConstant:       hypervisor.Some(uint64(j.constant)),
 		SetupTime:            hypervisor.Some[time.Duration](0),
 		AutoConvergeThrottle: hypervisor.Some(int64(j.throttlePct)),
 	}

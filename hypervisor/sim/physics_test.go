@@ -119,3 +119,34 @@ func TestAutoConvergeQEMU92BackgroundSync(t *testing.T) {
 	assert.Greater(t, newIter, legacyIter, "background syncs")
 	assert.Greater(t, newThr, legacyThr, "the throttle climbs during the long pass")
 }
+
+// Zero pages are in the remaining data until the first pass reaches them,
+// as QEMU counts them, take no bandwidth, and are reported as constant
+// memory once reached.
+func TestZeroPagesRemainUntilTheFirstPassReachesThem(t *testing.T) {
+	out := runScenario(t, scenario{
+		memory: 1 * GiB, link: sim.Link{Bandwidth: 100 * MiB},
+		workload: sim.Workload{ZeroMemory: 768 * MiB},
+		poll:     100 * time.Millisecond,
+		limit:    60 * time.Second,
+	})
+	require.True(t, out.result.Succeeded, out.err)
+	first := out.polls[0]
+	assert.Greater(t, first.DataRemaining.Value, uint64(900*MiB), "the zero pages are still to be sent")
+	var half hypervisor.JobStats
+	for _, st := range out.polls {
+		if st.DataProcessed.Value >= 128*MiB {
+			half = st
+			break
+		}
+	}
+	require.True(t, half.MemoryConstant.Valid)
+	// Half the data sent: half the zero pages reached, the other half
+	// still remaining.
+	assert.InDelta(t, 384*MiB, float64(half.MemoryConstant.Value), float64(40*MiB))
+	assert.InDelta(t, 512*MiB, float64(half.DataRemaining.Value), float64(60*MiB))
+	st := out.result.Stats
+	assert.InDelta(t, 768*MiB, float64(st.MemoryConstant.Value), float64(MiB), "every zero page reached by the end")
+	assert.Less(t, st.DataProcessed.Value, uint64(300*MiB), "only the data pages cost bandwidth")
+	assert.Less(t, out.result.Ended.Sub(out.result.Started), 4*time.Second, "256 MiB of data at 100 MiB/s, not 1 GiB")
+}

@@ -17,6 +17,13 @@ type Pass struct {
 	Seconds        float64 `json:"seconds"`
 	RemainingBytes uint64  `json:"remainingBytes"`
 	SentBytes      uint64  `json:"sentBytes"`
+	// ConstantBytes is the memory the job had found filled with one byte
+	// value by then (zero pages: in the remaining data until a pass
+	// reaches them, sent as a header each); 0 when not reported.
+	ConstantBytes uint64 `json:"constantBytes,omitempty"`
+	// DirtyRate is the job's dirty rate then, bytes/s, as QEMU computed it
+	// at its last bitmap sync; nil before it has measured one.
+	DirtyRate *uint64 `json:"dirtyRate,omitempty"`
 }
 
 // PassRecorder turns job stats sampled at a fine period into the job's
@@ -42,10 +49,15 @@ func (r *PassRecorder) Observe(elapsed time.Duration, st hypervisor.JobStats) {
 	if !ok {
 		return
 	}
-	r.passes = append(r.passes, Pass{
+	p := Pass{
 		Iteration: it, Seconds: round(elapsed.Seconds(), 3),
 		RemainingBytes: rem, SentBytes: st.DataProcessed.Or(st.MemoryProcessed.Or(0)),
-	})
+		ConstantBytes: st.MemoryConstant.Or(0),
+	}
+	if v, ok := st.MemoryDirtyRate.Get(); ok {
+		p.DirtyRate = &v
+	}
+	r.passes = append(r.passes, p)
 }
 
 // Passes returns what was recorded.

@@ -56,6 +56,18 @@ func TestPassRecorder(t *testing.T) {
 			},
 			want: []Pass{{Iteration: 1, Seconds: 2, RemainingBytes: 7}},
 		},
+		{
+			name: "constant memory and the dirty rate as the job reports them",
+			seen: []hypervisor.JobStats{
+				{Type: hypervisor.JobUnbounded, MemoryIteration: hypervisor.Some[uint64](1), DataRemaining: hypervisor.Some[uint64](90)},
+				{Type: hypervisor.JobUnbounded, MemoryIteration: hypervisor.Some[uint64](2), DataRemaining: hypervisor.Some[uint64](30),
+					MemoryConstant: hypervisor.Some[uint64](40), MemoryDirtyRate: hypervisor.Some[uint64](0)},
+			},
+			want: []Pass{
+				{Iteration: 1, Seconds: 0, RemainingBytes: 90},
+				{Iteration: 2, Seconds: 1, RemainingBytes: 30, ConstantBytes: 40, DirtyRate: new(uint64)},
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r PassRecorder
@@ -70,7 +82,7 @@ func TestPassRecorder(t *testing.T) {
 // Sampling the passes reads the job's stats between the engine's polls:
 // the engine sees nothing of it, so the run is the same run.
 func TestSamplePassesLeavesTheRunAlone(t *testing.T) {
-	profiles, _ := loadRealRuns(t, "testdata/realqemu-passes.json")
+	profiles, _ := loadRealRuns(t)
 	for _, p := range profiles {
 		for _, policy := range []string{"kubevirt", "virtkit"} {
 			t.Run(p.Name+"/"+policy, func(t *testing.T) {
@@ -96,4 +108,31 @@ func TestSamplePassesLeavesTheRunAlone(t *testing.T) {
 			})
 		}
 	}
+}
+
+func TestStopDirtyingAt(t *testing.T) {
+	profiles, _ := loadRealRuns(t)
+	var moderate Profile
+	for _, p := range profiles {
+		if p.Name == "moderate" {
+			moderate = p
+		}
+	}
+	require.Equal(t, "moderate", moderate.Name)
+	opts := Options{LinkCapacity: 256 << 20, StopDirtyingAt: 2}
+	_, err := RunOne(context.Background(), moderate, "kubevirt", opts)
+	require.ErrorIs(t, err, ErrInvalidOptions, "the sampler sees the iterations")
+	assert.ErrorContains(t, err, "options.stopDirtyingAt")
+
+	opts.SamplePasses = 20 * time.Millisecond
+	stopped, err := RunOne(context.Background(), moderate, "kubevirt", opts)
+	require.NoError(t, err)
+	opts.StopDirtyingAt = 0
+	dirtying, err := RunOne(context.Background(), moderate, "kubevirt", opts)
+	require.NoError(t, err)
+	require.Equal(t, "Succeeded", stopped.Outcome)
+	require.Equal(t, "Succeeded", dirtying.Outcome)
+	assert.Equal(t, dirtying.Passes[:2], stopped.Passes[:2], "the same run until the second pass began")
+	assert.Less(t, stopped.Iterations, dirtying.Iterations, "an idle guest switches over after its second pass")
+	assert.Less(t, stopped.BytesSent, dirtying.BytesSent)
 }

@@ -96,6 +96,11 @@ type Options struct {
 	// iteration began (Row.Passes), as the real bench does with the same
 	// option. The engine sees nothing of it.
 	SamplePasses time.Duration
+	// StopDirtyingAt, when positive, makes the guest stop dirtying once
+	// the job reaches this memory iteration, as seen by the pass sampler
+	// (it needs SamplePasses): a replay of a real guest whose dirtier QEMU
+	// measured idle from then on.
+	StopDirtyingAt uint64
 	// Host and Workload, when set, adjust the simulated hosts' options and
 	// the guest's workload (calibration against a real run: setup time,
 	// zero memory).
@@ -106,6 +111,9 @@ type Options struct {
 	// (a fast loopback capped by libvirt's max speed).
 	LinkCapacity uint64
 }
+
+// ErrInvalidOptions wraps an Options combination that cannot run.
+var ErrInvalidOptions = errors.New("invalid benchmark options")
 
 // Sample is one point of a run's curve.
 type Sample struct {
@@ -214,6 +222,9 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	if opts.MaxTime <= 0 {
 		opts.MaxTime = 6 * time.Hour
 	}
+	if opts.StopDirtyingAt > 0 && opts.SamplePasses <= 0 {
+		return Row{}, fmt.Errorf("options.stopDirtyingAt: needs options.samplePasses (the sampler sees the iterations): %w", ErrInvalidOptions)
+	}
 	if opts.Capabilities == "" {
 		opts.Capabilities = CapabilitiesLibvirt
 	}
@@ -311,6 +322,15 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	}
 	lastProgress := began
 	var passes PassRecorder
+	stopped := false
+	observe := func(el time.Duration, st hypervisor.JobStats) error {
+		passes.Observe(el, st)
+		if it := st.MemoryIteration.Or(0); opts.StopDirtyingAt > 0 && it >= opts.StopDirtyingAt && !stopped {
+			stopped = true
+			return src.SetWorkload(name, sim.Workload{ZeroMemory: wl.ZeroMemory})
+		}
+		return nil
+	}
 	var lastRemaining uint64
 	haveRemaining, timedOut := false, false
 	for start := clock.Now(); ; {
@@ -324,7 +344,7 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 			return Row{}, fmt.Errorf("still running after %v of simulated time: %w", opts.MaxTime, ErrMaxTime)
 		}
 		poll := eng.NextPoll()
-		if err := advance(ctx, clock, poll, opts.SamplePasses, sh, &passes); err != nil {
+		if err := advance(ctx, clock, poll, opts.SamplePasses, sh, observe); err != nil {
 			return Row{}, err
 		}
 		done, err := eng.Step(ctx)
@@ -424,8 +444,8 @@ func (h *samplingHost) StartMigration(ctx context.Context, name string, p hyperv
 }
 
 // advance moves the virtual clock by d; with a sampling period it stops
-// every period on the way to record the job's passes.
-func advance(ctx context.Context, clock *sim.VirtualClock, d, period time.Duration, h *samplingHost, rec *PassRecorder) error {
+// every period on the way and shows observe the job's stats.
+func advance(ctx context.Context, clock *sim.VirtualClock, d, period time.Duration, h *samplingHost, observe func(time.Duration, hypervisor.JobStats) error) error {
 	if period <= 0 || h.job == nil {
 		clock.Advance(d)
 		return nil
@@ -439,7 +459,9 @@ func advance(ctx context.Context, clock *sim.VirtualClock, d, period time.Durati
 			return fmt.Errorf("sample the job's passes: %w", err)
 		}
 		if el, ok := st.Elapsed.Get(); ok {
-			rec.Observe(el, st)
+			if err := observe(el, st); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
