@@ -98,8 +98,8 @@ type Options struct {
 	SamplePasses time.Duration
 	// StopDirtyingAt, when positive, makes the guest stop dirtying once
 	// the job reaches this memory iteration, as seen by the pass sampler
-	// (it needs SamplePasses): a replay of a real guest whose dirtier QEMU
-	// measured idle from then on.
+	// (it needs SamplePasses): a replay of a real job that stopped seeing
+	// the guest's writes from then on (QEMU before 9.0 under TCG).
 	StopDirtyingAt uint64
 	// Host and Workload, when set, adjust the simulated hosts' options and
 	// the guest's workload (calibration against a real run: setup time,
@@ -155,6 +155,13 @@ type Row struct {
 	// pages back over the link).
 	ThrottleCPUSeconds float64 `json:"throttleCpuSeconds"`
 	PostCopySeconds    float64 `json:"postCopySeconds"`
+	// GuestRebooted and GuestClockLostSeconds are, on a real backend, what
+	// the guest's own clock says of the run: its uptime went back (it
+	// rebooted), or it moved that much less than the host's over the
+	// migration (the guest stood still, its workload with it). Such a run
+	// did not migrate the workload its profile describes.
+	GuestRebooted         bool    `json:"guestRebooted,omitempty"`
+	GuestClockLostSeconds float64 `json:"guestClockLostSeconds,omitempty"`
 
 	// Not in the JSON: the data behind the table and plots.
 	MemoryBytes   uint64               `json:"-"`

@@ -26,14 +26,15 @@ const realLinkMiBs = 256
 // realCalibration is what the simulator takes from the real jobs: the
 // job's setup (until the first pass began: the destination QEMU starting,
 // libvirt's handshake), each profile's zero memory (the constant pages
-// QEMU's passes found), and the iteration from which QEMU measured the
-// guest's dirtier idle.
+// QEMU's passes found), and the iteration from which QEMU stopped seeing
+// the guest's dirtier.
 type realCalibration struct {
 	setup time.Duration
 	zero  map[string]uint64
-	// stopDirtyingAt: on the real bench the dirtier stops once the first
-	// pass ends (QEMU measured 0.01 MiB/s over the moderate profile's
-	// 1.8 s second pass in five runs of six; BENCHMARKS.md).
+	// stopDirtyingAt: from its first bitmap sync on, QEMU 7.2 under TCG
+	// misses the dirtier's writes (QEMU measured 0.01 MiB/s over the
+	// moderate profile's 1.8 s second pass in five runs of six; fixed in
+	// QEMU 9.0; BENCHMARKS.md): the simulator replays what QEMU saw.
 	stopDirtyingAt uint64
 }
 

@@ -210,6 +210,9 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 		MemoryBytes: p.MemoryBytes(), DowntimeLimit: p.Downtime(),
 		LowerBoundSeconds: round(float64(p.MemoryBytes())/float64(g.Bandwidth), 3),
 	}
+	uctx, ucancel := context.WithTimeout(ctx, 15*time.Second)
+	uptimeBefore, hostBefore, uerr := guestUptime(uctx, opts.Source, name)
+	ucancel()
 	var tl timeline
 	calls.began = time.Now()
 	res, err := drive(ctx, eng, &row, acceptable, opts.MaxTime, &tl)
@@ -217,6 +220,9 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	wg.Wait()
 	if err != nil {
 		return bench.Row{}, err
+	}
+	if uerr == nil {
+		uerr = checkGuestClock(ctx, opts, name, res.Outcome == migration.OutcomeSucceeded, uptimeBefore, hostBefore, &row)
 	}
 	row.Passes = passes.Passes()
 	snap := eng.Snapshot()
@@ -251,8 +257,40 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 			fmt.Fprintf(opts.Progress, "  timeline (s from the engine's start): %s\n", strings.Join(tl, ", "))
 		}
 		fmt.Fprintf(opts.Progress, "  migration calls (s from the engine's start): %s\n", calls)
+		switch {
+		case uerr != nil:
+			fmt.Fprintf(opts.Progress, "  guest clock not checked: %v\n", uerr)
+		case row.GuestRebooted:
+			fmt.Fprintf(opts.Progress, "  WARNING: the guest rebooted during the run (its uptime went back)\n")
+		case row.GuestClockLostSeconds >= 1:
+			fmt.Fprintf(opts.Progress, "  WARNING: the guest's clock stood still for %.1f s of the run\n", row.GuestClockLostSeconds)
+		}
 	}
 	return row, nil
+}
+
+// checkGuestClock reads the guest's uptime where it runs after the job
+// (the target when it moved and the target has an agent, else the source)
+// and records in row what its clock says of the run.
+func checkGuestClock(ctx context.Context, opts Options, name string, moved bool, uptimeBefore time.Duration, hostBefore time.Time, row *bench.Row) error {
+	var a hypervisor.AgentCommander = opts.Source
+	if moved {
+		t, ok := opts.Target.(hypervisor.AgentCommander)
+		if !ok {
+			return errors.New("the target has no guest agent access")
+		}
+		a = t
+	}
+	uctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	after, hostAfter, err := guestUptime(uctx, a, name)
+	if err != nil {
+		return err
+	}
+	c := checkClock(uptimeBefore, after, hostAfter.Sub(hostBefore))
+	row.GuestRebooted = c.rebooted
+	row.GuestClockLostSeconds = round(c.lost.Seconds(), 1)
+	return nil
 }
 
 // drive runs the engine on the wall clock, one Step per NextPoll, as
