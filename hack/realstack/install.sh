@@ -10,7 +10,24 @@
 # kubernetes-client, unless a kubectl is already on the PATH) for the API
 # tests. Idempotent: when every package is already installed it touches
 # nothing and returns in well under a second.
+#
+# --qemu-backports also installs QEMU 10 and libvirt 11 from Debian's
+# bookworm-backports. Debian 12's QEMU 7.2 loses guest writes made under TCG
+# during a live migration (QEMU 9.0 fixed it), so a dirtying guest's real
+# migrations need it. The real-stack tier itself runs on Debian 12's
+# packages; virtiofsd, which QEMU 7.2 ships and QEMU 10 does not, is then
+# missing.
 set -euo pipefail
+
+qemu_backports=0
+case ${1:-} in
+"") ;;
+--qemu-backports) qemu_backports=1 ;;
+*)
+	echo "install.sh: unknown argument ${1}; usage: install.sh [--qemu-backports]" >&2
+	exit 2
+	;;
+esac
 
 packages=(
 	libvirt-dev libvirt-clients libxml2-utils
@@ -42,13 +59,23 @@ for p in "${packages[@]}"; do
 	fi
 done
 
-if [[ ${#missing[@]} -eq 0 ]]; then
+qemu_major=$( (qemu-system-x86_64 --version 2>/dev/null || true) | sed -n 's/^QEMU emulator version \([0-9]*\).*/\1/p')
+need_backports=0
+if [[ $qemu_backports -eq 1 && ${qemu_major:-0} -lt 9 ]]; then
+	need_backports=1
+fi
+
+if [[ ${#missing[@]} -eq 0 && $need_backports -eq 0 ]]; then
 	echo "install.sh: all ${#packages[@]} packages present"
 	exit 0
 fi
 
-echo "install.sh: installing ${missing[*]}"
+echo "install.sh: installing ${missing[*]:-} $([[ $need_backports -eq 1 ]] && echo "QEMU and libvirt from bookworm-backports")"
 export DEBIAN_FRONTEND=noninteractive
+backports_list=/etc/apt/sources.list.d/virtkit-bookworm-backports.list
+if [[ $need_backports -eq 1 && ! -e $backports_list ]]; then
+	echo "deb http://deb.debian.org/debian bookworm-backports main" >"$backports_list"
+fi
 # Another apt/dpkg run (unattended upgrades, a parallel job) holds the lock:
 # wait for it instead of failing.
 apt_opts=(-y -q -o DPkg::Lock::Timeout=600)
@@ -63,5 +90,12 @@ if [[ ! -e $policy ]]; then
 	created_policy=1
 fi
 trap 'if [[ $created_policy -eq 1 ]]; then rm -f "$policy"; fi' EXIT
-apt-get install "${apt_opts[@]}" "${missing[@]}"
+if [[ ${#missing[@]} -gt 0 ]]; then
+	apt-get install "${apt_opts[@]}" "${missing[@]}"
+fi
+if [[ $need_backports -eq 1 ]]; then
+	apt-get install "${apt_opts[@]}" -t bookworm-backports \
+		qemu-system-x86 qemu-system-common qemu-system-data qemu-utils qemu-guest-agent \
+		libvirt-daemon libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients libvirt0 libvirt-dev
+fi
 echo "install.sh: done"

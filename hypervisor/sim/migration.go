@@ -61,6 +61,7 @@ type job struct {
 	total     float64  // guest memory
 	pending   float64  // bytes left in the current pass (or post-copy), zero pages included
 	zero      float64  // zero pages the first pass has not reached yet (in pending)
+	zeroAtEnd bool     // they lie after the data (Workload.ZeroMemoryAtEnd)
 	constant  float64  // zero pages reached: sent as a header each
 	processed float64
 	iteration int
@@ -211,7 +212,7 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 			// reaches them, and then leave as a header each (QEMU's
 			// zero-page detection): they take no bandwidth.
 			j.bm.other -= z
-			j.zero = z
+			j.zero, j.zeroAtEnd = z, wl.ZeroMemoryAtEnd
 		}
 		j.bwEstimate = j.bandwidth(now)
 		link.active.Add(1)
@@ -326,9 +327,13 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 		data := j.pending - j.zero
 		sent := math.Min(data, j.allowance(bw*secs))
 		j.transmit(sent)
-		// The pass meets zero pages among the data pages, spread alike.
+		// The pass meets zero pages among the data pages, spread alike, or
+		// after the data when they lie at the end.
 		reached := j.zero
-		if data > 0 {
+		switch {
+		case j.zeroAtEnd && sent < data:
+			reached = 0
+		case !j.zeroAtEnd && data > 0:
 			reached = j.zero * sent / data
 		}
 		j.zero -= reached
@@ -338,9 +343,11 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 		j.processed += sent
 		j.xferPeriod += sent
 		j.windowBytes += sent
+		windowEnded := false
 		if w := end.Sub(j.windowStart); w >= bandwidthWindow {
 			j.bwEstimate = j.windowBytes / w.Seconds()
 			j.windowBytes, j.windowStart = 0, end
+			windowEnded = true
 		}
 		if j.postCopyRequested {
 			j.startPostCopy(h, d, end)
@@ -354,9 +361,13 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 		}
 		// QEMU's switchover rule: once what is left of the pass fits in
 		// bandwidth × downtime limit, sync the bitmap; if it still fits,
-		// stop the guest and copy the rest.
+		// stop the guest and copy the rest. Under a max-speed cap QEMU
+		// checks it once per rate-limit window (it sends the window's
+		// budget, then waits for the next), unless the pass ran out of
+		// pages first.
 		threshold := j.bwEstimate * j.downtimeLimit.Seconds()
-		if j.pending == 0 || j.pending < threshold {
+		capped := j.maxSpeed > 0 && float64(j.maxSpeed) < j.linkBandwidth(t)
+		if j.pending == 0 || (j.pending < threshold && (windowEnded || !capped)) {
 			j.sync(h, d, end)
 			if j.pending == 0 || j.pending < threshold {
 				j.stopAndCopy(h, d, end)

@@ -150,3 +150,54 @@ func TestZeroPagesRemainUntilTheFirstPassReachesThem(t *testing.T) {
 	assert.Less(t, st.DataProcessed.Value, uint64(300*MiB), "only the data pages cost bandwidth")
 	assert.Less(t, out.result.Ended.Sub(out.result.Started), 4*time.Second, "256 MiB of data at 100 MiB/s, not 1 GiB")
 }
+
+// Zero memory at the end of guest memory: the first pass reaches it only
+// once the data is sent, and then skips all of it at once.
+func TestZeroMemoryAtEndIsReachedAfterTheData(t *testing.T) {
+	out := runScenario(t, scenario{
+		memory: 1 * GiB, link: sim.Link{Bandwidth: 100 * MiB},
+		workload: sim.Workload{ZeroMemory: 768 * MiB, ZeroMemoryAtEnd: true},
+		poll:     100 * time.Millisecond,
+		limit:    60 * time.Second,
+	})
+	require.True(t, out.result.Succeeded, out.err)
+	for _, st := range out.polls {
+		if st.DataProcessed.Value < 250*MiB {
+			assert.Zero(t, st.MemoryConstant.Value, "no zero page reached before the data is sent")
+			assert.Greater(t, st.DataRemaining.Value, uint64(768*MiB))
+		}
+	}
+	assert.InDelta(t, 768*MiB, float64(out.result.Stats.MemoryConstant.Value), float64(MiB))
+	assert.Less(t, out.result.Ended.Sub(out.result.Started), 4*time.Second)
+}
+
+// Under a max-speed cap QEMU checks its switchover rule once per 100 ms
+// rate-limit window: a bitmap sync that leaves the pass running happens
+// on that grid.
+func TestCappedJobChecksTheSwitchoverOncePerWindow(t *testing.T) {
+	out := runScenario(t, scenario{
+		memory: 256 * MiB, link: sim.Link{Bandwidth: 1 * GiB},
+		workload: sim.Workload{DirtyRate: 8 * MiB, WorkingSet: 32 * MiB, Shape: sim.ShapeSequential, ThrottleSensitivity: 1},
+		params:   hypervisor.MigrationParams{Bandwidth: 16 * MiB},
+		poll:     100 * time.Millisecond,
+		limit:    120 * time.Second,
+	})
+	require.True(t, out.result.Succeeded, out.err)
+	var syncs []time.Duration
+	for _, ev := range out.events {
+		if ev.Kind == hypervisor.EventMigrationIteration {
+			syncs = append(syncs, ev.Time.Sub(out.result.Started))
+		}
+	}
+	require.Greater(t, len(syncs), 3, "a few passes before the switchover")
+	// The last two are the sync that found the rest small enough and the
+	// stop-and-copy's; each sync before ended a pass in mid-window or on
+	// the grid. Those that left data pending are on the 100 ms grid.
+	onGrid := 0
+	for _, at := range syncs[:len(syncs)-2] {
+		if at%(100*time.Millisecond) == 0 {
+			onGrid++
+		}
+	}
+	assert.Equal(t, len(syncs)-2, onGrid, "syncs at %v", syncs)
+}

@@ -64,6 +64,12 @@ type Workload struct {
 	// as a header each (QEMU's zero-page detection), so they cost no
 	// bandwidth. 0 = every page holds data.
 	ZeroMemory uint64
+	// ZeroMemoryAtEnd places the zero memory after the data in guest
+	// memory, as the untouched top of a freshly booted guest's RAM: the
+	// first pass, which walks memory in order, reaches it once it has sent
+	// the data, and skips it at once. false spreads it evenly among the
+	// data pages.
+	ZeroMemoryAtEnd bool
 
 	// CPUUsage (0..1) is the busy share of each vCPU; 0 = 5 % (idle).
 	CPUUsage float64

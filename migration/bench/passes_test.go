@@ -109,30 +109,3 @@ func TestSamplePassesLeavesTheRunAlone(t *testing.T) {
 		}
 	}
 }
-
-func TestStopDirtyingAt(t *testing.T) {
-	profiles, _ := loadRealRuns(t)
-	var moderate Profile
-	for _, p := range profiles {
-		if p.Name == "moderate" {
-			moderate = p
-		}
-	}
-	require.Equal(t, "moderate", moderate.Name)
-	opts := Options{LinkCapacity: 256 << 20, StopDirtyingAt: 2}
-	_, err := RunOne(context.Background(), moderate, "kubevirt", opts)
-	require.ErrorIs(t, err, ErrInvalidOptions, "the sampler sees the iterations")
-	assert.ErrorContains(t, err, "options.stopDirtyingAt")
-
-	opts.SamplePasses = 20 * time.Millisecond
-	stopped, err := RunOne(context.Background(), moderate, "kubevirt", opts)
-	require.NoError(t, err)
-	opts.StopDirtyingAt = 0
-	dirtying, err := RunOne(context.Background(), moderate, "kubevirt", opts)
-	require.NoError(t, err)
-	require.Equal(t, "Succeeded", stopped.Outcome)
-	require.Equal(t, "Succeeded", dirtying.Outcome)
-	assert.Equal(t, dirtying.Passes[:2], stopped.Passes[:2], "the same run until the second pass began")
-	assert.Less(t, stopped.Iterations, dirtying.Iterations, "an idle guest switches over after its second pass")
-	assert.Less(t, stopped.BytesSent, dirtying.BytesSent)
-}

@@ -96,11 +96,6 @@ type Options struct {
 	// iteration began (Row.Passes), as the real bench does with the same
 	// option. The engine sees nothing of it.
 	SamplePasses time.Duration
-	// StopDirtyingAt, when positive, makes the guest stop dirtying once
-	// the job reaches this memory iteration, as seen by the pass sampler
-	// (it needs SamplePasses): a replay of a real job that stopped seeing
-	// the guest's writes from then on (QEMU before 9.0 under TCG).
-	StopDirtyingAt uint64
 	// Host and Workload, when set, adjust the simulated hosts' options and
 	// the guest's workload (calibration against a real run: setup time,
 	// zero memory).
@@ -111,9 +106,6 @@ type Options struct {
 	// (a fast loopback capped by libvirt's max speed).
 	LinkCapacity uint64
 }
-
-// ErrInvalidOptions wraps an Options combination that cannot run.
-var ErrInvalidOptions = errors.New("invalid benchmark options")
 
 // Sample is one point of a run's curve.
 type Sample struct {
@@ -229,9 +221,6 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	if opts.MaxTime <= 0 {
 		opts.MaxTime = 6 * time.Hour
 	}
-	if opts.StopDirtyingAt > 0 && opts.SamplePasses <= 0 {
-		return Row{}, fmt.Errorf("options.stopDirtyingAt: needs options.samplePasses (the sampler sees the iterations): %w", ErrInvalidOptions)
-	}
 	if opts.Capabilities == "" {
 		opts.Capabilities = CapabilitiesLibvirt
 	}
@@ -329,13 +318,8 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	}
 	lastProgress := began
 	var passes PassRecorder
-	stopped := false
 	observe := func(el time.Duration, st hypervisor.JobStats) error {
 		passes.Observe(el, st)
-		if it := st.MemoryIteration.Or(0); opts.StopDirtyingAt > 0 && it >= opts.StopDirtyingAt && !stopped {
-			stopped = true
-			return src.SetWorkload(name, sim.Workload{ZeroMemory: wl.ZeroMemory})
-		}
 		return nil
 	}
 	var lastRemaining uint64
