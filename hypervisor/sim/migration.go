@@ -325,7 +325,15 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 			j.tracker.step(&d.model, t, dt, d.throttle)
 		}
 		data := j.pending - j.zero
-		sent := math.Min(data, j.allowance(bw*secs))
+		can := bw * secs
+		capped := j.maxSpeed > 0 && float64(j.maxSpeed) < j.linkBandwidth(t)
+		if capped {
+			// QEMU's rate limit: each 100 ms window's budget goes out at
+			// the link's speed as the window opens, then the job waits.
+			budget := float64(j.maxSpeed) * bandwidthWindow.Seconds()
+			can = math.Min(j.linkBandwidth(t)*secs, math.Max(0, budget-j.windowBytes))
+		}
+		sent := math.Min(data, j.allowance(can))
 		j.transmit(sent)
 		// The pass meets zero pages among the data pages, spread alike, or
 		// after the data when they lie at the end.
@@ -366,7 +374,6 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 		// budget, then waits for the next), unless the pass ran out of
 		// pages first.
 		threshold := j.bwEstimate * j.downtimeLimit.Seconds()
-		capped := j.maxSpeed > 0 && float64(j.maxSpeed) < j.linkBandwidth(t)
 		if j.pending == 0 || (j.pending < threshold && (windowEnded || !capped)) {
 			j.sync(h, d, end)
 			if j.pending == 0 || j.pending < threshold {

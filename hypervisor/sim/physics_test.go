@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -200,4 +201,31 @@ func TestCappedJobChecksTheSwitchoverOncePerWindow(t *testing.T) {
 		}
 	}
 	assert.Equal(t, len(syncs)-2, onGrid, "syncs at %v", syncs)
+}
+
+// Under a max-speed cap each rate-limit window's budget leaves at the
+// link's speed as the window opens; the job then waits for the next.
+func TestCappedJobSendsEachWindowsBudgetInABurst(t *testing.T) {
+	out := runScenario(t, scenario{
+		memory: 256 * MiB, link: sim.Link{Bandwidth: 1 * GiB},
+		params: hypervisor.MigrationParams{Bandwidth: 16 * MiB},
+		poll:   10 * time.Millisecond,
+		limit:  60 * time.Second,
+	})
+	require.True(t, out.result.Succeeded, out.err)
+	budget := 16 * MiB / 10.0
+	bursts, waits := 0, 0
+	for i := 1; i < len(out.polls) && out.polls[i].MemoryIteration.Value == 1; i++ {
+		d := float64(out.polls[i].DataProcessed.Value) - float64(out.polls[i-1].DataProcessed.Value)
+		switch {
+		case d == 0:
+			waits++
+		case math.Abs(d-budget) < 0.01*budget:
+			bursts++
+		default:
+			t.Fatalf("poll %d: %.0f bytes in 10 ms, want 0 or the window's %.0f", i, d, budget)
+		}
+	}
+	assert.Greater(t, bursts, 100)
+	assert.InDelta(t, 9, float64(waits)/float64(bursts), 0.5, "one 10 ms burst per 100 ms window")
 }
