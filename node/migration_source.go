@@ -183,7 +183,7 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		return err
 	}
 	if f := a.opts.Migration.DestinationXML; f != nil {
-		src, err := a.opts.Hypervisor.XML(ctx, domName)
+		src, err := a.migrationSourceXML(ctx, domName)
 		if err != nil {
 			return fmt.Errorf("source domain XML: %w", err)
 		}
@@ -511,4 +511,22 @@ func completionTimeout(cfg *virtkit.MigrationConfiguration, mem uint64) time.Dur
 		return 0
 	}
 	return time.Duration(float64(*c)*math.Ceil(float64(mem)/1e9)) * time.Second
+}
+
+// migratableXMLer is a hypervisor that gives the domain XML as a migration
+// sends it: libvirt's migratable XML keeps the CPU mode as defined
+// (host-model) where the live XML has it expanded (custom), and libvirt 11
+// refuses a destination XML whose CPU mode differs from the source's.
+type migratableXMLer interface {
+	MigratableXML(ctx context.Context, name string) (string, error)
+}
+
+// migrationSourceXML is the source domain's XML to derive a destination
+// XML from: the migratable form where the hypervisor has one, else the
+// live XML.
+func (a *Agent) migrationSourceXML(ctx context.Context, domName string) (string, error) {
+	if m, ok := a.opts.Hypervisor.(migratableXMLer); ok {
+		return m.MigratableXML(ctx, domName)
+	}
+	return a.opts.Hypervisor.XML(ctx, domName)
 }

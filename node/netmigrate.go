@@ -132,7 +132,7 @@ func (a *Agent) retargetNetworks(ctx context.Context, vmi *virtkit.VirtualMachin
 		return dest, nil
 	}
 	if dest == "" {
-		x, err := a.opts.Hypervisor.XML(ctx, domName)
+		x, err := a.migrationSourceXML(ctx, domName)
 		if err != nil {
 			return "", fmt.Errorf("source domain XML: %w", err)
 		}

@@ -270,3 +270,12 @@ func (h *Hypervisor) XML(ctx context.Context, name string) (string, error) {
 		return d.GetXMLDesc(0)
 	})
 }
+
+// MigratableXML returns the domain XML as a migration sends it
+// (VIR_DOMAIN_XML_MIGRATABLE): the CPU mode as defined, not expanded, and
+// nothing only this host's QEMU uses. A destination XML is derived from it.
+func (h *Hypervisor) MigratableXML(ctx context.Context, name string) (string, error) {
+	return withDomain(ctx, h, "migratable xml", name, func(_ *lv.Connect, d *lv.Domain) (string, error) {
+		return d.GetXMLDesc(lv.DOMAIN_XML_MIGRATABLE)
+	})
+}

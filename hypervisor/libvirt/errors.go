@@ -53,6 +53,23 @@ func translate(err error) error {
 	return &libvirtError{sentinel: sentinelFor(le), cause: le}
 }
 
+// mayBeTLS reports whether a failed TLS migration may have failed for TLS:
+// libvirt refuses a migration it cannot even start (a configuration the
+// destination does not accept, a domain that is not there, an argument it
+// rejects) before QEMU opens the stream, and such a failure says so itself.
+func mayBeTLS(err error) bool {
+	var le lv.Error
+	if !errors.As(err, &le) {
+		return true
+	}
+	switch le.Code {
+	case lv.ERR_CONFIG_UNSUPPORTED, lv.ERR_XML_ERROR, lv.ERR_INVALID_ARG, lv.ERR_NO_DOMAIN,
+		lv.ERR_OPERATION_INVALID, lv.ERR_OPERATION_UNSUPPORTED, lv.ERR_NO_SUPPORT:
+		return false
+	}
+	return true
+}
+
 func sentinelFor(le lv.Error) error {
 	msg := strings.ToLower(le.Message)
 	switch le.Code {

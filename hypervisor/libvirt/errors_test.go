@@ -190,3 +190,24 @@ func TestMigrationArgs(t *testing.T) {
 	assert.False(t, params.URISet || params.BandwidthSet || params.ParallelConnectionsSet || params.AutoConvergeInitialSet)
 	assert.Equal(t, lv.MIGRATE_LIVE|lv.MIGRATE_PEER2PEER, flags, "no TLS unless asked: never by default in the adapter")
 }
+
+// A TLS migration's failure gets the certificate advice only when TLS may
+// be the cause: a migration libvirt refused before QEMU opened the stream
+// says why itself.
+func TestMayBeTLS(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"stream broke", lv.Error{Code: lv.ERR_OPERATION_FAILED, Message: "operation failed: job 'migration out' unexpectedly failed"}, true},
+		{"QEMU gone", lv.Error{Code: lv.ERR_INTERNAL_ERROR, Message: "internal error: qemu unexpectedly closed the monitor"}, true},
+		{"CPU mode refused by the destination", lv.Error{Code: lv.ERR_CONFIG_UNSUPPORTED, Message: "unsupported configuration: Target CPU mode custom does not match source host-model"}, false},
+		{"bad argument", lv.Error{Code: lv.ERR_INVALID_ARG, Message: "invalid argument: bandwidth"}, false},
+		{"not a libvirt error", errors.New("context deadline exceeded"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, mayBeTLS(fmt.Errorf("migrate: %w", tc.err)))
+		})
+	}
+}

@@ -229,7 +229,7 @@ func (j *migrationJob) run(params *lv.DomainMigrateParameters, flags lv.DomainMi
 	}
 	if migErr != nil {
 		translated := translate(migErr)
-		if j.params.TLS && !j.abortRequested.Load() && !errors.Is(translated, hypervisor.ErrMigrationAborted) {
+		if j.params.TLS && !j.abortRequested.Load() && !errors.Is(translated, hypervisor.ErrMigrationAborted) && mayBeTLS(migErr) {
 			// The destination only sees a broken stream; the TLS reason
 			// (untrusted or mismatched certificate, missing files) is in
 			// the source QEMU's log.

@@ -75,6 +75,10 @@ func (h *Hypervisor) Info(context.Context, string) (hypervisor.DomainInfo, error
 
 func (h *Hypervisor) XML(context.Context, string) (string, error) { return "", errNoCgo("XML") }
 
+func (h *Hypervisor) MigratableXML(context.Context, string) (string, error) {
+	return "", errNoCgo("MigratableXML")
+}
+
 func (h *Hypervisor) Stats(context.Context, string) (hypervisor.DomainStats, error) {
 	return hypervisor.DomainStats{}, errNoCgo("Stats")
 }
