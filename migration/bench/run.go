@@ -318,10 +318,6 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	}
 	lastProgress := began
 	var passes PassRecorder
-	observe := func(el time.Duration, st hypervisor.JobStats) error {
-		passes.Observe(el, st)
-		return nil
-	}
 	var lastRemaining uint64
 	haveRemaining, timedOut := false, false
 	for start := clock.Now(); ; {
@@ -335,7 +331,7 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 			return Row{}, fmt.Errorf("still running after %v of simulated time: %w", opts.MaxTime, ErrMaxTime)
 		}
 		poll := eng.NextPoll()
-		if err := advance(ctx, clock, poll, opts.SamplePasses, sh, observe); err != nil {
+		if err := advance(ctx, clock, poll, opts.SamplePasses, sh, &passes); err != nil {
 			return Row{}, err
 		}
 		done, err := eng.Step(ctx)
@@ -435,8 +431,8 @@ func (h *samplingHost) StartMigration(ctx context.Context, name string, p hyperv
 }
 
 // advance moves the virtual clock by d; with a sampling period it stops
-// every period on the way and shows observe the job's stats.
-func advance(ctx context.Context, clock *sim.VirtualClock, d, period time.Duration, h *samplingHost, observe func(time.Duration, hypervisor.JobStats) error) error {
+// every period on the way to record the job's passes.
+func advance(ctx context.Context, clock *sim.VirtualClock, d, period time.Duration, h *samplingHost, rec *PassRecorder) error {
 	if period <= 0 || h.job == nil {
 		clock.Advance(d)
 		return nil
@@ -450,9 +446,7 @@ func advance(ctx context.Context, clock *sim.VirtualClock, d, period time.Durati
 			return fmt.Errorf("sample the job's passes: %w", err)
 		}
 		if el, ok := st.Elapsed.Get(); ok {
-			if err := observe(el, st); err != nil {
-				return err
-			}
+			rec.Observe(el, st)
 		}
 	}
 	return nil

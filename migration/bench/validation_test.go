@@ -94,8 +94,8 @@ var knownGaps = map[string]float64{
 }
 
 // TestSimMatchesRealQEMU runs the simulator, calibrated to the real stack
-// (setup time and the loopback's speed from the idle runs, each profile's
-// zero memory from its real jobs), on the profiles measured on real QEMU
+// (the loopback's speed from the idle runs; the setup and each profile's
+// zero memory from the recorded jobs, see calibrate), on the profiles measured on real QEMU
 // (testdata/realqemu-validation.json: three runs of each policy) and holds
 // job time, downtime, iterations and bytes sent within 15 % of the real
 // medians, or within the bound of a documented gap.
