@@ -60,15 +60,15 @@ type CorruptError struct {
 	Err error
 }
 
-// Error names the kind, the key and where it is stored; the storage key and
-// the cause are quoted and bounded in length.
+// Error names the kind, the key and where it is stored; the key, the
+// storage key and the cause are bounded in length (the storage key quoted).
 func (e *CorruptError) Error() string {
 	cause := "unknown"
 	if e.Err != nil {
 		cause = bounded(e.Err.Error())
 	}
 	return fmt.Sprintf("%s %s: %s (%s) at %s, resourceVersion %s: %s",
-		e.Kind, e.Key, ErrCorrupt.Error(), e.Reason, strconv.Quote(bounded(e.StorageKey)), e.ResourceVersion, cause)
+		e.Kind, bounded(e.Key.String()), ErrCorrupt.Error(), e.Reason, strconv.Quote(bounded(e.StorageKey)), e.ResourceVersion, cause)
 }
 
 // Unwrap returns ErrCorrupt and the cause.
