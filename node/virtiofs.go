@@ -29,8 +29,10 @@ import (
 
 // DefaultVirtiofsdPaths are where VirtiofsOptions.Binary is looked for when
 // unset: Debian's QEMU 7.2 ships the C virtiofsd in qemu-system-common,
-// newer distributions the Rust one in the virtiofsd package.
-var DefaultVirtiofsdPaths = []string{"/usr/lib/qemu/virtiofsd", "/usr/libexec/virtiofsd", "/usr/lib/virtiofsd"}
+// newer distributions the Rust one in the virtiofsd package; one installed
+// by hand (as hack/realstack/install.sh does beside a newer QEMU) goes in
+// /usr/local/libexec.
+var DefaultVirtiofsdPaths = []string{"/usr/lib/qemu/virtiofsd", "/usr/libexec/virtiofsd", "/usr/lib/virtiofsd", "/usr/local/libexec/virtiofsd"}
 
 // ErrNoVirtiofsd marks a VMI with filesystems on a host without virtiofsd.
 var ErrNoVirtiofsd = errors.New("virtiofsd not found")

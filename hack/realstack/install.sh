@@ -11,20 +11,22 @@
 # tests. Idempotent: when every package is already installed it touches
 # nothing and returns in well under a second.
 #
-# --qemu-backports also installs QEMU 10 and libvirt 11 from Debian's
-# bookworm-backports. Debian 12's QEMU 7.2 loses guest writes made under TCG
-# during a live migration (QEMU 9.0 fixed it), so a dirtying guest's real
-# migrations need it. The real-stack tier itself runs on Debian 12's
-# packages; virtiofsd, which QEMU 7.2 ships and QEMU 10 does not, is then
-# missing.
+# QEMU and libvirt come from Debian's bookworm-backports (QEMU 10, libvirt
+# 11): Debian 12's QEMU 7.2 loses guest writes made under TCG during a live
+# migration (QEMU 9.0 fixed it), so a dirtying guest's real migrations,
+# which the real-stack tier and the real benchmark run, need a newer one.
+# QEMU 10 no longer ships virtiofsd; the C virtiofsd of Debian 12's QEMU
+# 7.2 (which speaks the same vhost-user protocol) is unpacked from its
+# package into /usr/local/libexec/virtiofsd, where the node agent looks.
+# --distro-qemu keeps Debian 12's QEMU and libvirt (and its virtiofsd).
 set -euo pipefail
 
-qemu_backports=0
+qemu_backports=1
 case ${1:-} in
 "") ;;
---qemu-backports) qemu_backports=1 ;;
+--distro-qemu) qemu_backports=0 ;;
 *)
-	echo "install.sh: unknown argument ${1}; usage: install.sh [--qemu-backports]" >&2
+	echo "install.sh: unknown argument ${1}; usage: install.sh [--distro-qemu]" >&2
 	exit 2
 	;;
 esac
@@ -65,7 +67,15 @@ if [[ $qemu_backports -eq 1 && ${qemu_major:-0} -lt 9 ]]; then
 	need_backports=1
 fi
 
-if [[ ${#missing[@]} -eq 0 && $need_backports -eq 0 ]]; then
+virtiofsd=/usr/local/libexec/virtiofsd
+need_virtiofsd=0
+# Upgrading to QEMU 10 removes Debian 12's /usr/lib/qemu/virtiofsd.
+if [[ $qemu_backports -eq 1 && ! -x $virtiofsd && ! -x /usr/libexec/virtiofsd &&
+	($need_backports -eq 1 || ! -x /usr/lib/qemu/virtiofsd) ]]; then
+	need_virtiofsd=1
+fi
+
+if [[ ${#missing[@]} -eq 0 && $need_backports -eq 0 && $need_virtiofsd -eq 0 ]]; then
 	echo "install.sh: all ${#packages[@]} packages present"
 	exit 0
 fi
@@ -97,5 +107,19 @@ if [[ $need_backports -eq 1 ]]; then
 	apt-get install "${apt_opts[@]}" -t bookworm-backports \
 		qemu-system-x86 qemu-system-common qemu-system-data qemu-utils qemu-guest-agent \
 		libvirt-daemon libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients libvirt0 libvirt-dev
+fi
+if [[ $need_virtiofsd -eq 1 ]]; then
+	# The newest Debian 12 build of qemu-system-common (not a backport).
+	version=$(apt-cache madison qemu-system-common | awk -F'|' '$2 !~ /bpo/ {gsub(/ /, "", $2); print $2; exit}')
+	if [[ -z $version ]]; then
+		echo "install.sh: no Debian 12 qemu-system-common to take virtiofsd from" >&2
+		exit 1
+	fi
+	tmp=$(mktemp -d)
+	(cd "$tmp" && apt-get download -q "qemu-system-common=$version")
+	dpkg-deb -x "$tmp"/qemu-system-common_*.deb "$tmp/x"
+	install -D -m 755 "$tmp/x/usr/lib/qemu/virtiofsd" "$virtiofsd"
+	rm -rf "$tmp"
+	echo "install.sh: virtiofsd from qemu-system-common $version in $virtiofsd"
 fi
 echo "install.sh: done"
