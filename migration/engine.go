@@ -235,9 +235,10 @@ type state struct {
 	ceiling     int
 	ceilingRate hypervisor.Measured[float64]
 
-	firstPassAt time.Time
-	lastJobRate hypervisor.Measured[uint64]
-	jobRates    rateRange
+	firstPassAt   time.Time
+	firstPassSent hypervisor.Measured[uint64]
+	lastJobRate   hypervisor.Measured[uint64]
+	jobRates      rateRange
 	// Stall tracking: the best expected downtime after the first pass and
 	// how many rounds ago it last improved by more than the margin.
 	bestExpected  hypervisor.Measured[time.Duration]

@@ -59,6 +59,10 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 	}
 	if st.firstPassDone && !wasDone {
 		st.firstPassAt = now
+		st.firstPassSent = s.DataProcessed
+		if !st.firstPassSent.Valid {
+			st.firstPassSent = s.MemoryProcessed
+		}
 		st.lastJobRate = s.MemoryDirtyRate // the first pass's rate is diluted by its length
 	}
 	// A round that does not bring the pause after the sync below 96 % of
@@ -295,6 +299,8 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 	if !st.bestAt.IsZero() {
 		p.SinceBestExpected = now.Sub(st.bestAt)
 	}
+	p.FirstPassSent = st.firstPassSent
+	p.BestExpected = st.bestExpected
 	p.RoundShrink = st.roundShrink
 	p.WorkingSet = st.workingSet
 	if jr := st.jobRates; jr.n > 0 && jr.throttle == st.throttle {

@@ -93,6 +93,8 @@ type Progress struct {
 	// SinceBestExpected is the time since the expected pause last improved
 	// by more than 4 % (0 before the first pass ends).
 	SinceBestExpected time.Duration
+	// BestExpected is that best expected pause.
+	BestExpected hypervisor.Measured[time.Duration]
 	// RoundShrink is the expected pause after the latest round's sync over
 	// the one after the round before (after the first pass): how fast the
 	// rounds shrink, measured rather than modelled (a hot set shows as a
@@ -101,8 +103,10 @@ type Progress struct {
 	// WorkingSet is the most data a sync left pending after the first pass:
 	// the writable working set as far as the rounds have shown it.
 	WorkingSet hypervisor.Measured[uint64]
-	// SinceFirstPass is the time since the first full pass ended.
+	// SinceFirstPass is the time since the first full pass ended,
+	// FirstPassSent the data the job had sent by then.
 	SinceFirstPass time.Duration
+	FirstPassSent  hypervisor.Measured[uint64]
 	// Bandwidth is the job's transfer rate at this poll; BandwidthAvg its
 	// smoothed value (EWMA), BandwidthBest the highest smoothed value seen:
 	// the link's capacity as far as anyone knows. A dip lowers Bandwidth

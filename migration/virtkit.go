@@ -38,8 +38,15 @@ type PolicyOptions struct {
 	StallRounds int
 	// StallTime is how long those rounds must span too, so a burst of many
 	// short rounds is not taken for a floor (KubeVirt's stall detector
-	// looks back 40 s as well); 0 = 40 s.
+	// looks back 40 s as well); 0 = 40 s. StallData ends that wait
+	// sooner: when, StallTime/2 after the first pass, the rounds have
+	// resent this many times the guest's memory at the first pass's pace
+	// and no sync has left less than 1.5 × what the highest allowed pause
+	// lets through, that is a floor too (on a fast link the rounds of a
+	// hot set resend all of memory every few seconds for nothing);
+	// 0 = 4, negative = never.
 	StallTime time.Duration
+	StallData float64
 	// BurstPatience is how long after the first pass a verdict that
 	// nothing converges waits while the job's dirty rate is not steady
 	// (its rounds vary by more than a quarter): a phase-driven workload may
@@ -104,6 +111,9 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 	}
 	if o.StallTime == 0 {
 		o.StallTime = 40 * time.Second
+	}
+	if o.StallData == 0 {
+		o.StallData = 4
 	}
 	if o.BurstPatience == 0 {
 		o.BurstPatience = 60 * time.Second
@@ -329,9 +339,13 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	// Evidence beats the model: a pre-copy whose expected pause has not
 	// improved for many rounds sits at a floor the rates do not show (a hot
 	// set rewritten every round).
-	stalled := p.StalledRounds >= o.StallRounds && p.SinceBestExpected >= o.StallTime
+	stalled := v.stalled(p, e)
 	if exp, ok := p.ExpectedDowntime.Get(); ok && p.FirstPassDone && stalled && exp > e.cap {
 		why := fmt.Sprintf("the pause expected at switchover has stayed at %v or more for %d rounds, over the %v limit", exp.Round(time.Millisecond), p.StalledRounds, e.cap)
+		if !(p.StalledRounds >= o.StallRounds && p.SinceBestExpected >= o.StallTime) {
+			resent := float64(p.DataSent.Or(0)-p.FirstPassSent.Or(0)) / float64(p.Memory)
+			why += fmt.Sprintf("; since the first pass the rounds have resent %.1f× the memory and the best pause expected was %v", resent, p.BestExpected.Or(0).Round(time.Millisecond))
+		}
 		for _, pr := range []*Prediction{&cur, &pred} {
 			pr.Converges, pr.Why = false, why
 		}
@@ -528,8 +542,7 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 			return Action{Kind: ActionContinue, Figures: f.add("jobDirtyRateLow", low, "B/s"),
 				Reason: fmt.Sprintf("pre-copy converges in the quieter rounds (dirty rate %s): waiting for one", formatRate(low))}
 		}
-		steady := p.JobDirtyRateSamples >= 3 && p.JobDirtyRateHigh.Value <= 1.25*low
-		if !steady && p.SinceFirstPass < o.BurstPatience {
+		if !steadyRate(p) && p.SinceFirstPass < o.BurstPatience {
 			return Action{Kind: ActionContinue, Figures: f.add("jobDirtyRateLow", low, "B/s").add("jobDirtyRateHigh", p.JobDirtyRateHigh.Value, "B/s"),
 				Reason: fmt.Sprintf("pre-copy looks hopeless but the dirty rate is not steady yet (%s to %s over %d rounds): observing", formatRate(low), formatRate(p.JobDirtyRateHigh.Value), p.JobDirtyRateSamples)}
 		}
@@ -545,6 +558,53 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 			Reason: fmt.Sprintf("at the highest throttle (%d%%) the dirty rate %s is within 5 %% of the bandwidth %s: pre-copy may still converge; the completion timeout bounds it", p.Throttle, formatRate(e.dirtyEff), formatRate(e.bw))}
 	}
 	return Action{Kind: ActionAbort, Figures: f, Reason: v.hopeless(p, e, pred)}
+}
+
+// stalled says whether the rounds have settled at a floor: StallRounds
+// rounds without the expected pause improving, spanning StallTime; or,
+// sooner, a floor that is plainly one (see floorReached).
+func (v *VirtkitPolicy) stalled(p Progress, e estimate) bool {
+	o := v.opts
+	if p.StalledRounds >= o.StallRounds && p.SinceBestExpected >= o.StallTime {
+		return true
+	}
+	return v.floorReached(p, e)
+}
+
+// floorReached is the data rule: since the first pass ended, StallTime/2
+// has passed and StallData × the memory has been resent, yet the best
+// pause the job has expected after a sync (BestExpected) is still 1.5 ×
+// the highest allowed, and the last rounds did not improve. It holds only
+// where no throttle may change the guest's pace (a climbing auto-converge
+// moves the floor), and the link must carry what it carried in the first
+// pass: during a bandwidth dip the rounds stall until the link recovers.
+// (The job's instantaneous bandwidth is too noisy on a real link to tell
+// a dip; the averages over the two spans are not.)
+func (v *VirtkitPolicy) floorReached(p Progress, e estimate) bool {
+	o := v.opts
+	best, ok := p.BestExpected.Get()
+	first, fok := p.FirstPassSent.Get()
+	if !ok || !fok || o.StallData <= 0 || p.Memory == 0 || !p.FirstPassDone || p.AllowAutoConverge ||
+		p.StalledRounds < revertRounds || p.SinceFirstPass < o.StallTime/2 {
+		return false
+	}
+	if float64(best) < 1.5*float64(e.cap) {
+		return false
+	}
+	resent := float64(p.DataSent.Or(0)) - float64(first)
+	firstSpan := (p.Elapsed - p.SinceFirstPass).Seconds()
+	if resent < o.StallData*float64(p.Memory) || first == 0 || firstSpan <= 0 {
+		return false
+	}
+	return resent/p.SinceFirstPass.Seconds() >= 0.9*float64(first)/firstSpan
+}
+
+// steadyRate says whether the job's own dirty rate over the rounds after
+// the first pass is steady: at least three rounds, the highest within a
+// quarter of the lowest.
+func steadyRate(p Progress) bool {
+	low, ok := p.JobDirtyRateLow.Get()
+	return ok && p.JobDirtyRateSamples >= 3 && p.JobDirtyRateHigh.Value <= 1.25*low
 }
 
 // revertRounds: rounds without the expected pause improving, over the

@@ -37,7 +37,7 @@ type realCluster struct {
 	ctx context.Context
 }
 
-func startRealCluster(t *testing.T) *realCluster {
+func startRealCluster(t *testing.T, tweaks ...func(*node.Options)) *realCluster {
 	t.Helper()
 	guest := libvirttest.RequireStack(t)
 	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-migration-")
@@ -92,6 +92,9 @@ func startRealCluster(t *testing.T) *realCluster {
 			o.Migration.DestinationXML = func(vmi *virtkit.VirtualMachineInstance, target, sourceXML string) (string, error) {
 				from, to := domain.RuntimeDir(vmi, domainOf(name)), domain.RuntimeDir(vmi, domainOf(target))
 				return strings.ReplaceAll(sourceXML, from, to), nil
+			}
+			for _, tweak := range tweaks {
+				tweak(o)
 			}
 		},
 	})

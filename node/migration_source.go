@@ -37,6 +37,7 @@ type outgoing struct {
 	vmiUID types.UID
 	target string
 	rec    *recordingMigrator
+	cap    capCheck
 
 	mu     sync.Mutex
 	engine *migration.Engine
@@ -233,7 +234,8 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	runCtx, cancel := context.WithCancelCause(a.migs.baseContext())
 	key := store.Key{Namespace: vmi.Namespace, Name: vmi.Name}
 	o := &outgoing{key: key, uid: ms.MigrationUID, vmiUID: vmi.UID, target: ms.TargetNode, rec: rec,
-		engine: engine, cancel: cancel, done: make(chan struct{})}
+		engine: engine, cancel: cancel, done: make(chan struct{}),
+		cap: capCheck{cap: params.Bandwidth, parallel: params.ParallelConnections}}
 	if !a.migs.add(o) {
 		cancel(nil)
 		return nil // raced with another reconcile of the same VMI
@@ -363,6 +365,9 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 		case <-t.C():
 		}
 		snap := engine.Snapshot()
+		if avg, over := o.cap.exceeded(snap.DataSent, snap.Elapsed); over && snap.Phase != migration.PhasePostCopy {
+			a.warnCapExceeded(ctx, o, &o.cap, avg)
+		}
 		if r, ok := snap.Remaining.Get(); ok {
 			if !haveRemaining || r < lastRemaining {
 				lastProgress = clk.Now()
