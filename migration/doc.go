@@ -65,7 +65,12 @@
 // even at the lower sample divided by that margin. After the first
 // pass a spread of the job's per-round dirty rates means phases worth
 // waiting out, and a pause expected at switchover that stops improving for
-// ten rounds and 40 s means a floor the rates do not show. At the highest
+// ten rounds and 40 s means a floor the rates do not show. Where no
+// throttle is allowed, a floor is called sooner, 20 s after the first pass,
+// once the rounds have resent four times the memory at the first pass's
+// pace while the best pause expected stays 1.5 × over the limit
+// ([PolicyOptions.StallData]): on a fast link a hot set costs a memory's
+// worth of traffic every few seconds for nothing. At the highest
 // throttle with the dirty rate within 5 % of the bandwidth pre-copy may
 // still converge, slowly; the completion timeout bounds that, not an abort.
 //

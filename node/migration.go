@@ -65,6 +65,10 @@ type MigrationOptions struct {
 	Policy func(cfg *virtkit.MigrationConfiguration) migration.Policy
 	// ParallelConnections is the number of multifd connections of every
 	// outgoing migration: 0 means KubeVirt's 8, 1 one stream (no multifd).
+	// QEMU 9 and later do not hold multifd connections to the migration's
+	// bandwidth cap (bandwidthPerMigration); the agent records a
+	// MigrationBandwidthCapExceeded warning when a job runs over it, and 1
+	// keeps a cap that protects a shared link.
 	ParallelConnections int
 	// LinkBandwidth is the capacity in bytes/s of the network outgoing
 	// migrations cross (the migration NIC's speed), 0 = unknown. With a
