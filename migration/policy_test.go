@@ -330,3 +330,11 @@ func hotSetFloor(sinceFirst time.Duration, resent, first float64) Progress {
 		ExpectedDowntime: some(908 * time.Millisecond), StalledRounds: 6, SinceBestExpected: 8 * time.Second, SinceFirstPass: sinceFirst,
 		JobDirtyRateLow: some(20 * mb), JobDirtyRateHigh: some(35 * mb), JobDirtyRateSamples: 14}
 }
+
+func TestVirtkitPolicyFloorRuleOff(t *testing.T) {
+	off := NewPolicy(PolicyOptions{StallData: -1})
+	a := off.Decide(hotSetFloor(21*time.Second, 5, 60))
+	assert.Equal(t, ActionContinue, a.Kind, a.Reason)
+	a = NewPolicy(PolicyOptions{}).Decide(hotSetFloor(21*time.Second, 5, 60))
+	assert.Equal(t, ActionAbort, a.Kind, a.Reason)
+}

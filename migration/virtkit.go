@@ -39,12 +39,12 @@ type PolicyOptions struct {
 	// StallTime is how long those rounds must span too, so a burst of many
 	// short rounds is not taken for a floor (KubeVirt's stall detector
 	// looks back 40 s as well); 0 = 40 s. StallData ends that wait
-	// sooner: when, StallTime/2 after the first pass, the rounds have
-	// resent this many times the guest's memory at the first pass's pace
-	// and no sync has left less than 1.5 × what the highest allowed pause
-	// lets through, that is a floor too (on a fast link the rounds of a
-	// hot set resend all of memory every few seconds for nothing);
-	// 0 = 4, negative = never.
+	// sooner where no throttle is allowed: when, StallTime/2 after the
+	// first pass, the rounds have resent this many times the guest's
+	// memory at the first pass's pace and no sync has left less than 1.5 ×
+	// what the highest allowed pause lets through, that is a floor too (on
+	// a fast link the rounds of a hot set resend all of memory every few
+	// seconds for nothing); 0 = 4, negative = never.
 	StallTime time.Duration
 	StallData float64
 	// BurstPatience is how long after the first pass a verdict that
