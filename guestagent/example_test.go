@@ -81,7 +81,7 @@ func ExampleAgentError() {
 		fmt.Println(agentErr.Class)
 	}
 	fmt.Println(errors.Is(err, guestagent.ErrCommandDisabled))
-	fmt.Println(errors.Is(c.Execute(context.Background(), "guest-get-load", nil, nil), guestagent.ErrCommandNotFound))
+	fmt.Println(errors.Is(c.Execute(context.Background(), "guest-no-such-command", nil, nil), guestagent.ErrCommandNotFound))
 	// Output:
 	// CommandNotFound
 	// true

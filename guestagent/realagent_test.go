@@ -124,7 +124,7 @@ func TestRealAgent(t *testing.T) {
 			require.ErrorIs(t, err, guestagent.ErrCommandDisabled)
 		}},
 		{"unknown command", func(t *testing.T, ctx context.Context) {
-			err := c.Execute(ctx, "guest-get-load", nil, nil)
+			err := c.Execute(ctx, "guest-virtkit-no-such-command", nil, nil)
 			require.ErrorIs(t, err, guestagent.ErrCommandNotFound)
 			assert.NotErrorIs(t, err, guestagent.ErrCommandDisabled)
 		}},

@@ -17,11 +17,11 @@ func ExampleServer_HandleCommand() {
 	srv := qgaserver.New(qgaserver.LinuxGuest("vm-1", "52:54:00:00:00:01", "10.0.0.2"))
 	reply, err := srv.HandleCommand(context.Background(), `{"execute":"guest-get-host-name","id":1}`)
 	fmt.Println(reply, err)
-	reply, _ = srv.HandleCommand(context.Background(), `{"execute":"guest-get-load"}`)
+	reply, _ = srv.HandleCommand(context.Background(), `{"execute":"guest-no-such-command"}`)
 	fmt.Println(reply)
 	// Output:
 	// {"return":{"host-name":"vm-1"},"id":1} <nil>
-	// {"error":{"class":"CommandNotFound","desc":"The command guest-get-load has not been found"}}
+	// {"error":{"class":"CommandNotFound","desc":"The command guest-no-such-command has not been found"}}
 }
 
 // On a byte stream the server frames like qemu-ga: 0xFF resets its parser

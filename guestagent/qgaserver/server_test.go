@@ -157,7 +157,7 @@ func TestWireCompatibleWithQemuGA(t *testing.T) {
 		{"thaw", `{"execute":"guest-fsfreeze-thaw"}` + "\n", 1},
 		{"disabled freeze", `{"execute":"guest-fsfreeze-freeze","id":1}` + "\n", 1},
 		{"disabled shutdown", `{"execute":"guest-shutdown"}` + "\n", 1},
-		{"unknown", `{"execute":"guest-get-load"}` + "\n", 1},
+		{"unknown", `{"execute":"guest-virtkit-no-such-command"}` + "\n", 1},
 		{"unexpected argument", `{"execute":"guest-ping","arguments":{"x":1}}` + "\n", 1},
 		{"garbage", "garbage\n", 1},
 		{"not an object", "[1,2]\n", 1},
