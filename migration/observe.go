@@ -59,10 +59,7 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 	}
 	if st.firstPassDone && !wasDone {
 		st.firstPassAt = now
-		st.firstPassSent = s.DataProcessed
-		if !st.firstPassSent.Valid {
-			st.firstPassSent = s.MemoryProcessed
-		}
+		st.firstPassSent = dataSent(s)
 		st.lastJobRate = s.MemoryDirtyRate // the first pass's rate is diluted by its length
 	}
 	// A round that does not bring the pause after the sync below 96 % of
@@ -219,6 +216,15 @@ func (e *Engine) learnSensitivityLocked(after float64) {
 	st.sensitivity = hypervisor.Some(eps)
 }
 
+// dataSent is what the job has sent: all of it where the backend reports
+// it, else the memory part.
+func dataSent(s hypervisor.JobStats) hypervisor.Measured[uint64] {
+	if s.DataProcessed.Valid {
+		return s.DataProcessed
+	}
+	return s.MemoryProcessed
+}
+
 // progressLocked builds the policy's view.
 func (e *Engine) progressLocked(now time.Time) Progress {
 	st := &e.st
@@ -226,7 +232,7 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 	p := Progress{
 		Phase:               st.phase,
 		Memory:              e.req.Memory,
-		DataSent:            s.DataProcessed,
+		DataSent:            dataSent(s),
 		Remaining:           s.DataRemaining,
 		Iteration:           s.MemoryIteration,
 		FirstPassDone:       st.firstPassDone,
@@ -246,9 +252,6 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		AllowPostCopy:       e.req.AllowPostCopy,
 		AllowAutoConverge:   e.req.AllowAutoConverge,
 		CompletionTimeout:   e.req.CompletionTimeout,
-	}
-	if !p.DataSent.Valid {
-		p.DataSent = s.MemoryProcessed
 	}
 	if !p.Remaining.Valid {
 		p.Remaining = s.MemoryRemaining

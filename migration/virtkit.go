@@ -342,7 +342,7 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 	stalled := v.stalled(p, e)
 	if exp, ok := p.ExpectedDowntime.Get(); ok && p.FirstPassDone && stalled && exp > e.cap {
 		why := fmt.Sprintf("the pause expected at switchover has stayed at %v or more for %d rounds, over the %v limit", exp.Round(time.Millisecond), p.StalledRounds, e.cap)
-		if !(p.StalledRounds >= o.StallRounds && p.SinceBestExpected >= o.StallTime) {
+		if !v.stallWindowPassed(p) {
 			resent := float64(p.DataSent.Or(0)-p.FirstPassSent.Or(0)) / float64(p.Memory)
 			why += fmt.Sprintf("; since the first pass the rounds have resent %.1f× the memory and the best pause expected was %v", resent, p.BestExpected.Or(0).Round(time.Millisecond))
 		}
@@ -564,11 +564,13 @@ func (v *VirtkitPolicy) Decide(p Progress) Action {
 // rounds without the expected pause improving, spanning StallTime; or,
 // sooner, a floor that is plainly one (see floorReached).
 func (v *VirtkitPolicy) stalled(p Progress, e estimate) bool {
-	o := v.opts
-	if p.StalledRounds >= o.StallRounds && p.SinceBestExpected >= o.StallTime {
-		return true
-	}
-	return v.floorReached(p, e)
+	return v.stallWindowPassed(p) || v.floorReached(p, e)
+}
+
+// stallWindowPassed: StallRounds rounds without the expected pause
+// improving, spanning StallTime.
+func (v *VirtkitPolicy) stallWindowPassed(p Progress) bool {
+	return p.StalledRounds >= v.opts.StallRounds && p.SinceBestExpected >= v.opts.StallTime
 }
 
 // floorReached is the data rule: since the first pass ended, StallTime/2

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
 )
@@ -54,14 +52,14 @@ func (c *capCheck) exceeded(dataSent hypervisor.Measured[uint64], elapsed time.D
 }
 
 // warnCapExceeded logs and records the warning for o's VMI.
-func (a *Agent) warnCapExceeded(ctx context.Context, o *outgoing, c *capCheck, avg float64) {
+func (a *Agent) warnCapExceeded(ctx context.Context, o *outgoing, avg float64) {
+	c := &o.cap
 	why := "the hypervisor does not hold the migration to it"
 	if c.parallel > 1 {
 		why = fmt.Sprintf("QEMU does not hold its %d parallel (multifd) connections to it; with node option Migration.ParallelConnections 1 the cap holds", c.parallel)
 	}
 	a.log.Warn("migration exceeds its bandwidth cap", "vmi", o.key.String(), "average", avg, "cap", c.cap, "parallelConnections", c.parallel)
-	regarding := &virtkit.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: o.key.Namespace, Name: o.key.Name, UID: o.vmiUID}}
-	a.event(ctx, regarding, virtkit.EventTypeWarning, EventReasonBandwidthCapExceeded, "Migrate",
+	a.event(ctx, o.vmiRef(), virtkit.EventTypeWarning, EventReasonBandwidthCapExceeded, "Migrate",
 		"migration uid %s moves %.1f MB/s on average, over its bandwidthPerMigration cap of %.1f MB/s: %s",
 		o.uid, avg/1e6, float64(c.cap)/1e6, why)
 }

@@ -47,6 +47,11 @@ type outgoing struct {
 	done    chan struct{}
 }
 
+// vmiRef names the migrating VMI for events.
+func (o *outgoing) vmiRef() *virtkit.VirtualMachineInstance {
+	return &virtkit.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: o.key.Namespace, Name: o.key.Name, UID: o.vmiUID}}
+}
+
 func (o *outgoing) getEngine() *migration.Engine {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -326,7 +331,7 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 		a.log.Error("could not record the migration outcome", "vmi", o.key.String(), "err", err)
 	}
 	if !succeeded {
-		regarding := &virtkit.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: o.key.Namespace, Name: o.key.Name, UID: o.vmiUID}}
+		regarding := o.vmiRef()
 		why := res.Reason
 		if why == "" && runErr != nil {
 			why = runErr.Error()
@@ -366,7 +371,7 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 		}
 		snap := engine.Snapshot()
 		if avg, over := o.cap.exceeded(snap.DataSent, snap.Elapsed); over && snap.Phase != migration.PhasePostCopy {
-			a.warnCapExceeded(ctx, o, &o.cap, avg)
+			a.warnCapExceeded(ctx, o, avg)
 		}
 		if r, ok := snap.Remaining.Get(); ok {
 			if !haveRemaining || r < lastRemaining {
