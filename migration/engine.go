@@ -241,11 +241,15 @@ type state struct {
 	jobRates      rateRange
 	// Stall tracking: the best expected downtime after the first pass and
 	// how many rounds ago it last improved by more than the margin.
-	bestExpected  hypervisor.Measured[time.Duration]
-	bestRound     uint64
-	bestAt        time.Time
-	lastRound     uint64
-	stalledRounds int
+	bestExpected hypervisor.Measured[time.Duration]
+	bestRound    uint64
+	// lowestExpected is the expected pause after a sync that was 1 %
+	// under every one before it, seen in round lowestRound.
+	lowestExpected hypervisor.Measured[time.Duration]
+	lowestRound    uint64
+	bestAt         time.Time
+	lastRound      uint64
+	stalledRounds  int
 	// The expected pause after the previous round's sync, and the ratio of
 	// the latest to it: how fast the rounds shrink.
 	prevExpected hypervisor.Measured[time.Duration]

@@ -79,6 +79,9 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 				st.bestExpected, st.bestRound, st.bestAt = hypervisor.Some(d), it, now
 			}
 			st.stalledRounds = int(it - st.bestRound)
+			if !st.lowestExpected.Valid || float64(d) < 0.99*float64(st.lowestExpected.Value) {
+				st.lowestExpected, st.lowestRound = hypervisor.Some(d), it
+			}
 		}
 	}
 	// The job's rates over later rounds, under one throttle: how steady the
@@ -299,6 +302,9 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		p.SinceFirstPass = now.Sub(st.firstPassAt)
 	}
 	p.StalledRounds = st.stalledRounds
+	if st.lowestExpected.Valid {
+		p.RoundsSinceLowest = int(st.lastRound - st.lowestRound)
+	}
 	if !st.bestAt.IsZero() {
 		p.SinceBestExpected = now.Sub(st.bestAt)
 	}

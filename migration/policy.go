@@ -90,6 +90,10 @@ type Progress struct {
 	// bandwidth) last improved by more than 4 %: pre-copy has settled at a
 	// floor when this grows while ExpectedDowntime stays over the limit.
 	StalledRounds int
+	// RoundsSinceLowest counts the rounds since the expected pause last
+	// improved by more than 1 %: rounds that shrink slowly but steadily
+	// keep it at 0, where StalledRounds grows.
+	RoundsSinceLowest int
 	// SinceBestExpected is the time since the expected pause last improved
 	// by more than 4 % (0 before the first pass ends).
 	SinceBestExpected time.Duration

@@ -256,6 +256,12 @@ func TestVirtkitPolicy(t *testing.T) {
 			}(), ActionContinue, nil},
 		{"nor while the link carries less than in the first pass",
 			hotSetFloor(21*time.Second, 5, 200), ActionContinue, nil},
+		{"nor while each round shrinks, if by less than 4 %",
+			func() Progress {
+				p := hotSetFloor(21*time.Second, 5, 60)
+				p.RoundsSinceLowest = 0
+				return p
+			}(), ActionContinue, nil},
 		{"a spread job dirty rate is waited out",
 			Progress{Phase: PhasePreCopy, Memory: 32 * gib, Elapsed: 80 * time.Second, DirtyRate: some(1.5 * gb),
 				BandwidthAvg: some(575 * mb), BandwidthBest: some(575 * mb), DowntimeLimit: 250 * time.Millisecond,
@@ -327,7 +333,7 @@ func hotSetFloor(sinceFirst time.Duration, resent, first float64) Progress {
 		BandwidthAvg: some(30 * mb), BandwidthBest: some(46 * mb), DowntimeLimit: 270 * time.Millisecond,
 		FirstPassDone: true, Iteration: some(uint64(20)), Remaining: some(uint64(38.7 * mb)), BestExpected: some(610 * time.Millisecond),
 		FirstPassSent: some(uint64(first * mib)), DataSent: some(uint64(first*mib) + sent),
-		ExpectedDowntime: some(908 * time.Millisecond), StalledRounds: 6, SinceBestExpected: 8 * time.Second, SinceFirstPass: sinceFirst,
+		ExpectedDowntime: some(908 * time.Millisecond), StalledRounds: 6, RoundsSinceLowest: 6, SinceBestExpected: 8 * time.Second, SinceFirstPass: sinceFirst,
 		JobDirtyRateLow: some(20 * mb), JobDirtyRateHigh: some(35 * mb), JobDirtyRateSamples: 14}
 }
 

@@ -576,7 +576,10 @@ func (v *VirtkitPolicy) stallWindowPassed(p Progress) bool {
 // floorReached is the data rule: since the first pass ended, StallTime/2
 // has passed and StallData × the memory has been resent, yet the best
 // pause the job has expected after a sync (BestExpected) is still 1.5 ×
-// the highest allowed, and the last rounds did not improve. It holds only
+// the highest allowed, and the last rounds did not improve by even 1 %
+// (rounds that shrink by a percent or two each, as a sequential writer
+// just under the bandwidth makes them, are slow, not at a floor: they
+// end). It holds only
 // where no throttle may change the guest's pace (a climbing auto-converge
 // moves the floor), and the link must carry what it carried in the first
 // pass: during a bandwidth dip the rounds stall until the link recovers.
@@ -587,7 +590,7 @@ func (v *VirtkitPolicy) floorReached(p Progress, e estimate) bool {
 	best, ok := p.BestExpected.Get()
 	first, fok := p.FirstPassSent.Get()
 	if !ok || !fok || o.StallData <= 0 || p.Memory == 0 || !p.FirstPassDone || p.AllowAutoConverge ||
-		p.StalledRounds < revertRounds || p.SinceFirstPass < o.StallTime/2 {
+		p.StalledRounds < revertRounds || p.RoundsSinceLowest < revertRounds || p.SinceFirstPass < o.StallTime/2 {
 		return false
 	}
 	if float64(best) < 1.5*float64(e.cap) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"net/url"
 	"os"
@@ -30,7 +31,7 @@ func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 		hv, uris, migrateURI, link string
 		maxTime, samplePasses      time.Duration
 		parallel, repeat           int
-		tls                        bool
+		tls, logDecisions          bool
 	)
 	f := cmd.Flags()
 	f.StringVar(&hv, "hypervisor", "sim", "sim (virtual clock) or libvirt (the real tiny guest between two libvirt daemons, real time)")
@@ -41,6 +42,7 @@ func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 	f.StringVar(&link, "link-bandwidth", "", "with --hypervisor libvirt: the capacity of the migration link (a quantity per second, e.g. 1Gi; 0 = unknown); default: measured over TCP when --migrate-uri names a local address")
 	f.DurationVar(&samplePasses, "sample-passes", 0, "with --hypervisor libvirt: also read every job's stats at this period (e.g. 20ms) and report where each iteration began (JSON \"passes\"; the data behind the simulator's validation)")
 	f.IntVar(&repeat, "repeat", 1, "with --hypervisor libvirt: run every profile under every policy this many times, each run starting the policies one further along (the table adds medians and ranges; JSON rows carry their run)")
+	f.BoolVar(&logDecisions, "log-decisions", false, "with --hypervisor libvirt: write every engine decision (and each migration's end) to stderr as it is taken")
 	f.BoolVar(&tls, "tls", false, "with --hypervisor libvirt: encrypt every migration (the daemons need migrate-TLS certificates: hack/realstack/libvirtd.sh makes them)")
 	cmd.Long += `
 
@@ -58,21 +60,21 @@ policies, and the table adds each cell's median and range.`
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		switch hv {
 		case "sim":
-			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls", "link-bandwidth", "repeat", "sample-passes"} {
+			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls", "link-bandwidth", "repeat", "sample-passes", "log-decisions"} {
 				if c.Flags().Changed(name) {
 					return fmt.Errorf("--%s: only with --hypervisor libvirt", name)
 				}
 			}
 			return simRun(c, args)
 		case "libvirt":
-			return runRealBench(c, uris, migrateURI, link, maxTime, samplePasses, parallel, repeat, tls)
+			return runRealBench(c, uris, migrateURI, link, maxTime, samplePasses, parallel, repeat, tls, logDecisions)
 		}
 		return fmt.Errorf("--hypervisor: %q is not sim or libvirt", hv)
 	}
 	return cmd
 }
 
-func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime, samplePasses time.Duration, parallel, repeat int, tls bool) error {
+func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime, samplePasses time.Duration, parallel, repeat int, tls, logDecisions bool) error {
 	flags := c.Flags()
 	for _, name := range []string{"plot", "plot-profile", "plot-summary", "capabilities", "qemu-auto-converge"} {
 		if flags.Changed(name) {
@@ -174,6 +176,9 @@ func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime, samp
 		Source:        src, Target: dst, TargetURI: migrationURIOf(hosts[1]), MigrateURI: migrateURI,
 		Kernel: guest.Kernel, Initrd: guest.Initrd, MaxTime: maxTime, ParallelConnections: parallel, TLS: tls,
 		Progress: c.ErrOrStderr(), SamplePasses: samplePasses,
+	}
+	if logDecisions {
+		opts.Logger = slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
 	}
 	var rows []bench.Row
 	for run := range repeat {

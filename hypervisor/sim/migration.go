@@ -62,6 +62,7 @@ type job struct {
 	pending   float64  // bytes left in the current pass (or post-copy), zero pages included
 	zero      float64  // zero pages the first pass has not reached yet (in pending)
 	zeroAtEnd bool     // they lie after the data (Workload.ZeroMemoryAtEnd)
+	wsAtEnd   bool     // the working set lies after both (Workload.WorkingSetAtEnd)
 	constant  float64  // zero pages reached: sent as a header each
 	processed float64
 	iteration int
@@ -214,6 +215,9 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 			j.bm.other -= z
 			j.zero, j.zeroAtEnd = z, wl.ZeroMemoryAtEnd
 		}
+		if len(j.bm.region) > 0 {
+			j.wsAtEnd = wl.WorkingSetAtEnd
+		}
 		j.bwEstimate = j.bandwidth(now)
 		link.active.Add(1)
 		d.job = j
@@ -336,18 +340,29 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 		sent := math.Min(data, j.allowance(can))
 		j.transmit(sent)
 		// The pass meets zero pages among the data pages, spread alike, or
-		// after the data when they lie at the end.
+		// after the data when they lie at the end. A working set at the
+		// top of memory comes after both in the first pass: the zero pages
+		// lie after the rest of the data.
+		first := j.wsAtEnd && j.iteration == 1
+		before := data
+		if first {
+			before = j.bm.other
+		}
 		reached := j.zero
 		switch {
-		case j.zeroAtEnd && sent < data:
+		case j.zeroAtEnd && sent < before:
 			reached = 0
-		case !j.zeroAtEnd && data > 0:
-			reached = j.zero * sent / data
+		case !j.zeroAtEnd && before > 0:
+			reached = j.zero * math.Min(1, sent/before)
 		}
 		j.zero -= reached
 		j.constant += reached
 		j.pending -= sent + reached
-		j.bm.setTotal(j.pending - j.zero)
+		if first {
+			j.bm.takeOtherFirst(sent)
+		} else {
+			j.bm.setTotal(j.pending - j.zero)
+		}
 		j.processed += sent
 		j.xferPeriod += sent
 		j.windowBytes += sent

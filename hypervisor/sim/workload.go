@@ -70,6 +70,13 @@ type Workload struct {
 	// the data, and skips it at once. false spreads it evenly among the
 	// data pages.
 	ZeroMemoryAtEnd bool
+	// WorkingSetAtEnd places the working set at the top of guest memory,
+	// after the rest of the data and the zero memory: the first pass
+	// reaches it last, so what that pass leaves pending at the sync that
+	// ends it lies in the working set. The real tiny guest's dirtier
+	// shows this layout (its buffer, taken after boot, is what the first
+	// pass sends last). false: the first pass takes every part alike.
+	WorkingSetAtEnd bool
 
 	// CPUUsage (0..1) is the busy share of each vCPU; 0 = 5 % (idle).
 	CPUUsage float64
@@ -300,6 +307,37 @@ func (b *bitmap) total() float64 {
 	return sum
 }
 
+// takeOtherFirst removes sent bytes from the pending set, from the memory
+// no region writes first and then from the regions alike: the first pass
+// of a guest whose working set lies at the top of memory.
+func (b *bitmap) takeOtherFirst(sent float64) {
+	from := math.Min(sent, b.other)
+	b.other -= from
+	b.setRegions(math.Max(0, b.regions()-(sent-from)))
+}
+
+// regions is the pending bytes in the regions.
+func (b *bitmap) regions() float64 {
+	var sum float64
+	for _, x := range b.region {
+		sum += x
+	}
+	return sum
+}
+
+// setRegions scales the regions' pending bytes to total, leaving other.
+func (b *bitmap) setRegions(total float64) {
+	cur := b.regions()
+	if cur <= 0 || total <= 0 {
+		clear(b.region)
+		return
+	}
+	f := total / cur
+	for j := range b.region {
+		b.region[j] *= f
+	}
+}
+
 // setTotal scales the pending set to total bytes: sending takes pages from
 // every part of memory alike.
 func (b *bitmap) setTotal(total float64) {
@@ -328,6 +366,14 @@ func (b *bitmap) merge(m *model, tr *tracker, now time.Time) float64 {
 	for j, r := range m.regions {
 		d, p := tr.dirty[j], b.region[j]
 		if r.size <= 0 {
+			continue
+		}
+		if r.sequential {
+			// A sequential writer dirties the pages after those it
+			// dirtied before the last sync, and what a sync leaves pending
+			// is among those: the two are disjoint until together they
+			// fill the region.
+			b.region[j] = math.Min(r.size, p+d)
 			continue
 		}
 		b.region[j] = math.Min(r.size, p+d-p*d/r.size)

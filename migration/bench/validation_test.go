@@ -69,7 +69,9 @@ func simulateReal(t *testing.T, p Profile, policy string, c realCalibration) Row
 		// As the real runs were sampled (the engine sees nothing of it).
 		SamplePasses: 20 * time.Millisecond,
 		Host:         func(o *sim.Options) { o.MigrationSetup = c.setup },
-		Workload:     func(w *sim.Workload) { w.ZeroMemory, w.ZeroMemoryAtEnd = zero, true },
+		Workload: func(w *sim.Workload) {
+			w.ZeroMemory, w.ZeroMemoryAtEnd, w.WorkingSetAtEnd = zero, true, true
+		},
 	}
 	row, err := RunOne(context.Background(), p, policy, opts)
 	require.NoError(t, err)
@@ -135,6 +137,13 @@ func TestSimMatchesRealQEMU(t *testing.T) {
 				fmt.Fprintf(&b, "| %s | %s | %s | %.4g %s | %.4g–%.4g | %.4g | %.2f |\n", p.Name, policy, q.name, m, q.unit,
 					slices.Min(q.real), slices.Max(q.real), q.sim, ratio)
 				bound := 0.15
+				if q.name == "iterations" {
+					// One iteration either way: a pass that ends one
+					// rate-limit window either side of QEMU's switchover
+					// threshold adds or saves one, and the real runs of
+					// one policy differ by one too.
+					bound = math.Max(bound, 1/m+1e-9)
+				}
 				if g, ok := knownGaps[p.Name+"/"+policy+"/"+q.name]; ok {
 					bound = g
 				}
@@ -193,7 +202,7 @@ func passTable(t *testing.T, profiles []Profile, runs []Row) (string, []passCell
 		b     strings.Builder
 		cells []passCell
 	)
-	b.WriteString("| profile | policy | iteration | real remaining MiB (runs) | sim | sim/real | real sent MiB | sim | sim/real |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| profile | policy | iteration | real remaining at its start, MiB (runs) | sim | sim/real | real sent before it, MiB | sim | sim/real |\n|---|---|---|---|---|---|---|---|---|\n")
 	cal := calibrate(t, runs)
 	for _, p := range profiles {
 		for _, policy := range []string{"kubevirt", "virtkit"} {
@@ -212,8 +221,8 @@ func passTable(t *testing.T, profiles []Profile, runs []Row) (string, []passCell
 					if _, ok := rem[ps.Iteration]; !ok {
 						its = append(its, ps.Iteration)
 					}
-					rem[ps.Iteration] = append(rem[ps.Iteration], float64(ps.RemainingBytes)/(1<<20))
-					sent[ps.Iteration] = append(sent[ps.Iteration], float64(ps.SentBytes)/(1<<20))
+					rem[ps.Iteration] = append(rem[ps.Iteration], startRemainingMiB(ps))
+					sent[ps.Iteration] = append(sent[ps.Iteration], float64(ps.BeforeSentBytes)/(1<<20))
 				}
 			}
 			slices.Sort(its)
@@ -223,7 +232,7 @@ func passTable(t *testing.T, profiles []Profile, runs []Row) (string, []passCell
 				rr, rs := "-", "-"
 				mr, ms := median(rem[it]), median(sent[it])
 				if ok {
-					sr, ss := float64(s.RemainingBytes)/(1<<20), float64(s.SentBytes)/(1<<20)
+					sr, ss := startRemainingMiB(s), float64(s.BeforeSentBytes)/(1<<20)
 					simRem, simSent = fmt.Sprintf("%.1f", sr), fmt.Sprintf("%.1f", ss)
 					if mr > 0 {
 						rr = fmt.Sprintf("%.2f", sr/mr)
@@ -244,6 +253,15 @@ func passTable(t *testing.T, profiles []Profile, runs []Row) (string, []passCell
 		}
 	}
 	return b.String(), cells
+}
+
+// startRemainingMiB is the data a pass began with, or 0 when its first
+// sample is the completed job's (nothing remaining: the pass never showed).
+func startRemainingMiB(ps Pass) float64 {
+	if ps.RemainingBytes == 0 {
+		return 0
+	}
+	return float64(ps.StartRemainingBytes()) / (1 << 20)
 }
 
 // loadRealRuns reads the validation's profiles and the real runs vendored
