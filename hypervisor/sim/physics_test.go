@@ -229,3 +229,80 @@ func TestCappedJobSendsEachWindowsBudgetInABurst(t *testing.T) {
 	assert.Greater(t, bursts, 100)
 	assert.InDelta(t, 9, float64(waits)/float64(bursts), 0.5, "one 10 ms burst per 100 ms window")
 }
+
+// remainingAtSecondPass is the data remaining at the first poll of the
+// second iteration.
+func remainingAtSecondPass(t *testing.T, out outcome) float64 {
+	t.Helper()
+	for _, st := range out.polls {
+		if st.MemoryIteration.Value == 2 {
+			return float64(st.DataRemaining.Value)
+		}
+	}
+	t.Fatal("no poll saw the second iteration")
+	return 0
+}
+
+// A working set at the top of memory is what the first pass sends last, so
+// what that pass leaves at its sync lies in the working set; a sequential
+// writer's trail since the start is disjoint from it. With the working set
+// spread, the leftover comes from every part of memory and the writer's
+// trail covers part of it.
+func TestWorkingSetAtEndHoldsTheFirstPassLeftover(t *testing.T) {
+	run := func(atEnd bool) outcome {
+		return runScenario(t, scenario{
+			memory: 256 * MiB, link: sim.Link{Bandwidth: 1 * GiB},
+			workload: sim.Workload{DirtyRate: 4 * MiB, WorkingSet: 64 * MiB, Shape: sim.ShapeSequential, ThrottleSensitivity: 1,
+				ZeroMemory: 117 * MiB, ZeroMemoryAtEnd: true, WorkingSetAtEnd: atEnd},
+			params: hypervisor.MigrationParams{Bandwidth: 32 * MiB},
+			poll:   10 * time.Millisecond,
+			limit:  60 * time.Second,
+		})
+	}
+	atEnd, spread := run(true), run(false)
+	require.True(t, atEnd.result.Succeeded, atEnd.err)
+	require.True(t, spread.result.Succeeded, spread.err)
+	// The first pass sends 139 MiB of data in about 4.3 s: the writer's
+	// trail is about 17 MiB, and QEMU's rule lets a pass end with up to
+	// 32 MiB/s × 300 ms = 9.6 MiB pending, less one 3.2 MiB window.
+	trail := 4 * MiB * 4.3
+	assert.Greater(t, remainingAtSecondPass(t, atEnd), trail+5*MiB, "the leftover adds to the trail")
+	assert.Less(t, remainingAtSecondPass(t, atEnd), trail+10*MiB)
+	assert.Less(t, remainingAtSecondPass(t, spread), remainingAtSecondPass(t, atEnd)-3*MiB)
+}
+
+// A sequential writer dirties the pages after those it dirtied before:
+// what a sync leaves pending and what is dirtied next do not overlap until
+// together they fill the working set, so each pass starts with what the
+// last one left plus the writer's whole trail since.
+func TestSequentialWriterDirtiesPastWhatIsPending(t *testing.T) {
+	const rate = 8 * MiB
+	out := runScenario(t, scenario{
+		memory: 256 * MiB, link: sim.Link{Bandwidth: 1 * GiB},
+		workload: sim.Workload{DirtyRate: rate, WorkingSet: 32 * MiB, Shape: sim.ShapeSequential, ThrottleSensitivity: 1},
+		params:   hypervisor.MigrationParams{Bandwidth: 16 * MiB},
+		poll:     10 * time.Millisecond,
+		limit:    60 * time.Second,
+	})
+	require.True(t, out.result.Succeeded, out.err)
+	syncAt := map[uint64]time.Time{}
+	for _, ev := range out.events {
+		if ev.Kind == hypervisor.EventMigrationIteration {
+			syncAt[uint64(ev.Iteration)] = ev.Time
+		}
+	}
+	var prev hypervisor.JobStats
+	checked := 0
+	for _, st := range out.polls {
+		it := prev.MemoryIteration.Value
+		if it >= 3 && st.MemoryIteration.Value == it+1 && st.Type == hypervisor.JobUnbounded {
+			left := float64(prev.DataRemaining.Value)
+			start := float64(st.DataRemaining.Value) + float64(st.DataProcessed.Value-prev.DataProcessed.Value)
+			trail := rate * syncAt[it+1].Sub(syncAt[it]).Seconds()
+			assert.InDelta(t, trail, start-left, rate*0.01, "iteration %d: the trail of %.2f MiB adds in full", it+1, trail/MiB)
+			checked++
+		}
+		prev = st
+	}
+	assert.GreaterOrEqual(t, checked, 3)
+}
