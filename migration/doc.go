@@ -68,9 +68,12 @@
 // ten rounds and 40 s means a floor the rates do not show. Where no
 // throttle is allowed, a floor is called sooner, 20 s after the first pass,
 // once the rounds have resent four times the memory at the first pass's
-// pace while the best pause expected stays 1.5 × over the limit
+// pace while the best pause expected stays 1.5 × over the limit and the
+// last three rounds did not bring it down by even 1 %
 // ([PolicyOptions.StallData]): on a fast link a hot set costs a memory's
-// worth of traffic every few seconds for nothing. At the highest
+// worth of traffic every few seconds for nothing, while rounds that still
+// shrink a little each time, as a sequential writer just under the
+// bandwidth makes them, end. At the highest
 // throttle with the dirty rate within 5 % of the bandwidth pre-copy may
 // still converge, slowly; the completion timeout bounds that, not an abort.
 //

@@ -41,10 +41,11 @@ type PolicyOptions struct {
 	// looks back 40 s as well); 0 = 40 s. StallData ends that wait
 	// sooner where no throttle is allowed: when, StallTime/2 after the
 	// first pass, the rounds have resent this many times the guest's
-	// memory at the first pass's pace and no sync has left less than 1.5 ×
-	// what the highest allowed pause lets through, that is a floor too (on
-	// a fast link the rounds of a hot set resend all of memory every few
-	// seconds for nothing); 0 = 4, negative = never.
+	// memory at the first pass's pace, no sync has left less than 1.5 ×
+	// what the highest allowed pause lets through and the last three
+	// rounds did not improve it by 1 %, that is a floor too (on a fast link
+	// the rounds of a hot set resend all of memory every few seconds for
+	// nothing); 0 = 4, negative = never.
 	StallTime time.Duration
 	StallData float64
 	// BurstPatience is how long after the first pass a verdict that

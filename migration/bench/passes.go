@@ -54,8 +54,8 @@ func (p Pass) StartRemainingBytes() uint64 {
 // PassRecorder turns job stats sampled at a fine period into the job's
 // passes. The zero value is ready; it is not safe for concurrent use.
 type PassRecorder struct {
-	passes         []Pass
-	sent, constant uint64 // at the last pre-copy sample
+	passes []Pass
+	sent   uint64 // the data sent at the last pre-copy sample
 }
 
 // Observe records st, taken at elapsed from the job's start, when it is
