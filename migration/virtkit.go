@@ -580,10 +580,10 @@ func (v *VirtkitPolicy) stallWindowPassed(p Progress) bool {
 // the highest allowed, and the last rounds did not improve by even 1 %
 // (rounds that shrink by a percent or two each, as a sequential writer
 // just under the bandwidth makes them, are slow, not at a floor: they
-// end). It holds only
-// where no throttle may change the guest's pace (a climbing auto-converge
-// moves the floor), and the link must carry what it carried in the first
-// pass: during a bandwidth dip the rounds stall until the link recovers.
+// end). It holds only where no throttle may change the guest's pace (a
+// climbing auto-converge moves the floor), and the link must carry what
+// it carried in the first pass: during a bandwidth dip the rounds stall
+// until the link recovers.
 // (The job's instantaneous bandwidth is too noisy on a real link to tell
 // a dip; the averages over the two spans are not.)
 func (v *VirtkitPolicy) floorReached(p Progress, e estimate) bool {
