@@ -300,20 +300,7 @@ func newBitmap(m *model, total float64) bitmap {
 }
 
 func (b *bitmap) total() float64 {
-	sum := b.other
-	for _, x := range b.region {
-		sum += x
-	}
-	return sum
-}
-
-// takeOtherFirst removes sent bytes from the pending set, from the memory
-// no region writes first and then from the regions alike: the first pass
-// of a guest whose working set lies at the top of memory.
-func (b *bitmap) takeOtherFirst(sent float64) {
-	from := math.Min(sent, b.other)
-	b.other -= from
-	b.setRegions(math.Max(0, b.regions()-(sent-from)))
+	return b.other + b.regions()
 }
 
 // regions is the pending bytes in the regions.
@@ -325,16 +312,21 @@ func (b *bitmap) regions() float64 {
 	return sum
 }
 
-// setRegions scales the regions' pending bytes to total, leaving other.
-func (b *bitmap) setRegions(total float64) {
-	cur := b.regions()
-	if cur <= 0 || total <= 0 {
-		clear(b.region)
-		return
-	}
-	f := total / cur
+// scaleRegions multiplies the regions' pending bytes by f.
+func (b *bitmap) scaleRegions(f float64) {
 	for j := range b.region {
 		b.region[j] *= f
+	}
+}
+
+// takeOtherFirst removes sent bytes from the pending set, from the memory
+// no region writes first and then from the regions alike: the first pass
+// of a guest whose working set lies at the top of memory.
+func (b *bitmap) takeOtherFirst(sent float64) {
+	from := math.Min(sent, b.other)
+	b.other -= from
+	if cur := b.regions(); cur > 0 {
+		b.scaleRegions(math.Max(0, cur-(sent-from)) / cur)
 	}
 }
 
@@ -348,9 +340,7 @@ func (b *bitmap) setTotal(total float64) {
 		return
 	}
 	f := total / cur
-	for j := range b.region {
-		b.region[j] *= f
-	}
+	b.scaleRegions(f)
 	b.other *= f
 }
 
