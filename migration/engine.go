@@ -193,6 +193,22 @@ type Engine struct {
 	st         state
 }
 
+// pauseMark is the expected pause after a sync that beat every earlier one
+// by a margin, and the round and time it came in.
+type pauseMark struct {
+	value hypervisor.Measured[time.Duration]
+	round uint64
+	at    time.Time
+}
+
+// note records d, seen after round it's sync at now, when it is under
+// margin × the mark.
+func (m *pauseMark) note(d time.Duration, it uint64, now time.Time, margin float64) {
+	if !m.value.Valid || float64(d) < margin*float64(m.value.Value) {
+		*m = pauseMark{value: hypervisor.Some(d), round: it, at: now}
+	}
+}
+
 // state is everything the engine tracks between polls.
 type state struct {
 	started, done bool
@@ -239,17 +255,12 @@ type state struct {
 	firstPassSent hypervisor.Measured[uint64]
 	lastJobRate   hypervisor.Measured[uint64]
 	jobRates      rateRange
-	// Stall tracking: the best expected downtime after the first pass and
-	// how many rounds ago it last improved by more than the margin.
-	bestExpected hypervisor.Measured[time.Duration]
-	bestRound    uint64
-	// lowestExpected is the expected pause after a sync that was 1 %
-	// under every one before it, seen in round lowestRound.
-	lowestExpected hypervisor.Measured[time.Duration]
-	lowestRound    uint64
-	bestAt         time.Time
-	lastRound      uint64
-	stalledRounds  int
+	// Stall tracking: the best expected pause after the first pass that
+	// beat every earlier one by 4 % (KubeVirt's stall margin) and how many
+	// rounds ago it came; lowest the same at a 1 % margin.
+	best, lowest  pauseMark
+	lastRound     uint64
+	stalledRounds int
 	// The expected pause after the previous round's sync, and the ratio of
 	// the latest to it: how fast the rounds shrink.
 	prevExpected hypervisor.Measured[time.Duration]

@@ -75,13 +75,9 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 				st.roundShrink = hypervisor.Some(float64(d) / float64(prev))
 			}
 			st.prevExpected = hypervisor.Some(d)
-			if !st.bestExpected.Valid || float64(d) < 0.96*float64(st.bestExpected.Value) {
-				st.bestExpected, st.bestRound, st.bestAt = hypervisor.Some(d), it, now
-			}
-			st.stalledRounds = int(it - st.bestRound)
-			if !st.lowestExpected.Valid || float64(d) < 0.99*float64(st.lowestExpected.Value) {
-				st.lowestExpected, st.lowestRound = hypervisor.Some(d), it
-			}
+			st.best.note(d, it, now, 0.96)
+			st.stalledRounds = int(it - st.best.round)
+			st.lowest.note(d, it, now, 0.99)
 		}
 	}
 	// The job's rates over later rounds, under one throttle: how steady the
@@ -302,14 +298,14 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 		p.SinceFirstPass = now.Sub(st.firstPassAt)
 	}
 	p.StalledRounds = st.stalledRounds
-	if st.lowestExpected.Valid {
-		p.RoundsSinceLowest = int(st.lastRound - st.lowestRound)
+	if st.lowest.value.Valid {
+		p.RoundsSinceLowest = int(st.lastRound - st.lowest.round)
 	}
-	if !st.bestAt.IsZero() {
-		p.SinceBestExpected = now.Sub(st.bestAt)
+	if !st.best.at.IsZero() {
+		p.SinceBestExpected = now.Sub(st.best.at)
 	}
 	p.FirstPassSent = st.firstPassSent
-	p.BestExpected = st.bestExpected
+	p.BestExpected = st.best.value
 	p.RoundShrink = st.roundShrink
 	p.WorkingSet = st.workingSet
 	if jr := st.jobRates; jr.n > 0 && jr.throttle == st.throttle {
