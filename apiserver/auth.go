@@ -14,6 +14,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/yaml"
+
+	"github.com/virtkit/virtkit"
 )
 
 // Authentication and authorization errors.
@@ -39,6 +41,22 @@ type User struct {
 
 // IsAdmin reports whether the user is in AdminGroup.
 func (u *User) IsAdmin() bool { return slices.Contains(u.Groups, AdminGroup) }
+
+// IsControlPlane reports whether the user is in ControlPlaneGroup.
+func (u *User) IsControlPlane() bool { return slices.Contains(u.Groups, ControlPlaneGroup) }
+
+// NodeName returns the node a node agent acts for: the user is
+// NodeUser(NAME) and in NodesGroup, as Kubernetes names its kubelets.
+func (u *User) NodeName() (string, bool) {
+	node, ok := strings.CutPrefix(u.Name, NodeUserPrefix)
+	if !ok || node == "" || !slices.Contains(u.Groups, NodesGroup) {
+		return "", false
+	}
+	return node, true
+}
+
+// NodeUser is the user name of node's agent.
+func NodeUser(node string) string { return NodeUserPrefix + node }
 
 // Authenticator identifies the client of a request. It returns (nil, nil)
 // when the request carries no credentials of its kind, and an error when it
@@ -191,12 +209,19 @@ type PolicyRule struct {
 	// Verbs allowed; empty or "*" allows all.
 	Verbs []string `json:"verbs,omitempty"`
 	// Resources (plural names, optionally "/status") allowed; empty or "*"
-	// allows all.
+	// allows all but writes of the status subresource: those only a rule
+	// naming "RESOURCE/status" or "*/status" grants.
 	Resources []string `json:"resources,omitempty"`
 }
 
-// Policy authorizes by user and namespace. Members of AdminGroup may do
-// everything; anyone else only what a rule grants.
+// Policy authorizes by user and namespace. Members of AdminGroup and of
+// ControlPlaneGroup may do everything; a node agent (NodeUser in
+// NodesGroup) may write the status of VMIs (the server admits only those
+// of VMIs on its node, see the package documentation) and of its own Node;
+// anyone else only what a rule grants. Status writes (update and patch of
+// RESOURCE/status) are granted only by a rule that names the status
+// resource: the status is the control plane's record, and KubeVirt's
+// edit role does not grant it either.
 type Policy struct {
 	Rules []PolicyRule `json:"rules"`
 }
@@ -249,7 +274,10 @@ func (p *Policy) Authorize(_ context.Context, a Attributes) error {
 	if a.User == nil {
 		return fmt.Errorf("%w: no user", ErrForbidden)
 	}
-	if a.User.IsAdmin() {
+	if a.User.IsAdmin() || a.User.IsControlPlane() {
+		return nil
+	}
+	if node, ok := a.User.NodeName(); ok && nodeStatusWrite(node, a) {
 		return nil
 	}
 	res := a.Resource
@@ -264,11 +292,44 @@ func (p *Policy) Authorize(_ context.Context, a Attributes) error {
 			continue
 		}
 		nsOK := slices.Contains(rule.Namespaces, "*") || (a.Namespace != "" && slices.Contains(rule.Namespaces, a.Namespace))
-		if nsOK && matchAll(rule.Verbs, a.Verb) && (matchAll(rule.Resources, res) || matchAll(rule.Resources, a.Resource) && a.Subresource == "") {
+		if !nsOK || !matchAll(rule.Verbs, a.Verb) {
+			continue
+		}
+		if isStatusWrite(a) {
+			if slices.Contains(rule.Resources, res) || slices.Contains(rule.Resources, "*/status") {
+				return nil
+			}
+			continue
+		}
+		if matchAll(rule.Resources, res) || matchAll(rule.Resources, a.Resource) && a.Subresource == "" {
 			return nil
 		}
 	}
+	if isStatusWrite(a) {
+		return fmt.Errorf("%w: no rule names %q", ErrForbidden, res)
+	}
 	return fmt.Errorf("%w: no rule grants it", ErrForbidden)
+}
+
+// isStatusWrite reports whether a is an update or patch of the status
+// subresource.
+func isStatusWrite(a Attributes) bool {
+	return a.Subresource == "status" && (a.Verb == "update" || a.Verb == "patch")
+}
+
+// nodeStatusWrite reports whether a is a status write node's agent may do:
+// a VMI's (the server admits those of VMIs on node only) or its Node's.
+func nodeStatusWrite(node string, a Attributes) bool {
+	if !isStatusWrite(a) {
+		return false
+	}
+	switch {
+	case a.Group == virtkit.GroupName && a.Resource == "virtualmachineinstances":
+		return true
+	case a.Group == virtkit.VirtkitGroupName && a.Resource == "nodes":
+		return a.Name == node
+	}
+	return false
 }
 
 type userKey struct{}
@@ -314,8 +375,13 @@ func (s *Server) authorize(ctx context.Context, u *User, info *requestInfo) erro
 		if a.Subresource != "" {
 			res += "/" + a.Subresource
 		}
+		why := ""
+		if isStatusWrite(a) {
+			why = fmt.Sprintf(": the status is written by the control plane (controllers and node agents); "+
+				"a user may write it only where a policy rule names %q", res)
+		}
 		return apierrors.NewForbidden(info.res.groupResource(), info.name,
-			fmt.Errorf("User %q cannot %s resource %q in API group %q %s", u.Name, a.Verb, res, a.Group, scope))
+			fmt.Errorf("User %q cannot %s resource %q in API group %q %s%s", u.Name, a.Verb, res, a.Group, scope, why))
 	}
 	return nil
 }

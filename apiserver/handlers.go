@@ -373,6 +373,10 @@ func (s *Server) write(r *http.Request, info *requestInfo, obj, cur virtkit.Obje
 		next := cur.DeepCopyObject().(virtkit.Object)
 		reflect.ValueOf(next).Elem().FieldByName("Status").Set(reflect.ValueOf(obj).Elem().FieldByName("Status"))
 		next.SetResourceVersion(obj.GetResourceVersion())
+		u, _ := UserFrom(ctx)
+		if err := admitStatus(info.res, u, next, cur); err != nil {
+			return nil, err
+		}
 		if dryRun(r) {
 			return next, nil
 		}

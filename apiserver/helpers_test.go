@@ -89,3 +89,14 @@ func (ts *testServer) anonymous(t testing.TB) *http.Client {
 func schemaGVR(g, v, r string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: g, Version: v, Resource: r}
 }
+
+// cert returns a client config authenticated by a client certificate for
+// user in groups, signed by the server's CA.
+func (ts *testServer) cert(t testing.TB, user string, groups ...string) *rest.Config {
+	t.Helper()
+	certPEM, keyPEM, err := ts.Certs.IssueClientCert(user, groups)
+	require.NoError(t, err)
+	return &rest.Config{Host: ts.URL, TLSClientConfig: rest.TLSClientConfig{
+		CAData: ts.Certs.CAPEM, CertData: certPEM, KeyData: keyPEM,
+	}, QPS: -1}
+}
