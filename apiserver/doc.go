@@ -48,6 +48,42 @@
 // a user granted namespace team-a gets Forbidden for any other namespace,
 // for all-namespace lists and watches and for cluster-scoped kinds.
 //
+// The status subresource is the control plane's record of what runs where,
+// and node agents act on it: a VMI whose status.nodeName names a node is
+// started there. Writes of RESOURCE/status (update and patch, every kind)
+// are therefore not granted with a namespace: KubeVirt's kubevirt.io:edit
+// role does not grant virtualmachineinstances/status either. A user gets
+// Forbidden ("the status is written by the control plane ...") unless a
+// rule names "RESOURCE/status" or "*/status" in its resources; reading the
+// status stays with the namespace grant. Who may write it:
+//
+//   - members of [AdminGroup];
+//   - the control plane: controllers and the scheduler when they use the
+//     API, members of [ControlPlaneGroup];
+//   - node agents, user [NodeUser](NAME) in [NodesGroup] (Kubernetes'
+//     system:node:NAME in system:nodes), for the VMIs placed on node NAME
+//     or migrating to or from it and for their own Node, nothing else, as
+//     Kubernetes' NodeRestriction admission limits kubelets. Another
+//     node's VMI is Forbidden.
+//
+// A status write changes the status only: spec, labels and annotations in
+// its body are ignored, as Kubernetes' status strategy does. On a VMI a
+// status admission step keeps the placement with the control plane:
+// status.nodeName is set once, by the scheduler ([ControlPlaneGroup]),
+// while it is empty, and changes afterwards only in the handover of a
+// live migration that has ended and not failed, to the migration's target
+// node, written by the control plane or by that target node's agent.
+// Anything else that sets, changes or clears it is Invalid with a
+// Forbidden cause at status.nodeName, for admins too; the migration's
+// routing (status.migrationState.migrationUid, sourceNode, targetNode) is
+// the control plane's alone. The placement label kubevirt.io/nodeName is
+// metadata, which status writes never change and user updates may not set.
+//
+// virtkit's own controllers and node agents write to the store directly,
+// not through this API, in one process as across hosts (etcd), so none of
+// this stands in their way; the identities above are for components that
+// a deployment runs against the API.
+//
 // Streams: the VMI subresources console, vnc and portforward/PORT[/PROTO]
 // of subresources.kubevirt.io/v1 are WebSockets (subprotocol
 // plain.kubevirt.io, binary frames), authorized as the verb get on
