@@ -59,7 +59,9 @@ type Options struct {
 	// request but the health checks with Unauthorized.
 	Authenticator Authenticator
 	// Authorizer decides whether a user may do a request; nil lets every
-	// authenticated user do everything.
+	// authenticated user do everything. The admission of status writes
+	// (node agents write only their VMIs' and Node's status, a VMI's
+	// status.nodeName is the control plane's) applies with any Authorizer.
 	Authorizer Authorizer
 	// Logger receives request errors; nil discards.
 	Logger *slog.Logger
