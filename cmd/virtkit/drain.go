@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -19,24 +19,41 @@ import (
 // drainReporter names `virtkit drain` in the events it records.
 const drainReporter = "virtkit.io/drain"
 
-// errDrainNeedsStore: the node verbs reach the control plane through its
-// store only.
-var errDrainNeedsStore = errors.New("needs the control plane's etcd (--store etcd://HOST:PORT); cordon, uncordon and drain through the API are not implemented")
-
 func newNodeVerbCmds() []*cobra.Command {
 	return []*cobra.Command{newDrainCmd(), newCordonCmd(true), newCordonCmd(false)}
 }
 
-// openNodeVerbStore opens the store of cordon, uncordon and drain.
-func openNodeVerbStore(ctx context.Context, sf *storeFlags) (*openedStore, error) {
-	if sf.isMemory() {
-		return nil, fmt.Errorf("--store: %w", errDrainNeedsStore)
+// nodeVerbFlags are how cordon, uncordon and drain reach the control
+// plane: its API through a kubeconfig, or its etcd (--store wins).
+type nodeVerbFlags struct {
+	sf storeFlags
+	kf kubeFlags
+}
+
+func (f *nodeVerbFlags) register(cmd *cobra.Command) {
+	f.sf.register(cmd)
+	f.kf.register(cmd)
+}
+
+// open returns the control plane's store and how to close it.
+func (f *nodeVerbFlags) open(cmd *cobra.Command) (store.Store, func(), error) {
+	if useAPI(cmd, &f.kf) {
+		c, err := f.kf.connect(cmd)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := newAPIStore(c)
+		return s, func() {}, err
 	}
-	return sf.open(ctx, nil)
+	st, err := f.sf.openShared(cmd.Context(), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, func() { _ = st.Close() }, nil
 }
 
 func newCordonCmd(cordon bool) *cobra.Command {
-	var sf storeFlags
+	var f nodeVerbFlags
 	use, short, verb := "cordon NODE", "Mark a node unschedulable", "cordoned"
 	if !cordon {
 		use, short, verb = "uncordon NODE", "Make a node schedulable again and end its drain", "uncordoned"
@@ -52,11 +69,11 @@ the drain taint (kubevirt.io/drain) and so withdraws the evacuation of the
 node's VMIs, and clears refused evictions (EvictionRequested=False) on them.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openNodeVerbStore(cmd.Context(), &sf)
+			st, closeStore, err := f.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer closeStore()
 			if cordon {
 				err = controller.Cordon(cmd.Context(), st, args[0])
 			} else {
@@ -69,18 +86,18 @@ node's VMIs, and clears refused evictions (EvictionRequested=False) on them.`,
 			return nil
 		},
 	}
-	sf.register(cmd)
+	f.register(cmd)
 	return cmd
 }
 
 func newDrainCmd() *cobra.Command {
 	var (
-		sf       storeFlags
+		f        nodeVerbFlags
 		timeout  time.Duration
 		strategy string
 	)
 	cmd := &cobra.Command{
-		Use:   "drain NODE --store etcd://HOST:PORT",
+		Use:   "drain NODE",
 		Short: "Cordon a node and evict its VMIs by their eviction strategy",
 		Long: `drain empties a node as kubectl drain empties a KubeVirt node: it cordons it
 (spec.unschedulable), adds the drain taint kubevirt.io/drain:NoSchedule, and
@@ -97,7 +114,11 @@ A VMI with LiveMigrate that cannot live-migrate blocks the drain: its eviction
 is refused (condition EvictionRequested=False, reason EvictionBlocked, and a
 FailedEviction event). drain prints each VMI's state as it changes and returns
 once the node is empty, or fails after --timeout naming the VMIs left. The node
-stays cordoned; uncordon ends the drain.`,
+stays cordoned; uncordon ends the drain.
+
+Like get and delete, drain, cordon and uncordon talk to the control plane's API
+when a kubeconfig is given or found (--kubeconfig, $KUBECONFIG, ~/.kube/config),
+and to its etcd with --store etcd://HOST:PORT, which wins.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout < 0 {
@@ -110,25 +131,26 @@ stays cordoned; uncordon ends the drain.`,
 			default:
 				return fmt.Errorf("--default-eviction-strategy: want None, LiveMigrate, LiveMigrateIfPossible or External, got %q", strategy)
 			}
-			ctx := cmd.Context()
-			st, err := openNodeVerbStore(ctx, &sf)
+			st, closeStore, err := f.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			return runDrain(ctx, st, cmd.OutOrStdout(), args[0], timeout, def)
+			defer closeStore()
+			return runDrain(cmd.Context(), st, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], timeout, def)
 		},
 	}
-	sf.register(cmd)
+	f.register(cmd)
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long, naming the VMIs left (0: wait until the node is empty)")
 	cmd.Flags().StringVar(&strategy, "default-eviction-strategy", "",
 		"eviction strategy of VMIs that name none (the cluster-wide evictionStrategy; default None)")
 	return cmd
 }
 
-func runDrain(ctx context.Context, st store.Store, w io.Writer, node string, timeout time.Duration, def virtkit.EvictionStrategy) error {
+func runDrain(ctx context.Context, st store.Store, w, errw io.Writer, node string, timeout time.Duration, def virtkit.EvictionStrategy) error {
 	host, _ := os.Hostname()
-	rec, err := events.NewRecorder(events.Options{Store: st, ReportingController: drainReporter, ReportingInstance: host})
+	rec, err := events.NewRecorder(events.Options{Store: st, ReportingController: drainReporter, ReportingInstance: host,
+		// The recorder reports the events it could not write at debug level.
+		Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		return err
 	}

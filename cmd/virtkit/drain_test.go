@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +136,61 @@ func TestNodeProcessEventsAndDrainCLI(t *testing.T) {
 	assert.False(t, controller.IsDraining(n))
 }
 
+// Through a kubeconfig the node verbs run the same library code over the
+// API: a drain shuts a VMI with evictionStrategy None down and records an
+// Evicted event; uncordon makes the node schedulable again.
+func TestNodeVerbsOnAPI(t *testing.T) {
+	kc, storeArg := startAPIControllerOnEtcd(t, "dn-1")
+	st, err := etcd.New(t.Context(), etcd.Options{Endpoints: []string{"http://" + strings.TrimPrefix(storeArg, "etcd://")}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	require.Eventually(t, func() bool {
+		n := &virtkit.Node{}
+		return st.Get(t.Context(), store.Key{Name: "dn-1"}, n) == nil && virtkit.IsConditionTrue(n.Status.Conditions, virtkit.NodeReady)
+	}, 30*time.Second, 50*time.Millisecond, "the node is ready")
+
+	mem := resource.MustParse("64Mi")
+	vmi := &virtkit.VirtualMachineInstance{
+		TypeMeta:   metav1.TypeMeta{APIVersion: virtkit.APIVersion, Kind: virtkit.KindVirtualMachineInstance},
+		ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "default"},
+		Spec:       virtkit.VirtualMachineInstanceSpec{Domain: virtkit.DomainSpec{Memory: &virtkit.Memory{Guest: &mem}}},
+	}
+	virtkit.SetDefaults(vmi) // evictionStrategy None
+	require.NoError(t, st.Create(t.Context(), vmi))
+	require.Eventually(t, func() bool {
+		v := &virtkit.VirtualMachineInstance{}
+		return st.Get(t.Context(), store.KeyOf(vmi), v) == nil && v.IsRunning()
+	}, 30*time.Second, 50*time.Millisecond, "the VMI runs")
+
+	out, err := runVerb(t, "drain", "dn-1", "--kubeconfig", kc, "--timeout", "60s")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "vmi/default/b (evictionStrategy None): ShuttingDown: evictionStrategy None: shut down by the drain of node dn-1\n")
+	assert.True(t, strings.HasSuffix(out, "node/dn-1 drained\n"), out)
+	err = st.Get(t.Context(), store.KeyOf(vmi), &virtkit.VirtualMachineInstance{})
+	require.ErrorIs(t, err, store.ErrNotFound, "the VMI is shut down and gone")
+	var l virtkit.EventList
+	require.NoError(t, st.List(t.Context(), &l, store.ListOptions{Namespace: "default"}))
+	evicted := 0
+	for _, e := range l.Items {
+		if e.Reason == controller.EventReasonEvicted && e.Regarding.Name == "b" && e.ReportingController == drainReporter {
+			evicted++
+		}
+	}
+	assert.Equal(t, 1, evicted, "one Evicted event")
+
+	out, err = runVerb(t, "uncordon", "dn-1", "--kubeconfig", kc)
+	require.NoError(t, err, out)
+	assert.Equal(t, "node/dn-1 uncordoned\n", out)
+	n := &virtkit.Node{}
+	require.NoError(t, st.Get(t.Context(), store.Key{Name: "dn-1"}, n))
+	assert.False(t, n.Spec.Unschedulable)
+	assert.False(t, controller.IsDraining(n))
+	out, err = runVerb(t, "cordon", "no-such-node", "--kubeconfig", kc)
+	require.ErrorIs(t, err, store.ErrNotFound, out)
+}
+
 func TestNodeVerbErrors(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	for _, tt := range []struct {
 		name string
 		args []string
