@@ -232,6 +232,9 @@ func drainPass(ctx context.Context, st store.Store, node string, o DrainOptions)
 	)
 	for i := range vmis {
 		d, err := evict(ctx, st, node, &vmis[i], o)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // deleted since the list: gone from the node
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("evict %s/%s: %w", vmis[i].Namespace, vmis[i].Name, err))
 		}
