@@ -209,6 +209,11 @@ func TestDrainBlockedByANonMigratableVMI(t *testing.T) {
 	require.Len(t, failed, 1)
 	assert.Equal(t, virtkit.EventTypeWarning, failed[0].Type)
 	assert.Contains(t, failed[0].Note, "is configured with an eviction strategy but is not live-migratable")
+	// The eviction reconciler says so too, as KubeVirt's evacuation
+	// controller does, and creates no migration.
+	notMigratable := e.events(controller.EventReasonFailedCreate)
+	require.NotEmpty(t, notMigratable)
+	assert.Equal(t, "VirtualMachineInstance is not migrateable", notMigratable[0].Note)
 	var migs virtkit.VirtualMachineInstanceMigrationList
 	require.NoError(t, e.c.Store().List(e.ctx, &migs, store.ListOptions{}))
 	assert.Empty(t, migs.Items, "no migration that could only fail")
