@@ -219,7 +219,7 @@ func New(opts Options) (*Cluster, error) {
 	}
 
 	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Clock: opts.Clock, Now: opts.Now, Logger: opts.Logger,
-		Defaults: opts.Defaults, Events: c.controllerEvents, TracerProvider: opts.TracerProvider, Cache: c.shared}
+		Defaults: opts.Defaults, DefaultEvictionStrategy: opts.Defaults.EvictionStrategy, Events: c.controllerEvents, TracerProvider: opts.TracerProvider, Cache: c.shared}
 	builtins, err := builtinControllers(rc, opts.Migration)
 	if err != nil {
 		return nil, err
@@ -276,7 +276,7 @@ func New(opts Options) (*Cluster, error) {
 		if opts.NodeLabels != nil {
 			no.Labels = opts.NodeLabels(name)
 		}
-		if err := c.nodeObservability(name, &no); err != nil {
+		if err := nodeObservability(&no, opts.Events, opts.TracerProvider); err != nil {
 			return nil, err
 		}
 		if opts.ConfigureNode != nil {
@@ -286,19 +286,7 @@ func New(opts Options) (*Cluster, error) {
 			c.cleanUpStorage()
 			return nil, fmt.Errorf("node %s: storage: %w", name, err)
 		}
-		if no.GuestInfo == nil {
-			if ac, ok := hv.(hypervisor.AgentCommander); ok {
-				gao := opts.GuestAgent
-				if gao.Poller.Clock == nil {
-					gao.Poller.Clock = no.Clock
-				}
-				if gao.Logger == nil {
-					gao.Logger = no.Logger
-				}
-				no.GuestInfo = node.NewGuestAgentSource(ac, gao)
-			}
-		}
-		agent, err := node.New(no)
+		agent, err := NewNode(NodeOptions{Agent: no, Events: opts.Events, TracerProvider: opts.TracerProvider, GuestAgent: opts.GuestAgent})
 		if err != nil {
 			c.cleanUpStorage()
 			return nil, fmt.Errorf("node %s: %w", name, err)

@@ -17,4 +17,10 @@
 // The controllers of a cluster share one controller.SharedCache: one
 // store watch per kind for all of them, and the reads they do not modify
 // served from its indexes. Node agents keep their own watches.
+//
+// [NewNode] builds one host's node agent the way New builds each of its
+// hosts (store-backed events, guest-agent source), for a host that runs
+// apart from its control plane, as `virtkit node` does. [Cluster.Cordon],
+// [Cluster.Uncordon] and [Cluster.Drain] are node maintenance on the
+// cluster's clock, with its event recorder and default eviction strategy.
 package cluster

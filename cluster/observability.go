@@ -5,7 +5,6 @@ import (
 
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/events"
-	"github.com/virtkit/virtkit/node"
 )
 
 // setUpEvents makes the controllers' recorder and the collector of expired
@@ -32,28 +31,5 @@ func (c *Cluster) setUpEvents() error {
 		return fmt.Errorf("%w: events: %w", ErrInvalidOptions, err)
 	}
 	c.collector = col
-	return nil
-}
-
-// nodeObservability gives a node agent the cluster's event recorder (its
-// own store-backed one by default) and tracer provider, unless its options
-// already name theirs.
-func (c *Cluster) nodeObservability(name string, no *node.Options) error {
-	if no.TracerProvider == nil {
-		no.TracerProvider = c.opts.TracerProvider
-	}
-	if no.Events != nil {
-		return nil
-	}
-	if c.opts.Events != nil {
-		no.Events = c.opts.Events
-		return nil
-	}
-	rec, err := events.NewRecorder(events.Options{Store: c.store, ReportingController: controller.ReportingNodeAgent,
-		ReportingInstance: name, Now: c.opts.Now, Logger: no.Logger})
-	if err != nil {
-		return fmt.Errorf("%w: node %s events: %w", ErrInvalidOptions, name, err)
-	}
-	no.Events = rec
 	return nil
 }

@@ -123,5 +123,9 @@
 //
 // Eviction: a node is drained when it has spec.unschedulable and the taint
 // kubevirt.io/drain:NoSchedule ([DrainTaintKey]). See [EvictionReconciler]
-// for what happens to each evictionStrategy.
+// for what happens to each evictionStrategy. [Drain] is `kubectl drain`
+// for such nodes, over any store: it cordons the node, adds the taint and
+// evicts every VMI by its evictionStrategy (None shuts it down, LiveMigrate
+// on a VMI that cannot migrate blocks the drain) until the node is empty;
+// [Cordon] and [Uncordon] are the other node-maintenance calls.
 package controller

@@ -17,20 +17,24 @@ import (
 // VMI on such a node is handled by its spec.evictionStrategy (default
 // EvictionOptions.DefaultStrategy, i.e. None):
 //
-//   - LiveMigrate: status.evacuationNodeName is set, condition
+//   - LiveMigrate on a VMI that can live-migrate (LiveMigratable=True):
+//     status.evacuationNodeName is set, condition
 //     EvictionRequested=True, and a VirtualMachineInstanceMigration is
 //     created (generateName kubevirt-evacuation-, annotation
 //     kubevirt.io/evacuationMigration=<node>, priority system-critical, or
 //     system-maintenance when the VMI carries kubevirt.io/eviction-source:
 //     descheduler) unless one is already in flight for the VMI.
+//   - LiveMigrate on a VMI that cannot: nothing but a FailedCreate event
+//     ("VirtualMachineInstance is not migrateable"), as in KubeVirt; it
+//     blocks a [Drain].
 //   - LiveMigrateIfPossible: like LiveMigrate when LiveMigratable=True,
 //     otherwise like None.
 //   - External: evacuationNodeName and EvictionRequested are set and
 //     nothing else happens; an external controller acts on them.
-//   - None: nothing happens and the VMI keeps running. In KubeVirt the
-//     drain would evict the launcher pod and kill the guest; virtkit has no
-//     pods, and killing a guest behind the operator's back is not something
-//     a library should do, so the operator must stop such VMIs.
+//   - None: nothing happens here and the VMI keeps running: the taint
+//     alone does not evict, as in KubeVirt, where `kubectl drain` evicts
+//     the launcher pod and so shuts the guest down. [Drain] is that
+//     drain: it shuts such VMIs down.
 //
 // When a node stops being drained, evacuationNodeName and the
 // EvictionRequested condition naming it are cleared.
@@ -200,6 +204,15 @@ func (r *EvictionReconciler) evacuate(ctx context.Context, node string, vmi *vir
 	migrate := false
 	switch r.strategy(vmi) {
 	case virtkit.EvictionStrategyLiveMigrate:
+		if !vmi.IsMigratable() {
+			// KubeVirt's evacuation controller neither marks nor migrates
+			// such a VMI: the migration would fail, again and again. It
+			// blocks the drain (see Drain) and says so.
+			if vmi.IsRunning() {
+				r.o.event(ctx, vmi, virtkit.EventTypeNormal, EventReasonFailedCreate, "Evacuate", "VirtualMachineInstance is not migrateable")
+			}
+			return nil
+		}
 		migrate = true
 	case virtkit.EvictionStrategyLiveMigrateIfPossible:
 		if !vmi.IsMigratable() {

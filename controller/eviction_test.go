@@ -41,7 +41,10 @@ func TestEviction(t *testing.T) {
 		{name: "default None", strategy: nil},
 		{name: "None", strategy: ptr(virtkit.EvictionStrategyNone)},
 		{name: "External", strategy: ptr(virtkit.EvictionStrategyExternal), wantEvacuated: true},
-		{name: "LiveMigrate", strategy: ptr(virtkit.EvictionStrategyLiveMigrate), wantEvacuated: true, wantMigration: true},
+		{name: "LiveMigrate", strategy: ptr(virtkit.EvictionStrategyLiveMigrate), migratable: true, wantEvacuated: true, wantMigration: true},
+		// KubeVirt migrates no VMI that cannot migrate: such a migration
+		// fails, and another would be created after it, forever.
+		{name: "LiveMigrate not migratable", strategy: ptr(virtkit.EvictionStrategyLiveMigrate)},
 		{name: "LiveMigrateIfPossible migratable", strategy: ptr(virtkit.EvictionStrategyLiveMigrateIfPossible), migratable: true, wantEvacuated: true, wantMigration: true},
 		{name: "LiveMigrateIfPossible not migratable", strategy: ptr(virtkit.EvictionStrategyLiveMigrateIfPossible)},
 	}

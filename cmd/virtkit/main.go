@@ -47,5 +47,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newDescribeCmd())
 	root.AddCommand(newVirtctlCmds()...)
 	root.AddCommand(newStreamCmds()...)
+	root.AddCommand(newNodeVerbCmds()...)
 	return root
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
@@ -229,9 +230,6 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		Migration:         migOpts,
 		Logger:            base,
 	}
-	if ac, ok := hv.(hypervisor.AgentCommander); ok {
-		opts.GuestInfo = node.NewGuestAgentSource(ac, node.GuestAgentSourceOptions{Logger: log})
-	}
 	importCtrl, err := f.storage.setUp(f.name, st, log, &opts)
 	if err != nil {
 		return err
@@ -243,7 +241,9 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		return err
 	}
 	defer func() { stopNet(); waitNet() }()
-	agent, err := node.New(opts)
+	// The one assembly of a node agent, as the embedded cluster builds its
+	// hosts: events in the store, the guest-agent source.
+	agent, err := cluster.NewNode(cluster.NodeOptions{Agent: opts, GuestAgent: node.GuestAgentSourceOptions{Logger: log}})
 	if err != nil {
 		return err
 	}
