@@ -85,7 +85,10 @@ type Options struct {
 	// ReconcileTimeout bounds one reconcile, so a hypervisor call that hangs
 	// on one domain frees its worker; default 30 s.
 	ReconcileTimeout time.Duration
-	// ShutdownPoll is how often a graceful shutdown is rechecked; default 1 s.
+	// ShutdownPoll is how often the guest of a deleted VMI that has not
+	// powered off yet is asked again (a guest still booting misses the
+	// ACPI request) and looked at; default 5 s, virt-handler's interval.
+	// The domain's lifecycle event reports the power-off sooner.
 	ShutdownPoll time.Duration
 	// GuestInfo supplies what the guest agent reports; nil disables guest
 	// information (the AgentConnected condition then follows the channel
@@ -214,7 +217,7 @@ func New(opts Options) (*Agent, error) {
 		opts.ReconcileTimeout = 30 * time.Second
 	}
 	if opts.ShutdownPoll <= 0 {
-		opts.ShutdownPoll = time.Second
+		opts.ShutdownPoll = 5 * time.Second
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
