@@ -135,9 +135,10 @@ type Agent struct {
 	ctrl *controller.Controller
 
 	mu sync.Mutex
-	// shutdownSince records when a graceful shutdown was requested, per
-	// domain, so the grace period survives across reconciles.
-	shutdownSince map[string]time.Time
+	// shutdownSince records when a graceful shutdown was first and last
+	// requested, per domain, so the grace period survives across
+	// reconciles.
+	shutdownSince map[string]shutdownAsks
 	// domainFacts caches what each domain's XML says (see facts).
 	domainFacts map[string]domainFacts
 	// migs are the migrations this agent runs as the source.
@@ -236,7 +237,7 @@ func New(opts Options) (*Agent, error) {
 	a := &Agent{
 		opts:          opts,
 		log:           log.With("node", opts.NodeName),
-		shutdownSince: map[string]time.Time{},
+		shutdownSince: map[string]shutdownAsks{},
 		domainFacts:   map[string]domainFacts{},
 		owned:         map[string]string{},
 		foreign:       map[string]string{},

@@ -30,6 +30,9 @@ func gracePeriod(vmi *virtkit.VirtualMachineInstance) time.Duration {
 	return time.Duration(max(secs, 0)) * time.Second
 }
 
+// shutdownAsks is when a guest was first and last asked to power off.
+type shutdownAsks struct{ first, last time.Time }
+
 // stopGuest stops the running guest of a deleted VMI as virt-handler does:
 // it presses the guest's ACPI power button, presses it again every
 // ShutdownPoll while the guest runs on (a guest still booting misses the
@@ -42,11 +45,11 @@ func (a *Agent) stopGuest(ctx context.Context, vmi *virtkit.VirtualMachineInstan
 	grace := gracePeriod(vmi)
 	now := a.opts.Now()
 	a.mu.Lock()
-	since, asked := a.shutdownSince[domName]
+	asks, asked := a.shutdownSince[domName]
 	a.mu.Unlock()
 	left := grace
 	if asked {
-		left = grace - now.Sub(since)
+		left = grace - now.Sub(asks.first)
 	}
 	var why string
 	switch {
@@ -60,23 +63,29 @@ func (a *Agent) stopGuest(ctx context.Context, vmi *virtkit.VirtualMachineInstan
 		why = "grace period of " + grace.String() + " over"
 	}
 	if why == "" {
-		wait := min(a.opts.ShutdownPoll, left)
-		if info.State == hypervisor.StateShutdown {
-			// Already powering off: nothing to press.
-			return controller.Result{RequeueAfter: wait}, false, nil
+		if next := asks.last.Add(a.opts.ShutdownPoll); asked && now.Before(next) {
+			// Asked recently (another change woke this reconcile): look
+			// again when the next request or the end of the grace period
+			// is due.
+			return controller.Result{RequeueAfter: min(next.Sub(now), left)}, false, nil
 		}
-		off, err := a.pressPowerButton(ctx, domName, wait)
-		if err != nil {
-			return controller.Result{}, false, err
+		wait := min(a.opts.ShutdownPoll, left)
+		off := false
+		if info.State != hypervisor.StateShutdown { // else already powering off
+			if off, err = a.pressPowerButton(ctx, domName, wait); err != nil {
+				return controller.Result{}, false, err
+			}
 		}
 		if !asked {
-			a.mu.Lock()
-			a.shutdownSince[domName] = now
-			a.mu.Unlock()
+			asks.first = now
 			a.log.Info("shutting down guest", "domain", domName, "grace", grace)
 			a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonShuttingDown, "Shutdown",
 				"Signaled Graceful Shutdown (grace period %v)", grace)
 		}
+		asks.last = now
+		a.mu.Lock()
+		a.shutdownSince[domName] = asks
+		a.mu.Unlock()
 		if off {
 			return controller.Result{}, true, nil
 		}
