@@ -224,6 +224,11 @@ func TestStopIsGraceful(t *testing.T) {
 			assert.Equal(t, vmi.UID, still.UID)
 			assert.Equal(t, virtkit.Running, still.Status.Phase)
 			assert.NotContains(t, h.events(vmi.UID), controller.EventReasonDeleted, "not destroyed yet")
+			if tc.vm {
+				vm := &virtkit.VirtualMachine{}
+				require.NoError(t, h.c.Store().Get(h.ctx, store.Key{Namespace: "default", Name: name}, vm))
+				assert.Equal(t, virtkit.VirtualMachineStatusStopping, vm.Status.PrintableStatus)
+			}
 
 			n, gap := h.host.presses(h.c.Clock().Now())
 			assert.GreaterOrEqual(t, n, int((tc.off-time.Second)/(5*time.Second)), "asked again while running")
