@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
@@ -30,8 +32,12 @@ func gracePeriod(vmi *virtkit.VirtualMachineInstance) time.Duration {
 	return time.Duration(max(secs, 0)) * time.Second
 }
 
-// shutdownAsks is when a guest was first and last asked to power off.
-type shutdownAsks struct{ first, last time.Time }
+// shutdownAsks is when the guest of one VMI was first and last asked to
+// power off.
+type shutdownAsks struct {
+	uid         types.UID
+	first, last time.Time
+}
 
 // stopGuest stops the running guest of a deleted VMI as virt-handler does:
 // it presses the guest's ACPI power button, presses it again every
@@ -47,6 +53,9 @@ func (a *Agent) stopGuest(ctx context.Context, vmi *virtkit.VirtualMachineInstan
 	a.mu.Lock()
 	asks, asked := a.shutdownSince[domName]
 	a.mu.Unlock()
+	if asked && asks.uid != vmi.UID {
+		asks, asked = shutdownAsks{}, false // left by an earlier VMI of the name
+	}
 	left := grace
 	if asked {
 		left = grace - now.Sub(asks.first)
@@ -77,7 +86,7 @@ func (a *Agent) stopGuest(ctx context.Context, vmi *virtkit.VirtualMachineInstan
 			}
 		}
 		if !asked {
-			asks.first = now
+			asks.uid, asks.first = vmi.UID, now
 			a.log.Info("shutting down guest", "domain", domName, "grace", grace)
 			a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonShuttingDown, "Shutdown",
 				"Signaled Graceful Shutdown (grace period %v)", grace)
