@@ -160,9 +160,10 @@ func TestWatchChangesSeesEveryStoredVMIState(t *testing.T) {
 		}
 		// Scheduling is stored only when placement had to wait (a node
 		// not ready yet on a loaded machine), so it may or may not appear.
-		want := []virtkit.VirtualMachineInstancePhase{"", virtkit.Scheduled, virtkit.Running, virtkit.Failed}
+		// A deleted guest powers off on ACPI: Succeeded.
+		want := []virtkit.VirtualMachineInstancePhase{"", virtkit.Scheduled, virtkit.Running, virtkit.Succeeded}
 		if len(phases) > 1 && phases[1] == virtkit.Scheduling {
-			want = []virtkit.VirtualMachineInstancePhase{"", virtkit.Scheduling, virtkit.Scheduled, virtkit.Running, virtkit.Failed}
+			want = []virtkit.VirtualMachineInstancePhase{"", virtkit.Scheduling, virtkit.Scheduled, virtkit.Running, virtkit.Succeeded}
 		}
 		assert.Equal(t, want, phases, n)
 	}

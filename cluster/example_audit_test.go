@@ -71,8 +71,8 @@ spec:
 	if _, err := c.WaitForVMI(ctx, "default", "web", cluster.VMIPhaseIs(virtkit.Running)); err != nil {
 		panic(err)
 	}
-	// A plain delete has a grace period of 0: the agent kills the guest,
-	// and a killed ACPI guest ends Failed.
+	// A delete stops the guest through ACPI: it powers off within its
+	// grace period and ends Succeeded.
 	if err := st.Delete(ctx, objs[0], store.DeleteOptions{}); err != nil {
 		panic(err)
 	}
@@ -84,6 +84,6 @@ spec:
 	// default/web: Scheduling
 	// default/web: Scheduled
 	// default/web: Running
-	// default/web: Failed
+	// default/web: Succeeded
 	// default/web: deleted
 }

@@ -230,7 +230,7 @@ func TestClusterTracesAndEvents(t *testing.T) {
 		{"Migrated", "VirtualMachineInstance", handler},
 		{"SuccessfulMigration", "VirtualMachineInstanceMigration", ctrl},
 		{"SuccessfulDelete", "VirtualMachine", ctrl},
-		{"Deleted", "VirtualMachineInstance", handler}, // the stop kills at once: no ShuttingDown
+		{"ShuttingDown", "VirtualMachineInstance", handler}, // ACPI first; the guest powers off
 		{"Stopped", "VirtualMachineInstance", handler},
 	}
 	missing := func() []eventKey {
@@ -249,7 +249,9 @@ func TestClusterTracesAndEvents(t *testing.T) {
 	require.Empty(t, missing(), "recorded: %v", evs)
 	assert.Equal(t, source, evs[eventKey{"Started", "VirtualMachineInstance", handler}].ReportingInstance)
 	assert.NotEqual(t, source, evs[eventKey{"Migrated", "VirtualMachineInstance", handler}].ReportingInstance, "the target reports the arrival")
-	// Killed after the grace period: KubeVirt counts that as a failure.
-	assert.Contains(t, evs[eventKey{"Stopped", "VirtualMachineInstance", handler}].Note, "deleted")
+	// The guest powered off within its grace period: a voluntary stop.
+	stopped := evs[eventKey{"Stopped", "VirtualMachineInstance", handler}]
+	assert.Equal(t, virtkit.EventTypeNormal, stopped.Type, stopped.Note)
+	assert.NotContains(t, evs, eventKey{"Deleted", "VirtualMachineInstance", handler}, "not destroyed")
 	assert.Equal(t, string(vmi.UID), string(evs[eventKey{"Started", "VirtualMachineInstance", handler}].Regarding.UID))
 }

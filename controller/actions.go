@@ -171,7 +171,10 @@ func Stop(ctx context.Context, st store.Store, key store.Key, opts StopOptions) 
 }
 
 // Restart asks for a Stop of the running VMI followed by a Start (not for
-// Halted and Once VMs).
+// Halted and Once VMs). While a restart is already queued a second one is
+// refused (ErrConflictingAction, "stop/start already underway"), except a
+// forced one: it succeeds and cuts the queued restart's graceful stop short
+// (the VMI being stopped gets 1 s).
 func Restart(ctx context.Context, st store.Store, key store.Key, opts RestartOptions) error {
 	if g := opts.GracePeriodSeconds; g != nil {
 		if *g > 0 {
@@ -193,6 +196,16 @@ func Restart(ctx context.Context, st store.Store, key store.Key, opts RestartOpt
 		if rs == virtkit.RunStrategyHalted || rs == virtkit.RunStrategyOnce {
 			return conflict("RunStrategy %s does not support manual restart requests", rs)
 		}
+		force := opts.GracePeriodSeconds != nil
+		if force && restartQueued(vm) {
+			// The queued restart does what was asked; force only shortens
+			// the graceful stop of the VMI it stops (a retry of this call
+			// after a conflict on the grace period write lands here too).
+			if vmi != nil && !vmi.IsFinal() && stopQueuedFor(vm, vmi) {
+				return setGracePeriod(ctx, st, vmi, 1)
+			}
+			return nil
+		}
 		if vmi == nil {
 			return conflict("VM is not running")
 		}
@@ -202,11 +215,33 @@ func Restart(ctx context.Context, st store.Store, key store.Key, opts RestartOpt
 			virtkit.VirtualMachineStateChangeRequest{Action: virtkit.StartRequest}); err != nil {
 			return err
 		}
-		if opts.GracePeriodSeconds != nil && !vmi.IsFinal() {
+		if force && !vmi.IsFinal() {
 			return setGracePeriod(ctx, st, vmi, 1)
 		}
 		return nil
 	})
+}
+
+// restartQueued reports whether the VM's queued state change requests end
+// in a Start the VM controller has not acted on yet: a restart (or start)
+// is underway.
+func restartQueued(vm *virtkit.VirtualMachine) bool {
+	for _, r := range vm.Status.StateChangeRequests {
+		if r.Action == virtkit.StartRequest {
+			return true
+		}
+	}
+	return false
+}
+
+// stopQueuedFor reports whether a Stop of vmi is queued.
+func stopQueuedFor(vm *virtkit.VirtualMachine, vmi *virtkit.VirtualMachineInstance) bool {
+	for _, r := range vm.Status.StateChangeRequests {
+		if r.Action == virtkit.StopRequest && r.UID != nil && *r.UID == vmi.UID {
+			return true
+		}
+	}
+	return false
 }
 
 // Pause asks the node agent to pause the running VMI's domain

@@ -92,10 +92,14 @@
 //     object can vanish).
 //
 // Stopping: the VM controller deletes the VMI (store.Delete sets the
-// deletionTimestamp because of the finalizers). The node agent shuts the
-// guest down gracefully (ACPI), waits spec.terminationGracePeriodSeconds
-// (default 30), destroys the domain, writes Succeeded/Failed and removes
-// its finalizer; then the controllers remove theirs and the VMI disappears.
+// deletionTimestamp because of the finalizers). The node agent presses the
+// guest's ACPI power button (again every few seconds while the guest runs
+// on), waits at most spec.terminationGracePeriodSeconds (default 30) for
+// the guest to power off (Succeeded) and destroys it after that (Failed),
+// then removes its finalizer; then the controllers remove theirs and the
+// VMI disappears. A forced stop or restart shortens the VMI's
+// terminationGracePeriodSeconds ([StopOptions], [RestartOptions]); a
+// forced restart while a restart is queued only does that.
 //
 // Requests the node agent honours, written by the library calls [Pause],
 // [Unpause] and [SoftReboot] as VMI annotations (level-triggered; the

@@ -6,9 +6,10 @@
 // The core contract is [Hypervisor]: define a domain from libvirt domain XML,
 // drive its lifecycle, read its state, info and stats, and receive lifecycle
 // events. Everything a host may lack is a separate small interface found by
-// type assertion: [DirtyRateMeasurer], [Migrator], [AgentCommander]. A
-// backend that has the interface but cannot serve a call on this host returns
-// an error matching [ErrNotSupported] that names the feature.
+// type assertion: [DirtyRateMeasurer], [Migrator], [AgentCommander],
+// [ShutdownRequester]. A backend that has the interface but cannot serve a
+// call on this host returns an error matching [ErrNotSupported] that names
+// the feature.
 //
 // The package imports the standard library only, so adapters and callers
 // share value types without sharing dependencies. Measurements keep "not

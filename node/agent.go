@@ -85,7 +85,10 @@ type Options struct {
 	// ReconcileTimeout bounds one reconcile, so a hypervisor call that hangs
 	// on one domain frees its worker; default 30 s.
 	ReconcileTimeout time.Duration
-	// ShutdownPoll is how often a graceful shutdown is rechecked; default 1 s.
+	// ShutdownPoll is how often the guest of a deleted VMI that has not
+	// powered off yet is asked again (a guest still booting misses the
+	// ACPI request) and looked at; default 5 s, virt-handler's interval.
+	// The domain's lifecycle event reports the power-off sooner.
 	ShutdownPoll time.Duration
 	// GuestInfo supplies what the guest agent reports; nil disables guest
 	// information (the AgentConnected condition then follows the channel
@@ -132,9 +135,10 @@ type Agent struct {
 	ctrl *controller.Controller
 
 	mu sync.Mutex
-	// shutdownSince records when a graceful shutdown was requested, per
-	// domain, so the grace period survives across reconciles.
-	shutdownSince map[string]time.Time
+	// shutdownSince records when a graceful shutdown was first and last
+	// requested, per domain, so the grace period survives across
+	// reconciles.
+	shutdownSince map[string]shutdownAsks
 	// domainFacts caches what each domain's XML says (see facts).
 	domainFacts map[string]domainFacts
 	// migs are the migrations this agent runs as the source.
@@ -214,7 +218,7 @@ func New(opts Options) (*Agent, error) {
 		opts.ReconcileTimeout = 30 * time.Second
 	}
 	if opts.ShutdownPoll <= 0 {
-		opts.ShutdownPoll = time.Second
+		opts.ShutdownPoll = 5 * time.Second
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -233,7 +237,7 @@ func New(opts Options) (*Agent, error) {
 	a := &Agent{
 		opts:          opts,
 		log:           log.With("node", opts.NodeName),
-		shutdownSince: map[string]time.Time{},
+		shutdownSince: map[string]shutdownAsks{},
 		domainFacts:   map[string]domainFacts{},
 		owned:         map[string]string{},
 		foreign:       map[string]string{},

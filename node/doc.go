@@ -23,9 +23,14 @@
 //   - Pause and soft reboot are requested with annotations on the VMI
 //     (controller.PauseRequestAnnotation, controller.SoftRebootRequestAnnotation),
 //     because there is no API server to call the node directly.
-//   - A deleted VMI's guest is shut down through ACPI, destroyed once
-//     terminationGracePeriodSeconds have passed, its domain undefined, and
-//     the finalizer removed so the store can drop the VMI.
+//   - A deleted VMI's guest is asked to power off through ACPI (event
+//     ShuttingDown), asked again every ShutdownPoll while it runs on, and
+//     destroyed once its grace period (spec.terminationGracePeriodSeconds,
+//     default 30 s, or a shorter non-zero deletionGracePeriodSeconds) has
+//     passed since the first request (event Deleted). A guest that powered
+//     off ends Succeeded, a destroyed one Failed (a guest without ACPI is
+//     destroyed at once and ends Succeeded). Then the domain is undefined
+//     and the finalizer removed so the store can drop the VMI.
 //
 // # Guest agents
 //

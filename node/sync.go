@@ -286,49 +286,18 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	return controller.Result{RequeueAfter: a.statusResync()}, nil
 }
 
-// stopForDeletion shuts a deleted VMI's guest down gracefully (ACPI), then
-// destroys it once terminationGracePeriodSeconds have passed, then releases
-// the VMI.
+// stopForDeletion stops a deleted VMI's guest (stopGuest: ACPI, then a
+// destroy once the grace period is over) and then releases the VMI.
 func (a *Agent) stopForDeletion(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (controller.Result, error) {
 	if exists && info.State.IsActive() {
-		grace := time.Duration(virtkit.DefaultGracePeriodSeconds) * time.Second
-		if g := vmi.Spec.TerminationGracePeriodSeconds; g != nil {
-			grace = time.Duration(*g) * time.Second
-		}
-		if vmi.DeletionGracePeriodSeconds != nil && time.Duration(*vmi.DeletionGracePeriodSeconds)*time.Second < grace {
-			grace = time.Duration(*vmi.DeletionGracePeriodSeconds) * time.Second
-		}
-		a.mu.Lock()
-		since, asked := a.shutdownSince[domName]
-		if !asked {
-			since = a.opts.Now()
-			a.shutdownSince[domName] = since
-		}
-		a.mu.Unlock()
-		if grace > 0 && a.opts.Now().Sub(since) < grace && info.State != hypervisor.StatePaused {
-			if !asked {
-				a.log.Info("shutting down guest", "domain", domName, "grace", grace)
-				a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonShuttingDown, "Shutdown", "Signaled graceful shutdown (grace period %v)", grace)
-			}
-			// Ask (again) and wait a little; ACPI requests can be missed by
-			// a guest still booting.
-			sctx, cancel := context.WithTimeout(ctx, min(a.opts.ShutdownPoll, grace))
-			err := a.opts.Hypervisor.Shutdown(sctx, domName)
-			cancel()
-			if err != nil && !errors.Is(err, context.DeadlineExceeded) && !ignorable(err) {
-				return controller.Result{}, err
-			}
-			if err != nil {
-				return controller.Result{RequeueAfter: a.opts.ShutdownPoll}, nil
-			}
-		} else {
-			a.log.Info("grace period over, destroying guest", "domain", domName)
-			a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonDeleted, "Destroy", "Grace period over: destroying the guest")
-			if err := a.opts.Hypervisor.Destroy(ctx, domName); err != nil && !ignorable(err) {
-				return controller.Result{}, err
-			}
+		res, stopped, err := a.stopGuest(ctx, vmi, domName, info)
+		if err != nil || !stopped {
+			return res, err
 		}
 		info, exists, _ = a.domainInfo(ctx, domName)
+		if exists && info.State.IsActive() {
+			return controller.Result{RequeueAfter: a.opts.ShutdownPoll}, nil
+		}
 	}
 	if exists && !vmi.IsFinal() && !info.State.IsActive() {
 		if phase, ok := phaseFor(info.State, info.Reason, acpiEnabled(vmi)); ok {

@@ -74,6 +74,7 @@ func Run(t *testing.T, newTarget func(t *testing.T) Target) {
 		{"Lifecycle", testLifecycle},
 		{"StartPaused", testStartPaused},
 		{"Shutdown", testShutdown},
+		{"RequestShutdown", testRequestShutdown},
 		{"Reboot", testReboot},
 		{"InfoListXML", testInfoListXML},
 		{"Stats", testStats},
@@ -391,6 +392,27 @@ func testShutdown(e *env) {
 	e.requireState(name, hypervisor.StateShutoff, hypervisor.ReasonShutdown)
 
 	requireDomainError(e.t, e.h.Shutdown(e.ctx(), name), hypervisor.ErrInvalidState, name, "Shutdown of a shut-off domain")
+}
+
+// testRequestShutdown: the request returns without waiting, the guest
+// powers off by itself and a lifecycle event reports it.
+func testRequestShutdown(e *env) {
+	sr, ok := e.h.(hypervisor.ShutdownRequester)
+	if !ok {
+		e.t.Skip("backend has no ShutdownRequester")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, err := e.h.Events(ctx)
+	require.NoError(e.t, err)
+	name := e.name("")
+	e.start(name)
+	require.NoError(e.t, sr.RequestShutdown(e.ctx(), name))
+	e.awaitEvent(events, name, hypervisor.StateShutoff, hypervisor.ReasonShutdown)
+	e.requireState(name, hypervisor.StateShutoff, hypervisor.ReasonShutdown)
+
+	requireDomainError(e.t, sr.RequestShutdown(e.ctx(), name), hypervisor.ErrInvalidState, name, "RequestShutdown of a shut-off domain")
+	requireDomainError(e.t, sr.RequestShutdown(e.ctx(), e.name("missing")), hypervisor.ErrNotFound, e.name("missing"), "RequestShutdown of an unknown domain")
 }
 
 func testReboot(e *env) {

@@ -90,13 +90,21 @@ func (h *Hypervisor) Start(ctx context.Context, name string, opts hypervisor.Sta
 	})
 }
 
-// Shutdown asks the guest to power off with libvirt's default method (the
-// guest agent when one is connected, else the ACPI power button), repeats
-// the request every few seconds (a paused guest is asked once it runs
-// again), and waits until the domain is shut off or gone, or ctx ends.
+// RequestShutdown asks the guest to power off with libvirt's default
+// method (virDomainShutdown: the guest agent when one is connected, else
+// the ACPI power button) and returns without waiting; it implements
+// [hypervisor.ShutdownRequester]. libvirt refuses to ask a paused guest:
+// that is an error matching [hypervisor.ErrInvalidState].
+func (h *Hypervisor) RequestShutdown(ctx context.Context, name string) error {
+	return doDomain(ctx, h, "shutdown", name, func(d *lv.Domain) error { return d.Shutdown() })
+}
+
+// Shutdown asks the guest to power off as [Hypervisor.RequestShutdown]
+// does, repeats the request every few seconds (a paused guest is asked
+// once it runs again), and waits until the domain is shut off or gone, or
+// ctx ends.
 func (h *Hypervisor) Shutdown(ctx context.Context, name string) error {
-	ask := func(d *lv.Domain) error { return d.Shutdown() }
-	if err := doDomain(ctx, h, "shutdown", name, ask); err != nil {
+	if err := h.RequestShutdown(ctx, name); err != nil {
 		if !errors.Is(err, hypervisor.ErrInvalidState) {
 			return err
 		}
@@ -113,7 +121,7 @@ func (h *Hypervisor) Shutdown(ctx context.Context, name string) error {
 		if time.Since(lastAsk) >= shutdownRepeat {
 			// Errors here mostly mean the guest got off meanwhile; the
 			// state check below tells.
-			_ = doDomain(ctx, h, "shutdown", name, ask)
+			_ = h.RequestShutdown(ctx, name)
 			lastAsk = time.Now()
 		}
 		st, _, err := h.state(ctx, name)

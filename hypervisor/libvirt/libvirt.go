@@ -39,6 +39,7 @@ var (
 	_ hypervisor.Migrator          = (*Hypervisor)(nil)
 	_ hypervisor.AgentCommander    = (*Hypervisor)(nil)
 	_ hypervisor.Throttler         = (*Hypervisor)(nil)
+	_ hypervisor.ShutdownRequester = (*Hypervisor)(nil)
 )
 
 // closeLoopWait bounds how long Close waits for the event loop goroutine.

@@ -22,6 +22,7 @@ var (
 	_ hypervisor.Migrator          = (*Hypervisor)(nil)
 	_ hypervisor.AgentCommander    = (*Hypervisor)(nil)
 	_ hypervisor.Throttler         = (*Hypervisor)(nil)
+	_ hypervisor.ShutdownRequester = (*Hypervisor)(nil)
 )
 
 func errNoCgo(call string) error {
@@ -60,10 +61,16 @@ func (h *Hypervisor) Start(context.Context, string, hypervisor.StartOptions) err
 }
 
 func (h *Hypervisor) Shutdown(context.Context, string) error { return errNoCgo("Shutdown") }
-func (h *Hypervisor) Reboot(context.Context, string) error   { return errNoCgo("Reboot") }
-func (h *Hypervisor) Destroy(context.Context, string) error  { return errNoCgo("Destroy") }
-func (h *Hypervisor) Pause(context.Context, string) error    { return errNoCgo("Pause") }
-func (h *Hypervisor) Resume(context.Context, string) error   { return errNoCgo("Resume") }
+
+// RequestShutdown fails: see [New].
+func (h *Hypervisor) RequestShutdown(context.Context, string) error {
+	return errNoCgo("RequestShutdown")
+}
+
+func (h *Hypervisor) Reboot(context.Context, string) error  { return errNoCgo("Reboot") }
+func (h *Hypervisor) Destroy(context.Context, string) error { return errNoCgo("Destroy") }
+func (h *Hypervisor) Pause(context.Context, string) error   { return errNoCgo("Pause") }
+func (h *Hypervisor) Resume(context.Context, string) error  { return errNoCgo("Resume") }
 
 func (h *Hypervisor) List(context.Context) ([]hypervisor.DomainInfo, error) {
 	return nil, errNoCgo("List")

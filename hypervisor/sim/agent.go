@@ -173,7 +173,7 @@ func (h *Host) guestShutdown(d *domain, agent GuestAgent, mode string) error {
 			h.rebootGuest(d, now)
 			return nil
 		}
-		h.requestShutdown(d, now)
+		h.requestShutdown(d, now, h.opts.ShutdownDelay)
 		return nil
 	})
 }

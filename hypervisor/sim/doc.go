@@ -18,6 +18,13 @@
 // paused or stopped. Stats move with time: CPU time, balloon and memory
 // statistics, network and block counters.
 //
+// Shutdown and RequestShutdown press the guest's ACPI power button, as
+// libvirt's virDomainShutdown does: the guest powers off after
+// Options.ShutdownDelay of running time and the domain turns Shutoff with
+// reason Shutdown. [Host.SetACPIBehaviour] gives one domain name its own
+// delay, or a guest that ignores the button (hung, no ACPI handler) and runs
+// until destroyed.
+//
 // # Memory model
 //
 // Each domain runs a [Workload]: a raw dirty rate spread over a working set

@@ -33,7 +33,8 @@ type Options struct {
 	// BootDelay is how long a started guest runs before its guest agent
 	// connects (default 50 ms; negative: at once). ShutdownDelay is how long
 	// it runs after an ACPI shutdown request before powering off (default
-	// 20 ms; negative: at once).
+	// 20 ms; negative: at once); [Host.SetACPIBehaviour] changes it for one
+	// domain, or makes its guest ignore the request.
 	BootDelay     time.Duration
 	ShutdownDelay time.Duration
 
@@ -144,6 +145,9 @@ type Host struct {
 	wd          watchdog
 	// shares are the modelled virtiofs shares (see ServeVirtiofs).
 	shares virtiofsShares
+	// acpi is how the guests of some domain names answer the power
+	// button (see SetACPIBehaviour); other guests use the defaults.
+	acpi map[string]ACPIBehaviour
 }
 
 var (
@@ -151,6 +155,7 @@ var (
 	_ hypervisor.DirtyRateMeasurer = (*Host)(nil)
 	_ hypervisor.Migrator          = (*Host)(nil)
 	_ hypervisor.AgentCommander    = (*Host)(nil)
+	_ hypervisor.ShutdownRequester = (*Host)(nil)
 )
 
 // New returns a host with no domains.
@@ -526,51 +531,6 @@ func (h *Host) stop(d *domain, now time.Time, reason hypervisor.StateReason) {
 	h.emitState(d, now)
 	if !d.persistent {
 		h.remove(d.name())
-	}
-}
-
-// Shutdown asks the guest to power off and waits until it has.
-func (h *Host) Shutdown(ctx context.Context, name string) error {
-	var stopped chan struct{}
-	err := h.do(ctx, func(now time.Time) error {
-		d, err := h.lookup("shutdown", name)
-		if err != nil {
-			return err
-		}
-		if !d.state.IsActive() {
-			return invalidState("shutdown", name, "domain is not running")
-		}
-		if d.incoming != nil || d.job != nil && d.job.phase >= phaseStopCopy {
-			return invalidState("shutdown", name, "domain is migrating")
-		}
-		h.requestShutdown(d, now)
-		stopped = d.stopped
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	select {
-	case <-stopped:
-		return nil
-	case <-ctx.Done():
-		return hypervisor.WrapDomain("shutdown", name, ctx.Err())
-	}
-}
-
-// requestShutdown is the ACPI power button: a running guest powers off
-// after ShutdownDelay, a paused one once it runs again.
-func (h *Host) requestShutdown(d *domain, now time.Time) {
-	if d.shutdownPending {
-		return
-	}
-	if d.running() {
-		h.pauseTimers(d, now)
-	}
-	d.shutdownPending = true
-	d.shutdownLeft = h.opts.ShutdownDelay
-	if d.running() {
-		h.startTimers(d, now)
 	}
 }
 

@@ -133,6 +133,7 @@ var (
 	_ hypervisor.DirtyRateMeasurer = (*Persistent)(nil)
 	_ hypervisor.Migrator          = (*Persistent)(nil)
 	_ hypervisor.AgentCommander    = (*Persistent)(nil)
+	_ hypervisor.ShutdownRequester = (*Persistent)(nil)
 )
 
 // OpenPersistent restores the domains recorded in path (if it exists) into
@@ -325,6 +326,13 @@ func (p *Persistent) Start(ctx context.Context, name string, opts hypervisor.Sta
 // Shutdown implements hypervisor.Hypervisor.
 func (p *Persistent) Shutdown(ctx context.Context, name string) error {
 	return p.saved(ctx, p.host.Shutdown(ctx, name))
+}
+
+// RequestShutdown implements hypervisor.ShutdownRequester. The request
+// changes nothing to save; the power-off that may follow is saved as the
+// guest's own doing.
+func (p *Persistent) RequestShutdown(ctx context.Context, name string) error {
+	return p.host.RequestShutdown(ctx, name)
 }
 
 // Destroy implements hypervisor.Hypervisor.
