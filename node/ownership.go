@@ -51,17 +51,18 @@ func (a *Agent) classify(ctx context.Context, domName string, info hypervisor.Do
 	if err != nil {
 		return false, "", err
 	}
-	switch {
-	case !f.virtkit:
-		why = "no virtkit metadata"
-	case f.node == a.opts.NodeName:
-		mine = true
-	case vmi != nil && f.vmiUID != "" && f.vmiUID == string(vmi.UID) && (a.owns(vmi) || a.isMigrationTarget(vmi)):
-		mine = true
-	case f.node == "":
-		why = "virtkit metadata names no node"
-	default:
-		why = "belongs to node " + f.node
+	mine, why = a.judge(f, vmi)
+	if !mine && vmi != nil && f.virtkit {
+		// The cached facts may be an earlier definition's of the same
+		// name and UUID (a VM's firmware UUID is derived from its name, so
+		// a re-created VMI's domain, or one that left and came back by
+		// migration, has the UUID of the old one): read the XML again
+		// before refusing the domain.
+		a.forgetFacts(domName)
+		if f, err = a.facts(ctx, domName, info.UUID); err != nil {
+			return false, "", err
+		}
+		mine, why = a.judge(f, vmi)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -73,6 +74,32 @@ func (a *Agent) classify(ctx context.Context, domName string, info hypervisor.Do
 	delete(a.owned, domName)
 	a.noteForeignLocked(domName, why)
 	return false, why, nil
+}
+
+// judge decides ownership from a domain's facts: the domain is this
+// agent's when its metadata names this node, or when it names the uid of
+// vmi (the same incarnation) and vmi is on this node or this node is the
+// target of its migration.
+func (a *Agent) judge(f domainFacts, vmi *virtkit.VirtualMachineInstance) (mine bool, why string) {
+	switch {
+	case !f.virtkit:
+		return false, "no virtkit metadata"
+	case f.node == a.opts.NodeName:
+		return true, ""
+	case vmi != nil && f.vmiUID != "" && f.vmiUID == string(vmi.UID) && (a.owns(vmi) || a.isMigrationTarget(vmi)):
+		return true, ""
+	case f.node == "":
+		return false, "virtkit metadata names no node"
+	}
+	return false, "belongs to node " + f.node
+}
+
+// forgetFacts drops the cached facts of a domain, so the next look reads
+// its XML.
+func (a *Agent) forgetFacts(domName string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.domainFacts, domName)
 }
 
 // isMigrationTarget reports whether this node is the target of the VMI's
@@ -153,6 +180,13 @@ func (a *Agent) scanHost(ctx context.Context, enqueue bool) error {
 	for name := range a.owned {
 		if !present[name] {
 			delete(a.owned, name)
+		}
+	}
+	for name := range a.domainFacts {
+		if !present[name] {
+			// Gone (undefined here, or left by migration): a domain that
+			// comes back under that name is a new definition.
+			delete(a.domainFacts, name)
 		}
 	}
 	for name := range a.fenced {

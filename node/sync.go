@@ -55,6 +55,7 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 		a.mu.Lock()
 		delete(a.foreign, domName)
 		delete(a.owned, domName)
+		delete(a.domainFacts, domName)
 		a.mu.Unlock()
 	}
 

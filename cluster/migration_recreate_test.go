@@ -1,0 +1,140 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/store"
+)
+
+// syncBuffer is a log sink safe for the cluster's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lifecycleCluster starts a two-node cluster on virtual time; it ends with
+// the test.
+func lifecycleCluster(t *testing.T, ctx context.Context) (*cluster.Cluster, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	clk := sim.NewVirtualClock(virtualStart)
+	c, err := cluster.New(cluster.Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.NoError(t, c.Settle(ctx))
+	return c, logs
+}
+
+// runningOn waits for the VMI to run on a node and returns it.
+func runningOn(t *testing.T, ctx context.Context, c *cluster.Cluster, key store.Key) *virtkit.VirtualMachineInstance {
+	t.Helper()
+	vmi, err := advanceUntil(ctx, c, 2*time.Minute, func() (bool, *virtkit.VirtualMachineInstance, error) {
+		v := &virtkit.VirtualMachineInstance{}
+		if err := c.Store().Get(ctx, key, v); err != nil {
+			return false, nil, ignoreNotFound(err)
+		}
+		return v.Status.Phase == virtkit.Running && v.Status.NodeName != "" && (v.Status.MigrationState == nil || v.Status.MigrationState.Completed), v, nil
+	})
+	require.NoError(t, err)
+	return vmi
+}
+
+func ignoreNotFound(err error) error {
+	if err != nil && strings.Contains(err.Error(), "not found") {
+		return nil
+	}
+	return err
+}
+
+// migrateAndWait migrates the VMI and waits for the migration to end
+// (at most limit of virtual time); it returns the final migration.
+func migrateAndWait(t *testing.T, ctx context.Context, c *cluster.Cluster, key store.Key, limit time.Duration) *virtkit.VirtualMachineInstanceMigration {
+	t.Helper()
+	mig, err := controller.Migrate(ctx, c.Store(), key, controller.MigrateOptions{})
+	require.NoError(t, err)
+	final, err := advanceUntil(ctx, c, limit, func() (bool, *virtkit.VirtualMachineInstanceMigration, error) {
+		m := &virtkit.VirtualMachineInstanceMigration{}
+		if err := c.Store().Get(ctx, store.KeyOf(mig), m); err != nil {
+			return false, nil, err
+		}
+		return m.IsFinal(), m, nil
+	})
+	require.NoError(t, err, "migration %s of %s did not end", mig.Name, key)
+	return final
+}
+
+// TestMigrationAfterRecreate migrates a VM there and back, deletes it,
+// applies it again under the same name and migrates it once more: the last
+// migration must succeed like the first, leaving no domain behind and no
+// guest paused.
+func TestMigrationAfterRecreate(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, logs := lifecycleCluster(t, ctx)
+	dumpOnFailure(t, logs)
+	key := store.Key{Namespace: "vt", Name: "again"}
+
+	require.NoError(t, c.Apply(ctx, virtualVM(key.Name)))
+	first := runningOn(t, ctx, c, key)
+	for range 2 {
+		m := migrateAndWait(t, ctx, c, key, 2*time.Minute)
+		require.Equal(t, virtkit.MigrationSucceeded, m.Status.Phase, "migration %s", m.Name)
+		runningOn(t, ctx, c, key)
+		require.NoError(t, cluster.CheckNoLeakedDomains(ctx, c))
+	}
+	require.NoError(t, c.Store().Delete(ctx, virtualVM(key.Name), store.DeleteOptions{}))
+	_, err := advanceUntil(ctx, c, 2*time.Minute, func() (bool, struct{}, error) {
+		err := c.Store().Get(ctx, key, &virtkit.VirtualMachineInstance{})
+		return err != nil && ignoreNotFound(err) == nil, struct{}{}, ignoreNotFound(err)
+	})
+	require.NoError(t, err)
+	require.NoError(t, cluster.CheckNoLeakedDomains(ctx, c))
+
+	require.NoError(t, c.Apply(ctx, virtualVM(key.Name)))
+	again := runningOn(t, ctx, c, key)
+	require.NotEqual(t, first.UID, again.UID)
+	m := migrateAndWait(t, ctx, c, key, 5*time.Minute)
+	require.Equal(t, virtkit.MigrationSucceeded, m.Status.Phase, "reason: %s", m.Status.MigrationState)
+	vmi := runningOn(t, ctx, c, key)
+	require.NotEqual(t, again.Status.NodeName, vmi.Status.NodeName)
+	require.False(t, virtkit.IsConditionTrue(vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused))
+	require.NoError(t, cluster.CheckNoLeakedDomains(ctx, c))
+	require.NoError(t, cluster.CheckNoPausedByEndedMigration(ctx, c))
+	require.NoError(t, cluster.CheckNoDoubleRun(ctx, c))
+	require.NotContains(t, logs.String(), "domain name is taken")
+}
+
+func dumpOnFailure(t *testing.T, logs *syncBuffer) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
+}
