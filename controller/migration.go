@@ -376,14 +376,16 @@ func (r *MigrationReconciler) admit(ctx context.Context, mig *virtkit.VirtualMac
 	}
 	for i := range migs {
 		o := &migs[i]
-		if o.UID == mig.UID || o.IsFinal() || o.Status.Phase == virtkit.MigrationPhaseUnset {
+		if o.UID == mig.UID || o.IsFinal() || o.Status.Phase == virtkit.MigrationPhaseUnset || o.DeletionTimestamp != nil {
+			// A cancelled migration (deleted, finalizing) does not refuse
+			// the next one: that one waits in Pending (takeSlot).
 			continue
 		}
 		return fmt.Sprintf("%s (%s)", MigrationReasonInFlight, o.Name), nil
 	}
 	if ms := vmi.Status.MigrationState; ms != nil && ms.MigrationUID != "" && ms.MigrationUID != mig.UID && !ms.Completed && !ms.Failed {
 		for i := range migs {
-			if migs[i].UID == ms.MigrationUID && !migs[i].IsFinal() {
+			if migs[i].UID == ms.MigrationUID && !migs[i].IsFinal() && migs[i].DeletionTimestamp == nil {
 				return fmt.Sprintf("%s (%s)", MigrationReasonInFlight, migs[i].Name), nil
 			}
 		}
@@ -443,6 +445,12 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 		// A previous target is still being cleaned up.
 		return "", Result{RequeueAfter: time.Second}, nil
 	}
+	if prev, err := r.previousInFlight(ctx, mig, vmi); err != nil || prev != "" {
+		if prev != "" {
+			r.o.Logger.Debug("migration waits for the previous one to end", "migration", mig.Name, "previous", prev)
+		}
+		return "", Result{RequeueAfter: time.Second}, err
+	}
 	if mig.Status.MigrationState == nil || mig.Status.MigrationState.SourceNode == "" {
 		mig.Status.MigrationState = &virtkit.VirtualMachineInstanceMigrationState{MigrationUID: mig.UID, SourceNode: vmi.Status.NodeName}
 	}
@@ -491,6 +499,26 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 		return "", Result{}, err
 	}
 	return "", Result{}, nil
+}
+
+// previousInFlight names another migration of the VMI that has not ended
+// (a cancelled one still finalizing, say), or "" when there is none: a
+// Pending migration waits for it rather than failing (KubeVirt's
+// canMigrateVMI). A VMI migrationState of another migration that no longer
+// exists, or has ended, may be taken over.
+func (r *MigrationReconciler) previousInFlight(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (string, error) {
+	migs, err := r.migrationsOf(ctx, mig.Namespace, mig.Spec.VMIName)
+	if err != nil {
+		return "", err
+	}
+	for i := range migs {
+		o := &migs[i]
+		if o.UID == mig.UID || o.IsFinal() || o.Status.Phase == virtkit.MigrationPhaseUnset && o.DeletionTimestamp == nil {
+			continue
+		}
+		return o.Name, nil
+	}
+	return "", nil
 }
 
 // evacuationBackoff is KubeVirt's wait before another evacuation attempt

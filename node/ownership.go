@@ -39,13 +39,11 @@ func (a *Agent) ForeignDomains() []ForeignDomain {
 	return out
 }
 
-// classify decides whether the domain domName on the host is this agent's.
-// It is when its virtkit metadata names this node, or when it names the
-// uid of vmi and vmi is on this node or this node is the target of its
-// migration (a domain that arrived by live migration names its source
-// node). Everything else is
-// someone else's: the agent neither adopts, stops nor removes it. why
-// explains a foreign domain.
+// classify decides whether the domain domName on the host is this agent's
+// (see judge; a domain that arrived by live migration names its source
+// node, so the VMI uid decides). Everything else is someone else's: the
+// agent neither adopts, stops nor removes it, except the shut-off remains
+// of a VMI that is gone (isStaleLeftover). why explains a foreign domain.
 func (a *Agent) classify(ctx context.Context, domName string, info hypervisor.DomainInfo, vmi *virtkit.VirtualMachineInstance) (mine bool, why string, err error) {
 	f, err := a.facts(ctx, domName, info.UUID)
 	if err != nil {
@@ -78,15 +76,15 @@ func (a *Agent) classify(ctx context.Context, domName string, info hypervisor.Do
 
 // judge decides ownership from a domain's facts: the domain is this
 // agent's when its metadata names this node, or when it names the uid of
-// vmi (the same incarnation) and vmi is on this node or this node is the
-// target of its migration.
+// vmi (the same incarnation) and vmi is on this node, or this node is the
+// target of its migration, or the source its last migration left.
 func (a *Agent) judge(f domainFacts, vmi *virtkit.VirtualMachineInstance) (mine bool, why string) {
 	switch {
 	case !f.virtkit:
 		return false, "no virtkit metadata"
 	case f.node == a.opts.NodeName:
 		return true, ""
-	case vmi != nil && f.vmiUID != "" && f.vmiUID == string(vmi.UID) && (a.owns(vmi) || a.isMigrationTarget(vmi)):
+	case vmi != nil && f.vmiUID != "" && f.vmiUID == string(vmi.UID) && (a.owns(vmi) || a.isMigrationTarget(vmi) || a.leftByMigration(vmi)):
 		return true, ""
 	case f.node == "":
 		return false, "virtkit metadata names no node"
@@ -100,6 +98,30 @@ func (a *Agent) forgetFacts(domName string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.domainFacts, domName)
+}
+
+// isStaleLeftover reports whether a domain this agent does not own is the
+// shut-off remains of a VMI that is gone: its virtkit metadata names a VMI
+// uid, and the VMI of that name does not exist or is another incarnation.
+// A running (or paused) domain is never one: it may be the only copy of a
+// guest.
+func (a *Agent) isStaleLeftover(ctx context.Context, domName string, info hypervisor.DomainInfo, vmi *virtkit.VirtualMachineInstance) bool {
+	if info.State.IsActive() {
+		return false
+	}
+	f, err := a.facts(ctx, domName, info.UUID)
+	if err != nil || !f.virtkit || f.vmiUID == "" {
+		return false
+	}
+	return vmi == nil || string(vmi.UID) != f.vmiUID
+}
+
+// leftByMigration reports whether the VMI's last migration moved it away
+// from this node: a domain of the VMI here is the source's copy, this
+// agent's to remove.
+func (a *Agent) leftByMigration(vmi *virtkit.VirtualMachineInstance) bool {
+	ms := vmi.Status.MigrationState
+	return ms != nil && ms.SourceNode == a.opts.NodeName && ms.Completed && !ms.Failed && vmi.Status.NodeName != a.opts.NodeName
 }
 
 // isMigrationTarget reports whether this node is the target of the VMI's

@@ -45,6 +45,16 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 			exists = false
 		} else if err != nil {
 			return controller.Result{}, err
+		} else if !mine && a.isStaleLeftover(ctx, domName, info, vmi) {
+			// A shut-off domain of a VMI that no longer exists (or of an
+			// earlier incarnation of it), left behind by another node's
+			// agent (a migration away from here, say): nobody will ever
+			// start it again, and it would take the VMI's name forever.
+			a.log.Info("removing the stale domain of a VMI that no longer exists", "domain", domName, "why", why)
+			if err := a.removeDomain(ctx, domName, info); err != nil {
+				return controller.Result{}, err
+			}
+			exists = false
 		} else if !mine {
 			exists, nameTaken = false, true
 			if vmi != nil && (a.owns(vmi) || a.isIncomingMigration(vmi)) && !vmi.IsFinal() && vmi.DeletionTimestamp == nil {
