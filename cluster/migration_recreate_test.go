@@ -14,6 +14,7 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/store"
 )
@@ -38,12 +39,23 @@ func (b *syncBuffer) String() string {
 
 // lifecycleCluster starts a two-node cluster on virtual time; it ends with
 // the test.
-func lifecycleCluster(t *testing.T, ctx context.Context) (*cluster.Cluster, *syncBuffer) {
+// Its hosts are linked at bandwidth bytes/s (0: sim.DefaultBandwidth).
+func lifecycleCluster(t *testing.T, ctx context.Context, bandwidth uint64) (*cluster.Cluster, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	clk := sim.NewVirtualClock(virtualStart)
-	c, err := cluster.New(cluster.Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	network, err := sim.NewMeshNetwork(sim.Link{Bandwidth: bandwidth})
 	require.NoError(t, err)
+	c, err := cluster.New(cluster.Options{
+		Clock:  clk,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
+			h := sim.New(sim.Options{Name: name, Clock: clk, CPUs: 4, MemoryBytes: 4 << 30})
+			return h, network.Join(h)
+		},
+	})
+	require.NoError(t, err)
+	dumpOnFailure(t, logs)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
@@ -97,8 +109,7 @@ func migrateAndWait(t *testing.T, ctx context.Context, c *cluster.Cluster, key s
 func TestMigrationAfterRecreate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, logs := lifecycleCluster(t, ctx)
-	dumpOnFailure(t, logs)
+	c, logs := lifecycleCluster(t, ctx, 0)
 	key := store.Key{Namespace: "vt", Name: "again"}
 
 	require.NoError(t, c.Apply(ctx, virtualVM(key.Name)))
@@ -131,6 +142,7 @@ func TestMigrationAfterRecreate(t *testing.T) {
 	require.NotContains(t, logs.String(), "domain name is taken")
 }
 
+// dumpOnFailure logs the cluster's log when the test fails.
 func dumpOnFailure(t *testing.T, logs *syncBuffer) {
 	t.Cleanup(func() {
 		if t.Failed() {

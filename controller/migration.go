@@ -29,6 +29,7 @@ const (
 	MigrationReasonDeletedEarly     = "Migration was deleted before the target was handed off"
 	MigrationReasonTargetDown       = "Target pod is down"
 	MigrationReasonStateTakenOver   = "VMI's migration state was taken over by another migration job"
+	MigrationReasonNotTakenOver     = "the target node agent did not take the VMI over after the migration ended"
 	MigrationReasonUnschedulable    = "target node could not be scheduled in time"
 	MigrationReasonAborted          = "Live migration has been aborted"
 	migrationDefaultKeepFinished    = 5
@@ -731,8 +732,9 @@ func (r *MigrationReconciler) policyFor(ctx context.Context, vmi *virtkit.Virtua
 	return MatchMigrationPolicy(policies.Items, vmi, nsLabels), nil
 }
 
-// inFlight handles a handed-off migration: abort requests and a target
-// node that went away before the migration started.
+// inFlight handles a handed-off migration: abort requests, a target
+// node that went away before the migration started, and a target that does
+// not take the VMI over once the source is done.
 func (r *MigrationReconciler) inFlight(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState, now metav1.Time) error {
 	if ms == nil {
 		return nil
@@ -746,6 +748,21 @@ func (r *MigrationReconciler) inFlight(ctx context.Context, mig *virtkit.Virtual
 			return err
 		}
 		r.o.Logger.Info("migration abort requested", "migration", store.KeyOf(mig).String(), "vmi", vmi.Name)
+	}
+	if ms.EndTimestamp != nil && !ms.Completed && !ms.Failed {
+		// The source is done; the target has not taken the VMI over. Wait
+		// no longer than the migration's progress timeout for it.
+		limit := time.Duration(DefaultProgressTimeout) * time.Second
+		if c := ms.MigrationConfiguration; c != nil && c.ProgressTimeout != nil && *c.ProgressTimeout > 0 {
+			limit = time.Duration(*c.ProgressTimeout) * time.Second
+		}
+		if now.Sub(ms.EndTimestamp.Time) > limit {
+			reason := fmt.Sprintf("%s within %d seconds", MigrationReasonNotTakenOver, int(limit.Seconds()))
+			if err := r.endVMIState(ctx, vmi, mig, reason, now); err != nil {
+				return err
+			}
+			return r.fail(ctx, mig, vmi, reason)
+		}
 	}
 	if ms.StartTimestamp == nil && !ms.Completed && !ms.Failed {
 		n := &virtkit.Node{}
