@@ -189,7 +189,10 @@ func (a *Agent) scanHost(ctx context.Context, enqueue bool) error {
 			a.noteForeignLocked(d.Name, "belongs to node "+f.node)
 		}
 		a.mu.Unlock()
-		if enqueue && splits && f.virtkit {
+		// A shut-off domain of another node's may be the remains of a VMI
+		// that is gone: its reconcile decides (isStaleLeftover).
+		maybeStale := f.virtkit && f.vmiUID != "" && f.node != a.opts.NodeName && !adopted && !d.State.IsActive()
+		if splits && f.virtkit && (enqueue || maybeStale) {
 			a.Enqueue(ns, name)
 		}
 	}
