@@ -150,3 +150,54 @@ func dumpOnFailure(t *testing.T, logs *syncBuffer) {
 		}
 	})
 }
+
+// keepsSourceHost is a simulated host whose outgoing migrations keep the
+// source's persistent definition (no UndefineSource), as a hypervisor may.
+type keepsSourceHost struct {
+	*simHost
+}
+
+func (h keepsSourceHost) StartMigration(ctx context.Context, name string, p hypervisor.MigrationParams) (hypervisor.MigrationJob, error) {
+	p.UndefineSource = false
+	return h.simHost.StartMigration(ctx, name, p)
+}
+
+// TestMigrationThereAndBackLeavesNoDomain migrates a VM away and back on
+// hosts that keep the source's definition: each old source removes the
+// shut-off copy the migration left, including the host the guest had
+// arrived at by migration (whose copy names the first host in its
+// metadata).
+func TestMigrationThereAndBackLeavesNoDomain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	logs := &syncBuffer{}
+	dumpOnFailure(t, logs)
+	clk := sim.NewVirtualClock(virtualStart)
+	network, err := sim.NewMeshNetwork(sim.Link{})
+	require.NoError(t, err)
+	c, err := cluster.New(cluster.Options{
+		Clock:  clk,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
+			h := sim.New(sim.Options{Name: name, Clock: clk, CPUs: 4, MemoryBytes: 4 << 30})
+			return keepsSourceHost{simHost: h}, network.Join(h)
+		},
+	})
+	require.NoError(t, err)
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Start(cctx) }()
+	defer func() { stop(); <-done }()
+	require.NoError(t, c.Settle(ctx))
+
+	key := store.Key{Namespace: "vt", Name: "roundtrip"}
+	require.NoError(t, c.Apply(ctx, virtualVM(key.Name)))
+	runningOn(t, ctx, c, key)
+	for i := range 3 {
+		m := migrateAndWait(t, ctx, c, key, 2*time.Minute)
+		require.Equal(t, virtkit.MigrationSucceeded, m.Status.Phase, "migration %d", i)
+		runningOn(t, ctx, c, key)
+		require.NoError(t, c.Advance(ctx, 2*time.Second))
+		require.NoError(t, cluster.CheckNoLeakedDomains(ctx, c), "after migration %d", i)
+	}
+}
