@@ -115,3 +115,35 @@ func TestMigrationFailsWhenTargetDoesNotTakeOver(t *testing.T) {
 	ms := e.vmi("vm").Status.MigrationState
 	assert.True(t, ms.Failed, "the agents see the end")
 }
+
+// Unpause refuses a guest paused by the migration monitor, saying why,
+// instead of recording a request no agent acts on; a user's pause it
+// records.
+func TestUnpauseRefusesAMigrationMonitorPause(t *testing.T) {
+	tests := []struct {
+		reason  string
+		refused bool
+	}{
+		{reason: virtkit.PausedByMigrationMonitorReason, refused: true},
+		{reason: virtkit.PausedByUserReason},
+	}
+	for _, tt := range tests {
+		t.Run(tt.reason, func(t *testing.T) {
+			e := newMigEnv(t, nil, "n1")
+			vmi := e.runningVMI("vm", "n1", true)
+			virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
+				Type: virtkit.VirtualMachineInstancePaused, Status: virtkit.ConditionTrue, Reason: tt.reason,
+			}, metav1.NewTime(e.clock.Now()))
+			require.NoError(t, e.st.UpdateStatus(e.ctx, vmi))
+			err := Unpause(e.ctx, e.st, store.Key{Namespace: "default", Name: "vm"})
+			if !tt.refused {
+				require.NoError(t, err)
+				assert.Equal(t, "false", e.vmi("vm").Annotations[PauseRequestAnnotation])
+				return
+			}
+			require.ErrorIs(t, err, ErrConflictingAction)
+			assert.ErrorContains(t, err, "migration")
+			assert.NotContains(t, e.vmi("vm").Annotations, PauseRequestAnnotation)
+		})
+	}
+}
