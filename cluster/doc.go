@@ -17,4 +17,8 @@
 // The controllers of a cluster share one controller.SharedCache: one
 // store watch per kind for all of them, and the reads they do not modify
 // served from its indexes. Node agents keep their own watches.
+//
+// [CheckNoDoubleRun], [CheckNoPausedByEndedMigration] and
+// [CheckNoLeakedDomains] check lifecycle invariants across every host's
+// hypervisor and the store; tests call them after [Cluster.Settle].
 package cluster

@@ -69,17 +69,22 @@ type MigrationOptions struct {
 // through status.migrationState and the reconciler follows:
 //
 //	""              admission: the VMI exists, is Running, LiveMigratable=True,
-//	                and no other migration of it is in flight; else Failed
+//	                and no other migration of it is in flight (a cancelled
+//	                one still finalizing does not count); else Failed
 //	Pending         waiting for a slot: at most parallelMigrationsPerCluster
 //	                running migrations, parallelOutboundMigrationsPerNode per
-//	                source node, and the VMI on one node only
+//	                source node, the VMI on one node only, and the VMI's
+//	                previous migration ended (a new one queues behind a
+//	                cancelled one)
 //	Scheduling      the Scheduler chooses a target: the VMI's placement rules,
 //	                spec.addedNodeSelector, never the source node
 //	Scheduled       hand-off: VMI migrationState {migrationUid, sourceNode,
 //	                targetNode, migrationPolicyName, migrationConfiguration}
 //	PreparingTarget until the target agent published targetNodeAddress
 //	TargetReady     until the source agent wrote startTimestamp
-//	Running         until completed (Succeeded) or failed (Failed)
+//	Running         until completed (Succeeded) or failed (Failed); a
+//	                target that has not taken the VMI over within the
+//	                progress timeout after the source finished fails it
 //
 // A migration deleted before the hand-off fails at once; after it, the
 // reconciler sets migrationState.abortRequested and the source agent
