@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
@@ -102,44 +104,46 @@ func migrateAndWait(t *testing.T, ctx context.Context, c *cluster.Cluster, key s
 	return final
 }
 
-// TestMigrationAfterRecreate migrates a VM there and back, deletes it,
-// applies it again under the same name and migrates it once more: the last
-// migration must succeed like the first, leaving no domain behind and no
-// guest paused.
+// TestMigrationAfterRecreate migrates a VM back and forth, deletes it,
+// applies it again under the same name (so with the same firmware UUID)
+// and migrates it once more, twice: the new migrations must succeed like
+// the first ones, leaving no domain behind and no guest paused, and no
+// agent may mistake the new VMI's domain for the old one's.
 func TestMigrationAfterRecreate(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, logs := lifecycleCluster(t, ctx, 0)
-	key := store.Key{Namespace: "vt", Name: "again"}
-
-	require.NoError(t, c.Apply(ctx, virtualVM(key.Name)))
-	first := runningOn(t, ctx, c, key)
-	for range 2 {
-		m := migrateAndWait(t, ctx, c, key, 2*time.Minute)
-		require.Equal(t, virtkit.MigrationSucceeded, m.Status.Phase, "migration %s", m.Name)
-		runningOn(t, ctx, c, key)
-		require.NoError(t, cluster.CheckNoLeakedDomains(ctx, c))
+	for _, hops := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("%d hops before the delete", hops), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			c, logs := lifecycleCluster(t, ctx, 0)
+			key := store.Key{Namespace: "vt", Name: "again"}
+			var uids []types.UID
+			for incarnation := range 3 {
+				require.NoError(t, c.Apply(ctx, virtualVM(key.Name)))
+				vmi := runningOn(t, ctx, c, key)
+				require.NotContains(t, uids, vmi.UID)
+				uids = append(uids, vmi.UID)
+				for hop := range hops {
+					from := vmi.Status.NodeName
+					m := migrateAndWait(t, ctx, c, key, 5*time.Minute)
+					require.Equal(t, virtkit.MigrationSucceeded, m.Status.Phase, "incarnation %d, hop %d: %+v", incarnation, hop, m.Status.MigrationState)
+					vmi = runningOn(t, ctx, c, key)
+					require.NotEqual(t, from, vmi.Status.NodeName)
+					require.False(t, virtkit.IsConditionTrue(vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused))
+					require.NoError(t, cluster.CheckNoLeakedDomains(ctx, c))
+					require.NoError(t, cluster.CheckNoPausedByEndedMigration(ctx, c))
+					require.NoError(t, cluster.CheckNoDoubleRun(ctx, c))
+				}
+				require.NoError(t, c.Store().Delete(ctx, virtualVM(key.Name), store.DeleteOptions{}))
+				_, err := advanceUntil(ctx, c, 2*time.Minute, func() (bool, struct{}, error) {
+					err := c.Store().Get(ctx, key, &virtkit.VirtualMachineInstance{})
+					return err != nil && ignoreNotFound(err) == nil, struct{}{}, ignoreNotFound(err)
+				})
+				require.NoError(t, err)
+				require.NoError(t, cluster.CheckNoLeakedDomains(ctx, c))
+			}
+			require.NotContains(t, logs.String(), "domain name is taken")
+		})
 	}
-	require.NoError(t, c.Store().Delete(ctx, virtualVM(key.Name), store.DeleteOptions{}))
-	_, err := advanceUntil(ctx, c, 2*time.Minute, func() (bool, struct{}, error) {
-		err := c.Store().Get(ctx, key, &virtkit.VirtualMachineInstance{})
-		return err != nil && ignoreNotFound(err) == nil, struct{}{}, ignoreNotFound(err)
-	})
-	require.NoError(t, err)
-	require.NoError(t, cluster.CheckNoLeakedDomains(ctx, c))
-
-	require.NoError(t, c.Apply(ctx, virtualVM(key.Name)))
-	again := runningOn(t, ctx, c, key)
-	require.NotEqual(t, first.UID, again.UID)
-	m := migrateAndWait(t, ctx, c, key, 5*time.Minute)
-	require.Equal(t, virtkit.MigrationSucceeded, m.Status.Phase, "reason: %s", m.Status.MigrationState)
-	vmi := runningOn(t, ctx, c, key)
-	require.NotEqual(t, again.Status.NodeName, vmi.Status.NodeName)
-	require.False(t, virtkit.IsConditionTrue(vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused))
-	require.NoError(t, cluster.CheckNoLeakedDomains(ctx, c))
-	require.NoError(t, cluster.CheckNoPausedByEndedMigration(ctx, c))
-	require.NoError(t, cluster.CheckNoDoubleRun(ctx, c))
-	require.NotContains(t, logs.String(), "domain name is taken")
 }
 
 // dumpOnFailure logs the cluster's log when the test fails.
