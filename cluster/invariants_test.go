@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,4 +103,23 @@ func TestStaleDomainOfAGoneVMIIsRemoved(t *testing.T) {
 	err = cluster.CheckNoLeakedDomains(ctx, c)
 	assert.ErrorContains(t, err, "vt_running")
 	assert.NotContains(t, err.Error(), "vt_gone")
+}
+
+// TestNameTakenIsSaidOnce keeps a VMI from starting with a foreign domain
+// of its name on every host: each agent says so once, not on every retry.
+func TestNameTakenIsSaidOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, logs := lifecycleCluster(t, ctx, 0)
+	for _, n := range c.Nodes() {
+		_, err := n.Hypervisor.Define(ctx, `<domain type='kvm'><name>vt_blocked</name><memory unit='MiB'>128</memory><vcpu>1</vcpu><os><type arch='x86_64'>hvm</type></os></domain>`)
+		require.NoError(t, err)
+		require.NoError(t, n.Hypervisor.Start(ctx, "vt_blocked", hypervisor.StartOptions{}))
+	}
+	require.NoError(t, c.Apply(ctx, virtualVM("blocked")))
+	require.NoError(t, c.Advance(ctx, 30*time.Second))
+	vmi := &virtkit.VirtualMachineInstance{}
+	require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "vt", Name: "blocked"}, vmi))
+	require.NotEqual(t, virtkit.Running, vmi.Status.Phase)
+	assert.Equal(t, 1, strings.Count(logs.String(), "domain name is taken"), "said once by the VMI's node")
 }

@@ -100,6 +100,20 @@ func (a *Agent) forgetFacts(domName string) {
 	delete(a.domainFacts, domName)
 }
 
+// firstTaken reports whether what (a VMI uid and a reason) is new for the
+// domain name since the last "name taken" warning, and records it: the
+// reconcile of a VMI whose name is taken retries often, the log says it
+// once.
+func (a *Agent) firstTaken(domName, what string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.takenSaid[domName] == what {
+		return false
+	}
+	a.takenSaid[domName] = what
+	return true
+}
+
 // isStaleLeftover reports whether a domain this agent does not own is the
 // shut-off remains of a VMI that is gone: its virtkit metadata names a VMI
 // uid, and the VMI of that name does not exist or is another incarnation.
@@ -205,6 +219,11 @@ func (a *Agent) scanHost(ctx context.Context, enqueue bool) error {
 	for name := range a.owned {
 		if !present[name] {
 			delete(a.owned, name)
+		}
+	}
+	for name := range a.takenSaid {
+		if !present[name] {
+			delete(a.takenSaid, name)
 		}
 	}
 	for name := range a.domainFacts {

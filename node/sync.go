@@ -57,7 +57,7 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 			exists = false
 		} else if !mine {
 			exists, nameTaken = false, true
-			if vmi != nil && (a.owns(vmi) || a.isIncomingMigration(vmi)) && !vmi.IsFinal() && vmi.DeletionTimestamp == nil {
+			if vmi != nil && (a.owns(vmi) || a.isIncomingMigration(vmi)) && !vmi.IsFinal() && vmi.DeletionTimestamp == nil && a.firstTaken(domName, string(vmi.UID)+" "+why) {
 				a.log.Warn("VMI's domain name is taken by a domain this agent does not own", "vmi", req.Namespace+"/"+req.Name, "why", why)
 			}
 		}
@@ -66,6 +66,7 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 		delete(a.foreign, domName)
 		delete(a.owned, domName)
 		delete(a.domainFacts, domName)
+		delete(a.takenSaid, domName)
 		a.mu.Unlock()
 	}
 
