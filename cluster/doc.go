@@ -23,4 +23,8 @@
 // apart from its control plane, as `virtkit node` does. [Cluster.Cordon],
 // [Cluster.Uncordon] and [Cluster.Drain] are node maintenance on the
 // cluster's clock, with its event recorder and default eviction strategy.
+//
+// [CheckNoDoubleRun], [CheckNoPausedByEndedMigration] and
+// [CheckNoLeakedDomains] check lifecycle invariants across every host's
+// hypervisor and the store; tests call them after [Cluster.Settle].
 package cluster

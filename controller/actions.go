@@ -279,6 +279,11 @@ func Unpause(ctx context.Context, st store.Store, key store.Key) error {
 		if !vmi.IsPaused() {
 			return conflict("VMI is not paused")
 		}
+		if virtkit.HasCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused, virtkit.ConditionTrue, virtkit.PausedByMigrationMonitorReason) {
+			// Not a user's pause: the source node agent resumes the guest
+			// when the migration ends without moving it.
+			return conflict("VMI is paused by the migration monitor, not by a user: it resumes when its migration ends")
+		}
 		return annotate(ctx, st, vmi, PauseRequestAnnotation, "false")
 	})
 }
@@ -352,7 +357,9 @@ func admitMigration(ctx context.Context, st store.Store, vmi *virtkit.VirtualMac
 		return err
 	}
 	for i := range migs.Items {
-		if !migs.Items[i].IsFinal() {
+		// A cancelled migration still finalizing does not refuse the next
+		// one, which waits for it in Pending.
+		if !migs.Items[i].IsFinal() && migs.Items[i].DeletionTimestamp == nil {
 			return conflict("in-flight migration detected. Active migration job (%s) is currently already in progress for VMI %s.", migs.Items[i].Name, vmi.Name)
 		}
 	}

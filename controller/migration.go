@@ -29,6 +29,7 @@ const (
 	MigrationReasonDeletedEarly     = "Migration was deleted before the target was handed off"
 	MigrationReasonTargetDown       = "Target pod is down"
 	MigrationReasonStateTakenOver   = "VMI's migration state was taken over by another migration job"
+	MigrationReasonNotTakenOver     = "the target node agent did not take the VMI over after the migration ended"
 	MigrationReasonUnschedulable    = "target node could not be scheduled in time"
 	MigrationReasonAborted          = "Live migration has been aborted"
 	migrationDefaultKeepFinished    = 5
@@ -68,17 +69,22 @@ type MigrationOptions struct {
 // through status.migrationState and the reconciler follows:
 //
 //	""              admission: the VMI exists, is Running, LiveMigratable=True,
-//	                and no other migration of it is in flight; else Failed
+//	                and no other migration of it is in flight (a cancelled
+//	                one still finalizing does not count); else Failed
 //	Pending         waiting for a slot: at most parallelMigrationsPerCluster
 //	                running migrations, parallelOutboundMigrationsPerNode per
-//	                source node, and the VMI on one node only
+//	                source node, the VMI on one node only, and the VMI's
+//	                previous migration ended (a new one queues behind a
+//	                cancelled one)
 //	Scheduling      the Scheduler chooses a target: the VMI's placement rules,
 //	                spec.addedNodeSelector, never the source node
 //	Scheduled       hand-off: VMI migrationState {migrationUid, sourceNode,
 //	                targetNode, migrationPolicyName, migrationConfiguration}
 //	PreparingTarget until the target agent published targetNodeAddress
 //	TargetReady     until the source agent wrote startTimestamp
-//	Running         until completed (Succeeded) or failed (Failed)
+//	Running         until completed (Succeeded) or failed (Failed); a
+//	                target that has not taken the VMI over within the
+//	                progress timeout after the source finished fails it
 //
 // A migration deleted before the hand-off fails at once; after it, the
 // reconciler sets migrationState.abortRequested and the source agent
@@ -376,14 +382,16 @@ func (r *MigrationReconciler) admit(ctx context.Context, mig *virtkit.VirtualMac
 	}
 	for i := range migs {
 		o := &migs[i]
-		if o.UID == mig.UID || o.IsFinal() || o.Status.Phase == virtkit.MigrationPhaseUnset {
+		if o.UID == mig.UID || o.IsFinal() || o.Status.Phase == virtkit.MigrationPhaseUnset || o.DeletionTimestamp != nil {
+			// A cancelled migration (deleted, finalizing) does not refuse
+			// the next one: that one waits in Pending (takeSlot).
 			continue
 		}
 		return fmt.Sprintf("%s (%s)", MigrationReasonInFlight, o.Name), nil
 	}
 	if ms := vmi.Status.MigrationState; ms != nil && ms.MigrationUID != "" && ms.MigrationUID != mig.UID && !ms.Completed && !ms.Failed {
 		for i := range migs {
-			if migs[i].UID == ms.MigrationUID && !migs[i].IsFinal() {
+			if migs[i].UID == ms.MigrationUID && !migs[i].IsFinal() && migs[i].DeletionTimestamp == nil {
 				return fmt.Sprintf("%s (%s)", MigrationReasonInFlight, migs[i].Name), nil
 			}
 		}
@@ -442,6 +450,12 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 	if len(vmi.ActiveNodes()) > 1 {
 		// A previous target is still being cleaned up.
 		return "", Result{RequeueAfter: time.Second}, nil
+	}
+	if prev, err := r.previousInFlight(ctx, mig, vmi); err != nil || prev != "" {
+		if prev != "" {
+			r.o.Logger.Debug("migration waits for the previous one to end", "migration", mig.Name, "previous", prev)
+		}
+		return "", Result{RequeueAfter: time.Second}, err
 	}
 	if mig.Status.MigrationState == nil || mig.Status.MigrationState.SourceNode == "" {
 		mig.Status.MigrationState = &virtkit.VirtualMachineInstanceMigrationState{MigrationUID: mig.UID, SourceNode: vmi.Status.NodeName}
@@ -703,8 +717,9 @@ func (r *MigrationReconciler) policyFor(ctx context.Context, vmi *virtkit.Virtua
 	return MatchMigrationPolicy(policies.Items, vmi, nsLabels), nil
 }
 
-// inFlight handles a handed-off migration: abort requests and a target
-// node that went away before the migration started.
+// inFlight handles a handed-off migration: abort requests, a target
+// node that went away before the migration started, and a target that does
+// not take the VMI over once the source is done.
 func (r *MigrationReconciler) inFlight(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState, now metav1.Time) error {
 	if ms == nil {
 		return nil
@@ -718,6 +733,21 @@ func (r *MigrationReconciler) inFlight(ctx context.Context, mig *virtkit.Virtual
 			return err
 		}
 		r.o.Logger.Info("migration abort requested", "migration", store.KeyOf(mig).String(), "vmi", vmi.Name)
+	}
+	if ms.EndTimestamp != nil && !ms.Completed && !ms.Failed {
+		// The source is done; the target has not taken the VMI over. Wait
+		// no longer than the migration's progress timeout for it.
+		limit := time.Duration(DefaultProgressTimeout) * time.Second
+		if c := ms.MigrationConfiguration; c != nil && c.ProgressTimeout != nil && *c.ProgressTimeout > 0 {
+			limit = time.Duration(*c.ProgressTimeout) * time.Second
+		}
+		if now.Sub(ms.EndTimestamp.Time) > limit {
+			reason := fmt.Sprintf("%s within %d seconds", MigrationReasonNotTakenOver, int(limit.Seconds()))
+			if err := r.endVMIState(ctx, vmi, mig, reason, now); err != nil {
+				return err
+			}
+			return r.fail(ctx, mig, vmi, reason)
+		}
 	}
 	if ms.StartTimestamp == nil && !ms.Completed && !ms.Failed {
 		n := &virtkit.Node{}

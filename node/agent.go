@@ -148,6 +148,9 @@ type Agent struct {
 	// why (see classify).
 	owned   map[string]string
 	foreign map[string]string
+	// takenSaid records, per domain name, the VMI uid and reason last
+	// logged as "VMI's domain name is taken", so retries do not repeat it.
+	takenSaid map[string]string
 	// fenced are the domains fencing destroyed, until they are removed.
 	fenced map[string]bool
 	// lease tracks heartbeat renewals for fencing.
@@ -241,6 +244,7 @@ func New(opts Options) (*Agent, error) {
 		domainFacts:   map[string]domainFacts{},
 		owned:         map[string]string{},
 		foreign:       map[string]string{},
+		takenSaid:     map[string]string{},
 		fenced:        map[string]bool{},
 	}
 	sel := labels.SelectorFromSet(labels.Set{virtkit.NodeNameLabel: opts.NodeName})

@@ -63,8 +63,11 @@
 // An agent touches only the domains that are its own: those whose virtkit
 // metadata (the builder's <kubevirt xmlns="http://kubevirt.io"> element in
 // <metadata>) names this node in <node>, or names the uid of a VMI placed on
-// this node or migrating to it (a guest that arrived by live migration
-// names its source node). Everything else on the host, other people's
+// this node, migrating to it, or just migrated away from it (a guest that
+// arrived by live migration names its source node). The uid is the VMI
+// incarnation's: a VM re-created under the same name keeps its firmware
+// UUID, so the agent reads a domain's metadata again whenever the cached
+// copy would refuse it. Everything else on the host, other people's
 // guests on a shared libvirt host, domains without virtkit's metadata,
 // another node agent's guests on the same hypervisor, is never adopted,
 // stopped, redefined or removed; it is logged once and listed by
@@ -75,7 +78,17 @@
 // its metadata; the target's agent owns it through the VMI's uid. If that
 // VMI disappears while the agent is away, such a guest is reported foreign
 // rather than removed, and fencing stops only the migrated guests the agent
-// had already looked at.
+// had already looked at. A shut-off domain with virtkit metadata whose VMI
+// is gone (or is another incarnation) is removed whatever node it names: it
+// would otherwise take the name of a re-created VMI forever. A running one
+// is never removed.
+//
+// After a live migration the old source removes the shut-off copy the
+// migration left (when the hypervisor kept its definition), and the target
+// of a failed or cancelled migration removes its half-arrived domain. When
+// a migration fails, the source agent resumes a guest the job left paused
+// for its switchover; the migration monitor's pause never outlives the
+// migration.
 //
 // A domain of this node that no VMI on it wants (the VMI was deleted,
 // moved, or re-created with a new uid while the agent was away) is

@@ -76,6 +76,11 @@ func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachine
 	ms := vmi.Status.MigrationState
 	o := a.migs.get(key)
 	if o != nil {
+		if ms != nil && (ms.MigrationUID != o.uid || ms.Failed) && o.abort() {
+			// Ended by the controller, or superseded by a newer migration
+			// of the VMI: nobody waits for this job any more.
+			a.log.Info("aborting a migration that was ended elsewhere", "vmi", key.String(), "migration", o.uid)
+		}
 		if ms != nil && ms.MigrationUID == o.uid && (ms.AbortRequested || vmi.DeletionTimestamp != nil) && o.abort() {
 			a.log.Info("aborting migration on request", "vmi", key.String())
 			if err := a.updateMigrationState(ctx, key, o.uid, func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
@@ -95,6 +100,9 @@ func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachine
 		return controller.Result{}, false, nil
 	}
 	if ms == nil || ms.Completed || ms.Failed {
+		if ms != nil && ms.Failed && exists {
+			return controller.Result{}, false, a.resumeAfterMigration(ctx, domName, info)
+		}
 		return controller.Result{}, false, nil
 	}
 	switch {
@@ -124,6 +132,21 @@ func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachine
 		return controller.Result{}, false, a.endUnstarted(ctx, key, ms.MigrationUID, "start: "+err.Error(), "")
 	}
 	return controller.Result{}, false, nil
+}
+
+// resumeAfterMigration resumes a source guest that a migration that did
+// not move it left paused for its switchover (reason Migration): the job
+// ended, so nothing else will. A guest paused by its user, or one that
+// post-copy had already handed to the target, stays as it is.
+func (a *Agent) resumeAfterMigration(ctx context.Context, domName string, info hypervisor.DomainInfo) error {
+	if info.State != hypervisor.StatePaused || info.Reason != hypervisor.ReasonMigration {
+		return nil
+	}
+	if err := a.opts.Hypervisor.Resume(ctx, domName); err != nil && !ignorable(err) {
+		return err
+	}
+	a.log.Info("resumed the guest a failed migration left paused", "domain", domName)
+	return nil
 }
 
 // endUnstarted fails a migration that is not (or no longer) running here.
@@ -331,6 +354,12 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 		a.log.Error("could not record the migration outcome", "vmi", o.key.String(), "err", err)
 	}
 	if !succeeded {
+		domName := DomainName(o.key.Namespace, o.key.Name)
+		if info, exists, err := a.domainInfo(wctx, domName); err == nil && exists {
+			if err := a.resumeAfterMigration(wctx, domName, info); err != nil {
+				a.log.Error("could not resume the guest after the failed migration", "vmi", o.key.String(), "err", err)
+			}
+		}
 		regarding := o.vmiRef()
 		why := res.Reason
 		if why == "" && runErr != nil {

@@ -39,29 +39,28 @@ func (a *Agent) ForeignDomains() []ForeignDomain {
 	return out
 }
 
-// classify decides whether the domain domName on the host is this agent's.
-// It is when its virtkit metadata names this node, or when it names the
-// uid of vmi and vmi is on this node or this node is the target of its
-// migration (a domain that arrived by live migration names its source
-// node). Everything else is
-// someone else's: the agent neither adopts, stops nor removes it. why
-// explains a foreign domain.
+// classify decides whether the domain domName on the host is this agent's
+// (see judge; a domain that arrived by live migration names its source
+// node, so the VMI uid decides). Everything else is someone else's: the
+// agent neither adopts, stops nor removes it, except the shut-off remains
+// of a VMI that is gone (isStaleLeftover). why explains a foreign domain.
 func (a *Agent) classify(ctx context.Context, domName string, info hypervisor.DomainInfo, vmi *virtkit.VirtualMachineInstance) (mine bool, why string, err error) {
 	f, err := a.facts(ctx, domName, info.UUID)
 	if err != nil {
 		return false, "", err
 	}
-	switch {
-	case !f.virtkit:
-		why = "no virtkit metadata"
-	case f.node == a.opts.NodeName:
-		mine = true
-	case vmi != nil && f.vmiUID != "" && f.vmiUID == string(vmi.UID) && (a.owns(vmi) || a.isMigrationTarget(vmi)):
-		mine = true
-	case f.node == "":
-		why = "virtkit metadata names no node"
-	default:
-		why = "belongs to node " + f.node
+	mine, why = a.judge(f, vmi)
+	if !mine && vmi != nil && f.virtkit {
+		// The cached facts may be an earlier definition's of the same
+		// name and UUID (a VM's firmware UUID is derived from its name, so
+		// a re-created VMI's domain, or one that left and came back by
+		// migration, has the UUID of the old one): read the XML again
+		// before refusing the domain.
+		a.forgetFacts(domName)
+		if f, err = a.facts(ctx, domName, info.UUID); err != nil {
+			return false, "", err
+		}
+		mine, why = a.judge(f, vmi)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -73,6 +72,70 @@ func (a *Agent) classify(ctx context.Context, domName string, info hypervisor.Do
 	delete(a.owned, domName)
 	a.noteForeignLocked(domName, why)
 	return false, why, nil
+}
+
+// judge decides ownership from a domain's facts: the domain is this
+// agent's when its metadata names this node, or when it names the uid of
+// vmi (the same incarnation) and vmi is on this node, or this node is the
+// target of its migration, or the source its last migration left.
+func (a *Agent) judge(f domainFacts, vmi *virtkit.VirtualMachineInstance) (mine bool, why string) {
+	switch {
+	case !f.virtkit:
+		return false, "no virtkit metadata"
+	case f.node == a.opts.NodeName:
+		return true, ""
+	case vmi != nil && f.vmiUID != "" && f.vmiUID == string(vmi.UID) && (a.owns(vmi) || a.isMigrationTarget(vmi) || a.leftByMigration(vmi)):
+		return true, ""
+	case f.node == "":
+		return false, "virtkit metadata names no node"
+	}
+	return false, "belongs to node " + f.node
+}
+
+// forgetFacts drops the cached facts of a domain, so the next look reads
+// its XML.
+func (a *Agent) forgetFacts(domName string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.domainFacts, domName)
+}
+
+// firstTaken reports whether what (a VMI uid and a reason) is new for the
+// domain name since the last "name taken" warning, and records it: the
+// reconcile of a VMI whose name is taken retries often, the log says it
+// once.
+func (a *Agent) firstTaken(domName, what string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.takenSaid[domName] == what {
+		return false
+	}
+	a.takenSaid[domName] = what
+	return true
+}
+
+// isStaleLeftover reports whether a domain this agent does not own is the
+// shut-off remains of a VMI that is gone: its virtkit metadata names a VMI
+// uid, and the VMI of that name does not exist or is another incarnation.
+// A running (or paused) domain is never one: it may be the only copy of a
+// guest.
+func (a *Agent) isStaleLeftover(ctx context.Context, domName string, info hypervisor.DomainInfo, vmi *virtkit.VirtualMachineInstance) bool {
+	if info.State.IsActive() {
+		return false
+	}
+	f, err := a.facts(ctx, domName, info.UUID)
+	if err != nil || !f.virtkit || f.vmiUID == "" {
+		return false
+	}
+	return vmi == nil || string(vmi.UID) != f.vmiUID
+}
+
+// leftByMigration reports whether the VMI's last migration moved it away
+// from this node: a domain of the VMI here is the source's copy, this
+// agent's to remove.
+func (a *Agent) leftByMigration(vmi *virtkit.VirtualMachineInstance) bool {
+	ms := vmi.Status.MigrationState
+	return ms != nil && ms.SourceNode == a.opts.NodeName && ms.Completed && !ms.Failed && vmi.Status.NodeName != a.opts.NodeName
 }
 
 // isMigrationTarget reports whether this node is the target of the VMI's
@@ -140,7 +203,10 @@ func (a *Agent) scanHost(ctx context.Context, enqueue bool) error {
 			a.noteForeignLocked(d.Name, "belongs to node "+f.node)
 		}
 		a.mu.Unlock()
-		if enqueue && splits && f.virtkit {
+		// A shut-off domain of another node's may be the remains of a VMI
+		// that is gone: its reconcile decides (isStaleLeftover).
+		maybeStale := f.virtkit && f.vmiUID != "" && f.node != a.opts.NodeName && !adopted && !d.State.IsActive()
+		if splits && f.virtkit && (enqueue || maybeStale) {
 			a.Enqueue(ns, name)
 		}
 	}
@@ -153,6 +219,18 @@ func (a *Agent) scanHost(ctx context.Context, enqueue bool) error {
 	for name := range a.owned {
 		if !present[name] {
 			delete(a.owned, name)
+		}
+	}
+	for name := range a.takenSaid {
+		if !present[name] {
+			delete(a.takenSaid, name)
+		}
+	}
+	for name := range a.domainFacts {
+		if !present[name] {
+			// Gone (undefined here, or left by migration): a domain that
+			// comes back under that name is a new definition.
+			delete(a.domainFacts, name)
 		}
 	}
 	for name := range a.fenced {

@@ -45,9 +45,19 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 			exists = false
 		} else if err != nil {
 			return controller.Result{}, err
+		} else if !mine && a.isStaleLeftover(ctx, domName, info, vmi) {
+			// A shut-off domain of a VMI that no longer exists (or of an
+			// earlier incarnation of it), left behind by another node's
+			// agent (a migration away from here, say): nobody will ever
+			// start it again, and it would take the VMI's name forever.
+			a.log.Info("removing the stale domain of a VMI that no longer exists", "domain", domName, "why", why)
+			if err := a.removeDomain(ctx, domName, info); err != nil {
+				return controller.Result{}, err
+			}
+			exists = false
 		} else if !mine {
 			exists, nameTaken = false, true
-			if vmi != nil && (a.owns(vmi) || a.isIncomingMigration(vmi)) && !vmi.IsFinal() && vmi.DeletionTimestamp == nil {
+			if vmi != nil && (a.owns(vmi) || a.isIncomingMigration(vmi)) && !vmi.IsFinal() && vmi.DeletionTimestamp == nil && a.firstTaken(domName, string(vmi.UID)+" "+why) {
 				a.log.Warn("VMI's domain name is taken by a domain this agent does not own", "vmi", req.Namespace+"/"+req.Name, "why", why)
 			}
 		}
@@ -55,6 +65,8 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 		a.mu.Lock()
 		delete(a.foreign, domName)
 		delete(a.owned, domName)
+		delete(a.domainFacts, domName)
+		delete(a.takenSaid, domName)
 		a.mu.Unlock()
 	}
 

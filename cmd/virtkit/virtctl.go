@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -286,6 +287,14 @@ func migrateCancel(ctx context.Context, c *apiClient, vm string) (string, error)
 		phase, _, _ := unstructuredString(m.Object, "status", "phase")
 		if vmi != vm || phase == "Succeeded" || phase == "Failed" || m.GetDeletionTimestamp() != nil {
 			continue
+		}
+		if ended, _, _ := unstructuredString(m.Object, "status", "migrationState", "endTimestamp"); ended != "" {
+			if failed, _, _ := unstructured.NestedBool(m.Object, "status", "migrationState", "failed"); failed {
+				return "", fmt.Errorf("migration %s of VM %s cannot be cancelled: it has already failed", m.GetName(), vm)
+			}
+			// Past the switchover: the guest is on the target already and
+			// no abort can bring it back.
+			return "", fmt.Errorf("migration %s of VM %s cannot be cancelled: the guest has been moved to the target node, which is taking it over", m.GetName(), vm)
 		}
 		if err := ri.Delete(ctx, m.GetName(), metav1.DeleteOptions{}); err != nil {
 			return "", err
