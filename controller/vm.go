@@ -122,17 +122,25 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 			r.own.forget(virtkit.KindVirtualMachineInstance, key)
 		}
 		// No garbage collector: a VMI whose VM is gone is deleted here.
-		if hasVMI {
-			if ref := controllerOf(vmi); ref != nil && ref.Kind == virtkit.KindVirtualMachine && ref.Name == req.Name {
-				_, err := r.releaseAndDelete(ctx, vmi)
+		if hasVMI && controlledByVMNamed(vmi, req.Name) {
+			// Check the store's VMI: the cache's may predate the garbage
+			// collector orphaning it.
+			fresh := &virtkit.VirtualMachineInstance{}
+			found, err := getOptional(ctx, r.o.Store, key, fresh)
+			if err != nil || !found || !controlledByVMNamed(fresh, req.Name) {
 				return Result{}, err
 			}
+			_, err = r.releaseAndDelete(ctx, fresh)
+			return Result{}, err
 		}
 		return Result{}, nil
 	}
 	if hasVMI {
 		ref := controllerOf(vmi)
 		switch {
+		case ref == nil && vm.DeletionTimestamp != nil:
+			// An orphan (maybe orphaned by this VM's own deletion): a VM
+			// being deleted adopts nothing.
 		case ref == nil:
 			// Adopt an orphan of the same name, as KubeVirt does.
 			vmi = vmi.DeepCopy()
@@ -176,8 +184,36 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 	return Result{RequeueAfter: s.requeue}, nil
 }
 
-// syncDeleted stops the VMI of a deleted VM and then lets the VM go.
+// syncDeleted stops the VMI of a deleted VM and then lets the VM go. A VM
+// deleted with the orphan propagation policy (the "orphan" finalizer) leaves
+// its VMI running: the garbage collector removes the owner reference, and
+// this reconciler its finalizer from the VMI, as does a VMI the collector
+// already orphaned.
 func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (Result, error) {
+	if s.vmi != nil {
+		// Read from the store, after the VM: the collector drops the owner
+		// reference before the orphan finalizer, so a VM read without that
+		// finalizer and a VMI still owned means the VMI is not orphaned
+		// (a cached VMI may predate the collector's write).
+		fresh := &virtkit.VirtualMachineInstance{}
+		found, err := getOptional(ctx, r.o.Store, store.KeyOf(s.vmi), fresh)
+		if err != nil {
+			return Result{}, err
+		}
+		s.vmi = nil
+		if found {
+			s.vmi = fresh
+		}
+	}
+	if s.vmi != nil {
+		ref := controllerOf(s.vmi)
+		if ref == nil || ref.UID != s.vm.UID || hasFinalizer(s.vm, store.FinalizerOrphanDependents) {
+			if err := r.releaseOrphan(ctx, s.vmi); err != nil {
+				return Result{}, err
+			}
+			s.vmi = nil
+		}
+	}
 	if s.vmi != nil {
 		vmi, err := r.releaseAndDelete(ctx, s.vmi)
 		if err != nil {
@@ -198,6 +234,22 @@ func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (Result, erro
 		return Result{}, err
 	}
 	return Result{}, nil
+}
+
+func controlledByVMNamed(vmi *virtkit.VirtualMachineInstance, name string) bool {
+	ref := controllerOf(vmi)
+	return ref != nil && ref.Kind == virtkit.KindVirtualMachine && ref.Name == name
+}
+
+// releaseOrphan drops the VM controller's finalizer from a VMI the VM
+// leaves behind.
+func (r *VMReconciler) releaseOrphan(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
+	if !hasFinalizer(vmi, virtkit.VirtualMachineControllerFinalizer) {
+		return nil
+	}
+	vmi = vmi.DeepCopy()
+	removeFinalizers(vmi, virtkit.VirtualMachineControllerFinalizer)
+	return ignoreNotFound(r.o.Store.Update(ctx, vmi))
 }
 
 // releaseVMI accounts a final or deleted VMI for start-failure backoff and
