@@ -1,0 +1,52 @@
+package apiserver
+
+import (
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// propagationPolicy reads a delete's propagation policy from its
+// DeleteOptions body or the propagationPolicy and orphanDependents query
+// parameters (the body wins), as the Kubernetes API server does: the
+// deprecated orphanDependents maps to Orphan (true) or Background (false),
+// and setting both is invalid. nil leaves the store's default (Background).
+func propagationPolicy(r *http.Request, opts *metav1.DeleteOptions) (*metav1.DeletionPropagation, error) {
+	q := r.URL.Query()
+	if opts.PropagationPolicy == nil && q.Has("propagationPolicy") {
+		p := metav1.DeletionPropagation(q.Get("propagationPolicy"))
+		opts.PropagationPolicy = &p
+	}
+	if opts.OrphanDependents == nil && q.Has("orphanDependents") {
+		b, err := strconv.ParseBool(q.Get("orphanDependents"))
+		if err != nil {
+			return nil, apierrors.NewBadRequest("orphanDependents: " + strconv.Quote(q.Get("orphanDependents")) + " is not a boolean")
+		}
+		opts.OrphanDependents = &b
+	}
+	gk := schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}
+	switch {
+	case opts.PropagationPolicy != nil && opts.OrphanDependents != nil:
+		return nil, apierrors.NewInvalid(gk, "", field.ErrorList{field.Invalid(field.NewPath("propagationPolicy"), *opts.PropagationPolicy,
+			"orphanDependents and propagationPolicy cannot both be set")})
+	case opts.OrphanDependents != nil:
+		p := metav1.DeletePropagationBackground
+		if *opts.OrphanDependents {
+			p = metav1.DeletePropagationOrphan
+		}
+		return &p, nil
+	case opts.PropagationPolicy == nil:
+		return nil, nil
+	}
+	switch p := *opts.PropagationPolicy; p {
+	case metav1.DeletePropagationOrphan, metav1.DeletePropagationForeground, metav1.DeletePropagationBackground:
+		return &p, nil
+	default:
+		return nil, apierrors.NewInvalid(gk, "", field.ErrorList{field.NotSupported(field.NewPath("propagationPolicy"), p,
+			[]string{string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationOrphan)})})
+	}
+}
