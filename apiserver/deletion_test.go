@@ -168,7 +168,9 @@ func runningVMIs(ctx context.Context, t *testing.T, dc dynamic.Interface) []unst
 func TestDeletePropagationThroughAPI(t *testing.T) {
 	c, dc := startClusterServer(t)
 	ctx := t.Context()
-	policy := func(p metav1.DeletionPropagation) metav1.DeleteOptions { return metav1.DeleteOptions{PropagationPolicy: &p} }
+	policy := func(p metav1.DeletionPropagation) metav1.DeleteOptions {
+		return metav1.DeleteOptions{PropagationPolicy: &p}
+	}
 	yes, no := true, false
 	for i, tc := range []struct {
 		name    string
