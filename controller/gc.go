@@ -32,8 +32,9 @@ import (
 //
 // Owners are VirtualMachines and VirtualMachineInstanceReplicaSets,
 // dependents VirtualMachineInstances and DataVolumes (a VM's
-// dataVolumeTemplates); a VMI, DataVolume or migration deleted with Orphan
-// or Foreground just has the finalizer removed (they own nothing).
+// dataVolumeTemplates); an object of any other kind virtkit knows deleted
+// with Orphan or Foreground just has the finalizer removed (it owns
+// nothing).
 // Dependents are deleted in the background: none of them owns anything.
 //
 // Requests name the object as "Kind/name" (see [GarbageCollectorRequest]);
@@ -81,6 +82,20 @@ func NewGarbageCollector(o ReconcilerOptions) (*GarbageCollector, error) {
 			newObject: func() virtkit.Object { return &virtkit.VirtualMachineInstanceMigration{} },
 			newList:   func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceMigrationList{} },
 		},
+	}
+	// Every other kind owns nothing here; the collector only removes the
+	// finalizer a delete with Orphan or Foreground put on one.
+	for _, gvk := range virtkit.KnownKinds() {
+		if _, ok := kinds[gvk.Kind]; ok {
+			continue
+		}
+		if _, err := virtkit.NewObject(gvk); err != nil {
+			continue
+		}
+		kinds[gvk.Kind] = gcKind{
+			newObject: func() virtkit.Object { obj, _ := virtkit.NewObject(gvk); return obj },
+			newList:   func() virtkit.ObjectList { list, _ := virtkit.NewObjectList(gvk); return list },
+		}
 	}
 	return &GarbageCollector{o: o, kinds: kinds}, nil
 }
@@ -158,9 +173,10 @@ func (g *GarbageCollector) Reconcile(ctx context.Context, req Request) (Result, 
 	}
 	switch {
 	case !found:
-		return Result{}, g.collectDangling(ctx, kind, name, deps)
+		return Result{}, g.collectDangling(ctx, kind, name, "", deps)
 	case owner.GetDeletionTimestamp() == nil:
-		return Result{}, nil
+		// References to an earlier owner of the same name dangle.
+		return Result{}, g.collectDangling(ctx, kind, name, owner.GetUID(), deps)
 	case hasFinalizer(owner, store.FinalizerOrphanDependents):
 		if err := g.orphan(ctx, owner.GetUID(), deps); err != nil {
 			return Result{}, err
@@ -260,13 +276,16 @@ func (g *GarbageCollector) deleteDependents(ctx context.Context, uid types.UID, 
 	return waiting, nil
 }
 
-// collectDangling handles the dependents of a gone owner of kind named
-// name: one with another live owner loses the references to the gone one,
-// the others are deleted.
-func (g *GarbageCollector) collectDangling(ctx context.Context, kind, name string, deps []virtkit.Object) error {
+// collectDangling handles the dependents of gone owners of kind named
+// name (any uid but live, the uid of the one there now): one with another
+// live owner loses the references to the gone one, the others are deleted.
+func (g *GarbageCollector) collectDangling(ctx context.Context, kind, name string, live types.UID, deps []virtkit.Object) error {
 	var errs []error
+	dangling := func(r metav1.OwnerReference) bool { return r.Kind == kind && r.Name == name && r.UID != live }
 	for _, dep := range deps {
-		dangling := func(r metav1.OwnerReference) bool { return r.Kind == kind && r.Name == name }
+		if !slices.ContainsFunc(dep.GetOwnerReferences(), dangling) {
+			continue
+		}
 		others := slices.DeleteFunc(slices.Clone(dep.GetOwnerReferences()), dangling)
 		alive, err := g.anyAlive(ctx, dep.GetNamespace(), others)
 		switch {
