@@ -17,4 +17,9 @@
 // The controllers of a cluster share one controller.SharedCache: one
 // store watch per kind for all of them, and the reads they do not modify
 // served from its indexes. Node agents keep their own watches.
+//
+// The built-in controllers include a garbage collector, so deletes with
+// store.DeleteOptions.PropagationPolicy orphan or delete the dependents as
+// in Kubernetes; [CheckOwnersAndFinalizers] checks, once the cluster is
+// quiescent, that no owner reference dangles and no deletion is stuck.
 package cluster

@@ -40,8 +40,10 @@ const (
 // annotations, a controller owner reference, the finalizer
 // kubevirt.io/virtualMachineControllerFinalize, the annotation
 // kubevirt.io/vm-generation, firmware.uuid = UUIDv5 of the VM name when
-// unset, and ReconcilerOptions.Defaults applied. Without a garbage
-// collector, the reconciler itself deletes the VMI of a deleted VM.
+// unset, and ReconcilerOptions.Defaults applied. The reconciler itself
+// deletes the VMI of a deleted VM (as KubeVirt's does) unless the VM is
+// deleted with the orphan propagation policy: then it only drops its
+// finalizer from the VMI and leaves the rest to the [GarbageCollector].
 //
 // One deliberate difference from KubeVirt: a VMI that was deleted (stopped
 // on purpose) before it ever ran is not counted as a failed start.
