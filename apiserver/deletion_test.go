@@ -3,6 +3,9 @@ package apiserver_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtkit/virtkit/apiserver"
@@ -117,7 +121,7 @@ spec:
 }
 
 // startClusterServer serves the API over a running simulated cluster.
-func startClusterServer(t *testing.T) (*cluster.Cluster, dynamic.Interface) {
+func startClusterServer(t *testing.T) (*cluster.Cluster, *testServer, dynamic.Interface) {
 	t.Helper()
 	c, err := cluster.New(cluster.Options{Nodes: 2})
 	require.NoError(t, err)
@@ -128,7 +132,23 @@ func startClusterServer(t *testing.T) (*cluster.Cluster, dynamic.Interface) {
 	ts := startServer(t, c.Store(), apiserver.Options{})
 	dc, err := dynamic.NewForConfig(ts.admin())
 	require.NoError(t, err)
-	return c, dc
+	return c, ts, dc
+}
+
+// deleteRaw deletes with a DeleteOptions body as JSON (the deprecated
+// orphanDependents, which client-go's types mark deprecated).
+func deleteRaw(ctx context.Context, t *testing.T, ts *testServer, path, body string) {
+	t.Helper()
+	tr, err := rest.TransportFor(ts.admin())
+	require.NoError(t, err)
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, ts.URL+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	require.NoError(t, err)
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", msg)
 }
 
 func rsObject(t testing.TB, name string, replicas int) *unstructured.Unstructured {
@@ -166,35 +186,39 @@ func runningVMIs(ctx context.Context, t *testing.T, dc dynamic.Interface) []unst
 // (and the deprecated orphanDependents): Orphan leaves the VMIs running
 // without owner references, Foreground and Background delete them.
 func TestDeletePropagationThroughAPI(t *testing.T) {
-	c, dc := startClusterServer(t)
+	c, ts, dc := startClusterServer(t)
 	ctx := t.Context()
 	policy := func(p metav1.DeletionPropagation) metav1.DeleteOptions {
 		return metav1.DeleteOptions{PropagationPolicy: &p}
 	}
-	yes, no := true, false
 	for i, tc := range []struct {
 		name    string
 		opts    metav1.DeleteOptions
+		raw     string // a DeleteOptions body sent as is instead of opts
 		orphans bool
 	}{
-		{"orphan", policy(metav1.DeletePropagationOrphan), true},
-		{"foreground", policy(metav1.DeletePropagationForeground), false},
-		{"background", policy(metav1.DeletePropagationBackground), false},
-		{"orphanDependents true", metav1.DeleteOptions{OrphanDependents: &yes}, true},
-		{"orphanDependents false", metav1.DeleteOptions{OrphanDependents: &no}, false},
+		{"orphan", policy(metav1.DeletePropagationOrphan), "", true},
+		{"foreground", policy(metav1.DeletePropagationForeground), "", false},
+		{"background", policy(metav1.DeletePropagationBackground), "", false},
+		{"orphanDependents true", metav1.DeleteOptions{}, `{"kind":"DeleteOptions","apiVersion":"v1","orphanDependents":true}`, true},
+		{"orphanDependents false", metav1.DeleteOptions{}, `{"kind":"DeleteOptions","apiVersion":"v1","orphanDependents":false}`, false},
 	} {
 		for _, kind := range []string{"vm", "vmirs"} {
 			t.Run(tc.name+"/"+kind, func(t *testing.T) {
 				name := fmt.Sprintf("%s-%d", kind, i)
-				res, obj, want := dc.Resource(vmGVR), vmObject(t, name, "Always"), 1
+				res, obj, want, plural := dc.Resource(vmGVR), vmObject(t, name, "Always"), 1, "virtualmachines"
 				if kind == "vmirs" {
-					res, obj, want = dc.Resource(rsGVR), rsObject(t, name, 2), 2
+					res, obj, want, plural = dc.Resource(rsGVR), rsObject(t, name, 2), 2, "virtualmachineinstancereplicasets"
 				}
 				owner, err := res.Namespace("default").Create(ctx, obj, metav1.CreateOptions{})
 				require.NoError(t, err)
 				require.Eventually(t, func() bool { return len(runningVMIs(ctx, t, dc)) == want }, 30*time.Second, 20*time.Millisecond)
 
-				require.NoError(t, res.Namespace("default").Delete(ctx, name, tc.opts))
+				if tc.raw != "" {
+					deleteRaw(ctx, t, ts, "/apis/kubevirt.io/v1/namespaces/default/"+plural+"/"+name, tc.raw)
+				} else {
+					require.NoError(t, res.Namespace("default").Delete(ctx, name, tc.opts))
+				}
 				require.Eventually(t, func() bool {
 					_, err := res.Namespace("default").Get(ctx, name, metav1.GetOptions{})
 					return apierrors.IsNotFound(err)
@@ -238,16 +262,18 @@ func TestDeletePropagationInvalid(t *testing.T) {
 	vms := dc.Resource(vmGVR).Namespace("default")
 	_, err = vms.Create(ctx, vmObject(t, "vm-0", "Halted"), metav1.CreateOptions{})
 	require.NoError(t, err)
-	yes := true
-	orphan := metav1.DeletePropagationOrphan
 	sideways := metav1.DeletionPropagation("Sideways")
-	for _, opts := range []metav1.DeleteOptions{
-		{OrphanDependents: &yes, PropagationPolicy: &orphan},
-		{PropagationPolicy: &sideways},
-	} {
-		err := vms.Delete(ctx, "vm-0", opts)
-		require.True(t, apierrors.IsInvalid(err), "%v", err)
-	}
+	err = vms.Delete(ctx, "vm-0", metav1.DeleteOptions{PropagationPolicy: &sideways})
+	require.True(t, apierrors.IsInvalid(err), "%v", err)
+	tr, err := rest.TransportFor(ts.admin())
+	require.NoError(t, err)
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, ts.URL+"/apis/kubevirt.io/v1/namespaces/default/virtualmachines/vm-0",
+		strings.NewReader(`{"orphanDependents":true,"propagationPolicy":"Orphan"}`))
+	require.NoError(t, err)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, "orphanDependents and propagationPolicy both set")
 	_, err = vms.Get(ctx, "vm-0", metav1.GetOptions{})
 	require.NoError(t, err)
 }

@@ -416,7 +416,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *requestInf
 			return
 		}
 	}
-	policy, err := propagationPolicy(r, &opts)
+	policy, err := propagationPolicy(r, body, &opts)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

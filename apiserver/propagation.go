@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -15,27 +16,37 @@ import (
 // parameters (the body wins), as the Kubernetes API server does: the
 // deprecated orphanDependents maps to Orphan (true) or Background (false),
 // and setting both is invalid. nil leaves the store's default (Background).
-func propagationPolicy(r *http.Request, opts *metav1.DeleteOptions) (*metav1.DeletionPropagation, error) {
+func propagationPolicy(r *http.Request, body []byte, opts *metav1.DeleteOptions) (*metav1.DeletionPropagation, error) {
 	q := r.URL.Query()
 	if opts.PropagationPolicy == nil && q.Has("propagationPolicy") {
 		p := metav1.DeletionPropagation(q.Get("propagationPolicy"))
 		opts.PropagationPolicy = &p
 	}
-	if opts.OrphanDependents == nil && q.Has("orphanDependents") {
+	// The deprecated field, read on its own.
+	var legacy struct {
+		OrphanDependents *bool `json:"orphanDependents"`
+	}
+	if len(body) > 0 {
+		if err := json.Unmarshal(body, &legacy); err != nil {
+			return nil, apierrors.NewBadRequest("DeleteOptions: " + err.Error())
+		}
+	}
+	orphanDependents := legacy.OrphanDependents
+	if orphanDependents == nil && q.Has("orphanDependents") {
 		b, err := strconv.ParseBool(q.Get("orphanDependents"))
 		if err != nil {
 			return nil, apierrors.NewBadRequest("orphanDependents: " + strconv.Quote(q.Get("orphanDependents")) + " is not a boolean")
 		}
-		opts.OrphanDependents = &b
+		orphanDependents = &b
 	}
 	gk := schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}
 	switch {
-	case opts.PropagationPolicy != nil && opts.OrphanDependents != nil:
+	case opts.PropagationPolicy != nil && orphanDependents != nil:
 		return nil, apierrors.NewInvalid(gk, "", field.ErrorList{field.Invalid(field.NewPath("propagationPolicy"), *opts.PropagationPolicy,
 			"orphanDependents and propagationPolicy cannot both be set")})
-	case opts.OrphanDependents != nil:
+	case orphanDependents != nil:
 		p := metav1.DeletePropagationBackground
-		if *opts.OrphanDependents {
+		if *orphanDependents {
 			p = metav1.DeletePropagationOrphan
 		}
 		return &p, nil
