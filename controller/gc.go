@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -32,9 +31,11 @@ import (
 //
 // Owners are VirtualMachines and VirtualMachineInstanceReplicaSets,
 // dependents VirtualMachineInstances and DataVolumes (a VM's
-// dataVolumeTemplates); an object of any other kind virtkit knows deleted
-// with Orphan or Foreground just has the finalizer removed (it owns
-// nothing).
+// dataVolumeTemplates); an object of any other kind virtkit knows (but
+// Event) deleted with Orphan or Foreground just has the finalizer removed
+// (it owns nothing). Owners found gone or alive are checked against
+// candidates from the shared cache when there is one, each confirmed by
+// reading it and then its owner from the store before anything is written.
 // Dependents are deleted in the background: none of them owns anything.
 //
 // Requests name the object as "Kind/name" (see [GarbageCollectorRequest]);
@@ -84,9 +85,10 @@ func NewGarbageCollector(o ReconcilerOptions) (*GarbageCollector, error) {
 		},
 	}
 	// Every other kind owns nothing here; the collector only removes the
-	// finalizer a delete with Orphan or Foreground put on one.
+	// finalizer a delete with Orphan or Foreground put on one. Events are
+	// left out: watching them would keep every Event in the shared cache.
 	for _, gvk := range virtkit.KnownKinds() {
-		if _, ok := kinds[gvk.Kind]; ok {
+		if _, ok := kinds[gvk.Kind]; ok || gvk.Kind == virtkit.KindEvent {
 			continue
 		}
 		if _, err := virtkit.NewObject(gvk); err != nil {
@@ -157,60 +159,79 @@ func (g *GarbageCollector) Reconcile(ctx context.Context, req Request) (Result, 
 		return Result{}, TerminalError(fmt.Errorf("garbage collector: request %s: %w: want Kind/name of a collected kind", req, store.ErrInvalid))
 	}
 	key := store.Key{Namespace: req.Namespace, Name: name}
-	// Dependents first, then the owner: a dependent naming an owner's uid
-	// was made after that owner, so the owner read next is at least as new.
-	var deps []virtkit.Object
-	if k.owner {
-		var err error
-		if deps, err = g.dependents(ctx, req.Namespace, kind, name); err != nil {
-			return Result{}, err
-		}
-	}
 	owner := k.newObject()
 	found, err := getOptional(ctx, g.o.Store, key, owner)
 	if err != nil {
 		return Result{}, err
 	}
+	deleting := found && owner.GetDeletionTimestamp() != nil
+	if !k.owner {
+		if deleting && propagating(owner) {
+			return Result{}, g.removeFinalizer(ctx, k, key, owner.GetUID(), store.FinalizerOrphanDependents, store.FinalizerDeleteDependents)
+		}
+		return Result{}, nil
+	}
 	switch {
-	case !found:
-		return Result{}, g.collectDangling(ctx, kind, name, "", deps)
-	case owner.GetDeletionTimestamp() == nil:
-		// References to an earlier owner of the same name dangle.
-		return Result{}, g.collectDangling(ctx, kind, name, owner.GetUID(), deps)
+	case !found || !deleting || !propagating(owner):
+		// Gone, alive or going in the background: references to a gone
+		// owner of this name dangle. The candidates may come from the
+		// shared cache; each is checked against the store.
+		deps, err := g.dependents(ctx, req.Namespace, kind, name, false)
+		if err != nil {
+			return Result{}, err
+		}
+		var errs []error
+		for _, dep := range deps {
+			if found && !slices.ContainsFunc(dep.GetOwnerReferences(), func(r metav1.OwnerReference) bool {
+				return r.Kind == kind && r.Name == name && r.UID != owner.GetUID()
+			}) {
+				continue
+			}
+			errs = append(errs, g.collectIfDangling(ctx, k, key, kind, dep))
+		}
+		return Result{}, errors.Join(errs...)
 	case hasFinalizer(owner, store.FinalizerOrphanDependents):
+		deps, err := g.dependents(ctx, req.Namespace, kind, name, true)
+		if err != nil {
+			return Result{}, err
+		}
 		if err := g.orphan(ctx, owner.GetUID(), deps); err != nil {
 			return Result{}, err
 		}
 		return Result{}, g.removeFinalizer(ctx, k, key, owner.GetUID(), store.FinalizerOrphanDependents)
-	case hasFinalizer(owner, store.FinalizerDeleteDependents):
+	default: // foregroundDeletion
+		deps, err := g.dependents(ctx, req.Namespace, kind, name, true)
+		if err != nil {
+			return Result{}, err
+		}
 		waiting, err := g.deleteDependents(ctx, owner.GetUID(), deps)
 		if err != nil || waiting {
 			return Result{RequeueAfter: foregroundRecheck}, err
 		}
 		return Result{}, g.removeFinalizer(ctx, k, key, owner.GetUID(), store.FinalizerDeleteDependents)
 	}
-	return Result{}, nil
 }
 
 // dependents lists the objects of namespace with an owner reference to the
-// owner of kind named name (any uid).
-func (g *GarbageCollector) dependents(ctx context.Context, namespace, kind, name string) ([]virtkit.Object, error) {
+// owner of kind named name (any uid): from the store (the caller's own
+// copies) or, when fromStore is false, possibly the shared cache's objects
+// (to read only; they may lag the store).
+func (g *GarbageCollector) dependents(ctx context.Context, namespace, kind, name string, fromStore bool) ([]virtkit.Object, error) {
+	o := g.o
+	if fromStore {
+		o.Cache = nil
+	}
 	var out []virtkit.Object
 	for _, dk := range g.kinds {
 		if !dk.dependent {
 			continue
 		}
-		list := dk.newList()
-		if err := g.o.Store.List(ctx, list, store.ListOptions{Namespace: namespace}); err != nil {
+		objs, err := o.readList(ctx, dk.newList(), store.ListOptions{Namespace: namespace})
+		if err != nil {
 			return nil, fmt.Errorf("garbage collector: %w", err)
 		}
-		items, err := meta.ExtractList(list)
-		if err != nil {
-			return nil, fmt.Errorf("garbage collector: %w: %w", store.ErrUnknownKind, err)
-		}
-		for _, it := range items {
-			obj, ok := it.(virtkit.Object)
-			if ok && slices.ContainsFunc(obj.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.Kind == kind && r.Name == name }) {
+		for _, obj := range objs {
+			if slices.ContainsFunc(obj.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.Kind == kind && r.Name == name }) {
 				out = append(out, obj)
 			}
 		}
@@ -269,35 +290,48 @@ func (g *GarbageCollector) deleteDependents(ctx context.Context, uid types.UID, 
 		if dep.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if err := g.deleteObject(ctx, dep); err != nil {
+		if err := g.deleteObject(ctx, dep, false); err != nil {
 			return true, err
 		}
 	}
 	return waiting, nil
 }
 
-// collectDangling handles the dependents of gone owners of kind named
-// name (any uid but live, the uid of the one there now): one with another
-// live owner loses the references to the gone one, the others are deleted.
-func (g *GarbageCollector) collectDangling(ctx context.Context, kind, name string, live types.UID, deps []virtkit.Object) error {
-	var errs []error
-	dangling := func(r metav1.OwnerReference) bool { return r.Kind == kind && r.Name == name && r.UID != live }
-	for _, dep := range deps {
-		if !slices.ContainsFunc(dep.GetOwnerReferences(), dangling) {
-			continue
-		}
-		others := slices.DeleteFunc(slices.Clone(dep.GetOwnerReferences()), dangling)
-		alive, err := g.anyAlive(ctx, dep.GetNamespace(), others)
-		switch {
-		case err != nil:
-			errs = append(errs, err)
-		case alive:
-			errs = append(errs, g.dropReferences(ctx, dep, dangling))
-		case dep.GetDeletionTimestamp() == nil:
-			errs = append(errs, g.deleteObject(ctx, dep))
-		}
+// collectIfDangling reads dep and then its owner of kind at ownerKey from
+// the store (in that order: a reference to an owner's uid is written after
+// the owner, so the owner read next is at least as new) and, when dep
+// refers to an owner of that name that is gone, drops those references if
+// dep has another live owner, or deletes dep.
+func (g *GarbageCollector) collectIfDangling(ctx context.Context, k gcKind, ownerKey store.Key, kind string, dep virtkit.Object) error {
+	fresh := dep.DeepCopyObject().(virtkit.Object)
+	found, err := getOptional(ctx, g.o.Store, store.KeyOf(dep), fresh)
+	if err != nil || !found || fresh.GetUID() != dep.GetUID() {
+		return err
 	}
-	return errors.Join(errs...)
+	owner := k.newObject()
+	ownerFound, err := getOptional(ctx, g.o.Store, ownerKey, owner)
+	if err != nil {
+		return err
+	}
+	var live types.UID
+	if ownerFound {
+		live = owner.GetUID()
+	}
+	dangling := func(r metav1.OwnerReference) bool { return r.Kind == kind && r.Name == ownerKey.Name && r.UID != live }
+	if !slices.ContainsFunc(fresh.GetOwnerReferences(), dangling) {
+		return nil
+	}
+	others := slices.DeleteFunc(slices.Clone(fresh.GetOwnerReferences()), dangling)
+	alive, err := g.anyAlive(ctx, fresh.GetNamespace(), others)
+	switch {
+	case err != nil:
+		return err
+	case alive:
+		return g.dropReferences(ctx, fresh, dangling)
+	case fresh.GetDeletionTimestamp() == nil:
+		return g.deleteObject(ctx, fresh, true)
+	}
+	return nil
 }
 
 // anyAlive reports whether one of refs names an existing object of that
@@ -320,14 +354,25 @@ func (g *GarbageCollector) anyAlive(ctx context.Context, namespace string, refs 
 	return false, nil
 }
 
-// deleteObject deletes obj (that very object: by uid) in the background.
-func (g *GarbageCollector) deleteObject(ctx context.Context, obj virtkit.Object) error {
+// deleteObject deletes obj (that very object: by uid; unchanged since it
+// was read, with sameVersion) in the background.
+func (g *GarbageCollector) deleteObject(ctx context.Context, obj virtkit.Object, sameVersion bool) error {
 	uid := obj.GetUID()
+	pre := &metav1.Preconditions{UID: &uid}
+	if sameVersion {
+		rv := obj.GetResourceVersion()
+		pre.ResourceVersion = &rv
+	}
 	bg := metav1.DeletePropagationBackground
 	target := obj.DeepCopyObject().(virtkit.Object)
-	err := g.o.Store.Delete(ctx, target, store.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &bg})
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
-		return nil // gone, or another object of that name
+	err := g.o.Store.Delete(ctx, target, store.DeleteOptions{Preconditions: pre, PropagationPolicy: &bg})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case errors.Is(err, store.ErrConflict) && sameVersion:
+		return fmt.Errorf("garbage collector: %s %s changed; looking again: %w", obj.GetObjectKind().GroupVersionKind().Kind, store.KeyOf(obj), err)
+	case errors.Is(err, store.ErrConflict):
+		return nil // another object of that name
 	}
 	if err != nil {
 		return fmt.Errorf("garbage collector: delete %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, store.KeyOf(obj), err)
@@ -336,14 +381,14 @@ func (g *GarbageCollector) deleteObject(ctx context.Context, obj virtkit.Object)
 	return nil
 }
 
-// removeFinalizer removes f from the object of kind k at key (of that uid).
-func (g *GarbageCollector) removeFinalizer(ctx context.Context, k gcKind, key store.Key, uid types.UID, f string) error {
+// removeFinalizer removes fs from the object of kind k at key (of that uid).
+func (g *GarbageCollector) removeFinalizer(ctx context.Context, k gcKind, key store.Key, uid types.UID, fs ...string) error {
 	return ignoreNotFound(retryOnConflict(ctx, func() error {
 		obj := k.newObject()
 		if err := g.o.Store.Get(ctx, key, obj); err != nil {
 			return err
 		}
-		if obj.GetUID() != uid || !removeFinalizers(obj, f) {
+		if obj.GetUID() != uid || !removeFinalizers(obj, fs...) {
 			return nil
 		}
 		return g.o.Store.Update(ctx, obj)
