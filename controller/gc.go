@@ -49,6 +49,10 @@ type gcKind struct {
 	newObject func() virtkit.Object
 	newList   func() virtkit.ObjectList
 	owner     bool // may own dependents
+	// finalized: the kind's controller puts a finalizer on every object
+	// before it makes dependents, so only a deletion mark matters (a new
+	// object without finalizers is no reason to look).
+	finalized bool
 	dependent bool // may be owned
 }
 
@@ -65,7 +69,7 @@ func NewGarbageCollector(o ReconcilerOptions) (*GarbageCollector, error) {
 	kinds := map[string]gcKind{
 		virtkit.KindVirtualMachine: {
 			newObject: func() virtkit.Object { return &virtkit.VirtualMachine{} },
-			newList:   func() virtkit.ObjectList { return &virtkit.VirtualMachineList{} }, owner: true,
+			newList:   func() virtkit.ObjectList { return &virtkit.VirtualMachineList{} }, owner: true, finalized: true,
 		},
 		virtkit.KindVirtualMachineInstanceReplicaSet: {
 			newObject: func() virtkit.Object { return &virtkit.VirtualMachineInstanceReplicaSet{} },
@@ -130,7 +134,7 @@ func (g *GarbageCollector) Watches() []Watch {
 func (g *GarbageCollector) mapper(kind string, k gcKind) MapFunc {
 	return func(_ context.Context, obj virtkit.Object) []Request {
 		var out []Request
-		gone := obj.GetDeletionTimestamp() != nil || len(obj.GetFinalizers()) == 0
+		gone := obj.GetDeletionTimestamp() != nil || len(obj.GetFinalizers()) == 0 && !k.finalized
 		if propagating(obj) || (k.owner && gone) {
 			out = append(out, GarbageCollectorRequest(kind, obj.GetNamespace(), obj.GetName()))
 		}
