@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,9 +16,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtkit/virtkit/apiserver"
@@ -276,4 +280,71 @@ func TestDeletePropagationInvalid(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode, "orphanDependents and propagationPolicy both set")
 	_, err = vms.Get(ctx, "vm-0", metav1.GetOptions{})
 	require.NoError(t, err)
+}
+
+// kubectl delete's wait, as kubectl 1.32 runs it (client-go's
+// UntilWithSync: a reflector lists by name, then watches from the list's
+// resourceVersion),
+// with the whole finalized deletion happening after the list and before
+// the watch starts: the watch still delivers DELETED.
+func TestDeleteWaitAcrossListAndWatch(t *testing.T) {
+	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	cfg := ts.admin()
+	gate := &watchGate{got: map[int]int{}, waiting: make(chan struct{}, 1)}
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate }
+	dc, err := dynamic.NewForConfig(cfg)
+	require.NoError(t, err)
+	ctx := t.Context()
+	vmis := dc.Resource(vmiGVR).Namespace("default")
+	_, err = vmis.Create(ctx, unstructuredYAML(t, `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata:
+  name: vmi-0
+  finalizers: [example.com/a]
+spec:
+  domain:
+    devices: {}
+    memory: {guest: 64Mi}
+`), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	byName := fields.OneTermEqualSelector("metadata.name", "vmi-0").String()
+	lw := &cache.ListWatch{
+		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = byName
+			return vmis.List(ctx, o)
+		},
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			if o.SendInitialEvents != nil {
+				// The reflector then falls back to list and watch, as
+				// kubectl 1.32 waits.
+				return nil, errors.New("this test lists and watches")
+			}
+			o.FieldSelector = byName
+			return vmis.Watch(ctx, o)
+		},
+	}
+	gate.close()
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := watchtools.UntilWithSync(wctx, lw, &unstructured.Unstructured{}, nil, func(ev watch.Event) (bool, error) {
+			return ev.Type == watch.Deleted, nil
+		})
+		done <- err
+	}()
+	select {
+	case <-gate.waiting: // listed; the watch is held
+	case <-wctx.Done():
+		t.Fatal("no watch request")
+	}
+	require.NoError(t, vmis.Delete(ctx, "vmi-0", metav1.DeleteOptions{}))
+	o, err := vmis.Get(ctx, "vmi-0", metav1.GetOptions{})
+	require.NoError(t, err)
+	o.SetFinalizers(nil)
+	_, err = vmis.Update(ctx, o, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	gate.release()
+	require.NoError(t, <-done, "the wait sees DELETED")
 }
