@@ -310,11 +310,11 @@ spec:
 
 	byName := fields.OneTermEqualSelector("metadata.name", "vmi-0").String()
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = byName
 			return vmis.List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			if o.SendInitialEvents != nil {
 				// The reflector then falls back to list and watch, as
 				// kubectl 1.32 waits.
