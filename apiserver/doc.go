@@ -18,7 +18,8 @@
 //     watch framing, resumable from a resourceVersion, 410 Gone once the
 //     store's history no longer holds it, bookmarks, sendInitialEvents as
 //     client-go's watch-list uses it), create, update, delete (with
-//     preconditions; finalizers hold an object until removed), the status
+//     preconditions and propagationPolicy or the deprecated
+//     orphanDependents; finalizers hold an object until removed), the status
 //     subresource, and PATCH as JSON merge patch, JSON patch or strategic
 //     merge patch (which behaves as a merge patch, as for custom resources);
 //   - meta.k8s.io Table responses (kubectl get) with KubeVirt's and CDI's

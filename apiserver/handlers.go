@@ -420,6 +420,11 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *requestInf
 			return
 		}
 	}
+	policy, err := propagationPolicy(r, body, &opts)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	obj := info.res.newObject()
 	obj.SetNamespace(info.namespace)
 	obj.SetName(info.name)
@@ -431,7 +436,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *requestInf
 		s.respondObject(w, r, http.StatusOK, info.res, obj)
 		return
 	}
-	if err := s.opts.Store.Delete(r.Context(), obj, store.DeleteOptions{Preconditions: opts.Preconditions}); err != nil {
+	if err := s.opts.Store.Delete(r.Context(), obj, store.DeleteOptions{Preconditions: opts.Preconditions, PropagationPolicy: policy}); err != nil {
 		s.writeError(w, r, storeError(info.res, info.name, err))
 		return
 	}

@@ -23,7 +23,6 @@ import (
 )
 
 var (
-	vmiGVR  = vmGVR.GroupVersion().WithResource("virtualmachineinstances")
 	nodeGVR = schema.GroupVersionResource{Group: virtkit.VirtkitGroupName, Version: "v1alpha1", Resource: "nodes"}
 )
 

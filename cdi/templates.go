@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,6 +62,9 @@ func (r *TemplateReconciler) Reconcile(ctx context.Context, req controller.Reque
 		return controller.Result{}, fmt.Errorf("get vm %s: %w", req, err)
 	}
 	if vm.DeletionTimestamp != nil {
+		if slices.Contains(vm.Finalizers, store.FinalizerOrphanDependents) {
+			return controller.Result{}, nil // the garbage collector orphans them
+		}
 		return controller.Result{}, r.collect(ctx, vm.Namespace, vm.Name, vm.UID)
 	}
 	var errs []error

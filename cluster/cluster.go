@@ -36,6 +36,9 @@ const (
 	EvictionController   = "eviction"
 	MigrationController  = "migration"
 	NodeHealthController = "nodehealth"
+	// GarbageCollectorController orphans and deletes dependents through
+	// their owner references (see controller.GarbageCollector).
+	GarbageCollectorController = "garbagecollector"
 )
 
 // Options configure a [Cluster]. The zero value is a working cluster: a
@@ -337,6 +340,10 @@ func builtinControllers(rc controller.ReconcilerOptions, mo controller.Migration
 	if err != nil {
 		return nil, err
 	}
+	gc, err := controller.NewGarbageCollector(rc)
+	if err != nil {
+		return nil, err
+	}
 	return []Controller{
 		{Name: VMController, Reconciler: vm, Watches: vm.Watches()},
 		{Name: VMIController, Reconciler: vmi, Watches: vmi.Watches()},
@@ -344,6 +351,7 @@ func builtinControllers(rc controller.ReconcilerOptions, mo controller.Migration
 		{Name: EvictionController, Reconciler: ev, Watches: ev.Watches()},
 		{Name: MigrationController, Reconciler: mig, Watches: mig.Watches()},
 		{Name: NodeHealthController, Reconciler: nh, Watches: nh.Watches()},
+		{Name: GarbageCollectorController, Reconciler: gc, Watches: gc.Watches()},
 	}, nil
 }
 

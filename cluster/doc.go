@@ -27,4 +27,9 @@
 // [CheckNoDoubleRun], [CheckNoPausedByEndedMigration] and
 // [CheckNoLeakedDomains] check lifecycle invariants across every host's
 // hypervisor and the store; tests call them after [Cluster.Settle].
+//
+// The built-in controllers include a garbage collector, so deletes with
+// store.DeleteOptions.PropagationPolicy orphan or delete the dependents as
+// in Kubernetes; [CheckOwnersAndFinalizers] checks, once the cluster is
+// quiescent, that no owner reference dangles and no deletion is stuck.
 package cluster

@@ -37,8 +37,19 @@
 // next reconcile does not act on the state before them. Writes always go
 // to the store.
 //
+// # Deletion propagation
+//
+// [GarbageCollector] gives deletes Kubernetes' propagation policies through
+// metadata.ownerReferences: Orphan (the owner's "orphan" finalizer; the
+// dependents lose their references), Foreground (the "foregroundDeletion"
+// finalizer; dependents with blockOwnerDeletion go first) and Background
+// (the owner goes at once, the dependents whose owners are all gone
+// after it). A VM deleted with Orphan leaves its VMI running without owner
+// reference or the VM controller's finalizer; a new VM of the same name
+// adopts it, as KubeVirt's does.
+//
 // Every built-in reconciler ([VMReconciler], [VMIReconciler],
-// [ReplicaSetReconciler], [EvictionReconciler]) can be replaced or
+// [ReplicaSetReconciler], [EvictionReconciler], [GarbageCollector]) can be replaced or
 // complemented by the caller's own; each has a Watches method listing
 // what its runner must watch.
 //

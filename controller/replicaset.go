@@ -61,8 +61,12 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req Request) (Resu
 	if err := r.o.Store.List(ctx, vmis, store.ListOptions{Namespace: req.Namespace}); err != nil {
 		return Result{}, err
 	}
+	if found && rs.DeletionTimestamp != nil && hasFinalizer(rs, store.FinalizerOrphanDependents) {
+		return Result{}, nil // the garbage collector orphans its VMIs
+	}
 	if !found || rs.DeletionTimestamp != nil {
-		// No garbage collector: delete what the ReplicaSet controlled.
+		// Delete what the ReplicaSet controlled (without waiting for a
+		// garbage collector).
 		return Result{}, r.deleteOwned(ctx, req.Name, rs, vmis.Items)
 	}
 	now := r.o.now()

@@ -40,8 +40,10 @@ const (
 // annotations, a controller owner reference, the finalizer
 // kubevirt.io/virtualMachineControllerFinalize, the annotation
 // kubevirt.io/vm-generation, firmware.uuid = UUIDv5 of the VM name when
-// unset, and ReconcilerOptions.Defaults applied. Without a garbage
-// collector, the reconciler itself deletes the VMI of a deleted VM.
+// unset, and ReconcilerOptions.Defaults applied. The reconciler itself
+// deletes the VMI of a deleted VM (as KubeVirt's does) unless the VM is
+// deleted with the orphan propagation policy: then it only drops its
+// finalizer from the VMI and leaves the rest to the [GarbageCollector].
 //
 // One deliberate difference from KubeVirt: a VMI that was deleted (stopped
 // on purpose) before it ever ran is not counted as a failed start.
@@ -122,17 +124,25 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 			r.own.forget(virtkit.KindVirtualMachineInstance, key)
 		}
 		// No garbage collector: a VMI whose VM is gone is deleted here.
-		if hasVMI {
-			if ref := controllerOf(vmi); ref != nil && ref.Kind == virtkit.KindVirtualMachine && ref.Name == req.Name {
-				_, err := r.releaseAndDelete(ctx, vmi)
+		if hasVMI && controlledByVMNamed(vmi, req.Name) {
+			// Check the store's VMI: the cache's may predate the garbage
+			// collector orphaning it.
+			fresh := &virtkit.VirtualMachineInstance{}
+			found, err := getOptional(ctx, r.o.Store, key, fresh)
+			if err != nil || !found || !controlledByVMNamed(fresh, req.Name) {
 				return Result{}, err
 			}
+			_, err = r.releaseAndDelete(ctx, fresh)
+			return Result{}, err
 		}
 		return Result{}, nil
 	}
 	if hasVMI {
 		ref := controllerOf(vmi)
 		switch {
+		case ref == nil && vm.DeletionTimestamp != nil:
+			// An orphan (maybe orphaned by this VM's own deletion): a VM
+			// being deleted adopts nothing.
 		case ref == nil:
 			// Adopt an orphan of the same name, as KubeVirt does.
 			vmi = vmi.DeepCopy()
@@ -174,30 +184,6 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 		return Result{}, s.syncErr
 	}
 	return Result{RequeueAfter: s.requeue}, nil
-}
-
-// syncDeleted stops the VMI of a deleted VM and then lets the VM go.
-func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (Result, error) {
-	if s.vmi != nil {
-		vmi, err := r.releaseAndDelete(ctx, s.vmi)
-		if err != nil {
-			return Result{}, err
-		}
-		s.vmi = vmi
-		s.deletedVMI = true
-		return Result{}, r.updateStatus(ctx, s)
-	}
-	if err := r.deleteRevisions(ctx, s.vm); err != nil {
-		return Result{}, err
-	}
-	if removeFinalizers(s.vm, virtkit.VirtualMachineControllerFinalizer) {
-		err := r.o.Store.Update(ctx, s.vm)
-		if errors.Is(err, store.ErrNotFound) {
-			return Result{}, nil
-		}
-		return Result{}, err
-	}
-	return Result{}, nil
 }
 
 // releaseVMI accounts a final or deleted VMI for start-failure backoff and

@@ -13,7 +13,10 @@
 // updates. Update writes spec and metadata, UpdateStatus only status; the
 // generation moves only when the spec changes. Delete of an object with
 // finalizers sets deletionTimestamp; the object disappears when the last
-// finalizer is removed by an Update.
+// finalizer is removed by an Update. DeleteOptions.PropagationPolicy adds
+// Kubernetes' orphan or foregroundDeletion finalizer, which a garbage
+// collector (controller.GarbageCollector) removes once the dependents are
+// orphaned or deleted.
 //
 // Watch delivers Added/Modified/Deleted events after a resourceVersion
 // (typically a List's), so List+Watch never misses a change. Writers never

@@ -384,8 +384,11 @@ func (s *Scheme) PrepareUpdateStatus(stored, obj virtkit.Object) (virtkit.Object
 }
 
 // PrepareDelete decides a Delete of stored: ErrConflict when a precondition
-// fails; with finalizers, the object gets a deletionTimestamp (WritePut), or
-// nothing happens if it already has one (WriteNone); without, WriteRemove.
+// fails, ErrInvalid for an unknown propagation policy. The policy's
+// finalizer (orphan, foregroundDeletion) joins the object's finalizers; with
+// finalizers, the object gets a deletionTimestamp (WritePut), or nothing
+// happens if it already has one and the policy changes none of them
+// (WriteNone); without, WriteRemove.
 func (s *Scheme) PrepareDelete(stored virtkit.Object, opts DeleteOptions, now time.Time) (virtkit.Object, WriteOp, error) {
 	info, err := s.info(stored)
 	if err != nil {
@@ -400,17 +403,24 @@ func (s *Scheme) PrepareDelete(stored virtkit.Object, opts DeleteOptions, now ti
 			return nil, WriteNone, conflict(info.Name, key, *p.ResourceVersion, stored.GetResourceVersion())
 		}
 	}
-	if len(stored.GetFinalizers()) == 0 {
+	if err := opts.Validate(); err != nil {
+		return nil, WriteNone, fmt.Errorf("%s %s: %w", info.Name, key, err)
+	}
+	finalizers, changed := propagationFinalizers(stored.GetFinalizers(), opts.PropagationPolicy)
+	if len(finalizers) == 0 {
 		return stored, WriteRemove, nil
 	}
-	if stored.GetDeletionTimestamp() != nil {
+	if stored.GetDeletionTimestamp() != nil && !changed {
 		return stored, WriteNone, nil
 	}
 	next := stored.DeepCopyObject().(virtkit.Object)
-	ts := metav1.NewTime(now).Rfc3339Copy()
-	next.SetDeletionTimestamp(&ts)
-	zero := int64(0)
-	next.SetDeletionGracePeriodSeconds(&zero)
+	next.SetFinalizers(finalizers)
+	if next.GetDeletionTimestamp() == nil {
+		ts := metav1.NewTime(now).Rfc3339Copy()
+		next.SetDeletionTimestamp(&ts)
+		zero := int64(0)
+		next.SetDeletionGracePeriodSeconds(&zero)
+	}
 	return next, WritePut, nil
 }
 

@@ -95,6 +95,16 @@ type DeleteOptions struct {
 	// Preconditions, when set, must match the stored object's UID and/or
 	// ResourceVersion, else Delete fails with ErrConflict.
 	Preconditions *metav1.Preconditions
+	// PropagationPolicy says what happens to the object's dependents (the
+	// objects whose metadata.ownerReferences name it), as in Kubernetes:
+	// Orphan puts the "orphan" finalizer on the object, Foreground the
+	// "foregroundDeletion" finalizer, and a garbage collector orphans or
+	// deletes the dependents and then removes the finalizer; Background
+	// (and nil) deletes the object at once (after its other finalizers) and
+	// leaves the dependents to the garbage collector. A store only keeps the
+	// finalizers; without a garbage collector running, an object deleted
+	// with Orphan or Foreground stays until they are removed.
+	PropagationPolicy *metav1.DeletionPropagation
 }
 
 // EventType says what happened to the object of an Event.

@@ -218,10 +218,10 @@ type deleteTarget struct {
 
 // runDeleteAPI deletes targets and reports each kubectl-style; NotFound
 // is an error, as with kubectl.
-func runDeleteAPI(ctx context.Context, c *apiClient, w, errw io.Writer, targets []deleteTarget) error {
+func runDeleteAPI(ctx context.Context, c *apiClient, w, errw io.Writer, targets []deleteTarget, policy metav1.DeletionPropagation) error {
 	failed := false
 	for _, t := range targets {
-		err := c.resourceFor(t.mapping, t.namespace).Delete(ctx, t.name, metav1.DeleteOptions{})
+		err := c.resourceFor(t.mapping, t.namespace).Delete(ctx, t.name, metav1.DeleteOptions{PropagationPolicy: &policy})
 		if err != nil {
 			reportErr(errw, err)
 			failed = true
@@ -236,7 +236,7 @@ func runDeleteAPI(ctx context.Context, c *apiClient, w, errw io.Writer, targets 
 }
 
 // deleteAPICmd resolves delete's arguments (KIND NAME... or -f files).
-func deleteAPICmd(cmd *cobra.Command, kf *kubeFlags, args, files []string) error {
+func deleteAPICmd(cmd *cobra.Command, kf *kubeFlags, args, files []string, policy metav1.DeletionPropagation) error {
 	c, err := kf.connect(cmd)
 	if err != nil {
 		return apiFail(cmd, err)
@@ -269,7 +269,7 @@ func deleteAPICmd(cmd *cobra.Command, kf *kubeFlags, args, files []string) error
 	default:
 		return apiFail(cmd, errors.New("give KIND NAME... or -f FILE"))
 	}
-	return apiFail(cmd, runDeleteAPI(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr(), targets))
+	return apiFail(cmd, runDeleteAPI(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr(), targets, policy))
 }
 
 // applyAPICmd runs apply through the API.
