@@ -147,19 +147,27 @@ func serveRFB(ctx context.Context, conn net.Conn, term *terminal, f *font, keys 
 		return err
 	}
 	writeErr := make(chan error, 1)
-	go func() { writeErr <- s.writeLoop(ctx) }()
+	go func() {
+		err := s.writeLoop(ctx)
+		_ = conn.Close() // a failed update ends the reader too
+		writeErr <- err
+	}()
 	err := s.readLoop()
 	cancel()
 	_ = conn.Close()
-	if werr := <-writeErr; err == nil || errors.Is(err, io.EOF) {
-		if werr != nil && !errors.Is(werr, context.Canceled) {
-			err = werr
-		}
+	werr := <-writeErr
+	if closed(err) && !closed(werr) && !errors.Is(werr, context.Canceled) {
+		err = werr // the reader ended because the writer failed
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
+	if closed(err) {
 		return nil
 	}
 	return err
+}
+
+// closed tells whether err is the end of the connection.
+func closed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
 }
 
 func (s *rfbServer) handshake() error {
