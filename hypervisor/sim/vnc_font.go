@@ -115,9 +115,10 @@ type glyph [cellHeight]byte
 // every other byte to a hollow box.
 type font [256]glyph
 
-// newFont renders fontSource into 8x16 cells: the five columns doubled in
-// weight (each set pixel also sets its right neighbour) from column 1,
-// rows 0-6 doubled in height, descender rows single.
+// newFont renders fontSource into 8x16 cells: the five columns from
+// column 1 in bold (a set pixel also sets its right neighbour, unless that
+// would close a one-pixel gap), rows 0-6 doubled in height, descender rows
+// single.
 func newFont() (*font, error) {
 	var f font
 	box := glyph{}
@@ -146,11 +147,14 @@ func newFont() (*font, error) {
 			}
 			var bits byte
 			for c := range 5 {
-				if row[c] == '#' {
-					bits |= 0x40 >> c
+				if row[c] != '#' {
+					continue
+				}
+				bits |= 0x40 >> c
+				if c+2 > 4 || row[c+2] != '#' {
+					bits |= 0x20 >> c // bold, keeping one-pixel gaps open
 				}
 			}
-			bits |= bits >> 1
 			if r < 7 {
 				g[2*r], g[2*r+1] = bits, bits
 			} else {
