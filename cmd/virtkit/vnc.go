@@ -72,7 +72,7 @@ frame of the display to FILE as PNG and exits.` + virtctlLong,
 					}
 				}
 				if viewer == "" {
-					return apiFail(cmd, errors.New("no VNC viewer found (remote-viewer, vncviewer): install one or use --proxy-only"))
+					return apiFail(cmd, errors.New("no VNC viewer found (remote-viewer, vncviewer): install one or use --proxy-only or --screenshot"))
 				}
 			}
 			c, err := kf.connect(cmd)

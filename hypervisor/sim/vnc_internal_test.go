@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -268,4 +269,46 @@ func TestVNCProtocol(t *testing.T) {
 		_, err := p.client.Read(make([]byte, 1))
 		assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe), "%v", err)
 	})
+}
+
+// The terminal interprets console output as a plain terminal: carriage
+// return, line feed, backspace, tab, wrapping at 80 columns, scrolling at
+// 25 rows; escape sequences show nothing.
+func TestVNCTerminal(t *testing.T) {
+	row := func(sc screen, y int) string { return strings.TrimRight(string(sc.cells[y][:]), " ") }
+	tests := []struct {
+		name   string
+		in     string
+		rows   []string
+		cursor [2]int
+	}{
+		{"lines", "ab\r\ncd", []string{"ab", "cd"}, [2]int{2, 1}},
+		{"backspace erase", "abc\b \b", []string{"ab"}, [2]int{2, 0}},
+		{"carriage return overwrites", "abc\rX", []string{"Xbc"}, [2]int{1, 0}},
+		{"tab", "a\tb", []string{"a       b"}, [2]int{9, 0}},
+		{"escape sequences", "a\x1b[1;31mb\x1b[0mc\x1bMd", []string{"abcd"}, [2]int{4, 0}},
+		{"bell and NUL", "a\x07\x00b", []string{"ab"}, [2]int{2, 0}},
+		{"wrap", strings.Repeat("x", 80) + "y", []string{strings.Repeat("x", 80), "y"}, [2]int{1, 1}},
+		{"pending wrap", strings.Repeat("x", 80), []string{strings.Repeat("x", 80), ""}, [2]int{80, 0}},
+		{"scroll", "first\r\n" + strings.Repeat("\r\n", 24) + "last", append(make([]string, 24), "last"), [2]int{4, 24}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			term := newTerminal()
+			before, changed := term.snapshot()
+			_, err := term.Write([]byte(tc.in))
+			require.NoError(t, err)
+			select {
+			case <-changed:
+			default:
+				t.Fatal("a write signals a change")
+			}
+			sc, _ := term.snapshot()
+			require.NotEqual(t, before, sc)
+			for y, want := range tc.rows {
+				assert.Equal(t, want, row(sc, y), "row %d", y)
+			}
+			assert.Equal(t, tc.cursor, [2]int{sc.cursorX, sc.cursorY})
+		})
+	}
 }
