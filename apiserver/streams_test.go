@@ -162,12 +162,11 @@ func TestConsoleThroughNodeEndpoint(t *testing.T) {
 	assert.Contains(t, readUntil(t, r, "/ # "), "vm-0\r\n")
 }
 
-// VNC and port-forward on the simulated hypervisor fail with errors naming
-// the unsupported call; guest information comes through the node endpoint.
+// Port-forward on the simulated hypervisor fails with an error naming the
+// unsupported call.
 func TestStreamsUnsupportedOnSim(t *testing.T) {
 	e := startStreamEnv(t)
 	for _, tc := range []struct{ sub, want string }{
-		{"vnc", "OpenVNC"},
 		{"portforward/22", "DialGuest"},
 	} {
 		t.Run(tc.sub, func(t *testing.T) {

@@ -63,7 +63,6 @@ func TestStreamsCLIOnAPI(t *testing.T) {
 	out := consoleSession(t, kc, "vm-api", "uname -n", "vm-api\r\n")
 	assert.Contains(t, out, "Linux version")
 
-	assert.Contains(t, c.fails("vnc", "vm-api", "--proxy-only"), "OpenVNC")
 	assert.Contains(t, c.fails("port-forward", "--stdio", "vmi/vm-api", "22"), "DialGuest")
 	assert.Contains(t, c.fails("port-forward", "vmi/vm-api", "70000"), "want PORT or LOCAL:REMOTE")
 	assert.Contains(t, c.fails("console", "nope"), "Error from server (NotFound)")

@@ -32,6 +32,7 @@ func newVNCCmd() *cobra.Command {
 		ns        namespaceFlags
 		proxyOnly bool
 		port      int
+		shot      string
 	)
 	cmd := &cobra.Command{
 		Use:   "vnc VMI",
@@ -40,11 +41,26 @@ func newVNCCmd() *cobra.Command {
 default any free port), through the API (subresource vnc) and the node agent
 that runs the guest, and launches a viewer on it (remote-viewer or vncviewer,
 the first found). With --proxy-only it prints {"port": N} and serves until
-interrupted, for any VNC client.` + virtctlLong,
+interrupted, for any VNC client. With --screenshot FILE it writes one full
+frame of the display to FILE as PNG and exits.` + virtctlLong,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if port < 0 || port > 65535 {
 				return apiFail(cmd, fmt.Errorf("--port: %d is not a port", port))
+			}
+			if shot != "" {
+				if proxyOnly || port != 0 {
+					return apiFail(cmd, errors.New("--screenshot: serves no port, so not with --proxy-only or --port"))
+				}
+				c, err := kf.connect(cmd)
+				if err != nil {
+					return apiFail(cmd, err)
+				}
+				ws, err := dialStream(cmd.Context(), c, args[0], "vnc")
+				if err != nil {
+					return apiFail(cmd, err)
+				}
+				return apiFail(cmd, screenshot(cmd.Context(), ws, shot))
 			}
 			var viewer string
 			var viewerArgs func(int) []string
@@ -56,7 +72,7 @@ interrupted, for any VNC client.` + virtctlLong,
 					}
 				}
 				if viewer == "" {
-					return apiFail(cmd, errors.New("no VNC viewer found (remote-viewer, vncviewer): install one or use --proxy-only"))
+					return apiFail(cmd, errors.New("no VNC viewer found (remote-viewer, vncviewer): install one or use --proxy-only or --screenshot"))
 				}
 			}
 			c, err := kf.connect(cmd)
@@ -110,5 +126,6 @@ interrupted, for any VNC client.` + virtctlLong,
 	ns.register(cmd, false)
 	cmd.Flags().BoolVar(&proxyOnly, "proxy-only", false, `only serve the local port and print {"port": N}; launch no viewer`)
 	cmd.Flags().IntVar(&port, "port", 0, "local port (0: any free port)")
+	cmd.Flags().StringVar(&shot, "screenshot", "", "write one frame of the display to this PNG file and exit")
 	return cmd
 }

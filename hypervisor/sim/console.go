@@ -27,14 +27,19 @@ const consolePrompt = "/ # "
 // simulated guest". Typed characters are echoed as a terminal would. The
 // console closes when the domain stops or the stream is closed.
 func (h *Host) OpenConsole(ctx context.Context, name string) (io.ReadWriteCloser, error) {
+	return h.openConsole(ctx, "open console", name)
+}
+
+// openConsole attaches a new session of the simulated shell for op.
+func (h *Host) openConsole(ctx context.Context, op, name string) (io.ReadWriteCloser, error) {
 	var info hypervisor.DomainInfo
 	err := h.do(ctx, func(time.Time) error {
-		d, err := h.lookup("open console", name)
+		d, err := h.lookup(op, name)
 		if err != nil {
 			return err
 		}
 		if !d.state.IsActive() {
-			return invalidState("open console", name, "domain is not running")
+			return invalidState(op, name, "domain is not running")
 		}
 		info = h.info(d)
 		return nil
@@ -47,7 +52,7 @@ func (h *Host) OpenConsole(ctx context.Context, name string) (io.ReadWriteCloser
 	events, err := h.Events(cctx)
 	if err != nil {
 		cancel()
-		return nil, hypervisor.WrapDomain("open console", name, err)
+		return nil, hypervisor.WrapDomain(op, name, err)
 	}
 	go func() {
 		// The console ends with the domain.
@@ -158,15 +163,6 @@ func consoleAnswer(cmd, host string, info hypervisor.DomainInfo) string {
 		return lines(fmt.Sprintf("uname: option %s: not supported by the simulated guest", opt))
 	}
 	return lines(fmt.Sprintf("%s: not supported by the simulated guest", fields[0]))
-}
-
-// OpenVNC is not supported: the simulated guest has no display.
-func (h *Host) OpenVNC(ctx context.Context, name string) (io.ReadWriteCloser, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return nil, hypervisor.WrapDomain("OpenVNC", name,
-		fmt.Errorf("%w: the simulated hypervisor has no VNC display", hypervisor.ErrNotSupported))
 }
 
 // OpenConsole is Host.OpenConsole.

@@ -75,10 +75,3 @@ func TestConsoleAnswersCommands(t *testing.T) {
 		t.Fatal("console still open after the domain stopped")
 	}
 }
-
-func TestVNCNotSupported(t *testing.T) {
-	h, _ := virtualHost(t, sim.Options{})
-	_, err := h.OpenVNC(context.Background(), "ns_con")
-	require.ErrorIs(t, err, hypervisor.ErrNotSupported)
-	assert.Contains(t, err.Error(), "OpenVNC")
-}

@@ -80,6 +80,19 @@
 // hypervisor.ErrNotSupported) and no authentication: use it on a trusted
 // network.
 //
+// # Console and display
+//
+// [Host.OpenConsole] attaches to a running domain's serial console: each
+// attachment gets the boot messages and a prompt of a small simulated
+// shell that answers hostname, uname, echo, true and help. [Host.OpenVNC]
+// serves the domain's display as QEMU's VNC socket would (RFB 3.8, 3.3
+// and 3.7 clients too, security type None, Raw encoding, true-colour pixel
+// formats of 8, 16 or 32 bits), but text only: an 80x25 console of 8x16
+// cells (640x400) drawn with a built-in font, showing a new session of the
+// same shell; keys typed in the viewer reach it, pointer events and cut
+// text are ignored. [VNCText] reads a framebuffer of it back to text, for
+// tests of VNC tooling. Both close when the domain stops.
+//
 // # Watchdog
 //
 // A host has a watchdog, disarmed until the first [Host.PetWatchdog]: unless
