@@ -29,9 +29,9 @@ func TestImportRegistryRealRegistry(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ocitest.Push(reg.Host+"/vm/text:v1", notDisk, nil))
 
-	p, err := oci.New(oci.Options{CacheDir: t.TempDir()})
+	p, err := oci.New(oci.Options{CacheDir: t.TempDir(), AllowedNetworks: loopback})
 	require.NoError(t, err)
-	im, err := importer.New(importer.Options{ScratchDir: t.TempDir(), Puller: p})
+	im, err := importer.New(importer.Options{ScratchDir: t.TempDir(), Puller: p, AllowedNetworks: loopback})
 	require.NoError(t, err)
 	target := filepath.Join(t.TempDir(), "disk.img")
 	res, err := im.Import(context.Background(), importer.Request{Registry: &importer.RegistrySource{Image: "docker://" + reg.Host + "/vm/disk:v1"},
