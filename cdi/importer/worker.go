@@ -373,4 +373,3 @@ func (w *Worker) Remove(namespace, name string) error {
 	}
 	return errors.Join(errs...)
 }
-
