@@ -88,8 +88,8 @@ type Endpoint struct {
 	a      *Agent
 	opts   EndpointOptions
 	policy netpolicy.Policy
-	log   *slog.Logger
-	slots chan struct{}
+	log    *slog.Logger
+	slots  chan struct{}
 }
 
 // Endpoint returns the agent's endpoint.
