@@ -3,6 +3,7 @@ package virtkit
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -54,7 +55,7 @@ var (
 func validateQuantityRange(name ResourceName, q resource.Quantity, p *field.Path) field.ErrorList {
 	switch name {
 	case ResourceMemory:
-		if _, ok := q.AsInt64(); !ok && q.Sign() > 0 {
+		if _, ok := QuantityBytes(q); !ok && q.Sign() > 0 {
 			// Quantities beyond int64 parse as exactly 2^63-1, not as an
 			// int64 (apimachinery caps them).
 			if q.Cmp(*maxBytes) >= 0 {
@@ -68,4 +69,31 @@ func validateQuantityRange(name ResourceName, q resource.Quantity, p *field.Path
 		}
 	}
 	return nil
+}
+
+// QuantityBytes returns q as a whole number of bytes, as Kubernetes reads
+// a memory or storage quantity: "1.5Gi" is 1610612736 bytes and "1.5Ki"
+// 1536, while "0.5" or "100m" are not whole bytes. ok is false for those,
+// for a negative q and for q at or beyond 2^63-1 bytes (apimachinery caps
+// larger quantities there).
+func QuantityBytes(q resource.Quantity) (int64, bool) {
+	if v, ok := q.AsInt64(); ok {
+		return v, v >= 0 && v < math.MaxInt64
+	}
+	if q.Sign() < 0 || q.Cmp(*maxBytes) >= 0 {
+		return 0, false
+	}
+	d := q.AsDec()
+	n := new(big.Int).Set(d.UnscaledBig())
+	scale := int64(d.Scale())
+	pow := new(big.Int).Exp(big.NewInt(10), big.NewInt(max(scale, -scale)), nil)
+	if scale <= 0 {
+		n.Mul(n, pow)
+	} else if _, rem := n.QuoRem(n, pow, new(big.Int)); rem.Sign() != 0 {
+		return 0, false
+	}
+	if !n.IsInt64() {
+		return 0, false
+	}
+	return n.Int64(), true
 }

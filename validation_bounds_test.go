@@ -62,3 +62,61 @@ func TestValidateQuantityRange(t *testing.T) {
 	vmi.Spec.Domain.Resources.Limits = ResourceList{ResourceCPU: resource.MustParse("100E")}
 	assertFieldErrors(t, Validate(vmi), []wantFieldError{{"spec.domain.resources.limits.cpu", field.ErrorTypeInvalid}})
 }
+
+// Memory quantities are read as Kubernetes reads them: any quantity that
+// is a whole number of bytes, fractional mantissas included; the overflow
+// bound stays.
+func TestQuantityBytes(t *testing.T) {
+	tests := []struct {
+		q    string
+		want int64
+		ok   bool
+	}{
+		{"1.5Gi", 1610612736, true},
+		{"1.5Ki", 1536, true},
+		{"0.5Mi", 524288, true},
+		{"1.25G", 1250000000, true},
+		{"128Mi", 128 << 20, true},
+		{"1e3", 1000, true},
+		{"12345678901234", 12345678901234, true},
+		{"1.5", 0, false},
+		{"100m", 0, false},
+		{"1.0000000001Ki", 0, false},
+		{"-1Mi", 0, false},
+		{"8Ei", 0, false},
+		{"9Ei", 0, false},
+		{"7.5Ei", 8646911284551352320, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.q, func(t *testing.T) {
+			got, ok := QuantityBytes(resource.MustParse(tt.q))
+			assert.Equal(t, tt.ok, ok)
+			if tt.ok {
+				assert.Equal(t, tt.want, got)
+			}
+		})
+	}
+}
+
+// A VMI asking for 1.5Gi of memory validates, as in KubeVirt; a
+// fractional byte count and an overflow do not.
+func TestValidateFractionalMemory(t *testing.T) {
+	for _, tc := range []struct {
+		mem string
+		ok  bool
+	}{{"1.5Gi", true}, {"1.5Mi", true}, {"1.5", false}, {"9Ei", false}} {
+		t.Run(tc.mem, func(t *testing.T) {
+			vmi := validVMI(t)
+			q := resource.MustParse(tc.mem)
+			vmi.Spec.Domain.Memory = &Memory{Guest: &q}
+			vmi.Spec.Domain.Resources.Requests = ResourceList{ResourceMemory: q}
+			vmi.Spec.Domain.Resources.Limits = nil
+			errs := Validate(vmi)
+			if tc.ok {
+				assert.Empty(t, errs)
+				return
+			}
+			assert.NotEmpty(t, errs)
+		})
+	}
+}

@@ -47,7 +47,7 @@ func TestResolverPullOutlivesTheCallersDeadline(t *testing.T) {
 	require.NoError(t, ocitest.Push(host+"/vm/slow:v1", img, nil))
 	slow.Store(true)
 
-	p, err := oci.New(oci.Options{CacheDir: t.TempDir()})
+	p, err := oci.New(oci.Options{CacheDir: t.TempDir(), AllowedNetworks: loopback})
 	require.NoError(t, err)
 	r := &cdi.Resolver{Base: &domain.DirResolver{Dir: t.TempDir(), Create: true}, Node: "n1", Store: store.NewMemory(), Puller: p}
 	req := domain.VolumeRequest{Namespace: "ns", VMIName: "v", UID: "u", Volume: "root",
@@ -75,7 +75,7 @@ func TestResolverPullOutlivesTheCallersDeadline(t *testing.T) {
 
 func mustPuller(t *testing.T) *oci.Puller {
 	t.Helper()
-	p, err := oci.New(oci.Options{CacheDir: t.TempDir()})
+	p, err := oci.New(oci.Options{CacheDir: t.TempDir(), AllowedNetworks: loopback})
 	require.NoError(t, err)
 	return p
 }

@@ -37,7 +37,7 @@ func TestResolver(t *testing.T) {
 	st := store.NewMemory()
 	dir := t.TempDir()
 	classes := storage.Classes{List: []storage.Class{storage.Local{Dir: func(n string) string { return filepath.Join(dir, n) }}}}
-	p, err := oci.New(oci.Options{CacheDir: t.TempDir()})
+	p, err := oci.New(oci.Options{CacheDir: t.TempDir(), AllowedNetworks: loopback})
 	require.NoError(t, err)
 	secrets := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(secrets, "ns", "regcred"), 0o755))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,8 @@ func TestContainerDiskPulledFromRegistry(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := cluster.New(cluster.Options{Storage: cluster.StorageOptions{Dir: t.TempDir(), PullContainerDisks: true}})
+	c, err := cluster.New(cluster.Options{Storage: cluster.StorageOptions{Dir: t.TempDir(), PullContainerDisks: true,
+		AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 	require.NoError(t, err)
 	go func() { _ = c.Start(ctx) }()
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"path/filepath"
 
@@ -43,6 +44,12 @@ type StorageOptions struct {
 	// ImportRetries is how many attempts a transient import failure gets
 	// (importer.WorkerOptions.MaxRetries).
 	ImportRetries int32
+	// AllowedNetworks are networks imports and pulls may reach although
+	// the address policy refuses them by default (loopback, link-local,
+	// the metadata address, the node's own addresses): an in-cluster
+	// mirror on loopback, tests (importer.Options.AllowedNetworks). It
+	// does not apply to a Puller given here, which has its own.
+	AllowedNetworks []netip.Prefix
 }
 
 // storageSetup is what New built for DataVolumes.
@@ -70,7 +77,7 @@ func (c *Cluster) setUpStorage() error {
 	}
 	s.puller = so.Puller
 	if s.puller == nil {
-		p, err := oci.New(oci.Options{CacheDir: filepath.Join(s.dir, "oci"), Logger: c.opts.Logger})
+		p, err := oci.New(oci.Options{CacheDir: filepath.Join(s.dir, "oci"), AllowedNetworks: so.AllowedNetworks, Logger: c.opts.Logger})
 		if err != nil {
 			return err
 		}
@@ -98,7 +105,8 @@ func (c *Cluster) setUpStorage() error {
 // after Options.ConfigureNode had its say.
 func (c *Cluster) setUpNodeStorage(name string, no *node.Options) error {
 	s := c.storage
-	im, err := importer.New(importer.Options{ScratchDir: filepath.Join(s.dir, "scratch", storage.Sanitize(name)), Puller: s.puller, Logger: c.opts.Logger})
+	im, err := importer.New(importer.Options{ScratchDir: filepath.Join(s.dir, "scratch", storage.Sanitize(name)), Puller: s.puller,
+		AllowedNetworks: c.opts.Storage.AllowedNetworks, Logger: c.opts.Logger})
 	if err != nil {
 		return err
 	}

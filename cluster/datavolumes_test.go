@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,8 @@ func TestDataVolumeTemplateImportRunsVM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	storageDir := t.TempDir()
-	c, err := cluster.New(cluster.Options{Storage: cluster.StorageOptions{Dir: storageDir, ImportRetries: 1}})
+	c, err := cluster.New(cluster.Options{Storage: cluster.StorageOptions{Dir: storageDir, ImportRetries: 1,
+		AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 	require.NoError(t, err)
 	go func() { _ = c.Start(ctx) }()
 
@@ -128,7 +130,8 @@ func TestSharedDataVolumeMigrates(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	storageDir := t.TempDir()
-	c, err := cluster.New(cluster.Options{Storage: cluster.StorageOptions{Dir: storageDir}})
+	c, err := cluster.New(cluster.Options{Storage: cluster.StorageOptions{Dir: storageDir,
+		AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 	require.NoError(t, err)
 	go func() { _ = c.Start(ctx) }()
 

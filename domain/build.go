@@ -288,11 +288,11 @@ func yesNo(v bool) string {
 
 func uintp(v uint) *uint { return &v }
 
-// quantityBytes returns q in bytes, or an error for negative or fractional
-// values.
+// quantityBytes returns q in bytes ("1.5Gi" included, as Kubernetes reads
+// it), or false for negative, fractional or too large values.
 func quantityBytes(q resource.Quantity) (uint64, bool) {
-	v, ok := q.AsInt64()
-	if !ok || v < 0 {
+	v, ok := virtkit.QuantityBytes(q)
+	if !ok {
 		return 0, false
 	}
 	return uint64(v), true

@@ -45,6 +45,12 @@
 // (UUID, interfaces, virtkit metadata) come from the definition it built,
 // not from reading its XML back.
 //
+// What a guest agent reports is untrusted: [Endpoint] port-forwards dial
+// only the addresses the node's network assigned to the VMI (an
+// [InterfaceAddresser]'s leases), or listed addresses inside
+// EndpointOptions.AllowedNetworks, and never loopback, link-local, the
+// metadata address or the node's own addresses outside those networks.
+//
 // # What the agent watches and when it refreshes status
 //
 // An agent watches only the VMIs placed on its node (the

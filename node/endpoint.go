@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/internal/netpolicy"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -68,6 +70,14 @@ type EndpointOptions struct {
 	MaxMessageBytes int64
 	// DialTimeout bounds connecting to a guest port or console; 0 is 10 s.
 	DialTimeout time.Duration
+	// AllowedNetworks are networks a port-forward may dial besides the
+	// addresses the node assigned to the VMI (its network resolver's
+	// leases): an address in them that status.interfaces lists (the
+	// guest agent's report included) is dialled, and the address policy
+	// (no loopback, link-local, metadata, unspecified or node addresses)
+	// does not apply inside them. Empty: only assigned addresses, and
+	// never a refused one.
+	AllowedNetworks []netip.Prefix
 	// Logger receives stream errors; nil is the agent's.
 	Logger *slog.Logger
 }
@@ -75,10 +85,11 @@ type EndpointOptions struct {
 // Endpoint serves the streams and guest information of an agent's VMIs to
 // the API server over mutually authenticated TLS. It is an http.Handler.
 type Endpoint struct {
-	a     *Agent
-	opts  EndpointOptions
-	log   *slog.Logger
-	slots chan struct{}
+	a      *Agent
+	opts   EndpointOptions
+	policy netpolicy.Policy
+	log    *slog.Logger
+	slots  chan struct{}
 }
 
 // Endpoint returns the agent's endpoint.
@@ -98,7 +109,7 @@ func (a *Agent) Endpoint(opts EndpointOptions) *Endpoint {
 	if opts.Logger == nil {
 		opts.Logger = a.log
 	}
-	return &Endpoint{a: a, opts: opts, log: opts.Logger.With("component", "node-endpoint"),
+	return &Endpoint{a: a, opts: opts, policy: netpolicy.Policy{Allowed: opts.AllowedNetworks}, log: opts.Logger.With("component", "node-endpoint"),
 		slots: make(chan struct{}, opts.MaxStreams)}
 }
 

@@ -99,18 +99,17 @@ func (e *Endpoint) open(ctx context.Context, req endpointRequest, vmi *virtkit.V
 			return nil, err
 		}
 	}
-	addr, err := guestAddress(vmi, natMACs)
+	addr, err := e.guestAddress(ctx, vmi, natMACs)
 	if d, ok := hv.(hypervisor.GuestDialer); ok {
-		// The backend reaches its guests its own way; it gets the address
-		// status lists, if any.
+		// The backend reaches its guests its own way; it gets the
+		// address the node assigned, if any.
 		return d.DialGuest(ctx, dom, req.protocol, net.JoinHostPort(addr, strconv.Itoa(req.port)))
 	}
 	if err != nil {
 		return nil, err
 	}
 	target := net.JoinHostPort(addr, strconv.Itoa(req.port))
-	var d net.Dialer
-	c, err := d.DialContext(ctx, req.protocol, target)
+	c, err := e.policy.Dialer(nil).DialContext(ctx, req.protocol, target)
 	if err != nil {
 		return nil, fmt.Errorf("portforward to %s %s: %w", req.protocol, target, err)
 	}
@@ -137,36 +136,6 @@ func (e *Endpoint) userModeMACs(ctx context.Context, dom string) (map[string]boo
 		}
 	}
 	return macs, nil
-}
-
-// guestAddress is the address the node reaches the guest at: the first
-// address in status.interfaces (the pod network's when the VMI has one;
-// with masquerade that is the pod address the node forwards to the guest),
-// skipping the NICs with a MAC in natMACs. A guest behind QEMU's user-mode
-// NAT has no address reachable from the node.
-func guestAddress(vmi *virtkit.VirtualMachineInstance, natMACs map[string]bool) (string, error) {
-	var v6 string
-	for _, i := range vmi.Status.Interfaces {
-		if natMACs[strings.ToLower(i.MAC)] {
-			continue
-		}
-		for _, ip := range append([]string{i.IP}, i.IPs...) {
-			p := net.ParseIP(ip)
-			switch {
-			case p == nil || p.IsLinkLocalUnicast():
-				continue
-			case p.To4() != nil:
-				return ip, nil
-			case v6 == "":
-				v6 = ip
-			}
-		}
-	}
-	if v6 != "" {
-		return v6, nil
-	}
-	return "", fmt.Errorf("vmi %s/%s: %w: status.interfaces lists no address the node can reach (a guest behind QEMU's user-mode NAT cannot be reached from the node: give it a pod network)",
-		vmi.Namespace, vmi.Name, ErrNoGuestAddress)
 }
 
 // Pump copies bytes between a WebSocket and a stream until both

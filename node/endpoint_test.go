@@ -13,8 +13,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,19 +82,23 @@ func (ca *testCA) clientTLS(t *testing.T, cn string) *tls.Config {
 }
 
 // Port-forward carries a TCP connection from the WebSocket to the address
-// the VMI's status lists, both ways, over the endpoint's mutual TLS.
+// the VMI's status lists, both ways, over the endpoint's mutual TLS, when
+// the operator allowed that network; without the allowance a reported
+// loopback address is refused and never dialled.
 func TestEndpointPortForward(t *testing.T) {
 	ctx := t.Context()
 	// The "guest": an echo server on loopback, the address in status.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
+	var accepted atomic.Int32
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			accepted.Add(1)
 			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
 		}
 	}()
@@ -121,11 +127,20 @@ func TestEndpointPortForward(t *testing.T) {
 	certPEM, keyPEM := ca.issue(t, "ep-node", true)
 	cfg, err := node.EndpointTLSConfig(ca.pem, certPEM, keyPEM)
 	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(agent.Endpoint(node.EndpointOptions{}))
+	// The test's "guest" is on loopback: the operator allows it.
+	srv := httptest.NewUnstartedServer(agent.Endpoint(node.EndpointOptions{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}))
 	srv.TLS = cfg
 	srv.StartTLS()
 	defer srv.Close()
 	wsURL := strings.Replace(srv.URL, "https://", "wss://", 1) + "/v1/namespaces/ns/virtualmachineinstances/vm/"
+
+	// By default an address the node did not assign (here the guest's
+	// report of 127.0.0.1) is refused before anything is dialled.
+	strict := httptest.NewUnstartedServer(agent.Endpoint(node.EndpointOptions{}))
+	strict.TLS = cfg
+	strict.StartTLS()
+	defer strict.Close()
+	strictURL := strings.Replace(strict.URL, "https://", "wss://", 1) + "/v1/namespaces/ns/virtualmachineinstances/vm/"
 
 	d := websocket.Dialer{TLSClientConfig: ca.clientTLS(t, node.EndpointClientUser), Subprotocols: []string{node.StreamSubprotocol}}
 	ws, resp, err := d.DialContext(ctx, wsURL+"portforward/"+strconv.Itoa(port), nil)
@@ -191,4 +206,14 @@ func TestEndpointPortForward(t *testing.T) {
 	require.Error(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	before := accepted.Load()
+	_, resp, err = d.DialContext(ctx, strictURL+"portforward/"+strconv.Itoa(port), nil)
+	require.Error(t, err)
+	require.NotNil(t, resp)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.NotEqual(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	assert.Contains(t, string(body), "127.0.0.1")
+	assert.Equal(t, before, accepted.Load(), "the reported loopback address was never dialled")
 }

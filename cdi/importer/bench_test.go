@@ -52,7 +52,7 @@ func BenchmarkHTTPImport(b *testing.B) {
 	defer srv.Close()
 	out := b.TempDir()
 	b.Run("import-http", func(b *testing.B) {
-		im, err := importer.New(importer.Options{ScratchDir: b.TempDir()})
+		im, err := importer.New(importer.Options{ScratchDir: b.TempDir(), AllowedNetworks: loopback})
 		require.NoError(b, err)
 		b.SetBytes(size)
 		for i := 0; b.Loop(); i++ {
@@ -89,7 +89,7 @@ func BenchmarkRegistryPull(b *testing.B) {
 	b.Run("cold", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			p, err := oci.New(oci.Options{CacheDir: b.TempDir()})
+			p, err := oci.New(oci.Options{CacheDir: b.TempDir(), AllowedNetworks: loopback})
 			require.NoError(b, err)
 			_, err = p.Pull(ctx, oci.Request{Image: ref})
 			require.NoError(b, err)
@@ -97,7 +97,7 @@ func BenchmarkRegistryPull(b *testing.B) {
 	})
 	for _, policy := range []string{oci.PullAlways, oci.PullIfNotPresent} {
 		b.Run("warm-"+policy, func(b *testing.B) {
-			p, err := oci.New(oci.Options{CacheDir: b.TempDir()})
+			p, err := oci.New(oci.Options{CacheDir: b.TempDir(), AllowedNetworks: loopback})
 			require.NoError(b, err)
 			_, err = p.Pull(ctx, oci.Request{Image: ref})
 			require.NoError(b, err)

@@ -7,6 +7,18 @@
 // at the end, so a failed or interrupted import never leaves a disk that
 // looks complete.
 //
+// What a tenant names is untrusted: an image that refers to a file outside
+// itself (a qcow2 backing file or external data file) is refused with
+// ErrExternalReference, from the importer's own reading of the header and
+// from qemu-img info, and qemu-img opens sources on the file protocol with
+// no backing file; a clone is copied as raw bytes. Every connection of an
+// import, redirects included, obeys an address policy (no loopback,
+// link-local, metadata, unspecified or node addresses unless
+// Options.AllowedNetworks allows them; ErrAddressNotAllowed). A transfer
+// stops with ErrTooLarge as soon as it exceeds the requested size plus room
+// for image metadata ([Importer.SourceLimit]), and the scratch space is
+// removed when an import fails for good or its DataVolume is deleted.
+//
 // [Worker] is the per-node reconciler: it takes the DataVolumes the
 // DataVolume controller scheduled on its node, runs the import, writes
 // status.progress while it runs, retries failures with backoff (counting

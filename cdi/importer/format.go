@@ -86,6 +86,18 @@ type ImageInfo struct {
 	VirtualSize int64  `json:"virtual-size"`
 	ActualSize  int64  `json:"actual-size"`
 	BackingFile string `json:"backing-filename"`
+	// FullBackingFile, FormatSpecific.Data.DataFile and Children name
+	// what the image refers to outside itself (Children: QEMU 8 and
+	// later).
+	FullBackingFile string `json:"full-backing-filename"`
+	FormatSpecific  struct {
+		Data struct {
+			DataFile string `json:"data-file"`
+		} `json:"data"`
+	} `json:"format-specific"`
+	Children []struct {
+		Name string `json:"name"`
+	} `json:"children"`
 }
 
 // QemuImg runs qemu-img.
@@ -115,9 +127,10 @@ func (q QemuImg) run(ctx context.Context, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// Info runs qemu-img info on p read as format f.
+// Info runs qemu-img info on p read as format f (the file protocol only,
+// no backing file opened).
 func (q QemuImg) Info(ctx context.Context, p string, f Format) (ImageInfo, error) {
-	out, err := q.run(ctx, "info", "--output=json", "-f", string(f), p)
+	out, err := q.run(ctx, "info", "--output=json", imageSpec(p, f))
 	if err != nil {
 		return ImageInfo{}, err
 	}
@@ -128,9 +141,12 @@ func (q QemuImg) Info(ctx context.Context, p string, f Format) (ImageInfo, error
 	return info, nil
 }
 
-// Convert converts src (format f) to a raw image at dst.
+// Convert converts src (format f) to a raw image at dst. src is opened
+// with the file protocol only and with no backing file, whatever its
+// header names; callers check it has no external data file first
+// (checkQcow2Header), as qemu-img has no option that refuses one.
 func (q QemuImg) Convert(ctx context.Context, src string, f Format, dst string) error {
-	_, err := q.run(ctx, "convert", "-t", "writeback", "-f", string(f), "-O", "raw", src, dst)
+	_, err := q.run(ctx, "convert", "-t", "writeback", "-O", "raw", imageSpec(src, f), dst)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package importer_test
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,3 +16,7 @@ func fileTime(t *testing.T, dir string) time.Time {
 	require.NoError(t, err)
 	return st.ModTime()
 }
+
+// loopback lets tests reach their servers on loopback, which the address
+// policy refuses by default.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}

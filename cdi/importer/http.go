@@ -30,8 +30,9 @@ type HTTPSource struct {
 
 // download fetches src into dst. A partial dst from an earlier attempt is
 // resumed with a Range request when the server supports it; a reply
-// without range support starts over. At most maxBytes are accepted.
-func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, progress func(done, total int64)) error {
+// without range support starts over. At most limit bytes are accepted: a
+// larger declared length is refused before the body is read.
+func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, limit int64, progress func(done, total int64)) error {
 	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
@@ -51,6 +52,9 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, pr
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSource, err)
 	}
+	if err := im.policy.CheckURL(req.URL); err != nil {
+		return fmt.Errorf("%w: GET %s: %w", ErrBadSource, src.URL, err)
+	}
 	for _, h := range src.Headers {
 		k, v, _ := strings.Cut(h, ":")
 		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
@@ -65,6 +69,9 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, pr
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if errors.Is(err, ErrAddressNotAllowed) {
+			return fmt.Errorf("%w: %w", ErrBadSource, err)
 		}
 		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
@@ -104,8 +111,8 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, pr
 	default:
 		return fmt.Errorf("GET %s: %s", src.URL, resp.Status)
 	}
-	if total > im.opts.MaxBytes {
-		return fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, src.URL, total, im.opts.MaxBytes)
+	if total > limit {
+		return fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, src.URL, total, limit)
 	}
 	done := have
 	buf := make([]byte, 256<<10)
@@ -113,8 +120,8 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, pr
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {
 			idle.Reset(im.opts.IdleTimeout)
-			if done+int64(n) > im.opts.MaxBytes {
-				return fmt.Errorf("%w: %s is larger than %d bytes", ErrTooLarge, src.URL, im.opts.MaxBytes)
+			if done+int64(n) > limit {
+				return fmt.Errorf("%w: %s is larger than %d bytes", ErrTooLarge, src.URL, limit)
 			}
 			if _, err := f.Write(buf[:n]); err != nil {
 				return err

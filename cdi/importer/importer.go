@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/virtkit/virtkit/cdi/oci"
 	"github.com/virtkit/virtkit/cdi/storage"
+	"github.com/virtkit/virtkit/internal/netpolicy"
 )
 
 // Errors of an import. ErrBadSource and the errors that wrap it are the
@@ -32,10 +34,15 @@ var (
 	ErrTooSmall = fmt.Errorf("%w: requested size is smaller than the image", ErrBadSource)
 	// ErrChecksum: the download does not match the checksum.
 	ErrChecksum = fmt.Errorf("%w: checksum mismatch", ErrBadSource)
-	// ErrTooLarge: the source exceeds Options.MaxBytes.
+	// ErrTooLarge: the source exceeds Options.MaxBytes or, decompressed,
+	// the request's size (see Request.Size).
 	ErrTooLarge = fmt.Errorf("%w: source too large", ErrBadSource)
 	// ErrNoSource: the request names no source.
 	ErrNoSource = errors.New("import request names no source")
+	// ErrAddressNotAllowed: the source (or a redirect) resolves to an
+	// address the node does not dial for tenants (see
+	// Options.AllowedNetworks).
+	ErrAddressNotAllowed = netpolicy.ErrForbidden
 )
 
 // Permanent reports whether retrying an import that failed with err is
@@ -43,7 +50,7 @@ var (
 func Permanent(err error) bool {
 	return errors.Is(err, ErrBadSource) || errors.Is(err, oci.ErrNotFound) || errors.Is(err, oci.ErrNoDisk) ||
 		errors.Is(err, oci.ErrUnauthorized) || errors.Is(err, oci.ErrTooLarge) || errors.Is(err, oci.ErrNotPresent) ||
-		errors.Is(err, storage.ErrUnknownClass) || errors.Is(err, storage.ErrAccessMode)
+		errors.Is(err, storage.ErrUnknownClass) || errors.Is(err, storage.ErrAccessMode) || errors.Is(err, ErrAddressNotAllowed)
 }
 
 // DefaultMaxBytes bounds a download: 64 GiB.
@@ -56,8 +63,17 @@ type Options struct {
 	// resumes) and decompressed sources.
 	ScratchDir string
 	// HTTPClient fetches http sources; nil is a client whose transport
-	// waits at most 30 s for response headers.
+	// waits at most 30 s for response headers. Its transport must be an
+	// *http.Transport (or nil): the importer holds it to the address
+	// policy (AllowedNetworks).
 	HTTPClient *http.Client
+	// AllowedNetworks are networks an import may reach although the
+	// address policy refuses them by default: loopback, link-local (and
+	// the metadata address 169.254.169.254), unspecified and multicast
+	// addresses and the node's own addresses. The policy is checked on
+	// the resolved address of every connection, redirects included. A
+	// registry Puller has its own oci.Options.AllowedNetworks.
+	AllowedNetworks []netip.Prefix
 	// Puller pulls registry sources; nil refuses them.
 	Puller *oci.Puller
 	// QemuImg converts and resizes.
@@ -77,6 +93,7 @@ type Options struct {
 type Importer struct {
 	opts   Options
 	client *http.Client
+	policy netpolicy.Policy
 	log    *slog.Logger
 }
 
@@ -91,17 +108,22 @@ func New(opts Options) (*Importer, error) {
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = time.Minute
 	}
+	policy := netpolicy.Policy{Allowed: opts.AllowedNetworks}
 	c := opts.HTTPClient
 	if c == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
+		t := policy.Transport(nil)
 		t.ResponseHeaderTimeout = 30 * time.Second
 		c = &http.Client{Transport: t}
+	}
+	c, err := policy.Client(c)
+	if err != nil {
+		return nil, fmt.Errorf("importer: Options.HTTPClient: %w", err)
 	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Importer{opts: opts, client: c, log: log}, nil
+	return &Importer{opts: opts, client: c, policy: policy, log: log}, nil
 }
 
 // RegistrySource is a registry image holding a disk under /disk/.
@@ -127,7 +149,10 @@ type Request struct {
 	// Target is the disk file to fill (raw).
 	Target string
 	// Size is the requested size in bytes: the target grows to it, and an
-	// image larger than it fails; 0 keeps the image's size.
+	// image larger than it fails; 0 keeps the image's size. It also bounds
+	// the transfer: a download, a decompressed source or a registry disk
+	// larger than Size plus room for image metadata (SourceLimit) stops
+	// there with ErrTooLarge.
 	Size int64
 	// Key names this import's scratch space; the same key resumes an
 	// interrupted download.
@@ -151,10 +176,36 @@ func (im *Importer) Import(ctx context.Context, req Request) (Result, error) {
 	if req.Target == "" {
 		return Result{}, errors.New("importer: Request.Target is required")
 	}
-	scratch := filepath.Join(im.opts.ScratchDir, storage.Sanitize(req.Key))
+	scratch := im.scratchDir(req.Key)
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return Result{}, err
 	}
+	limit := im.SourceLimit(req.Size)
+	res, err := im.importTo(ctx, req, scratch, limit)
+	if err != nil {
+		// Decompressed copies are remade from the source; a partial
+		// download stays for a retry to resume unless retrying is
+		// pointless.
+		if Permanent(err) {
+			_ = os.RemoveAll(scratch)
+		} else {
+			removeDecompressed(scratch)
+		}
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// removeDecompressed deletes the decompressed copies in a scratch
+// directory.
+func removeDecompressed(scratch string) {
+	m, _ := filepath.Glob(filepath.Join(scratch, "decompressed-*"))
+	for _, f := range m {
+		_ = os.Remove(f)
+	}
+}
+
+func (im *Importer) importTo(ctx context.Context, req Request, scratch string, limit int64) (Result, error) {
 	progress := func(p float64) {
 		if req.Progress != nil {
 			req.Progress(min(p, 100))
@@ -183,10 +234,11 @@ func (im *Importer) Import(ctx context.Context, req Request) (Result, error) {
 		return Result{SourceFormat: FormatRaw, VirtualSize: req.Size, Size: req.Size}, nil
 	}
 	var src string
+	var known Format
 	switch {
 	case req.HTTP != nil:
 		src = filepath.Join(scratch, "source")
-		err := im.download(ctx, *req.HTTP, src, func(done, total int64) {
+		err := im.download(ctx, *req.HTTP, src, limit, func(done, total int64) {
 			if total > 0 {
 				progress(float64(done) * 100 / float64(total) * 0.99)
 			}
@@ -205,7 +257,7 @@ func (im *Importer) Import(ctx context.Context, req Request) (Result, error) {
 			return Result{}, fmt.Errorf("%w: registry imports need a Puller", ErrBadSource)
 		}
 		res, err := im.opts.Puller.Pull(ctx, oci.Request{Image: req.Registry.Image, Auth: req.Registry.Auth, Policy: oci.PullIfNotPresent,
-			Architecture: req.Registry.Architecture,
+			Architecture: req.Registry.Architecture, MaxBytes: limit,
 			Progress: func(done, total int64) {
 				if total > 0 {
 					progress(float64(done) * 100 / float64(total) * 0.99)
@@ -214,16 +266,22 @@ func (im *Importer) Import(ctx context.Context, req Request) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		if res.Size > limit { // cached by an earlier, larger import
+			return Result{}, fmt.Errorf("%w: registry disk is %d bytes, limit %d", ErrTooLarge, res.Size, limit)
+		}
 		src = res.Path
 	case req.ClonePath != "":
 		if _, err := os.Stat(req.ClonePath); err != nil {
 			return Result{}, fmt.Errorf("clone source: %w", err)
 		}
-		src = req.ClonePath
+		// The source is a raw disk this importer wrote; whatever its
+		// guest wrote into it (a qcow2 header naming a host file) is
+		// data, not a format.
+		src, known = req.ClonePath, FormatRaw
 	default:
 		return Result{}, ErrNoSource
 	}
-	res, err := im.convert(ctx, src, scratch, req)
+	res, err := im.convert(ctx, src, scratch, known, limit, req)
 	if err != nil {
 		return Result{}, err
 	}
@@ -232,13 +290,35 @@ func (im *Importer) Import(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
+// SourceLimit is the most a source may hold for an import of size bytes:
+// the size plus room for a qcow2's metadata (1/32 and 4 MiB), within
+// Options.MaxBytes; 0 is Options.MaxBytes.
+func (im *Importer) SourceLimit(size int64) int64 {
+	if size <= 0 || size > im.opts.MaxBytes {
+		return im.opts.MaxBytes
+	}
+	return min(im.opts.MaxBytes, size+size/32+4<<20)
+}
+
+// RemoveScratch deletes the scratch space of the import named key: its
+// partial download and decompressed files.
+func (im *Importer) RemoveScratch(key string) error {
+	return os.RemoveAll(im.scratchDir(key))
+}
+
+func (im *Importer) scratchDir(key string) string {
+	return filepath.Join(im.opts.ScratchDir, storage.Sanitize(key))
+}
+
 // convert decompresses src when needed, checks it is a disk image that fits
-// req.Size, and writes the raw target.
-func (im *Importer) convert(ctx context.Context, src, scratch string, req Request) (Result, error) {
+// req.Size, and writes the raw target. A known format skips detection.
+func (im *Importer) convert(ctx context.Context, src, scratch string, known Format, limit int64, req Request) (Result, error) {
 	var res Result
-	format, err := DetectFile(src)
-	if err != nil {
-		return res, err
+	format, err := known, error(nil)
+	if format == "" {
+		if format, err = DetectFile(src); err != nil {
+			return res, err
+		}
 	}
 	for range 2 { // a compressed file may hold another (qcow2.xz, raw.gz)
 		if format != FormatGzip && format != FormatXz {
@@ -246,7 +326,7 @@ func (im *Importer) convert(ctx context.Context, src, scratch string, req Reques
 		}
 		res.Compression = format
 		out := filepath.Join(scratch, "decompressed-"+string(format))
-		if err := im.decompress(ctx, src, format, out); err != nil {
+		if err := im.decompress(ctx, src, format, out, limit); err != nil {
 			return res, err
 		}
 		src = out
@@ -254,7 +334,7 @@ func (im *Importer) convert(ctx context.Context, src, scratch string, req Reques
 			return res, err
 		}
 	}
-	if format == FormatRaw {
+	if format == FormatRaw && known == "" {
 		hdr, err := readHeader(src)
 		if err != nil {
 			return res, err
@@ -270,6 +350,11 @@ func (im *Importer) convert(ctx context.Context, src, scratch string, req Reques
 	if qfmt == FormatISO {
 		qfmt = FormatRaw
 	}
+	if qfmt == FormatQcow2 {
+		if err := checkQcow2Header(src); err != nil {
+			return res, err
+		}
+	}
 	info, err := im.opts.QemuImg.Info(ctx, src, qfmt)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -277,8 +362,11 @@ func (im *Importer) convert(ctx context.Context, src, scratch string, req Reques
 		}
 		return res, fmt.Errorf("%w: %w", ErrNotADisk, err)
 	}
-	if info.BackingFile != "" {
-		return res, fmt.Errorf("%w: the image has a backing file (%s)", ErrBadSource, info.BackingFile)
+	if ref := info.externalReference(); ref != "" {
+		return res, fmt.Errorf("%w: %s", ErrExternalReference, ref)
+	}
+	if info.Format != "" && info.Format != string(qfmt) {
+		return res, fmt.Errorf("%w: qemu-img opened the image as %q, not %q", ErrNotADisk, info.Format, qfmt)
 	}
 	res.SourceFormat, res.VirtualSize = format, info.VirtualSize
 	if req.Size > 0 && info.VirtualSize > req.Size {
@@ -323,7 +411,9 @@ func (im *Importer) commit(target string, write func(tmp string) error) error {
 	return nil
 }
 
-func (im *Importer) decompress(ctx context.Context, src string, f Format, dst string) error {
+// decompress writes src, compressed with f, to dst, and stops with
+// ErrTooLarge as soon as more than limit bytes came out.
+func (im *Importer) decompress(ctx context.Context, src string, f Format, dst string, limit int64) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -350,7 +440,7 @@ func (im *Importer) decompress(ctx context.Context, src string, f Format, dst st
 		return err
 	}
 	defer out.Close()
-	lr := &io.LimitedReader{R: &ctxReader{ctx: ctx, r: r}, N: im.opts.MaxBytes + 1}
+	lr := &io.LimitedReader{R: &ctxReader{ctx: ctx, r: r}, N: limit + 1}
 	n, err := oci.SparseCopy(out, lr, nil)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -358,8 +448,8 @@ func (im *Importer) decompress(ctx context.Context, src string, f Format, dst st
 		}
 		return fmt.Errorf("%w: %s: %w", ErrNotADisk, f, err)
 	}
-	if n > im.opts.MaxBytes {
-		return fmt.Errorf("%w: decompressed source exceeds %d bytes", ErrTooLarge, im.opts.MaxBytes)
+	if n > limit {
+		return fmt.Errorf("%w: decompressed source exceeds %d bytes", ErrTooLarge, limit)
 	}
 	if err := out.Truncate(n); err != nil {
 		return err

@@ -52,7 +52,7 @@ func fixtures(t *testing.T) (dir string, marker []byte) {
 
 func newImporter(t *testing.T) *importer.Importer {
 	t.Helper()
-	im, err := importer.New(importer.Options{ScratchDir: t.TempDir()})
+	im, err := importer.New(importer.Options{ScratchDir: t.TempDir(), AllowedNetworks: loopback})
 	require.NoError(t, err)
 	return im
 }
@@ -185,7 +185,7 @@ func TestImportBlankAndClone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(3<<20), st.Size())
 
-	_, err = im.Import(context.Background(), importer.Request{ClonePath: filepath.Join(dir, "disk.qcow2"), Target: filepath.Join(out, "clone.img"), Size: 6 << 20, Key: "c"})
+	_, err = im.Import(context.Background(), importer.Request{ClonePath: filepath.Join(dir, "disk.raw"), Target: filepath.Join(out, "clone.img"), Size: 6 << 20, Key: "c"})
 	require.NoError(t, err)
 	got, err := os.ReadFile(filepath.Join(out, "clone.img"))
 	require.NoError(t, err)
@@ -207,7 +207,7 @@ func TestImportHTTPS(t *testing.T) {
 	require.ErrorIs(t, err, importer.ErrUnreachable)
 	assert.Contains(t, err.Error(), "certificate")
 
-	im, err := importer.New(importer.Options{ScratchDir: t.TempDir(), HTTPClient: srv.Client()})
+	im, err := importer.New(importer.Options{ScratchDir: t.TempDir(), HTTPClient: srv.Client(), AllowedNetworks: loopback})
 	require.NoError(t, err)
 	_, err = im.Import(context.Background(), importer.Request{HTTP: &importer.HTTPSource{URL: srv.URL + "/disk.qcow2",
 		Headers: []string{"X-Test: 1"}}, Target: target, Key: "trusted"})
@@ -235,7 +235,7 @@ func TestImportHTTPStalledServer(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	im, err := importer.New(importer.Options{ScratchDir: t.TempDir(), IdleTimeout: 200 * time.Millisecond})
+	im, err := importer.New(importer.Options{ScratchDir: t.TempDir(), IdleTimeout: 200 * time.Millisecond, AllowedNetworks: loopback})
 	require.NoError(t, err)
 	_, err = im.Import(context.Background(), importer.Request{HTTP: &importer.HTTPSource{URL: srv.URL + "/disk.raw"},
 		Target: filepath.Join(t.TempDir(), "disk.img"), Key: "stall"})

@@ -29,9 +29,9 @@ func TestImportRegistryRealRegistry(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ocitest.Push(reg.Host+"/vm/text:v1", notDisk, nil))
 
-	p, err := oci.New(oci.Options{CacheDir: t.TempDir()})
+	p, err := oci.New(oci.Options{CacheDir: t.TempDir(), AllowedNetworks: loopback})
 	require.NoError(t, err)
-	im, err := importer.New(importer.Options{ScratchDir: t.TempDir(), Puller: p})
+	im, err := importer.New(importer.Options{ScratchDir: t.TempDir(), Puller: p, AllowedNetworks: loopback})
 	require.NoError(t, err)
 	target := filepath.Join(t.TempDir(), "disk.img")
 	res, err := im.Import(context.Background(), importer.Request{Registry: &importer.RegistrySource{Image: "docker://" + reg.Host + "/vm/disk:v1"},
@@ -50,4 +50,26 @@ func TestImportRegistryRealRegistry(t *testing.T) {
 		Target: filepath.Join(t.TempDir(), "m.img"), Key: "m"})
 	require.ErrorIs(t, err, oci.ErrNotFound)
 	assert.True(t, importer.Permanent(err))
+}
+
+// A containerDisk whose qcow2 names a host file as its external data file
+// is refused like an HTTP one; the host file never reaches the target.
+func TestImportRegistryRefusesDataFile(t *testing.T) {
+	dir, _ := hostileImages(t)
+	reg := ocitest.Start(t, "", "")
+	q, err := os.ReadFile(filepath.Join(dir, "datafile-raw.qcow2"))
+	require.NoError(t, err)
+	img, err := ocitest.ContainerDisk(map[string][]byte{"disk/disk.qcow2": q})
+	require.NoError(t, err)
+	require.NoError(t, ocitest.Push(reg.Host+"/vm/evil:v1", img, nil))
+	p, err := oci.New(oci.Options{CacheDir: t.TempDir(), AllowedNetworks: loopback})
+	require.NoError(t, err)
+	scratch, out := t.TempDir(), t.TempDir()
+	im, err := importer.New(importer.Options{ScratchDir: scratch, Puller: p, AllowedNetworks: loopback})
+	require.NoError(t, err)
+	_, err = im.Import(context.Background(), importer.Request{Registry: &importer.RegistrySource{Image: "docker://" + reg.Host + "/vm/evil:v1"},
+		Target: filepath.Join(out, "disk.img"), Size: 8 << 20, Key: "evil"})
+	require.ErrorIs(t, err, importer.ErrExternalReference)
+	assert.Contains(t, err.Error(), "external data file")
+	noSecretUnder(t, out, scratch)
 }

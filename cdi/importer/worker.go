@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -170,7 +171,7 @@ func (w *Worker) Reconcile(ctx context.Context, req controller.Request) (control
 // request turns a DataVolume into an import request.
 func (w *Worker) request(ctx context.Context, dv *virtkit.DataVolume, class storage.Class) (Request, error) {
 	size, _ := virtkit.DataVolumeSize(&dv.Spec)
-	r := Request{Target: class.Path(w.opts.NodeName, dv.Namespace, dv.Name), Size: size, Key: string(dv.UID) + "-" + dv.Namespace + "-" + dv.Name}
+	r := Request{Target: class.Path(w.opts.NodeName, dv.Namespace, dv.Name), Size: size, Key: scratchKey(dv)}
 	src := dv.Spec.Source
 	switch {
 	case src == nil:
@@ -321,8 +322,21 @@ func (w *Worker) retryOrFail(ctx context.Context, req controller.Request, cause 
 	return controller.Result{RequeueAfter: wait}, nil
 }
 
-// fail marks the DataVolume Failed with the cause.
+// scratchKey names a DataVolume's scratch space: namespace, name and UID
+// joined by "_", which neither a namespace nor a name holds, so the
+// scratch spaces of one namespace/name share an unambiguous prefix.
+func scratchKey(dv *virtkit.DataVolume) string {
+	return scratchPrefix(dv.Namespace, dv.Name) + string(dv.UID)
+}
+
+func scratchPrefix(namespace, name string) string { return namespace + "_" + name + "_" }
+
+// fail marks the DataVolume Failed with the cause and removes its scratch
+// space.
 func (w *Worker) fail(ctx context.Context, dv *virtkit.DataVolume, cause error) error {
+	if err := w.opts.Importer.RemoveScratch(scratchKey(dv)); err != nil {
+		w.log.WarnContext(ctx, "removing import scratch space", "datavolume", dv.Namespace+"/"+dv.Name, "err", err)
+	}
 	now := w.now()
 	st := &dv.Status
 	st.Phase = virtkit.DataVolumeFailed
@@ -338,10 +352,20 @@ func (w *Worker) fail(ctx context.Context, dv *virtkit.DataVolume, cause error) 
 	return nil
 }
 
-// Remove deletes the disk of a DataVolume from every class of this node
-// (for callers that garbage-collect deleted DataVolumes).
+// Remove deletes the disk of a DataVolume from every class of this node,
+// and the scratch space of its imports (for callers that garbage-collect
+// deleted DataVolumes).
 func (w *Worker) Remove(namespace, name string) error {
 	var errs []error
+	m, err := filepath.Glob(filepath.Join(w.opts.Importer.opts.ScratchDir, storage.Sanitize(scratchPrefix(namespace, name))+"*"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, d := range m {
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, c := range w.opts.Classes.List {
 		if err := os.Remove(c.Path(w.opts.NodeName, namespace, name)); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)

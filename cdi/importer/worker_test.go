@@ -23,16 +23,17 @@ import (
 )
 
 type workerEnv struct {
-	st     store.Store
-	w      *importer.Worker
-	local  string
-	shared string
+	st      store.Store
+	scratch string
+	w       *importer.Worker
+	local   string
+	shared  string
 }
 
 func newWorkerEnv(t *testing.T, retries int32) *workerEnv {
 	t.Helper()
-	e := &workerEnv{st: store.NewMemory(), local: t.TempDir(), shared: t.TempDir()}
-	im, err := importer.New(importer.Options{ScratchDir: t.TempDir()})
+	e := &workerEnv{st: store.NewMemory(), scratch: t.TempDir(), local: t.TempDir(), shared: t.TempDir()}
+	im, err := importer.New(importer.Options{ScratchDir: e.scratch, AllowedNetworks: loopback})
 	require.NoError(t, err)
 	e.w, err = importer.NewWorker(importer.WorkerOptions{NodeName: "n1", Store: e.st, Importer: im, MaxRetries: retries,
 		Backoff: func(int32) time.Duration { return time.Millisecond }, ProgressInterval: 20 * time.Millisecond,

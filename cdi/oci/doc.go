@@ -7,4 +7,10 @@
 // pulls a given image once), and honours Kubernetes image pull policies
 // (Always, IfNotPresent, Never). Both the DataVolume registry importer and
 // the node agent's containerDisk resolver use it.
+//
+// Registries are tenant-chosen: every connection, redirects to blob
+// storage included, obeys an address policy (no loopback, link-local,
+// metadata, unspecified or node addresses unless Options.AllowedNetworks
+// allows them; ErrAddressNotAllowed), and Request.MaxBytes refuses a disk
+// that declares more before a byte of it is copied.
 package oci

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"strings"
 
@@ -28,7 +29,9 @@ func ExamplePuller_Pull() {
 	}
 	cache, _ := os.MkdirTemp("", "example-oci-")
 	defer os.RemoveAll(cache)
-	p, err := oci.New(oci.Options{CacheDir: cache})
+	p, err := oci.New(oci.Options{CacheDir: cache,
+		// The example registry runs on loopback, which tenants may not reach by default.
+		AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
@@ -21,6 +22,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/virtkit/virtkit/internal/netpolicy"
 )
 
 // Errors of a pull; every error of Pull wraps ErrPull.
@@ -36,8 +39,13 @@ var (
 	ErrNoDisk = errors.New("image holds no disk")
 	// ErrNotPresent: policy Never and the image is not cached.
 	ErrNotPresent = errors.New("image not present with pull policy Never")
-	// ErrTooLarge: the disk is larger than Options.MaxBytes.
+	// ErrTooLarge: the disk is larger than Options.MaxBytes or
+	// Request.MaxBytes.
 	ErrTooLarge = errors.New("disk in image exceeds the size limit")
+	// ErrAddressNotAllowed: the registry (or a redirect of it) resolves
+	// to an address the node does not dial for tenants (see
+	// Options.AllowedNetworks).
+	ErrAddressNotAllowed = netpolicy.ErrForbidden
 )
 
 // Pull policies (Kubernetes' names).
@@ -54,9 +62,17 @@ const DefaultMaxBytes int64 = 64 << 30
 type Options struct {
 	// CacheDir holds the extracted disks (by digest) and the tag index.
 	CacheDir string
-	// Transport is the HTTP transport to the registries; nil is
-	// remote.DefaultTransport.
+	// Transport is the HTTP transport to the registries; nil is a clone
+	// of http.DefaultTransport. It must be an *http.Transport: the puller
+	// holds it to the address policy (AllowedNetworks).
 	Transport http.RoundTripper
+	// AllowedNetworks are networks a pull may reach although the address
+	// policy refuses them by default: loopback, link-local (and the
+	// metadata address 169.254.169.254), unspecified and multicast
+	// addresses and the node's own addresses. The policy is checked on the
+	// resolved address of every connection, redirects to blob storage
+	// included.
+	AllowedNetworks []netip.Prefix
 	// Insecure allows plain-HTTP registries besides loopback ones (which
 	// go-containerregistry always reaches over HTTP).
 	Insecure bool
@@ -88,6 +104,10 @@ type Request struct {
 	// Progress, when set, is told the bytes extracted so far and the
 	// compressed size of the layers (0 when unknown).
 	Progress func(done, total int64)
+	// MaxBytes bounds this pull below Options.MaxBytes (an import's
+	// requested size): a disk declaring more is refused before a byte of
+	// it is copied, and no layer is read past it. 0 is Options.MaxBytes.
+	MaxBytes int64
 }
 
 // Result is a pulled disk.
@@ -120,9 +140,11 @@ func New(opts Options) (*Puller, error) {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
-	if opts.Transport == nil {
-		opts.Transport = remote.DefaultTransport
+	rt, err := netpolicy.Policy{Allowed: opts.AllowedNetworks}.RoundTripper(opts.Transport)
+	if err != nil {
+		return nil, fmt.Errorf("oci: Options.Transport: %w", err)
 	}
+	opts.Transport = rt
 	if opts.Platform == nil {
 		opts.Platform = &v1.Platform{OS: "linux", Architecture: "amd64"}
 	}
@@ -222,7 +244,11 @@ func (p *Puller) pull(ctx context.Context, req Request) (Result, error) {
 	if res, ok := p.cached(digest, diskPath); ok {
 		return res, nil
 	}
-	return p.extract(ctx, img, digest, diskPath, req.Progress)
+	limit := p.opts.MaxBytes
+	if req.MaxBytes > 0 {
+		limit = min(limit, req.MaxBytes)
+	}
+	return p.extract(ctx, img, digest, diskPath, limit, req.Progress)
 }
 
 // cleanDiskPath turns the user's path into a clean relative tar path
@@ -341,7 +367,7 @@ func writeAtomic(f string, b []byte) error {
 // extract finds the disk in the image's layers, top layer first (a file in
 // a higher layer hides the same path below), and copies it into the cache
 // through a temporary name.
-func (p *Puller) extract(ctx context.Context, img v1.Image, digest, diskPath string, progress func(done, total int64)) (Result, error) {
+func (p *Puller) extract(ctx context.Context, img v1.Image, digest, diskPath string, limit int64, progress func(done, total int64)) (Result, error) {
 	layers, err := img.Layers()
 	if err != nil {
 		return Result{}, classify(err)
@@ -357,7 +383,7 @@ func (p *Puller) extract(ctx context.Context, img v1.Image, digest, diskPath str
 		return Result{}, err
 	}
 	for i := len(layers) - 1; i >= 0; i-- {
-		found, hidden, err := p.extractLayer(ctx, layers[i], diskPath, dst, func(n int64) {
+		found, hidden, err := p.extractLayer(ctx, layers[i], diskPath, dst, limit, func(n int64) {
 			if progress != nil {
 				progress(n, total)
 			}
@@ -385,13 +411,16 @@ func (p *Puller) extract(ctx context.Context, img v1.Image, digest, diskPath str
 
 // extractLayer copies the disk out of one layer when it is there; hidden
 // reports a whiteout of it (the image deleted the disk).
-func (p *Puller) extractLayer(ctx context.Context, l v1.Layer, diskPath, dst string, progress func(int64)) (found, hidden bool, err error) {
+func (p *Puller) extractLayer(ctx context.Context, l v1.Layer, diskPath, dst string, limit int64, progress func(int64)) (found, hidden bool, err error) {
 	rc, err := l.Uncompressed()
 	if err != nil {
 		return false, false, classify(err)
 	}
 	defer rc.Close()
-	tr := tar.NewReader(&ctxReader{ctx: ctx, r: rc})
+	// No layer is read much past the limit, whatever it holds before
+	// the disk (the tar headers and padding get some room).
+	lr := &limitReader{r: &ctxReader{ctx: ctx, r: rc}, left: limit + layerSlack, limit: limit}
+	tr := tar.NewReader(lr)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -416,8 +445,8 @@ func (p *Puller) extractLayer(ctx context.Context, l v1.Layer, diskPath, dst str
 		if !match {
 			continue
 		}
-		if h.Size > p.opts.MaxBytes {
-			return false, false, fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, entry, h.Size, p.opts.MaxBytes)
+		if h.Size > limit {
+			return false, false, fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, entry, h.Size, limit)
 		}
 		if err := copyTo(dst, tr, h.Size, progress); err != nil {
 			return false, false, err
@@ -510,4 +539,27 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// layerSlack is what a layer may hold besides a disk of the limit's size:
+// tar headers, padding, small files.
+const layerSlack = 16 << 20
+
+// limitReader fails with ErrTooLarge once more than left bytes were read.
+type limitReader struct {
+	r     io.Reader
+	left  int64
+	limit int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, fmt.Errorf("%w: the layer holds more than the %d byte limit", ErrTooLarge, l.limit)
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
 }

@@ -34,7 +34,7 @@ func push(t *testing.T, ref string, files map[string][]byte, r *ocitest.Registry
 
 func newPuller(t *testing.T) *oci.Puller {
 	t.Helper()
-	p, err := oci.New(oci.Options{CacheDir: t.TempDir()})
+	p, err := oci.New(oci.Options{CacheDir: t.TempDir(), AllowedNetworks: loopback})
 	require.NoError(t, err)
 	return p
 }

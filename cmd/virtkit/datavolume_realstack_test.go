@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,6 +80,7 @@ func TestRealStackDataVolumeDisk(t *testing.T) {
 	copts, cleanup, err := libvirtDemoOptions(ctx, demoOptions{nodes: 1, hypervisor: "libvirt"}, cluster.Options{Nodes: 1})
 	require.NoError(t, err)
 	defer cleanup()
+	copts.Storage.AllowedNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} // the test's server is on loopback
 	c, err := cluster.New(copts)
 	require.NoError(t, err)
 	done := make(chan struct{})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/virtkit/virtkit/cluster"
@@ -26,6 +27,10 @@ func demoClusterOptions(ctx context.Context, o demoOptions, logger *slog.Logger)
 		// KubeVirt retries a silent agent after 10 s; a person watching
 		// a guest boot should not wait that long.
 		GuestAgent: node.GuestAgentSourceOptions{Poller: guestagent.PollerOptions{InitialInterval: time.Second}},
+		// The demo is one person's sandbox: its disk server (and the
+		// servers a user's manifests name) are on loopback, which a
+		// node refuses to tenants by default.
+		Storage: cluster.StorageOptions{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}},
 	}
 	switch o.hypervisor {
 	case "sim":

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -20,9 +21,10 @@ import (
 
 // endpointFlags are the node agent's endpoint flags.
 type endpointFlags struct {
-	addr    string
-	certDir string
-	host    string
+	addr           string
+	certDir        string
+	host           string
+	allowedDialing []string
 }
 
 func (f *endpointFlags) register(cmd *cobra.Command) {
@@ -33,6 +35,8 @@ func (f *endpointFlags) register(cmd *cobra.Command) {
 		"directory with the cluster CA (ca.crt) and this node's certificate node-NAME.crt/.key; with the CA key (ca.key) there, a missing certificate is issued (default: the controller's USER-CONFIG-DIR/virtkit/pki)")
 	fs.StringVar(&f.host, "endpoint-host", "",
 		"host name or IP the API server reaches the endpoint at, published on the Node (default: the listen address; loopback for a wildcard)")
+	fs.StringSliceVar(&f.allowedDialing, "portforward-allowed-networks", nil,
+		"CIDRs a port-forward may dial at addresses the VMI's status lists although the node did not assign them (guest-agent reports), loopback and link-local included; by default only addresses the node's network assigned")
 }
 
 // start serves the endpoint of agent until ctx ends; without
@@ -71,7 +75,12 @@ func (f *endpointFlags) start(ctx context.Context, name string, agent *node.Agen
 		return nil, fmt.Errorf("--endpoint-cert-dir %s: %w", dir, err)
 	}
 	url := "https://" + net.JoinHostPort(host, port)
-	return serveEndpoint(ctx, agent.Endpoint(node.EndpointOptions{}), ln, cfg, url, log), nil
+	allowed, err := parsePrefixes("--portforward-allowed-networks", f.allowedDialing)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	return serveEndpoint(ctx, agent.Endpoint(node.EndpointOptions{AllowedNetworks: allowed}), ln, cfg, url, log), nil
 }
 
 // serveEndpoint serves ep on ln until ctx ends or stop is called.
@@ -132,4 +141,21 @@ func defaultCertDir() (string, error) {
 		return "", err
 	}
 	return filepath.Join(cfg, "virtkit", "pki"), nil
+}
+
+// parsePrefixes parses a flag's CIDRs (a bare address is a /32 or /128).
+func parsePrefixes(flag string, vals []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(vals))
+	for _, v := range vals {
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, aerr := netip.ParseAddr(v)
+			if aerr != nil {
+				return nil, fmt.Errorf("%s: %q: want a CIDR such as 10.0.0.0/8: %w", flag, v, err)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

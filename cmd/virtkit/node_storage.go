@@ -24,6 +24,7 @@ type nodeStorageFlags struct {
 	sharedDir          string
 	secretsDir         string
 	pullContainerDisks bool
+	allowedNetworks    []string
 }
 
 func (s *nodeStorageFlags) register(cmd *cobra.Command) {
@@ -32,6 +33,8 @@ func (s *nodeStorageFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&s.sharedDir, "shared-storage-dir", "", "directory every node mounts at the same path: storage class \"shared\" (ReadWriteMany); empty offers none")
 	fs.BoolVar(&s.pullContainerDisks, "pull-container-disks", false, "pull containerDisk images from their registries (else look for pre-placed images under the storage dir)")
 	fs.StringVar(&s.secretsDir, "pull-secrets-dir", "", "directory of imagePullSecrets: <namespace>/<name>/.dockerconfigjson")
+	fs.StringSliceVar(&s.allowedNetworks, "import-allowed-networks", nil,
+		"CIDRs imports and registry pulls may reach although refused by default (loopback, link-local and the metadata address, the node's own addresses), e.g. a mirror on 127.0.0.1/32")
 }
 
 // setUp builds the node's import worker (a controller to run next to the
@@ -46,11 +49,15 @@ func (s *nodeStorageFlags) setUp(nodeName string, st store.Store, log *slog.Logg
 	if s.sharedDir != "" {
 		classes.List = append(classes.List, storage.SharedDir{Dir: s.sharedDir})
 	}
-	puller, err := oci.New(oci.Options{CacheDir: filepath.Join(dir, "oci"), Logger: log})
+	allowed, err := parsePrefixes("--import-allowed-networks", s.allowedNetworks)
 	if err != nil {
 		return nil, err
 	}
-	im, err := importer.New(importer.Options{ScratchDir: filepath.Join(dir, "scratch"), Puller: puller, Logger: log})
+	puller, err := oci.New(oci.Options{CacheDir: filepath.Join(dir, "oci"), AllowedNetworks: allowed, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	im, err := importer.New(importer.Options{ScratchDir: filepath.Join(dir, "scratch"), Puller: puller, AllowedNetworks: allowed, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -264,6 +265,8 @@ func startCluster(t *testing.T, img string, configure ...func(*cluster.Options))
 		},
 		GuestAgent: node.GuestAgentSourceOptions{Poller: guestagent.PollerOptions{SysInterval: 5 * time.Second}},
 	}
+	// The tests' HTTP servers and registries are on loopback.
+	copts.Storage.AllowedNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	for _, f := range configure {
 		f(&copts)
 	}
