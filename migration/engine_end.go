@@ -187,12 +187,7 @@ func (e *Engine) recordLocked(now time.Time, p Progress, act Action) {
 			}
 		}
 	}
-	if n := len(st.decisions); n > 0 && act.Kind == ActionContinue &&
-		st.decisions[n-1].Action.Kind == ActionContinue && st.decisions[n-1].Action.Reason == act.Reason {
-		st.last = act
-		return
-	}
-	if n := len(st.decisions); n > 0 && act.Kind == ActionContinue && sameRule(st.decisions[n-1].Action.Reason, act.Reason) {
+	if n := len(st.decisions); n > 0 && sameRule(st.decisions[n-1].Action, act) {
 		st.last = act
 		return
 	}
@@ -200,18 +195,21 @@ func (e *Engine) recordLocked(now time.Time, p Progress, act Action) {
 	st.decisions = append(st.decisions, Decision{Time: now, Elapsed: p.Elapsed, Iteration: p.Iteration, Action: act})
 	if act.Kind != ActionContinue {
 		e.log.Info("migration decision", "domain", e.req.Domain, "policy", e.policy.Name(),
-			"elapsed", p.Elapsed, "action", act.String())
+			"elapsed", p.Elapsed, "rule", act.Rule, "action", act.String())
 	}
 }
 
-// sameRule treats two Continue reasons as the same decision when they
-// differ only in the numbers they quote (the first 24 bytes name the rule).
-func sameRule(a, b string) bool {
-	const n = 24
-	if len(a) < n || len(b) < n {
-		return a == b
+// sameRule reports whether two Continue actions are the same decision:
+// the same rule gave both ([Action.Rule]), whatever numbers their reasons
+// quote. For a policy that names no rules, equal reasons.
+func sameRule(a, b Action) bool {
+	if a.Kind != ActionContinue || b.Kind != ActionContinue {
+		return false
 	}
-	return a[:n] == b[:n]
+	if a.Rule != "" || b.Rule != "" {
+		return a.Rule == b.Rule
+	}
+	return a.Reason == b.Reason
 }
 
 func (e *Engine) decisionsLocked() []Decision {
