@@ -101,7 +101,7 @@ func (e *Engine) finish(ctx context.Context) error {
 	case res.Aborted || errors.Is(jobErr, hypervisor.ErrMigrationAborted):
 		r.Outcome = OutcomeFailed
 		r.Aborted = true
-		r.Reason = e.abortReasonLocked(res.Reason)
+		r.Reason, r.Rule = e.abortReasonLocked(res.Reason)
 		r.err = fmt.Errorf("%s: %s: %w", e.req.Domain, r.Reason, hypervisor.ErrMigrationAborted)
 	default:
 		r.Outcome = OutcomeFailed
@@ -126,24 +126,25 @@ func (e *Engine) finish(ctx context.Context) error {
 	return nil
 }
 
-// abortReasonLocked prefers the policy's reason over the backend's.
-func (e *Engine) abortReasonLocked(backend string) string {
+// abortReasonLocked prefers the policy's reason (and its rule) over the
+// backend's.
+func (e *Engine) abortReasonLocked(backend string) (reason, rule string) {
 	for i := len(e.st.decisions) - 1; i >= 0; i-- {
-		if e.st.decisions[i].Action.Kind == ActionAbort {
-			return e.st.decisions[i].Action.Reason
+		if a := e.st.decisions[i].Action; a.Kind == ActionAbort {
+			return a.Reason, a.Rule
 		}
 	}
 	if backend == "" {
-		return "aborted"
+		return "aborted", ""
 	}
-	return backend
+	return backend, ""
 }
 
 func (e *Engine) finishRefusedLocked(act Action) {
 	e.st.done = true
 	e.st.strategy = "Refused"
 	e.st.result = Result{Policy: e.policy.Name(), Outcome: OutcomeFailed, Refused: true,
-		Mode: hypervisor.ModePreCopy, Reason: act.Reason, Decisions: e.decisionsLocked(),
+		Mode: hypervisor.ModePreCopy, Reason: act.Reason, Rule: act.Rule, Decisions: e.decisionsLocked(),
 		err: fmt.Errorf("%s: %s: %w", e.req.Domain, act.Reason, ErrRefused)}
 }
 

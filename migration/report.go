@@ -37,7 +37,10 @@ type Result struct {
 	Refused bool
 	Aborted bool
 	Reason  string
-	Mode    hypervisor.MigrationMode
+	// Rule names the policy's rule that refused or aborted the migration
+	// ([Action.Rule]); empty for a success or a failure of the job itself.
+	Rule string
+	Mode hypervisor.MigrationMode
 	// Total is the job's duration; Downtime the final pause as the job
 	// reports it; BytesSent the data transferred.
 	Total     time.Duration
