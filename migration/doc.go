@@ -134,7 +134,7 @@
 // Start, then advances its clock by [Engine.PollInterval] and calls Step,
 // until Step reports the end; with a non-blocking probe nothing in that
 // loop waits on the clock, so runs are deterministic. Every change of course is a
-// [Decision] with its reason and numbers; [Engine.Snapshot] is a cheap copy
+// [Decision] with its rule, reason and numbers; [Engine.Snapshot] is a cheap copy
 // for metrics and [Snapshot.EngineStatus] renders it for the VMI's
 // status.migrationState.
 //

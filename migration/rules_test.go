@@ -1,7 +1,9 @@
 package migration
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"regexp"
 	"testing"
@@ -189,7 +191,9 @@ func TestEngineSameRuleByName(t *testing.T) {
 	}
 	g := fluid.New(fluid.Config{Memory: 8 * gib, Bandwidth: 10 * mb, Sensitivity: 1,
 		Regions: []fluid.Region{{Size: gib, Rate: 5 * mb}}}, epoch)
-	e, err := NewEngine(g, Request{Domain: "default_rules", Memory: 8 * gib}, Options{Clock: g, Policy: &scriptPolicy{acts: acts}})
+	var log bytes.Buffer
+	e, err := NewEngine(g, Request{Domain: "default_rules", Memory: 8 * gib},
+		Options{Clock: g, Policy: &scriptPolicy{acts: acts}, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, e.Start(ctx))
@@ -212,6 +216,8 @@ func TestEngineSameRuleByName(t *testing.T) {
 		"|unnamed 2",
 	}, got)
 	assert.Equal(t, acts[len(acts)-1], e.Snapshot().LastAction, "the latest action is kept")
+	assert.Contains(t, log.String(), "rule="+RuleStart, "the log names the rule")
+	assert.Equal(t, RuleAutoConvergeClimbing, e.Result().Decisions[3].Status().Rule, "the status names the rule")
 }
 
 func TestSameRule(t *testing.T) {

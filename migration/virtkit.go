@@ -145,6 +145,10 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 // a higher downtime limit within the bound; and aborts at once, with the
 // inequality that fails, when nothing allowed can converge.
 //
+// Decide tries the policy's named rules in a fixed order
+// ([VirtkitPolicy.RuleNames], listed in the package documentation); the
+// first that applies decides and names itself in [Action.Rule].
+//
 // Feasibility is judged against BandwidthBest, the highest smoothed
 // bandwidth seen, so a temporary dip never turns a converging migration into
 // an abort.
