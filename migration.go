@@ -164,8 +164,12 @@ type MigrationEngineStatus struct {
 // MigrationEngineDecision is one decision of the engine with the numbers it
 // was based on (formatted, so status stays exact and diff-friendly).
 type MigrationEngineDecision struct {
-	Time    metav1.Time       `json:"time"`
-	Action  string            `json:"action"`
+	Time   metav1.Time `json:"time"`
+	Action string      `json:"action"`
+	// Rule names the policy's rule that decided, machine-readable and
+	// stable ("ThrottleStep", "Hopeless"); Reason is the sentence for
+	// people.
+	Rule    string            `json:"rule,omitempty"`
 	Reason  string            `json:"reason,omitempty"`
 	Numbers map[string]string `json:"numbers,omitempty"`
 }

@@ -82,26 +82,26 @@ func (k *KubeVirtPolicy) Decide(p Progress) Action {
 	f := figures{}.seconds("elapsed", p.Elapsed).seconds("acceptableCompletionTime", act)
 	switch {
 	case p.Phase == PhasePlanning:
-		return Action{Kind: ActionStart, PostCopy: postCopy, AutoConverge: autoConverge,
+		return Action{Kind: ActionStart, Rule: RuleStart, PostCopy: postCopy, AutoConverge: autoConverge,
 			DowntimeLimit: p.DowntimeLimit,
 			Reason:        "start pre-copy with QEMU's downtime limit; auto-converge and post-copy as configured",
 			Figures:       f}
 	case p.Phase == PhasePostCopy:
-		return Action{Kind: ActionContinue, Reason: "in post-copy: never abort", Figures: f}
+		return Action{Kind: ActionContinue, Rule: RulePostCopyRunning, Reason: "in post-copy: never abort", Figures: f}
 	case postCopy && p.Elapsed > act:
-		return Action{Kind: ActionSwitchPostCopy,
+		return Action{Kind: ActionSwitchPostCopy, Rule: RuleCompletionTimeoutPostCopy,
 			Reason:  fmt.Sprintf("not completed within the acceptable completion time %v: switch to post-copy", act),
 			Figures: f}
 	case k.opts.ProgressTimeout > 0 && p.SinceProgress > k.opts.ProgressTimeout:
-		return Action{Kind: ActionAbort,
+		return Action{Kind: ActionAbort, Rule: RuleProgressTimeout,
 			Reason:  fmt.Sprintf("live migration stuck for %d s", int(p.SinceProgress.Seconds())),
 			Figures: f.seconds("sinceProgress", p.SinceProgress).seconds("progressTimeout", k.opts.ProgressTimeout)}
 	case p.Elapsed > act:
-		return Action{Kind: ActionAbort,
+		return Action{Kind: ActionAbort, Rule: RuleCompletionTimeout,
 			Reason:  fmt.Sprintf("live migration is not completed after %d s", int(act.Seconds())),
 			Figures: f}
 	}
-	return Action{Kind: ActionContinue, Reason: "within the completion budget", Figures: f}
+	return Action{Kind: ActionContinue, Rule: RuleWithinBudget, Reason: "within the completion budget", Figures: f}
 }
 
 // NovaTimeoutAction is live_migration_timeout_action.
@@ -222,26 +222,26 @@ func (n *NovaPolicy) Decide(p Progress) Action {
 	timeout := n.CompletionTimeout(p.Memory)
 	f := figures{}.seconds("elapsed", p.Elapsed).seconds("completionTimeout", timeout)
 	if p.Phase == PhasePlanning {
-		return Action{Kind: ActionStart, PostCopy: postCopy, AutoConverge: autoConverge,
+		return Action{Kind: ActionStart, Rule: RuleStart, PostCopy: postCopy, AutoConverge: autoConverge,
 			DowntimeLimit: n.DowntimeAt(p.Memory, 0),
 			Reason:        "start with the first step of the downtime ramp",
 			Figures:       f}
 	}
 	if p.Phase != PhasePostCopy && timeout > 0 && p.Elapsed > timeout {
 		if n.opts.TimeoutAction == NovaForceComplete && postCopy {
-			return Action{Kind: ActionSwitchPostCopy,
+			return Action{Kind: ActionSwitchPostCopy, Rule: RuleCompletionTimeoutPostCopy,
 				Reason: fmt.Sprintf("completion timeout %v reached: force complete with post-copy", timeout), Figures: f}
 		}
 		reason := fmt.Sprintf("live migration not completed after %d s (live_migration_completion_timeout): abort", int(timeout.Seconds()))
 		if n.opts.TimeoutAction == NovaForceComplete {
 			reason = fmt.Sprintf("completion timeout %v reached: force_complete would pause the guest, which this engine does not do: abort", timeout)
 		}
-		return Action{Kind: ActionAbort, Reason: reason, Figures: f}
+		return Action{Kind: ActionAbort, Rule: RuleCompletionTimeout, Reason: reason, Figures: f}
 	}
 	if want := n.DowntimeAt(p.Memory, p.Elapsed); p.Phase == PhasePreCopy && want != p.DowntimeLimit {
-		return Action{Kind: ActionRaiseDowntime, DowntimeLimit: want,
+		return Action{Kind: ActionRaiseDowntime, Rule: RuleDowntimeStep, DowntimeLimit: want,
 			Reason:  fmt.Sprintf("downtime ramp step: %v", want),
 			Figures: f.add("downtimeLimit", float64(want.Milliseconds()), "ms")}
 	}
-	return Action{Kind: ActionContinue, Reason: "within the completion timeout", Figures: f}
+	return Action{Kind: ActionContinue, Rule: RuleWithinBudget, Reason: "within the completion timeout", Figures: f}
 }

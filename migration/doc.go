@@ -47,6 +47,57 @@
 //     by measuring the highest allowed throttle, not by a sensitivity
 //     learned from short samples, which saturate at the working set.
 //
+// The virtkit policy is an ordered list of named rules
+// ([VirtkitPolicy.RuleNames]): Decide tries them in this order and the
+// first that applies decides. Its name goes into [Action.Rule] (stable and
+// machine-readable, as a condition's Reason is) beside the sentence in
+// [Action.Reason]; the names reach status.migrationState's decisions, the
+// engine's log and its trace events. The engine folds repeated Continue
+// actions of the same rule into one [Decision], whatever numbers their
+// reasons quote. In post-copy:
+//
+//  1. PostCopyRunning: never abort now.
+//
+// Before the start (Start or Refuse):
+//
+//  2. StartUnmeasured: no bandwidth or dirty rate yet; the job decides.
+//  3. StartUnmodelled: the model rejects the pre-start numbers.
+//  4. StartPreCopy: pre-copy converges, or post-copy or a higher pause can help.
+//  5. StartOnOneSample: one pre-start sample looks hopeless; it may be a burst.
+//  6. StartThrottleCanHelp: a throttle can bring the dirty rate under the bandwidth.
+//  7. RefuseHopeless: nothing allowed converges.
+//
+// In pre-copy:
+//
+//  8. Unmodelled: the model rejects this progress.
+//  9. PostCopyFaster: after the first pass, post-copy saves a share of M/B.
+//  10. AutoConvergeShortPause: back to the short pause while QEMU's auto-converge climbs.
+//  11. RaiseForSpeed: what is pending fits the configured threshold; the short pause costs rounds.
+//  12. AwaitMeasurement: no bandwidth or dirty rate yet.
+//  13. ReleaseThrottle: the dirty rate fell; a lower throttle is enough.
+//  14. RaiseToConfigured: the configured limit finishes more than 2 % earlier.
+//  15. PreCopyConverges: pre-copy finishes within the budget.
+//  16. PostCopyAfterFirstPass: pre-copy does not; post-copy moves the rest once.
+//  17. ThrottleStep: a direct throttle sized to finish within the budget.
+//  18. AutoConvergeTooSlow: QEMU's auto-converge cannot get there before the completion timeout (abort).
+//  19. AutoConvergeAtCeiling: QEMU's auto-converge reached 99 %; waiting for the rate under it.
+//  20. AutoConvergeClimbing: QEMU's auto-converge can still bring the rate down.
+//  21. ThrottleIneffective: the highest throttle did not help; release it.
+//  22. RaiseToFloor: the remaining data settled at a floor the bound allows.
+//  23. ConvergesSlowly: converging, slower than the budget; never aborted.
+//  24. AwaitThrottleEffect: the last throttle step has not shown yet.
+//  25. ObserveBeforeAbort: the job has not run [PolicyOptions.MinObservation].
+//  26. HopelessEarly: every sample exceeds the bandwidth by [PolicyOptions.HopelessMargin] (abort).
+//  27. AwaitJobDirtyRate: no probes; the job's own rate after the first pass decides.
+//  28. ObserveForBurst: the samples do not span [PolicyOptions.SamplePatience] yet.
+//  29. LowestSampleConverges: the lowest sample converges; the high one may be a burst.
+//  30. AwaitFirstPass: post-copy once the first pass completes.
+//  31. QuieterRoundsConverge: pre-copy converges in the job's quieter rounds.
+//  32. DirtyRateUnsteady: the rounds' rates vary; observing for [PolicyOptions.BurstPatience].
+//  33. AwaitRounds: no round has reported a dirty rate yet.
+//  34. NearCritical: at the highest throttle within 5 % of the bandwidth; the completion timeout bounds it.
+//  35. Hopeless: nothing allowed converges (abort, with the inequality that fails).
+//
 // The engine plans with what the backend really offers
 // ([hypervisor.MigrationCapabilityReporter]): libvirt has no direct
 // throttle and no dirty-rate measurement during a job, so there the only
@@ -83,7 +134,7 @@
 // Start, then advances its clock by [Engine.PollInterval] and calls Step,
 // until Step reports the end; with a non-blocking probe nothing in that
 // loop waits on the clock, so runs are deterministic. Every change of course is a
-// [Decision] with its reason and numbers; [Engine.Snapshot] is a cheap copy
+// [Decision] with its rule, reason and numbers; [Engine.Snapshot] is a cheap copy
 // for metrics and [Snapshot.EngineStatus] renders it for the VMI's
 // status.migrationState.
 //

@@ -566,7 +566,7 @@ func (e *Engine) launchLocked(ctx context.Context) error {
 			// The policy counted on setting the throttle itself; this
 			// backend's jobs cannot, and QEMU's own auto-converge can only
 			// be enabled at the start.
-			note := Action{Kind: ActionContinue, Reason: "the job cannot be throttled directly and QEMU auto-converge was not enabled at the start: no throttling for this migration (set Options.QEMUAutoConverge for this backend)"}
+			note := Action{Kind: ActionContinue, Rule: RuleNoDirectThrottle, Reason: "the job cannot be throttled directly and QEMU auto-converge was not enabled at the start: no throttling for this migration (set Options.QEMUAutoConverge for this backend)"}
 			e.log.Warn("migration cannot be throttled", "domain", e.req.Domain)
 			e.st.decisions = append(e.st.decisions, Decision{Time: now, Action: note})
 		}
@@ -738,7 +738,7 @@ func (e *Engine) Abort(ctx context.Context, reason string) error {
 		return fmt.Errorf("abort %q: %w", e.req.Domain, ErrNotStarted)
 	}
 	now := e.clock.Now()
-	act := Action{Kind: ActionAbort, Reason: reason}
+	act := Action{Kind: ActionAbort, Rule: RuleAbortRequested, Reason: reason}
 	e.recordLocked(now, e.progressLocked(now), act)
 	e.mu.Unlock()
 	return e.apply(ctx, job, act)
@@ -751,7 +751,7 @@ func (e *Engine) cancel(job hypervisor.MigrationJob, reason string) {
 	defer stop()
 	e.mu.Lock()
 	now := e.clock.Now()
-	act := Action{Kind: ActionAbort, Reason: reason}
+	act := Action{Kind: ActionAbort, Rule: RuleCancelled, Reason: reason}
 	e.recordLocked(now, e.progressLocked(now), act)
 	if job == nil {
 		// Still measuring: nothing to abort.

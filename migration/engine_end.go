@@ -101,7 +101,7 @@ func (e *Engine) finish(ctx context.Context) error {
 	case res.Aborted || errors.Is(jobErr, hypervisor.ErrMigrationAborted):
 		r.Outcome = OutcomeFailed
 		r.Aborted = true
-		r.Reason = e.abortReasonLocked(res.Reason)
+		r.Reason, r.Rule = e.abortReasonLocked(res.Reason)
 		r.err = fmt.Errorf("%s: %s: %w", e.req.Domain, r.Reason, hypervisor.ErrMigrationAborted)
 	default:
 		r.Outcome = OutcomeFailed
@@ -126,24 +126,25 @@ func (e *Engine) finish(ctx context.Context) error {
 	return nil
 }
 
-// abortReasonLocked prefers the policy's reason over the backend's.
-func (e *Engine) abortReasonLocked(backend string) string {
+// abortReasonLocked prefers the policy's reason (and its rule) over the
+// backend's.
+func (e *Engine) abortReasonLocked(backend string) (reason, rule string) {
 	for i := len(e.st.decisions) - 1; i >= 0; i-- {
-		if e.st.decisions[i].Action.Kind == ActionAbort {
-			return e.st.decisions[i].Action.Reason
+		if a := e.st.decisions[i].Action; a.Kind == ActionAbort {
+			return a.Reason, a.Rule
 		}
 	}
 	if backend == "" {
-		return "aborted"
+		return "aborted", ""
 	}
-	return backend
+	return backend, ""
 }
 
 func (e *Engine) finishRefusedLocked(act Action) {
 	e.st.done = true
 	e.st.strategy = "Refused"
 	e.st.result = Result{Policy: e.policy.Name(), Outcome: OutcomeFailed, Refused: true,
-		Mode: hypervisor.ModePreCopy, Reason: act.Reason, Decisions: e.decisionsLocked(),
+		Mode: hypervisor.ModePreCopy, Reason: act.Reason, Rule: act.Rule, Decisions: e.decisionsLocked(),
 		err: fmt.Errorf("%s: %s: %w", e.req.Domain, act.Reason, ErrRefused)}
 }
 
@@ -187,12 +188,7 @@ func (e *Engine) recordLocked(now time.Time, p Progress, act Action) {
 			}
 		}
 	}
-	if n := len(st.decisions); n > 0 && act.Kind == ActionContinue &&
-		st.decisions[n-1].Action.Kind == ActionContinue && st.decisions[n-1].Action.Reason == act.Reason {
-		st.last = act
-		return
-	}
-	if n := len(st.decisions); n > 0 && act.Kind == ActionContinue && sameRule(st.decisions[n-1].Action.Reason, act.Reason) {
+	if n := len(st.decisions); n > 0 && sameRule(st.decisions[n-1].Action, act) {
 		st.last = act
 		return
 	}
@@ -200,18 +196,21 @@ func (e *Engine) recordLocked(now time.Time, p Progress, act Action) {
 	st.decisions = append(st.decisions, Decision{Time: now, Elapsed: p.Elapsed, Iteration: p.Iteration, Action: act})
 	if act.Kind != ActionContinue {
 		e.log.Info("migration decision", "domain", e.req.Domain, "policy", e.policy.Name(),
-			"elapsed", p.Elapsed, "action", act.String())
+			"elapsed", p.Elapsed, "rule", act.Rule, "action", act.String())
 	}
 }
 
-// sameRule treats two Continue reasons as the same decision when they
-// differ only in the numbers they quote (the first 24 bytes name the rule).
-func sameRule(a, b string) bool {
-	const n = 24
-	if len(a) < n || len(b) < n {
-		return a == b
+// sameRule reports whether two Continue actions are the same decision:
+// the same rule gave both ([Action.Rule]), whatever numbers their reasons
+// quote. For a policy that names no rules, equal reasons.
+func sameRule(a, b Action) bool {
+	if a.Kind != ActionContinue || b.Kind != ActionContinue {
+		return false
 	}
-	return a[:n] == b[:n]
+	if a.Rule != "" || b.Rule != "" {
+		return a.Rule == b.Rule
+	}
+	return a.Reason == b.Reason
 }
 
 func (e *Engine) decisionsLocked() []Decision {

@@ -211,6 +211,12 @@ type Action struct {
 	// and 10): the only way to size a throttle through libvirt.
 	AutoConvergeInitial   int `json:"autoConvergeInitial,omitempty"`
 	AutoConvergeIncrement int `json:"autoConvergeIncrement,omitempty"`
+	// Rule names the rule that decided, stable and machine-readable (as a
+	// condition's Reason is): "ThrottleStep", "Hopeless", ... The engine
+	// takes two Continue actions with the same Rule for the same decision
+	// whatever numbers their Reasons quote. Empty when the policy names
+	// no rules.
+	Rule string `json:"rule,omitempty"`
 	// Reason is a sentence a human reads in status and logs.
 	Reason string `json:"reason"`
 	// Figures are the numbers the decision rests on.

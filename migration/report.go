@@ -37,7 +37,10 @@ type Result struct {
 	Refused bool
 	Aborted bool
 	Reason  string
-	Mode    hypervisor.MigrationMode
+	// Rule names the policy's rule that refused or aborted the migration
+	// ([Action.Rule]); empty for a success or a failure of the job itself.
+	Rule string
+	Mode hypervisor.MigrationMode
 	// Total is the job's duration; Downtime the final pause as the job
 	// reports it; BytesSent the data transferred.
 	Total     time.Duration
@@ -144,7 +147,7 @@ func (s Snapshot) EngineStatus() *virtkit.MigrationEngineStatus {
 // Status renders one decision for the VMI status; numbers are formatted so
 // the status is exact and diff-friendly.
 func (d Decision) Status() virtkit.MigrationEngineDecision {
-	out := virtkit.MigrationEngineDecision{Time: metav1.NewTime(d.Time), Action: string(d.Action.Kind), Reason: d.Action.Reason}
+	out := virtkit.MigrationEngineDecision{Time: metav1.NewTime(d.Time), Action: string(d.Action.Kind), Rule: d.Action.Rule, Reason: d.Action.Reason}
 	if len(d.Action.Figures) > 0 || d.Action.ThrottlePercent > 0 || d.Action.DowntimeLimit > 0 {
 		out.Numbers = map[string]string{"elapsedSeconds": strconv.FormatFloat(round3(d.Elapsed.Seconds()), 'f', -1, 64)}
 	}

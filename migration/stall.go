@@ -136,33 +136,33 @@ func (s *StallPolicy) Decide(p Progress) Action {
 	f := figures{}.seconds("elapsed", p.Elapsed).seconds("acceptableCompletionTime", budget)
 	switch p.Phase {
 	case PhasePlanning:
-		return Action{Kind: ActionStart, PostCopy: postCopy, AutoConverge: o.AllowAutoConverge && p.AllowAutoConverge,
+		return Action{Kind: ActionStart, Rule: RuleStart, PostCopy: postCopy, AutoConverge: o.AllowAutoConverge && p.AllowAutoConverge,
 			DowntimeLimit: min(maxDown, DefaultDowntimeLimit),
 			Reason:        "start with min(maxDowntime, 300 ms); watch every iteration for a stall", Figures: f}
 	case PhasePostCopy:
-		return Action{Kind: ActionContinue, Reason: "in post-copy: never abort", Figures: f}
+		return Action{Kind: ActionContinue, Rule: RulePostCopyRunning, Reason: "in post-copy: never abort", Figures: f}
 	}
 	bw := p.BandwidthAvg.Or(0)
 	rem := float64(p.Remaining.Or(p.Memory))
 	if s.forced {
 		if p.Elapsed-s.forcedAt > o.SwitchoverTimeout {
-			return Action{Kind: ActionAbort, Figures: f,
+			return Action{Kind: ActionAbort, Rule: RuleSwitchoverTimeout, Figures: f,
 				Reason: fmt.Sprintf("forced switchover did not complete within %v", o.SwitchoverTimeout)}
 		}
-		return Action{Kind: ActionContinue, Reason: "forced switchover under way", Figures: f}
+		return Action{Kind: ActionContinue, Rule: RuleSwitchoverUnderway, Reason: "forced switchover under way", Figures: f}
 	}
 	if p.Elapsed > budget {
 		extended := time.Duration(o.CompletionTimeoutFactor * float64(budget))
 		if postCopy && bw > 0 && rem/bw <= (extended-p.Elapsed).Seconds() {
-			return Action{Kind: ActionSwitchPostCopy, Figures: f,
+			return Action{Kind: ActionSwitchPostCopy, Rule: RuleCompletionTimeoutPostCopy, Figures: f,
 				Reason: fmt.Sprintf("not completed within %v: post-copy of %s fits the extended budget", budget, formatBytes(rem))}
 		}
-		return Action{Kind: ActionAbort, Figures: f,
+		return Action{Kind: ActionAbort, Rule: RuleCompletionTimeout, Figures: f,
 			Reason: fmt.Sprintf("live migration is not completed after %d s", int(budget.Seconds()))}
 	}
 	it, ok := p.Iteration.Get()
 	if !ok || it == s.lastIter || !p.Remaining.Valid {
-		return Action{Kind: ActionContinue, Reason: "waiting for the next iteration", Figures: f}
+		return Action{Kind: ActionContinue, Rule: RuleAwaitIteration, Reason: "waiting for the next iteration", Figures: f}
 	}
 	s.lastIter = it
 	now := p.Elapsed
@@ -177,7 +177,7 @@ func (s *StallPolicy) Decide(p Progress) Action {
 	s.records = append(s.records, stallRecord{at: now, remaining: rem})
 	if math.IsInf(minOld, 1) || rem < minOld*(1-o.StallMargin) {
 		s.inStall = false
-		return Action{Kind: ActionContinue, Reason: "iteration made progress", Figures: f}
+		return Action{Kind: ActionContinue, Rule: RuleIterationProgressed, Reason: "iteration made progress", Figures: f}
 	}
 	if !s.inStall {
 		s.inStall, s.target, s.history = true, minAll, nil
@@ -191,27 +191,27 @@ func (s *StallPolicy) Decide(p Progress) Action {
 			s.patience = time.Duration(float64(s.patience) * o.PatienceDecay)
 			s.patienceFrom = now
 		}
-		return Action{Kind: ActionContinue, Reason: "stalled: waiting for a local minimum", Figures: f}
+		return Action{Kind: ActionContinue, Rule: RuleAwaitLocalMinimum, Reason: "stalled: waiting for a local minimum", Figures: f}
 	}
 	if bw <= 0 {
-		return Action{Kind: ActionContinue, Reason: "stalled at a local minimum: no bandwidth yet", Figures: f}
+		return Action{Kind: ActionContinue, Rule: RuleStallNoBandwidth, Reason: "stalled at a local minimum: no bandwidth yet", Figures: f}
 	}
 	implied := time.Duration(rem / bw * float64(time.Second))
 	f = f.seconds("impliedDowntime", implied)
 	extended := time.Duration(o.CompletionTimeoutFactor * float64(budget))
 	switch {
 	case implied > extended-now:
-		return Action{Kind: ActionContinue, Reason: "stalled at a local minimum; the implied pause exceeds the budget left", Figures: f}
+		return Action{Kind: ActionContinue, Rule: RuleStallOverBudget, Reason: "stalled at a local minimum; the implied pause exceeds the budget left", Figures: f}
 	case postCopy:
 		s.forced, s.forcedAt = true, now
-		return Action{Kind: ActionSwitchPostCopy, Figures: f,
+		return Action{Kind: ActionSwitchPostCopy, Rule: RuleStallPostCopy, Figures: f,
 			Reason: fmt.Sprintf("stalled at a local minimum (%s left): post-copy", formatBytes(rem))}
 	case float64(implied) <= o.PrecopyPossibleFactor*float64(maxDown):
 		s.forced, s.forcedAt = true, now
-		return Action{Kind: ActionRaiseDowntime, DowntimeLimit: maxDown, Figures: f,
+		return Action{Kind: ActionRaiseDowntime, Rule: RuleStallStopAndCopy, DowntimeLimit: maxDown, Figures: f,
 			Reason: fmt.Sprintf("stalled at a local minimum, implied pause %v: soft stop-and-copy with a %v limit", implied.Round(time.Millisecond), maxDown)}
 	}
-	return Action{Kind: ActionAbort, Figures: f,
+	return Action{Kind: ActionAbort, Rule: RuleStallAbort, Figures: f,
 		Reason: fmt.Sprintf("stalled: the implied pause %v exceeds %.1f × %v and post-copy is not allowed: abort early", implied.Round(time.Millisecond), o.PrecopyPossibleFactor, maxDown)}
 }
 

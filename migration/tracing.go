@@ -42,6 +42,7 @@ func (e *Engine) endSpan(ctx context.Context, span trace.Span, res Result, err e
 		}
 		attrs := []attribute.KeyValue{
 			attribute.String("virtkit.action", string(d.Action.Kind)),
+			attribute.String("virtkit.rule", d.Action.Rule),
 			attribute.String("virtkit.reason", d.Action.Reason),
 			attribute.Int64("virtkit.elapsed_ms", d.Elapsed.Milliseconds()),
 		}

@@ -253,7 +253,11 @@ func (w *walk) showOutcome(key store.Key, source string, ms *virtkit.VirtualMach
 		decisions = decisions[len(decisions)-5:]
 	}
 	for _, d := range decisions {
-		fmt.Fprintf(w.out, "    decision: %-14s %s\n", d.Action, d.Reason)
+		rule := ""
+		if d.Rule != "" {
+			rule = "[" + d.Rule + "] "
+		}
+		fmt.Fprintf(w.out, "    decision: %-14s %s%s\n", d.Action, rule, d.Reason)
 	}
 }
 

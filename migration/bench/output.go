@@ -42,7 +42,11 @@ func WriteTable(w io.Writer, rows []Row) error {
 	// Reasons are long; list them after the table.
 	fmt.Fprintln(w)
 	for _, r := range rows {
-		fmt.Fprintf(w, "%s/%s: %s\n", r.Profile, r.Policy, oneLine(r.Reason))
+		rule := ""
+		if r.Rule != "" {
+			rule = "[" + r.Rule + "] "
+		}
+		fmt.Fprintf(w, "%s/%s: %s%s\n", r.Profile, r.Policy, rule, oneLine(r.Reason))
 	}
 	return nil
 }

@@ -121,9 +121,11 @@ type Row struct {
 	Capabilities string `json:"capabilities"`
 	// Run is the repetition (from 1) of a repeated real benchmark; 0 in a
 	// single run.
-	Run          int      `json:"run,omitempty"`
-	Outcome      string   `json:"outcome"`
-	Reason       string   `json:"reason"`
+	Run     int    `json:"run,omitempty"`
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason"`
+	// Rule names the policy's rule that refused or aborted the migration.
+	Rule         string   `json:"rule,omitempty"`
 	Mode         string   `json:"mode"`
 	TotalSeconds float64  `json:"totalSeconds"`
 	DowntimeMs   *float64 `json:"downtimeMs"`
@@ -370,7 +372,7 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	}
 	res := eng.Result()
 	row.Outcome = string(res.Outcome)
-	row.Reason = res.Reason
+	row.Reason, row.Rule = res.Reason, res.Rule
 	row.Mode = string(res.Mode)
 	total := res.Total
 	if !res.Job.Started.IsZero() {

@@ -227,7 +227,7 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	row.Passes = passes.Passes()
 	snap := eng.Snapshot()
 	row.Outcome = string(res.Outcome)
-	row.Reason = res.Reason
+	row.Reason, row.Rule = res.Reason, res.Rule
 	row.Mode = string(res.Mode)
 	row.BytesSent = res.BytesSent
 	row.Iterations = res.Job.Stats.MemoryIteration.Or(snap.Iteration.Or(0))
