@@ -198,14 +198,6 @@ func manifestFiles(path string, recursive bool) ([]string, error) {
 	return files, err
 }
 
-// validateStream decodes, defaults, validates and admits (as a create by a
-// user) one manifest stream on its own, with the common catalogue.
-func validateStream(file string, r io.Reader) []validateFinding {
-	d := decodeStream(file, r)
-	res, _ := newInstancetypeResolver(context.Background(), []decoded{d}, true)
-	return append(d.findings, checkObjects(context.Background(), file, d.objs, res)...)
-}
-
 // decodeStream decodes one manifest stream. A stream without any object
 // (an empty file, only comments, only empty Lists) is a problem: whoever
 // validates a file expects it to hold manifests, as `kubectl apply`
