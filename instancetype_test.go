@@ -228,6 +228,12 @@ func TestValidateInstancetypesAndPreferences(t *testing.T) {
 		paths []string
 	}{
 		{"valid", &VirtualMachineClusterInstancetype{ObjectMeta: meta, Spec: *itSpec(1, "1Gi")}, nil},
+		{"unknown ioThreadsPolicy", &VirtualMachineClusterInstancetype{ObjectMeta: meta, Spec: func() VirtualMachineInstancetypeSpec {
+			s := *itSpec(1, "1Gi")
+			p := IOThreadsPolicy("dedicated")
+			s.IOThreadsPolicy = &p
+			return s
+		}()}, []string{"spec.ioThreadsPolicy"}},
 		{"no cpu, no memory", &VirtualMachineClusterInstancetype{ObjectMeta: meta},
 			[]string{"spec.cpu.guest", "spec.memory.guest"}},
 		{"overcommit with hugepages", &VirtualMachineInstancetype{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns"},
