@@ -214,7 +214,7 @@ func New(opts Options) (*Cluster, error) {
 	}
 	opts.Defaults = opts.ObjectDefaults()
 	if !opts.NoCommonInstancetypes {
-		if err := installCommonInstancetypes(opts.Store, opts.Defaults, opts.Clock); err != nil {
+		if err := installCommonInstancetypes(opts.Store); err != nil {
 			return nil, err
 		}
 	}
