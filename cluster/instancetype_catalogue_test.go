@@ -71,9 +71,15 @@ func TestCommonInstancetypesInstalledByDefault(t *testing.T) {
 	assert.Equal(t, virtkit.DiskBusVirtio, vmi.Spec.Domain.Devices.Disks[0].Disk.Bus, "fedora")
 	assert.Equal(t, "linux", vmi.Annotations["vm.kubevirt.io/os"], "fedora's annotations")
 
-	// A second cluster on the same store finds the catalogue in place.
+	// A second cluster on the same store brings a changed catalogue
+	// object back, as KubeVirt's operator does.
+	require.NoError(t, c.Store().Get(ctx, store.Key{Name: "u1.small"}, small))
+	small.Spec.CPU.Guest = 7
+	require.NoError(t, c.Store().Update(ctx, small))
 	_, err = cluster.New(cluster.Options{Clock: clk, Store: c.Store()})
 	require.NoError(t, err)
+	require.NoError(t, c.Store().Get(ctx, store.Key{Name: "u1.small"}, small))
+	assert.Equal(t, uint32(1), small.Spec.CPU.Guest)
 }
 
 func TestNoCommonInstancetypes(t *testing.T) {
