@@ -43,6 +43,8 @@
 // cluster-scoped kinds, instancetype.kubevirt.io/v1beta1) size a VM and
 // give its template defaults; [ApplyInstancetype] expands them, and the VM
 // controller keeps the ones a VM started with in a [ControllerRevision].
+// [CommonInstancetypes] is KubeVirt's common catalogue (u1.small, fedora,
+// ...), embedded as data.
 //
 // Every kind has Spec, Status and a List type, embeds metav1.TypeMeta and
 // metav1.ObjectMeta and has generated DeepCopy methods

@@ -83,10 +83,12 @@ type VirtualMachineClusterInstancetypeList struct {
 	Items []VirtualMachineClusterInstancetype `json:"items"`
 }
 
-// VirtualMachineInstancetypeSpec is what an instance type gives a VM.
-// The fields KubeVirt has that virtkit does not model (gpus, hostDevices,
-// numa, realtime, launchSecurity, ioThreadsPolicy) are refused at decode
-// with a NotSupported error naming them.
+// VirtualMachineInstancetypeSpec is what an instance type gives a VM:
+// every field of KubeVirt's instancetype.kubevirt.io/v1beta1. The fields
+// whose VMI counterpart virtkit does not model (gpus, hostDevices,
+// ioThreadsPolicy other than shared, ioThreads, launchSecurity,
+// cpu.numa, cpu.realtime) decode, and expanding an instance type that
+// sets one is a NotSupported error naming it.
 type VirtualMachineInstancetypeSpec struct {
 	// CPU is the guest's vCPUs; required.
 	CPU CPUInstancetype `json:"cpu"`
@@ -101,6 +103,15 @@ type VirtualMachineInstancetypeSpec struct {
 	// Annotations are added to the VMI where the template has none of
 	// the same key.
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// GPUs and HostDevices are devices passed through to the guest.
+	GPUs        []GPU        `json:"gpus,omitempty"`
+	HostDevices []HostDevice `json:"hostDevices,omitempty"`
+	// IOThreadsPolicy is how disks share IO threads (shared, auto,
+	// supplementalPool); IOThreads sizes the supplemental pool.
+	IOThreadsPolicy *IOThreadsPolicy `json:"ioThreadsPolicy,omitempty"`
+	IOThreads       *DiskIOThreads   `json:"ioThreads,omitempty"`
+	// LaunchSecurity asks for a confidential guest (SEV, SNP, TDX).
+	LaunchSecurity *LaunchSecurity `json:"launchSecurity,omitempty"`
 }
 
 // CPUInstancetype is an instance type's vCPUs.
@@ -112,6 +123,10 @@ type CPUInstancetype struct {
 	DedicatedCPUPlacement *bool   `json:"dedicatedCPUPlacement,omitempty"`
 	IsolateEmulatorThread *bool   `json:"isolateEmulatorThread,omitempty"`
 	MaxSockets            *uint32 `json:"maxSockets,omitempty"`
+	// NUMA maps the guest's NUMA topology onto the host's; Realtime tunes
+	// the vCPUs for realtime workloads.
+	NUMA     *NUMA     `json:"numa,omitempty"`
+	Realtime *Realtime `json:"realtime,omitempty"`
 }
 
 // MemoryInstancetype is an instance type's memory.
@@ -167,19 +182,61 @@ type VirtualMachineClusterPreferenceList struct {
 	Items []VirtualMachineClusterPreference `json:"items"`
 }
 
-// VirtualMachinePreferenceSpec is the subset of KubeVirt's preference
-// that virtkit models; other preference fields are refused at decode.
+// VirtualMachinePreferenceSpec is a preference: every field of KubeVirt's
+// instancetype.kubevirt.io/v1beta1. A preferred value whose VMI
+// counterpart virtkit does not model decodes, and expanding it into a
+// template is an error naming it.
 type VirtualMachinePreferenceSpec struct {
+	Clock    *ClockPreferences    `json:"clock,omitempty"`
 	CPU      *CPUPreferences      `json:"cpu,omitempty"`
 	Devices  *DevicePreferences   `json:"devices,omitempty"`
+	Features *FeaturePreferences  `json:"features,omitempty"`
 	Firmware *FirmwarePreferences `json:"firmware,omitempty"`
 	Machine  *MachinePreferences  `json:"machine,omitempty"`
+	Volumes  *VolumePreferences   `json:"volumes,omitempty"`
+	// PreferredSubdomain is the VMI's subdomain when the template sets
+	// none.
+	PreferredSubdomain *string `json:"preferredSubdomain,omitempty"`
 	// PreferredTerminationGracePeriodSeconds is the VMI's grace period
 	// when the template sets none.
 	PreferredTerminationGracePeriodSeconds *int64 `json:"preferredTerminationGracePeriodSeconds,omitempty"`
 	// Requirements are the least CPU and memory an instance type must
 	// give a VM that uses this preference.
 	Requirements *PreferenceRequirements `json:"requirements,omitempty"`
+	// Annotations are added to the VMI where the template and the
+	// instance type have none of the same key.
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// PreferSpreadSocketToCoreRatio is the older spelling of
+	// cpu.spreadOptions.ratio.
+	PreferSpreadSocketToCoreRatio uint32 `json:"preferSpreadSocketToCoreRatio,omitempty"`
+	// PreferredArchitecture is the VM's spec.template.spec.architecture
+	// when it sets none.
+	PreferredArchitecture *string `json:"preferredArchitecture,omitempty"`
+	// PreferredLaunchSecurity asks for a confidential guest.
+	PreferredLaunchSecurity *LaunchSecurity `json:"preferredLaunchSecurity,omitempty"`
+}
+
+// VolumePreferences are a preference's volume defaults.
+type VolumePreferences struct {
+	// PreferredStorageClassName is the storage class of the VM's
+	// dataVolumeTemplates that name none.
+	PreferredStorageClassName string `json:"preferredStorageClassName,omitempty"`
+}
+
+// ClockPreferences are a preference's clock defaults.
+type ClockPreferences struct {
+	PreferredClockOffset *ClockOffset `json:"preferredClockOffset,omitempty"`
+	PreferredTimer       *Timer       `json:"preferredTimer,omitempty"`
+}
+
+// FeaturePreferences are a preference's hypervisor feature defaults.
+type FeaturePreferences struct {
+	PreferredAcpi       *FeatureState  `json:"preferredAcpi,omitempty"`
+	PreferredApic       *FeatureAPIC   `json:"preferredApic,omitempty"`
+	PreferredHyperv     *FeatureHyperv `json:"preferredHyperv,omitempty"`
+	PreferredKvm        *FeatureKVM    `json:"preferredKvm,omitempty"`
+	PreferredPvspinlock *FeatureState  `json:"preferredPvspinlock,omitempty"`
+	PreferredSmm        *FeatureState  `json:"preferredSmm,omitempty"`
 }
 
 // PreferredCPUTopology is how an instance type's vCPUs are laid out.
@@ -205,6 +262,9 @@ type CPUPreferences struct {
 	PreferredCPUTopology *PreferredCPUTopology `json:"preferredCPUTopology,omitempty"`
 	// SpreadOptions set the sockets:cores ratio of the spread topology.
 	SpreadOptions *SpreadOptions `json:"spreadOptions,omitempty"`
+	// PreferredCPUFeatures are added to the VMI's CPU features that do
+	// not name the same feature.
+	PreferredCPUFeatures []CPUFeature `json:"preferredCPUFeatures,omitempty"`
 }
 
 // SpreadOptions are the options of the spread topology: vCPUs across
@@ -216,10 +276,33 @@ type SpreadOptions struct {
 
 // DevicePreferences are a preference's device defaults.
 type DevicePreferences struct {
-	PreferredDiskBus        DiskBus `json:"preferredDiskBus,omitempty"`
-	PreferredCdromBus       DiskBus `json:"preferredCdromBus,omitempty"`
-	PreferredLunBus         DiskBus `json:"preferredLunBus,omitempty"`
-	PreferredInterfaceModel string  `json:"preferredInterfaceModel,omitempty"`
+	PreferredAutoattachGraphicsDevice   *bool `json:"preferredAutoattachGraphicsDevice,omitempty"`
+	PreferredAutoattachMemBalloon       *bool `json:"preferredAutoattachMemBalloon,omitempty"`
+	PreferredAutoattachPodInterface     *bool `json:"preferredAutoattachPodInterface,omitempty"`
+	PreferredAutoattachSerialConsole    *bool `json:"preferredAutoattachSerialConsole,omitempty"`
+	PreferredAutoattachInputDevice      *bool `json:"preferredAutoattachInputDevice,omitempty"`
+	PreferredDisableHotplug             *bool `json:"preferredDisableHotplug,omitempty"`
+	PreferredUseVirtioTransitional      *bool `json:"preferredUseVirtioTransitional,omitempty"`
+	PreferredBlockMultiQueue            *bool `json:"preferredBlockMultiQueue,omitempty"`
+	PreferredNetworkInterfaceMultiQueue *bool `json:"preferredNetworkInterfaceMultiQueue,omitempty"`
+	// PreferredVirtualGPUOptions are the display options of mediated
+	// GPUs.
+	PreferredVirtualGPUOptions *VGPUOptions `json:"preferredVirtualGPUOptions,omitempty"`
+	PreferredSoundModel        string       `json:"preferredSoundModel,omitempty"`
+	PreferredInputBus          InputBus     `json:"preferredInputBus,omitempty"`
+	PreferredInputType         InputType    `json:"preferredInputType,omitempty"`
+	PreferredDiskBlockSize     *BlockSize   `json:"preferredDiskBlockSize,omitempty"`
+	PreferredRng               *Rng         `json:"preferredRng,omitempty"`
+	PreferredTPM               *TPMDevice   `json:"preferredTPM,omitempty"`
+	// PreferredInterfaceMasquerade binds interfaces on the pod network
+	// that name no binding with masquerade.
+	PreferredInterfaceMasquerade *InterfaceMasquerade `json:"preferredInterfaceMasquerade,omitempty"`
+	PreferredPanicDeviceModel    *PanicDeviceModel    `json:"preferredPanicDeviceModel,omitempty"`
+	PreferredVideoType           *string              `json:"preferredVideoType,omitempty"`
+	PreferredDiskBus             DiskBus              `json:"preferredDiskBus,omitempty"`
+	PreferredCdromBus            DiskBus              `json:"preferredCdromBus,omitempty"`
+	PreferredLunBus              DiskBus              `json:"preferredLunBus,omitempty"`
+	PreferredInterfaceModel      string               `json:"preferredInterfaceModel,omitempty"`
 	// PreferredDiskCache, PreferredDiskIO and
 	// PreferredDiskDedicatedIoThread (virtio disks only) apply to disks.
 	PreferredDiskCache             DriverCache `json:"preferredDiskCache,omitempty"`
@@ -230,6 +313,7 @@ type DevicePreferences struct {
 // FirmwarePreferences are a preference's boot firmware defaults.
 type FirmwarePreferences struct {
 	PreferredUseBios       *bool `json:"preferredUseBios,omitempty"`
+	PreferredUseBiosSerial *bool `json:"preferredUseBiosSerial,omitempty"`
 	PreferredUseEfi        *bool `json:"preferredUseEfi,omitempty"`
 	PreferredUseSecureBoot *bool `json:"preferredUseSecureBoot,omitempty"`
 	// PreferredEfi is the EFI bootloader to use; it takes precedence over
@@ -246,6 +330,8 @@ type MachinePreferences struct {
 type PreferenceRequirements struct {
 	CPU    *CPUPreferenceRequirement    `json:"cpu,omitempty"`
 	Memory *MemoryPreferenceRequirement `json:"memory,omitempty"`
+	// Architecture is the architecture the VM must have.
+	Architecture *string `json:"architecture,omitempty"`
 }
 
 // CPUPreferenceRequirement is the least number of vCPUs.

@@ -16,13 +16,22 @@ import (
 // hugepages, node selector, scheduler and annotations; then the
 // preference's defaults wherever the template leaves a field unset.
 //
-// A template field the instance type also sets is a conflict: each is
-// returned as an Invalid error at its path under base (KubeVirt reports
-// them under spec.template.spec), and tmpl is then left as it was. A
-// preference whose requirements the instance type does not meet is an
-// Invalid error at spec.instancetype.
+// A preference whose requirements are unmet is reported alone, first: an
+// Invalid error at spec.instancetype when the instance type gives too
+// little, else at the template's CPU or memory field (a preference-only
+// VM's vCPUs count only in the preferred topology's field). A template
+// field the instance type also sets is a conflict: each is returned as
+// an Invalid error at its path under base (KubeVirt reports them under
+// spec.template.spec). A field of either that virtkit cannot honour is a
+// NotSupported error naming it. On any error tmpl is left as it was.
 func ApplyInstancetype(tmpl *VirtualMachineInstanceTemplateSpec, it *VirtualMachineInstancetypeSpec, pref *VirtualMachinePreferenceSpec, base *field.Path) field.ErrorList {
 	out := tmpl.DeepCopy()
+	// Requirements are checked against the template as the VM gives it
+	// (a preference-only VM's own CPU and memory).
+	// KubeVirt reports an unmet requirement alone, before any conflict.
+	if errs := checkRequirements(it, pref, &tmpl.Spec, base); len(errs) > 0 {
+		return errs
+	}
 	var errs field.ErrorList
 	if it != nil {
 		// In KubeVirt's order: scheduling, CPU, memory, annotations.
@@ -30,13 +39,17 @@ func ApplyInstancetype(tmpl *VirtualMachineInstanceTemplateSpec, it *VirtualMach
 		errs = append(errs, applyInstancetypeCPU(&out.Spec, it, pref, base)...)
 		errs = append(errs, applyInstancetypeMemory(&out.Spec, it, base)...)
 		errs = append(errs, applyInstancetypeAnnotations(&out.ObjectMeta, it)...)
-		errs = append(errs, checkRequirements(it, pref)...)
+		errs = append(errs, instancetypeNotModelled(it)...)
+	}
+	if pref != nil {
+		errs = append(errs, preferenceNotModelled(&out.Spec, pref)...)
+		errs = append(errs, checkArchitecture(&out.Spec, pref, base)...)
 	}
 	if len(errs) > 0 {
 		return errs
 	}
 	if pref != nil {
-		applyPreference(&out.Spec, pref)
+		applyPreference(&out.Spec, &out.ObjectMeta, pref)
 	}
 	*tmpl = *out
 	return nil
@@ -123,27 +136,13 @@ func applyInstancetypeCPU(spec *VirtualMachineInstanceSpec, it *VirtualMachineIn
 
 // topology lays guest vCPUs out as the preference prefers.
 func topology(guest uint32, pref *VirtualMachinePreferenceSpec) (sockets, cores, threads uint32, err error) {
-	t := PreferSockets
-	var so *SpreadOptions
-	if pref != nil && pref.CPU != nil {
-		if pref.CPU.PreferredCPUTopology != nil {
-			t = *pref.CPU.PreferredCPUTopology
-		}
-		so = pref.CPU.SpreadOptions
-	}
-	switch t {
-	case PreferCores, DeprecatedPreferCores:
+	switch preferredTopology(pref) {
+	case PreferCores:
 		return 1, guest, 1, nil
-	case PreferThreads, DeprecatedPreferThreads:
+	case PreferThreads:
 		return 1, 1, guest, nil
-	case PreferSpread, DeprecatedPreferSpread:
-		ratio, across := uint32(2), SpreadAcrossSocketsCores
-		if so != nil && so.Ratio != nil {
-			ratio = *so.Ratio
-		}
-		if so != nil && so.Across != nil {
-			across = *so.Across
-		}
+	case PreferSpread:
+		ratio, across := spreadOptions(pref)
 		switch across {
 		case SpreadAcrossCoresThreads:
 			if ratio == 0 || guest%ratio != 0 {
@@ -164,6 +163,50 @@ func topology(guest uint32, pref *VirtualMachinePreferenceSpec) (sockets, cores,
 	default: // sockets, any
 		return guest, 1, 1, nil
 	}
+}
+
+// preferredTopology is the preference's topology in its current spelling,
+// sockets when it names none.
+func preferredTopology(pref *VirtualMachinePreferenceSpec) PreferredCPUTopology {
+	t := PreferSockets
+	if pref != nil && pref.CPU != nil && pref.CPU.PreferredCPUTopology != nil {
+		t = *pref.CPU.PreferredCPUTopology
+	}
+	switch t {
+	case DeprecatedPreferSockets:
+		return PreferSockets
+	case DeprecatedPreferCores:
+		return PreferCores
+	case DeprecatedPreferThreads:
+		return PreferThreads
+	case DeprecatedPreferSpread:
+		return PreferSpread
+	case DeprecatedPreferAny:
+		return PreferAny
+	}
+	return t
+}
+
+// spreadOptions are the spread topology's ratio (2 unless
+// spreadOptions.ratio or the older preferSpreadSocketToCoreRatio says)
+// and what it spreads across (sockets and cores by default).
+func spreadOptions(pref *VirtualMachinePreferenceSpec) (uint32, string) {
+	ratio, across := uint32(2), SpreadAcrossSocketsCores
+	if pref == nil {
+		return ratio, across
+	}
+	if pref.PreferSpreadSocketToCoreRatio != 0 {
+		ratio = pref.PreferSpreadSocketToCoreRatio
+	}
+	if pref.CPU != nil && pref.CPU.SpreadOptions != nil {
+		if so := pref.CPU.SpreadOptions; so.Across != nil {
+			across = *so.Across
+		}
+		if so := pref.CPU.SpreadOptions; so.Ratio != nil {
+			ratio = *so.Ratio
+		}
+	}
+	return ratio, across
 }
 
 func applyInstancetypeMemory(spec *VirtualMachineInstanceSpec, it *VirtualMachineInstancetypeSpec, base *field.Path) field.ErrorList {
@@ -235,52 +278,76 @@ func applyInstancetypeScheduling(spec *VirtualMachineInstanceSpec, it *VirtualMa
 	return errs
 }
 
-func checkRequirements(it *VirtualMachineInstancetypeSpec, pref *VirtualMachinePreferenceSpec) field.ErrorList {
+// checkRequirements checks a preference's requirements as KubeVirt's VM
+// admission does: against the instance type when there is one, else
+// against the template, where only the preferred topology's field counts
+// the vCPUs (a VM preferring cores that gives sockets gives no cores).
+func checkRequirements(it *VirtualMachineInstancetypeSpec, pref *VirtualMachinePreferenceSpec, spec *VirtualMachineInstanceSpec, base *field.Path) field.ErrorList {
 	if pref == nil || pref.Requirements == nil {
 		return nil
 	}
-	var errs field.ErrorList
-	p := field.NewPath("spec", "instancetype")
-	if r := pref.Requirements.CPU; r != nil && it.CPU.Guest < r.Guest {
-		errs = append(errs, field.Invalid(p, it.CPU.Guest, fmt.Sprintf(
-			"insufficient CPU resources of %d vCPU provided by instance type, preference requires %d vCPU", it.CPU.Guest, r.Guest)))
+	itp := field.NewPath("spec", "instancetype")
+	if r := pref.Requirements.CPU; r != nil {
+		if err := checkCPURequirement(it, pref, spec, r.Guest, itp, base); err != nil {
+			return field.ErrorList{err} // KubeVirt reports the first unmet requirement
+		}
 	}
-	if r := pref.Requirements.Memory; r != nil && it.Memory.Guest.Cmp(r.Guest) < 0 {
-		errs = append(errs, field.Invalid(p, it.Memory.Guest.String(), fmt.Sprintf(
-			"insufficient Memory resources of %s provided by instance type, preference requires %s", it.Memory.Guest.String(), r.Guest.String())))
+	r := pref.Requirements.Memory
+	switch {
+	case r == nil:
+	case it != nil && it.Memory.Guest.Cmp(r.Guest) < 0:
+		return field.ErrorList{field.Invalid(itp, it.Memory.Guest.String(), fmt.Sprintf(
+			"insufficient Memory resources of %s provided by instance type, preference requires %s", it.Memory.Guest.String(), r.Guest.String()))}
+	case it == nil && spec.Domain.Memory != nil && spec.Domain.Memory.Guest != nil && spec.Domain.Memory.Guest.Cmp(r.Guest) < 0:
+		g := spec.Domain.Memory.Guest.String()
+		return field.ErrorList{field.Invalid(base.Child("domain", "memory"), g, fmt.Sprintf(
+			"insufficient Memory resources of %s provided by VirtualMachine, preference requires %s", g, r.Guest.String()))}
 	}
-	return errs
+	return nil
 }
 
-// applyPreference fills what the template leaves unset.
-func applyPreference(spec *VirtualMachineInstanceSpec, pref *VirtualMachinePreferenceSpec) {
-	if d := pref.Devices; d != nil {
-		for i := range spec.Domain.Devices.Disks {
-			applyDiskPreferences(&spec.Domain.Devices.Disks[i], d)
+func checkCPURequirement(it *VirtualMachineInstancetypeSpec, pref *VirtualMachinePreferenceSpec, spec *VirtualMachineInstanceSpec, want uint32, itp, base *field.Path) *field.Error {
+	if it != nil {
+		if it.CPU.Guest < want {
+			return field.Invalid(itp, it.CPU.Guest, fmt.Sprintf(
+				"insufficient CPU resources of %d vCPU provided by instance type, preference requires %d vCPU", it.CPU.Guest, want))
 		}
-		if d.PreferredInterfaceModel != "" {
-			for i := range spec.Domain.Devices.Interfaces {
-				if spec.Domain.Devices.Interfaces[i].Model == "" {
-					spec.Domain.Devices.Interfaces[i].Model = d.PreferredInterfaceModel
-				}
-			}
+		return nil
+	}
+	cp := base.Child("domain", "cpu")
+	c := spec.Domain.CPU
+	if c == nil {
+		return field.Required(cp, fmt.Sprintf("no CPU resources provided by VirtualMachine, preference requires %d vCPU", want))
+	}
+	var have uint32
+	var p *field.Path
+	var as string
+	switch preferredTopology(pref) {
+	case PreferThreads:
+		have, p, as = c.Threads, cp.Child("threads"), "threads"
+	case PreferCores:
+		have, p, as = c.Cores, cp.Child("cores"), "cores"
+	case PreferSpread:
+		_, across := spreadOptions(pref)
+		switch across {
+		case SpreadAcrossCoresThreads:
+			have, p = c.Cores*c.Threads, cp.Child("cores")
+		case SpreadAcrossSocketsCoresThreads:
+			have, p = c.Sockets*c.Cores*c.Threads, cp.Child("sockets")
+		default:
+			have, p = c.Sockets*c.Cores, cp.Child("sockets")
 		}
+		as = across
+	case PreferAny:
+		have, p, as = c.Cores*c.Sockets*c.Threads, cp.Child("cores"), "cores, sockets and threads"
+	default:
+		have, p, as = c.Sockets, cp.Child("sockets"), "sockets"
 	}
-	if f := pref.Firmware; f != nil {
-		applyFirmwarePreferences(spec, f)
+	if have < want {
+		return field.Invalid(p, have, fmt.Sprintf(
+			"insufficient CPU resources of %d vCPU provided by VirtualMachine, preference requires %d vCPU provided as %s", have, want, as))
 	}
-	if m := pref.Machine; m != nil && m.PreferredMachineType != "" {
-		if spec.Domain.Machine == nil {
-			spec.Domain.Machine = &Machine{}
-		}
-		if spec.Domain.Machine.Type == "" {
-			spec.Domain.Machine.Type = m.PreferredMachineType
-		}
-	}
-	if g := pref.PreferredTerminationGracePeriodSeconds; g != nil && spec.TerminationGracePeriodSeconds == nil {
-		v := *g
-		spec.TerminationGracePeriodSeconds = &v
-	}
+	return nil
 }
 
 func ptrBool(b bool) *bool { return &b }
@@ -329,13 +396,17 @@ func applyFirmwarePreferences(spec *VirtualMachineInstanceSpec, f *FirmwarePrefe
 	}
 	bl := fw.Bootloader
 	unset := bl.BIOS == nil && bl.EFI == nil
-	switch {
-	case unset && isTrue(f.PreferredUseBios):
+	if unset && isTrue(f.PreferredUseBios) {
 		bl.BIOS = &BIOS{}
-	case unset && f.PreferredEfi != nil:
+	}
+	if f.PreferredUseBiosSerial != nil && bl.BIOS != nil && bl.BIOS.UseSerial == nil {
+		bl.BIOS.UseSerial = ptrBool(*f.PreferredUseBiosSerial)
+	}
+	switch {
+	case unset && bl.BIOS == nil && f.PreferredEfi != nil:
 		bl.EFI = f.PreferredEfi.DeepCopy()
 		return
-	case unset && isTrue(f.PreferredUseEfi):
+	case unset && bl.BIOS == nil && isTrue(f.PreferredUseEfi):
 		bl.EFI = &EFI{}
 	}
 	if f.PreferredUseSecureBoot != nil && bl.EFI != nil && bl.EFI.SecureBoot == nil {

@@ -156,7 +156,9 @@ func TestApplyInstancetypeMemoryAndRequirements(t *testing.T) {
 	pref := &VirtualMachinePreferenceSpec{Requirements: &PreferenceRequirements{
 		CPU: &CPUPreferenceRequirement{Guest: 2}, Memory: &MemoryPreferenceRequirement{Guest: resource.MustParse("8Gi")}}}
 	errs := applySpec(&VirtualMachineInstanceSpec{}, itSpec(1, "4Gi"), pref, field.NewPath("spec", "template", "spec"))
-	assert.Equal(t, []string{"spec.instancetype", "spec.instancetype"}, errPaths(errs))
+	// KubeVirt reports the first unmet requirement only.
+	assert.Equal(t, []string{"spec.instancetype"}, errPaths(errs))
+	assert.Contains(t, errs[0].Detail, "CPU")
 }
 
 func TestDecodeCommonInstancetypes(t *testing.T) {
@@ -176,7 +178,9 @@ func TestDecodeCommonInstancetypes(t *testing.T) {
 	assert.Equal(t, "4Gi", u1.Spec.Memory.Guest.String())
 }
 
-func TestDecodeInstancetypeRefusals(t *testing.T) {
+// Fields of KubeVirt's instance types that virtkit cannot honour decode,
+// and expanding them is a NotSupported error naming the field.
+func TestExpandInstancetypeNotModelled(t *testing.T) {
 	tests := []struct {
 		name, manifest, path string
 	}{
@@ -198,9 +202,20 @@ spec:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := DecodeBytes([]byte(tt.manifest))
-			require.ErrorIs(t, err, ErrNotSupported)
-			assert.Contains(t, err.Error(), tt.path)
+			objs, err := DecodeBytes([]byte(tt.manifest))
+			require.NoError(t, err)
+			var it *VirtualMachineInstancetypeSpec
+			switch o := objs[0].(type) {
+			case *VirtualMachineClusterInstancetype:
+				it = &o.Spec
+			case *VirtualMachineInstancetype:
+				it = &o.Spec
+			}
+			errs := applySpec(&VirtualMachineInstanceSpec{}, it, nil, field.NewPath("spec", "template", "spec"))
+			require.Len(t, errs, 1)
+			assert.Equal(t, field.ErrorTypeNotSupported, errs[0].Type)
+			assert.Equal(t, "spec.instancetype", errs[0].Field)
+			assert.Contains(t, errs[0].Detail, tt.path)
 		})
 	}
 }
@@ -213,6 +228,12 @@ func TestValidateInstancetypesAndPreferences(t *testing.T) {
 		paths []string
 	}{
 		{"valid", &VirtualMachineClusterInstancetype{ObjectMeta: meta, Spec: *itSpec(1, "1Gi")}, nil},
+		{"unknown ioThreadsPolicy", &VirtualMachineClusterInstancetype{ObjectMeta: meta, Spec: func() VirtualMachineInstancetypeSpec {
+			s := *itSpec(1, "1Gi")
+			p := IOThreadsPolicy("dedicated")
+			s.IOThreadsPolicy = &p
+			return s
+		}()}, []string{"spec.ioThreadsPolicy"}},
 		{"no cpu, no memory", &VirtualMachineClusterInstancetype{ObjectMeta: meta},
 			[]string{"spec.cpu.guest", "spec.memory.guest"}},
 		{"overcommit with hugepages", &VirtualMachineInstancetype{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns"},

@@ -18,6 +18,10 @@ func validateInstancetype(meta *metav1.ObjectMeta, namespaced bool, spec *Virtua
 	if spec.CPU.MaxSockets != nil && *spec.CPU.MaxSockets < spec.CPU.Guest {
 		errs = append(errs, field.Invalid(sp.Child("cpu", "maxSockets"), *spec.CPU.MaxSockets, "must not be below cpu.guest"))
 	}
+	policies := []IOThreadsPolicy{IOThreadsPolicyShared, IOThreadsPolicyAuto, IOThreadsPolicySupplementalPool}
+	if p := spec.IOThreadsPolicy; p != nil && !slices.Contains(policies, *p) {
+		errs = append(errs, field.NotSupported(sp.Child("ioThreadsPolicy"), *p, policies))
+	}
 	mp := sp.Child("memory")
 	if spec.Memory.Guest.Sign() <= 0 {
 		errs = append(errs, field.Required(mp.Child("guest"), "an instance type needs guest memory"))

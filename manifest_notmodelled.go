@@ -39,13 +39,6 @@ const (
 // notModelledFields maps "GoType.jsonKey" to what the field is and why
 // virtkit refuses it.
 var notModelledFields = map[string][2]string{
-	"VirtualMachineInstancetypeSpec.gpus":                  {"device passthrough", whyPassthrough},
-	"VirtualMachineInstancetypeSpec.hostDevices":           {"device passthrough", whyPassthrough},
-	"VirtualMachineInstancetypeSpec.launchSecurity":        {"confidential computing (SEV, SNP, TDX, Secure Execution)", whyConfidential},
-	"VirtualMachineInstancetypeSpec.ioThreads":             {"IO thread policies", whyIOThreads},
-	"VirtualMachineInstancetypeSpec.ioThreadsPolicy":       {"IO thread policies", whyIOThreads},
-	"CPUInstancetype.numa":                                 {"guest NUMA and realtime vCPUs", whyNUMA},
-	"CPUInstancetype.realtime":                             {"guest NUMA and realtime vCPUs", whyNUMA},
 	"VirtualMachineSpec.updateVolumesStrategy":             {"volume migration", "virtkit migrates guests with their storage shared or copied whole, not volume by volume"},
 	"VirtualMachineInstanceSpec.accessCredentials":         {"access credentials", "they are injected by KubeVirt's guest-agent propagation, which virtkit does not do"},
 	"VirtualMachineInstanceSpec.topologySpreadConstraints": {"topology spread constraints", "virtkit's scheduler places by CPU, memory, affinity and taints only"},

@@ -126,6 +126,12 @@ type Options struct {
 	// Storage configures DataVolumes (storage classes, import workers,
 	// registry pulls).
 	Storage StorageOptions
+	// NoCommonInstancetypes leaves out KubeVirt's common instance types
+	// and preferences ([virtkit.CommonInstancetypes]), which New
+	// otherwise installs in the store as cluster-scoped objects, as
+	// KubeVirt's operator deploys them: missing ones are created and
+	// changed ones brought back to the embedded version.
+	NoCommonInstancetypes bool
 }
 
 // Controller is a reconciler and the watches that feed it.
@@ -210,6 +216,11 @@ func New(opts Options) (*Cluster, error) {
 		opts.NewHypervisor = defaultSimHosts(simClock(opts.Clock), agent)
 	}
 	opts.Defaults = opts.ObjectDefaults()
+	if !opts.NoCommonInstancetypes {
+		if err := installCommonInstancetypes(opts.Store); err != nil {
+			return nil, err
+		}
+	}
 	c := &Cluster{opts: opts, store: opts.Store}
 	self = c
 	shared, err := controller.NewSharedCache(opts.Store, controller.SharedCacheOptions{Clock: opts.Clock, Logger: opts.Logger})

@@ -14,6 +14,10 @@
 // already do; it wires them and waits. docs/extending.md in the repository
 // shows how to write each replacement.
 //
+// New installs KubeVirt's common instance types and preferences
+// (virtkit.CommonInstancetypes: u1.small, fedora, ...) in the store, as
+// KubeVirt's operator deploys them, unless Options.NoCommonInstancetypes.
+//
 // The controllers of a cluster share one controller.SharedCache: one
 // store watch per kind for all of them, and the reads they do not modify
 // served from its indexes. Node agents keep their own watches.

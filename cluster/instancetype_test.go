@@ -136,6 +136,13 @@ func TestApplyInstancetypeAdmission(t *testing.T) {
 	common, err := os.ReadFile(filepath.Join("..", "testdata", "instancetypes", "common.yaml"))
 	require.NoError(t, err)
 	require.NoError(t, cluster.Apply(ctx, st, decodeAll(t, common)...))
+	catalogue, err := virtkit.CommonInstancetypes()
+	require.NoError(t, err)
+	for _, o := range catalogue {
+		if o.GetName() == "cx1.large" {
+			require.NoError(t, cluster.Apply(ctx, st, o))
+		}
+	}
 
 	tests := []struct {
 		name  string
@@ -156,7 +163,10 @@ func TestApplyInstancetypeAdmission(t *testing.T) {
 		{"preference requirements", func(vm *virtkit.VirtualMachine) {
 			vm.Spec.Instancetype.Name = "u1.small"
 			vm.Spec.Preference.Name = "windows.2k22"
-		}, []string{"spec.instancetype", "spec.instancetype"}},
+		}, []string{"spec.instancetype"}}, // KubeVirt reports the first unmet requirement
+		{"cx1 NUMA not honoured", func(vm *virtkit.VirtualMachine) {
+			vm.Spec.Instancetype.Name = "cx1.large"
+		}, []string{"spec.instancetype", "spec.instancetype"}}, // numa and ioThreadsPolicy: auto
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

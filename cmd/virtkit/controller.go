@@ -25,22 +25,23 @@ import (
 )
 
 type controllerFlags struct {
-	store             storeFlags
-	metricsAddr       string
-	nodes             int
-	workers           int
-	monitorGrace      time.Duration
-	unresponsiveGrace time.Duration
-	heartbeatInterval time.Duration
-	fenceTimeout      time.Duration
-	leaderTTL         time.Duration
-	identity          string
-	logLevel          string
-	cpuProfile        string
-	files             []string
-	nodesSet          bool // --nodes given explicitly
-	defaultIface      string
-	api               apiFlags
+	noCommonInstancetypes bool
+	store                 storeFlags
+	metricsAddr           string
+	nodes                 int
+	workers               int
+	monitorGrace          time.Duration
+	unresponsiveGrace     time.Duration
+	heartbeatInterval     time.Duration
+	fenceTimeout          time.Duration
+	leaderTTL             time.Duration
+	identity              string
+	logLevel              string
+	cpuProfile            string
+	files                 []string
+	nodesSet              bool // --nodes given explicitly
+	defaultIface          string
+	api                   apiFlags
 }
 
 func newControllerCmd() *cobra.Command {
@@ -100,6 +101,8 @@ its VMIs fail only after the same grace.`,
 	addCPUProfileFlag(cmd, &f.cpuProfile)
 	f.api.register(cmd)
 	fs.StringArrayVarP(&f.files, "filename", "f", nil, "manifests to apply at start (--store memory only; repeatable)")
+	fs.BoolVar(&f.noCommonInstancetypes, "no-common-instancetypes", false,
+		"do not install KubeVirt's common instance types and preferences (u1.small, fedora, ...) in the store")
 	return cmd
 }
 
@@ -174,6 +177,8 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		Replace:   map[string]controller.Reconciler{cluster.NodeHealthController: nh},
 		NodeAgent: node.Options{HeartbeatInterval: f.heartbeatInterval, FenceTimeout: f.fenceTimeout},
 		Logger:    log,
+		// As KubeVirt's operator deploys them.
+		NoCommonInstancetypes: f.noCommonInstancetypes,
 	}
 	if controllersOnly {
 		// cluster.New always builds node agents; this one is never started.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +49,7 @@ func (f validateFinding) String() string {
 func newValidateCmd() *cobra.Command {
 	var files []string
 	var output string
-	var recursive bool
+	var recursive, noCommon bool
 	cmd := &cobra.Command{
 		Use:   "validate -f PATH... [--output text|json]",
 		Short: "Decode, default and validate KubeVirt manifests",
@@ -58,6 +59,15 @@ defaults and runs KubeVirt's admission rules.
 
 The admission rules for a user's create apply too: reserved kubevirt.io/
 labels are refused (a status in a manifest is ignored, as on create).
+
+A VirtualMachine's spec.instancetype and spec.preference are resolved
+against the instance types and preferences in the given paths and
+KubeVirt's common catalogue (u1.small, fedora, ...; leave it out with
+--no-common-instancetypes), and the VM is expanded as KubeVirt's admission
+does: a missing one is NotFound, a template field the instance type also
+sets is Invalid at its path, an unmet preference requirement is Invalid at
+spec.instancetype or the template's CPU or memory, and a field virtkit
+cannot honour is NotSupported.
 
 It prints "OK <Kind> <namespace>/<name>" for every good object and one line
 "<Kind> <namespace>/<name>: <field path>: <type>: <message>" per problem,
@@ -74,7 +84,11 @@ paths too.`,
 			if output != "text" && output != "json" {
 				return fmt.Errorf("validate: --output %q: must be text or json", output)
 			}
-			findings := validatePaths(cmd.InOrStdin(), paths, recursive)
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			findings := validatePaths(ctx, cmd.InOrStdin(), paths, recursive, !noCommon)
 			if err := printFindings(cmd.OutOrStdout(), output, findings); err != nil {
 				return err
 			}
@@ -90,6 +104,7 @@ paths too.`,
 	fl.StringArrayVarP(&files, "filename", "f", nil, `manifest file or directory, "-" for stdin (repeatable)`)
 	fl.StringVarP(&output, "output", "o", "text", "output format: text or json")
 	fl.BoolVarP(&recursive, "recursive", "R", false, "descend into subdirectories")
+	fl.BoolVar(&noCommon, "no-common-instancetypes", false, "resolve instance types and preferences from the given paths only")
 	return cmd
 }
 
@@ -110,28 +125,46 @@ func printFindings(w io.Writer, output string, findings []validateFinding) error
 	return nil
 }
 
-// validatePaths expands directories and validates every file, in order.
-func validatePaths(stdin io.Reader, paths []string, recursive bool) []validateFinding {
-	var out []validateFinding
+// decoded is one manifest stream's objects and decode problems.
+type decoded struct {
+	file     string
+	objs     []virtkit.Object
+	findings []validateFinding
+}
+
+// validatePaths expands directories and validates every file, in order;
+// instance types and preferences are resolved across all of them (and
+// KubeVirt's common catalogue when common is set).
+func validatePaths(ctx context.Context, stdin io.Reader, paths []string, recursive, common bool) []validateFinding {
+	var streams []decoded
 	for _, p := range paths {
 		if p == "-" {
-			out = append(out, validateStream("-", stdin)...)
+			streams = append(streams, decodeStream("-", stdin))
 			continue
 		}
 		files, err := manifestFiles(p, recursive)
 		if err != nil {
-			out = append(out, validateFinding{File: p, Kind: "File", Name: p, Type: "InvalidManifest", Message: err.Error()})
+			streams = append(streams, decoded{file: p, findings: []validateFinding{{File: p, Kind: "File", Name: p, Type: "InvalidManifest", Message: err.Error()}}})
 			continue
 		}
 		for _, file := range files {
 			f, err := os.Open(file)
 			if err != nil {
-				out = append(out, validateFinding{File: file, Kind: "File", Name: file, Type: "InvalidManifest", Message: err.Error()})
+				streams = append(streams, decoded{file: file, findings: []validateFinding{{File: file, Kind: "File", Name: file, Type: "InvalidManifest", Message: err.Error()}}})
 				continue
 			}
-			out = append(out, validateStream(file, f)...)
+			streams = append(streams, decodeStream(file, f))
 			_ = f.Close()
 		}
+	}
+	res, err := newInstancetypeResolver(ctx, streams, common)
+	var out []validateFinding
+	if err != nil {
+		out = append(out, validateFinding{Kind: "Catalogue", Name: "common-instancetypes", Type: "InternalError", Message: err.Error()})
+	}
+	for _, s := range streams {
+		out = append(out, s.findings...)
+		out = append(out, checkObjects(ctx, s.file, s.objs, res)...)
 	}
 	return out
 }
@@ -165,20 +198,28 @@ func manifestFiles(path string, recursive bool) ([]string, error) {
 	return files, err
 }
 
-// validateStream decodes, defaults, validates and admits (as a create by a
-// user) one manifest stream. A stream without any object (an empty file,
-// only comments, only empty Lists) is a problem: whoever validates a file
-// expects it to hold manifests, as `kubectl apply` refuses "no objects".
-func validateStream(file string, r io.Reader) []validateFinding {
+// decodeStream decodes one manifest stream. A stream without any object
+// (an empty file, only comments, only empty Lists) is a problem: whoever
+// validates a file expects it to hold manifests, as `kubectl apply`
+// refuses "no objects".
+func decodeStream(file string, r io.Reader) decoded {
 	objs, err := virtkit.Decode(r)
-	var out []validateFinding
+	d := decoded{file: file, objs: objs}
 	for _, e := range flattenErrors(err) {
-		out = append(out, decodeFinding(file, e))
+		d.findings = append(d.findings, decodeFinding(file, e))
 	}
 	if len(objs) == 0 && err == nil {
-		out = append(out, validateFinding{File: file, Kind: "File", Name: file, Type: "Empty",
+		d.findings = append(d.findings, validateFinding{File: file, Kind: "File", Name: file, Type: "Empty",
 			Message: "no objects: the input is empty or holds only comments or empty Lists"})
 	}
+	return d
+}
+
+// checkObjects defaults, validates and admits (as a create by a user)
+// decoded objects; a VM's instance type and preference are expanded with
+// res (nil: not at all).
+func checkObjects(ctx context.Context, file string, objs []virtkit.Object, res *instancetypeResolver) []validateFinding {
+	var out []validateFinding
 	for _, obj := range objs {
 		kind := obj.GetObjectKind().GroupVersionKind().Kind
 		base := validateFinding{File: file, Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
@@ -188,6 +229,12 @@ func validateStream(file string, r io.Reader) []validateFinding {
 		virtkit.SetDefaults(obj)
 		errs := virtkit.Validate(obj)
 		errs = append(errs, virtkit.AdmitCreate(obj)...)
+		if len(errs) == 0 && res != nil {
+			var err error
+			if errs, err = res.admit(ctx, obj); err != nil {
+				errs = field.ErrorList{field.InternalError(nil, err)}
+			}
+		}
 		if len(errs) == 0 {
 			ok := base
 			ok.OK = true
