@@ -316,6 +316,10 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 	if succeeded {
 		a.releaseMigratedNetworks(wctx, o.key)
 	}
+	// An abort asked for before the job started (while the engine
+	// measured the dirty rate, say) ends the run with the abort's cancel
+	// cause and no job to abort: it succeeded all the same.
+	aborted := !succeeded && o.aborted.Load() && (res.Aborted || errors.Is(cause, errAbortRequested))
 	err := a.updateMigrationState(wctx, o.key, o.uid, func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
 		if ms.Completed || ms.Failed {
 			return false
@@ -333,7 +337,7 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 		}
 		ms.Failed, ms.Completed = true, true
 		switch {
-		case o.aborted.Load() && res.Aborted:
+		case aborted:
 			ms.AbortStatus = virtkit.MigrationAbortSucceeded
 			ms.FailureReason = controller.MigrationReasonAborted
 		case cause != nil && !errors.Is(cause, errAbortRequested) && !errors.Is(cause, context.Canceled):
@@ -345,7 +349,8 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 		default:
 			ms.FailureReason = "migration failed"
 		}
-		if o.aborted.Load() && ms.AbortStatus == "" {
+		if o.aborted.Load() && !aborted {
+			// Asked for, but the migration ended another way.
 			ms.AbortStatus = virtkit.MigrationAbortFailed
 		}
 		return true
@@ -362,7 +367,10 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 		}
 		regarding := o.vmiRef()
 		why := res.Reason
-		if why == "" && runErr != nil {
+		switch {
+		case aborted:
+			why = controller.MigrationReasonAborted
+		case why == "" && runErr != nil:
 			why = runErr.Error()
 		}
 		a.event(wctx, regarding, virtkit.EventTypeWarning, controller.EventReasonMigrated, "Migrate",
