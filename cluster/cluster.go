@@ -448,7 +448,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	c.agents.set(ctx, g)
 	for _, n := range c.nodes {
-		c.startAgent(n, n.Agent)
+		c.startAgent(n, n.Agent, false)
 	}
 	if c.collector != nil {
 		g.Go(func() error { return c.collector.Start(ctx) })

@@ -32,26 +32,37 @@ func (a *agentGroup) set(ctx context.Context, g *errgroup.Group) {
 	a.ctx, a.g = ctx, g
 }
 
-// agentRun is one node's running agent: how to stop it and when it has.
+// agentRun is one node's running agent: how to stop it, when it has, and
+// the error a restarted agent stopped with.
 type agentRun struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	err    *error
 }
 
 // startAgent runs agent as n's agent under the cluster's context. An agent
-// stopped by CrashAgent returns without failing the cluster.
-func (c *Cluster) startAgent(n *Node, agent *node.Agent) {
+// stopped by CrashAgent returns without failing the cluster, and so does
+// one started by RestartAgent that fails (a process that dies on start-up:
+// the cluster goes on without it, [Cluster.AgentError] tells why).
+func (c *Cluster) startAgent(n *Node, agent *node.Agent, restarted bool) {
 	c.agents.mu.Lock()
 	defer c.agents.mu.Unlock()
 	ctx, cancel := context.WithCancel(c.agents.ctx)
 	done := make(chan struct{})
-	n.Agent, n.run = agent, agentRun{cancel: cancel, done: done}
+	var failed error
+	n.Agent, n.run = agent, agentRun{cancel: cancel, done: done, err: &failed}
 	parent := c.agents.ctx
 	c.agents.g.Go(func() error {
 		defer close(done)
 		err := agent.Start(ctx)
-		if ctx.Err() != nil && parent.Err() == nil {
+		switch {
+		case ctx.Err() != nil && parent.Err() == nil:
 			return nil // crashed on purpose
+		case restarted && err != nil && parent.Err() == nil:
+			c.agents.mu.Lock()
+			failed = err
+			c.agents.mu.Unlock()
+			return nil
 		}
 		return err
 	})
@@ -94,29 +105,51 @@ func (c *Cluster) RestartAgent(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	c.agents.mu.Lock()
-	running := n.run.cancel != nil
-	c.agents.mu.Unlock()
-	if running {
+	if c.AgentRunning(name) {
 		return fmt.Errorf("restart agent %s: %w: already running", name, ErrAgentState)
 	}
 	agent, err := n.build()
 	if err != nil {
 		return fmt.Errorf("restart agent %s: %w", name, err)
 	}
-	c.startAgent(n, agent)
+	c.startAgent(n, agent, true)
 	return nil
 }
 
-// AgentRunning reports whether the named node's agent runs.
+// AgentRunning reports whether the named node's agent runs: started, not
+// crashed by [Cluster.CrashAgent], not stopped by a failure.
 func (c *Cluster) AgentRunning(name string) bool {
 	n := c.Node(name)
 	if n == nil {
 		return false
 	}
 	c.agents.mu.Lock()
+	run := n.run
+	c.agents.mu.Unlock()
+	if run.cancel == nil {
+		return false
+	}
+	select {
+	case <-run.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// AgentError is the error the named node's restarted agent stopped with,
+// or nil.
+func (c *Cluster) AgentError(name string) error {
+	n := c.Node(name)
+	if n == nil {
+		return nil
+	}
+	c.agents.mu.Lock()
 	defer c.agents.mu.Unlock()
-	return n.run.cancel != nil
+	if n.run.err == nil {
+		return nil
+	}
+	return *n.run.err
 }
 
 func (c *Cluster) runningNode(name string) (*Node, error) {

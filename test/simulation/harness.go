@@ -42,6 +42,10 @@ type HarnessOptions struct {
 	Seed int64
 	// Nodes is how many simulated hosts to run (default 3).
 	Nodes int
+	// NoWatchdog leaves the hosts' watchdogs unarmed (the cluster's
+	// default): a node agent that dies then leaves its guests running
+	// after the control plane has failed their VMIs over.
+	NoWatchdog bool
 }
 
 // NewHarness builds and starts a seeded cluster on a virtual clock and
@@ -82,7 +86,12 @@ func NewHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 			h.hosts[name] = host
 			return host, nil
 		},
-		ConfigureNode: func(name string, no *node.Options) { no.Store = h.links[name] },
+		ConfigureNode: func(name string, no *node.Options) {
+			no.Store = h.links[name]
+			if !o.NoWatchdog {
+				no.Watchdog = h.hosts[name]
+			}
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -101,6 +110,18 @@ func NewHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// Exited reports whether the cluster stopped by itself (a component
+// failed), with the error it stopped with.
+func (h *Harness) Exited() (bool, error) {
+	select {
+	case err := <-h.done:
+		h.done <- err
+		return true, err
+	default:
+		return false, nil
+	}
 }
 
 // Close stops the cluster and the recorder.

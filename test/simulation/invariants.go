@@ -26,6 +26,7 @@ const (
 	InvGroundTruth     = "ground-truth"
 	InvLifecycleEvents = "lifecycle-event"
 	InvStuck           = "stuck"
+	InvClusterExited   = "cluster-exited"
 )
 
 // Violation is one broken invariant.
@@ -92,6 +93,9 @@ func (c *checker) domains(ctx context.Context) ([]domainAt, error) {
 // step checks what must hold at every instant.
 func (c *checker) step(ctx context.Context, step int) ([]Violation, error) {
 	var out []Violation
+	if exited, err := c.h.Exited(); exited {
+		c.report(&out, step, InvClusterExited, "the cluster stopped: %v", err)
+	}
 	c.history(step, &out)
 	doms, err := c.domains(ctx)
 	if err != nil {
@@ -208,7 +212,7 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 		vmi := vmiByKey[key]
 		switch {
 		case vmi == nil:
-			c.report(&out, step, InvLeakedDomain, "domain %s (%s) on %s has no VMI", d.info.Name, d.info.State, d.node)
+			c.report(&out, step, InvLeakedDomain, "domain %s (%s/%s, persistent=%t) on %s has no VMI", d.info.Name, d.info.State, d.info.Reason, d.info.Persistent, d.node)
 			continue
 		case d.info.State.IsActive() && vmi.Status.NodeName != d.node:
 			c.report(&out, step, InvLeakedDomain, "domain %s (%s) on %s, VMI %s is on %q", d.info.Name, d.info.State, d.node, key, vmi.Status.NodeName)

@@ -26,6 +26,12 @@ type Config struct {
 	// Quiesce is how long the cluster runs after the last step with every
 	// fault healed before the final checks (default 10 minutes).
 	Quiesce time.Duration
+	// NoWatchdog runs the hosts without their watchdogs armed, as the
+	// cluster's default does (see HarnessOptions.NoWatchdog).
+	NoWatchdog bool
+	// Trace, when set, receives the run's per-instant trace (see
+	// Recorder.Trace) when it ends, for diagnosis.
+	Trace func(string)
 	// Timeout bounds one run's wall time (default 2 minutes): a cluster
 	// that never settles is a violation (InvStuck), not a hung test.
 	Timeout time.Duration
@@ -148,11 +154,20 @@ func Run(ctx context.Context, cfg Config, ops []Op) (Outcome, error) {
 		}
 		return out, err
 	}
-	h, err := NewHarness(ctx, HarnessOptions{Seed: clusterSeed(cfg.Seed), Nodes: cfg.Nodes})
+	h, err := NewHarness(ctx, HarnessOptions{Seed: clusterSeed(cfg.Seed), Nodes: cfg.Nodes, NoWatchdog: cfg.NoWatchdog})
 	if err != nil {
 		return stuck(0, err)
 	}
 	defer func() { _ = h.Close() }()
+	if cfg.Trace != nil {
+		defer func() {
+			tr, err := h.Recorder.Trace()
+			if err != nil {
+				tr = err.Error()
+			}
+			cfg.Trace(tr)
+		}()
+	}
 	table := map[string]opSpec{}
 	for _, s := range operations() {
 		table[s.name] = s

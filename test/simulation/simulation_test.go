@@ -14,15 +14,19 @@ import (
 )
 
 var (
-	flagSeeds   = flag.String("seeds", "", "seeds to run, FROM:TO (inclusive); default: the CI budget (-budget)")
-	flagOps     = flag.Int("ops", 40, "operations per seed")
-	flagBudget  = flag.Int("budget", 8, "seeds run when -seeds is not given (the CI budget)")
-	flagReplay  = flag.String("replay", "", "replay a reproduction file (JSON printed by a failing run)")
-	flagSeed    = flag.Int64("seed", 0, "run this one seed (with -ops-log, print its op log)")
-	flagOpsLog  = flag.Bool("ops-log", false, "print the op log of every seed run")
-	flagShrink  = flag.Bool("shrink", true, "shrink the op log of a failing seed")
-	flagEnable  = flag.String("enable", "", "comma-separated operations to enable although disabled by default ('all' for every one)")
-	flagDisable = flag.String("disable", "", "comma-separated operations to disable")
+	flagSeeds      = flag.String("seeds", "", "seeds to run, FROM:TO (inclusive); default: the CI budget (-budget)")
+	flagOps        = flag.Int("ops", 40, "operations per seed")
+	flagBudget     = flag.Int("budget", 8, "seeds run when -seeds is not given (the CI budget)")
+	flagReplay     = flag.String("replay", "", "replay a reproduction file (JSON printed by a failing run)")
+	flagSeed       = flag.Int64("seed", 0, "run this one seed (with -ops-log, print its op log)")
+	flagOpsLog     = flag.Bool("ops-log", false, "print the op log of every seed run")
+	flagShrink     = flag.Bool("shrink", true, "shrink the op log of a failing seed")
+	flagEnable     = flag.String("enable", "", "comma-separated operations to enable although disabled by default ('all' for every one)")
+	flagShrinkInv  = flag.String("shrink-invariant", "", "shrink for this invariant (default: the first violated)")
+	flagShrinkRuns = flag.Int("shrink-runs", 60, "most runs one shrink may spend")
+	flagTrace      = flag.String("trace", "", "write the per-instant trace of the (last) run to this file")
+	flagNoWD       = flag.Bool("no-watchdog", false, "run the hosts without their watchdogs (the cluster's default)")
+	flagDisable    = flag.String("disable", "", "comma-separated operations to disable")
 )
 
 // TestSimulation is the entry point: go test ./test/simulation -args
@@ -41,7 +45,10 @@ func TestSimulation(t *testing.T) {
 	if *flagReplay != "" {
 		r, err := ReadRepro(*flagReplay)
 		require.NoError(t, err)
-		cfg := Config{Seed: r.Seed, Disabled: disabled}
+		cfg := Config{Seed: r.Seed, Disabled: disabled, NoWatchdog: *flagNoWD}
+		if *flagTrace != "" {
+			cfg.Trace = func(tr string) { _ = os.WriteFile(*flagTrace, []byte(tr), 0o644) }
+		}
 		out, err := Run(ctx, cfg, r.Ops)
 		require.NoError(t, err)
 		report(t, cfg, r.Ops, out, false)
@@ -56,10 +63,16 @@ func TestSimulation(t *testing.T) {
 		from, to, err = parseSeeds(*flagSeeds)
 		require.NoError(t, err)
 	}
+	traceTo := func(cfg *Config) {
+		if *flagTrace != "" {
+			cfg.Trace = func(tr string) { _ = os.WriteFile(*flagTrace, []byte(tr), 0o644) }
+		}
+	}
 	start := time.Now()
 	passed, failed, steps := 0, 0, 0
 	for seed := from; seed <= to; seed++ {
-		cfg := Config{Seed: seed, Ops: *flagOps, Disabled: disabled}
+		cfg := Config{Seed: seed, Ops: *flagOps, Disabled: disabled, NoWatchdog: *flagNoWD}
+		traceTo(&cfg)
 		ops := Generate(cfg)
 		steps += len(ops)
 		out, err := Run(ctx, cfg, ops)
@@ -101,7 +114,10 @@ func report(t *testing.T, cfg Config, ops []Op, out Outcome, shrink bool) bool {
 	}
 	if shrink {
 		inv := out.Violations[0].Invariant
-		small, runs := Shrink(context.Background(), cfg, ops, inv, ShrinkBudget{})
+		if *flagShrinkInv != "" {
+			inv = *flagShrinkInv
+		}
+		small, runs := Shrink(context.Background(), cfg, ops, inv, ShrinkBudget{Runs: *flagShrinkRuns})
 		r := Repro{Seed: cfg.Seed, Invariant: inv, Ops: small}
 		t.Logf("seed=%d %s: shrunk %d ops to %d in %d runs; replay with -replay FILE holding:\n%s", cfg.Seed, inv, len(ops), len(small), runs, r.JSON())
 	}
