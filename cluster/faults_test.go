@@ -2,6 +2,8 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -63,4 +66,85 @@ func TestCrashAndRestartAgent(t *testing.T) {
 	assert.True(t, n.Status.LastHeartbeatTime.After(stale.Time), "the new agent heartbeats")
 	require.NoError(t, c.Store().Get(ctx, store.KeyOf(vmi), vmi))
 	assert.Equal(t, virtkit.Running, vmi.Status.Phase)
+}
+
+// offline fails every call while down is set, as a store the node cannot
+// reach.
+type offline struct {
+	store.Store
+	down *atomic.Bool
+}
+
+var errOffline = errors.New("store unreachable")
+
+func (o offline) Get(ctx context.Context, key store.Key, obj virtkit.Object) error {
+	if o.down.Load() {
+		return errOffline
+	}
+	return o.Store.Get(ctx, key, obj)
+}
+
+func (o offline) Update(ctx context.Context, obj virtkit.Object) error {
+	if o.down.Load() {
+		return errOffline
+	}
+	return o.Store.Update(ctx, obj)
+}
+
+func (o offline) UpdateStatus(ctx context.Context, obj virtkit.Object) error {
+	if o.down.Load() {
+		return errOffline
+	}
+	return o.Store.UpdateStatus(ctx, obj)
+}
+
+func (o offline) Create(ctx context.Context, obj virtkit.Object) error {
+	if o.down.Load() {
+		return errOffline
+	}
+	return o.Store.Create(ctx, obj)
+}
+
+// An agent restarted while its store is unreachable fails to register, as
+// a process would on start-up; the cluster and the other nodes go on, and
+// a later restart succeeds.
+func TestRestartedAgentFailureKeepsClusterUp(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	clk := sim.NewVirtualClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	var down atomic.Bool
+	c, err := cluster.New(cluster.Options{Clock: clk, Nodes: 2, Seed: 3,
+		ConfigureNode: func(name string, o *node.Options) {
+			if name == "node-1" {
+				o.Store = offline{Store: o.Store, down: &down}
+			}
+		}})
+	require.NoError(t, err)
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Start(cctx) }()
+	defer func() { stop(); <-done }()
+	require.NoError(t, c.Settle(ctx))
+
+	require.NoError(t, c.CrashAgent(ctx, "node-1"))
+	down.Store(true)
+	require.NoError(t, c.RestartAgent(ctx, "node-1"))
+	require.NoError(t, c.Advance(ctx, 30*time.Second))
+	select {
+	case err := <-done:
+		t.Fatalf("the cluster stopped: %v", err)
+	default:
+	}
+	assert.False(t, c.AgentRunning("node-1"))
+	assert.ErrorIs(t, c.AgentError("node-1"), errOffline)
+	assert.True(t, c.AgentRunning("node-2"))
+
+	down.Store(false)
+	require.NoError(t, c.RestartAgent(ctx, "node-1"))
+	require.NoError(t, c.Advance(ctx, 30*time.Second))
+	assert.True(t, c.AgentRunning("node-1"))
+	assert.NoError(t, c.AgentError("node-1"))
+	ready, err := c.NodesReady(ctx)
+	require.NoError(t, err)
+	assert.True(t, ready)
 }
