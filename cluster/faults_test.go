@@ -129,12 +129,14 @@ func TestRestartedAgentFailureKeepsClusterUp(t *testing.T) {
 	require.NoError(t, c.CrashAgent(ctx, "node-1"))
 	down.Store(true)
 	require.NoError(t, c.RestartAgent(ctx, "node-1"))
-	require.NoError(t, c.Advance(ctx, 30*time.Second))
+	require.NoError(t, c.Settle(ctx))
 	select {
 	case err := <-done:
+		done <- err // for the deferred stop
 		t.Fatalf("the cluster stopped: %v", err)
 	default:
 	}
+	require.NoError(t, c.Advance(ctx, 30*time.Second))
 	assert.False(t, c.AgentRunning("node-1"))
 	assert.ErrorIs(t, c.AgentError("node-1"), errOffline)
 	assert.True(t, c.AgentRunning("node-2"))
