@@ -27,9 +27,11 @@ func isUser(ctx context.Context) bool { v, _ := ctx.Value(userKey{}).(bool); ret
 
 // faultStore wraps the cluster's store for every component: it can fail
 // updates with ErrConflict (as if another writer had won) and delay writes
-// on the virtual clock. Decisions hash the seed, the key and how many
-// writes that key has seen, so they do not depend on which goroutine
-// reaches the store first.
+// on the virtual clock. A conflict is decided by hashing the seed, the
+// write (verb, key and the object as JSON without resourceVersions) and
+// how many times that very write was tried before, so the decision does
+// not depend on which goroutine reaches the store first, and a writer
+// that retries after a conflict is not refused forever.
 type faultStore struct {
 	store.Store
 	seed int64
@@ -38,11 +40,11 @@ type faultStore struct {
 	mu          sync.Mutex
 	conflictPct int
 	latency     time.Duration
-	writes      map[string]int
+	writes      map[[32]byte]int
 }
 
 func newFaultStore(st store.Store, seed int64, clk clock.WithTicker) *faultStore {
-	return &faultStore{Store: st, seed: seed, clk: clk, writes: map[string]int{}}
+	return &faultStore{Store: st, seed: seed, clk: clk, writes: map[[32]byte]int{}}
 }
 
 func (f *faultStore) setConflicts(pct int) {
@@ -62,10 +64,7 @@ func (f *faultStore) before(ctx context.Context, verb string, obj virtkit.Object
 	if isUser(ctx) {
 		return nil
 	}
-	id := fmt.Sprintf("%T/%s/%s", obj, obj.GetNamespace(), obj.GetName())
 	f.mu.Lock()
-	n := f.writes[id]
-	f.writes[id] = n + 1
 	pct, lat := f.conflictPct, f.latency
 	f.mu.Unlock()
 	if lat > 0 {
@@ -78,7 +77,17 @@ func (f *faultStore) before(ctx context.Context, verb string, obj virtkit.Object
 		}
 	}
 	if mayConflict && pct > 0 {
-		k := seeded.Key(f.seed, "conflict", id, fmt.Sprint(n))
+		id := fmt.Sprintf("%T/%s/%s", obj, obj.GetNamespace(), obj.GetName())
+		js, err := canonicalJSON(obj)
+		if err != nil {
+			return err
+		}
+		write := seeded.Key(f.seed, verb, id, js)
+		f.mu.Lock()
+		n := f.writes[write]
+		f.writes[write] = n + 1
+		f.mu.Unlock()
+		k := seeded.Key(f.seed, "conflict", string(write[:]), fmt.Sprint(n))
 		if int(k[0])%100 < pct {
 			return fmt.Errorf("%s %s: %w (injected)", verb, id, store.ErrConflict)
 		}
