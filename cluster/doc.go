@@ -17,4 +17,10 @@
 // The controllers of a cluster share one controller.SharedCache: one
 // store watch per kind for all of them, and the reads they do not modify
 // served from its indexes. Node agents keep their own watches.
+//
+// On a virtual clock (Options.Clock, [Cluster.Settle], [Cluster.Advance])
+// with Options.Seed set, a scenario repeats: uids, generated names,
+// firmware UUIDs and every jitter are drawn from streams of the seed, one
+// per component. [Cluster.CrashAgent] and [Cluster.RestartAgent] stop and
+// start one node's agent, for fault injection (package test/simulation).
 package cluster
