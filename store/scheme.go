@@ -283,10 +283,10 @@ func (s *Scheme) PrepareCreateWithIDs(obj virtkit.Object, now time.Time, ids IDs
 	next := obj.DeepCopyObject().(virtkit.Object)
 	setTypeMeta(kind, next)
 	if next.GetName() == "" {
-		next.SetName(ids.Name(kind.Name, key.Namespace, next.GetGenerateName()))
+		next.SetName(ids.Name(kind.Name, key.Namespace, next.GetGenerateName(), next))
 		key.Name = next.GetName()
 	}
-	next.SetUID(ids.UID(kind.Name, key))
+	next.SetUID(ids.UID(kind.Name, key, next))
 	next.SetGeneration(1)
 	next.SetCreationTimestamp(metav1.NewTime(now).Rfc3339Copy())
 	next.SetDeletionTimestamp(nil)
