@@ -167,12 +167,6 @@ func (l *nodeLink) set(m linkMode) {
 	l.mode = m
 }
 
-func (l *nodeLink) get() linkMode {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.mode
-}
-
 func (l *nodeLink) gate(ctx context.Context) error {
 	l.mu.Lock()
 	mode, thaw := l.mode, l.thaw
