@@ -13,7 +13,9 @@ import (
 type Repro struct {
 	Seed      int64  `json:"seed"`
 	Invariant string `json:"invariant,omitempty"`
-	Ops       []Op   `json:"ops"`
+	// NoWatchdog replays with the hosts' watchdogs off (Config.NoWatchdog).
+	NoWatchdog bool `json:"noWatchdog,omitempty"`
+	Ops        []Op `json:"ops"`
 }
 
 // ReadRepro reads a reproduction written by WriteRepro (or printed by a
@@ -33,9 +35,10 @@ func ReadRepro(path string) (Repro, error) {
 // JSON is the reproduction as indented JSON, one op a line.
 func (r Repro) JSON() string {
 	b, _ := json.Marshal(struct {
-		Seed      int64  `json:"seed"`
-		Invariant string `json:"invariant,omitempty"`
-	}{r.Seed, r.Invariant})
+		Seed       int64  `json:"seed"`
+		Invariant  string `json:"invariant,omitempty"`
+		NoWatchdog bool   `json:"noWatchdog,omitempty"`
+	}{r.Seed, r.Invariant, r.NoWatchdog})
 	s := string(b[:len(b)-1]) + `,"ops":[`
 	for i, op := range r.Ops {
 		ob, _ := json.Marshal(op)

@@ -45,7 +45,7 @@ func TestSimulation(t *testing.T) {
 	if *flagReplay != "" {
 		r, err := ReadRepro(*flagReplay)
 		require.NoError(t, err)
-		cfg := Config{Seed: r.Seed, Disabled: disabled, NoWatchdog: *flagNoWD}
+		cfg := Config{Seed: r.Seed, Disabled: disabled, NoWatchdog: *flagNoWD || r.NoWatchdog}
 		if *flagTrace != "" {
 			cfg.Trace = func(tr string) { _ = os.WriteFile(*flagTrace, []byte(tr), 0o644) }
 		}
@@ -118,7 +118,7 @@ func report(t *testing.T, cfg Config, ops []Op, out Outcome, shrink bool) bool {
 			inv = *flagShrinkInv
 		}
 		small, runs := Shrink(context.Background(), cfg, ops, inv, ShrinkBudget{Runs: *flagShrinkRuns})
-		r := Repro{Seed: cfg.Seed, Invariant: inv, Ops: small}
+		r := Repro{Seed: cfg.Seed, Invariant: inv, NoWatchdog: cfg.NoWatchdog, Ops: small}
 		t.Logf("seed=%d %s: shrunk %d ops to %d in %d runs; replay with -replay FILE holding:\n%s", cfg.Seed, inv, len(ops), len(small), runs, r.JSON())
 	}
 	return true
