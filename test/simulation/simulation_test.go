@@ -16,7 +16,7 @@ import (
 var (
 	flagSeeds      = flag.String("seeds", "", "seeds to run, FROM:TO (inclusive); default: the CI budget (-budget)")
 	flagOps        = flag.Int("ops", 80, "operations per seed")
-	flagBudget     = flag.Int("budget", 50, "seeds run when -seeds is not given (the CI budget: about 3 minutes with -race on 2 cores)")
+	flagBudget     = flag.Int("budget", 50, "seeds run when -seeds is not given (the CI budget: about 4 minutes with -race on 2 shared cores)")
 	flagReplay     = flag.String("replay", "", "replay a reproduction file (JSON printed by a failing run)")
 	flagSeed       = flag.Int64("seed", 0, "run this one seed (with -ops-log, print its op log)")
 	flagOpsLog     = flag.Bool("ops-log", false, "print the op log of every seed run")
