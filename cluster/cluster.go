@@ -130,7 +130,10 @@ type Options struct {
 	// pollers' jitter. Each component draws from its own stream, so on a
 	// virtual clock a scenario run twice with one seed makes the same
 	// choices (which VMIs a ReplicaSet removes on scale-down, say) and
-	// records the same events. Zero draws from math/rand as before.
+	// records the same events. On a *sim.VirtualClock a seeded cluster
+	// also fires one timer at a time, settling in between, so that two
+	// timers of one instant do not race. Zero draws from math/rand as
+	// before.
 	// Components given explicitly (Store, Scheduler, NewHypervisor,
 	// Defaults.NewUUID, NodeAgent.Float64) keep their own randomness.
 	Seed int64
