@@ -48,7 +48,7 @@ type guestServiceConfig struct {
 
 // userData is the part of cloud-config the simulated guest reads.
 type userData struct {
-	SSHAuthorizedKeys []string   `yaml:"ssh_authorized_keys"`
+	SSHAuthorizedKeys []string    `yaml:"ssh_authorized_keys"`
 	Users             []yaml.Node `yaml:"users"`
 }
 
