@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -166,4 +168,50 @@ func TestSimulatedGuestServicesOnAPI(t *testing.T) {
 	}
 	assert.Equal(t, "hello\n", sshEcho(t, kc, signer, same))
 	checkServices()
+}
+
+// `virtkit ssh` runs the system's OpenSSH client through port-forward to
+// the simulated guest's SSH server: the key cloud-init gives logs in, the
+// command runs in the simulated shell and the host key is recorded under
+// the vmi/NAME.NAMESPACE alias.
+func TestSimulatedGuestOpenSSH(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("no ssh client on PATH (Debian: openssh-client)")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command builds the virtkit binary ssh runs as its ProxyCommand")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "virtkit")
+	out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	require.NoError(t, err)
+	key := filepath.Join(dir, "id_ed25519")
+	require.NoError(t, os.WriteFile(key, pem.EncodeToMemory(block), 0o600))
+	signer, err := ssh.NewSignerFromKey(priv)
+	require.NoError(t, err)
+
+	kc := startAPIController(t, "--nodes", "1", "--heartbeat-interval", "200ms")
+	c := cli{t: t, kubeconfig: kc}
+	manifest := filepath.Join(dir, "vm.yaml")
+	pub := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey())))
+	require.NoError(t, os.WriteFile(manifest, []byte(fmt.Sprintf(simServicesVM, pub)), 0o644))
+	c.ok("apply", "-f", manifest)
+	c.eventually("Running", "get", "vmi", "vm-svc")
+	c.eventually("https://127.0.0.1:", "get", "nodes", "-o", "jsonpath={.items[0].metadata.annotations}")
+
+	knownHosts := filepath.Join(dir, "known_hosts")
+	cmd := exec.CommandContext(t.Context(), bin, "ssh", "--kubeconfig", kc, "-i", key, "--known-hosts", knownHosts,
+		"-t", "-o BatchMode=yes -o StrictHostKeyChecking=accept-new -o ConnectTimeout=30", "fedora@vmi/vm-svc", "--", "echo", "hello")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "virtkit ssh: %s", stderr.String())
+	assert.Equal(t, "hello\n", stdout.String())
+	recorded, err := os.ReadFile(knownHosts)
+	require.NoError(t, err)
+	assert.Contains(t, string(recorded), "ssh-ed25519 ")
 }
