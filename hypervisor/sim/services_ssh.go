@@ -90,11 +90,11 @@ func serveSSH(ctx context.Context, conn net.Conn, info hypervisor.DomainInfo, ke
 // serveSSHSession answers one session channel's requests.
 func serveSSHSession(ch ssh.Channel, reqs <-chan *ssh.Request, host string, info hypervisor.DomainInfo) {
 	defer ch.Close()
-	nl := "\n"
+	nl, pty := "\n", false
 	for req := range reqs {
 		switch req.Type {
 		case "pty-req":
-			nl = "\r\n"
+			nl, pty = "\r\n", true
 			_ = req.Reply(true, nil)
 		case "env", "window-change":
 			_ = req.Reply(true, nil)
@@ -111,7 +111,7 @@ func serveSSHSession(ch ssh.Channel, reqs <-chan *ssh.Request, host string, info
 		case "shell":
 			_ = req.Reply(true, nil)
 			go func() {
-				status := sshShell(ch, nl, host, info)
+				status := sshShell(ch, pty, nl, host, info)
 				_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(sshExitStatus{Status: uint32(status)}))
 				_ = ch.Close()
 			}()
@@ -138,23 +138,47 @@ func runSSHCommand(w io.Writer, line, nl, host string, info hypervisor.DomainInf
 }
 
 // sshShell is an interactive session of the simulated shell: a prompt,
-// one command per line, until "exit" or the end of input.
-func sshShell(ch ssh.Channel, nl, host string, info hypervisor.DomainInfo) int {
+// one command per line, until "exit" or the end of input. With a terminal
+// (pty) a line ends at CR or LF and typed characters are echoed, as the
+// terminal's line discipline does.
+func sshShell(ch ssh.Channel, pty bool, nl, host string, info hypervisor.DomainInfo) int {
 	if _, err := io.WriteString(ch, consolePrompt); err != nil {
 		return 0
 	}
-	sc := bufio.NewScanner(ch)
-	sc.Buffer(make([]byte, maxConsoleLine), maxConsoleLine)
+	r := bufio.NewReaderSize(ch, maxConsoleLine)
+	var line []byte
 	status := 0
-	for sc.Scan() {
-		line := strings.TrimSpace(strings.TrimSuffix(sc.Text(), "\r"))
-		if line == "exit" {
+	lastCR := false
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
 			return status
 		}
-		status = runSSHCommand(ch, line, nl, host, info)
+		if b == '\n' && lastCR {
+			lastCR = false
+			continue
+		}
+		lastCR = b == '\r'
+		if b != '\r' && b != '\n' {
+			if len(line) < maxConsoleLine {
+				line = append(line, b)
+				if pty {
+					_, _ = ch.Write([]byte{b})
+				}
+			}
+			continue
+		}
+		if pty {
+			_, _ = io.WriteString(ch, "\r\n")
+		}
+		cmd := strings.TrimSpace(string(line))
+		line = line[:0]
+		if cmd == "exit" {
+			return status
+		}
+		status = runSSHCommand(ch, cmd, nl, host, info)
 		if _, err := io.WriteString(ch, consolePrompt); err != nil {
 			return status
 		}
 	}
-	return status
 }

@@ -245,3 +245,34 @@ func TestGuestServicesAcrossMigration(t *testing.T) {
 	assert.Equal(t, "hello\n", out)
 	assert.Equal(t, before.Marshal(), hostKey(dst).Marshal(), "the host key moves with the guest")
 }
+
+// An interactive SSH session with a terminal: lines end at CR, typed
+// characters are echoed, output lines end in CRLF, exit ends the session.
+func TestGuestServicesSSHShell(t *testing.T) {
+	ctx := t.Context()
+	h := sim.New(sim.Options{Name: "h"})
+	startGuest(t, h, "ns_vm")
+	signer, line := newSSHKey(t)
+	require.NoError(t, h.ConfigureGuest(ctx, "ns_vm", hypervisor.GuestConfig{UserData: "#cloud-config\nssh_authorized_keys: [" + line[:len(line)-1] + "]\n"}))
+	rwc, err := h.DialGuest(ctx, "ns_vm", "tcp", "10.0.2.2:22")
+	require.NoError(t, err)
+	cc, chans, reqs, err := ssh.NewClientConn(bridge(t, rwc), "guest:22", &ssh.ClientConfig{User: "root",
+		Auth: []ssh.AuthMethod{ssh.PublicKeys(signer)}, HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	require.NoError(t, err)
+	client := ssh.NewClient(cc, chans, reqs)
+	defer client.Close()
+	sess, err := client.NewSession()
+	require.NoError(t, err)
+	require.NoError(t, sess.RequestPty("xterm", 25, 80, ssh.TerminalModes{}))
+	in, err := sess.StdinPipe()
+	require.NoError(t, err)
+	out, err := sess.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, sess.Shell())
+	_, err = io.WriteString(in, "echo hi\rexit\r")
+	require.NoError(t, err)
+	got, err := io.ReadAll(out)
+	require.NoError(t, err)
+	require.NoError(t, sess.Wait())
+	assert.Equal(t, "/ # echo hi\r\nhi\r\n/ # exit\r\n", string(got))
+}
