@@ -27,3 +27,19 @@ type VNCOpener interface {
 type GuestDialer interface {
 	DialGuest(ctx context.Context, name, network, address string) (io.ReadWriteCloser, error)
 }
+
+// GuestConfig is what the node agent knows of a guest from its VMI that a
+// backend modelling the guest's own services needs: the VMI's annotations
+// and its cloud-init user-data (inline userData or userDataBase64, decoded).
+type GuestConfig struct {
+	Annotations map[string]string
+	UserData    string
+}
+
+// GuestConfigurer is implemented by backends that model the services a
+// guest runs (the simulator): before each DialGuest the node agent hands
+// them the VMI's GuestConfig. Backends whose guests run real software do
+// not implement it.
+type GuestConfigurer interface {
+	ConfigureGuest(ctx context.Context, name string, cfg GuestConfig) error
+}

@@ -50,6 +50,11 @@
 // [InterfaceAddresser]'s leases), or listed addresses inside
 // EndpointOptions.AllowedNetworks, and never loopback, link-local, the
 // metadata address or the node's own addresses outside those networks.
+// A hypervisor that reaches its guests its own way (a
+// hypervisor.GuestDialer, the simulator) is dialled through instead, with
+// the address the node assigned if any; when it also models the guest's
+// services (a hypervisor.GuestConfigurer) it first gets the VMI's
+// annotations and cloud-init user-data.
 //
 // # What the agent watches and when it refreshes status
 //

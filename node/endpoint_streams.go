@@ -102,7 +102,17 @@ func (e *Endpoint) open(ctx context.Context, req endpointRequest, vmi *virtkit.V
 	addr, err := e.guestAddress(ctx, vmi, natMACs)
 	if d, ok := hv.(hypervisor.GuestDialer); ok {
 		// The backend reaches its guests its own way; it gets the
-		// address the node assigned, if any.
+		// address the node assigned, if any, and, when it models the
+		// guest's services, what the VMI declares of them.
+		if c, ok := hv.(hypervisor.GuestConfigurer); ok {
+			cfg, err := guestConfig(vmi)
+			if err != nil {
+				return nil, err
+			}
+			if err := c.ConfigureGuest(ctx, dom, cfg); err != nil {
+				return nil, err
+			}
+		}
 		return d.DialGuest(ctx, dom, req.protocol, net.JoinHostPort(addr, strconv.Itoa(req.port)))
 	}
 	if err != nil {

@@ -129,18 +129,29 @@ func serveConsole(rw io.ReadWriter, info hypervisor.DomainInfo) {
 // consoleAnswer is the simulated shell's output for one command line,
 // ending in a newline when not empty.
 func consoleAnswer(cmd, host string, info hypervisor.DomainInfo) string {
-	fields := strings.Fields(cmd)
-	if len(fields) == 0 {
+	out, _ := shellCommand(cmd, host, info)
+	if len(out) == 0 {
 		return ""
 	}
-	lines := func(s ...string) string { return strings.Join(s, "\r\n") + "\r\n" }
+	return strings.Join(out, "\r\n") + "\r\n"
+}
+
+// shellCommand runs one command line of the simulated shell: its output
+// lines and exit status (127 for a command the simulated guest cannot
+// answer, as a shell's "not found").
+func shellCommand(cmd, host string, info hypervisor.DomainInfo) ([]string, int) {
+	fields := strings.Fields(cmd)
+	if len(fields) == 0 {
+		return nil, 0
+	}
+	lines := func(s ...string) ([]string, int) { return s, 0 }
 	switch fields[0] {
 	case "hostname":
 		return lines(host)
 	case "echo":
 		return lines(strings.Join(fields[1:], " "))
 	case "true":
-		return ""
+		return nil, 0
 	case "help":
 		return lines("commands answered by the simulated guest: hostname, uname [-a|-s|-n|-m|-r], echo, true, help")
 	case "uname":
@@ -160,9 +171,9 @@ func consoleAnswer(cmd, host string, info hypervisor.DomainInfo) string {
 		case "-a":
 			return lines(fmt.Sprintf("Linux %s 6.1.0-virtkit-sim #1 SMP x86_64 GNU/Linux", host))
 		}
-		return lines(fmt.Sprintf("uname: option %s: not supported by the simulated guest", opt))
+		return []string{fmt.Sprintf("uname: option %s: not supported by the simulated guest", opt)}, 1
 	}
-	return lines(fmt.Sprintf("%s: not supported by the simulated guest", fields[0]))
+	return []string{fmt.Sprintf("%s: not supported by the simulated guest", fields[0])}, 127
 }
 
 // OpenConsole is Host.OpenConsole.
@@ -180,18 +191,3 @@ var (
 	_ hypervisor.ConsoleOpener = (*Host)(nil)
 	_ hypervisor.VNCOpener     = (*Host)(nil)
 )
-
-// DialGuest is not supported: simulated guests have no network stack, so
-// port-forward to them fails with an error naming the call.
-func (h *Host) DialGuest(ctx context.Context, name, network, address string) (io.ReadWriteCloser, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return nil, hypervisor.WrapDomain("DialGuest", name,
-		fmt.Errorf("%w: simulated guests have no network stack to forward %s %s to", hypervisor.ErrNotSupported, network, address))
-}
-
-// DialGuest is Host.DialGuest.
-func (p *Persistent) DialGuest(ctx context.Context, name, network, address string) (io.ReadWriteCloser, error) {
-	return p.host.DialGuest(ctx, name, network, address)
-}

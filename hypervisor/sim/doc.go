@@ -93,6 +93,33 @@
 // text are ignored. [VNCText] reads a framebuffer of it back to text, for
 // tests of VNC tooling. Both close when the domain stops.
 //
+// # Guest services
+//
+// A simulated guest has no network stack; instead the host models the
+// services a guest would run, as a simulator-only stand-in for a real
+// image. [Host.ConfigureGuest] (called by the node agent before each
+// port-forward with the VMI's annotations and cloud-init user-data) reads
+// the [ServicesAnnotation] "sim.virtkit.io/services", KIND:PORT pairs such
+// as "ssh:22,http:8080,echo:7", and the user-data's #cloud-config: an SSH
+// server on port 22 is added when it gives ssh_authorized_keys (top-level
+// keys admit any login name, a user's keys under users admit that user).
+// [Host.DialGuest] connects to one of them over an in-memory pipe:
+//   - ssh: an SSH-2 server (golang.org/x/crypto/ssh) with public-key
+//     authentication, running the console's shell for exec requests
+//     (commands separated by ";" or "&&"; exit status 127 for a command the
+//     shell does not know) and interactive shells. Its ed25519 host key is
+//     derived from the domain's UUID, so it stays across restarts and
+//     migrations.
+//   - http: HTTP/1.1, 200 with a line naming the guest, method and path for
+//     GET and HEAD, 405 otherwise.
+//   - echo: every byte sent comes back.
+//
+// Other ports refuse the connection, as do guests that are not running
+// (paused, stopped, an incoming migration). Open connections break when the
+// domain stops running on the host: paused, stopped, or migrated away (the
+// switchover's downtime); a new connection reaches the guest on its new
+// host. Only tcp is modelled.
+//
 // # Watchdog
 //
 // A host has a watchdog, disarmed until the first [Host.PetWatchdog]: unless

@@ -145,6 +145,8 @@ type Host struct {
 	wd          watchdog
 	// shares are the modelled virtiofs shares (see ServeVirtiofs).
 	shares virtiofsShares
+	// services are the guests' modelled services (see ConfigureGuest).
+	services guestServices
 	// acpi is how the guests of some domain names answer the power
 	// button (see SetACPIBehaviour); other guests use the defaults.
 	acpi map[string]ACPIBehaviour
