@@ -24,17 +24,7 @@ func TestCancelledMigrationAbortStatus(t *testing.T) {
 		t.Run(before.String(), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			// 512 MiB at 20 MB/s: a migration takes about 27 s.
-			c, _ := lifecycleCluster(t, ctx, 20_000_000)
-			key := store.Key{Namespace: "vt", Name: "hop"}
-			require.NoError(t, c.Apply(ctx, virtualVM(key.Name)))
-			vmi := runningOn(t, ctx, c, key)
-			_, err := advanceUntil(ctx, c, time.Minute, func() (bool, struct{}, error) {
-				v := &virtkit.VirtualMachineInstance{}
-				err := c.Store().Get(ctx, key, v)
-				return virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable), struct{}{}, err
-			})
-			require.NoError(t, err)
+			c, key, vmi := startMigratable(t, ctx)
 
 			mig, err := controller.Migrate(ctx, c.Store(), key, controller.MigrateOptions{})
 			require.NoError(t, err)

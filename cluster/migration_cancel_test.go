@@ -41,17 +41,7 @@ func TestMigrateRightAfterCancel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			// 512 MiB at 20 MB/s: a migration takes about 27 s.
-			c, _ := lifecycleCluster(t, ctx, 20_000_000)
-			key := store.Key{Namespace: "vt", Name: "hop"}
-			require.NoError(t, c.Apply(ctx, virtualVM(key.Name)))
-			vmi := runningOn(t, ctx, c, key)
-			_, err := advanceUntil(ctx, c, time.Minute, func() (bool, struct{}, error) {
-				v := &virtkit.VirtualMachineInstance{}
-				err := c.Store().Get(ctx, key, v)
-				return virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable), struct{}{}, err
-			})
-			require.NoError(t, err)
+			c, key, vmi := startMigratable(t, ctx)
 
 			first, err := controller.Migrate(ctx, c.Store(), key, controller.MigrateOptions{})
 			require.NoError(t, err)
@@ -91,4 +81,22 @@ func TestMigrateRightAfterCancel(t *testing.T) {
 			assert.NoError(t, cluster.CheckNoDoubleRun(ctx, c))
 		})
 	}
+}
+
+// startMigratable starts the VM vt/hop on a lifecycle cluster whose links
+// move 20 MB/s (a 512 MiB guest migrates in about 27 s) and returns once
+// its VMI runs and says it can migrate.
+func startMigratable(t *testing.T, ctx context.Context) (*cluster.Cluster, store.Key, *virtkit.VirtualMachineInstance) {
+	t.Helper()
+	c, _ := lifecycleCluster(t, ctx, 20_000_000)
+	key := store.Key{Namespace: "vt", Name: "hop"}
+	require.NoError(t, c.Apply(ctx, virtualVM(key.Name)))
+	vmi := runningOn(t, ctx, c, key)
+	_, err := advanceUntil(ctx, c, time.Minute, func() (bool, struct{}, error) {
+		v := &virtkit.VirtualMachineInstance{}
+		err := c.Store().Get(ctx, key, v)
+		return virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable), struct{}{}, err
+	})
+	require.NoError(t, err)
+	return c, key, vmi
 }
