@@ -1,0 +1,59 @@
+package cluster_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/admission"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/store"
+)
+
+// parityCase is a manifest of admission/testdata/parity and the field
+// errors the admission chain gives it against st.
+func parityCase(t *testing.T, st store.Store, file string) (virtkit.Object, field.ErrorList) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "admission", "testdata", "parity", file))
+	require.NoError(t, err)
+	decode := func() virtkit.Object {
+		objs, err := virtkit.Decode(strings.NewReader(string(b)))
+		require.NoError(t, err)
+		require.Len(t, objs, 1)
+		return objs[0]
+	}
+	err = admission.New(admission.Options{Lookup: st}).Admit(context.Background(), admission.AttributesFor(admission.Create, decode(), nil))
+	require.ErrorIs(t, err, admission.ErrInvalid)
+	return decode(), admission.FieldErrors(err)
+}
+
+// Apply refuses what the admission chain refuses, with the same field
+// errors in the same order (the API server and virtkit validate run the
+// same chain): validation's and create admission's errors together, the
+// instance type checks once the object is valid.
+func TestApplyRunsTheAdmissionChain(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	catalogue, err := virtkit.CommonInstancetypes()
+	require.NoError(t, err)
+	require.NoError(t, cluster.Apply(ctx, st, catalogue...))
+	files, err := filepath.Glob(filepath.Join("..", "admission", "testdata", "parity", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			obj, want := parityCase(t, st, filepath.Base(f))
+			require.NotEmpty(t, want)
+			err := cluster.Apply(ctx, st, obj)
+			require.ErrorIs(t, err, cluster.ErrInvalidObject)
+			assert.Equal(t, want, cluster.FieldErrors(err))
+		})
+	}
+}
