@@ -234,6 +234,12 @@ func checkObjects(ctx context.Context, file string, objs []virtkit.Object, res *
 		if base.Name == "" {
 			base.Name = obj.GetGenerateName()
 		}
+		// As apply does, an object without a namespace is admitted in
+		// "default" (where the instance types and DataVolumes it names are
+		// looked up); the finding shows the namespace the manifest gave.
+		if obj.GetNamespace() == "" && virtkit.IsNamespaced(obj.GetObjectKind().GroupVersionKind()) {
+			obj.SetNamespace("default")
+		}
 		var errs field.ErrorList
 		if err := chain.Admit(ctx, admission.AttributesFor(admission.Create, obj, nil)); err != nil {
 			if errs = admission.FieldErrors(err); errs == nil {

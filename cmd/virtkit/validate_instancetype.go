@@ -59,15 +59,5 @@ func newInstancetypeResolver(ctx context.Context, streams []decoded, common bool
 }
 
 // lookup is what the admission chain reads instance types, preferences
-// and DataVolumes from: an object without a namespace is looked up in
-// "default", as apply puts it there.
-func (r *instancetypeResolver) lookup() store.Store { return defaultNamespace{r.st} }
-
-type defaultNamespace struct{ store.Store }
-
-func (d defaultNamespace) Get(ctx context.Context, key store.Key, obj virtkit.Object) error {
-	if gvk, ok := virtkit.GVKOf(obj); ok && key.Namespace == "" && virtkit.IsNamespaced(gvk) {
-		key.Namespace = "default"
-	}
-	return d.Store.Get(ctx, key, obj)
-}
+// and DataVolumes from.
+func (r *instancetypeResolver) lookup() store.Store { return r.st }
