@@ -15,11 +15,10 @@ import (
 
 // step records its runs in a shared log and returns err.
 type step struct {
-	name  string
-	ops   []admission.Operation
-	err   error
-	valid bool // NeedsValid
-	log   *[]string
+	name string
+	ops  []admission.Operation
+	err  error
+	log  *[]string
 }
 
 func (s step) Handles(op admission.Operation) bool {
