@@ -57,3 +57,42 @@ func TestApplyRunsTheAdmissionChain(t *testing.T) {
 		})
 	}
 }
+
+// An update is refused with the chain's field errors for an update: those
+// of validation and of update admission together.
+func TestApplyUpdateRunsTheAdmissionChain(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	manifest := func(hostname, disk string) virtkit.Object {
+		objs, err := virtkit.Decode(strings.NewReader(`apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: web, namespace: default}
+spec:
+  hostname: ` + hostname + `
+  domain:
+    devices: {disks: [{name: ` + disk + `}]}
+    memory: {guest: 128Mi}
+  volumes:
+  - name: root
+    containerDisk: {image: quay.io/containerdisks/fedora:41}
+`))
+		require.NoError(t, err)
+		return objs[0]
+	}
+	require.NoError(t, cluster.Apply(ctx, st, manifest("web", "root")))
+	stored := &virtkit.VirtualMachineInstance{}
+	require.NoError(t, st.Get(ctx, store.Key{Namespace: "default", Name: "web"}, stored))
+
+	aerr := admission.New(admission.Options{Lookup: st}).Admit(ctx, admission.AttributesFor(admission.Update, manifest("other", "missing"), stored))
+	want := admission.FieldErrors(aerr)
+	var types []field.ErrorType
+	for _, e := range want {
+		types = append(types, e.Type)
+	}
+	require.Contains(t, types, field.ErrorTypeNotFound, "validation's error")
+	require.Contains(t, types, field.ErrorTypeForbidden, "update admission's error")
+
+	err := cluster.Apply(ctx, st, manifest("other", "missing"))
+	require.ErrorIs(t, err, cluster.ErrInvalidObject)
+	assert.Equal(t, want, cluster.FieldErrors(err))
+}
