@@ -105,7 +105,8 @@
 // directly and are not subject to it; every path that stores an object on
 // a user's behalf (cluster.Apply, `virtkit apply`, a caller's own API
 // server) must call [AdmitCreate] before creating an object and
-// [AdmitUpdate] before replacing one.
+// [AdmitUpdate] before replacing one; the admission package's chain does,
+// after defaulting and [Validate].
 //
 // Status on create, per kind:
 //

@@ -30,10 +30,11 @@
 //     object's events there. The events.k8s.io resource selects by the
 //     same fields as regarding.*.
 //
-// Every write goes through virtkit's strict decoding, defaulting
-// ([virtkit.DefaultOptions]), [virtkit.Validate] and user admission
-// ([virtkit.AdmitCreate], [virtkit.AdmitUpdate]), the role KubeVirt's
-// webhooks play. Errors are metav1.Status objects with Kubernetes' reasons
+// Every write goes through virtkit's strict decoding and the admission
+// chain of cluster.Apply ([admission.New]: instance type inference,
+// defaulting with [virtkit.DefaultOptions], [virtkit.Validate], user
+// admission with [virtkit.AdmitCreate] and [virtkit.AdmitUpdate], instance
+// type checks), the role KubeVirt's webhooks play. Errors are metav1.Status objects with Kubernetes' reasons
 // and codes: NotFound, AlreadyExists, Conflict, Invalid (details.causes
 // carry the field paths), Forbidden, Unauthorized, Gone/Expired.
 //

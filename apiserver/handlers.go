@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/admission"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -309,18 +309,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *requestInf
 		// Kubernetes API server ignores it on create.
 		obj.SetResourceVersion("")
 	}
-	if err := s.admitInstancetype(r.Context(), info, obj, controller.InferInstancetype); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.opts.Defaults.SetDefaults(obj)
-	errs := virtkit.Validate(obj)
-	errs = append(errs, virtkit.AdmitCreate(obj)...)
-	if len(errs) > 0 {
-		s.writeError(w, r, invalid(info.res, obj.GetName(), errs))
-		return
-	}
-	if err := s.admitInstancetype(r.Context(), info, obj, controller.AdmitInstancetype); err != nil {
+	if err := s.admit(r, info, admission.Create, obj, nil); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -385,7 +374,7 @@ func (s *Server) write(r *http.Request, info *requestInfo, obj, cur virtkit.Obje
 		}
 		return next, nil
 	}
-	next, err := s.admitUpdate(ctx, info, obj, cur)
+	next, err := s.admitUpdate(r, info, obj, cur)
 	if err != nil {
 		return nil, err
 	}

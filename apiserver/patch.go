@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
-	"github.com/virtkit/virtkit/store"
 )
 
 // patchAttempts bounds the retries of a patch that does not name a
@@ -96,51 +93,6 @@ func (s *Server) patchOnce(r *http.Request, info *requestInfo, apply func(cur, p
 		return nil, errRetryPatch
 	}
 	return out, err
-}
-
-// admitUpdate defaults the user's object (a VMI keeps the firmware UUID it
-// was given), validates it and runs update admission against the stored
-// object; the result carries the stored status.
-func (s *Server) admitUpdate(ctx context.Context, info *requestInfo, given, cur virtkit.Object) (virtkit.Object, error) {
-	next := given.DeepCopyObject().(virtkit.Object)
-	if err := s.admitInstancetype(ctx, info, next, controller.InferInstancetype); err != nil {
-		return nil, err
-	}
-	opts := s.opts.Defaults
-	opts.NewUUID = nil
-	if vmi, ok := cur.(*virtkit.VirtualMachineInstance); ok {
-		if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.UUID != "" {
-			uuid := fw.UUID
-			opts.NewUUID = func() types.UID { return uuid }
-		}
-	}
-	opts.SetDefaults(next)
-	errs := virtkit.Validate(next)
-	if len(errs) == 0 {
-		errs = virtkit.AdmitUpdate(next, cur)
-	}
-	if len(errs) > 0 {
-		return nil, invalid(info.res, info.name, errs)
-	}
-	if err := s.admitInstancetype(ctx, info, next, controller.AdmitInstancetype); err != nil {
-		return nil, err
-	}
-	return next, nil
-}
-
-// admitInstancetype runs one of the instance type steps of VM admission
-// (inferFromVolume's mutation, or the check against the instance type and
-// preference a VM names), as cluster.Apply does: both read the store.
-func (s *Server) admitInstancetype(ctx context.Context, info *requestInfo, obj virtkit.Object,
-	step func(context.Context, store.Store, virtkit.Object) (field.ErrorList, error)) error {
-	errs, err := step(ctx, s.opts.Store, obj)
-	if err != nil {
-		return storeError(info.res, obj.GetName(), err)
-	}
-	if len(errs) > 0 {
-		return invalid(info.res, obj.GetName(), errs)
-	}
-	return nil
 }
 
 func fieldRequiredRV() field.ErrorList {

@@ -9,11 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/admission"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -67,9 +66,11 @@ const (
 // Apply defaults, validates, admits and stores objects, kubectl-apply
 // style, on behalf of a user: a new object is created without the status
 // it may carry; an existing one gets the new spec, labels and annotations
-// (its status is kept). Admission ([virtkit.AdmitCreate],
-// [virtkit.AdmitUpdate]) refuses reserved labels and, for a VMI or a
-// migration, any change of spec. An object that fails does not stop the
+// (its status is kept). Every object goes through [admission.New]'s chain
+// (instance type inference, defaults, validation, admission, instance type
+// checks); admission ([virtkit.AdmitCreate], [virtkit.AdmitUpdate])
+// refuses reserved labels and, for a VMI or a migration, any change of
+// spec. An object that fails does not stop the
 // others: every object is attempted, and the returned error joins one error
 // per failed object (each naming its kind and key once). An update that
 // loses a race with another writer is retried with jittered backoff.
@@ -113,27 +114,8 @@ func applyOneWith(ctx context.Context, st store.Store, defaults virtkit.DefaultO
 		obj.SetNamespace("default")
 	}
 	prefix := fmt.Sprintf("%s %s", gvk.Kind, store.KeyOf(obj))
-	// inferFromVolume is resolved first, as KubeVirt's mutation does.
-	if errs, err := controller.InferInstancetype(ctx, st, obj); err != nil || len(errs) > 0 {
-		if err == nil {
-			err = invalid(errs)
-		}
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	// An update is defaulted again against the stored object (a VMI keeps
-	// its generated firmware UUID), so keep what the user gave.
-	given := obj.DeepCopyObject().(virtkit.Object)
-	defaults.SetDefaults(obj)
-	if errs := virtkit.Validate(obj); len(errs) > 0 {
-		return fmt.Errorf("%s: %w", prefix, invalid(errs))
-	}
-	if errs, err := controller.AdmitInstancetype(ctx, st, obj); err != nil || len(errs) > 0 {
-		if err == nil {
-			err = invalid(errs)
-		}
-		return fmt.Errorf("%s: %w", prefix, err)
-	}
-	if err := applyOne(ctx, st, defaults, virtual, obj, given); err != nil {
+	chain := admission.New(admission.Options{Defaults: defaults, Lookup: st})
+	if err := applyOne(ctx, st, chain, virtual, obj); err != nil {
 		// Store errors already name the kind and key; do not repeat them.
 		if strings.HasPrefix(err.Error(), prefix) {
 			return err
@@ -143,11 +125,20 @@ func applyOneWith(ctx context.Context, st store.Store, defaults virtkit.DefaultO
 	return nil
 }
 
-func applyOne(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, virtual bool, obj, given virtkit.Object) error {
+// applyOne admits obj as a create and stores it; when obj is refused as a
+// create but exists, or exists already, it is admitted and stored as an
+// update of the stored object instead (what a create may not carry, a
+// reserved label, an update may keep unchanged).
+func applyOne(ctx context.Context, st store.Store, chain *admission.Chain, virtual bool, obj virtkit.Object) error {
+	// An update is admitted afresh against the stored object (a VMI keeps
+	// its generated firmware UUID), so keep what the user gave.
+	given := obj.DeepCopyObject().(virtkit.Object)
 	var err error
-	if errs := virtkit.AdmitCreate(obj); len(errs) > 0 {
-		// What a create may not carry (a reserved label) an update may
-		// keep unchanged: refuse only when there is nothing to update.
+	if aerr := chain.Admit(ctx, admission.AttributesFor(admission.Create, obj, nil)); aerr != nil {
+		errs := admission.FieldErrors(aerr)
+		if errs == nil {
+			return aerr
+		}
 		cur := obj.DeepCopyObject().(virtkit.Object)
 		if err := st.Get(ctx, store.KeyOf(obj), cur); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
@@ -180,8 +171,11 @@ func applyOne(ctx context.Context, st store.Store, defaults virtkit.DefaultOptio
 		if err := st.Get(ctx, store.KeyOf(obj), cur); err != nil {
 			return err
 		}
-		next, aerr := admitUpdate(defaults, given, cur)
-		if aerr != nil {
+		next := given.DeepCopyObject().(virtkit.Object)
+		if aerr := chain.Admit(ctx, admission.AttributesFor(admission.Update, next, cur)); aerr != nil {
+			if errs := admission.FieldErrors(aerr); errs != nil {
+				return invalid(errs)
+			}
 			return aerr
 		}
 		next.SetResourceVersion(cur.GetResourceVersion())
@@ -195,28 +189,4 @@ func applyOne(ctx context.Context, st store.Store, defaults virtkit.DefaultOptio
 		}
 	}
 	return fmt.Errorf("%w (gave up after %d attempts)", err, applyAttempts)
-}
-
-// admitUpdate defaults the user's object against the stored one (a VMI
-// keeps its firmware UUID, which defaulting would otherwise draw anew),
-// validates it and runs update admission.
-func admitUpdate(defaults virtkit.DefaultOptions, given, cur virtkit.Object) (virtkit.Object, error) {
-	next := given.DeepCopyObject().(virtkit.Object)
-	opts := defaults
-	opts.NewUUID = nil
-	if vmi, ok := cur.(*virtkit.VirtualMachineInstance); ok {
-		if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.UUID != "" {
-			uuid := fw.UUID
-			opts.NewUUID = func() types.UID { return uuid }
-		}
-	}
-	opts.SetDefaults(next)
-	errs := virtkit.Validate(next)
-	if len(errs) == 0 {
-		errs = virtkit.AdmitUpdate(next, cur)
-	}
-	if len(errs) > 0 {
-		return nil, invalid(errs)
-	}
-	return next, nil
 }

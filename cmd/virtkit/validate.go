@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/admission"
 )
 
 // validateFinding is one line of validate's output: an accepted object or
@@ -55,7 +56,8 @@ func newValidateCmd() *cobra.Command {
 		Short: "Decode, default and validate KubeVirt manifests",
 		Long: `validate reads every manifest in PATH (a file, a directory of .yaml, .yml and
 .json files, or "-" for stdin), decodes it strictly, applies KubeVirt's
-defaults and runs KubeVirt's admission rules.
+defaults and runs KubeVirt's admission rules: the admission chain of the
+library's Apply and of the API server, in the same order.
 
 The admission rules for a user's create apply too: reserved kubevirt.io/
 labels are refused (a status in a manifest is ignored, as on create).
@@ -215,10 +217,16 @@ func decodeStream(file string, r io.Reader) decoded {
 	return d
 }
 
-// checkObjects defaults, validates and admits (as a create by a user)
-// decoded objects; a VM's instance type and preference are expanded with
-// res (nil: not at all).
+// checkObjects runs the admission chain of a user's create (the one
+// cluster.Apply and the API server run: defaults, validation, admission)
+// on decoded objects; a VM's instance type and preference are inferred,
+// resolved and checked against res (nil: not at all).
 func checkObjects(ctx context.Context, file string, objs []virtkit.Object, res *instancetypeResolver) []validateFinding {
+	opts := admission.Options{}
+	if res != nil {
+		opts.Lookup = res.lookup()
+	}
+	chain := admission.New(opts)
 	var out []validateFinding
 	for _, obj := range objs {
 		kind := obj.GetObjectKind().GroupVersionKind().Kind
@@ -226,12 +234,15 @@ func checkObjects(ctx context.Context, file string, objs []virtkit.Object, res *
 		if base.Name == "" {
 			base.Name = obj.GetGenerateName()
 		}
-		virtkit.SetDefaults(obj)
-		errs := virtkit.Validate(obj)
-		errs = append(errs, virtkit.AdmitCreate(obj)...)
-		if len(errs) == 0 && res != nil {
-			var err error
-			if errs, err = res.admit(ctx, obj); err != nil {
+		// As apply does, an object without a namespace is admitted in
+		// "default" (where the instance types and DataVolumes it names are
+		// looked up); the finding shows the namespace the manifest gave.
+		if obj.GetNamespace() == "" && virtkit.IsNamespaced(obj.GetObjectKind().GroupVersionKind()) {
+			obj.SetNamespace("default")
+		}
+		var errs field.ErrorList
+		if err := chain.Admit(ctx, admission.AttributesFor(admission.Create, obj, nil)); err != nil {
+			if errs = admission.FieldErrors(err); errs == nil {
 				errs = field.ErrorList{field.InternalError(nil, err)}
 			}
 		}

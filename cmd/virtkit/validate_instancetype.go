@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
-
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
 // instancetypeResolver holds the instance types and preferences a
 // validate run knows: KubeVirt's common catalogue, then those of the
 // given files (which replace a catalogue object of the same kind and
-// name).
+// name), and the DataVolumes of the files (whose labels a VM's
+// inferFromVolume reads).
 type instancetypeResolver struct {
 	st store.Store
 }
@@ -34,7 +32,8 @@ func newInstancetypeResolver(ctx context.Context, streams []decoded, common bool
 		for _, o := range s.objs {
 			switch o.(type) {
 			case *virtkit.VirtualMachineInstancetype, *virtkit.VirtualMachineClusterInstancetype,
-				*virtkit.VirtualMachinePreference, *virtkit.VirtualMachineClusterPreference:
+				*virtkit.VirtualMachinePreference, *virtkit.VirtualMachineClusterPreference,
+				*virtkit.DataVolume:
 				objs = append(objs, o.DeepCopyObject().(virtkit.Object))
 			}
 		}
@@ -52,23 +51,13 @@ func newInstancetypeResolver(ctx context.Context, streams []decoded, common bool
 				err = st.Update(ctx, o)
 			}
 		}
-		if err != nil {
+		if _, dv := o.(*virtkit.DataVolume); err != nil && !dv {
 			return r, err
 		}
 	}
 	return r, nil
 }
 
-// admit runs the library's instancetype admission on a VM (in namespace
-// "default" when it names none, as apply puts it there).
-func (r *instancetypeResolver) admit(ctx context.Context, obj virtkit.Object) (field.ErrorList, error) {
-	vm, ok := obj.(*virtkit.VirtualMachine)
-	if !ok || vm.Spec.Instancetype == nil && vm.Spec.Preference == nil {
-		return nil, nil
-	}
-	vm = vm.DeepCopy()
-	if vm.Namespace == "" {
-		vm.Namespace = "default"
-	}
-	return controller.AdmitInstancetype(ctx, r.st, vm)
-}
+// lookup is what the admission chain reads instance types, preferences
+// and DataVolumes from.
+func (r *instancetypeResolver) lookup() store.Store { return r.st }

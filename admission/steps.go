@@ -1,0 +1,123 @@
+package admission
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/store"
+)
+
+// Lookup is where the steps read the objects a VM refers to (instance
+// types, preferences, DataVolumes); only Get is used.
+type Lookup = store.Store
+
+// Options configure [New].
+type Options struct {
+	// Defaults are the object defaults (a cluster's configuration).
+	Defaults virtkit.DefaultOptions
+	// Lookup backs the instance type steps; nil leaves them out.
+	Lookup Lookup
+}
+
+// New returns the chain every writer uses; see the package documentation
+// for its steps and their order.
+func New(o Options) *Chain {
+	c := &Chain{}
+	if o.Lookup != nil {
+		c.Mutating = append(c.Mutating, InferInstancetype{Lookup: o.Lookup})
+	}
+	c.Mutating = append(c.Mutating, Defaults{Options: o.Defaults})
+	c.Validating = append(c.Validating, Validate{}, Admit{})
+	if o.Lookup != nil {
+		c.Validating = append(c.Validating, CheckInstancetype{Lookup: o.Lookup})
+	}
+	return c
+}
+
+func createOrUpdate(op Operation) bool { return op == Create || op == Update }
+
+// InferInstancetype resolves a VM's inferFromVolume matchers.
+type InferInstancetype struct{ Lookup Lookup }
+
+// Handles creates and updates.
+func (InferInstancetype) Handles(op Operation) bool { return createOrUpdate(op) }
+
+// Admit replaces an inferFromVolume matcher with the instance type or
+// preference the volume's labels name.
+func (s InferInstancetype) Admit(ctx context.Context, a Attributes) error {
+	errs, err := controller.InferInstancetype(ctx, s.Lookup, a.Object)
+	if err != nil {
+		return err
+	}
+	return Invalid(errs)
+}
+
+// Defaults applies object defaults.
+type Defaults struct{ Options virtkit.DefaultOptions }
+
+// Handles creates and updates.
+func (Defaults) Handles(op Operation) bool { return createOrUpdate(op) }
+
+// Admit defaults a.Object. An update draws no new firmware UUID: a VMI
+// keeps the one stored.
+func (s Defaults) Admit(_ context.Context, a Attributes) error {
+	opts := s.Options
+	if a.Operation == Update {
+		opts.NewUUID = nil
+		if vmi, ok := a.OldObject.(*virtkit.VirtualMachineInstance); ok {
+			if fw := vmi.Spec.Domain.Firmware; fw != nil && fw.UUID != "" {
+				uuid := fw.UUID
+				opts.NewUUID = func() types.UID { return uuid }
+			}
+		}
+	}
+	opts.SetDefaults(a.Object)
+	return nil
+}
+
+// Validate runs the object's own rules ([virtkit.Validate]).
+type Validate struct{}
+
+// Handles creates and updates.
+func (Validate) Handles(op Operation) bool { return createOrUpdate(op) }
+
+// Validate returns the object's field errors.
+func (Validate) Validate(_ context.Context, a Attributes) error {
+	return Invalid(virtkit.Validate(a.Object))
+}
+
+// Admit runs [virtkit.AdmitCreate] or [virtkit.AdmitUpdate].
+type Admit struct{}
+
+// Handles creates and updates.
+func (Admit) Handles(op Operation) bool { return createOrUpdate(op) }
+
+// Validate refuses what a user may not write.
+func (Admit) Validate(_ context.Context, a Attributes) error {
+	if a.Operation == Update && a.OldObject != nil {
+		return Invalid(virtkit.AdmitUpdate(a.Object, a.OldObject))
+	}
+	return Invalid(virtkit.AdmitCreate(a.Object))
+}
+
+// CheckInstancetype checks a VM against the instance type and preference
+// it names ([controller.AdmitInstancetype]).
+type CheckInstancetype struct{ Lookup Lookup }
+
+// Handles creates and updates.
+func (CheckInstancetype) Handles(op Operation) bool { return createOrUpdate(op) }
+
+// NeedsValid: an invalid template is not expanded.
+func (CheckInstancetype) NeedsValid() bool { return true }
+
+// Validate returns the conflicts between the VM and what it names.
+func (s CheckInstancetype) Validate(ctx context.Context, a Attributes) error {
+	errs, err := controller.AdmitInstancetype(ctx, s.Lookup, a.Object)
+	if err != nil {
+		return err
+	}
+	return Invalid(errs)
+}
