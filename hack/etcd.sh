@@ -19,4 +19,7 @@ echo "etcd.sh: building etcd $version into $out"
 go build -o "$out.tmp" go.etcd.io/etcd/server/v3
 mv "$out.tmp" "$out"
 echo "$version" >"$stamp"
-"$out" --version | head -1
+# Not piped into head: under pipefail, etcd writing after head has exited
+# is a SIGPIPE that fails the script (seen on a loaded machine).
+v=$("$out" --version)
+echo "${v%%$'\n'*}"
