@@ -126,6 +126,17 @@ type Options struct {
 	// Storage configures DataVolumes (storage classes, import workers,
 	// registry pulls).
 	Storage StorageOptions
+	// Seed, when not zero, seeds every random choice of the cluster: the
+	// default memory store's uids and generateName suffixes
+	// (store.SeededIDs), firmware UUIDs and serials drawn by defaulting,
+	// the controllers' backoff jitter, the node agents' and guest-agent
+	// pollers' jitter. Each component draws from its own stream, so on a
+	// virtual clock a scenario run twice with one seed makes the same
+	// choices (which VMIs a ReplicaSet removes on scale-down, say) and
+	// records the same events. Zero draws from math/rand as before.
+	// Components given explicitly (Store, Scheduler, NewHypervisor,
+	// Defaults.NewUUID, NodeAgent.Float64) keep their own randomness.
+	Seed int64
 }
 
 // Controller is a reconciler and the watches that feed it.
@@ -158,13 +169,19 @@ type Cluster struct {
 	storage          *storageSetup
 	// shared is the controllers' one watch per kind.
 	shared *controller.SharedCache
+	// agents runs the node agents (see faults.go).
+	agents agentGroup
 }
 
 // Node is one host of the cluster.
 type Node struct {
 	Name       string
 	Hypervisor hypervisor.Hypervisor
-	Agent      *node.Agent
+	// Agent is the node's agent; [Cluster.RestartAgent] replaces it.
+	Agent *node.Agent
+
+	build func() (*node.Agent, error)
+	run   agentRun
 }
 
 // New builds the cluster. Nothing runs until Start.
@@ -173,7 +190,11 @@ func New(opts Options) (*Cluster, error) {
 		opts.Clock = clock.RealClock{}
 	}
 	if opts.Store == nil {
-		st, err := store.NewMemoryWithOptions(store.Options{Clock: opts.Clock, Now: opts.Now})
+		so := store.Options{Clock: opts.Clock, Now: opts.Now}
+		if opts.Seed != 0 {
+			so.IDs = store.SeededIDs(opts.Seed)
+		}
+		st, err := store.NewMemoryWithOptions(so)
 		if err != nil {
 			return nil, err
 		}
@@ -223,9 +244,12 @@ func New(opts Options) (*Cluster, error) {
 
 	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Clock: opts.Clock, Now: opts.Now, Logger: opts.Logger,
 		Defaults: opts.Defaults, DefaultEvictionStrategy: opts.Defaults.EvictionStrategy, Events: c.controllerEvents, TracerProvider: opts.TracerProvider, Cache: c.shared}
-	builtins, err := builtinControllers(rc, opts.Migration)
+	builtins, err := builtinControllers(rc, opts.Migration, opts.Seed)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Seed != 0 && c.opts.Defaults.NewUUID == nil {
+		c.opts.Defaults.NewUUID = seededUUIDs(opts.Seed, "uuid/apply")
 	}
 	for _, b := range builtins {
 		if r, ok := opts.Replace[b.Name]; ok {
@@ -276,6 +300,7 @@ func New(opts Options) (*Cluster, error) {
 		if no.Logger == nil {
 			no.Logger = opts.Logger
 		}
+		seedNode(opts.Seed, name, &no)
 		if opts.NodeLabels != nil {
 			no.Labels = opts.NodeLabels(name)
 		}
@@ -289,12 +314,22 @@ func New(opts Options) (*Cluster, error) {
 			c.cleanUpStorage()
 			return nil, fmt.Errorf("node %s: storage: %w", name, err)
 		}
-		agent, err := NewNode(NodeOptions{Agent: no, Events: opts.Events, TracerProvider: opts.TracerProvider, GuestAgent: opts.GuestAgent})
+		gao := opts.GuestAgent
+		seedGuestAgent(opts.Seed, name, &gao)
+		// build makes the node's agent: once here, again after
+		// [Cluster.CrashAgent] for [Cluster.RestartAgent] (a fresh
+		// process: no memory of the last one but what the host and the
+		// store keep).
+		base := no
+		build := func() (*node.Agent, error) {
+			return NewNode(NodeOptions{Agent: base, Events: opts.Events, TracerProvider: opts.TracerProvider, GuestAgent: gao})
+		}
+		agent, err := build()
 		if err != nil {
 			c.cleanUpStorage()
 			return nil, fmt.Errorf("node %s: %w", name, err)
 		}
-		c.nodes = append(c.nodes, &Node{Name: name, Hypervisor: hv, Agent: agent})
+		c.nodes = append(c.nodes, &Node{Name: name, Hypervisor: hv, Agent: agent, build: build})
 	}
 	return c, nil
 }
@@ -315,20 +350,20 @@ func (c *Cluster) addController(spec Controller) error {
 	return nil
 }
 
-func builtinControllers(rc controller.ReconcilerOptions, mo controller.MigrationOptions) ([]Controller, error) {
-	vm, err := controller.NewVMReconciler(rc)
+func builtinControllers(rc controller.ReconcilerOptions, mo controller.MigrationOptions, seed int64) ([]Controller, error) {
+	vm, err := controller.NewVMReconciler(seededReconciler(rc, seed, VMController))
 	if err != nil {
 		return nil, err
 	}
-	vmi, err := controller.NewVMIReconciler(rc)
+	vmi, err := controller.NewVMIReconciler(seededReconciler(rc, seed, VMIController))
 	if err != nil {
 		return nil, err
 	}
-	rs, err := controller.NewReplicaSetReconciler(rc)
+	rs, err := controller.NewReplicaSetReconciler(seededReconciler(rc, seed, ReplicaSetController))
 	if err != nil {
 		return nil, err
 	}
-	ev, err := controller.NewEvictionReconciler(rc)
+	ev, err := controller.NewEvictionReconciler(seededReconciler(rc, seed, EvictionController))
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +371,7 @@ func builtinControllers(rc controller.ReconcilerOptions, mo controller.Migration
 	if err != nil {
 		return nil, err
 	}
-	mig, err := controller.NewMigrationReconciler(rc, mo)
+	mig, err := controller.NewMigrationReconciler(seededReconciler(rc, seed, MigrationController), mo)
 	if err != nil {
 		return nil, err
 	}
@@ -403,8 +438,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	for _, ctrl := range c.controllers {
 		g.Go(func() error { return ctrl.Start(ctx) })
 	}
+	c.agents.set(ctx, g)
 	for _, n := range c.nodes {
-		g.Go(func() error { return n.Agent.Start(ctx) })
+		c.startAgent(n, n.Agent, false)
 	}
 	if c.collector != nil {
 		g.Go(func() error { return c.collector.Start(ctx) })

@@ -32,4 +32,10 @@
 // store.DeleteOptions.PropagationPolicy orphan or delete the dependents as
 // in Kubernetes; [CheckOwnersAndFinalizers] checks, once the cluster is
 // quiescent, that no owner reference dangles and no deletion is stuck.
+//
+// On a virtual clock (Options.Clock, [Cluster.Settle], [Cluster.Advance])
+// with Options.Seed set, a scenario repeats: uids, generated names,
+// firmware UUIDs and every jitter are drawn from streams of the seed, one
+// per component. [Cluster.CrashAgent] and [Cluster.RestartAgent] stop and
+// start one node's agent, for fault injection (package test/simulation).
 package cluster

@@ -80,6 +80,9 @@ type Options struct {
 	StatusInterval time.Duration
 	// StatusJitter is that fraction; default 0.2, negative for none.
 	StatusJitter float64
+	// Float64 draws the jitter, a uniform value in [0, 1); nil is
+	// math/rand/v2.Float64. A seeded cluster passes a seeded stream.
+	Float64 func() float64
 	// Workers bounds concurrent reconciles; default 4.
 	Workers int
 	// ReconcileTimeout bounds one reconcile, so a hypervisor call that hangs
@@ -207,6 +210,9 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = 10 * time.Second
+	}
+	if opts.Float64 == nil {
+		opts.Float64 = rand.Float64
 	}
 	switch {
 	case opts.StatusJitter == 0:
@@ -363,7 +369,7 @@ func SplitDomainName(domain string) (namespace, name string, ok bool) {
 // event comes first: StatusInterval, jittered.
 func (a *Agent) statusResync() time.Duration {
 	d := a.opts.StatusInterval
-	return d + time.Duration(rand.Float64()*a.opts.StatusJitter*float64(d))
+	return d + time.Duration(a.opts.Float64()*a.opts.StatusJitter*float64(d))
 }
 
 func (a *Agent) now() metav1.Time { return metav1.NewTime(a.opts.Now().UTC().Truncate(time.Second)) }

@@ -80,8 +80,11 @@ func newGuestAgentPool(ac guestagent.AgentCommander, opts GuestAgentSourceOption
 		clk = clock.RealClock{}
 	}
 	jitter := func(d time.Duration) time.Duration { return d }
-	if f := opts.Jitter; f > 0 {
-		jitter = func(d time.Duration) time.Duration { return d + time.Duration(rand.Float64()*f*float64(d)) }
+	if opts.Float64 == nil {
+		opts.Float64 = rand.Float64
+	}
+	if f, draw := opts.Jitter, opts.Float64; f > 0 {
+		jitter = func(d time.Duration) time.Duration { return d + time.Duration(draw()*f*float64(d)) }
 	}
 	return &guestAgentPool{ac: ac, opts: opts, clock: clk, log: opts.Logger, jitter: jitter,
 		wake: make(chan struct{}, 1), guests: map[string]*pooledGuest{}}

@@ -23,6 +23,9 @@ type GuestAgentSourceOptions struct {
 	// wait (so guests started together do not poll together); default
 	// DefaultGuestAgentJitter, negative for none.
 	Jitter float64
+	// Float64 draws the jitter, a uniform value in [0, 1); nil is
+	// math/rand/v2.Float64.
+	Float64 func() float64
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
 }

@@ -52,6 +52,14 @@
 // controller's hand-off (a finalizer with the first status, a node label
 // with the placement) costs one write where the store allows it.
 //
+// # Uids and generated names
+//
+// A store draws the uid of every object it creates and the suffix of a
+// name from metadata.generateName from [IDs]: [RandomIDs] by default,
+// [SeededIDs] (Options.IDs) for runs that must repeat, where the n-th
+// object at a key and the n-th name from a base get the same values
+// whatever else was written in between.
+//
 // # Implementations
 //
 // [NewMemory] is the embedded default: one process, no dependencies, a

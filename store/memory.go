@@ -49,6 +49,9 @@ type Options struct {
 	// [Memory.ReadOnlyViolations] can report the ones a watcher changed.
 	// It costs an encoding per shared object and keeps every fingerprint.
 	CheckReadOnlyEvents bool
+	// IDs draws the uids and generated names of created objects; nil is
+	// RandomIDs. SeededIDs makes them repeat from run to run.
+	IDs IDs
 }
 
 // Validate reports malformed options with the field name.
@@ -74,6 +77,7 @@ type Memory struct {
 	now         func() time.Time
 	watchBuffer int
 	log         *slog.Logger
+	ids         IDs
 
 	mu      sync.RWMutex
 	rv      uint64
@@ -116,6 +120,7 @@ func NewMemoryWithOptions(opts Options) (*Memory, error) {
 		scheme:      scheme,
 		now:         opts.Now,
 		watchBuffer: opts.WatchBuffer,
+		ids:         opts.IDs,
 		log:         opts.Logger,
 		objects:     map[string]map[Key]virtkit.Object{},
 		watchers:    map[string]map[*memWatcher]struct{}{},
@@ -303,7 +308,7 @@ func (m *Memory) Create(ctx context.Context, obj virtkit.Object) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for attempt := 0; ; attempt++ {
-		next, kind, key, err := m.scheme.PrepareCreate(obj, m.now())
+		next, kind, key, err := m.scheme.PrepareCreateWithIDs(obj, m.now(), m.ids)
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"sort"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/virtkit/virtkit"
 )
@@ -260,24 +258,21 @@ const (
 	WriteRemove
 )
 
-// GenerateName returns base plus five random lowercase alphanumerics, as
-// Kubernetes does for metadata.generateName.
-func GenerateName(base string) string {
-	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-	var b strings.Builder
-	b.WriteString(base)
-	for range 5 {
-		b.WriteByte(alphabet[rand.IntN(len(alphabet))])
-	}
-	return b.String()
-}
-
 // PrepareCreate returns the object to store for Create: a deep copy of obj
 // with apiVersion and kind from the registration, uid, generation 1 and creationTimestamp (now, second precision) set,
 // any deletion fields cleared and, if the name is empty, a name generated
 // from generateName. resourceVersion is left for the store to set; a
 // resourceVersion in obj is ErrInvalid.
 func (s *Scheme) PrepareCreate(obj virtkit.Object, now time.Time) (virtkit.Object, Kind, Key, error) {
+	return s.PrepareCreateWithIDs(obj, now, nil)
+}
+
+// PrepareCreateWithIDs is PrepareCreate drawing the uid and a generated
+// name from ids; nil is RandomIDs.
+func (s *Scheme) PrepareCreateWithIDs(obj virtkit.Object, now time.Time, ids IDs) (virtkit.Object, Kind, Key, error) {
+	if ids == nil {
+		ids = randomIDs{}
+	}
 	kind, key, err := s.ObjectKey(obj, true)
 	if err != nil {
 		return nil, kind, key, err
@@ -288,10 +283,10 @@ func (s *Scheme) PrepareCreate(obj virtkit.Object, now time.Time) (virtkit.Objec
 	next := obj.DeepCopyObject().(virtkit.Object)
 	setTypeMeta(kind, next)
 	if next.GetName() == "" {
-		next.SetName(GenerateName(next.GetGenerateName()))
+		next.SetName(ids.Name(kind.Name, key.Namespace, next.GetGenerateName()))
 		key.Name = next.GetName()
 	}
-	next.SetUID(uuid.NewUUID())
+	next.SetUID(ids.UID(kind.Name, key))
 	next.SetGeneration(1)
 	next.SetCreationTimestamp(metav1.NewTime(now).Rfc3339Copy())
 	next.SetDeletionTimestamp(nil)

@@ -1,0 +1,68 @@
+package simulation
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/store"
+)
+
+// scaleAndMigrate applies a ReplicaSet (VMIs named from generateName),
+// scales it up and down, migrates one of its VMIs, and returns the full
+// change trace and the final object list.
+func scaleAndMigrate(t *testing.T, seed int64) (trace, objects string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	h, err := NewHarness(ctx, HarnessOptions{Seed: seed})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, h.Close()) }()
+	uctx := asUser(ctx)
+	step := func(d time.Duration) { require.NoError(t, h.Advance(ctx, d)) }
+
+	require.NoError(t, h.Cluster.Apply(uctx, newReplicaSet("rs", 3)))
+	step(30 * time.Second)
+	require.NoError(t, h.Cluster.Apply(uctx, newReplicaSet("rs", 5)))
+	step(30 * time.Second)
+	require.NoError(t, h.Cluster.Apply(uctx, newReplicaSet("rs", 2)))
+	step(30 * time.Second)
+
+	var vmis virtkit.VirtualMachineInstanceList
+	require.NoError(t, h.Store.List(uctx, &vmis, store.ListOptions{Namespace: Namespace}))
+	require.Len(t, vmis.Items, 2)
+	names := []string{vmis.Items[0].Name, vmis.Items[1].Name}
+	sort.Strings(names)
+	_, err = controller.Migrate(uctx, h.Store, store.Key{Namespace: Namespace, Name: names[0]}, controller.MigrateOptions{})
+	require.NoError(t, err)
+	step(2 * time.Minute)
+
+	trace, err = h.Recorder.Trace()
+	require.NoError(t, err)
+	objects, err = Snapshot(uctx, h.Store)
+	require.NoError(t, err)
+	return trace, objects
+}
+
+// The same seed on virtual time gives the same run byte for byte: which
+// VMIs the ReplicaSet removes on scale-down, their names and uids, every
+// event and status write. Another seed names things differently.
+func TestSameSeedSameTrace(t *testing.T) {
+	trace1, objects1 := scaleAndMigrate(t, 42)
+	trace2, objects2 := scaleAndMigrate(t, 42)
+	require.NotEmpty(t, trace1)
+	assert.Contains(t, objects1, "VirtualMachineInstanceMigration")
+	if !assert.Equal(t, objects1, objects2, "object lists of two runs with seed 42") ||
+		!assert.Equal(t, trace1, trace2, "change traces of two runs with seed 42") {
+		return
+	}
+	trace3, objects3 := scaleAndMigrate(t, 43)
+	assert.NotEqual(t, objects1, objects3, "seeds 42 and 43 gave the same objects")
+	assert.NotEqual(t, trace1, trace3, "seeds 42 and 43 gave the same trace")
+}
