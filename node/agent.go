@@ -287,15 +287,15 @@ func (a *Agent) Enqueue(namespace, name string) {
 	a.ctrl.Enqueue(controller.Request{Namespace: namespace, Name: name})
 }
 
-// Start registers the node, adopts or removes the domains already on the
+// Start registers the node (retrying while the store cannot be reached), adopts or removes the domains already on the
 // host, and runs until ctx ends. On return the heartbeat has stopped; the
 // guests keep running (a restarted agent adopts them).
 func (a *Agent) Start(ctx context.Context) error {
-	if err := a.heartbeat(ctx, a.opts.ReconcileTimeout); err != nil {
-		if ctx.Err() != nil {
-			return nil // stopped while starting: not a failure
-		}
+	if err := a.register(ctx); err != nil {
 		return fmt.Errorf("node %s: register: %w", a.opts.NodeName, err)
+	}
+	if ctx.Err() != nil {
+		return nil // stopped while starting: not a failure
 	}
 	a.migs.setBase(ctx)
 	a.dm.setBase(ctx)

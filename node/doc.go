@@ -85,18 +85,26 @@
 // [Agent.ForeignDomains]. A VMI whose domain name is taken by such a domain
 // is not started ([ErrDomainNotOwned]).
 //
-// A guest that arrived by live migration keeps naming its source node in
-// its metadata; the target's agent owns it through the VMI's uid. If that
-// VMI disappears while the agent is away, such a guest is reported foreign
-// rather than removed, and fencing stops only the migrated guests the agent
-// had already looked at. A shut-off domain with virtkit metadata whose VMI
+// A live migration sends the guest with the target node in its metadata
+// (the destination XML), so a guest that arrived here is this agent's by
+// what the host alone says, like one it started: it is removed when its
+// VMI is gone or has moved, and fencing stops it. A guest that arrived
+// from an agent of an earlier version still names its source node; the
+// target's agent owns it through the VMI's uid. A shut-off domain with virtkit metadata whose VMI
 // is gone (or is another incarnation) is removed whatever node it names: it
 // would otherwise take the name of a re-created VMI forever. A running one
 // is never removed.
 //
 // After a live migration the old source removes the shut-off copy the
 // migration left (when the hypervisor kept its definition), and the target
-// of a failed or cancelled migration removes its half-arrived domain. When
+// of a failed or cancelled migration removes its half-arrived domain; a
+// guest that runs there (the job completed after its source agent lost
+// track of it) is kept while the VMI runs on and destroyed once the VMI
+// has failed or is deleted. A source agent that no longer watches a
+// migration it started (it restarted, or could not write the outcome)
+// looks at its host: a guest that is gone, or shut off as migrated, left
+// by that migration, so it records the migration's end and the target
+// takes the VMI over; a guest still running here fails the migration. When
 // a migration fails, the source agent resumes a guest the job left paused
 // for its switchover; the migration monitor's pause never outlives the
 // migration.
@@ -108,6 +116,10 @@
 // restarted agent neither loses nor duplicates a guest.
 //
 // # Heartbeat and fencing
+//
+// At start-up the agent registers its Node, retrying with a growing
+// pause (1 s up to 30 s) while the store cannot be reached; until then it
+// touches no guest.
 //
 // The agent keeps its Node object current: capacity from the hypervisor, a
 // Ready condition and a heartbeat every HeartbeatInterval. A deleted Node is

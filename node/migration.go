@@ -271,6 +271,10 @@ func (r *migrationRegistry) all() []*outgoing {
 //     of its node wants (shut off, reason Migrated, or already undefined)
 //     and removes it. On failure the target removes its half-arrived
 //     domain and its activePods entry.
+//   - Source, restarted (or unable to record the outcome): a guest gone
+//     from this host, or shut off as migrated, left by the migration, so
+//     it writes endTimestamp and the target takes over; one still here
+//     fails the migration ([MigrationReasonAgentRestarted]).
 func (a *Agent) reconcileMigration(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (res controller.Result, handled bool, err error) {
 	if vmi == nil {
 		return controller.Result{}, false, nil

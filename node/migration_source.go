@@ -110,6 +110,15 @@ func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachine
 		// Done here; the target takes the VMI over. Do not touch the
 		// (shut off or undefined) domain meanwhile.
 		return controller.Result{RequeueAfter: time.Second}, true, nil
+	case ms.StartTimestamp != nil && guestLeft(info, exists):
+		// Started by an earlier run of this agent (or one that could not
+		// record the outcome), and the guest is no longer here: the job
+		// completed, the target takes the VMI over.
+		return controller.Result{RequeueAfter: time.Second}, true, a.endLeft(ctx, key, ms.MigrationUID)
+	case ms.StartTimestamp != nil && exists && info.State == hypervisor.StatePaused && info.Reason == hypervisor.ReasonPostcopy:
+		// Post-copy: the guest runs on the target already and the job
+		// goes on without this agent; it leaves here or fails.
+		return controller.Result{RequeueAfter: time.Second}, true, nil
 	case ms.StartTimestamp != nil:
 		// Started by an earlier run of this agent: nobody watches that job.
 		err := a.endUnstarted(ctx, key, ms.MigrationUID, MigrationReasonAgentRestarted, "")
@@ -147,6 +156,29 @@ func (a *Agent) resumeAfterMigration(ctx context.Context, domName string, info h
 	}
 	a.log.Info("resumed the guest a failed migration left paused", "domain", domName)
 	return nil
+}
+
+// guestLeft reports whether the source's domain shows that a migration
+// moved the guest away: gone (the job undefined it), or shut off with
+// reason Migrated.
+func guestLeft(info hypervisor.DomainInfo, exists bool) bool {
+	return !exists || info.State == hypervisor.StateShutoff && info.Reason == hypervisor.ReasonMigrated
+}
+
+// endLeft records the end of a migration whose job this agent no longer
+// watches but whose guest left this host: endTimestamp without failed, so
+// the target takes the VMI over (or the migration controller fails the
+// migration when it does not).
+func (a *Agent) endLeft(ctx context.Context, key store.Key, uid types.UID) error {
+	now := a.now()
+	return a.updateMigrationState(ctx, key, uid, func(_ *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
+		if ms.Completed || ms.Failed || ms.EndTimestamp != nil {
+			return false
+		}
+		a.log.Info("migration ended while this agent did not watch it: the guest left", "vmi", key.String(), "migration", uid)
+		ms.EndTimestamp = &now
+		return true
+	})
 }
 
 // endUnstarted fails a migration that is not (or no longer) running here.
@@ -224,6 +256,9 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	}
 	var err error
 	if params.DestinationXML, err = a.retargetNetworks(ctx, vmi, domName, params.DestinationXML); err != nil {
+		return err
+	}
+	if params.DestinationXML, err = a.destinationOwner(ctx, domName, params.DestinationXML, ms.TargetNode); err != nil {
 		return err
 	}
 	req := migration.Request{

@@ -178,14 +178,18 @@ func (a *Agent) takeOver(ctx context.Context, vmi *virtkit.VirtualMachineInstanc
 // this node's activePods entry; the guest keeps running on the source.
 func (a *Agent) abandonIncoming(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) error {
 	if exists {
-		if info.State == hypervisor.StateRunning {
+		live := !vmi.IsFinal() && vmi.DeletionTimestamp == nil
+		if info.State == hypervisor.StateRunning && live {
 			// A failed or aborted incoming guest is paused or gone; one that
 			// runs here may be the only running copy (a job that completed
-			// after its source agent lost track of it). Never destroy it.
+			// after its source agent lost track of it) while the VMI still
+			// runs: keep it until the VMI has ended.
 			a.log.Warn("not removing a running guest of a failed incoming migration", "domain", domName)
 			return nil
 		}
-		a.log.Info("removing the domain of a failed incoming migration", "domain", domName)
+		// The VMI failed, ended or is being deleted: a guest that still
+		// runs here is an orphan the control plane has given up on.
+		a.log.Info("removing the domain of a failed incoming migration", "domain", domName, "state", info.State)
 		if err := a.removeDomain(ctx, domName, info); err != nil {
 			return err
 		}
