@@ -271,6 +271,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if info.subresource == "scale" {
+		s.serveScale(w, r, info)
+		return
+	}
 	if info.verb == "watch" {
 		release, err := s.watches.acquire(user.Name)
 		if err != nil {
@@ -334,7 +338,7 @@ func (s *Server) parse(r *http.Request) (*requestInfo, error) {
 	}
 	if len(rest) == 3 {
 		info.subresource = rest[2]
-		if info.subresource != "status" || !res.hasStatus {
+		if !(info.subresource == "status" && res.hasStatus || info.subresource == "scale" && hasScale(res)) {
 			return nil, apierrors.NewNotFound(res.groupResource(), info.name+"/"+info.subresource)
 		}
 	}
@@ -472,6 +476,9 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 				Name: r.plural + "/status", Namespaced: r.namespaced, Kind: r.gvk.Kind,
 				Verbs: metav1.Verbs{"get", "patch", "update"},
 			})
+		}
+		if hasScale(r) {
+			out.APIResources = append(out.APIResources, scaleResource(r))
 		}
 	}
 	sort.Slice(out.APIResources, func(i, j int) bool { return out.APIResources[i].Name < out.APIResources[j].Name })
