@@ -27,9 +27,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		ReadHeaderTimeout: 10 * time.Second,
 		// Bodies are bounded in time per request (Options.RequestBodyTimeout):
 		// a ReadTimeout would end watches and streams.
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 1 << 20,
+		BaseContext:    func(net.Listener) context.Context { return ctx },
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
