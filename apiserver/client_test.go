@@ -103,7 +103,7 @@ func TestDynamicClient(t *testing.T) {
 	ps, _, _ = unstructured.NestedString(upd.Object, "status", "printableStatus")
 	assert.Equal(t, "Stopped", ps, "a spec update does not write status")
 
-	// Patches: merge, JSON, strategic (as merge); apply is refused.
+	// Patches: merge and JSON; strategic and apply are refused.
 	p, err := vms.Patch(ctx, "vm-0", types.MergePatchType, []byte(`{"spec":{"runStrategy":"Always"}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	rs, _, _ := unstructured.NestedString(p.Object, "spec", "runStrategy")
@@ -112,7 +112,11 @@ func TestDynamicClient(t *testing.T) {
 	require.NoError(t, err)
 	rs, _, _ = unstructured.NestedString(p.Object, "spec", "runStrategy")
 	assert.Equal(t, "Manual", rs)
-	p, err = vms.Patch(ctx, "vm-0", types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"s":"m"}}}`), metav1.PatchOptions{})
+	_, err = vms.Patch(ctx, "vm-0", types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"s":"m"}}}`), metav1.PatchOptions{})
+	assert.True(t, apierrors.IsUnsupportedMediaType(err), "strategic merge patch unsupported: %v", err)
+	assert.ErrorContains(t, err, "strategic merge patch")
+	assert.ErrorContains(t, err, "not supported")
+	p, err = vms.Patch(ctx, "vm-0", types.MergePatchType, []byte(`{"metadata":{"labels":{"s":"m"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "m", p.GetLabels()["s"])
 	_, err = vms.Patch(ctx, "vm-0", types.MergePatchType, []byte(`{"spec":{"runStrategy":"Sometimes"}}`), metav1.PatchOptions{})

@@ -20,8 +20,10 @@
 //     client-go's watch-list uses it), create, update, delete (with
 //     preconditions and propagationPolicy or the deprecated
 //     orphanDependents; finalizers hold an object until removed), the status
-//     subresource, and PATCH as JSON merge patch, JSON patch or strategic
-//     merge patch (which behaves as a merge patch, as for custom resources);
+//     subresource, the scale subresource (autoscaling/v1 Scale) of
+//     VirtualMachineInstanceReplicaSets, and PATCH as JSON merge patch or
+//     JSON patch (strategic merge patch is refused with 415, as for custom
+//     resources);
 //   - meta.k8s.io Table responses (kubectl get) with KubeVirt's and CDI's
 //     printer columns, and PartialObjectMetadata;
 //   - the events.k8s.io/v1 Events also as core v1 Events under /api/v1,
@@ -101,7 +103,26 @@
 // TooManyRequests. A normal close frame ends one direction only, as a TCP
 // half-close does: it is passed on, and the other direction goes on until
 // its own close frame, so a port-forward client that sends and closes its
-// side still gets the guest's whole reply.
+// side still gets the guest's whole reply. A VM's portforward goes to its
+// VMI's.
+//
+// virtctl's other subresources: start, stop, restart, migrate, softreboot,
+// pause, unpause, the guest-agent ones, version (KubeVirt's version info,
+// from the binary's build information), expand-spec of a VM given
+// (PUT namespaces/NS/expand-spec) or stored (GET
+// virtualmachines/NAME/expand-spec); addvolume and removevolume are
+// answered 501 Not Implemented naming volume hotplug.
+//
+// Bounds, as kube-apiserver's: request bodies (Options.MaxRequestBytes,
+// 413) and the time to read them (Options.RequestBodyTimeout); JSON
+// patches (MaxJSONPatchOperations operations, and a result no larger than
+// MaxRequestBytes, kept up to date operation by operation so a patch
+// copying a document onto itself is refused before it grows: 413);
+// requests in flight (Options.MaxRequestsInFlight, watches and streams
+// apart), watches in total and per user (Options.MaxWatches,
+// Options.MaxWatchesPerUser): 429 TooManyRequests past them; connections
+// (Options.MaxConnections: Serve closes those over the bound). Create and
+// update bodies must be JSON or YAML (415 otherwise).
 //
 // Not served: server-side apply (apply patches are refused with 415),
 // deletecollection, protobuf and CBOR encodings, aggregated discovery

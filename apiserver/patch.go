@@ -25,22 +25,20 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *requestInfo
 	}
 	var apply func(cur, patch []byte) ([]byte, error)
 	switch types.PatchType(strings.TrimSpace(ct)) {
-	case types.MergePatchType, types.StrategicMergePatchType:
-		// As for custom resources, a strategic merge patch is a merge patch.
+	case types.MergePatchType:
 		apply = jsonpatch.MergePatch
 	case types.JSONPatchType:
 		apply = func(cur, patch []byte) ([]byte, error) {
-			p, err := jsonpatch.DecodePatch(patch)
-			if err != nil {
-				return nil, err
-			}
-			return p.Apply(cur)
+			return applyJSONPatch(cur, patch, s.opts.MaxRequestBytes)
 		}
+	case types.StrategicMergePatchType:
+		s.writeError(w, r, strategicMergeError(info))
+		return
 	default:
 		s.writeError(w, r, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch",
 			info.res.groupResource(), info.name,
-			fmt.Sprintf("patch type %q not supported: use %s, %s or %s", ct,
-				types.MergePatchType, types.JSONPatchType, types.StrategicMergePatchType), 0, false))
+			fmt.Sprintf("patch type %q not supported: use %s or %s", ct,
+				types.MergePatchType, types.JSONPatchType), 0, false))
 		return
 	}
 	body, err := s.readBody(r)
@@ -77,6 +75,9 @@ func (s *Server) patchOnce(r *http.Request, info *requestInfo, apply func(cur, p
 		return nil, apierrors.NewInternalError(err)
 	}
 	patched, err := apply(curJSON.Raw, patch)
+	if errors.Is(err, errPatchTooLarge) {
+		return nil, apierrors.NewRequestEntityTooLargeError(err.Error())
+	}
 	if err != nil {
 		return nil, apierrors.NewBadRequest("patch: " + err.Error())
 	}

@@ -25,9 +25,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		Handler:           s,
 		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		// Bodies are bounded in time per request (Options.RequestBodyTimeout):
+		// a ReadTimeout would end watches and streams.
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 1 << 20,
+		BaseContext:    func(net.Listener) context.Context { return ctx },
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -40,7 +42,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 			_ = hs.Close()
 		}
 	}()
-	err := hs.Serve(tls.NewListener(ln, tlsConfig))
+	err := hs.Serve(tls.NewListener(&limitListener{Listener: ln, max: s.opts.MaxConnections}, tlsConfig))
 	cancel()
 	<-done
 	if errors.Is(err, http.ErrServerClosed) {

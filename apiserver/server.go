@@ -92,6 +92,20 @@ type Options struct {
 	// MaxStreamsPerUser bounds one user's streams open at once; 0 is
 	// DefaultMaxStreamsPerUser.
 	MaxStreamsPerUser int
+	// MaxRequestsInFlight bounds the requests served at once, watches and
+	// streams apart (kube-apiserver's --max-requests-inflight); more are
+	// refused with 429 Too Many Requests. 0 is DefaultMaxRequestsInFlight.
+	MaxRequestsInFlight int
+	// MaxWatches bounds the watches open at once, and MaxWatchesPerUser
+	// one user's; more are refused with 429 Too Many Requests. 0 is
+	// DefaultMaxWatches, DefaultMaxWatchesPerUser.
+	MaxWatches, MaxWatchesPerUser int
+	// MaxConnections bounds the connections Serve keeps open at once; it
+	// closes those over the bound. 0 is DefaultMaxConnections.
+	MaxConnections int
+	// RequestBodyTimeout bounds the reading of a request body; 0 is
+	// DefaultRequestBodyTimeout.
+	RequestBodyTimeout time.Duration
 	// Version is what /version reports as gitVersion; "" is "v1.37.0-virtkit".
 	Version string
 }
@@ -107,6 +121,8 @@ type Server struct {
 	codec     runtime.Serializer
 	nodes     *nodeClients // nil without Options.NodeTLS
 	streams   *streamLimiter
+	watches   *streamLimiter
+	inFlight  *inFlight
 }
 
 // New checks opts and returns a Server.
@@ -146,6 +162,21 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxStreamsPerUser <= 0 {
 		opts.MaxStreamsPerUser = DefaultMaxStreamsPerUser
 	}
+	if opts.MaxRequestsInFlight <= 0 {
+		opts.MaxRequestsInFlight = DefaultMaxRequestsInFlight
+	}
+	if opts.MaxWatches <= 0 {
+		opts.MaxWatches = DefaultMaxWatches
+	}
+	if opts.MaxWatchesPerUser <= 0 {
+		opts.MaxWatchesPerUser = DefaultMaxWatchesPerUser
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
+	if opts.RequestBodyTimeout <= 0 {
+		opts.RequestBodyTimeout = DefaultRequestBodyTimeout
+	}
 	if opts.Version == "" {
 		opts.Version = "v1.37.0-virtkit"
 	}
@@ -155,7 +186,9 @@ func New(opts Options) (*Server, error) {
 	}
 	addCoreEvents(res)
 	s := &Server{opts: opts, log: opts.Logger, resources: res, scheme: runtime.NewScheme(), nodes: newNodeClients(opts.NodeTLS),
-		streams: newStreamLimiter(opts.MaxStreams, opts.MaxStreamsPerUser)}
+		streams: newStreamLimiter(opts.MaxStreams, opts.MaxStreamsPerUser),
+		watches: newStreamLimiter(opts.MaxWatches, opts.MaxWatchesPerUser), inFlight: newInFlight(opts.MaxRequestsInFlight)}
+	s.watches.noun = "watches"
 	seen := map[schema.GroupVersion]bool{}
 	for _, r := range res {
 		gv := r.gvk.GroupVersion()
@@ -203,6 +236,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := withUser(r.Context(), user)
 	r = r.WithContext(ctx)
+	if !longRunning(r) {
+		release, ok := s.inFlight.acquire()
+		if !ok {
+			s.writeError(w, r, tooManyRequests(fmt.Sprintf("the server is serving %d requests, its limit", s.opts.MaxRequestsInFlight)))
+			return
+		}
+		defer release()
+		s.setBodyDeadline(w, r)
+	}
 	if s.serveDiscovery(w, r) || s.serveOpenAPI(w, r) {
 		return
 	}
@@ -222,6 +264,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := s.authorize(ctx, user, info); err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if info.verb == "create" || info.verb == "update" {
+		if err := checkBodyType(r, info); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	if info.subresource == "scale" {
+		s.serveScale(w, r, info)
+		return
+	}
+	if info.verb == "watch" {
+		release, err := s.watches.acquire(user.Name)
+		if err != nil {
+			s.writeError(w, r, tooManyRequests("watch: "+err.Error()))
+			return
+		}
+		defer release()
 	}
 	switch info.verb {
 	case "get":
@@ -278,7 +338,7 @@ func (s *Server) parse(r *http.Request) (*requestInfo, error) {
 	}
 	if len(rest) == 3 {
 		info.subresource = rest[2]
-		if info.subresource != "status" || !res.hasStatus {
+		if !(info.subresource == "status" && res.hasStatus || info.subresource == "scale" && hasScale(res)) {
 			return nil, apierrors.NewNotFound(res.groupResource(), info.name+"/"+info.subresource)
 		}
 	}
@@ -416,6 +476,9 @@ func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
 				Name: r.plural + "/status", Namespaced: r.namespaced, Kind: r.gvk.Kind,
 				Verbs: metav1.Verbs{"get", "patch", "update"},
 			})
+		}
+		if hasScale(r) {
+			out.APIResources = append(out.APIResources, scaleResource(r))
 		}
 	}
 	sort.Slice(out.APIResources, func(i, j int) bool { return out.APIResources[i].Name < out.APIResources[j].Name })

@@ -49,6 +49,9 @@ var streamVerbs = []string{"console", "vnc", "portforward"}
 
 // streamRequest is a stream subresource request.
 type streamRequest struct {
+	// resource is virtualmachineinstances, or virtualmachines for a VM's
+	// portforward, forwarded to its VMI (of the same name).
+	resource              string
 	namespace, name, verb string
 	rest                  []string // PORT[/PROTOCOL] of portforward
 }
@@ -58,10 +61,16 @@ type streamRequest struct {
 func parseStream(path string) (streamRequest, bool) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	// apis subresources.kubevirt.io v1 namespaces NS virtualmachineinstances NAME VERB [PORT [PROTO]]
-	if len(parts) < 8 || parts[3] != "namespaces" || parts[5] != "virtualmachineinstances" {
+	if len(parts) < 8 || parts[3] != "namespaces" {
 		return streamRequest{}, false
 	}
-	req := streamRequest{namespace: parts[4], name: parts[6], verb: parts[7], rest: parts[8:]}
+	req := streamRequest{resource: parts[5], namespace: parts[4], name: parts[6], verb: parts[7], rest: parts[8:]}
+	if req.resource == "virtualmachines" {
+		return req, req.verb == "portforward"
+	}
+	if req.resource != "virtualmachineinstances" {
+		return streamRequest{}, false
+	}
 	switch req.verb {
 	case "console", "vnc":
 		return req, len(req.rest) == 0
@@ -170,10 +179,10 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, user *User,
 	}
 	if s.opts.Authorizer != nil {
 		a := Attributes{User: user, Verb: "get", Namespace: req.namespace, Group: SubresourcesGroup,
-			Resource: "virtualmachineinstances", Subresource: req.verb, Name: req.name}
+			Resource: req.resource, Subresource: req.verb, Name: req.name}
 		if err := s.opts.Authorizer.Authorize(r.Context(), a); err != nil {
 			s.writeError(w, r, apierrors.NewForbidden(gr, req.name, fmt.Errorf("User %q cannot get resource %q in API group %q in the namespace %q",
-				user.Name, "virtualmachineinstances/"+req.verb, SubresourcesGroup, req.namespace)))
+				user.Name, req.resource+"/"+req.verb, SubresourcesGroup, req.namespace)))
 			return
 		}
 	}
@@ -334,5 +343,6 @@ func streamResources() []metav1.APIResource {
 		out = append(out, metav1.APIResource{Name: "virtualmachineinstances/" + v, Namespaced: true,
 			Kind: "VirtualMachineInstance", Verbs: metav1.Verbs{"get"}})
 	}
-	return out
+	return append(out, metav1.APIResource{Name: "virtualmachines/portforward", Namespaced: true,
+		Kind: "VirtualMachine", Verbs: metav1.Verbs{"get"}})
 }

@@ -18,10 +18,11 @@ type streamLimiter struct {
 	total             int
 	perUser           map[string]int
 	maxTotal, maxUser int
+	noun              string // what is counted: streams, watches
 }
 
 func newStreamLimiter(maxTotal, maxUser int) *streamLimiter {
-	return &streamLimiter{perUser: map[string]int{}, maxTotal: maxTotal, maxUser: maxUser}
+	return &streamLimiter{perUser: map[string]int{}, maxTotal: maxTotal, maxUser: maxUser, noun: "streams"}
 }
 
 // acquire counts a new stream of user, or says which bound it is over.
@@ -30,10 +31,10 @@ func (l *streamLimiter) acquire(user string) (release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.total >= l.maxTotal {
-		return nil, fmt.Errorf("the server has %d streams open, its limit", l.total)
+		return nil, fmt.Errorf("the server has %d %s open, its limit", l.total, l.noun)
 	}
 	if l.perUser[user] >= l.maxUser {
-		return nil, fmt.Errorf("user %q has %d streams open, the limit per user", user, l.perUser[user])
+		return nil, fmt.Errorf("user %q has %d %s open, the limit per user", user, l.perUser[user], l.noun)
 	}
 	l.total++
 	l.perUser[user]++

@@ -48,6 +48,7 @@ func subresourceList() []subresource {
 		{"virtualmachines", "restart", "update"},
 		{"virtualmachines", "migrate", "update"},
 		{"virtualmachines", "softreboot", "update"},
+		{"virtualmachines", "expand-spec", "get"},
 		{"virtualmachineinstances", "pause", "update"},
 		{"virtualmachineinstances", "unpause", "update"},
 		{"virtualmachineinstances", "softreboot", "update"},
@@ -79,6 +80,23 @@ func (s *Server) subresourceResources() *metav1.APIResourceList {
 // {virtualmachines,virtualmachineinstances}/NAME/VERB.
 func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, user *User) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	switch {
+	case len(parts) == 4 && parts[3] == "version":
+		if r.Method != http.MethodGet {
+			s.writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: SubresourcesGroup, Resource: "version"}, r.Method))
+			return
+		}
+		s.writeJSONValue(w, http.StatusOK, s.subresourcesVersion())
+		return
+	case len(parts) == 6 && parts[3] == "namespaces" && parts[5] == "expand-spec":
+		s.serveExpandSpec(w, r, user, parts[4])
+		return
+	case len(parts) == 8 && unsupportedSubresources[parts[7]] != "" &&
+		(parts[5] == "virtualmachines" || parts[5] == "virtualmachineinstances"):
+		gr := schema.GroupResource{Group: SubresourcesGroup, Resource: parts[5]}
+		s.writeError(w, r, notImplemented(gr, parts[6], parts[7], unsupportedSubresources[parts[7]]))
+		return
+	}
 	// apis subresources.kubevirt.io v1 namespaces NS RESOURCE NAME VERB
 	if len(parts) != 8 || parts[3] != "namespaces" {
 		s.writeError(w, r, apierrors.NewNotFound(schema.GroupResource{Group: SubresourcesGroup}, r.URL.Path))
@@ -176,6 +194,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, user *
 		}
 	case "virtualmachineinstances/guestosinfo", "virtualmachineinstances/userlist", "virtualmachineinstances/filesystemlist":
 		value, err = s.guestInfo(ctx, verb, key)
+	case "virtualmachines/expand-spec":
+		value, err = s.expandStoredVM(r, key)
 	}
 	if err == nil && sr.verb == "update" && dryRunBody(body) {
 		// A dry run changes nothing but still answers NotFound for an

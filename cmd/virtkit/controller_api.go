@@ -30,6 +30,9 @@ type apiFlags struct {
 	// maxStreams, maxStreamsPerUser bound the open console, VNC and
 	// port-forward streams (0: the server's defaults).
 	maxStreams, maxStreamsPerUser int
+	// maxInFlight, maxWatches, maxWatchesPerUser, maxConnections bound
+	// the requests, watches and connections (0: the server's defaults).
+	maxInFlight, maxWatches, maxWatchesPerUser, maxConnections int
 }
 
 func (f *apiFlags) register(cmd *cobra.Command) {
@@ -46,6 +49,14 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 		fmt.Sprintf("console, vnc and port-forward streams open at once, more are refused with 429 TooManyRequests (0: %d)", apiserver.DefaultMaxStreams))
 	fs.IntVar(&f.maxStreamsPerUser, "api-max-streams-per-user", 0,
 		fmt.Sprintf("one user's console, vnc and port-forward streams open at once (0: %d)", apiserver.DefaultMaxStreamsPerUser))
+	fs.IntVar(&f.maxInFlight, "api-max-requests-inflight", 0,
+		fmt.Sprintf("requests served at once, watches and streams apart; more are refused with 429 TooManyRequests (0: %d)", apiserver.DefaultMaxRequestsInFlight))
+	fs.IntVar(&f.maxWatches, "api-max-watches", 0,
+		fmt.Sprintf("watches open at once, more are refused with 429 TooManyRequests (0: %d)", apiserver.DefaultMaxWatches))
+	fs.IntVar(&f.maxWatchesPerUser, "api-max-watches-per-user", 0,
+		fmt.Sprintf("one user's watches open at once (0: %d)", apiserver.DefaultMaxWatchesPerUser))
+	fs.IntVar(&f.maxConnections, "api-max-connections", 0,
+		fmt.Sprintf("connections open at once, more are closed when accepted (0: %d)", apiserver.DefaultMaxConnections))
 }
 
 // start serves the API until ctx ends or stop is called; without --api-addr
@@ -100,6 +111,8 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 		Store: st, Defaults: defaults, Authenticator: authn, Authorizer: policy, GuestInfo: guest,
 		NodeTLS: nodeTLS, Logger: log.With("component", "apiserver"),
 		MaxStreams: f.maxStreams, MaxStreamsPerUser: f.maxStreamsPerUser,
+		MaxRequestsInFlight: f.maxInFlight, MaxWatches: f.maxWatches, MaxWatchesPerUser: f.maxWatchesPerUser,
+		MaxConnections: f.maxConnections,
 	})
 	if err != nil {
 		return nil, err

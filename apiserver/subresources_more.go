@@ -1,0 +1,170 @@
+package apiserver
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"runtime/debug"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/store"
+)
+
+// versionInfo is KubeVirt's version.Info, what virtctl version prints
+// as the server's version.
+type versionInfo struct {
+	GitVersion   string `json:"gitVersion"`
+	GitCommit    string `json:"gitCommit"`
+	GitTreeState string `json:"gitTreeState"`
+	BuildDate    string `json:"buildDate"`
+	GoVersion    string `json:"goVersion"`
+	Compiler     string `json:"compiler"`
+	Platform     string `json:"platform"`
+}
+
+// subresourcesVersion answers /apis/subresources.kubevirt.io/v1/version
+// from the build information of the running binary: the module's version
+// when it was built as a dependency, else Options.Version, and the VCS
+// revision, state and time when the build recorded them.
+func (s *Server) subresourcesVersion() versionInfo {
+	v := versionInfo{GitVersion: s.opts.Version, GitTreeState: "clean", GoVersion: runtime.Version(),
+		Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	mod := bi.Main
+	for _, d := range bi.Deps {
+		if d.Path == "github.com/virtkit/virtkit" {
+			mod = *d
+		}
+	}
+	if mod.Version != "" && mod.Version != "(devel)" {
+		v.GitVersion = mod.Version
+	}
+	for _, st := range bi.Settings {
+		switch st.Key {
+		case "vcs.revision":
+			v.GitCommit = st.Value
+		case "vcs.time":
+			v.BuildDate = st.Value
+		case "vcs.modified":
+			if st.Value == "true" {
+				v.GitTreeState = "dirty"
+			}
+		}
+	}
+	return v
+}
+
+// errNotSupported is wrapped by the answers to the subresources virtkit
+// does not implement.
+var errNotSupported = errors.New("not supported")
+
+// unsupportedSubresources are KubeVirt's subresources virtkit answers with
+// 501 Not Implemented, naming the feature.
+var unsupportedSubresources = map[string]string{
+	"addvolume":    "volume hotplug",
+	"removevolume": "volume hotplug",
+}
+
+// notImplemented is the 501 answer to an unsupported subresource.
+func notImplemented(gr schema.GroupResource, name, verb, feature string) error {
+	msg := fmt.Errorf("%w: %s (%s)", errNotSupported, feature, verb).Error()
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotImplemented, Reason: metav1.StatusReason("NotImplemented"),
+		Message: msg, Details: &metav1.StatusDetails{Group: gr.Group, Kind: gr.Resource, Name: name},
+	}}
+}
+
+// expandSpec returns vm with its instance type and preference expanded
+// into its template, and its matchers dropped, as KubeVirt's expand-spec
+// answers. A VM that names neither is returned as it is.
+func (s *Server) expandSpec(r *http.Request, vm *virtkit.VirtualMachine) (*virtkit.VirtualMachine, error) {
+	gr := schema.GroupResource{Group: virtkit.SchemeGroupVersion.Group, Resource: "virtualmachines"}
+	if vm.Spec.Instancetype == nil && vm.Spec.Preference == nil {
+		return vm, nil
+	}
+	if vm.Spec.Template == nil {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: virtkit.KindVirtualMachine}, vm.Name,
+			field.ErrorList{field.Required(field.NewPath("spec", "template"), "")})
+	}
+	it, pref, err := controller.InstancetypeSpecs(r.Context(), s.opts.Store, vm)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot expand instancetype to VM %s: %v", vm.Name, err))
+	}
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	out := vm.DeepCopy()
+	if errs := virtkit.ApplyInstancetype(out.Spec.Template, it, pref, field.NewPath("spec", "template", "spec")); len(errs) > 0 {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot expand instancetype to VM %s: %v", vm.Name, errs.ToAggregate()))
+	}
+	out.Spec.Instancetype = nil
+	out.Spec.Preference = nil
+	out.APIVersion, out.Kind = virtkit.SchemeGroupVersion.String(), virtkit.KindVirtualMachine
+	return out, nil
+}
+
+// serveExpandSpec answers PUT .../namespaces/NS/expand-spec: the VM in the
+// body, expanded.
+func (s *Server) serveExpandSpec(w http.ResponseWriter, r *http.Request, user *User, ns string) {
+	gr := schema.GroupResource{Group: SubresourcesGroup, Resource: "expand-spec"}
+	if r.Method != http.MethodPut {
+		s.writeError(w, r, apierrors.NewMethodNotSupported(gr, r.Method))
+		return
+	}
+	if s.opts.Authorizer != nil {
+		a := Attributes{User: user, Verb: "update", Namespace: ns, Group: gr.Group, Resource: "expand-spec"}
+		if err := s.opts.Authorizer.Authorize(r.Context(), a); err != nil {
+			s.writeError(w, r, apierrors.NewForbidden(gr, "", fmt.Errorf("User %q cannot update resource %q in API group %q in the namespace %q",
+				user.Name, "expand-spec", gr.Group, ns)))
+			return
+		}
+	}
+	body, err := s.readBody(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	objs, err := virtkit.DecodeBytes(body)
+	if err != nil || len(objs) != 1 {
+		s.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("expand-spec: the body must hold one VirtualMachine: %v", err)))
+		return
+	}
+	vm, ok := objs[0].(*virtkit.VirtualMachine)
+	if !ok {
+		s.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("expand-spec: the body holds a %T; want a VirtualMachine", objs[0])))
+		return
+	}
+	switch vm.Namespace {
+	case "":
+		vm.Namespace = ns
+	case ns:
+	default:
+		s.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("VM namespace %q must be empty or %q", vm.Namespace, ns)))
+		return
+	}
+	out, err := s.expandSpec(r, vm)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSONValue(w, http.StatusOK, out)
+}
+
+// expandStoredVM answers GET .../virtualmachines/NAME/expand-spec.
+func (s *Server) expandStoredVM(r *http.Request, key store.Key) (any, error) {
+	vm := &virtkit.VirtualMachine{}
+	if err := s.opts.Store.Get(r.Context(), key, vm); err != nil {
+		return nil, err
+	}
+	return s.expandSpec(r, vm)
+}
