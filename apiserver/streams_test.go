@@ -162,24 +162,19 @@ func TestConsoleThroughNodeEndpoint(t *testing.T) {
 	assert.Contains(t, readUntil(t, r, "/ # "), "vm-0\r\n")
 }
 
-// Port-forward on the simulated hypervisor fails with an error naming the
-// unsupported call.
-func TestStreamsUnsupportedOnSim(t *testing.T) {
+// Port-forward to a port on which the simulated guest runs no service is
+// refused with a message saying how to declare one.
+func TestPortForwardToUndeclaredPortOnSim(t *testing.T) {
 	e := startStreamEnv(t)
-	for _, tc := range []struct{ sub, want string }{
-		{"portforward/22", "DialGuest"},
-	} {
-		t.Run(tc.sub, func(t *testing.T) {
-			_, resp, err := e.dial(t, e.adminTLS(t), nil, "default", tc.sub)
-			require.Error(t, err)
-			require.NotNil(t, resp)
-			assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-			var st metav1.Status
-			require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
-			assert.Contains(t, st.Message, tc.want)
-		})
-	}
-	_, resp, err := e.dial(t, e.adminTLS(t), nil, "default", "portforward/0")
+	_, resp, err := e.dial(t, e.adminTLS(t), nil, "default", "portforward/22")
+	require.Error(t, err)
+	require.NotNil(t, resp)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	var st metav1.Status
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	assert.Contains(t, st.Message, "connection refused")
+	assert.Contains(t, st.Message, "sim.virtkit.io/services")
+	_, resp, err = e.dial(t, e.adminTLS(t), nil, "default", "portforward/0")
 	require.Error(t, err)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "port 0")
 }
