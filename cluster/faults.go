@@ -50,7 +50,13 @@ func (c *Cluster) startAgent(n *Node, agent *node.Agent, restarted bool) {
 	ctx, cancel := context.WithCancel(c.agents.ctx)
 	done := make(chan struct{})
 	var failed error
-	n.Agent, n.run = agent, agentRun{cancel: cancel, done: done, err: &failed}
+	if n.Agent != agent {
+		// Only a restart replaces the agent: the first start leaves the
+		// field as New set it, so readers of Nodes() (metrics wiring)
+		// never race with Start.
+		n.Agent = agent
+	}
+	n.run = agentRun{cancel: cancel, done: done, err: &failed}
 	parent := c.agents.ctx
 	c.agents.g.Go(func() error {
 		defer close(done)
