@@ -14,5 +14,7 @@ func DefaultDisabled() map[string]string {
 		"crash-agent": migratedDomain + "; a restarted agent also fails for good when the store is unreachable at start-up",
 		"partition":   migratedDomain,
 		"freeze":      migratedDomain,
+		"drain": "a background drain (Cluster.Drain on virtual time) keeps the cluster from settling: " +
+			"the run hangs until its wall-time limit (seed 2, -ops 80)",
 	}
 }
