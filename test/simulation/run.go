@@ -206,7 +206,7 @@ func Run(ctx context.Context, cfg Config, ops []Op) (Outcome, error) {
 	// let the cluster converge.
 	h.life.cancelDrains()
 	for _, n := range h.Nodes() {
-		if err := h.Cluster.Uncordon(ctx, n); err != nil {
+		if err := h.Cluster.Uncordon(uctx, n); err != nil {
 			return out, err
 		}
 		h.links[n].set(linkUp)

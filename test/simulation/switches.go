@@ -14,10 +14,5 @@ func DefaultDisabled() map[string]string {
 		"crash-agent": migratedDomain + "; a restarted agent also fails for good when the store is unreachable at start-up",
 		"partition":   migratedDomain,
 		"freeze":      migratedDomain,
-		"drain": "a background drain (Cluster.Drain on virtual time) keeps the cluster from settling: " +
-			"the run hangs until its wall-time limit (seed 2, -ops 80)",
-		"cordon":      "not yet diagnosed: seed 3 (-ops 80) hangs until its wall-time limit with cordon, uncordon and the ACPI faults on",
-		"acpi-delay":  "not yet diagnosed: seed 3 (-ops 80) hangs until its wall-time limit with cordon, uncordon and the ACPI faults on",
-		"acpi-ignore": "not yet diagnosed: seed 3 (-ops 80) hangs until its wall-time limit with cordon, uncordon and the ACPI faults on",
 	}
 }
