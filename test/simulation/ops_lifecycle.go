@@ -169,6 +169,9 @@ func deleteOwner(ctx context.Context, h *Harness, op Op, obj virtkit.Object) err
 		return err
 	}
 	for _, v := range list.Items {
+		if v.DeletionTimestamp != nil {
+			continue // already going, whatever the policy
+		}
 		for _, ref := range v.OwnerReferences {
 			if ref.UID == d.uid {
 				d.vmis[v.UID] = v.Namespace + "/" + v.Name
