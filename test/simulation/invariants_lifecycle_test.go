@@ -123,3 +123,37 @@ func TestDeletePropagationInvariant(t *testing.T) {
 		})
 	}
 }
+
+// Nothing new lands on a cordoned node: with every node cordoned a new
+// VM's VMI waits, and runs once a node is uncordoned. A placement after
+// a cordon, fed to the checker, is reported.
+func TestCordonInvariant(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := NewHarness(ctx, HarnessOptions{Seed: 5})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, h.Close()) }()
+	chk, vs := runOps(ctx, t, h, []Op{
+		{Name: "cordon", Target: "node-1"}, {Name: "cordon", Target: "node-2"}, {Name: "cordon", Target: "node-3"},
+		{Name: "apply-vm", Target: "vm-0", N: 8, Advance: 30000},
+	})
+	require.Empty(t, vs)
+	vmi := &virtkit.VirtualMachineInstance{}
+	require.NoError(t, h.Store.Get(ctx, store.Key{Namespace: Namespace, Name: "vm-0"}, vmi))
+	assert.Empty(t, vmi.Status.NodeName, "placed on a cordoned node")
+	_, vs = runOps(ctx, t, h, []Op{{Name: "uncordon", Target: "node-2", Advance: 30000}})
+	require.Empty(t, vs)
+	require.NoError(t, h.Store.Get(ctx, store.Key{Namespace: Namespace, Name: "vm-0"}, vmi))
+	assert.Equal(t, virtkit.Running, vmi.Status.Phase)
+	assert.Equal(t, "node-2", vmi.Status.NodeName)
+
+	t0 := h.Clock.Now()
+	var out []Violation
+	node := &virtkit.Node{}
+	node.Name, node.Spec.Unschedulable = "node-9", true
+	chk.lifeChange(9, Change{At: t0, Type: store.Modified, Object: node}, &out)
+	placed := &virtkit.VirtualMachineInstance{}
+	placed.Namespace, placed.Name, placed.UID, placed.Status.NodeName = Namespace, "x", "uid-x", "node-9"
+	chk.lifeChange(9, Change{At: t0.Add(time.Second), Type: store.Modified, Object: placed}, &out)
+	assert.Equal(t, []string{InvCordon}, invariantsOf(out))
+}
