@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -34,6 +35,13 @@ type lifeTrack struct {
 	final     map[types.UID]vmiEnd      // VMI uid -> its first final phase
 	shutdowns map[types.UID][]time.Time // VMI uid -> ShuttingDown events
 	deletedAt map[types.UID]time.Time   // VMI uid -> deletionTimestamp first seen
+	// events: regarding uid -> reason -> the messages recorded.
+	events map[types.UID]map[string][]string
+	// createdBy: VMI uid -> ns/name and the VM that created it.
+	createdBy map[types.UID][2]string
+	vmUID     map[types.UID]types.UID
+	// migrated: VMI uid -> ns/name of a migration that succeeded.
+	migrated map[types.UID]string
 }
 
 type vmiEnd struct {
@@ -43,7 +51,9 @@ type vmiEnd struct {
 
 func newLifeTrack() *lifeTrack {
 	return &lifeTrack{cordoned: map[string]time.Time{}, placed: map[types.UID]string{}, targets: map[types.UID]string{},
-		final: map[types.UID]vmiEnd{}, shutdowns: map[types.UID][]time.Time{}, deletedAt: map[types.UID]time.Time{}}
+		final: map[types.UID]vmiEnd{}, shutdowns: map[types.UID][]time.Time{}, deletedAt: map[types.UID]time.Time{},
+		events: map[types.UID]map[string][]string{}, createdBy: map[types.UID][2]string{}, vmUID: map[types.UID]types.UID{},
+		migrated: map[types.UID]string{}}
 }
 
 // afterOp marks the followed stops whose outcome the op may change: a
@@ -80,6 +90,10 @@ func (c *checker) lifeChange(step int, ch Change, out *[]Violation) {
 		if ch.Type == store.Deleted {
 			return
 		}
+		if ref := metav1.GetControllerOf(o); ch.Type == store.Added && ref != nil && ref.Kind == virtkit.KindVirtualMachine {
+			t.createdBy[o.UID] = [2]string{o.Namespace + "/" + o.Name, ref.Name}
+			t.vmUID[o.UID] = ref.UID
+		}
 		if o.DeletionTimestamp != nil {
 			if _, ok := t.deletedAt[o.UID]; !ok {
 				t.deletedAt[o.UID] = ch.At
@@ -97,12 +111,23 @@ func (c *checker) lifeChange(step int, ch Change, out *[]Violation) {
 				c.report(out, step, InvCordon, "VMI %s/%s migrates to %s at %s, cordoned since %s", o.Namespace, o.Name, ms.TargetNode, ch.At.Format(time.TimeOnly), at.Format(time.TimeOnly))
 			}
 		}
+		if ms := o.Status.MigrationState; ms != nil && ms.Completed && !ms.Failed {
+			t.migrated[o.UID] = o.Namespace + "/" + o.Name + " (migration " + string(ms.MigrationUID) + ")"
+		}
 		if o.IsFinal() {
 			if _, ok := t.final[o.UID]; !ok {
 				t.final[o.UID] = vmiEnd{phase: o.Status.Phase, at: ch.At}
 			}
 		}
 	case *virtkit.Event:
+		if ch.Type != store.Deleted {
+			m := t.events[o.Regarding.UID]
+			if m == nil {
+				m = map[string][]string{}
+				t.events[o.Regarding.UID] = m
+			}
+			m[o.Reason] = append(m[o.Reason], o.Note)
+		}
 		if o.Reason == controller.EventReasonShuttingDown && o.Regarding.Kind == virtkit.KindVirtualMachineInstance && ch.Type == store.Added {
 			t.shutdowns[o.Regarding.UID] = append(t.shutdowns[o.Regarding.UID], ch.At)
 		}
@@ -153,9 +178,13 @@ func (c *checker) lifeFinal(ctx context.Context, step int, vmis []virtkit.Virtua
 			}
 		}
 	}
+	c.eventsFinal(step, out)
 	for _, s := range c.h.life.stops {
 		if !s.clean || s.grace == 0 {
 			continue
+		}
+		if _, ended := c.life.final[s.vmi]; ended && len(c.life.events[s.vmi][controller.EventReasonStopped]) == 0 {
+			c.report(out, step, InvLifecycleEvents, "VMI of %s (uid %s) stopped at %s ended without a Stopped event", s.vm, s.vmi, s.at.Format(time.TimeOnly))
 		}
 		end, ok := c.life.final[s.vmi]
 		ignores := s.answer < 0 || s.answer > s.grace+acpiAnswerSlack
@@ -181,4 +210,29 @@ func shutdownBefore(ts []time.Time, end time.Time) bool {
 		}
 	}
 	return false
+}
+
+// eventsFinal checks that the transitions followed recorded their events:
+// a VM's VMI its SuccessfulCreate on the VM, a completed migration its
+// Migrating and Migrated on the VMI.
+func (c *checker) eventsFinal(step int, out *[]Violation) {
+	t := c.life
+	for uid, by := range t.createdBy {
+		found := false
+		for _, msg := range t.events[t.vmUID[uid]][controller.EventReasonSuccessfulCreate] {
+			if strings.Contains(msg, by[0][strings.IndexByte(by[0], '/')+1:]) {
+				found = true
+			}
+		}
+		if !found {
+			c.report(out, step, InvLifecycleEvents, "VMI %s (uid %s) created for VM %s without a SuccessfulCreate event", by[0], uid, by[1])
+		}
+	}
+	for uid, what := range t.migrated {
+		for _, reason := range []string{controller.EventReasonMigrating, controller.EventReasonMigrated} {
+			if len(t.events[uid][reason]) == 0 {
+				c.report(out, step, InvLifecycleEvents, "VMI %s (uid %s) migrated without a %s event", what, uid, reason)
+			}
+		}
+	}
 }

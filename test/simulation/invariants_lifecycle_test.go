@@ -7,8 +7,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -156,4 +159,32 @@ func TestCordonInvariant(t *testing.T) {
 	placed.Namespace, placed.Name, placed.UID, placed.Status.NodeName = Namespace, "x", "uid-x", "node-9"
 	chk.lifeChange(9, Change{At: t0.Add(time.Second), Type: store.Modified, Object: placed}, &out)
 	assert.Equal(t, []string{InvCordon}, invariantsOf(out))
+}
+
+// A VM's VMI without its SuccessfulCreate event, and a completed
+// migration without Migrating and Migrated, are reported.
+func TestEventInvariantReportsMissingEvents(t *testing.T) {
+	chk := newChecker(&Harness{life: &lifecycleState{}})
+	vmi := &virtkit.VirtualMachineInstance{}
+	vmi.Namespace, vmi.Name, vmi.UID = Namespace, "vm-0", "uid-vmi"
+	ctrl := true
+	vmi.OwnerReferences = []metav1.OwnerReference{{Kind: virtkit.KindVirtualMachine, Name: "vm-0", UID: "uid-vm", Controller: &ctrl}}
+	vmi.Status.MigrationState = &virtkit.VirtualMachineInstanceMigrationState{Completed: true}
+	var out []Violation
+	chk.lifeChange(0, Change{Type: store.Added, Object: vmi}, &out)
+	chk.eventsFinal(1, &out)
+	assert.Equal(t, []string{InvLifecycleEvents, InvLifecycleEvents, InvLifecycleEvents}, invariantsOf(out))
+
+	out = nil
+	chk.reported = map[string]bool{}
+	for _, ev := range []struct {
+		uid    string
+		reason string
+	}{{"uid-vm", controller.EventReasonSuccessfulCreate}, {"uid-vmi", controller.EventReasonMigrating}, {"uid-vmi", controller.EventReasonMigrated}} {
+		e := &virtkit.Event{Reason: ev.reason, Note: "Created virtual machine instance vm-0"}
+		e.Regarding.UID = types.UID(ev.uid)
+		chk.lifeChange(2, Change{Type: store.Added, Object: e}, &out)
+	}
+	chk.eventsFinal(3, &out)
+	assert.Empty(t, out)
 }
