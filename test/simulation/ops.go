@@ -95,9 +95,9 @@ func runStrategy(n int) virtkit.VirtualMachineRunStrategy {
 	return all[n%len(all)]
 }
 
-// operations is the operation table. A new operation or fault (drain,
-// cordon, a guest that ignores ACPI) is one more row here; Config.Enable
-// and Config.Disable switch rows by name.
+// operations is the operation table (with lifecycleOps: deletion
+// propagation, cordon and drain, ACPI). A new operation or fault is one
+// more row; Config.Enable and Config.Disable switch rows by name.
 func operations() []opSpec {
 	target := func(prefix string, n int) func(r *rand.Rand) Op {
 		return func(r *rand.Rand) Op { return Op{Target: pick(r, prefix, n)} }
