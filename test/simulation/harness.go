@@ -28,6 +28,7 @@ type Harness struct {
 	Recorder *Recorder
 
 	faults *faultStore
+	life   *lifecycleState
 	links  map[string]*nodeLink
 	hosts  map[string]*sim.Host
 	names  []string
@@ -63,6 +64,7 @@ func NewHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 		return nil, err
 	}
 	h := &Harness{Clock: clk, Store: mem, faults: newFaultStore(mem, o.Seed, clk),
+		life:  &lifecycleState{acpi: map[string]sim.ACPIBehaviour{}},
 		links: map[string]*nodeLink{}, hosts: map[string]*sim.Host{}}
 	net, err := sim.NewMeshNetwork(sim.Link{})
 	if err != nil {
@@ -127,6 +129,8 @@ func (h *Harness) Exited() (bool, error) {
 // Close stops the cluster and the recorder.
 func (h *Harness) Close() error {
 	h.cancel()
+	h.life.cancelDrains()
+	h.life.waitDrains(10 * time.Second)
 	err := <-h.done
 	h.Recorder.wg.Wait()
 	if errors.Is(err, context.Canceled) {

@@ -4,10 +4,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/store"
@@ -58,11 +60,12 @@ type checker struct {
 	running  map[string]string // VMI uid -> ns/name, every VMI seen Running
 	started  map[string]bool   // VMI uid -> a Started event was recorded
 	reported map[string]bool
+	life     *lifeTrack
 }
 
 func newChecker(h *Harness) *checker {
 	return &checker{h: h, live: map[string]string{}, uids: map[string]string{}, running: map[string]string{},
-		started: map[string]bool{}, reported: map[string]bool{}}
+		started: map[string]bool{}, reported: map[string]bool{}, life: newLifeTrack()}
 }
 
 // report adds a violation once per invariant and message.
@@ -97,21 +100,12 @@ func (c *checker) step(ctx context.Context, step int) ([]Violation, error) {
 		c.report(&out, step, InvClusterExited, "the cluster stopped: %v", err)
 	}
 	c.history(step, &out)
-	doms, err := c.domains(ctx)
-	if err != nil {
-		return nil, err
-	}
-	runningOn := map[string][]string{}
-	for _, d := range doms {
-		if d.info.State == hypervisor.StateRunning {
-			runningOn[d.info.Name] = append(runningOn[d.info.Name], d.node)
+	c.lifeStep(step, &out)
+	if err := cluster.CheckNoDoubleRun(ctx, c.h.Cluster); err != nil {
+		if !errors.Is(err, cluster.ErrInvariant) {
+			return nil, err
 		}
-	}
-	for name, nodes := range runningOn {
-		if len(nodes) > 1 {
-			sort.Strings(nodes)
-			c.report(&out, step, InvDoubleRun, "domain %s runs on %v at once", name, nodes)
-		}
+		c.report(&out, step, InvDoubleRun, "%v", err)
 	}
 	return out, nil
 }
@@ -125,6 +119,7 @@ func (c *checker) history(step int, out *[]Violation) {
 		c.report(out, step, InvUID, "change history incomplete: %v", err)
 	}
 	for _, ch := range changes[c.seen:] {
+		c.lifeChange(step, ch, out)
 		id := ch.Kind + " " + ch.Object.GetNamespace() + "/" + ch.Object.GetName()
 		uid := string(ch.Object.GetUID())
 		switch ch.Type {
@@ -201,8 +196,20 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 			c.report(&out, step, InvMigrationEnds, "migration %s/%s of %s still %q at quiescence", m.Namespace, m.Name, m.Spec.VMIName, m.Status.Phase)
 		}
 	}
-	// Every domain belongs to a VMI placed on its host; paused only when
-	// its VMI is paused by the user.
+	// Every domain belongs to a VMI placed on its host (or in a migration
+	// of it); paused for a migration only while one is in flight; paused
+	// otherwise only when its VMI is paused by the user.
+	for _, chk := range []struct {
+		inv   string
+		check func(context.Context, *cluster.Cluster) error
+	}{{InvLeakedDomain, cluster.CheckNoLeakedDomains}, {InvPausedAfterMig, cluster.CheckNoPausedByEndedMigration}} {
+		if err := chk.check(ctx, c.h.Cluster); err != nil {
+			if !errors.Is(err, cluster.ErrInvariant) {
+				return nil, err
+			}
+			c.report(&out, step, chk.inv, "%v", err)
+		}
+	}
 	for _, d := range doms {
 		ns, name, ok := splitDomain(d.info.Name)
 		if !ok {
@@ -210,20 +217,12 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 		}
 		key := ns + "/" + name
 		vmi := vmiByKey[key]
-		switch {
-		case vmi == nil:
-			c.report(&out, step, InvLeakedDomain, "domain %s (%s/%s, persistent=%t) on %s has no VMI", d.info.Name, d.info.State, d.info.Reason, d.info.Persistent, d.node)
+		if vmi == nil || d.info.State != hypervisor.StatePaused || ongoing[key] ||
+			d.info.Reason == hypervisor.ReasonMigration || d.info.Reason == hypervisor.ReasonPostcopy {
 			continue
-		case d.info.State.IsActive() && vmi.Status.NodeName != d.node:
-			c.report(&out, step, InvLeakedDomain, "domain %s (%s) on %s, VMI %s is on %q", d.info.Name, d.info.State, d.node, key, vmi.Status.NodeName)
 		}
-		if d.info.State == hypervisor.StatePaused && !ongoing[key] &&
-			!virtkit.HasCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused, "True", virtkit.PausedByUserReason) {
-			inv := InvGroundTruth
-			if d.info.Reason != hypervisor.ReasonUser {
-				inv = InvPausedAfterMig
-			}
-			c.report(&out, step, inv, "domain %s on %s paused (%s) and VMI %s not paused by the user", d.info.Name, d.node, d.info.Reason, key)
+		if !virtkit.HasCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused, "True", virtkit.PausedByUserReason) {
+			c.report(&out, step, InvGroundTruth, "domain %s on %s paused (%s) and VMI %s not paused by the user", d.info.Name, d.node, d.info.Reason, key)
 		}
 	}
 	// Every VMI agrees with the hosts.
@@ -255,6 +254,9 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 				c.report(&out, step, InvStuckDeletion, "%T %s/%s still deleting at quiescence (finalizers %v)", o, o.GetNamespace(), o.GetName(), o.GetFinalizers())
 			}
 		}
+	}
+	if err := c.lifeFinal(ctx, step, vmis.Items, &out); err != nil {
+		return nil, err
 	}
 	for uid, key := range c.running {
 		if !c.started[uid] {

@@ -23,8 +23,15 @@ func template(app string) *virtkit.VirtualMachineInstanceTemplateSpec {
 	}
 }
 
-func newVM(name string, rs virtkit.VirtualMachineRunStrategy, rev int) *virtkit.VirtualMachine {
+// graceOf is the grace period apply-vm's n picks.
+func graceOf(n int) *int64 {
+	g := gracePeriods[(n/4)%len(gracePeriods)]
+	return &g
+}
+
+func newVM(name string, rs virtkit.VirtualMachineRunStrategy, rev int, grace *int64) *virtkit.VirtualMachine {
 	t := template(name)
+	t.Spec.TerminationGracePeriodSeconds = grace
 	t.ObjectMeta.Annotations = map[string]string{"sim.virtkit.io/rev": strconv.Itoa(rev)}
 	return &virtkit.VirtualMachine{
 		TypeMeta:   metav1.TypeMeta{APIVersion: virtkit.APIVersion, Kind: virtkit.KindVirtualMachine},

@@ -95,9 +95,9 @@ func runStrategy(n int) virtkit.VirtualMachineRunStrategy {
 	return all[n%len(all)]
 }
 
-// operations is the operation table. A new operation or fault (drain,
-// cordon, a guest that ignores ACPI) is one more row here; Config.Enable
-// and Config.Disable switch rows by name.
+// operations is the operation table (with lifecycleOps: deletion
+// propagation, cordon and drain, ACPI). A new operation or fault is one
+// more row; Config.Enable and Config.Disable switch rows by name.
 func operations() []opSpec {
 	target := func(prefix string, n int) func(r *rand.Rand) Op {
 		return func(r *rand.Rand) Op { return Op{Target: pick(r, prefix, n)} }
@@ -105,12 +105,12 @@ func operations() []opSpec {
 	guest := func(r *rand.Rand) Op { return Op{Target: pickGuest(r)} }
 	node := func(r *rand.Rand) Op { return Op{Target: pickNode(r)} }
 	vmKey := func(op Op) store.Key { return store.Key{Namespace: Namespace, Name: op.Target} }
-	return []opSpec{
+	return append([]opSpec{
 		// User operations on VMs.
 		{name: "apply-vm", weight: 8,
-			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "vm", poolVMs), N: r.IntN(4)} },
+			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "vm", poolVMs), N: r.IntN(4 * len(gracePeriods))} },
 			run: func(ctx context.Context, h *Harness, op Op) error {
-				return h.Cluster.Apply(ctx, newVM(op.Target, runStrategy(op.N), 0))
+				return h.Cluster.Apply(ctx, newVM(op.Target, runStrategy(op.N), 0, graceOf(op.N)))
 			}},
 		{name: "update-vm", weight: 3,
 			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "vm", poolVMs), N: 1 + r.IntN(5)} },
@@ -123,11 +123,12 @@ func operations() []opSpec {
 				if err != nil {
 					return err
 				}
-				return h.Cluster.Apply(ctx, newVM(op.Target, rs, op.N))
+				return h.Cluster.Apply(ctx, newVM(op.Target, rs, op.N, vm.Spec.Template.Spec.TerminationGracePeriodSeconds))
 			}},
-		{name: "delete-vm", weight: 3, gen: target("vm", poolVMs),
+		{name: "delete-vm", weight: 3,
+			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "vm", poolVMs), N: r.IntN(len(deletePolicies))} },
 			run: func(ctx context.Context, h *Harness, op Op) error {
-				return deleteKey(ctx, h, vmKey(op), &virtkit.VirtualMachine{})
+				return deleteOwner(ctx, h, op, &virtkit.VirtualMachine{})
 			}},
 		{name: "start", weight: 4, gen: target("vm", poolVMs),
 			run: func(ctx context.Context, h *Harness, op Op) error {
@@ -135,6 +136,7 @@ func operations() []opSpec {
 			}},
 		{name: "stop", weight: 4, gen: target("vm", poolVMs),
 			run: func(ctx context.Context, h *Harness, op Op) error {
+				recordStop(ctx, h, op.Target)
 				return controller.Stop(ctx, h.Store, vmKey(op), controller.StopOptions{})
 			}},
 		{name: "restart", weight: 3, gen: target("vm", poolVMs),
@@ -192,9 +194,10 @@ func operations() []opSpec {
 				rs.Spec.Replicas = &n
 				return h.Store.Update(ctx, rs)
 			}},
-		{name: "delete-rs", weight: 1, gen: target("rs", poolRSs),
+		{name: "delete-rs", weight: 1,
+			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "rs", poolRSs), N: r.IntN(len(deletePolicies))} },
 			run: func(ctx context.Context, h *Harness, op Op) error {
-				return deleteKey(ctx, h, store.Key{Namespace: Namespace, Name: op.Target}, &virtkit.VirtualMachineInstanceReplicaSet{})
+				return deleteOwner(ctx, h, op, &virtkit.VirtualMachineInstanceReplicaSet{})
 			}},
 		{name: "apply-migration-policy", weight: 1,
 			gen: func(r *rand.Rand) Op { return Op{Target: "mp-0", N: r.IntN(4)} },
@@ -244,7 +247,7 @@ func operations() []opSpec {
 			_, err := h.Host(node).CutMigration(ctx, domain)
 			return err
 		})},
-	}
+	}, lifecycleOps()...)
 }
 
 // onGuest runs a virtctl-like VMI verb on the op's guest.

@@ -89,8 +89,8 @@ func Generate(cfg Config) []Op {
 	// A populated cluster first (as ordinary, shrinkable steps), so that
 	// the drawn operations find guests to act on.
 	for _, op := range []Op{
-		{Name: "apply-vm", Target: "vm-0"}, {Name: "apply-vm", Target: "vm-1"},
-		{Name: "apply-vm", Target: "vm-2", N: 2}, {Name: "apply-vm", Target: "vm-3", N: 3},
+		{Name: "apply-vm", Target: "vm-0", N: 8}, {Name: "apply-vm", Target: "vm-1", N: 12},
+		{Name: "apply-vm", Target: "vm-2", N: 6}, {Name: "apply-vm", Target: "vm-3", N: 3},
 		{Name: "apply-vmi", Target: "vmi-0"}, {Name: "apply-rs", Target: "rs-0", N: 2},
 	} {
 		if _, off := cfg.Disabled[op.Name]; !off && len(ops) < cfg.Ops {
@@ -192,6 +192,7 @@ func Run(ctx context.Context, cfg Config, ops []Op) (Outcome, error) {
 		case !expected(err):
 			out.Errors = append(out.Errors, fmt.Sprintf("step %d %s: %v", i, op, err))
 		}
+		chk.afterOp(i, op, spec.fault)
 		if err := h.Advance(ctx, op.Advance.Duration()); err != nil {
 			return stuck(i, err)
 		}
@@ -201,8 +202,13 @@ func Run(ctx context.Context, cfg Config, ops []Op) (Outcome, error) {
 		}
 		add(vs)
 	}
-	// Quiescence: heal every fault, let the cluster converge.
+	// Quiescence: end the drains, heal every fault, uncordon every node,
+	// let the cluster converge.
+	h.life.cancelDrains()
 	for _, n := range h.Nodes() {
+		if err := h.Cluster.Uncordon(uctx, n); err != nil {
+			return out, err
+		}
 		h.links[n].set(linkUp)
 		if !h.Cluster.AgentRunning(n) {
 			if err := h.Cluster.RestartAgent(ctx, n); err != nil {
@@ -215,6 +221,10 @@ func Run(ctx context.Context, cfg Config, ops []Op) (Outcome, error) {
 	if err := h.Advance(ctx, cfg.Quiesce); err != nil {
 		return stuck(len(ops), err)
 	}
+	h.life.waitDrains(10 * time.Second)
+	h.life.mu.Lock()
+	out.Errors = append(out.Errors, h.life.errs...)
+	h.life.mu.Unlock()
 	vs, err := chk.final(uctx, len(ops))
 	if err != nil {
 		return stuck(len(ops), err)

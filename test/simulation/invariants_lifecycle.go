@@ -1,0 +1,238 @@
+package simulation
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/store"
+)
+
+// Invariant names of the lifecycle operations.
+const (
+	InvOwners       = "owners-finalizers"
+	InvOrphan       = "orphan"
+	InvPropagation  = "propagation"
+	InvCordon       = "cordon"
+	InvACPI         = "acpi-stop"
+	stopPollSlack   = 15 * time.Second
+	acpiAnswerSlack = 5 * time.Second
+)
+
+// lifeTrack is what the checker follows from the history for the
+// lifecycle invariants.
+type lifeTrack struct {
+	cordoned  map[string]time.Time      // node -> when it was cordoned
+	placed    map[types.UID]string      // VMI uid -> node it was placed on
+	targets   map[types.UID]string      // VMI uid -> migration target node
+	final     map[types.UID]vmiEnd      // VMI uid -> its first final phase
+	shutdowns map[types.UID][]time.Time // VMI uid -> ShuttingDown events
+	deletedAt map[types.UID]time.Time   // VMI uid -> deletionTimestamp first seen
+	// events: regarding uid -> reason -> the messages recorded.
+	events map[types.UID]map[string][]string
+	// createdBy: VMI uid -> ns/name and the VM that created it.
+	createdBy map[types.UID][2]string
+	vmUID     map[types.UID]types.UID
+	// migrated: VMI uid -> ns/name of a migration that succeeded.
+	migrated map[types.UID]string
+}
+
+type vmiEnd struct {
+	phase virtkit.VirtualMachineInstancePhase
+	at    time.Time
+}
+
+func newLifeTrack() *lifeTrack {
+	return &lifeTrack{cordoned: map[string]time.Time{}, placed: map[types.UID]string{}, targets: map[types.UID]string{},
+		final: map[types.UID]vmiEnd{}, shutdowns: map[types.UID][]time.Time{}, deletedAt: map[types.UID]time.Time{},
+		events: map[types.UID]map[string][]string{}, createdBy: map[types.UID][2]string{}, vmUID: map[types.UID]types.UID{},
+		migrated: map[types.UID]string{}}
+}
+
+// afterOp marks the followed stops whose outcome the op may change: a
+// fault anywhere, or another operation on the stopped guest.
+func (c *checker) afterOp(step int, op Op, fault bool) {
+	c.h.life.mu.Lock()
+	defer c.h.life.mu.Unlock()
+	for i := range c.h.life.deletes {
+		if c.h.life.deletes[i].step < 0 {
+			c.h.life.deletes[i].step = step
+		}
+	}
+	for _, s := range c.h.life.stops {
+		if fault || (op.Target == s.vm && op.Name != "stop") || op.Name == "drain" || op.Name == "store-latency" {
+			s.clean = false
+		}
+	}
+}
+
+// lifeChange follows one recorded change for the lifecycle invariants.
+func (c *checker) lifeChange(step int, ch Change, out *[]Violation) {
+	t := c.life
+	switch o := ch.Object.(type) {
+	case *virtkit.Node:
+		switch {
+		case ch.Type != store.Deleted && o.Spec.Unschedulable:
+			if _, ok := t.cordoned[o.Name]; !ok {
+				t.cordoned[o.Name] = ch.At
+			}
+		default:
+			delete(t.cordoned, o.Name)
+		}
+	case *virtkit.VirtualMachineInstance:
+		if ch.Type == store.Deleted {
+			return
+		}
+		if ref := metav1.GetControllerOf(o); ch.Type == store.Added && ref != nil && ref.Kind == virtkit.KindVirtualMachine {
+			t.createdBy[o.UID] = [2]string{o.Namespace + "/" + o.Name, ref.Name}
+			t.vmUID[o.UID] = ref.UID
+		}
+		if o.DeletionTimestamp != nil {
+			if _, ok := t.deletedAt[o.UID]; !ok {
+				t.deletedAt[o.UID] = ch.At
+			}
+		}
+		if n := o.Status.NodeName; n != "" && t.placed[o.UID] == "" {
+			t.placed[o.UID] = n
+			if at, ok := t.cordoned[n]; ok && ch.At.After(at) {
+				c.report(out, step, InvCordon, "VMI %s/%s placed on %s at %s, cordoned since %s", o.Namespace, o.Name, n, ch.At.Format(time.TimeOnly), at.Format(time.TimeOnly))
+			}
+		}
+		if ms := o.Status.MigrationState; ms != nil && ms.TargetNode != "" && t.targets[o.UID] != ms.TargetNode {
+			t.targets[o.UID] = ms.TargetNode
+			if at, ok := t.cordoned[ms.TargetNode]; ok && ch.At.After(at) {
+				c.report(out, step, InvCordon, "VMI %s/%s migrates to %s at %s, cordoned since %s", o.Namespace, o.Name, ms.TargetNode, ch.At.Format(time.TimeOnly), at.Format(time.TimeOnly))
+			}
+		}
+		if ms := o.Status.MigrationState; ms != nil && ms.Completed && !ms.Failed {
+			t.migrated[o.UID] = o.Namespace + "/" + o.Name + " (migration " + string(ms.MigrationUID) + ")"
+		}
+		if o.IsFinal() {
+			if _, ok := t.final[o.UID]; !ok {
+				t.final[o.UID] = vmiEnd{phase: o.Status.Phase, at: ch.At}
+			}
+		}
+	case *virtkit.Event:
+		if ch.Type != store.Deleted {
+			m := t.events[o.Regarding.UID]
+			if m == nil {
+				m = map[string][]string{}
+				t.events[o.Regarding.UID] = m
+			}
+			m[o.Reason] = append(m[o.Reason], o.Note)
+		}
+		if o.Reason == controller.EventReasonShuttingDown && o.Regarding.Kind == virtkit.KindVirtualMachineInstance && ch.Type == store.Added {
+			t.shutdowns[o.Regarding.UID] = append(t.shutdowns[o.Regarding.UID], ch.At)
+		}
+	}
+}
+
+// lifeStep checks the deletes of the last step: an orphaning delete
+// leaves the owner's VMIs alone.
+func (c *checker) lifeStep(step int, out *[]Violation) {
+	c.h.life.mu.Lock()
+	defer c.h.life.mu.Unlock()
+	for _, d := range c.h.life.deletes {
+		if d.policy != metav1.DeletePropagationOrphan || d.step != step {
+			continue
+		}
+		for uid, key := range d.vmis {
+			if _, deleted := c.life.deletedAt[uid]; deleted {
+				c.report(out, step, InvOrphan, "VMI %s (uid %s) deleted although its owner %s was deleted with policy Orphan", key, uid, d.owner)
+			}
+		}
+	}
+}
+
+// lifeFinal checks the lifecycle invariants at quiescence.
+func (c *checker) lifeFinal(ctx context.Context, step int, vmis []virtkit.VirtualMachineInstance, out *[]Violation) error {
+	if err := cluster.CheckOwnersAndFinalizers(ctx, c.h.Cluster); err != nil {
+		c.report(out, step, InvOwners, "%v", err)
+	}
+	byUID := map[types.UID]*virtkit.VirtualMachineInstance{}
+	for i := range vmis {
+		byUID[vmis[i].UID] = &vmis[i]
+	}
+	c.h.life.mu.Lock()
+	defer c.h.life.mu.Unlock()
+	for _, d := range c.h.life.deletes {
+		for uid, key := range d.vmis {
+			v := byUID[uid]
+			switch {
+			case v == nil:
+			case d.policy == metav1.DeletePropagationOrphan:
+				for _, ref := range v.OwnerReferences {
+					if ref.UID == d.uid {
+						c.report(out, step, InvOrphan, "VMI %s still refers to its deleted owner %s (uid %s)", key, d.owner, d.uid)
+					}
+				}
+			default:
+				c.report(out, step, InvPropagation, "VMI %s of %s (deleted with policy %s) still exists at quiescence (%s)", key, d.owner, d.policy, vmiState(v))
+			}
+		}
+	}
+	c.eventsFinal(step, out)
+	for _, s := range c.h.life.stops {
+		if !s.clean || s.grace == 0 {
+			continue
+		}
+		if _, ended := c.life.final[s.vmi]; ended && len(c.life.events[s.vmi][controller.EventReasonStopped]) == 0 {
+			c.report(out, step, InvLifecycleEvents, "VMI of %s (uid %s) stopped at %s ended without a Stopped event", s.vm, s.vmi, s.at.Format(time.TimeOnly))
+		}
+		end, ok := c.life.final[s.vmi]
+		ignores := s.answer < 0 || s.answer > s.grace+acpiAnswerSlack
+		answers := s.answer >= 0 && s.answer+acpiAnswerSlack < s.grace
+		switch {
+		case !ok:
+			c.report(out, step, InvACPI, "VMI of %s (uid %s) stopped at %s never ended", s.vm, s.vmi, s.at.Format(time.TimeOnly))
+		case ignores && (end.phase != virtkit.Failed || end.at.After(s.at.Add(s.grace+stopPollSlack))):
+			c.report(out, step, InvACPI, "VMI of %s whose guest ignores ACPI, stopped at %s with grace %s, ended %s at %s", s.vm, s.at.Format(time.TimeOnly), s.grace, end.phase, end.at.Format(time.TimeOnly))
+		case answers && end.phase != virtkit.Succeeded:
+			c.report(out, step, InvACPI, "VMI of %s whose guest powers off after %s, stopped at %s with grace %s, ended %s at %s", s.vm, s.answer, s.at.Format(time.TimeOnly), s.grace, end.phase, end.at.Format(time.TimeOnly))
+		case answers && !shutdownBefore(c.life.shutdowns[s.vmi], end.at):
+			c.report(out, step, InvLifecycleEvents, "VMI of %s stopped at %s ended Succeeded at %s without a ShuttingDown event before", s.vm, s.at.Format(time.TimeOnly), end.at.Format(time.TimeOnly))
+		}
+	}
+	return nil
+}
+
+func shutdownBefore(ts []time.Time, end time.Time) bool {
+	for _, t := range ts {
+		if !t.After(end) {
+			return true
+		}
+	}
+	return false
+}
+
+// eventsFinal checks that the transitions followed recorded their events:
+// a VM's VMI its SuccessfulCreate on the VM, a completed migration its
+// Migrating and Migrated on the VMI.
+func (c *checker) eventsFinal(step int, out *[]Violation) {
+	t := c.life
+	for uid, by := range t.createdBy {
+		found := false
+		for _, msg := range t.events[t.vmUID[uid]][controller.EventReasonSuccessfulCreate] {
+			if strings.Contains(msg, by[0][strings.IndexByte(by[0], '/')+1:]) {
+				found = true
+			}
+		}
+		if !found {
+			c.report(out, step, InvLifecycleEvents, "VMI %s (uid %s) created for VM %s without a SuccessfulCreate event", by[0], uid, by[1])
+		}
+	}
+	for uid, what := range t.migrated {
+		for _, reason := range []string{controller.EventReasonMigrating, controller.EventReasonMigrated} {
+			if len(t.events[uid][reason]) == 0 {
+				c.report(out, step, InvLifecycleEvents, "VMI %s (uid %s) migrated without a %s event", what, uid, reason)
+			}
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package simulation
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/store"
+)
+
+// deletePolicies are the propagation policies delete-vm and delete-rs draw
+// from (Op.N indexes them).
+var deletePolicies = []metav1.DeletionPropagation{
+	metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan,
+}
+
+// gracePeriods are the spec.terminationGracePeriodSeconds apply-vm draws
+// from (Op.N / 4 indexes them).
+var gracePeriods = []int64{0, 5, 30, 180}
+
+// acpiDelays are the delays (seconds) acpi-delay draws from.
+var acpiDelays = []int{1, 3, 20, 60, 300}
+
+// ownerDelete is a delete of a VM or ReplicaSet the simulation issued:
+// the owner's uid, the policy and the VMIs it owned then.
+type ownerDelete struct {
+	owner  string
+	uid    types.UID
+	policy metav1.DeletionPropagation
+	vmis   map[types.UID]string // uid -> ns/name
+	step   int
+}
+
+// stopRecord is a stop of a VM whose Running VMI's shutdown the checker
+// follows: when it was asked, its grace period and how its guest answers
+// ACPI.
+type stopRecord struct {
+	vm    string
+	vmi   types.UID
+	at    time.Time
+	grace time.Duration
+	// answer is how long the guest takes to power off; negative when it
+	// ignores the request.
+	answer time.Duration
+	// clean stays true while no fault and no other operation on the guest
+	// ran since the stop.
+	clean bool
+}
+
+// lifecycleState is what the lifecycle operations leave for the
+// invariants: deletes issued, stops to follow, ACPI behaviours set,
+// background drains.
+type lifecycleState struct {
+	mu      sync.Mutex
+	deletes []ownerDelete
+	stops   []*stopRecord
+	acpi    map[string]sim.ACPIBehaviour // node/domain -> behaviour
+	drains  sync.WaitGroup
+	cancels []context.CancelFunc
+	errs    []string
+}
+
+func (s *lifecycleState) addDelete(d ownerDelete) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deletes = append(s.deletes, d)
+}
+
+// cancelDrains ends every background drain; one blocked on a delayed
+// store write returns once virtual time moves on (waitDrains).
+func (s *lifecycleState) cancelDrains() {
+	s.mu.Lock()
+	cs := s.cancels
+	s.cancels = nil
+	s.mu.Unlock()
+	for _, c := range cs {
+		c()
+	}
+}
+
+// waitDrains waits for the cancelled drains, at most wall time limit.
+func (s *lifecycleState) waitDrains(limit time.Duration) {
+	done := make(chan struct{})
+	go func() { s.drains.Wait(); close(done) }()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// lifecycleOps are the rows of the deletion-propagation, drain and ACPI
+// operations.
+func lifecycleOps() []opSpec {
+	node := func(r *rand.Rand) Op { return Op{Target: pickNode(r)} }
+	return []opSpec{
+		{name: "cordon", weight: 1, gen: node,
+			run: func(ctx context.Context, h *Harness, op Op) error { return h.Cluster.Cordon(ctx, op.Target) }},
+		{name: "uncordon", weight: 2, gen: node,
+			run: func(ctx context.Context, h *Harness, op Op) error { return h.Cluster.Uncordon(ctx, op.Target) }},
+		{name: "drain", weight: 1,
+			gen: func(r *rand.Rand) Op { return Op{Target: pickNode(r), N: []int{10, 60, 300}[r.IntN(3)]} },
+			run: runDrain},
+		{name: "acpi-ignore", fault: true, weight: 2, gen: func(r *rand.Rand) Op { return Op{Target: pickGuest(r)} },
+			run: onDomain(func(_ context.Context, h *Harness, node, domain string) error {
+				h.setACPI(node, domain, sim.ACPIBehaviour{Ignore: true})
+				return nil
+			})},
+		{name: "acpi-delay", fault: true, weight: 2,
+			gen: func(r *rand.Rand) Op { return Op{Target: pickGuest(r), N: acpiDelays[r.IntN(len(acpiDelays))]} },
+			run: func(ctx context.Context, h *Harness, op Op) error {
+				return onDomain(func(_ context.Context, h *Harness, node, domain string) error {
+					h.setACPI(node, domain, sim.ACPIBehaviour{Delay: time.Duration(op.N) * time.Second})
+					return nil
+				})(ctx, h, op)
+			}},
+	}
+}
+
+// setACPI sets how a host's guest answers ACPI and remembers it.
+func (h *Harness) setACPI(node, domain string, b sim.ACPIBehaviour) {
+	h.Host(node).SetACPIBehaviour(domain, b)
+	h.life.mu.Lock()
+	defer h.life.mu.Unlock()
+	h.life.acpi[node+"/"+domain] = b
+}
+
+// runDrain drains a node in the background until it is empty or op.N
+// virtual seconds have passed: a drain left incomplete (a VMI that cannot
+// migrate) is an outcome, not an error.
+func runDrain(ctx context.Context, h *Harness, op Op) error {
+	dctx, cancel := context.WithCancel(ctx)
+	t := h.Clock.AfterFunc(time.Duration(op.N)*time.Second, cancel)
+	h.life.mu.Lock()
+	h.life.cancels = append(h.life.cancels, cancel)
+	h.life.mu.Unlock()
+	h.life.drains.Go(func() {
+		defer t.Stop()
+		err := h.Cluster.Drain(dctx, op.Target, controller.DrainOptions{})
+		if err != nil && !errors.Is(err, controller.ErrDrainIncomplete) && !expected(err) {
+			h.life.mu.Lock()
+			h.life.errs = append(h.life.errs, "drain "+op.Target+": "+err.Error())
+			h.life.mu.Unlock()
+		}
+	})
+	return nil
+}
+
+// deleteOwner deletes a VM or ReplicaSet with the op's propagation policy
+// and records what it owned.
+func deleteOwner(ctx context.Context, h *Harness, op Op, obj virtkit.Object) error {
+	key := store.Key{Namespace: Namespace, Name: op.Target}
+	if err := h.Store.Get(ctx, key, obj); err != nil {
+		return err
+	}
+	policy := deletePolicies[op.N%len(deletePolicies)]
+	d := ownerDelete{owner: op.Target, uid: obj.GetUID(), policy: policy, vmis: map[types.UID]string{}, step: -1}
+	var list virtkit.VirtualMachineInstanceList
+	if err := h.Store.List(ctx, &list, store.ListOptions{Namespace: Namespace}); err != nil {
+		return err
+	}
+	for _, v := range list.Items {
+		if v.DeletionTimestamp != nil {
+			continue // already going, whatever the policy
+		}
+		for _, ref := range v.OwnerReferences {
+			if ref.UID == d.uid {
+				d.vmis[v.UID] = v.Namespace + "/" + v.Name
+			}
+		}
+	}
+	if err := h.Store.Delete(ctx, obj, store.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+		return err
+	}
+	h.life.addDelete(d)
+	return nil
+}
+
+// recordStop notes a stop of a VM's Running VMI so that the checker can
+// follow its shutdown.
+func recordStop(ctx context.Context, h *Harness, vm string) {
+	v := &virtkit.VirtualMachineInstance{}
+	if err := h.Store.Get(ctx, store.Key{Namespace: Namespace, Name: vm}, v); err != nil {
+		return
+	}
+	if v.Status.Phase != virtkit.Running || v.DeletionTimestamp != nil || v.Status.MigrationState != nil && !v.Status.MigrationState.Completed ||
+		virtkit.HasCondition(v.Status.Conditions, virtkit.VirtualMachineInstancePaused, "True", virtkit.PausedByUserReason) {
+		return
+	}
+	grace := 30 * time.Second
+	if g := v.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = time.Duration(*g) * time.Second
+	}
+	h.life.mu.Lock()
+	defer h.life.mu.Unlock()
+	b, set := h.life.acpi[v.Status.NodeName+"/"+Namespace+"_"+vm]
+	answer := b.Delay
+	switch {
+	case b.Ignore:
+		answer = -1
+	case !set || answer == 0:
+		answer = 0 // the host's default: prompt
+	}
+	h.life.stops = append(h.life.stops, &stopRecord{vm: vm, vmi: v.UID, at: h.Clock.Now(), grace: grace, answer: answer, clean: true})
+}
