@@ -6,7 +6,6 @@ import (
 	"image/png"
 	"io"
 	"net/http"
-	"slices"
 	"testing"
 	"time"
 
@@ -31,21 +30,27 @@ func TestVNCScreenshotThroughNodeEndpoint(t *testing.T) {
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	client, err := rest.UnversionedRESTClientFor(cfg)
 	require.NoError(t, err)
-	shot := func(move string) []string {
-		res := client.Get().AbsPath(screenshotPath).Param("moveCursor", move).Do(ctx)
-		raw, err := res.Raw()
-		require.NoError(t, err, "moveCursor=%s", move)
+	const banner = "virtkit simulated guest vm-0 ready"
+	shot := func(move string) ([]string, error) {
+		raw, err := client.Get().AbsPath(screenshotPath).Param("moveCursor", move).Do(ctx).Raw()
+		if err != nil {
+			return nil, err
+		}
 		img, err := png.Decode(bytes.NewReader(raw))
-		require.NoError(t, err)
-		lines, err := sim.VNCText(img)
-		require.NoError(t, err)
-		return lines
+		if err != nil {
+			return nil, err
+		}
+		return sim.VNCText(img)
 	}
 	// The guest boots while the test looks: its banner comes in time.
-	require.Eventually(t, func() bool {
-		return slices.Contains(shot("false"), "virtkit simulated guest vm-0 ready")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		lines, err := shot("false")
+		require.NoError(c, err)
+		assert.Contains(c, lines, banner)
 	}, 30*time.Second, 50*time.Millisecond)
-	assert.Contains(t, shot("true"), "virtkit simulated guest vm-0 ready", "moveCursor=true")
+	lines, err := shot("true")
+	require.NoError(t, err, "moveCursor=true")
+	assert.Contains(t, lines, banner, "moveCursor=true")
 }
 
 // Bad screenshot requests get API errors before any node is asked.
