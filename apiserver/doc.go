@@ -88,6 +88,10 @@
 // this stands in their way; the identities above are for components that
 // a deployment runs against the API.
 //
+// Screenshots: vnc/screenshot[?moveCursor=true] is a plain GET, authorized
+// as get on virtualmachineinstances/vnc/screenshot and answered image/png
+// with the frame the node agent takes of the VMI's VNC display.
+//
 // Streams: the VMI subresources console, vnc and portforward/PORT[/PROTO]
 // of subresources.kubevirt.io/v1 are WebSockets (subprotocol
 // plain.kubevirt.io, binary frames), authorized as the verb get on

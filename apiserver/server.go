@@ -253,6 +253,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.serveStream(w, r, user, req)
 			return
 		}
+		if req, ok := parseScreenshot(r.URL.Path); ok {
+			s.serveScreenshot(w, r, user, req)
+			return
+		}
 		s.serveSubresource(w, r, user)
 		return
 	}

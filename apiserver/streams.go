@@ -343,6 +343,8 @@ func streamResources() []metav1.APIResource {
 		out = append(out, metav1.APIResource{Name: "virtualmachineinstances/" + v, Namespaced: true,
 			Kind: "VirtualMachineInstance", Verbs: metav1.Verbs{"get"}})
 	}
+	out = append(out, metav1.APIResource{Name: "virtualmachineinstances/vnc/screenshot", Namespaced: true,
+		Kind: "VirtualMachineInstance", Verbs: metav1.Verbs{"get"}})
 	return append(out, metav1.APIResource{Name: "virtualmachines/portforward", Namespaced: true,
 		Kind: "VirtualMachine", Verbs: metav1.Verbs{"get"}})
 }

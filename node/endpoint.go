@@ -35,8 +35,8 @@ const (
 	StreamSubprotocol = "plain.kubevirt.io"
 	// EndpointPathPrefix starts every endpoint path:
 	// /v1/namespaces/NS/virtualmachineinstances/NAME/VERB, VERB being
-	// console, vnc, portforward/PORT[/tcp|udp], guestosinfo, userlist or
-	// filesystemlist.
+	// console, vnc, vnc/screenshot, portforward/PORT[/tcp|udp],
+	// guestosinfo, userlist or filesystemlist.
 	EndpointPathPrefix = "/v1/namespaces/"
 )
 
@@ -250,7 +250,13 @@ func parseEndpointPath(p string) (endpointRequest, error) {
 	req := endpointRequest{namespace: parts[0], name: parts[2], verb: parts[3]}
 	extra := parts[4:]
 	switch req.verb {
-	case "console", "vnc", "guestosinfo", "userlist", "filesystemlist":
+	case "vnc":
+		if len(extra) == 1 && extra[0] == "screenshot" {
+			req.verb = ScreenshotVerb
+		} else if len(extra) != 0 {
+			return req, fmt.Errorf("path %q: only screenshot may follow vnc", p)
+		}
+	case "console", "guestosinfo", "userlist", "filesystemlist":
 		if len(extra) != 0 {
 			return req, fmt.Errorf("path %q: nothing may follow %s", p, req.verb)
 		}
@@ -309,6 +315,8 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch req.verb {
 	case "guestosinfo", "userlist", "filesystemlist":
 		e.serveGuestInfo(w, req)
+	case ScreenshotVerb:
+		e.serveScreenshot(w, r, req)
 	default:
 		e.serveStream(w, r, req, vmi)
 	}

@@ -23,6 +23,8 @@ func TestParseEndpointPath(t *testing.T) {
 		{path: "/v1/namespaces/ns/virtualmachineinstances/vm/portforward/0", wantErr: "want 1-65535"},
 		{path: "/v1/namespaces/ns/virtualmachineinstances/vm/portforward/22/sctp", wantErr: "want tcp or udp"},
 		{path: "/v1/namespaces/ns/virtualmachineinstances/vm/console/x", wantErr: "nothing may follow"},
+		{path: "/v1/namespaces/ns/virtualmachineinstances/vm/vnc/screenshot", want: endpointRequest{namespace: "ns", name: "vm", verb: ScreenshotVerb}},
+		{path: "/v1/namespaces/ns/virtualmachineinstances/vm/vnc/x", wantErr: "only screenshot may follow vnc"},
 		{path: "/v1/namespaces/ns/virtualmachineinstances/vm/exec", wantErr: "unknown verb"},
 		{path: "/v1/namespaces/ns/pods/vm/console", wantErr: "want /v1/namespaces/"},
 		{path: "/v2/x", wantErr: "want /v1/namespaces/"},

@@ -32,8 +32,15 @@ type Client struct {
 // Handshake speaks RFB 3.8 on conn (security type None, a shared
 // session), asks for 32-bit little-endian true colour and the Raw
 // encoding. ctx bounds the handshake; conn is closed when ctx ends
-// before it is done.
+// before it is done. A framebuffer wider or taller than DefaultMaxSide
+// is refused.
 func Handshake(ctx context.Context, conn net.Conn) (*Client, error) {
+	return HandshakeMax(ctx, conn, image.Pt(DefaultMaxSide, DefaultMaxSide))
+}
+
+// HandshakeMax is Handshake refusing, with ErrTooLarge, a framebuffer
+// wider or taller than limit before allocating it.
+func HandshakeMax(ctx context.Context, conn net.Conn, limit image.Point) (*Client, error) {
 	c := &Client{conn: conn}
 	stop := c.bound(ctx)
 	defer stop()
@@ -83,6 +90,9 @@ func Handshake(ctx context.Context, conn net.Conn) (*Client, error) {
 		return nil, fmt.Errorf("server init: %w", err)
 	}
 	w, h := int(binary.BigEndian.Uint16(init[0:])), int(binary.BigEndian.Uint16(init[2:]))
+	if w > limit.X || h > limit.Y {
+		return nil, fmt.Errorf("%w: framebuffer %dx%d, limit %dx%d", ErrTooLarge, w, h, limit.X, limit.Y)
+	}
 	name, err := c.text(binary.BigEndian.Uint32(init[20:]))
 	if err != nil {
 		return nil, err
