@@ -408,7 +408,26 @@ func testRequestShutdown(e *env) {
 	name := e.name("")
 	e.start(name)
 	require.NoError(e.t, sr.RequestShutdown(e.ctx(), name))
+	// A real guest that is still booting has nothing listening for the
+	// power button yet and drops the press: press again every 5 s, as the
+	// node agent (and KubeVirt's virt-handler) does, until it is off.
+	pressed := make(chan struct{})
+	go func() {
+		defer close(pressed)
+		tick := time.NewTicker(5 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_ = sr.RequestShutdown(ctx, name) // off already: ErrInvalidState
+			}
+		}
+	}()
 	e.awaitEvent(events, name, hypervisor.StateShutoff, hypervisor.ReasonShutdown)
+	cancel()
+	<-pressed
 	e.requireState(name, hypervisor.StateShutoff, hypervisor.ReasonShutdown)
 
 	requireDomainError(e.t, sr.RequestShutdown(e.ctx(), name), hypervisor.ErrInvalidState, name, "RequestShutdown of a shut-off domain")
