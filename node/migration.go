@@ -218,6 +218,18 @@ func (r *migrationRegistry) finish(o *outgoing, final MigrationSnapshot) {
 	}
 }
 
+// keepLast records o's final snapshot while o stays registered: the
+// engine has ended, and readers of LastMigrationSnapshot that see the
+// outcome in the VMI's status find it there too.
+func (r *migrationRegistry) keepLast(o *outgoing, final MigrationSnapshot) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		r.last = map[store.Key]MigrationSnapshot{}
+	}
+	r.last[o.key] = final
+}
+
 func (r *migrationRegistry) remove(o *outgoing) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

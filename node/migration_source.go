@@ -340,6 +340,9 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 	res, runErr := engine.Run(ctx)
 	close(stopProgress)
 	<-progressDone
+	// Kept before the outcome is written, so whoever sees the outcome
+	// finds the final snapshot (the deferred finish unregisters o later).
+	a.migs.keepLast(o, a.snapshotOf(o))
 
 	// The outcome must be written even when the agent is stopping.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
