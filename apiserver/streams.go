@@ -169,13 +169,14 @@ func nodeError(gr schema.GroupResource, name string, code int, body []byte) erro
 	return apierrors.NewServiceUnavailable(fmt.Sprintf("node endpoint answered %d: %s", code, msg))
 }
 
-// serveStream proxies a console, VNC or port-forward stream: the client's
-// WebSocket to the node agent's.
-func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, user *User, req streamRequest) {
+// admitStreamGet lets through a GET of a VMI's stream subresource
+// (console, vnc, portforward, vnc/screenshot) that the authorizer allows;
+// otherwise it answers 405 or 403 and reports false.
+func (s *Server) admitStreamGet(w http.ResponseWriter, r *http.Request, user *User, req streamRequest) bool {
 	gr := schema.GroupResource{Group: SubresourcesGroup, Resource: "virtualmachineinstances"}
 	if r.Method != http.MethodGet {
 		s.writeError(w, r, apierrors.NewMethodNotSupported(gr, r.Method))
-		return
+		return false
 	}
 	if s.opts.Authorizer != nil {
 		a := Attributes{User: user, Verb: "get", Namespace: req.namespace, Group: SubresourcesGroup,
@@ -183,8 +184,18 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, user *User,
 		if err := s.opts.Authorizer.Authorize(r.Context(), a); err != nil {
 			s.writeError(w, r, apierrors.NewForbidden(gr, req.name, fmt.Errorf("User %q cannot get resource %q in API group %q in the namespace %q",
 				user.Name, req.resource+"/"+req.verb, SubresourcesGroup, req.namespace)))
-			return
+			return false
 		}
+	}
+	return true
+}
+
+// serveStream proxies a console, VNC or port-forward stream: the client's
+// WebSocket to the node agent's.
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, user *User, req streamRequest) {
+	gr := schema.GroupResource{Group: SubresourcesGroup, Resource: "virtualmachineinstances"}
+	if !s.admitStreamGet(w, r, user, req) {
+		return
 	}
 	if req.verb == "portforward" {
 		if err := parsePortForward(req.rest); err != nil {

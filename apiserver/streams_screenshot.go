@@ -33,18 +33,8 @@ func parseScreenshot(path string) (streamRequest, bool) {
 // the node agent running it takes of its VNC display.
 func (s *Server) serveScreenshot(w http.ResponseWriter, r *http.Request, user *User, req streamRequest) {
 	gr := schema.GroupResource{Group: SubresourcesGroup, Resource: "virtualmachineinstances"}
-	if r.Method != http.MethodGet {
-		s.writeError(w, r, apierrors.NewMethodNotSupported(gr, r.Method))
+	if !s.admitStreamGet(w, r, user, req) {
 		return
-	}
-	if s.opts.Authorizer != nil {
-		a := Attributes{User: user, Verb: "get", Namespace: req.namespace, Group: SubresourcesGroup,
-			Resource: req.resource, Subresource: req.verb, Name: req.name}
-		if err := s.opts.Authorizer.Authorize(r.Context(), a); err != nil {
-			s.writeError(w, r, apierrors.NewForbidden(gr, req.name, fmt.Errorf("User %q cannot get resource %q in API group %q in the namespace %q",
-				user.Name, req.resource+"/"+req.verb, SubresourcesGroup, req.namespace)))
-			return
-		}
 	}
 	q := url.Values{}
 	switch mc := r.URL.Query().Get("moveCursor"); mc {
