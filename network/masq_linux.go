@@ -252,8 +252,11 @@ func (h *Host) RemoveMasquerade(ctx context.Context, id string) error {
 		errs = append(errs, err.Error())
 	}
 	for _, l := range []string{"vkg" + id, "vkp" + id, m.GuestBridge()} {
+		// A veth whose peer was in the namespace goes away with it, but
+		// the kernel tears a namespace down asynchronously: the link may
+		// vanish between the check and the delete.
 		if linkExists(ctx, "", l) {
-			if _, err := run(ctx, "", "ip", "link", "del", "dev", l); err != nil {
+			if _, err := run(ctx, "", "ip", "link", "del", "dev", l); err != nil && linkExists(ctx, "", l) {
 				errs = append(errs, err.Error())
 			}
 		}
