@@ -167,6 +167,20 @@ func (l *nodeLink) set(m linkMode) {
 	l.mode = m
 }
 
+// up reports whether the node reaches the store.
+func (l *nodeLink) up() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mode == linkUp
+}
+
+// slow reports whether writes are delayed.
+func (f *faultStore) slow() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.latency > 0
+}
+
 func (l *nodeLink) gate(ctx context.Context) error {
 	l.mu.Lock()
 	mode, thaw := l.mode, l.thaw

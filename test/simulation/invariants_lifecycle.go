@@ -24,6 +24,12 @@ const (
 	InvACPI         = "acpi-stop"
 	stopPollSlack   = 15 * time.Second
 	acpiAnswerSlack = 5 * time.Second
+	// cordonSlack is how long after a cordon a placement decided before
+	// it may still land: the scheduler (like kube-scheduler) decides from
+	// its cache and then writes, and the simulated store may delay a
+	// write by up to 3 s. Kubernetes' cordon has the same window, which
+	// is why a drain evicts after it cordons.
+	cordonSlack = 5 * time.Second
 )
 
 // lifeTrack is what the checker follows from the history for the
@@ -101,13 +107,13 @@ func (c *checker) lifeChange(step int, ch Change, out *[]Violation) {
 		}
 		if n := o.Status.NodeName; n != "" && t.placed[o.UID] == "" {
 			t.placed[o.UID] = n
-			if at, ok := t.cordoned[n]; ok && ch.At.After(at) {
+			if at, ok := t.cordoned[n]; ok && ch.At.After(at.Add(cordonSlack)) {
 				c.report(out, step, InvCordon, "VMI %s/%s placed on %s at %s, cordoned since %s", o.Namespace, o.Name, n, ch.At.Format(time.TimeOnly), at.Format(time.TimeOnly))
 			}
 		}
 		if ms := o.Status.MigrationState; ms != nil && ms.TargetNode != "" && t.targets[o.UID] != ms.TargetNode {
 			t.targets[o.UID] = ms.TargetNode
-			if at, ok := t.cordoned[ms.TargetNode]; ok && ch.At.After(at) {
+			if at, ok := t.cordoned[ms.TargetNode]; ok && ch.At.After(at.Add(cordonSlack)) {
 				c.report(out, step, InvCordon, "VMI %s/%s migrates to %s at %s, cordoned since %s", o.Namespace, o.Name, ms.TargetNode, ch.At.Format(time.TimeOnly), at.Format(time.TimeOnly))
 			}
 		}

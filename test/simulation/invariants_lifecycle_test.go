@@ -157,7 +157,10 @@ func TestCordonInvariant(t *testing.T) {
 	chk.lifeChange(9, Change{At: t0, Type: store.Modified, Object: node}, &out)
 	placed := &virtkit.VirtualMachineInstance{}
 	placed.Namespace, placed.Name, placed.UID, placed.Status.NodeName = Namespace, "x", "uid-x", "node-9"
-	chk.lifeChange(9, Change{At: t0.Add(time.Second), Type: store.Modified, Object: placed}, &out)
+	chk.lifeChange(9, Change{At: t0.Add(cordonSlack), Type: store.Modified, Object: placed}, &out)
+	assert.Empty(t, out, "a placement decided just before the cordon may land within the scheduler's window")
+	placed.UID = "uid-y"
+	chk.lifeChange(9, Change{At: t0.Add(cordonSlack + time.Second), Type: store.Modified, Object: placed}, &out)
 	assert.Equal(t, []string{InvCordon}, invariantsOf(out))
 }
 

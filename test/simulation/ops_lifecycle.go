@@ -168,6 +168,7 @@ func deleteOwner(ctx context.Context, h *Harness, op Op, obj virtkit.Object) err
 	if err := h.Store.List(ctx, &list, store.ListOptions{Namespace: Namespace}); err != nil {
 		return err
 	}
+	owned := 0
 	for _, v := range list.Items {
 		if v.DeletionTimestamp != nil {
 			continue // already going, whatever the policy
@@ -175,8 +176,15 @@ func deleteOwner(ctx context.Context, h *Harness, op Op, obj virtkit.Object) err
 		for _, ref := range v.OwnerReferences {
 			if ref.UID == d.uid {
 				d.vmis[v.UID] = v.Namespace + "/" + v.Name
+				owned++
 			}
 		}
+	}
+	if ownerRemoving(obj, owned) {
+		// The owner's controller may already be deleting its VMIs (a
+		// stopped VM, a ReplicaSet scaled down) in a write not yet landed:
+		// those deletes are the owner's, not the propagation's.
+		clear(d.vmis)
 	}
 	if err := h.Store.Delete(ctx, obj, store.DeleteOptions{PropagationPolicy: &policy}); err != nil {
 		return err
@@ -210,5 +218,26 @@ func recordStop(ctx context.Context, h *Harness, vm string) {
 	case !set || answer == 0:
 		answer = 0 // the host's default: prompt
 	}
-	h.life.stops = append(h.life.stops, &stopRecord{vm: vm, vmi: v.UID, at: h.Clock.Now(), grace: grace, answer: answer, clean: true})
+	// A stop while the VMI's node agent is down, cut off or frozen (or
+	// the store is slow) ends as KubeVirt ends it when virt-handler is
+	// unresponsive: the control plane fails the VMI over once the node's
+	// heartbeat is stale, with no graceful shutdown to follow.
+	node := v.Status.NodeName
+	link := h.links[node]
+	clean := h.Cluster.AgentRunning(node) && (link == nil || link.up()) && !h.faults.slow()
+	h.life.stops = append(h.life.stops, &stopRecord{vm: vm, vmi: v.UID, at: h.Clock.Now(), grace: grace, answer: answer, clean: clean})
+}
+
+// ownerRemoving reports whether an owner's controller wants fewer VMIs
+// than the owned ones it has: a VM asked to stop, a ReplicaSet scaled below
+// its count.
+func ownerRemoving(owner virtkit.Object, owned int) bool {
+	switch o := owner.(type) {
+	case *virtkit.VirtualMachine:
+		rs, err := o.RunStrategy()
+		return err != nil || rs == virtkit.RunStrategyHalted || len(o.Status.StateChangeRequests) > 0
+	case *virtkit.VirtualMachineInstanceReplicaSet:
+		return o.Spec.Replicas != nil && int(*o.Spec.Replicas) < owned
+	}
+	return false
 }
