@@ -123,7 +123,7 @@ type Server struct {
 	// subresources serves subresources.kubevirt.io.
 	subresources *subresources.Handler
 	watches      *subresources.Limiter
-	inFlight  *inFlight
+	inFlight     *inFlight
 }
 
 // New checks opts and returns a Server.
