@@ -16,7 +16,9 @@
 // VM's expand-spec and portforward; update for start, stop, restart,
 // migrate, softreboot, pause, unpause and the namespace's expand-vm-spec.
 // A refusal is kube-apiserver's Forbidden status with the authorizer's
-// reason. Errors are metav1.Status objects with Kubernetes' reasons.
+// reason. Discovery and version are answered to every user, as KubeVirt's
+// kubevirt.io:default role grants them to all. Errors are metav1.Status
+// objects with Kubernetes' reasons.
 //
 // Streams: console, vnc and portforward/PORT[/tcp|udp] of a VMI (and a
 // VM's portforward, which goes to its VMI's) are WebSockets (subprotocol
