@@ -88,34 +88,20 @@
 // this stands in their way; the identities above are for components that
 // a deployment runs against the API.
 //
-// Screenshots: vnc/screenshot[?moveCursor=true] is a plain GET, authorized
-// as get on virtualmachineinstances/vnc/screenshot and answered image/png
-// with the frame the node agent takes of the VMI's VNC display.
-//
-// Streams: the VMI subresources console, vnc and portforward/PORT[/PROTO]
-// of subresources.kubevirt.io/v1 are WebSockets (subprotocol
-// plain.kubevirt.io, binary frames), authorized as the verb get on
-// virtualmachineinstances/console and so on, then proxied to the endpoint
-// of the node agent that runs the VMI (the URL in its Node's
-// [NodeEndpointAnnotation]) with Options.NodeTLS: a client certificate for
-// [NodeClientUser] from the CA the agents trust
-// ([Certificates.NodeTLSConfig]). Without an in-process GuestInfo the
-// guest-agent subresources are answered through the same endpoint, so they
-// work with node agents in other processes. Streams open at once are
-// bounded in total (Options.MaxStreams) and per user
-// (Options.MaxStreamsPerUser); one more is refused with 429
-// TooManyRequests. A normal close frame ends one direction only, as a TCP
-// half-close does: it is passed on, and the other direction goes on until
-// its own close frame, so a port-forward client that sends and closes its
-// side still gets the guest's whole reply. A VM's portforward goes to its
-// VMI's.
-//
-// virtctl's other subresources: start, stop, restart, migrate, softreboot,
-// pause, unpause, the guest-agent ones, version (KubeVirt's version info,
-// from the binary's build information), expand-spec of a VM given
-// (PUT namespaces/NS/expand-spec) or stored (GET
-// virtualmachines/NAME/expand-spec); addvolume and removevolume are
-// answered 501 Not Implemented naming volume hotplug.
+// subresources.kubevirt.io/v1, virtctl's verbs and streams (console, vnc,
+// vnc/screenshot, portforward, start, stop, restart, migrate, softreboot,
+// pause, unpause, the guest-agent ones, version, expand-spec), is served
+// by package [github.com/virtkit/virtkit/apiserver/subresources]: the
+// server hands it those requests with the authenticated user in the
+// request's context and its Authorizer asked as a Kubernetes authorizer
+// (get on virtualmachineinstances/console, update on
+// virtualmachines/start, ...). Streams reach the node agent that runs the
+// VMI (the URL in its Node's [NodeEndpointAnnotation]) with
+// Options.NodeTLS: a client certificate for [NodeClientUser] from the CA
+// the agents trust ([Certificates.NodeTLSConfig]); without an in-process
+// GuestInfo the guest-agent subresources are answered through the same
+// endpoint. Streams open at once are bounded in total (Options.MaxStreams)
+// and per user (Options.MaxStreamsPerUser): 429 TooManyRequests past them.
 //
 // Bounds, as kube-apiserver's: request bodies (Options.MaxRequestBytes,
 // 413) and the time to read them (Options.RequestBodyTimeout); JSON

@@ -11,6 +11,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/virtkit/virtkit/apiserver/subresources"
 )
 
 // Request bounds by default, as kube-apiserver's.
@@ -56,8 +58,7 @@ func longRunning(r *http.Request) bool {
 	if q := r.URL.Query().Get("watch"); q == "true" || q == "1" {
 		return true
 	}
-	_, ok := parseStream(r.URL.Path)
-	return ok
+	return subresources.LongRunning(r, nil)
 }
 
 // tooManyRequests is the answer to a request over a bound.

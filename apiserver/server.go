@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/apiserver/subresources"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -119,10 +120,10 @@ type Server struct {
 	groups    []schema.GroupVersion // sorted by group
 	scheme    *runtime.Scheme
 	codec     runtime.Serializer
-	nodes     *nodeClients // nil without Options.NodeTLS
-	streams   *streamLimiter
-	watches   *streamLimiter
-	inFlight  *inFlight
+	// subresources serves subresources.kubevirt.io.
+	subresources *subresources.Handler
+	watches      *subresources.Limiter
+	inFlight     *inFlight
 }
 
 // New checks opts and returns a Server.
@@ -185,10 +186,13 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	addCoreEvents(res)
-	s := &Server{opts: opts, log: opts.Logger, resources: res, scheme: runtime.NewScheme(), nodes: newNodeClients(opts.NodeTLS),
-		streams: newStreamLimiter(opts.MaxStreams, opts.MaxStreamsPerUser),
-		watches: newStreamLimiter(opts.MaxWatches, opts.MaxWatchesPerUser), inFlight: newInFlight(opts.MaxRequestsInFlight)}
-	s.watches.noun = "watches"
+	sub, err := newSubresources(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	s := &Server{opts: opts, log: opts.Logger, resources: res, scheme: runtime.NewScheme(), subresources: sub,
+		watches:  subresources.NewLimiter(opts.MaxWatches, opts.MaxWatchesPerUser, "watches"),
+		inFlight: newInFlight(opts.MaxRequestsInFlight)}
 	seen := map[schema.GroupVersion]bool{}
 	for _, r := range res {
 		gv := r.gvk.GroupVersion()
@@ -245,19 +249,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer release()
 		s.setBodyDeadline(w, r)
 	}
-	if s.serveDiscovery(w, r) || s.serveOpenAPI(w, r) {
+	if isSubresourcesPath(r.URL.Path) {
+		s.serveSubresources(w, r, user)
 		return
 	}
-	if strings.HasPrefix(r.URL.Path, "/apis/"+subresourcesGV().String()+"/") {
-		if req, ok := parseStream(r.URL.Path); ok {
-			s.serveStream(w, r, user, req)
-			return
-		}
-		if req, ok := parseScreenshot(r.URL.Path); ok {
-			s.serveScreenshot(w, r, user, req)
-			return
-		}
-		s.serveSubresource(w, r, user)
+	if s.serveDiscovery(w, r) || s.serveOpenAPI(w, r) {
 		return
 	}
 	info, err := s.parse(r)
@@ -280,7 +276,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if info.verb == "watch" {
-		release, err := s.watches.acquire(user.Name)
+		release, err := s.watches.Acquire(user.Name)
 		if err != nil {
 			s.writeError(w, r, tooManyRequests("watch: "+err.Error()))
 			return
@@ -414,22 +410,10 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) bool {
 		for _, gv := range s.groups {
 			list.Groups = append(list.Groups, apiGroup(gv))
 		}
-		list.Groups = append(list.Groups, apiGroup(subresourcesGV()))
+		list.Groups = append(list.Groups, subresources.APIGroup())
 		s.writeObject(w, r, http.StatusOK, list)
 	case strings.HasPrefix(p, "/apis/") && strings.Count(p, "/") <= 3:
 		parts := strings.Split(strings.TrimPrefix(p, "/apis/"), "/")
-		if parts[0] == SubresourcesGroup {
-			if len(parts) == 1 {
-				g := apiGroup(subresourcesGV())
-				g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
-				s.writeObject(w, r, http.StatusOK, &g)
-			} else if parts[1] == subresourcesGV().Version {
-				s.writeObject(w, r, http.StatusOK, s.subresourceResources())
-			} else {
-				s.writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, p))
-			}
-			return true
-		}
 		for _, gv := range s.groups {
 			if gv.Group != parts[0] {
 				continue

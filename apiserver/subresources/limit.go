@@ -1,19 +1,14 @@
-package apiserver
+package subresources
 
 import (
 	"fmt"
 	"sync"
 )
 
-// Stream bounds by default: streams hold a goroutine pair, two WebSockets
-// and a connection to a node agent each for as long as they last.
-const (
-	DefaultMaxStreams        = 512
-	DefaultMaxStreamsPerUser = 64
-)
-
-// streamLimiter counts the open streams, in total and per user.
-type streamLimiter struct {
+// Limiter counts long-running requests (streams, watches) open at once, in
+// total and per user. The Handler bounds its streams with one; a server
+// may bound its watches with another.
+type Limiter struct {
 	mu                sync.Mutex
 	total             int
 	perUser           map[string]int
@@ -21,13 +16,15 @@ type streamLimiter struct {
 	noun              string // what is counted: streams, watches
 }
 
-func newStreamLimiter(maxTotal, maxUser int) *streamLimiter {
-	return &streamLimiter{perUser: map[string]int{}, maxTotal: maxTotal, maxUser: maxUser, noun: "streams"}
+// NewLimiter returns a Limiter of maxTotal requests at once and maxUser
+// per user; noun names what it counts in its errors ("streams").
+func NewLimiter(maxTotal, maxUser int, noun string) *Limiter {
+	return &Limiter{perUser: map[string]int{}, maxTotal: maxTotal, maxUser: maxUser, noun: noun}
 }
 
-// acquire counts a new stream of user, or says which bound it is over.
+// Acquire counts a new request of user, or says which bound it is over.
 // release uncounts it; calling it more than once is harmless.
-func (l *streamLimiter) acquire(user string) (release func(), err error) {
+func (l *Limiter) Acquire(user string) (release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.total >= l.maxTotal {

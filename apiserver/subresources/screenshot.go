@@ -1,4 +1,4 @@
-package apiserver
+package subresources
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/virtkit/virtkit/store"
 )
@@ -22,7 +23,7 @@ const maxScreenshotBytes = 80 << 20
 func parseScreenshot(path string) (streamRequest, bool) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	// apis subresources.kubevirt.io v1 namespaces NS virtualmachineinstances NAME vnc screenshot
-	if len(parts) != 9 || parts[3] != "namespaces" || parts[5] != "virtualmachineinstances" ||
+	if len(parts) != 9 || parts[0] != "apis" || parts[1] != GroupName || parts[2] != Version || parts[3] != "namespaces" || parts[5] != "virtualmachineinstances" ||
 		parts[7] != "vnc" || parts[8] != "screenshot" {
 		return streamRequest{}, false
 	}
@@ -31,9 +32,9 @@ func parseScreenshot(path string) (streamRequest, bool) {
 
 // serveScreenshot answers a VMI's vnc/screenshot subresource with the PNG
 // the node agent running it takes of its VNC display.
-func (s *Server) serveScreenshot(w http.ResponseWriter, r *http.Request, user *User, req streamRequest) {
-	gr := schema.GroupResource{Group: SubresourcesGroup, Resource: "virtualmachineinstances"}
-	if !s.admitStreamGet(w, r, user, req) {
+func (h *Handler) serveScreenshot(w http.ResponseWriter, r *http.Request, who user.Info, req streamRequest) {
+	gr := schema.GroupResource{Group: GroupName, Resource: "virtualmachineinstances"}
+	if !h.admitStreamGet(w, r, who, req) {
 		return
 	}
 	q := url.Values{}
@@ -42,41 +43,41 @@ func (s *Server) serveScreenshot(w http.ResponseWriter, r *http.Request, user *U
 	case "true":
 		q.Set("moveCursor", "true")
 	default:
-		s.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("moveCursor: %q is not true or false", mc)))
+		h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("moveCursor: %q is not true or false", mc)))
 		return
 	}
-	if s.nodes == nil {
-		s.writeError(w, r, apierrors.NewServiceUnavailable(req.verb+": this API server has no credentials for node agents"))
+	if h.nodes == nil {
+		h.writeError(w, r, apierrors.NewServiceUnavailable(req.verb+": this API server has no credentials for node agents"))
 		return
 	}
-	u, err := s.nodeEndpoint(r.Context(), gr, store.Key{Namespace: req.namespace, Name: req.name}, "vnc", []string{"screenshot"})
+	u, err := h.nodeEndpoint(r.Context(), gr, store.Key{Namespace: req.namespace, Name: req.name}, "vnc", []string{"screenshot"})
 	if err != nil {
-		s.writeError(w, r, err)
+		h.writeError(w, r, err)
 		return
 	}
 	u.RawQuery = q.Encode()
 	nreq, err := http.NewRequestWithContext(r.Context(), http.MethodGet, u.String(), nil)
 	if err != nil {
-		s.writeError(w, r, apierrors.NewInternalError(err))
+		h.writeError(w, r, apierrors.NewInternalError(err))
 		return
 	}
-	resp, err := s.nodes.http.Do(nreq)
+	resp, err := h.nodes.http.Do(nreq)
 	if err != nil {
-		s.writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("%s: node endpoint %s: %v", req.verb, u.Host, err)))
+		h.writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("%s: node endpoint %s: %v", req.verb, u.Host, err)))
 		return
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxScreenshotBytes+1))
 	if err != nil {
-		s.writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("%s: node endpoint %s: %v", req.verb, u.Host, err)))
+		h.writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("%s: node endpoint %s: %v", req.verb, u.Host, err)))
 		return
 	}
 	if resp.StatusCode != http.StatusOK {
-		s.writeError(w, r, nodeError(gr, req.name, resp.StatusCode, body))
+		h.writeError(w, r, nodeError(gr, req.name, resp.StatusCode, body))
 		return
 	}
 	if len(body) > maxScreenshotBytes || resp.Header.Get("Content-Type") != "image/png" {
-		s.writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("%s: node endpoint %s: not a PNG of at most %d bytes", req.verb, u.Host, maxScreenshotBytes)))
+		h.writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("%s: node endpoint %s: not a PNG of at most %d bytes", req.verb, u.Host, maxScreenshotBytes)))
 		return
 	}
 	w.Header().Set("Content-Type", "image/png")

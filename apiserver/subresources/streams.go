@@ -1,4 +1,4 @@
-package apiserver
+package subresources
 
 import (
 	"context"
@@ -15,8 +15,9 @@ import (
 
 	"github.com/gorilla/websocket"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
@@ -44,9 +45,6 @@ const (
 	nodeDialTimeout       = 30 * time.Second
 )
 
-// streamVerbs are the VMI subresources streamed over WebSocket.
-var streamVerbs = []string{"console", "vnc", "portforward"}
-
 // streamRequest is a stream subresource request.
 type streamRequest struct {
 	// resource is virtualmachineinstances, or virtualmachines for a VM's
@@ -56,12 +54,14 @@ type streamRequest struct {
 	rest                  []string // PORT[/PROTOCOL] of portforward
 }
 
-// parseStream recognises .../namespaces/NS/virtualmachineinstances/NAME/
-// {console,vnc,portforward/PORT[/PROTO]}; ok is false for other paths.
+// parseStream recognises /apis/subresources.kubevirt.io/v1/namespaces/NS/
+// virtualmachineinstances/NAME/{console,vnc,portforward/PORT[/PROTO]} and
+// .../virtualmachines/NAME/portforward/PORT[/PROTO]; ok is false for other
+// paths.
 func parseStream(path string) (streamRequest, bool) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	// apis subresources.kubevirt.io v1 namespaces NS virtualmachineinstances NAME VERB [PORT [PROTO]]
-	if len(parts) < 8 || parts[3] != "namespaces" {
+	if len(parts) < 8 || parts[0] != "apis" || parts[1] != GroupName || parts[2] != Version || parts[3] != "namespaces" {
 		return streamRequest{}, false
 	}
 	req := streamRequest{resource: parts[5], namespace: parts[4], name: parts[6], verb: parts[7], rest: parts[8:]}
@@ -78,6 +78,19 @@ func parseStream(path string) (streamRequest, bool) {
 		return req, true
 	}
 	return streamRequest{}, false
+}
+
+// LongRunning reports whether a request is a stream (console, vnc or
+// portforward), which lasts as long as its client wants: a server leaves
+// it out of its bound on requests in flight and of its request timeout.
+// Its signature is request.LongRunningRequestCheck's, a generic server's
+// Config.LongRunningFunc; requestInfo may be nil.
+func LongRunning(r *http.Request, _ *apirequest.RequestInfo) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	_, ok := parseStream(r.URL.Path)
+	return ok
 }
 
 // parsePortForward checks PORT[/tcp|udp].
@@ -122,16 +135,16 @@ func newNodeClients(cfg *tls.Config) *nodeClients {
 
 // nodeEndpoint returns the endpoint URL of the node running a VMI, with
 // the VMI's path on it.
-func (s *Server) nodeEndpoint(ctx context.Context, gr schema.GroupResource, key store.Key, verb string, rest []string) (*url.URL, error) {
+func (h *Handler) nodeEndpoint(ctx context.Context, gr schema.GroupResource, key store.Key, verb string, rest []string) (*url.URL, error) {
 	vmi := &virtkit.VirtualMachineInstance{}
-	if err := s.opts.Store.Get(ctx, key, vmi); err != nil {
+	if err := h.opts.Store.Get(ctx, key, vmi); err != nil {
 		return nil, actionError(gr, key.Name, err)
 	}
 	if !vmi.IsRunning() || vmi.Status.NodeName == "" {
 		return nil, apierrors.NewConflict(gr, key.Name, fmt.Errorf("VMI is not running (phase %q)", vmi.Status.Phase))
 	}
 	n := &virtkit.Node{}
-	if err := s.opts.Store.Get(ctx, store.Key{Name: vmi.Status.NodeName}, n); err != nil {
+	if err := h.opts.Store.Get(ctx, store.Key{Name: vmi.Status.NodeName}, n); err != nil {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("node %s of VMI %s/%s: %v", vmi.Status.NodeName, key.Namespace, key.Name, err))
 	}
 	raw := n.Annotations[NodeEndpointAnnotation]
@@ -172,68 +185,63 @@ func nodeError(gr schema.GroupResource, name string, code int, body []byte) erro
 // admitStreamGet lets through a GET of a VMI's stream subresource
 // (console, vnc, portforward, vnc/screenshot) that the authorizer allows;
 // otherwise it answers 405 or 403 and reports false.
-func (s *Server) admitStreamGet(w http.ResponseWriter, r *http.Request, user *User, req streamRequest) bool {
-	gr := schema.GroupResource{Group: SubresourcesGroup, Resource: "virtualmachineinstances"}
+func (h *Handler) admitStreamGet(w http.ResponseWriter, r *http.Request, who user.Info, req streamRequest) bool {
+	gr := schema.GroupResource{Group: GroupName, Resource: "virtualmachineinstances"}
 	if r.Method != http.MethodGet {
-		s.writeError(w, r, apierrors.NewMethodNotSupported(gr, r.Method))
+		h.writeError(w, r, apierrors.NewMethodNotSupported(gr, r.Method))
 		return false
 	}
-	if s.opts.Authorizer != nil {
-		a := Attributes{User: user, Verb: "get", Namespace: req.namespace, Group: SubresourcesGroup,
-			Resource: req.resource, Subresource: req.verb, Name: req.name}
-		if err := s.opts.Authorizer.Authorize(r.Context(), a); err != nil {
-			s.writeError(w, r, apierrors.NewForbidden(gr, req.name, fmt.Errorf("User %q cannot get resource %q in API group %q in the namespace %q",
-				user.Name, req.resource+"/"+req.verb, SubresourcesGroup, req.namespace)))
-			return false
-		}
+	if err := h.authorize(r, who, "get", req.namespace, req.resource, req.verb, req.name); err != nil {
+		h.writeError(w, r, err)
+		return false
 	}
 	return true
 }
 
 // serveStream proxies a console, VNC or port-forward stream: the client's
 // WebSocket to the node agent's.
-func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, user *User, req streamRequest) {
-	gr := schema.GroupResource{Group: SubresourcesGroup, Resource: "virtualmachineinstances"}
-	if !s.admitStreamGet(w, r, user, req) {
+func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, who user.Info, req streamRequest) {
+	gr := schema.GroupResource{Group: GroupName, Resource: "virtualmachineinstances"}
+	if !h.admitStreamGet(w, r, who, req) {
 		return
 	}
 	if req.verb == "portforward" {
 		if err := parsePortForward(req.rest); err != nil {
-			s.writeError(w, r, apierrors.NewBadRequest("portforward: "+err.Error()))
+			h.writeError(w, r, apierrors.NewBadRequest("portforward: "+err.Error()))
 			return
 		}
 	}
 	if !websocket.IsWebSocketUpgrade(r) {
-		s.writeError(w, r, apierrors.NewBadRequest(req.verb+": a WebSocket upgrade request (subprotocol "+StreamSubprotocol+") is required"))
+		h.writeError(w, r, apierrors.NewBadRequest(req.verb+": a WebSocket upgrade request (subprotocol "+StreamSubprotocol+") is required"))
 		return
 	}
-	if s.nodes == nil {
-		s.writeError(w, r, apierrors.NewServiceUnavailable(req.verb+": this API server has no credentials for node agents"))
+	if h.nodes == nil {
+		h.writeError(w, r, apierrors.NewServiceUnavailable(req.verb+": this API server has no credentials for node agents"))
 		return
 	}
-	release, err := s.streams.acquire(user.Name)
+	release, err := h.streams.Acquire(who.GetName())
 	if err != nil {
-		s.writeError(w, r, apierrors.NewTooManyRequests(req.verb+": "+err.Error(), 1))
+		h.writeError(w, r, apierrors.NewTooManyRequests(req.verb+": "+err.Error(), 1))
 		return
 	}
 	defer release()
-	u, err := s.nodeEndpoint(r.Context(), gr, store.Key{Namespace: req.namespace, Name: req.name}, req.verb, req.rest)
+	u, err := h.nodeEndpoint(r.Context(), gr, store.Key{Namespace: req.namespace, Name: req.name}, req.verb, req.rest)
 	if err != nil {
-		s.writeError(w, r, err)
+		h.writeError(w, r, err)
 		return
 	}
 	u.Scheme = "wss"
 	dctx, cancel := context.WithTimeout(r.Context(), nodeDialTimeout)
-	nodeWS, resp, err := s.nodes.dialer.DialContext(dctx, u.String(), nil)
+	nodeWS, resp, err := h.nodes.dialer.DialContext(dctx, u.String(), nil)
 	cancel()
 	if err != nil {
 		if resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 			_ = resp.Body.Close()
-			s.writeError(w, r, nodeError(gr, req.name, resp.StatusCode, body))
+			h.writeError(w, r, nodeError(gr, req.name, resp.StatusCode, body))
 			return
 		}
-		s.writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("%s: node endpoint %s: %v", req.verb, u.Host, err)))
+		h.writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("%s: node endpoint %s: %v", req.verb, u.Host, err)))
 		return
 	}
 	defer nodeWS.Close()
@@ -252,72 +260,14 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, user *User,
 	client.SetReadLimit(maxStreamMessageBytes)
 	nodeWS.SetReadLimit(maxStreamMessageBytes)
 	if err := bridge(r.Context(), client, nodeWS); err != nil {
-		s.log.Debug("stream ended", "vmi", req.namespace+"/"+req.name, "verb", req.verb, "err", err)
+		h.log.Debug("stream ended", "vmi", req.namespace+"/"+req.name, "verb", req.verb, "err", err)
 	}
-}
-
-// bridge copies data messages between two WebSockets until both
-// directions end, one fails, or ctx ends, then closes both. A normal close
-// frame from one side ends that direction only (a half-close: the node
-// agent half-closes the guest's TCP connection and keeps sending its
-// reply): it is passed on to the other side, and the other direction goes
-// on until that side's close frame.
-func bridge(ctx context.Context, a, b *websocket.Conn) error {
-	noEcho := func(int, string) error { return nil }
-	a.SetCloseHandler(noEcho)
-	b.SetCloseHandler(noEcho)
-	errc := make(chan error, 2)
-	cp := func(dst, src *websocket.Conn) {
-		for {
-			mt, data, err := src.ReadMessage()
-			if err != nil {
-				var ce *websocket.CloseError
-				if errors.As(err, &ce) && (ce.Code == websocket.CloseNormalClosure || ce.Code == websocket.CloseGoingAway) {
-					msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")
-					if werr := dst.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second)); werr != nil {
-						err = werr
-					} else {
-						err = nil
-					}
-				}
-				errc <- err
-				return
-			}
-			if mt != websocket.BinaryMessage && mt != websocket.TextMessage {
-				continue
-			}
-			if err := dst.WriteMessage(websocket.BinaryMessage, data); err != nil {
-				errc <- err
-				return
-			}
-		}
-	}
-	go cp(a, b)
-	go cp(b, a)
-	var err error
-	for done := 0; done < 2 && err == nil; done++ {
-		select {
-		case <-ctx.Done():
-			done = 2
-		case err = <-errc:
-		}
-	}
-	msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")
-	deadline := time.Now().Add(time.Second)
-	_ = a.WriteControl(websocket.CloseMessage, msg, deadline)
-	_ = b.WriteControl(websocket.CloseMessage, msg, deadline)
-	_ = a.Close()
-	_ = b.Close()
-	if err == nil || websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway) {
-		return nil
-	}
-	return err
 }
 
 // nodeGuestInfo answers a guest-agent subresource through the node agent.
-func (s *Server) nodeGuestInfo(ctx context.Context, verb string, key store.Key) (any, error) {
-	gr := schema.GroupResource{Group: SubresourcesGroup, Resource: "virtualmachineinstances"}
-	u, err := s.nodeEndpoint(ctx, gr, key, verb, nil)
+func (h *Handler) nodeGuestInfo(ctx context.Context, verb string, key store.Key) (any, error) {
+	gr := schema.GroupResource{Group: GroupName, Resource: "virtualmachineinstances"}
+	u, err := h.nodeEndpoint(ctx, gr, key, verb, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +275,7 @@ func (s *Server) nodeGuestInfo(ctx context.Context, verb string, key store.Key) 
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	resp, err := s.nodes.http.Do(req)
+	resp, err := h.nodes.http.Do(req)
 	if err != nil {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("%s: node endpoint %s: %v", verb, u.Host, err))
 	}
@@ -345,17 +295,4 @@ func (s *Server) nodeGuestInfo(ctx context.Context, verb string, key store.Key) 
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("%s: node endpoint %s: %v", verb, u.Host, err))
 	}
 	return v, nil
-}
-
-// streamResources are the stream subresources in discovery.
-func streamResources() []metav1.APIResource {
-	var out []metav1.APIResource
-	for _, v := range streamVerbs {
-		out = append(out, metav1.APIResource{Name: "virtualmachineinstances/" + v, Namespaced: true,
-			Kind: "VirtualMachineInstance", Verbs: metav1.Verbs{"get"}})
-	}
-	out = append(out, metav1.APIResource{Name: "virtualmachineinstances/vnc/screenshot", Namespaced: true,
-		Kind: "VirtualMachineInstance", Verbs: metav1.Verbs{"get"}})
-	return append(out, metav1.APIResource{Name: "virtualmachines/portforward", Namespaced: true,
-		Kind: "VirtualMachine", Verbs: metav1.Verbs{"get"}})
 }

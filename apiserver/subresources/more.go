@@ -1,4 +1,4 @@
-package apiserver
+package subresources
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
@@ -29,12 +30,12 @@ type versionInfo struct {
 	Platform     string `json:"platform"`
 }
 
-// subresourcesVersion answers /apis/subresources.kubevirt.io/v1/version
-// from the build information of the running binary: the module's version
-// when it was built as a dependency, else Options.Version, and the VCS
-// revision, state and time when the build recorded them.
-func (s *Server) subresourcesVersion() versionInfo {
-	v := versionInfo{GitVersion: s.opts.Version, GitTreeState: "clean", GoVersion: runtime.Version(),
+// version answers /apis/subresources.kubevirt.io/v1/version from the build
+// information of the running binary: the module's version when it was
+// built as a dependency, else Options.Version, and the VCS revision, state
+// and time when the build recorded them.
+func (h *Handler) version() versionInfo {
+	v := versionInfo{GitVersion: h.opts.Version, GitTreeState: "clean", GoVersion: runtime.Version(),
 		Compiler: runtime.Compiler, Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -68,11 +69,14 @@ func (s *Server) subresourcesVersion() versionInfo {
 // does not implement.
 var errNotSupported = errors.New("not supported")
 
-// unsupportedSubresources are KubeVirt's subresources virtkit answers with
-// 501 Not Implemented, naming the feature.
-var unsupportedSubresources = map[string]string{
-	"addvolume":    "volume hotplug",
-	"removevolume": "volume hotplug",
+// unsupportedFeature names the feature of a KubeVirt subresource virtkit
+// answers with 501 Not Implemented; "" for the others.
+func unsupportedFeature(verb string) string {
+	switch verb {
+	case "addvolume", "removevolume":
+		return "volume hotplug"
+	}
+	return ""
 }
 
 // notImplemented is the 501 answer to an unsupported subresource.
@@ -87,7 +91,7 @@ func notImplemented(gr schema.GroupResource, name, verb, feature string) error {
 // expandSpec returns vm with its instance type and preference expanded
 // into its template, and its matchers dropped, as KubeVirt's expand-spec
 // answers. A VM that names neither is returned as it is.
-func (s *Server) expandSpec(r *http.Request, vm *virtkit.VirtualMachine) (*virtkit.VirtualMachine, error) {
+func (h *Handler) expandSpec(r *http.Request, vm *virtkit.VirtualMachine) (*virtkit.VirtualMachine, error) {
 	gr := schema.GroupResource{Group: virtkit.SchemeGroupVersion.Group, Resource: "virtualmachines"}
 	if vm.Spec.Instancetype == nil && vm.Spec.Preference == nil {
 		return vm, nil
@@ -96,7 +100,7 @@ func (s *Server) expandSpec(r *http.Request, vm *virtkit.VirtualMachine) (*virtk
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: virtkit.KindVirtualMachine}, vm.Name,
 			field.ErrorList{field.Required(field.NewPath("spec", "template"), "")})
 	}
-	it, pref, err := controller.InstancetypeSpecs(r.Context(), s.opts.Store, vm)
+	it, pref, err := controller.InstancetypeSpecs(r.Context(), h.opts.Store, vm)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot expand instancetype to VM %s: %v", vm.Name, err))
 	}
@@ -113,35 +117,32 @@ func (s *Server) expandSpec(r *http.Request, vm *virtkit.VirtualMachine) (*virtk
 	return out, nil
 }
 
-// serveExpandSpec answers PUT .../namespaces/NS/expand-spec: the VM in the
-// body, expanded.
-func (s *Server) serveExpandSpec(w http.ResponseWriter, r *http.Request, user *User, ns string) {
-	gr := schema.GroupResource{Group: SubresourcesGroup, Resource: "expand-spec"}
+// serveExpandSpec answers PUT .../namespaces/NS/expand-vm-spec (KubeVirt's
+// name; expand-spec is served too): the VM in the body, expanded. It is
+// authorized as update on the resource the path names.
+func (h *Handler) serveExpandSpec(w http.ResponseWriter, r *http.Request, u user.Info, ns, resource string) {
+	gr := schema.GroupResource{Group: GroupName, Resource: resource}
 	if r.Method != http.MethodPut {
-		s.writeError(w, r, apierrors.NewMethodNotSupported(gr, r.Method))
+		h.writeError(w, r, apierrors.NewMethodNotSupported(gr, r.Method))
 		return
 	}
-	if s.opts.Authorizer != nil {
-		a := Attributes{User: user, Verb: "update", Namespace: ns, Group: gr.Group, Resource: "expand-spec"}
-		if err := s.opts.Authorizer.Authorize(r.Context(), a); err != nil {
-			s.writeError(w, r, apierrors.NewForbidden(gr, "", fmt.Errorf("User %q cannot update resource %q in API group %q in the namespace %q",
-				user.Name, "expand-spec", gr.Group, ns)))
-			return
-		}
+	if err := h.authorize(r, u, "update", ns, resource, "", ""); err != nil {
+		h.writeError(w, r, err)
+		return
 	}
-	body, err := s.readBody(r)
+	body, err := h.readBody(r)
 	if err != nil {
-		s.writeError(w, r, err)
+		h.writeError(w, r, err)
 		return
 	}
 	objs, err := virtkit.DecodeBytes(body)
 	if err != nil || len(objs) != 1 {
-		s.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("expand-spec: the body must hold one VirtualMachine: %v", err)))
+		h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("expand-spec: the body must hold one VirtualMachine: %v", err)))
 		return
 	}
 	vm, ok := objs[0].(*virtkit.VirtualMachine)
 	if !ok {
-		s.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("expand-spec: the body holds a %T; want a VirtualMachine", objs[0])))
+		h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("expand-spec: the body holds a %T; want a VirtualMachine", objs[0])))
 		return
 	}
 	switch vm.Namespace {
@@ -149,22 +150,22 @@ func (s *Server) serveExpandSpec(w http.ResponseWriter, r *http.Request, user *U
 		vm.Namespace = ns
 	case ns:
 	default:
-		s.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("VM namespace %q must be empty or %q", vm.Namespace, ns)))
+		h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("VM namespace %q must be empty or %q", vm.Namespace, ns)))
 		return
 	}
-	out, err := s.expandSpec(r, vm)
+	out, err := h.expandSpec(r, vm)
 	if err != nil {
-		s.writeError(w, r, err)
+		h.writeError(w, r, err)
 		return
 	}
-	s.writeJSONValue(w, http.StatusOK, out)
+	h.writeJSON(w, http.StatusOK, out)
 }
 
 // expandStoredVM answers GET .../virtualmachines/NAME/expand-spec.
-func (s *Server) expandStoredVM(r *http.Request, key store.Key) (any, error) {
+func (h *Handler) expandStoredVM(r *http.Request, key store.Key) (any, error) {
 	vm := &virtkit.VirtualMachine{}
-	if err := s.opts.Store.Get(r.Context(), key, vm); err != nil {
+	if err := h.opts.Store.Get(r.Context(), key, vm); err != nil {
 		return nil, err
 	}
-	return s.expandSpec(r, vm)
+	return h.expandSpec(r, vm)
 }
