@@ -136,8 +136,12 @@ func operations() []opSpec {
 			}},
 		{name: "stop", weight: 4, gen: target("vm", poolVMs),
 			run: func(ctx context.Context, h *Harness, op Op) error {
-				recordStop(ctx, h, op.Target)
-				return controller.Stop(ctx, h.Store, vmKey(op), controller.StopOptions{})
+				rec := stopRecordOf(ctx, h, op.Target)
+				if err := controller.Stop(ctx, h.Store, vmKey(op), controller.StopOptions{}); err != nil {
+					return err
+				}
+				h.life.addStop(rec)
+				return nil
 			}},
 		{name: "restart", weight: 3, gen: target("vm", poolVMs),
 			run: func(ctx context.Context, h *Harness, op Op) error {

@@ -193,23 +193,30 @@ func deleteOwner(ctx context.Context, h *Harness, op Op, obj virtkit.Object) err
 	return nil
 }
 
-// recordStop notes a stop of a VM's Running VMI so that the checker can
-// follow its shutdown.
-func recordStop(ctx context.Context, h *Harness, vm string) {
+// stopRecordOf describes a stop of a VM's Running VMI so that the checker
+// can follow its shutdown once the stop is accepted; nil when there is
+// nothing to follow (no such VMI, or not one the VM controls).
+func stopRecordOf(ctx context.Context, h *Harness, vm string) *stopRecord {
 	v := &virtkit.VirtualMachineInstance{}
 	if err := h.Store.Get(ctx, store.Key{Namespace: Namespace, Name: vm}, v); err != nil {
-		return
+		return nil
+	}
+	owner := &virtkit.VirtualMachine{}
+	if err := h.Store.Get(ctx, store.Key{Namespace: Namespace, Name: vm}, owner); err != nil || owner.DeletionTimestamp != nil {
+		return nil // a stop of a VM gone or going does not reach an orphaned VMI
+	}
+	if ref := metav1.GetControllerOf(v); ref == nil || ref.UID != owner.UID {
+		return nil
 	}
 	if v.Status.Phase != virtkit.Running || v.DeletionTimestamp != nil || v.Status.MigrationState != nil && !v.Status.MigrationState.Completed ||
 		virtkit.HasCondition(v.Status.Conditions, virtkit.VirtualMachineInstancePaused, "True", virtkit.PausedByUserReason) {
-		return
+		return nil
 	}
 	grace := 30 * time.Second
 	if g := v.Spec.TerminationGracePeriodSeconds; g != nil {
 		grace = time.Duration(*g) * time.Second
 	}
 	h.life.mu.Lock()
-	defer h.life.mu.Unlock()
 	b, set := h.life.acpi[v.Status.NodeName+"/"+Namespace+"_"+vm]
 	answer := b.Delay
 	switch {
@@ -225,7 +232,18 @@ func recordStop(ctx context.Context, h *Harness, vm string) {
 	node := v.Status.NodeName
 	link := h.links[node]
 	clean := h.Cluster.AgentRunning(node) && (link == nil || link.up()) && !h.faults.slow()
-	h.life.stops = append(h.life.stops, &stopRecord{vm: vm, vmi: v.UID, at: h.Clock.Now(), grace: grace, answer: answer, clean: clean})
+	h.life.mu.Unlock()
+	return &stopRecord{vm: vm, vmi: v.UID, at: h.Clock.Now(), grace: grace, answer: answer, clean: clean}
+}
+
+// addStop follows an accepted stop (nil: nothing to follow).
+func (l *lifecycleState) addStop(r *stopRecord) {
+	if r == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stops = append(l.stops, r)
 }
 
 // ownerRemoving reports whether an owner's controller wants fewer VMIs
