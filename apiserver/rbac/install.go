@@ -14,6 +14,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kube-openapi/pkg/common"
+	openapiutil "k8s.io/kube-openapi/pkg/util"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -36,8 +37,10 @@ func NewScheme() (*runtime.Scheme, error) {
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
 	s.AddUnversionedTypes(metav1.Unversioned, &metav1.Status{}, &metav1.APIVersions{},
 		&metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{})
-	if err := s.SetVersionPriority(authorizationv1.SchemeGroupVersion, authenticationv1.SchemeGroupVersion); err != nil {
-		return nil, fmt.Errorf("rbac: scheme: %w", err)
+	for _, gv := range []schema.GroupVersion{authorizationv1.SchemeGroupVersion, authenticationv1.SchemeGroupVersion} {
+		if err := s.SetVersionPriority(gv); err != nil {
+			return nil, fmt.Errorf("rbac: scheme: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -85,7 +88,7 @@ func Install(s *genericapiserver.GenericAPIServer, authz authorizer.Authorizer, 
 }
 
 // OpenAPIDefinitions returns OpenAPI definitions of the review types, by
-// Go type name as k8s.io/kube-openapi's GetOpenAPIDefinitions does: each
+// their canonical model names (io.k8s.api.authorization.v1.…): each
 // an object with apiVersion, kind, metadata, spec and status, the last
 // three objects whose fields are kept as sent. That is what the generic
 // API server needs to install the review groups (its field manager builds
@@ -96,8 +99,7 @@ func OpenAPIDefinitions(common.ReferenceCallback) map[string]common.OpenAPIDefin
 		&authorizationv1.SelfSubjectAccessReview{}, &authorizationv1.SelfSubjectRulesReview{},
 		&authenticationv1.SelfSubjectReview{},
 	} {
-		t := reflect.TypeOf(obj).Elem()
-		out[t.PkgPath()+"."+t.Name()] = reviewDefinition(t.Name())
+		out[openapiutil.GetCanonicalTypeName(obj)] = reviewDefinition(reflect.TypeOf(obj).Elem().Name())
 	}
 	return out
 }
