@@ -92,7 +92,7 @@ func ParsePolicy(r io.Reader) (*Policy, error) {
 		if len(bytes.TrimSpace(stripComments(chunk))) == 0 {
 			continue
 		}
-		js, err := yaml.YAMLToJSON(chunk)
+		js, err := yaml.YAMLToJSONStrict(chunk)
 		if err != nil {
 			return nil, fmt.Errorf("%w: document %d: %w", ErrPolicy, doc, err)
 		}
