@@ -69,7 +69,7 @@ func New(policies ...*Policy) (*Authorizer, error) {
 	for i := range all.ClusterRoles {
 		r := &all.ClusterRoles[i]
 		if _, dup := a.clusterRoles[r.Name]; dup {
-			errs = append(errs, fmt.Errorf("ClusterRole %q: metadata.name: Duplicate value: %q", r.Name, r.Name))
+			errs = append(errs, fmt.Errorf("%s %q: metadata.name: Duplicate value: %q", "ClusterRole", r.Name, r.Name))
 		}
 		a.clusterRoles[r.Name] = r
 	}
@@ -79,7 +79,7 @@ func New(policies ...*Policy) (*Authorizer, error) {
 			a.roles[r.Namespace] = map[string]*rbacv1.Role{}
 		}
 		if _, dup := a.roles[r.Namespace][r.Name]; dup {
-			errs = append(errs, fmt.Errorf("Role %q: metadata.name: Duplicate value: %q", r.Namespace+"/"+r.Name, r.Name))
+			errs = append(errs, fmt.Errorf("%s %q: metadata.name: Duplicate value: %q", "Role", r.Namespace+"/"+r.Name, r.Name))
 		}
 		a.roles[r.Namespace][r.Name] = r
 	}
@@ -87,11 +87,11 @@ func New(policies ...*Policy) (*Authorizer, error) {
 	for i := range all.ClusterRoleBindings {
 		b := &all.ClusterRoleBindings[i]
 		if crbNames[b.Name] {
-			errs = append(errs, fmt.Errorf("ClusterRoleBinding %q: metadata.name: Duplicate value: %q", b.Name, b.Name))
+			errs = append(errs, fmt.Errorf("%s %q: metadata.name: Duplicate value: %q", "ClusterRoleBinding", b.Name, b.Name))
 		}
 		crbNames[b.Name] = true
 		if _, err := a.roleRefRules(b.RoleRef, ""); err != nil {
-			errs = append(errs, fmt.Errorf("ClusterRoleBinding %q: roleRef.name: Not found: %w", b.Name, err))
+			errs = append(errs, fmt.Errorf("%s %q: roleRef.name: Not found: %w", "ClusterRoleBinding", b.Name, err))
 		}
 		a.clusterRoleBindings = append(a.clusterRoleBindings, b)
 	}
@@ -100,11 +100,11 @@ func New(policies ...*Policy) (*Authorizer, error) {
 		b := &all.RoleBindings[i]
 		id := b.Namespace + "/" + b.Name
 		if rbNames[id] {
-			errs = append(errs, fmt.Errorf("RoleBinding %q: metadata.name: Duplicate value: %q", id, b.Name))
+			errs = append(errs, fmt.Errorf("%s %q: metadata.name: Duplicate value: %q", "RoleBinding", id, b.Name))
 		}
 		rbNames[id] = true
 		if _, err := a.roleRefRules(b.RoleRef, b.Namespace); err != nil {
-			errs = append(errs, fmt.Errorf("RoleBinding %q: roleRef.name: Not found: %w", id, err))
+			errs = append(errs, fmt.Errorf("%s %q: roleRef.name: Not found: %w", "RoleBinding", id, err))
 		}
 		a.roleBindings[b.Namespace] = append(a.roleBindings[b.Namespace], b)
 	}

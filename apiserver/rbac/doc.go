@@ -8,8 +8,10 @@
 // [Bootstrap] (the built-in roles and bindings) and a deployment's policy
 // file read by [LoadPolicyFile] (multi-document YAML or JSON, or a kind:
 // List; strict decoding, errors naming the field path, files bounded by
-// [MaxPolicyBytes]). Policies in virtkit's former format convert with
-// [FromLegacy].
+// [MaxPolicyBytes]). Policies in virtkit's former format ({rules: [{user,
+// group, namespaces, verbs, resources}]}) convert with [FromLegacy] (the
+// mapping is documented there) or read with [ParseLegacyPolicy];
+// [LoadAnyPolicyFile] reads either format.
 //
 // Built in ([Bootstrap]): cluster-admin bound to system:masters and to
 // virtkit's control plane (system:virtkit:control-plane); Kubernetes'

@@ -1,13 +1,17 @@
 package rbac
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strconv"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 )
 
 // LegacyRule is a rule of virtkit's former policy format ({rules: [{user,
@@ -156,4 +160,63 @@ func legacyRules(lr LegacyRule, writable []string) []rbacv1.PolicyRule {
 		rules = append(rules, rule(all, named, verbs...))
 	}
 	return rules
+}
+
+// legacyPolicy is the former policy file: {rules: [...]}.
+type legacyPolicy struct {
+	Rules []LegacyRule `json:"rules"`
+}
+
+// ParseLegacyPolicy reads a policy file of the former format, {rules:
+// [{user, group, namespaces, verbs, resources}]} in YAML or JSON, strictly
+// (an unknown field is an error naming its path), and converts it with
+// [FromLegacy] and [LegacyWritableResources].
+func ParseLegacyPolicy(r io.Reader) (*Policy, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxPolicyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
+	}
+	if len(data) > MaxPolicyBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrPolicy, MaxPolicyBytes)
+	}
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
+	}
+	var lp legacyPolicy
+	if err := strict(js, &lp); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
+	}
+	return FromLegacy(lp.Rules, nil)
+}
+
+// LoadAnyPolicyFile reads a policy file of either format: RBAC objects
+// ([ParsePolicy]) or, when its only top-level field is rules (no kind),
+// the former format ([ParseLegacyPolicy]).
+func LoadAnyPolicyFile(path string) (*Policy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrPolicy, err)
+	}
+	parse := ParsePolicy
+	if isLegacy(data) {
+		parse = ParseLegacyPolicy
+	}
+	p, err := parse(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// isLegacy reports whether data is one document with a top-level rules
+// field and no kind.
+func isLegacy(data []byte) bool {
+	var top map[string]any
+	if err := yaml.Unmarshal(data, &top); err != nil {
+		return false
+	}
+	_, rules := top["rules"]
+	_, kind := top["kind"]
+	return rules && !kind
 }

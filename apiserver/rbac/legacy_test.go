@@ -2,6 +2,8 @@ package rbac_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,4 +84,32 @@ func TestFromLegacyInvalid(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
+}
+
+func TestLoadAnyPolicyFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		f := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(f, []byte(body), 0o600))
+		return f
+	}
+	legacy := write("legacy.yaml", "rules:\n- {group: team, namespaces: [team-a]}\n")
+	p, err := rbac.LoadAnyPolicyFile(legacy)
+	require.NoError(t, err)
+	a, err := rbac.New(rbac.Bootstrap(), p)
+	require.NoError(t, err)
+	d, _, err := a.Authorize(context.Background(), res(u("t", "team"), "create", "team-a", "kubevirt.io", "virtualmachines", ""))
+	require.NoError(t, err)
+	assert.Equal(t, authorizer.DecisionAllow, d)
+
+	objects := write("rbac.yaml", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\n"+
+		"rules: [{apiGroups: [\"\"], resources: [secrets], verbs: [get]}]\n")
+	p, err = rbac.LoadAnyPolicyFile(objects)
+	require.NoError(t, err)
+	assert.Len(t, p.ClusterRoles, 1)
+
+	bad := write("bad.yaml", "rules:\n- {group: team, namespaces: [team-a], verb: [get]}\n")
+	_, err = rbac.LoadAnyPolicyFile(bad)
+	require.ErrorIs(t, err, rbac.ErrPolicy)
+	assert.Contains(t, err.Error(), `unknown field "rules[0].verb"`)
 }

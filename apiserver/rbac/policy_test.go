@@ -163,9 +163,8 @@ rules: [{apiGroups: [""], resources: [pods], verbs: [get]}, {apiGroups: [""], re
 	require.NoError(t, err)
 	require.NoError(t, rbac.Aggregate(p))
 	byName := map[string]int{}
-	for i, r := range p.ClusterRoles {
+	for _, r := range p.ClusterRoles {
 		byName[r.Name] = len(r.Rules)
-		_ = i
 	}
 	// b gathers c (once: equal rules count once); a gathers b; the
 	// rules a lists itself are replaced.
