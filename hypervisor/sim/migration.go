@@ -44,12 +44,12 @@ type incoming struct {
 // job is a running migration, stepped by the source host inside
 // domain.advance under the source host's lock.
 type job struct {
-	src     *Host
-	dst     migrationTarget
-	link    *linkState
-	name    string
-	d       *domain // on the source
-	inc     *incoming
+	src  *Host
+	dst  migrationTarget
+	link *linkState
+	name string
+	d    *domain // on the source
+	inc  *incoming
 	// display is the source's VNC display when the guest moved (the
 	// post-copy switch or the switchover), for the target.
 	display *displayState
