@@ -102,6 +102,20 @@ func TestVNCDisplayAcrossMigration(t *testing.T) {
 				require.True(t, res.Succeeded, res.Reason)
 			}
 		}},
+		{name: "tcp post-copy", pair: func(t *testing.T) (*sim.Host, *sim.Host, func(context.Context, string)) {
+			// A guest dirtying faster than the link moves in post-copy.
+			src, dst, l := tcpPair(t, sim.Options{MigrationLink: sim.Link{Bandwidth: 64 << 20}})
+			return src, dst, func(ctx context.Context, name string) {
+				require.NoError(t, src.SetWorkload(name, sim.Workload{DirtyRate: 256 << 20, WorkingSet: 32 << 20}))
+				job, err := src.StartMigration(ctx, name, hypervisor.MigrationParams{DestinationURI: l.URI(), PostCopy: true})
+				require.NoError(t, err)
+				require.Eventually(t, func() bool { return job.StartPostCopy(ctx) == nil }, 30*time.Second, 10*time.Millisecond)
+				res, err := job.Result(ctx)
+				require.NoError(t, err)
+				require.True(t, res.Succeeded, res.Reason)
+				require.Equal(t, hypervisor.ModePostCopy, res.Mode)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
