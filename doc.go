@@ -1,3 +1,5 @@
+// +k8s:openapi-gen=true
+
 // Package virtkit is virtkit's object model: KubeVirt's kinds, with
 // KubeVirt's JSON names, enum strings, defaults and admission rules, so a
 // kubevirt.io/v1 manifest of a supported feature means the same thing here

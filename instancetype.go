@@ -104,7 +104,9 @@ type VirtualMachineInstancetypeSpec struct {
 	// the same key.
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// GPUs and HostDevices are devices passed through to the guest.
-	GPUs        []GPU        `json:"gpus,omitempty"`
+	// +listType=atomic
+	GPUs []GPU `json:"gpus,omitempty"`
+	// +listType=atomic
 	HostDevices []HostDevice `json:"hostDevices,omitempty"`
 	// IOThreadsPolicy is how disks share IO threads (shared, auto,
 	// supplementalPool); IOThreads sizes the supplemental pool.
@@ -157,6 +159,7 @@ type VirtualMachinePreferenceList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 
+	// +listType=set
 	Items []VirtualMachinePreference `json:"items"`
 }
 
@@ -179,6 +182,7 @@ type VirtualMachineClusterPreferenceList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 
+	// +listType=set
 	Items []VirtualMachineClusterPreference `json:"items"`
 }
 

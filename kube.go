@@ -58,19 +58,23 @@ type Affinity struct {
 
 // NodeAffinity restricts (required) and ranks (preferred) nodes.
 type NodeAffinity struct {
-	RequiredDuringSchedulingIgnoredDuringExecution  *NodeSelector             `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	RequiredDuringSchedulingIgnoredDuringExecution *NodeSelector `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	// +listType=atomic
 	PreferredDuringSchedulingIgnoredDuringExecution []PreferredSchedulingTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty"`
 }
 
 // NodeSelector is a disjunction of terms: a node matches if any term matches.
 type NodeSelector struct {
+	// +listType=atomic
 	NodeSelectorTerms []NodeSelectorTerm `json:"nodeSelectorTerms"`
 }
 
 // NodeSelectorTerm is a conjunction of requirements.
 type NodeSelectorTerm struct {
+	// +listType=atomic
 	MatchExpressions []NodeSelectorRequirement `json:"matchExpressions,omitempty"`
-	MatchFields      []NodeSelectorRequirement `json:"matchFields,omitempty"`
+	// +listType=atomic
+	MatchFields []NodeSelectorRequirement `json:"matchFields,omitempty"`
 }
 
 // NodeSelectorOperator relates a label key to values.
@@ -90,7 +94,8 @@ const (
 type NodeSelectorRequirement struct {
 	Key      string               `json:"key"`
 	Operator NodeSelectorOperator `json:"operator"`
-	Values   []string             `json:"values,omitempty"`
+	// +listType=atomic
+	Values []string `json:"values,omitempty"`
 }
 
 // PreferredSchedulingTerm weights a node selector term (1-100).
@@ -102,20 +107,25 @@ type PreferredSchedulingTerm struct {
 // PodAffinity attracts a VMI to nodes (topology domains) running VMIs that
 // match a label selector.
 type PodAffinity struct {
-	RequiredDuringSchedulingIgnoredDuringExecution  []PodAffinityTerm         `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	// +listType=atomic
+	RequiredDuringSchedulingIgnoredDuringExecution []PodAffinityTerm `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	// +listType=atomic
 	PreferredDuringSchedulingIgnoredDuringExecution []WeightedPodAffinityTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty"`
 }
 
 // PodAntiAffinity repels a VMI from topology domains running matching VMIs.
 type PodAntiAffinity struct {
-	RequiredDuringSchedulingIgnoredDuringExecution  []PodAffinityTerm         `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	// +listType=atomic
+	RequiredDuringSchedulingIgnoredDuringExecution []PodAffinityTerm `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	// +listType=atomic
 	PreferredDuringSchedulingIgnoredDuringExecution []WeightedPodAffinityTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty"`
 }
 
 // PodAffinityTerm selects VMIs by label within a topology domain
 // (topologyKey is a node label key, e.g. kubernetes.io/hostname).
 type PodAffinityTerm struct {
-	LabelSelector     *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	// +listType=atomic
 	Namespaces        []string              `json:"namespaces,omitempty"`
 	TopologyKey       string                `json:"topologyKey"`
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
@@ -165,6 +175,7 @@ type Toleration struct {
 
 // ExecAction runs a command inside the guest (through the guest agent).
 type ExecAction struct {
+	// +listType=atomic
 	Command []string `json:"command,omitempty"`
 }
 
@@ -176,11 +187,12 @@ type HTTPHeader struct {
 
 // HTTPGetAction probes an HTTP endpoint of the guest.
 type HTTPGetAction struct {
-	Path        string             `json:"path,omitempty"`
-	Port        intstr.IntOrString `json:"port"`
-	Host        string             `json:"host,omitempty"`
-	Scheme      string             `json:"scheme,omitempty"`
-	HTTPHeaders []HTTPHeader       `json:"httpHeaders,omitempty"`
+	Path   string             `json:"path,omitempty"`
+	Port   intstr.IntOrString `json:"port"`
+	Host   string             `json:"host,omitempty"`
+	Scheme string             `json:"scheme,omitempty"`
+	// +listType=atomic
+	HTTPHeaders []HTTPHeader `json:"httpHeaders,omitempty"`
 }
 
 // TCPSocketAction probes a TCP port of the guest.
@@ -191,9 +203,12 @@ type TCPSocketAction struct {
 
 // PodDNSConfig is extra DNS configuration for the guest.
 type PodDNSConfig struct {
-	Nameservers []string             `json:"nameservers,omitempty"`
-	Searches    []string             `json:"searches,omitempty"`
-	Options     []PodDNSConfigOption `json:"options,omitempty"`
+	// +listType=atomic
+	Nameservers []string `json:"nameservers,omitempty"`
+	// +listType=atomic
+	Searches []string `json:"searches,omitempty"`
+	// +listType=atomic
+	Options []PodDNSConfigOption `json:"options,omitempty"`
 }
 
 // PodDNSConfigOption is one resolver option.
@@ -251,6 +266,7 @@ type VolumeResourceRequirements struct {
 
 // PersistentVolumeClaimSpec is the claim part of a DataVolume template.
 type PersistentVolumeClaimSpec struct {
+	// +listType=atomic
 	AccessModes      []PersistentVolumeAccessMode `json:"accessModes,omitempty"`
 	Selector         *metav1.LabelSelector        `json:"selector,omitempty"`
 	Resources        VolumeResourceRequirements   `json:"resources,omitempty"`

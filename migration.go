@@ -65,7 +65,8 @@ const (
 
 // VirtualMachineInstanceMigrationStatus is the observed state of a migration.
 type VirtualMachineInstanceMigrationStatus struct {
-	Phase                     VirtualMachineInstanceMigrationPhase                      `json:"phase,omitempty"`
+	Phase VirtualMachineInstanceMigrationPhase `json:"phase,omitempty"`
+	// +listType=atomic
 	PhaseTransitionTimestamps []VirtualMachineInstanceMigrationPhaseTransitionTimestamp `json:"phaseTransitionTimestamps,omitempty"`
 	Conditions                []Condition                                               `json:"conditions,omitempty"`
 	// MigrationState is a copy of the VMI's migration state once final.

@@ -102,6 +102,8 @@ type IPLeaseList struct {
 }
 
 // CNIConfig is the part of a CNI network configuration virtkit reads.
+//
+// +k8s:openapi-gen=false
 type CNIConfig struct {
 	CNIVersion string `json:"cniVersion,omitempty"`
 	Name       string `json:"name,omitempty"`
@@ -118,6 +120,8 @@ type CNIConfig struct {
 }
 
 // CNIIPAM is a host-local IPAM configuration.
+//
+// +k8s:openapi-gen=false
 type CNIIPAM struct {
 	Type       string         `json:"type"`
 	Subnet     string         `json:"subnet,omitempty"`
@@ -130,6 +134,8 @@ type CNIIPAM struct {
 }
 
 // CNIIPRange is one host-local range.
+//
+// +k8s:openapi-gen=false
 type CNIIPRange struct {
 	Subnet     string `json:"subnet"`
 	RangeStart string `json:"rangeStart,omitempty"`
@@ -138,6 +144,8 @@ type CNIIPRange struct {
 }
 
 // CNIRoute is a route the IPAM hands out.
+//
+// +k8s:openapi-gen=false
 type CNIRoute struct {
 	Dst string `json:"dst"`
 	GW  string `json:"gw,omitempty"`

@@ -28,8 +28,9 @@ type NodeList struct {
 // NodeSpec is what an operator sets on a node.
 type NodeSpec struct {
 	// Unschedulable keeps new VMIs (and migration targets) off the node.
-	Unschedulable bool    `json:"unschedulable,omitempty"`
-	Taints        []Taint `json:"taints,omitempty"`
+	Unschedulable bool `json:"unschedulable,omitempty"`
+	// +listType=atomic
+	Taints []Taint `json:"taints,omitempty"`
 }
 
 // NodeStatus is what the node's agent reports.

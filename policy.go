@@ -22,7 +22,8 @@ type MigrationPolicy struct {
 type MigrationPolicyList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []MigrationPolicy `json:"items"`
+	// +listType=atomic
+	Items []MigrationPolicy `json:"items"`
 }
 
 // MigrationPolicySpec selects VMIs and sets the fields it overrides; nil

@@ -356,6 +356,7 @@ type Devices struct {
 	TPM *TPMDevice `json:"tpm,omitempty"`
 	// Filesystems share volumes with the guest over virtiofs; see
 	// Filesystem.
+	// +listType=atomic
 	Filesystems []Filesystem `json:"filesystems,omitempty"`
 	// Watchdog is an emulated watchdog device; see Watchdog.
 	Watchdog *Watchdog `json:"watchdog,omitempty"`
@@ -688,10 +689,11 @@ const (
 
 // VirtualMachineInstanceStatus is the observed state of a VMI.
 type VirtualMachineInstanceStatus struct {
-	NodeName                  string                                           `json:"nodeName,omitempty"`
-	Reason                    string                                           `json:"reason,omitempty"`
-	Conditions                []Condition                                      `json:"conditions,omitempty"`
-	Phase                     VirtualMachineInstancePhase                      `json:"phase,omitempty"`
+	NodeName   string                      `json:"nodeName,omitempty"`
+	Reason     string                      `json:"reason,omitempty"`
+	Conditions []Condition                 `json:"conditions,omitempty"`
+	Phase      VirtualMachineInstancePhase `json:"phase,omitempty"`
+	// +listType=atomic
 	PhaseTransitionTimestamps []VirtualMachineInstancePhaseTransitionTimestamp `json:"phaseTransitionTimestamps,omitempty"`
 	Interfaces                []VirtualMachineInstanceNetworkInterface         `json:"interfaces,omitempty"`
 	GuestOSInfo               VirtualMachineInstanceGuestOSInfo                `json:"guestOSInfo,omitempty"`
@@ -702,14 +704,15 @@ type VirtualMachineInstanceStatus struct {
 	EvacuationNodeName        string                                           `json:"evacuationNodeName,omitempty"`
 	// ActivePods maps each launcher "pod" UID to its node. In virtkit a pod
 	// is a domain on a node: one entry normally, two during a migration.
-	ActivePods         map[types.UID]string `json:"activePods,omitempty"`
-	VolumeStatus       []VolumeStatus       `json:"volumeStatus,omitempty"`
-	FSFreezeStatus     string               `json:"fsFreezeStatus,omitempty"`
-	RuntimeUser        uint64               `json:"runtimeUser"`
-	VSOCKCID           *uint32              `json:"VSOCKCID,omitempty"`
-	Machine            *Machine             `json:"machine,omitempty"`
-	CurrentCPUTopology *CPUTopology         `json:"currentCPUTopology,omitempty"`
-	Memory             *MemoryStatus        `json:"memory,omitempty"`
+	ActivePods map[types.UID]string `json:"activePods,omitempty"`
+	// +listType=atomic
+	VolumeStatus       []VolumeStatus `json:"volumeStatus,omitempty"`
+	FSFreezeStatus     string         `json:"fsFreezeStatus,omitempty"`
+	RuntimeUser        uint64         `json:"runtimeUser"`
+	VSOCKCID           *uint32        `json:"VSOCKCID,omitempty"`
+	Machine            *Machine       `json:"machine,omitempty"`
+	CurrentCPUTopology *CPUTopology   `json:"currentCPUTopology,omitempty"`
+	Memory             *MemoryStatus  `json:"memory,omitempty"`
 }
 
 // VirtualMachineInstancePhaseTransitionTimestamp records when a phase began.
