@@ -596,17 +596,20 @@ func schema_githubcom_virtkit_virtkit_Affinity(ref common.ReferenceCallback) com
 				Properties: map[string]spec.Schema{
 					"nodeAffinity": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.NodeAffinity"),
+							Description: "NodeAffinity places the VMI by node labels.",
+							Ref:         ref("github.com/virtkit/virtkit.NodeAffinity"),
 						},
 					},
 					"podAffinity": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.PodAffinity"),
+							Description: "PodAffinity places the VMI near VMIs with matching labels.",
+							Ref:         ref("github.com/virtkit/virtkit.PodAffinity"),
 						},
 					},
 					"podAntiAffinity": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.PodAntiAffinity"),
+							Description: "PodAntiAffinity keeps the VMI away from VMIs with matching labels.",
+							Ref:         ref("github.com/virtkit/virtkit.PodAntiAffinity"),
 						},
 					},
 				},
@@ -626,8 +629,9 @@ func schema_githubcom_virtkit_virtkit_BIOS(ref common.ReferenceCallback) common.
 				Properties: map[string]spec.Schema{
 					"useSerial": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "UseSerial sends the BIOS output to the serial console.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -645,12 +649,14 @@ func schema_githubcom_virtkit_virtkit_BlockSize(ref common.ReferenceCallback) co
 				Properties: map[string]spec.Schema{
 					"custom": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.CustomBlockSize"),
+							Description: "Custom sets the block sizes explicitly.",
+							Ref:         ref("github.com/virtkit/virtkit.CustomBlockSize"),
 						},
 					},
 					"matchVolume": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "MatchVolume takes the block sizes from the volume.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 				},
@@ -670,12 +676,14 @@ func schema_githubcom_virtkit_virtkit_Bootloader(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"bios": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.BIOS"),
+							Description: "BIOS boots the guest with a legacy BIOS.",
+							Ref:         ref("github.com/virtkit/virtkit.BIOS"),
 						},
 					},
 					"efi": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.EFI"),
+							Description: "EFI boots the guest with UEFI firmware.",
+							Ref:         ref("github.com/virtkit/virtkit.EFI"),
 						},
 					},
 				},
@@ -695,20 +703,23 @@ func schema_githubcom_virtkit_virtkit_CDRomTarget(ref common.ReferenceCallback) 
 				Properties: map[string]spec.Schema{
 					"bus": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Bus is the bus the CD-ROM is attached to: sata or scsi; sata by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"readonly": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "ReadOnly makes the CD-ROM read-only; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"tray": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Tray is the tray's state: open or closed; closed by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -726,37 +737,43 @@ func schema_githubcom_virtkit_virtkit_CPU(ref common.ReferenceCallback) common.O
 				Properties: map[string]spec.Schema{
 					"cores": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "Cores is the number of cores per socket.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"sockets": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "Sockets is the number of sockets.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"maxSockets": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "MaxSockets is the most sockets CPU hot-plug may add up to.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"threads": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "Threads is the number of threads per core.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"model": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Model is the CPU model: a named model, host-model or host-passthrough.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"features": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Features are CPU features to require, forbid or otherwise set on top of the model.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -768,14 +785,16 @@ func schema_githubcom_virtkit_virtkit_CPU(ref common.ReferenceCallback) common.O
 					},
 					"dedicatedCpuPlacement": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "DedicatedCPUPlacement pins each vCPU to a host CPU of its own.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"isolateEmulatorThread": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "IsolateEmulatorThread gives the emulator thread a host CPU of its own; needs dedicated CPU placement.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -795,15 +814,17 @@ func schema_githubcom_virtkit_virtkit_CPUFeature(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the feature's name, as the hypervisor knows it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"policy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Policy is force, require, optional, disable or forbid; require by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -830,26 +851,30 @@ func schema_githubcom_virtkit_virtkit_CPUInstancetype(ref common.ReferenceCallba
 					},
 					"model": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Model is the CPU model the guest gets.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"dedicatedCPUPlacement": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "DedicatedCPUPlacement pins each vCPU to a host CPU of its own.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"isolateEmulatorThread": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "IsolateEmulatorThread gives the emulator thread a host CPU of its own.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"maxSockets": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "MaxSockets is the most sockets CPU hot-plug may add up to.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"numa": {
@@ -860,7 +885,8 @@ func schema_githubcom_virtkit_virtkit_CPUInstancetype(ref common.ReferenceCallba
 					},
 					"realtime": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Realtime"),
+							Description: "Realtime tunes the vCPUs for real-time workloads.",
+							Ref:         ref("github.com/virtkit/virtkit.Realtime"),
 						},
 					},
 				},
@@ -881,9 +907,10 @@ func schema_githubcom_virtkit_virtkit_CPUPreferenceRequirement(ref common.Refere
 				Properties: map[string]spec.Schema{
 					"guest": {
 						SchemaProps: spec.SchemaProps{
-							Default: 0,
-							Type:    []string{"integer"},
-							Format:  "int64",
+							Description: "Guest is the least number of vCPUs.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 				},
@@ -902,8 +929,9 @@ func schema_githubcom_virtkit_virtkit_CPUPreferences(ref common.ReferenceCallbac
 				Properties: map[string]spec.Schema{
 					"preferredCPUTopology": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredCPUTopology is how the instance type's vCPUs are laid out: sockets, cores, threads, spread or any.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"spreadOptions": {
@@ -942,20 +970,23 @@ func schema_githubcom_virtkit_virtkit_CPUTopology(ref common.ReferenceCallback) 
 				Properties: map[string]spec.Schema{
 					"cores": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "Cores is the number of cores per socket.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"sockets": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "Sockets is the number of sockets.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"threads": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "Threads is the number of threads per core.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 				},
@@ -973,18 +1004,21 @@ func schema_githubcom_virtkit_virtkit_Clock(ref common.ReferenceCallback) common
 				Properties: map[string]spec.Schema{
 					"utc": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ClockOffsetUTC"),
+							Description: "UTC sets the guest's clock to UTC, with an optional offset.",
+							Ref:         ref("github.com/virtkit/virtkit.ClockOffsetUTC"),
 						},
 					},
 					"timezone": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Timezone sets the guest's clock to the local time of a time zone.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"timer": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Timer"),
+							Description: "Timer configures the guest's timer devices.",
+							Ref:         ref("github.com/virtkit/virtkit.Timer"),
 						},
 					},
 				},
@@ -1004,13 +1038,15 @@ func schema_githubcom_virtkit_virtkit_ClockOffset(ref common.ReferenceCallback) 
 				Properties: map[string]spec.Schema{
 					"utc": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ClockOffsetUTC"),
+							Description: "UTC sets the guest's clock to UTC, with an optional offset.",
+							Ref:         ref("github.com/virtkit/virtkit.ClockOffsetUTC"),
 						},
 					},
 					"timezone": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Timezone sets the guest's clock to the local time of a time zone.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -1030,8 +1066,9 @@ func schema_githubcom_virtkit_virtkit_ClockOffsetUTC(ref common.ReferenceCallbac
 				Properties: map[string]spec.Schema{
 					"offsetSeconds": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "OffsetSeconds is added to UTC.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 				},
@@ -1049,12 +1086,14 @@ func schema_githubcom_virtkit_virtkit_ClockPreferences(ref common.ReferenceCallb
 				Properties: map[string]spec.Schema{
 					"preferredClockOffset": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ClockOffset"),
+							Description: "PreferredClockOffset is the clock offset used when the VM sets none.",
+							Ref:         ref("github.com/virtkit/virtkit.ClockOffset"),
 						},
 					},
 					"preferredTimer": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Timer"),
+							Description: "PreferredTimer are the timers used when the VM sets none.",
+							Ref:         ref("github.com/virtkit/virtkit.Timer"),
 						},
 					},
 				},
@@ -1074,36 +1113,42 @@ func schema_githubcom_virtkit_virtkit_CloudInitConfigDriveSource(ref common.Refe
 				Properties: map[string]spec.Schema{
 					"secretRef": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.LocalObjectReference"),
+							Description: "UserDataSecretRef (JSON secretRef) names a Secret holding the user data.",
+							Ref:         ref("github.com/virtkit/virtkit.LocalObjectReference"),
 						},
 					},
 					"userDataBase64": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "UserDataBase64 is the user data, base64 encoded.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"userData": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "UserData is the user data.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"networkDataSecretRef": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.LocalObjectReference"),
+							Description: "NetworkDataSecretRef names a Secret holding the network data.",
+							Ref:         ref("github.com/virtkit/virtkit.LocalObjectReference"),
 						},
 					},
 					"networkDataBase64": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "NetworkDataBase64 is the network data, base64 encoded.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"networkData": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "NetworkData is the network data.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -1123,36 +1168,42 @@ func schema_githubcom_virtkit_virtkit_CloudInitNoCloudSource(ref common.Referenc
 				Properties: map[string]spec.Schema{
 					"secretRef": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.LocalObjectReference"),
+							Description: "UserDataSecretRef (JSON secretRef) names a Secret holding the user data.",
+							Ref:         ref("github.com/virtkit/virtkit.LocalObjectReference"),
 						},
 					},
 					"userDataBase64": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "UserDataBase64 is the user data, base64 encoded.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"userData": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "UserData is the user data.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"networkDataSecretRef": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.LocalObjectReference"),
+							Description: "NetworkDataSecretRef names a Secret holding the network data.",
+							Ref:         ref("github.com/virtkit/virtkit.LocalObjectReference"),
 						},
 					},
 					"networkDataBase64": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "NetworkDataBase64 is the network data, base64 encoded.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"networkData": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "NetworkData is the network data.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -1172,38 +1223,44 @@ func schema_githubcom_virtkit_virtkit_Condition(ref common.ReferenceCallback) co
 				Properties: map[string]spec.Schema{
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Type is the kind of condition.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Status is True, False or Unknown.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"lastProbeTime": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "LastProbeTime is when the condition was last checked.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"lastTransitionTime": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "LastTransitionTime is when the status last changed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Reason is a one-word, CamelCase cause of the last transition.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"message": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Message is a human readable account of the last transition.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -1224,8 +1281,9 @@ func schema_githubcom_virtkit_virtkit_ConfigMapVolumeSource(ref common.Reference
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Name is the object's name.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"optional": {
@@ -1257,27 +1315,31 @@ func schema_githubcom_virtkit_virtkit_ContainerDiskSource(ref common.ReferenceCa
 				Properties: map[string]spec.Schema{
 					"image": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Image is the container image holding the disk image.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"imagePullSecret": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "ImagePullSecret names the secret used to pull the image.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"path": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Path is the disk image's path in the container image; the first image under /disk by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"imagePullPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "ImagePullPolicy is when the image is pulled: Always, Never or IfNotPresent.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -1322,9 +1384,10 @@ func schema_githubcom_virtkit_virtkit_ControllerRevision(ref common.ReferenceCal
 					},
 					"revision": {
 						SchemaProps: spec.SchemaProps{
-							Default: 0,
-							Type:    []string{"integer"},
-							Format:  "int64",
+							Description: "Revision is the revision's number.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 				},
@@ -1365,7 +1428,8 @@ func schema_githubcom_virtkit_virtkit_ControllerRevisionList(ref common.Referenc
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the revisions.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -1393,8 +1457,9 @@ func schema_githubcom_virtkit_virtkit_ControllerRevisionRef(ref common.Reference
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Name names the ControllerRevision.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -1412,20 +1477,23 @@ func schema_githubcom_virtkit_virtkit_CustomBlockSize(ref common.ReferenceCallba
 				Properties: map[string]spec.Schema{
 					"logical": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "Logical is the logical block size, in bytes.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"physical": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "Physical is the physical block size, in bytes.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"discardGranularity": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "DiscardGranularity is the discard granularity, in bytes.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 				},
@@ -1463,14 +1531,16 @@ func schema_githubcom_virtkit_virtkit_DataVolume(ref common.ReferenceCallback) c
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.DataVolumeSpec"),
+							Description: "Spec is where the data comes from and the storage it is written to.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSpec"),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.DataVolumeStatus"),
+							Description: "Status is the import's progress.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeStatus"),
 						},
 					},
 				},
@@ -1502,16 +1572,18 @@ func schema_githubcom_virtkit_virtkit_DataVolumeCheckpoint(ref common.ReferenceC
 				Properties: map[string]spec.Schema{
 					"previous": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Previous is the snapshot the checkpoint's delta starts from.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"current": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Current is the snapshot the checkpoint's delta ends at.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -1530,38 +1602,44 @@ func schema_githubcom_virtkit_virtkit_DataVolumeCondition(ref common.ReferenceCa
 				Properties: map[string]spec.Schema{
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Type is the kind of condition: Ready, Bound or Running.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Status is True, False or Unknown.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"lastTransitionTime": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "LastTransitionTime is when the status last changed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"lastHeartbeatTime": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "LastHeartbeatTime is when the condition was last updated.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Reason is a one-word cause of the last transition.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"message": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Message is a human readable account of the last transition.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -1582,52 +1660,62 @@ func schema_githubcom_virtkit_virtkit_DataVolumeImportSource(ref common.Referenc
 				Properties: map[string]spec.Schema{
 					"http": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeSourceHTTP"),
+							Description: "HTTP imports an image from an HTTP or HTTPS URL.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSourceHTTP"),
 						},
 					},
 					"s3": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeSourceS3"),
+							Description: "S3 imports an image from an S3 bucket.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSourceS3"),
 						},
 					},
 					"gcs": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeSourceGCS"),
+							Description: "GCS imports an image from Google Cloud Storage.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSourceGCS"),
 						},
 					},
 					"registry": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeSourceRegistry"),
+							Description: "Registry imports a disk image from a container image.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSourceRegistry"),
 						},
 					},
 					"pvc": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeSourcePVC"),
+							Description: "PVC clones an existing claim.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSourcePVC"),
 						},
 					},
 					"upload": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeSourceUpload"),
+							Description: "Upload waits for an image to be uploaded.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSourceUpload"),
 						},
 					},
 					"blank": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeBlankImage"),
+							Description: "Blank creates an empty disk.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeBlankImage"),
 						},
 					},
 					"imageio": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeSourceImageIO"),
+							Description: "ImageIO imports a disk from oVirt.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSourceImageIO"),
 						},
 					},
 					"vddk": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeSourceVDDK"),
+							Description: "VDDK imports a disk from VMware.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSourceVDDK"),
 						},
 					},
 					"snapshot": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeSourceSnapshot"),
+							Description: "Snapshot clones a volume snapshot.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSourceSnapshot"),
 						},
 					},
 				},
@@ -1667,7 +1755,8 @@ func schema_githubcom_virtkit_virtkit_DataVolumeList(ref common.ReferenceCallbac
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the data volumes.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -1695,15 +1784,17 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSource(ref common.ReferenceCallb
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name names the DataVolume.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"hotpluggable": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Hotpluggable marks the volume as hot-plugged.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -1722,15 +1813,17 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSourceGCS(ref common.ReferenceCa
 				Properties: map[string]spec.Schema{
 					"url": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "URL is the object's Google Cloud Storage URL.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"secretRef": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "SecretRef names the Secret holding the service account key.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -1820,34 +1913,39 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSourceImageIO(ref common.Referen
 				Properties: map[string]spec.Schema{
 					"url": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "URL is the oVirt engine's API URL.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"diskId": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "DiskID is the ID of the disk to import.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"secretRef": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "SecretRef names the Secret holding the engine's credentials.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"certConfigMap": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "CertConfigMap names the ConfigMap holding the CA bundle to trust.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"insecureSkipVerify": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "InsecureSkipVerify skips verifying the engine's certificate.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -1866,16 +1964,18 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSourcePVC(ref common.ReferenceCa
 				Properties: map[string]spec.Schema{
 					"namespace": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Namespace is the source claim's namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the source claim's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -1894,22 +1994,25 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSourceRef(ref common.ReferenceCa
 				Properties: map[string]spec.Schema{
 					"kind": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Kind is the kind of the referenced source, DataSource.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"namespace": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Namespace is the source's namespace; the data volume's by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the source's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -1942,25 +2045,29 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSourceRegistry(ref common.Refere
 					},
 					"pullMethod": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PullMethod is pod (the importer pulls the image) or node (the node's container runtime does).",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"secretRef": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "SecretRef names the Secret holding the registry credentials.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"certConfigMap": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "CertConfigMap names the ConfigMap holding the CA bundle to trust.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"platform": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.PlatformOptions"),
+							Description: "Platform selects the image of a multi-architecture index.",
+							Ref:         ref("github.com/virtkit/virtkit.PlatformOptions"),
 						},
 					},
 				},
@@ -1980,21 +2087,24 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSourceS3(ref common.ReferenceCal
 				Properties: map[string]spec.Schema{
 					"url": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "URL is the object's S3 URL.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"secretRef": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "SecretRef names the Secret holding the access key and secret key.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"certConfigMap": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "CertConfigMap names the ConfigMap holding the CA bundle to trust.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -2013,16 +2123,18 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSourceSnapshot(ref common.Refere
 				Properties: map[string]spec.Schema{
 					"namespace": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Namespace is the snapshot's namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the snapshot's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -2052,44 +2164,51 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSourceVDDK(ref common.ReferenceC
 				Properties: map[string]spec.Schema{
 					"url": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "URL is the vCenter or ESXi URL.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"uuid": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "UUID is the UUID of the virtual machine the disk belongs to.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"backingFile": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "BackingFile is the path of the disk's backing file.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"thumbprint": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Thumbprint is the server certificate's thumbprint.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"secretRef": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "SecretRef names the Secret holding the credentials.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"initImageURL": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "InitImageURL is the image holding the VDDK library.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"extraArgs": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "ExtraArgs names a ConfigMap of extra VDDK arguments.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -2131,8 +2250,9 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSpec(ref common.ReferenceCallbac
 					},
 					"priorityClassName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PriorityClassName is the priority class of the import's workers.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"contentType": {
@@ -2157,8 +2277,9 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSpec(ref common.ReferenceCallbac
 					},
 					"finalCheckpoint": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "FinalCheckpoint marks the last checkpoint of a multi-stage import.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preallocation": {
@@ -2192,25 +2313,29 @@ func schema_githubcom_virtkit_virtkit_DataVolumeStatus(ref common.ReferenceCallb
 					},
 					"phase": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Phase is where the import stands, such as ImportInProgress, Succeeded or Failed.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"progress": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Progress is the import's progress, as a percentage.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"restartCount": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "RestartCount counts the restarts of the import.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"conditions": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Conditions are the data volume's current conditions.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -2257,8 +2382,9 @@ func schema_githubcom_virtkit_virtkit_DataVolumeTemplateSpec(ref common.Referenc
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.DataVolumeSpec"),
+							Description: "Spec is the specification of the DataVolume created for the VM.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSpec"),
 						},
 					},
 				},
@@ -2290,56 +2416,65 @@ func schema_githubcom_virtkit_virtkit_DevicePreferences(ref common.ReferenceCall
 				Properties: map[string]spec.Schema{
 					"preferredAutoattachGraphicsDevice": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredAutoattachGraphicsDevice is used when the VM does not set autoattachGraphicsDevice.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredAutoattachMemBalloon": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredAutoattachMemBalloon is used when the VM does not set autoattachMemBalloon.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredAutoattachPodInterface": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredAutoattachPodInterface is used when the VM does not set autoattachPodInterface.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredAutoattachSerialConsole": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredAutoattachSerialConsole is used when the VM does not set autoattachSerialConsole.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredAutoattachInputDevice": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredAutoattachInputDevice is used when the VM does not set autoattachInputDevice.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredDisableHotplug": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredDisableHotplug is used when the VM does not set disableHotplug.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredUseVirtioTransitional": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredUseVirtioTransitional is used when the VM does not set useVirtioTransitional.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredBlockMultiQueue": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredBlockMultiQueue is used when the VM does not set blockMultiQueue.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredNetworkInterfaceMultiQueue": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredNetworkInterfaceMultiQueue is used when the VM does not set networkInterfaceMultiqueue.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredVirtualGPUOptions": {
@@ -2350,35 +2485,41 @@ func schema_githubcom_virtkit_virtkit_DevicePreferences(ref common.ReferenceCall
 					},
 					"preferredSoundModel": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredSoundModel is the sound device model used when the VM sets none.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"preferredInputBus": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredInputBus is the bus of input devices that set none.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"preferredInputType": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredInputType is the type of input devices that set none.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"preferredDiskBlockSize": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.BlockSize"),
+							Description: "PreferredDiskBlockSize is the block size of disks that set none.",
+							Ref:         ref("github.com/virtkit/virtkit.BlockSize"),
 						},
 					},
 					"preferredRng": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Rng"),
+							Description: "PreferredRng adds a random number generator when the VM sets none.",
+							Ref:         ref("github.com/virtkit/virtkit.Rng"),
 						},
 					},
 					"preferredTPM": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.TPMDevice"),
+							Description: "PreferredTPM adds a TPM when the VM sets none.",
+							Ref:         ref("github.com/virtkit/virtkit.TPMDevice"),
 						},
 					},
 					"preferredInterfaceMasquerade": {
@@ -2389,38 +2530,44 @@ func schema_githubcom_virtkit_virtkit_DevicePreferences(ref common.ReferenceCall
 					},
 					"preferredPanicDeviceModel": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredPanicDeviceModel is the model of panic devices that set none.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"preferredVideoType": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredVideoType is the video device type used when the VM sets none.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"preferredDiskBus": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredDiskBus is the bus of disks that set none.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"preferredCdromBus": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredCdromBus is the bus of CD-ROMs that set none.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"preferredLunBus": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredLunBus is the bus of LUNs that set none.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"preferredInterfaceModel": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredInterfaceModel is the model of interfaces that set none.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"preferredDiskCache": {
@@ -2432,14 +2579,16 @@ func schema_githubcom_virtkit_virtkit_DevicePreferences(ref common.ReferenceCall
 					},
 					"preferredDiskIO": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredDiskIO is the I/O mode of disks that set none.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"preferredDiskDedicatedIoThread": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredDiskDedicatedIoThread is used for disks that do not set dedicatedIOThread.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -2459,7 +2608,8 @@ func schema_githubcom_virtkit_virtkit_Devices(ref common.ReferenceCallback) comm
 				Properties: map[string]spec.Schema{
 					"disks": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Disks are the block devices of the guest (disks, CD-ROMs, LUNs), each backed by the volume of the same name.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -2471,7 +2621,8 @@ func schema_githubcom_virtkit_virtkit_Devices(ref common.ReferenceCallback) comm
 					},
 					"interfaces": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Interfaces are the guest's network interfaces, each attached to the network of the same name.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -2483,7 +2634,8 @@ func schema_githubcom_virtkit_virtkit_Devices(ref common.ReferenceCallback) comm
 					},
 					"inputs": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Inputs are input devices, such as a USB tablet.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -2495,61 +2647,71 @@ func schema_githubcom_virtkit_virtkit_Devices(ref common.ReferenceCallback) comm
 					},
 					"autoattachPodInterface": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AutoattachPodInterface adds the default pod network and its interface when none is given; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"autoattachGraphicsDevice": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AutoattachGraphicsDevice adds a graphics device and VNC; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"autoattachSerialConsole": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AutoattachSerialConsole adds a serial console; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"logSerialConsole": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "LogSerialConsole keeps a log of the serial console's output.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"autoattachMemBalloon": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AutoattachMemBalloon adds a memory balloon device; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"autoattachInputDevice": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AutoattachInputDevice adds an input device when none is given.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"rng": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Rng"),
+							Description: "Rng adds a virtio random number generator fed from the host.",
+							Ref:         ref("github.com/virtkit/virtkit.Rng"),
 						},
 					},
 					"blockMultiQueue": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "BlockMultiQueue gives virtio disks one queue per vCPU.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"networkInterfaceMultiqueue": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "NetworkInterfaceMultiQueue gives virtio interfaces one queue per vCPU.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"useVirtioTransitional": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "UseVirtioTransitional uses virtio devices old guests without virtio 1.0 drivers can drive.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"tpm": {
@@ -2611,72 +2773,84 @@ func schema_githubcom_virtkit_virtkit_Disk(ref common.ReferenceCallback) common.
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the disk's name; the volume of the same name backs it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"disk": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DiskTarget"),
+							Description: "Disk attaches the volume as a disk.",
+							Ref:         ref("github.com/virtkit/virtkit.DiskTarget"),
 						},
 					},
 					"lun": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.LunTarget"),
+							Description: "LUN attaches the volume as a SCSI LUN.",
+							Ref:         ref("github.com/virtkit/virtkit.LunTarget"),
 						},
 					},
 					"cdrom": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.CDRomTarget"),
+							Description: "CDRom attaches the volume as a CD-ROM.",
+							Ref:         ref("github.com/virtkit/virtkit.CDRomTarget"),
 						},
 					},
 					"bootOrder": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "BootOrder is the disk's place in the boot order, from 1; disks without one are not booted from.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"serial": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Serial is the serial number the guest sees.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"dedicatedIOThread": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "DedicatedIOThread gives the disk an I/O thread of its own.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"cache": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Cache is the host cache mode: none, writethrough or writeback.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"io": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "IO is the host I/O mode: threads or native.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"tag": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Tag is a device role tag passed to the guest in the metadata.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"shareable": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Shareable lets several VMIs attach the disk at once.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"errorPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "ErrorPolicy is what an I/O error does: stop, ignore, report or enospace.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -2697,17 +2871,20 @@ func schema_githubcom_virtkit_virtkit_DiskDevice(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"disk": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DiskTarget"),
+							Description: "Disk attaches the volume as a disk.",
+							Ref:         ref("github.com/virtkit/virtkit.DiskTarget"),
 						},
 					},
 					"lun": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.LunTarget"),
+							Description: "LUN attaches the volume as a SCSI LUN.",
+							Ref:         ref("github.com/virtkit/virtkit.LunTarget"),
 						},
 					},
 					"cdrom": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.CDRomTarget"),
+							Description: "CDRom attaches the volume as a CD-ROM.",
+							Ref:         ref("github.com/virtkit/virtkit.CDRomTarget"),
 						},
 					},
 				},
@@ -2727,8 +2904,9 @@ func schema_githubcom_virtkit_virtkit_DiskIOThreads(ref common.ReferenceCallback
 				Properties: map[string]spec.Schema{
 					"supplementalPoolThreadCount": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "SupplementalPoolThreadCount is the size of the shared I/O thread pool.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 				},
@@ -2746,20 +2924,23 @@ func schema_githubcom_virtkit_virtkit_DiskTarget(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"bus": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Bus is the bus the disk is attached to: virtio, sata, scsi or usb. It defaults to virtio, or to the preference's disk bus.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"readonly": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "ReadOnly makes the disk read-only.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"pciAddress": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PciAddress places the disk at this PCI address, as in 0000:81:01.1.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -2777,44 +2958,52 @@ func schema_githubcom_virtkit_virtkit_DomainSpec(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"resources": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.ResourceRequirements"),
+							Description: "Resources are the CPU and memory requests and limits of the VMI.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.ResourceRequirements"),
 						},
 					},
 					"cpu": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.CPU"),
+							Description: "CPU is the guest's vCPU topology, model and features.",
+							Ref:         ref("github.com/virtkit/virtkit.CPU"),
 						},
 					},
 					"memory": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Memory"),
+							Description: "Memory is the guest's memory size and backing.",
+							Ref:         ref("github.com/virtkit/virtkit.Memory"),
 						},
 					},
 					"machine": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Machine"),
+							Description: "Machine is the emulated machine type.",
+							Ref:         ref("github.com/virtkit/virtkit.Machine"),
 						},
 					},
 					"firmware": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Firmware"),
+							Description: "Firmware is the guest's firmware, boot loader and identity.",
+							Ref:         ref("github.com/virtkit/virtkit.Firmware"),
 						},
 					},
 					"clock": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Clock"),
+							Description: "Clock is the guest's clock offset and timers.",
+							Ref:         ref("github.com/virtkit/virtkit.Clock"),
 						},
 					},
 					"features": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Features"),
+							Description: "Features are the hypervisor features exposed to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.Features"),
 						},
 					},
 					"devices": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.Devices"),
+							Description: "Devices are the guest's disks, network interfaces, input and other devices.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.Devices"),
 						},
 					},
 				},
@@ -2849,8 +3038,9 @@ func schema_githubcom_virtkit_virtkit_DownwardAPIVolumeFile(ref common.Reference
 					},
 					"mode": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "Mode is the file's permission bits.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 				},
@@ -2871,7 +3061,8 @@ func schema_githubcom_virtkit_virtkit_DownwardAPIVolumeSource(ref common.Referen
 				Properties: map[string]spec.Schema{
 					"fields": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Fields are the VMI's fields exposed, one file each.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -2927,14 +3118,16 @@ func schema_githubcom_virtkit_virtkit_EFI(ref common.ReferenceCallback) common.O
 				Properties: map[string]spec.Schema{
 					"secureBoot": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "SecureBoot enables Secure Boot; it needs SMM.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"persistent": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Persistent keeps the EFI variables across restarts.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -2952,7 +3145,8 @@ func schema_githubcom_virtkit_virtkit_EmptyDiskSource(ref common.ReferenceCallba
 				Properties: map[string]spec.Schema{
 					"capacity": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "Capacity is the disk's size.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -2973,7 +3167,8 @@ func schema_githubcom_virtkit_virtkit_EphemeralVolumeSource(ref common.Reference
 				Properties: map[string]spec.Schema{
 					"persistentVolumeClaim": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource"),
+							Description: "PersistentVolumeClaim is the claim read through the overlay.",
+							Ref:         ref("github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource"),
 						},
 					},
 				},
@@ -3087,18 +3282,21 @@ func schema_githubcom_virtkit_virtkit_Event(ref common.ReferenceCallback) common
 					},
 					"deprecatedFirstTimestamp": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "DeprecatedFirstTimestamp is the core/v1 firstTimestamp, kept for older clients.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"deprecatedLastTimestamp": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "DeprecatedLastTimestamp is the core/v1 lastTimestamp, kept for older clients.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"deprecatedCount": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "DeprecatedCount is the core/v1 count, kept for older clients.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 				},
@@ -3139,7 +3337,8 @@ func schema_githubcom_virtkit_virtkit_EventList(ref common.ReferenceCallback) co
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the events.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -3197,14 +3396,16 @@ func schema_githubcom_virtkit_virtkit_EventSource(ref common.ReferenceCallback) 
 				Properties: map[string]spec.Schema{
 					"component": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Component is the component that reported the event.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"host": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Host is the node the reporting component runs on.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -3227,7 +3428,8 @@ func schema_githubcom_virtkit_virtkit_ExecAction(ref common.ReferenceCallback) c
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Command is the command line run in the guest; it is not run in a shell.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -3253,14 +3455,16 @@ func schema_githubcom_virtkit_virtkit_FeatureAPIC(ref common.ReferenceCallback) 
 				Properties: map[string]spec.Schema{
 					"enabled": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled switches the APIC on or off; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"endOfInterrupt": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "EndOfInterrupt enables the paravirtual end-of-interrupt.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -3278,72 +3482,86 @@ func schema_githubcom_virtkit_virtkit_FeatureHyperv(ref common.ReferenceCallback
 				Properties: map[string]spec.Schema{
 					"relaxed": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "Relaxed disables watchdog timeouts that fire under host load.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"vapic": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "VAPIC enables the virtual APIC.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"spinlocks": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureSpinlocks"),
+							Description: "Spinlocks configures spinlock retries.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureSpinlocks"),
 						},
 					},
 					"vpindex": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "VPIndex lets the guest identify virtual processors.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"runtime": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "Runtime exposes processor time spent in the guest and the hypervisor.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"synic": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "SyNIC enables the synthetic interrupt controller.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"synictimer": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.SyNICTimer"),
+							Description: "SyNICTimer enables synthetic timers; needs SyNIC.",
+							Ref:         ref("github.com/virtkit/virtkit.SyNICTimer"),
 						},
 					},
 					"reset": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "Reset lets the guest reset the virtual machine.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"vendorid": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureVendorID"),
+							Description: "VendorID sets the hypervisor vendor ID.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureVendorID"),
 						},
 					},
 					"frequencies": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "Frequencies exposes the TSC and APIC frequencies.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"reenlightenment": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "Reenlightenment notifies the guest of TSC frequency changes, as after a migration.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"tlbflush": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.TLBFlush"),
+							Description: "TLBFlush enables paravirtual TLB flushes.",
+							Ref:         ref("github.com/virtkit/virtkit.TLBFlush"),
 						},
 					},
 					"ipi": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "IPI enables paravirtual inter-processor interrupts.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"evmcs": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "EVMCS enables the enlightened VMCS, for nested virtualization.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 				},
@@ -3363,8 +3581,9 @@ func schema_githubcom_virtkit_virtkit_FeatureKVM(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"hidden": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Hidden hides the KVM signature from the guest.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -3382,32 +3601,38 @@ func schema_githubcom_virtkit_virtkit_FeaturePreferences(ref common.ReferenceCal
 				Properties: map[string]spec.Schema{
 					"preferredAcpi": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "PreferredAcpi is the ACPI setting used when the VM sets none.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"preferredApic": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureAPIC"),
+							Description: "PreferredApic is the APIC setting used when the VM sets none.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureAPIC"),
 						},
 					},
 					"preferredHyperv": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureHyperv"),
+							Description: "PreferredHyperv are the Hyper-V enlightenments used when the VM sets none.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureHyperv"),
 						},
 					},
 					"preferredKvm": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureKVM"),
+							Description: "PreferredKvm is the KVM setting used when the VM sets none.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureKVM"),
 						},
 					},
 					"preferredPvspinlock": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "PreferredPvspinlock is the paravirtual spinlock setting used when the VM sets none.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"preferredSmm": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "PreferredSmm is the SMM setting used when the VM sets none.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 				},
@@ -3427,14 +3652,16 @@ func schema_githubcom_virtkit_virtkit_FeatureSpinlocks(ref common.ReferenceCallb
 				Properties: map[string]spec.Schema{
 					"enabled": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled switches the enlightenment on or off; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"spinlocks": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "Retries (JSON spinlocks) is how many times the guest spins before it notifies the hypervisor; at least 4096.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 				},
@@ -3452,8 +3679,9 @@ func schema_githubcom_virtkit_virtkit_FeatureState(ref common.ReferenceCallback)
 				Properties: map[string]spec.Schema{
 					"enabled": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled switches the feature on or off; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -3471,14 +3699,16 @@ func schema_githubcom_virtkit_virtkit_FeatureVendorID(ref common.ReferenceCallba
 				Properties: map[string]spec.Schema{
 					"enabled": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled switches the vendor ID on or off; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"vendorid": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "VendorID is the hypervisor vendor ID shown to the guest, at most 12 characters.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -3503,27 +3733,32 @@ func schema_githubcom_virtkit_virtkit_Features(ref common.ReferenceCallback) com
 					},
 					"apic": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureAPIC"),
+							Description: "APIC exposes the advanced programmable interrupt controller.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureAPIC"),
 						},
 					},
 					"hyperv": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureHyperv"),
+							Description: "Hyperv exposes Hyper-V enlightenments, for Windows guests.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureHyperv"),
 						},
 					},
 					"smm": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "SMM enables System Management Mode, needed by Secure Boot.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"kvm": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureKVM"),
+							Description: "KVM configures the KVM paravirtual features the guest sees.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureKVM"),
 						},
 					},
 					"pvspinlock": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "Pvspinlock exposes paravirtual spinlocks.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 				},
@@ -3584,24 +3819,28 @@ func schema_githubcom_virtkit_virtkit_Firmware(ref common.ReferenceCallback) com
 				Properties: map[string]spec.Schema{
 					"uuid": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "UUID is the guest's system UUID.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"bootloader": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Bootloader"),
+							Description: "Bootloader selects BIOS or EFI.",
+							Ref:         ref("github.com/virtkit/virtkit.Bootloader"),
 						},
 					},
 					"serial": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Serial is the guest's system serial number.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"kernelBoot": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.KernelBoot"),
+							Description: "KernelBoot boots a kernel and initrd from a container image instead of a disk.",
+							Ref:         ref("github.com/virtkit/virtkit.KernelBoot"),
 						},
 					},
 				},
@@ -3621,26 +3860,30 @@ func schema_githubcom_virtkit_virtkit_FirmwarePreferences(ref common.ReferenceCa
 				Properties: map[string]spec.Schema{
 					"preferredUseBios": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredUseBios boots with BIOS when the VM sets no boot loader.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredUseBiosSerial": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredUseBiosSerial sends BIOS output to the serial console when the VM does not say.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredUseEfi": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredUseEfi boots with EFI when the VM sets no boot loader.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredUseSecureBoot": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "PreferredUseSecureBoot enables Secure Boot when the VM does not say.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"preferredEfi": {
@@ -3666,38 +3909,44 @@ func schema_githubcom_virtkit_virtkit_GPU(ref common.ReferenceCallback) common.O
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the device's name in the VMI.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"deviceName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "DeviceName is the resource name of the GPU on the host.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"claimName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "ClaimName names the resource claim the device comes from.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"requestName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "RequestName names the request of the resource claim.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"virtualGPUOptions": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.VGPUOptions"),
+							Description: "VirtualGPUOptions configures a mediated (virtual) GPU.",
+							Ref:         ref("github.com/virtkit/virtkit.VGPUOptions"),
 						},
 					},
 					"tag": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Tag is a device role tag passed to the guest in the metadata.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -3729,14 +3978,16 @@ func schema_githubcom_virtkit_virtkit_HPETTimer(ref common.ReferenceCallback) co
 				Properties: map[string]spec.Schema{
 					"tickPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "TickPolicy is what happens to ticks the guest missed: delay, catchup, merge or discard.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"present": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled (JSON present) exposes the timer; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -3754,25 +4005,29 @@ func schema_githubcom_virtkit_virtkit_HTTPGetAction(ref common.ReferenceCallback
 				Properties: map[string]spec.Schema{
 					"path": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Path is the path requested.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"port": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(intstr.IntOrString{}.OpenAPIModelName()),
+							Description: "Port is the port number or name to connect to.",
+							Ref:         ref(intstr.IntOrString{}.OpenAPIModelName()),
 						},
 					},
 					"host": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Host is the host to connect to; the guest's IP address by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"scheme": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Scheme is HTTP or HTTPS; HTTP by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"httpHeaders": {
@@ -3782,7 +4037,8 @@ func schema_githubcom_virtkit_virtkit_HTTPGetAction(ref common.ReferenceCallback
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "HTTPHeaders are extra request headers.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -3810,16 +4066,18 @@ func schema_githubcom_virtkit_virtkit_HTTPHeader(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the header's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"value": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Value is the header's value.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -3838,22 +4096,26 @@ func schema_githubcom_virtkit_virtkit_Handler(ref common.ReferenceCallback) comm
 				Properties: map[string]spec.Schema{
 					"exec": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ExecAction"),
+							Description: "Exec runs a command in the guest through the guest agent.",
+							Ref:         ref("github.com/virtkit/virtkit.ExecAction"),
 						},
 					},
 					"httpGet": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.HTTPGetAction"),
+							Description: "HTTPGet sends an HTTP GET request to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.HTTPGetAction"),
 						},
 					},
 					"tcpSocket": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.TCPSocketAction"),
+							Description: "TCPSocket opens a TCP connection to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.TCPSocketAction"),
 						},
 					},
 					"guestAgentPing": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.GuestAgentPing"),
+							Description: "GuestAgentPing checks that the guest agent answers.",
+							Ref:         ref("github.com/virtkit/virtkit.GuestAgentPing"),
 						},
 					},
 				},
@@ -3873,33 +4135,38 @@ func schema_githubcom_virtkit_virtkit_HostDevice(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the device's name in the VMI.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"deviceName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "DeviceName is the resource name of the device on the host.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"claimName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "ClaimName names the resource claim the device comes from.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"requestName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "RequestName names the request of the resource claim.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"tag": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Tag is a device role tag passed to the guest in the metadata.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -3918,27 +4185,31 @@ func schema_githubcom_virtkit_virtkit_HostDisk(ref common.ReferenceCallback) com
 				Properties: map[string]spec.Schema{
 					"path": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Path is the image file's path on the node.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Type is Disk (the image must exist) or DiskOrCreate (it is created with capacity if missing).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"capacity": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "Capacity is the size of an image created by DiskOrCreate.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 					"shared": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Shared marks the image as shared between nodes, so the VMI may migrate.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -3959,8 +4230,9 @@ func schema_githubcom_virtkit_virtkit_Hugepages(ref common.ReferenceCallback) co
 				Properties: map[string]spec.Schema{
 					"pageSize": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PageSize is the huge page size, such as 2Mi or 1Gi.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -3978,8 +4250,9 @@ func schema_githubcom_virtkit_virtkit_HypervTimer(ref common.ReferenceCallback) 
 				Properties: map[string]spec.Schema{
 					"present": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled (JSON present) exposes the timer; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -4037,8 +4310,9 @@ func schema_githubcom_virtkit_virtkit_IPLease(ref common.ReferenceCallback) comm
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.IPLeaseSpec"),
+							Description: "Spec is the address's owner.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.IPLeaseSpec"),
 						},
 					},
 				},
@@ -4079,7 +4353,8 @@ func schema_githubcom_virtkit_virtkit_IPLeaseList(ref common.ReferenceCallback) 
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the leases.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -4123,28 +4398,30 @@ func schema_githubcom_virtkit_virtkit_IPLeaseSpec(ref common.ReferenceCallback) 
 					},
 					"node": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Node holds the lease (the VMI's node, or the node owning a subnet).",
+							Description: "Node is the node holding the lease: the VMI's node, or the node owning a subnet.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"ownerNamespace": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Owner is the VMI holding the address: namespace/name, with its UID.",
+							Description: "OwnerNamespace is the namespace of the VMI that holds the address.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"ownerName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "OwnerName is the name of the VMI that holds the address.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"ownerUID": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "OwnerUID is the UID of the VMI that holds the address.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"interface": {
@@ -4177,22 +4454,25 @@ func schema_githubcom_virtkit_virtkit_Input(ref common.ReferenceCallback) common
 				Properties: map[string]spec.Schema{
 					"bus": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Bus is the bus of the input device: usb or virtio.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Type is the kind of input device: tablet or keyboard.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the device's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -4211,14 +4491,16 @@ func schema_githubcom_virtkit_virtkit_InstancetypeMatcher(ref common.ReferenceCa
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Name names the instance type.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"kind": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Kind is VirtualMachineInstancetype or VirtualMachineClusterInstancetype (the default).",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"revisionName": {
@@ -4257,19 +4539,22 @@ func schema_githubcom_virtkit_virtkit_InstancetypeStatusRef(ref common.Reference
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Name is the name of the instance type or preference.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"kind": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Kind is the kind of the instance type or preference.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"controllerRevisionRef": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ControllerRevisionRef"),
+							Description: "ControllerRevisionRef names the revision holding the copy the VM uses.",
+							Ref:         ref("github.com/virtkit/virtkit.ControllerRevisionRef"),
 						},
 					},
 				},
@@ -4289,50 +4574,59 @@ func schema_githubcom_virtkit_virtkit_Interface(ref common.ReferenceCallback) co
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the interface's name; the network of the same name is what it attaches to.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"model": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Model is the emulated NIC model, such as virtio or e1000.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"bridge": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.InterfaceBridge"),
+							Description: "Bridge connects the interface to the network through a bridge.",
+							Ref:         ref("github.com/virtkit/virtkit.InterfaceBridge"),
 						},
 					},
 					"masquerade": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.InterfaceMasquerade"),
+							Description: "Masquerade puts the guest behind NAT on the network.",
+							Ref:         ref("github.com/virtkit/virtkit.InterfaceMasquerade"),
 						},
 					},
 					"sriov": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.InterfaceSRIOV"),
+							Description: "SRIOV passes an SR-IOV virtual function through to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.InterfaceSRIOV"),
 						},
 					},
 					"slirp": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DeprecatedBinding"),
+							Description: "Slirp connects the interface through user-mode networking.",
+							Ref:         ref("github.com/virtkit/virtkit.DeprecatedBinding"),
 						},
 					},
 					"macvtap": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DeprecatedBinding"),
+							Description: "Macvtap connects the interface through a macvtap device.",
+							Ref:         ref("github.com/virtkit/virtkit.DeprecatedBinding"),
 						},
 					},
 					"passt": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DeprecatedBinding"),
+							Description: "Passt connects the interface through passt, a user-mode network translator.",
+							Ref:         ref("github.com/virtkit/virtkit.DeprecatedBinding"),
 						},
 					},
 					"ports": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Ports are the ports forwarded to the guest; empty forwards all (masquerade binding only).",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -4344,38 +4638,44 @@ func schema_githubcom_virtkit_virtkit_Interface(ref common.ReferenceCallback) co
 					},
 					"macAddress": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "MacAddress is the interface's MAC address.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"bootOrder": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "BootOrder is the interface's place in the boot order, for network boot.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"pciAddress": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PciAddress places the interface at this PCI address.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"tag": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Tag is a device role tag passed to the guest in the metadata.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"acpiIndex": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "ACPIIndex is the interface's ACPI index, which names it in the guest.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"state": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "State is the interface's link state: up, down or absent.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -4396,32 +4696,38 @@ func schema_githubcom_virtkit_virtkit_InterfaceBindingMethod(ref common.Referenc
 				Properties: map[string]spec.Schema{
 					"bridge": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.InterfaceBridge"),
+							Description: "Bridge connects the interface to the network through a bridge.",
+							Ref:         ref("github.com/virtkit/virtkit.InterfaceBridge"),
 						},
 					},
 					"masquerade": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.InterfaceMasquerade"),
+							Description: "Masquerade puts the guest behind NAT on the network.",
+							Ref:         ref("github.com/virtkit/virtkit.InterfaceMasquerade"),
 						},
 					},
 					"sriov": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.InterfaceSRIOV"),
+							Description: "SRIOV passes an SR-IOV virtual function through to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.InterfaceSRIOV"),
 						},
 					},
 					"slirp": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DeprecatedBinding"),
+							Description: "Slirp connects the interface through user-mode networking.",
+							Ref:         ref("github.com/virtkit/virtkit.DeprecatedBinding"),
 						},
 					},
 					"macvtap": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DeprecatedBinding"),
+							Description: "Macvtap connects the interface through a macvtap device.",
+							Ref:         ref("github.com/virtkit/virtkit.DeprecatedBinding"),
 						},
 					},
 					"passt": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DeprecatedBinding"),
+							Description: "Passt connects the interface through passt, a user-mode network translator.",
+							Ref:         ref("github.com/virtkit/virtkit.DeprecatedBinding"),
 						},
 					},
 				},
@@ -4474,8 +4780,9 @@ func schema_githubcom_virtkit_virtkit_KVMTimer(ref common.ReferenceCallback) com
 				Properties: map[string]spec.Schema{
 					"present": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled (JSON present) exposes the timer; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -4493,13 +4800,15 @@ func schema_githubcom_virtkit_virtkit_KernelBoot(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"kernelArgs": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "KernelArgs is the kernel command line.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"container": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.KernelBootContainer"),
+							Description: "Container is the image the kernel and initrd are read from.",
+							Ref:         ref("github.com/virtkit/virtkit.KernelBootContainer"),
 						},
 					},
 				},
@@ -4519,33 +4828,38 @@ func schema_githubcom_virtkit_virtkit_KernelBootContainer(ref common.ReferenceCa
 				Properties: map[string]spec.Schema{
 					"image": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Image is the container image holding the kernel and initrd.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"imagePullSecret": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "ImagePullSecret names the secret used to pull the image.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"kernelPath": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "KernelPath is the path of the kernel in the image.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"initrdPath": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "InitrdPath is the path of the initrd in the image.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"imagePullPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "ImagePullPolicy is when the image is pulled: Always, Never or IfNotPresent.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -4564,17 +4878,20 @@ func schema_githubcom_virtkit_virtkit_LaunchSecurity(ref common.ReferenceCallbac
 				Properties: map[string]spec.Schema{
 					"sev": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.SEV"),
+							Description: "SEV runs the guest with AMD Secure Encrypted Virtualization.",
+							Ref:         ref("github.com/virtkit/virtkit.SEV"),
 						},
 					},
 					"snp": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.SEVSNP"),
+							Description: "SNP runs the guest with AMD SEV Secure Nested Paging.",
+							Ref:         ref("github.com/virtkit/virtkit.SEVSNP"),
 						},
 					},
 					"tdx": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.TDXGuest"),
+							Description: "TDX runs the guest with Intel Trust Domain Extensions.",
+							Ref:         ref("github.com/virtkit/virtkit.TDXGuest"),
 						},
 					},
 				},
@@ -4594,8 +4911,9 @@ func schema_githubcom_virtkit_virtkit_LocalObjectReference(ref common.ReferenceC
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Name is the object's name.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -4613,20 +4931,23 @@ func schema_githubcom_virtkit_virtkit_LunTarget(ref common.ReferenceCallback) co
 				Properties: map[string]spec.Schema{
 					"bus": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Bus is the bus the LUN is attached to; scsi by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"readonly": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "ReadOnly makes the LUN read-only.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"reservation": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Reservation passes SCSI persistent reservations through to the device.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -4644,9 +4965,10 @@ func schema_githubcom_virtkit_virtkit_Machine(ref common.ReferenceCallback) comm
 				Properties: map[string]spec.Schema{
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Type is the machine type, such as q35.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -4665,8 +4987,9 @@ func schema_githubcom_virtkit_virtkit_MachinePreferences(ref common.ReferenceCal
 				Properties: map[string]spec.Schema{
 					"preferredMachineType": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PreferredMachineType is the machine type used when the VM sets none.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -4684,17 +5007,20 @@ func schema_githubcom_virtkit_virtkit_Memory(ref common.ReferenceCallback) commo
 				Properties: map[string]spec.Schema{
 					"hugepages": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Hugepages"),
+							Description: "Hugepages backs the guest's memory with huge pages.",
+							Ref:         ref("github.com/virtkit/virtkit.Hugepages"),
 						},
 					},
 					"guest": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "Guest is the memory the guest sees; it defaults to the memory request.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 					"maxGuest": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "MaxGuest is the most memory hot-plug may raise the guest's memory to.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -4714,12 +5040,14 @@ func schema_githubcom_virtkit_virtkit_MemoryInstancetype(ref common.ReferenceCal
 				Properties: map[string]spec.Schema{
 					"guest": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "Guest is the memory the guest sees.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 					"hugepages": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Hugepages"),
+							Description: "Hugepages backs the guest's memory with huge pages.",
+							Ref:         ref("github.com/virtkit/virtkit.Hugepages"),
 						},
 					},
 					"overcommitPercent": {
@@ -4731,7 +5059,8 @@ func schema_githubcom_virtkit_virtkit_MemoryInstancetype(ref common.ReferenceCal
 					},
 					"maxGuest": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "MaxGuest is the most memory hot-plug may raise the guest's memory to.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -4752,7 +5081,8 @@ func schema_githubcom_virtkit_virtkit_MemoryPreferenceRequirement(ref common.Ref
 				Properties: map[string]spec.Schema{
 					"guest": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "Guest is the least guest memory.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -4773,22 +5103,26 @@ func schema_githubcom_virtkit_virtkit_MemoryStatus(ref common.ReferenceCallback)
 				Properties: map[string]spec.Schema{
 					"guestAtBoot": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "GuestAtBoot is the guest's memory when it booted.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 					"guestCurrent": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "GuestCurrent is the guest's memory now.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 					"guestRequested": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "GuestRequested is the guest's memory as last requested.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 					"memoryOverhead": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "MemoryOverhead is the hypervisor's memory overhead for the guest.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -4808,73 +5142,85 @@ func schema_githubcom_virtkit_virtkit_MigrationConfiguration(ref common.Referenc
 				Properties: map[string]spec.Schema{
 					"parallelMigrationsPerCluster": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "ParallelMigrationsPerCluster caps the migrations running at once in the cluster.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"parallelOutboundMigrationsPerNode": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "ParallelOutboundMigrationsPerNode caps the migrations leaving one node at once.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"bandwidthPerMigration": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "BandwidthPerMigration caps the network bandwidth one migration may use.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 					"completionTimeoutPerGiB": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "CompletionTimeoutPerGiB is how many seconds a migration may run per GiB of guest memory.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"progressTimeout": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "ProgressTimeout is how many seconds a migration may go without progress before it is cancelled.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"maxDowntimeMs": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "MaxDowntimeMs is the longest pause of the guest, in milliseconds, the final copy may take.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"unsafeMigrationOverride": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "UnsafeMigrationOverride allows migrations the hypervisor deems unsafe.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"allowAutoConverge": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AllowAutoConverge lets a migration throttle the guest's vCPUs when it does not converge.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"allowPostCopy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AllowPostCopy lets a migration that does not converge switch to post- copy.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"allowWorkloadDisruption": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AllowWorkloadDisruption lets a migration pause the guest to finish when it does not converge.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"disableTLS": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "DisableTLS sends the migration stream unencrypted.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"network": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Network names the network migrations use instead of the default one.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -4894,14 +5240,16 @@ func schema_githubcom_virtkit_virtkit_MigrationEngineDecision(ref common.Referen
 				Properties: map[string]spec.Schema{
 					"time": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "Time is when the engine decided.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"action": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Action is what the engine decided to do.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"rule": {
@@ -4913,13 +5261,15 @@ func schema_githubcom_virtkit_virtkit_MigrationEngineDecision(ref common.Referen
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Reason explains the decision.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"numbers": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "Numbers are the measurements the decision was based on.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -4956,26 +5306,30 @@ func schema_githubcom_virtkit_virtkit_MigrationEngineStatus(ref common.Reference
 					},
 					"predictedTotalSeconds": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"number"},
-							Format: "double",
+							Description: "PredictedTotalSeconds is the engine's estimate of the whole migration's duration.",
+							Type:        []string{"number"},
+							Format:      "double",
 						},
 					},
 					"predictedDowntimeMs": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"number"},
-							Format: "double",
+							Description: "PredictedDowntimeMs is the engine's estimate of the guest's pause at switch-over, in milliseconds.",
+							Type:        []string{"number"},
+							Format:      "double",
 						},
 					},
 					"measuredDirtyRateBytesPerSecond": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "MeasuredDirtyRateBytesPerSecond is the rate at which the guest dirtied memory, as last measured.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"measuredBandwidthBytesPerSecond": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "MeasuredBandwidthBytesPerSecond is the transfer rate of the migration stream, as last measured.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"throttlePercent": {
@@ -5035,14 +5389,16 @@ func schema_githubcom_virtkit_virtkit_MigrationPolicy(ref common.ReferenceCallba
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.MigrationPolicySpec"),
+							Description: "Spec selects VMIs and sets the migration parameters applied to them.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.MigrationPolicySpec"),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.MigrationPolicyStatus"),
+							Description: "Status is the observed state of the policy.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.MigrationPolicyStatus"),
 						},
 					},
 				},
@@ -5088,7 +5444,8 @@ func schema_githubcom_virtkit_virtkit_MigrationPolicyList(ref common.ReferenceCa
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the migration policies.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -5116,36 +5473,42 @@ func schema_githubcom_virtkit_virtkit_MigrationPolicySpec(ref common.ReferenceCa
 				Properties: map[string]spec.Schema{
 					"selectors": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Selectors"),
+							Description: "Selectors choose the VMIs the policy applies to, by their labels and their namespace's labels.",
+							Ref:         ref("github.com/virtkit/virtkit.Selectors"),
 						},
 					},
 					"allowAutoConverge": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AllowAutoConverge lets a migration throttle the guest's vCPUs when it does not converge.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"bandwidthPerMigration": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+							Description: "BandwidthPerMigration caps the network bandwidth one migration may use.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},
 					"completionTimeoutPerGiB": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "CompletionTimeoutPerGiB is how many seconds a migration may run per GiB of guest memory before it is cancelled or switched to post-copy.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"allowPostCopy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AllowPostCopy lets a migration that does not converge switch to post- copy.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"allowWorkloadDisruption": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AllowWorkloadDisruption lets a migration pause the guest to finish when it does not converge.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"maxDowntimeMs": {
@@ -5184,15 +5547,17 @@ func schema_githubcom_virtkit_virtkit_MultusNetwork(ref common.ReferenceCallback
 				Properties: map[string]spec.Schema{
 					"networkName": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "NetworkName names the NetworkAttachmentDefinition, as name or namespace/name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"default": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Default makes this network the default one, in place of the pod network.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -5243,19 +5608,22 @@ func schema_githubcom_virtkit_virtkit_Network(ref common.ReferenceCallback) comm
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the network's name; the interface of the same name attaches to it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"pod": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.PodNetwork"),
+							Description: "Pod is the default network of the VMI's node.",
+							Ref:         ref("github.com/virtkit/virtkit.PodNetwork"),
 						},
 					},
 					"multus": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.MultusNetwork"),
+							Description: "Multus is a secondary network, defined by a NetworkAttachmentDefinition.",
+							Ref:         ref("github.com/virtkit/virtkit.MultusNetwork"),
 						},
 					},
 				},
@@ -5296,8 +5664,9 @@ func schema_githubcom_virtkit_virtkit_NetworkAttachmentDefinition(ref common.Ref
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.NetworkAttachmentDefinitionSpec"),
+							Description: "Spec holds the network's CNI configuration.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.NetworkAttachmentDefinitionSpec"),
 						},
 					},
 				},
@@ -5338,7 +5707,8 @@ func schema_githubcom_virtkit_virtkit_NetworkAttachmentDefinitionList(ref common
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the network attachment definitions.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -5386,12 +5756,14 @@ func schema_githubcom_virtkit_virtkit_NetworkSource(ref common.ReferenceCallback
 				Properties: map[string]spec.Schema{
 					"pod": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.PodNetwork"),
+							Description: "Pod is the default network of the VMI's node.",
+							Ref:         ref("github.com/virtkit/virtkit.PodNetwork"),
 						},
 					},
 					"multus": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.MultusNetwork"),
+							Description: "Multus is a secondary network, defined by a NetworkAttachmentDefinition.",
+							Ref:         ref("github.com/virtkit/virtkit.MultusNetwork"),
 						},
 					},
 				},
@@ -5431,14 +5803,16 @@ func schema_githubcom_virtkit_virtkit_Node(ref common.ReferenceCallback) common.
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.NodeSpec"),
+							Description: "Spec is the node's scheduling configuration.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.NodeSpec"),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.NodeStatus"),
+							Description: "Status is the node's observed state, written by its agent.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.NodeStatus"),
 						},
 					},
 				},
@@ -5458,7 +5832,8 @@ func schema_githubcom_virtkit_virtkit_NodeAffinity(ref common.ReferenceCallback)
 				Properties: map[string]spec.Schema{
 					"requiredDuringSchedulingIgnoredDuringExecution": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.NodeSelector"),
+							Description: "RequiredDuringSchedulingIgnoredDuringExecution is what a node must match for the VMI to be placed there; later label changes do not move the VMI.",
+							Ref:         ref("github.com/virtkit/virtkit.NodeSelector"),
 						},
 					},
 					"preferredDuringSchedulingIgnoredDuringExecution": {
@@ -5468,7 +5843,8 @@ func schema_githubcom_virtkit_virtkit_NodeAffinity(ref common.ReferenceCallback)
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "PreferredDuringSchedulingIgnoredDuringExecution ranks the nodes that match: each matching term adds its weight.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -5515,7 +5891,8 @@ func schema_githubcom_virtkit_virtkit_NodeList(ref common.ReferenceCallback) com
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the nodes.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -5548,7 +5925,8 @@ func schema_githubcom_virtkit_virtkit_NodeSelector(ref common.ReferenceCallback)
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "NodeSelectorTerms are alternatives: a node matches if it matches any of them.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -5576,16 +5954,18 @@ func schema_githubcom_virtkit_virtkit_NodeSelectorRequirement(ref common.Referen
 				Properties: map[string]spec.Schema{
 					"key": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Key is the label key (or field) the requirement applies to.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"operator": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Operator relates the key to the values: In, NotIn, Exists, DoesNotExist, Gt or Lt.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"values": {
@@ -5595,7 +5975,8 @@ func schema_githubcom_virtkit_virtkit_NodeSelectorRequirement(ref common.Referen
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Values are the values of In and NotIn, or the single integer of Gt and Lt; empty for Exists and DoesNotExist.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -5627,7 +6008,8 @@ func schema_githubcom_virtkit_virtkit_NodeSelectorTerm(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "MatchExpressions are requirements on the node's labels, all of which must hold.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -5644,7 +6026,8 @@ func schema_githubcom_virtkit_virtkit_NodeSelectorTerm(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "MatchFields are requirements on the node's fields (metadata.name), all of which must hold.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -5683,7 +6066,8 @@ func schema_githubcom_virtkit_virtkit_NodeSpec(ref common.ReferenceCallback) com
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Taints keep VMIs that do not tolerate them off the node.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -5710,7 +6094,8 @@ func schema_githubcom_virtkit_virtkit_NodeStatus(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"capacity": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "Capacity is the node's total CPU and memory.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -5723,7 +6108,8 @@ func schema_githubcom_virtkit_virtkit_NodeStatus(ref common.ReferenceCallback) c
 					},
 					"allocatable": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "Allocatable is the part of the capacity VMIs may request.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -5736,7 +6122,8 @@ func schema_githubcom_virtkit_virtkit_NodeStatus(ref common.ReferenceCallback) c
 					},
 					"conditions": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Conditions are the node's current conditions, such as Ready.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -5748,7 +6135,8 @@ func schema_githubcom_virtkit_virtkit_NodeStatus(ref common.ReferenceCallback) c
 					},
 					"lastHeartbeatTime": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "LastHeartbeatTime is when the node's agent last reported.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"hypervisor": {
@@ -5760,8 +6148,9 @@ func schema_githubcom_virtkit_virtkit_NodeStatus(ref common.ReferenceCallback) c
 					},
 					"hostUUID": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "HostUUID is the host's hardware UUID.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -5781,15 +6170,17 @@ func schema_githubcom_virtkit_virtkit_ObjectFieldSelector(ref common.ReferenceCa
 				Properties: map[string]spec.Schema{
 					"apiVersion": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "APIVersion is the version of the schema the field path is written in; v1 by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"fieldPath": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "FieldPath is the path of the field, such as metadata.labels.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -5808,44 +6199,51 @@ func schema_githubcom_virtkit_virtkit_ObjectReference(ref common.ReferenceCallba
 				Properties: map[string]spec.Schema{
 					"kind": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Kind is the object's kind.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"namespace": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Namespace is the object's namespace.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Name is the object's name.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"uid": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "UID is the object's UID.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"apiVersion": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "APIVersion is the object's API version.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"resourceVersion": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "ResourceVersion is the object's resource version when it was referenced.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"fieldPath": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "FieldPath points into the object, when the reference is about one part of it.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -5863,14 +6261,16 @@ func schema_githubcom_virtkit_virtkit_PITTimer(ref common.ReferenceCallback) com
 				Properties: map[string]spec.Schema{
 					"tickPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "TickPolicy is what happens to ticks the guest missed: delay, catchup or discard.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"present": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled (JSON present) exposes the timer; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -5893,7 +6293,8 @@ func schema_githubcom_virtkit_virtkit_PersistentVolumeClaimSpec(ref common.Refer
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "AccessModes are how the volume may be mounted: ReadWriteOnce, ReadOnlyMany, ReadWriteMany or ReadWriteOncePod.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -5906,31 +6307,36 @@ func schema_githubcom_virtkit_virtkit_PersistentVolumeClaimSpec(ref common.Refer
 					},
 					"selector": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.LabelSelector{}.OpenAPIModelName()),
+							Description: "Selector restricts the volumes the claim may bind to, by label.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
 						},
 					},
 					"resources": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VolumeResourceRequirements"),
+							Description: "Resources are the claim's storage request and limit.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VolumeResourceRequirements"),
 						},
 					},
 					"volumeName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "VolumeName binds the claim to this volume.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"storageClassName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "StorageClassName names the storage class of the claim.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"volumeMode": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "VolumeMode is Filesystem or Block.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -5950,21 +6356,24 @@ func schema_githubcom_virtkit_virtkit_PersistentVolumeClaimVolumeSource(ref comm
 				Properties: map[string]spec.Schema{
 					"claimName": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "ClaimName names the claim.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"readOnly": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "ReadOnly attaches the claim read-only.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"hotpluggable": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Hotpluggable marks the volume as hot-plugged.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -5983,8 +6392,9 @@ func schema_githubcom_virtkit_virtkit_PlatformOptions(ref common.ReferenceCallba
 				Properties: map[string]spec.Schema{
 					"architecture": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Architecture is the architecture whose image is imported, such as amd64.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -6007,7 +6417,8 @@ func schema_githubcom_virtkit_virtkit_PodAffinity(ref common.ReferenceCallback) 
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "RequiredDuringSchedulingIgnoredDuringExecution are terms the VMI's node must satisfy when it is placed.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -6024,7 +6435,8 @@ func schema_githubcom_virtkit_virtkit_PodAffinity(ref common.ReferenceCallback) 
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "PreferredDuringSchedulingIgnoredDuringExecution are weighted terms that rank the candidate nodes.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -6051,7 +6463,8 @@ func schema_githubcom_virtkit_virtkit_PodAffinityTerm(ref common.ReferenceCallba
 				Properties: map[string]spec.Schema{
 					"labelSelector": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.LabelSelector{}.OpenAPIModelName()),
+							Description: "LabelSelector selects the VMIs the term is about.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
 						},
 					},
 					"namespaces": {
@@ -6061,7 +6474,8 @@ func schema_githubcom_virtkit_virtkit_PodAffinityTerm(ref common.ReferenceCallba
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Namespaces are where the selected VMIs are looked for; the VMI's own namespace when empty and no namespaceSelector is given.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -6074,14 +6488,16 @@ func schema_githubcom_virtkit_virtkit_PodAffinityTerm(ref common.ReferenceCallba
 					},
 					"topologyKey": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "TopologyKey is the node label whose value defines a topology domain, such as kubernetes.io/hostname.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"namespaceSelector": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.LabelSelector{}.OpenAPIModelName()),
+							Description: "NamespaceSelector selects, by label, further namespaces where VMIs are looked for.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -6107,7 +6523,8 @@ func schema_githubcom_virtkit_virtkit_PodAntiAffinity(ref common.ReferenceCallba
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "RequiredDuringSchedulingIgnoredDuringExecution are terms the VMI's node must not satisfy when it is placed.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -6124,7 +6541,8 @@ func schema_githubcom_virtkit_virtkit_PodAntiAffinity(ref common.ReferenceCallba
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "PreferredDuringSchedulingIgnoredDuringExecution are weighted terms that lower the rank of the nodes satisfying them.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -6156,7 +6574,8 @@ func schema_githubcom_virtkit_virtkit_PodDNSConfig(ref common.ReferenceCallback)
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Nameservers are name server addresses added to the guest's configuration.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -6174,7 +6593,8 @@ func schema_githubcom_virtkit_virtkit_PodDNSConfig(ref common.ReferenceCallback)
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Searches are DNS search domains added to the guest's configuration.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -6192,7 +6612,8 @@ func schema_githubcom_virtkit_virtkit_PodDNSConfig(ref common.ReferenceCallback)
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Options are resolver options, merged with those the DNS policy gives.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -6219,14 +6640,16 @@ func schema_githubcom_virtkit_virtkit_PodDNSConfigOption(ref common.ReferenceCal
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Name is the option's name.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"value": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Value is the option's value, if it takes one.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -6244,14 +6667,16 @@ func schema_githubcom_virtkit_virtkit_PodNetwork(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"vmNetworkCIDR": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "VMNetworkCIDR is the IPv4 network the guest's address is taken from (masquerade binding).",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"vmIPv6NetworkCIDR": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "VMIPv6NetworkCIDR is the IPv6 network the guest's address is taken from (masquerade binding).",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -6269,21 +6694,24 @@ func schema_githubcom_virtkit_virtkit_Port(ref common.ReferenceCallback) common.
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Name is the port's name.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"protocol": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Protocol is TCP or UDP; TCP by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"port": {
 						SchemaProps: spec.SchemaProps{
-							Default: 0,
-							Type:    []string{"integer"},
-							Format:  "int32",
+							Description: "Port is the port number.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 				},
@@ -6302,20 +6730,23 @@ func schema_githubcom_virtkit_virtkit_PreferenceMatcher(ref common.ReferenceCall
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Name names the preference.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"kind": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Kind is VirtualMachinePreference or VirtualMachineClusterPreference (the default).",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"revisionName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "RevisionName names the ControllerRevision holding the preference the VM was first started with.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"inferFromVolume": {
@@ -6327,8 +6758,9 @@ func schema_githubcom_virtkit_virtkit_PreferenceMatcher(ref common.ReferenceCall
 					},
 					"inferFromVolumeFailurePolicy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "InferFromVolumeFailurePolicy is what happens when the preference cannot be inferred from the volume: Reject or Ignore.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -6346,12 +6778,14 @@ func schema_githubcom_virtkit_virtkit_PreferenceRequirements(ref common.Referenc
 				Properties: map[string]spec.Schema{
 					"cpu": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.CPUPreferenceRequirement"),
+							Description: "CPU is the least CPU a VM using the preference must have.",
+							Ref:         ref("github.com/virtkit/virtkit.CPUPreferenceRequirement"),
 						},
 					},
 					"memory": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.MemoryPreferenceRequirement"),
+							Description: "Memory is the least memory a VM using the preference must have.",
+							Ref:         ref("github.com/virtkit/virtkit.MemoryPreferenceRequirement"),
 						},
 					},
 					"architecture": {
@@ -6378,15 +6812,17 @@ func schema_githubcom_virtkit_virtkit_PreferredSchedulingTerm(ref common.Referen
 				Properties: map[string]spec.Schema{
 					"weight": {
 						SchemaProps: spec.SchemaProps{
-							Default: 0,
-							Type:    []string{"integer"},
-							Format:  "int32",
+							Description: "Weight, 1 to 100, is added to the score of a node that matches the preference.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"preference": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.NodeSelectorTerm"),
+							Description: "Preference is the term a node should match.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.NodeSelectorTerm"),
 						},
 					},
 				},
@@ -6407,52 +6843,61 @@ func schema_githubcom_virtkit_virtkit_Probe(ref common.ReferenceCallback) common
 				Properties: map[string]spec.Schema{
 					"exec": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ExecAction"),
+							Description: "Exec runs a command in the guest through the guest agent.",
+							Ref:         ref("github.com/virtkit/virtkit.ExecAction"),
 						},
 					},
 					"httpGet": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.HTTPGetAction"),
+							Description: "HTTPGet sends an HTTP GET request to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.HTTPGetAction"),
 						},
 					},
 					"tcpSocket": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.TCPSocketAction"),
+							Description: "TCPSocket opens a TCP connection to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.TCPSocketAction"),
 						},
 					},
 					"guestAgentPing": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.GuestAgentPing"),
+							Description: "GuestAgentPing checks that the guest agent answers.",
+							Ref:         ref("github.com/virtkit/virtkit.GuestAgentPing"),
 						},
 					},
 					"initialDelaySeconds": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "InitialDelaySeconds is how long after the guest starts the first probe runs.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"timeoutSeconds": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "TimeoutSeconds is how long one probe may take.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"periodSeconds": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "PeriodSeconds is the time between two probes.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"successThreshold": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "SuccessThreshold is how many probes in a row must succeed after a failure.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"failureThreshold": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "FailureThreshold is how many probes in a row must fail before the probe counts as failed.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 				},
@@ -6472,20 +6917,23 @@ func schema_githubcom_virtkit_virtkit_RTCTimer(ref common.ReferenceCallback) com
 				Properties: map[string]spec.Schema{
 					"tickPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "TickPolicy is what happens to ticks the guest missed: delay or catchup.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"present": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled (JSON present) exposes the timer; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"track": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Track is the time source the RTC follows: guest or wall.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -6523,7 +6971,8 @@ func schema_githubcom_virtkit_virtkit_ResourceRequirements(ref common.ReferenceC
 				Properties: map[string]spec.Schema{
 					"requests": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "Requests are the CPU and memory the VMI needs from its node.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -6536,7 +6985,8 @@ func schema_githubcom_virtkit_virtkit_ResourceRequirements(ref common.ReferenceC
 					},
 					"limits": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "Limits are the most CPU and memory the VMI may use.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -6549,8 +6999,9 @@ func schema_githubcom_virtkit_virtkit_ResourceRequirements(ref common.ReferenceC
 					},
 					"overcommitGuestOverhead": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "OvercommitGuestOverhead leaves the hypervisor's memory overhead out of the memory request.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -6581,24 +7032,28 @@ func schema_githubcom_virtkit_virtkit_SEV(ref common.ReferenceCallback) common.O
 				Properties: map[string]spec.Schema{
 					"policy": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.SEVPolicy"),
+							Description: "Policy is the guest's SEV policy.",
+							Ref:         ref("github.com/virtkit/virtkit.SEVPolicy"),
 						},
 					},
 					"attestation": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.SEVAttestation"),
+							Description: "Attestation asks for the guest's launch to be attested.",
+							Ref:         ref("github.com/virtkit/virtkit.SEVAttestation"),
 						},
 					},
 					"session": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Session is the base64 encoded launch session blob.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"dhCert": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "DHCert is the base64 encoded guest owner's Diffie-Hellman key.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -6629,8 +7084,9 @@ func schema_githubcom_virtkit_virtkit_SEVPolicy(ref common.ReferenceCallback) co
 				Properties: map[string]spec.Schema{
 					"encryptedState": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "EncryptedState also encrypts the guest's CPU state (SEV-ES).",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -6659,8 +7115,9 @@ func schema_githubcom_virtkit_virtkit_SecretVolumeSource(ref common.ReferenceCal
 				Properties: map[string]spec.Schema{
 					"secretName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "SecretName names the Secret, in the VMI's namespace.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"optional": {
@@ -6692,7 +7149,8 @@ func schema_githubcom_virtkit_virtkit_Selectors(ref common.ReferenceCallback) co
 				Properties: map[string]spec.Schema{
 					"namespaceSelector": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "NamespaceSelector is a set of labels the VMI's namespace must all carry.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -6706,7 +7164,8 @@ func schema_githubcom_virtkit_virtkit_Selectors(ref common.ReferenceCallback) co
 					},
 					"virtualMachineInstanceSelector": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "VirtualMachineInstanceSelector is a set of labels the VMI must all carry.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -6733,8 +7192,9 @@ func schema_githubcom_virtkit_virtkit_ServiceAccountVolumeSource(ref common.Refe
 				Properties: map[string]spec.Schema{
 					"serviceAccountName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "ServiceAccountName names the service account whose token is exposed.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -6752,14 +7212,16 @@ func schema_githubcom_virtkit_virtkit_SpreadOptions(ref common.ReferenceCallback
 				Properties: map[string]spec.Schema{
 					"ratio": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "Ratio is how many vCPUs go to each unit of the second level of the spread; 2 by default.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"across": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Across is what the vCPUs are spread over: SocketsCores, SocketsCoresThreads or CoresThreads.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -6777,13 +7239,15 @@ func schema_githubcom_virtkit_virtkit_SyNICTimer(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"enabled": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled switches the timers on or off; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"direct": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "Direct enables direct-mode synthetic timers.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 				},
@@ -6803,12 +7267,14 @@ func schema_githubcom_virtkit_virtkit_SysprepSource(ref common.ReferenceCallback
 				Properties: map[string]spec.Schema{
 					"configMap": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.LocalObjectReference"),
+							Description: "ConfigMap names the ConfigMap holding the answer file.",
+							Ref:         ref("github.com/virtkit/virtkit.LocalObjectReference"),
 						},
 					},
 					"secret": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.LocalObjectReference"),
+							Description: "Secret names the Secret holding the answer file.",
+							Ref:         ref("github.com/virtkit/virtkit.LocalObjectReference"),
 						},
 					},
 				},
@@ -6828,13 +7294,15 @@ func schema_githubcom_virtkit_virtkit_TCPSocketAction(ref common.ReferenceCallba
 				Properties: map[string]spec.Schema{
 					"port": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(intstr.IntOrString{}.OpenAPIModelName()),
+							Description: "Port is the port number or name to connect to.",
+							Ref:         ref(intstr.IntOrString{}.OpenAPIModelName()),
 						},
 					},
 					"host": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Host is the host to connect to; the guest's IP address by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -6866,18 +7334,21 @@ func schema_githubcom_virtkit_virtkit_TLBFlush(ref common.ReferenceCallback) com
 				Properties: map[string]spec.Schema{
 					"enabled": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled switches the enlightenment on or off; true by default.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"direct": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "Direct enables direct TLB flushes.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 					"extended": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "Extended enables extended TLB flushes.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 				},
@@ -6897,14 +7368,16 @@ func schema_githubcom_virtkit_virtkit_TPMDevice(ref common.ReferenceCallback) co
 				Properties: map[string]spec.Schema{
 					"enabled": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled adds an emulated TPM; true by default when tpm is given.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"persistent": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Persistent keeps the TPM's state across restarts.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -6922,27 +7395,31 @@ func schema_githubcom_virtkit_virtkit_Taint(ref common.ReferenceCallback) common
 				Properties: map[string]spec.Schema{
 					"key": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Key is the taint's key.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"value": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Value is the taint's value.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"effect": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Effect is what the taint does to VMIs that do not tolerate it: NoSchedule, PreferNoSchedule or NoExecute.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"timeAdded": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "TimeAdded is when a NoExecute taint was added.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -6963,27 +7440,32 @@ func schema_githubcom_virtkit_virtkit_Timer(ref common.ReferenceCallback) common
 				Properties: map[string]spec.Schema{
 					"hpet": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.HPETTimer"),
+							Description: "HPET configures the high precision event timer.",
+							Ref:         ref("github.com/virtkit/virtkit.HPETTimer"),
 						},
 					},
 					"kvm": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.KVMTimer"),
+							Description: "KVM configures the KVM paravirtual clock.",
+							Ref:         ref("github.com/virtkit/virtkit.KVMTimer"),
 						},
 					},
 					"pit": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.PITTimer"),
+							Description: "PIT configures the programmable interval timer.",
+							Ref:         ref("github.com/virtkit/virtkit.PITTimer"),
 						},
 					},
 					"rtc": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.RTCTimer"),
+							Description: "RTC configures the real time clock.",
+							Ref:         ref("github.com/virtkit/virtkit.RTCTimer"),
 						},
 					},
 					"hyperv": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.HypervTimer"),
+							Description: "Hyperv configures the Hyper-V reference time counter.",
+							Ref:         ref("github.com/virtkit/virtkit.HypervTimer"),
 						},
 					},
 				},
@@ -7003,32 +7485,37 @@ func schema_githubcom_virtkit_virtkit_Toleration(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"key": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Key is the taint key the toleration matches; empty with operator Exists matches every taint.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"operator": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Operator is Exists or Equal; Equal by default.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"value": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Value is the taint value matched by Equal.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"effect": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Effect is the taint effect matched; empty matches all effects.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"tolerationSeconds": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "TolerationSeconds is how long a VMI stays on a node after a matching NoExecute taint appears; unset means forever.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 				},
@@ -7046,13 +7533,15 @@ func schema_githubcom_virtkit_virtkit_VGPUDisplayOptions(ref common.ReferenceCal
 				Properties: map[string]spec.Schema{
 					"enabled": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Enabled uses the virtual GPU as the guest's display.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"ramFB": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeatureState"),
+							Description: "RamFB adds a RAM framebuffer for the display at boot.",
+							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
 					},
 				},
@@ -7072,7 +7561,8 @@ func schema_githubcom_virtkit_virtkit_VGPUOptions(ref common.ReferenceCallback) 
 				Properties: map[string]spec.Schema{
 					"display": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.VGPUDisplayOptions"),
+							Description: "Display configures the virtual GPU's display.",
+							Ref:         ref("github.com/virtkit/virtkit.VGPUDisplayOptions"),
 						},
 					},
 				},
@@ -7134,14 +7624,16 @@ func schema_githubcom_virtkit_virtkit_VirtualMachine(ref common.ReferenceCallbac
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineSpec"),
+							Description: "Spec is the desired state: the VMI template and when it runs.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineSpec"),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineStatus"),
+							Description: "Status is the observed state, written by the VM controller.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineStatus"),
 						},
 					},
 				},
@@ -7182,8 +7674,9 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineClusterInstancetype(ref comm
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineInstancetypeSpec"),
+							Description: "Spec is the CPU, memory and devices the instance type gives.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstancetypeSpec"),
 						},
 					},
 				},
@@ -7224,7 +7717,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineClusterInstancetypeList(ref 
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the cluster instance types.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -7272,8 +7766,9 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineClusterPreference(ref common
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachinePreferenceSpec"),
+							Description: "Spec is the defaults the preference gives.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachinePreferenceSpec"),
 						},
 					},
 				},
@@ -7319,7 +7814,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineClusterPreferenceList(ref co
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the cluster preferences.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -7367,14 +7863,16 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstance(ref common.Referenc
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineInstanceSpec"),
+							Description: "Spec is the guest's specification. Users may not change it after creation.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstanceSpec"),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineInstanceStatus"),
+							Description: "Status is the guest's observed state, written by the controllers and the node agent.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstanceStatus"),
 						},
 					},
 				},
@@ -7395,50 +7893,58 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceGuestOSInfo(ref comm
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Name is the operating system's name.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"kernelRelease": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "KernelRelease is the kernel's release.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"version": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Version is the operating system's version.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"prettyName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PrettyName is the operating system's full, human readable name.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"versionId": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "VersionID is the operating system's version identifier.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"kernelVersion": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "KernelVersion is the kernel's version.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"machine": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Machine is the guest's hardware architecture.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"id": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "ID is the operating system's identifier, such as fedora.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -7476,7 +7982,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceList(ref common.Refe
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the VMIs.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -7524,14 +8031,16 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceMigration(ref common
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineInstanceMigrationSpec"),
+							Description: "Spec names the VMI to migrate.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstanceMigrationSpec"),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineInstanceMigrationStatus"),
+							Description: "Status is the migration's progress, written by the migration controller.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstanceMigrationStatus"),
 						},
 					},
 				},
@@ -7572,7 +8081,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceMigrationList(ref co
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the migrations.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -7600,13 +8110,15 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceMigrationPhaseTransi
 				Properties: map[string]spec.Schema{
 					"phase": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Phase is the phase entered.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"phaseTransitionTimestamp": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "PhaseTransitionTimestamp is when the phase was entered.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -7626,8 +8138,9 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceMigrationSpec(ref co
 				Properties: map[string]spec.Schema{
 					"vmiName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "VMIName is the name of the VMI to migrate, in the migration's namespace.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"addedNodeSelector": {
@@ -7647,8 +8160,9 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceMigrationSpec(ref co
 					},
 					"priority": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Priority orders pending migrations: user-triggered, system-critical or system-maintenance.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -7666,34 +8180,40 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceMigrationState(ref c
 				Properties: map[string]spec.Schema{
 					"startTimestamp": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "StartTimestamp is when the migration started.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"endTimestamp": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "EndTimestamp is when the migration ended.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"targetNodeDomainReadyTimestamp": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "TargetNodeDomainReadyTimestamp is when the guest began running on the target node.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 					"targetNodeDomainDetected": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "TargetNodeDomainDetected is true once the target node's agent has seen the incoming guest.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"targetNodeAddress": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "TargetNodeAddress is the address the source sends the migration stream to.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"targetDirectMigrationNodePorts": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "TargetDirectMigrationNodePorts maps the target's listening ports to their purpose.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -7707,79 +8227,92 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceMigrationState(ref c
 					},
 					"targetNode": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "TargetNode is the node the VMI moves to.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"targetPod": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "TargetPod is the target's domain (in Kubernetes, its virt-launcher pod).",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"sourceNode": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "SourceNode is the node the VMI moves from.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"sourcePod": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "SourcePod is the source's domain (in Kubernetes, its virt-launcher pod).",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"completed": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Completed is true once the migration finished, whether or not it succeeded.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"failed": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Failed is true if the migration failed.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"abortRequested": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "AbortRequested is true once the migration's cancellation was asked for.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"abortStatus": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "AbortStatus is the outcome of a cancellation: Succeeded, Failed or Aborting.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"failureReason": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "FailureReason says why the migration failed.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"migrationUid": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "MigrationUID is the UID of the migration object this state belongs to.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"mode": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Mode is how the memory is being copied: PreCopy, PostCopy, or Paused when the guest was paused to finish.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"migrationPolicyName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "MigrationPolicyName names the MigrationPolicy that applied, if any.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"migrationConfiguration": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.MigrationConfiguration"),
+							Description: "MigrationConfiguration is the configuration the migration ran with.",
+							Ref:         ref("github.com/virtkit/virtkit.MigrationConfiguration"),
 						},
 					},
 					"virtkitEngine": {
@@ -7805,8 +8338,9 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceMigrationStatus(ref 
 				Properties: map[string]spec.Schema{
 					"phase": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Phase is where the migration stands, from Pending through Scheduling, Scheduled, PreparingTarget, TargetReady and Running to Succeeded or Failed.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"phaseTransitionTimestamps": {
@@ -7816,7 +8350,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceMigrationStatus(ref 
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "PhaseTransitionTimestamps record when the migration entered each phase.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -7828,7 +8363,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceMigrationStatus(ref 
 					},
 					"conditions": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Conditions are the migration's current conditions.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -7861,25 +8397,29 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceNetworkInterface(ref
 				Properties: map[string]spec.Schema{
 					"ipAddress": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "IP is the interface's primary IP address.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"mac": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "MAC is the interface's MAC address.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Name is the interface's name in the VMI's spec.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"ipAddresses": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "IPs are all the interface's IP addresses.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -7892,32 +8432,37 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceNetworkInterface(ref
 					},
 					"podInterfaceName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PodInterfaceName is the name of the interface on the host side.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"interfaceName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "InterfaceName is the interface's name in the guest.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"infoSource": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "InfoSource says where the information came from: domain, guest-agent, multus-status, or several of them.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"queueCount": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "QueueCount is the number of queues of the interface.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"linkState": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "LinkState is the interface's link state: up or down.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -7935,13 +8480,15 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstancePhaseTransitionTimes
 				Properties: map[string]spec.Schema{
 					"phase": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Phase is the phase entered.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"phaseTransitionTimestamp": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "PhaseTransitionTimestamp is when the phase was entered.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -7981,14 +8528,16 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceReplicaSet(ref commo
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineInstanceReplicaSetSpec"),
+							Description: "Spec is the desired number of VMIs and their template.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstanceReplicaSetSpec"),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineInstanceReplicaSetStatus"),
+							Description: "Status is the observed state, written by the replica set controller.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstanceReplicaSetStatus"),
 						},
 					},
 				},
@@ -8029,7 +8578,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceReplicaSetList(ref c
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the replica sets.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8064,18 +8614,21 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceReplicaSetSpec(ref c
 					},
 					"selector": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.LabelSelector{}.OpenAPIModelName()),
+							Description: "Selector matches the labels of the VMIs the replica set owns; it must match the template's labels.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
 						},
 					},
 					"template": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.VirtualMachineInstanceTemplateSpec"),
+							Description: "Template is the VMI each replica is created from.",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstanceTemplateSpec"),
 						},
 					},
 					"paused": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Paused stops the controller from creating or deleting VMIs.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 				},
@@ -8096,19 +8649,22 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceReplicaSetStatus(ref
 				Properties: map[string]spec.Schema{
 					"replicas": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "Replicas is the number of VMIs the replica set currently owns.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"readyReplicas": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "ReadyReplicas is the number of owned VMIs that are ready.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"conditions": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Conditions are the replica set's current conditions.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8120,8 +8676,9 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceReplicaSetStatus(ref
 					},
 					"labelSelector": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "LabelSelector is the selector in string form, for the scale subresource.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -8141,19 +8698,22 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceSpec(ref common.Refe
 				Properties: map[string]spec.Schema{
 					"priorityClassName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PriorityClassName names the priority class of the VMI.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"domain": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.DomainSpec"),
+							Description: "Domain is the virtual hardware: CPU, memory, firmware, features and devices.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.DomainSpec"),
 						},
 					},
 					"nodeSelector": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "NodeSelector is a set of labels a node must all carry to run the VMI.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -8167,18 +8727,21 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceSpec(ref common.Refe
 					},
 					"affinity": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Affinity"),
+							Description: "Affinity constrains and ranks the nodes the VMI may run on.",
+							Ref:         ref("github.com/virtkit/virtkit.Affinity"),
 						},
 					},
 					"schedulerName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "SchedulerName names the scheduler that places the VMI; empty means the default one.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"tolerations": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Tolerations let the VMI run on nodes with matching taints.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8190,25 +8753,29 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceSpec(ref common.Refe
 					},
 					"evictionStrategy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "EvictionStrategy is what happens to the VMI when its node is drained: None, LiveMigrate, LiveMigrateIfPossible or External.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"startStrategy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "StartStrategy Paused starts the guest paused.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"terminationGracePeriodSeconds": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "TerminationGracePeriodSeconds is how long the guest may take to shut down before it is powered off.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"volumes": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Volumes are the sources of the VMI's disks and filesystems, each matched to a disk or filesystem by name.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8220,29 +8787,34 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceSpec(ref common.Refe
 					},
 					"livenessProbe": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Probe"),
+							Description: "LivenessProbe restarts (fails) the VMI when the guest stops answering.",
+							Ref:         ref("github.com/virtkit/virtkit.Probe"),
 						},
 					},
 					"readinessProbe": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Probe"),
+							Description: "ReadinessProbe decides when the VMI is ready.",
+							Ref:         ref("github.com/virtkit/virtkit.Probe"),
 						},
 					},
 					"hostname": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Hostname is the guest's host name; it defaults to the VMI's name.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"subdomain": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Subdomain, with the hostname, gives the guest a fully qualified domain name.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"networks": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Networks are the networks the guest's interfaces attach to, each matched to an interface by name.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8254,13 +8826,15 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceSpec(ref common.Refe
 					},
 					"dnsConfig": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.PodDNSConfig"),
+							Description: "DNSConfig adds name servers, search domains and resolver options to the guest's DNS configuration.",
+							Ref:         ref("github.com/virtkit/virtkit.PodDNSConfig"),
 						},
 					},
 					"dnsPolicy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "DNSPolicy selects how the guest's DNS is configured.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"architecture": {
@@ -8288,19 +8862,22 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceStatus(ref common.Re
 				Properties: map[string]spec.Schema{
 					"nodeName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "NodeName is the node the VMI runs on.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Reason is a short, machine readable cause of the current phase.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"conditions": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Conditions are the VMI's current conditions, such as Ready and LiveMigratable.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8312,8 +8889,9 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceStatus(ref common.Re
 					},
 					"phase": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Phase is where the VMI stands in its lifecycle: Pending, Scheduling, Scheduled, Running, Succeeded, Failed or Unknown.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"phaseTransitionTimestamps": {
@@ -8323,7 +8901,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceStatus(ref common.Re
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "PhaseTransitionTimestamps record when the VMI entered each phase.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8335,7 +8914,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceStatus(ref common.Re
 					},
 					"interfaces": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Interfaces are the guest's network interfaces as last reported, with their addresses.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8347,37 +8927,43 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceStatus(ref common.Re
 					},
 					"guestOSInfo": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineInstanceGuestOSInfo"),
+							Description: "GuestOSInfo is the guest's operating system, as its agent reports it.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstanceGuestOSInfo"),
 						},
 					},
 					"migrationState": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.VirtualMachineInstanceMigrationState"),
+							Description: "MigrationState is the state of the VMI's current or last migration.",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstanceMigrationState"),
 						},
 					},
 					"migrationMethod": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "MigrationMethod is BlockMigration when local disks are copied, else LiveMigration.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"migrationTransport": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "MigrationTransport is how the migration stream travels.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"qosClass": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "QOSClass is the quality of service class the VMI's resources give it.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"evacuationNodeName": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "EvacuationNodeName is set to the node the VMI must leave, as when the node is drained.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"activePods": {
@@ -8402,7 +8988,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceStatus(ref common.Re
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "VolumeStatus is the state of each volume.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8414,36 +9001,42 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceStatus(ref common.Re
 					},
 					"fsFreezeStatus": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "FSFreezeStatus is frozen while the guest's filesystems are frozen.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"runtimeUser": {
 						SchemaProps: spec.SchemaProps{
-							Default: 0,
-							Type:    []string{"integer"},
-							Format:  "int64",
+							Description: "RuntimeUser is the user ID the guest's process runs as.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"VSOCKCID": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "VSOCKCID is the guest's VSOCK context ID.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"machine": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.Machine"),
+							Description: "Machine is the machine type the guest runs with.",
+							Ref:         ref("github.com/virtkit/virtkit.Machine"),
 						},
 					},
 					"currentCPUTopology": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.CPUTopology"),
+							Description: "CurrentCPUTopology is the vCPU topology the guest runs with, which hot- plug may change.",
+							Ref:         ref("github.com/virtkit/virtkit.CPUTopology"),
 						},
 					},
 					"memory": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.MemoryStatus"),
+							Description: "Memory is the guest's memory at boot, now and as requested.",
+							Ref:         ref("github.com/virtkit/virtkit.MemoryStatus"),
 						},
 					},
 				},
@@ -8470,8 +9063,9 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceTemplateSpec(ref com
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineInstanceSpec"),
+							Description: "Spec is the specification of the VMIs made from this template.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstanceSpec"),
 						},
 					},
 				},
@@ -8511,8 +9105,9 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstancetype(ref common.Refe
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachineInstancetypeSpec"),
+							Description: "Spec is the CPU, memory and devices the instance type gives.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstancetypeSpec"),
 						},
 					},
 				},
@@ -8553,7 +9148,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstancetypeList(ref common.
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the instance types.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8655,7 +9251,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstancetypeSpec(ref common.
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "HostDevices are host devices passed through to the guest.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8674,7 +9271,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstancetypeSpec(ref common.
 					},
 					"ioThreads": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DiskIOThreads"),
+							Description: "IOThreads configures the I/O threads of the guest's disks.",
+							Ref:         ref("github.com/virtkit/virtkit.DiskIOThreads"),
 						},
 					},
 					"launchSecurity": {
@@ -8721,7 +9319,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineList(ref common.ReferenceCal
 					},
 					"items": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the virtual machines.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8769,8 +9368,9 @@ func schema_githubcom_virtkit_virtkit_VirtualMachinePreference(ref common.Refere
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.VirtualMachinePreferenceSpec"),
+							Description: "Spec is the defaults the preference gives.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachinePreferenceSpec"),
 						},
 					},
 				},
@@ -8816,7 +9416,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachinePreferenceList(ref common.Re
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Items are the preferences.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -8844,37 +9445,44 @@ func schema_githubcom_virtkit_virtkit_VirtualMachinePreferenceSpec(ref common.Re
 				Properties: map[string]spec.Schema{
 					"clock": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ClockPreferences"),
+							Description: "Clock is the preferred clock configuration.",
+							Ref:         ref("github.com/virtkit/virtkit.ClockPreferences"),
 						},
 					},
 					"cpu": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.CPUPreferences"),
+							Description: "CPU is the preferred vCPU topology.",
+							Ref:         ref("github.com/virtkit/virtkit.CPUPreferences"),
 						},
 					},
 					"devices": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DevicePreferences"),
+							Description: "Devices are the preferred device models, buses and settings.",
+							Ref:         ref("github.com/virtkit/virtkit.DevicePreferences"),
 						},
 					},
 					"features": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FeaturePreferences"),
+							Description: "Features are the preferred hypervisor features.",
+							Ref:         ref("github.com/virtkit/virtkit.FeaturePreferences"),
 						},
 					},
 					"firmware": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.FirmwarePreferences"),
+							Description: "Firmware is the preferred firmware.",
+							Ref:         ref("github.com/virtkit/virtkit.FirmwarePreferences"),
 						},
 					},
 					"machine": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.MachinePreferences"),
+							Description: "Machine is the preferred machine type.",
+							Ref:         ref("github.com/virtkit/virtkit.MachinePreferences"),
 						},
 					},
 					"volumes": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.VolumePreferences"),
+							Description: "Volumes are the preferred volume settings.",
+							Ref:         ref("github.com/virtkit/virtkit.VolumePreferences"),
 						},
 					},
 					"preferredSubdomain": {
@@ -8956,13 +9564,15 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineSpec(ref common.ReferenceCal
 					},
 					"runStrategy": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "RunStrategy says when a VMI should exist for this VM: Always, RerunOnFailure, Manual, Halted, Once or WaitAsReceiver. It may not be set together with running.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"template": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.VirtualMachineInstanceTemplateSpec"),
+							Description: "Template is the VMI the VM creates when it starts.",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineInstanceTemplateSpec"),
 						},
 					},
 					"dataVolumeTemplates": {
@@ -8980,13 +9590,14 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineSpec(ref common.ReferenceCal
 					},
 					"instancetype": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Instancetype names the instance type whose CPU and memory the VMI gets; Preference the preference whose defaults it gets.",
+							Description: "Instancetype names a VirtualMachineInstancetype or VirtualMachineClusterInstancetype whose CPU and memory the VMI gets.",
 							Ref:         ref("github.com/virtkit/virtkit.InstancetypeMatcher"),
 						},
 					},
 					"preference": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.PreferenceMatcher"),
+							Description: "Preference names a VirtualMachinePreference or VirtualMachineClusterPreference whose values fill the template's unset fields.",
+							Ref:         ref("github.com/virtkit/virtkit.PreferenceMatcher"),
 						},
 					},
 				},
@@ -9007,19 +9618,22 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineStartFailure(ref common.Refe
 				Properties: map[string]spec.Schema{
 					"consecutiveFailCount": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int32",
+							Description: "ConsecutiveFailCount counts the VMI starts that failed in a row.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"lastFailedVMIUID": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "LastFailedVMIUID is the UID of the VMI whose start failed last.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"retryAfterTimestamp": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref(metav1.Time{}.OpenAPIModelName()),
+							Description: "RetryAfterTimestamp is when the controller may try to start the VM again.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -9039,14 +9653,16 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineStateChangeRequest(ref commo
 				Properties: map[string]spec.Schema{
 					"action": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Action is the requested change: Start or Stop.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"data": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "Data holds extra arguments of the request.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -9081,25 +9697,29 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineStatus(ref common.ReferenceC
 				Properties: map[string]spec.Schema{
 					"created": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Created is true while a VMI of this VM exists.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"ready": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"boolean"},
-							Format: "",
+							Description: "Ready is true while the VM's VMI is running and ready.",
+							Type:        []string{"boolean"},
+							Format:      "",
 						},
 					},
 					"printableStatus": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "PrintableStatus is a one-word, human readable summary of the VM's state (Running, Stopped, Starting, Migrating, ...).",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"conditions": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "Conditions are the VM's current conditions.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -9111,7 +9731,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineStatus(ref common.ReferenceC
 					},
 					"stateChangeRequests": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"array"},
+							Description: "StateChangeRequests are the start and stop requests the controller has yet to act on.",
+							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
@@ -9123,19 +9744,22 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineStatus(ref common.ReferenceC
 					},
 					"startFailure": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.VirtualMachineStartFailure"),
+							Description: "StartFailure tracks failed starts and the back-off before the next try.",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineStartFailure"),
 						},
 					},
 					"observedGeneration": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "ObservedGeneration is the VM generation the running VMI was created from.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"desiredGeneration": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "DesiredGeneration is the latest generation of the VM's spec.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 					"runStrategy": {
@@ -9153,7 +9777,8 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineStatus(ref common.ReferenceC
 					},
 					"preferenceRef": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.InstancetypeStatusRef"),
+							Description: "PreferenceRef records the preference the VM's VMI was made with.",
+							Ref:         ref("github.com/virtkit/virtkit.InstancetypeStatusRef"),
 						},
 					},
 				},
@@ -9173,79 +9798,94 @@ func schema_githubcom_virtkit_virtkit_Volume(ref common.ReferenceCallback) commo
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the volume's name; the disk or filesystem of the same name uses it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"hostDisk": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.HostDisk"),
+							Description: "HostDisk is a disk image file on the node.",
+							Ref:         ref("github.com/virtkit/virtkit.HostDisk"),
 						},
 					},
 					"persistentVolumeClaim": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource"),
+							Description: "PersistentVolumeClaim is a claim in the VMI's namespace.",
+							Ref:         ref("github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource"),
 						},
 					},
 					"cloudInitNoCloud": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.CloudInitNoCloudSource"),
+							Description: "CloudInitNoCloud is cloud-init user and network data in the NoCloud format.",
+							Ref:         ref("github.com/virtkit/virtkit.CloudInitNoCloudSource"),
 						},
 					},
 					"cloudInitConfigDrive": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.CloudInitConfigDriveSource"),
+							Description: "CloudInitConfigDrive is cloud-init user and network data in the ConfigDrive format.",
+							Ref:         ref("github.com/virtkit/virtkit.CloudInitConfigDriveSource"),
 						},
 					},
 					"containerDisk": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ContainerDiskSource"),
+							Description: "ContainerDisk is a disk image from a container image; the guest's writes are lost when it stops.",
+							Ref:         ref("github.com/virtkit/virtkit.ContainerDiskSource"),
 						},
 					},
 					"ephemeral": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.EphemeralVolumeSource"),
+							Description: "Ephemeral is a claim the guest reads, with its writes kept in a temporary overlay.",
+							Ref:         ref("github.com/virtkit/virtkit.EphemeralVolumeSource"),
 						},
 					},
 					"emptyDisk": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.EmptyDiskSource"),
+							Description: "EmptyDisk is a new, empty disk that lives as long as the VMI.",
+							Ref:         ref("github.com/virtkit/virtkit.EmptyDiskSource"),
 						},
 					},
 					"dataVolume": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeSource"),
+							Description: "DataVolume is a DataVolume in the VMI's namespace.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSource"),
 						},
 					},
 					"configMap": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ConfigMapVolumeSource"),
+							Description: "ConfigMap exposes a ConfigMap to the guest as a disk or filesystem.",
+							Ref:         ref("github.com/virtkit/virtkit.ConfigMapVolumeSource"),
 						},
 					},
 					"secret": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.SecretVolumeSource"),
+							Description: "Secret exposes a Secret to the guest as a disk or filesystem.",
+							Ref:         ref("github.com/virtkit/virtkit.SecretVolumeSource"),
 						},
 					},
 					"serviceAccount": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ServiceAccountVolumeSource"),
+							Description: "ServiceAccount exposes a service account's token to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.ServiceAccountVolumeSource"),
 						},
 					},
 					"downwardAPI": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DownwardAPIVolumeSource"),
+							Description: "DownwardAPI exposes fields of the VMI to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.DownwardAPIVolumeSource"),
 						},
 					},
 					"sysprep": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.SysprepSource"),
+							Description: "Sysprep is a Windows answer file from a ConfigMap or Secret.",
+							Ref:         ref("github.com/virtkit/virtkit.SysprepSource"),
 						},
 					},
 					"downwardMetrics": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DownwardMetricsVolumeSource"),
+							Description: "DownwardMetrics exposes host and guest metrics to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.DownwardMetricsVolumeSource"),
 						},
 					},
 				},
@@ -9286,7 +9926,8 @@ func schema_githubcom_virtkit_virtkit_VolumeResourceRequirements(ref common.Refe
 				Properties: map[string]spec.Schema{
 					"limits": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "Limits are the most storage the claim may use.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -9299,7 +9940,8 @@ func schema_githubcom_virtkit_virtkit_VolumeResourceRequirements(ref common.Refe
 					},
 					"requests": {
 						SchemaProps: spec.SchemaProps{
-							Type: []string{"object"},
+							Description: "Requests are the storage the claim needs.",
+							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
 								Schema: &spec.Schema{
@@ -9327,72 +9969,86 @@ func schema_githubcom_virtkit_virtkit_VolumeSource(ref common.ReferenceCallback)
 				Properties: map[string]spec.Schema{
 					"hostDisk": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.HostDisk"),
+							Description: "HostDisk is a disk image file on the node.",
+							Ref:         ref("github.com/virtkit/virtkit.HostDisk"),
 						},
 					},
 					"persistentVolumeClaim": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource"),
+							Description: "PersistentVolumeClaim is a claim in the VMI's namespace.",
+							Ref:         ref("github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource"),
 						},
 					},
 					"cloudInitNoCloud": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.CloudInitNoCloudSource"),
+							Description: "CloudInitNoCloud is cloud-init user and network data in the NoCloud format.",
+							Ref:         ref("github.com/virtkit/virtkit.CloudInitNoCloudSource"),
 						},
 					},
 					"cloudInitConfigDrive": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.CloudInitConfigDriveSource"),
+							Description: "CloudInitConfigDrive is cloud-init user and network data in the ConfigDrive format.",
+							Ref:         ref("github.com/virtkit/virtkit.CloudInitConfigDriveSource"),
 						},
 					},
 					"containerDisk": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ContainerDiskSource"),
+							Description: "ContainerDisk is a disk image from a container image; the guest's writes are lost when it stops.",
+							Ref:         ref("github.com/virtkit/virtkit.ContainerDiskSource"),
 						},
 					},
 					"ephemeral": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.EphemeralVolumeSource"),
+							Description: "Ephemeral is a claim the guest reads, with its writes kept in a temporary overlay.",
+							Ref:         ref("github.com/virtkit/virtkit.EphemeralVolumeSource"),
 						},
 					},
 					"emptyDisk": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.EmptyDiskSource"),
+							Description: "EmptyDisk is a new, empty disk that lives as long as the VMI.",
+							Ref:         ref("github.com/virtkit/virtkit.EmptyDiskSource"),
 						},
 					},
 					"dataVolume": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DataVolumeSource"),
+							Description: "DataVolume is a DataVolume in the VMI's namespace.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSource"),
 						},
 					},
 					"configMap": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ConfigMapVolumeSource"),
+							Description: "ConfigMap exposes a ConfigMap to the guest as a disk or filesystem.",
+							Ref:         ref("github.com/virtkit/virtkit.ConfigMapVolumeSource"),
 						},
 					},
 					"secret": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.SecretVolumeSource"),
+							Description: "Secret exposes a Secret to the guest as a disk or filesystem.",
+							Ref:         ref("github.com/virtkit/virtkit.SecretVolumeSource"),
 						},
 					},
 					"serviceAccount": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.ServiceAccountVolumeSource"),
+							Description: "ServiceAccount exposes a service account's token to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.ServiceAccountVolumeSource"),
 						},
 					},
 					"downwardAPI": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DownwardAPIVolumeSource"),
+							Description: "DownwardAPI exposes fields of the VMI to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.DownwardAPIVolumeSource"),
 						},
 					},
 					"sysprep": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.SysprepSource"),
+							Description: "Sysprep is a Windows answer file from a ConfigMap or Secret.",
+							Ref:         ref("github.com/virtkit/virtkit.SysprepSource"),
 						},
 					},
 					"downwardMetrics": {
 						SchemaProps: spec.SchemaProps{
-							Ref: ref("github.com/virtkit/virtkit.DownwardMetricsVolumeSource"),
+							Description: "DownwardMetrics exposes host and guest metrics to the guest.",
+							Ref:         ref("github.com/virtkit/virtkit.DownwardMetricsVolumeSource"),
 						},
 					},
 				},
@@ -9412,40 +10068,46 @@ func schema_githubcom_virtkit_virtkit_VolumeStatus(ref common.ReferenceCallback)
 				Properties: map[string]spec.Schema{
 					"name": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Name is the volume's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"target": {
 						SchemaProps: spec.SchemaProps{
-							Default: "",
-							Type:    []string{"string"},
-							Format:  "",
+							Description: "Target is the device name the guest sees, such as vda.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"phase": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Phase is the volume's state.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Reason is a short, machine readable cause of the volume's state.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"message": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"string"},
-							Format: "",
+							Description: "Message is a human readable account of the volume's state.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"size": {
 						SchemaProps: spec.SchemaProps{
-							Type:   []string{"integer"},
-							Format: "int64",
+							Description: "Size is the volume's size in bytes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
 						},
 					},
 				},
@@ -9494,15 +10156,17 @@ func schema_githubcom_virtkit_virtkit_WeightedPodAffinityTerm(ref common.Referen
 				Properties: map[string]spec.Schema{
 					"weight": {
 						SchemaProps: spec.SchemaProps{
-							Default: 0,
-							Type:    []string{"integer"},
-							Format:  "int32",
+							Description: "Weight, 1 to 100, is added to or taken from the score of a node satisfying the term.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"podAffinityTerm": {
 						SchemaProps: spec.SchemaProps{
-							Default: map[string]interface{}{},
-							Ref:     ref("github.com/virtkit/virtkit.PodAffinityTerm"),
+							Description: "PodAffinityTerm is the term.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.PodAffinityTerm"),
 						},
 					},
 				},
