@@ -8,8 +8,8 @@ import (
 
 // The types in this file mirror the k8s.io/api/core/v1 types KubeVirt embeds
 // (scheduling constraints, resources, probes). They keep the Kubernetes JSON
-// names so KubeVirt manifests decode unchanged, without pulling k8s.io/api
-// into the object model.
+// names and list markers so KubeVirt manifests decode and merge unchanged,
+// and hold only the fields virtkit models.
 
 // ResourceName is the name of a resource: "cpu" or "memory".
 type ResourceName string

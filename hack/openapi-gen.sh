@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates apiserver/openapi/zz_generated.openapi.go, the OpenAPI
 # definitions of every type the API server serves, with kube-openapi's
-# openapi-gen at the version go.mod pins (only the Go module proxy is used,
-# and only if the module cache lacks it).
+# openapi-gen at the version go.mod pins (its tool directive keeps the
+# generator's dependencies in go.sum; only the Go module proxy is used, and
+# only if the module cache lacks them).
 #
 #   hack/openapi-gen.sh        regenerate in place
 #   hack/openapi-gen.sh DIR    write zz_generated.openapi.go and the API rule
