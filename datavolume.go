@@ -27,7 +27,9 @@ var (
 //
 // +kubebuilder:object:root=true
 type DataVolume struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Spec is where the data comes from and the storage it is written to.
@@ -41,6 +43,7 @@ type DataVolume struct {
 // +kubebuilder:object:root=true
 type DataVolumeList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	// Items are the data volumes.

@@ -44,7 +44,9 @@ const (
 //
 // +kubebuilder:object:generate=false
 type Event struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// EventTime is when the event was first observed.
 	EventTime metav1.MicroTime `json:"eventTime"`
@@ -129,6 +131,7 @@ type ObjectReference struct {
 // +kubebuilder:object:generate=false
 type EventList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// Items are the events.
 	Items []Event `json:"items"`

@@ -45,7 +45,9 @@ var (
 //
 // +kubebuilder:object:root=true
 type VirtualMachineInstancetype struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Spec is the CPU, memory and devices the instance type gives.
@@ -57,6 +59,7 @@ type VirtualMachineInstancetype struct {
 // +kubebuilder:object:root=true
 type VirtualMachineInstancetypeList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	// Items are the instance types.
@@ -68,7 +71,9 @@ type VirtualMachineInstancetypeList struct {
 //
 // +kubebuilder:object:root=true
 type VirtualMachineClusterInstancetype struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Spec is the CPU, memory and devices the instance type gives.
@@ -81,6 +86,7 @@ type VirtualMachineClusterInstancetype struct {
 // +kubebuilder:object:root=true
 type VirtualMachineClusterInstancetypeList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	// Items are the cluster instance types.
@@ -160,7 +166,9 @@ type MemoryInstancetype struct {
 //
 // +kubebuilder:object:root=true
 type VirtualMachinePreference struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Spec is the defaults the preference gives.
@@ -172,6 +180,7 @@ type VirtualMachinePreference struct {
 // +kubebuilder:object:root=true
 type VirtualMachinePreferenceList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	// Items are the preferences.
@@ -184,7 +193,9 @@ type VirtualMachinePreferenceList struct {
 //
 // +kubebuilder:object:root=true
 type VirtualMachineClusterPreference struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Spec is the defaults the preference gives.
@@ -197,6 +208,7 @@ type VirtualMachineClusterPreference struct {
 // +kubebuilder:object:root=true
 type VirtualMachineClusterPreferenceList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	// Items are the cluster preferences.
@@ -515,7 +527,9 @@ type ControllerRevisionRef struct {
 //
 // +kubebuilder:object:root=true
 type ControllerRevision struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Data is the snapshot: the instance type or preference object.
@@ -529,6 +543,7 @@ type ControllerRevision struct {
 // +kubebuilder:object:root=true
 type ControllerRevisionList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
 	// Items are the revisions.

@@ -11,7 +11,9 @@ import (
 // VirtualMachineInstanceMigration (VMIM) asks for one live migration of a
 // VMI: kubevirt.io/v1, namespaced.
 type VirtualMachineInstanceMigration struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// Spec names the VMI to migrate.
 	Spec VirtualMachineInstanceMigrationSpec `json:"spec"`
@@ -24,6 +26,7 @@ type VirtualMachineInstanceMigration struct {
 // VirtualMachineInstanceMigrationList is a list of migrations.
 type VirtualMachineInstanceMigrationList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// Items are the migrations.
 	Items []VirtualMachineInstanceMigration `json:"items"`

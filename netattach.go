@@ -40,7 +40,9 @@ const MaxCNIConfigBytes = 64 << 10
 //
 // +kubebuilder:object:generate=false
 type NetworkAttachmentDefinition struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// Spec holds the network's CNI configuration.
 	Spec NetworkAttachmentDefinitionSpec `json:"spec"`
@@ -57,6 +59,7 @@ type NetworkAttachmentDefinitionSpec struct {
 // +kubebuilder:object:generate=false
 type NetworkAttachmentDefinitionList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// Items are the network attachment definitions.
 	Items []NetworkAttachmentDefinition `json:"items"`
@@ -69,7 +72,9 @@ type NetworkAttachmentDefinitionList struct {
 //
 // +kubebuilder:object:generate=false
 type IPLease struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// Spec is the address's owner.
 	Spec IPLeaseSpec `json:"spec"`
@@ -103,6 +108,7 @@ type IPLeaseSpec struct {
 // +kubebuilder:object:generate=false
 type IPLeaseList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// Items are the leases.
 	Items []IPLease `json:"items"`

@@ -10,7 +10,9 @@ import (
 // virtkit's own kind (KubeVirt uses Kubernetes nodes); its agent keeps the
 // status and heartbeat current. Labels live in metadata.labels.
 type Node struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// Spec is the node's scheduling configuration.
 	Spec NodeSpec `json:"spec,omitempty"`
@@ -23,6 +25,7 @@ type Node struct {
 // NodeList is a list of nodes.
 type NodeList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// Items are the nodes.
 	Items []Node `json:"items"`

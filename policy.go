@@ -10,7 +10,9 @@ import (
 // MigrationPolicy overrides migration settings for the VMIs it selects:
 // migrations.kubevirt.io/v1alpha1, cluster-scoped.
 type MigrationPolicy struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// Spec selects VMIs and sets the migration parameters applied to them.
 	Spec MigrationPolicySpec `json:"spec"`
@@ -23,6 +25,7 @@ type MigrationPolicy struct {
 // MigrationPolicyList is a list of migration policies.
 type MigrationPolicyList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// Items are the migration policies.
 	// +listType=atomic

@@ -9,7 +9,9 @@ import (
 // VirtualMachineInstanceReplicaSet (VMIRS) keeps N VMIs from one template
 // running: kubevirt.io/v1, namespaced.
 type VirtualMachineInstanceReplicaSet struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// Spec is the desired number of VMIs and their template.
 	Spec VirtualMachineInstanceReplicaSetSpec `json:"spec"`
@@ -22,6 +24,7 @@ type VirtualMachineInstanceReplicaSet struct {
 // VirtualMachineInstanceReplicaSetList is a list of replica sets.
 type VirtualMachineInstanceReplicaSetList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// Items are the replica sets.
 	Items []VirtualMachineInstanceReplicaSet `json:"items"`

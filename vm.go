@@ -12,7 +12,9 @@ import (
 // VirtualMachine (VM) is a stateful guest whose VMI is started and stopped
 // according to its run strategy: kubevirt.io/v1, namespaced.
 type VirtualMachine struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// Spec is the desired state: the VMI template and when it runs.
 	Spec VirtualMachineSpec `json:"spec"`
@@ -25,6 +27,7 @@ type VirtualMachine struct {
 // VirtualMachineList is a list of VMs.
 type VirtualMachineList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// Items are the virtual machines.
 	Items []VirtualMachine `json:"items"`
@@ -67,6 +70,8 @@ type VirtualMachineSpec struct {
 
 // VirtualMachineInstanceTemplateSpec is the VMI a VM or ReplicaSet creates.
 type VirtualMachineInstanceTemplateSpec struct {
+	// Metadata holds the labels and annotations the VMIs made from the
+	// template get.
 	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty"`
 	// Spec is the specification of the VMIs made from this template.
 	Spec VirtualMachineInstanceSpec `json:"spec,omitempty"`
@@ -75,7 +80,9 @@ type VirtualMachineInstanceTemplateSpec struct {
 // DataVolumeTemplateSpec is a CDI DataVolume (cdi.kubevirt.io) owned by a VM.
 type DataVolumeTemplateSpec struct {
 	metav1.TypeMeta `json:",inline"`
-	ObjectMeta      metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Metadata is the name, labels and annotations of the DataVolume
+	// created for the VM.
+	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty"`
 	// Spec is the specification of the DataVolume created for the VM.
 	Spec DataVolumeSpec `json:"spec"`
 }

@@ -13,7 +13,9 @@ import (
 // VirtualMachineInstance (VMI) is one running (or about to run) guest:
 // kubevirt.io/v1, namespaced.
 type VirtualMachineInstance struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// Spec is the guest's specification. Users may not change it after
 	// creation.
@@ -28,6 +30,7 @@ type VirtualMachineInstance struct {
 // VirtualMachineInstanceList is a list of VMIs.
 type VirtualMachineInstanceList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// Items are the VMIs.
 	Items []VirtualMachineInstance `json:"items"`

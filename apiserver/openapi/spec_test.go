@@ -380,3 +380,20 @@ func decodeTestdata(t *testing.T) map[string]runtime.Object {
 	require.Greater(t, len(out), 20)
 	return out
 }
+
+// TestVirtkitFieldsDescribed: every field of virtkit's own definitions has
+// a description (its Go doc comment), so kubectl explain documents it.
+func TestVirtkitFieldsDescribed(t *testing.T) {
+	s := buildSpecs(t)
+	var checked int
+	for name, d := range s.v3 {
+		if !strings.HasPrefix(name, "com.github.virtkit.virtkit.") {
+			continue
+		}
+		for field, p := range d.Properties {
+			checked++
+			assert.NotEmpty(t, p.Description, "%s.%s has no description", name, field)
+		}
+	}
+	assert.Greater(t, checked, 500)
+}
