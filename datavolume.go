@@ -55,7 +55,8 @@ type DataVolumeList struct {
 type DataVolumeSpec struct {
 	// Source is where the data comes from; exactly one source type.
 	Source *DataVolumeImportSource `json:"source,omitempty"`
-	// SourceRef names a DataSource; virtkit refuses it (NotSupported).
+	// SourceRef names a DataSource to import from; virtkit does not support
+	// it.
 	SourceRef *DataVolumeSourceRef `json:"sourceRef,omitempty"`
 	// PVC is the claim, taken as written.
 	PVC *PersistentVolumeClaimSpec `json:"pvc,omitempty"`
@@ -64,11 +65,11 @@ type DataVolumeSpec struct {
 	Storage *PersistentVolumeClaimSpec `json:"storage,omitempty"`
 	// PriorityClassName is the priority class of the import's workers.
 	PriorityClassName string `json:"priorityClassName,omitempty"`
-	// ContentType is kubevirt (a disk image, the default) or archive (a
-	// tar archive extracted into a filesystem; NotSupported).
+	// ContentType is kubevirt (a disk image, the default) or archive (a tar
+	// archive extracted into a filesystem, which virtkit does not support).
 	ContentType DataVolumeContentType `json:"contentType,omitempty"`
-	// Checkpoints and FinalCheckpoint drive multi-stage (warm) imports;
-	// NotSupported.
+	// Checkpoints drive a multi-stage (warm) import; virtkit does not support
+	// them.
 	Checkpoints []DataVolumeCheckpoint `json:"checkpoints,omitempty"`
 	// FinalCheckpoint marks the last checkpoint of a multi-stage import.
 	FinalCheckpoint bool `json:"finalCheckpoint,omitempty"`
@@ -178,10 +179,10 @@ const (
 // DataVolumeSourceRegistry imports the disk under /disk/ of a container
 // image.
 type DataVolumeSourceRegistry struct {
-	// URL is docker://registry/repository[:tag|@digest] (oci-archive://
-	// is NotSupported).
+	// URL is docker://registry/repository[:tag|@digest]; virtkit does not
+	// support oci-archive:// URLs.
 	URL *string `json:"url,omitempty"`
-	// ImageStream names an OpenShift ImageStream; NotSupported.
+	// ImageStream names an OpenShift ImageStream; virtkit does not support it.
 	ImageStream *string `json:"imageStream,omitempty"`
 	// PullMethod is pod (the importer pulls the image) or node (the node's
 	// container runtime does).

@@ -70,9 +70,8 @@ type Event struct {
 	Note string `json:"note,omitempty"`
 	// Type is Normal or Warning.
 	Type string `json:"type,omitempty"`
-	// The deprecated fields mirror the core/v1 Event fields that
-	// kube-apiserver fills for old clients; virtkit keeps them current so
-	// either reading works.
+	// DeprecatedSource is the core/v1 source, kept for older clients. virtkit
+	// keeps all the deprecated fields current, so either form reads the same.
 	DeprecatedSource EventSource `json:"deprecatedSource,omitempty"`
 	// DeprecatedFirstTimestamp is the core/v1 firstTimestamp, kept for older
 	// clients.

@@ -113,7 +113,7 @@ type VirtualMachineInstancetypeSpec struct {
 	// Annotations are added to the VMI where the template has none of
 	// the same key.
 	Annotations map[string]string `json:"annotations,omitempty"`
-	// GPUs and HostDevices are devices passed through to the guest.
+	// GPUs are GPUs passed through to the guest.
 	// +listType=atomic
 	GPUs []GPU `json:"gpus,omitempty"`
 	// HostDevices are host devices passed through to the guest.
@@ -141,8 +141,7 @@ type CPUInstancetype struct {
 	IsolateEmulatorThread *bool `json:"isolateEmulatorThread,omitempty"`
 	// MaxSockets is the most sockets CPU hot-plug may add up to.
 	MaxSockets *uint32 `json:"maxSockets,omitempty"`
-	// NUMA maps the guest's NUMA topology onto the host's; Realtime tunes
-	// the vCPUs for realtime workloads.
+	// NUMA maps the guest's NUMA topology onto the host's.
 	NUMA *NUMA `json:"numa,omitempty"`
 	// Realtime tunes the vCPUs for real-time workloads.
 	Realtime *Realtime `json:"realtime,omitempty"`
@@ -390,8 +389,7 @@ type DevicePreferences struct {
 	PreferredLunBus DiskBus `json:"preferredLunBus,omitempty"`
 	// PreferredInterfaceModel is the model of interfaces that set none.
 	PreferredInterfaceModel string `json:"preferredInterfaceModel,omitempty"`
-	// PreferredDiskCache, PreferredDiskIO and
-	// PreferredDiskDedicatedIoThread (virtio disks only) apply to disks.
+	// PreferredDiskCache is the cache mode of virtio disks that set none.
 	PreferredDiskCache DriverCache `json:"preferredDiskCache,omitempty"`
 	// PreferredDiskIO is the I/O mode of disks that set none.
 	PreferredDiskIO DriverIO `json:"preferredDiskIO,omitempty"`
@@ -495,8 +493,9 @@ type PreferenceMatcher struct {
 	// RevisionName names the ControllerRevision holding the preference the VM
 	// was first started with.
 	RevisionName string `json:"revisionName,omitempty"`
-	// InferFromVolume and InferFromVolumeFailurePolicy: as for
-	// InstancetypeMatcher, with DefaultPreferenceLabel.
+	// InferFromVolume names a template volume (a dataVolume or a
+	// persistentVolumeClaim) whose DataVolume's labels name the preference; it
+	// is resolved when the VM is applied.
 	InferFromVolume string `json:"inferFromVolume,omitempty"`
 	// InferFromVolumeFailurePolicy is what happens when the preference cannot
 	// be inferred from the volume: Reject or Ignore.

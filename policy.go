@@ -52,7 +52,8 @@ type MigrationPolicySpec struct {
 	// AllowWorkloadDisruption lets a migration pause the guest to finish when
 	// it does not converge.
 	AllowWorkloadDisruption *bool `json:"allowWorkloadDisruption,omitempty"`
-	// MaxDowntimeMs is 1..2000000.
+	// MaxDowntimeMs is the longest pause of the guest, in milliseconds, the
+	// final copy may take: 1 to 2000000.
 	MaxDowntimeMs *uint64 `json:"maxDowntimeMs,omitempty"`
 }
 

@@ -33,7 +33,7 @@ type VirtualMachineInstanceReplicaSetList struct {
 // VirtualMachineInstanceReplicaSetSpec is the desired replica count and the
 // VMI template.
 type VirtualMachineInstanceReplicaSetSpec struct {
-	// Replicas defaults to 1.
+	// Replicas is the number of VMIs to keep; 1 by default.
 	Replicas *int32 `json:"replicas,omitempty"`
 	// Selector matches the labels of the VMIs the replica set owns; it must
 	// match the template's labels.

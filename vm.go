@@ -129,7 +129,7 @@ type VirtualMachineStateChangeRequest struct {
 	Action StateChangeRequestAction `json:"action"`
 	// Data holds extra arguments of the request.
 	Data map[string]string `json:"data,omitempty"`
-	// UID is the VMI a Stop applies to.
+	// UID is the UID of the VMI a Stop applies to.
 	UID *types.UID `json:"uid,omitempty"`
 }
 
@@ -167,8 +167,8 @@ type VirtualMachineStatus struct {
 	DesiredGeneration int64 `json:"desiredGeneration,omitempty"`
 	// RunStrategy is the last strategy the controller acted on.
 	RunStrategy VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
-	// InstancetypeRef and PreferenceRef are the instance type and
-	// preference the VM was started with, and the revisions holding them.
+	// InstancetypeRef records the instance type the VM's VMI was made with,
+	// and the revision holding it.
 	InstancetypeRef *InstancetypeStatusRef `json:"instancetypeRef,omitempty"`
 	// PreferenceRef records the preference the VM's VMI was made with.
 	PreferenceRef *InstancetypeStatusRef `json:"preferenceRef,omitempty"`

@@ -391,7 +391,7 @@ type FeatureState struct {
 
 // Features are hypervisor features exposed to the guest.
 type Features struct {
-	// ACPI is a value, not a pointer: ACPI is on unless enabled: false.
+	// ACPI exposes ACPI to the guest; it is on unless enabled is false.
 	ACPI FeatureState `json:"acpi,omitempty"`
 	// APIC exposes the advanced programmable interrupt controller.
 	APIC *FeatureAPIC `json:"apic,omitempty"`
@@ -521,8 +521,8 @@ type Devices struct {
 	// UseVirtioTransitional uses virtio devices old guests without virtio 1.0
 	// drivers can drive.
 	UseVirtioTransitional *bool `json:"useVirtioTransitional,omitempty"`
-	// TPM is an emulated TPM (swtpm); accepted by the model, the domain
-	// builder decides whether the host can provide it.
+	// TPM adds an emulated TPM 2.0 to the guest, where the host can provide
+	// one.
 	TPM *TPMDevice `json:"tpm,omitempty"`
 	// Filesystems share volumes with the guest over virtiofs; see
 	// Filesystem.

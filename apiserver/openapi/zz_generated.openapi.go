@@ -879,7 +879,7 @@ func schema_githubcom_virtkit_virtkit_CPUInstancetype(ref common.ReferenceCallba
 					},
 					"numa": {
 						SchemaProps: spec.SchemaProps{
-							Description: "NUMA maps the guest's NUMA topology onto the host's; Realtime tunes the vCPUs for realtime workloads.",
+							Description: "NUMA maps the guest's NUMA topology onto the host's.",
 							Ref:         ref("github.com/virtkit/virtkit.NUMA"),
 						},
 					},
@@ -2035,14 +2035,14 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSourceRegistry(ref common.Refere
 				Properties: map[string]spec.Schema{
 					"url": {
 						SchemaProps: spec.SchemaProps{
-							Description: "URL is docker://registry/repository[:tag|@digest] (oci-archive:// is NotSupported).",
+							Description: "URL is docker://registry/repository[:tag|@digest]; virtkit does not support oci-archive:// URLs.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"imageStream": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ImageStream names an OpenShift ImageStream; NotSupported.",
+							Description: "ImageStream names an OpenShift ImageStream; virtkit does not support it.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -2236,7 +2236,7 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSpec(ref common.ReferenceCallbac
 					},
 					"sourceRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "SourceRef names a DataSource; virtkit refuses it (NotSupported).",
+							Description: "SourceRef names a DataSource to import from; virtkit does not support it.",
 							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSourceRef"),
 						},
 					},
@@ -2261,14 +2261,14 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSpec(ref common.ReferenceCallbac
 					},
 					"contentType": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ContentType is kubevirt (a disk image, the default) or archive (a tar archive extracted into a filesystem; NotSupported).",
+							Description: "ContentType is kubevirt (a disk image, the default) or archive (a tar archive extracted into a filesystem, which virtkit does not support).",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"checkpoints": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Checkpoints and FinalCheckpoint drive multi-stage (warm) imports; NotSupported.",
+							Description: "Checkpoints drive a multi-stage (warm) import; virtkit does not support them.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -2577,7 +2577,7 @@ func schema_githubcom_virtkit_virtkit_DevicePreferences(ref common.ReferenceCall
 					},
 					"preferredDiskCache": {
 						SchemaProps: spec.SchemaProps{
-							Description: "PreferredDiskCache, PreferredDiskIO and PreferredDiskDedicatedIoThread (virtio disks only) apply to disks.",
+							Description: "PreferredDiskCache is the cache mode of virtio disks that set none.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -2721,7 +2721,7 @@ func schema_githubcom_virtkit_virtkit_Devices(ref common.ReferenceCallback) comm
 					},
 					"tpm": {
 						SchemaProps: spec.SchemaProps{
-							Description: "TPM is an emulated TPM (swtpm); accepted by the model, the domain builder decides whether the host can provide it.",
+							Description: "TPM adds an emulated TPM 2.0 to the guest, where the host can provide one.",
 							Ref:         ref("github.com/virtkit/virtkit.TPMDevice"),
 						},
 					},
@@ -3281,7 +3281,7 @@ func schema_githubcom_virtkit_virtkit_Event(ref common.ReferenceCallback) common
 					},
 					"deprecatedSource": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The deprecated fields mirror the core/v1 Event fields that kube-apiserver fills for old clients; virtkit keeps them current so either reading works.",
+							Description: "DeprecatedSource is the core/v1 source, kept for older clients. virtkit keeps all the deprecated fields current, so either form reads the same.",
 							Default:     map[string]interface{}{},
 							Ref:         ref("github.com/virtkit/virtkit.EventSource"),
 						},
@@ -3733,7 +3733,7 @@ func schema_githubcom_virtkit_virtkit_Features(ref common.ReferenceCallback) com
 				Properties: map[string]spec.Schema{
 					"acpi": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ACPI is a value, not a pointer: ACPI is on unless enabled: false.",
+							Description: "ACPI exposes ACPI to the guest; it is on unless enabled is false.",
 							Default:     map[string]interface{}{},
 							Ref:         ref("github.com/virtkit/virtkit.FeatureState"),
 						},
@@ -5524,7 +5524,7 @@ func schema_githubcom_virtkit_virtkit_MigrationPolicySpec(ref common.ReferenceCa
 					},
 					"maxDowntimeMs": {
 						SchemaProps: spec.SchemaProps{
-							Description: "MaxDowntimeMs is 1..2000000.",
+							Description: "MaxDowntimeMs is the longest pause of the guest, in milliseconds, the final copy may take: 1 to 2000000.",
 							Type:        []string{"integer"},
 							Format:      "int64",
 						},
@@ -6766,7 +6766,7 @@ func schema_githubcom_virtkit_virtkit_PreferenceMatcher(ref common.ReferenceCall
 					},
 					"inferFromVolume": {
 						SchemaProps: spec.SchemaProps{
-							Description: "InferFromVolume and InferFromVolumeFailurePolicy: as for InstancetypeMatcher, with DefaultPreferenceLabel.",
+							Description: "InferFromVolume names a template volume (a dataVolume or a persistentVolumeClaim) whose DataVolume's labels name the preference; it is resolved when the VM is applied.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -8633,7 +8633,7 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceReplicaSetSpec(ref c
 				Properties: map[string]spec.Schema{
 					"replicas": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Replicas defaults to 1.",
+							Description: "Replicas is the number of VMIs to keep; 1 by default.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
@@ -9262,7 +9262,7 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstancetypeSpec(ref common.
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "GPUs and HostDevices are devices passed through to the guest.",
+							Description: "GPUs are GPUs passed through to the guest.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -9708,7 +9708,7 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineStateChangeRequest(ref commo
 					},
 					"uid": {
 						SchemaProps: spec.SchemaProps{
-							Description: "UID is the VMI a Stop applies to.",
+							Description: "UID is the UID of the VMI a Stop applies to.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -9803,7 +9803,7 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineStatus(ref common.ReferenceC
 					},
 					"instancetypeRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "InstancetypeRef and PreferenceRef are the instance type and preference the VM was started with, and the revisions holding them.",
+							Description: "InstancetypeRef records the instance type the VM's VMI was made with, and the revision holding it.",
 							Ref:         ref("github.com/virtkit/virtkit.InstancetypeStatusRef"),
 						},
 					},
