@@ -21,4 +21,11 @@
 // friendly definition names (com.github.virtkit.virtkit.VirtualMachine) and
 // their x-kubernetes-group-version-kind from the scheme. Without that, the
 // server-side apply type converter finds no type for virtkit's kinds.
+//
+// One limit for a server keeping managed fields: structured-merge-diff
+// reads typed Go objects by reflection and cannot read a uint64 field.
+// virtkit keeps KubeVirt's uint64 fields (a VMI's status.runtimeUser, a
+// MigrationPolicy's spec.maxDowntimeMs and the migration configuration's
+// maxDowntimeMs), so objects of those kinds must reach the type converter
+// in unstructured form. The tests record which kinds are affected.
 package openapi
