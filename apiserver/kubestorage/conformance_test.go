@@ -156,6 +156,9 @@ func suites() []suite {
 		}},
 		{name: "TransformationFailure", skip: skipTransformer},
 		{name: "List", run: func(ctx context.Context, t *testing.T, h harness, s *kubestorage.Storage) {
+			if !h.exactCompaction {
+				t.Skip(skipCompaction)
+			}
 			storagetesting.RunTestList(ctx, t, s, h.compact, false, nil)
 		}},
 		{name: "ConsistentList", run: func(ctx context.Context, t *testing.T, h harness, s *kubestorage.Storage) {
@@ -191,6 +194,9 @@ func suites() []suite {
 			storagetesting.RunTestDeleteTriggerWatch(ctx, t, s)
 		}},
 		{name: "WatchFromZero", run: func(ctx context.Context, t *testing.T, h harness, s *kubestorage.Storage) {
+			if !h.exactCompaction {
+				t.Skip(skipCompaction)
+			}
 			storagetesting.RunTestWatchFromZero(ctx, t, s, h.compact)
 		}},
 		{name: "WatchFromNonZero", run: func(ctx context.Context, t *testing.T, _ harness, s *kubestorage.Storage) {

@@ -21,6 +21,10 @@ import (
 
 var emptyGVK = schema.GroupVersionKind{}
 
+// resultBuffer is how many events a watch holds for a consumer that is
+// not reading; they are still delivered after Stop.
+const resultBuffer = 100
+
 // readinessTimeout bounds ReadinessCheck's probe of the store.
 const readinessTimeout = 5 * time.Second
 
@@ -49,15 +53,28 @@ func (s *Storage) Watch(ctx context.Context, key string, opts storage.ListOption
 	}
 	sel := labelSelector(pred)
 
-	w := &watcher{s: s, scope: sc, pred: pred, result: make(chan watch.Event)}
+	w := &watcher{s: s, scope: sc, pred: pred, result: make(chan watch.Event, resultBuffer)}
+	if ctx.Err() != nil {
+		// Canceled before it started: a watch that has ended.
+		w.cancel = func() {}
+		close(w.result)
+		return w, nil
+	}
 	// Objects matching the predicate at the start: the initial events, and
 	// (with a predicate) what the watcher knows to be matching.
 	var initial []virtkit.Object
 	from := rev
 	tracked := !pred.Empty()
 	if initialEvents || tracked {
-		objs, listRV, err := s.snapshot(ctx, sc, sel, int64(rev))
-		if errors.Is(err, store.ErrInvalid) && rev > 0 {
+		// Initial events show the current state (resourceVersion is then
+		// a lower bound); a watch from a version starts from the state
+		// at that version.
+		at := int64(rev)
+		if initialEvents {
+			at = 0
+		}
+		objs, listRV, err := s.snapshot(ctx, sc, sel, at)
+		if errors.Is(err, store.ErrInvalid) && at > 0 {
 			// A future version: the watch waits for it; what matches
 			// now is what matches then unless it changes meanwhile,
 			// which the watch then reports.
@@ -65,7 +82,10 @@ func (s *Storage) Watch(ctx context.Context, key string, opts storage.ListOption
 			listRV = max(listRV, int64(rev))
 		}
 		if err != nil {
-			return nil, s.listErr(ctx, err, int64(rev), "", sc.keyPrefix)
+			return nil, s.listErr(ctx, err, at, "", sc.keyPrefix)
+		}
+		if initialEvents && uint64(listRV) < rev {
+			return nil, storage.NewTooLargeResourceVersionError(rev, uint64(listRV), 0)
 		}
 		from = uint64(listRV)
 		if tracked {
