@@ -3,7 +3,6 @@ package kubestorage
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -81,6 +80,9 @@ func (s *Storage) Watch(ctx context.Context, key string, opts storage.ListOption
 			objs, listRV, err = s.snapshot(ctx, sc, sel, 0)
 			listRV = max(listRV, int64(rev))
 		}
+		if errors.Is(err, store.ErrExpired) {
+			return w.expired(err), nil
+		}
 		if err != nil {
 			return nil, s.listErr(ctx, err, at, "", sc.keyPrefix)
 		}
@@ -119,7 +121,7 @@ func (s *Storage) Watch(ctx context.Context, key string, opts storage.ListOption
 	if err != nil {
 		cancel()
 		if errors.Is(err, store.ErrExpired) {
-			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%v)", rev, err))
+			return w.expired(err), nil
 		}
 		return nil, storageErr(key, err)
 	}
@@ -142,6 +144,15 @@ type watcher struct {
 	// as Added, Modified or Deleted.
 	matching map[store.Key]virtkit.Object
 	stopOnce sync.Once
+}
+
+// expired ends the watch, before it started, with an Error event saying
+// 410 Gone, as the etcd3 storage reports a version it has compacted.
+func (w *watcher) expired(err error) *watcher {
+	w.cancel = func() {}
+	w.result <- watch.Event{Type: watch.Error, Object: &apierrors.NewResourceExpired(err.Error()).ErrStatus}
+	close(w.result)
+	return w
 }
 
 // Stop implements watch.Interface.
