@@ -206,6 +206,9 @@ func (s *Storage) Create(ctx context.Context, key string, obj, out runtime.Objec
 		return err
 	}
 	next := vo.DeepCopyObject().(virtkit.Object)
+	// The store stamps apiVersion and kind from the kind's registration,
+	// whatever version the server's objects carry.
+	next.GetObjectKind().SetGroupVersionKind(emptyGVK)
 	if err := s.versioner.PrepareObjectForStorage(next); err != nil {
 		return fmt.Errorf("PrepareObjectForStorage failed: %w", err)
 	}
@@ -438,6 +441,7 @@ func (s *Storage) GuaranteedUpdate(ctx context.Context, key string, destination 
 			return storage.NewInvalidObjError(key, fmt.Sprintf("tryUpdate returned a %T, want %T", ret, s.kind.Object))
 		}
 		next = next.DeepCopyObject().(virtkit.Object)
+		next.GetObjectKind().SetGroupVersionKind(emptyGVK)
 		if exists && unchanged(cur, next) {
 			if fromCache {
 				// The suggestion may be stale: confirm against the store.
