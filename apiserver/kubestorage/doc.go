@@ -56,12 +56,23 @@
 // # Conformance
 //
 // The storage runs the conformance suites of
-// k8s.io/apiserver/pkg/storage/testing against the memory and the etcd
-// store (see conformance_test.go). Suites are skipped, each with its
-// reason, when they test what these stores do not have: a value
-// transformer (encryption at rest) between storage and backend, objects
-// with a time to live, corrupt values and their unsafe deletion, progress
-// notifications, object size estimates, and free-form keys (objects stored
-// at keys their metadata does not name, or renamed by an update; a store
-// keys every object by its namespace and name, as the API server does).
+// k8s.io/apiserver/pkg/storage/testing (v0.37.2) against the memory and
+// the etcd store (conformance_test.go): of 59 suites, 37 pass on etcd and
+// 36 on memory; the others are skipped, each with its reason, because
+// they test what these stores do not have:
+//
+//   - a value transformer (encryption at rest) between storage and
+//     backend: 8 suites (GuaranteedUpdate and ListResourceVersionMatch
+//     among them, as they use it to inject their cases);
+//   - objects with a time to live: 2;
+//   - corrupt values and their unsafe deletion: 4 (the stores report
+//     corrupt values; repair them in the backend);
+//   - free-form keys, objects stored at keys their metadata does not name
+//     or renamed by an update: 4 (a store keys every object by namespace
+//     and name, as registry.Store does);
+//   - one resource holding both namespaced and cluster-scoped keys: 1;
+//   - progress notifications, object size estimates, the observed
+//     compaction revision: 1 each;
+//   - on memory only, List, which compacts history up to a version (the
+//     memory store can only drop its whole history).
 package kubestorage
