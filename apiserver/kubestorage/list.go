@@ -97,6 +97,10 @@ func (s *Storage) snapshot(ctx context.Context, sc scope, sel labels.Selector, r
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s list: resourceVersion %q: %w", s.kind.Name, list.GetResourceVersion(), err)
 	}
+	if listRV == 0 {
+		return nil, 0, fmt.Errorf("%s list: %w: the store is at resourceVersion 0, which Kubernetes reads as \"any version\"; "+
+			"create the memory store with store.Options.StartResourceVersion 1", s.kind.Name, ErrBackend)
+	}
 	items, err := meta.ExtractList(list)
 	if err != nil {
 		return nil, 0, err

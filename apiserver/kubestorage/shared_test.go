@@ -141,3 +141,12 @@ func TestSharedDataMemory(t *testing.T) {
 func TestSharedDataEtcd(t *testing.T) {
 	testSharedData(t, newEtcdHarness(t).backend)
 }
+
+// A memory store that starts at resourceVersion 0 cannot name its empty
+// state to Kubernetes: the storage says which option fixes it.
+func TestListOfStoreAtVersionZero(t *testing.T) {
+	s := vmStorage(t, store.NewMemory())
+	err := s.GetList(context.Background(), "/kubevirt.io/virtualmachines/", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, &virtkit.VirtualMachineList{})
+	require.ErrorIs(t, err, kubestorage.ErrBackend)
+	assert.Contains(t, err.Error(), "StartResourceVersion")
+}
