@@ -84,6 +84,14 @@ func TestRegistryAndStoreShareLifecycle(t *testing.T) {
 	ctx := genericapirequest.WithNamespace(context.Background(), "default")
 
 	in := &virtkit.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm1", Finalizers: []string{"kubevirt.io/test"}}}
+
+	// A dry run goes through the storage's checks (copied with the
+	// default codec) and writes nothing.
+	dry, err := r.Create(ctx, in.DeepCopy(), rest.ValidateAllObjectFunc, &metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	require.NoError(t, err)
+	assert.Equal(t, "vm1", dry.(*virtkit.VirtualMachine).Name)
+	require.ErrorIs(t, m.Get(ctx, store.Key{Namespace: "default", Name: "vm1"}, &virtkit.VirtualMachine{}), store.ErrNotFound)
+
 	out, err := r.Create(ctx, in, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 	require.NoError(t, err)
 	created := out.(*virtkit.VirtualMachine)
