@@ -37,7 +37,7 @@ func BenchmarkCreate(b *testing.B) {
 		b.Run(fmt.Sprintf("kubestorage/n=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				s := vmStorage(&testing.T{}, newBenchMemory(b))
+				s := vmStorage(b, newBenchMemory(b))
 				b.StartTimer()
 				for i := range n {
 					vm := benchVM(i)
@@ -76,7 +76,7 @@ func BenchmarkList(b *testing.B) {
 	ctx := context.Background()
 	for _, n := range benchSizes {
 		m := filledMemory(b, n)
-		s := vmStorage(&testing.T{}, m)
+		s := vmStorage(b, m)
 		b.Run(fmt.Sprintf("kubestorage/n=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				list := &virtkit.VirtualMachineList{}
@@ -108,7 +108,7 @@ func BenchmarkList(b *testing.B) {
 func BenchmarkWatch(b *testing.B) {
 	for _, n := range benchSizes {
 		m := filledMemory(b, n)
-		s := vmStorage(&testing.T{}, m)
+		s := vmStorage(b, m)
 		b.Run(fmt.Sprintf("kubestorage/n=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				ctx, cancel := context.WithCancel(context.Background())

@@ -18,7 +18,7 @@ import (
 )
 
 // vmStorage is the storage of virtkit's VirtualMachines over backend.
-func vmStorage(t *testing.T, backend kubestorage.Backend) *kubestorage.Storage {
+func vmStorage(t testing.TB, backend kubestorage.Backend) *kubestorage.Storage {
 	t.Helper()
 	s, err := kubestorage.New(backend, "/kubevirt.io/virtualmachines",
 		func() runtime.Object { return &virtkit.VirtualMachine{} },
