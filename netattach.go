@@ -42,7 +42,8 @@ const MaxCNIConfigBytes = 64 << 10
 type NetworkAttachmentDefinition struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              NetworkAttachmentDefinitionSpec `json:"spec"`
+	// Spec holds the network's CNI configuration.
+	Spec NetworkAttachmentDefinitionSpec `json:"spec"`
 }
 
 // NetworkAttachmentDefinitionSpec holds the CNI configuration.
@@ -57,7 +58,8 @@ type NetworkAttachmentDefinitionSpec struct {
 type NetworkAttachmentDefinitionList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []NetworkAttachmentDefinition `json:"items"`
+	// Items are the network attachment definitions.
+	Items []NetworkAttachmentDefinition `json:"items"`
 }
 
 // IPLease records one address (or, for a node's share of the pod range, one
@@ -69,7 +71,8 @@ type NetworkAttachmentDefinitionList struct {
 type IPLease struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              IPLeaseSpec `json:"spec"`
+	// Spec is the address's owner.
+	Spec IPLeaseSpec `json:"spec"`
 }
 
 // IPLeaseSpec says what is leased to whom.
@@ -80,12 +83,15 @@ type IPLeaseSpec struct {
 	// Address is the leased address in CIDR form (10.244.1.7/24), or the
 	// leased subnet (10.244.1.0/24) for a node's share.
 	Address string `json:"address"`
-	// Node holds the lease (the VMI's node, or the node owning a subnet).
+	// Node is the node holding the lease: the VMI's node, or the node
+	// owning a subnet.
 	Node string `json:"node,omitempty"`
-	// Owner is the VMI holding the address: namespace/name, with its UID.
+	// OwnerNamespace is the namespace of the VMI that holds the address.
 	OwnerNamespace string `json:"ownerNamespace,omitempty"`
-	OwnerName      string `json:"ownerName,omitempty"`
-	OwnerUID       string `json:"ownerUID,omitempty"`
+	// OwnerName is the name of the VMI that holds the address.
+	OwnerName string `json:"ownerName,omitempty"`
+	// OwnerUID is the UID of the VMI that holds the address.
+	OwnerUID string `json:"ownerUID,omitempty"`
 	// Interface is the VMI interface the address is for.
 	Interface string `json:"interface,omitempty"`
 	// MAC is the interface's MAC address.
@@ -98,10 +104,13 @@ type IPLeaseSpec struct {
 type IPLeaseList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []IPLease `json:"items"`
+	// Items are the leases.
+	Items []IPLease `json:"items"`
 }
 
 // CNIConfig is the part of a CNI network configuration virtkit reads.
+//
+// +k8s:openapi-gen=false
 type CNIConfig struct {
 	CNIVersion string `json:"cniVersion,omitempty"`
 	Name       string `json:"name,omitempty"`
@@ -118,6 +127,8 @@ type CNIConfig struct {
 }
 
 // CNIIPAM is a host-local IPAM configuration.
+//
+// +k8s:openapi-gen=false
 type CNIIPAM struct {
 	Type       string         `json:"type"`
 	Subnet     string         `json:"subnet,omitempty"`
@@ -130,6 +141,8 @@ type CNIIPAM struct {
 }
 
 // CNIIPRange is one host-local range.
+//
+// +k8s:openapi-gen=false
 type CNIIPRange struct {
 	Subnet     string `json:"subnet"`
 	RangeStart string `json:"rangeStart,omitempty"`
@@ -138,6 +151,8 @@ type CNIIPRange struct {
 }
 
 // CNIRoute is a route the IPAM hands out.
+//
+// +k8s:openapi-gen=false
 type CNIRoute struct {
 	Dst string `json:"dst"`
 	GW  string `json:"gw,omitempty"`
