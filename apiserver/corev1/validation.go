@@ -56,7 +56,7 @@ func ValidateConfigMap(cm *corev1.ConfigMap) field.ErrorList {
 		size += len(k) + len(v)
 	}
 	if size > maxDataBytes {
-		errs = append(errs, field.TooLong(field.NewPath(""), "", maxDataBytes))
+		errs = append(errs, field.TooLong(field.NewPath("data"), "", maxDataBytes))
 	}
 	return errs
 }
