@@ -72,4 +72,3 @@ func selectableFields() map[string][]string {
 			"reason", "reportingComponent", "source", "type"},
 	}
 }
-

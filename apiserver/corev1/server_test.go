@@ -85,4 +85,3 @@ func newTestServer(t *testing.T) *testServer {
 	require.NoError(t, err)
 	return &testServer{client: client, config: loopback, store: st, ns: nsc}
 }
-

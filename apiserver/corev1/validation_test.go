@@ -15,7 +15,6 @@ import (
 	"github.com/virtkit/virtkit/controller"
 )
 
-
 func TestValidateConfigMap(t *testing.T) {
 	meta := metav1.ObjectMeta{Namespace: "default", Name: "cfg"}
 	tests := []struct {
