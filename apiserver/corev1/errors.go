@@ -15,6 +15,9 @@ import (
 // MethodNotSupported or 422 naming the field.
 var ErrNotSupported = errors.New("not supported")
 
+// errTerminating answers the delete of a namespace being deleted.
+var errTerminating = errors.New("the system is ensuring all content is removed from this namespace; upon completion, this namespace will automatically be purged by the system")
+
 func errFieldLabel(kind, label string) error {
 	return fmt.Errorf("field label not supported for %s: %s", kind, label)
 }

@@ -2,6 +2,7 @@ package corev1
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -173,11 +174,12 @@ func (r *namespaceREST) ConvertToTable(ctx context.Context, obj, opts runtime.Ob
 	return r.table.ConvertToTable(ctx, obj, opts)
 }
 
-// Delete marks the namespace for deletion in the store. A namespace with
-// finalizers (every namespace created through this API or by
-// controller.EnsureNamespaces) stays, Terminating, until the namespace
-// controller has deleted its content and removed the "kubernetes"
-// finalizer.
+// Delete marks the namespace for deletion in the store and sets it
+// Terminating. A namespace with finalizers (every namespace created
+// through this API or by controller.EnsureNamespaces) stays until the
+// namespace controller has deleted its content and removed the
+// "kubernetes" finalizer. A second delete is a conflict, as in
+// kube-apiserver.
 func (r *namespaceREST) Delete(ctx context.Context, name string, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions) (runtime.Object, bool, error) {
 	gr := r.DefaultQualifiedResource
 	ns := &corev1.Namespace{}
@@ -195,6 +197,10 @@ func (r *namespaceREST) Delete(ctx context.Context, name string, deleteValidatio
 			return nil, false, apierrors.NewConflict(gr, name, errPrecondition("ResourceVersion", *p.ResourceVersion, ns.ResourceVersion))
 		}
 	}
+	if ns.DeletionTimestamp != nil && len(ns.Finalizers) > 0 {
+		// As kube-apiserver answers a second delete.
+		return nil, false, apierrors.NewConflict(gr, name, errTerminating)
+	}
 	if deleteValidation != nil {
 		if err := deleteValidation(ctx, ns); err != nil {
 			return nil, false, err
@@ -208,11 +214,32 @@ func (r *namespaceREST) Delete(ctx context.Context, name string, deleteValidatio
 		return nil, false, apiError(err, gr, name)
 	}
 	if ns.DeletionTimestamp != nil && len(ns.Finalizers) > 0 {
-		// The controller writes the phase; the answer already says it.
-		ns.Status.Phase = corev1.NamespaceTerminating
-		return ns, false, nil
+		// Terminating before the answer, so NamespaceLifecycle refuses
+		// new objects in it from now on (the controller would set it too).
+		return r.terminating(ctx, ns)
 	}
 	return ns, true, nil
+}
+
+// terminating sets a namespace being deleted Terminating.
+func (r *namespaceREST) terminating(ctx context.Context, ns *corev1.Namespace) (runtime.Object, bool, error) {
+	for range 10 {
+		if ns.Status.Phase == corev1.NamespaceTerminating {
+			return ns, false, nil
+		}
+		ns.Status.Phase = corev1.NamespaceTerminating
+		err := r.st.UpdateStatus(ctx, ns)
+		if err == nil {
+			return ns, false, nil
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			return nil, false, apiError(err, r.DefaultQualifiedResource, ns.Name)
+		}
+		if err := r.st.Get(ctx, store.Key{Name: ns.Name}, ns); err != nil {
+			return nil, false, apiError(err, r.DefaultQualifiedResource, ns.Name)
+		}
+	}
+	return nil, false, apierrors.NewConflict(r.DefaultQualifiedResource, ns.Name, errors.New("the namespace kept changing; retry"))
 }
 
 // DeleteCollection is refused: kube-apiserver does not delete namespaces
