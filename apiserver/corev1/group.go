@@ -70,7 +70,7 @@ func NewAPIGroupInfo(opts Options) (genericapiserver.APIGroupInfo, error) {
 func newStorage(opts Options, typer runtime.ObjectTyper) (map[string]rest.Storage, error) {
 	out := map[string]rest.Storage{}
 	for _, k := range []storedKind{configMaps(), secrets(), serviceAccounts()} {
-		s, err := newRegistryStore(opts.RESTOptions, typer, k)
+		s, err := newRegistryStore(opts.RESTOptions, typer, opts.Clock, k)
 		if err != nil {
 			return nil, err
 		}

@@ -55,6 +55,9 @@ func TestKubectl(t *testing.T) {
 
 	out, err = ts.kubectl(t, "create", "configmap", "cfg", "-n", "team", "--from-literal=a=b")
 	require.NoError(t, err, out)
+	out, err = ts.kubectl(t, "get", "configmaps", "-n", "team")
+	require.NoError(t, err, out)
+	assert.Regexp(t, `(?m)^NAME\s+DATA\s+AGE\n(.*\n)*cfg\s+1\s`, out)
 	out, err = ts.kubectl(t, "create", "configmap", "cfg", "-n", "nowhere", "--from-literal=a=b")
 	require.Error(t, err, out)
 	assert.Contains(t, out, `namespaces "nowhere" not found`)

@@ -150,7 +150,7 @@ var (
 
 func newNamespaceREST(getter generic.RESTOptionsGetter, typer runtime.ObjectTyper, st store.Store, clk clock.PassiveClock) (*namespaceREST, *subresourceREST, *subresourceREST, error) {
 	k := namespaces()
-	s, err := newRegistryStore(getter, typer, k)
+	s, err := newRegistryStore(getter, typer, clk, k)
 	if err != nil {
 		return nil, nil, nil, err
 	}

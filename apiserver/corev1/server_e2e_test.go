@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
@@ -111,11 +112,29 @@ func TestServerNodes(t *testing.T) {
 	assert.Equal(t, corev1.NodeReady, n.Status.Conditions[0].Type)
 	assert.Equal(t, corev1.ConditionTrue, n.Status.Conditions[0].Status)
 
+	w, err := core.Nodes().Watch(ctx, metav1.ListOptions{ResourceVersion: nodes.ResourceVersion})
+	require.NoError(t, err)
+	defer w.Stop()
+	factory := informers.NewSharedInformerFactory(ts.client, 0)
+	lister := factory.Core().V1().Nodes().Lister()
+	stop := make(chan struct{})
+	factory.Start(stop)
+	defer func() { close(stop); factory.Shutdown() }()
+	for _, ok := range factory.WaitForCacheSync(stop) {
+		require.True(t, ok)
+	}
+	cached, err := lister.Get("node-1")
+	require.NoError(t, err)
+	assert.Equal(t, "uuid-1", cached.Status.NodeInfo.SystemUUID)
+
 	// kubectl cordon's patch reaches virtkit's Node.
 	_, err = core.Nodes().Patch(ctx, "node-1", types.StrategicMergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	require.NoError(t, ts.store.Get(ctx, store.Key{Name: "node-1"}, node))
 	assert.True(t, node.Spec.Unschedulable)
+	e := <-w.ResultChan()
+	assert.Equal(t, watch.Modified, e.Type)
+	assert.True(t, e.Object.(*corev1.Node).Spec.Unschedulable)
 	cordoned, err := core.Nodes().List(ctx, metav1.ListOptions{FieldSelector: "spec.unschedulable=true"})
 	require.NoError(t, err)
 	assert.Len(t, cordoned.Items, 1)

@@ -2,18 +2,20 @@ package corev1
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/generic/registry"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/names"
+	"k8s.io/utils/clock"
 )
 
 // storedKind describes one kind kept through the RESTOptionsGetter.
@@ -22,11 +24,13 @@ type storedKind struct {
 	newObj, newList    func() runtime.Object
 	// fields are the selectable fields besides metadata.name/namespace.
 	fields func(obj runtime.Object) fields.Set
+	// columns are kubectl get's columns between NAME and AGE.
+	columns []column
 	strategy
 }
 
 // newRegistryStore builds the registry.Store of a stored kind.
-func newRegistryStore(getter generic.RESTOptionsGetter, typer runtime.ObjectTyper, k storedKind) (*registry.Store, error) {
+func newRegistryStore(getter generic.RESTOptionsGetter, typer runtime.ObjectTyper, clk clock.PassiveClock, k storedKind) (*registry.Store, error) {
 	k.ObjectTyper = typer
 	k.NameGenerator = names.SimpleNameGenerator
 	gr := corev1.Resource(k.resource)
@@ -38,7 +42,7 @@ func newRegistryStore(getter generic.RESTOptionsGetter, typer runtime.ObjectType
 		CreateStrategy:            k.strategy,
 		UpdateStrategy:            k.strategy,
 		DeleteStrategy:            k.strategy,
-		TableConvertor:            rest.NewDefaultTableConvertor(gr),
+		TableConvertor:            table{clock: clk, columns: append(append([]column{nameColumn()}, k.columns...), ageColumn())},
 	}
 	attrs := func(obj runtime.Object) (labels.Set, fields.Set, error) {
 		return objectAttrs(obj, k.namespaced, k.fields)
@@ -75,6 +79,10 @@ func configMaps() storedKind {
 		resource: "configmaps", singular: "configmap",
 		newObj:  func() runtime.Object { return &corev1.ConfigMap{} },
 		newList: func() runtime.Object { return &corev1.ConfigMapList{} },
+		columns: []column{intColumn("Data", func(obj runtime.Object) int {
+			cm := obj.(*corev1.ConfigMap)
+			return len(cm.Data) + len(cm.BinaryData)
+		})},
 		strategy: strategy{
 			namespaced: true,
 			validate:   func(obj runtime.Object) field.ErrorList { return ValidateConfigMap(obj.(*corev1.ConfigMap)) },
@@ -91,6 +99,12 @@ func secrets() storedKind {
 		resource: "secrets", singular: "secret",
 		newObj:  func() runtime.Object { return &corev1.Secret{} },
 		newList: func() runtime.Object { return &corev1.SecretList{} },
+		columns: []column{
+			{def: metav1.TableColumnDefinition{Name: "Type", Type: "string"}, cell: func(obj runtime.Object, _ time.Time) any {
+				return string(obj.(*corev1.Secret).Type)
+			}},
+			intColumn("Data", func(obj runtime.Object) int { return len(obj.(*corev1.Secret).Data) }),
+		},
 		fields: func(obj runtime.Object) fields.Set {
 			return fields.Set{"type": string(obj.(*corev1.Secret).Type)}
 		},
@@ -137,6 +151,7 @@ func serviceAccounts() storedKind {
 		resource: "serviceaccounts", singular: "serviceaccount",
 		newObj:  func() runtime.Object { return &corev1.ServiceAccount{} },
 		newList: func() runtime.Object { return &corev1.ServiceAccountList{} },
+		columns: []column{intColumn("Secrets", func(obj runtime.Object) int { return len(obj.(*corev1.ServiceAccount).Secrets) })},
 		strategy: strategy{
 			namespaced: true,
 			validate:   func(obj runtime.Object) field.ErrorList { return ValidateServiceAccount(obj.(*corev1.ServiceAccount)) },

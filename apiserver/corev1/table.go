@@ -39,6 +39,11 @@ func ageColumn() column {
 		}}
 }
 
+func intColumn(name string, f func(runtime.Object) int) column {
+	return column{def: metav1.TableColumnDefinition{Name: name, Type: "integer"},
+		cell: func(obj runtime.Object, _ time.Time) any { return int64(f(obj)) }}
+}
+
 func age(t metav1.Time, now time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"

@@ -185,7 +185,7 @@ func (v *view) Watch(ctx context.Context, options *metainternalversion.ListOptio
 		return nil, apiError(err, v.groupResource(), "")
 	}
 	bookmark := options.SendInitialEvents != nil && *options.SendInitialEvents && options.AllowWatchBookmarks
-	go w.run(ctx, v, m, first, rv, bookmark, events)
+	go w.run(ctx, v, m, initial, first, rv, bookmark, events)
 	return w, nil
 }
 
@@ -194,7 +194,7 @@ type viewWatch struct {
 	ch      chan watch.Event
 	cancel  context.CancelFunc
 	once    sync.Once
-	matched map[string]bool // keys of the objects the client holds
+	matched map[string]bool // keys of the objects the client holds (true) or known not to (false)
 }
 
 // ResultChan implements watch.Interface.
@@ -212,9 +212,10 @@ func (w *viewWatch) send(ctx context.Context, e watch.Event) bool {
 	}
 }
 
-func (w *viewWatch) run(ctx context.Context, v *view, m matcher, first []runtime.Object, rv string, bookmark bool, events <-chan store.Event) {
+func (w *viewWatch) run(ctx context.Context, v *view, m matcher, complete bool, first []runtime.Object, rv string, bookmark bool, events <-chan store.Event) {
 	defer close(w.ch)
 	defer w.Stop()
+	// complete: with initial events the client holds exactly what was sent.
 	for _, obj := range first {
 		w.matched[key(obj)] = true
 		if !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}) {
@@ -238,7 +239,14 @@ func (w *viewWatch) run(ctx context.Context, v *view, m matcher, first []runtime
 		}
 		obj := v.convert(e.Object)
 		k := key(obj)
-		was, now := w.matched[k], e.Type != store.Deleted && m.matches(obj)
+		now := e.Type != store.Deleted && m.matches(obj)
+		was, known := w.matched[k]
+		if !known && !complete {
+			// A watch from a resourceVersion: what the client holds is
+			// unknown; an object changed or deleted that matches is
+			// taken to have matched before.
+			was = e.Type != store.Added && m.matches(obj)
+		}
 		var t watch.EventType
 		switch {
 		case now && was:
@@ -250,10 +258,13 @@ func (w *viewWatch) run(ctx context.Context, v *view, m matcher, first []runtime
 		default:
 			continue
 		}
-		if now {
+		switch {
+		case now:
 			w.matched[k] = true
-		} else {
+		case complete:
 			delete(w.matched, k)
+		default:
+			w.matched[k] = false
 		}
 		if !w.send(ctx, watch.Event{Type: t, Object: obj}) {
 			return
