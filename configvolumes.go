@@ -24,6 +24,8 @@ const (
 	KindConfigMap      = "ConfigMap"
 	KindSecret         = "Secret"
 	KindServiceAccount = "ServiceAccount"
+	// KindNamespace is the core v1 Namespace, cluster-scoped.
+	KindNamespace = "Namespace"
 )
 
 // DefaultConfigVolumeLabel is the ISO volume label of a config volume that

@@ -80,6 +80,8 @@ func kinds() []kindInfo {
 			func() Object { return &corev1.Secret{} }, func() ObjectList { return &corev1.SecretList{} }},
 		{CoreSchemeGroupVersion.WithKind(KindServiceAccount), true,
 			func() Object { return &corev1.ServiceAccount{} }, func() ObjectList { return &corev1.ServiceAccountList{} }},
+		{CoreSchemeGroupVersion.WithKind(KindNamespace), false,
+			func() Object { return &corev1.Namespace{} }, func() ObjectList { return &corev1.NamespaceList{} }},
 	}
 }
 
@@ -184,6 +186,8 @@ func GVKOf(obj Object) (schema.GroupVersionKind, bool) {
 		return CoreSchemeGroupVersion.WithKind(KindSecret), true
 	case *corev1.ServiceAccount:
 		return CoreSchemeGroupVersion.WithKind(KindServiceAccount), true
+	case *corev1.Namespace:
+		return CoreSchemeGroupVersion.WithKind(KindNamespace), true
 	}
 	return schema.GroupVersionKind{}, false
 }

@@ -39,6 +39,9 @@ const (
 	// GarbageCollectorController orphans and deletes dependents through
 	// their owner references (see controller.GarbageCollector).
 	GarbageCollectorController = "garbagecollector"
+	// NamespaceController deletes the content of deleted namespaces (see
+	// controller.NamespaceReconciler).
+	NamespaceController = "namespace"
 )
 
 // Options configure a [Cluster]. The zero value is a working cluster: a
@@ -245,6 +248,10 @@ func New(opts Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	// The namespaces kube-apiserver creates at start.
+	if err := controller.EnsureNamespaces(context.Background(), opts.Store, controller.SystemNamespaces()...); err != nil {
+		return nil, err
+	}
 	c := &Cluster{opts: opts, store: opts.Store}
 	self = c
 	shared, err := controller.NewSharedCache(opts.Store, controller.SharedCacheOptions{Clock: opts.Clock, Logger: opts.Logger})
@@ -393,6 +400,10 @@ func builtinControllers(rc controller.ReconcilerOptions, mo controller.Migration
 	if err != nil {
 		return nil, err
 	}
+	ns, err := controller.NewNamespaceReconciler(rc)
+	if err != nil {
+		return nil, err
+	}
 	return []Controller{
 		{Name: VMController, Reconciler: vm, Watches: vm.Watches()},
 		{Name: VMIController, Reconciler: vmi, Watches: vmi.Watches()},
@@ -401,6 +412,7 @@ func builtinControllers(rc controller.ReconcilerOptions, mo controller.Migration
 		{Name: MigrationController, Reconciler: mig, Watches: mig.Watches()},
 		{Name: NodeHealthController, Reconciler: nh, Watches: nh.Watches()},
 		{Name: GarbageCollectorController, Reconciler: gc, Watches: gc.Watches()},
+		{Name: NamespaceController, Reconciler: ns, Watches: ns.Watches()},
 	}, nil
 }
 

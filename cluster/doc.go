@@ -36,6 +36,10 @@
 // store.DeleteOptions.PropagationPolicy orphan or delete the dependents as
 // in Kubernetes; [CheckOwnersAndFinalizers] checks, once the cluster is
 // quiescent, that no owner reference dangles and no deletion is stuck.
+// The cluster starts with the namespaces kube-apiserver creates (default,
+// kube-system, kube-public), and its namespace controller deletes the
+// content of a deleted namespace before the namespace goes; objects of a
+// namespace that was never created are left alone (Apply does not check).
 //
 // On a virtual clock (Options.Clock, [Cluster.Settle], [Cluster.Advance])
 // with Options.Seed set, a scenario repeats: uids, generated names,

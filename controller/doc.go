@@ -48,8 +48,15 @@
 // reference or the VM controller's finalizer; a new VM of the same name
 // adopts it, as KubeVirt's does.
 //
+// [NamespaceReconciler] deletes a deleted namespace's content as
+// Kubernetes' namespace controller does: the namespace (core v1, created
+// by [EnsureNamespaces] or through the API with the "kubernetes"
+// finalizer) turns Terminating, every namespaced object in it is deleted,
+// then the finalizer goes and with it the namespace.
+//
 // Every built-in reconciler ([VMReconciler], [VMIReconciler],
-// [ReplicaSetReconciler], [EvictionReconciler], [GarbageCollector]) can be replaced or
+// [ReplicaSetReconciler], [EvictionReconciler], [GarbageCollector],
+// [NamespaceReconciler]) can be replaced or
 // complemented by the caller's own; each has a Watches method listing
 // what its runner must watch.
 //

@@ -42,7 +42,7 @@ func TestMemoryDefaultKinds(t *testing.T) {
 		"VirtualMachineInstancetype": false, "VirtualMachineClusterInstancetype": true,
 		"VirtualMachinePreference": false, "VirtualMachineClusterPreference": true,
 		"ControllerRevision": false,
-		"ConfigMap":          false, "Secret": false, "ServiceAccount": false,
+		"ConfigMap":          false, "Secret": false, "ServiceAccount": false, "Namespace": true,
 	}, scopes)
 	_, err := store.NewScheme(kinds...)
 	require.NoError(t, err)

@@ -1,0 +1,52 @@
+// Package corev1 serves Kubernetes' legacy core group (/api/v1) on a
+// generic API server (k8s.io/apiserver): the core kinds virtkit's objects
+// reference or that kubectl and client-go expect of a cluster.
+//
+// [NewAPIGroupInfo] builds the group for
+// GenericAPIServer.InstallLegacyAPIGroup("/api", &info):
+//
+//   - namespaces (with the status and finalize subresources), configmaps,
+//     secrets and serviceaccounts are registry.Stores over a
+//     generic.RESTOptionsGetter (apiserver/kubestorage over virtkit's
+//     store), validated as kube-apiserver validates them: DNS-1123 names,
+//     ConfigMap and Secret keys, data of at most 1 MiB, the keys a Secret's
+//     type requires, immutable ConfigMaps and Secrets; a Secret's
+//     stringData is merged into data and its type defaults to Opaque;
+//   - nodes are core v1 views of virtkit's Nodes (virtkit.io/v1alpha1):
+//     conditions, capacity, allocatable, a Hostname address and nodeInfo
+//     come from the agent's status; spec.unschedulable, taints, labels and
+//     annotations can be updated and patched, and are written to virtkit's
+//     Node, so kubectl cordon and uncordon reach virtkit's scheduler
+//     (uncordon also removes virtkit's kubevirt.io/drain taint); any other
+//     change is refused naming the field;
+//   - pods are served always empty and read-only: virtkit runs guests
+//     without pods, and kubectl drain, finding none on the node, completes
+//     after cordoning it (virtkit's own drain evacuates the VMIs);
+//   - persistentvolumeclaims are read-only views of the claims of the
+//     DataVolumes (one per DataVolume, of its name, as CDI creates them;
+//     Bound once the DataVolume's Bound condition is True); writes are 405;
+//   - events are a read-only core v1 view of the events.k8s.io Events,
+//     selectable by involvedObject.*, reason, type, source and
+//     reportingComponent as in kube-apiserver.
+//
+// Views serve get, list and watch with label and field selectors; their
+// lists are one page and their resourceVersions are the store's.
+//
+// # Namespaces
+//
+// A namespace is created Active with Kubernetes' "kubernetes" finalizer in
+// spec.finalizers, mirrored in metadata.finalizers (the store's graceful
+// deletion keys on it). Deleting a namespace marks it; the namespace
+// controller (controller.NamespaceReconciler, run by the embedded
+// cluster) sets it Terminating, deletes its content of every namespaced
+// kind and removes the finalizer, and the namespace goes. That an object's
+// namespace exists is checked by the library's NamespaceLifecycle
+// admission plugin, which lists and watches namespaces through the
+// server's loopback client: this group serves them. Objects written to
+// the store directly (cluster.Apply) are not checked.
+//
+// The group uses its own scheme ([NewScheme]): the core v1 types, also
+// registered as their own internal version (the library converts through
+// an internal version; these types have none), and kube-apiserver's field
+// selectors.
+package corev1

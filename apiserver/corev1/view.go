@@ -1,0 +1,289 @@
+package corev1
+
+import (
+	"context"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/store"
+)
+
+// view is a read-only resource whose objects are derived from objects of
+// another kind in the store (core Nodes from virtkit Nodes, claims from
+// DataVolumes, core Events from events.k8s.io Events). It serves get,
+// list and watch with label and field selectors evaluated on the derived
+// objects; resourceVersions are the store's.
+type view struct {
+	st                 store.Store
+	resource, singular string
+	shortNames         []string
+	namespaced         bool
+	newObj, newList    func() runtime.Object
+	// source are the objects the view derives from.
+	newSource     func() virtkit.Object
+	newSourceList func() virtkit.ObjectList
+	// convert derives the view of one source object.
+	convert func(virtkit.Object) runtime.Object
+	// fields are the selectable fields besides metadata.name/namespace.
+	fields func(runtime.Object) fields.Set
+	rest.TableConvertor
+}
+
+var (
+	_ rest.Getter               = (*view)(nil)
+	_ rest.Lister               = (*view)(nil)
+	_ rest.Watcher              = (*view)(nil)
+	_ rest.Scoper               = (*view)(nil)
+	_ rest.SingularNameProvider = (*view)(nil)
+	_ rest.ShortNamesProvider   = (*view)(nil)
+)
+
+func (v *view) groupResource() schema.GroupResource {
+	return schema.GroupResource{Resource: v.resource}
+}
+
+// New implements rest.Storage.
+func (v *view) New() runtime.Object { return v.newObj() }
+
+// Destroy implements rest.Storage; the store belongs to the caller.
+func (v *view) Destroy() {}
+
+// NamespaceScoped implements rest.Scoper.
+func (v *view) NamespaceScoped() bool { return v.namespaced }
+
+// GetSingularName implements rest.SingularNameProvider.
+func (v *view) GetSingularName() string { return v.singular }
+
+// ShortNames implements rest.ShortNamesProvider.
+func (v *view) ShortNames() []string { return v.shortNames }
+
+// NewList implements rest.Lister.
+func (v *view) NewList() runtime.Object { return v.newList() }
+
+func (v *view) namespace(ctx context.Context) string {
+	if !v.namespaced {
+		return ""
+	}
+	return genericapirequest.NamespaceValue(ctx)
+}
+
+// Get implements rest.Getter.
+func (v *view) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+	src := v.newSource()
+	if err := v.st.Get(ctx, store.Key{Namespace: v.namespace(ctx), Name: name}, src); err != nil {
+		return nil, apiError(err, v.groupResource(), name)
+	}
+	return v.convert(src), nil
+}
+
+// matcher selects derived objects by labels and fields.
+type matcher struct {
+	label labels.Selector
+	field fields.Selector
+	view  *view
+}
+
+func (v *view) matcher(options *metainternalversion.ListOptions) matcher {
+	m := matcher{label: labels.Everything(), field: fields.Everything(), view: v}
+	if options != nil && options.LabelSelector != nil {
+		m.label = options.LabelSelector
+	}
+	if options != nil && options.FieldSelector != nil {
+		m.field = options.FieldSelector
+	}
+	return m
+}
+
+func (m matcher) matches(obj runtime.Object) bool {
+	l, f, err := objectAttrs(obj, m.view.namespaced, m.view.fields)
+	return err == nil && m.label.Matches(l) && m.field.Matches(f)
+}
+
+// list lists the derived objects that match, and the store's version.
+func (v *view) list(ctx context.Context, m matcher) ([]runtime.Object, string, error) {
+	src := v.newSourceList()
+	if err := v.st.List(ctx, src, store.ListOptions{Namespace: v.namespace(ctx)}); err != nil {
+		return nil, "", apiError(err, v.groupResource(), "")
+	}
+	items, err := meta.ExtractList(src)
+	if err != nil {
+		return nil, "", apierrors.NewInternalError(err)
+	}
+	var out []runtime.Object
+	for _, item := range items {
+		o, ok := item.(virtkit.Object)
+		if !ok {
+			continue
+		}
+		if obj := v.convert(o); m.matches(obj) {
+			out = append(out, obj)
+		}
+	}
+	return out, src.GetResourceVersion(), nil
+}
+
+// List implements rest.Lister. The whole list is one page.
+func (v *view) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
+	items, rv, err := v.list(ctx, v.matcher(options))
+	if err != nil {
+		return nil, err
+	}
+	l := v.newList()
+	if err := meta.SetList(l, items); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	la, err := meta.ListAccessor(l)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	la.SetResourceVersion(rv)
+	return l, nil
+}
+
+// Watch implements rest.Watcher. Without a resourceVersion (or with "0")
+// it starts with an Added event per matching object, as kube-apiserver
+// does; with sendInitialEvents it ends them with the bookmark client-go's
+// watch-list waits for.
+func (v *view) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
+	if options == nil {
+		options = &metainternalversion.ListOptions{}
+	}
+	m := v.matcher(options)
+	rv := options.ResourceVersion
+	initial := rv == "" || rv == "0"
+	if options.SendInitialEvents != nil {
+		initial = *options.SendInitialEvents
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &viewWatch{ch: make(chan watch.Event), cancel: cancel, matched: map[string]bool{}}
+	var first []runtime.Object
+	if initial {
+		items, listRV, err := v.list(ctx, m)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		first, rv = items, listRV
+	} else if rv == "0" {
+		rv = ""
+	}
+	events, err := v.st.Watch(ctx, v.newSourceList(), store.WatchOptions{Namespace: v.namespace(ctx), ResourceVersion: rv, ReadOnly: true})
+	if err != nil {
+		cancel()
+		return nil, apiError(err, v.groupResource(), "")
+	}
+	bookmark := options.SendInitialEvents != nil && *options.SendInitialEvents && options.AllowWatchBookmarks
+	go w.run(ctx, v, m, initial, first, rv, bookmark, events)
+	return w, nil
+}
+
+// viewWatch is the watch.Interface of a view.
+type viewWatch struct {
+	ch      chan watch.Event
+	cancel  context.CancelFunc
+	once    sync.Once
+	matched map[string]bool // keys of the objects the client holds (true) or known not to (false)
+}
+
+// ResultChan implements watch.Interface.
+func (w *viewWatch) ResultChan() <-chan watch.Event { return w.ch }
+
+// Stop implements watch.Interface.
+func (w *viewWatch) Stop() { w.once.Do(w.cancel) }
+
+func (w *viewWatch) send(ctx context.Context, e watch.Event) bool {
+	select {
+	case w.ch <- e:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (w *viewWatch) run(ctx context.Context, v *view, m matcher, complete bool, first []runtime.Object, rv string, bookmark bool, events <-chan store.Event) {
+	defer close(w.ch)
+	defer w.Stop()
+	// complete: with initial events the client holds exactly what was sent.
+	for _, obj := range first {
+		w.matched[key(obj)] = true
+		if !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}) {
+			return
+		}
+	}
+	if bookmark {
+		b := v.newObj()
+		if a, err := meta.Accessor(b); err == nil {
+			a.SetResourceVersion(rv)
+			a.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		}
+		if !w.send(ctx, watch.Event{Type: watch.Bookmark, Object: b}) {
+			return
+		}
+	}
+	for e := range events {
+		if e.Type == store.Error {
+			w.send(ctx, watch.Event{Type: watch.Error, Object: statusOf(apiError(e.Err, v.groupResource(), ""))})
+			return
+		}
+		obj := v.convert(e.Object)
+		k := key(obj)
+		now := e.Type != store.Deleted && m.matches(obj)
+		was, known := w.matched[k]
+		if !known && !complete {
+			// A watch from a resourceVersion: what the client holds is
+			// unknown; an object changed or deleted that matches is
+			// taken to have matched before.
+			was = e.Type != store.Added && m.matches(obj)
+		}
+		var t watch.EventType
+		switch {
+		case now && was:
+			t = watch.Modified
+		case now:
+			t = watch.Added
+		case was:
+			t = watch.Deleted
+		default:
+			continue
+		}
+		switch {
+		case now:
+			w.matched[k] = true
+		case complete:
+			delete(w.matched, k)
+		default:
+			w.matched[k] = false
+		}
+		if !w.send(ctx, watch.Event{Type: t, Object: obj}) {
+			return
+		}
+	}
+}
+
+func key(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetNamespace() + "/" + m.GetName()
+}
+
+func statusOf(err error) *metav1.Status {
+	if s, ok := err.(apierrors.APIStatus); ok {
+		st := s.Status()
+		return &st
+	}
+	return &metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}
+}
