@@ -181,7 +181,7 @@ type Cluster struct {
 	// controllers' and each node agent's): Start runs their retries of
 	// failed writes for the cluster's lifetime.
 	recorders []*events.Recorder
-	storage          *storageSetup
+	storage   *storageSetup
 	// shared is the controllers' one watch per kind.
 	shared *controller.SharedCache
 	// agents runs the node agents (see faults.go).
