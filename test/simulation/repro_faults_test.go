@@ -58,8 +58,9 @@ func TestReproAgentFaults(t *testing.T) {
 		{
 			// The agent crashed while its Started event was being written
 			// (a slow store); the restarted agent adopted the running guest
-			// without one: lifecycle-event. The recorder, which the
-			// cluster keeps across agent restarts, retries the write.
+			// without one: lifecycle-event. The agent now records Started
+			// with the status write of the Running phase (the restarted
+			// agent's), and the recorder retries a failed write.
 			file: "started-event-agent-crash.json",
 			why:  "a Started event cut short by an agent crash is retried",
 		},
