@@ -24,7 +24,9 @@ type NodeOptions struct {
 	// means a store-backed events.Recorder on Agent.Store that reports as
 	// controller.ReportingNodeAgent with the node's name as its instance,
 	// what [New] gives each of its hosts. Pass events.Discard{} to record
-	// none.
+	// none. [New] runs the retries of failed writes of the recorders it
+	// makes (events.Recorder.Start); the recorder NewNode makes retries
+	// none, as nothing runs it.
 	Events controller.EventRecorder
 	// TracerProvider traces the agent when Agent.TracerProvider is nil;
 	// nil traces nothing.
