@@ -247,7 +247,6 @@ func (r *Recorder) Event(ctx context.Context, regarding virtkit.Object, eventTyp
 	if count == s.written {
 		return // a concurrent write already carried this occurrence
 	}
-	w := &pendingWrite{s: s, ref: ref, typ: eventType, reason: reason, action: action, note: note}
 	created, err := r.write(ctx, s, ref, eventType, reason, action, note, count, first, last)
 	r.mu.Lock()
 	switch {
@@ -262,7 +261,7 @@ func (r *Recorder) Event(ctx context.Context, regarding virtkit.Object, eventTyp
 	if err != nil {
 		r.o.Logger.Debug("event not recorded", "regarding", ref.Kind+" "+store.Key{Namespace: ref.Namespace, Name: ref.Name}.String(),
 			"reason", reason, "err", err)
-		r.retryLater(w, err)
+		r.retryLater(&pendingWrite{s: s, ref: ref, typ: eventType, reason: reason, action: action, note: note}, err)
 	}
 }
 

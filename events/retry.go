@@ -143,9 +143,9 @@ func (r *Recorder) retry(ctx context.Context, w *pendingWrite) {
 		return // a later write carried it
 	}
 	w.tries++
-	wctx, cancel := context.WithTimeout(ctx, r.o.RetryInterval)
-	created, err := r.write(wctx, s, w.ref, w.typ, w.reason, w.action, w.note, count, first, last)
-	cancel()
+	// No deadline of its own: a real-time one would fire at an arbitrary
+	// instant of a virtual clock. The store honours ctx.
+	created, err := r.write(ctx, s, w.ref, w.typ, w.reason, w.action, w.note, count, first, last)
 	s.mu.Unlock()
 	r.mu.Lock()
 	r.stats.Retries++
