@@ -10,12 +10,18 @@ type ConditionType string
 
 // Condition is one observed aspect of an object.
 type Condition struct {
-	Type               ConditionType   `json:"type"`
-	Status             ConditionStatus `json:"status"`
-	LastProbeTime      metav1.Time     `json:"lastProbeTime,omitempty"`
-	LastTransitionTime metav1.Time     `json:"lastTransitionTime,omitempty"`
-	Reason             string          `json:"reason,omitempty"`
-	Message            string          `json:"message,omitempty"`
+	// Type is the kind of condition.
+	Type ConditionType `json:"type"`
+	// Status is True, False or Unknown.
+	Status ConditionStatus `json:"status"`
+	// LastProbeTime is when the condition was last checked.
+	LastProbeTime metav1.Time `json:"lastProbeTime,omitempty"`
+	// LastTransitionTime is when the status last changed.
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	// Reason is a one-word, CamelCase cause of the last transition.
+	Reason string `json:"reason,omitempty"`
+	// Message is a human readable account of the last transition.
+	Message string `json:"message,omitempty"`
 }
 
 // VMI condition types.

@@ -50,6 +50,7 @@ type ConfigMapVolumeSource struct {
 
 // SecretVolumeSource presents a Secret of the VMI's namespace.
 type SecretVolumeSource struct {
+	// SecretName names the Secret, in the VMI's namespace.
 	SecretName string `json:"secretName,omitempty"`
 	// Optional lets the VMI start without the Secret (an empty disk).
 	Optional *bool `json:"optional,omitempty"`
@@ -60,11 +61,13 @@ type SecretVolumeSource struct {
 // ServiceAccountVolumeSource presents a ServiceAccount's namespace and,
 // when its token Secret exists, its token and CA certificate.
 type ServiceAccountVolumeSource struct {
+	// ServiceAccountName names the service account whose token is exposed.
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
 
 // DownwardAPIVolumeSource presents fields of the VMI's own metadata.
 type DownwardAPIVolumeSource struct {
+	// Fields are the VMI's fields exposed, one file each.
 	Fields []DownwardAPIVolumeFile `json:"fields,omitempty"`
 	// VolumeLabel is the ISO volume label (default cfgdata).
 	VolumeLabel string `json:"volumeLabel,omitempty"`
@@ -74,8 +77,10 @@ type DownwardAPIVolumeSource struct {
 // unattend.xml) from a ConfigMap or a Secret, on a disk labelled
 // SysprepVolumeLabel.
 type SysprepSource struct {
+	// ConfigMap names the ConfigMap holding the answer file.
 	ConfigMap *LocalObjectReference `json:"configMap,omitempty"`
-	Secret    *LocalObjectReference `json:"secret,omitempty"`
+	// Secret names the Secret holding the answer file.
+	Secret *LocalObjectReference `json:"secret,omitempty"`
 }
 
 // SysprepVolumeLabel is the ISO volume label of a sysprep volume, as
@@ -90,13 +95,17 @@ type DownwardAPIVolumeFile struct {
 	// metadata.uid, metadata.labels, metadata.annotations, or one label or
 	// annotation (metadata.labels['key']).
 	FieldRef *ObjectFieldSelector `json:"fieldRef,omitempty"`
-	Mode     *int32               `json:"mode,omitempty"`
+	// Mode is the file's permission bits.
+	Mode *int32 `json:"mode,omitempty"`
 }
 
 // ObjectFieldSelector selects a field of the object.
 type ObjectFieldSelector struct {
+	// APIVersion is the version of the schema the field path is written in; v1
+	// by default.
 	APIVersion string `json:"apiVersion,omitempty"`
-	FieldPath  string `json:"fieldPath"`
+	// FieldPath is the path of the field, such as metadata.labels.
+	FieldPath string `json:"fieldPath"`
 }
 
 func validateConfigMap(c *corev1.ConfigMap) field.ErrorList {

@@ -27,10 +27,14 @@ var (
 //
 // +kubebuilder:object:root=true
 type DataVolume struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   DataVolumeSpec   `json:"spec"`
+	// Spec is where the data comes from and the storage it is written to.
+	Spec DataVolumeSpec `json:"spec"`
+	// Status is the import's progress.
 	Status DataVolumeStatus `json:"status,omitempty"`
 }
 
@@ -39,8 +43,10 @@ type DataVolume struct {
 // +kubebuilder:object:root=true
 type DataVolumeList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
+	// Items are the data volumes.
 	Items []DataVolume `json:"items"`
 }
 
@@ -49,21 +55,24 @@ type DataVolumeList struct {
 type DataVolumeSpec struct {
 	// Source is where the data comes from; exactly one source type.
 	Source *DataVolumeImportSource `json:"source,omitempty"`
-	// SourceRef names a DataSource; virtkit refuses it (NotSupported).
+	// SourceRef names a DataSource to import from; virtkit does not support
+	// it.
 	SourceRef *DataVolumeSourceRef `json:"sourceRef,omitempty"`
 	// PVC is the claim, taken as written.
 	PVC *PersistentVolumeClaimSpec `json:"pvc,omitempty"`
 	// Storage is the claim with CDI's defaults (access modes, volume
 	// mode and, for imports, the size) filled in by the storage class.
-	Storage           *PersistentVolumeClaimSpec `json:"storage,omitempty"`
-	PriorityClassName string                     `json:"priorityClassName,omitempty"`
-	// ContentType is kubevirt (a disk image, the default) or archive (a
-	// tar archive extracted into a filesystem; NotSupported).
+	Storage *PersistentVolumeClaimSpec `json:"storage,omitempty"`
+	// PriorityClassName is the priority class of the import's workers.
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// ContentType is kubevirt (a disk image, the default) or archive (a tar
+	// archive extracted into a filesystem, which virtkit does not support).
 	ContentType DataVolumeContentType `json:"contentType,omitempty"`
-	// Checkpoints and FinalCheckpoint drive multi-stage (warm) imports;
-	// NotSupported.
-	Checkpoints     []DataVolumeCheckpoint `json:"checkpoints,omitempty"`
-	FinalCheckpoint bool                   `json:"finalCheckpoint,omitempty"`
+	// Checkpoints drive a multi-stage (warm) import; virtkit does not support
+	// them.
+	Checkpoints []DataVolumeCheckpoint `json:"checkpoints,omitempty"`
+	// FinalCheckpoint marks the last checkpoint of a multi-stage import.
+	FinalCheckpoint bool `json:"finalCheckpoint,omitempty"`
 	// Preallocation asks for a fully allocated target image.
 	Preallocation *bool `json:"preallocation,omitempty"`
 }
@@ -79,30 +88,45 @@ const (
 
 // DataVolumeCheckpoint is one stage of a multi-stage import.
 type DataVolumeCheckpoint struct {
+	// Previous is the snapshot the checkpoint's delta starts from.
 	Previous string `json:"previous"`
-	Current  string `json:"current"`
+	// Current is the snapshot the checkpoint's delta ends at.
+	Current string `json:"current"`
 }
 
 // DataVolumeSourceRef names a DataSource object.
 type DataVolumeSourceRef struct {
-	Kind      string  `json:"kind"`
+	// Kind is the kind of the referenced source, DataSource.
+	Kind string `json:"kind"`
+	// Namespace is the source's namespace; the data volume's by default.
 	Namespace *string `json:"namespace,omitempty"`
-	Name      string  `json:"name"`
+	// Name is the source's name.
+	Name string `json:"name"`
 }
 
 // DataVolumeImportSource is where a DataVolume's data comes from;
 // exactly one field is set (CDI calls it DataVolumeSource; that name is
 // taken here by the VMI volume source).
 type DataVolumeImportSource struct {
-	HTTP     *DataVolumeSourceHTTP     `json:"http,omitempty"`
-	S3       *DataVolumeSourceS3       `json:"s3,omitempty"`
-	GCS      *DataVolumeSourceGCS      `json:"gcs,omitempty"`
+	// HTTP imports an image from an HTTP or HTTPS URL.
+	HTTP *DataVolumeSourceHTTP `json:"http,omitempty"`
+	// S3 imports an image from an S3 bucket.
+	S3 *DataVolumeSourceS3 `json:"s3,omitempty"`
+	// GCS imports an image from Google Cloud Storage.
+	GCS *DataVolumeSourceGCS `json:"gcs,omitempty"`
+	// Registry imports a disk image from a container image.
 	Registry *DataVolumeSourceRegistry `json:"registry,omitempty"`
-	PVC      *DataVolumeSourcePVC      `json:"pvc,omitempty"`
-	Upload   *DataVolumeSourceUpload   `json:"upload,omitempty"`
-	Blank    *DataVolumeBlankImage     `json:"blank,omitempty"`
-	ImageIO  *DataVolumeSourceImageIO  `json:"imageio,omitempty"`
-	VDDK     *DataVolumeSourceVDDK     `json:"vddk,omitempty"`
+	// PVC clones an existing claim.
+	PVC *DataVolumeSourcePVC `json:"pvc,omitempty"`
+	// Upload waits for an image to be uploaded.
+	Upload *DataVolumeSourceUpload `json:"upload,omitempty"`
+	// Blank creates an empty disk.
+	Blank *DataVolumeBlankImage `json:"blank,omitempty"`
+	// ImageIO imports a disk from oVirt.
+	ImageIO *DataVolumeSourceImageIO `json:"imageio,omitempty"`
+	// VDDK imports a disk from VMware.
+	VDDK *DataVolumeSourceVDDK `json:"vddk,omitempty"`
+	// Snapshot clones a volume snapshot.
 	Snapshot *DataVolumeSourceSnapshot `json:"snapshot,omitempty"`
 }
 
@@ -125,14 +149,19 @@ type DataVolumeSourceHTTP struct {
 
 // DataVolumeSourceS3 imports from an S3 bucket URL.
 type DataVolumeSourceS3 struct {
-	URL           string `json:"url"`
-	SecretRef     string `json:"secretRef,omitempty"`
+	// URL is the object's S3 URL.
+	URL string `json:"url"`
+	// SecretRef names the Secret holding the access key and secret key.
+	SecretRef string `json:"secretRef,omitempty"`
+	// CertConfigMap names the ConfigMap holding the CA bundle to trust.
 	CertConfigMap string `json:"certConfigMap,omitempty"`
 }
 
 // DataVolumeSourceGCS imports from Google Cloud Storage.
 type DataVolumeSourceGCS struct {
-	URL       string `json:"url"`
+	// URL is the object's Google Cloud Storage URL.
+	URL string `json:"url"`
+	// SecretRef names the Secret holding the service account key.
 	SecretRef string `json:"secretRef,omitempty"`
 }
 
@@ -150,26 +179,34 @@ const (
 // DataVolumeSourceRegistry imports the disk under /disk/ of a container
 // image.
 type DataVolumeSourceRegistry struct {
-	// URL is docker://registry/repository[:tag|@digest] (oci-archive://
-	// is NotSupported).
+	// URL is docker://registry/repository[:tag|@digest]; virtkit does not
+	// support oci-archive:// URLs.
 	URL *string `json:"url,omitempty"`
-	// ImageStream names an OpenShift ImageStream; NotSupported.
-	ImageStream   *string             `json:"imageStream,omitempty"`
-	PullMethod    *RegistryPullMethod `json:"pullMethod,omitempty"`
-	SecretRef     *string             `json:"secretRef,omitempty"`
-	CertConfigMap *string             `json:"certConfigMap,omitempty"`
-	Platform      *PlatformOptions    `json:"platform,omitempty"`
+	// ImageStream names an OpenShift ImageStream; virtkit does not support it.
+	ImageStream *string `json:"imageStream,omitempty"`
+	// PullMethod is pod (the importer pulls the image) or node (the node's
+	// container runtime does).
+	PullMethod *RegistryPullMethod `json:"pullMethod,omitempty"`
+	// SecretRef names the Secret holding the registry credentials.
+	SecretRef *string `json:"secretRef,omitempty"`
+	// CertConfigMap names the ConfigMap holding the CA bundle to trust.
+	CertConfigMap *string `json:"certConfigMap,omitempty"`
+	// Platform selects the image of a multi-architecture index.
+	Platform *PlatformOptions `json:"platform,omitempty"`
 }
 
 // PlatformOptions select one image of a multi-platform index.
 type PlatformOptions struct {
+	// Architecture is the architecture whose image is imported, such as amd64.
 	Architecture string `json:"architecture,omitempty"`
 }
 
 // DataVolumeSourcePVC clones an existing claim (another DataVolume's disk).
 type DataVolumeSourcePVC struct {
+	// Namespace is the source claim's namespace.
 	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	// Name is the source claim's name.
+	Name string `json:"name"`
 }
 
 // DataVolumeSourceUpload waits for a client to upload the image.
@@ -180,28 +217,42 @@ type DataVolumeBlankImage struct{}
 
 // DataVolumeSourceImageIO imports from oVirt's imageio; NotSupported.
 type DataVolumeSourceImageIO struct {
-	URL                string `json:"url"`
-	DiskID             string `json:"diskId"`
-	SecretRef          string `json:"secretRef,omitempty"`
-	CertConfigMap      string `json:"certConfigMap,omitempty"`
-	InsecureSkipVerify *bool  `json:"insecureSkipVerify,omitempty"`
+	// URL is the oVirt engine's API URL.
+	URL string `json:"url"`
+	// DiskID is the ID of the disk to import.
+	DiskID string `json:"diskId"`
+	// SecretRef names the Secret holding the engine's credentials.
+	SecretRef string `json:"secretRef,omitempty"`
+	// CertConfigMap names the ConfigMap holding the CA bundle to trust.
+	CertConfigMap string `json:"certConfigMap,omitempty"`
+	// InsecureSkipVerify skips verifying the engine's certificate.
+	InsecureSkipVerify *bool `json:"insecureSkipVerify,omitempty"`
 }
 
 // DataVolumeSourceVDDK imports from VMware; NotSupported.
 type DataVolumeSourceVDDK struct {
-	URL          string `json:"url,omitempty"`
-	UUID         string `json:"uuid,omitempty"`
-	BackingFile  string `json:"backingFile,omitempty"`
-	Thumbprint   string `json:"thumbprint,omitempty"`
-	SecretRef    string `json:"secretRef,omitempty"`
+	// URL is the vCenter or ESXi URL.
+	URL string `json:"url,omitempty"`
+	// UUID is the UUID of the virtual machine the disk belongs to.
+	UUID string `json:"uuid,omitempty"`
+	// BackingFile is the path of the disk's backing file.
+	BackingFile string `json:"backingFile,omitempty"`
+	// Thumbprint is the server certificate's thumbprint.
+	Thumbprint string `json:"thumbprint,omitempty"`
+	// SecretRef names the Secret holding the credentials.
+	SecretRef string `json:"secretRef,omitempty"`
+	// InitImageURL is the image holding the VDDK library.
 	InitImageURL string `json:"initImageURL,omitempty"`
-	ExtraArgs    string `json:"extraArgs,omitempty"`
+	// ExtraArgs names a ConfigMap of extra VDDK arguments.
+	ExtraArgs string `json:"extraArgs,omitempty"`
 }
 
 // DataVolumeSourceSnapshot clones a VolumeSnapshot; NotSupported.
 type DataVolumeSourceSnapshot struct {
+	// Namespace is the snapshot's namespace.
 	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	// Name is the snapshot's name.
+	Name string `json:"name"`
 }
 
 // DataVolumePhase is where a DataVolume is in its life.
@@ -243,11 +294,16 @@ type DataVolumeProgress string
 type DataVolumeStatus struct {
 	// ClaimName is the claim (virtkit: the provisioned volume) holding
 	// the data.
-	ClaimName    string                `json:"claimName,omitempty"`
-	Phase        DataVolumePhase       `json:"phase,omitempty"`
-	Progress     DataVolumeProgress    `json:"progress,omitempty"`
-	RestartCount int32                 `json:"restartCount,omitempty"`
-	Conditions   []DataVolumeCondition `json:"conditions,omitempty"`
+	ClaimName string `json:"claimName,omitempty"`
+	// Phase is where the import stands, such as ImportInProgress, Succeeded or
+	// Failed.
+	Phase DataVolumePhase `json:"phase,omitempty"`
+	// Progress is the import's progress, as a percentage.
+	Progress DataVolumeProgress `json:"progress,omitempty"`
+	// RestartCount counts the restarts of the import.
+	RestartCount int32 `json:"restartCount,omitempty"`
+	// Conditions are the data volume's current conditions.
+	Conditions []DataVolumeCondition `json:"conditions,omitempty"`
 }
 
 // DataVolumeConditionType is one of Bound, Ready, Running.
@@ -262,12 +318,18 @@ const (
 
 // DataVolumeCondition is one observed aspect of a DataVolume.
 type DataVolumeCondition struct {
-	Type               DataVolumeConditionType `json:"type"`
-	Status             ConditionStatus         `json:"status"`
-	LastTransitionTime metav1.Time             `json:"lastTransitionTime,omitempty"`
-	LastHeartbeatTime  metav1.Time             `json:"lastHeartbeatTime,omitempty"`
-	Reason             string                  `json:"reason,omitempty"`
-	Message            string                  `json:"message,omitempty"`
+	// Type is the kind of condition: Ready, Bound or Running.
+	Type DataVolumeConditionType `json:"type"`
+	// Status is True, False or Unknown.
+	Status ConditionStatus `json:"status"`
+	// LastTransitionTime is when the status last changed.
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	// LastHeartbeatTime is when the condition was last updated.
+	LastHeartbeatTime metav1.Time `json:"lastHeartbeatTime,omitempty"`
+	// Reason is a one-word cause of the last transition.
+	Reason string `json:"reason,omitempty"`
+	// Message is a human readable account of the last transition.
+	Message string `json:"message,omitempty"`
 }
 
 // DataVolume condition reasons, as CDI sets them.

@@ -21,6 +21,7 @@ const (
 // defaults.
 //
 // +kubebuilder:object:generate=false
+// +k8s:openapi-gen=false
 type DefaultOptions struct {
 	// Architecture for VMIs that name none; "" = amd64.
 	Architecture string

@@ -1,3 +1,5 @@
+// +k8s:openapi-gen=true
+
 // Package virtkit is virtkit's object model: KubeVirt's kinds, with
 // KubeVirt's JSON names, enum strings, defaults and admission rules, so a
 // kubevirt.io/v1 manifest of a supported feature means the same thing here
@@ -5,9 +7,15 @@
 //
 // Everything else in virtkit (stores, reconcilers, the node agent, the
 // domain builder, metrics) speaks these types. The package imports only the
-// standard library, k8s.io/apimachinery and sigs.k8s.io/yaml, so embedding
-// it costs no more than the metadata types a Kubernetes-based caller
+// standard library, k8s.io/apimachinery, k8s.io/api/core/v1 (for the core
+// kinds ConfigMap, Secret and ServiceAccount) and sigs.k8s.io/yaml, so
+// embedding it costs no more than the types a Kubernetes-based caller
 // already has.
+//
+// The Go doc comments of the types and their fields are the API
+// documentation: package apiserver/openapi turns them into the OpenAPI
+// schemas (kubectl explain) of virtkit's API server, and the +listType
+// markers on list fields give server-side apply KubeVirt's merge rules.
 //
 // # Where to start
 //

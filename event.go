@@ -44,7 +44,9 @@ const (
 //
 // +kubebuilder:object:generate=false
 type Event struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// EventTime is when the event was first observed.
 	EventTime metav1.MicroTime `json:"eventTime"`
@@ -68,13 +70,17 @@ type Event struct {
 	Note string `json:"note,omitempty"`
 	// Type is Normal or Warning.
 	Type string `json:"type,omitempty"`
-	// The deprecated fields mirror the core/v1 Event fields that
-	// kube-apiserver fills for old clients; virtkit keeps them current so
-	// either reading works.
-	DeprecatedSource         EventSource `json:"deprecatedSource,omitempty"`
+	// DeprecatedSource is the core/v1 source, kept for older clients. virtkit
+	// keeps all the deprecated fields current, so either form reads the same.
+	DeprecatedSource EventSource `json:"deprecatedSource,omitempty"`
+	// DeprecatedFirstTimestamp is the core/v1 firstTimestamp, kept for older
+	// clients.
 	DeprecatedFirstTimestamp metav1.Time `json:"deprecatedFirstTimestamp,omitempty"`
-	DeprecatedLastTimestamp  metav1.Time `json:"deprecatedLastTimestamp,omitempty"`
-	DeprecatedCount          int32       `json:"deprecatedCount,omitempty"`
+	// DeprecatedLastTimestamp is the core/v1 lastTimestamp, kept for older
+	// clients.
+	DeprecatedLastTimestamp metav1.Time `json:"deprecatedLastTimestamp,omitempty"`
+	// DeprecatedCount is the core/v1 count, kept for older clients.
+	DeprecatedCount int32 `json:"deprecatedCount,omitempty"`
 }
 
 // EventSeries counts the repeats of an event.
@@ -91,8 +97,10 @@ type EventSeries struct {
 //
 // +kubebuilder:object:generate=false
 type EventSource struct {
+	// Component is the component that reported the event.
 	Component string `json:"component,omitempty"`
-	Host      string `json:"host,omitempty"`
+	// Host is the node the reporting component runs on.
+	Host string `json:"host,omitempty"`
 }
 
 // ObjectReference points at an object of any kind (core/v1
@@ -100,13 +108,21 @@ type EventSource struct {
 //
 // +kubebuilder:object:generate=false
 type ObjectReference struct {
-	Kind            string    `json:"kind,omitempty"`
-	Namespace       string    `json:"namespace,omitempty"`
-	Name            string    `json:"name,omitempty"`
-	UID             types.UID `json:"uid,omitempty"`
-	APIVersion      string    `json:"apiVersion,omitempty"`
-	ResourceVersion string    `json:"resourceVersion,omitempty"`
-	FieldPath       string    `json:"fieldPath,omitempty"`
+	// Kind is the object's kind.
+	Kind string `json:"kind,omitempty"`
+	// Namespace is the object's namespace.
+	Namespace string `json:"namespace,omitempty"`
+	// Name is the object's name.
+	Name string `json:"name,omitempty"`
+	// UID is the object's UID.
+	UID types.UID `json:"uid,omitempty"`
+	// APIVersion is the object's API version.
+	APIVersion string `json:"apiVersion,omitempty"`
+	// ResourceVersion is the object's resource version when it was referenced.
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// FieldPath points into the object, when the reference is about one part
+	// of it.
+	FieldPath string `json:"fieldPath,omitempty"`
 }
 
 // EventList is a list of events.
@@ -114,8 +130,10 @@ type ObjectReference struct {
 // +kubebuilder:object:generate=false
 type EventList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []Event `json:"items"`
+	// Items are the events.
+	Items []Event `json:"items"`
 }
 
 // LastSeen is when the event was last observed: its series' last

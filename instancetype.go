@@ -45,9 +45,12 @@ var (
 //
 // +kubebuilder:object:root=true
 type VirtualMachineInstancetype struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec is the CPU, memory and devices the instance type gives.
 	Spec VirtualMachineInstancetypeSpec `json:"spec"`
 }
 
@@ -56,8 +59,10 @@ type VirtualMachineInstancetype struct {
 // +kubebuilder:object:root=true
 type VirtualMachineInstancetypeList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
+	// Items are the instance types.
 	Items []VirtualMachineInstancetype `json:"items"`
 }
 
@@ -66,9 +71,12 @@ type VirtualMachineInstancetypeList struct {
 //
 // +kubebuilder:object:root=true
 type VirtualMachineClusterInstancetype struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec is the CPU, memory and devices the instance type gives.
 	Spec VirtualMachineInstancetypeSpec `json:"spec"`
 }
 
@@ -78,8 +86,10 @@ type VirtualMachineClusterInstancetype struct {
 // +kubebuilder:object:root=true
 type VirtualMachineClusterInstancetypeList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
+	// Items are the cluster instance types.
 	Items []VirtualMachineClusterInstancetype `json:"items"`
 }
 
@@ -103,13 +113,17 @@ type VirtualMachineInstancetypeSpec struct {
 	// Annotations are added to the VMI where the template has none of
 	// the same key.
 	Annotations map[string]string `json:"annotations,omitempty"`
-	// GPUs and HostDevices are devices passed through to the guest.
-	GPUs        []GPU        `json:"gpus,omitempty"`
+	// GPUs are GPUs passed through to the guest.
+	// +listType=atomic
+	GPUs []GPU `json:"gpus,omitempty"`
+	// HostDevices are host devices passed through to the guest.
+	// +listType=atomic
 	HostDevices []HostDevice `json:"hostDevices,omitempty"`
 	// IOThreadsPolicy is how disks share IO threads (shared, auto,
 	// supplementalPool); IOThreads sizes the supplemental pool.
 	IOThreadsPolicy *IOThreadsPolicy `json:"ioThreadsPolicy,omitempty"`
-	IOThreads       *DiskIOThreads   `json:"ioThreads,omitempty"`
+	// IOThreads configures the I/O threads of the guest's disks.
+	IOThreads *DiskIOThreads `json:"ioThreads,omitempty"`
 	// LaunchSecurity asks for a confidential guest (SEV, SNP, TDX).
 	LaunchSecurity *LaunchSecurity `json:"launchSecurity,omitempty"`
 }
@@ -118,25 +132,32 @@ type VirtualMachineInstancetypeSpec struct {
 type CPUInstancetype struct {
 	// Guest is the number of vCPUs, laid out as the preference's
 	// preferred topology says (sockets by default).
-	Guest                 uint32  `json:"guest"`
-	Model                 *string `json:"model,omitempty"`
-	DedicatedCPUPlacement *bool   `json:"dedicatedCPUPlacement,omitempty"`
-	IsolateEmulatorThread *bool   `json:"isolateEmulatorThread,omitempty"`
-	MaxSockets            *uint32 `json:"maxSockets,omitempty"`
-	// NUMA maps the guest's NUMA topology onto the host's; Realtime tunes
-	// the vCPUs for realtime workloads.
-	NUMA     *NUMA     `json:"numa,omitempty"`
+	Guest uint32 `json:"guest"`
+	// Model is the CPU model the guest gets.
+	Model *string `json:"model,omitempty"`
+	// DedicatedCPUPlacement pins each vCPU to a host CPU of its own.
+	DedicatedCPUPlacement *bool `json:"dedicatedCPUPlacement,omitempty"`
+	// IsolateEmulatorThread gives the emulator thread a host CPU of its own.
+	IsolateEmulatorThread *bool `json:"isolateEmulatorThread,omitempty"`
+	// MaxSockets is the most sockets CPU hot-plug may add up to.
+	MaxSockets *uint32 `json:"maxSockets,omitempty"`
+	// NUMA maps the guest's NUMA topology onto the host's.
+	NUMA *NUMA `json:"numa,omitempty"`
+	// Realtime tunes the vCPUs for real-time workloads.
 	Realtime *Realtime `json:"realtime,omitempty"`
 }
 
 // MemoryInstancetype is an instance type's memory.
 type MemoryInstancetype struct {
-	Guest     resource.Quantity `json:"guest"`
-	Hugepages *Hugepages        `json:"hugepages,omitempty"`
+	// Guest is the memory the guest sees.
+	Guest resource.Quantity `json:"guest"`
+	// Hugepages backs the guest's memory with huge pages.
+	Hugepages *Hugepages `json:"hugepages,omitempty"`
 	// OvercommitPercent lowers the memory request below the guest's
 	// memory by this percentage (0-100); not with hugepages.
-	OvercommitPercent int                `json:"overcommitPercent,omitempty"`
-	MaxGuest          *resource.Quantity `json:"maxGuest,omitempty"`
+	OvercommitPercent int `json:"overcommitPercent,omitempty"`
+	// MaxGuest is the most memory hot-plug may raise the guest's memory to.
+	MaxGuest *resource.Quantity `json:"maxGuest,omitempty"`
 }
 
 // VirtualMachinePreference is a namespaced preference: defaults a VM's
@@ -144,9 +165,12 @@ type MemoryInstancetype struct {
 //
 // +kubebuilder:object:root=true
 type VirtualMachinePreference struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec is the defaults the preference gives.
 	Spec VirtualMachinePreferenceSpec `json:"spec"`
 }
 
@@ -155,8 +179,11 @@ type VirtualMachinePreference struct {
 // +kubebuilder:object:root=true
 type VirtualMachinePreferenceList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
+	// Items are the preferences.
+	// +listType=set
 	Items []VirtualMachinePreference `json:"items"`
 }
 
@@ -165,9 +192,12 @@ type VirtualMachinePreferenceList struct {
 //
 // +kubebuilder:object:root=true
 type VirtualMachineClusterPreference struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec is the defaults the preference gives.
 	Spec VirtualMachinePreferenceSpec `json:"spec"`
 }
 
@@ -177,8 +207,11 @@ type VirtualMachineClusterPreference struct {
 // +kubebuilder:object:root=true
 type VirtualMachineClusterPreferenceList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
+	// Items are the cluster preferences.
+	// +listType=set
 	Items []VirtualMachineClusterPreference `json:"items"`
 }
 
@@ -187,13 +220,20 @@ type VirtualMachineClusterPreferenceList struct {
 // counterpart virtkit does not model decodes, and expanding it into a
 // template is an error naming it.
 type VirtualMachinePreferenceSpec struct {
-	Clock    *ClockPreferences    `json:"clock,omitempty"`
-	CPU      *CPUPreferences      `json:"cpu,omitempty"`
-	Devices  *DevicePreferences   `json:"devices,omitempty"`
-	Features *FeaturePreferences  `json:"features,omitempty"`
+	// Clock is the preferred clock configuration.
+	Clock *ClockPreferences `json:"clock,omitempty"`
+	// CPU is the preferred vCPU topology.
+	CPU *CPUPreferences `json:"cpu,omitempty"`
+	// Devices are the preferred device models, buses and settings.
+	Devices *DevicePreferences `json:"devices,omitempty"`
+	// Features are the preferred hypervisor features.
+	Features *FeaturePreferences `json:"features,omitempty"`
+	// Firmware is the preferred firmware.
 	Firmware *FirmwarePreferences `json:"firmware,omitempty"`
-	Machine  *MachinePreferences  `json:"machine,omitempty"`
-	Volumes  *VolumePreferences   `json:"volumes,omitempty"`
+	// Machine is the preferred machine type.
+	Machine *MachinePreferences `json:"machine,omitempty"`
+	// Volumes are the preferred volume settings.
+	Volumes *VolumePreferences `json:"volumes,omitempty"`
 	// PreferredSubdomain is the VMI's subdomain when the template sets
 	// none.
 	PreferredSubdomain *string `json:"preferredSubdomain,omitempty"`
@@ -225,18 +265,28 @@ type VolumePreferences struct {
 
 // ClockPreferences are a preference's clock defaults.
 type ClockPreferences struct {
+	// PreferredClockOffset is the clock offset used when the VM sets none.
 	PreferredClockOffset *ClockOffset `json:"preferredClockOffset,omitempty"`
-	PreferredTimer       *Timer       `json:"preferredTimer,omitempty"`
+	// PreferredTimer are the timers used when the VM sets none.
+	PreferredTimer *Timer `json:"preferredTimer,omitempty"`
 }
 
 // FeaturePreferences are a preference's hypervisor feature defaults.
 type FeaturePreferences struct {
-	PreferredAcpi       *FeatureState  `json:"preferredAcpi,omitempty"`
-	PreferredApic       *FeatureAPIC   `json:"preferredApic,omitempty"`
-	PreferredHyperv     *FeatureHyperv `json:"preferredHyperv,omitempty"`
-	PreferredKvm        *FeatureKVM    `json:"preferredKvm,omitempty"`
-	PreferredPvspinlock *FeatureState  `json:"preferredPvspinlock,omitempty"`
-	PreferredSmm        *FeatureState  `json:"preferredSmm,omitempty"`
+	// PreferredAcpi is the ACPI setting used when the VM sets none.
+	PreferredAcpi *FeatureState `json:"preferredAcpi,omitempty"`
+	// PreferredApic is the APIC setting used when the VM sets none.
+	PreferredApic *FeatureAPIC `json:"preferredApic,omitempty"`
+	// PreferredHyperv are the Hyper-V enlightenments used when the VM sets
+	// none.
+	PreferredHyperv *FeatureHyperv `json:"preferredHyperv,omitempty"`
+	// PreferredKvm is the KVM setting used when the VM sets none.
+	PreferredKvm *FeatureKVM `json:"preferredKvm,omitempty"`
+	// PreferredPvspinlock is the paravirtual spinlock setting used when the VM
+	// sets none.
+	PreferredPvspinlock *FeatureState `json:"preferredPvspinlock,omitempty"`
+	// PreferredSmm is the SMM setting used when the VM sets none.
+	PreferredSmm *FeatureState `json:"preferredSmm,omitempty"`
 }
 
 // PreferredCPUTopology is how an instance type's vCPUs are laid out.
@@ -259,6 +309,8 @@ const (
 
 // CPUPreferences are a preference's CPU defaults.
 type CPUPreferences struct {
+	// PreferredCPUTopology is how the instance type's vCPUs are laid out:
+	// sockets, cores, threads, spread or any.
 	PreferredCPUTopology *PreferredCPUTopology `json:"preferredCPUTopology,omitempty"`
 	// SpreadOptions set the sockets:cores ratio of the spread topology.
 	SpreadOptions *SpreadOptions `json:"spreadOptions,omitempty"`
@@ -270,51 +322,92 @@ type CPUPreferences struct {
 // SpreadOptions are the options of the spread topology: vCPUs across
 // sockets and cores (or cores and threads) in Ratio (default 2).
 type SpreadOptions struct {
-	Ratio  *uint32 `json:"ratio,omitempty"`
+	// Ratio is how many vCPUs go to each unit of the second level of the
+	// spread; 2 by default.
+	Ratio *uint32 `json:"ratio,omitempty"`
+	// Across is what the vCPUs are spread over: SocketsCores,
+	// SocketsCoresThreads or CoresThreads.
 	Across *string `json:"across,omitempty"`
 }
 
 // DevicePreferences are a preference's device defaults.
 type DevicePreferences struct {
-	PreferredAutoattachGraphicsDevice   *bool `json:"preferredAutoattachGraphicsDevice,omitempty"`
-	PreferredAutoattachMemBalloon       *bool `json:"preferredAutoattachMemBalloon,omitempty"`
-	PreferredAutoattachPodInterface     *bool `json:"preferredAutoattachPodInterface,omitempty"`
-	PreferredAutoattachSerialConsole    *bool `json:"preferredAutoattachSerialConsole,omitempty"`
-	PreferredAutoattachInputDevice      *bool `json:"preferredAutoattachInputDevice,omitempty"`
-	PreferredDisableHotplug             *bool `json:"preferredDisableHotplug,omitempty"`
-	PreferredUseVirtioTransitional      *bool `json:"preferredUseVirtioTransitional,omitempty"`
-	PreferredBlockMultiQueue            *bool `json:"preferredBlockMultiQueue,omitempty"`
+	// PreferredAutoattachGraphicsDevice is used when the VM does not set
+	// autoattachGraphicsDevice.
+	PreferredAutoattachGraphicsDevice *bool `json:"preferredAutoattachGraphicsDevice,omitempty"`
+	// PreferredAutoattachMemBalloon is used when the VM does not set
+	// autoattachMemBalloon.
+	PreferredAutoattachMemBalloon *bool `json:"preferredAutoattachMemBalloon,omitempty"`
+	// PreferredAutoattachPodInterface is used when the VM does not set
+	// autoattachPodInterface.
+	PreferredAutoattachPodInterface *bool `json:"preferredAutoattachPodInterface,omitempty"`
+	// PreferredAutoattachSerialConsole is used when the VM does not set
+	// autoattachSerialConsole.
+	PreferredAutoattachSerialConsole *bool `json:"preferredAutoattachSerialConsole,omitempty"`
+	// PreferredAutoattachInputDevice is used when the VM does not set
+	// autoattachInputDevice.
+	PreferredAutoattachInputDevice *bool `json:"preferredAutoattachInputDevice,omitempty"`
+	// PreferredDisableHotplug is used when the VM does not set disableHotplug.
+	PreferredDisableHotplug *bool `json:"preferredDisableHotplug,omitempty"`
+	// PreferredUseVirtioTransitional is used when the VM does not set
+	// useVirtioTransitional.
+	PreferredUseVirtioTransitional *bool `json:"preferredUseVirtioTransitional,omitempty"`
+	// PreferredBlockMultiQueue is used when the VM does not set
+	// blockMultiQueue.
+	PreferredBlockMultiQueue *bool `json:"preferredBlockMultiQueue,omitempty"`
+	// PreferredNetworkInterfaceMultiQueue is used when the VM does not set
+	// networkInterfaceMultiqueue.
 	PreferredNetworkInterfaceMultiQueue *bool `json:"preferredNetworkInterfaceMultiQueue,omitempty"`
 	// PreferredVirtualGPUOptions are the display options of mediated
 	// GPUs.
 	PreferredVirtualGPUOptions *VGPUOptions `json:"preferredVirtualGPUOptions,omitempty"`
-	PreferredSoundModel        string       `json:"preferredSoundModel,omitempty"`
-	PreferredInputBus          InputBus     `json:"preferredInputBus,omitempty"`
-	PreferredInputType         InputType    `json:"preferredInputType,omitempty"`
-	PreferredDiskBlockSize     *BlockSize   `json:"preferredDiskBlockSize,omitempty"`
-	PreferredRng               *Rng         `json:"preferredRng,omitempty"`
-	PreferredTPM               *TPMDevice   `json:"preferredTPM,omitempty"`
+	// PreferredSoundModel is the sound device model used when the VM sets
+	// none.
+	PreferredSoundModel string `json:"preferredSoundModel,omitempty"`
+	// PreferredInputBus is the bus of input devices that set none.
+	PreferredInputBus InputBus `json:"preferredInputBus,omitempty"`
+	// PreferredInputType is the type of input devices that set none.
+	PreferredInputType InputType `json:"preferredInputType,omitempty"`
+	// PreferredDiskBlockSize is the block size of disks that set none.
+	PreferredDiskBlockSize *BlockSize `json:"preferredDiskBlockSize,omitempty"`
+	// PreferredRng adds a random number generator when the VM sets none.
+	PreferredRng *Rng `json:"preferredRng,omitempty"`
+	// PreferredTPM adds a TPM when the VM sets none.
+	PreferredTPM *TPMDevice `json:"preferredTPM,omitempty"`
 	// PreferredInterfaceMasquerade binds interfaces on the pod network
 	// that name no binding with masquerade.
 	PreferredInterfaceMasquerade *InterfaceMasquerade `json:"preferredInterfaceMasquerade,omitempty"`
-	PreferredPanicDeviceModel    *PanicDeviceModel    `json:"preferredPanicDeviceModel,omitempty"`
-	PreferredVideoType           *string              `json:"preferredVideoType,omitempty"`
-	PreferredDiskBus             DiskBus              `json:"preferredDiskBus,omitempty"`
-	PreferredCdromBus            DiskBus              `json:"preferredCdromBus,omitempty"`
-	PreferredLunBus              DiskBus              `json:"preferredLunBus,omitempty"`
-	PreferredInterfaceModel      string               `json:"preferredInterfaceModel,omitempty"`
-	// PreferredDiskCache, PreferredDiskIO and
-	// PreferredDiskDedicatedIoThread (virtio disks only) apply to disks.
-	PreferredDiskCache             DriverCache `json:"preferredDiskCache,omitempty"`
-	PreferredDiskIO                DriverIO    `json:"preferredDiskIO,omitempty"`
-	PreferredDiskDedicatedIoThread *bool       `json:"preferredDiskDedicatedIoThread,omitempty"`
+	// PreferredPanicDeviceModel is the model of panic devices that set none.
+	PreferredPanicDeviceModel *PanicDeviceModel `json:"preferredPanicDeviceModel,omitempty"`
+	// PreferredVideoType is the video device type used when the VM sets none.
+	PreferredVideoType *string `json:"preferredVideoType,omitempty"`
+	// PreferredDiskBus is the bus of disks that set none.
+	PreferredDiskBus DiskBus `json:"preferredDiskBus,omitempty"`
+	// PreferredCdromBus is the bus of CD-ROMs that set none.
+	PreferredCdromBus DiskBus `json:"preferredCdromBus,omitempty"`
+	// PreferredLunBus is the bus of LUNs that set none.
+	PreferredLunBus DiskBus `json:"preferredLunBus,omitempty"`
+	// PreferredInterfaceModel is the model of interfaces that set none.
+	PreferredInterfaceModel string `json:"preferredInterfaceModel,omitempty"`
+	// PreferredDiskCache is the cache mode of virtio disks that set none.
+	PreferredDiskCache DriverCache `json:"preferredDiskCache,omitempty"`
+	// PreferredDiskIO is the I/O mode of disks that set none.
+	PreferredDiskIO DriverIO `json:"preferredDiskIO,omitempty"`
+	// PreferredDiskDedicatedIoThread is used for disks that do not set
+	// dedicatedIOThread.
+	PreferredDiskDedicatedIoThread *bool `json:"preferredDiskDedicatedIoThread,omitempty"`
 }
 
 // FirmwarePreferences are a preference's boot firmware defaults.
 type FirmwarePreferences struct {
-	PreferredUseBios       *bool `json:"preferredUseBios,omitempty"`
+	// PreferredUseBios boots with BIOS when the VM sets no boot loader.
+	PreferredUseBios *bool `json:"preferredUseBios,omitempty"`
+	// PreferredUseBiosSerial sends BIOS output to the serial console when the
+	// VM does not say.
 	PreferredUseBiosSerial *bool `json:"preferredUseBiosSerial,omitempty"`
-	PreferredUseEfi        *bool `json:"preferredUseEfi,omitempty"`
+	// PreferredUseEfi boots with EFI when the VM sets no boot loader.
+	PreferredUseEfi *bool `json:"preferredUseEfi,omitempty"`
+	// PreferredUseSecureBoot enables Secure Boot when the VM does not say.
 	PreferredUseSecureBoot *bool `json:"preferredUseSecureBoot,omitempty"`
 	// PreferredEfi is the EFI bootloader to use; it takes precedence over
 	// the older preferredUseEfi and preferredUseSecureBoot.
@@ -323,12 +416,15 @@ type FirmwarePreferences struct {
 
 // MachinePreferences are a preference's machine defaults.
 type MachinePreferences struct {
+	// PreferredMachineType is the machine type used when the VM sets none.
 	PreferredMachineType string `json:"preferredMachineType,omitempty"`
 }
 
 // PreferenceRequirements are the least resources a preference needs.
 type PreferenceRequirements struct {
-	CPU    *CPUPreferenceRequirement    `json:"cpu,omitempty"`
+	// CPU is the least CPU a VM using the preference must have.
+	CPU *CPUPreferenceRequirement `json:"cpu,omitempty"`
+	// Memory is the least memory a VM using the preference must have.
 	Memory *MemoryPreferenceRequirement `json:"memory,omitempty"`
 	// Architecture is the architecture the VM must have.
 	Architecture *string `json:"architecture,omitempty"`
@@ -336,18 +432,23 @@ type PreferenceRequirements struct {
 
 // CPUPreferenceRequirement is the least number of vCPUs.
 type CPUPreferenceRequirement struct {
+	// Guest is the least number of vCPUs.
 	Guest uint32 `json:"guest"`
 }
 
 // MemoryPreferenceRequirement is the least guest memory.
 type MemoryPreferenceRequirement struct {
+	// Guest is the least guest memory.
 	Guest resource.Quantity `json:"guest"`
 }
 
 // InstancetypeMatcher is a VM's spec.instancetype: which instance type
 // it uses. Kind defaults to VirtualMachineClusterInstancetype.
 type InstancetypeMatcher struct {
+	// Name names the instance type.
 	Name string `json:"name,omitempty"`
+	// Kind is VirtualMachineInstancetype or VirtualMachineClusterInstancetype
+	// (the default).
 	Kind string `json:"kind,omitempty"`
 	// RevisionName names the ControllerRevision that holds the instance
 	// type the VM was first started with.
@@ -384,12 +485,20 @@ const (
 // PreferenceMatcher is a VM's spec.preference: which preference it uses.
 // Kind defaults to VirtualMachineClusterPreference.
 type PreferenceMatcher struct {
-	Name         string `json:"name,omitempty"`
-	Kind         string `json:"kind,omitempty"`
+	// Name names the preference.
+	Name string `json:"name,omitempty"`
+	// Kind is VirtualMachinePreference or VirtualMachineClusterPreference (the
+	// default).
+	Kind string `json:"kind,omitempty"`
+	// RevisionName names the ControllerRevision holding the preference the VM
+	// was first started with.
 	RevisionName string `json:"revisionName,omitempty"`
-	// InferFromVolume and InferFromVolumeFailurePolicy: as for
-	// InstancetypeMatcher, with DefaultPreferenceLabel.
-	InferFromVolume              string                        `json:"inferFromVolume,omitempty"`
+	// InferFromVolume names a template volume (a dataVolume or a
+	// persistentVolumeClaim) whose DataVolume's labels name the preference; it
+	// is resolved when the VM is applied.
+	InferFromVolume string `json:"inferFromVolume,omitempty"`
+	// InferFromVolumeFailurePolicy is what happens when the preference cannot
+	// be inferred from the volume: Reject or Ignore.
 	InferFromVolumeFailurePolicy *InferFromVolumeFailurePolicy `json:"inferFromVolumeFailurePolicy,omitempty"`
 }
 
@@ -397,13 +506,17 @@ type PreferenceMatcher struct {
 // status.preferenceRef: the instance type or preference a VM was started
 // with and the revision that holds it.
 type InstancetypeStatusRef struct {
-	Name                  string                 `json:"name,omitempty"`
-	Kind                  string                 `json:"kind,omitempty"`
+	// Name is the name of the instance type or preference.
+	Name string `json:"name,omitempty"`
+	// Kind is the kind of the instance type or preference.
+	Kind string `json:"kind,omitempty"`
+	// ControllerRevisionRef names the revision holding the copy the VM uses.
 	ControllerRevisionRef *ControllerRevisionRef `json:"controllerRevisionRef,omitempty"`
 }
 
 // ControllerRevisionRef names a ControllerRevision.
 type ControllerRevisionRef struct {
+	// Name names the ControllerRevision.
 	Name string `json:"name,omitempty"`
 }
 
@@ -413,12 +526,15 @@ type ControllerRevisionRef struct {
 //
 // +kubebuilder:object:root=true
 type ControllerRevision struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Data is the snapshot: the instance type or preference object.
-	Data     runtime.RawExtension `json:"data,omitempty"`
-	Revision int64                `json:"revision"`
+	Data runtime.RawExtension `json:"data,omitempty"`
+	// Revision is the revision's number.
+	Revision int64 `json:"revision"`
 }
 
 // ControllerRevisionList is a list of ControllerRevisions.
@@ -426,7 +542,9 @@ type ControllerRevision struct {
 // +kubebuilder:object:root=true
 type ControllerRevisionList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
+	// Items are the revisions.
 	Items []ControllerRevision `json:"items"`
 }

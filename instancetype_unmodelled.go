@@ -9,32 +9,46 @@ package virtkit
 // GPU is a GPU passed through to the guest, by device plugin resource
 // name or by a dynamic resource claim.
 type GPU struct {
-	Name              string       `json:"name"`
-	DeviceName        string       `json:"deviceName,omitempty"`
-	ClaimName         *string      `json:"claimName,omitempty"`
-	RequestName       *string      `json:"requestName,omitempty"`
+	// Name is the device's name in the VMI.
+	Name string `json:"name"`
+	// DeviceName is the resource name of the GPU on the host.
+	DeviceName string `json:"deviceName,omitempty"`
+	// ClaimName names the resource claim the device comes from.
+	ClaimName *string `json:"claimName,omitempty"`
+	// RequestName names the request of the resource claim.
+	RequestName *string `json:"requestName,omitempty"`
+	// VirtualGPUOptions configures a mediated (virtual) GPU.
 	VirtualGPUOptions *VGPUOptions `json:"virtualGPUOptions,omitempty"`
-	Tag               string       `json:"tag,omitempty"`
+	// Tag is a device role tag passed to the guest in the metadata.
+	Tag string `json:"tag,omitempty"`
 }
 
 // HostDevice is a host PCI or USB device passed through to the guest.
 type HostDevice struct {
-	Name        string  `json:"name"`
-	DeviceName  string  `json:"deviceName,omitempty"`
-	ClaimName   *string `json:"claimName,omitempty"`
+	// Name is the device's name in the VMI.
+	Name string `json:"name"`
+	// DeviceName is the resource name of the device on the host.
+	DeviceName string `json:"deviceName,omitempty"`
+	// ClaimName names the resource claim the device comes from.
+	ClaimName *string `json:"claimName,omitempty"`
+	// RequestName names the request of the resource claim.
 	RequestName *string `json:"requestName,omitempty"`
-	Tag         string  `json:"tag,omitempty"`
+	// Tag is a device role tag passed to the guest in the metadata.
+	Tag string `json:"tag,omitempty"`
 }
 
 // VGPUOptions are a mediated GPU's options.
 type VGPUOptions struct {
+	// Display configures the virtual GPU's display.
 	Display *VGPUDisplayOptions `json:"display,omitempty"`
 }
 
 // VGPUDisplayOptions say whether a mediated GPU drives the display.
 type VGPUDisplayOptions struct {
-	Enabled *bool         `json:"enabled,omitempty"`
-	RamFB   *FeatureState `json:"ramFB,omitempty"`
+	// Enabled uses the virtual GPU as the guest's display.
+	Enabled *bool `json:"enabled,omitempty"`
+	// RamFB adds a RAM framebuffer for the display at boot.
+	RamFB *FeatureState `json:"ramFB,omitempty"`
 }
 
 // IOThreadsPolicy is how a guest's disks get IO threads.
@@ -50,26 +64,35 @@ const (
 
 // DiskIOThreads sizes the supplementalPool policy's thread pool.
 type DiskIOThreads struct {
+	// SupplementalPoolThreadCount is the size of the shared I/O thread pool.
 	SupplementalPoolThreadCount *uint32 `json:"supplementalPoolThreadCount,omitempty"`
 }
 
 // LaunchSecurity asks for a confidential guest.
 type LaunchSecurity struct {
-	SEV *SEV      `json:"sev,omitempty"`
-	SNP *SEVSNP   `json:"snp,omitempty"`
+	// SEV runs the guest with AMD Secure Encrypted Virtualization.
+	SEV *SEV `json:"sev,omitempty"`
+	// SNP runs the guest with AMD SEV Secure Nested Paging.
+	SNP *SEVSNP `json:"snp,omitempty"`
+	// TDX runs the guest with Intel Trust Domain Extensions.
 	TDX *TDXGuest `json:"tdx,omitempty"`
 }
 
 // SEV is AMD Secure Encrypted Virtualization.
 type SEV struct {
-	Policy      *SEVPolicy      `json:"policy,omitempty"`
+	// Policy is the guest's SEV policy.
+	Policy *SEVPolicy `json:"policy,omitempty"`
+	// Attestation asks for the guest's launch to be attested.
 	Attestation *SEVAttestation `json:"attestation,omitempty"`
-	Session     string          `json:"session,omitempty"`
-	DHCert      string          `json:"dhCert,omitempty"`
+	// Session is the base64 encoded launch session blob.
+	Session string `json:"session,omitempty"`
+	// DHCert is the base64 encoded guest owner's Diffie-Hellman key.
+	DHCert string `json:"dhCert,omitempty"`
 }
 
 // SEVPolicy is SEV's guest policy.
 type SEVPolicy struct {
+	// EncryptedState also encrypts the guest's CPU state (SEV-ES).
 	EncryptedState *bool `json:"encryptedState,omitempty"`
 }
 
@@ -101,14 +124,19 @@ type Realtime struct {
 
 // BlockSize is a disk's logical and physical block sizes.
 type BlockSize struct {
-	Custom      *CustomBlockSize `json:"custom,omitempty"`
-	MatchVolume *FeatureState    `json:"matchVolume,omitempty"`
+	// Custom sets the block sizes explicitly.
+	Custom *CustomBlockSize `json:"custom,omitempty"`
+	// MatchVolume takes the block sizes from the volume.
+	MatchVolume *FeatureState `json:"matchVolume,omitempty"`
 }
 
 // CustomBlockSize gives block sizes in bytes.
 type CustomBlockSize struct {
-	Logical            uint  `json:"logical,omitempty"`
-	Physical           uint  `json:"physical,omitempty"`
+	// Logical is the logical block size, in bytes.
+	Logical uint `json:"logical,omitempty"`
+	// Physical is the physical block size, in bytes.
+	Physical uint `json:"physical,omitempty"`
+	// DiscardGranularity is the discard granularity, in bytes.
 	DiscardGranularity *uint `json:"discardGranularity,omitempty"`
 }
 

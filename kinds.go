@@ -32,6 +32,7 @@ var (
 // kindInfo describes one kind virtkit knows.
 //
 // +kubebuilder:object:generate=false
+// +k8s:openapi-gen=false
 type kindInfo struct {
 	gvk        schema.GroupVersionKind
 	namespaced bool

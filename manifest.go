@@ -30,6 +30,7 @@ const MaxManifestBytes = 32 << 20
 // DecodeError is one problem in one document of a manifest stream.
 //
 // +kubebuilder:object:generate=false
+// +k8s:openapi-gen=false
 type DecodeError struct {
 	// Document is the 0-based index of the document among the non-empty
 	// documents of the stream (YAML "---" documents or JSON values).
@@ -202,12 +203,14 @@ func splitJSON(data []byte) ([][]byte, error) {
 // decoder holds per-call caches; nothing is shared between Decode calls.
 //
 // +kubebuilder:object:generate=false
+// +k8s:openapi-gen=false
 type decoder struct {
 	fields          map[reflect.Type]map[string]structField
 	checkDuplicates bool
 }
 
 // +kubebuilder:object:generate=false
+// +k8s:openapi-gen=false
 type structField struct {
 	typ reflect.Type
 }
@@ -347,6 +350,8 @@ type reportFunc func(p *field.Path, err error, detail string)
 
 // walkPath is the path of the value being checked. It lives on the stack
 // and becomes a *field.Path only when a problem is reported.
+//
+// +k8s:openapi-gen=false
 type walkPath struct {
 	parent *walkPath
 	base   *field.Path // set on the root: where the object sits (nil, or items[i])

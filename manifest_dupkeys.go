@@ -43,6 +43,7 @@ func (d *decoder) duplicateKeys(index int, doc []byte, generic map[string]any) [
 // dupWalker reads a JSON document token by token.
 //
 // +kubebuilder:object:generate=false
+// +k8s:openapi-gen=false
 type dupWalker struct {
 	d    *decoder
 	dec  *json.Decoder

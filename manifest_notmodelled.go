@@ -7,6 +7,7 @@ package virtkit
 var errNotModelled error = notModelledError{}
 
 // +kubebuilder:object:generate=false
+// +k8s:openapi-gen=false
 type notModelledError struct{}
 
 func (notModelledError) Error() string { return "not supported" }

@@ -40,9 +40,12 @@ const MaxCNIConfigBytes = 64 << 10
 //
 // +kubebuilder:object:generate=false
 type NetworkAttachmentDefinition struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              NetworkAttachmentDefinitionSpec `json:"spec"`
+	// Spec holds the network's CNI configuration.
+	Spec NetworkAttachmentDefinitionSpec `json:"spec"`
 }
 
 // NetworkAttachmentDefinitionSpec holds the CNI configuration.
@@ -56,8 +59,10 @@ type NetworkAttachmentDefinitionSpec struct {
 // +kubebuilder:object:generate=false
 type NetworkAttachmentDefinitionList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []NetworkAttachmentDefinition `json:"items"`
+	// Items are the network attachment definitions.
+	Items []NetworkAttachmentDefinition `json:"items"`
 }
 
 // IPLease records one address (or, for a node's share of the pod range, one
@@ -67,9 +72,12 @@ type NetworkAttachmentDefinitionList struct {
 //
 // +kubebuilder:object:generate=false
 type IPLease struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              IPLeaseSpec `json:"spec"`
+	// Spec is the address's owner.
+	Spec IPLeaseSpec `json:"spec"`
 }
 
 // IPLeaseSpec says what is leased to whom.
@@ -80,12 +88,15 @@ type IPLeaseSpec struct {
 	// Address is the leased address in CIDR form (10.244.1.7/24), or the
 	// leased subnet (10.244.1.0/24) for a node's share.
 	Address string `json:"address"`
-	// Node holds the lease (the VMI's node, or the node owning a subnet).
+	// Node is the node holding the lease: the VMI's node, or the node
+	// owning a subnet.
 	Node string `json:"node,omitempty"`
-	// Owner is the VMI holding the address: namespace/name, with its UID.
+	// OwnerNamespace is the namespace of the VMI that holds the address.
 	OwnerNamespace string `json:"ownerNamespace,omitempty"`
-	OwnerName      string `json:"ownerName,omitempty"`
-	OwnerUID       string `json:"ownerUID,omitempty"`
+	// OwnerName is the name of the VMI that holds the address.
+	OwnerName string `json:"ownerName,omitempty"`
+	// OwnerUID is the UID of the VMI that holds the address.
+	OwnerUID string `json:"ownerUID,omitempty"`
 	// Interface is the VMI interface the address is for.
 	Interface string `json:"interface,omitempty"`
 	// MAC is the interface's MAC address.
@@ -97,11 +108,15 @@ type IPLeaseSpec struct {
 // +kubebuilder:object:generate=false
 type IPLeaseList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []IPLease `json:"items"`
+	// Items are the leases.
+	Items []IPLease `json:"items"`
 }
 
 // CNIConfig is the part of a CNI network configuration virtkit reads.
+//
+// +k8s:openapi-gen=false
 type CNIConfig struct {
 	CNIVersion string `json:"cniVersion,omitempty"`
 	Name       string `json:"name,omitempty"`
@@ -118,6 +133,8 @@ type CNIConfig struct {
 }
 
 // CNIIPAM is a host-local IPAM configuration.
+//
+// +k8s:openapi-gen=false
 type CNIIPAM struct {
 	Type       string         `json:"type"`
 	Subnet     string         `json:"subnet,omitempty"`
@@ -130,6 +147,8 @@ type CNIIPAM struct {
 }
 
 // CNIIPRange is one host-local range.
+//
+// +k8s:openapi-gen=false
 type CNIIPRange struct {
 	Subnet     string `json:"subnet"`
 	RangeStart string `json:"rangeStart,omitempty"`
@@ -138,6 +157,8 @@ type CNIIPRange struct {
 }
 
 // CNIRoute is a route the IPAM hands out.
+//
+// +k8s:openapi-gen=false
 type CNIRoute struct {
 	Dst string `json:"dst"`
 	GW  string `json:"gw,omitempty"`

@@ -9,6 +9,7 @@ import (
 // PVC state) are plain booleans supplied by the caller.
 //
 // +kubebuilder:object:generate=false
+// +k8s:openapi-gen=false
 type PrintableStatusInput struct {
 	VM *VirtualMachine
 	// VMI is the VM's instance, nil if none exists.
@@ -40,6 +41,7 @@ func PrintableStatus(in PrintableStatusInput) VirtualMachinePrintableStatus {
 }
 
 // +kubebuilder:object:generate=false
+// +k8s:openapi-gen=false
 type printableStatusRule struct {
 	status VirtualMachinePrintableStatus
 	holds  func(*PrintableStatusInput) bool

@@ -313,6 +313,7 @@ func countSet(b ...bool) int {
 // vmiValidator carries the cross-references of one VMI spec.
 //
 // +kubebuilder:object:generate=false
+// +k8s:openapi-gen=false
 type vmiValidator struct {
 	spec    *VirtualMachineInstanceSpec
 	sp      *field.Path

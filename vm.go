@@ -12,10 +12,14 @@ import (
 // VirtualMachine (VM) is a stateful guest whose VMI is started and stopped
 // according to its run strategy: kubevirt.io/v1, namespaced.
 type VirtualMachine struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the object's name, namespace, labels, annotations and
+	// the other fields every object has.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              VirtualMachineSpec   `json:"spec"`
-	Status            VirtualMachineStatus `json:"status,omitempty"`
+	// Spec is the desired state: the VMI template and when it runs.
+	Spec VirtualMachineSpec `json:"spec"`
+	// Status is the observed state, written by the VM controller.
+	Status VirtualMachineStatus `json:"status,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -23,8 +27,10 @@ type VirtualMachine struct {
 // VirtualMachineList is a list of VMs.
 type VirtualMachineList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Metadata is the list's resource version and continuation token.
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []VirtualMachine `json:"items"`
+	// Items are the virtual machines.
+	Items []VirtualMachine `json:"items"`
 }
 
 // VirtualMachineRunStrategy says when the VM's VMI should exist.
@@ -44,28 +50,41 @@ const (
 // VirtualMachineSpec is the desired VM.
 type VirtualMachineSpec struct {
 	// Running is deprecated in favour of RunStrategy; the two are exclusive.
-	Running     *bool                               `json:"running,omitempty"`
-	RunStrategy *VirtualMachineRunStrategy          `json:"runStrategy,omitempty"`
-	Template    *VirtualMachineInstanceTemplateSpec `json:"template"`
+	Running *bool `json:"running,omitempty"`
+	// RunStrategy says when a VMI should exist for this VM: Always,
+	// RerunOnFailure, Manual, Halted, Once or WaitAsReceiver. It may not be
+	// set together with running.
+	RunStrategy *VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
+	// Template is the VMI the VM creates when it starts.
+	Template *VirtualMachineInstanceTemplateSpec `json:"template"`
 	// DataVolumeTemplates are CDI DataVolumes created with the VM.
 	DataVolumeTemplates []DataVolumeTemplateSpec `json:"dataVolumeTemplates,omitempty"`
-	// Instancetype names the instance type whose CPU and memory the VMI
-	// gets; Preference the preference whose defaults it gets.
+	// Instancetype names a VirtualMachineInstancetype or
+	// VirtualMachineClusterInstancetype whose CPU and memory the VMI gets.
 	Instancetype *InstancetypeMatcher `json:"instancetype,omitempty"`
-	Preference   *PreferenceMatcher   `json:"preference,omitempty"`
+	// Preference names a VirtualMachinePreference or
+	// VirtualMachineClusterPreference whose values fill the template's unset
+	// fields.
+	Preference *PreferenceMatcher `json:"preference,omitempty"`
 }
 
 // VirtualMachineInstanceTemplateSpec is the VMI a VM or ReplicaSet creates.
 type VirtualMachineInstanceTemplateSpec struct {
-	ObjectMeta metav1.ObjectMeta          `json:"metadata,omitempty"`
-	Spec       VirtualMachineInstanceSpec `json:"spec,omitempty"`
+	// Metadata holds the labels and annotations the VMIs made from the
+	// template get.
+	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Spec is the specification of the VMIs made from this template.
+	Spec VirtualMachineInstanceSpec `json:"spec,omitempty"`
 }
 
 // DataVolumeTemplateSpec is a CDI DataVolume (cdi.kubevirt.io) owned by a VM.
 type DataVolumeTemplateSpec struct {
 	metav1.TypeMeta `json:",inline"`
-	ObjectMeta      metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec            DataVolumeSpec    `json:"spec"`
+	// Metadata is the name, labels and annotations of the DataVolume
+	// created for the VM.
+	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Spec is the specification of the DataVolume created for the VM.
+	Spec DataVolumeSpec `json:"spec"`
 }
 
 // VirtualMachinePrintableStatus is the one-word VM state.
@@ -106,35 +125,53 @@ const StartRequestDataPausedKey = "paused"
 
 // VirtualMachineStateChangeRequest is a queued start/stop.
 type VirtualMachineStateChangeRequest struct {
+	// Action is the requested change: Start or Stop.
 	Action StateChangeRequestAction `json:"action"`
-	Data   map[string]string        `json:"data,omitempty"`
-	// UID is the VMI a Stop applies to.
+	// Data holds extra arguments of the request.
+	Data map[string]string `json:"data,omitempty"`
+	// UID is the UID of the VMI a Stop applies to.
 	UID *types.UID `json:"uid,omitempty"`
 }
 
 // VirtualMachineStartFailure is the start-failure backoff state.
 type VirtualMachineStartFailure struct {
-	ConsecutiveFailCount int          `json:"consecutiveFailCount,omitempty"`
-	LastFailedVMIUID     types.UID    `json:"lastFailedVMIUID,omitempty"`
-	RetryAfterTimestamp  *metav1.Time `json:"retryAfterTimestamp,omitempty"`
+	// ConsecutiveFailCount counts the VMI starts that failed in a row.
+	ConsecutiveFailCount int `json:"consecutiveFailCount,omitempty"`
+	// LastFailedVMIUID is the UID of the VMI whose start failed last.
+	LastFailedVMIUID types.UID `json:"lastFailedVMIUID,omitempty"`
+	// RetryAfterTimestamp is when the controller may try to start the VM
+	// again.
+	RetryAfterTimestamp *metav1.Time `json:"retryAfterTimestamp,omitempty"`
 }
 
 // VirtualMachineStatus is the observed state of a VM.
 type VirtualMachineStatus struct {
-	Created             bool                               `json:"created,omitempty"`
-	Ready               bool                               `json:"ready,omitempty"`
-	PrintableStatus     VirtualMachinePrintableStatus      `json:"printableStatus,omitempty"`
-	Conditions          []Condition                        `json:"conditions,omitempty"`
+	// Created is true while a VMI of this VM exists.
+	Created bool `json:"created,omitempty"`
+	// Ready is true while the VM's VMI is running and ready.
+	Ready bool `json:"ready,omitempty"`
+	// PrintableStatus is a one-word, human readable summary of the VM's state
+	// (Running, Stopped, Starting, Migrating, ...).
+	PrintableStatus VirtualMachinePrintableStatus `json:"printableStatus,omitempty"`
+	// Conditions are the VM's current conditions.
+	Conditions []Condition `json:"conditions,omitempty"`
+	// StateChangeRequests are the start and stop requests the controller has
+	// yet to act on.
 	StateChangeRequests []VirtualMachineStateChangeRequest `json:"stateChangeRequests,omitempty"`
-	StartFailure        *VirtualMachineStartFailure        `json:"startFailure,omitempty"`
-	ObservedGeneration  int64                              `json:"observedGeneration,omitempty"`
-	DesiredGeneration   int64                              `json:"desiredGeneration,omitempty"`
+	// StartFailure tracks failed starts and the back-off before the next try.
+	StartFailure *VirtualMachineStartFailure `json:"startFailure,omitempty"`
+	// ObservedGeneration is the VM generation the running VMI was created
+	// from.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// DesiredGeneration is the latest generation of the VM's spec.
+	DesiredGeneration int64 `json:"desiredGeneration,omitempty"`
 	// RunStrategy is the last strategy the controller acted on.
 	RunStrategy VirtualMachineRunStrategy `json:"runStrategy,omitempty"`
-	// InstancetypeRef and PreferenceRef are the instance type and
-	// preference the VM was started with, and the revisions holding them.
+	// InstancetypeRef records the instance type the VM's VMI was made with,
+	// and the revision holding it.
 	InstancetypeRef *InstancetypeStatusRef `json:"instancetypeRef,omitempty"`
-	PreferenceRef   *InstancetypeStatusRef `json:"preferenceRef,omitempty"`
+	// PreferenceRef records the preference the VM's VMI was made with.
+	PreferenceRef *InstancetypeStatusRef `json:"preferenceRef,omitempty"`
 }
 
 // RunStrategy returns the effective run strategy: spec.runStrategy, or

@@ -32,6 +32,7 @@ const (
 	MigrationReasonNotTakenOver     = "the target node agent did not take the VMI over after the migration ended"
 	MigrationReasonUnschedulable    = "target node could not be scheduled in time"
 	MigrationReasonAborted          = "Live migration has been aborted"
+	MigrationReasonSourceMoved      = "the VMI is no longer on the migration's source node"
 	migrationDefaultKeepFinished    = 5
 	migrationDefaultUnschedTimeout  = 5 * time.Minute
 	migrationInFlightRecheckDefault = 5 * time.Second
@@ -286,6 +287,8 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 		return Result{}, r.fail(ctx, mig, vmi, reason)
 	case vmi.IsFinal() && !ms.Completed:
 		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonVMIFinal)
+	case sourceMoved(mig, vmi, ms):
+		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonSourceMoved)
 	}
 
 	res := Result{}
@@ -420,6 +423,19 @@ func (r *MigrationReconciler) migrationsOf(ctx context.Context, namespace, vmiNa
 		return nil, err
 	}
 	return migs.Items, nil
+}
+
+// sourceMoved reports whether the VMI runs elsewhere than the node the
+// migration was admitted to move it from, before the migration completed:
+// the VMI it was admitted for was deleted and created again on another
+// node, or failed over. No node would ever act on it (the recorded source
+// does not run the VMI, the VMI's node is not the source), so it fails.
+func sourceMoved(mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
+	src := sourceOf(mig)
+	if ms != nil && ms.SourceNode != "" {
+		src = ms.SourceNode
+	}
+	return src != "" && vmi.Status.NodeName != "" && vmi.Status.NodeName != src && (ms == nil || !ms.Completed)
 }
 
 // sourceOf is the node a migration moves away from.

@@ -479,3 +479,30 @@ func TestEvacuationMigrationBacksOffAfterFailures(t *testing.T) {
 	e.settle()
 	assert.Equal(t, virtkit.MigrationPreparingTarget, e.mig(user).Status.Phase)
 }
+
+// A migration admitted for a VMI that is then deleted and created again on
+// another node fails: the source it recorded no longer runs the VMI, and
+// the VMI's node is not that source, so no node agent would ever act on it
+// (before the fix it stayed in TargetReady for good).
+func TestMigrationOfReplacedVMIFails(t *testing.T) {
+	e := newMigEnv(t, nil, "n1", "n2", "n3")
+	old := e.runningVMI("vm", "n1", true)
+	m := e.migrate("vm")
+	// Admitted (Pending, source recorded) but not yet handed off, as when
+	// it waits for a slot.
+	m = e.mig(m)
+	m.SetPhase(virtkit.MigrationPending, metav1.NewTime(e.clock.Now()))
+	m.Status.MigrationState = &virtkit.VirtualMachineInstanceMigrationState{MigrationUID: m.UID, SourceNode: "n1"}
+	require.NoError(t, e.st.UpdateStatus(e.ctx, m))
+
+	require.NoError(t, e.st.Delete(e.ctx, old, store.DeleteOptions{}))
+	e.runningVMI("vm", "n3", true)
+	e.settle()
+
+	got := e.mig(m)
+	assert.Equal(t, virtkit.MigrationFailed, got.Status.Phase)
+	assert.Equal(t, MigrationReasonSourceMoved, got.Status.MigrationState.FailureReason)
+	if ms := e.vmi("vm").Status.MigrationState; ms != nil && ms.MigrationUID == m.UID {
+		assert.True(t, ms.Failed, "the VMI's state of the migration is ended too")
+	}
+}

@@ -60,6 +60,16 @@
 // object at a key and the n-th name from a base get the same values
 // whatever else was written in between.
 //
+// # Raw writes
+//
+// A caller that applies the Kubernetes metadata rules itself (a generic
+// Kubernetes API server, through package apiserver/kubestorage) writes
+// through [Raw] instead: create, replace and delete as compare-and-swaps
+// on resourceVersion, with none of Store's rules, plus a list at an
+// earlier resourceVersion for consistent pagination. Raw writes are
+// ordinary writes for Get, List and Watch. The memory and etcd stores
+// implement it (storetest.RunRaw checks them).
+//
 // # Implementations
 //
 // [NewMemory] is the embedded default: one process, no dependencies, a

@@ -52,6 +52,12 @@ type Options struct {
 	// IDs draws the uids and generated names of created objects; nil is
 	// RandomIDs. SeededIDs makes them repeat from run to run.
 	IDs IDs
+	// StartResourceVersion is the store's resourceVersion before its first
+	// write (which gets the next one); 0 by default. A store served by a
+	// Kubernetes generic API server (apiserver/kubestorage) starts at 1 or
+	// more: Kubernetes reads resourceVersion 0 as "any version", so it
+	// cannot name the state of a store nothing was written to yet.
+	StartResourceVersion uint64
 }
 
 // Validate reports malformed options with the field name.
@@ -124,6 +130,8 @@ func NewMemoryWithOptions(opts Options) (*Memory, error) {
 		log:         opts.Logger,
 		objects:     map[string]map[Key]virtkit.Object{},
 		watchers:    map[string]map[*memWatcher]struct{}{},
+		rv:          opts.StartResourceVersion,
+		compacted:   opts.StartResourceVersion,
 	}
 	if opts.CheckReadOnlyEvents {
 		m.guard = &sharedGuard{}

@@ -88,18 +88,20 @@ input and output (an ssh ProxyCommand).` + virtctlLong,
 				return apiFail(cmd, err)
 			}
 			ctx := cmd.Context()
-			open := func(ctx context.Context, remote int) (io.ReadWriteCloser, func(io.ReadWriteCloser) error, error) {
-				ws, err := dialStream(ctx, c, name, "portforward/"+strconv.Itoa(remote))
+			// open dials the guest's port within dialCtx; the stream it
+			// returns is pumped until ctx ends.
+			open := func(dialCtx, ctx context.Context, remote int) (func(io.ReadWriteCloser) error, error) {
+				ws, err := dialStream(dialCtx, c, name, "portforward/"+strconv.Itoa(remote))
 				if err != nil {
-					return nil, nil, err
+					return nil, err
 				}
-				return nil, func(rwc io.ReadWriteCloser) error { return node.Pump(ctx, ws, rwc, false) }, nil
+				return func(rwc io.ReadWriteCloser) error { return node.Pump(ctx, ws, rwc, false) }, nil
 			}
 			if stdio {
 				if len(pairs) != 1 {
 					return apiFail(cmd, errors.New("--stdio: give exactly one port"))
 				}
-				_, pump, err := open(ctx, pairs[0].remote)
+				pump, err := open(ctx, ctx, pairs[0].remote)
 				if err != nil {
 					return apiFail(cmd, err)
 				}
@@ -116,9 +118,10 @@ input and output (an ssh ProxyCommand).` + virtctlLong,
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "Forwarding from %s -> %d\n", ln.Addr(), p.remote)
 				wg.Go(func() {
-					forwardListener(lctx, ln, func(ctx context.Context) (func(io.ReadWriteCloser) error, error) {
-						_, pump, err := open(ctx, p.remote)
-						return pump, err
+					forwardListener(lctx, ln, func(dialCtx context.Context) (func(io.ReadWriteCloser) error, error) {
+						// The dial has its own deadline; the connection
+						// lives as long as the listener.
+						return open(dialCtx, lctx, p.remote)
 					}, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 				})
 			}
@@ -135,7 +138,7 @@ input and output (an ssh ProxyCommand).` + virtctlLong,
 }
 
 // forwardListener accepts connections on ln until ctx ends and pumps each
-// through a stream open returns.
+// through a stream open returns; open's context bounds only the dial.
 func forwardListener(ctx context.Context, ln net.Listener, open func(context.Context) (func(io.ReadWriteCloser) error, error), log *slog.Logger) {
 	go func() { <-ctx.Done(); _ = ln.Close() }()
 	var wg sync.WaitGroup

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -72,58 +71,86 @@ func (h *Host) openConsole(ctx context.Context, op, name string) (io.ReadWriteCl
 	return user, nil
 }
 
-// serveConsole is the simulated guest's side of a serial console.
+// serveConsole is the simulated guest's side of a serial console: a new
+// session of the shell on each attachment.
 func serveConsole(rw io.ReadWriter, info hypervisor.DomainInfo) {
-	host := guestHostname(info.Name)
-	boot := []string{
-		"Linux version 6.1.0-virtkit-sim (simulated guest of virtkit)",
-		fmt.Sprintf("Memory: %dK available", info.MaxMemoryBytes/1024),
-		fmt.Sprintf("smp: Brought up 1 node, %d CPUs", max(info.VCPUs, 1)),
-		"Serial: 8250/16550 driver, 4 ports, IRQ sharing enabled",
-		"Run /init as init process",
-		fmt.Sprintf("virtkit simulated guest %s ready", host),
-	}
-	if _, err := io.WriteString(rw, strings.Join(boot, "\r\n")+"\r\n"+consolePrompt); err != nil {
+	sh := newShell(info)
+	if _, err := io.WriteString(rw, sh.banner()); err != nil {
 		return
 	}
-	r := bufio.NewReaderSize(rw, maxConsoleLine)
-	var line []byte
-	lastCR := false
+	buf := make([]byte, maxConsoleLine)
 	for {
-		b, err := r.ReadByte()
-		if err != nil {
-			return
-		}
-		if b == '\n' && lastCR {
-			// The \n of a \r\n pair: the line is answered already.
-			lastCR = false
-			continue
-		}
-		lastCR = b == '\r'
-		switch {
-		case b == '\r' || b == '\n':
-			out := "\r\n" + consoleAnswer(strings.TrimSpace(string(line)), host, info) + consolePrompt
-			line = line[:0]
-			if _, err := io.WriteString(rw, out); err != nil {
-				return
-			}
-		case b == 0x7f || b == 0x08: // backspace
-			if len(line) > 0 {
-				line = line[:len(line)-1]
-				if _, err := io.WriteString(rw, "\b \b"); err != nil {
+		n, err := rw.Read(buf)
+		if n > 0 {
+			if out := sh.input(buf[:n]); len(out) > 0 {
+				if _, werr := rw.Write(out); werr != nil {
 					return
 				}
 			}
-		default:
-			if len(line) >= maxConsoleLine {
-				continue
-			}
-			line = append(line, b)
-			if _, err := rw.Write([]byte{b}); err != nil {
-				return
-			}
+		}
+		if err != nil {
+			return
 		}
 	}
+}
+
+// shell is one session of the simulated shell: the line being typed, fed
+// bytes as a terminal sends them, answering with what the terminal shows.
+type shell struct {
+	host   string
+	info   hypervisor.DomainInfo
+	line   []byte
+	lastCR bool
+}
+
+func newShell(info hypervisor.DomainInfo) *shell {
+	return &shell{host: guestHostname(info.Name), info: info}
+}
+
+// banner is what a new session prints: the boot messages and a prompt.
+func (s *shell) banner() string {
+	boot := []string{
+		"Linux version 6.1.0-virtkit-sim (simulated guest of virtkit)",
+		fmt.Sprintf("Memory: %dK available", s.info.MaxMemoryBytes/1024),
+		fmt.Sprintf("smp: Brought up 1 node, %d CPUs", max(s.info.VCPUs, 1)),
+		"Serial: 8250/16550 driver, 4 ports, IRQ sharing enabled",
+		"Run /init as init process",
+		fmt.Sprintf("virtkit simulated guest %s ready", s.host),
+	}
+	return strings.Join(boot, "\r\n") + "\r\n" + consolePrompt
+}
+
+// input takes typed bytes and returns the output: typed characters
+// echoed, a backspace erasing one, and at CR or LF the command's answer
+// and a new prompt. A line is at most maxConsoleLine bytes; more is
+// dropped.
+func (s *shell) input(p []byte) []byte {
+	var out []byte
+	for _, b := range p {
+		if b == '\n' && s.lastCR {
+			// The \n of a \r\n pair: the line is answered already.
+			s.lastCR = false
+			continue
+		}
+		s.lastCR = b == '\r'
+		switch {
+		case b == '\r' || b == '\n':
+			out = append(out, "\r\n"+consoleAnswer(strings.TrimSpace(string(s.line)), s.host, s.info)+consolePrompt...)
+			s.line = s.line[:0]
+		case b == 0x7f || b == 0x08: // backspace
+			if len(s.line) > 0 {
+				s.line = s.line[:len(s.line)-1]
+				out = append(out, "\b \b"...)
+			}
+		default:
+			if len(s.line) >= maxConsoleLine {
+				continue
+			}
+			s.line = append(s.line, b)
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // consoleAnswer is the simulated shell's output for one command line,

@@ -72,8 +72,8 @@
 // stream is framed and bounded: a hello with the domain XML and workload,
 // answered once the paused incoming domain exists; the pages of each pass,
 // really written to the socket as the model sends them; a post-copy
-// notice; the switchover, answered when the guest runs on the target, or
-// an abort. The target reports a lost incoming domain; both sides ping
+// notice; the switchover (with the guest's VNC display), answered when
+// the guest runs on the target, or an abort. The target reports a lost incoming domain; both sides ping
 // while idle, and every read and write has a deadline. The model's link is
 // Options.MigrationLink, capped by the socket's measured throughput when
 // that is lower. The stream has no TLS (tls:// is refused with
@@ -88,10 +88,15 @@
 // serves the domain's display as QEMU's VNC socket would (RFB 3.8, 3.3
 // and 3.7 clients too, security type None, Raw encoding, true-colour pixel
 // formats of 8, 16 or 32 bits), but text only: an 80x25 console of 8x16
-// cells (640x400) drawn with a built-in font, showing a new session of the
+// cells (640x400) drawn with a built-in font, showing a session of the
 // same shell; keys typed in the viewer reach it, pointer events and cut
-// text are ignored. [VNCText] reads a framebuffer of it back to text, for
-// tests of VNC tooling. Both close when the domain stops.
+// text are ignored. The display is the domain's, as QEMU's is: every
+// viewer sees and types into the same screen, which shows the boot
+// messages and a prompt from its first frame, and a live migration (on a
+// Network or over TCP) carries it to the target with the line being
+// typed. [VNCText] reads a framebuffer of it back to text, for tests of
+// VNC tooling. Console and display connections close when the domain
+// stops running on the host (stopped, or migrated away).
 //
 // # Guest services
 //

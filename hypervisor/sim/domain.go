@@ -171,6 +171,10 @@ type domain struct {
 
 	job      *job      // outgoing migration
 	incoming *incoming // this is the target of a migration
+
+	// display is the VNC display of this run, made for its first viewer
+	// or brought by a live migration; nil while stopped.
+	display *display
 }
 
 func (d *domain) name() string { return d.config.name }

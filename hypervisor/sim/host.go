@@ -427,6 +427,7 @@ func (h *Host) activate(d *domain, sp *spec, now time.Time) {
 	}
 	d.shutdownPending = false
 	d.stopped = make(chan struct{})
+	d.display = nil
 	d.dirtyRate = hypervisor.Measured[uint64]{}
 	d.trackers = nil
 	d.setWorkloadModel(now)
@@ -522,6 +523,7 @@ func (h *Host) stop(d *domain, now time.Time, reason hypervisor.StateReason) {
 	d.shutdownPending = false
 	d.trackers = nil
 	d.throttle = 0
+	d.display = nil
 	if d.job != nil {
 		d.job.fail(h, d, now, "domain stopped on the source: "+string(reason))
 	}

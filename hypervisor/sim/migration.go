@@ -44,12 +44,15 @@ type incoming struct {
 // job is a running migration, stepped by the source host inside
 // domain.advance under the source host's lock.
 type job struct {
-	src     *Host
-	dst     migrationTarget
-	link    *linkState
-	name    string
-	d       *domain // on the source
-	inc     *incoming
+	src  *Host
+	dst  migrationTarget
+	link *linkState
+	name string
+	d    *domain // on the source
+	inc  *incoming
+	// display is the source's VNC display when the guest moved (the
+	// post-copy switch or the switchover), for the target.
+	display *displayState
 	params  hypervisor.MigrationParams
 	started time.Time
 
@@ -547,6 +550,7 @@ func (j *job) startPostCopy(h *Host, d *domain, now time.Time) {
 	j.emptyAt = now
 	j.blackoutEnd = now.Add(h.opts.PostCopyBlackout)
 	h.pauseFor(d, now, hypervisor.ReasonPostcopy)
+	j.display = d.display.state()
 }
 
 func (h *Host) pauseFor(d *domain, now time.Time, reason hypervisor.StateReason) {
@@ -566,6 +570,9 @@ func (j *job) complete(h *Host, d *domain, endedAt time.Time) {
 	st.DataRemaining, st.MemoryRemaining = hypervisor.Some[uint64](0), hypervisor.Some[uint64](0)
 	st.Downtime = hypervisor.Some(j.downtime)
 	j.result = hypervisor.MigrationResult{Succeeded: true, Mode: j.mode, Started: j.started, Ended: endedAt, Stats: st}
+	if j.mode != hypervisor.ModePostCopy {
+		j.display = d.display.state()
+	}
 	dst, src := j.dst, j.src
 	h.after(func() {
 		if dst.receiveEnd(j, true) {

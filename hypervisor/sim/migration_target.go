@@ -62,6 +62,7 @@ func (h *Host) receivePostCopy(j *job) {
 			return nil
 		}
 		d.state, d.reason = hypervisor.StateRunning, hypervisor.ReasonPostcopy
+		h.arriveDisplay(d, j)
 		h.resumeGuest(d, now)
 		h.emitState(d, now)
 		return nil
@@ -95,6 +96,7 @@ func (h *Host) receiveEnd(j *job, ok bool) bool {
 			d.config = d.live
 			h.indexUUID(d)
 		}
+		h.arriveDisplay(d, j)
 		wasRunning := d.running()
 		switch {
 		case j.userPaused:
@@ -110,4 +112,11 @@ func (h *Host) receiveEnd(j *job, ok bool) bool {
 		return nil
 	})
 	return present
+}
+
+// arriveDisplay gives the migrated guest the display it had on the source.
+func (h *Host) arriveDisplay(d *domain, j *job) {
+	if d.display == nil && j.display != nil {
+		d.display = restoreDisplay(j.display, h.info(d))
+	}
 }

@@ -4,41 +4,66 @@ import (
 	"context"
 	"io"
 	"net"
+	"time"
 
 	"github.com/virtkit/virtkit/hypervisor"
 )
 
 // OpenVNC opens the running domain's display as RFB 3.8 (3.3 and 3.7
 // clients are served too), as QEMU's VNC socket does, but text only: an
-// 80x25 console of 8x16 character cells (640x400 pixels) showing a new
-// session of the simulated shell of OpenConsole. Keys typed in the viewer
-// reach that shell (X keysyms of printable ASCII, Return, BackSpace, Tab,
-// Escape, the arrows and Control-letter); pointer events and cut text are
-// ignored. The display offers security type None only and sends Raw
-// updates in the client's pixel format (true colour, 8, 16 or 32 bits per
-// pixel; others close the connection). It closes when the domain stops or
-// the client leaves.
+// 80x25 console of 8x16 character cells (640x400 pixels) showing a
+// session of the simulated shell of OpenConsole. The display is the
+// domain's, as QEMU's is: every viewer sees the same screen, which shows
+// the boot messages and a prompt from the first frame on, and it moves
+// with a live migration (a viewer on the target sees what the source
+// showed). Keys typed in any viewer reach that shell (X keysyms of
+// printable ASCII, Return, BackSpace, Tab, Escape, the arrows and
+// Control-letter); pointer events and cut text are ignored; the client's
+// shared flag is ignored (every viewer shares). The display offers
+// security type None only and sends Raw updates in the client's pixel
+// format (true colour, 8, 16 or 32 bits per pixel; others close the
+// connection). The connection closes when the domain stops running on the
+// host (stopped, or migrated away) or the client leaves.
 func (h *Host) OpenVNC(ctx context.Context, name string) (io.ReadWriteCloser, error) {
+	const op = "open vnc"
 	f, err := newFont()
 	if err != nil {
-		return nil, hypervisor.WrapDomain("open vnc", name, err)
+		return nil, hypervisor.WrapDomain(op, name, err)
 	}
-	console, err := h.openConsole(ctx, "open vnc", name)
+	var (
+		disp    *display
+		stopped <-chan struct{}
+	)
+	err = h.do(ctx, func(time.Time) error {
+		d, err := h.lookup(op, name)
+		if err != nil {
+			return err
+		}
+		if !d.state.IsActive() {
+			return invalidState(op, name, "domain is not running")
+		}
+		if d.display == nil {
+			d.display = newDisplay(h.info(d))
+		}
+		disp, stopped = d.display, d.stopped
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	server, client := net.Pipe()
-	term := newTerminal()
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
-		// The display ends with the console, that is with the domain.
-		defer cancel()
-		_, _ = io.Copy(term, console)
+		// The display ends with the domain's run on this host.
+		select {
+		case <-stopped:
+			cancel()
+		case <-sctx.Done():
+		}
 	}()
 	go func() {
-		defer console.Close()
 		defer cancel()
-		_ = serveRFB(sctx, server, term, f, console, name)
+		_ = serveRFB(sctx, server, disp.term, f, disp, name)
 	}()
 	return client, nil
 }

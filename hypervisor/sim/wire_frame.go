@@ -29,7 +29,7 @@ const (
 	frameHello      byte = iota + 1 // source -> target, JSON wireHello
 	frameReady                      // target -> source, JSON wireReply
 	framePages                      // source -> target, 4-byte pass number + page data
-	framePostCopy                   // source -> target, empty: the guest runs on the target now
+	framePostCopy                   // source -> target, JSON wirePostCopy (or empty): the guest runs on the target now
 	frameSwitchover                 // source -> target, JSON wireSwitchover
 	frameDone                       // target -> source, JSON wireReply
 	frameAbort                      // source -> target, JSON wireReply (Error = why)
@@ -84,8 +84,14 @@ type wireReply struct {
 
 // wireSwitchover hands the guest over.
 type wireSwitchover struct {
-	UserPaused bool `json:"userPaused,omitempty"`
-	Persist    bool `json:"persist,omitempty"`
+	UserPaused bool          `json:"userPaused,omitempty"`
+	Persist    bool          `json:"persist,omitempty"`
+	Display    *displayState `json:"display,omitempty"`
+}
+
+// wirePostCopy tells the target the guest runs there now.
+type wirePostCopy struct {
+	Display *displayState `json:"display,omitempty"`
 }
 
 // maxFrame is the largest payload a frame of type t may carry.

@@ -208,6 +208,13 @@ func (in *inbound) receive() (bool, error) {
 			}
 			in.l.received.Add(uint64(len(payload) - 4))
 		case framePostCopy:
+			if len(payload) > 0 {
+				var pc wirePostCopy
+				if err := decodeJSON(t, payload, &pc); err != nil {
+					return false, err
+				}
+				in.j.display = pc.Display
+			}
 			in.l.h.receivePostCopy(in.j)
 		case frameAbort:
 			var r wireReply
@@ -219,6 +226,9 @@ func (in *inbound) receive() (bool, error) {
 				return false, err
 			}
 			in.j.userPaused, in.j.params.Persist = s.UserPaused, s.Persist
+			if s.Display != nil {
+				in.j.display = s.Display
+			}
 			present := in.l.h.receiveEnd(in.j, true)
 			r := wireReply{Present: present}
 			if !present {

@@ -179,7 +179,9 @@ func (w *wire) control(t byte, payload any, last bool) {
 	w.closing = last
 }
 
-func (w *wire) receivePostCopy(*job) { w.control(framePostCopy, nil, false) }
+func (w *wire) receivePostCopy(j *job) {
+	w.control(framePostCopy, wirePostCopy{Display: j.display}, false)
+}
 
 // receiveEnd sends the switchover (ok) and waits for the target's answer,
 // or tells the target to drop its copy.
@@ -197,7 +199,7 @@ func (w *wire) receiveEnd(j *job, ok bool) bool {
 		return false
 	}
 	start := time.Now()
-	w.control(frameSwitchover, wireSwitchover{UserPaused: j.userPaused, Persist: j.params.Persist}, true)
+	w.control(frameSwitchover, wireSwitchover{UserPaused: j.userPaused, Persist: j.params.Persist, Display: j.display}, true)
 	t := time.NewTimer(wireSwitchoverTimeout)
 	defer t.Stop()
 	defer w.close()

@@ -10,7 +10,9 @@
 // existing), which gives the optimistic concurrency of store.Store without
 // locks. The metadata rules (generation, status subresource, finalizers) are
 // store.Scheme's, the same as the memory store's; package storetest's suite
-// runs unchanged against both.
+// runs unchanged against both. The store also implements store.Raw (raw
+// compare-and-swap writes and lists at a past revision, a range read at
+// that revision) for a generic Kubernetes API server sharing its data.
 //
 // # Watches and lists with a label selector
 //

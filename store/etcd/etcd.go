@@ -320,10 +320,16 @@ func (s *Store) Get(ctx context.Context, key store.Key, obj virtkit.Object) erro
 // list reads every object under prefix at one revision, in pages. Corrupt
 // values are skipped (and recorded); they never fail the list.
 func (s *Store) list(ctx context.Context, kind store.Kind, prefix string, sel labels.Selector) ([]virtkit.Object, int64, error) {
+	return s.listAt(ctx, kind, prefix, sel, 0)
+}
+
+// listAt is list at revision at (0: the current one). Only a current list
+// sweeps the record of corrupt values.
+func (s *Store) listAt(ctx context.Context, kind store.Kind, prefix string, sel labels.Selector, at int64) ([]virtkit.Object, int64, error) {
 	needles := selectorNeedles(sel)
 	end := clientv3.GetPrefixRangeEnd(prefix)
 	start := prefix
-	var rev int64
+	rev := at
 	var out []virtkit.Object
 	corrupt := map[string]bool{}
 	for {
@@ -333,8 +339,11 @@ func (s *Store) list(ctx context.Context, kind store.Kind, prefix string, sel la
 		}
 		resp, err := s.client.Get(ctx, start, opts...)
 		if err != nil {
-			if errors.Is(err, rpctypes.ErrCompacted) {
+			switch {
+			case errors.Is(err, rpctypes.ErrCompacted):
 				err = fmt.Errorf("%w: %w", store.ErrExpired, err)
+			case errors.Is(err, rpctypes.ErrFutureRev):
+				err = fmt.Errorf("%w: resourceVersion: %w", store.ErrInvalid, err)
 			}
 			return nil, 0, fmt.Errorf("%s list: etcd range %s: %w", kind.Name, prefix, err)
 		}
@@ -359,7 +368,9 @@ func (s *Store) list(ctx context.Context, kind store.Kind, prefix string, sel la
 			}
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
-			s.corrupt.sweep(prefix, corrupt, rev)
+			if at == 0 {
+				s.corrupt.sweep(prefix, corrupt, rev)
+			}
 			return out, rev, nil
 		}
 		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"

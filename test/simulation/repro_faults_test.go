@@ -64,6 +64,16 @@ func TestReproAgentFaults(t *testing.T) {
 			file: "started-event-agent-crash.json",
 			why:  "a Started event cut short by an agent crash is retried",
 		},
+		{
+			// A migration admitted while the VMI was being deleted kept
+			// the old incarnation's node as its source; the VM created the
+			// VMI again on another node and the migration was handed off
+			// to it with the stale source, so neither node acted and it
+			// stayed in TargetReady for good. It now fails once the VMI is
+			// no longer on its source.
+			file: "migration-of-replaced-vmi.json",
+			why:  "a migration whose VMI left its source node fails",
+		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			r, err := ReadRepro(filepath.Join("testdata", "repro", tc.file))
