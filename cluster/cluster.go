@@ -62,7 +62,9 @@ type Options struct {
 	// NodeLabels returns extra labels for a host's Node object.
 	NodeLabels func(nodeName string) map[string]string
 	// ConfigureNode adjusts one node agent's options after the shared
-	// NodeAgent ones are applied (per-host migration addresses, say).
+	// NodeAgent ones are applied (per-host migration addresses, say). The
+	// agent's event recorder and tracer provider are filled in after it,
+	// on the store it leaves in the options.
 	ConfigureNode func(nodeName string, o *node.Options)
 	// Defaults are the object defaults the cluster applies wherever it
 	// defaults objects (Apply, VMIs created from VM and ReplicaSet
@@ -178,7 +180,11 @@ type Cluster struct {
 	// deletes expired events (nil: kept forever).
 	controllerEvents controller.EventRecorder
 	collector        *events.Collector
-	storage          *storageSetup
+	// recorders are the store-backed recorders the cluster made (the
+	// controllers' and each node agent's): Start runs their retries of
+	// failed writes for the cluster's lifetime.
+	recorders []*events.Recorder
+	storage   *storageSetup
 	// shared is the controllers' one watch per kind.
 	shared *controller.SharedCache
 	// agents runs the node agents (see faults.go).
@@ -325,11 +331,18 @@ func New(opts Options) (*Cluster, error) {
 		if opts.NodeLabels != nil {
 			no.Labels = opts.NodeLabels(name)
 		}
-		if err := nodeObservability(&no, opts.Events, opts.TracerProvider); err != nil {
-			return nil, err
-		}
 		if opts.ConfigureNode != nil {
 			opts.ConfigureNode(name, &no)
+		}
+		// After ConfigureNode: the agent's recorder writes through the
+		// store the agent uses, as a node agent's events travel on its
+		// own connection to the API server.
+		rec, err := nodeObservability(&no, opts.Events, opts.TracerProvider)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			c.recorders = append(c.recorders, rec)
 		}
 		if err := c.setUpNodeStorage(name, &no); err != nil {
 			c.cleanUpStorage()
@@ -467,6 +480,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	c.agents.set(ctx, g)
 	for _, n := range c.nodes {
 		c.startAgent(n, n.Agent, false)
+	}
+	for _, rec := range c.recorders {
+		g.Go(func() error { return rec.Start(ctx) })
 	}
 	if c.collector != nil {
 		g.Go(func() error { return c.collector.Start(ctx) })

@@ -24,7 +24,9 @@ type NodeOptions struct {
 	// means a store-backed events.Recorder on Agent.Store that reports as
 	// controller.ReportingNodeAgent with the node's name as its instance,
 	// what [New] gives each of its hosts. Pass events.Discard{} to record
-	// none.
+	// none. [New] runs the retries of failed writes of the recorders it
+	// makes (events.Recorder.Start); the recorder NewNode makes retries
+	// none, as nothing runs it.
 	Events controller.EventRecorder
 	// TracerProvider traces the agent when Agent.TracerProvider is nil;
 	// nil traces nothing.
@@ -43,7 +45,7 @@ func NewNode(o NodeOptions) (*node.Agent, error) {
 	if no.Store == nil {
 		return nil, fmt.Errorf("%w: Agent.Store: required", ErrInvalidOptions)
 	}
-	if err := nodeObservability(&no, o.Events, o.TracerProvider); err != nil {
+	if _, err := nodeObservability(&no, o.Events, o.TracerProvider); err != nil {
 		return nil, err
 	}
 	nodeGuestInfo(&no, o.GuestAgent)
@@ -53,29 +55,29 @@ func NewNode(o NodeOptions) (*node.Agent, error) {
 // nodeObservability gives a node agent rec and tp unless its options
 // already name theirs; a nil rec means the agent's own store-backed
 // recorder, reporting as controller.ReportingNodeAgent with the node name
-// as the reporting instance.
-func nodeObservability(no *node.Options, rec controller.EventRecorder, tp trace.TracerProvider) error {
+// as the reporting instance, which it returns (nil when it made none).
+func nodeObservability(no *node.Options, rec controller.EventRecorder, tp trace.TracerProvider) (*events.Recorder, error) {
 	if no.TracerProvider == nil {
 		no.TracerProvider = tp
 	}
 	if no.Events != nil {
-		return nil
+		return nil, nil
 	}
 	if rec != nil {
 		no.Events = rec
-		return nil
+		return nil, nil
 	}
 	var now = no.Now
 	if now == nil && no.Clock != nil {
 		now = no.Clock.Now
 	}
 	r, err := events.NewRecorder(events.Options{Store: no.Store, ReportingController: controller.ReportingNodeAgent,
-		ReportingInstance: no.NodeName, Now: now, Logger: no.Logger})
+		ReportingInstance: no.NodeName, Now: now, Clock: no.Clock, Logger: no.Logger})
 	if err != nil {
-		return fmt.Errorf("%w: node %s events: %w", ErrInvalidOptions, no.NodeName, err)
+		return nil, fmt.Errorf("%w: node %s events: %w", ErrInvalidOptions, no.NodeName, err)
 	}
 	no.Events = r
-	return nil
+	return r, nil
 }
 
 // nodeGuestInfo gives a node agent a guest-agent source when it has none

@@ -384,6 +384,12 @@ func (r *NodeHealthReconciler) failVMI(ctx context.Context, vmi *virtkit.Virtual
 			Type: virtkit.VirtualMachineInstanceReady, Status: virtkit.ConditionFalse,
 			Reason: virtkit.GuestNotRunningReason, Message: "node " + vmi.Status.NodeName + " is unresponsive: " + why,
 		}, now)
+		// A failed VMI has no guest: the conditions about a running guest
+		// go, as its agent drops them when it moves a VMI to a final phase.
+		// A Paused condition left by a migration that the silent node could
+		// not wind up would otherwise outlive the guest.
+		virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused)
+		virtkit.RemoveCondition(&vmi.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected)
 		if err := r.o.Store.UpdateStatus(ctx, vmi); err != nil {
 			return ignoreNotFound(err)
 		}

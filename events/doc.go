@@ -9,6 +9,18 @@
 // then one write per refill period); occurrences that arrive without a token
 // are still counted and land in the next write of their series.
 //
+// A write the store failed to carry out (unreachable, timed out, a caller
+// that gave up) is retried off the caller's goroutine while
+// [Recorder.Start] runs, as client-go's event broadcaster does: up to
+// Options.MaxRetries more tries (11), Options.RetryInterval apart (10
+// seconds) on Options.Clock, at most Options.MaxPending writes waiting
+// (1000, the oldest given up first). A retry writes its series' latest
+// count, so an event recorded during a short store outage still lands,
+// once. A write the store rejects (a store sentinel error) is not
+// retried. Unlike client-go the first retry is not jittered, so a virtual
+// clock replays it at the same instant every time. Stats counts retries
+// and what was given up.
+//
 // A [Collector] deletes events whose last observation is older than its
 // TTL (one hour by default, like kube-apiserver's --event-ttl). It works
 // on every store, memory or etcd.

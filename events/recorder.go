@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"k8s.io/utils/clock"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
@@ -34,6 +36,15 @@ const (
 	DefaultTTL = time.Hour
 	// DefaultNamespace holds the events of cluster-scoped objects.
 	DefaultNamespace = "default"
+	// DefaultMaxRetries and DefaultRetryInterval bound the retries of a
+	// failed write: client-go's event broadcaster tries an event 12 times,
+	// 10 seconds apart, so an event recorded during a short API server
+	// outage still lands.
+	DefaultMaxRetries    = 11
+	DefaultRetryInterval = 10 * time.Second
+	// DefaultMaxPending bounds the failed writes waiting for their retry
+	// (client-go queues at most 1000 events).
+	DefaultMaxPending = 1000
 )
 
 // Options configure a [Recorder]. Store is required.
@@ -57,6 +68,22 @@ type Options struct {
 	CacheSize int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Clock times the retries of failed writes (a virtual clock in
+	// simulations); nil is the real clock. It also reads the time when
+	// Now is nil.
+	Clock clock.Clock
+	// MaxRetries is how many more times a write the store failed to carry
+	// out (unreachable, timed out, cancelled caller) is tried, RetryInterval
+	// apart, while [Recorder.Start] runs; a write the store rejects (a store
+	// sentinel error such as store.ErrInvalid) is never retried. Zero means
+	// DefaultMaxRetries, a negative value no retries.
+	MaxRetries int
+	// RetryInterval separates the tries of a write; default
+	// DefaultRetryInterval.
+	RetryInterval time.Duration
+	// MaxPending bounds the writes waiting for a retry; once full, the
+	// oldest is given up. Default DefaultMaxPending.
+	MaxPending int
 	// Logger receives write failures (at debug level: events are best
 	// effort); nil discards them.
 	Logger *slog.Logger
@@ -69,8 +96,15 @@ type Stats struct {
 	// Throttled are occurrences that had no write token; they are counted
 	// in their series and written with its next update.
 	Throttled int
-	// Failed are writes the store refused.
+	// Failed are writes the store refused (first tries and retries).
 	Failed int
+	// Retries are the retries of failed writes; Retried the ones that
+	// landed.
+	Retries, Retried int
+	// GaveUp are failed writes abandoned: rejected by the store, out of
+	// tries, pushed out of a full retry queue, or pending when the
+	// recorder stopped (or with no Start running to retry them).
+	GaveUp int
 }
 
 // Recorder writes events to a store. It is safe for concurrent use.
@@ -81,6 +115,7 @@ type Recorder struct {
 	series  map[seriesKey]*series
 	buckets map[objectKey]*bucket
 	stats   Stats
+	retries retryQueue
 }
 
 type objectKey struct {
@@ -131,13 +166,26 @@ func NewRecorder(o Options) (*Recorder, error) {
 	if o.CacheSize <= 0 {
 		o.CacheSize = DefaultCacheSize
 	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = o.Clock.Now
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = DefaultMaxRetries
+	}
+	if o.RetryInterval <= 0 {
+		o.RetryInterval = DefaultRetryInterval
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = DefaultMaxPending
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Recorder{o: o, series: map[seriesKey]*series{}, buckets: map[objectKey]*bucket{}}, nil
+	return &Recorder{o: o, series: map[seriesKey]*series{}, buckets: map[objectKey]*bucket{},
+		retries: retryQueue{wake: make(chan struct{}, 1)}}, nil
 }
 
 // Stats returns what the recorder has done so far.
@@ -155,7 +203,9 @@ func (r *Recorder) Eventf(ctx context.Context, regarding virtkit.Object, eventTy
 // Event records that reason happened to regarding. eventType is
 // virtkit.EventTypeNormal or virtkit.EventTypeWarning (anything else is
 // recorded as Warning); note is cut to virtkit.MaxEventNoteLength bytes.
-// Event never fails the caller: store errors are counted and logged.
+// Event never fails the caller: store errors are counted and logged, and
+// a write the store failed to carry out is retried in the background
+// while [Recorder.Start] runs (Options.MaxRetries).
 func (r *Recorder) Event(ctx context.Context, regarding virtkit.Object, eventType, reason, action, note string) {
 	if regarding == nil || regarding.GetName() == "" || reason == "" {
 		return
@@ -211,6 +261,7 @@ func (r *Recorder) Event(ctx context.Context, regarding virtkit.Object, eventTyp
 	if err != nil {
 		r.o.Logger.Debug("event not recorded", "regarding", ref.Kind+" "+store.Key{Namespace: ref.Namespace, Name: ref.Name}.String(),
 			"reason", reason, "err", err)
+		r.retryLater(&pendingWrite{s: s, ref: ref, typ: eventType, reason: reason, action: action, note: note}, err)
 	}
 }
 

@@ -39,7 +39,8 @@ func (a *Agent) defineDomain(ctx context.Context, vmi *virtkit.VirtualMachineIns
 	return nil
 }
 
-// bootDomain starts the VMI's domain ("domain.boot" span, Started event).
+// bootDomain starts the VMI's domain ("domain.boot" span; the Started
+// event goes with the status write of the Running phase).
 func (a *Agent) bootDomain(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, paused bool) error {
 	sctx, span := a.span(ctx, vmi, "domain.boot", attribute.Bool("virtkit.paused", paused))
 	err := a.opts.Hypervisor.Start(sctx, domName, hypervisor.StartOptions{Paused: paused})
@@ -51,8 +52,17 @@ func (a *Agent) bootDomain(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 		a.event(ctx, vmi, virtkit.EventTypeWarning, controller.EventReasonSyncFailed, "Start", "starting the domain failed: %v", err)
 		return err
 	}
-	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonStarted, "Start", "VirtualMachineInstance started")
 	return nil
+}
+
+// recordPhaseChange records the Started event of a status write that
+// moved the VMI to Running, as virt-handler records it with the phase
+// change it stores: an agent that adopts a guest started by a predecessor
+// which died before it reported the start records it too.
+func (a *Agent) recordPhaseChange(ctx context.Context, vmi *virtkit.VirtualMachineInstance, before virtkit.VirtualMachineInstancePhase) {
+	if before != virtkit.Running && vmi.Status.Phase == virtkit.Running {
+		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonStarted, "Start", "VirtualMachineInstance started")
+	}
 }
 
 // recordFinished records a VMI's final phase: Stopped, a Warning when the

@@ -118,10 +118,13 @@ func (a *Agent) takeOver(ctx context.Context, vmi *virtkit.VirtualMachineInstanc
 	now := a.now()
 	key := store.Key{Namespace: vmi.Namespace, Name: vmi.Name}
 	uid := vmi.Status.MigrationState.MigrationUID
+	completed := false // by this call's status write
 	err := a.updateMigrationState(ctx, key, uid, func(v *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) bool {
+		completed = false
 		if ms.Failed || ms.Completed || ms.EndTimestamp == nil {
 			return false
 		}
+		completed = true
 		ms.Completed = true
 		ms.TargetNodeDomainDetected = true
 		if ms.TargetNodeDomainReadyTimestamp == nil {
@@ -141,6 +144,12 @@ func (a *Agent) takeOver(ctx context.Context, vmi *virtkit.VirtualMachineInstanc
 	})
 	if err != nil {
 		return err
+	}
+	// The event goes with the status that completes the migration, as
+	// virt-handler records Migrated when it writes that status: a failure
+	// of the label update below does not lose it.
+	if completed {
+		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonMigrated, "Migrate", "The VirtualMachineInstance migrated to node %s", a.opts.NodeName)
 	}
 	// Labels last, as the placement controller does: agents select their
 	// VMIs by them, and by now the status names this node.
@@ -169,7 +178,6 @@ func (a *Agent) takeOver(ctx context.Context, vmi *virtkit.VirtualMachineInstanc
 		}
 	}
 	a.log.Info("migration arrived: took over the VMI", "vmi", key.String(), "domain", domName, "state", info.State)
-	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonMigrated, "Migrate", "The VirtualMachineInstance migrated to node %s", a.opts.NodeName)
 	a.Enqueue(key.Namespace, key.Name)
 	return nil
 }

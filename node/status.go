@@ -135,7 +135,11 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 	if reflect.DeepEqual(before, &vmi.Status) {
 		return nil
 	}
-	return a.opts.Store.UpdateStatus(ctx, vmi)
+	if err := a.opts.Store.UpdateStatus(ctx, vmi); err != nil {
+		return err
+	}
+	a.recordPhaseChange(ctx, vmi, before.Phase)
+	return nil
 }
 
 // actOnRequests honours the pause and soft-reboot requests recorded on the

@@ -32,6 +32,39 @@ func TestReproAgentFaults(t *testing.T) {
 			why:  "a restarted source agent whose guest left records the migration's end",
 		},
 		{
+			// The source, partitioned from the store, could not resume the
+			// guest the migration monitor had paused once the migration
+			// failed; the node-health controller then failed the VMI but
+			// left its Paused (PausedByMigrationMonitor) condition:
+			// paused-by-ended-migration. A VMI failed for an unresponsive
+			// node now drops the conditions about its guest.
+			file: "unresponsive-source-paused-by-migration.json",
+			why:  "a VMI failed for an unresponsive node is not left paused by the migration monitor",
+		},
+		{
+			// The target's link to the store went down as it took the VMI
+			// over: the Migrated event was lost (recorded after the label
+			// update, and never retried): lifecycle-event. The target now
+			// records it with the status that completes the migration, and
+			// the recorder retries a failed write.
+			file: "migrated-event-during-partition.json",
+			why:  "the Migrated event survives a partition of the target",
+		},
+		{
+			// As above, with the store slowed down.
+			file: "migrated-event-before-labels.json",
+			why:  "the Migrated event does not wait for the label update",
+		},
+		{
+			// The agent crashed while its Started event was being written
+			// (a slow store); the restarted agent adopted the running guest
+			// without one: lifecycle-event. The agent now records Started
+			// with the status write of the Running phase (the restarted
+			// agent's), and the recorder retries a failed write.
+			file: "started-event-agent-crash.json",
+			why:  "a Started event cut short by an agent crash is retried",
+		},
+		{
 			// A migration admitted while the VMI was being deleted kept
 			// the old incarnation's node as its source; the VM created the
 			// VMI again on another node and the migration was handed off
