@@ -76,7 +76,10 @@ type Options struct {
 	AllowedNetworks []netip.Prefix
 	// Puller pulls registry sources; nil refuses them.
 	Puller *oci.Puller
-	// QemuImg converts and resizes.
+	// QemuImg converts and resizes; its zero value confines qemu-img
+	// with bubblewrap when bwrap is found (QemuImg.Sandbox). New logs
+	// the confinement in use and fails when the one asked for is
+	// unavailable.
 	QemuImg QemuImg
 	// MaxBytes bounds a download or a decompressed source; 0 is
 	// DefaultMaxBytes.
@@ -123,6 +126,17 @@ func New(opts Options) (*Importer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	mode, err := opts.QemuImg.Confinement()
+	if err != nil {
+		return nil, fmt.Errorf("importer: Options.QemuImg: %w", err)
+	}
+	if mode == SandboxNone {
+		log.Warn("qemu-img runs unconfined: it can open any host file the importer can (install bubblewrap to confine it)",
+			"requested", string(opts.QemuImg.Sandbox))
+	} else {
+		log.Info("qemu-img confined to each import's source and target", "sandbox", string(mode))
+	}
+	opts.QemuImg.Sandbox = mode
 	return &Importer{opts: opts, client: c, policy: policy, log: log}, nil
 }
 
