@@ -31,4 +31,7 @@
 // DataVolume controller scheduled on its node, runs the import, writes
 // status.progress while it runs, retries failures with backoff (counting
 // status.restartCount) and reports Succeeded, or Failed with a reason.
+// What the DataVolume's conditions and events say about a failure is
+// [TenantMessage]: what the tenant gave and what the source answered, never
+// the node's paths, addresses or users, which only the node's log holds.
 package importer

@@ -107,12 +107,12 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, li
 		}
 		total = resp.ContentLength
 	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusRequestTimeout:
-		return fmt.Errorf("%w: GET %s: %s", ErrBadSource, src.URL, resp.Status)
+		return public(fmt.Errorf("%w: GET %s: %s", ErrBadSource, src.URL, resp.Status), "the server answered %s", resp.Status)
 	default:
-		return fmt.Errorf("GET %s: %s", src.URL, resp.Status)
+		return public(fmt.Errorf("GET %s: %s", src.URL, resp.Status), "the server answered %s (retried)", resp.Status)
 	}
 	if total > limit {
-		return fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, src.URL, total, limit)
+		return public(fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, src.URL, total, limit), "the source is %d bytes, more than the %d the requested size allows", total, limit)
 	}
 	done := have
 	buf := make([]byte, 256<<10)
@@ -121,7 +121,7 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, li
 		if n > 0 {
 			idle.Reset(im.opts.IdleTimeout)
 			if done+int64(n) > limit {
-				return fmt.Errorf("%w: %s is larger than %d bytes", ErrTooLarge, src.URL, limit)
+				return public(fmt.Errorf("%w: %s is larger than %d bytes", ErrTooLarge, src.URL, limit), "the source is larger than the %d bytes the requested size allows", limit)
 			}
 			if _, err := f.Write(buf[:n]); err != nil {
 				return err
@@ -185,7 +185,7 @@ func parseContentRange(v string) (start, size int64, ok bool) {
 func verifyChecksum(ctx context.Context, p, checksum string) error {
 	alg, want, ok := strings.Cut(checksum, ":")
 	if !ok {
-		return fmt.Errorf("%w: checksum %q: want algorithm:hex", ErrBadSource, checksum)
+		return public(fmt.Errorf("%w: checksum %q: want algorithm:hex", ErrBadSource, checksum), "checksum %.128q: want algorithm:hex", checksum)
 	}
 	var h hash.Hash
 	switch strings.ToLower(alg) {
@@ -198,7 +198,7 @@ func verifyChecksum(ctx context.Context, p, checksum string) error {
 	case "sha512":
 		h = sha512.New()
 	default:
-		return fmt.Errorf("%w: checksum algorithm %q not supported (md5, sha1, sha256, sha512)", ErrBadSource, alg)
+		return public(fmt.Errorf("%w: checksum algorithm %q not supported", ErrBadSource, alg), "checksum algorithm %.32q not supported (md5, sha1, sha256, sha512)", alg)
 	}
 	f, err := os.Open(p)
 	if err != nil {
@@ -209,7 +209,8 @@ func verifyChecksum(ctx context.Context, p, checksum string) error {
 		return err
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want) {
-		return fmt.Errorf("%w: %s checksum is %s, want %s", ErrChecksum, alg, got, want)
+		err := fmt.Errorf("%w: %s checksum is %s, want %s", ErrChecksum, alg, got, want)
+		return public(err, "%s checksum of the download is %s, want %.128s", alg, got, want)
 	}
 	return nil
 }
