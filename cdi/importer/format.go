@@ -129,7 +129,12 @@ func (q QemuImg) run(ctx context.Context, m mounts, args ...string) ([]byte, err
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("qemu-img %s: %w: %s", args[0], err, bytes.TrimSpace(stderr.Bytes()))
+		msg := bytes.TrimSpace(stderr.Bytes())
+		if bytes.HasPrefix(msg, []byte("bwrap: ")) {
+			// The sandbox itself failed to set up (no namespaces here?).
+			return nil, fmt.Errorf("qemu-img %s: %w: %w: %s", args[0], ErrNoSandbox, err, msg)
+		}
+		return nil, fmt.Errorf("qemu-img %s: %w: %s", args[0], err, msg)
 	}
 	return out, nil
 }

@@ -374,6 +374,9 @@ func (im *Importer) convert(ctx context.Context, src, scratch string, known Form
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
+		if errors.Is(err, ErrNoSandbox) {
+			return res, err // the node's fault, not the image's
+		}
 		return res, fmt.Errorf("%w: %w", ErrNotADisk, err)
 	}
 	if ref := info.externalReference(); ref != "" {

@@ -115,3 +115,17 @@ func cleanQcow2(t *testing.T) string {
 	require.NoError(t, err, "%s", out)
 	return filepath.Join(dir, "clean.qcow2")
 }
+
+// A sandbox that cannot be set up fails the run with ErrNoSandbox, not as
+// a bad image.
+func TestQemuImgSandboxSetupFailure(t *testing.T) {
+	bwrap := testenv.LookTool(t, "bwrap", "bubblewrap")
+	src := cleanQcow2(t)
+	// A wrapper that passes bwrap an option it refuses.
+	wrapper := filepath.Join(t.TempDir(), "bwrap")
+	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+bwrap+" --no-such-option \"$@\"\n"), 0o755))
+	q := importer.QemuImg{Sandbox: importer.SandboxBwrap, Bwrap: wrapper}
+	_, err := q.Info(context.Background(), src, importer.FormatQcow2)
+	require.ErrorIs(t, err, importer.ErrNoSandbox)
+	assert.False(t, importer.Permanent(err), "the image is not at fault")
+}

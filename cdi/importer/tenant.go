@@ -28,6 +28,8 @@ func public(err error, format string, args ...any) error {
 // the most specific kind first; "" when err is of no known kind.
 func tenantReason(err error) string {
 	switch {
+	case errors.Is(err, ErrNoSandbox):
+		return "the node cannot convert images safely"
 	case errors.Is(err, ErrExternalReference):
 		return "the image references a file outside itself (a qcow2 backing file or external data file)"
 	case errors.Is(err, ErrChecksum):
@@ -40,8 +42,6 @@ func tenantReason(err error) string {
 		return "the source is not a disk image"
 	case errors.Is(err, ErrAddressNotAllowed):
 		return "the source's address is not one the node connects to for tenants"
-	case errors.Is(err, ErrNoSandbox):
-		return "the node cannot convert images safely"
 	case errors.Is(err, ErrNoSource):
 		return "no import source"
 	case errors.Is(err, storage.ErrUnknownClass):
