@@ -81,7 +81,7 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, li
 	case resp.StatusCode == http.StatusPartialContent && have > 0:
 		start, size, ok := parseContentRange(resp.Header.Get("Content-Range"))
 		if !ok || start != have {
-			return fmt.Errorf("server answered range %q to a request from byte %d", resp.Header.Get("Content-Range"), have)
+			return public(fmt.Errorf("server answered range %q to a request from byte %d", resp.Header.Get("Content-Range"), have), "the server answered a resumed download with the wrong range (retried)")
 		}
 		total = size
 		im.log.Debug("resuming download", "url", src.URL, "from", have)
@@ -94,7 +94,7 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, li
 		if err := f.Truncate(0); err != nil {
 			return err
 		}
-		return fmt.Errorf("server refused to resume at byte %d: starting over", have)
+		return public(fmt.Errorf("server refused to resume at byte %d: starting over", have), "the server refused to resume at byte %d: starting over", have)
 	case resp.StatusCode == http.StatusOK:
 		if have > 0 {
 			if err := f.Truncate(0); err != nil {
@@ -136,16 +136,16 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, li
 		}
 		if rerr != nil {
 			if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
-				return fmt.Errorf("GET %s: stalled after %d bytes: %w", src.URL, done, cause)
+				return public(fmt.Errorf("GET %s: stalled after %d bytes: %w", src.URL, done, cause), "the download stalled after %d bytes (retried)", done)
 			}
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("GET %s: interrupted after %d bytes: %w", src.URL, done, rerr)
+			return public(fmt.Errorf("GET %s: interrupted after %d bytes: %w", src.URL, done, rerr), "the download was interrupted after %d bytes (retried)", done)
 		}
 	}
 	if total >= 0 && done != total {
-		return fmt.Errorf("GET %s: got %d of %d bytes", src.URL, done, total)
+		return public(fmt.Errorf("GET %s: got %d of %d bytes", src.URL, done, total), "the download ended after %d of %d bytes (retried)", done, total)
 	}
 	if err := f.Sync(); err != nil {
 		return err
