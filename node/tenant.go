@@ -16,16 +16,16 @@ type tenantMessager interface {
 
 // tenantMessage is what a VMI's status and events say about err: the
 // error's own TenantMessage when it has one; the text of an error about the
-// VMI's spec (unsupported, a missing config source) with host paths and
-// addresses masked; otherwise fallback. The error itself, which may name
-// the node's state directories, sockets, users or addresses, belongs in the
-// node's log.
+// VMI's spec (unsupported, a missing config source, a feature the node
+// lacks) with host paths and addresses masked; otherwise fallback. The
+// error itself, which may name the node's state directories, sockets, users
+// or addresses, belongs in the node's log.
 func tenantMessage(err error, fallback string) string {
 	var m tenantMessager
 	if errors.As(err, &m) {
 		return m.TenantMessage()
 	}
-	if errors.Is(err, domain.ErrUnsupported) || errors.Is(err, domain.ErrConfigSourceMissing) {
+	if errors.Is(err, domain.ErrUnsupported) || errors.Is(err, domain.ErrConfigSourceMissing) || errors.Is(err, ErrNoVirtiofsd) {
 		return maskHost(err.Error())
 	}
 	return fallback
