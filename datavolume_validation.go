@@ -107,7 +107,7 @@ func validateDataVolumeSpec(spec *DataVolumeSpec, p *field.Path) field.ErrorList
 	if spec.Source != nil {
 		errs = append(errs, validateDataVolumeSource(spec.Source, p.Child("source"), notSupported)...)
 	}
-	return errs
+	return append(errs, validateDataVolumeReferences(spec, p)...)
 }
 
 func validateClaim(c *PersistentVolumeClaimSpec, p *field.Path, modesRequired, clone bool) field.ErrorList {

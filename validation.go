@@ -447,6 +447,7 @@ func (v *vmiValidator) volumeSource(vol *Volume, p *field.Path) {
 		v.add(field.Invalid(p, n, "must have exactly one source type set"))
 	}
 	v.configVolume(&s, p)
+	v.add(validateVolumeReferences(&s, p)...)
 	if s.ContainerDisk != nil && s.ContainerDisk.Image == "" {
 		v.add(field.Required(p.Child("containerDisk", "image"), ""))
 	}

@@ -145,7 +145,8 @@ func (r *Resolver) pull(ctx context.Context, namespace, image, path, policy, sec
 		defer cancel()
 		p, err := r.pullNow(pctx, namespace, image, path, policy, secret)
 		if err != nil && pctx.Err() != nil && !errors.Is(err, domain.ErrImagePull) {
-			err = fmt.Errorf("%w: %s did not arrive within %v: %w", domain.ErrImagePull, image, timeout, err)
+			err = pullFailed(fmt.Errorf("%w: %s did not arrive within %v: %w", domain.ErrImagePull, image, timeout, err),
+				"image %s did not arrive within %v", image, timeout)
 		}
 		return p, err
 	})
@@ -164,14 +165,19 @@ func (r *Resolver) pullNow(ctx context.Context, namespace, image, path, policy, 
 	var auth authn.Authenticator
 	if secret != "" {
 		if r.Secrets == nil {
-			return "", fmt.Errorf("%w: imagePullSecret %s: this node has no pull secrets", domain.ErrImagePull, secret)
+			err := fmt.Errorf("%w: imagePullSecret %s: this node has no pull secrets", domain.ErrImagePull, secret)
+			return "", pullFailed(err, "imagePullSecret %s: this node has no pull secrets", secret)
 		}
 		cfg, err := r.Secrets.DockerConfig(ctx, namespace, secret)
 		if err != nil {
-			return "", fmt.Errorf("%w: %w", domain.ErrImagePull, err)
+			return "", pullFailed(fmt.Errorf("%w: %w", domain.ErrImagePull, err), "imagePullSecret %s could not be read", secret)
 		}
 		if auth, err = oci.AuthFor(cfg, image); err != nil {
-			return "", fmt.Errorf("%w: imagePullSecret %s: %w", domain.ErrImagePull, secret, err)
+			msg := oci.TenantMessage(err)
+			if msg == "" {
+				msg = "not a usable dockerconfigjson"
+			}
+			return "", pullFailed(fmt.Errorf("%w: imagePullSecret %s: %w", domain.ErrImagePull, secret, err), "imagePullSecret %s: %s", secret, msg)
 		}
 	}
 	res, err := r.Puller.Pull(ctx, oci.Request{Image: image, Path: path, Policy: policy, Auth: auth})
@@ -179,7 +185,11 @@ func (r *Resolver) pullNow(ctx context.Context, namespace, image, path, policy, 
 		if ctx.Err() != nil {
 			return "", err
 		}
-		return "", fmt.Errorf("%w: %w", domain.ErrImagePull, err)
+		msg := oci.TenantMessage(err)
+		if msg == "" {
+			msg = "image pull failed (the node's log has the details)"
+		}
+		return "", pullFailed(fmt.Errorf("%w: %w", domain.ErrImagePull, err), "pulling image %s: %s", image, msg)
 	}
 	return res.Path, nil
 }

@@ -101,11 +101,11 @@ func (s StoreConfig) ResolveConfig(ctx context.Context, req domain.ConfigRequest
 // the source may be created later (as a pod waits for its ConfigMap).
 func (a *Agent) configMissing(ctx context.Context, vmi *virtkit.VirtualMachineInstance, cause error) (controller.Result, error) {
 	if virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceSynchronized,
-		Status: virtkit.ConditionFalse, Reason: ConfigVolumeMissingReason, Message: cause.Error()}, a.now()) {
+		Status: virtkit.ConditionFalse, Reason: ConfigVolumeMissingReason, Message: tenantMessage(cause, "a config volume source is missing")}, a.now()) {
 		if err := a.opts.Store.UpdateStatus(ctx, vmi); err != nil {
 			return controller.Result{}, err
 		}
-		a.event(ctx, vmi, virtkit.EventTypeWarning, ConfigVolumeMissingReason, "Start", "%v", cause)
+		a.event(ctx, vmi, virtkit.EventTypeWarning, ConfigVolumeMissingReason, "Start", "%s", tenantMessage(cause, "a config volume source is missing"))
 	}
 	a.log.Warn("config volume source missing", "vmi", vmi.Namespace+"/"+vmi.Name, "err", cause)
 	return controller.Result{RequeueAfter: configRetry}, nil

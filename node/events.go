@@ -32,7 +32,9 @@ func (a *Agent) defineDomain(ctx context.Context, vmi *virtkit.VirtualMachineIns
 	_, err := a.opts.Hypervisor.Define(sctx, xml)
 	controller.EndSpan(span, err)
 	if err != nil {
-		a.event(ctx, vmi, virtkit.EventTypeWarning, controller.EventReasonSyncFailed, "Define", "defining the domain failed: %v", err)
+		a.log.Warn("defining the domain failed", "vmi", vmi.Namespace+"/"+vmi.Name, "err", err)
+		a.event(ctx, vmi, virtkit.EventTypeWarning, controller.EventReasonSyncFailed, "Define", "defining the domain failed: %s",
+			tenantMessage(err, "the node's hypervisor refused it (the node's log has the details)"))
 		return err
 	}
 	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonCreated, "Define", "VirtualMachineInstance defined on node %s", a.opts.NodeName)
@@ -49,7 +51,9 @@ func (a *Agent) bootDomain(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	}
 	controller.EndSpan(span, err)
 	if err != nil {
-		a.event(ctx, vmi, virtkit.EventTypeWarning, controller.EventReasonSyncFailed, "Start", "starting the domain failed: %v", err)
+		a.log.Warn("starting the domain failed", "vmi", vmi.Namespace+"/"+vmi.Name, "err", err)
+		a.event(ctx, vmi, virtkit.EventTypeWarning, controller.EventReasonSyncFailed, "Start", "starting the domain failed: %s",
+			tenantMessage(err, "the node's hypervisor refused it (the node's log has the details)"))
 		return err
 	}
 	return nil

@@ -40,13 +40,13 @@ func (a *Agent) imagePullFailed(ctx context.Context, vmi *virtkit.VirtualMachine
 	a.pullFailures[string(vmi.UID)] = pullFailure{count: f.count + 1, retryAt: now.Add(wait)}
 	a.mu.Unlock()
 	if virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceSynchronized,
-		Status: virtkit.ConditionFalse, Reason: reason, Message: cause.Error()}, a.now()) {
+		Status: virtkit.ConditionFalse, Reason: reason, Message: tenantMessage(cause, "image pull failed (the node's log has the details)")}, a.now()) {
 		if err := a.opts.Store.UpdateStatus(ctx, vmi); err != nil {
 			return controller.Result{}, err
 		}
 	}
 	a.log.Warn("image pull failed", "vmi", vmi.Namespace+"/"+vmi.Name, "reason", reason, "retry", wait, "err", cause)
-	a.event(ctx, vmi, virtkit.EventTypeWarning, reason, "Pull", "%v", cause)
+	a.event(ctx, vmi, virtkit.EventTypeWarning, reason, "Pull", "%s", tenantMessage(cause, "image pull failed (the node's log has the details)"))
 	return controller.Result{RequeueAfter: wait}, nil
 }
 

@@ -270,7 +270,9 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	}
 	if err != nil {
 		// The VMI cannot be expressed on this host: retrying will not help.
-		if ferr := a.finish(ctx, vmi, virtkit.Failed, "cannot build domain: "+err.Error()); ferr != nil {
+		a.log.Warn("cannot build domain", "vmi", vmi.Namespace+"/"+vmi.Name, "err", err)
+		msg := tenantMessage(err, "this node cannot run the VMI (the node's log has the details)")
+		if ferr := a.finish(ctx, vmi, virtkit.Failed, "cannot build domain: "+msg); ferr != nil {
 			return controller.Result{}, ferr
 		}
 		return controller.Result{}, controller.TerminalError(err)

@@ -11,7 +11,15 @@
 // itself (a qcow2 backing file or external data file) is refused with
 // ErrExternalReference, from the importer's own reading of the header and
 // from qemu-img info, and qemu-img opens sources on the file protocol with
-// no backing file; a clone is copied as raw bytes. Every connection of an
+// no backing file; a clone is copied as raw bytes. qemu-img itself runs
+// confined ([QemuImg.Sandbox]): by default, when bubblewrap's bwrap is
+// found, each run sees an empty filesystem holding only its binary and
+// libraries, its input read-only and its output read-write, with no
+// network and no capabilities, so even an image that got past the header
+// checks cannot make it read a host file. Without bwrap the default falls
+// back to running qemu-img unconfined and New logs a warning (SandboxBwrap
+// refuses to run instead, with ErrNoSandbox); New logs the confinement in
+// use. Every connection of an
 // import, redirects included, obeys an address policy (no loopback,
 // link-local, metadata, unspecified or node addresses unless
 // Options.AllowedNetworks allows them; ErrAddressNotAllowed). A transfer
@@ -23,4 +31,7 @@
 // DataVolume controller scheduled on its node, runs the import, writes
 // status.progress while it runs, retries failures with backoff (counting
 // status.restartCount) and reports Succeeded, or Failed with a reason.
+// What the DataVolume's conditions and events say about a failure is
+// [TenantMessage]: what the tenant gave and what the source answered, never
+// the node's paths, addresses or users, which only the node's log holds.
 package importer

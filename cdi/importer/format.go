@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 )
 
@@ -100,10 +99,15 @@ type ImageInfo struct {
 	} `json:"children"`
 }
 
-// QemuImg runs qemu-img.
+// QemuImg runs qemu-img, confined to the files of each call (see Sandbox).
 type QemuImg struct {
 	// Path of the binary; empty is "qemu-img" on PATH.
 	Path string
+	// Sandbox confines qemu-img; the zero value (SandboxAuto) uses
+	// bubblewrap when bwrap is found (see Confinement).
+	Sandbox Sandbox
+	// Bwrap is the bubblewrap binary; empty is "bwrap" on PATH.
+	Bwrap string
 }
 
 func (q QemuImg) bin() string {
@@ -113,8 +117,11 @@ func (q QemuImg) bin() string {
 	return q.Path
 }
 
-func (q QemuImg) run(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, q.bin(), args...)
+func (q QemuImg) run(ctx context.Context, m mounts, args ...string) ([]byte, error) {
+	cmd, err := q.command(ctx, m, args...)
+	if err != nil {
+		return nil, err
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedBuffer{b: &stderr, max: 4096}
 	out, err := cmd.Output()
@@ -122,7 +129,12 @@ func (q QemuImg) run(ctx context.Context, args ...string) ([]byte, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("qemu-img %s: %w: %s", args[0], err, bytes.TrimSpace(stderr.Bytes()))
+		msg := bytes.TrimSpace(stderr.Bytes())
+		if bytes.HasPrefix(msg, []byte("bwrap: ")) {
+			// The sandbox itself failed to set up (no namespaces here?).
+			return nil, fmt.Errorf("qemu-img %s: %w: %w: %s", args[0], ErrNoSandbox, err, msg)
+		}
+		return nil, fmt.Errorf("qemu-img %s: %w: %s", args[0], err, msg)
 	}
 	return out, nil
 }
@@ -130,7 +142,7 @@ func (q QemuImg) run(ctx context.Context, args ...string) ([]byte, error) {
 // Info runs qemu-img info on p read as format f (the file protocol only,
 // no backing file opened).
 func (q QemuImg) Info(ctx context.Context, p string, f Format) (ImageInfo, error) {
-	out, err := q.run(ctx, "info", "--output=json", imageSpec(p, f))
+	out, err := q.run(ctx, mounts{ro: []string{p}}, "info", "--output=json", imageSpec(p, f))
 	if err != nil {
 		return ImageInfo{}, err
 	}
@@ -144,15 +156,19 @@ func (q QemuImg) Info(ctx context.Context, p string, f Format) (ImageInfo, error
 // Convert converts src (format f) to a raw image at dst. src is opened
 // with the file protocol only and with no backing file, whatever its
 // header names; callers check it has no external data file first
-// (checkQcow2Header), as qemu-img has no option that refuses one.
+// (checkQcow2Header), as qemu-img has no option that refuses one; confined
+// (Sandbox), qemu-img can open src and dst only.
 func (q QemuImg) Convert(ctx context.Context, src string, f Format, dst string) error {
-	_, err := q.run(ctx, "convert", "-t", "writeback", "-O", "raw", imageSpec(src, f), dst)
+	if err := createOutput(dst); err != nil {
+		return err
+	}
+	_, err := q.run(ctx, mounts{ro: []string{src}, rw: []string{dst}}, "convert", "-t", "writeback", "-O", "raw", imageSpec(src, f), dst)
 	return err
 }
 
 // Resize grows the raw image at p to size bytes.
 func (q QemuImg) Resize(ctx context.Context, p string, size int64) error {
-	_, err := q.run(ctx, "resize", "-f", "raw", p, strconv.FormatInt(size, 10))
+	_, err := q.run(ctx, mounts{rw: []string{p}}, "resize", "-f", "raw", p, strconv.FormatInt(size, 10))
 	return err
 }
 

@@ -81,7 +81,7 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, li
 	case resp.StatusCode == http.StatusPartialContent && have > 0:
 		start, size, ok := parseContentRange(resp.Header.Get("Content-Range"))
 		if !ok || start != have {
-			return fmt.Errorf("server answered range %q to a request from byte %d", resp.Header.Get("Content-Range"), have)
+			return public(fmt.Errorf("server answered range %q to a request from byte %d", resp.Header.Get("Content-Range"), have), "the server answered a resumed download with the wrong range (retried)")
 		}
 		total = size
 		im.log.Debug("resuming download", "url", src.URL, "from", have)
@@ -94,7 +94,7 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, li
 		if err := f.Truncate(0); err != nil {
 			return err
 		}
-		return fmt.Errorf("server refused to resume at byte %d: starting over", have)
+		return public(fmt.Errorf("server refused to resume at byte %d: starting over", have), "the server refused to resume at byte %d: starting over", have)
 	case resp.StatusCode == http.StatusOK:
 		if have > 0 {
 			if err := f.Truncate(0); err != nil {
@@ -107,12 +107,12 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, li
 		}
 		total = resp.ContentLength
 	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusRequestTimeout:
-		return fmt.Errorf("%w: GET %s: %s", ErrBadSource, src.URL, resp.Status)
+		return public(fmt.Errorf("%w: GET %s: %s", ErrBadSource, src.URL, resp.Status), "the server answered %s", resp.Status)
 	default:
-		return fmt.Errorf("GET %s: %s", src.URL, resp.Status)
+		return public(fmt.Errorf("GET %s: %s", src.URL, resp.Status), "the server answered %s (retried)", resp.Status)
 	}
 	if total > limit {
-		return fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, src.URL, total, limit)
+		return public(fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, src.URL, total, limit), "the source is %d bytes, more than the %d the requested size allows", total, limit)
 	}
 	done := have
 	buf := make([]byte, 256<<10)
@@ -121,7 +121,7 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, li
 		if n > 0 {
 			idle.Reset(im.opts.IdleTimeout)
 			if done+int64(n) > limit {
-				return fmt.Errorf("%w: %s is larger than %d bytes", ErrTooLarge, src.URL, limit)
+				return public(fmt.Errorf("%w: %s is larger than %d bytes", ErrTooLarge, src.URL, limit), "the source is larger than the %d bytes the requested size allows", limit)
 			}
 			if _, err := f.Write(buf[:n]); err != nil {
 				return err
@@ -136,16 +136,16 @@ func (im *Importer) download(ctx context.Context, src HTTPSource, dst string, li
 		}
 		if rerr != nil {
 			if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
-				return fmt.Errorf("GET %s: stalled after %d bytes: %w", src.URL, done, cause)
+				return public(fmt.Errorf("GET %s: stalled after %d bytes: %w", src.URL, done, cause), "the download stalled after %d bytes (retried)", done)
 			}
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("GET %s: interrupted after %d bytes: %w", src.URL, done, rerr)
+			return public(fmt.Errorf("GET %s: interrupted after %d bytes: %w", src.URL, done, rerr), "the download was interrupted after %d bytes (retried)", done)
 		}
 	}
 	if total >= 0 && done != total {
-		return fmt.Errorf("GET %s: got %d of %d bytes", src.URL, done, total)
+		return public(fmt.Errorf("GET %s: got %d of %d bytes", src.URL, done, total), "the download ended after %d of %d bytes (retried)", done, total)
 	}
 	if err := f.Sync(); err != nil {
 		return err
@@ -185,7 +185,7 @@ func parseContentRange(v string) (start, size int64, ok bool) {
 func verifyChecksum(ctx context.Context, p, checksum string) error {
 	alg, want, ok := strings.Cut(checksum, ":")
 	if !ok {
-		return fmt.Errorf("%w: checksum %q: want algorithm:hex", ErrBadSource, checksum)
+		return public(fmt.Errorf("%w: checksum %q: want algorithm:hex", ErrBadSource, checksum), "checksum %.128q: want algorithm:hex", checksum)
 	}
 	var h hash.Hash
 	switch strings.ToLower(alg) {
@@ -198,7 +198,7 @@ func verifyChecksum(ctx context.Context, p, checksum string) error {
 	case "sha512":
 		h = sha512.New()
 	default:
-		return fmt.Errorf("%w: checksum algorithm %q not supported (md5, sha1, sha256, sha512)", ErrBadSource, alg)
+		return public(fmt.Errorf("%w: checksum algorithm %q not supported", ErrBadSource, alg), "checksum algorithm %.32q not supported (md5, sha1, sha256, sha512)", alg)
 	}
 	f, err := os.Open(p)
 	if err != nil {
@@ -209,7 +209,8 @@ func verifyChecksum(ctx context.Context, p, checksum string) error {
 		return err
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want) {
-		return fmt.Errorf("%w: %s checksum is %s, want %s", ErrChecksum, alg, got, want)
+		err := fmt.Errorf("%w: %s checksum is %s, want %s", ErrChecksum, alg, got, want)
+		return public(err, "%s checksum of the download is %s, want %.128s", alg, got, want)
 	}
 	return nil
 }

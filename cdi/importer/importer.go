@@ -76,7 +76,10 @@ type Options struct {
 	AllowedNetworks []netip.Prefix
 	// Puller pulls registry sources; nil refuses them.
 	Puller *oci.Puller
-	// QemuImg converts and resizes.
+	// QemuImg converts and resizes; its zero value confines qemu-img
+	// with bubblewrap when bwrap is found (QemuImg.Sandbox). New logs
+	// the confinement in use and fails when the one asked for is
+	// unavailable.
 	QemuImg QemuImg
 	// MaxBytes bounds a download or a decompressed source; 0 is
 	// DefaultMaxBytes.
@@ -123,6 +126,17 @@ func New(opts Options) (*Importer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	mode, err := opts.QemuImg.Confinement()
+	if err != nil {
+		return nil, fmt.Errorf("importer: Options.QemuImg: %w", err)
+	}
+	if mode == SandboxNone {
+		log.Warn("qemu-img runs unconfined: it can open any host file the importer can (install bubblewrap to confine it)",
+			"requested", string(opts.QemuImg.Sandbox))
+	} else {
+		log.Info("qemu-img confined to each import's source and target", "sandbox", string(mode))
+	}
+	opts.QemuImg.Sandbox = mode
 	return &Importer{opts: opts, client: c, policy: policy, log: log}, nil
 }
 
@@ -213,7 +227,7 @@ func (im *Importer) importTo(ctx context.Context, req Request, scratch string, l
 	}
 	if req.Blank {
 		if req.Size <= 0 {
-			return Result{}, fmt.Errorf("%w: a blank image needs a size", ErrBadSource)
+			return Result{}, public(fmt.Errorf("%w: a blank image needs a size", ErrBadSource), "a blank image needs a size")
 		}
 		err := im.commit(req.Target, func(tmp string) error {
 			f, err := os.Create(tmp)
@@ -254,7 +268,7 @@ func (im *Importer) importTo(ctx context.Context, req Request, scratch string, l
 		}
 	case req.Registry != nil:
 		if im.opts.Puller == nil {
-			return Result{}, fmt.Errorf("%w: registry imports need a Puller", ErrBadSource)
+			return Result{}, public(fmt.Errorf("%w: registry imports need a Puller", ErrBadSource), "this node does not import from registries")
 		}
 		res, err := im.opts.Puller.Pull(ctx, oci.Request{Image: req.Registry.Image, Auth: req.Registry.Auth, Policy: oci.PullIfNotPresent,
 			Architecture: req.Registry.Architecture, MaxBytes: limit,
@@ -267,7 +281,7 @@ func (im *Importer) importTo(ctx context.Context, req Request, scratch string, l
 			return Result{}, err
 		}
 		if res.Size > limit { // cached by an earlier, larger import
-			return Result{}, fmt.Errorf("%w: registry disk is %d bytes, limit %d", ErrTooLarge, res.Size, limit)
+			return Result{}, public(fmt.Errorf("%w: registry disk is %d bytes, limit %d", ErrTooLarge, res.Size, limit), "the registry disk is %d bytes, more than the %d the requested size allows", res.Size, limit)
 		}
 		src = res.Path
 	case req.ClonePath != "":
@@ -340,10 +354,10 @@ func (im *Importer) convert(ctx context.Context, src, scratch string, known Form
 			return res, err
 		}
 		if len(hdr) == 0 {
-			return res, fmt.Errorf("%w: the source is empty", ErrNotADisk)
+			return res, public(fmt.Errorf("%w: the source is empty", ErrNotADisk), "not a disk image: the source is empty")
 		}
 		if looksLikeText(hdr) {
-			return res, fmt.Errorf("%w: the source is text (an error page?)", ErrNotADisk)
+			return res, public(fmt.Errorf("%w: the source is text (an error page?)", ErrNotADisk), "not a disk image: the source is text (an error page?)")
 		}
 	}
 	qfmt := format
@@ -360,17 +374,20 @@ func (im *Importer) convert(ctx context.Context, src, scratch string, known Form
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
+		if errors.Is(err, ErrNoSandbox) {
+			return res, err // the node's fault, not the image's
+		}
 		return res, fmt.Errorf("%w: %w", ErrNotADisk, err)
 	}
 	if ref := info.externalReference(); ref != "" {
 		return res, fmt.Errorf("%w: %s", ErrExternalReference, ref)
 	}
 	if info.Format != "" && info.Format != string(qfmt) {
-		return res, fmt.Errorf("%w: qemu-img opened the image as %q, not %q", ErrNotADisk, info.Format, qfmt)
+		return res, public(fmt.Errorf("%w: qemu-img opened the image as %q, not %q", ErrNotADisk, info.Format, qfmt), "not a disk image: it reads as %.32q, not %q", info.Format, qfmt)
 	}
 	res.SourceFormat, res.VirtualSize = format, info.VirtualSize
 	if req.Size > 0 && info.VirtualSize > req.Size {
-		return res, fmt.Errorf("%w: image virtual size %d bytes, requested %d", ErrTooSmall, info.VirtualSize, req.Size)
+		return res, public(fmt.Errorf("%w: image virtual size %d bytes, requested %d", ErrTooSmall, info.VirtualSize, req.Size), "the requested size (%d bytes) is smaller than the image's virtual size (%d bytes)", req.Size, info.VirtualSize)
 	}
 	err = im.commit(req.Target, func(tmp string) error {
 		if err := im.opts.QemuImg.Convert(ctx, src, qfmt, tmp); err != nil {
@@ -449,7 +466,7 @@ func (im *Importer) decompress(ctx context.Context, src string, f Format, dst st
 		return fmt.Errorf("%w: %s: %w", ErrNotADisk, f, err)
 	}
 	if n > limit {
-		return fmt.Errorf("%w: decompressed source exceeds %d bytes", ErrTooLarge, limit)
+		return public(fmt.Errorf("%w: decompressed source exceeds %d bytes", ErrTooLarge, limit), "the decompressed source is larger than the %d bytes the requested size allows", limit)
 	}
 	if err := out.Truncate(n); err != nil {
 		return err

@@ -175,7 +175,7 @@ func (w *Worker) request(ctx context.Context, dv *virtkit.DataVolume, class stor
 	src := dv.Spec.Source
 	switch {
 	case src == nil:
-		return r, fmt.Errorf("%w: spec.source is required", ErrBadSource)
+		return r, public(fmt.Errorf("%w: spec.source is required", ErrBadSource), "spec.source is required")
 	case src.HTTP != nil:
 		r.HTTP = &HTTPSource{URL: src.HTTP.URL, Headers: src.HTTP.ExtraHeaders, Checksum: src.HTTP.Checksum}
 	case src.Registry != nil && src.Registry.URL != nil:
@@ -196,7 +196,7 @@ func (w *Worker) request(ctx context.Context, dv *virtkit.DataVolume, class stor
 		}
 		r.ClonePath = p
 	default:
-		return r, fmt.Errorf("%w: spec.source: no source virtkit imports", ErrBadSource)
+		return r, public(fmt.Errorf("%w: spec.source: no source virtkit imports", ErrBadSource), "spec.source: no source virtkit imports")
 	}
 	return r, nil
 }
@@ -205,17 +205,23 @@ func (w *Worker) request(ctx context.Context, dv *virtkit.DataVolume, class stor
 func (w *Worker) clonePath(ctx context.Context, ns, name string) (string, error) {
 	src := &virtkit.DataVolume{}
 	if err := w.opts.Store.Get(ctx, store.Key{Namespace: ns, Name: name}, src); err != nil {
-		return "", fmt.Errorf("clone source %s/%s: %w", ns, name, err)
+		err = fmt.Errorf("clone source %s/%s: %w", ns, name, err)
+		if errors.Is(err, store.ErrNotFound) {
+			return "", public(err, "clone source %s/%s: not found", ns, name)
+		}
+		return "", err
 	}
 	if src.Status.Phase != virtkit.DataVolumeSucceeded {
-		return "", fmt.Errorf("clone source %s/%s is in phase %q", ns, name, src.Status.Phase)
+		err := fmt.Errorf("clone source %s/%s is in phase %q", ns, name, src.Status.Phase)
+		return "", public(err, "%s", err.Error())
 	}
 	class, err := w.opts.Classes.Get(src.Annotations[virtkit.DataVolumeStorageClassAnnotation])
 	if err != nil {
 		return "", err
 	}
 	if n := src.Annotations[virtkit.DataVolumeVolumeNodeAnnotation]; n != "" && n != w.opts.NodeName {
-		return "", fmt.Errorf("clone source %s/%s lives on node %s, not %s", ns, name, n, w.opts.NodeName)
+		err := fmt.Errorf("clone source %s/%s lives on node %s, not %s", ns, name, n, w.opts.NodeName)
+		return "", public(err, "clone source %s/%s lives on another node", ns, name)
 	}
 	return class.Path(w.opts.NodeName, ns, name), nil
 }
@@ -312,13 +318,13 @@ func (w *Worker) retryOrFail(ctx context.Context, req controller.Request, cause 
 	}
 	dv.Status.RestartCount++
 	dv.Status.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse,
-		Reason: virtkit.DataVolumeReasonError, Message: cause.Error()}, w.now())
+		Reason: virtkit.DataVolumeReasonError, Message: TenantMessage(cause)}, w.now())
 	if err := w.opts.Store.UpdateStatus(ctx, dv); err != nil {
 		return controller.Result{}, err
 	}
 	wait := w.opts.Backoff(dv.Status.RestartCount)
 	w.log.WarnContext(ctx, "import failed, retrying", "datavolume", req.String(), "restarts", dv.Status.RestartCount, "in", wait, "err", cause)
-	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonError, "Import", "Unable to import: %v", cause)
+	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonError, "Import", "Unable to import: %s", TenantMessage(cause))
 	return controller.Result{RequeueAfter: wait}, nil
 }
 
@@ -341,14 +347,14 @@ func (w *Worker) fail(ctx context.Context, dv *virtkit.DataVolume, cause error) 
 	st := &dv.Status
 	st.Phase = virtkit.DataVolumeFailed
 	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse,
-		Reason: virtkit.DataVolumeReasonError, Message: cause.Error()}, now)
+		Reason: virtkit.DataVolumeReasonError, Message: TenantMessage(cause)}, now)
 	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeReady, Status: virtkit.ConditionFalse,
-		Reason: virtkit.DataVolumeReasonTransferFailed, Message: cause.Error()}, now)
+		Reason: virtkit.DataVolumeReasonTransferFailed, Message: TenantMessage(cause)}, now)
 	if err := w.opts.Store.UpdateStatus(ctx, dv); err != nil {
 		return err
 	}
 	w.log.WarnContext(ctx, "import failed", "datavolume", dv.Namespace+"/"+dv.Name, "err", cause)
-	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonTransferFailed, "Import", "Import failed: %v", cause)
+	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonTransferFailed, "Import", "Import failed: %s", TenantMessage(cause))
 	return nil
 }
 

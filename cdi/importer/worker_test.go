@@ -172,3 +172,38 @@ func TestWorkerProgressAndClasses(t *testing.T) {
 	require.NoError(t, err)
 	assert.NoFileExists(t, filepath.Join(e.shared, "dv", "ns", "rwx.img"))
 }
+
+type eventLog struct{ notes []string }
+
+func (l *eventLog) Event(_ context.Context, _ virtkit.Object, _, _, _, note string) {
+	l.notes = append(l.notes, note)
+}
+
+// An image qemu-img cannot open fails the DataVolume with a reason, while
+// qemu-img's own words (which name the node's scratch path) stay in the
+// node's log: neither the conditions nor the events carry a host path.
+func TestWorkerStatusCarriesNoHostPath(t *testing.T) {
+	e := newWorkerEnv(t, 1)
+	events := &eventLog{}
+	im, err := importer.New(importer.Options{ScratchDir: e.scratch, AllowedNetworks: loopback})
+	require.NoError(t, err)
+	e.w, err = importer.NewWorker(importer.WorkerOptions{NodeName: "n1", Store: e.st, Importer: im, MaxRetries: 1, Events: events,
+		Classes: storage.Classes{List: []storage.Class{storage.Local{Dir: func(string) string { return e.local }}}}})
+	require.NoError(t, err)
+	// A qcow2 header qemu-img refuses (version 9).
+	bad := append([]byte("QFI\xfb\x00\x00\x00\x09"), make([]byte, 4096)...)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(bad) }))
+	defer srv.Close()
+	e.scheduled(t, "dv", srv.URL+"/disk.qcow2")
+	_, err = e.w.Reconcile(context.Background(), controller.Request{Namespace: "ns", Name: "dv"})
+	require.NoError(t, err)
+	dv := e.get(t, "dv")
+	require.Equal(t, virtkit.DataVolumeFailed, dv.Status.Phase)
+	msgs := append([]string{dv.Status.Condition(virtkit.DataVolumeRunning).Message, dv.Status.Condition(virtkit.DataVolumeReady).Message}, events.notes...)
+	assert.Contains(t, msgs[0], "not a disk image")
+	for _, m := range msgs {
+		assert.NotContains(t, m, e.scratch)
+		assert.NotContains(t, m, e.local)
+		assert.NotContains(t, m, "qemu-img")
+	}
+}

@@ -13,4 +13,11 @@
 // metadata, unspecified or node addresses unless Options.AllowedNetworks
 // allows them; ErrAddressNotAllowed), and Request.MaxBytes refuses a disk
 // that declares more before a byte of it is copied.
+//
+// The cache is shared by tenants, private images are not: the cache serves
+// a pull without asking the registry only when an anonymous pull resolved
+// the image, or when the pull presents credentials the registry accepted
+// for that repository before (kept as keyed hashes, never in clear). Any
+// other pull asks the registry first, so a tenant without access gets
+// ErrUnauthorized or ErrNotFound, and policy Never gets ErrNotPresent.
 package oci

@@ -205,20 +205,27 @@ func (p *Puller) pull(ctx context.Context, req Request) (Result, error) {
 	if req.Architecture != "" {
 		platform = v1.Platform{OS: "linux", Architecture: req.Architecture}
 	}
-	// The cache answers IfNotPresent and Never without the network.
+	auth := req.Auth
+	if auth == nil {
+		auth = authn.Anonymous
+	}
+	// The cache answers IfNotPresent and Never without the network, for
+	// a pull that may have the image (see access.go); another pull asks
+	// the registry.
 	if policy != PullAlways {
 		if digest, ok := p.indexed(ref, platform); ok {
 			if res, ok := p.cached(digest, diskPath); ok {
-				return res, nil
+				if p.mayServe(digest, ref, auth) {
+					return res, nil
+				}
+				if policy == PullNever {
+					return Result{}, fmt.Errorf("%w: cached for other credentials", ErrNotPresent)
+				}
 			}
 		}
 		if policy == PullNever {
 			return Result{}, ErrNotPresent
 		}
-	}
-	auth := req.Auth
-	if auth == nil {
-		auth = authn.Anonymous
 	}
 	ropts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(p.opts.Transport), remote.WithAuth(auth),
 		remote.WithPlatform(platform)}
@@ -238,6 +245,9 @@ func (p *Puller) pull(ctx context.Context, req Request) (Result, error) {
 	}
 	digest := h.String()
 	p.remember(ref, platform, digest)
+	if err := p.recordAccess(digest, ref, auth); err != nil {
+		return Result{}, fmt.Errorf("recording access to the cached image: %w", err)
+	}
 	lock := p.lock(digest + "|" + diskPath)
 	lock.Lock()
 	defer lock.Unlock()

@@ -1,0 +1,103 @@
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/store"
+)
+
+type noteLog struct {
+	mu    sync.Mutex
+	notes []string
+}
+
+func (l *noteLog) Event(_ context.Context, _ virtkit.Object, _, _, _, note string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.notes = append(l.notes, note)
+}
+
+func (l *noteLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.notes...)
+}
+
+// What the node agent writes into a VMI's status and events when its
+// volume cannot be resolved carries none of the node's paths, users or
+// addresses, whatever the kind of failure; the node's log keeps them.
+func TestAgentStatusCarriesNoHostDetail(t *testing.T) {
+	const hostDetail = "/var/lib/virtkit/pull-secrets/default/sec"
+	tests := []struct {
+		name     string
+		err      error
+		done     func(*virtkit.VirtualMachineInstance) bool
+		text     func(*virtkit.VirtualMachineInstance) string
+		wantText string
+	}{
+		{
+			name: "image pull",
+			err:  fmt.Errorf("%w: open %s: permission denied (user virtkit) via 10.0.0.5:5000", domain.ErrImagePull, hostDetail),
+			done: func(v *virtkit.VirtualMachineInstance) bool {
+				return virtkit.HasCondition(v.Status.Conditions, virtkit.VirtualMachineInstanceSynchronized, virtkit.ConditionFalse, virtkit.ErrImagePullReason)
+			},
+			text: func(v *virtkit.VirtualMachineInstance) string {
+				return virtkit.GetCondition(v.Status.Conditions, virtkit.VirtualMachineInstanceSynchronized).Message
+			},
+			wantText: "image pull failed",
+		},
+		{
+			name:     "host volume",
+			err:      fmt.Errorf("stat %s: permission denied (user virtkit) via 10.0.0.5:5000", hostDetail),
+			done:     func(v *virtkit.VirtualMachineInstance) bool { return v.Status.Phase == virtkit.Failed },
+			text:     func(v *virtkit.VirtualMachineInstance) string { return v.Status.Reason },
+			wantText: "cannot build domain",
+		},
+		{
+			name:     "unsupported",
+			err:      fmt.Errorf("volume root at %s on 10.0.0.5: %w", hostDetail, domain.ErrUnsupported),
+			done:     func(v *virtkit.VirtualMachineInstance) bool { return v.Status.Phase == virtkit.Failed },
+			text:     func(v *virtkit.VirtualMachineInstance) string { return v.Status.Reason },
+			wantText: "volume root at <node path> on <address>",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, hv, events := store.NewMemory(), sim.New(sim.Options{Name: nodeName}), &noteLog{}
+			runAgent(t, st, hv, func(o *node.Options) {
+				o.Events = events
+				o.Domain.VolumeResolver = domain.VolumeResolverFunc(func(context.Context, domain.VolumeRequest) (domain.HostVolume, error) {
+					return domain.HostVolume{}, tt.err
+				})
+			})
+			newMetricsVMI(t, st, "vmi", func(v *virtkit.VirtualMachineInstance) {
+				v.Spec.Domain.Devices.Disks = []virtkit.Disk{{Name: "root", DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusVirtio}}}}
+				v.Spec.Volumes = []virtkit.Volume{{Name: "root", VolumeSource: virtkit.VolumeSource{ContainerDisk: &virtkit.ContainerDiskSource{Image: "r.example/disk:v1"}}}}
+			})
+			var vmi *virtkit.VirtualMachineInstance
+			require.Eventually(t, func() bool {
+				v, ok := getVMI(t, st, "vmi")
+				vmi = v
+				return ok && tt.done(v)
+			}, 10*time.Second, 10*time.Millisecond)
+			texts := append([]string{tt.text(vmi)}, events.all()...)
+			assert.Contains(t, texts[0], tt.wantText)
+			for _, s := range texts {
+				for _, d := range []string{"/var/lib/virtkit", "virtkit)", "10.0.0.5"} {
+					assert.NotContains(t, s, d)
+				}
+			}
+		})
+	}
+}
