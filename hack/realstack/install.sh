@@ -37,7 +37,7 @@ packages=(
 	qemu-system-x86 qemu-system-common qemu-utils
 	linux-image-cloud-amd64 busybox-static qemu-guest-agent
 	prometheus socat gcc libc6-dev genisoimage openssl
-	docker-registry
+	docker-registry bubblewrap
 	iproute2 nftables dnsmasq-base
 	mmdebstrap e2fsprogs
 	vncsnapshot
