@@ -278,6 +278,15 @@ type NetworkAttachment struct {
 	Gateway netip.Prefix
 }
 
+// tenantError is an error about the tenant's own NetworkAttachmentDefinition:
+// its text names only the definition and its configuration, so a VMI's
+// status may carry it (TenantMessage) where a host error would be masked.
+type tenantError struct{ err error }
+
+func (e tenantError) Error() string         { return e.err.Error() }
+func (e tenantError) Unwrap() error         { return e.err }
+func (e tenantError) TenantMessage() string { return e.err.Error() }
+
 // Attachment reads the NetworkAttachmentDefinition a multus networkName
 // ("name" in namespace, or "namespace/name") names and checks its CNI
 // configuration. store.ErrNotFound when there is none; ErrUnsupportedCNI
@@ -293,13 +302,13 @@ func Attachment(ctx context.Context, st store.Store, namespace, networkName stri
 	}
 	cfg, errs := virtkit.ParseCNIConfig(nad.Spec.Config, field.NewPath("spec", "config"))
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("NetworkAttachmentDefinition %s/%s: %w: %w", ns, name, ErrUnsupportedCNI, errs.ToAggregate())
+		return nil, tenantError{fmt.Errorf("NetworkAttachmentDefinition %s/%s: %w: %w", ns, name, ErrUnsupportedCNI, errs.ToAggregate())}
 	}
 	if cfg.Type != "bridge" {
-		return nil, fmt.Errorf("NetworkAttachmentDefinition %s/%s: CNI plugin type %q: %w (only \"bridge\" is)", ns, name, cfg.Type, ErrUnsupportedCNI)
+		return nil, tenantError{fmt.Errorf("NetworkAttachmentDefinition %s/%s: CNI plugin type %q: %w (only \"bridge\" is)", ns, name, cfg.Type, ErrUnsupportedCNI)}
 	}
 	if cfg.IPMasq {
-		return nil, fmt.Errorf("NetworkAttachmentDefinition %s/%s: ipMasq: %w", ns, name, ErrUnsupportedCNI)
+		return nil, tenantError{fmt.Errorf("NetworkAttachmentDefinition %s/%s: ipMasq: %w", ns, name, ErrUnsupportedCNI)}
 	}
 	att := &NetworkAttachment{Config: cfg, Parent: cfg.Bridge}
 	if att.Parent == "" {
@@ -315,7 +324,7 @@ func Attachment(ctx context.Context, st store.Store, namespace, networkName stri
 		r := virtkit.CNIIPRange{Subnet: cfg.IPAM.Subnet, RangeStart: cfg.IPAM.RangeStart, RangeEnd: cfg.IPAM.RangeEnd, Gateway: cfg.IPAM.Gateway}
 		if len(cfg.IPAM.Ranges) > 0 {
 			if len(cfg.IPAM.Ranges) > 1 || len(cfg.IPAM.Ranges[0]) != 1 {
-				return nil, fmt.Errorf("NetworkAttachmentDefinition %s/%s: ipam.ranges: more than one range: %w", ns, name, ErrUnsupportedCNI)
+				return nil, tenantError{fmt.Errorf("NetworkAttachmentDefinition %s/%s: ipam.ranges: more than one range: %w", ns, name, ErrUnsupportedCNI)}
 			}
 			r = cfg.IPAM.Ranges[0][0]
 		}

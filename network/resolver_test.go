@@ -187,6 +187,9 @@ func TestResolverNetworkAttachmentDefinition(t *testing.T) {
 	_, err = r.ResolveNetwork(ctx, rq)
 	require.ErrorIs(t, err, network.ErrUnsupportedCNI)
 	assert.Contains(t, err.Error(), `"macvlan"`)
+	var tm interface{ TenantMessage() string }
+	require.ErrorAs(t, err, &tm, "a VMI's status may name the tenant's own CNI type")
+	assert.Contains(t, tm.TenantMessage(), `"macvlan"`)
 
 	rq.MultusNetworkName = "bad"
 	_, err = r.ResolveNetwork(ctx, rq)
