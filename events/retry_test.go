@@ -74,17 +74,17 @@ func waitRunning(t *testing.T, rec *events.Recorder) {
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
 	require.Eventually(t, func() bool { return errors.Is(rec.Start(ended), events.ErrRunning) },
-		5*time.Second, time.Millisecond, "one Start at a time")
+		30*time.Second, time.Millisecond, "one Start at a time")
 }
 
 // stepRetry moves clk to the next retry once the recorder waits for it
 // and returns once the retry has been made.
 func stepRetry(t *testing.T, clk *clocktesting.FakeClock, rec *events.Recorder) {
 	t.Helper()
-	require.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond, "a retry is scheduled")
+	require.Eventually(t, clk.HasWaiters, 30*time.Second, time.Millisecond, "a retry is scheduled")
 	before := rec.Stats().Retries
 	clk.Step(events.DefaultRetryInterval)
-	require.Eventually(t, func() bool { return rec.Stats().Retries > before }, 5*time.Second, time.Millisecond, "the retry ran")
+	require.Eventually(t, func() bool { return rec.Stats().Retries > before }, 30*time.Second, time.Millisecond, "the retry ran")
 }
 
 func TestRecorderRetriesFailedWrites(t *testing.T) {
@@ -167,9 +167,9 @@ func TestRecorderRetryCarriesTheSeries(t *testing.T) {
 	st.mu.Unlock()
 	rec.Event(ctx, vm("a"), virtkit.EventTypeNormal, "Started", "Start", "started")
 	rec.Event(ctx, vm("a"), virtkit.EventTypeNormal, "Started", "Start", "started")
-	require.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
+	require.Eventually(t, clk.HasWaiters, 30*time.Second, time.Millisecond)
 	clk.Step(events.DefaultRetryInterval)
-	require.Eventually(t, func() bool { return !clk.HasWaiters() }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return !clk.HasWaiters() }, 30*time.Second, time.Millisecond)
 	evs = listEvents(t, st)
 	require.Len(t, evs, 1)
 	assert.Equal(t, int32(4), evs[0].DeprecatedCount)
@@ -189,7 +189,7 @@ func TestRecorderStopGivesUpPending(t *testing.T) {
 	go func() { done <- rec.Start(ctx) }()
 	waitRunning(t, rec)
 	rec.Event(ctx, vm("a"), virtkit.EventTypeNormal, "Started", "Start", "started")
-	require.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
+	require.Eventually(t, clk.HasWaiters, 30*time.Second, time.Millisecond)
 	cancel()
 	require.NoError(t, <-done)
 	assert.Equal(t, events.Stats{Failed: 1, GaveUp: 1}, rec.Stats())
