@@ -212,8 +212,8 @@ func TestStopIsGraceful(t *testing.T) {
 			}
 			require.NoError(t, h.c.Settle(h.ctx))
 			ev := h.events(vmi.UID)
-			require.Contains(t, ev, controller.EventReasonShuttingDown, "the guest was asked to shut down")
-			assert.Equal(t, virtkit.EventTypeNormal, ev[controller.EventReasonShuttingDown].Type)
+			require.Contains(t, ev, virtkit.EventReasonShuttingDown, "the guest was asked to shut down")
+			assert.Equal(t, virtkit.EventTypeNormal, ev[virtkit.EventReasonShuttingDown].Type)
 			stopAt := h.c.Clock().Now()
 			n, _ := h.host.presses(stopAt)
 			assert.Equal(t, 1, n, "one request at the start")
@@ -223,7 +223,7 @@ func TestStopIsGraceful(t *testing.T) {
 			require.NotNil(t, still, "the guest still has %v of its grace period", time.Second)
 			assert.Equal(t, vmi.UID, still.UID)
 			assert.Equal(t, virtkit.Running, still.Status.Phase)
-			assert.NotContains(t, h.events(vmi.UID), controller.EventReasonDeleted, "not destroyed yet")
+			assert.NotContains(t, h.events(vmi.UID), virtkit.EventReasonDeleted, "not destroyed yet")
 			if tc.vm {
 				vm := &virtkit.VirtualMachine{}
 				require.NoError(t, h.c.Store().Get(h.ctx, store.Key{Namespace: "default", Name: name}, vm))
@@ -237,14 +237,14 @@ func TestStopIsGraceful(t *testing.T) {
 			assert.Nil(t, h.vmi(name), "stopped after %v", tc.off)
 			assert.Equal(t, tc.wantPhase, h.lastPhase(vmi.UID))
 			ev = h.events(vmi.UID)
-			require.Contains(t, ev, controller.EventReasonStopped)
+			require.Contains(t, ev, virtkit.EventReasonStopped)
 			if tc.wantPhase == virtkit.Succeeded {
-				assert.Equal(t, virtkit.EventTypeNormal, ev[controller.EventReasonStopped].Type)
-				assert.NotContains(t, ev, controller.EventReasonDeleted, "never destroyed")
+				assert.Equal(t, virtkit.EventTypeNormal, ev[virtkit.EventReasonStopped].Type)
+				assert.NotContains(t, ev, virtkit.EventReasonDeleted, "never destroyed")
 			} else {
-				assert.Equal(t, virtkit.EventTypeWarning, ev[controller.EventReasonStopped].Type)
-				require.Contains(t, ev, controller.EventReasonDeleted, "destroyed after the grace period")
-				assert.Contains(t, ev[controller.EventReasonDeleted].Note, "grace period of 3m0s over")
+				assert.Equal(t, virtkit.EventTypeWarning, ev[virtkit.EventReasonStopped].Type)
+				require.Contains(t, ev, virtkit.EventReasonDeleted, "destroyed after the grace period")
+				assert.Contains(t, ev[virtkit.EventReasonDeleted].Note, "grace period of 3m0s over")
 			}
 		})
 	}
@@ -272,7 +272,7 @@ func TestForcedStopCutsGracePeriodShort(t *testing.T) {
 	require.NoError(t, h.c.Settle(h.ctx))
 	assert.Nil(t, h.vmi(name), "destroyed at once")
 	assert.Equal(t, virtkit.Failed, h.lastPhase(vmi.UID))
-	assert.Contains(t, h.events(vmi.UID)[controller.EventReasonDeleted].Note, "no grace period")
+	assert.Contains(t, h.events(vmi.UID)[virtkit.EventReasonDeleted].Note, "no grace period")
 }
 
 // A forced restart straight after a restart succeeds and cuts the first

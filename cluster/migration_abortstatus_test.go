@@ -54,7 +54,7 @@ func TestCancelledMigrationAbortStatus(t *testing.T) {
 			}
 			require.True(t, ended.Failed, "a cancelled migration: %+v", ended)
 			assert.Equal(t, virtkit.MigrationAbortSucceeded, ended.AbortStatus, "failure reason %q", ended.FailureReason)
-			assert.Equal(t, controller.MigrationReasonAborted, ended.FailureReason)
+			assert.Equal(t, virtkit.MigrationReasonAborted, ended.FailureReason)
 			assert.Equal(t, vmi.Status.NodeName, runningOn(t, ctx, c, key).Status.NodeName)
 		})
 	}

@@ -217,7 +217,7 @@ func TestClusterTracesAndEvents(t *testing.T) {
 	require.NoError(t, controller.Stop(ctx, c.Store(), store.Key{Namespace: "default", Name: "web"}, controller.StopOptions{}))
 	_, err = c.WaitForVMI(ctx, "default", "web", cluster.Gone[*virtkit.VirtualMachineInstance]())
 	require.NoError(t, err)
-	const ctrl, handler = controller.ReportingController, controller.ReportingNodeAgent
+	const ctrl, handler = virtkit.ReportingController, virtkit.ReportingNodeAgent
 	var evs map[eventKey]virtkit.Event
 	want := []eventKey{
 		{"SuccessfulCreate", "VirtualMachine", ctrl},

@@ -90,8 +90,8 @@
 //
 //   - kubevirt.io/foregroundDeleteVirtualMachine: added by the VMI
 //     controller on first sight, removed once the VMI is final (or deleted
-//     unplaced) and [NodeAgentFinalizer] is gone.
-//   - virtkit.io/node-agent ([NodeAgentFinalizer]): added by the VMI
+//     unplaced) and [virtkit.NodeAgentFinalizer] is gone.
+//   - virtkit.io/node-agent ([virtkit.NodeAgentFinalizer]): added by the VMI
 //     controller in the placement write (with status.nodeName and the node
 //     label), or by the node agent with an Update that carries the
 //     resourceVersion it read, BEFORE it defines a domain (a VMI placed by
@@ -123,14 +123,14 @@
 // [Unpause] and [SoftReboot] as VMI annotations (level-triggered; the
 // spec stays immutable as in KubeVirt):
 //
-//   - virtkit.io/pause-request ([PauseRequestAnnotation]): the desired
+//   - virtkit.io/pause-request ([virtkit.PauseRequestAnnotation]): the desired
 //     pause state. "true": the agent pauses the running domain (condition
 //     Paused=True/PausedByUser). "false" or absent: the agent resumes a
 //     domain it paused for the user; a domain paused for another reason
 //     (migration monitor, I/O error) is left alone. For spec.startStrategy:
 //     Paused the agent writes "true" itself before the first start, so the
 //     guest stays paused until [Unpause].
-//   - virtkit.io/soft-reboot-request ([SoftRebootRequestAnnotation]): a
+//   - virtkit.io/soft-reboot-request ([virtkit.SoftRebootRequestAnnotation]): a
 //     request token (RFC 3339 time). The agent reboots the guest through
 //     the guest agent if AgentConnected=True, else by ACPI, then removes
 //     the annotation with an Update carrying the resourceVersion it read.
@@ -144,7 +144,7 @@
 // the agent's finalizer from them.
 //
 // Eviction: a node is drained when it has spec.unschedulable and the taint
-// kubevirt.io/drain:NoSchedule ([DrainTaintKey]). See [EvictionReconciler]
+// kubevirt.io/drain:NoSchedule ([virtkit.DrainTaintKey]). See [EvictionReconciler]
 // for what happens to each evictionStrategy. [Drain] is `kubectl drain`
 // for such nodes, over any store: it cordons the node, adds the taint and
 // evicts every VMI by its evictionStrategy (None shuts it down, LiveMigrate

@@ -303,7 +303,7 @@ func (a *fakeAgent) step(ctx context.Context) map[string]error {
 // retried on the next step.
 func (a *fakeAgent) reconcile(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
 	now := metav1.NewTime(a.now())
-	mine := hasFinalizer(vmi, NodeAgentFinalizer)
+	mine := hasFinalizer(vmi, virtkit.NodeAgentFinalizer)
 	switch {
 	case mine && (vmi.DeletionTimestamp != nil || vmi.IsFinal()):
 		if !vmi.IsFinal() {
@@ -313,16 +313,16 @@ func (a *fakeAgent) reconcile(ctx context.Context, vmi *virtkit.VirtualMachineIn
 				return err
 			}
 		}
-		removeFinalizers(vmi, NodeAgentFinalizer)
+		removeFinalizers(vmi, virtkit.NodeAgentFinalizer)
 		return a.st.Update(ctx, vmi)
 	case vmi.IsScheduled() && vmi.DeletionTimestamp == nil && vmi.Labels[virtkit.NodeNameLabel] != "":
-		_, pauseAsked := vmi.Annotations[PauseRequestAnnotation]
-		took := addFinalizer(vmi, NodeAgentFinalizer)
+		_, pauseAsked := vmi.Annotations[virtkit.PauseRequestAnnotation]
+		took := addFinalizer(vmi, virtkit.NodeAgentFinalizer)
 		if vmi.ShouldStartPaused() && !pauseAsked {
 			if vmi.Annotations == nil {
 				vmi.Annotations = map[string]string{}
 			}
-			vmi.Annotations[PauseRequestAnnotation] = "true"
+			vmi.Annotations[virtkit.PauseRequestAnnotation] = "true"
 			took = true
 		}
 		if took {
@@ -341,8 +341,8 @@ func (a *fakeAgent) reconcile(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		}
 		return a.st.UpdateStatus(ctx, vmi)
 	case vmi.IsRunning() && vmi.DeletionTimestamp == nil:
-		if tok, ok := vmi.Annotations[SoftRebootRequestAnnotation]; ok && tok != "" {
-			delete(vmi.Annotations, SoftRebootRequestAnnotation)
+		if tok, ok := vmi.Annotations[virtkit.SoftRebootRequestAnnotation]; ok && tok != "" {
+			delete(vmi.Annotations, virtkit.SoftRebootRequestAnnotation)
 			if err := a.st.Update(ctx, vmi); err != nil {
 				return err
 			}
@@ -350,7 +350,7 @@ func (a *fakeAgent) reconcile(ctx context.Context, vmi *virtkit.VirtualMachineIn
 			a.reboots[vmi.Name]++
 			a.mu.Unlock()
 		}
-		if vmi.Annotations[PauseRequestAnnotation] == "true" {
+		if vmi.Annotations[virtkit.PauseRequestAnnotation] == "true" {
 			if !vmi.IsPaused() {
 				virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstancePaused, Status: virtkit.ConditionTrue, Reason: virtkit.PausedByUserReason}, now)
 				return a.st.UpdateStatus(ctx, vmi)

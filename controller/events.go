@@ -16,43 +16,6 @@ type EventRecorder interface {
 	Event(ctx context.Context, regarding virtkit.Object, eventType, reason, action, note string)
 }
 
-// Event reasons the built-in controllers and node agents record: KubeVirt's
-// strings (its virt-controller and virt-handler reasons, and the
-// Kubernetes scheduler's for placement), so tooling that greps for them
-// keeps working.
-const (
-	EventReasonSuccessfulCreate         = "SuccessfulCreate"
-	EventReasonFailedCreate             = "FailedCreate"
-	EventReasonSuccessfulDelete         = "SuccessfulDelete"
-	EventReasonFailedDelete             = "FailedDelete"
-	EventReasonScheduled                = "Scheduled"
-	EventReasonFailedScheduling         = "FailedScheduling"
-	EventReasonSuccessfulMigration      = "SuccessfulMigration"
-	EventReasonFailedMigration          = "FailedMigration"
-	EventReasonSuccessfulHandOver       = "SuccessfulHandOver"
-	EventReasonSuccessfulAbortMigration = "SuccessfulAbortMigration"
-	EventReasonNodeUnresponsive         = "NodeUnresponsive"
-	// Node agent (virt-handler) reasons.
-	EventReasonCreated         = "Created"
-	EventReasonStarted         = "Started"
-	EventReasonShuttingDown    = "ShuttingDown"
-	EventReasonStopped         = "Stopped"
-	EventReasonDeleted         = "Deleted"
-	EventReasonSyncFailed      = "SyncFailed"
-	EventReasonMigrating       = "Migrating"
-	EventReasonPreparingTarget = "PreparingTarget"
-	EventReasonMigrated        = "Migrated"
-	EventReasonPaused          = "Paused"
-	EventReasonUnpaused        = "Unpaused"
-	EventReasonSoftRebooted    = "SoftRebooted"
-)
-
-// Reporting controller names of virtkit's components in events.
-const (
-	ReportingController = "virtkit.io/virt-controller"
-	ReportingNodeAgent  = "virtkit.io/virt-handler"
-)
-
 // RecordEvent records through rec when it is not nil, with a formatted
 // note. Node agents and custom reconcilers use it like the built-ins do.
 func RecordEvent(ctx context.Context, rec EventRecorder, regarding virtkit.Object, eventType, reason, action, format string, args ...any) {
@@ -97,8 +60,8 @@ func recordVMIDelete(ctx context.Context, o ReconcilerOptions, vmi *virtkit.Virt
 		return
 	}
 	if err != nil {
-		o.event(ctx, ref, virtkit.EventTypeWarning, EventReasonFailedDelete, "Delete", "Error deleting virtual machine instance %s: %v", vmi.Name, err)
+		o.event(ctx, ref, virtkit.EventTypeWarning, virtkit.EventReasonFailedDelete, "Delete", "Error deleting virtual machine instance %s: %v", vmi.Name, err)
 		return
 	}
-	o.event(ctx, ref, virtkit.EventTypeNormal, EventReasonSuccessfulDelete, "Delete", "Deleted virtual machine instance %s", vmi.Name)
+	o.event(ctx, ref, virtkit.EventTypeNormal, virtkit.EventReasonSuccessfulDelete, "Delete", "Deleted virtual machine instance %s", vmi.Name)
 }

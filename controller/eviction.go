@@ -13,7 +13,7 @@ import (
 )
 
 // EvictionReconciler evacuates nodes marked for drain: spec.unschedulable
-// set and the taint kubevirt.io/drain:NoSchedule ([DrainTaintKey]). Each
+// set and the taint kubevirt.io/drain:NoSchedule ([virtkit.DrainTaintKey]). Each
 // VMI on such a node is handled by its spec.evictionStrategy (default
 // EvictionOptions.DefaultStrategy, i.e. None):
 //
@@ -103,7 +103,7 @@ func IsDraining(n *virtkit.Node) bool {
 		return false
 	}
 	for _, t := range n.Spec.Taints {
-		if t.Key == DrainTaintKey && t.Effect == virtkit.TaintEffectNoSchedule {
+		if t.Key == virtkit.DrainTaintKey && t.Effect == virtkit.TaintEffectNoSchedule {
 			return true
 		}
 	}
@@ -209,7 +209,7 @@ func (r *EvictionReconciler) evacuate(ctx context.Context, node string, vmi *vir
 			// such a VMI: the migration would fail, again and again. It
 			// blocks the drain (see Drain) and says so.
 			if vmi.IsRunning() {
-				r.o.event(ctx, vmi, virtkit.EventTypeNormal, EventReasonFailedCreate, "Evacuate", "VirtualMachineInstance is not migrateable")
+				r.o.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonFailedCreate, "Evacuate", "VirtualMachineInstance is not migrateable")
 			}
 			return nil
 		}
@@ -271,10 +271,10 @@ func (r *EvictionReconciler) ensureMigration(ctx context.Context, node string, v
 		Spec: virtkit.VirtualMachineInstanceMigrationSpec{VMIName: vmi.Name, Priority: &prio},
 	}
 	if err := r.o.Store.Create(ctx, mig); err != nil {
-		r.o.event(ctx, vmi, virtkit.EventTypeWarning, EventReasonFailedCreate, "Evacuate", "Error creating a migration: %v", err)
+		r.o.event(ctx, vmi, virtkit.EventTypeWarning, virtkit.EventReasonFailedCreate, "Evacuate", "Error creating a migration: %v", err)
 		return err
 	}
-	r.o.event(ctx, vmi, virtkit.EventTypeNormal, EventReasonSuccessfulCreate, "Evacuate", "Created migration %s to evacuate node %s", mig.Name, node)
+	r.o.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonSuccessfulCreate, "Evacuate", "Created migration %s to evacuate node %s", mig.Name, node)
 	r.o.Logger.Info("evacuation migration created", "vmi", vmi.Namespace+"/"+vmi.Name, "node", node, "migration", mig.Name)
 	return nil
 }

@@ -19,20 +19,7 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-// Migration failure reasons written to status.migrationState.failureReason
-// of the migration (and of the VMI where the controller ends a migration).
 const (
-	MigrationReasonVMIMissing       = "the VMI does not exist"
-	MigrationReasonVMIFinal         = "Cannot migrate VMI in finalized state."
-	MigrationReasonNotRunning       = "Cannot migrate VMI that is not running"
-	MigrationReasonInFlight         = "another migration job is in progress"
-	MigrationReasonDeletedEarly     = "Migration was deleted before the target was handed off"
-	MigrationReasonTargetDown       = "Target pod is down"
-	MigrationReasonStateTakenOver   = "VMI's migration state was taken over by another migration job"
-	MigrationReasonNotTakenOver     = "the target node agent did not take the VMI over after the migration ended"
-	MigrationReasonUnschedulable    = "target node could not be scheduled in time"
-	MigrationReasonAborted          = "Live migration has been aborted"
-	MigrationReasonSourceMoved      = "the VMI is no longer on the migration's source node"
 	migrationDefaultKeepFinished    = 5
 	migrationDefaultUnschedTimeout  = 5 * time.Minute
 	migrationInFlightRecheckDefault = 5 * time.Second
@@ -43,7 +30,7 @@ const (
 type MigrationOptions struct {
 	// Config is the cluster migration configuration (KubeVirt CR
 	// spec.configuration.migrations): the fields it sets replace KubeVirt's
-	// defaults ([DefaultMigrationConfiguration]), the rest keep them.
+	// defaults ([virtkit.DefaultMigrationConfiguration]), the rest keep them.
 	Config *virtkit.MigrationConfiguration
 	// NamespaceLabels returns the labels of a namespace, for
 	// MigrationPolicy namespaceSelectors. virtkit stores no Namespace
@@ -124,7 +111,7 @@ func NewMigrationReconciler(o ReconcilerOptions, m MigrationOptions) (*Migration
 	if m.InFlightRecheck <= 0 {
 		m.InFlightRecheck = migrationInFlightRecheckDefault
 	}
-	cfg := ClusterMigrationConfiguration(m.Config)
+	cfg := virtkit.ClusterMigrationConfiguration(m.Config)
 	if *cfg.ParallelMigrationsPerCluster == 0 {
 		return nil, fmt.Errorf("%w: migration: Config.parallelMigrationsPerCluster: must be > 0", ErrInvalidOptions)
 	}
@@ -269,16 +256,16 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 	// Failure rules first (KubeVirt's updateStatus order).
 	switch {
 	case vmi == nil:
-		return Result{}, r.fail(ctx, mig, nil, MigrationReasonVMIMissing)
+		return Result{}, r.fail(ctx, mig, nil, virtkit.MigrationReasonVMIMissing)
 	case mig.DeletionTimestamp != nil && !handedOff(mig):
 		virtkit.SetCondition(&mig.Status.Conditions, virtkit.Condition{
 			Type: virtkit.VirtualMachineInstanceMigrationAbortRequested, Status: virtkit.ConditionTrue,
 		}, now)
-		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonDeletedEarly)
+		return Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonDeletedEarly)
 	case vmi.IsFinal() && ms == nil:
-		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonVMIFinal)
+		return Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonVMIFinal)
 	case handedOff(mig) && ms == nil:
-		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonStateTakenOver)
+		return Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonStateTakenOver)
 	case ms != nil && ms.Failed:
 		reason := ms.FailureReason
 		if reason == "" {
@@ -286,9 +273,9 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 		}
 		return Result{}, r.fail(ctx, mig, vmi, reason)
 	case vmi.IsFinal() && !ms.Completed:
-		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonVMIFinal)
+		return Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonVMIFinal)
 	case sourceMoved(mig, vmi, ms):
-		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonSourceMoved)
+		return Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonSourceMoved)
 	}
 
 	res := Result{}
@@ -366,10 +353,10 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 // a reason when the migration must fail.
 func (r *MigrationReconciler) admit(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (string, error) {
 	if vmi.IsFinal() {
-		return MigrationReasonVMIFinal, nil
+		return virtkit.MigrationReasonVMIFinal, nil
 	}
 	if !vmi.IsRunning() || vmi.Status.NodeName == "" {
-		return fmt.Sprintf("%s (phase %q)", MigrationReasonNotRunning, vmi.Status.Phase), nil
+		return fmt.Sprintf("%s (phase %q)", virtkit.MigrationReasonNotRunning, vmi.Status.Phase), nil
 	}
 	if c := virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable); c == nil || c.Status != virtkit.ConditionTrue {
 		if c == nil {
@@ -390,12 +377,12 @@ func (r *MigrationReconciler) admit(ctx context.Context, mig *virtkit.VirtualMac
 			// the next one: that one waits in Pending (takeSlot).
 			continue
 		}
-		return fmt.Sprintf("%s (%s)", MigrationReasonInFlight, o.Name), nil
+		return fmt.Sprintf("%s (%s)", virtkit.MigrationReasonInFlight, o.Name), nil
 	}
 	if ms := vmi.Status.MigrationState; ms != nil && ms.MigrationUID != "" && ms.MigrationUID != mig.UID && !ms.Completed && !ms.Failed {
 		for i := range migs {
 			if migs[i].UID == ms.MigrationUID && !migs[i].IsFinal() && migs[i].DeletionTimestamp == nil {
-				return fmt.Sprintf("%s (%s)", MigrationReasonInFlight, migs[i].Name), nil
+				return fmt.Sprintf("%s (%s)", virtkit.MigrationReasonInFlight, migs[i].Name), nil
 			}
 		}
 	}
@@ -607,7 +594,7 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 			Reason: virtkit.PodReasonUnschedulable, Message: truncateMsg(err.Error(), 512),
 		}, now)
 		if since := phaseSince(mig, virtkit.MigrationScheduling); since != nil && now.Sub(since.Time) > r.m.UnschedulableTimeout {
-			return "", Result{}, r.fail(ctx, mig, vmi, MigrationReasonUnschedulable+": "+err.Error())
+			return "", Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonUnschedulable+": "+err.Error())
 		}
 		return "", Result{RequeueAfter: requeueDelay(mig)}, nil
 	}
@@ -753,12 +740,12 @@ func (r *MigrationReconciler) inFlight(ctx context.Context, mig *virtkit.Virtual
 	if ms.EndTimestamp != nil && !ms.Completed && !ms.Failed {
 		// The source is done; the target has not taken the VMI over. Wait
 		// no longer than the migration's progress timeout for it.
-		limit := time.Duration(DefaultProgressTimeout) * time.Second
+		limit := time.Duration(virtkit.DefaultProgressTimeout) * time.Second
 		if c := ms.MigrationConfiguration; c != nil && c.ProgressTimeout != nil && *c.ProgressTimeout > 0 {
 			limit = time.Duration(*c.ProgressTimeout) * time.Second
 		}
 		if now.Sub(ms.EndTimestamp.Time) > limit {
-			reason := fmt.Sprintf("%s within %d seconds", MigrationReasonNotTakenOver, int(limit.Seconds()))
+			reason := fmt.Sprintf("%s within %d seconds", virtkit.MigrationReasonNotTakenOver, int(limit.Seconds()))
 			if err := r.endVMIState(ctx, vmi, mig, reason, now); err != nil {
 				return err
 			}
@@ -772,10 +759,10 @@ func (r *MigrationReconciler) inFlight(ctx context.Context, mig *virtkit.Virtual
 			return err
 		}
 		if !found || virtkit.HasCondition(n.Status.Conditions, virtkit.NodeReady, virtkit.ConditionFalse, "") {
-			if err := r.endVMIState(ctx, vmi, mig, MigrationReasonTargetDown, now); err != nil {
+			if err := r.endVMIState(ctx, vmi, mig, virtkit.MigrationReasonTargetDown, now); err != nil {
 				return err
 			}
-			return r.fail(ctx, mig, vmi, MigrationReasonTargetDown)
+			return r.fail(ctx, mig, vmi, virtkit.MigrationReasonTargetDown)
 		}
 	}
 	return nil

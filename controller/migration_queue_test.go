@@ -67,7 +67,7 @@ func TestMigrationQueuedBehindCancelled(t *testing.T) {
 			e.agentWrites("vm", func(v *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) {
 				ms.Failed, ms.Completed = true, true
 				ms.AbortStatus = virtkit.MigrationAbortSucceeded
-				ms.FailureReason = MigrationReasonAborted
+				ms.FailureReason = virtkit.MigrationReasonAborted
 			})
 			e.settle()
 			err = e.st.Get(e.ctx, store.KeyOf(first), &virtkit.VirtualMachineInstanceMigration{})
@@ -103,7 +103,7 @@ func TestMigrationFailsWhenTargetDoesNotTakeOver(t *testing.T) {
 		ms.EndTimestamp = &now
 	})
 	e.settle()
-	e.clock.Advance(time.Duration(DefaultProgressTimeout) * time.Second)
+	e.clock.Advance(time.Duration(virtkit.DefaultProgressTimeout) * time.Second)
 	e.settle()
 	require.Equal(t, virtkit.MigrationRunning, e.mig(m).Status.Phase, "within the progress timeout")
 
@@ -111,7 +111,7 @@ func TestMigrationFailsWhenTargetDoesNotTakeOver(t *testing.T) {
 	e.settle()
 	got := e.mig(m)
 	require.Equal(t, virtkit.MigrationFailed, got.Status.Phase)
-	assert.Contains(t, got.Status.MigrationState.FailureReason, MigrationReasonNotTakenOver)
+	assert.Contains(t, got.Status.MigrationState.FailureReason, virtkit.MigrationReasonNotTakenOver)
 	ms := e.vmi("vm").Status.MigrationState
 	assert.True(t, ms.Failed, "the agents see the end")
 }
@@ -138,12 +138,12 @@ func TestUnpauseRefusesAMigrationMonitorPause(t *testing.T) {
 			err := Unpause(e.ctx, e.st, store.Key{Namespace: "default", Name: "vm"})
 			if !tt.refused {
 				require.NoError(t, err)
-				assert.Equal(t, "false", e.vmi("vm").Annotations[PauseRequestAnnotation])
+				assert.Equal(t, "false", e.vmi("vm").Annotations[virtkit.PauseRequestAnnotation])
 				return
 			}
 			require.ErrorIs(t, err, ErrConflictingAction)
 			assert.ErrorContains(t, err, "migration")
-			assert.NotContains(t, e.vmi("vm").Annotations, PauseRequestAnnotation)
+			assert.NotContains(t, e.vmi("vm").Annotations, virtkit.PauseRequestAnnotation)
 		})
 	}
 }

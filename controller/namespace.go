@@ -16,13 +16,6 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-// NamespaceFinalizer is Kubernetes' namespace finalizer ("kubernetes"): a
-// namespace keeps it in spec.finalizers until its content is deleted. The
-// store's graceful deletion keys on metadata.finalizers, so a namespace
-// carries it there too (see [NewNamespace]); the namespace controller
-// removes both.
-const NamespaceFinalizer = string(corev1.FinalizerKubernetes)
-
 // SystemNamespaces are the namespaces kube-apiserver creates at start:
 // default, kube-system and kube-public.
 func SystemNamespaces() []string {
@@ -30,11 +23,11 @@ func SystemNamespaces() []string {
 }
 
 // NewNamespace returns an Active namespace of that name carrying
-// [NamespaceFinalizer] in spec.finalizers and metadata.finalizers.
+// [virtkit.NamespaceFinalizer] in spec.finalizers and metadata.finalizers.
 func NewNamespace(name string) *corev1.Namespace {
 	return &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: virtkit.KindNamespace},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{NamespaceFinalizer}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{virtkit.NamespaceFinalizer}},
 		Spec:       corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}},
 		Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
 	}
@@ -61,7 +54,7 @@ const namespaceRecheck = 2 * time.Second
 // deletionTimestamp it sets status.phase Terminating, deletes every object
 // of every namespaced kind the store knows in it (in the background; their
 // own finalizers run as usual), and once none is left removes
-// [NamespaceFinalizer] from spec.finalizers and metadata.finalizers, which
+// [virtkit.NamespaceFinalizer] from spec.finalizers and metadata.finalizers, which
 // lets the store remove the namespace. Other finalizers in spec.finalizers
 // are left to their owners; the namespace goes when all are gone.
 //
@@ -148,7 +141,7 @@ func (r *NamespaceReconciler) Reconcile(ctx context.Context, req Request) (Resul
 			cur.Spec.Finalizers = spec
 		}
 		// The store finalizer goes with the last spec finalizer.
-		changedMeta := len(spec) == 0 && removeFinalizers(cur, NamespaceFinalizer)
+		changedMeta := len(spec) == 0 && removeFinalizers(cur, virtkit.NamespaceFinalizer)
 		if !changedSpec && !changedMeta {
 			return nil
 		}

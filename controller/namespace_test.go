@@ -100,7 +100,7 @@ func TestEnsureNamespacesKeepsExisting(t *testing.T) {
 	require.NoError(t, st.Get(ctx, store.Key{Name: "default"}, got))
 	assert.Equal(t, "b", got.Labels["a"])
 	assert.Equal(t, corev1.NamespaceActive, got.Status.Phase)
-	assert.Equal(t, []string{NamespaceFinalizer}, got.Finalizers)
+	assert.Equal(t, []string{virtkit.NamespaceFinalizer}, got.Finalizers)
 	list := &corev1.NamespaceList{}
 	require.NoError(t, st.List(ctx, list, store.ListOptions{}))
 	assert.Len(t, list.Items, 3)

@@ -62,7 +62,7 @@ type NodeHealthOptions struct {
 //     scheduler places nothing on a node that is not Ready.
 //  2. UnresponsiveGracePeriod later, every VMI on the node (status.nodeName)
 //     that is not final becomes Failed with status.reason NodeUnresponsive,
-//     and the node agent's finalizer ([NodeAgentFinalizer]) is removed from
+//     and the node agent's finalizer ([virtkit.NodeAgentFinalizer]) is removed from
 //     it, because that agent is not there to remove it. The VMI controller
 //     then releases the VMI and the VM controller replaces it on another
 //     node where the run strategy says so (Always, RerunOnFailure).
@@ -80,9 +80,9 @@ type NodeHealthOptions struct {
 // guests keep running would run them twice until its agent reconnects.
 //
 // Fencing: a node agent that publishes its fence timeout F on its Node
-// ([FenceTimeoutAnnotation]) promises to destroy its own guests once it has
+// ([virtkit.FenceTimeoutAnnotation]) promises to destroy its own guests once it has
 // not renewed its heartbeat for F (see package node). For such a node the
-// VMIs are failed no sooner than [MinNodeGrace](F) = F + F/2 after the last
+// VMIs are failed no sooner than [virtkit.MinNodeGrace](F) = F + F/2 after the last
 // heartbeat change this reconciler saw, even when MonitorGracePeriod plus
 // UnresponsiveGracePeriod is shorter: the F/2 margin covers the agent's
 // check interval, the destroy calls and the time the heartbeat write takes.
@@ -250,12 +250,12 @@ func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string
 }
 
 // failAfter is how long after the last heartbeat change a node's VMIs are
-// failed: the configured grace, extended to MinNodeGrace of the node's
+// failed: the configured grace, extended to virtkit.MinNodeGrace of the node's
 // fence timeout.
 func (r *NodeHealthReconciler) failAfter(s heartbeatSeen) time.Duration {
 	d := r.o.MonitorGracePeriod + r.o.UnresponsiveGracePeriod
 	if s.fence > 0 {
-		d = max(d, MinNodeGrace(s.fence))
+		d = max(d, virtkit.MinNodeGrace(s.fence))
 	}
 	return d
 }
@@ -263,18 +263,18 @@ func (r *NodeHealthReconciler) failAfter(s heartbeatSeen) time.Duration {
 // fenceTimeout reads the fence timeout a node agent published; 0 when
 // there is none or it cannot be read.
 func (r *NodeHealthReconciler) fenceTimeout(node *virtkit.Node) time.Duration {
-	v, ok := node.Annotations[FenceTimeoutAnnotation]
+	v, ok := node.Annotations[virtkit.FenceTimeoutAnnotation]
 	if !ok {
 		return 0
 	}
-	d, err := ParseFenceTimeout(v)
+	d, err := virtkit.ParseFenceTimeout(v)
 	if err != nil {
 		r.log.Warn("ignoring the node's fence timeout", "node", node.Name, "err", err)
 		return 0
 	}
-	if g := r.o.MonitorGracePeriod + r.o.UnresponsiveGracePeriod; MinNodeGrace(d) > g {
+	if g := r.o.MonitorGracePeriod + r.o.UnresponsiveGracePeriod; virtkit.MinNodeGrace(d) > g {
 		r.log.Debug("node fences late: its VMIs wait longer than the configured grace", "node", node.Name,
-			"fenceTimeout", d, "grace", g, "wait", MinNodeGrace(d))
+			"fenceTimeout", d, "grace", g, "wait", virtkit.MinNodeGrace(d))
 	}
 	return d
 }
@@ -339,7 +339,7 @@ func (r *NodeHealthReconciler) markNotReady(ctx context.Context, node *virtkit.N
 		return err
 	}
 	r.log.Warn("node not ready: heartbeat timed out", "node", node.Name)
-	RecordEvent(ctx, r.o.Events, node, virtkit.EventTypeWarning, EventReasonNodeUnresponsive, "Monitor", "node agent stopped posting heartbeats; marking the node not ready")
+	RecordEvent(ctx, r.o.Events, node, virtkit.EventTypeWarning, virtkit.EventReasonNodeUnresponsive, "Monitor", "node agent stopped posting heartbeats; marking the node not ready")
 	return nil
 }
 
@@ -394,15 +394,15 @@ func (r *NodeHealthReconciler) failVMI(ctx context.Context, vmi *virtkit.Virtual
 			return ignoreNotFound(err)
 		}
 		r.log.Warn("VMI failed: node unresponsive", "vmi", vmi.Namespace+"/"+vmi.Name, "node", vmi.Status.NodeName, "why", why)
-		RecordEvent(ctx, r.o.Events, vmi, virtkit.EventTypeWarning, EventReasonNodeUnresponsive, "Fail", "node agent on %s is not responsive: %s; marking the VMI failed", vmi.Status.NodeName, why)
+		RecordEvent(ctx, r.o.Events, vmi, virtkit.EventTypeWarning, virtkit.EventReasonNodeUnresponsive, "Fail", "node agent on %s is not responsive: %s; marking the VMI failed", vmi.Status.NodeName, why)
 	} else if vmi.Status.Reason != virtkit.NodeUnresponsiveReason {
 		// Final before the node went silent: its agent wrote the phase
 		// but may have died before it released the VMI.
-		if !hasFinalizer(vmi, NodeAgentFinalizer) {
+		if !hasFinalizer(vmi, virtkit.NodeAgentFinalizer) {
 			return nil
 		}
 	}
-	if removeFinalizers(vmi, NodeAgentFinalizer) {
+	if removeFinalizers(vmi, virtkit.NodeAgentFinalizer) {
 		return ignoreNotFound(r.o.Store.Update(ctx, vmi))
 	}
 	return nil

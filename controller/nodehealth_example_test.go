@@ -28,7 +28,7 @@ func ExampleNodeHealthReconciler() {
 			Conditions: []virtkit.Condition{{Type: virtkit.NodeReady, Status: virtkit.ConditionTrue}}},
 	})
 	vmi := &virtkit.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web",
-		Finalizers: []string{controller.NodeAgentFinalizer}}}
+		Finalizers: []string{virtkit.NodeAgentFinalizer}}}
 	_ = st.Create(ctx, vmi)
 	vmi.Status = virtkit.VirtualMachineInstanceStatus{Phase: virtkit.Running, NodeName: "host-1"}
 	_ = st.UpdateStatus(ctx, vmi)

@@ -92,7 +92,7 @@ func TestNodeHealthFailsVMIsOfSilentNodeAndVMsComeBack(t *testing.T) {
 		vmi := e.getVMI(name)
 		assert.Equal(t, virtkit.Failed, vmi.Status.Phase, name)
 		assert.Equal(t, virtkit.NodeUnresponsiveReason, vmi.Status.Reason, name)
-		assert.NotContains(t, vmi.Finalizers, NodeAgentFinalizer, name)
+		assert.NotContains(t, vmi.Finalizers, virtkit.NodeAgentFinalizer, name)
 	}
 
 	e.settle()
@@ -163,7 +163,7 @@ func TestNodeHealthDeletedNodeOfLiveAgentIsNotDead(t *testing.T) {
 	assert.Equal(t, 96*time.Second, res.RequeueAfter, "a missing Node gets the grace of a silent one (40 s + 1 min from the last heartbeat)")
 	vmi := e.getVMI("vm")
 	assert.Equal(t, virtkit.Running, vmi.Status.Phase, "a deleted Node is not a dead node")
-	assert.Contains(t, vmi.Finalizers, NodeAgentFinalizer)
+	assert.Contains(t, vmi.Finalizers, virtkit.NodeAgentFinalizer)
 
 	// The live agent registers the Node again with its next heartbeat.
 	require.NoError(t, e.st.Create(e.ctx, &virtkit.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}))
@@ -197,7 +197,7 @@ func TestNodeHealthDeletedNodeWithoutAgentFailsAfterGrace(t *testing.T) {
 	vmi := e.getVMI("vm")
 	assert.Equal(t, virtkit.Failed, vmi.Status.Phase)
 	assert.Equal(t, virtkit.NodeUnresponsiveReason, vmi.Status.Reason)
-	assert.NotContains(t, vmi.Finalizers, NodeAgentFinalizer)
+	assert.NotContains(t, vmi.Finalizers, virtkit.NodeAgentFinalizer)
 }
 
 func TestNodeHealthWaitsForTheNodesFence(t *testing.T) {
@@ -217,7 +217,7 @@ func TestNodeHealthWaitsForTheNodesFence(t *testing.T) {
 			e.settle()
 			if tc.annotation != "" {
 				n := e.getNode("n1")
-				n.Annotations = map[string]string{FenceTimeoutAnnotation: tc.annotation}
+				n.Annotations = map[string]string{virtkit.FenceTimeoutAnnotation: tc.annotation}
 				require.NoError(t, e.st.Update(e.ctx, n))
 			}
 			hr := newNodeHealth(t, e)
@@ -241,7 +241,7 @@ func TestNodeHealthMissingUnknownNodeAssumesTheLongestFence(t *testing.T) {
 	e.settle()
 	e.addNode("n2", "4", "8Gi")
 	n2 := e.getNode("n2")
-	n2.Annotations = map[string]string{FenceTimeoutAnnotation: "2m"}
+	n2.Annotations = map[string]string{virtkit.FenceTimeoutAnnotation: "2m"}
 	require.NoError(t, e.st.Update(e.ctx, n2))
 	e.heartbeat("n2")
 	// n1 is deleted before this reconciler ever saw it.
@@ -264,13 +264,13 @@ func TestNodeHealthMissingUnknownNodeAssumesTheLongestFence(t *testing.T) {
 }
 
 func TestMinNodeGrace(t *testing.T) {
-	assert.Equal(t, time.Duration(0), MinNodeGrace(0))
-	assert.Equal(t, 90*time.Second, MinNodeGrace(time.Minute))
-	d, err := ParseFenceTimeout("1m")
+	assert.Equal(t, time.Duration(0), virtkit.MinNodeGrace(0))
+	assert.Equal(t, 90*time.Second, virtkit.MinNodeGrace(time.Minute))
+	d, err := virtkit.ParseFenceTimeout("1m")
 	require.NoError(t, err)
 	assert.Equal(t, time.Minute, d)
 	for _, bad := range []string{"", "-1s", "0s", "1 minute"} {
-		_, err := ParseFenceTimeout(bad)
+		_, err := virtkit.ParseFenceTimeout(bad)
 		assert.Error(t, err, bad)
 	}
 }

@@ -19,20 +19,6 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-// Protocol names shared with node agents (see the package documentation).
-const (
-	// NodeAgentFinalizer is the node agent's finalizer on a VMI it runs.
-	NodeAgentFinalizer = "virtkit.io/node-agent"
-	// PauseRequestAnnotation on a VMI: "true" pause, "false" unpause.
-	PauseRequestAnnotation = "virtkit.io/pause-request"
-	// SoftRebootRequestAnnotation on a VMI: a token; the agent reboots the
-	// guest once and removes the annotation.
-	SoftRebootRequestAnnotation = "virtkit.io/soft-reboot-request"
-	// DrainTaintKey is the NoSchedule taint that, with spec.unschedulable,
-	// marks a node for evacuation (KubeVirt's nodeDrainTaintKey default).
-	DrainTaintKey = "kubevirt.io/drain"
-)
-
 // ReconcilerOptions configure the built-in reconcilers. Store is required;
 // the zero value of everything else is the default.
 type ReconcilerOptions struct {

@@ -227,10 +227,10 @@ func (r *ReplicaSetReconciler) create(ctx context.Context, rs *virtkit.VirtualMa
 	// KubeVirt's webhook does when the ReplicaSet controller creates it.
 	r.o.Defaults.SetDefaults(vmi)
 	if err := r.o.createVMI(ctx, rs, virtkit.KindVirtualMachineInstanceReplicaSet, vmi); err != nil {
-		r.o.event(ctx, rs, virtkit.EventTypeWarning, EventReasonFailedCreate, "Create", "Error creating virtual machine instance: %v", err)
+		r.o.event(ctx, rs, virtkit.EventTypeWarning, virtkit.EventReasonFailedCreate, "Create", "Error creating virtual machine instance: %v", err)
 		return nil, fmt.Errorf("create vmi for replicaset %s/%s: %w", rs.Namespace, rs.Name, err)
 	}
-	r.o.event(ctx, rs, virtkit.EventTypeNormal, EventReasonSuccessfulCreate, "Create", "Created virtual machine instance %s", vmi.Name)
+	r.o.event(ctx, rs, virtkit.EventTypeNormal, virtkit.EventReasonSuccessfulCreate, "Create", "Created virtual machine instance %s", vmi.Name)
 	return vmi, nil
 }
 

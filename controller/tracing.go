@@ -14,23 +14,6 @@ import (
 	"github.com/virtkit/virtkit"
 )
 
-// Trace propagation between components. A VM start's or a migration's spans
-// come from different reconcilers and node agents, possibly in different
-// processes, so the root span's context travels on the objects themselves
-// as a W3C traceparent annotation: the VM reconciler puts it on the VMI it
-// creates, the migration reconciler on the migration (and, at hand-off, on
-// the VMI for the source node's migration engine). Components that find it
-// make their spans children of it. The annotations are written only when a
-// TracerProvider is set.
-const (
-	// TraceParentAnnotation on a VMI or a migration: the W3C traceparent
-	// of its root span.
-	TraceParentAnnotation = "virtkit.io/traceparent"
-	// MigrationTraceParentAnnotation on a VMI: the traceparent of its
-	// current migration's root span.
-	MigrationTraceParentAnnotation = "virtkit.io/migration-traceparent"
-)
-
 // TracerName is the instrumentation scope of the controllers' and node
 // agents' spans.
 const TracerName = "github.com/virtkit/virtkit"
@@ -56,7 +39,7 @@ func Tracer(tp trace.TracerProvider) trace.Tracer {
 }
 
 // TraceContext returns ctx with the remote span context stored in obj's
-// annotation key (TraceParentAnnotation, MigrationTraceParentAnnotation)
+// annotation key (virtkit.TraceParentAnnotation, virtkit.MigrationTraceParentAnnotation)
 // as the parent of spans started from it; ctx unchanged when there is none.
 func TraceContext(ctx context.Context, obj metav1.Object, key string) context.Context {
 	tp := obj.GetAnnotations()[key]
@@ -114,7 +97,7 @@ func (o ReconcilerOptions) startVMTrace(ctx context.Context, owner virtkit.Objec
 	}
 	rootCtx, root := o.tracer().Start(ctx, "vm.start", trace.WithAttributes(attrs...),
 		trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal))
-	setTraceParent(rootCtx, vmi, TraceParentAnnotation)
+	setTraceParent(rootCtx, vmi, virtkit.TraceParentAnnotation)
 	cctx, create := o.tracer().Start(rootCtx, "vmi.create", trace.WithAttributes(attrs...))
 	return cctx, root, create
 }
@@ -139,19 +122,19 @@ func (o ReconcilerOptions) createVMI(ctx context.Context, owner virtkit.Object, 
 // by a user, not by a VM or ReplicaSet) a root span of its own, "vm.start";
 // it reports whether the VMI changed.
 func (o ReconcilerOptions) traceVMIRoot(ctx context.Context, vmi *virtkit.VirtualMachineInstance) bool {
-	if o.TracerProvider == nil || vmi.Status.Phase != virtkit.VmPhaseUnset || vmi.Annotations[TraceParentAnnotation] != "" {
+	if o.TracerProvider == nil || vmi.Status.Phase != virtkit.VmPhaseUnset || vmi.Annotations[virtkit.TraceParentAnnotation] != "" {
 		return false
 	}
 	rctx, root := o.tracer().Start(ctx, "vm.start", trace.WithNewRoot(), trace.WithAttributes(
 		AttrNamespace.String(vmi.Namespace), AttrVMI.String(vmi.Name), AttrVMIUID.String(string(vmi.UID))))
 	defer root.End()
-	return setTraceParent(rctx, vmi, TraceParentAnnotation)
+	return setTraceParent(rctx, vmi, virtkit.TraceParentAnnotation)
 }
 
 // startVMISpan starts a span of the VMI's start trace (a child of the root
 // its annotation names); without a TracerProvider it records nothing.
 func (o ReconcilerOptions) startVMISpan(ctx context.Context, vmi *virtkit.VirtualMachineInstance, name string) (context.Context, trace.Span) {
-	return StartObjectSpan(ctx, o.TracerProvider, vmi, TraceParentAnnotation, name,
+	return StartObjectSpan(ctx, o.TracerProvider, vmi, virtkit.TraceParentAnnotation, name,
 		AttrNamespace.String(vmi.Namespace), AttrVMI.String(vmi.Name))
 }
 

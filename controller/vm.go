@@ -435,12 +435,12 @@ func (r *VMReconciler) start(ctx context.Context, s *vmSync, backoffApplies bool
 		}
 		s.syncErr = fmt.Errorf("create vmi %s/%s: %w", vmi.Namespace, vmi.Name, err)
 		s.failReason = ReasonFailedCreate
-		r.o.event(ctx, s.vm, virtkit.EventTypeWarning, EventReasonFailedCreate, "Create", "Error creating virtual machine instance: %v", err)
+		r.o.event(ctx, s.vm, virtkit.EventTypeWarning, virtkit.EventReasonFailedCreate, "Create", "Error creating virtual machine instance: %v", err)
 		return nil
 	}
 	s.vmi = vmi
 	s.createdVMI = true
-	r.o.event(ctx, s.vm, virtkit.EventTypeNormal, EventReasonSuccessfulCreate, "Create", "Created virtual machine instance %s", vmi.Name)
+	r.o.event(ctx, s.vm, virtkit.EventTypeNormal, virtkit.EventReasonSuccessfulCreate, "Create", "Created virtual machine instance %s", vmi.Name)
 	r.o.Logger.Debug("created vmi", "vm", s.vm.Namespace+"/"+s.vm.Name, "uid", vmi.UID)
 	return nil
 }

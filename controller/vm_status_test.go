@@ -31,7 +31,7 @@ func TestVMICreatedFromTemplate(t *testing.T) {
 	assert.Equal(t, vm.UID, ref.UID)
 	assert.Contains(t, vmi.Finalizers, virtkit.VirtualMachineControllerFinalizer)
 	assert.Contains(t, vmi.Finalizers, virtkit.VirtualMachineInstanceFinalizer)
-	assert.Contains(t, vmi.Finalizers, NodeAgentFinalizer)
+	assert.Contains(t, vmi.Finalizers, virtkit.NodeAgentFinalizer)
 	assert.Contains(t, vm.Finalizers, virtkit.VirtualMachineControllerFinalizer)
 	assert.Equal(t, virtkit.FirmwareUUIDForVM("vm"), vmi.Spec.Domain.Firmware.UUID)
 	assert.Nil(t, vm.Spec.Template.Spec.Domain.Firmware, "the VM template is not modified")
@@ -110,7 +110,7 @@ func TestVMIActions(t *testing.T) {
 			v.Spec.LivenessProbe = &virtkit.Probe{}
 		}, act: Pause, wantErr: ErrActionForbidden},
 		{name: "pause writes the request", act: Pause, check: func(t *testing.T, e *env) {
-			assert.Equal(t, "true", e.getVMI("vm").Annotations[PauseRequestAnnotation])
+			assert.Equal(t, "true", e.getVMI("vm").Annotations[virtkit.PauseRequestAnnotation])
 		}},
 		{name: "unpause needs a paused VMI", act: Unpause, wantErr: ErrConflictingAction},
 		{name: "soft reboot needs a running VMI", setup: func(v *virtkit.VirtualMachineInstance) { v.Status.Phase = virtkit.Succeeded },
@@ -127,7 +127,7 @@ func TestVMIActions(t *testing.T) {
 		}, check: func(t *testing.T, e *env) {
 			e.settle()
 			assert.Equal(t, 1, e.agent.reboots["vm"])
-			assert.NotContains(t, e.getVMI("vm").Annotations, SoftRebootRequestAnnotation)
+			assert.NotContains(t, e.getVMI("vm").Annotations, virtkit.SoftRebootRequestAnnotation)
 		}},
 		{name: "actions on a missing VMI", act: func(ctx context.Context, st store.Store, k store.Key) error {
 			return Pause(ctx, st, store.Key{Namespace: "default", Name: "nope"})

@@ -113,7 +113,7 @@ func (r *VMIReconciler) setNodeLabel(ctx context.Context, vmi *virtkit.VirtualMa
 // finishDeleted fails a VMI that was deleted before a node agent took it and
 // releases the controller's finalizer once nobody runs it any more.
 func (r *VMIReconciler) finishDeleted(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance) error {
-	taken := hasFinalizer(vmi, NodeAgentFinalizer) && vmi.Status.NodeName != ""
+	taken := hasFinalizer(vmi, virtkit.NodeAgentFinalizer) && vmi.Status.NodeName != ""
 	notTaken := vmi.IsUnprocessed() || vmi.IsScheduling() || (vmi.IsScheduled() && !taken)
 	if notTaken {
 		vmi.SetPhase(virtkit.Failed, r.o.now())
@@ -132,14 +132,14 @@ func (r *VMIReconciler) finishDeleted(ctx context.Context, key store.Key, vmi *v
 // A node agent's finalizer on a VMI whose status names no node has no agent
 // to release it (agents act only on VMIs placed on them): it goes too.
 func (r *VMIReconciler) releaseFinal(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
-	orphaned := hasFinalizer(vmi, NodeAgentFinalizer) && vmi.Status.NodeName == ""
-	if hasFinalizer(vmi, NodeAgentFinalizer) && !orphaned {
+	orphaned := hasFinalizer(vmi, virtkit.NodeAgentFinalizer) && vmi.Status.NodeName == ""
+	if hasFinalizer(vmi, virtkit.NodeAgentFinalizer) && !orphaned {
 		return nil
 	}
 	if orphaned {
 		r.o.Logger.Warn("releasing the node agent's finalizer of a VMI placed on no node", "vmi", store.KeyOf(vmi).String())
 	}
-	if !removeFinalizers(vmi, virtkit.VirtualMachineInstanceFinalizer, virtkit.DeprecatedVirtualMachineInstanceFinalizer, NodeAgentFinalizer) {
+	if !removeFinalizers(vmi, virtkit.VirtualMachineInstanceFinalizer, virtkit.DeprecatedVirtualMachineInstanceFinalizer, virtkit.NodeAgentFinalizer) {
 		return nil
 	}
 	err := r.o.Store.Update(ctx, vmi)
@@ -213,7 +213,7 @@ func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtki
 		if err := r.o.Store.UpdateStatus(ctx, vmi); err != nil {
 			return err
 		}
-		r.o.event(ctx, vmi, virtkit.EventTypeWarning, EventReasonFailedScheduling, "Schedule", "%v", schedErr)
+		r.o.event(ctx, vmi, virtkit.EventTypeWarning, virtkit.EventReasonFailedScheduling, "Schedule", "%v", schedErr)
 		return fmt.Errorf("vmi %s: %w", key, schedErr)
 	}
 
@@ -236,13 +236,13 @@ func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtki
 	// has nothing to add before it defines the domain, and a deleted VMI
 	// it never started is released by the agent (or, for a silent node,
 	// by the node health reconciler).
-	addFinalizer(vmi, NodeAgentFinalizer)
+	addFinalizer(vmi, virtkit.NodeAgentFinalizer)
 	if err := store.UpdateWithStatus(ctx, r.o.Store, vmi); err != nil {
 		r.cache.forget(key) // re-read next time; the assumption may be wrong
 		return err
 	}
 	r.cache.observe(key, vmi)
-	r.o.event(ctx, vmi, virtkit.EventTypeNormal, EventReasonScheduled, "Schedule", "Successfully assigned %s/%s to %s", vmi.Namespace, vmi.Name, nodeName)
+	r.o.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonScheduled, "Schedule", "Successfully assigned %s/%s to %s", vmi.Namespace, vmi.Name, nodeName)
 	r.o.Logger.Debug("scheduled", "vmi", key.String(), "node", nodeName)
 	return nil
 }

@@ -46,7 +46,7 @@ func TestPlacement(t *testing.T) {
 	assert.Equal(t, "n1", vmi.Labels[virtkit.NodeNameLabel])
 	assert.True(t, virtkit.IsConditionTrue(vmi.Status.Conditions, virtkit.VirtualMachineInstancePodScheduled))
 	assert.True(t, virtkit.HasCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceReady, virtkit.ConditionFalse, virtkit.GuestNotRunningReason))
-	assert.Equal(t, []string{virtkit.VirtualMachineInstanceFinalizer, NodeAgentFinalizer}, vmi.Finalizers,
+	assert.Equal(t, []string{virtkit.VirtualMachineInstanceFinalizer, virtkit.NodeAgentFinalizer}, vmi.Finalizers,
 		"the node agent's finalizer comes with the hand-off")
 
 	// The node agent takes over from here; the placement reconciler leaves
@@ -172,13 +172,13 @@ func TestDeletedScheduledButNotTaken(t *testing.T) {
 	require.Equal(t, virtkit.Scheduled, vmi.Status.Phase)
 	// Placed without the agent's finalizer (by another placement
 	// controller, say): no agent has taken it.
-	require.True(t, removeFinalizers(vmi, NodeAgentFinalizer))
+	require.True(t, removeFinalizers(vmi, virtkit.NodeAgentFinalizer))
 	require.NoError(t, e.st.Update(e.ctx, vmi))
 	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
 
 	// An agent that read the VMI before the deletion cannot take it now.
 	stale := vmi.DeepCopy()
-	addFinalizer(stale, NodeAgentFinalizer)
+	addFinalizer(stale, virtkit.NodeAgentFinalizer)
 	require.Error(t, e.st.Update(e.ctx, stale))
 
 	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
@@ -205,7 +205,7 @@ func TestDeletedScheduledReleasedByAgent(t *testing.T) {
 	assert.Equal(t, virtkit.Scheduled, vmi.Status.Phase, "the agent decides, not the controller")
 
 	// The agent has no domain for it: it only drops its finalizer.
-	require.True(t, removeFinalizers(vmi, NodeAgentFinalizer))
+	require.True(t, removeFinalizers(vmi, virtkit.NodeAgentFinalizer))
 	require.NoError(t, e.st.Update(e.ctx, vmi))
 	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
 	require.NoError(t, err)
@@ -220,7 +220,7 @@ func TestDeletedHalfPlacedVMIReleased(t *testing.T) {
 	e := newEnv(t, 1)
 	vmi := newVMI("a", "1Gi")
 	vmi.Labels = map[string]string{virtkit.NodeNameLabel: "node-0"}
-	vmi.Finalizers = []string{virtkit.VirtualMachineInstanceFinalizer, NodeAgentFinalizer}
+	vmi.Finalizers = []string{virtkit.VirtualMachineInstanceFinalizer, virtkit.NodeAgentFinalizer}
 	require.NoError(t, e.st.Create(e.ctx, vmi))
 	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
 

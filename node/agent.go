@@ -25,7 +25,7 @@ import (
 // Finalizer is the finalizer the node agent puts on a VMI before it defines
 // the VMI's domain, and removes once the domain is gone from the host. It
 // keeps a deleted VMI in the store until its guest is really stopped.
-const Finalizer = controller.NodeAgentFinalizer
+const Finalizer = virtkit.NodeAgentFinalizer
 
 // ErrInvalidOptions wraps every configuration error from [New].
 var ErrInvalidOptions = errors.New("invalid node agent options")
@@ -56,8 +56,8 @@ type Options struct {
 	// frozen), it destroys this node's guests, because the controller may
 	// soon restart them elsewhere, and starts none until a renewal
 	// succeeds again. The agent publishes it on its Node
-	// (controller.FenceTimeoutAnnotation) and the node-health controller
-	// waits at least controller.MinNodeGrace of it before failing the
+	// (virtkit.FenceTimeoutAnnotation) and the node-health controller
+	// waits at least virtkit.MinNodeGrace of it before failing the
 	// node's VMIs. 0 means DefaultFenceTimeout(HeartbeatInterval) (60 s
 	// with the default interval); negative disables fencing (then a
 	// partitioned node's guests can run twice). It must be at least
@@ -66,7 +66,7 @@ type Options struct {
 	// Watchdog, when set, is petted after every successful heartbeat
 	// renewal with the time left before the fence deadline plus a tenth of
 	// FenceTimeout, so the host stops the guests even when this process
-	// cannot (frozen, killed). The margin of controller.MinNodeGrace
+	// cannot (frozen, killed). The margin of virtkit.MinNodeGrace
 	// covers that tenth.
 	Watchdog Watchdog
 	// ResyncPeriod re-reads every VMI of the node; default 30 s.
@@ -120,7 +120,7 @@ type Options struct {
 	Events controller.EventRecorder
 	// TracerProvider traces domain definition, boot, guest-agent connect
 	// and migrations as children of the VMI's trace (see
-	// controller.TraceParentAnnotation); nil traces nothing.
+	// virtkit.TraceParentAnnotation); nil traces nothing.
 	TracerProvider trace.TracerProvider
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
@@ -19,7 +20,7 @@ func ExampleDefaultFenceTimeout() {
 	for _, hb := range []time.Duration{10 * time.Second, 300 * time.Millisecond} {
 		fence := node.DefaultFenceTimeout(hb)
 		fmt.Printf("heartbeat %v: fence %v (at least %v), controller waits %v\n",
-			hb, fence, node.MinFenceTimeout(hb), controller.MinNodeGrace(fence))
+			hb, fence, node.MinFenceTimeout(hb), virtkit.MinNodeGrace(fence))
 	}
 	// Output:
 	// heartbeat 10s: fence 1m0s (at least 31s), controller waits 1m30s

@@ -105,7 +105,7 @@ func TestAgentFencesItselfWhenItCannotRenewItsHeartbeat(t *testing.T) {
 	eventuallyPhase(t, mem, "vm", virtkit.Running)
 	n := &virtkit.Node{}
 	require.NoError(t, mem.Get(context.Background(), store.Key{Name: nodeName}, n))
-	assert.Equal(t, "1.5s", n.Annotations[controller.FenceTimeoutAnnotation], "the fence timeout is published")
+	assert.Equal(t, "1.5s", n.Annotations[virtkit.FenceTimeoutAnnotation], "the fence timeout is published")
 
 	// Cut off: after the fence timeout the guest is destroyed.
 	st.cutAll(true)

@@ -47,7 +47,7 @@ type MigrationOptions struct {
 	// Unsupported, when set, says why this node cannot take part in live
 	// migrations (no reachable migration address, say). The agent logs it
 	// at start-up and publishes it on its Node as
-	// controller.MigrationUnsupportedAnnotation, so the migration
+	// virtkit.MigrationUnsupportedAnnotation, so the migration
 	// controller fails migrations from this node with that reason and
 	// never picks it as a target.
 	Unsupported string

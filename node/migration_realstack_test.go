@@ -310,7 +310,7 @@ func TestRealStackMigrationCancelled(t *testing.T) {
 	ms := after.Status.MigrationState
 	assert.True(t, ms.AbortRequested)
 	assert.Equal(t, virtkit.MigrationAbortSucceeded, ms.AbortStatus)
-	assert.Equal(t, controller.MigrationReasonAborted, ms.FailureReason)
+	assert.Equal(t, virtkit.MigrationReasonAborted, ms.FailureReason)
 	assert.Equal(t, source, after.Status.NodeName)
 
 	info, err := c.hv[source].Info(c.ctx, dom)

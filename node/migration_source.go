@@ -28,7 +28,7 @@ func (f failureReason) Error() string { return string(f) }
 
 // errAbortRequested is the cancel cause of a migration whose abort was
 // asked for (the VMIM was deleted, or the VMI).
-var errAbortRequested error = failureReason(controller.MigrationReasonAborted)
+var errAbortRequested error = failureReason(virtkit.MigrationReasonAborted)
 
 // outgoing is one migration this agent runs as the source.
 type outgoing struct {
@@ -124,7 +124,7 @@ func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachine
 		err := a.endUnstarted(ctx, key, ms.MigrationUID, MigrationReasonAgentRestarted, "")
 		return controller.Result{}, false, err
 	case ms.AbortRequested || vmi.DeletionTimestamp != nil:
-		err := a.endUnstarted(ctx, key, ms.MigrationUID, controller.MigrationReasonAborted, virtkit.MigrationAbortSucceeded)
+		err := a.endUnstarted(ctx, key, ms.MigrationUID, virtkit.MigrationReasonAborted, virtkit.MigrationAbortSucceeded)
 		return controller.Result{}, false, err
 	case ms.TargetNodeAddress == "" || !exists:
 		return controller.Result{}, false, nil
@@ -215,7 +215,7 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	}
 	cfg := ms.MigrationConfiguration
 	if cfg == nil {
-		cfg = controller.ClusterMigrationConfiguration(nil)
+		cfg = virtkit.ClusterMigrationConfiguration(nil)
 	}
 	mem := info.MaxMemoryBytes
 	if mem == 0 {
@@ -315,11 +315,11 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	}
 	a.log.Info("migration starting", "vmi", key.String(), "target", ms.TargetNode, "address", params.DestinationURI,
 		"memory", mem, "bandwidth", params.Bandwidth)
-	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonMigrating, "Migrate", "VirtualMachineInstance is migrating to node %s", ms.TargetNode)
+	a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonMigrating, "Migrate", "VirtualMachineInstance is migrating to node %s", ms.TargetNode)
 	a.migs.wg.Add(1)
 	go func() {
 		defer a.migs.wg.Done()
-		a.runOutgoing(controller.TraceContext(runCtx, vmi, controller.MigrationTraceParentAnnotation), o, engine, cfg, mem)
+		a.runOutgoing(controller.TraceContext(runCtx, vmi, virtkit.MigrationTraceParentAnnotation), o, engine, cfg, mem)
 	}()
 	return nil
 }
@@ -377,7 +377,7 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 		switch {
 		case aborted:
 			ms.AbortStatus = virtkit.MigrationAbortSucceeded
-			ms.FailureReason = controller.MigrationReasonAborted
+			ms.FailureReason = virtkit.MigrationReasonAborted
 		case cause != nil && !errors.Is(cause, errAbortRequested) && !errors.Is(cause, context.Canceled):
 			ms.FailureReason = cause.Error()
 		case res.Reason != "":
@@ -407,11 +407,11 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 		why := res.Reason
 		switch {
 		case aborted:
-			why = controller.MigrationReasonAborted
+			why = virtkit.MigrationReasonAborted
 		case why == "" && runErr != nil:
 			why = runErr.Error()
 		}
-		a.event(wctx, regarding, virtkit.EventTypeWarning, controller.EventReasonMigrated, "Migrate",
+		a.event(wctx, regarding, virtkit.EventTypeWarning, virtkit.EventReasonMigrated, "Migrate",
 			"VirtualMachineInstance migration uid %s failed: %s", o.uid, why)
 	}
 	down, _ := res.Downtime.Get()

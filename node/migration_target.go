@@ -58,7 +58,7 @@ func (a *Agent) reconcileTarget(ctx context.Context, vmi *virtkit.VirtualMachine
 			return controller.Result{}, err
 		}
 		a.log.Info("migration target ready", "vmi", vmi.Namespace+"/"+vmi.Name, "address", ms.TargetNodeAddress)
-		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonPreparingTarget, "Migrate", "Migration target is listening at %s", ms.TargetNodeAddress)
+		a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonPreparingTarget, "Migrate", "Migration target is listening at %s", ms.TargetNodeAddress)
 	}
 	return controller.Result{RequeueAfter: targetRecheck}, nil
 }
@@ -149,7 +149,7 @@ func (a *Agent) takeOver(ctx context.Context, vmi *virtkit.VirtualMachineInstanc
 	// virt-handler records Migrated when it writes that status: a failure
 	// of the label update below does not lose it.
 	if completed {
-		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonMigrated, "Migrate", "The VirtualMachineInstance migrated to node %s", a.opts.NodeName)
+		a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonMigrated, "Migrate", "The VirtualMachineInstance migrated to node %s", a.opts.NodeName)
 	}
 	// Labels last, as the placement controller does: agents select their
 	// VMIs by them, and by now the status names this node.

@@ -206,7 +206,7 @@ func TestMigrationSucceedsOnSim(t *testing.T) {
 	assert.False(t, ms.EndTimestamp.Before(ms.StartTimestamp))
 	assert.Equal(t, virtkit.MigrationPreCopy, ms.Mode)
 	require.NotNil(t, ms.MigrationConfiguration)
-	assert.Equal(t, controller.DefaultCompletionTimeoutPerGiB, *ms.MigrationConfiguration.CompletionTimeoutPerGiB)
+	assert.Equal(t, virtkit.DefaultCompletionTimeoutPerGiB, *ms.MigrationConfiguration.CompletionTimeoutPerGiB)
 	assert.Nil(t, ms.MigrationPolicyName)
 	require.NotNil(t, ms.Engine, "the engine's view is recorded")
 	assert.NotEmpty(t, ms.Engine.Strategy)
@@ -285,7 +285,7 @@ func TestMigrationCancelledByDeletingTheObject(t *testing.T) {
 	ms := after.Status.MigrationState
 	assert.True(t, ms.AbortRequested)
 	assert.Equal(t, virtkit.MigrationAbortSucceeded, ms.AbortStatus)
-	assert.Equal(t, controller.MigrationReasonAborted, ms.FailureReason)
+	assert.Equal(t, virtkit.MigrationReasonAborted, ms.FailureReason)
 	assert.NotNil(t, ms.EndTimestamp)
 	assert.Equal(t, source, after.Status.NodeName, "the guest stays on the source")
 	assert.Equal(t, virtkit.Running, after.Status.Phase)
@@ -333,7 +333,7 @@ func TestMigrationAdmission(t *testing.T) {
 		m := createMigration(t, c, "nobody")
 		done := c.waitMigration(t, m, "Failed", isFinal)
 		assert.Equal(t, virtkit.MigrationFailed, done.Status.Phase)
-		assert.Equal(t, controller.MigrationReasonVMIMissing, done.Status.MigrationState.FailureReason)
+		assert.Equal(t, virtkit.MigrationReasonVMIMissing, done.Status.MigrationState.FailureReason)
 	})
 
 	t.Run("VMI not running", func(t *testing.T) {
@@ -345,7 +345,7 @@ func TestMigrationAdmission(t *testing.T) {
 		m := createMigration(t, c, "pinned")
 		done := c.waitMigration(t, m, "Failed", isFinal)
 		assert.Equal(t, virtkit.MigrationFailed, done.Status.Phase)
-		assert.Contains(t, done.Status.MigrationState.FailureReason, controller.MigrationReasonNotRunning)
+		assert.Contains(t, done.Status.MigrationState.FailureReason, virtkit.MigrationReasonNotRunning)
 	})
 
 	t.Run("another migration in flight", func(t *testing.T) {
@@ -360,7 +360,7 @@ func TestMigrationAdmission(t *testing.T) {
 		second := createMigration(t, c, "busy")
 		done := c.waitMigration(t, second, "Failed", isFinal)
 		assert.Equal(t, virtkit.MigrationFailed, done.Status.Phase)
-		assert.Contains(t, done.Status.MigrationState.FailureReason, controller.MigrationReasonInFlight)
+		assert.Contains(t, done.Status.MigrationState.FailureReason, virtkit.MigrationReasonInFlight)
 		assert.Equal(t, virtkit.MigrationRunning, c.migration(t, first).Status.Phase, "the first goes on")
 		require.NoError(t, c.Store().Delete(c.ctx, first, store.DeleteOptions{}))
 		c.waitMigration(t, first, "gone", func(_ *virtkit.VirtualMachineInstanceMigration, found bool) bool { return !found })
@@ -392,7 +392,7 @@ func TestNodeDrainMigratesLiveMigrateVMIs(t *testing.T) {
 	n := &virtkit.Node{}
 	require.NoError(t, c.Store().Get(c.ctx, store.Key{Name: source}, n))
 	n.Spec.Unschedulable = true
-	n.Spec.Taints = append(n.Spec.Taints, virtkit.Taint{Key: controller.DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule})
+	n.Spec.Taints = append(n.Spec.Taints, virtkit.Taint{Key: virtkit.DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule})
 	require.NoError(t, c.Store().Update(c.ctx, n))
 
 	after, err := c.WaitForVMI(c.ctx, "default", "evacuee", func(v *virtkit.VirtualMachineInstance, found bool) bool {

@@ -180,7 +180,7 @@ func TestNoVMRunsTwiceAcrossPartitions(t *testing.T) {
 		heartbeat    = 100 * time.Millisecond * scale
 		fence        = 2 * time.Second * scale
 		monitorGrace = time.Second * scale
-		// Below controller.MinNodeGrace(fence) = 1.5 x fence on purpose:
+		// Below virtkit.MinNodeGrace(fence) = 1.5 x fence on purpose:
 		// the published fence timeout must stretch it.
 		unresponsiveGrace = 1500 * time.Millisecond * scale
 		shortCut          = 700 * time.Millisecond * scale

@@ -88,7 +88,7 @@ func (a *Agent) stopGuest(ctx context.Context, vmi *virtkit.VirtualMachineInstan
 		if !asked {
 			asks.uid, asks.first = vmi.UID, now
 			a.log.Info("shutting down guest", "domain", domName, "grace", grace)
-			a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonShuttingDown, "Shutdown",
+			a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonShuttingDown, "Shutdown",
 				"Signaled Graceful Shutdown (grace period %v)", grace)
 		}
 		asks.last = now
@@ -101,7 +101,7 @@ func (a *Agent) stopGuest(ctx context.Context, vmi *virtkit.VirtualMachineInstan
 		return controller.Result{RequeueAfter: wait}, false, nil
 	}
 	a.log.Info("destroying guest", "domain", domName, "why", why)
-	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonDeleted, "Destroy",
+	a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonDeleted, "Destroy",
 		"VirtualMachineInstance stopping: %s, destroying the guest", why)
 	if err := a.opts.Hypervisor.Destroy(ctx, domName); err != nil && !ignorable(err) {
 		return controller.Result{}, false, err

@@ -210,7 +210,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if !ok {
 		return controller.Result{}, fmt.Errorf("VMI %s/%s: not starting domain %s: %w", vmi.Namespace, vmi.Name, domName, ErrFenced)
 	}
-	_, pauseAsked := vmi.Annotations[controller.PauseRequestAnnotation]
+	_, pauseAsked := vmi.Annotations[virtkit.PauseRequestAnnotation]
 	startPaused := vmi.ShouldStartPaused() && !vmi.HasReachedPhase(virtkit.Running)
 	if !slices.Contains(vmi.Finalizers, Finalizer) || startPaused && !pauseAsked {
 		if !slices.Contains(vmi.Finalizers, Finalizer) {
@@ -222,7 +222,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 			if vmi.Annotations == nil {
 				vmi.Annotations = map[string]string{}
 			}
-			vmi.Annotations[controller.PauseRequestAnnotation] = "true"
+			vmi.Annotations[virtkit.PauseRequestAnnotation] = "true"
 		}
 		if err := a.opts.Store.Update(ctx, vmi); err != nil {
 			return controller.Result{}, err

@@ -144,7 +144,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		if fence == 0 {
 			fence = node.DefaultFenceTimeout(f.heartbeatInterval)
 		}
-		if need := controller.MinNodeGrace(fence); grace < need {
+		if need := virtkit.MinNodeGrace(fence); grace < need {
 			log.Warn("node grace shorter than the node agents' fence timeout allows: silent nodes' VMIs wait longer",
 				"grace", grace, "fenceTimeout", fence, "wait", need)
 		}
