@@ -120,7 +120,7 @@ type Options struct {
 	// Events records the events of every controller and node agent; nil
 	// means store-backed events.Recorders (see observability.go). Pass
 	// events.Discard{} to record none.
-	Events controller.EventRecorder
+	Events events.EventRecorder
 	// EventTTL is how long events are kept after their last observation;
 	// 0 means events.DefaultTTL (one hour), negative keeps them forever.
 	EventTTL time.Duration
@@ -178,7 +178,7 @@ type Cluster struct {
 	outsideGoBaseline atomic.Uint64
 	// controllerEvents records the controllers' events; collector
 	// deletes expired events (nil: kept forever).
-	controllerEvents controller.EventRecorder
+	controllerEvents events.EventRecorder
 	collector        *events.Collector
 	// recorders are the store-backed recorders the cluster made (the
 	// controllers' and each node agent's): Start runs their retries of

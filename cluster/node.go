@@ -6,7 +6,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/node"
@@ -28,7 +27,7 @@ type NodeOptions struct {
 	// none. [New] runs the retries of failed writes of the recorders it
 	// makes (events.Recorder.Start); the recorder NewNode makes retries
 	// none, as nothing runs it.
-	Events controller.EventRecorder
+	Events events.EventRecorder
 	// TracerProvider traces the agent when Agent.TracerProvider is nil;
 	// nil traces nothing.
 	TracerProvider trace.TracerProvider
@@ -57,7 +56,7 @@ func NewNode(o NodeOptions) (*node.Agent, error) {
 // already name theirs; a nil rec means the agent's own store-backed
 // recorder, reporting as virtkit.ReportingNodeAgent with the node name
 // as the reporting instance, which it returns (nil when it made none).
-func nodeObservability(no *node.Options, rec controller.EventRecorder, tp trace.TracerProvider) (*events.Recorder, error) {
+func nodeObservability(no *node.Options, rec events.EventRecorder, tp trace.TracerProvider) (*events.Recorder, error) {
 	if no.TracerProvider == nil {
 		no.TracerProvider = tp
 	}

@@ -12,6 +12,7 @@ import (
 	utilclock "k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -67,7 +68,7 @@ type DrainOptions struct {
 	DefaultEvictionStrategy virtkit.EvictionStrategy
 	// Events records the evictions (Evicted, FailedEviction); nil records
 	// none.
-	Events EventRecorder
+	Events events.EventRecorder
 	// Clock paces the passes and stamps conditions; nil is the real clock.
 	Clock utilclock.WithTicker
 	// Interval between passes; 0 means DefaultDrainInterval.
@@ -274,7 +275,7 @@ func refuse(ctx context.Context, st store.Store, node string, vmi *virtkit.Virtu
 	if err != nil || !changed {
 		return err
 	}
-	RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeWarning, virtkit.EventReasonFailedEviction, "Drain", "%s", cond.Message)
+	events.RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeWarning, virtkit.EventReasonFailedEviction, "Drain", "%s", cond.Message)
 	return nil
 }
 
@@ -288,10 +289,10 @@ func shutDown(ctx context.Context, st store.Store, vmi *virtkit.VirtualMachineIn
 		return err
 	}
 	if err := st.Delete(ctx, vmi, store.DeleteOptions{}); err != nil && !errors.Is(err, store.ErrNotFound) {
-		RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeWarning, virtkit.EventReasonFailedEviction, "Drain", "Error deleting the VMI: %v", err)
+		events.RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeWarning, virtkit.EventReasonFailedEviction, "Drain", "Error deleting the VMI: %v", err)
 		return err
 	}
-	RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeNormal, virtkit.EventReasonEvicted, "Drain", "%s", msg)
+	events.RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeNormal, virtkit.EventReasonEvicted, "Drain", "%s", msg)
 	return nil
 }
 

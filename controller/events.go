@@ -2,35 +2,15 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/events"
 )
 
-// EventRecorder records Kubernetes-style events (virtkit.Event) about
-// objects. events.Recorder implements it over a store; nil records nothing.
-// Event must not block for long and never fails the caller.
-type EventRecorder interface {
-	Event(ctx context.Context, regarding virtkit.Object, eventType, reason, action, note string)
-}
-
-// RecordEvent records through rec when it is not nil, with a formatted
-// note. Node agents and custom reconcilers use it like the built-ins do.
-func RecordEvent(ctx context.Context, rec EventRecorder, regarding virtkit.Object, eventType, reason, action, format string, args ...any) {
-	if rec == nil || regarding == nil {
-		return
-	}
-	note := format
-	if len(args) > 0 {
-		note = fmt.Sprintf(format, args...)
-	}
-	rec.Event(ctx, regarding, eventType, reason, action, note)
-}
-
 func (o ReconcilerOptions) event(ctx context.Context, regarding virtkit.Object, eventType, reason, action, format string, args ...any) {
-	RecordEvent(ctx, o.Events, regarding, eventType, reason, action, format, args...)
+	events.RecordEvent(ctx, o.Events, regarding, eventType, reason, action, format, args...)
 }
 
 // recordVMIDelete records the deletion of a VMI by its VM or ReplicaSet.

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/tracing"
 )
 
 // traceRoot starts and ends the root span of a migration ("migration") the
@@ -20,9 +21,9 @@ func (r *MigrationReconciler) traceRoot(ctx context.Context, mig *virtkit.Virtua
 		return false
 	}
 	rctx, root := r.o.tracer().Start(ctx, "migration", trace.WithNewRoot(), trace.WithAttributes(
-		AttrNamespace.String(mig.Namespace), AttrMigration.String(mig.Name), AttrVMI.String(mig.Spec.VMIName)))
+		tracing.AttrNamespace.String(mig.Namespace), tracing.AttrMigration.String(mig.Name), tracing.AttrVMI.String(mig.Spec.VMIName)))
 	defer root.End()
-	return setTraceParent(rctx, mig, virtkit.TraceParentAnnotation)
+	return tracing.SetTraceParent(rctx, mig, virtkit.TraceParentAnnotation)
 }
 
 // copyMigrationTraceParent hands the migration's trace context to the
@@ -75,7 +76,7 @@ func (r *MigrationReconciler) recordMigrationPhase(ctx context.Context, mig *vir
 			}
 		}
 	}
-	pctx := TraceContext(ctx, mig, virtkit.TraceParentAnnotation)
+	pctx := tracing.TraceContext(ctx, mig, virtkit.TraceParentAnnotation)
 	tr := r.o.tracer()
 	for i := from; i < len(ts); i++ {
 		last := i == len(ts)-1
@@ -86,7 +87,7 @@ func (r *MigrationReconciler) recordMigrationPhase(ctx context.Context, mig *vir
 		if !last {
 			end = ts[i+1].PhaseTransitionTimestamp.Time
 		}
-		attrs := []attribute.KeyValue{AttrMigration.String(mig.Name), AttrPhase.String(string(ts[i].Phase))}
+		attrs := []attribute.KeyValue{tracing.AttrMigration.String(mig.Name), tracing.AttrPhase.String(string(ts[i].Phase))}
 		if ms := mig.Status.MigrationState; ms != nil {
 			attrs = append(attrs, attribute.String("virtkit.source_node", ms.SourceNode), attribute.String("virtkit.target_node", ms.TargetNode))
 		}

@@ -12,6 +12,7 @@ import (
 	utilclock "k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -48,7 +49,7 @@ type NodeHealthOptions struct {
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
 	// Events records NodeUnresponsive events; nil records none.
-	Events EventRecorder
+	Events events.EventRecorder
 }
 
 // NodeHealthReconciler watches node agents' heartbeats (Node
@@ -339,7 +340,7 @@ func (r *NodeHealthReconciler) markNotReady(ctx context.Context, node *virtkit.N
 		return err
 	}
 	r.log.Warn("node not ready: heartbeat timed out", "node", node.Name)
-	RecordEvent(ctx, r.o.Events, node, virtkit.EventTypeWarning, virtkit.EventReasonNodeUnresponsive, "Monitor", "node agent stopped posting heartbeats; marking the node not ready")
+	events.RecordEvent(ctx, r.o.Events, node, virtkit.EventTypeWarning, virtkit.EventReasonNodeUnresponsive, "Monitor", "node agent stopped posting heartbeats; marking the node not ready")
 	return nil
 }
 
@@ -394,7 +395,7 @@ func (r *NodeHealthReconciler) failVMI(ctx context.Context, vmi *virtkit.Virtual
 			return ignoreNotFound(err)
 		}
 		r.log.Warn("VMI failed: node unresponsive", "vmi", vmi.Namespace+"/"+vmi.Name, "node", vmi.Status.NodeName, "why", why)
-		RecordEvent(ctx, r.o.Events, vmi, virtkit.EventTypeWarning, virtkit.EventReasonNodeUnresponsive, "Fail", "node agent on %s is not responsive: %s; marking the VMI failed", vmi.Status.NodeName, why)
+		events.RecordEvent(ctx, r.o.Events, vmi, virtkit.EventTypeWarning, virtkit.EventReasonNodeUnresponsive, "Fail", "node agent on %s is not responsive: %s; marking the VMI failed", vmi.Status.NodeName, why)
 	} else if vmi.Status.Reason != virtkit.NodeUnresponsiveReason {
 		// Final before the node went silent: its agent wrote the phase
 		// but may have died before it released the VMI.

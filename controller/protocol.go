@@ -15,6 +15,7 @@ import (
 	utilclock "k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
 )
@@ -47,7 +48,7 @@ type ReconcilerOptions struct {
 	Logger *slog.Logger
 	// Events records Kubernetes-style events about reconciled objects
 	// (KubeVirt's reasons); nil records none.
-	Events EventRecorder
+	Events events.EventRecorder
 	// TracerProvider traces VM starts and migrations (see tracing.go);
 	// nil traces nothing.
 	TracerProvider trace.TracerProvider

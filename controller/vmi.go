@@ -11,6 +11,7 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
+	"github.com/virtkit/virtkit/tracing"
 )
 
 // VMIReconciler places VirtualMachineInstances on nodes and owns their
@@ -164,9 +165,9 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 	ctx, span := r.o.startVMISpan(ctx, vmi, "vmi.schedule")
 	err = r.schedule(ctx, key, vmi, pin)
 	if err == nil {
-		span.SetAttributes(AttrNode.String(vmi.Status.NodeName))
+		span.SetAttributes(tracing.AttrNode.String(vmi.Status.NodeName))
 	}
-	EndSpan(span, err)
+	tracing.EndSpan(span, err)
 	return err
 }
 

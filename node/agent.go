@@ -18,6 +18,7 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/store"
 )
@@ -117,7 +118,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Events records Kubernetes-style events about this node's VMIs
 	// (KubeVirt's virt-handler reasons); nil records none.
-	Events controller.EventRecorder
+	Events events.EventRecorder
 	// TracerProvider traces domain definition, boot, guest-agent connect
 	// and migrations as children of the VMI's trace (see
 	// virtkit.TraceParentAnnotation); nil traces nothing.

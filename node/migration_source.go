@@ -18,6 +18,7 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/migration"
 	"github.com/virtkit/virtkit/store"
+	"github.com/virtkit/virtkit/tracing"
 )
 
 // failureReason is a cancel cause whose text becomes the migration's
@@ -319,7 +320,7 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	a.migs.wg.Add(1)
 	go func() {
 		defer a.migs.wg.Done()
-		a.runOutgoing(controller.TraceContext(runCtx, vmi, virtkit.MigrationTraceParentAnnotation), o, engine, cfg, mem)
+		a.runOutgoing(tracing.TraceContext(runCtx, vmi, virtkit.MigrationTraceParentAnnotation), o, engine, cfg, mem)
 	}()
 	return nil
 }

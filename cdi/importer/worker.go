@@ -18,6 +18,7 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cdi/storage"
 	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -45,7 +46,7 @@ type WorkerOptions struct {
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// Events records Kubernetes-style events; nil records none.
-	Events controller.EventRecorder
+	Events events.EventRecorder
 }
 
 // Worker is the per-node import worker: a controller.Reconciler over
@@ -302,7 +303,7 @@ func (w *Worker) succeed(ctx context.Context, req controller.Request, class stor
 		return err
 	}
 	w.log.InfoContext(ctx, "import succeeded", "datavolume", req.String(), "format", res.SourceFormat, "bytes", res.Size)
-	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeNormal, "ImportSucceeded", "Import", "Successfully imported into PVC %s", dv.Name)
+	events.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeNormal, "ImportSucceeded", "Import", "Successfully imported into PVC %s", dv.Name)
 	return nil
 }
 
@@ -324,7 +325,7 @@ func (w *Worker) retryOrFail(ctx context.Context, req controller.Request, cause 
 	}
 	wait := w.opts.Backoff(dv.Status.RestartCount)
 	w.log.WarnContext(ctx, "import failed, retrying", "datavolume", req.String(), "restarts", dv.Status.RestartCount, "in", wait, "err", cause)
-	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonError, "Import", "Unable to import: %s", TenantMessage(cause))
+	events.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonError, "Import", "Unable to import: %s", TenantMessage(cause))
 	return controller.Result{RequeueAfter: wait}, nil
 }
 
@@ -354,7 +355,7 @@ func (w *Worker) fail(ctx context.Context, dv *virtkit.DataVolume, cause error) 
 		return err
 	}
 	w.log.WarnContext(ctx, "import failed", "datavolume", dv.Namespace+"/"+dv.Name, "err", cause)
-	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonTransferFailed, "Import", "Import failed: %s", TenantMessage(cause))
+	events.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonTransferFailed, "Import", "Import failed: %s", TenantMessage(cause))
 	return nil
 }
 
