@@ -32,7 +32,7 @@
 // Its examples show the whole walk. Every part of that cluster is an
 // extension point set through cluster.Options: the object store
 // (store.Store; store/etcd for a control plane spanning hosts), reconcilers
-// (controller.Reconciler, replacing a built-in one or running next to
+// (reconcile.Reconciler, replacing a built-in one or running next to
 // them), placement (scheduler.Scheduler), the hypervisor of each host
 // (hypervisor.Hypervisor; hypervisor/sim and hypervisor/libvirt are the
 // built-in ones) and the live-migration policy (migration.Policy).

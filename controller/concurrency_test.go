@@ -14,19 +14,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
 // overlapGuard wraps a reconciler and records any two concurrent
 // reconciles of one key.
 type overlapGuard struct {
-	r        Reconciler
+	r        reconcile.Reconciler
 	mu       sync.Mutex
-	inFlight map[Request]bool
+	inFlight map[reconcile.Request]bool
 	overlaps atomic.Int32
 }
 
-func (g *overlapGuard) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (g *overlapGuard) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	g.mu.Lock()
 	if g.inFlight[req] {
 		g.overlaps.Add(1)
@@ -54,28 +55,28 @@ func TestConcurrentActionsConverge(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	agent := ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
+	agent := reconcile.ReconcilerFunc(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		vmi := &virtkit.VirtualMachineInstance{}
 		found, err := getOptional(ctx, e.st, keyOf(req), vmi)
 		if err != nil || !found {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
-		return Result{}, e.agent.reconcile(ctx, vmi)
+		return reconcile.Result{}, e.agent.reconcile(ctx, vmi)
 	})
 	guards := map[string]*overlapGuard{}
-	var ctrls []*Controller
+	var ctrls []*reconcile.Controller
 	for _, c := range []struct {
 		name    string
-		r       Reconciler
-		watches []Watch
+		r       reconcile.Reconciler
+		watches []reconcile.Watch
 	}{
 		{"vm", e.vm, e.vm.Watches()},
 		{"vmi", e.vmi, e.vmi.Watches()},
-		{"agent", agent, []Watch{{NewList: vmiList}}},
+		{"agent", agent, []reconcile.Watch{{NewList: vmiList}}},
 	} {
-		g := &overlapGuard{r: c.r, inFlight: map[Request]bool{}}
+		g := &overlapGuard{r: c.r, inFlight: map[reconcile.Request]bool{}}
 		guards[c.name] = g
-		ctrl, err := New(e.st, g, Options{
+		ctrl, err := reconcile.New(e.st, g, reconcile.Options{
 			Name: c.name, MaxConcurrentReconciles: 4, ResyncPeriod: time.Second,
 			RateLimiter: fastRateLimiter(),
 		}, c.watches...)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -143,7 +144,7 @@ func (e *env) fingerprint() string {
 
 // pass runs every reconciler once over every object, then the agent.
 func (e *env) pass() {
-	run := func(kind string, r Reconciler, reqs []Request) {
+	run := func(kind string, r reconcile.Reconciler, reqs []reconcile.Request) {
 		for _, req := range reqs {
 			_, err := r.Reconcile(e.ctx, req)
 			if err != nil {
@@ -153,25 +154,25 @@ func (e *env) pass() {
 			}
 		}
 	}
-	keys := func(l virtkit.ObjectList) []Request {
+	keys := func(l virtkit.ObjectList) []reconcile.Request {
 		require.NoError(e.t, e.st.List(e.ctx, l, store.ListOptions{}))
-		var out []Request
+		var out []reconcile.Request
 		switch l := l.(type) {
 		case *virtkit.VirtualMachineList:
 			for _, i := range l.Items {
-				out = append(out, Request{i.Namespace, i.Name})
+				out = append(out, reconcile.Request{Namespace: i.Namespace, Name: i.Name})
 			}
 		case *virtkit.VirtualMachineInstanceList:
 			for _, i := range l.Items {
-				out = append(out, Request{i.Namespace, i.Name})
+				out = append(out, reconcile.Request{Namespace: i.Namespace, Name: i.Name})
 			}
 		case *virtkit.VirtualMachineInstanceReplicaSetList:
 			for _, i := range l.Items {
-				out = append(out, Request{i.Namespace, i.Name})
+				out = append(out, reconcile.Request{Namespace: i.Namespace, Name: i.Name})
 			}
 		case *virtkit.NodeList:
 			for _, i := range l.Items {
-				out = append(out, Request{Name: i.Name})
+				out = append(out, reconcile.Request{Name: i.Name})
 			}
 		}
 		return out
@@ -376,6 +377,6 @@ func (e *env) guestStops(name string, phase virtkit.VirtualMachineInstancePhase)
 }
 
 // fastRateLimiter retries quickly so tests converge fast.
-func fastRateLimiter() workqueue.TypedRateLimiter[Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[Request](time.Millisecond, 100*time.Millisecond)
+func fastRateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, 100*time.Millisecond)
 }

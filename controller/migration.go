@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
 )
@@ -93,7 +94,7 @@ type MigrationReconciler struct {
 	index *migrationIndex
 }
 
-var _ Reconciler = (*MigrationReconciler)(nil)
+var _ reconcile.Reconciler = (*MigrationReconciler)(nil)
 
 // NewMigrationReconciler returns the migration reconciler. Requests are
 // VirtualMachineInstanceMigration keys.
@@ -113,10 +114,10 @@ func NewMigrationReconciler(o ReconcilerOptions, m MigrationOptions) (*Migration
 	}
 	cfg := virtkit.ClusterMigrationConfiguration(m.Config)
 	if *cfg.ParallelMigrationsPerCluster == 0 {
-		return nil, fmt.Errorf("%w: migration: Config.parallelMigrationsPerCluster: must be > 0", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: migration: Config.parallelMigrationsPerCluster: must be > 0", reconcile.ErrInvalidOptions)
 	}
 	if *cfg.ParallelOutboundMigrationsPerNode == 0 {
-		return nil, fmt.Errorf("%w: migration: Config.parallelOutboundMigrationsPerNode: must be > 0", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: migration: Config.parallelOutboundMigrationsPerNode: must be > 0", reconcile.ErrInvalidOptions)
 	}
 	return &MigrationReconciler{o: o, m: m, cfg: cfg, index: newMigrationIndex()}, nil
 }
@@ -131,10 +132,10 @@ func migrationList() virtkit.ObjectList { return &virtkit.VirtualMachineInstance
 // Watches returns what the reconciler must be fed: migrations (a finished
 // or deleted one also wakes the migrations waiting for a slot) and VMIs
 // (mapped to their migrations).
-func (r *MigrationReconciler) Watches() []Watch {
-	return []Watch{
-		{NewList: migrationList, Map: func(ctx context.Context, obj virtkit.Object) []Request {
-			out := []Request{{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
+func (r *MigrationReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{
+		{NewList: migrationList, Map: func(ctx context.Context, obj virtkit.Object) []reconcile.Request {
+			out := []reconcile.Request{{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
 			mig, ok := obj.(*virtkit.VirtualMachineInstanceMigration)
 			if ok {
 				r.index.observe(mig)
@@ -144,69 +145,69 @@ func (r *MigrationReconciler) Watches() []Watch {
 			}
 			return append(out, r.waitingRequests(ctx)...)
 		}},
-		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []Request {
+		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []reconcile.Request {
 			return r.index.requests(obj.GetNamespace(), obj.GetName())
 		}},
 	}
 }
 
 // waitingRequests lists the migrations still waiting in Pending.
-func (r *MigrationReconciler) waitingRequests(ctx context.Context) []Request {
+func (r *MigrationReconciler) waitingRequests(ctx context.Context) []reconcile.Request {
 	migs := &virtkit.VirtualMachineInstanceMigrationList{}
 	if err := r.o.Store.List(ctx, migs, store.ListOptions{}); err != nil {
 		return nil
 	}
-	var out []Request
+	var out []reconcile.Request
 	for i := range migs.Items {
 		if migs.Items[i].Status.Phase == virtkit.MigrationPending {
-			out = append(out, Request{Namespace: migs.Items[i].Namespace, Name: migs.Items[i].Name})
+			out = append(out, reconcile.Request{Namespace: migs.Items[i].Namespace, Name: migs.Items[i].Name})
 		}
 	}
 	return out
 }
 
 // Reconcile implements Reconciler.
-func (r *MigrationReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *MigrationReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	key := keyOf(req)
 	mig := &virtkit.VirtualMachineInstanceMigration{}
 	found, err := getOptional(ctx, r.o.Store, key, mig)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if !found {
 		r.index.forget(key)
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	r.index.observe(mig)
 	if mig.Spec.VMIName == "" {
 		// Validation rejects this; an object written around it fails.
 		if !mig.IsFinal() {
-			return Result{}, r.fail(ctx, mig, nil, "spec.vmiName: required")
+			return reconcile.Result{}, r.fail(ctx, mig, nil, "spec.vmiName: required")
 		}
-		return Result{}, r.finalize(ctx, mig, nil)
+		return reconcile.Result{}, r.finalize(ctx, mig, nil)
 	}
 	vmi := &virtkit.VirtualMachineInstance{}
 	vmiFound, err := getOptional(ctx, r.o.Store, store.Key{Namespace: mig.Namespace, Name: mig.Spec.VMIName}, vmi)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if !vmiFound {
 		vmi = nil
 	}
 	if mig.IsFinal() {
-		return Result{}, r.finalize(ctx, mig, vmi)
+		return reconcile.Result{}, r.finalize(ctx, mig, vmi)
 	}
 	if mig.DeletionTimestamp == nil {
 		if err := r.ensureMetadata(ctx, mig); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 	}
 	res, err := r.advance(ctx, mig, vmi)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if mig.IsFinal() {
-		return Result{}, r.finalize(ctx, mig, vmi)
+		return reconcile.Result{}, r.finalize(ctx, mig, vmi)
 	}
 	return res, nil
 }
@@ -248,7 +249,7 @@ func handedOff(mig *virtkit.VirtualMachineInstanceMigration) bool {
 
 // advance runs the failure checks and then the phase machine as far as the
 // current state allows, writing the migration's status once.
-func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (Result, error) {
+func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (reconcile.Result, error) {
 	before := mig.Status.DeepCopy()
 	now := r.o.now()
 	ms := ownState(mig, vmi)
@@ -256,29 +257,29 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 	// Failure rules first (KubeVirt's updateStatus order).
 	switch {
 	case vmi == nil:
-		return Result{}, r.fail(ctx, mig, nil, virtkit.MigrationReasonVMIMissing)
+		return reconcile.Result{}, r.fail(ctx, mig, nil, virtkit.MigrationReasonVMIMissing)
 	case mig.DeletionTimestamp != nil && !handedOff(mig):
 		virtkit.SetCondition(&mig.Status.Conditions, virtkit.Condition{
 			Type: virtkit.VirtualMachineInstanceMigrationAbortRequested, Status: virtkit.ConditionTrue,
 		}, now)
-		return Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonDeletedEarly)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonDeletedEarly)
 	case vmi.IsFinal() && ms == nil:
-		return Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonVMIFinal)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonVMIFinal)
 	case handedOff(mig) && ms == nil:
-		return Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonStateTakenOver)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonStateTakenOver)
 	case ms != nil && ms.Failed:
 		reason := ms.FailureReason
 		if reason == "" {
 			reason = "migration failed"
 		}
-		return Result{}, r.fail(ctx, mig, vmi, reason)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, reason)
 	case vmi.IsFinal() && !ms.Completed:
-		return Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonVMIFinal)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonVMIFinal)
 	case sourceMoved(mig, vmi, ms):
-		return Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonSourceMoved)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonSourceMoved)
 	}
 
-	res := Result{}
+	res := reconcile.Result{}
 	for step := 0; step < 10; step++ {
 		prev := mig.Status.Phase
 		var next virtkit.VirtualMachineInstanceMigrationPhase
@@ -287,7 +288,7 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 		case virtkit.MigrationPhaseUnset:
 			var reason string
 			if reason, err = r.admit(ctx, mig, vmi); err == nil && reason != "" {
-				return Result{}, r.fail(ctx, mig, vmi, reason)
+				return reconcile.Result{}, r.fail(ctx, mig, vmi, reason)
 			}
 		case virtkit.MigrationPending:
 			next, res, err = r.takeSlot(ctx, mig, vmi)
@@ -315,7 +316,7 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 				// Keep what was decided (e.g. the chosen target).
 				_ = r.o.Store.UpdateStatus(ctx, mig)
 			}
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		if next != "" {
 			mig.SetPhase(next, now)
@@ -327,19 +328,19 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 
 	if handedOff(mig) && !mig.IsFinal() {
 		if err := r.inFlight(ctx, mig, vmi, ms, now); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		if mig.IsFinal() {
-			return Result{}, nil
+			return reconcile.Result{}, nil
 		}
-		res = Result{RequeueAfter: r.m.InFlightRecheck}
+		res = reconcile.Result{RequeueAfter: r.m.InFlightRecheck}
 	}
 	if ms != nil {
 		mig.Status.MigrationState = ms.DeepCopy()
 	}
 	if !reflect.DeepEqual(before, &mig.Status) {
 		if err := r.o.Store.UpdateStatus(ctx, mig); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		if mig.Status.Phase != before.Phase {
 			r.o.Logger.Info("migration phase", "migration", store.KeyOf(mig).String(), "vmi", mig.Spec.VMIName, "phase", mig.Status.Phase)
@@ -448,17 +449,17 @@ func requeueDelay(mig *virtkit.VirtualMachineInstanceMigration) time.Duration {
 
 // takeSlot moves a Pending migration on when the parallel limits allow
 // (KubeVirt's handleTargetPodCreation).
-func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (virtkit.VirtualMachineInstanceMigrationPhase, Result, error) {
-	wait := Result{RequeueAfter: requeueDelay(mig)}
+func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (virtkit.VirtualMachineInstanceMigrationPhase, reconcile.Result, error) {
+	wait := reconcile.Result{RequeueAfter: requeueDelay(mig)}
 	if len(vmi.ActiveNodes()) > 1 {
 		// A previous target is still being cleaned up.
-		return "", Result{RequeueAfter: time.Second}, nil
+		return "", reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	if prev, err := r.previousInFlight(ctx, mig, vmi); err != nil || prev != "" {
 		if prev != "" {
 			r.o.Logger.Debug("migration waits for the previous one to end", "migration", mig.Name, "previous", prev)
 		}
-		return "", Result{RequeueAfter: time.Second}, err
+		return "", reconcile.Result{RequeueAfter: time.Second}, err
 	}
 	if mig.Status.MigrationState == nil || mig.Status.MigrationState.SourceNode == "" {
 		mig.Status.MigrationState = &virtkit.VirtualMachineInstanceMigrationState{MigrationUID: mig.UID, SourceNode: vmi.Status.NodeName}
@@ -466,10 +467,10 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 	if _, evac := mig.Annotations[virtkit.EvacuationMigrationAnnotation]; evac {
 		wait, err := r.evacuationBackoff(ctx, mig)
 		if err != nil {
-			return "", Result{}, err
+			return "", reconcile.Result{}, err
 		}
 		if wait > 0 {
-			return "", Result{RequeueAfter: wait}, nil
+			return "", reconcile.Result{RequeueAfter: wait}, nil
 		}
 	}
 	r.slotMu.Lock()
@@ -478,7 +479,7 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 	// decision must count (the parallel limits are never exceeded).
 	all := &virtkit.VirtualMachineInstanceMigrationList{}
 	if err := r.o.Store.List(ctx, all, store.ListOptions{}); err != nil {
-		return "", Result{}, err
+		return "", reconcile.Result{}, err
 	}
 	running, outbound := 0, 0
 	src := sourceOf(mig)
@@ -505,9 +506,9 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 	mig.SetPhase(virtkit.MigrationScheduling, r.o.now())
 	if err := r.o.Store.UpdateStatus(ctx, mig); err != nil {
 		mig.Status = *before
-		return "", Result{}, err
+		return "", reconcile.Result{}, err
 	}
-	return "", Result{}, nil
+	return "", reconcile.Result{}, nil
 }
 
 // evacuationBackoff is KubeVirt's wait before another evacuation attempt
@@ -550,15 +551,15 @@ func (r *MigrationReconciler) evacuationBackoff(ctx context.Context, mig *virtki
 // schedule picks the target node: the VMI's own constraints plus
 // spec.addedNodeSelector (the VMI's values win on a key collision) and a
 // required anti-affinity to the source node.
-func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance, now metav1.Time) (virtkit.VirtualMachineInstanceMigrationPhase, Result, error) {
+func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance, now metav1.Time) (virtkit.VirtualMachineInstanceMigrationPhase, reconcile.Result, error) {
 	nodes := &virtkit.NodeList{}
 	if err := r.o.Store.List(ctx, nodes, store.ListOptions{}); err != nil {
-		return "", Result{}, err
+		return "", reconcile.Result{}, err
 	}
 	// Read-only: the scheduler does not modify the placed VMIs.
 	vmis, err := r.o.readList(ctx, &virtkit.VirtualMachineInstanceList{}, store.ListOptions{})
 	if err != nil {
-		return "", Result{}, err
+		return "", reconcile.Result{}, err
 	}
 	placed := make([]*virtkit.VirtualMachineInstance, 0, len(vmis))
 	for _, obj := range vmis {
@@ -578,7 +579,7 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	// without its hostname label.
 	capable, reason := migrationCapable(nodes.Items, src)
 	if reason != "" {
-		return "", Result{}, r.fail(ctx, mig, vmi, reason)
+		return "", reconcile.Result{}, r.fail(ctx, mig, vmi, reason)
 	}
 	candidates := slices.DeleteFunc(capable, func(n virtkit.Node) bool { return n.Name == src })
 	target, err := r.scheduleTarget(ctx, mig, vmi, srcNode, src, candidates, placed)
@@ -587,16 +588,16 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	}
 	if err != nil {
 		if !errors.Is(err, scheduler.ErrUnschedulable) {
-			return "", Result{}, r.fail(ctx, mig, vmi, "target placement: "+err.Error())
+			return "", reconcile.Result{}, r.fail(ctx, mig, vmi, "target placement: "+err.Error())
 		}
 		virtkit.SetCondition(&mig.Status.Conditions, virtkit.Condition{
 			Type: virtkit.VirtualMachineInstancePodScheduled, Status: virtkit.ConditionFalse,
 			Reason: virtkit.PodReasonUnschedulable, Message: truncateMsg(err.Error(), 512),
 		}, now)
 		if since := phaseSince(mig, virtkit.MigrationScheduling); since != nil && now.Sub(since.Time) > r.m.UnschedulableTimeout {
-			return "", Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonUnschedulable+": "+err.Error())
+			return "", reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonUnschedulable+": "+err.Error())
 		}
-		return "", Result{RequeueAfter: requeueDelay(mig)}, nil
+		return "", reconcile.Result{RequeueAfter: requeueDelay(mig)}, nil
 	}
 	virtkit.RemoveCondition(&mig.Status.Conditions, virtkit.VirtualMachineInstancePodScheduled)
 	if mig.Status.MigrationState == nil {
@@ -604,7 +605,7 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	}
 	mig.Status.MigrationState.SourceNode = src
 	mig.Status.MigrationState.TargetNode = target
-	return virtkit.MigrationScheduled, Result{}, nil
+	return virtkit.MigrationScheduled, reconcile.Result{}, nil
 }
 
 // targetTemplate is the VMI as the scheduler should see the target: not

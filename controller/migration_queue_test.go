@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -56,7 +57,7 @@ func TestMigrationQueuedBehindCancelled(t *testing.T) {
 				second = e.migrate("vm")
 			}
 			// The new one first, then the cancelled one, then both again.
-			_, err := e.r.Reconcile(e.ctx, Request{Namespace: "default", Name: second.Name})
+			_, err := e.r.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: second.Name})
 			require.NoError(t, err)
 			e.settle()
 			assert.Equal(t, virtkit.MigrationPending, e.mig(second).Status.Phase, "queued behind the cancelled one")

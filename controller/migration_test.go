@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -102,7 +103,7 @@ func (e *migEnv) settle() {
 		migs := &virtkit.VirtualMachineInstanceMigrationList{}
 		require.NoError(e.t, e.st.List(e.ctx, migs, store.ListOptions{}))
 		for _, m := range migs.Items {
-			_, err := e.r.Reconcile(e.ctx, Request{Namespace: m.Namespace, Name: m.Name})
+			_, err := e.r.Reconcile(e.ctx, reconcile.Request{Namespace: m.Namespace, Name: m.Name})
 			require.NoError(e.t, err, m.Name)
 		}
 		fp := e.fingerprint()
@@ -462,7 +463,7 @@ func TestEvacuationMigrationBacksOffAfterFailures(t *testing.T) {
 	second := evac()
 	e.settle()
 	assert.Equal(t, virtkit.MigrationPending, e.mig(second).Status.Phase, "20 s after a failed evacuation")
-	res, err := e.r.Reconcile(e.ctx, Request{Namespace: "default", Name: e.mig(second).Name})
+	res, err := e.r.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: e.mig(second).Name})
 	require.NoError(t, err)
 	assert.Greater(t, res.RequeueAfter, 15*time.Second)
 	assert.LessOrEqual(t, res.RequeueAfter, 20*time.Second)

@@ -13,6 +13,7 @@ import (
 	utilptr "k8s.io/utils/ptr"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -92,39 +93,39 @@ func NewNamespaceReconciler(o ReconcilerOptions) (*NamespaceReconciler, error) {
 }
 
 // Watches returns the namespaces being deleted.
-func (r *NamespaceReconciler) Watches() []Watch {
-	return []Watch{{
+func (r *NamespaceReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{{
 		NewList: func() virtkit.ObjectList { return &corev1.NamespaceList{} },
-		Map: func(_ context.Context, obj virtkit.Object) []Request {
+		Map: func(_ context.Context, obj virtkit.Object) []reconcile.Request {
 			if obj.GetDeletionTimestamp() == nil {
 				return nil
 			}
-			return []Request{{Name: obj.GetName()}}
+			return []reconcile.Request{{Name: obj.GetName()}}
 		},
 	}}
 }
 
 // Reconcile implements Reconciler.
-func (r *NamespaceReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *NamespaceReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ns := &corev1.Namespace{}
 	found, err := getOptional(ctx, r.o.Store, store.Key{Name: req.Name}, ns)
 	if err != nil || !found || ns.DeletionTimestamp == nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if ns.Status.Phase != corev1.NamespaceTerminating {
 		ns.Status.Phase = corev1.NamespaceTerminating
 		if err := r.o.Store.UpdateStatus(ctx, ns); err != nil {
-			return Result{}, ignoreNotFound(err)
+			return reconcile.Result{}, ignoreNotFound(err)
 		}
 	}
 	left, err := r.deleteContent(ctx, ns.Name)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if left > 0 {
-		return Result{RequeueAfter: namespaceRecheck}, nil
+		return reconcile.Result{RequeueAfter: namespaceRecheck}, nil
 	}
-	return Result{}, ignoreNotFound(retryOnConflict(ctx, func() error {
+	return reconcile.Result{}, ignoreNotFound(retryOnConflict(ctx, func() error {
 		cur := &corev1.Namespace{}
 		if err := r.o.Store.Get(ctx, store.Key{Name: req.Name}, cur); err != nil {
 			return err

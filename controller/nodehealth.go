@@ -13,6 +13,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/events"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -128,18 +129,18 @@ type heartbeatSeen struct {
 	missing bool
 }
 
-var _ Reconciler = (*NodeHealthReconciler)(nil)
+var _ reconcile.Reconciler = (*NodeHealthReconciler)(nil)
 
 // NewNodeHealthReconciler returns the node-health reconciler.
 func NewNodeHealthReconciler(o NodeHealthOptions) (*NodeHealthReconciler, error) {
 	if o.Store == nil {
-		return nil, fmt.Errorf("%w: nodehealth: Store: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: nodehealth: Store: required", reconcile.ErrInvalidOptions)
 	}
 	if o.MonitorGracePeriod < 0 {
-		return nil, fmt.Errorf("%w: nodehealth: MonitorGracePeriod: %v is negative", ErrInvalidOptions, o.MonitorGracePeriod)
+		return nil, fmt.Errorf("%w: nodehealth: MonitorGracePeriod: %v is negative", reconcile.ErrInvalidOptions, o.MonitorGracePeriod)
 	}
 	if o.UnresponsiveGracePeriod < 0 {
-		return nil, fmt.Errorf("%w: nodehealth: UnresponsiveGracePeriod: %v is negative", ErrInvalidOptions, o.UnresponsiveGracePeriod)
+		return nil, fmt.Errorf("%w: nodehealth: UnresponsiveGracePeriod: %v is negative", reconcile.ErrInvalidOptions, o.UnresponsiveGracePeriod)
 	}
 	if o.MonitorGracePeriod == 0 {
 		o.MonitorGracePeriod = DefaultNodeMonitorGracePeriod
@@ -162,62 +163,62 @@ func NewNodeHealthReconciler(o NodeHealthOptions) (*NodeHealthReconciler, error)
 
 // Watches returns what the reconciler must be fed: Nodes, and VMIs mapped
 // to their node (so a VMI that lands on a dead node is failed too).
-func (r *NodeHealthReconciler) Watches() []Watch {
-	return []Watch{
+func (r *NodeHealthReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{
 		{NewList: nodeList},
-		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []Request {
+		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []reconcile.Request {
 			vmi, ok := obj.(*virtkit.VirtualMachineInstance)
 			if !ok || vmi.Status.NodeName == "" || vmi.IsFinal() || r.isHealthy(vmi.Status.NodeName) {
 				return nil
 			}
-			return []Request{{Name: vmi.Status.NodeName}}
+			return []reconcile.Request{{Name: vmi.Status.NodeName}}
 		}},
 	}
 }
 
 // Reconcile implements Reconciler; req.Name is a Node name.
-func (r *NodeHealthReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *NodeHealthReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	healthy := false
 	defer func() { r.setHealthy(req.Name, healthy) }()
 	node := &virtkit.Node{}
 	found, err := getOptional(ctx, r.o.Store, store.Key{Name: req.Name}, node)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if !found {
 		return r.reconcileMissing(ctx, req.Name)
 	}
 	hb := node.Status.LastHeartbeatTime
 	if hb == nil {
-		return Result{}, nil // never reported: nothing can run there
+		return reconcile.Result{}, nil // never reported: nothing can run there
 	}
 	s := r.observe(req.Name, hb.Time, r.fenceTimeout(node))
 	silent := r.o.Now().Sub(s.at)
 	if silent < r.o.MonitorGracePeriod {
 		healthy = true
-		return Result{RequeueAfter: r.o.MonitorGracePeriod - silent + time.Second}, nil
+		return reconcile.Result{RequeueAfter: r.o.MonitorGracePeriod - silent + time.Second}, nil
 	}
 	if err := r.markNotReady(ctx, node); err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	deadline := r.failAfter(s)
 	if silent < deadline {
-		return Result{RequeueAfter: deadline - silent + time.Second}, nil
+		return reconcile.Result{RequeueAfter: deadline - silent + time.Second}, nil
 	}
-	return Result{}, r.failVMIs(ctx, req.Name, fmt.Sprintf("no heartbeat for %v", silent.Round(time.Second)))
+	return reconcile.Result{}, r.failVMIs(ctx, req.Name, fmt.Sprintf("no heartbeat for %v", silent.Round(time.Second)))
 }
 
 // reconcileMissing handles a node whose Node object does not exist. A live
 // agent re-creates it with its next heartbeat, so its VMIs are failed only
 // after the grace of a silent node.
-func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string) (Result, error) {
+func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string) (reconcile.Result, error) {
 	vmis, err := r.vmisOn(ctx, name)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if len(vmis) == 0 {
 		r.forget(name) // nothing to protect; keep the memory bounded
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	r.mu.Lock()
 	s, ok := r.seen[name]
@@ -238,7 +239,7 @@ func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string
 			r.log.Info("node object missing; waiting for its agent to register it again", "node", name,
 				"vmis", len(vmis), "failIn", (deadline - silent).Round(time.Second))
 		}
-		return Result{RequeueAfter: deadline - silent + time.Second}, nil
+		return reconcile.Result{RequeueAfter: deadline - silent + time.Second}, nil
 	}
 	why := fmt.Sprintf("node object deleted and no heartbeat for %v", silent.Round(time.Second))
 	var errs []error
@@ -247,7 +248,7 @@ func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string
 			errs = append(errs, fmt.Errorf("VMI %s/%s: %w", vmi.Namespace, vmi.Name, err))
 		}
 	}
-	return Result{}, errors.Join(errs...)
+	return reconcile.Result{}, errors.Join(errs...)
 }
 
 // failAfter is how long after the last heartbeat change a node's VMIs are

@@ -16,6 +16,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/events"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
 )
@@ -56,12 +57,12 @@ type ReconcilerOptions struct {
 	// reconciler's VMI, placement's nodes) from a process-wide cache
 	// without copying, and learns of their own writes at once. Writes
 	// always go to Store. Nil reads everything from Store.
-	Cache *SharedCache
+	Cache *reconcile.SharedCache
 }
 
 func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) {
 	if o.Store == nil {
-		return o, fmt.Errorf("%w: %s: Store: required", ErrInvalidOptions, name)
+		return o, fmt.Errorf("%w: %s: Store: required", reconcile.ErrInvalidOptions, name)
 	}
 	if o.Clock == nil {
 		o.Clock = utilclock.RealClock{}
@@ -85,7 +86,9 @@ func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) 
 func (o ReconcilerOptions) now() metav1.Time { return metav1.NewTime(o.Now()) }
 
 // keyOf returns the store key of a request.
-func keyOf(req Request) store.Key { return store.Key{Namespace: req.Namespace, Name: req.Name} }
+func keyOf(req reconcile.Request) store.Key {
+	return store.Key{Namespace: req.Namespace, Name: req.Name}
+}
 
 // getOptional reads obj; found=false (and no error) when it does not exist.
 func getOptional(ctx context.Context, st store.Store, key store.Key, obj virtkit.Object) (found bool, err error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -47,7 +48,7 @@ func TestForcedRestartWhileRestartUnderway(t *testing.T) {
 		}},
 		{name: "VMI already being deleted", underway: func(e *env) {
 			require.NoError(t, Restart(e.ctx, e.st, key("vm"), RestartOptions{}))
-			_, err := e.vm.Reconcile(e.ctx, Request{Namespace: "default", Name: "vm"})
+			_, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 			require.NoError(t, err)
 			require.NotNil(t, e.getVMI("vm").DeletionTimestamp, "the VM controller deletes the VMI")
 		}},

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -64,7 +65,7 @@ func (r *VMReconciler) expandInstancetype(ctx context.Context, s *vmSync) (*virt
 		}
 		vm.Status.InstancetypeRef = ref
 		if it = instancetypeSpecOf(obj); it == nil {
-			return nil, TerminalError(fmt.Errorf("spec.instancetype: revision %s holds a %T", ref.ControllerRevisionRef.Name, obj))
+			return nil, reconcile.TerminalError(fmt.Errorf("spec.instancetype: revision %s holds a %T", ref.ControllerRevisionRef.Name, obj))
 		}
 	}
 	if m := vm.Spec.Preference; m != nil {
@@ -74,12 +75,12 @@ func (r *VMReconciler) expandInstancetype(ctx context.Context, s *vmSync) (*virt
 		}
 		vm.Status.PreferenceRef = ref
 		if pref = preferenceSpecOf(obj); pref == nil {
-			return nil, TerminalError(fmt.Errorf("spec.preference: revision %s holds a %T", ref.ControllerRevisionRef.Name, obj))
+			return nil, reconcile.TerminalError(fmt.Errorf("spec.preference: revision %s holds a %T", ref.ControllerRevisionRef.Name, obj))
 		}
 	}
 	out := vm.DeepCopy()
 	if errs := virtkit.ApplyInstancetype(out.Spec.Template, it, pref, field.NewPath("spec", "template", "spec")); len(errs) > 0 {
-		return nil, TerminalError(fmt.Errorf("%w: %v", ErrInstancetypeConflict, errs.ToAggregate()))
+		return nil, reconcile.TerminalError(fmt.Errorf("%w: %v", ErrInstancetypeConflict, errs.ToAggregate()))
 	}
 	return out, nil
 }
@@ -101,7 +102,7 @@ func (r *VMReconciler) revision(ctx context.Context, vm *virtkit.VirtualMachine,
 		}
 		obj, err := decodeRevision(&cr)
 		if err != nil {
-			return nil, nil, TerminalError(err)
+			return nil, nil, reconcile.TerminalError(err)
 		}
 		ref.ControllerRevisionRef = &virtkit.ControllerRevisionRef{Name: revisionName}
 		return obj, ref, nil

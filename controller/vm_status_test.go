@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -64,8 +65,8 @@ func TestVMBothRunningAndRunStrategyIsTerminal(t *testing.T) {
 	yes := true
 	vm.Spec.Running = &yes
 	require.NoError(t, e.st.Create(e.ctx, vm))
-	_, err := e.vm.Reconcile(e.ctx, Request{"default", "vm"})
-	require.True(t, IsTerminal(err))
+	_, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
+	require.True(t, reconcile.IsTerminal(err))
 	require.ErrorIs(t, err, virtkit.ErrRunStrategy)
 	vm = e.getVM("vm")
 	c := virtkit.GetCondition(vm.Status.Conditions, virtkit.VirtualMachineFailure)
@@ -226,7 +227,7 @@ func TestStartFailureBackoff(t *testing.T) {
 	assert.Equal(t, e.clock.Now().Add(10*time.Second), vm.Status.StartFailure.RetryAfterTimestamp.Time)
 	assert.Nil(t, e.getVMI("vm"))
 	assert.Equal(t, virtkit.VirtualMachineStatusCrashLoopBackOff, vm.Status.PrintableStatus)
-	res, err := e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+	res, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 	require.NoError(t, err)
 	assert.Equal(t, 10*time.Second, res.RequeueAfter)
 
@@ -297,7 +298,7 @@ func TestOrphanVMIOfDeletedVMIsCollected(t *testing.T) {
 	vm.Finalizers = nil
 	require.NoError(t, e.st.Update(e.ctx, vm))
 	require.NoError(t, e.st.Delete(e.ctx, vm, store.DeleteOptions{}))
-	_, err := e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+	_, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 	require.NoError(t, err)
 	e.settle()
 	assert.Nil(t, e.getVMI("vm"))

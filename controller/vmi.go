@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/tracing"
@@ -28,7 +29,7 @@ type VMIReconciler struct {
 	own   *ownWrites // the VMIs this reconciler wrote
 }
 
-var _ Reconciler = (*VMIReconciler)(nil)
+var _ reconcile.Reconciler = (*VMIReconciler)(nil)
 
 // NewVMIReconciler returns the VMI placement reconciler.
 func NewVMIReconciler(o ReconcilerOptions) (*VMIReconciler, error) {
@@ -54,10 +55,10 @@ type incrementalScheduler interface {
 
 // Watches returns what the reconciler must be fed: every VMI, and every
 // Node (a node that appears or changes retries the VMIs waiting for one).
-func (r *VMIReconciler) Watches() []Watch {
-	return []Watch{
+func (r *VMIReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{
 		{NewList: vmiList, Map: r.own.skipOwn(r.mapVMI)},
-		{NewList: nodeList, Map: func(context.Context, virtkit.Object) []Request { return r.cache.waitingRequests() }},
+		{NewList: nodeList, Map: func(context.Context, virtkit.Object) []reconcile.Request { return r.cache.waitingRequests() }},
 		{NewList: dataVolumeList, Map: dataVolumeMapper(r.o.Store)},
 	}
 }
@@ -66,41 +67,41 @@ func (r *VMIReconciler) Watches() []Watch {
 // node, carrying the finalizer, neither deleted nor final, and already
 // known to the placement state as it is. A reconcile of such a VMI reads it
 // and does nothing (the node agents' writes after the hand-off are such).
-func (r *VMIReconciler) mapVMI(ctx context.Context, obj virtkit.Object) []Request {
+func (r *VMIReconciler) mapVMI(ctx context.Context, obj virtkit.Object) []reconcile.Request {
 	if vmi, ok := obj.(*virtkit.VirtualMachineInstance); ok && r.cache.settled(vmi) {
 		return nil
 	}
-	return ObjectKey(ctx, obj)
+	return reconcile.ObjectKey(ctx, obj)
 }
 
 // Reconcile implements Reconciler.
-func (r *VMIReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *VMIReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	key := keyOf(req)
 	vmi := &virtkit.VirtualMachineInstance{}
 	found, err := getOptional(ctx, r.o.Store, key, vmi)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if !found {
 		r.cache.forget(key)
 		r.own.forget(virtkit.KindVirtualMachineInstance, key)
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	r.cache.observe(key, vmi)
 
 	switch {
 	case vmi.DeletionTimestamp != nil:
-		return Result{}, r.finishDeleted(ctx, key, vmi)
+		return reconcile.Result{}, r.finishDeleted(ctx, key, vmi)
 	case vmi.IsFinal():
-		return Result{}, r.releaseFinal(ctx, vmi)
+		return reconcile.Result{}, r.releaseFinal(ctx, vmi)
 	case vmi.Status.NodeName == "" && (vmi.IsUnprocessed() || vmi.IsScheduling()):
-		return Result{}, r.place(ctx, key, vmi)
+		return reconcile.Result{}, r.place(ctx, key, vmi)
 	case vmi.Status.NodeName != "" && vmi.Labels[virtkit.NodeNameLabel] != vmi.Status.NodeName:
 		// The label write after placement failed, or the VMI moved (a
 		// migration): node agents find their VMIs by this label.
-		return Result{}, r.setNodeLabel(ctx, vmi)
+		return reconcile.Result{}, r.setNodeLabel(ctx, vmi)
 	}
-	return Result{}, nil
+	return reconcile.Result{}, nil
 }
 
 func (r *VMIReconciler) setNodeLabel(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
@@ -203,7 +204,7 @@ func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtki
 	if schedErr != nil {
 		if !errors.Is(schedErr, scheduler.ErrUnschedulable) {
 			// Constraints that cannot be evaluated will not improve by waiting.
-			schedErr = TerminalError(schedErr)
+			schedErr = reconcile.TerminalError(schedErr)
 		}
 		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
 			Type: virtkit.VirtualMachineInstancePodScheduled, Status: virtkit.ConditionFalse,

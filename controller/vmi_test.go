@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
 )
@@ -36,7 +37,7 @@ func TestPlacement(t *testing.T) {
 	e := newEnv(t, 0)
 	e.addNode("n1", "4", "8Gi")
 	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 
 	vmi := e.getVMI("a")
@@ -52,7 +53,7 @@ func TestPlacement(t *testing.T) {
 	// The node agent takes over from here; the placement reconciler leaves
 	// Scheduled VMIs alone.
 	rv := vmi.ResourceVersion
-	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err = e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Equal(t, rv, e.getVMI("a").ResourceVersion)
 }
@@ -73,11 +74,11 @@ func TestUnschedulableUntilANodeFits(t *testing.T) {
 	assert.Equal(t, "0/1 nodes are available: 1 Insufficient memory.", c.Message)
 	assert.Equal(t, virtkit.VirtualMachineStatusUnschedulable, e.getVM("vm").Status.PrintableStatus)
 	require.ErrorIs(t, e.errs["vmi/default/vm"], scheduler.ErrUnschedulable, "retried with backoff")
-	assert.False(t, IsTerminal(e.errs["vmi/default/vm"]))
+	assert.False(t, reconcile.IsTerminal(e.errs["vmi/default/vm"]))
 
 	// A node event re-queues the waiting VMI.
 	reqs := e.vmi.Watches()[1].Map(e.ctx, &virtkit.Node{})
-	assert.Equal(t, []Request{{"default", "vm"}}, reqs)
+	assert.Equal(t, []reconcile.Request{{Namespace: "default", Name: "vm"}}, reqs)
 
 	e.addNode("big", "4", "8Gi")
 	e.settle()
@@ -95,8 +96,8 @@ func TestBadAffinityIsTerminal(t *testing.T) {
 		RequiredDuringSchedulingIgnoredDuringExecution: []virtkit.PodAffinityTerm{{}},
 	}}
 	require.NoError(t, e.st.Create(e.ctx, vmi))
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
-	require.True(t, IsTerminal(err))
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
+	require.True(t, reconcile.IsTerminal(err))
 	require.ErrorIs(t, err, scheduler.ErrInvalidSpec)
 	c := virtkit.GetCondition(e.getVMI("a").Status.Conditions, virtkit.VirtualMachineInstancePodScheduled)
 	require.NotNil(t, c)
@@ -129,7 +130,7 @@ func TestPlacementNeverOvercommitsUnderConcurrency(t *testing.T) {
 			for i := range n {
 				wg.Go(func() {
 					for {
-						_, err := e.vmi.Reconcile(e.ctx, Request{"default", "vmi-" + string(rune('a'+i))})
+						_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vmi-" + string(rune('a'+i))})
 						if err == nil || !isConflict(err) {
 							return
 						}
@@ -153,12 +154,12 @@ func TestPlacementNeverOvercommitsUnderConcurrency(t *testing.T) {
 func TestDeletedBeforePlacement(t *testing.T) {
 	e := newEnv(t, 0)
 	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"}) // unschedulable: no nodes
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"}) // unschedulable: no nodes
 	require.ErrorIs(t, err, scheduler.ErrUnschedulable)
 	vmi := e.getVMI("a")
 	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
 	require.NotNil(t, e.getVMI("a"), "held by the finalizer")
-	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err = e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Nil(t, e.getVMI("a"), "failed and released")
 }
@@ -166,7 +167,7 @@ func TestDeletedBeforePlacement(t *testing.T) {
 func TestDeletedScheduledButNotTaken(t *testing.T) {
 	e := newEnv(t, 1)
 	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	vmi := e.getVMI("a")
 	require.Equal(t, virtkit.Scheduled, vmi.Status.Phase)
@@ -181,7 +182,7 @@ func TestDeletedScheduledButNotTaken(t *testing.T) {
 	addFinalizer(stale, virtkit.NodeAgentFinalizer)
 	require.Error(t, e.st.Update(e.ctx, stale))
 
-	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err = e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Nil(t, e.getVMI("a"))
 }
@@ -192,13 +193,13 @@ func TestDeletedScheduledButNotTaken(t *testing.T) {
 func TestDeletedScheduledReleasedByAgent(t *testing.T) {
 	e := newEnv(t, 1)
 	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	vmi := e.getVMI("a")
 	require.Equal(t, virtkit.Scheduled, vmi.Status.Phase)
 	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
 
-	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err = e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	vmi = e.getVMI("a")
 	require.NotNil(t, vmi, "held for the node agent")
@@ -207,7 +208,7 @@ func TestDeletedScheduledReleasedByAgent(t *testing.T) {
 	// The agent has no domain for it: it only drops its finalizer.
 	require.True(t, removeFinalizers(vmi, virtkit.NodeAgentFinalizer))
 	require.NoError(t, e.st.Update(e.ctx, vmi))
-	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err = e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Nil(t, e.getVMI("a"), "failed and released")
 }
@@ -224,7 +225,7 @@ func TestDeletedHalfPlacedVMIReleased(t *testing.T) {
 	require.NoError(t, e.st.Create(e.ctx, vmi))
 	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
 
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Nil(t, e.getVMI("a"), "failed and released: no agent holds a VMI placed on no node")
 }
@@ -236,7 +237,7 @@ func TestFinalVMIReleasedAfterAgent(t *testing.T) {
 	require.Equal(t, virtkit.Running, e.getVMI("a").Status.Phase)
 	e.guestStops("a", virtkit.Succeeded)
 	// Before the agent releases its finalizer the controller keeps its own.
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Contains(t, e.getVMI("a").Finalizers, virtkit.VirtualMachineInstanceFinalizer)
 	e.settle()

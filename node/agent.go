@@ -16,10 +16,10 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -136,7 +136,7 @@ type Owner struct{ UID, GID int }
 type Agent struct {
 	opts Options
 	log  *slog.Logger
-	ctrl *controller.Controller
+	ctrl *reconcile.Controller
 
 	mu sync.Mutex
 	// shutdownSince records when a graceful shutdown was first and last
@@ -255,17 +255,17 @@ func New(opts Options) (*Agent, error) {
 		fenced:        map[string]bool{},
 	}
 	sel := labels.SelectorFromSet(labels.Set{virtkit.NodeNameLabel: opts.NodeName})
-	ctrl, err := controller.New(opts.Store, controller.ReconcilerFunc(a.Reconcile), controller.Options{
+	ctrl, err := reconcile.New(opts.Store, reconcile.ReconcilerFunc(a.Reconcile), reconcile.Options{
 		Name:                    "node/" + opts.NodeName,
 		MaxConcurrentReconciles: opts.Workers,
 		ResyncPeriod:            opts.ResyncPeriod,
 		ReconcileTimeout:        opts.ReconcileTimeout,
 		Clock:                   opts.Clock,
 		Logger:                  log,
-	}, controller.Watch{
+	}, reconcile.Watch{
 		NewList:       func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} },
 		LabelSelector: sel,
-	}, controller.Watch{
+	}, reconcile.Watch{
 		// Migration targets carry the target label until they own the VMI.
 		NewList:       func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} },
 		LabelSelector: labels.SelectorFromSet(labels.Set{virtkit.MigrationTargetNodeNameLabel: opts.NodeName}),
@@ -281,11 +281,11 @@ func New(opts Options) (*Agent, error) {
 func (a *Agent) Name() string { return a.opts.NodeName }
 
 // Controller exposes the agent's work queue runner, for metrics.
-func (a *Agent) Controller() *controller.Controller { return a.ctrl }
+func (a *Agent) Controller() *reconcile.Controller { return a.ctrl }
 
 // Enqueue asks the agent to look at one VMI again.
 func (a *Agent) Enqueue(namespace, name string) {
-	a.ctrl.Enqueue(controller.Request{Namespace: namespace, Name: name})
+	a.ctrl.Enqueue(reconcile.Request{Namespace: namespace, Name: name})
 }
 
 // Start registers the node (retrying while the store cannot be reached), adopts or removes the domains already on the

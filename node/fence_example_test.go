@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -41,7 +41,7 @@ func ExampleAgent_ForeignDomains() {
 		return
 	}
 	// A reconcile of the name, as a hypervisor event would cause.
-	_, _ = a.Reconcile(ctx, controller.Request{Namespace: "legacy", Name: "db"})
+	_, _ = a.Reconcile(ctx, reconcile.Request{Namespace: "legacy", Name: "db"})
 	for _, f := range a.ForeignDomains() {
 		fmt.Printf("%s: %s\n", f.Name, f.Reason)
 	}

@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/migration"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/tracing"
 )
@@ -72,7 +72,7 @@ func (o *outgoing) abort() bool {
 // reconcileSource is the source agent's side: start the engine once the
 // target is ready, pass abort requests on, and keep the ordinary reconcile
 // away from a domain that is leaving (or has left) this host.
-func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (controller.Result, bool, error) {
+func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (reconcile.Result, bool, error) {
 	key := store.Key{Namespace: vmi.Namespace, Name: vmi.Name}
 	ms := vmi.Status.MigrationState
 	o := a.migs.get(key)
@@ -91,57 +91,57 @@ func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachine
 				ms.AbortStatus = virtkit.MigrationAbortInProgress
 				return true
 			}); err != nil {
-				return controller.Result{}, true, err
+				return reconcile.Result{}, true, err
 			}
 		}
 		if !exists || !info.State.IsActive() {
 			// Leaving by migration: the engine reports the outcome.
-			return controller.Result{RequeueAfter: 200 * time.Millisecond}, true, nil
+			return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, true, nil
 		}
-		return controller.Result{}, false, nil
+		return reconcile.Result{}, false, nil
 	}
 	if ms == nil || ms.Completed || ms.Failed {
 		if ms != nil && ms.Failed && exists {
-			return controller.Result{}, false, a.resumeAfterMigration(ctx, domName, info)
+			return reconcile.Result{}, false, a.resumeAfterMigration(ctx, domName, info)
 		}
-		return controller.Result{}, false, nil
+		return reconcile.Result{}, false, nil
 	}
 	switch {
 	case ms.EndTimestamp != nil:
 		// Done here; the target takes the VMI over. Do not touch the
 		// (shut off or undefined) domain meanwhile.
-		return controller.Result{RequeueAfter: time.Second}, true, nil
+		return reconcile.Result{RequeueAfter: time.Second}, true, nil
 	case ms.StartTimestamp != nil && guestLeft(info, exists):
 		// Started by an earlier run of this agent (or one that could not
 		// record the outcome), and the guest is no longer here: the job
 		// completed, the target takes the VMI over.
-		return controller.Result{RequeueAfter: time.Second}, true, a.endLeft(ctx, key, ms.MigrationUID)
+		return reconcile.Result{RequeueAfter: time.Second}, true, a.endLeft(ctx, key, ms.MigrationUID)
 	case ms.StartTimestamp != nil && exists && info.State == hypervisor.StatePaused && info.Reason == hypervisor.ReasonPostcopy:
 		// Post-copy: the guest runs on the target already and the job
 		// goes on without this agent; it leaves here or fails.
-		return controller.Result{RequeueAfter: time.Second}, true, nil
+		return reconcile.Result{RequeueAfter: time.Second}, true, nil
 	case ms.StartTimestamp != nil:
 		// Started by an earlier run of this agent: nobody watches that job.
 		err := a.endUnstarted(ctx, key, ms.MigrationUID, MigrationReasonAgentRestarted, "")
-		return controller.Result{}, false, err
+		return reconcile.Result{}, false, err
 	case ms.AbortRequested || vmi.DeletionTimestamp != nil:
 		err := a.endUnstarted(ctx, key, ms.MigrationUID, virtkit.MigrationReasonAborted, virtkit.MigrationAbortSucceeded)
-		return controller.Result{}, false, err
+		return reconcile.Result{}, false, err
 	case ms.TargetNodeAddress == "" || !exists:
-		return controller.Result{}, false, nil
+		return reconcile.Result{}, false, nil
 	case info.State == hypervisor.StatePaused && info.Reason == hypervisor.ReasonUser:
 		// KubeVirt migrates a paused guest paused (VIR_MIGRATE_PAUSED); the
 		// hypervisor port has no such flag yet.
 		err := a.endUnstarted(ctx, key, ms.MigrationUID, "migrating a paused VMI is not supported: "+hypervisor.ErrNotSupported.Error(), "")
-		return controller.Result{}, false, err
+		return reconcile.Result{}, false, err
 	case info.State != hypervisor.StateRunning:
-		return controller.Result{RequeueAfter: time.Second}, false, nil
+		return reconcile.Result{RequeueAfter: time.Second}, false, nil
 	}
 	if err := a.startOutgoing(ctx, vmi, domName, info); err != nil {
 		a.log.Warn("migration could not start", "vmi", key.String(), "err", err)
-		return controller.Result{}, false, a.endUnstarted(ctx, key, ms.MigrationUID, "start: "+err.Error(), "")
+		return reconcile.Result{}, false, a.endUnstarted(ctx, key, ms.MigrationUID, "start: "+err.Error(), "")
 	}
-	return controller.Result{}, false, nil
+	return reconcile.Result{}, false, nil
 }
 
 // resumeAfterMigration resumes a source guest that a migration that did

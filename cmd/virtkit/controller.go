@@ -22,6 +22,7 @@ import (
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/metrics/wire"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 )
 
 type controllerFlags struct {
@@ -174,7 +175,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		Defaults:  virtkit.DefaultOptions{PodNetworkBinding: binding},
 		Store:     st,
 		Workers:   f.workers,
-		Replace:   map[string]controller.Reconciler{cluster.NodeHealthController: nh},
+		Replace:   map[string]reconcile.Reconciler{cluster.NodeHealthController: nh},
 		NodeAgent: node.Options{HeartbeatInterval: f.heartbeatInterval, FenceTimeout: f.fenceTimeout},
 		Logger:    log,
 		// As KubeVirt's operator deploys them.
