@@ -26,7 +26,7 @@
 //	c, err := cluster.New(cluster.Options{}) // memory store, two simulated hosts
 //	go c.Start(ctx)
 //	err = c.Apply(ctx, vm) // a *virtkit.VirtualMachine, or objects from Decode
-//	err = controller.Start(ctx, c.Store(), store.Key{Namespace: "default", Name: "hello"}, controller.StartOptions{})
+//	err = actions.Start(ctx, c.Store(), store.Key{Namespace: "default", Name: "hello"}, actions.StartOptions{})
 //	vmi, err := c.WaitForVMI(ctx, "default", "hello", cluster.VMIPhaseIs(virtkit.Running))
 //
 // Its examples show the whole walk. Every part of that cluster is an

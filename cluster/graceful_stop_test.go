@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
@@ -174,7 +174,7 @@ func TestStopIsGraceful(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		acpi      sim.ACPIBehaviour
-		vm        bool          // a VM stopped with controller.Stop; else a VMI deleted
+		vm        bool          // a VM stopped with actions.Stop; else a VMI deleted
 		off       time.Duration // when the VMI is gone after the stop
 		wantPhase virtkit.VirtualMachineInstancePhase
 	}{
@@ -206,7 +206,7 @@ func TestStopIsGraceful(t *testing.T) {
 			require.Equal(t, virtkit.Running, vmi.Status.Phase)
 
 			if tc.vm {
-				require.NoError(t, controller.Stop(h.ctx, h.c.Store(), store.Key{Namespace: "default", Name: name}, controller.StopOptions{}))
+				require.NoError(t, actions.Stop(h.ctx, h.c.Store(), store.Key{Namespace: "default", Name: name}, actions.StopOptions{}))
 			} else {
 				require.NoError(t, h.c.Store().Delete(h.ctx, vmi, store.DeleteOptions{}))
 			}
@@ -263,12 +263,12 @@ func TestForcedStopCutsGracePeriodShort(t *testing.T) {
 	vmi := h.vmi(name)
 	require.NotNil(t, vmi)
 
-	require.NoError(t, controller.Stop(h.ctx, h.c.Store(), key, controller.StopOptions{}))
+	require.NoError(t, actions.Stop(h.ctx, h.c.Store(), key, actions.StopOptions{}))
 	h.advance(10 * time.Second)
 	require.NotNil(t, h.vmi(name), "waiting for the guest")
 
 	zero := int64(0)
-	require.NoError(t, controller.Stop(h.ctx, h.c.Store(), key, controller.StopOptions{GracePeriod: &zero}))
+	require.NoError(t, actions.Stop(h.ctx, h.c.Store(), key, actions.StopOptions{GracePeriod: &zero}))
 	require.NoError(t, h.c.Settle(h.ctx))
 	assert.Nil(t, h.vmi(name), "destroyed at once")
 	assert.Equal(t, virtkit.Failed, h.lastPhase(vmi.UID))
@@ -288,11 +288,11 @@ func TestForcedRestartAfterRestart(t *testing.T) {
 	old := h.vmi(name)
 	require.NotNil(t, old)
 
-	require.NoError(t, controller.Restart(h.ctx, h.c.Store(), key, controller.RestartOptions{}))
+	require.NoError(t, actions.Restart(h.ctx, h.c.Store(), key, actions.RestartOptions{}))
 	require.NoError(t, h.c.Settle(h.ctx))
 	require.Equal(t, old.UID, h.vmi(name).UID, "the old guest is shutting down")
 	zero := int64(0)
-	require.NoError(t, controller.Restart(h.ctx, h.c.Store(), key, controller.RestartOptions{GracePeriodSeconds: &zero}))
+	require.NoError(t, actions.Restart(h.ctx, h.c.Store(), key, actions.RestartOptions{GracePeriodSeconds: &zero}))
 	h.advance(2 * time.Second)
 	now := h.vmi(name)
 	require.NotNil(t, now)

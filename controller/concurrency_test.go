@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
@@ -102,13 +103,13 @@ func TestConcurrentActionsConverge(t *testing.T) {
 				var err error
 				switch rnd.IntN(3) {
 				case 0:
-					err = Start(ctx, e.st, k, StartOptions{})
+					err = actions.Start(ctx, e.st, k, actions.StartOptions{})
 				case 1:
-					err = Stop(ctx, e.st, k, StopOptions{})
+					err = actions.Stop(ctx, e.st, k, actions.StopOptions{})
 				case 2:
-					err = Restart(ctx, e.st, k, RestartOptions{})
+					err = actions.Restart(ctx, e.st, k, actions.RestartOptions{})
 				}
-				if err != nil && !errors.Is(err, ErrConflictingAction) && !errors.Is(err, store.ErrConflict) {
+				if err != nil && !errors.Is(err, actions.ErrConflictingAction) && !errors.Is(err, store.ErrConflict) {
 					t.Logf("unexpected action error: %v", err)
 					unexpected.Add(1)
 				}

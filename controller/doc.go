@@ -96,11 +96,11 @@
 // the guest to power off (Succeeded) and destroys it after that (Failed),
 // then removes its finalizer; then the controllers remove theirs and the
 // VMI disappears. A forced stop or restart shortens the VMI's
-// terminationGracePeriodSeconds ([StopOptions], [RestartOptions]); a
+// terminationGracePeriodSeconds ([actions.StopOptions], [actions.RestartOptions]); a
 // forced restart while a restart is queued only does that.
 //
-// Requests the node agent honours, written by the library calls [Pause],
-// [Unpause] and [SoftReboot] as VMI annotations (level-triggered; the
+// Requests the node agent honours, written by the library calls [actions.Pause],
+// [actions.Unpause] and [actions.SoftReboot] as VMI annotations (level-triggered; the
 // spec stays immutable as in KubeVirt):
 //
 //   - virtkit.io/pause-request ([virtkit.PauseRequestAnnotation]): the desired
@@ -109,7 +109,7 @@
 //     domain it paused for the user; a domain paused for another reason
 //     (migration monitor, I/O error) is left alone. For spec.startStrategy:
 //     Paused the agent writes "true" itself before the first start, so the
-//     guest stays paused until [Unpause].
+//     guest stays paused until [actions.Unpause].
 //   - virtkit.io/soft-reboot-request ([virtkit.SoftRebootRequestAnnotation]): a
 //     request token (RFC 3339 time). The agent reboots the guest through
 //     the guest agent if AgentConnected=True, else by ACPI, then removes

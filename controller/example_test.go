@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -21,11 +21,11 @@ func ExampleStart() {
 	if err := st.Create(ctx, vm); err != nil {
 		panic(err)
 	}
-	err := controller.Start(ctx, st, store.Key{Namespace: "demo", Name: "vm1"}, controller.StartOptions{})
-	fmt.Println(errors.Is(err, controller.ErrConflictingAction), err)
+	err := actions.Start(ctx, st, store.Key{Namespace: "demo", Name: "vm1"}, actions.StartOptions{})
+	fmt.Println(errors.Is(err, actions.ErrConflictingAction), err)
 
 	// Stop turns an Always VM into a Halted one; Start turns it back on.
-	if err := controller.Stop(ctx, st, store.Key{Namespace: "demo", Name: "vm1"}, controller.StopOptions{}); err != nil {
+	if err := actions.Stop(ctx, st, store.Key{Namespace: "demo", Name: "vm1"}, actions.StopOptions{}); err != nil {
 		panic(err)
 	}
 	if err := st.Get(ctx, store.Key{Namespace: "demo", Name: "vm1"}, vm); err != nil {

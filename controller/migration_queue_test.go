@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
@@ -51,7 +52,7 @@ func TestMigrationQueuedBehindCancelled(t *testing.T) {
 			var second *virtkit.VirtualMachineInstanceMigration
 			if tt.viaAction {
 				var err error
-				second, err = Migrate(e.ctx, e.st, store.Key{Namespace: "default", Name: "vm"}, MigrateOptions{})
+				second, err = actions.Migrate(e.ctx, e.st, store.Key{Namespace: "default", Name: "vm"}, actions.MigrateOptions{})
 				require.NoError(t, err, "a migration right after a cancel is accepted")
 			} else {
 				second = e.migrate("vm")
@@ -136,13 +137,13 @@ func TestUnpauseRefusesAMigrationMonitorPause(t *testing.T) {
 				Type: virtkit.VirtualMachineInstancePaused, Status: virtkit.ConditionTrue, Reason: tt.reason,
 			}, metav1.NewTime(e.clock.Now()))
 			require.NoError(t, e.st.UpdateStatus(e.ctx, vmi))
-			err := Unpause(e.ctx, e.st, store.Key{Namespace: "default", Name: "vm"})
+			err := actions.Unpause(e.ctx, e.st, store.Key{Namespace: "default", Name: "vm"})
 			if !tt.refused {
 				require.NoError(t, err)
 				assert.Equal(t, "false", e.vmi("vm").Annotations[virtkit.PauseRequestAnnotation])
 				return
 			}
-			require.ErrorIs(t, err, ErrConflictingAction)
+			require.ErrorIs(t, err, actions.ErrConflictingAction)
 			assert.ErrorContains(t, err, "migration")
 			assert.NotContains(t, e.vmi("vm").Annotations, virtkit.PauseRequestAnnotation)
 		})

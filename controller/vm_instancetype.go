@@ -22,31 +22,6 @@ var ErrInstancetypeConflict = errors.New("template conflicts with instancetype o
 // maxRevisionBytes bounds the snapshot read back from a ControllerRevision.
 const maxRevisionBytes = 1 << 20
 
-// InstancetypeSpecs looks up the instance type and preference vm names
-// (nil when it names none) as they are now in st, without revisions.
-// When the preference's lookup fails, the instance type found is
-// returned with the error.
-// Admission uses it to report conflicts before the VM is stored.
-func InstancetypeSpecs(ctx context.Context, st store.Store, vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstancetypeSpec, *virtkit.VirtualMachinePreferenceSpec, error) {
-	var it *virtkit.VirtualMachineInstancetypeSpec
-	var pref *virtkit.VirtualMachinePreferenceSpec
-	if m := vm.Spec.Instancetype; m != nil {
-		obj, err := getMatched(ctx, st, vm.Namespace, m.Name, instancetypeKind(m.Kind))
-		if err != nil {
-			return nil, nil, err
-		}
-		it = instancetypeSpecOf(obj)
-	}
-	if m := vm.Spec.Preference; m != nil {
-		obj, err := getMatched(ctx, st, vm.Namespace, m.Name, preferenceKind(m.Kind))
-		if err != nil {
-			return it, nil, err // it tells the caller which lookup failed
-		}
-		pref = preferenceSpecOf(obj)
-	}
-	return it, pref, nil
-}
-
 // expandInstancetype returns vm with its template expanded by the
 // instance type and preference it names, as kept in the revisions the VM
 // was first started with (created now if it has none, and recorded in

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
@@ -252,15 +253,15 @@ func TestMigrate(t *testing.T) {
 	e := newEnv(t, 2)
 	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
 	e.settle()
-	mig, err := Migrate(e.ctx, e.st, key("vm"), MigrateOptions{AddedNodeSelector: map[string]string{"zone": "b"}})
+	mig, err := actions.Migrate(e.ctx, e.st, key("vm"), actions.MigrateOptions{AddedNodeSelector: map[string]string{"zone": "b"}})
 	require.NoError(t, err)
 	assert.Equal(t, "vm", mig.Spec.VMIName)
 	assert.Equal(t, "vm", mig.Labels[virtkit.MigrationSelectorLabel])
 	assert.Equal(t, map[string]string{"zone": "b"}, mig.Spec.AddedNodeSelector)
 	assert.NotEmpty(t, mig.Name)
 
-	_, err = Migrate(e.ctx, e.st, key("vm"), MigrateOptions{})
-	require.ErrorIs(t, err, ErrConflictingAction, "one in flight")
+	_, err = actions.Migrate(e.ctx, e.st, key("vm"), actions.MigrateOptions{})
+	require.ErrorIs(t, err, actions.ErrConflictingAction, "one in flight")
 
 	mig.Status.Phase = virtkit.MigrationSucceeded
 	require.NoError(t, e.st.UpdateStatus(e.ctx, mig))
@@ -268,16 +269,16 @@ func TestMigrate(t *testing.T) {
 	virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceIsMigratable, Status: virtkit.ConditionFalse,
 		Reason: virtkit.DisksNotLiveMigratableReason, Message: "PVC x is not shared"}, metav1.Now())
 	require.NoError(t, e.st.UpdateStatus(e.ctx, vmi))
-	_, err = Migrate(e.ctx, e.st, key("vm"), MigrateOptions{})
-	require.ErrorIs(t, err, ErrConflictingAction)
+	_, err = actions.Migrate(e.ctx, e.st, key("vm"), actions.MigrateOptions{})
+	require.ErrorIs(t, err, actions.ErrConflictingAction)
 	assert.Contains(t, err.Error(), "Reason: DisksNotLiveMigratable")
 
-	_, err = Migrate(e.ctx, e.st, key("nope"), MigrateOptions{})
+	_, err = actions.Migrate(e.ctx, e.st, key("nope"), actions.MigrateOptions{})
 	require.ErrorIs(t, err, store.ErrNotFound)
 
 	e.guestStops("vm", virtkit.Failed)
-	_, err = Migrate(e.ctx, e.st, key("vm"), MigrateOptions{})
-	require.ErrorIs(t, err, ErrConflictingAction, "final")
+	_, err = actions.Migrate(e.ctx, e.st, key("vm"), actions.MigrateOptions{})
+	require.ErrorIs(t, err, actions.ErrConflictingAction, "final")
 }
 
 func isConflict(err error) bool { return err != nil && errorsIs(err, store.ErrConflict) }
