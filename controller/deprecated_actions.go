@@ -3,8 +3,11 @@ package controller
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/actions"
+	"github.com/virtkit/virtkit/admission"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -89,4 +92,18 @@ func Migrate(ctx context.Context, st store.Store, key store.Key, opts actions.Mi
 // Deprecated: use actions.InstancetypeSpecs.
 func InstancetypeSpecs(ctx context.Context, st store.Store, vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstancetypeSpec, *virtkit.VirtualMachinePreferenceSpec, error) {
 	return actions.InstancetypeSpecs(ctx, st, vm)
+}
+
+// AdmitInstancetype calls admission.AdmitInstancetype.
+//
+// Deprecated: use admission.AdmitInstancetype.
+func AdmitInstancetype(ctx context.Context, st store.Store, obj virtkit.Object) (field.ErrorList, error) {
+	return admission.AdmitInstancetype(ctx, st, obj)
+}
+
+// InferInstancetype calls admission.InferFromVolume.
+//
+// Deprecated: use admission.InferFromVolume.
+func InferInstancetype(ctx context.Context, st store.Store, obj virtkit.Object) (field.ErrorList, error) {
+	return admission.InferFromVolume(ctx, st, obj)
 }
