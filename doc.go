@@ -12,6 +12,15 @@
 // embedding it costs no more than the types a Kubernetes-based caller
 // already has.
 //
+// The package also holds the protocol between virtkit's controllers and
+// its node agents, which meet only on these objects: the annotations,
+// finalizers and taints both sides read and write ([NodeAgentFinalizer],
+// [PauseRequestAnnotation], [FenceTimeoutAnnotation], [DrainTaintKey],
+// ...), the event reasons they record, the failure reasons of migrations
+// and KubeVirt's cluster migration defaults
+// ([ClusterMigrationConfiguration]), as KubeVirt keeps them in its API
+// package.
+//
 // The Go doc comments of the types and their fields are the API
 // documentation: package apiserver/openapi turns them into the OpenAPI
 // schemas (kubectl explain) of virtkit's API server, and the +listType
