@@ -10,8 +10,6 @@ import (
 // The protocol between virtkit's controllers and its node agents: the
 // annotations, finalizers and taints both sides read and write on the
 // objects (package controller's documentation describes the exchange).
-
-// Protocol names shared with node agents (see package controller's documentation).
 const (
 	// NodeAgentFinalizer is the node agent's finalizer on a VMI it runs.
 	NodeAgentFinalizer = "virtkit.io/node-agent"
