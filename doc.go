@@ -12,6 +12,15 @@
 // embedding it costs no more than the types a Kubernetes-based caller
 // already has.
 //
+// The package also holds the protocol between virtkit's controllers and
+// its node agents, which meet only on these objects: the annotations,
+// finalizers and taints both sides read and write ([NodeAgentFinalizer],
+// [PauseRequestAnnotation], [FenceTimeoutAnnotation], [DrainTaintKey],
+// ...), the event reasons they record, the failure reasons of migrations
+// and KubeVirt's cluster migration defaults
+// ([ClusterMigrationConfiguration]), as KubeVirt keeps them in its API
+// package.
+//
 // The Go doc comments of the types and their fields are the API
 // documentation: package apiserver/openapi turns them into the OpenAPI
 // schemas (kubectl explain) of virtkit's API server, and the +listType
@@ -26,13 +35,13 @@
 //	c, err := cluster.New(cluster.Options{}) // memory store, two simulated hosts
 //	go c.Start(ctx)
 //	err = c.Apply(ctx, vm) // a *virtkit.VirtualMachine, or objects from Decode
-//	err = controller.Start(ctx, c.Store(), store.Key{Namespace: "default", Name: "hello"}, controller.StartOptions{})
+//	err = actions.Start(ctx, c.Store(), store.Key{Namespace: "default", Name: "hello"}, actions.StartOptions{})
 //	vmi, err := c.WaitForVMI(ctx, "default", "hello", cluster.VMIPhaseIs(virtkit.Running))
 //
 // Its examples show the whole walk. Every part of that cluster is an
 // extension point set through cluster.Options: the object store
 // (store.Store; store/etcd for a control plane spanning hosts), reconcilers
-// (controller.Reconciler, replacing a built-in one or running next to
+// (reconcile.Reconciler, replacing a built-in one or running next to
 // them), placement (scheduler.Scheduler), the hypervisor of each host
 // (hypervisor.Hypervisor; hypervisor/sim and hypervisor/libvirt are the
 // built-in ones) and the live-migration policy (migration.Policy).

@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -48,7 +47,7 @@ func (InferInstancetype) Handles(op Operation) bool { return createOrUpdate(op) 
 // Admit replaces an inferFromVolume matcher with the instance type or
 // preference the volume's labels name.
 func (s InferInstancetype) Admit(ctx context.Context, a Attributes) error {
-	errs, err := controller.InferInstancetype(ctx, s.Lookup, a.Object)
+	errs, err := InferFromVolume(ctx, s.Lookup, a.Object)
 	if err != nil {
 		return err
 	}
@@ -104,7 +103,7 @@ func (Admit) Validate(_ context.Context, a Attributes) error {
 }
 
 // CheckInstancetype checks a VM against the instance type and preference
-// it names ([controller.AdmitInstancetype]).
+// it names ([AdmitInstancetype]).
 type CheckInstancetype struct{ Lookup Lookup }
 
 // Handles creates and updates.
@@ -115,7 +114,7 @@ func (CheckInstancetype) NeedsValid() bool { return true }
 
 // Validate returns the conflicts between the VM and what it names.
 func (s CheckInstancetype) Validate(ctx context.Context, a Attributes) error {
-	errs, err := controller.AdmitInstancetype(ctx, s.Lookup, a.Object)
+	errs, err := AdmitInstancetype(ctx, s.Lookup, a.Object)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -37,7 +37,7 @@ type TemplateReconciler struct {
 	log  *slog.Logger
 }
 
-var _ controller.Reconciler = (*TemplateReconciler)(nil)
+var _ reconcile.Reconciler = (*TemplateReconciler)(nil)
 
 // NewTemplateReconciler returns a reconciler over opts.Store.
 func NewTemplateReconciler(opts TemplateOptions) *TemplateReconciler {
@@ -48,24 +48,24 @@ func NewTemplateReconciler(opts TemplateOptions) *TemplateReconciler {
 	return &TemplateReconciler{opts: opts, log: log}
 }
 
-// Reconcile implements controller.Reconciler.
-func (r *TemplateReconciler) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
+// Reconcile implements reconcile.Reconciler.
+func (r *TemplateReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	if r.opts.Store == nil {
-		return controller.Result{}, controller.TerminalError(fmt.Errorf("cdi: TemplateOptions.Store is nil: %w", store.ErrInvalid))
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("cdi: TemplateOptions.Store is nil: %w", store.ErrInvalid))
 	}
 	vm := &virtkit.VirtualMachine{}
 	err := r.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, vm)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return controller.Result{}, r.collect(ctx, req.Namespace, req.Name, "")
+		return reconcile.Result{}, r.collect(ctx, req.Namespace, req.Name, "")
 	case err != nil:
-		return controller.Result{}, fmt.Errorf("get vm %s: %w", req, err)
+		return reconcile.Result{}, fmt.Errorf("get vm %s: %w", req, err)
 	}
 	if vm.DeletionTimestamp != nil {
 		if slices.Contains(vm.Finalizers, store.FinalizerOrphanDependents) {
-			return controller.Result{}, nil // the garbage collector orphans them
+			return reconcile.Result{}, nil // the garbage collector orphans them
 		}
-		return controller.Result{}, r.collect(ctx, vm.Namespace, vm.Name, vm.UID)
+		return reconcile.Result{}, r.collect(ctx, vm.Namespace, vm.Name, vm.UID)
 	}
 	var errs []error
 	for i := range vm.Spec.DataVolumeTemplates {
@@ -93,7 +93,7 @@ func (r *TemplateReconciler) Reconcile(ctx context.Context, req controller.Reque
 			errs = append(errs, fmt.Errorf("get datavolume %s/%s: %w", vm.Namespace, t.ObjectMeta.Name, err))
 		}
 	}
-	return controller.Result{}, errors.Join(errs...)
+	return reconcile.Result{}, errors.Join(errs...)
 }
 
 // collect deletes the DataVolumes of namespace controlled by the VM named

@@ -11,7 +11,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cdi"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -40,7 +40,7 @@ func TestTemplateReconcilerCreatesOwnsAndCollects(t *testing.T) {
 	vm := testVM()
 	require.NoError(t, s.Create(ctx, vm))
 	r := cdi.NewTemplateReconciler(cdi.TemplateOptions{Store: s})
-	req := controller.Request{Namespace: "ns", Name: "vm"}
+	req := reconcile.Request{Namespace: "ns", Name: "vm"}
 
 	_, err := r.Reconcile(ctx, req)
 	require.NoError(t, err)
@@ -70,11 +70,11 @@ func TestTemplateReconcilerRefusesForeignDataVolume(t *testing.T) {
 	other := virtkit.DataVolumeForTemplate(&virtkit.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "ns", UID: "x"}},
 		&vm.Spec.DataVolumeTemplates[0])
 	require.NoError(t, s.Create(ctx, other))
-	_, err := cdi.NewTemplateReconciler(cdi.TemplateOptions{Store: s}).Reconcile(ctx, controller.Request{Namespace: "ns", Name: "vm"})
+	_, err := cdi.NewTemplateReconciler(cdi.TemplateOptions{Store: s}).Reconcile(ctx, reconcile.Request{Namespace: "ns", Name: "vm"})
 	assert.ErrorIs(t, err, cdi.ErrNotOwned)
 	// The foreign DataVolume survives the VM's deletion.
 	require.NoError(t, s.Delete(ctx, vm, store.DeleteOptions{}))
-	_, err = cdi.NewTemplateReconciler(cdi.TemplateOptions{Store: s}).Reconcile(ctx, controller.Request{Namespace: "ns", Name: "vm"})
+	_, err = cdi.NewTemplateReconciler(cdi.TemplateOptions{Store: s}).Reconcile(ctx, reconcile.Request{Namespace: "ns", Name: "vm"})
 	require.NoError(t, err)
 	require.NoError(t, s.Get(ctx, store.Key{Namespace: "ns", Name: "root"}, &virtkit.DataVolume{}))
 }

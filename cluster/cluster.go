@@ -21,6 +21,7 @@ import (
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/network"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
 )
@@ -89,7 +90,7 @@ type Options struct {
 	// Replace swaps a built-in controller's reconciler (keys:
 	// VMController, VMIController, ...); the replacement keeps the
 	// built-in's watches unless it implements Watcher.
-	Replace map[string]controller.Reconciler
+	Replace map[string]reconcile.Reconciler
 	// Extra controllers run next to the built-in ones.
 	Extra []Controller
 	// NodeAgent tunes every node agent (NodeName, Store, Hypervisor and
@@ -120,7 +121,7 @@ type Options struct {
 	// Events records the events of every controller and node agent; nil
 	// means store-backed events.Recorders (see observability.go). Pass
 	// events.Discard{} to record none.
-	Events controller.EventRecorder
+	Events events.EventRecorder
 	// EventTTL is how long events are kept after their last observation;
 	// 0 means events.DefaultTTL (one hour), negative keeps them forever.
 	EventTTL time.Duration
@@ -156,20 +157,20 @@ type Options struct {
 // Controller is a reconciler and the watches that feed it.
 type Controller struct {
 	Name       string
-	Reconciler controller.Reconciler
-	Watches    []controller.Watch
+	Reconciler reconcile.Reconciler
+	Watches    []reconcile.Watch
 }
 
 // Watcher is implemented by reconcilers that know what to watch.
 type Watcher interface {
-	Watches() []controller.Watch
+	Watches() []reconcile.Watch
 }
 
 // Cluster is a running (or ready to run) control plane with its nodes.
 type Cluster struct {
 	opts        Options
 	store       store.Store
-	controllers []*controller.Controller
+	controllers []*reconcile.Controller
 	nodes       []*Node
 	started     atomic.Bool
 	// outsideGoBaseline is how many goroutines were parked outside Go
@@ -178,7 +179,7 @@ type Cluster struct {
 	outsideGoBaseline atomic.Uint64
 	// controllerEvents records the controllers' events; collector
 	// deletes expired events (nil: kept forever).
-	controllerEvents controller.EventRecorder
+	controllerEvents events.EventRecorder
 	collector        *events.Collector
 	// recorders are the store-backed recorders the cluster made (the
 	// controllers' and each node agent's): Start runs their retries of
@@ -186,7 +187,7 @@ type Cluster struct {
 	recorders []*events.Recorder
 	storage   *storageSetup
 	// shared is the controllers' one watch per kind.
-	shared *controller.SharedCache
+	shared *reconcile.SharedCache
 	// agents runs the node agents (see faults.go).
 	agents agentGroup
 }
@@ -260,7 +261,7 @@ func New(opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{opts: opts, store: opts.Store}
 	self = c
-	shared, err := controller.NewSharedCache(opts.Store, controller.SharedCacheOptions{Clock: opts.Clock, Logger: opts.Logger})
+	shared, err := reconcile.NewSharedCache(opts.Store, reconcile.SharedCacheOptions{Clock: opts.Clock, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +372,7 @@ func New(opts Options) (*Cluster, error) {
 func (c *Cluster) addController(spec Controller) error {
 	// Every controller watches through the one shared cache: one store
 	// watch per kind for the whole control plane.
-	ctrl, err := controller.New(c.shared, spec.Reconciler, controller.Options{
+	ctrl, err := reconcile.New(c.shared, spec.Reconciler, reconcile.Options{
 		Name:                    spec.Name,
 		MaxConcurrentReconciles: c.opts.Workers,
 		Clock:                   c.opts.Clock,
@@ -463,7 +464,7 @@ func (c *Cluster) NodesReady(ctx context.Context) (bool, error) {
 
 // Controllers are the running controllers (built-in and extra), for
 // metrics and inspection.
-func (c *Cluster) Controllers() []*controller.Controller { return c.controllers }
+func (c *Cluster) Controllers() []*reconcile.Controller { return c.controllers }
 
 // Start runs the controllers and node agents until ctx ends or one of them
 // fails. It can be called once.

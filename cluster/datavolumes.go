@@ -16,6 +16,7 @@ import (
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 )
 
 // Controller names of the DataVolume machinery.
@@ -94,9 +95,9 @@ func (c *Cluster) setUpStorage() error {
 		return err
 	}
 	tr := cdi.NewTemplateReconciler(cdi.TemplateOptions{Store: c.opts.Store, Logger: c.opts.Logger})
-	return c.addController(Controller{Name: DataVolumeTemplateController, Reconciler: tr, Watches: []controller.Watch{
+	return c.addController(Controller{Name: DataVolumeTemplateController, Reconciler: tr, Watches: []reconcile.Watch{
 		{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineList{} }, Map: vmsWithTemplates},
-		{NewList: func() virtkit.ObjectList { return &virtkit.DataVolumeList{} }, Map: controller.ControllerOwner(virtkit.KindVirtualMachine)},
+		{NewList: func() virtkit.ObjectList { return &virtkit.DataVolumeList{} }, Map: reconcile.ControllerOwner(virtkit.KindVirtualMachine)},
 	}})
 }
 
@@ -139,11 +140,11 @@ func (c *Cluster) setUpNodeStorage(name string, no *node.Options) error {
 // vmsWithTemplates enqueues only VMs that have dataVolumeTemplates (a
 // deleted VM's last state still names them), so VMs without any cost the
 // template controller nothing.
-func vmsWithTemplates(ctx context.Context, obj virtkit.Object) []controller.Request {
+func vmsWithTemplates(ctx context.Context, obj virtkit.Object) []reconcile.Request {
 	if vm, ok := obj.(*virtkit.VirtualMachine); ok && len(vm.Spec.DataVolumeTemplates) == 0 {
 		return nil
 	}
-	return controller.ObjectKey(ctx, obj)
+	return reconcile.ObjectKey(ctx, obj)
 }
 
 func (c *Cluster) cleanUpStorage() {

@@ -18,7 +18,7 @@
 // (virtkit.CommonInstancetypes: u1.small, fedora, ...) in the store, as
 // KubeVirt's operator deploys them, unless Options.NoCommonInstancetypes.
 //
-// The controllers of a cluster share one controller.SharedCache: one
+// The controllers of a cluster share one reconcile.SharedCache: one
 // store watch per kind for all of them, and the reads they do not modify
 // served from its indexes. Node agents keep their own watches.
 //

@@ -174,11 +174,11 @@ func TestDrainEmptiesTheNode(t *testing.T) {
 				require.True(t, found)
 				assert.True(t, v.IsRunning())
 				assert.NotEqual(t, e.node, v.Status.NodeName, "moved to the other host")
-				assert.Empty(t, e.events(controller.EventReasonEvicted))
+				assert.Empty(t, e.events(virtkit.EventReasonEvicted))
 				return
 			}
 			assert.False(t, found, "the VMI is shut down and deleted")
-			evicted := e.events(controller.EventReasonEvicted)
+			evicted := e.events(virtkit.EventReasonEvicted)
 			require.Len(t, evicted, 1)
 			assert.Contains(t, evicted[0].Note, "shut down by the drain of node "+e.node)
 		})
@@ -204,14 +204,14 @@ func TestDrainBlockedByANonMigratableVMI(t *testing.T) {
 	assert.Equal(t, e.node, v.Status.NodeName)
 	assert.Empty(t, v.Status.EvacuationNodeName)
 	assert.True(t, virtkit.HasCondition(v.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested,
-		virtkit.ConditionFalse, controller.EvictionBlockedReason))
-	failed := e.events(controller.EventReasonFailedEviction)
+		virtkit.ConditionFalse, virtkit.EvictionBlockedReason))
+	failed := e.events(virtkit.EventReasonFailedEviction)
 	require.Len(t, failed, 1)
 	assert.Equal(t, virtkit.EventTypeWarning, failed[0].Type)
 	assert.Contains(t, failed[0].Note, "is configured with an eviction strategy but is not live-migratable")
 	// The eviction reconciler says so too, as KubeVirt's evacuation
 	// controller does, and creates no migration.
-	notMigratable := e.events(controller.EventReasonFailedCreate)
+	notMigratable := e.events(virtkit.EventReasonFailedCreate)
 	require.NotEmpty(t, notMigratable)
 	assert.Equal(t, "VirtualMachineInstance is not migrateable", notMigratable[0].Note)
 	var migs virtkit.VirtualMachineInstanceMigrationList

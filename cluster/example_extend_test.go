@@ -11,7 +11,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -26,23 +26,23 @@ func ExampleOptions_extra() {
 
 	var st store.Store = store.NewMemory()
 	const seen = "example.com/seen"
-	audit := controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
+	audit := reconcile.ReconcilerFunc(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		var vmi virtkit.VirtualMachineInstance
 		err := st.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, &vmi)
 		if errors.Is(err, store.ErrNotFound) {
-			return controller.Result{}, nil // deleted: nothing to do
+			return reconcile.Result{}, nil // deleted: nothing to do
 		}
 		if err != nil {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
 		if vmi.Status.Phase != virtkit.Running || vmi.Annotations[seen] != "" {
-			return controller.Result{}, nil
+			return reconcile.Result{}, nil
 		}
 		if vmi.Annotations == nil {
 			vmi.Annotations = map[string]string{}
 		}
 		vmi.Annotations[seen] = "running"
-		return controller.Result{}, st.Update(ctx, &vmi) // ErrConflict: retried
+		return reconcile.Result{}, st.Update(ctx, &vmi) // ErrConflict: retried
 	})
 
 	c, err := cluster.New(cluster.Options{
@@ -50,7 +50,7 @@ func ExampleOptions_extra() {
 		Extra: []cluster.Controller{{
 			Name:       "audit",
 			Reconciler: audit,
-			Watches: []controller.Watch{{
+			Watches: []reconcile.Watch{{
 				NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} },
 			}},
 		}},

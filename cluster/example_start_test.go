@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -64,7 +64,7 @@ func Example_startVM() {
 	}
 
 	key := store.Key{Namespace: "default", Name: "hello"}
-	if err := controller.Start(ctx, c.Store(), key, controller.StartOptions{}); err != nil {
+	if err := actions.Start(ctx, c.Store(), key, actions.StartOptions{}); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
@@ -174,7 +174,7 @@ func TestStopIsGraceful(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		acpi      sim.ACPIBehaviour
-		vm        bool          // a VM stopped with controller.Stop; else a VMI deleted
+		vm        bool          // a VM stopped with actions.Stop; else a VMI deleted
 		off       time.Duration // when the VMI is gone after the stop
 		wantPhase virtkit.VirtualMachineInstancePhase
 	}{
@@ -206,14 +206,14 @@ func TestStopIsGraceful(t *testing.T) {
 			require.Equal(t, virtkit.Running, vmi.Status.Phase)
 
 			if tc.vm {
-				require.NoError(t, controller.Stop(h.ctx, h.c.Store(), store.Key{Namespace: "default", Name: name}, controller.StopOptions{}))
+				require.NoError(t, actions.Stop(h.ctx, h.c.Store(), store.Key{Namespace: "default", Name: name}, actions.StopOptions{}))
 			} else {
 				require.NoError(t, h.c.Store().Delete(h.ctx, vmi, store.DeleteOptions{}))
 			}
 			require.NoError(t, h.c.Settle(h.ctx))
 			ev := h.events(vmi.UID)
-			require.Contains(t, ev, controller.EventReasonShuttingDown, "the guest was asked to shut down")
-			assert.Equal(t, virtkit.EventTypeNormal, ev[controller.EventReasonShuttingDown].Type)
+			require.Contains(t, ev, virtkit.EventReasonShuttingDown, "the guest was asked to shut down")
+			assert.Equal(t, virtkit.EventTypeNormal, ev[virtkit.EventReasonShuttingDown].Type)
 			stopAt := h.c.Clock().Now()
 			n, _ := h.host.presses(stopAt)
 			assert.Equal(t, 1, n, "one request at the start")
@@ -223,7 +223,7 @@ func TestStopIsGraceful(t *testing.T) {
 			require.NotNil(t, still, "the guest still has %v of its grace period", time.Second)
 			assert.Equal(t, vmi.UID, still.UID)
 			assert.Equal(t, virtkit.Running, still.Status.Phase)
-			assert.NotContains(t, h.events(vmi.UID), controller.EventReasonDeleted, "not destroyed yet")
+			assert.NotContains(t, h.events(vmi.UID), virtkit.EventReasonDeleted, "not destroyed yet")
 			if tc.vm {
 				vm := &virtkit.VirtualMachine{}
 				require.NoError(t, h.c.Store().Get(h.ctx, store.Key{Namespace: "default", Name: name}, vm))
@@ -237,14 +237,14 @@ func TestStopIsGraceful(t *testing.T) {
 			assert.Nil(t, h.vmi(name), "stopped after %v", tc.off)
 			assert.Equal(t, tc.wantPhase, h.lastPhase(vmi.UID))
 			ev = h.events(vmi.UID)
-			require.Contains(t, ev, controller.EventReasonStopped)
+			require.Contains(t, ev, virtkit.EventReasonStopped)
 			if tc.wantPhase == virtkit.Succeeded {
-				assert.Equal(t, virtkit.EventTypeNormal, ev[controller.EventReasonStopped].Type)
-				assert.NotContains(t, ev, controller.EventReasonDeleted, "never destroyed")
+				assert.Equal(t, virtkit.EventTypeNormal, ev[virtkit.EventReasonStopped].Type)
+				assert.NotContains(t, ev, virtkit.EventReasonDeleted, "never destroyed")
 			} else {
-				assert.Equal(t, virtkit.EventTypeWarning, ev[controller.EventReasonStopped].Type)
-				require.Contains(t, ev, controller.EventReasonDeleted, "destroyed after the grace period")
-				assert.Contains(t, ev[controller.EventReasonDeleted].Note, "grace period of 3m0s over")
+				assert.Equal(t, virtkit.EventTypeWarning, ev[virtkit.EventReasonStopped].Type)
+				require.Contains(t, ev, virtkit.EventReasonDeleted, "destroyed after the grace period")
+				assert.Contains(t, ev[virtkit.EventReasonDeleted].Note, "grace period of 3m0s over")
 			}
 		})
 	}
@@ -263,16 +263,16 @@ func TestForcedStopCutsGracePeriodShort(t *testing.T) {
 	vmi := h.vmi(name)
 	require.NotNil(t, vmi)
 
-	require.NoError(t, controller.Stop(h.ctx, h.c.Store(), key, controller.StopOptions{}))
+	require.NoError(t, actions.Stop(h.ctx, h.c.Store(), key, actions.StopOptions{}))
 	h.advance(10 * time.Second)
 	require.NotNil(t, h.vmi(name), "waiting for the guest")
 
 	zero := int64(0)
-	require.NoError(t, controller.Stop(h.ctx, h.c.Store(), key, controller.StopOptions{GracePeriod: &zero}))
+	require.NoError(t, actions.Stop(h.ctx, h.c.Store(), key, actions.StopOptions{GracePeriod: &zero}))
 	require.NoError(t, h.c.Settle(h.ctx))
 	assert.Nil(t, h.vmi(name), "destroyed at once")
 	assert.Equal(t, virtkit.Failed, h.lastPhase(vmi.UID))
-	assert.Contains(t, h.events(vmi.UID)[controller.EventReasonDeleted].Note, "no grace period")
+	assert.Contains(t, h.events(vmi.UID)[virtkit.EventReasonDeleted].Note, "no grace period")
 }
 
 // A forced restart straight after a restart succeeds and cuts the first
@@ -288,11 +288,11 @@ func TestForcedRestartAfterRestart(t *testing.T) {
 	old := h.vmi(name)
 	require.NotNil(t, old)
 
-	require.NoError(t, controller.Restart(h.ctx, h.c.Store(), key, controller.RestartOptions{}))
+	require.NoError(t, actions.Restart(h.ctx, h.c.Store(), key, actions.RestartOptions{}))
 	require.NoError(t, h.c.Settle(h.ctx))
 	require.Equal(t, old.UID, h.vmi(name).UID, "the old guest is shutting down")
 	zero := int64(0)
-	require.NoError(t, controller.Restart(h.ctx, h.c.Store(), key, controller.RestartOptions{GracePeriodSeconds: &zero}))
+	require.NoError(t, actions.Restart(h.ctx, h.c.Store(), key, actions.RestartOptions{GracePeriodSeconds: &zero}))
 	h.advance(2 * time.Second)
 	now := h.vmi(name)
 	require.NotNil(t, now)

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -96,7 +96,7 @@ func TestInstancetypeExpandedAndRevisionKept(t *testing.T) {
 	edited.Spec.Memory.Guest = resource.MustParse("8Gi")
 	require.NoError(t, c.Apply(ctx, edited))
 
-	require.NoError(t, controller.Restart(ctx, c.Store(), store.Key{Namespace: "default", Name: "sized"}, controller.RestartOptions{}))
+	require.NoError(t, actions.Restart(ctx, c.Store(), store.Key{Namespace: "default", Name: "sized"}, actions.RestartOptions{}))
 	old := vmi.UID
 	vmi, err = c.WaitForVMI(ctx, "default", "sized", func(v *virtkit.VirtualMachineInstance, ok bool) bool {
 		return ok && v.UID != old && v.Status.Phase == virtkit.Running

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -26,7 +26,7 @@ func TestCancelledMigrationAbortStatus(t *testing.T) {
 			defer cancel()
 			c, key, vmi := startMigratable(t, ctx)
 
-			mig, err := controller.Migrate(ctx, c.Store(), key, controller.MigrateOptions{})
+			mig, err := actions.Migrate(ctx, c.Store(), key, actions.MigrateOptions{})
 			require.NoError(t, err)
 			require.NoError(t, c.Settle(ctx))
 			if before > 0 {
@@ -54,7 +54,7 @@ func TestCancelledMigrationAbortStatus(t *testing.T) {
 			}
 			require.True(t, ended.Failed, "a cancelled migration: %+v", ended)
 			assert.Equal(t, virtkit.MigrationAbortSucceeded, ended.AbortStatus, "failure reason %q", ended.FailureReason)
-			assert.Equal(t, controller.MigrationReasonAborted, ended.FailureReason)
+			assert.Equal(t, virtkit.MigrationReasonAborted, ended.FailureReason)
 			assert.Equal(t, vmi.Status.NodeName, runningOn(t, ctx, c, key).Status.NodeName)
 		})
 	}

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -43,7 +43,7 @@ func TestMigrateRightAfterCancel(t *testing.T) {
 			defer cancel()
 			c, key, vmi := startMigratable(t, ctx)
 
-			first, err := controller.Migrate(ctx, c.Store(), key, controller.MigrateOptions{})
+			first, err := actions.Migrate(ctx, c.Store(), key, actions.MigrateOptions{})
 			require.NoError(t, err)
 			if tt.before >= 0 {
 				require.NoError(t, c.Advance(ctx, tt.before))
@@ -57,7 +57,7 @@ func TestMigrateRightAfterCancel(t *testing.T) {
 				}
 				require.NoError(t, c.Apply(ctx, second))
 			} else {
-				second, err = controller.Migrate(ctx, c.Store(), key, controller.MigrateOptions{})
+				second, err = actions.Migrate(ctx, c.Store(), key, actions.MigrateOptions{})
 				require.NoError(t, err, "a migration right after a cancel")
 			}
 

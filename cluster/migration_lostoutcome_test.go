@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
@@ -154,7 +154,7 @@ func migratableOn(t *testing.T, ctx context.Context, c *cluster.Cluster, key sto
 // guest runs on the target, and the source agent could not record it.
 func switchedOver(t *testing.T, ctx context.Context, c *cluster.Cluster, key store.Key, source, target string, down map[string]*atomic.Bool) *virtkit.VirtualMachineInstanceMigration {
 	t.Helper()
-	mig, err := controller.Migrate(ctx, c.Store(), key, controller.MigrateOptions{})
+	mig, err := actions.Migrate(ctx, c.Store(), key, actions.MigrateOptions{})
 	require.NoError(t, err)
 	_, err = advanceUntil(ctx, c, time.Minute, func() (bool, struct{}, error) {
 		v := &virtkit.VirtualMachineInstance{}

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/store"
@@ -123,7 +123,7 @@ func TestCancelledMigrationLeavesNoGuestPaused(t *testing.T) {
 		return virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable), struct{}{}, err
 	})
 	require.NoError(t, err)
-	mig, err := controller.Migrate(ctx, c.Store(), key, controller.MigrateOptions{})
+	mig, err := actions.Migrate(ctx, c.Store(), key, actions.MigrateOptions{})
 	require.NoError(t, err)
 	require.NoError(t, c.Advance(ctx, 5*time.Second))
 	require.NoError(t, c.Store().Delete(ctx, mig, store.DeleteOptions{}))

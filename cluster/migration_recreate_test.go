@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/store"
@@ -91,7 +91,7 @@ func ignoreNotFound(err error) error {
 // (at most limit of virtual time); it returns the final migration.
 func migrateAndWait(t *testing.T, ctx context.Context, c *cluster.Cluster, key store.Key, limit time.Duration) *virtkit.VirtualMachineInstanceMigration {
 	t.Helper()
-	mig, err := controller.Migrate(ctx, c.Store(), key, controller.MigrateOptions{})
+	mig, err := actions.Migrate(ctx, c.Store(), key, actions.MigrateOptions{})
 	require.NoError(t, err)
 	final, err := advanceUntil(ctx, c, limit, func() (bool, *virtkit.VirtualMachineInstanceMigration, error) {
 		m := &virtkit.VirtualMachineInstanceMigration{}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
@@ -44,7 +43,7 @@ func TestMigrationNodeUnsupported(t *testing.T) {
 			_, err = cluster.WaitFor(ctx, c.Store(), store.Key{Name: tc.unsupported},
 				func() *virtkit.Node { return &virtkit.Node{} }, &virtkit.NodeList{},
 				func(n *virtkit.Node, found bool) bool {
-					return found && n.Annotations[controller.MigrationUnsupportedAnnotation] == "no migration address"
+					return found && n.Annotations[virtkit.MigrationUnsupportedAnnotation] == "no migration address"
 				})
 			require.NoError(t, err)
 
@@ -67,7 +66,7 @@ func TestMigrationNodeUnsupported(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, virtkit.MigrationFailed, mig.Status.Phase)
 			require.NotNil(t, mig.Status.MigrationState)
-			assert.Contains(t, mig.Status.MigrationState.FailureReason, controller.MigrationReasonNodeUnsupported)
+			assert.Contains(t, mig.Status.MigrationState.FailureReason, virtkit.MigrationReasonNodeUnsupported)
 			assert.Contains(t, mig.Status.MigrationState.FailureReason, tc.want)
 		})
 	}

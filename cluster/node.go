@@ -5,7 +5,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/node"
@@ -22,12 +22,12 @@ type NodeOptions struct {
 	Agent node.Options
 	// Events records the agent's events when Agent.Events is nil. Nil
 	// means a store-backed events.Recorder on Agent.Store that reports as
-	// controller.ReportingNodeAgent with the node's name as its instance,
+	// virtkit.ReportingNodeAgent with the node's name as its instance,
 	// what [New] gives each of its hosts. Pass events.Discard{} to record
 	// none. [New] runs the retries of failed writes of the recorders it
 	// makes (events.Recorder.Start); the recorder NewNode makes retries
 	// none, as nothing runs it.
-	Events controller.EventRecorder
+	Events events.EventRecorder
 	// TracerProvider traces the agent when Agent.TracerProvider is nil;
 	// nil traces nothing.
 	TracerProvider trace.TracerProvider
@@ -54,9 +54,9 @@ func NewNode(o NodeOptions) (*node.Agent, error) {
 
 // nodeObservability gives a node agent rec and tp unless its options
 // already name theirs; a nil rec means the agent's own store-backed
-// recorder, reporting as controller.ReportingNodeAgent with the node name
+// recorder, reporting as virtkit.ReportingNodeAgent with the node name
 // as the reporting instance, which it returns (nil when it made none).
-func nodeObservability(no *node.Options, rec controller.EventRecorder, tp trace.TracerProvider) (*events.Recorder, error) {
+func nodeObservability(no *node.Options, rec events.EventRecorder, tp trace.TracerProvider) (*events.Recorder, error) {
 	if no.TracerProvider == nil {
 		no.TracerProvider = tp
 	}
@@ -71,7 +71,7 @@ func nodeObservability(no *node.Options, rec controller.EventRecorder, tp trace.
 	if now == nil && no.Clock != nil {
 		now = no.Clock.Now
 	}
-	r, err := events.NewRecorder(events.Options{Store: no.Store, ReportingController: controller.ReportingNodeAgent,
+	r, err := events.NewRecorder(events.Options{Store: no.Store, ReportingController: virtkit.ReportingNodeAgent,
 		ReportingInstance: no.NodeName, Now: now, Clock: no.Clock, Logger: no.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("%w: node %s events: %w", ErrInvalidOptions, no.NodeName, err)

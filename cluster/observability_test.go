@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/migration"
@@ -169,7 +169,7 @@ func TestClusterTracesAndEvents(t *testing.T) {
 	assert.False(t, define.StartTime.Before(sched.EndTime.Add(-time.Second)), "define follows scheduling")
 
 	// A migration: a root, one span per phase, the engine and its decisions.
-	mig, err := controller.Migrate(ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	mig, err := actions.Migrate(ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 	require.NoError(t, err)
 	done, err := cluster.WaitFor(ctx, c.Store(), store.KeyOf(mig),
 		func() *virtkit.VirtualMachineInstanceMigration { return &virtkit.VirtualMachineInstanceMigration{} },
@@ -214,10 +214,10 @@ func TestClusterTracesAndEvents(t *testing.T) {
 		return found && v.Status.NodeName != source
 	})
 	require.NoError(t, err)
-	require.NoError(t, controller.Stop(ctx, c.Store(), store.Key{Namespace: "default", Name: "web"}, controller.StopOptions{}))
+	require.NoError(t, actions.Stop(ctx, c.Store(), store.Key{Namespace: "default", Name: "web"}, actions.StopOptions{}))
 	_, err = c.WaitForVMI(ctx, "default", "web", cluster.Gone[*virtkit.VirtualMachineInstance]())
 	require.NoError(t, err)
-	const ctrl, handler = controller.ReportingController, controller.ReportingNodeAgent
+	const ctrl, handler = virtkit.ReportingController, virtkit.ReportingNodeAgent
 	var evs map[eventKey]virtkit.Event
 	want := []eventKey{
 		{"SuccessfulCreate", "VirtualMachine", ctrl},

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/network"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
@@ -116,7 +116,7 @@ func TestPodNetworkMigrationEachNodePreparesItsSide(t *testing.T) {
 	require.Len(t, leases, 1)
 	addr := leases[0].Spec.Address
 
-	mig, err := controller.Migrate(ctx, st, store.KeyOf(vmi), controller.MigrateOptions{})
+	mig, err := actions.Migrate(ctx, st, store.KeyOf(vmi), actions.MigrateOptions{})
 	require.NoError(t, err)
 	got, err := c.WaitForMigration(ctx, mig.Namespace, mig.Name, func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool {
 		return found && m.IsFinal()

@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
@@ -115,7 +115,7 @@ func runVirtualScenario(ctx context.Context, vms, workers int) (virtualOutcome, 
 	}); err != nil {
 		return out, err
 	}
-	mig, err := controller.Migrate(ctx, c.Store(), store.Key{Namespace: "vt", Name: out.MigratedVMI}, controller.MigrateOptions{})
+	mig, err := actions.Migrate(ctx, c.Store(), store.Key{Namespace: "vt", Name: out.MigratedVMI}, actions.MigrateOptions{})
 	if err != nil {
 		return out, err
 	}

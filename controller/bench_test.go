@@ -1,16 +1,13 @@
 package controller
 
 import (
-	"context"
 	"fmt"
-	"strconv"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 )
 
 // BenchmarkVMReconcileSteady measures a VM reconcile that finds nothing to
@@ -28,7 +25,7 @@ func BenchmarkVMReconcileSteady(b *testing.B) {
 			i := 0
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := e.vm.Reconcile(e.ctx, Request{"default", fmt.Sprintf("vm%d", i%n)}); err != nil {
+				if _, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: fmt.Sprintf("vm%d", i%n)}); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -51,7 +48,7 @@ func BenchmarkVMStartPath(b *testing.B) {
 			}
 			for i := range placed {
 				require.NoError(b, e.st.Create(e.ctx, newVMI(fmt.Sprintf("bg%d", i), "1Mi")))
-				_, err := e.vmi.Reconcile(e.ctx, Request{"default", fmt.Sprintf("bg%d", i)})
+				_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: fmt.Sprintf("bg%d", i)})
 				require.NoError(b, err)
 			}
 			b.ReportAllocs()
@@ -60,7 +57,7 @@ func BenchmarkVMStartPath(b *testing.B) {
 				name := fmt.Sprintf("vm%d", i)
 				i++
 				require.NoError(b, e.st.Create(e.ctx, newVM(name, virtkit.RunStrategyAlways)))
-				req := Request{"default", name}
+				req := reconcile.Request{Namespace: "default", Name: name}
 				for range 3 {
 					if _, err := e.vm.Reconcile(e.ctx, req); err != nil {
 						b.Fatal(err)
@@ -79,36 +76,6 @@ func BenchmarkVMStartPath(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "vms/s")
-		})
-	}
-}
-
-// BenchmarkRunnerThroughput measures the work queue and worker pool alone:
-// distinct keys through a reconciler that does nothing.
-func BenchmarkRunnerThroughput(b *testing.B) {
-	for _, workers := range []int{1, 4} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			var done sync.WaitGroup
-			rec := ReconcilerFunc(func(context.Context, Request) (Result, error) {
-				done.Done()
-				return Result{}, nil
-			})
-			c, err := New(newFakeSource(), rec, Options{MaxConcurrentReconciles: workers}, thingWatch(nil))
-			require.NoError(b, err)
-			ctx, cancel := context.WithCancel(context.Background())
-			stopped := make(chan struct{})
-			go func() { _ = c.Start(ctx); close(stopped) }()
-			i := 0
-			start := time.Now()
-			for b.Loop() {
-				done.Add(1)
-				c.Enqueue(Request{"ns", strconv.Itoa(i)})
-				i++
-			}
-			done.Wait() // the rate counts until the last reconcile returned
-			b.ReportMetric(float64(i)/time.Since(start).Seconds(), "reconciles/s")
-			cancel()
-			<-stopped
 		})
 	}
 }

@@ -14,19 +14,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
 // overlapGuard wraps a reconciler and records any two concurrent
 // reconciles of one key.
 type overlapGuard struct {
-	r        Reconciler
+	r        reconcile.Reconciler
 	mu       sync.Mutex
-	inFlight map[Request]bool
+	inFlight map[reconcile.Request]bool
 	overlaps atomic.Int32
 }
 
-func (g *overlapGuard) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (g *overlapGuard) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	g.mu.Lock()
 	if g.inFlight[req] {
 		g.overlaps.Add(1)
@@ -54,28 +56,28 @@ func TestConcurrentActionsConverge(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	agent := ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
+	agent := reconcile.ReconcilerFunc(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		vmi := &virtkit.VirtualMachineInstance{}
 		found, err := getOptional(ctx, e.st, keyOf(req), vmi)
 		if err != nil || !found {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
-		return Result{}, e.agent.reconcile(ctx, vmi)
+		return reconcile.Result{}, e.agent.reconcile(ctx, vmi)
 	})
 	guards := map[string]*overlapGuard{}
-	var ctrls []*Controller
+	var ctrls []*reconcile.Controller
 	for _, c := range []struct {
 		name    string
-		r       Reconciler
-		watches []Watch
+		r       reconcile.Reconciler
+		watches []reconcile.Watch
 	}{
 		{"vm", e.vm, e.vm.Watches()},
 		{"vmi", e.vmi, e.vmi.Watches()},
-		{"agent", agent, []Watch{{NewList: vmiList}}},
+		{"agent", agent, []reconcile.Watch{{NewList: vmiList}}},
 	} {
-		g := &overlapGuard{r: c.r, inFlight: map[Request]bool{}}
+		g := &overlapGuard{r: c.r, inFlight: map[reconcile.Request]bool{}}
 		guards[c.name] = g
-		ctrl, err := New(e.st, g, Options{
+		ctrl, err := reconcile.New(e.st, g, reconcile.Options{
 			Name: c.name, MaxConcurrentReconciles: 4, ResyncPeriod: time.Second,
 			RateLimiter: fastRateLimiter(),
 		}, c.watches...)
@@ -101,13 +103,13 @@ func TestConcurrentActionsConverge(t *testing.T) {
 				var err error
 				switch rnd.IntN(3) {
 				case 0:
-					err = Start(ctx, e.st, k, StartOptions{})
+					err = actions.Start(ctx, e.st, k, actions.StartOptions{})
 				case 1:
-					err = Stop(ctx, e.st, k, StopOptions{})
+					err = actions.Stop(ctx, e.st, k, actions.StopOptions{})
 				case 2:
-					err = Restart(ctx, e.st, k, RestartOptions{})
+					err = actions.Restart(ctx, e.st, k, actions.RestartOptions{})
 				}
-				if err != nil && !errors.Is(err, ErrConflictingAction) && !errors.Is(err, store.ErrConflict) {
+				if err != nil && !errors.Is(err, actions.ErrConflictingAction) && !errors.Is(err, store.ErrConflict) {
 					t.Logf("unexpected action error: %v", err)
 					unexpected.Add(1)
 				}

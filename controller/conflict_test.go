@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -63,9 +64,9 @@ func TestConvergesDespiteConflicts(t *testing.T) {
 			e.settle()
 			e.settle() // a quiet pass can hide a retry that is still due
 
-			require.NoError(t, retryOnConflict(e.ctx, func() error { return Start(e.ctx, cs, key("manual"), StartOptions{}) }))
+			require.NoError(t, retryOnConflict(e.ctx, func() error { return actions.Start(e.ctx, cs, key("manual"), actions.StartOptions{}) }))
 			first := e.getVMI("vm").UID
-			require.NoError(t, retryOnConflict(e.ctx, func() error { return Restart(e.ctx, cs, key("vm"), RestartOptions{}) }))
+			require.NoError(t, retryOnConflict(e.ctx, func() error { return actions.Restart(e.ctx, cs, key("vm"), actions.RestartOptions{}) }))
 			e.settle()
 			e.settle()
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -23,7 +24,7 @@ type DataVolumeReconciler struct {
 	o ReconcilerOptions
 }
 
-var _ Reconciler = (*DataVolumeReconciler)(nil)
+var _ reconcile.Reconciler = (*DataVolumeReconciler)(nil)
 
 // NewDataVolumeReconciler returns the DataVolume reconciler.
 func NewDataVolumeReconciler(o ReconcilerOptions) (*DataVolumeReconciler, error) {
@@ -38,23 +39,23 @@ func dataVolumeList() virtkit.ObjectList { return &virtkit.DataVolumeList{} }
 
 // Watches returns every DataVolume, and every Node (a node that becomes
 // ready schedules the DataVolumes waiting for one).
-func (r *DataVolumeReconciler) Watches() []Watch {
-	return []Watch{
-		{NewList: dataVolumeList, Map: ObjectKey},
+func (r *DataVolumeReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{
+		{NewList: dataVolumeList, Map: reconcile.ObjectKey},
 		{NewList: nodeList, Map: r.pendingDataVolumes},
 	}
 }
 
-func (r *DataVolumeReconciler) pendingDataVolumes(ctx context.Context, _ virtkit.Object) []Request {
+func (r *DataVolumeReconciler) pendingDataVolumes(ctx context.Context, _ virtkit.Object) []reconcile.Request {
 	var list virtkit.DataVolumeList
 	if err := r.o.Store.List(ctx, &list, store.ListOptions{}); err != nil {
 		return nil
 	}
-	var reqs []Request
+	var reqs []reconcile.Request
 	for i := range list.Items {
 		if dv := &list.Items[i]; dv.Status.Phase == virtkit.DataVolumePending || dv.Status.Phase == virtkit.DataVolumePhaseUnset ||
 			dv.Status.Phase == virtkit.DataVolumeImportScheduled || dv.Status.Phase == virtkit.DataVolumeCloneScheduled {
-			reqs = append(reqs, Request{Namespace: dv.Namespace, Name: dv.Name})
+			reqs = append(reqs, reconcile.Request{Namespace: dv.Namespace, Name: dv.Name})
 		}
 	}
 	return reqs
@@ -65,11 +66,11 @@ func (r *DataVolumeReconciler) pendingDataVolumes(ctx context.Context, _ virtkit
 const dataVolumeRetry = 2 * time.Second
 
 // Reconcile implements Reconciler.
-func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	dv := &virtkit.DataVolume{}
 	found, err := getOptional(ctx, r.o.Store, keyOf(req), dv)
 	if err != nil || !found || dv.DeletionTimestamp != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	now := r.o.now()
 	st := &dv.Status
@@ -81,20 +82,20 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req Request) (Resu
 		st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeReady, Status: virtkit.ConditionFalse}, now)
 		st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse}, now)
 		if err := r.o.Store.UpdateStatus(ctx, dv); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 	}
 	if st.Phase == virtkit.DataVolumeImportScheduled || st.Phase == virtkit.DataVolumeCloneScheduled {
 		if err := r.rescheduleIfNodeLost(ctx, dv); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		st = &dv.Status
 	}
 	if st.Phase != virtkit.DataVolumePending {
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	if dv.Spec.Source == nil {
-		return Result{}, TerminalError(fmt.Errorf("datavolume %s: %w: spec.source: only source is supported (sourceRef is not)", req, store.ErrInvalid))
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("datavolume %s: %w: spec.source: only source is supported (sourceRef is not)", req, store.ErrInvalid))
 	}
 	scheduled := virtkit.DataVolumeImportScheduled
 	var node string
@@ -107,7 +108,7 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req Request) (Resu
 		source := &virtkit.DataVolume{}
 		ok, err := getOptional(ctx, r.o.Store, store.Key{Namespace: ns, Name: src.Name}, source)
 		if err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		if !ok || source.Status.Phase != virtkit.DataVolumeSucceeded {
 			msg := fmt.Sprintf("clone source %s/%s not found", ns, src.Name)
@@ -117,26 +118,26 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req Request) (Resu
 			}
 			if st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeBound, Status: virtkit.ConditionFalse, Reason: reason, Message: msg}, now) {
 				if err := r.o.Store.UpdateStatus(ctx, dv); err != nil {
-					return Result{}, err
+					return reconcile.Result{}, err
 				}
 			}
-			return Result{RequeueAfter: dataVolumeRetry}, nil
+			return reconcile.Result{RequeueAfter: dataVolumeRetry}, nil
 		}
 		node = source.Annotations[virtkit.DataVolumeVolumeNodeAnnotation]
 	}
 	if node == "" {
 		node, err = r.chooseNode(ctx)
 		if err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		if node == "" {
 			if st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeBound, Status: virtkit.ConditionFalse,
 				Reason: virtkit.DataVolumeReasonPending, Message: "no ready node to provision the claim on"}, now) {
 				if err := r.o.Store.UpdateStatus(ctx, dv); err != nil {
-					return Result{}, err
+					return reconcile.Result{}, err
 				}
 			}
-			return Result{RequeueAfter: dataVolumeRetry}, nil
+			return reconcile.Result{RequeueAfter: dataVolumeRetry}, nil
 		}
 	}
 	if dv.Annotations[virtkit.DataVolumeImportNodeAnnotation] != node {
@@ -145,7 +146,7 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req Request) (Resu
 		}
 		dv.Annotations[virtkit.DataVolumeImportNodeAnnotation] = node
 		if err := r.o.Store.Update(ctx, dv); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 	}
 	st = &dv.Status
@@ -156,10 +157,10 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req Request) (Resu
 	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse,
 		Reason: virtkit.DataVolumeReasonTransferScheduled, Message: "scheduled on node " + node}, now)
 	if err := r.o.Store.UpdateStatus(ctx, dv); err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	r.o.event(ctx, dv, virtkit.EventTypeNormal, string(scheduled), "Schedule", "%s scheduled on node %s", scheduled, node)
-	return Result{}, nil
+	return reconcile.Result{}, nil
 }
 
 // rescheduleIfNodeLost puts a DataVolume whose import has not started back
@@ -295,8 +296,8 @@ func dataVolumesOf(ctx context.Context, st store.Store, vmi *virtkit.VirtualMach
 // dataVolumeMapper maps a DataVolume that succeeded or failed to the
 // unplaced VMIs of its namespace that use it (progress updates wake
 // nobody: only a final phase changes what a waiting VMI does).
-func dataVolumeMapper(st store.Store) MapFunc {
-	return func(ctx context.Context, obj virtkit.Object) []Request {
+func dataVolumeMapper(st store.Store) reconcile.MapFunc {
+	return func(ctx context.Context, obj virtkit.Object) []reconcile.Request {
 		dv, ok := obj.(*virtkit.DataVolume)
 		if !ok || !dv.Status.Phase.IsFinal() {
 			return nil
@@ -305,7 +306,7 @@ func dataVolumeMapper(st store.Store) MapFunc {
 		if err := st.List(ctx, &vmis, store.ListOptions{Namespace: dv.Namespace}); err != nil {
 			return nil
 		}
-		var reqs []Request
+		var reqs []reconcile.Request
 		for i := range vmis.Items {
 			v := &vmis.Items[i]
 			if v.Status.NodeName != "" || v.IsFinal() {
@@ -313,7 +314,7 @@ func dataVolumeMapper(st store.Store) MapFunc {
 			}
 			for _, n := range vmiDataVolumeNames(v) {
 				if n == dv.Name {
-					reqs = append(reqs, Request{Namespace: v.Namespace, Name: v.Name})
+					reqs = append(reqs, reconcile.Request{Namespace: v.Namespace, Name: v.Name})
 					break
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -33,7 +34,7 @@ func TestDataVolumeReconcilerSchedules(t *testing.T) {
 	require.NoError(t, e.st.Create(e.ctx, testDataVolume("copy", virtkit.DataVolumeImportSource{PVC: &virtkit.DataVolumeSourcePVC{Name: "img"}})))
 
 	// No ready node: Pending, the claim unbound, retried.
-	res, err := r.Reconcile(e.ctx, Request{Namespace: "default", Name: "img"})
+	res, err := r.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "img"})
 	require.NoError(t, err)
 	assert.Positive(t, res.RequeueAfter)
 	dv := get("img")
@@ -45,7 +46,7 @@ func TestDataVolumeReconcilerSchedules(t *testing.T) {
 	assert.Contains(t, bound.Message, "no ready node")
 
 	// The clone waits for its source.
-	_, err = r.Reconcile(e.ctx, Request{Namespace: "default", Name: "copy"})
+	_, err = r.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "copy"})
 	require.NoError(t, err)
 	c := get("copy")
 	assert.Equal(t, virtkit.DataVolumePending, c.Status.Phase)
@@ -53,7 +54,7 @@ func TestDataVolumeReconcilerSchedules(t *testing.T) {
 
 	e.addNode("n1", "4", "8Gi")
 	e.addNode("n2", "4", "8Gi")
-	_, err = r.Reconcile(e.ctx, Request{Namespace: "default", Name: "img"})
+	_, err = r.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "img"})
 	require.NoError(t, err)
 	dv = get("img")
 	assert.Equal(t, virtkit.DataVolumeImportScheduled, dv.Status.Phase)
@@ -66,7 +67,7 @@ func TestDataVolumeReconcilerSchedules(t *testing.T) {
 	require.NoError(t, e.st.Update(e.ctx, dv))
 	dv.Status.Phase = virtkit.DataVolumeSucceeded
 	require.NoError(t, e.st.UpdateStatus(e.ctx, dv))
-	_, err = r.Reconcile(e.ctx, Request{Namespace: "default", Name: "copy"})
+	_, err = r.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "copy"})
 	require.NoError(t, err)
 	c = get("copy")
 	assert.Equal(t, virtkit.DataVolumeCloneScheduled, c.Status.Phase)
@@ -111,7 +112,7 @@ func TestDataVolumeReconcilerReschedulesFromLostNode(t *testing.T) {
 	r, err := NewDataVolumeReconciler(ReconcilerOptions{Store: e.st, Now: e.clock.Now})
 	require.NoError(t, err)
 	require.NoError(t, e.st.Create(e.ctx, testDataVolume("img", virtkit.DataVolumeImportSource{Blank: &virtkit.DataVolumeBlankImage{}})))
-	req := Request{Namespace: "default", Name: "img"}
+	req := reconcile.Request{Namespace: "default", Name: "img"}
 	_, err = r.Reconcile(e.ctx, req)
 	require.NoError(t, err)
 	dv := &virtkit.DataVolume{}

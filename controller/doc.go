@@ -1,41 +1,21 @@
-// Package controller turns intent into state: a small runner for
-// level-triggered reconcilers and the built-in reconcilers that give
-// virtkit KubeVirt's VirtualMachine semantics.
+// Package controller turns intent into state: the built-in level-triggered
+// reconcilers that give virtkit KubeVirt's VirtualMachine semantics. They
+// run on the framework of package reconcile (its runner and shared cache),
+// meet the node agents on the protocol the root package virtkit defines
+// (annotations, finalizers, event and migration reasons), and the calls a
+// user makes on VMs (start, stop, migrate, ...) are package actions.
 //
-// # Reconcilers and the runner
+// The names that moved to those packages are still declared here, marked
+// deprecated, so code written against earlier releases keeps compiling.
 //
-// A [Reconciler] gets only a key ([Request]) and reads everything else from
-// the store, so missing or duplicate events never matter. Its error is the
-// contract: nil means done, an error means retry with per-key exponential
-// backoff, and an error wrapped by [TerminalError] means "record it and do
-// not retry" (the runner calls Options.OnTerminalError). Result.RequeueAfter
-// asks for another look after a delay.
+// # Running the built-in reconcilers
 //
-// [Controller] feeds one Reconciler from store watches of any number of
-// kinds; a [MapFunc] turns a changed object into requests (the object
-// itself, or its controller owner via [ControllerOwner]). The runner lists,
-// then watches from the list's resourceVersion, relists when the store
-// answers store.ErrExpired, and re-lists everything every ResyncPeriod.
-// Requests go through client-go's rate-limited work queue, which
-// de-duplicates keys and never hands out a key that is being reconciled:
-// at most one Reconcile per object runs at a time, and
-// MaxConcurrentReconciles workers run different objects in parallel.
-// [Controller.Start] blocks until its context ends; there is no manager and
-// no global state. [Controller.Stats] returns queue and reconcile numbers
-// for the metrics package.
-//
-// # The shared cache
-//
-// A process running several controllers gives them one [SharedCache] as
-// their source: it lists and watches each kind of the store once, keeps
-// the objects in a client-go indexer (by namespace, node, controller owner
-// and label) and serves the controllers' lists and watches from there, so
-// N controllers watching VMIs cost one store watch (and, on etcd, one
-// decoding of each event). With ReconcilerOptions.Cache the built-in
-// reconcilers also read from it what they do not modify, without copies;
-// their own writes are put into it at once ([SharedCache.Assume]) so the
-// next reconcile does not act on the state before them. Writes always go
-// to the store.
+// Each built-in reconciler is a reconcile.Reconciler fed by a
+// reconcile.Controller; with ReconcilerOptions.Cache the built-in
+// reconcilers also read from a reconcile.SharedCache what they do not
+// modify, without copies; their own writes are put into it at once
+// (reconcile.SharedCache.Assume) so the next reconcile does not act on
+// the state before them. Writes always go to the store.
 //
 // # Deletion propagation
 //
@@ -90,8 +70,8 @@
 //
 //   - kubevirt.io/foregroundDeleteVirtualMachine: added by the VMI
 //     controller on first sight, removed once the VMI is final (or deleted
-//     unplaced) and [NodeAgentFinalizer] is gone.
-//   - virtkit.io/node-agent ([NodeAgentFinalizer]): added by the VMI
+//     unplaced) and [virtkit.NodeAgentFinalizer] is gone.
+//   - virtkit.io/node-agent ([virtkit.NodeAgentFinalizer]): added by the VMI
 //     controller in the placement write (with status.nodeName and the node
 //     label), or by the node agent with an Update that carries the
 //     resourceVersion it read, BEFORE it defines a domain (a VMI placed by
@@ -116,21 +96,21 @@
 // the guest to power off (Succeeded) and destroys it after that (Failed),
 // then removes its finalizer; then the controllers remove theirs and the
 // VMI disappears. A forced stop or restart shortens the VMI's
-// terminationGracePeriodSeconds ([StopOptions], [RestartOptions]); a
+// terminationGracePeriodSeconds ([actions.StopOptions], [actions.RestartOptions]); a
 // forced restart while a restart is queued only does that.
 //
-// Requests the node agent honours, written by the library calls [Pause],
-// [Unpause] and [SoftReboot] as VMI annotations (level-triggered; the
+// Requests the node agent honours, written by the library calls [actions.Pause],
+// [actions.Unpause] and [actions.SoftReboot] as VMI annotations (level-triggered; the
 // spec stays immutable as in KubeVirt):
 //
-//   - virtkit.io/pause-request ([PauseRequestAnnotation]): the desired
+//   - virtkit.io/pause-request ([virtkit.PauseRequestAnnotation]): the desired
 //     pause state. "true": the agent pauses the running domain (condition
 //     Paused=True/PausedByUser). "false" or absent: the agent resumes a
 //     domain it paused for the user; a domain paused for another reason
 //     (migration monitor, I/O error) is left alone. For spec.startStrategy:
 //     Paused the agent writes "true" itself before the first start, so the
-//     guest stays paused until [Unpause].
-//   - virtkit.io/soft-reboot-request ([SoftRebootRequestAnnotation]): a
+//     guest stays paused until [actions.Unpause].
+//   - virtkit.io/soft-reboot-request ([virtkit.SoftRebootRequestAnnotation]): a
 //     request token (RFC 3339 time). The agent reboots the guest through
 //     the guest agent if AgentConnected=True, else by ACPI, then removes
 //     the annotation with an Update carrying the resourceVersion it read.
@@ -144,7 +124,7 @@
 // the agent's finalizer from them.
 //
 // Eviction: a node is drained when it has spec.unschedulable and the taint
-// kubevirt.io/drain:NoSchedule ([DrainTaintKey]). See [EvictionReconciler]
+// kubevirt.io/drain:NoSchedule ([virtkit.DrainTaintKey]). See [EvictionReconciler]
 // for what happens to each evictionStrategy. [Drain] is `kubectl drain`
 // for such nodes, over any store: it cordons the node, adds the taint and
 // evicts every VMI by its evictionStrategy (None shuts it down, LiveMigrate

@@ -12,26 +12,13 @@ import (
 	utilclock "k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/store"
 )
 
 // ErrDrainIncomplete is returned by [Drain] when its context ends while
 // VMIs are still on the node; the error names them and why they stay.
 var ErrDrainIncomplete = errors.New("node not drained")
-
-// Event reasons and condition reasons of node drains.
-const (
-	// EventReasonEvicted: a drain shut the VMI down (evictionStrategy None,
-	// or LiveMigrateIfPossible on a VMI that cannot migrate), as the
-	// eviction of its virt-launcher pod does in KubeVirt.
-	EventReasonEvicted = "Evicted"
-	// EventReasonFailedEviction: a drain's eviction of the VMI was refused
-	// (evictionStrategy LiveMigrate on a VMI that cannot migrate).
-	EventReasonFailedEviction = "FailedEviction"
-	// EvictionBlockedReason is the reason of EvictionRequested=False on a
-	// VMI whose eviction a drain requested and was refused.
-	EvictionBlockedReason = "EvictionBlocked"
-)
 
 // DefaultDrainInterval is how often [Drain] re-evicts what is left on the
 // node and checks whether it is empty.
@@ -81,7 +68,7 @@ type DrainOptions struct {
 	DefaultEvictionStrategy virtkit.EvictionStrategy
 	// Events records the evictions (Evicted, FailedEviction); nil records
 	// none.
-	Events EventRecorder
+	Events events.EventRecorder
 	// Clock paces the passes and stamps conditions; nil is the real clock.
 	Clock utilclock.WithTicker
 	// Interval between passes; 0 means DefaultDrainInterval.
@@ -146,7 +133,7 @@ func Uncordon(ctx context.Context, st store.Store, node string) error {
 }
 
 // Drain evacuates a node as `kubectl drain` does a KubeVirt node: it
-// cordons it, adds the drain taint ([DrainTaintKey], NoSchedule) and
+// cordons it, adds the drain taint ([virtkit.DrainTaintKey], NoSchedule) and
 // evicts every VMI on it by its evictionStrategy until none is left:
 //
 //   - LiveMigrate, and LiveMigrateIfPossible on a migratable VMI: the
@@ -180,7 +167,7 @@ func Drain(ctx context.Context, st store.Store, node string, o DrainOptions) err
 		changed := !n.Spec.Unschedulable
 		n.Spec.Unschedulable = true
 		if !slices.ContainsFunc(n.Spec.Taints, isDrainTaint) {
-			n.Spec.Taints = append(n.Spec.Taints, virtkit.Taint{Key: DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule})
+			n.Spec.Taints = append(n.Spec.Taints, virtkit.Taint{Key: virtkit.DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule})
 			changed = true
 		}
 		return changed
@@ -279,7 +266,7 @@ func evict(ctx context.Context, st store.Store, node string, vmi *virtkit.Virtua
 // refuse records a refused eviction on the VMI, once per refusal.
 func refuse(ctx context.Context, st store.Store, node string, vmi *virtkit.VirtualMachineInstance, msg string, o DrainOptions) error {
 	cond := virtkit.Condition{Type: virtkit.VirtualMachineInstanceEvictionRequested, Status: virtkit.ConditionFalse,
-		Reason: EvictionBlockedReason, Message: fmt.Sprintf("drain of node %s refused: %s", node, msg)}
+		Reason: virtkit.EvictionBlockedReason, Message: fmt.Sprintf("drain of node %s refused: %s", node, msg)}
 	changed := false
 	err := updateVMIStatus(ctx, st, vmi, func(v *virtkit.VirtualMachineInstance) bool {
 		changed = virtkit.SetCondition(&v.Status.Conditions, cond, nowOf(o.Clock))
@@ -288,7 +275,7 @@ func refuse(ctx context.Context, st store.Store, node string, vmi *virtkit.Virtu
 	if err != nil || !changed {
 		return err
 	}
-	RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeWarning, EventReasonFailedEviction, "Drain", "%s", cond.Message)
+	events.RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeWarning, virtkit.EventReasonFailedEviction, "Drain", "%s", cond.Message)
 	return nil
 }
 
@@ -302,10 +289,10 @@ func shutDown(ctx context.Context, st store.Store, vmi *virtkit.VirtualMachineIn
 		return err
 	}
 	if err := st.Delete(ctx, vmi, store.DeleteOptions{}); err != nil && !errors.Is(err, store.ErrNotFound) {
-		RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeWarning, EventReasonFailedEviction, "Drain", "Error deleting the VMI: %v", err)
+		events.RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeWarning, virtkit.EventReasonFailedEviction, "Drain", "Error deleting the VMI: %v", err)
 		return err
 	}
-	RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeNormal, EventReasonEvicted, "Drain", "%s", msg)
+	events.RecordEvent(ctx, o.Events, vmi, virtkit.EventTypeNormal, virtkit.EventReasonEvicted, "Drain", "%s", msg)
 	return nil
 }
 
@@ -358,7 +345,7 @@ func updateVMIStatus(ctx context.Context, st store.Store, vmi *virtkit.VirtualMa
 }
 
 func isDrainTaint(t virtkit.Taint) bool {
-	return t.Key == DrainTaintKey && t.Effect == virtkit.TaintEffectNoSchedule
+	return t.Key == virtkit.DrainTaintKey && t.Effect == virtkit.TaintEffectNoSchedule
 }
 
 func nowOf(c utilclock.PassiveClock) metav1.Time { return metav1.NewTime(c.Now()) }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -143,7 +144,7 @@ func (e *env) fingerprint() string {
 
 // pass runs every reconciler once over every object, then the agent.
 func (e *env) pass() {
-	run := func(kind string, r Reconciler, reqs []Request) {
+	run := func(kind string, r reconcile.Reconciler, reqs []reconcile.Request) {
 		for _, req := range reqs {
 			_, err := r.Reconcile(e.ctx, req)
 			if err != nil {
@@ -153,25 +154,25 @@ func (e *env) pass() {
 			}
 		}
 	}
-	keys := func(l virtkit.ObjectList) []Request {
+	keys := func(l virtkit.ObjectList) []reconcile.Request {
 		require.NoError(e.t, e.st.List(e.ctx, l, store.ListOptions{}))
-		var out []Request
+		var out []reconcile.Request
 		switch l := l.(type) {
 		case *virtkit.VirtualMachineList:
 			for _, i := range l.Items {
-				out = append(out, Request{i.Namespace, i.Name})
+				out = append(out, reconcile.Request{Namespace: i.Namespace, Name: i.Name})
 			}
 		case *virtkit.VirtualMachineInstanceList:
 			for _, i := range l.Items {
-				out = append(out, Request{i.Namespace, i.Name})
+				out = append(out, reconcile.Request{Namespace: i.Namespace, Name: i.Name})
 			}
 		case *virtkit.VirtualMachineInstanceReplicaSetList:
 			for _, i := range l.Items {
-				out = append(out, Request{i.Namespace, i.Name})
+				out = append(out, reconcile.Request{Namespace: i.Namespace, Name: i.Name})
 			}
 		case *virtkit.NodeList:
 			for _, i := range l.Items {
-				out = append(out, Request{Name: i.Name})
+				out = append(out, reconcile.Request{Name: i.Name})
 			}
 		}
 		return out
@@ -303,7 +304,7 @@ func (a *fakeAgent) step(ctx context.Context) map[string]error {
 // retried on the next step.
 func (a *fakeAgent) reconcile(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
 	now := metav1.NewTime(a.now())
-	mine := hasFinalizer(vmi, NodeAgentFinalizer)
+	mine := hasFinalizer(vmi, virtkit.NodeAgentFinalizer)
 	switch {
 	case mine && (vmi.DeletionTimestamp != nil || vmi.IsFinal()):
 		if !vmi.IsFinal() {
@@ -313,16 +314,16 @@ func (a *fakeAgent) reconcile(ctx context.Context, vmi *virtkit.VirtualMachineIn
 				return err
 			}
 		}
-		removeFinalizers(vmi, NodeAgentFinalizer)
+		removeFinalizers(vmi, virtkit.NodeAgentFinalizer)
 		return a.st.Update(ctx, vmi)
 	case vmi.IsScheduled() && vmi.DeletionTimestamp == nil && vmi.Labels[virtkit.NodeNameLabel] != "":
-		_, pauseAsked := vmi.Annotations[PauseRequestAnnotation]
-		took := addFinalizer(vmi, NodeAgentFinalizer)
+		_, pauseAsked := vmi.Annotations[virtkit.PauseRequestAnnotation]
+		took := addFinalizer(vmi, virtkit.NodeAgentFinalizer)
 		if vmi.ShouldStartPaused() && !pauseAsked {
 			if vmi.Annotations == nil {
 				vmi.Annotations = map[string]string{}
 			}
-			vmi.Annotations[PauseRequestAnnotation] = "true"
+			vmi.Annotations[virtkit.PauseRequestAnnotation] = "true"
 			took = true
 		}
 		if took {
@@ -341,8 +342,8 @@ func (a *fakeAgent) reconcile(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		}
 		return a.st.UpdateStatus(ctx, vmi)
 	case vmi.IsRunning() && vmi.DeletionTimestamp == nil:
-		if tok, ok := vmi.Annotations[SoftRebootRequestAnnotation]; ok && tok != "" {
-			delete(vmi.Annotations, SoftRebootRequestAnnotation)
+		if tok, ok := vmi.Annotations[virtkit.SoftRebootRequestAnnotation]; ok && tok != "" {
+			delete(vmi.Annotations, virtkit.SoftRebootRequestAnnotation)
 			if err := a.st.Update(ctx, vmi); err != nil {
 				return err
 			}
@@ -350,7 +351,7 @@ func (a *fakeAgent) reconcile(ctx context.Context, vmi *virtkit.VirtualMachineIn
 			a.reboots[vmi.Name]++
 			a.mu.Unlock()
 		}
-		if vmi.Annotations[PauseRequestAnnotation] == "true" {
+		if vmi.Annotations[virtkit.PauseRequestAnnotation] == "true" {
 			if !vmi.IsPaused() {
 				virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstancePaused, Status: virtkit.ConditionTrue, Reason: virtkit.PausedByUserReason}, now)
 				return a.st.UpdateStatus(ctx, vmi)
@@ -376,6 +377,6 @@ func (e *env) guestStops(name string, phase virtkit.VirtualMachineInstancePhase)
 }
 
 // fastRateLimiter retries quickly so tests converge fast.
-func fastRateLimiter() workqueue.TypedRateLimiter[Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[Request](time.Millisecond, 100*time.Millisecond)
+func fastRateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, 100*time.Millisecond)
 }

@@ -2,72 +2,15 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/events"
 )
-
-// EventRecorder records Kubernetes-style events (virtkit.Event) about
-// objects. events.Recorder implements it over a store; nil records nothing.
-// Event must not block for long and never fails the caller.
-type EventRecorder interface {
-	Event(ctx context.Context, regarding virtkit.Object, eventType, reason, action, note string)
-}
-
-// Event reasons the built-in controllers and node agents record: KubeVirt's
-// strings (its virt-controller and virt-handler reasons, and the
-// Kubernetes scheduler's for placement), so tooling that greps for them
-// keeps working.
-const (
-	EventReasonSuccessfulCreate         = "SuccessfulCreate"
-	EventReasonFailedCreate             = "FailedCreate"
-	EventReasonSuccessfulDelete         = "SuccessfulDelete"
-	EventReasonFailedDelete             = "FailedDelete"
-	EventReasonScheduled                = "Scheduled"
-	EventReasonFailedScheduling         = "FailedScheduling"
-	EventReasonSuccessfulMigration      = "SuccessfulMigration"
-	EventReasonFailedMigration          = "FailedMigration"
-	EventReasonSuccessfulHandOver       = "SuccessfulHandOver"
-	EventReasonSuccessfulAbortMigration = "SuccessfulAbortMigration"
-	EventReasonNodeUnresponsive         = "NodeUnresponsive"
-	// Node agent (virt-handler) reasons.
-	EventReasonCreated         = "Created"
-	EventReasonStarted         = "Started"
-	EventReasonShuttingDown    = "ShuttingDown"
-	EventReasonStopped         = "Stopped"
-	EventReasonDeleted         = "Deleted"
-	EventReasonSyncFailed      = "SyncFailed"
-	EventReasonMigrating       = "Migrating"
-	EventReasonPreparingTarget = "PreparingTarget"
-	EventReasonMigrated        = "Migrated"
-	EventReasonPaused          = "Paused"
-	EventReasonUnpaused        = "Unpaused"
-	EventReasonSoftRebooted    = "SoftRebooted"
-)
-
-// Reporting controller names of virtkit's components in events.
-const (
-	ReportingController = "virtkit.io/virt-controller"
-	ReportingNodeAgent  = "virtkit.io/virt-handler"
-)
-
-// RecordEvent records through rec when it is not nil, with a formatted
-// note. Node agents and custom reconcilers use it like the built-ins do.
-func RecordEvent(ctx context.Context, rec EventRecorder, regarding virtkit.Object, eventType, reason, action, format string, args ...any) {
-	if rec == nil || regarding == nil {
-		return
-	}
-	note := format
-	if len(args) > 0 {
-		note = fmt.Sprintf(format, args...)
-	}
-	rec.Event(ctx, regarding, eventType, reason, action, note)
-}
 
 func (o ReconcilerOptions) event(ctx context.Context, regarding virtkit.Object, eventType, reason, action, format string, args ...any) {
-	RecordEvent(ctx, o.Events, regarding, eventType, reason, action, format, args...)
+	events.RecordEvent(ctx, o.Events, regarding, eventType, reason, action, format, args...)
 }
 
 // recordVMIDelete records the deletion of a VMI by its VM or ReplicaSet.
@@ -97,8 +40,8 @@ func recordVMIDelete(ctx context.Context, o ReconcilerOptions, vmi *virtkit.Virt
 		return
 	}
 	if err != nil {
-		o.event(ctx, ref, virtkit.EventTypeWarning, EventReasonFailedDelete, "Delete", "Error deleting virtual machine instance %s: %v", vmi.Name, err)
+		o.event(ctx, ref, virtkit.EventTypeWarning, virtkit.EventReasonFailedDelete, "Delete", "Error deleting virtual machine instance %s: %v", vmi.Name, err)
 		return
 	}
-	o.event(ctx, ref, virtkit.EventTypeNormal, EventReasonSuccessfulDelete, "Delete", "Deleted virtual machine instance %s", vmi.Name)
+	o.event(ctx, ref, virtkit.EventTypeNormal, virtkit.EventReasonSuccessfulDelete, "Delete", "Deleted virtual machine instance %s", vmi.Name)
 }

@@ -9,11 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
 // EvictionReconciler evacuates nodes marked for drain: spec.unschedulable
-// set and the taint kubevirt.io/drain:NoSchedule ([DrainTaintKey]). Each
+// set and the taint kubevirt.io/drain:NoSchedule ([virtkit.DrainTaintKey]). Each
 // VMI on such a node is handled by its spec.evictionStrategy (default
 // EvictionOptions.DefaultStrategy, i.e. None):
 //
@@ -52,7 +53,7 @@ type EvictionReconciler struct {
 	draining map[string]bool
 }
 
-var _ Reconciler = (*EvictionReconciler)(nil)
+var _ reconcile.Reconciler = (*EvictionReconciler)(nil)
 
 // NewEvictionReconciler returns the eviction reconciler. Requests are Node
 // names.
@@ -70,27 +71,27 @@ func NewEvictionReconciler(o ReconcilerOptions) (*EvictionReconciler, error) {
 
 // Watches returns what the reconciler must be fed: Nodes, and VMIs mapped
 // to their node (and to the node they are being evacuated from).
-func (r *EvictionReconciler) Watches() []Watch {
-	return []Watch{
-		{NewList: nodeList, Map: func(ctx context.Context, obj virtkit.Object) []Request {
+func (r *EvictionReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{
+		{NewList: nodeList, Map: func(ctx context.Context, obj virtkit.Object) []reconcile.Request {
 			if n, ok := obj.(*virtkit.Node); ok {
 				r.setDraining(n.Name, IsDraining(n))
 			}
-			return ObjectKey(ctx, obj)
+			return reconcile.ObjectKey(ctx, obj)
 		}},
-		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []Request {
+		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []reconcile.Request {
 			vmi, ok := obj.(*virtkit.VirtualMachineInstance)
 			if !ok {
 				return nil
 			}
-			var out []Request
+			var out []reconcile.Request
 			// A clean node that is not draining has nothing to do for its
 			// VMIs; the node's own event wakes it when it starts draining.
 			if n := vmi.Status.NodeName; n != "" && !r.quiet(n) {
-				out = append(out, Request{Name: n})
+				out = append(out, reconcile.Request{Name: n})
 			}
 			if n := vmi.Status.EvacuationNodeName; n != "" && n != vmi.Status.NodeName {
-				out = append(out, Request{Name: n})
+				out = append(out, reconcile.Request{Name: n})
 			}
 			return out
 		}},
@@ -103,7 +104,7 @@ func IsDraining(n *virtkit.Node) bool {
 		return false
 	}
 	for _, t := range n.Spec.Taints {
-		if t.Key == DrainTaintKey && t.Effect == virtkit.TaintEffectNoSchedule {
+		if t.Key == virtkit.DrainTaintKey && t.Effect == virtkit.TaintEffectNoSchedule {
 			return true
 		}
 	}
@@ -111,21 +112,21 @@ func IsDraining(n *virtkit.Node) bool {
 }
 
 // Reconcile implements Reconciler; req.Name is a Node name.
-func (r *EvictionReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *EvictionReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	node := &virtkit.Node{}
 	found, err := getOptional(ctx, r.o.Store, store.Key{Name: req.Name}, node)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	draining := found && IsDraining(node)
 	if !draining && r.isClean(req.Name) {
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	// Read-only (the shared cache's objects when there is one); the VMIs
 	// acted on are read again from the store.
 	vmis, err := r.o.readList(ctx, &virtkit.VirtualMachineInstanceList{}, store.ListOptions{})
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	var errs []error
 	for _, obj := range vmis {
@@ -157,7 +158,7 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req Request) (Result
 	}
 	err = errors.Join(errs...)
 	r.setClean(req.Name, err == nil && !draining)
-	return Result{}, err
+	return reconcile.Result{}, err
 }
 
 func (r *EvictionReconciler) isClean(node string) bool {
@@ -209,7 +210,7 @@ func (r *EvictionReconciler) evacuate(ctx context.Context, node string, vmi *vir
 			// such a VMI: the migration would fail, again and again. It
 			// blocks the drain (see Drain) and says so.
 			if vmi.IsRunning() {
-				r.o.event(ctx, vmi, virtkit.EventTypeNormal, EventReasonFailedCreate, "Evacuate", "VirtualMachineInstance is not migrateable")
+				r.o.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonFailedCreate, "Evacuate", "VirtualMachineInstance is not migrateable")
 			}
 			return nil
 		}
@@ -271,10 +272,10 @@ func (r *EvictionReconciler) ensureMigration(ctx context.Context, node string, v
 		Spec: virtkit.VirtualMachineInstanceMigrationSpec{VMIName: vmi.Name, Priority: &prio},
 	}
 	if err := r.o.Store.Create(ctx, mig); err != nil {
-		r.o.event(ctx, vmi, virtkit.EventTypeWarning, EventReasonFailedCreate, "Evacuate", "Error creating a migration: %v", err)
+		r.o.event(ctx, vmi, virtkit.EventTypeWarning, virtkit.EventReasonFailedCreate, "Evacuate", "Error creating a migration: %v", err)
 		return err
 	}
-	r.o.event(ctx, vmi, virtkit.EventTypeNormal, EventReasonSuccessfulCreate, "Evacuate", "Created migration %s to evacuate node %s", mig.Name, node)
+	r.o.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonSuccessfulCreate, "Evacuate", "Created migration %s to evacuate node %s", mig.Name, node)
 	r.o.Logger.Info("evacuation migration created", "vmi", vmi.Namespace+"/"+vmi.Name, "node", node, "migration", mig.Name)
 	return nil
 }

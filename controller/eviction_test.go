@@ -18,7 +18,7 @@ func (e *env) drain(node string, on bool) {
 	n.Spec.Unschedulable = on
 	n.Spec.Taints = nil
 	if on {
-		n.Spec.Taints = []virtkit.Taint{{Key: DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule}}
+		n.Spec.Taints = []virtkit.Taint{{Key: virtkit.DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule}}
 	}
 	require.NoError(e.t, e.st.Update(e.ctx, n))
 }
@@ -98,7 +98,7 @@ func TestEviction(t *testing.T) {
 func TestCordonWithoutDrainTaintIsNotADrain(t *testing.T) {
 	n := &virtkit.Node{Spec: virtkit.NodeSpec{Unschedulable: true}}
 	assert.False(t, IsDraining(n))
-	n.Spec.Taints = []virtkit.Taint{{Key: DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule}}
+	n.Spec.Taints = []virtkit.Taint{{Key: virtkit.DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule}}
 	assert.True(t, IsDraining(n))
 	n.Spec.Unschedulable = false
 	assert.False(t, IsDraining(n))

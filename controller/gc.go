@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -108,8 +109,8 @@ func NewGarbageCollector(o ReconcilerOptions) (*GarbageCollector, error) {
 
 // GarbageCollectorRequest is the request that makes the collector look at
 // the object of kind at namespace/name.
-func GarbageCollectorRequest(kind, namespace, name string) Request {
-	return Request{Namespace: namespace, Name: kind + "/" + name}
+func GarbageCollectorRequest(kind, namespace, name string) reconcile.Request {
+	return reconcile.Request{Namespace: namespace, Name: kind + "/" + name}
 }
 
 // Watches returns what the collector must be fed: owners when they are
@@ -117,23 +118,23 @@ func GarbageCollectorRequest(kind, namespace, name string) Request {
 // dependents' owners when a dependent is being deleted (an owner deleted in
 // the foreground waits for it), and any object deleted with Orphan or
 // Foreground.
-func (g *GarbageCollector) Watches() []Watch {
+func (g *GarbageCollector) Watches() []reconcile.Watch {
 	names := make([]string, 0, len(g.kinds))
 	for name := range g.kinds {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	out := make([]Watch, 0, len(names))
+	out := make([]reconcile.Watch, 0, len(names))
 	for _, name := range names {
 		k := g.kinds[name]
-		out = append(out, Watch{NewList: k.newList, Map: g.mapper(name, k)})
+		out = append(out, reconcile.Watch{NewList: k.newList, Map: g.mapper(name, k)})
 	}
 	return out
 }
 
-func (g *GarbageCollector) mapper(kind string, k gcKind) MapFunc {
-	return func(_ context.Context, obj virtkit.Object) []Request {
-		var out []Request
+func (g *GarbageCollector) mapper(kind string, k gcKind) reconcile.MapFunc {
+	return func(_ context.Context, obj virtkit.Object) []reconcile.Request {
+		var out []reconcile.Request
 		gone := obj.GetDeletionTimestamp() != nil || len(obj.GetFinalizers()) == 0 && !k.finalized
 		if propagating(obj) || (k.owner && gone) {
 			out = append(out, GarbageCollectorRequest(kind, obj.GetNamespace(), obj.GetName()))
@@ -156,24 +157,24 @@ func propagating(obj metav1.Object) bool {
 }
 
 // Reconcile implements Reconciler.
-func (g *GarbageCollector) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (g *GarbageCollector) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	kind, name, ok := strings.Cut(req.Name, "/")
 	k, known := g.kinds[kind]
 	if !ok || !known {
-		return Result{}, TerminalError(fmt.Errorf("garbage collector: request %s: %w: want Kind/name of a collected kind", req, store.ErrInvalid))
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("garbage collector: request %s: %w: want Kind/name of a collected kind", req, store.ErrInvalid))
 	}
 	key := store.Key{Namespace: req.Namespace, Name: name}
 	owner := k.newObject()
 	found, err := getOptional(ctx, g.o.Store, key, owner)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	deleting := found && owner.GetDeletionTimestamp() != nil
 	if !k.owner {
 		if deleting && propagating(owner) {
-			return Result{}, g.removeFinalizer(ctx, k, key, owner.GetUID(), store.FinalizerOrphanDependents, store.FinalizerDeleteDependents)
+			return reconcile.Result{}, g.removeFinalizer(ctx, k, key, owner.GetUID(), store.FinalizerOrphanDependents, store.FinalizerDeleteDependents)
 		}
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	switch {
 	case !found || !deleting || !propagating(owner):
@@ -182,7 +183,7 @@ func (g *GarbageCollector) Reconcile(ctx context.Context, req Request) (Result, 
 		// shared cache; each is checked against the store.
 		deps, err := g.dependents(ctx, req.Namespace, kind, name, false)
 		if err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		var errs []error
 		for _, dep := range deps {
@@ -193,26 +194,26 @@ func (g *GarbageCollector) Reconcile(ctx context.Context, req Request) (Result, 
 			}
 			errs = append(errs, g.collectIfDangling(ctx, k, key, kind, dep))
 		}
-		return Result{}, errors.Join(errs...)
+		return reconcile.Result{}, errors.Join(errs...)
 	case hasFinalizer(owner, store.FinalizerOrphanDependents):
 		deps, err := g.dependents(ctx, req.Namespace, kind, name, true)
 		if err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		if err := g.orphan(ctx, owner.GetUID(), deps); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
-		return Result{}, g.removeFinalizer(ctx, k, key, owner.GetUID(), store.FinalizerOrphanDependents)
+		return reconcile.Result{}, g.removeFinalizer(ctx, k, key, owner.GetUID(), store.FinalizerOrphanDependents)
 	default: // foregroundDeletion
 		deps, err := g.dependents(ctx, req.Namespace, kind, name, true)
 		if err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		waiting, err := g.deleteDependents(ctx, owner.GetUID(), deps)
 		if err != nil || waiting {
-			return Result{RequeueAfter: foregroundRecheck}, err
+			return reconcile.Result{RequeueAfter: foregroundRecheck}, err
 		}
-		return Result{}, g.removeFinalizer(ctx, k, key, owner.GetUID(), store.FinalizerDeleteDependents)
+		return reconcile.Result{}, g.removeFinalizer(ctx, k, key, owner.GetUID(), store.FinalizerDeleteDependents)
 	}
 }
 

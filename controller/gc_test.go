@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -33,7 +34,7 @@ func gcFixture(t *testing.T) (context.Context, *store.Memory, *GarbageCollector,
 	return ctx, st, gc, vm, rs
 }
 
-func gcReconcile(t *testing.T, gc *GarbageCollector, kind, name string) Result {
+func gcReconcile(t *testing.T, gc *GarbageCollector, kind, name string) reconcile.Result {
 	t.Helper()
 	res, err := gc.Reconcile(t.Context(), GarbageCollectorRequest(kind, "default", name))
 	require.NoError(t, err)
@@ -109,9 +110,9 @@ func TestGarbageCollector(t *testing.T) {
 	})
 	t.Run("malformed request", func(t *testing.T) {
 		_, _, gc, _, _ := gcFixture(t)
-		_, err := gc.Reconcile(t.Context(), Request{Namespace: "default", Name: "vm"})
+		_, err := gc.Reconcile(t.Context(), reconcile.Request{Namespace: "default", Name: "vm"})
 		require.ErrorIs(t, err, store.ErrInvalid)
-		assert.True(t, IsTerminal(err))
+		assert.True(t, reconcile.IsTerminal(err))
 	})
 }
 
@@ -124,7 +125,7 @@ func requireNotFound(t *testing.T, err error) {
 // be going away, so live VMIs' status writes cost nothing.
 func TestGarbageCollectorWatchesMap(t *testing.T) {
 	_, _, gc, vm, _ := gcFixture(t)
-	var mapVMI MapFunc
+	var mapVMI reconcile.MapFunc
 	for _, w := range gc.Watches() {
 		if _, ok := w.NewList().(*virtkit.VirtualMachineInstanceList); ok {
 			mapVMI = w.Map
@@ -136,9 +137,9 @@ func TestGarbageCollectorWatchesMap(t *testing.T) {
 	assert.Empty(t, mapVMI(t.Context(), vmi), "a live VMI with finalizers")
 	now := metav1.Now()
 	vmi.DeletionTimestamp = &now
-	assert.Equal(t, []Request{GarbageCollectorRequest(virtkit.KindVirtualMachine, "default", "vm")}, mapVMI(t.Context(), vmi))
+	assert.Equal(t, []reconcile.Request{GarbageCollectorRequest(virtkit.KindVirtualMachine, "default", "vm")}, mapVMI(t.Context(), vmi))
 	vmi.Finalizers = append(vmi.Finalizers, store.FinalizerOrphanDependents)
-	assert.Equal(t, []Request{
+	assert.Equal(t, []reconcile.Request{
 		GarbageCollectorRequest(virtkit.KindVirtualMachineInstance, "default", "vmi"),
 		GarbageCollectorRequest(virtkit.KindVirtualMachine, "default", "vm"),
 	}, mapVMI(t.Context(), vmi))

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -69,14 +70,14 @@ func (x *migrationIndex) dropLocked(key store.Key) {
 
 // requests are the migrations of a VMI that still follow it: not final,
 // or final but being deleted.
-func (x *migrationIndex) requests(namespace, vmiName string) []Request {
+func (x *migrationIndex) requests(namespace, vmiName string) []reconcile.Request {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	set := x.byVMI[store.Key{Namespace: namespace, Name: vmiName}]
-	var out []Request
+	var out []reconcile.Request
 	for name, active := range set {
 		if active {
-			out = append(out, Request{Namespace: namespace, Name: name})
+			out = append(out, reconcile.Request{Namespace: namespace, Name: name})
 		}
 	}
 	return out

@@ -15,24 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
 )
 
-// Migration failure reasons written to status.migrationState.failureReason
-// of the migration (and of the VMI where the controller ends a migration).
 const (
-	MigrationReasonVMIMissing       = "the VMI does not exist"
-	MigrationReasonVMIFinal         = "Cannot migrate VMI in finalized state."
-	MigrationReasonNotRunning       = "Cannot migrate VMI that is not running"
-	MigrationReasonInFlight         = "another migration job is in progress"
-	MigrationReasonDeletedEarly     = "Migration was deleted before the target was handed off"
-	MigrationReasonTargetDown       = "Target pod is down"
-	MigrationReasonStateTakenOver   = "VMI's migration state was taken over by another migration job"
-	MigrationReasonNotTakenOver     = "the target node agent did not take the VMI over after the migration ended"
-	MigrationReasonUnschedulable    = "target node could not be scheduled in time"
-	MigrationReasonAborted          = "Live migration has been aborted"
-	MigrationReasonSourceMoved      = "the VMI is no longer on the migration's source node"
 	migrationDefaultKeepFinished    = 5
 	migrationDefaultUnschedTimeout  = 5 * time.Minute
 	migrationInFlightRecheckDefault = 5 * time.Second
@@ -43,7 +31,7 @@ const (
 type MigrationOptions struct {
 	// Config is the cluster migration configuration (KubeVirt CR
 	// spec.configuration.migrations): the fields it sets replace KubeVirt's
-	// defaults ([DefaultMigrationConfiguration]), the rest keep them.
+	// defaults ([virtkit.DefaultMigrationConfiguration]), the rest keep them.
 	Config *virtkit.MigrationConfiguration
 	// NamespaceLabels returns the labels of a namespace, for
 	// MigrationPolicy namespaceSelectors. virtkit stores no Namespace
@@ -106,7 +94,7 @@ type MigrationReconciler struct {
 	index *migrationIndex
 }
 
-var _ Reconciler = (*MigrationReconciler)(nil)
+var _ reconcile.Reconciler = (*MigrationReconciler)(nil)
 
 // NewMigrationReconciler returns the migration reconciler. Requests are
 // VirtualMachineInstanceMigration keys.
@@ -124,12 +112,12 @@ func NewMigrationReconciler(o ReconcilerOptions, m MigrationOptions) (*Migration
 	if m.InFlightRecheck <= 0 {
 		m.InFlightRecheck = migrationInFlightRecheckDefault
 	}
-	cfg := ClusterMigrationConfiguration(m.Config)
+	cfg := virtkit.ClusterMigrationConfiguration(m.Config)
 	if *cfg.ParallelMigrationsPerCluster == 0 {
-		return nil, fmt.Errorf("%w: migration: Config.parallelMigrationsPerCluster: must be > 0", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: migration: Config.parallelMigrationsPerCluster: must be > 0", reconcile.ErrInvalidOptions)
 	}
 	if *cfg.ParallelOutboundMigrationsPerNode == 0 {
-		return nil, fmt.Errorf("%w: migration: Config.parallelOutboundMigrationsPerNode: must be > 0", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: migration: Config.parallelOutboundMigrationsPerNode: must be > 0", reconcile.ErrInvalidOptions)
 	}
 	return &MigrationReconciler{o: o, m: m, cfg: cfg, index: newMigrationIndex()}, nil
 }
@@ -144,10 +132,10 @@ func migrationList() virtkit.ObjectList { return &virtkit.VirtualMachineInstance
 // Watches returns what the reconciler must be fed: migrations (a finished
 // or deleted one also wakes the migrations waiting for a slot) and VMIs
 // (mapped to their migrations).
-func (r *MigrationReconciler) Watches() []Watch {
-	return []Watch{
-		{NewList: migrationList, Map: func(ctx context.Context, obj virtkit.Object) []Request {
-			out := []Request{{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
+func (r *MigrationReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{
+		{NewList: migrationList, Map: func(ctx context.Context, obj virtkit.Object) []reconcile.Request {
+			out := []reconcile.Request{{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
 			mig, ok := obj.(*virtkit.VirtualMachineInstanceMigration)
 			if ok {
 				r.index.observe(mig)
@@ -157,69 +145,69 @@ func (r *MigrationReconciler) Watches() []Watch {
 			}
 			return append(out, r.waitingRequests(ctx)...)
 		}},
-		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []Request {
+		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []reconcile.Request {
 			return r.index.requests(obj.GetNamespace(), obj.GetName())
 		}},
 	}
 }
 
 // waitingRequests lists the migrations still waiting in Pending.
-func (r *MigrationReconciler) waitingRequests(ctx context.Context) []Request {
+func (r *MigrationReconciler) waitingRequests(ctx context.Context) []reconcile.Request {
 	migs := &virtkit.VirtualMachineInstanceMigrationList{}
 	if err := r.o.Store.List(ctx, migs, store.ListOptions{}); err != nil {
 		return nil
 	}
-	var out []Request
+	var out []reconcile.Request
 	for i := range migs.Items {
 		if migs.Items[i].Status.Phase == virtkit.MigrationPending {
-			out = append(out, Request{Namespace: migs.Items[i].Namespace, Name: migs.Items[i].Name})
+			out = append(out, reconcile.Request{Namespace: migs.Items[i].Namespace, Name: migs.Items[i].Name})
 		}
 	}
 	return out
 }
 
 // Reconcile implements Reconciler.
-func (r *MigrationReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *MigrationReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	key := keyOf(req)
 	mig := &virtkit.VirtualMachineInstanceMigration{}
 	found, err := getOptional(ctx, r.o.Store, key, mig)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if !found {
 		r.index.forget(key)
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	r.index.observe(mig)
 	if mig.Spec.VMIName == "" {
 		// Validation rejects this; an object written around it fails.
 		if !mig.IsFinal() {
-			return Result{}, r.fail(ctx, mig, nil, "spec.vmiName: required")
+			return reconcile.Result{}, r.fail(ctx, mig, nil, "spec.vmiName: required")
 		}
-		return Result{}, r.finalize(ctx, mig, nil)
+		return reconcile.Result{}, r.finalize(ctx, mig, nil)
 	}
 	vmi := &virtkit.VirtualMachineInstance{}
 	vmiFound, err := getOptional(ctx, r.o.Store, store.Key{Namespace: mig.Namespace, Name: mig.Spec.VMIName}, vmi)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if !vmiFound {
 		vmi = nil
 	}
 	if mig.IsFinal() {
-		return Result{}, r.finalize(ctx, mig, vmi)
+		return reconcile.Result{}, r.finalize(ctx, mig, vmi)
 	}
 	if mig.DeletionTimestamp == nil {
 		if err := r.ensureMetadata(ctx, mig); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 	}
 	res, err := r.advance(ctx, mig, vmi)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if mig.IsFinal() {
-		return Result{}, r.finalize(ctx, mig, vmi)
+		return reconcile.Result{}, r.finalize(ctx, mig, vmi)
 	}
 	return res, nil
 }
@@ -261,7 +249,7 @@ func handedOff(mig *virtkit.VirtualMachineInstanceMigration) bool {
 
 // advance runs the failure checks and then the phase machine as far as the
 // current state allows, writing the migration's status once.
-func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (Result, error) {
+func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (reconcile.Result, error) {
 	before := mig.Status.DeepCopy()
 	now := r.o.now()
 	ms := ownState(mig, vmi)
@@ -269,29 +257,29 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 	// Failure rules first (KubeVirt's updateStatus order).
 	switch {
 	case vmi == nil:
-		return Result{}, r.fail(ctx, mig, nil, MigrationReasonVMIMissing)
+		return reconcile.Result{}, r.fail(ctx, mig, nil, virtkit.MigrationReasonVMIMissing)
 	case mig.DeletionTimestamp != nil && !handedOff(mig):
 		virtkit.SetCondition(&mig.Status.Conditions, virtkit.Condition{
 			Type: virtkit.VirtualMachineInstanceMigrationAbortRequested, Status: virtkit.ConditionTrue,
 		}, now)
-		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonDeletedEarly)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonDeletedEarly)
 	case vmi.IsFinal() && ms == nil:
-		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonVMIFinal)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonVMIFinal)
 	case handedOff(mig) && ms == nil:
-		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonStateTakenOver)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonStateTakenOver)
 	case ms != nil && ms.Failed:
 		reason := ms.FailureReason
 		if reason == "" {
 			reason = "migration failed"
 		}
-		return Result{}, r.fail(ctx, mig, vmi, reason)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, reason)
 	case vmi.IsFinal() && !ms.Completed:
-		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonVMIFinal)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonVMIFinal)
 	case sourceMoved(mig, vmi, ms):
-		return Result{}, r.fail(ctx, mig, vmi, MigrationReasonSourceMoved)
+		return reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonSourceMoved)
 	}
 
-	res := Result{}
+	res := reconcile.Result{}
 	for step := 0; step < 10; step++ {
 		prev := mig.Status.Phase
 		var next virtkit.VirtualMachineInstanceMigrationPhase
@@ -300,7 +288,7 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 		case virtkit.MigrationPhaseUnset:
 			var reason string
 			if reason, err = r.admit(ctx, mig, vmi); err == nil && reason != "" {
-				return Result{}, r.fail(ctx, mig, vmi, reason)
+				return reconcile.Result{}, r.fail(ctx, mig, vmi, reason)
 			}
 		case virtkit.MigrationPending:
 			next, res, err = r.takeSlot(ctx, mig, vmi)
@@ -328,7 +316,7 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 				// Keep what was decided (e.g. the chosen target).
 				_ = r.o.Store.UpdateStatus(ctx, mig)
 			}
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		if next != "" {
 			mig.SetPhase(next, now)
@@ -340,19 +328,19 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 
 	if handedOff(mig) && !mig.IsFinal() {
 		if err := r.inFlight(ctx, mig, vmi, ms, now); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		if mig.IsFinal() {
-			return Result{}, nil
+			return reconcile.Result{}, nil
 		}
-		res = Result{RequeueAfter: r.m.InFlightRecheck}
+		res = reconcile.Result{RequeueAfter: r.m.InFlightRecheck}
 	}
 	if ms != nil {
 		mig.Status.MigrationState = ms.DeepCopy()
 	}
 	if !reflect.DeepEqual(before, &mig.Status) {
 		if err := r.o.Store.UpdateStatus(ctx, mig); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		if mig.Status.Phase != before.Phase {
 			r.o.Logger.Info("migration phase", "migration", store.KeyOf(mig).String(), "vmi", mig.Spec.VMIName, "phase", mig.Status.Phase)
@@ -366,10 +354,10 @@ func (r *MigrationReconciler) advance(ctx context.Context, mig *virtkit.VirtualM
 // a reason when the migration must fail.
 func (r *MigrationReconciler) admit(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (string, error) {
 	if vmi.IsFinal() {
-		return MigrationReasonVMIFinal, nil
+		return virtkit.MigrationReasonVMIFinal, nil
 	}
 	if !vmi.IsRunning() || vmi.Status.NodeName == "" {
-		return fmt.Sprintf("%s (phase %q)", MigrationReasonNotRunning, vmi.Status.Phase), nil
+		return fmt.Sprintf("%s (phase %q)", virtkit.MigrationReasonNotRunning, vmi.Status.Phase), nil
 	}
 	if c := virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable); c == nil || c.Status != virtkit.ConditionTrue {
 		if c == nil {
@@ -390,12 +378,12 @@ func (r *MigrationReconciler) admit(ctx context.Context, mig *virtkit.VirtualMac
 			// the next one: that one waits in Pending (takeSlot).
 			continue
 		}
-		return fmt.Sprintf("%s (%s)", MigrationReasonInFlight, o.Name), nil
+		return fmt.Sprintf("%s (%s)", virtkit.MigrationReasonInFlight, o.Name), nil
 	}
 	if ms := vmi.Status.MigrationState; ms != nil && ms.MigrationUID != "" && ms.MigrationUID != mig.UID && !ms.Completed && !ms.Failed {
 		for i := range migs {
 			if migs[i].UID == ms.MigrationUID && !migs[i].IsFinal() && migs[i].DeletionTimestamp == nil {
-				return fmt.Sprintf("%s (%s)", MigrationReasonInFlight, migs[i].Name), nil
+				return fmt.Sprintf("%s (%s)", virtkit.MigrationReasonInFlight, migs[i].Name), nil
 			}
 		}
 	}
@@ -461,17 +449,17 @@ func requeueDelay(mig *virtkit.VirtualMachineInstanceMigration) time.Duration {
 
 // takeSlot moves a Pending migration on when the parallel limits allow
 // (KubeVirt's handleTargetPodCreation).
-func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (virtkit.VirtualMachineInstanceMigrationPhase, Result, error) {
-	wait := Result{RequeueAfter: requeueDelay(mig)}
+func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (virtkit.VirtualMachineInstanceMigrationPhase, reconcile.Result, error) {
+	wait := reconcile.Result{RequeueAfter: requeueDelay(mig)}
 	if len(vmi.ActiveNodes()) > 1 {
 		// A previous target is still being cleaned up.
-		return "", Result{RequeueAfter: time.Second}, nil
+		return "", reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	if prev, err := r.previousInFlight(ctx, mig, vmi); err != nil || prev != "" {
 		if prev != "" {
 			r.o.Logger.Debug("migration waits for the previous one to end", "migration", mig.Name, "previous", prev)
 		}
-		return "", Result{RequeueAfter: time.Second}, err
+		return "", reconcile.Result{RequeueAfter: time.Second}, err
 	}
 	if mig.Status.MigrationState == nil || mig.Status.MigrationState.SourceNode == "" {
 		mig.Status.MigrationState = &virtkit.VirtualMachineInstanceMigrationState{MigrationUID: mig.UID, SourceNode: vmi.Status.NodeName}
@@ -479,10 +467,10 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 	if _, evac := mig.Annotations[virtkit.EvacuationMigrationAnnotation]; evac {
 		wait, err := r.evacuationBackoff(ctx, mig)
 		if err != nil {
-			return "", Result{}, err
+			return "", reconcile.Result{}, err
 		}
 		if wait > 0 {
-			return "", Result{RequeueAfter: wait}, nil
+			return "", reconcile.Result{RequeueAfter: wait}, nil
 		}
 	}
 	r.slotMu.Lock()
@@ -491,7 +479,7 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 	// decision must count (the parallel limits are never exceeded).
 	all := &virtkit.VirtualMachineInstanceMigrationList{}
 	if err := r.o.Store.List(ctx, all, store.ListOptions{}); err != nil {
-		return "", Result{}, err
+		return "", reconcile.Result{}, err
 	}
 	running, outbound := 0, 0
 	src := sourceOf(mig)
@@ -518,9 +506,9 @@ func (r *MigrationReconciler) takeSlot(ctx context.Context, mig *virtkit.Virtual
 	mig.SetPhase(virtkit.MigrationScheduling, r.o.now())
 	if err := r.o.Store.UpdateStatus(ctx, mig); err != nil {
 		mig.Status = *before
-		return "", Result{}, err
+		return "", reconcile.Result{}, err
 	}
-	return "", Result{}, nil
+	return "", reconcile.Result{}, nil
 }
 
 // evacuationBackoff is KubeVirt's wait before another evacuation attempt
@@ -563,15 +551,15 @@ func (r *MigrationReconciler) evacuationBackoff(ctx context.Context, mig *virtki
 // schedule picks the target node: the VMI's own constraints plus
 // spec.addedNodeSelector (the VMI's values win on a key collision) and a
 // required anti-affinity to the source node.
-func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance, now metav1.Time) (virtkit.VirtualMachineInstanceMigrationPhase, Result, error) {
+func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance, now metav1.Time) (virtkit.VirtualMachineInstanceMigrationPhase, reconcile.Result, error) {
 	nodes := &virtkit.NodeList{}
 	if err := r.o.Store.List(ctx, nodes, store.ListOptions{}); err != nil {
-		return "", Result{}, err
+		return "", reconcile.Result{}, err
 	}
 	// Read-only: the scheduler does not modify the placed VMIs.
 	vmis, err := r.o.readList(ctx, &virtkit.VirtualMachineInstanceList{}, store.ListOptions{})
 	if err != nil {
-		return "", Result{}, err
+		return "", reconcile.Result{}, err
 	}
 	placed := make([]*virtkit.VirtualMachineInstance, 0, len(vmis))
 	for _, obj := range vmis {
@@ -591,7 +579,7 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	// without its hostname label.
 	capable, reason := migrationCapable(nodes.Items, src)
 	if reason != "" {
-		return "", Result{}, r.fail(ctx, mig, vmi, reason)
+		return "", reconcile.Result{}, r.fail(ctx, mig, vmi, reason)
 	}
 	candidates := slices.DeleteFunc(capable, func(n virtkit.Node) bool { return n.Name == src })
 	target, err := r.scheduleTarget(ctx, mig, vmi, srcNode, src, candidates, placed)
@@ -600,16 +588,16 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	}
 	if err != nil {
 		if !errors.Is(err, scheduler.ErrUnschedulable) {
-			return "", Result{}, r.fail(ctx, mig, vmi, "target placement: "+err.Error())
+			return "", reconcile.Result{}, r.fail(ctx, mig, vmi, "target placement: "+err.Error())
 		}
 		virtkit.SetCondition(&mig.Status.Conditions, virtkit.Condition{
 			Type: virtkit.VirtualMachineInstancePodScheduled, Status: virtkit.ConditionFalse,
 			Reason: virtkit.PodReasonUnschedulable, Message: truncateMsg(err.Error(), 512),
 		}, now)
 		if since := phaseSince(mig, virtkit.MigrationScheduling); since != nil && now.Sub(since.Time) > r.m.UnschedulableTimeout {
-			return "", Result{}, r.fail(ctx, mig, vmi, MigrationReasonUnschedulable+": "+err.Error())
+			return "", reconcile.Result{}, r.fail(ctx, mig, vmi, virtkit.MigrationReasonUnschedulable+": "+err.Error())
 		}
-		return "", Result{RequeueAfter: requeueDelay(mig)}, nil
+		return "", reconcile.Result{RequeueAfter: requeueDelay(mig)}, nil
 	}
 	virtkit.RemoveCondition(&mig.Status.Conditions, virtkit.VirtualMachineInstancePodScheduled)
 	if mig.Status.MigrationState == nil {
@@ -617,7 +605,7 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 	}
 	mig.Status.MigrationState.SourceNode = src
 	mig.Status.MigrationState.TargetNode = target
-	return virtkit.MigrationScheduled, Result{}, nil
+	return virtkit.MigrationScheduled, reconcile.Result{}, nil
 }
 
 // targetTemplate is the VMI as the scheduler should see the target: not
@@ -753,12 +741,12 @@ func (r *MigrationReconciler) inFlight(ctx context.Context, mig *virtkit.Virtual
 	if ms.EndTimestamp != nil && !ms.Completed && !ms.Failed {
 		// The source is done; the target has not taken the VMI over. Wait
 		// no longer than the migration's progress timeout for it.
-		limit := time.Duration(DefaultProgressTimeout) * time.Second
+		limit := time.Duration(virtkit.DefaultProgressTimeout) * time.Second
 		if c := ms.MigrationConfiguration; c != nil && c.ProgressTimeout != nil && *c.ProgressTimeout > 0 {
 			limit = time.Duration(*c.ProgressTimeout) * time.Second
 		}
 		if now.Sub(ms.EndTimestamp.Time) > limit {
-			reason := fmt.Sprintf("%s within %d seconds", MigrationReasonNotTakenOver, int(limit.Seconds()))
+			reason := fmt.Sprintf("%s within %d seconds", virtkit.MigrationReasonNotTakenOver, int(limit.Seconds()))
 			if err := r.endVMIState(ctx, vmi, mig, reason, now); err != nil {
 				return err
 			}
@@ -772,10 +760,10 @@ func (r *MigrationReconciler) inFlight(ctx context.Context, mig *virtkit.Virtual
 			return err
 		}
 		if !found || virtkit.HasCondition(n.Status.Conditions, virtkit.NodeReady, virtkit.ConditionFalse, "") {
-			if err := r.endVMIState(ctx, vmi, mig, MigrationReasonTargetDown, now); err != nil {
+			if err := r.endVMIState(ctx, vmi, mig, virtkit.MigrationReasonTargetDown, now); err != nil {
 				return err
 			}
-			return r.fail(ctx, mig, vmi, MigrationReasonTargetDown)
+			return r.fail(ctx, mig, vmi, virtkit.MigrationReasonTargetDown)
 		}
 	}
 	return nil

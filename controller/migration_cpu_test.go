@@ -92,7 +92,7 @@ func TestMigrationCPUModelFilter(t *testing.T) {
 			failed := e.mig(m)
 			assert.Equal(t, virtkit.MigrationFailed, failed.Status.Phase)
 			require.NotNil(t, failed.Status.MigrationState)
-			assert.Contains(t, failed.Status.MigrationState.FailureReason, MigrationReasonUnschedulable)
+			assert.Contains(t, failed.Status.MigrationState.FailureReason, virtkit.MigrationReasonUnschedulable)
 			assert.Contains(t, failed.Status.MigrationState.FailureReason, tc.why)
 
 			// A compatible node that joins in time is taken.

@@ -8,22 +8,9 @@ import (
 	"github.com/virtkit/virtkit"
 )
 
-// MigrationUnsupportedAnnotation on a Node says that its agent cannot take
-// part in live migrations, and why (a libvirt node started without a
-// migration URI, say). The node
-// agent sets it at start-up; the migration controller never picks such a
-// node as a target and fails a migration whose source it is, with the
-// reason in status.migrationState.failureReason.
-const MigrationUnsupportedAnnotation = "virtkit.io/migration-unsupported"
-
-// MigrationReasonNodeUnsupported starts the failure reason of a migration
-// whose source node, or every possible target, cannot take part in
-// migrations.
-const MigrationReasonNodeUnsupported = "node cannot take part in migrations"
-
 // migrationUnsupported returns why n cannot take part in migrations.
 func migrationUnsupported(n *virtkit.Node) (string, bool) {
-	reason, ok := n.Annotations[MigrationUnsupportedAnnotation]
+	reason, ok := n.Annotations[virtkit.MigrationUnsupportedAnnotation]
 	return reason, ok
 }
 
@@ -36,7 +23,7 @@ func migrationCapable(nodes []virtkit.Node, src string) (kept []virtkit.Node, fa
 	kept = slices.DeleteFunc(nodes, func(n virtkit.Node) bool {
 		why, ok := migrationUnsupported(&n)
 		if ok && n.Name == src {
-			failReason = fmt.Sprintf("%s: source node %s: %s", MigrationReasonNodeUnsupported, src, truncateMsg(why, 256))
+			failReason = fmt.Sprintf("%s: source node %s: %s", virtkit.MigrationReasonNodeUnsupported, src, truncateMsg(why, 256))
 		}
 		if ok && n.Name != src {
 			refused = append(refused, fmt.Sprintf("%s (%s)", n.Name, truncateMsg(why, 128)))
@@ -48,7 +35,7 @@ func migrationCapable(nodes []virtkit.Node, src string) (kept []virtkit.Node, fa
 	}
 	others := slices.ContainsFunc(kept, func(n virtkit.Node) bool { return n.Name != src })
 	if len(refused) > 0 && !others {
-		return nil, fmt.Sprintf("%s: no target can receive it: %s", MigrationReasonNodeUnsupported, strings.Join(refused, ", "))
+		return nil, fmt.Sprintf("%s: no target can receive it: %s", virtkit.MigrationReasonNodeUnsupported, strings.Join(refused, ", "))
 	}
 	return kept, ""
 }

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -50,13 +52,13 @@ func TestMigrationQueuedBehindCancelled(t *testing.T) {
 			var second *virtkit.VirtualMachineInstanceMigration
 			if tt.viaAction {
 				var err error
-				second, err = Migrate(e.ctx, e.st, store.Key{Namespace: "default", Name: "vm"}, MigrateOptions{})
+				second, err = actions.Migrate(e.ctx, e.st, store.Key{Namespace: "default", Name: "vm"}, actions.MigrateOptions{})
 				require.NoError(t, err, "a migration right after a cancel is accepted")
 			} else {
 				second = e.migrate("vm")
 			}
 			// The new one first, then the cancelled one, then both again.
-			_, err := e.r.Reconcile(e.ctx, Request{Namespace: "default", Name: second.Name})
+			_, err := e.r.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: second.Name})
 			require.NoError(t, err)
 			e.settle()
 			assert.Equal(t, virtkit.MigrationPending, e.mig(second).Status.Phase, "queued behind the cancelled one")
@@ -67,7 +69,7 @@ func TestMigrationQueuedBehindCancelled(t *testing.T) {
 			e.agentWrites("vm", func(v *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) {
 				ms.Failed, ms.Completed = true, true
 				ms.AbortStatus = virtkit.MigrationAbortSucceeded
-				ms.FailureReason = MigrationReasonAborted
+				ms.FailureReason = virtkit.MigrationReasonAborted
 			})
 			e.settle()
 			err = e.st.Get(e.ctx, store.KeyOf(first), &virtkit.VirtualMachineInstanceMigration{})
@@ -103,7 +105,7 @@ func TestMigrationFailsWhenTargetDoesNotTakeOver(t *testing.T) {
 		ms.EndTimestamp = &now
 	})
 	e.settle()
-	e.clock.Advance(time.Duration(DefaultProgressTimeout) * time.Second)
+	e.clock.Advance(time.Duration(virtkit.DefaultProgressTimeout) * time.Second)
 	e.settle()
 	require.Equal(t, virtkit.MigrationRunning, e.mig(m).Status.Phase, "within the progress timeout")
 
@@ -111,7 +113,7 @@ func TestMigrationFailsWhenTargetDoesNotTakeOver(t *testing.T) {
 	e.settle()
 	got := e.mig(m)
 	require.Equal(t, virtkit.MigrationFailed, got.Status.Phase)
-	assert.Contains(t, got.Status.MigrationState.FailureReason, MigrationReasonNotTakenOver)
+	assert.Contains(t, got.Status.MigrationState.FailureReason, virtkit.MigrationReasonNotTakenOver)
 	ms := e.vmi("vm").Status.MigrationState
 	assert.True(t, ms.Failed, "the agents see the end")
 }
@@ -135,15 +137,15 @@ func TestUnpauseRefusesAMigrationMonitorPause(t *testing.T) {
 				Type: virtkit.VirtualMachineInstancePaused, Status: virtkit.ConditionTrue, Reason: tt.reason,
 			}, metav1.NewTime(e.clock.Now()))
 			require.NoError(t, e.st.UpdateStatus(e.ctx, vmi))
-			err := Unpause(e.ctx, e.st, store.Key{Namespace: "default", Name: "vm"})
+			err := actions.Unpause(e.ctx, e.st, store.Key{Namespace: "default", Name: "vm"})
 			if !tt.refused {
 				require.NoError(t, err)
-				assert.Equal(t, "false", e.vmi("vm").Annotations[PauseRequestAnnotation])
+				assert.Equal(t, "false", e.vmi("vm").Annotations[virtkit.PauseRequestAnnotation])
 				return
 			}
-			require.ErrorIs(t, err, ErrConflictingAction)
+			require.ErrorIs(t, err, actions.ErrConflictingAction)
 			assert.ErrorContains(t, err, "migration")
-			assert.NotContains(t, e.vmi("vm").Annotations, PauseRequestAnnotation)
+			assert.NotContains(t, e.vmi("vm").Annotations, virtkit.PauseRequestAnnotation)
 		})
 	}
 }

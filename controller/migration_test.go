@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -102,7 +103,7 @@ func (e *migEnv) settle() {
 		migs := &virtkit.VirtualMachineInstanceMigrationList{}
 		require.NoError(e.t, e.st.List(e.ctx, migs, store.ListOptions{}))
 		for _, m := range migs.Items {
-			_, err := e.r.Reconcile(e.ctx, Request{Namespace: m.Namespace, Name: m.Name})
+			_, err := e.r.Reconcile(e.ctx, reconcile.Request{Namespace: m.Namespace, Name: m.Name})
 			require.NoError(e.t, err, m.Name)
 		}
 		fp := e.fingerprint()
@@ -226,17 +227,17 @@ func TestMigrationAdmissionFailures(t *testing.T) {
 		vmi    string
 		reason string
 	}{
-		{name: "VMI missing", vmi: "ghost", reason: MigrationReasonVMIMissing},
+		{name: "VMI missing", vmi: "ghost", reason: virtkit.MigrationReasonVMIMissing},
 		{name: "not LiveMigratable", vmi: "bridged", setup: func(e *migEnv) { e.runningVMI("bridged", "n1", false) },
 			reason: "Cannot migrate VMI, Reason: InterfaceNotLiveMigratable"},
 		{name: "not running", vmi: "pending", setup: func(e *migEnv) {
 			require.NoError(t, e.st.Create(e.ctx, &virtkit.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Name: "pending", Namespace: "default"}}))
-		}, reason: MigrationReasonNotRunning},
+		}, reason: virtkit.MigrationReasonNotRunning},
 		{name: "final", vmi: "done", setup: func(e *migEnv) {
 			v := e.runningVMI("done", "n1", true)
 			v.SetPhase(virtkit.Succeeded, metav1.NewTime(e.clock.Now()))
 			require.NoError(t, e.st.UpdateStatus(e.ctx, v))
-		}, reason: MigrationReasonVMIFinal},
+		}, reason: virtkit.MigrationReasonVMIFinal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,7 +265,7 @@ func TestMigrationAnotherInFlight(t *testing.T) {
 	second := e.migrate("vm")
 	e.settle()
 	assert.Equal(t, []virtkit.VirtualMachineInstanceMigrationPhase{virtkit.MigrationPreparingTarget, virtkit.MigrationFailed}, e.phases(first, second))
-	assert.Contains(t, e.mig(second).Status.MigrationState.FailureReason, MigrationReasonInFlight)
+	assert.Contains(t, e.mig(second).Status.MigrationState.FailureReason, virtkit.MigrationReasonInFlight)
 	assert.Equal(t, e.mig(first).UID, e.vmi("vm").Status.MigrationState.MigrationUID, "the first keeps the VMI")
 }
 
@@ -337,7 +338,7 @@ func TestMigrationDeletion(t *testing.T) {
 		e.agentWrites("vm", func(v *virtkit.VirtualMachineInstance, ms *virtkit.VirtualMachineInstanceMigrationState) {
 			ms.Failed, ms.Completed = true, true
 			ms.AbortStatus = virtkit.MigrationAbortSucceeded
-			ms.FailureReason = MigrationReasonAborted
+			ms.FailureReason = virtkit.MigrationReasonAborted
 			v.SetActivePod("pod-n2", "n2")
 		})
 		e.settle()
@@ -359,10 +360,10 @@ func TestMigrationTargetDown(t *testing.T) {
 	e.settle()
 	got := e.mig(m)
 	assert.Equal(t, virtkit.MigrationFailed, got.Status.Phase)
-	assert.Equal(t, MigrationReasonTargetDown, got.Status.MigrationState.FailureReason)
+	assert.Equal(t, virtkit.MigrationReasonTargetDown, got.Status.MigrationState.FailureReason)
 	ms := e.vmi("vm").Status.MigrationState
 	assert.True(t, ms.Failed)
-	assert.Equal(t, MigrationReasonTargetDown, ms.FailureReason)
+	assert.Equal(t, virtkit.MigrationReasonTargetDown, ms.FailureReason)
 }
 
 func TestMigrationKeepsNewestFiveFinished(t *testing.T) {
@@ -412,7 +413,7 @@ func TestMigrationTargetPlacement(t *testing.T) {
 		e.clock.Advance(6 * time.Minute)
 		e.settle()
 		assert.Equal(t, virtkit.MigrationFailed, e.mig(m).Status.Phase)
-		assert.Contains(t, e.mig(m).Status.MigrationState.FailureReason, MigrationReasonUnschedulable)
+		assert.Contains(t, e.mig(m).Status.MigrationState.FailureReason, virtkit.MigrationReasonUnschedulable)
 	})
 }
 
@@ -462,7 +463,7 @@ func TestEvacuationMigrationBacksOffAfterFailures(t *testing.T) {
 	second := evac()
 	e.settle()
 	assert.Equal(t, virtkit.MigrationPending, e.mig(second).Status.Phase, "20 s after a failed evacuation")
-	res, err := e.r.Reconcile(e.ctx, Request{Namespace: "default", Name: e.mig(second).Name})
+	res, err := e.r.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: e.mig(second).Name})
 	require.NoError(t, err)
 	assert.Greater(t, res.RequeueAfter, 15*time.Second)
 	assert.LessOrEqual(t, res.RequeueAfter, 20*time.Second)
@@ -501,7 +502,7 @@ func TestMigrationOfReplacedVMIFails(t *testing.T) {
 
 	got := e.mig(m)
 	assert.Equal(t, virtkit.MigrationFailed, got.Status.Phase)
-	assert.Equal(t, MigrationReasonSourceMoved, got.Status.MigrationState.FailureReason)
+	assert.Equal(t, virtkit.MigrationReasonSourceMoved, got.Status.MigrationState.FailureReason)
 	if ms := e.vmi("vm").Status.MigrationState; ms != nil && ms.MigrationUID == m.UID {
 		assert.True(t, ms.Failed, "the VMI's state of the migration is ended too")
 	}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/tracing"
 )
 
 // traceRoot starts and ends the root span of a migration ("migration") the
@@ -16,27 +17,27 @@ import (
 // migration; it reports whether the migration changed. Migrations already
 // final are not traced.
 func (r *MigrationReconciler) traceRoot(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration) bool {
-	if r.o.TracerProvider == nil || mig.IsFinal() || mig.Annotations[TraceParentAnnotation] != "" {
+	if r.o.TracerProvider == nil || mig.IsFinal() || mig.Annotations[virtkit.TraceParentAnnotation] != "" {
 		return false
 	}
 	rctx, root := r.o.tracer().Start(ctx, "migration", trace.WithNewRoot(), trace.WithAttributes(
-		AttrNamespace.String(mig.Namespace), AttrMigration.String(mig.Name), AttrVMI.String(mig.Spec.VMIName)))
+		tracing.AttrNamespace.String(mig.Namespace), tracing.AttrMigration.String(mig.Name), tracing.AttrVMI.String(mig.Spec.VMIName)))
 	defer root.End()
-	return setTraceParent(rctx, mig, TraceParentAnnotation)
+	return tracing.SetTraceParent(rctx, mig, virtkit.TraceParentAnnotation)
 }
 
 // copyMigrationTraceParent hands the migration's trace context to the
 // VMI, where the source node's migration engine finds it.
 func copyMigrationTraceParent(mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) {
-	tp := mig.Annotations[TraceParentAnnotation]
-	if tp == "" || vmi.Annotations[MigrationTraceParentAnnotation] == tp {
+	tp := mig.Annotations[virtkit.TraceParentAnnotation]
+	if tp == "" || vmi.Annotations[virtkit.MigrationTraceParentAnnotation] == tp {
 		return
 	}
 	a := maps.Clone(vmi.Annotations)
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[MigrationTraceParentAnnotation] = tp
+	a[virtkit.MigrationTraceParentAnnotation] = tp
 	vmi.Annotations = a
 }
 
@@ -51,18 +52,18 @@ func (r *MigrationReconciler) recordMigrationPhase(ctx context.Context, mig *vir
 		if ms := mig.Status.MigrationState; ms != nil {
 			target = ms.TargetNode
 		}
-		r.o.event(ctx, mig, virtkit.EventTypeNormal, EventReasonSuccessfulHandOver, "Migrate",
+		r.o.event(ctx, mig, virtkit.EventTypeNormal, virtkit.EventReasonSuccessfulHandOver, "Migrate",
 			"Migration target on node %s is ready for preparation by its node agent", target)
 	case virtkit.MigrationSucceeded:
-		r.o.event(ctx, mig, virtkit.EventTypeNormal, EventReasonSuccessfulMigration, "Migrate", "Source node reported migration succeeded")
+		r.o.event(ctx, mig, virtkit.EventTypeNormal, virtkit.EventReasonSuccessfulMigration, "Migrate", "Source node reported migration succeeded")
 	case virtkit.MigrationFailed:
 		reason := ""
 		if ms := mig.Status.MigrationState; ms != nil {
 			reason = ms.FailureReason
 		}
-		r.o.event(ctx, mig, virtkit.EventTypeWarning, EventReasonFailedMigration, "Migrate", "Migration failed: %s", reason)
+		r.o.event(ctx, mig, virtkit.EventTypeWarning, virtkit.EventReasonFailedMigration, "Migrate", "Migration failed: %s", reason)
 	}
-	if r.o.TracerProvider == nil || mig.Annotations[TraceParentAnnotation] == "" {
+	if r.o.TracerProvider == nil || mig.Annotations[virtkit.TraceParentAnnotation] == "" {
 		return
 	}
 	ts := mig.Status.PhaseTransitionTimestamps
@@ -75,7 +76,7 @@ func (r *MigrationReconciler) recordMigrationPhase(ctx context.Context, mig *vir
 			}
 		}
 	}
-	pctx := TraceContext(ctx, mig, TraceParentAnnotation)
+	pctx := tracing.TraceContext(ctx, mig, virtkit.TraceParentAnnotation)
 	tr := r.o.tracer()
 	for i := from; i < len(ts); i++ {
 		last := i == len(ts)-1
@@ -86,7 +87,7 @@ func (r *MigrationReconciler) recordMigrationPhase(ctx context.Context, mig *vir
 		if !last {
 			end = ts[i+1].PhaseTransitionTimestamp.Time
 		}
-		attrs := []attribute.KeyValue{AttrMigration.String(mig.Name), AttrPhase.String(string(ts[i].Phase))}
+		attrs := []attribute.KeyValue{tracing.AttrMigration.String(mig.Name), tracing.AttrPhase.String(string(ts[i].Phase))}
 		if ms := mig.Status.MigrationState; ms != nil {
 			attrs = append(attrs, attribute.String("virtkit.source_node", ms.SourceNode), attribute.String("virtkit.target_node", ms.TargetNode))
 		}

@@ -1,70 +1,8 @@
 package controller
 
 import (
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/virtkit/virtkit"
 )
-
-// KubeVirt's cluster-wide migration defaults.
-const (
-	DefaultParallelMigrationsPerCluster      uint32 = 5
-	DefaultParallelOutboundMigrationsPerNode uint32 = 2
-	DefaultCompletionTimeoutPerGiB           int64  = 150
-	DefaultProgressTimeout                   int64  = 150
-	DefaultMaxDowntimeMs                     uint64 = 900
-)
-
-// DefaultMigrationConfiguration returns KubeVirt's cluster migration
-// defaults: 5 parallel migrations per cluster, 2 outbound per node,
-// unlimited bandwidth ("0Mi"), 150 s per GiB to complete, 150 s without
-// progress, maxDowntimeMs 900, no auto-converge, no post-copy, no workload
-// disruption, no unsafe override.
-func DefaultMigrationConfiguration() *virtkit.MigrationConfiguration {
-	bw := resource.MustParse("0Mi")
-	f := false
-	return &virtkit.MigrationConfiguration{
-		ParallelMigrationsPerCluster:      ptrTo(DefaultParallelMigrationsPerCluster),
-		ParallelOutboundMigrationsPerNode: ptrTo(DefaultParallelOutboundMigrationsPerNode),
-		BandwidthPerMigration:             &bw,
-		CompletionTimeoutPerGiB:           ptrTo(DefaultCompletionTimeoutPerGiB),
-		ProgressTimeout:                   ptrTo(DefaultProgressTimeout),
-		MaxDowntimeMs:                     ptrTo(DefaultMaxDowntimeMs),
-		UnsafeMigrationOverride:           ptrTo(f),
-		AllowAutoConverge:                 ptrTo(f),
-		AllowPostCopy:                     ptrTo(f),
-		// allowWorkloadDisruption follows allowPostCopy when unset
-		// (GetMigrationConfiguration); resolved in withDisruption.
-	}
-}
-
-// ClusterMigrationConfiguration returns the effective cluster
-// configuration: KubeVirt's defaults with every field set in override on
-// top (fields override leaves nil keep their default), as KubeVirt
-// unmarshals the KubeVirt CR's migrations section over its defaults.
-// allowWorkloadDisruption follows allowPostCopy when neither sets it.
-func ClusterMigrationConfiguration(override *virtkit.MigrationConfiguration) *virtkit.MigrationConfiguration {
-	out := DefaultMigrationConfiguration()
-	if o := override; o != nil {
-		o = o.DeepCopy()
-		setIf(&out.ParallelMigrationsPerCluster, o.ParallelMigrationsPerCluster)
-		setIf(&out.ParallelOutboundMigrationsPerNode, o.ParallelOutboundMigrationsPerNode)
-		setIf(&out.BandwidthPerMigration, o.BandwidthPerMigration)
-		setIf(&out.CompletionTimeoutPerGiB, o.CompletionTimeoutPerGiB)
-		setIf(&out.ProgressTimeout, o.ProgressTimeout)
-		setIf(&out.MaxDowntimeMs, o.MaxDowntimeMs)
-		setIf(&out.UnsafeMigrationOverride, o.UnsafeMigrationOverride)
-		setIf(&out.AllowAutoConverge, o.AllowAutoConverge)
-		setIf(&out.AllowPostCopy, o.AllowPostCopy)
-		setIf(&out.AllowWorkloadDisruption, o.AllowWorkloadDisruption)
-		setIf(&out.DisableTLS, o.DisableTLS)
-		setIf(&out.Network, o.Network)
-	}
-	if out.AllowWorkloadDisruption == nil {
-		out.AllowWorkloadDisruption = ptrTo(*out.AllowPostCopy)
-	}
-	return out
-}
 
 // MatchMigrationPolicy returns the policy that applies to vmi, or nil, with
 // KubeVirt's precedence: a policy needs selectors; every
@@ -139,14 +77,14 @@ func countMatches(want virtkit.LabelSelectorMap, have map[string]string) (int, b
 
 // ResolveMigrationConfiguration returns the configuration a migration of a
 // VMI uses: the cluster configuration (already merged over the defaults,
-// see [ClusterMigrationConfiguration]) with the fields the policy sets on
+// see [virtkit.ClusterMigrationConfiguration]) with the fields the policy sets on
 // top. A policy can change allowAutoConverge, bandwidthPerMigration,
 // completionTimeoutPerGiB, maxDowntimeMs, allowPostCopy and
 // allowWorkloadDisruption (which follows allowPostCopy when the policy sets
 // only the latter); parallelism, progressTimeout, TLS, network and the
 // unsafe override stay the cluster's. policy may be nil.
 func ResolveMigrationConfiguration(cluster *virtkit.MigrationConfiguration, policy *virtkit.MigrationPolicy) *virtkit.MigrationConfiguration {
-	out := ClusterMigrationConfiguration(cluster)
+	out := virtkit.ClusterMigrationConfiguration(cluster)
 	if policy == nil {
 		return out
 	}

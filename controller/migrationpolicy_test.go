@@ -85,7 +85,7 @@ func TestMatchMigrationPolicy(t *testing.T) {
 }
 
 func TestClusterMigrationConfigurationDefaults(t *testing.T) {
-	cfg := ClusterMigrationConfiguration(nil)
+	cfg := virtkit.ClusterMigrationConfiguration(nil)
 	assert.Equal(t, uint32(5), *cfg.ParallelMigrationsPerCluster)
 	assert.Equal(t, uint32(2), *cfg.ParallelOutboundMigrationsPerNode)
 	assert.True(t, cfg.BandwidthPerMigration.IsZero())
@@ -101,7 +101,7 @@ func TestClusterMigrationConfigurationDefaults(t *testing.T) {
 	assert.Nil(t, cfg.Network)
 
 	// A cluster override replaces only what it sets.
-	over := ClusterMigrationConfiguration(&virtkit.MigrationConfiguration{
+	over := virtkit.ClusterMigrationConfiguration(&virtkit.MigrationConfiguration{
 		ParallelMigrationsPerCluster: ptrTo[uint32](9), AllowPostCopy: ptrTo(true),
 	})
 	assert.Equal(t, uint32(9), *over.ParallelMigrationsPerCluster)

@@ -13,15 +13,9 @@ import (
 	utilptr "k8s.io/utils/ptr"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
-
-// NamespaceFinalizer is Kubernetes' namespace finalizer ("kubernetes"): a
-// namespace keeps it in spec.finalizers until its content is deleted. The
-// store's graceful deletion keys on metadata.finalizers, so a namespace
-// carries it there too (see [NewNamespace]); the namespace controller
-// removes both.
-const NamespaceFinalizer = string(corev1.FinalizerKubernetes)
 
 // SystemNamespaces are the namespaces kube-apiserver creates at start:
 // default, kube-system and kube-public.
@@ -30,11 +24,11 @@ func SystemNamespaces() []string {
 }
 
 // NewNamespace returns an Active namespace of that name carrying
-// [NamespaceFinalizer] in spec.finalizers and metadata.finalizers.
+// [virtkit.NamespaceFinalizer] in spec.finalizers and metadata.finalizers.
 func NewNamespace(name string) *corev1.Namespace {
 	return &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: virtkit.KindNamespace},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{NamespaceFinalizer}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{virtkit.NamespaceFinalizer}},
 		Spec:       corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}},
 		Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
 	}
@@ -61,7 +55,7 @@ const namespaceRecheck = 2 * time.Second
 // deletionTimestamp it sets status.phase Terminating, deletes every object
 // of every namespaced kind the store knows in it (in the background; their
 // own finalizers run as usual), and once none is left removes
-// [NamespaceFinalizer] from spec.finalizers and metadata.finalizers, which
+// [virtkit.NamespaceFinalizer] from spec.finalizers and metadata.finalizers, which
 // lets the store remove the namespace. Other finalizers in spec.finalizers
 // are left to their owners; the namespace goes when all are gone.
 //
@@ -99,39 +93,39 @@ func NewNamespaceReconciler(o ReconcilerOptions) (*NamespaceReconciler, error) {
 }
 
 // Watches returns the namespaces being deleted.
-func (r *NamespaceReconciler) Watches() []Watch {
-	return []Watch{{
+func (r *NamespaceReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{{
 		NewList: func() virtkit.ObjectList { return &corev1.NamespaceList{} },
-		Map: func(_ context.Context, obj virtkit.Object) []Request {
+		Map: func(_ context.Context, obj virtkit.Object) []reconcile.Request {
 			if obj.GetDeletionTimestamp() == nil {
 				return nil
 			}
-			return []Request{{Name: obj.GetName()}}
+			return []reconcile.Request{{Name: obj.GetName()}}
 		},
 	}}
 }
 
 // Reconcile implements Reconciler.
-func (r *NamespaceReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *NamespaceReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ns := &corev1.Namespace{}
 	found, err := getOptional(ctx, r.o.Store, store.Key{Name: req.Name}, ns)
 	if err != nil || !found || ns.DeletionTimestamp == nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if ns.Status.Phase != corev1.NamespaceTerminating {
 		ns.Status.Phase = corev1.NamespaceTerminating
 		if err := r.o.Store.UpdateStatus(ctx, ns); err != nil {
-			return Result{}, ignoreNotFound(err)
+			return reconcile.Result{}, ignoreNotFound(err)
 		}
 	}
 	left, err := r.deleteContent(ctx, ns.Name)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if left > 0 {
-		return Result{RequeueAfter: namespaceRecheck}, nil
+		return reconcile.Result{RequeueAfter: namespaceRecheck}, nil
 	}
-	return Result{}, ignoreNotFound(retryOnConflict(ctx, func() error {
+	return reconcile.Result{}, ignoreNotFound(retryOnConflict(ctx, func() error {
 		cur := &corev1.Namespace{}
 		if err := r.o.Store.Get(ctx, store.Key{Name: req.Name}, cur); err != nil {
 			return err
@@ -148,7 +142,7 @@ func (r *NamespaceReconciler) Reconcile(ctx context.Context, req Request) (Resul
 			cur.Spec.Finalizers = spec
 		}
 		// The store finalizer goes with the last spec finalizer.
-		changedMeta := len(spec) == 0 && removeFinalizers(cur, NamespaceFinalizer)
+		changedMeta := len(spec) == 0 && removeFinalizers(cur, virtkit.NamespaceFinalizer)
 		if !changedSpec && !changedMeta {
 			return nil
 		}

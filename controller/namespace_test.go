@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -56,7 +57,7 @@ func TestNamespaceReconciler(t *testing.T) {
 			if tt.delete {
 				require.NoError(t, st.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, store.DeleteOptions{}))
 			}
-			res, err := r.Reconcile(ctx, Request{Name: "team"})
+			res, err := r.Reconcile(ctx, reconcile.Request{Name: "team"})
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantRequeue, res.RequeueAfter > 0)
 
@@ -100,7 +101,7 @@ func TestEnsureNamespacesKeepsExisting(t *testing.T) {
 	require.NoError(t, st.Get(ctx, store.Key{Name: "default"}, got))
 	assert.Equal(t, "b", got.Labels["a"])
 	assert.Equal(t, corev1.NamespaceActive, got.Status.Phase)
-	assert.Equal(t, []string{NamespaceFinalizer}, got.Finalizers)
+	assert.Equal(t, []string{virtkit.NamespaceFinalizer}, got.Finalizers)
 	list := &corev1.NamespaceList{}
 	require.NoError(t, st.List(ctx, list, store.ListOptions{}))
 	assert.Len(t, list.Items, 3)

@@ -12,6 +12,8 @@ import (
 	utilclock "k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/events"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -48,7 +50,7 @@ type NodeHealthOptions struct {
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
 	// Events records NodeUnresponsive events; nil records none.
-	Events EventRecorder
+	Events events.EventRecorder
 }
 
 // NodeHealthReconciler watches node agents' heartbeats (Node
@@ -62,7 +64,7 @@ type NodeHealthOptions struct {
 //     scheduler places nothing on a node that is not Ready.
 //  2. UnresponsiveGracePeriod later, every VMI on the node (status.nodeName)
 //     that is not final becomes Failed with status.reason NodeUnresponsive,
-//     and the node agent's finalizer ([NodeAgentFinalizer]) is removed from
+//     and the node agent's finalizer ([virtkit.NodeAgentFinalizer]) is removed from
 //     it, because that agent is not there to remove it. The VMI controller
 //     then releases the VMI and the VM controller replaces it on another
 //     node where the run strategy says so (Always, RerunOnFailure).
@@ -80,9 +82,9 @@ type NodeHealthOptions struct {
 // guests keep running would run them twice until its agent reconnects.
 //
 // Fencing: a node agent that publishes its fence timeout F on its Node
-// ([FenceTimeoutAnnotation]) promises to destroy its own guests once it has
+// ([virtkit.FenceTimeoutAnnotation]) promises to destroy its own guests once it has
 // not renewed its heartbeat for F (see package node). For such a node the
-// VMIs are failed no sooner than [MinNodeGrace](F) = F + F/2 after the last
+// VMIs are failed no sooner than [virtkit.MinNodeGrace](F) = F + F/2 after the last
 // heartbeat change this reconciler saw, even when MonitorGracePeriod plus
 // UnresponsiveGracePeriod is shorter: the F/2 margin covers the agent's
 // check interval, the destroy calls and the time the heartbeat write takes.
@@ -127,18 +129,18 @@ type heartbeatSeen struct {
 	missing bool
 }
 
-var _ Reconciler = (*NodeHealthReconciler)(nil)
+var _ reconcile.Reconciler = (*NodeHealthReconciler)(nil)
 
 // NewNodeHealthReconciler returns the node-health reconciler.
 func NewNodeHealthReconciler(o NodeHealthOptions) (*NodeHealthReconciler, error) {
 	if o.Store == nil {
-		return nil, fmt.Errorf("%w: nodehealth: Store: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: nodehealth: Store: required", reconcile.ErrInvalidOptions)
 	}
 	if o.MonitorGracePeriod < 0 {
-		return nil, fmt.Errorf("%w: nodehealth: MonitorGracePeriod: %v is negative", ErrInvalidOptions, o.MonitorGracePeriod)
+		return nil, fmt.Errorf("%w: nodehealth: MonitorGracePeriod: %v is negative", reconcile.ErrInvalidOptions, o.MonitorGracePeriod)
 	}
 	if o.UnresponsiveGracePeriod < 0 {
-		return nil, fmt.Errorf("%w: nodehealth: UnresponsiveGracePeriod: %v is negative", ErrInvalidOptions, o.UnresponsiveGracePeriod)
+		return nil, fmt.Errorf("%w: nodehealth: UnresponsiveGracePeriod: %v is negative", reconcile.ErrInvalidOptions, o.UnresponsiveGracePeriod)
 	}
 	if o.MonitorGracePeriod == 0 {
 		o.MonitorGracePeriod = DefaultNodeMonitorGracePeriod
@@ -161,62 +163,62 @@ func NewNodeHealthReconciler(o NodeHealthOptions) (*NodeHealthReconciler, error)
 
 // Watches returns what the reconciler must be fed: Nodes, and VMIs mapped
 // to their node (so a VMI that lands on a dead node is failed too).
-func (r *NodeHealthReconciler) Watches() []Watch {
-	return []Watch{
+func (r *NodeHealthReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{
 		{NewList: nodeList},
-		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []Request {
+		{NewList: vmiList, Map: func(_ context.Context, obj virtkit.Object) []reconcile.Request {
 			vmi, ok := obj.(*virtkit.VirtualMachineInstance)
 			if !ok || vmi.Status.NodeName == "" || vmi.IsFinal() || r.isHealthy(vmi.Status.NodeName) {
 				return nil
 			}
-			return []Request{{Name: vmi.Status.NodeName}}
+			return []reconcile.Request{{Name: vmi.Status.NodeName}}
 		}},
 	}
 }
 
 // Reconcile implements Reconciler; req.Name is a Node name.
-func (r *NodeHealthReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *NodeHealthReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	healthy := false
 	defer func() { r.setHealthy(req.Name, healthy) }()
 	node := &virtkit.Node{}
 	found, err := getOptional(ctx, r.o.Store, store.Key{Name: req.Name}, node)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if !found {
 		return r.reconcileMissing(ctx, req.Name)
 	}
 	hb := node.Status.LastHeartbeatTime
 	if hb == nil {
-		return Result{}, nil // never reported: nothing can run there
+		return reconcile.Result{}, nil // never reported: nothing can run there
 	}
 	s := r.observe(req.Name, hb.Time, r.fenceTimeout(node))
 	silent := r.o.Now().Sub(s.at)
 	if silent < r.o.MonitorGracePeriod {
 		healthy = true
-		return Result{RequeueAfter: r.o.MonitorGracePeriod - silent + time.Second}, nil
+		return reconcile.Result{RequeueAfter: r.o.MonitorGracePeriod - silent + time.Second}, nil
 	}
 	if err := r.markNotReady(ctx, node); err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	deadline := r.failAfter(s)
 	if silent < deadline {
-		return Result{RequeueAfter: deadline - silent + time.Second}, nil
+		return reconcile.Result{RequeueAfter: deadline - silent + time.Second}, nil
 	}
-	return Result{}, r.failVMIs(ctx, req.Name, fmt.Sprintf("no heartbeat for %v", silent.Round(time.Second)))
+	return reconcile.Result{}, r.failVMIs(ctx, req.Name, fmt.Sprintf("no heartbeat for %v", silent.Round(time.Second)))
 }
 
 // reconcileMissing handles a node whose Node object does not exist. A live
 // agent re-creates it with its next heartbeat, so its VMIs are failed only
 // after the grace of a silent node.
-func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string) (Result, error) {
+func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string) (reconcile.Result, error) {
 	vmis, err := r.vmisOn(ctx, name)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if len(vmis) == 0 {
 		r.forget(name) // nothing to protect; keep the memory bounded
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	r.mu.Lock()
 	s, ok := r.seen[name]
@@ -237,7 +239,7 @@ func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string
 			r.log.Info("node object missing; waiting for its agent to register it again", "node", name,
 				"vmis", len(vmis), "failIn", (deadline - silent).Round(time.Second))
 		}
-		return Result{RequeueAfter: deadline - silent + time.Second}, nil
+		return reconcile.Result{RequeueAfter: deadline - silent + time.Second}, nil
 	}
 	why := fmt.Sprintf("node object deleted and no heartbeat for %v", silent.Round(time.Second))
 	var errs []error
@@ -246,16 +248,16 @@ func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string
 			errs = append(errs, fmt.Errorf("VMI %s/%s: %w", vmi.Namespace, vmi.Name, err))
 		}
 	}
-	return Result{}, errors.Join(errs...)
+	return reconcile.Result{}, errors.Join(errs...)
 }
 
 // failAfter is how long after the last heartbeat change a node's VMIs are
-// failed: the configured grace, extended to MinNodeGrace of the node's
+// failed: the configured grace, extended to virtkit.MinNodeGrace of the node's
 // fence timeout.
 func (r *NodeHealthReconciler) failAfter(s heartbeatSeen) time.Duration {
 	d := r.o.MonitorGracePeriod + r.o.UnresponsiveGracePeriod
 	if s.fence > 0 {
-		d = max(d, MinNodeGrace(s.fence))
+		d = max(d, virtkit.MinNodeGrace(s.fence))
 	}
 	return d
 }
@@ -263,18 +265,18 @@ func (r *NodeHealthReconciler) failAfter(s heartbeatSeen) time.Duration {
 // fenceTimeout reads the fence timeout a node agent published; 0 when
 // there is none or it cannot be read.
 func (r *NodeHealthReconciler) fenceTimeout(node *virtkit.Node) time.Duration {
-	v, ok := node.Annotations[FenceTimeoutAnnotation]
+	v, ok := node.Annotations[virtkit.FenceTimeoutAnnotation]
 	if !ok {
 		return 0
 	}
-	d, err := ParseFenceTimeout(v)
+	d, err := virtkit.ParseFenceTimeout(v)
 	if err != nil {
 		r.log.Warn("ignoring the node's fence timeout", "node", node.Name, "err", err)
 		return 0
 	}
-	if g := r.o.MonitorGracePeriod + r.o.UnresponsiveGracePeriod; MinNodeGrace(d) > g {
+	if g := r.o.MonitorGracePeriod + r.o.UnresponsiveGracePeriod; virtkit.MinNodeGrace(d) > g {
 		r.log.Debug("node fences late: its VMIs wait longer than the configured grace", "node", node.Name,
-			"fenceTimeout", d, "grace", g, "wait", MinNodeGrace(d))
+			"fenceTimeout", d, "grace", g, "wait", virtkit.MinNodeGrace(d))
 	}
 	return d
 }
@@ -339,7 +341,7 @@ func (r *NodeHealthReconciler) markNotReady(ctx context.Context, node *virtkit.N
 		return err
 	}
 	r.log.Warn("node not ready: heartbeat timed out", "node", node.Name)
-	RecordEvent(ctx, r.o.Events, node, virtkit.EventTypeWarning, EventReasonNodeUnresponsive, "Monitor", "node agent stopped posting heartbeats; marking the node not ready")
+	events.RecordEvent(ctx, r.o.Events, node, virtkit.EventTypeWarning, virtkit.EventReasonNodeUnresponsive, "Monitor", "node agent stopped posting heartbeats; marking the node not ready")
 	return nil
 }
 
@@ -394,15 +396,15 @@ func (r *NodeHealthReconciler) failVMI(ctx context.Context, vmi *virtkit.Virtual
 			return ignoreNotFound(err)
 		}
 		r.log.Warn("VMI failed: node unresponsive", "vmi", vmi.Namespace+"/"+vmi.Name, "node", vmi.Status.NodeName, "why", why)
-		RecordEvent(ctx, r.o.Events, vmi, virtkit.EventTypeWarning, EventReasonNodeUnresponsive, "Fail", "node agent on %s is not responsive: %s; marking the VMI failed", vmi.Status.NodeName, why)
+		events.RecordEvent(ctx, r.o.Events, vmi, virtkit.EventTypeWarning, virtkit.EventReasonNodeUnresponsive, "Fail", "node agent on %s is not responsive: %s; marking the VMI failed", vmi.Status.NodeName, why)
 	} else if vmi.Status.Reason != virtkit.NodeUnresponsiveReason {
 		// Final before the node went silent: its agent wrote the phase
 		// but may have died before it released the VMI.
-		if !hasFinalizer(vmi, NodeAgentFinalizer) {
+		if !hasFinalizer(vmi, virtkit.NodeAgentFinalizer) {
 			return nil
 		}
 	}
-	if removeFinalizers(vmi, NodeAgentFinalizer) {
+	if removeFinalizers(vmi, virtkit.NodeAgentFinalizer) {
 		return ignoreNotFound(r.o.Store.Update(ctx, vmi))
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -28,7 +29,7 @@ func ExampleNodeHealthReconciler() {
 			Conditions: []virtkit.Condition{{Type: virtkit.NodeReady, Status: virtkit.ConditionTrue}}},
 	})
 	vmi := &virtkit.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web",
-		Finalizers: []string{controller.NodeAgentFinalizer}}}
+		Finalizers: []string{virtkit.NodeAgentFinalizer}}}
 	_ = st.Create(ctx, vmi)
 	vmi.Status = virtkit.VirtualMachineInstanceStatus{Phase: virtkit.Running, NodeName: "host-1"}
 	_ = st.UpdateStatus(ctx, vmi)
@@ -45,7 +46,7 @@ func ExampleNodeHealthReconciler() {
 	}
 	for _, step := range []time.Duration{0, 45 * time.Second, time.Minute} {
 		now = now.Add(step)
-		res, _ := r.Reconcile(ctx, controller.Request{Name: "host-1"})
+		res, _ := r.Reconcile(ctx, reconcile.Request{Name: "host-1"})
 		show()
 		fmt.Println("  look again in", res.RequeueAfter)
 	}

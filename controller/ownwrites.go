@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -85,11 +86,11 @@ func (o *ownWrites) forget(kind string, key store.Key) {
 }
 
 // skipOwn wraps a MapFunc: events carrying our own writes map to nothing.
-func (o *ownWrites) skipOwn(next MapFunc) MapFunc {
+func (o *ownWrites) skipOwn(next reconcile.MapFunc) reconcile.MapFunc {
 	if next == nil {
-		next = ObjectKey
+		next = reconcile.ObjectKey
 	}
-	return func(ctx context.Context, obj virtkit.Object) []Request {
+	return func(ctx context.Context, obj virtkit.Object) []reconcile.Request {
 		if o.own(obj) {
 			return nil
 		}
@@ -101,7 +102,7 @@ func (o *ownWrites) skipOwn(next MapFunc) MapFunc {
 type recordingStore struct {
 	store.Store
 	own   *ownWrites
-	cache *SharedCache // nil: none to tell
+	cache *reconcile.SharedCache // nil: none to tell
 }
 
 // wrote records a successful write that produced a new version.

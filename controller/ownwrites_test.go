@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -19,7 +20,7 @@ func TestOwnWritesSkipTheirOwnEventOnce(t *testing.T) {
 	st := store.NewMemory()
 	own := newOwnWrites()
 	rec := recordingStore{Store: st, own: own}
-	mapFn := own.skipOwn(ObjectKey)
+	mapFn := own.skipOwn(reconcile.ObjectKey)
 
 	vm := newVM("vm", virtkit.RunStrategyAlways)
 	require.NoError(t, rec.Create(ctx, vm))

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
 )
@@ -145,12 +146,12 @@ func (c *placementCache) settled(vmi *virtkit.VirtualMachineInstance) bool {
 	return !waiting && c.placements.Current(vmi)
 }
 
-func (c *placementCache) waitingRequests() []Request {
+func (c *placementCache) waitingRequests() []reconcile.Request {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]Request, 0, len(c.waiting))
+	out := make([]reconcile.Request, 0, len(c.waiting))
 	for k := range c.waiting {
-		out = append(out, Request{Namespace: k.Namespace, Name: k.Name})
+		out = append(out, reconcile.Request{Namespace: k.Namespace, Name: k.Name})
 	}
 	return out
 }

@@ -15,22 +15,10 @@ import (
 	utilclock "k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/events"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
-)
-
-// Protocol names shared with node agents (see the package documentation).
-const (
-	// NodeAgentFinalizer is the node agent's finalizer on a VMI it runs.
-	NodeAgentFinalizer = "virtkit.io/node-agent"
-	// PauseRequestAnnotation on a VMI: "true" pause, "false" unpause.
-	PauseRequestAnnotation = "virtkit.io/pause-request"
-	// SoftRebootRequestAnnotation on a VMI: a token; the agent reboots the
-	// guest once and removes the annotation.
-	SoftRebootRequestAnnotation = "virtkit.io/soft-reboot-request"
-	// DrainTaintKey is the NoSchedule taint that, with spec.unschedulable,
-	// marks a node for evacuation (KubeVirt's nodeDrainTaintKey default).
-	DrainTaintKey = "kubevirt.io/drain"
 )
 
 // ReconcilerOptions configure the built-in reconcilers. Store is required;
@@ -61,7 +49,7 @@ type ReconcilerOptions struct {
 	Logger *slog.Logger
 	// Events records Kubernetes-style events about reconciled objects
 	// (KubeVirt's reasons); nil records none.
-	Events EventRecorder
+	Events events.EventRecorder
 	// TracerProvider traces VM starts and migrations (see tracing.go);
 	// nil traces nothing.
 	TracerProvider trace.TracerProvider
@@ -69,12 +57,12 @@ type ReconcilerOptions struct {
 	// reconciler's VMI, placement's nodes) from a process-wide cache
 	// without copying, and learns of their own writes at once. Writes
 	// always go to Store. Nil reads everything from Store.
-	Cache *SharedCache
+	Cache *reconcile.SharedCache
 }
 
 func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) {
 	if o.Store == nil {
-		return o, fmt.Errorf("%w: %s: Store: required", ErrInvalidOptions, name)
+		return o, fmt.Errorf("%w: %s: Store: required", reconcile.ErrInvalidOptions, name)
 	}
 	if o.Clock == nil {
 		o.Clock = utilclock.RealClock{}
@@ -98,7 +86,9 @@ func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) 
 func (o ReconcilerOptions) now() metav1.Time { return metav1.NewTime(o.Now()) }
 
 // keyOf returns the store key of a request.
-func keyOf(req Request) store.Key { return store.Key{Namespace: req.Namespace, Name: req.Name} }
+func keyOf(req reconcile.Request) store.Key {
+	return store.Key{Namespace: req.Namespace, Name: req.Name}
+}
 
 // getOptional reads obj; found=false (and no error) when it does not exist.
 func getOptional(ctx context.Context, st store.Store, key store.Key, obj virtkit.Object) (found bool, err error) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -28,7 +29,7 @@ type ReplicaSetReconciler struct {
 	o ReconcilerOptions
 }
 
-var _ Reconciler = (*ReplicaSetReconciler)(nil)
+var _ reconcile.Reconciler = (*ReplicaSetReconciler)(nil)
 
 // NewReplicaSetReconciler returns the ReplicaSet reconciler.
 func NewReplicaSetReconciler(o ReconcilerOptions) (*ReplicaSetReconciler, error) {
@@ -42,42 +43,42 @@ func NewReplicaSetReconciler(o ReconcilerOptions) (*ReplicaSetReconciler, error)
 // Watches returns what the reconciler must be fed: ReplicaSets, and VMIs
 // mapped to their controlling ReplicaSet (orphans are found on the
 // ReplicaSet's next reconcile or resync).
-func (r *ReplicaSetReconciler) Watches() []Watch {
-	return []Watch{
+func (r *ReplicaSetReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{
 		{NewList: rsList},
-		{NewList: vmiList, Map: ControllerOwner(virtkit.KindVirtualMachineInstanceReplicaSet)},
+		{NewList: vmiList, Map: reconcile.ControllerOwner(virtkit.KindVirtualMachineInstanceReplicaSet)},
 	}
 }
 
 // Reconcile implements Reconciler.
-func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	key := keyOf(req)
 	rs := &virtkit.VirtualMachineInstanceReplicaSet{}
 	found, err := getOptional(ctx, r.o.Store, key, rs)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	vmis := &virtkit.VirtualMachineInstanceList{}
 	if err := r.o.Store.List(ctx, vmis, store.ListOptions{Namespace: req.Namespace}); err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if found && rs.DeletionTimestamp != nil && hasFinalizer(rs, store.FinalizerOrphanDependents) {
-		return Result{}, nil // the garbage collector orphans its VMIs
+		return reconcile.Result{}, nil // the garbage collector orphans its VMIs
 	}
 	if !found || rs.DeletionTimestamp != nil {
 		// Delete what the ReplicaSet controlled (without waiting for a
 		// garbage collector).
-		return Result{}, r.deleteOwned(ctx, req.Name, rs, vmis.Items)
+		return reconcile.Result{}, r.deleteOwned(ctx, req.Name, rs, vmis.Items)
 	}
 	now := r.o.now()
 	orig := rs.Status.DeepCopy()
 
 	if rs.Spec.Selector == nil {
-		return Result{}, TerminalError(fmt.Errorf("replicaset %s: spec.selector: required", key))
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("replicaset %s: spec.selector: required", key))
 	}
 	sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil {
-		return Result{}, TerminalError(fmt.Errorf("replicaset %s: spec.selector: %w", key, err))
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("replicaset %s: spec.selector: %w", key, err))
 	}
 
 	var active, finished []*virtkit.VirtualMachineInstance
@@ -85,7 +86,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req Request) (Resu
 		vmi := &vmis.Items[i]
 		owned, err := r.claim(ctx, rs, sel, vmi)
 		if err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		if !owned || vmi.DeletionTimestamp != nil {
 			continue
@@ -164,10 +165,10 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req Request) (Resu
 	}
 	if !equality.Semantic.DeepEqual(orig, st) {
 		if err := r.o.Store.UpdateStatus(ctx, rs); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 	}
-	return Result{}, scaleErr
+	return reconcile.Result{}, scaleErr
 }
 
 // claim adopts a matching orphan and releases an owned VMI whose labels
@@ -201,7 +202,7 @@ func (r *ReplicaSetReconciler) claim(ctx context.Context, rs *virtkit.VirtualMac
 func (r *ReplicaSetReconciler) create(ctx context.Context, rs *virtkit.VirtualMachineInstanceReplicaSet) (*virtkit.VirtualMachineInstance, error) {
 	tmpl := rs.Spec.Template
 	if tmpl == nil {
-		return nil, TerminalError(fmt.Errorf("replicaset %s/%s: spec.template: required", rs.Namespace, rs.Name))
+		return nil, reconcile.TerminalError(fmt.Errorf("replicaset %s/%s: spec.template: required", rs.Namespace, rs.Name))
 	}
 	base := tmpl.ObjectMeta.Name
 	if base == "" {
@@ -227,10 +228,10 @@ func (r *ReplicaSetReconciler) create(ctx context.Context, rs *virtkit.VirtualMa
 	// KubeVirt's webhook does when the ReplicaSet controller creates it.
 	r.o.Defaults.SetDefaults(vmi)
 	if err := r.o.createVMI(ctx, rs, virtkit.KindVirtualMachineInstanceReplicaSet, vmi); err != nil {
-		r.o.event(ctx, rs, virtkit.EventTypeWarning, EventReasonFailedCreate, "Create", "Error creating virtual machine instance: %v", err)
+		r.o.event(ctx, rs, virtkit.EventTypeWarning, virtkit.EventReasonFailedCreate, "Create", "Error creating virtual machine instance: %v", err)
 		return nil, fmt.Errorf("create vmi for replicaset %s/%s: %w", rs.Namespace, rs.Name, err)
 	}
-	r.o.event(ctx, rs, virtkit.EventTypeNormal, EventReasonSuccessfulCreate, "Create", "Created virtual machine instance %s", vmi.Name)
+	r.o.event(ctx, rs, virtkit.EventTypeNormal, virtkit.EventReasonSuccessfulCreate, "Create", "Created virtual machine instance %s", vmi.Name)
 	return vmi, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -134,10 +135,10 @@ func TestReplicaSetBurst(t *testing.T) {
 	e := newEnv(t, 0)
 	e.addNode("n1", "1000", "1000Gi")
 	require.NoError(t, e.st.Create(e.ctx, newRS("web", 300)))
-	_, err := e.rs.Reconcile(e.ctx, Request{"default", "web"})
+	_, err := e.rs.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "web"})
 	require.NoError(t, err)
 	assert.Len(t, e.vmisOf("web"), BurstReplicas)
-	_, err = e.rs.Reconcile(e.ctx, Request{"default", "web"})
+	_, err = e.rs.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "web"})
 	require.NoError(t, err)
 	assert.Len(t, e.vmisOf("web"), 300)
 }
@@ -147,7 +148,7 @@ func TestReplicaSetDeletionDeletesVMIs(t *testing.T) {
 	require.NoError(t, e.st.Create(e.ctx, newRS("web", 2)))
 	e.settle()
 	require.NoError(t, e.st.Delete(e.ctx, e.getRS("web"), store.DeleteOptions{}))
-	_, err := e.rs.Reconcile(e.ctx, Request{"default", "web"})
+	_, err := e.rs.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "web"})
 	require.NoError(t, err)
 	e.settle()
 	assert.Empty(t, e.vmisOf("web"))
@@ -158,8 +159,8 @@ func TestReplicaSetBadSelectorIsTerminal(t *testing.T) {
 	rs := newRS("web", 1)
 	rs.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}}
 	require.NoError(t, e.st.Create(e.ctx, rs))
-	_, err := e.rs.Reconcile(e.ctx, Request{"default", "web"})
-	require.True(t, IsTerminal(err))
+	_, err := e.rs.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "web"})
+	require.True(t, reconcile.IsTerminal(err))
 	assert.Contains(t, err.Error(), "spec.selector")
 }
 

@@ -9,12 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
-func forced() RestartOptions {
+func forced() actions.RestartOptions {
 	zero := int64(0)
-	return RestartOptions{GracePeriodSeconds: &zero}
+	return actions.RestartOptions{GracePeriodSeconds: &zero}
 }
 
 // vmiUpdateConflict fails the first n spec/metadata updates of a VMI with
@@ -43,11 +45,11 @@ func TestForcedRestartWhileRestartUnderway(t *testing.T) {
 		underway func(e *env)
 	}{
 		{name: "restart queued", underway: func(e *env) {
-			require.NoError(t, Restart(e.ctx, e.st, key("vm"), RestartOptions{}))
+			require.NoError(t, actions.Restart(e.ctx, e.st, key("vm"), actions.RestartOptions{}))
 		}},
 		{name: "VMI already being deleted", underway: func(e *env) {
-			require.NoError(t, Restart(e.ctx, e.st, key("vm"), RestartOptions{}))
-			_, err := e.vm.Reconcile(e.ctx, Request{Namespace: "default", Name: "vm"})
+			require.NoError(t, actions.Restart(e.ctx, e.st, key("vm"), actions.RestartOptions{}))
+			_, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 			require.NoError(t, err)
 			require.NotNil(t, e.getVMI("vm").DeletionTimestamp, "the VM controller deletes the VMI")
 		}},
@@ -61,11 +63,11 @@ func TestForcedRestartWhileRestartUnderway(t *testing.T) {
 			tc.underway(e)
 			queued := e.getVM("vm").Status.StateChangeRequests
 
-			err := Restart(e.ctx, e.st, key("vm"), RestartOptions{})
-			require.ErrorIs(t, err, ErrConflictingAction, "an ordinary restart waits for the one underway")
+			err := actions.Restart(e.ctx, e.st, key("vm"), actions.RestartOptions{})
+			require.ErrorIs(t, err, actions.ErrConflictingAction, "an ordinary restart waits for the one underway")
 			assert.Contains(t, err.Error(), "stop/start already underway")
 
-			require.NoError(t, Restart(e.ctx, e.st, key("vm"), forced()), "a forced restart overrides the graceful stop")
+			require.NoError(t, actions.Restart(e.ctx, e.st, key("vm"), forced()), "a forced restart overrides the graceful stop")
 			vmi := e.getVMI("vm")
 			require.Equal(t, old.UID, vmi.UID)
 			require.NotNil(t, vmi.Spec.TerminationGracePeriodSeconds)
@@ -93,7 +95,7 @@ func TestForcedRestartRetriesAfterConflict(t *testing.T) {
 	old := e.getVMI("vm")
 
 	cs.n = 1
-	require.NoError(t, Restart(e.ctx, cs, key("vm"), forced()))
+	require.NoError(t, actions.Restart(e.ctx, cs, key("vm"), forced()))
 	assert.Zero(t, cs.n, "the conflict was injected")
 	vmi := e.getVMI("vm")
 	require.NotNil(t, vmi.Spec.TerminationGracePeriodSeconds)
@@ -113,9 +115,9 @@ func TestForcedRestartAfterStopDone(t *testing.T) {
 	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyManual)))
 	e.settle()
 	require.Nil(t, e.getVMI("vm"))
-	require.NoError(t, Start(e.ctx, e.st, key("vm"), StartOptions{}))
-	require.ErrorIs(t, Restart(e.ctx, e.st, key("vm"), RestartOptions{}), ErrConflictingAction)
-	require.NoError(t, Restart(e.ctx, e.st, key("vm"), forced()))
+	require.NoError(t, actions.Start(e.ctx, e.st, key("vm"), actions.StartOptions{}))
+	require.ErrorIs(t, actions.Restart(e.ctx, e.st, key("vm"), actions.RestartOptions{}), actions.ErrConflictingAction)
+	require.NoError(t, actions.Restart(e.ctx, e.st, key("vm"), forced()))
 	assert.Len(t, e.getVM("vm").Status.StateChangeRequests, 1, "the queued Start alone")
 	e.settle()
 	require.NotNil(t, e.getVMI("vm"))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/internal/backoff"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -62,7 +63,7 @@ type VMReconciler struct {
 // Running write will carry the conditions along).
 const handOffFlush = 5 * time.Second
 
-var _ Reconciler = (*VMReconciler)(nil)
+var _ reconcile.Reconciler = (*VMReconciler)(nil)
 
 // NewVMReconciler returns the VM reconciler.
 func NewVMReconciler(o ReconcilerOptions) (*VMReconciler, error) {
@@ -77,11 +78,11 @@ func NewVMReconciler(o ReconcilerOptions) (*VMReconciler, error) {
 
 // Watches returns what the reconciler must be fed: VMs, and VMIs mapped to
 // the VM that controls them. The events of its own writes are skipped.
-func (r *VMReconciler) Watches() []Watch {
-	return []Watch{
-		{NewList: vmList, Map: r.own.skipOwn(ObjectKey)},
-		{NewList: vmiList, Map: r.own.skipOwn(ControllerOwner(virtkit.KindVirtualMachine))},
-		{NewList: dataVolumeList, Map: ControllerOwner(virtkit.KindVirtualMachine)},
+func (r *VMReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{
+		{NewList: vmList, Map: r.own.skipOwn(reconcile.ObjectKey)},
+		{NewList: vmiList, Map: r.own.skipOwn(reconcile.ControllerOwner(virtkit.KindVirtualMachine))},
+		{NewList: dataVolumeList, Map: reconcile.ControllerOwner(virtkit.KindVirtualMachine)},
 	}
 }
 
@@ -104,18 +105,18 @@ type vmSync struct {
 }
 
 // Reconcile implements Reconciler.
-func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *VMReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	key := keyOf(req)
 	vm := &virtkit.VirtualMachine{}
 	found, err := getOptional(ctx, r.o.Store, key, vm)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	// The VMI is only read here; the few paths that write it copy it
 	// first (it may be the shared cache's object).
 	vmi, hasVMI, err := r.readVMI(ctx, key)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if !found {
 		r.clearDeferred(key)
@@ -130,12 +131,12 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 			fresh := &virtkit.VirtualMachineInstance{}
 			found, err := getOptional(ctx, r.o.Store, key, fresh)
 			if err != nil || !found || !controlledByVMNamed(fresh, req.Name) {
-				return Result{}, err
+				return reconcile.Result{}, err
 			}
 			_, err = r.releaseAndDelete(ctx, fresh)
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	if hasVMI {
 		ref := controllerOf(vmi)
@@ -148,14 +149,14 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 			vmi = vmi.DeepCopy()
 			vmi.OwnerReferences = append(vmi.OwnerReferences, newControllerRef(vm, virtkit.KindVirtualMachine))
 			if err := r.o.Store.Update(ctx, vmi); err != nil {
-				return Result{}, err
+				return reconcile.Result{}, err
 			}
 		case ref.Kind == virtkit.KindVirtualMachine && ref.UID != vm.UID:
 			// Left over from an earlier VM of the same name: collect it.
 			if _, err := r.releaseAndDelete(ctx, vmi); err != nil {
-				return Result{}, err
+				return reconcile.Result{}, err
 			}
-			return Result{RequeueAfter: time.Second}, nil
+			return reconcile.Result{RequeueAfter: time.Second}, nil
 		case ref.UID != vm.UID:
 			hasVMI = false // controlled by something else; creation will fail
 		}
@@ -172,18 +173,18 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req Request) (Result, erro
 	// both where the store allows it).
 	s.metaDirty = addFinalizer(vm, virtkit.VirtualMachineControllerFinalizer)
 	if err := r.releaseVMI(ctx, s); err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if err := r.syncRunStrategy(ctx, s); err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if err := r.updateStatus(ctx, s); err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if s.syncErr != nil {
-		return Result{}, s.syncErr
+		return reconcile.Result{}, s.syncErr
 	}
-	return Result{RequeueAfter: s.requeue}, nil
+	return reconcile.Result{RequeueAfter: s.requeue}, nil
 }
 
 // releaseVMI accounts a final or deleted VMI for start-failure backoff and
@@ -310,7 +311,7 @@ func (s *vmSync) startRequested() bool {
 func (r *VMReconciler) syncRunStrategy(ctx context.Context, s *vmSync) error {
 	rs, err := s.vm.RunStrategy()
 	if err != nil {
-		s.syncErr = TerminalError(err)
+		s.syncErr = reconcile.TerminalError(err)
 		s.failReason = ReasonInvalidRunStrategy
 		return nil
 	}
@@ -373,7 +374,7 @@ func (r *VMReconciler) syncRunStrategy(ctx context.Context, s *vmSync) error {
 			return r.start(ctx, s, true)
 		}
 	default:
-		s.syncErr = TerminalError(fmt.Errorf("spec.runStrategy: %q: %w", rs, virtkit.ErrNotSupported))
+		s.syncErr = reconcile.TerminalError(fmt.Errorf("spec.runStrategy: %q: %w", rs, virtkit.ErrNotSupported))
 		s.failReason = ReasonInvalidRunStrategy
 	}
 	return nil
@@ -425,7 +426,7 @@ func (r *VMReconciler) start(ctx context.Context, s *vmSync, backoffApplies bool
 	}
 	vmi, err := r.render(expanded)
 	if err != nil {
-		s.syncErr = TerminalError(err)
+		s.syncErr = reconcile.TerminalError(err)
 		s.failReason = ReasonFailedCreate
 		return nil
 	}
@@ -435,12 +436,12 @@ func (r *VMReconciler) start(ctx context.Context, s *vmSync, backoffApplies bool
 		}
 		s.syncErr = fmt.Errorf("create vmi %s/%s: %w", vmi.Namespace, vmi.Name, err)
 		s.failReason = ReasonFailedCreate
-		r.o.event(ctx, s.vm, virtkit.EventTypeWarning, EventReasonFailedCreate, "Create", "Error creating virtual machine instance: %v", err)
+		r.o.event(ctx, s.vm, virtkit.EventTypeWarning, virtkit.EventReasonFailedCreate, "Create", "Error creating virtual machine instance: %v", err)
 		return nil
 	}
 	s.vmi = vmi
 	s.createdVMI = true
-	r.o.event(ctx, s.vm, virtkit.EventTypeNormal, EventReasonSuccessfulCreate, "Create", "Created virtual machine instance %s", vmi.Name)
+	r.o.event(ctx, s.vm, virtkit.EventTypeNormal, virtkit.EventReasonSuccessfulCreate, "Create", "Created virtual machine instance %s", vmi.Name)
 	r.o.Logger.Debug("created vmi", "vm", s.vm.Namespace+"/"+s.vm.Name, "uid", vmi.UID)
 	return nil
 }

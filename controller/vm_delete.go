@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -13,7 +14,7 @@ import (
 // its VMI running: the garbage collector removes the owner reference, and
 // this reconciler its finalizer from the VMI, as does a VMI the collector
 // already orphaned.
-func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (Result, error) {
+func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (reconcile.Result, error) {
 	if s.vmi != nil {
 		// Read from the store, after the VM: the collector drops the owner
 		// reference before the orphan finalizer, so a VM read without that
@@ -22,7 +23,7 @@ func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (Result, erro
 		fresh := &virtkit.VirtualMachineInstance{}
 		found, err := getOptional(ctx, r.o.Store, store.KeyOf(s.vmi), fresh)
 		if err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		s.vmi = nil
 		if found {
@@ -33,7 +34,7 @@ func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (Result, erro
 		ref := controllerOf(s.vmi)
 		if ref == nil || ref.UID != s.vm.UID || hasFinalizer(s.vm, store.FinalizerOrphanDependents) {
 			if err := r.releaseOrphan(ctx, s.vmi); err != nil {
-				return Result{}, err
+				return reconcile.Result{}, err
 			}
 			s.vmi = nil
 		}
@@ -41,23 +42,23 @@ func (r *VMReconciler) syncDeleted(ctx context.Context, s *vmSync) (Result, erro
 	if s.vmi != nil {
 		vmi, err := r.releaseAndDelete(ctx, s.vmi)
 		if err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		s.vmi = vmi
 		s.deletedVMI = true
-		return Result{}, r.updateStatus(ctx, s)
+		return reconcile.Result{}, r.updateStatus(ctx, s)
 	}
 	if err := r.deleteRevisions(ctx, s.vm); err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if removeFinalizers(s.vm, virtkit.VirtualMachineControllerFinalizer) {
 		err := r.o.Store.Update(ctx, s.vm)
 		if errors.Is(err, store.ErrNotFound) {
-			return Result{}, nil
+			return reconcile.Result{}, nil
 		}
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
-	return Result{}, nil
+	return reconcile.Result{}, nil
 }
 
 func controlledByVMNamed(vmi *virtkit.VirtualMachineInstance, name string) bool {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -20,31 +21,6 @@ var ErrInstancetypeConflict = errors.New("template conflicts with instancetype o
 
 // maxRevisionBytes bounds the snapshot read back from a ControllerRevision.
 const maxRevisionBytes = 1 << 20
-
-// InstancetypeSpecs looks up the instance type and preference vm names
-// (nil when it names none) as they are now in st, without revisions.
-// When the preference's lookup fails, the instance type found is
-// returned with the error.
-// Admission uses it to report conflicts before the VM is stored.
-func InstancetypeSpecs(ctx context.Context, st store.Store, vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstancetypeSpec, *virtkit.VirtualMachinePreferenceSpec, error) {
-	var it *virtkit.VirtualMachineInstancetypeSpec
-	var pref *virtkit.VirtualMachinePreferenceSpec
-	if m := vm.Spec.Instancetype; m != nil {
-		obj, err := getMatched(ctx, st, vm.Namespace, m.Name, instancetypeKind(m.Kind))
-		if err != nil {
-			return nil, nil, err
-		}
-		it = instancetypeSpecOf(obj)
-	}
-	if m := vm.Spec.Preference; m != nil {
-		obj, err := getMatched(ctx, st, vm.Namespace, m.Name, preferenceKind(m.Kind))
-		if err != nil {
-			return it, nil, err // it tells the caller which lookup failed
-		}
-		pref = preferenceSpecOf(obj)
-	}
-	return it, pref, nil
-}
 
 // expandInstancetype returns vm with its template expanded by the
 // instance type and preference it names, as kept in the revisions the VM
@@ -64,7 +40,7 @@ func (r *VMReconciler) expandInstancetype(ctx context.Context, s *vmSync) (*virt
 		}
 		vm.Status.InstancetypeRef = ref
 		if it = instancetypeSpecOf(obj); it == nil {
-			return nil, TerminalError(fmt.Errorf("spec.instancetype: revision %s holds a %T", ref.ControllerRevisionRef.Name, obj))
+			return nil, reconcile.TerminalError(fmt.Errorf("spec.instancetype: revision %s holds a %T", ref.ControllerRevisionRef.Name, obj))
 		}
 	}
 	if m := vm.Spec.Preference; m != nil {
@@ -74,12 +50,12 @@ func (r *VMReconciler) expandInstancetype(ctx context.Context, s *vmSync) (*virt
 		}
 		vm.Status.PreferenceRef = ref
 		if pref = preferenceSpecOf(obj); pref == nil {
-			return nil, TerminalError(fmt.Errorf("spec.preference: revision %s holds a %T", ref.ControllerRevisionRef.Name, obj))
+			return nil, reconcile.TerminalError(fmt.Errorf("spec.preference: revision %s holds a %T", ref.ControllerRevisionRef.Name, obj))
 		}
 	}
 	out := vm.DeepCopy()
 	if errs := virtkit.ApplyInstancetype(out.Spec.Template, it, pref, field.NewPath("spec", "template", "spec")); len(errs) > 0 {
-		return nil, TerminalError(fmt.Errorf("%w: %v", ErrInstancetypeConflict, errs.ToAggregate()))
+		return nil, reconcile.TerminalError(fmt.Errorf("%w: %v", ErrInstancetypeConflict, errs.ToAggregate()))
 	}
 	return out, nil
 }
@@ -101,7 +77,7 @@ func (r *VMReconciler) revision(ctx context.Context, vm *virtkit.VirtualMachine,
 		}
 		obj, err := decodeRevision(&cr)
 		if err != nil {
-			return nil, nil, TerminalError(err)
+			return nil, nil, reconcile.TerminalError(err)
 		}
 		ref.ControllerRevisionRef = &virtkit.ControllerRevisionRef{Name: revisionName}
 		return obj, ref, nil

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -31,7 +33,7 @@ func TestVMICreatedFromTemplate(t *testing.T) {
 	assert.Equal(t, vm.UID, ref.UID)
 	assert.Contains(t, vmi.Finalizers, virtkit.VirtualMachineControllerFinalizer)
 	assert.Contains(t, vmi.Finalizers, virtkit.VirtualMachineInstanceFinalizer)
-	assert.Contains(t, vmi.Finalizers, NodeAgentFinalizer)
+	assert.Contains(t, vmi.Finalizers, virtkit.NodeAgentFinalizer)
 	assert.Contains(t, vm.Finalizers, virtkit.VirtualMachineControllerFinalizer)
 	assert.Equal(t, virtkit.FirmwareUUIDForVM("vm"), vmi.Spec.Domain.Firmware.UUID)
 	assert.Nil(t, vm.Spec.Template.Spec.Domain.Firmware, "the VM template is not modified")
@@ -64,8 +66,8 @@ func TestVMBothRunningAndRunStrategyIsTerminal(t *testing.T) {
 	yes := true
 	vm.Spec.Running = &yes
 	require.NoError(t, e.st.Create(e.ctx, vm))
-	_, err := e.vm.Reconcile(e.ctx, Request{"default", "vm"})
-	require.True(t, IsTerminal(err))
+	_, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
+	require.True(t, reconcile.IsTerminal(err))
 	require.ErrorIs(t, err, virtkit.ErrRunStrategy)
 	vm = e.getVM("vm")
 	c := virtkit.GetCondition(vm.Status.Conditions, virtkit.VirtualMachineFailure)
@@ -79,20 +81,20 @@ func TestPausedVM(t *testing.T) {
 	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
 	e.settle()
 
-	require.NoError(t, Pause(e.ctx, e.st, key("vm")))
+	require.NoError(t, actions.Pause(e.ctx, e.st, key("vm")))
 	e.settle()
 	vm := e.getVM("vm")
 	assert.Equal(t, virtkit.VirtualMachineStatusPaused, vm.Status.PrintableStatus)
 	assert.True(t, virtkit.IsConditionTrue(vm.Status.Conditions, virtkit.VirtualMachinePaused))
-	require.ErrorIs(t, Pause(e.ctx, e.st, key("vm")), ErrConflictingAction, "already paused")
-	require.ErrorIs(t, SoftReboot(e.ctx, e.st, key("vm"), SoftRebootOptions{}), ErrConflictingAction, "paused")
+	require.ErrorIs(t, actions.Pause(e.ctx, e.st, key("vm")), actions.ErrConflictingAction, "already paused")
+	require.ErrorIs(t, actions.SoftReboot(e.ctx, e.st, key("vm"), actions.SoftRebootOptions{}), actions.ErrConflictingAction, "paused")
 
-	require.NoError(t, Unpause(e.ctx, e.st, key("vm")))
+	require.NoError(t, actions.Unpause(e.ctx, e.st, key("vm")))
 	e.settle()
 	vm = e.getVM("vm")
 	assert.Equal(t, virtkit.VirtualMachineStatusRunning, vm.Status.PrintableStatus)
 	assert.Nil(t, virtkit.GetCondition(vm.Status.Conditions, virtkit.VirtualMachinePaused))
-	require.ErrorIs(t, Unpause(e.ctx, e.st, key("vm")), ErrConflictingAction, "not paused")
+	require.ErrorIs(t, actions.Unpause(e.ctx, e.st, key("vm")), actions.ErrConflictingAction, "not paused")
 }
 
 func TestVMIActions(t *testing.T) {
@@ -105,32 +107,32 @@ func TestVMIActions(t *testing.T) {
 		check   func(t *testing.T, e *env)
 	}{
 		{name: "pause needs a running VMI", setup: func(v *virtkit.VirtualMachineInstance) { v.Status.Phase = virtkit.Scheduled },
-			act: Pause, wantErr: ErrConflictingAction},
+			act: actions.Pause, wantErr: actions.ErrConflictingAction},
 		{name: "pause with liveness probe is forbidden", setup: func(v *virtkit.VirtualMachineInstance) {
 			v.Spec.LivenessProbe = &virtkit.Probe{}
-		}, act: Pause, wantErr: ErrActionForbidden},
-		{name: "pause writes the request", act: Pause, check: func(t *testing.T, e *env) {
-			assert.Equal(t, "true", e.getVMI("vm").Annotations[PauseRequestAnnotation])
+		}, act: actions.Pause, wantErr: actions.ErrActionForbidden},
+		{name: "pause writes the request", act: actions.Pause, check: func(t *testing.T, e *env) {
+			assert.Equal(t, "true", e.getVMI("vm").Annotations[virtkit.PauseRequestAnnotation])
 		}},
-		{name: "unpause needs a paused VMI", act: Unpause, wantErr: ErrConflictingAction},
+		{name: "unpause needs a paused VMI", act: actions.Unpause, wantErr: actions.ErrConflictingAction},
 		{name: "soft reboot needs a running VMI", setup: func(v *virtkit.VirtualMachineInstance) { v.Status.Phase = virtkit.Succeeded },
 			act: func(ctx context.Context, st store.Store, k store.Key) error {
-				return SoftReboot(ctx, st, k, SoftRebootOptions{})
-			}, wantErr: ErrConflictingAction},
+				return actions.SoftReboot(ctx, st, k, actions.SoftRebootOptions{})
+			}, wantErr: actions.ErrConflictingAction},
 		{name: "soft reboot without agent and ACPI", setup: func(v *virtkit.VirtualMachineInstance) {
 			v.Spec.Domain.Features = &virtkit.Features{ACPI: virtkit.FeatureState{Enabled: &no}}
 		}, act: func(ctx context.Context, st store.Store, k store.Key) error {
-			return SoftReboot(ctx, st, k, SoftRebootOptions{})
-		}, wantErr: ErrConflictingAction},
+			return actions.SoftReboot(ctx, st, k, actions.SoftRebootOptions{})
+		}, wantErr: actions.ErrConflictingAction},
 		{name: "soft reboot is honoured once", act: func(ctx context.Context, st store.Store, k store.Key) error {
-			return SoftReboot(ctx, st, k, SoftRebootOptions{Token: "t1"})
+			return actions.SoftReboot(ctx, st, k, actions.SoftRebootOptions{Token: "t1"})
 		}, check: func(t *testing.T, e *env) {
 			e.settle()
 			assert.Equal(t, 1, e.agent.reboots["vm"])
-			assert.NotContains(t, e.getVMI("vm").Annotations, SoftRebootRequestAnnotation)
+			assert.NotContains(t, e.getVMI("vm").Annotations, virtkit.SoftRebootRequestAnnotation)
 		}},
 		{name: "actions on a missing VMI", act: func(ctx context.Context, st store.Store, k store.Key) error {
-			return Pause(ctx, st, store.Key{Namespace: "default", Name: "nope"})
+			return actions.Pause(ctx, st, store.Key{Namespace: "default", Name: "nope"})
 		}, wantErr: store.ErrNotFound},
 	}
 	for _, tt := range tests {
@@ -164,14 +166,14 @@ func TestStateChangeRequestRules(t *testing.T) {
 	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyManual)))
 	e.settle()
 	// Two starts in a row: the second finds the first still queued.
-	require.NoError(t, Start(e.ctx, e.st, key("vm"), StartOptions{}))
-	require.ErrorIs(t, Restart(e.ctx, e.st, key("vm"), RestartOptions{}), ErrConflictingAction)
+	require.NoError(t, actions.Start(e.ctx, e.st, key("vm"), actions.StartOptions{}))
+	require.ErrorIs(t, actions.Restart(e.ctx, e.st, key("vm"), actions.RestartOptions{}), actions.ErrConflictingAction)
 	e.settle()
 	// A lone Stop replaces whatever is queued.
 	vm := e.getVM("vm")
 	vm.Status.StateChangeRequests = []virtkit.VirtualMachineStateChangeRequest{{Action: virtkit.StartRequest}}
 	require.NoError(t, e.st.UpdateStatus(e.ctx, vm))
-	require.NoError(t, Stop(e.ctx, e.st, key("vm"), StopOptions{}))
+	require.NoError(t, actions.Stop(e.ctx, e.st, key("vm"), actions.StopOptions{}))
 	vm = e.getVM("vm")
 	require.Len(t, vm.Status.StateChangeRequests, 1)
 	assert.Equal(t, virtkit.StopRequest, vm.Status.StateChangeRequests[0].Action)
@@ -180,10 +182,10 @@ func TestStateChangeRequestRules(t *testing.T) {
 
 	// Restart options.
 	zero, one := int64(0), int64(1)
-	require.ErrorIs(t, Restart(e.ctx, e.st, key("vm"), RestartOptions{GracePeriodSeconds: &one}), ErrInvalidAction)
-	require.NoError(t, Start(e.ctx, e.st, key("vm"), StartOptions{}))
+	require.ErrorIs(t, actions.Restart(e.ctx, e.st, key("vm"), actions.RestartOptions{GracePeriodSeconds: &one}), actions.ErrInvalidAction)
+	require.NoError(t, actions.Start(e.ctx, e.st, key("vm"), actions.StartOptions{}))
 	e.settle()
-	require.NoError(t, Restart(e.ctx, e.st, key("vm"), RestartOptions{GracePeriodSeconds: &zero}))
+	require.NoError(t, actions.Restart(e.ctx, e.st, key("vm"), actions.RestartOptions{GracePeriodSeconds: &zero}))
 	vmi := e.getVMI("vm")
 	require.NotNil(t, vmi.Spec.TerminationGracePeriodSeconds)
 	assert.EqualValues(t, 1, *vmi.Spec.TerminationGracePeriodSeconds, "forced restart shortens the grace period")
@@ -200,14 +202,14 @@ func TestHaltedForcedStop(t *testing.T) {
 	thirty := int64(30)
 	vmi.Spec.TerminationGracePeriodSeconds = &thirty
 	require.NoError(t, e.st.Update(e.ctx, vmi))
-	require.NoError(t, Stop(e.ctx, e.st, key("vm"), StopOptions{}))
+	require.NoError(t, actions.Stop(e.ctx, e.st, key("vm"), actions.StopOptions{}))
 	require.Equal(t, virtkit.RunStrategyHalted, *e.getVM("vm").Spec.RunStrategy)
 
 	// Halted with a running VMI: only a shorter grace period is accepted.
 	sixty, five := int64(60), int64(5)
-	require.ErrorIs(t, Stop(e.ctx, e.st, key("vm"), StopOptions{}), ErrConflictingAction)
-	require.ErrorIs(t, Stop(e.ctx, e.st, key("vm"), StopOptions{GracePeriod: &sixty}), ErrConflictingAction)
-	require.NoError(t, Stop(e.ctx, e.st, key("vm"), StopOptions{GracePeriod: &five}))
+	require.ErrorIs(t, actions.Stop(e.ctx, e.st, key("vm"), actions.StopOptions{}), actions.ErrConflictingAction)
+	require.ErrorIs(t, actions.Stop(e.ctx, e.st, key("vm"), actions.StopOptions{GracePeriod: &sixty}), actions.ErrConflictingAction)
+	require.NoError(t, actions.Stop(e.ctx, e.st, key("vm"), actions.StopOptions{GracePeriod: &five}))
 	assert.EqualValues(t, 5, *e.getVMI("vm").Spec.TerminationGracePeriodSeconds)
 	e.settle()
 	assert.Nil(t, e.getVMI("vm"))
@@ -226,7 +228,7 @@ func TestStartFailureBackoff(t *testing.T) {
 	assert.Equal(t, e.clock.Now().Add(10*time.Second), vm.Status.StartFailure.RetryAfterTimestamp.Time)
 	assert.Nil(t, e.getVMI("vm"))
 	assert.Equal(t, virtkit.VirtualMachineStatusCrashLoopBackOff, vm.Status.PrintableStatus)
-	res, err := e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+	res, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 	require.NoError(t, err)
 	assert.Equal(t, 10*time.Second, res.RequeueAfter)
 
@@ -269,7 +271,7 @@ func TestManualIgnoresStartFailureBackoff(t *testing.T) {
 	e.agent.setFailStart("vm", true)
 	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyManual)))
 	e.settle()
-	require.NoError(t, Start(e.ctx, e.st, key("vm"), StartOptions{}))
+	require.NoError(t, actions.Start(e.ctx, e.st, key("vm"), actions.StartOptions{}))
 	e.settle()
 	vm := e.getVM("vm")
 	assert.Nil(t, vm.Status.StartFailure, "Manual VMs do not back off")
@@ -297,7 +299,7 @@ func TestOrphanVMIOfDeletedVMIsCollected(t *testing.T) {
 	vm.Finalizers = nil
 	require.NoError(t, e.st.Update(e.ctx, vm))
 	require.NoError(t, e.st.Delete(e.ctx, vm, store.DeleteOptions{}))
-	_, err := e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+	_, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 	require.NoError(t, err)
 	e.settle()
 	assert.Nil(t, e.getVMI("vm"))
@@ -323,7 +325,7 @@ func TestRestartRequired(t *testing.T) {
 	assert.True(t, virtkit.IsConditionTrue(vm.Status.Conditions, virtkit.VirtualMachineRestartRequired))
 	assert.Less(t, vm.Status.ObservedGeneration, vm.Status.DesiredGeneration)
 
-	require.NoError(t, Restart(e.ctx, e.st, key("vm"), RestartOptions{}))
+	require.NoError(t, actions.Restart(e.ctx, e.st, key("vm"), actions.RestartOptions{}))
 	e.settle()
 	vm = e.getVM("vm")
 	assert.Nil(t, virtkit.GetCondition(vm.Status.Conditions, virtkit.VirtualMachineRestartRequired))

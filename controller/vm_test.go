@@ -9,25 +9,32 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/store"
 )
 
 type action func(ctx context.Context, st store.Store, k store.Key) error
 
 var (
-	actStart       action = func(ctx context.Context, st store.Store, k store.Key) error { return Start(ctx, st, k, StartOptions{}) }
-	actStartPaused action = func(ctx context.Context, st store.Store, k store.Key) error {
-		return Start(ctx, st, k, StartOptions{Paused: true})
+	actStart action = func(ctx context.Context, st store.Store, k store.Key) error {
+		return actions.Start(ctx, st, k, actions.StartOptions{})
 	}
-	actStop    action = func(ctx context.Context, st store.Store, k store.Key) error { return Stop(ctx, st, k, StopOptions{}) }
+	actStartPaused action = func(ctx context.Context, st store.Store, k store.Key) error {
+		return actions.Start(ctx, st, k, actions.StartOptions{Paused: true})
+	}
+	actStop action = func(ctx context.Context, st store.Store, k store.Key) error {
+		return actions.Stop(ctx, st, k, actions.StopOptions{})
+	}
 	actRestart action = func(ctx context.Context, st store.Store, k store.Key) error {
-		return Restart(ctx, st, k, RestartOptions{})
+		return actions.Restart(ctx, st, k, actions.RestartOptions{})
 	}
 )
 
 func shutdown(e *env) { e.guestStops("vm", virtkit.Succeeded) }
 func crash(e *env)    { e.guestStops("vm", virtkit.Failed) }
-func started(e *env)  { require.NoError(e.t, Start(e.ctx, e.st, key("vm"), StartOptions{})) }
+func started(e *env) {
+	require.NoError(e.t, actions.Start(e.ctx, e.st, key("vm"), actions.StartOptions{}))
+}
 
 // TestRunStrategies walks every run strategy through guest events and the
 // start/stop/restart actions and checks the outcome against KubeVirt's
@@ -57,7 +64,7 @@ func TestRunStrategies(t *testing.T) {
 		{name: "Always restarts after crash", vm: newVM("vm", virtkit.RunStrategyAlways),
 			before:    []func(*env){crash},
 			wantPhase: virtkit.Running, wantPrintable: virtkit.VirtualMachineStatusRunning, wantStrategy: virtkit.RunStrategyAlways},
-		{name: "Always refuses start", vm: newVM("vm", virtkit.RunStrategyAlways), action: actStart, wantErr: ErrConflictingAction,
+		{name: "Always refuses start", vm: newVM("vm", virtkit.RunStrategyAlways), action: actStart, wantErr: actions.ErrConflictingAction,
 			wantPhase: virtkit.Running, wantPrintable: virtkit.VirtualMachineStatusRunning, wantStrategy: virtkit.RunStrategyAlways},
 		{name: "Always stop switches to Halted", vm: newVM("vm", virtkit.RunStrategyAlways), action: actStop,
 			wantPhase: none, wantNewVMI: true, wantPrintable: virtkit.VirtualMachineStatusStopped, wantStrategy: virtkit.RunStrategyHalted},
@@ -86,11 +93,11 @@ func TestRunStrategies(t *testing.T) {
 		{name: "RerunOnFailure start after shutdown", vm: newVM("vm", virtkit.RunStrategyRerunOnFailure), action: actStart,
 			before:    []func(*env){shutdown},
 			wantPhase: virtkit.Running, wantNewVMI: true, wantPrintable: virtkit.VirtualMachineStatusRunning, wantStrategy: virtkit.RunStrategyRerunOnFailure},
-		{name: "RerunOnFailure start while running", vm: newVM("vm", virtkit.RunStrategyRerunOnFailure), action: actStart, wantErr: ErrConflictingAction,
+		{name: "RerunOnFailure start while running", vm: newVM("vm", virtkit.RunStrategyRerunOnFailure), action: actStart, wantErr: actions.ErrConflictingAction,
 			wantPhase: virtkit.Running, wantPrintable: virtkit.VirtualMachineStatusRunning, wantStrategy: virtkit.RunStrategyRerunOnFailure},
 		{name: "RerunOnFailure stop", vm: newVM("vm", virtkit.RunStrategyRerunOnFailure), action: actStop,
 			wantPhase: none, wantNewVMI: true, wantPrintable: virtkit.VirtualMachineStatusStopped, wantStrategy: virtkit.RunStrategyRerunOnFailure},
-		{name: "RerunOnFailure stop when stopped", vm: newVM("vm", virtkit.RunStrategyRerunOnFailure), action: actStop, wantErr: ErrConflictingAction,
+		{name: "RerunOnFailure stop when stopped", vm: newVM("vm", virtkit.RunStrategyRerunOnFailure), action: actStop, wantErr: actions.ErrConflictingAction,
 			before:    []func(*env){shutdown},
 			wantPhase: none, wantPrintable: virtkit.VirtualMachineStatusStopped, wantStrategy: virtkit.RunStrategyRerunOnFailure},
 		{name: "RerunOnFailure restart", vm: newVM("vm", virtkit.RunStrategyRerunOnFailure), action: actRestart,
@@ -103,7 +110,7 @@ func TestRunStrategies(t *testing.T) {
 			wantPhase: virtkit.Running, wantNewVMI: true, wantPrintable: virtkit.VirtualMachineStatusRunning, wantStrategy: virtkit.RunStrategyManual},
 		{name: "Manual start paused", vm: newVM("vm", virtkit.RunStrategyManual), action: actStartPaused,
 			wantPhase: virtkit.Running, wantNewVMI: true, wantPaused: true, wantPrintable: virtkit.VirtualMachineStatusPaused, wantStrategy: virtkit.RunStrategyManual},
-		{name: "Manual stop when stopped", vm: newVM("vm", virtkit.RunStrategyManual), action: actStop, wantErr: ErrConflictingAction,
+		{name: "Manual stop when stopped", vm: newVM("vm", virtkit.RunStrategyManual), action: actStop, wantErr: actions.ErrConflictingAction,
 			wantPhase: none, wantPrintable: virtkit.VirtualMachineStatusStopped, wantStrategy: virtkit.RunStrategyManual},
 		{name: "Manual stop", vm: newVM("vm", virtkit.RunStrategyManual), action: actStop,
 			before:    []func(*env){started},
@@ -117,7 +124,7 @@ func TestRunStrategies(t *testing.T) {
 		{name: "Manual restart", vm: newVM("vm", virtkit.RunStrategyManual), action: actRestart,
 			before:    []func(*env){started},
 			wantPhase: virtkit.Running, wantNewVMI: true, wantPrintable: virtkit.VirtualMachineStatusRunning, wantStrategy: virtkit.RunStrategyManual},
-		{name: "Manual restart when stopped", vm: newVM("vm", virtkit.RunStrategyManual), action: actRestart, wantErr: ErrConflictingAction,
+		{name: "Manual restart when stopped", vm: newVM("vm", virtkit.RunStrategyManual), action: actRestart, wantErr: actions.ErrConflictingAction,
 			wantPhase: none, wantPrintable: virtkit.VirtualMachineStatusStopped, wantStrategy: virtkit.RunStrategyManual},
 
 		// Halted: no VMI.
@@ -127,9 +134,9 @@ func TestRunStrategies(t *testing.T) {
 			wantPhase: virtkit.Running, wantNewVMI: true, wantPrintable: virtkit.VirtualMachineStatusRunning, wantStrategy: virtkit.RunStrategyAlways},
 		{name: "Halted start paused", vm: newVM("vm", virtkit.RunStrategyHalted), action: actStartPaused,
 			wantPhase: virtkit.Running, wantNewVMI: true, wantPaused: true, wantPrintable: virtkit.VirtualMachineStatusPaused, wantStrategy: virtkit.RunStrategyAlways},
-		{name: "Halted stop", vm: newVM("vm", virtkit.RunStrategyHalted), action: actStop, wantErr: ErrConflictingAction,
+		{name: "Halted stop", vm: newVM("vm", virtkit.RunStrategyHalted), action: actStop, wantErr: actions.ErrConflictingAction,
 			wantPhase: none, wantPrintable: virtkit.VirtualMachineStatusStopped, wantStrategy: virtkit.RunStrategyHalted},
-		{name: "Halted restart", vm: newVM("vm", virtkit.RunStrategyHalted), action: actRestart, wantErr: ErrConflictingAction,
+		{name: "Halted restart", vm: newVM("vm", virtkit.RunStrategyHalted), action: actRestart, wantErr: actions.ErrConflictingAction,
 			wantPhase: none, wantPrintable: virtkit.VirtualMachineStatusStopped, wantStrategy: virtkit.RunStrategyHalted},
 
 		// Once: one run, never restarted.
@@ -141,9 +148,9 @@ func TestRunStrategies(t *testing.T) {
 		{name: "Once keeps a failed VMI", vm: newVM("vm", virtkit.RunStrategyOnce),
 			before:    []func(*env){crash},
 			wantPhase: virtkit.Failed, wantPrintable: virtkit.VirtualMachineStatusStopped, wantStrategy: virtkit.RunStrategyOnce},
-		{name: "Once refuses start", vm: newVM("vm", virtkit.RunStrategyOnce), action: actStart, wantErr: ErrConflictingAction,
+		{name: "Once refuses start", vm: newVM("vm", virtkit.RunStrategyOnce), action: actStart, wantErr: actions.ErrConflictingAction,
 			wantPhase: virtkit.Running, wantPrintable: virtkit.VirtualMachineStatusRunning, wantStrategy: virtkit.RunStrategyOnce},
-		{name: "Once refuses restart", vm: newVM("vm", virtkit.RunStrategyOnce), action: actRestart, wantErr: ErrConflictingAction,
+		{name: "Once refuses restart", vm: newVM("vm", virtkit.RunStrategyOnce), action: actRestart, wantErr: actions.ErrConflictingAction,
 			wantPhase: virtkit.Running, wantPrintable: virtkit.VirtualMachineStatusRunning, wantStrategy: virtkit.RunStrategyOnce},
 		{name: "Once stop switches to Halted", vm: newVM("vm", virtkit.RunStrategyOnce), action: actStop,
 			wantPhase: none, wantNewVMI: true, wantPrintable: virtkit.VirtualMachineStatusStopped, wantStrategy: virtkit.RunStrategyHalted},

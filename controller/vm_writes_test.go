@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -40,7 +41,7 @@ func TestVMStatusNotRewrittenWhenOnlyTimeMoves(t *testing.T) {
 	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
 	// Only the VM controller runs: the VMI it creates has no conditions yet.
 	for i := 0; i < 2; i++ {
-		_, err := e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+		_, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 		require.NoError(t, err)
 	}
 	vmi := e.getVMI("vm")
@@ -52,7 +53,7 @@ func TestVMStatusNotRewrittenWhenOnlyTimeMoves(t *testing.T) {
 	require.NotNil(t, cond)
 	for i := 0; i < 5; i++ {
 		e.clock.Advance(3 * time.Second)
-		_, err := e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+		_, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 		require.NoError(t, err)
 	}
 	assert.Equal(t, before, cs.vmStatusWrites.Load(), "reconciles that change nothing but the time write nothing")
@@ -71,7 +72,7 @@ func TestVMStatusWaitsForThePhaseDuringHandOff(t *testing.T) {
 		return cs
 	})
 	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
-	_, err := e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+	_, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 	require.NoError(t, err)
 	require.Equal(t, virtkit.VirtualMachineStatusStarting, e.getVM("vm").Status.PrintableStatus)
 
@@ -81,7 +82,7 @@ func TestVMStatusWaitsForThePhaseDuringHandOff(t *testing.T) {
 	require.NoError(t, e.st.UpdateStatus(e.ctx, vmi))
 
 	before := cs.vmStatusWrites.Load()
-	res, err := e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+	res, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 	require.NoError(t, err)
 	assert.Equal(t, before, cs.vmStatusWrites.Load(), "only a copied condition changed during the hand-off")
 	assert.Positive(t, res.RequeueAfter)
@@ -93,7 +94,7 @@ func TestVMStatusWaitsForThePhaseDuringHandOff(t *testing.T) {
 	vmi.Status.Phase = virtkit.Running
 	virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceReady, Status: virtkit.ConditionTrue}, metav1.NewTime(e.clock.Now()))
 	require.NoError(t, e.st.UpdateStatus(e.ctx, vmi))
-	_, err = e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+	_, err = e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 	require.NoError(t, err)
 	assert.Equal(t, before+1, cs.vmStatusWrites.Load())
 	vm := e.getVM("vm")
@@ -109,19 +110,19 @@ func TestVMStatusHandOffHoldIsBounded(t *testing.T) {
 		return cs
 	})
 	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
-	_, err := e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+	_, err := e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 	require.NoError(t, err)
 	vmi := e.getVMI("vm")
 	vmi.Status.Phase, vmi.Status.NodeName = virtkit.Scheduled, "n1"
 	virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstancePodScheduled, Status: virtkit.ConditionTrue}, metav1.NewTime(e.clock.Now()))
 	require.NoError(t, e.st.UpdateStatus(e.ctx, vmi))
 	before := cs.vmStatusWrites.Load()
-	_, err = e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+	_, err = e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 	require.NoError(t, err)
 	require.Equal(t, before, cs.vmStatusWrites.Load())
 
 	e.clock.Advance(handOffFlush)
-	_, err = e.vm.Reconcile(e.ctx, Request{"default", "vm"})
+	_, err = e.vm.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vm"})
 	require.NoError(t, err)
 	assert.Equal(t, before+1, cs.vmStatusWrites.Load())
 	assert.NotNil(t, virtkit.GetCondition(e.getVM("vm").Status.Conditions, virtkit.VirtualMachineInstancePodScheduled))

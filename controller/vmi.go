@@ -9,8 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
+	"github.com/virtkit/virtkit/tracing"
 )
 
 // VMIReconciler places VirtualMachineInstances on nodes and owns their
@@ -27,7 +29,7 @@ type VMIReconciler struct {
 	own   *ownWrites // the VMIs this reconciler wrote
 }
 
-var _ Reconciler = (*VMIReconciler)(nil)
+var _ reconcile.Reconciler = (*VMIReconciler)(nil)
 
 // NewVMIReconciler returns the VMI placement reconciler.
 func NewVMIReconciler(o ReconcilerOptions) (*VMIReconciler, error) {
@@ -53,10 +55,10 @@ type incrementalScheduler interface {
 
 // Watches returns what the reconciler must be fed: every VMI, and every
 // Node (a node that appears or changes retries the VMIs waiting for one).
-func (r *VMIReconciler) Watches() []Watch {
-	return []Watch{
+func (r *VMIReconciler) Watches() []reconcile.Watch {
+	return []reconcile.Watch{
 		{NewList: vmiList, Map: r.own.skipOwn(r.mapVMI)},
-		{NewList: nodeList, Map: func(context.Context, virtkit.Object) []Request { return r.cache.waitingRequests() }},
+		{NewList: nodeList, Map: func(context.Context, virtkit.Object) []reconcile.Request { return r.cache.waitingRequests() }},
 		{NewList: dataVolumeList, Map: dataVolumeMapper(r.o.Store)},
 	}
 }
@@ -65,41 +67,41 @@ func (r *VMIReconciler) Watches() []Watch {
 // node, carrying the finalizer, neither deleted nor final, and already
 // known to the placement state as it is. A reconcile of such a VMI reads it
 // and does nothing (the node agents' writes after the hand-off are such).
-func (r *VMIReconciler) mapVMI(ctx context.Context, obj virtkit.Object) []Request {
+func (r *VMIReconciler) mapVMI(ctx context.Context, obj virtkit.Object) []reconcile.Request {
 	if vmi, ok := obj.(*virtkit.VirtualMachineInstance); ok && r.cache.settled(vmi) {
 		return nil
 	}
-	return ObjectKey(ctx, obj)
+	return reconcile.ObjectKey(ctx, obj)
 }
 
 // Reconcile implements Reconciler.
-func (r *VMIReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (r *VMIReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	key := keyOf(req)
 	vmi := &virtkit.VirtualMachineInstance{}
 	found, err := getOptional(ctx, r.o.Store, key, vmi)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	if !found {
 		r.cache.forget(key)
 		r.own.forget(virtkit.KindVirtualMachineInstance, key)
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	r.cache.observe(key, vmi)
 
 	switch {
 	case vmi.DeletionTimestamp != nil:
-		return Result{}, r.finishDeleted(ctx, key, vmi)
+		return reconcile.Result{}, r.finishDeleted(ctx, key, vmi)
 	case vmi.IsFinal():
-		return Result{}, r.releaseFinal(ctx, vmi)
+		return reconcile.Result{}, r.releaseFinal(ctx, vmi)
 	case vmi.Status.NodeName == "" && (vmi.IsUnprocessed() || vmi.IsScheduling()):
-		return Result{}, r.place(ctx, key, vmi)
+		return reconcile.Result{}, r.place(ctx, key, vmi)
 	case vmi.Status.NodeName != "" && vmi.Labels[virtkit.NodeNameLabel] != vmi.Status.NodeName:
 		// The label write after placement failed, or the VMI moved (a
 		// migration): node agents find their VMIs by this label.
-		return Result{}, r.setNodeLabel(ctx, vmi)
+		return reconcile.Result{}, r.setNodeLabel(ctx, vmi)
 	}
-	return Result{}, nil
+	return reconcile.Result{}, nil
 }
 
 func (r *VMIReconciler) setNodeLabel(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
@@ -113,7 +115,7 @@ func (r *VMIReconciler) setNodeLabel(ctx context.Context, vmi *virtkit.VirtualMa
 // finishDeleted fails a VMI that was deleted before a node agent took it and
 // releases the controller's finalizer once nobody runs it any more.
 func (r *VMIReconciler) finishDeleted(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance) error {
-	taken := hasFinalizer(vmi, NodeAgentFinalizer) && vmi.Status.NodeName != ""
+	taken := hasFinalizer(vmi, virtkit.NodeAgentFinalizer) && vmi.Status.NodeName != ""
 	notTaken := vmi.IsUnprocessed() || vmi.IsScheduling() || (vmi.IsScheduled() && !taken)
 	if notTaken {
 		vmi.SetPhase(virtkit.Failed, r.o.now())
@@ -132,14 +134,14 @@ func (r *VMIReconciler) finishDeleted(ctx context.Context, key store.Key, vmi *v
 // A node agent's finalizer on a VMI whose status names no node has no agent
 // to release it (agents act only on VMIs placed on them): it goes too.
 func (r *VMIReconciler) releaseFinal(ctx context.Context, vmi *virtkit.VirtualMachineInstance) error {
-	orphaned := hasFinalizer(vmi, NodeAgentFinalizer) && vmi.Status.NodeName == ""
-	if hasFinalizer(vmi, NodeAgentFinalizer) && !orphaned {
+	orphaned := hasFinalizer(vmi, virtkit.NodeAgentFinalizer) && vmi.Status.NodeName == ""
+	if hasFinalizer(vmi, virtkit.NodeAgentFinalizer) && !orphaned {
 		return nil
 	}
 	if orphaned {
 		r.o.Logger.Warn("releasing the node agent's finalizer of a VMI placed on no node", "vmi", store.KeyOf(vmi).String())
 	}
-	if !removeFinalizers(vmi, virtkit.VirtualMachineInstanceFinalizer, virtkit.DeprecatedVirtualMachineInstanceFinalizer, NodeAgentFinalizer) {
+	if !removeFinalizers(vmi, virtkit.VirtualMachineInstanceFinalizer, virtkit.DeprecatedVirtualMachineInstanceFinalizer, virtkit.NodeAgentFinalizer) {
 		return nil
 	}
 	err := r.o.Store.Update(ctx, vmi)
@@ -164,9 +166,9 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 	ctx, span := r.o.startVMISpan(ctx, vmi, "vmi.schedule")
 	err = r.schedule(ctx, key, vmi, pin)
 	if err == nil {
-		span.SetAttributes(AttrNode.String(vmi.Status.NodeName))
+		span.SetAttributes(tracing.AttrNode.String(vmi.Status.NodeName))
 	}
-	EndSpan(span, err)
+	tracing.EndSpan(span, err)
 	return err
 }
 
@@ -202,7 +204,7 @@ func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtki
 	if schedErr != nil {
 		if !errors.Is(schedErr, scheduler.ErrUnschedulable) {
 			// Constraints that cannot be evaluated will not improve by waiting.
-			schedErr = TerminalError(schedErr)
+			schedErr = reconcile.TerminalError(schedErr)
 		}
 		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
 			Type: virtkit.VirtualMachineInstancePodScheduled, Status: virtkit.ConditionFalse,
@@ -213,7 +215,7 @@ func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtki
 		if err := r.o.Store.UpdateStatus(ctx, vmi); err != nil {
 			return err
 		}
-		r.o.event(ctx, vmi, virtkit.EventTypeWarning, EventReasonFailedScheduling, "Schedule", "%v", schedErr)
+		r.o.event(ctx, vmi, virtkit.EventTypeWarning, virtkit.EventReasonFailedScheduling, "Schedule", "%v", schedErr)
 		return fmt.Errorf("vmi %s: %w", key, schedErr)
 	}
 
@@ -236,13 +238,13 @@ func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtki
 	// has nothing to add before it defines the domain, and a deleted VMI
 	// it never started is released by the agent (or, for a silent node,
 	// by the node health reconciler).
-	addFinalizer(vmi, NodeAgentFinalizer)
+	addFinalizer(vmi, virtkit.NodeAgentFinalizer)
 	if err := store.UpdateWithStatus(ctx, r.o.Store, vmi); err != nil {
 		r.cache.forget(key) // re-read next time; the assumption may be wrong
 		return err
 	}
 	r.cache.observe(key, vmi)
-	r.o.event(ctx, vmi, virtkit.EventTypeNormal, EventReasonScheduled, "Schedule", "Successfully assigned %s/%s to %s", vmi.Namespace, vmi.Name, nodeName)
+	r.o.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonScheduled, "Schedule", "Successfully assigned %s/%s to %s", vmi.Namespace, vmi.Name, nodeName)
 	r.o.Logger.Debug("scheduled", "vmi", key.String(), "node", nodeName)
 	return nil
 }

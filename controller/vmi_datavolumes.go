@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 )
 
 // waitForDataVolumes keeps a VMI Pending until every DataVolume it uses
@@ -12,7 +13,7 @@ import (
 func (r *VMIReconciler) waitForDataVolumes(ctx context.Context, vmi *virtkit.VirtualMachineInstance) (pin string, wait bool, err error) {
 	g, err := dataVolumesOf(ctx, r.o.Store, vmi)
 	if err != nil {
-		return "", false, TerminalError(err)
+		return "", false, reconcile.TerminalError(err)
 	}
 	if !g.has {
 		return "", false, nil

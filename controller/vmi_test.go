@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/scheduler"
 	"github.com/virtkit/virtkit/store"
 )
@@ -36,7 +38,7 @@ func TestPlacement(t *testing.T) {
 	e := newEnv(t, 0)
 	e.addNode("n1", "4", "8Gi")
 	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 
 	vmi := e.getVMI("a")
@@ -46,13 +48,13 @@ func TestPlacement(t *testing.T) {
 	assert.Equal(t, "n1", vmi.Labels[virtkit.NodeNameLabel])
 	assert.True(t, virtkit.IsConditionTrue(vmi.Status.Conditions, virtkit.VirtualMachineInstancePodScheduled))
 	assert.True(t, virtkit.HasCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceReady, virtkit.ConditionFalse, virtkit.GuestNotRunningReason))
-	assert.Equal(t, []string{virtkit.VirtualMachineInstanceFinalizer, NodeAgentFinalizer}, vmi.Finalizers,
+	assert.Equal(t, []string{virtkit.VirtualMachineInstanceFinalizer, virtkit.NodeAgentFinalizer}, vmi.Finalizers,
 		"the node agent's finalizer comes with the hand-off")
 
 	// The node agent takes over from here; the placement reconciler leaves
 	// Scheduled VMIs alone.
 	rv := vmi.ResourceVersion
-	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err = e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Equal(t, rv, e.getVMI("a").ResourceVersion)
 }
@@ -73,11 +75,11 @@ func TestUnschedulableUntilANodeFits(t *testing.T) {
 	assert.Equal(t, "0/1 nodes are available: 1 Insufficient memory.", c.Message)
 	assert.Equal(t, virtkit.VirtualMachineStatusUnschedulable, e.getVM("vm").Status.PrintableStatus)
 	require.ErrorIs(t, e.errs["vmi/default/vm"], scheduler.ErrUnschedulable, "retried with backoff")
-	assert.False(t, IsTerminal(e.errs["vmi/default/vm"]))
+	assert.False(t, reconcile.IsTerminal(e.errs["vmi/default/vm"]))
 
 	// A node event re-queues the waiting VMI.
 	reqs := e.vmi.Watches()[1].Map(e.ctx, &virtkit.Node{})
-	assert.Equal(t, []Request{{"default", "vm"}}, reqs)
+	assert.Equal(t, []reconcile.Request{{Namespace: "default", Name: "vm"}}, reqs)
 
 	e.addNode("big", "4", "8Gi")
 	e.settle()
@@ -95,8 +97,8 @@ func TestBadAffinityIsTerminal(t *testing.T) {
 		RequiredDuringSchedulingIgnoredDuringExecution: []virtkit.PodAffinityTerm{{}},
 	}}
 	require.NoError(t, e.st.Create(e.ctx, vmi))
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
-	require.True(t, IsTerminal(err))
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
+	require.True(t, reconcile.IsTerminal(err))
 	require.ErrorIs(t, err, scheduler.ErrInvalidSpec)
 	c := virtkit.GetCondition(e.getVMI("a").Status.Conditions, virtkit.VirtualMachineInstancePodScheduled)
 	require.NotNil(t, c)
@@ -129,7 +131,7 @@ func TestPlacementNeverOvercommitsUnderConcurrency(t *testing.T) {
 			for i := range n {
 				wg.Go(func() {
 					for {
-						_, err := e.vmi.Reconcile(e.ctx, Request{"default", "vmi-" + string(rune('a'+i))})
+						_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "vmi-" + string(rune('a'+i))})
 						if err == nil || !isConflict(err) {
 							return
 						}
@@ -153,12 +155,12 @@ func TestPlacementNeverOvercommitsUnderConcurrency(t *testing.T) {
 func TestDeletedBeforePlacement(t *testing.T) {
 	e := newEnv(t, 0)
 	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"}) // unschedulable: no nodes
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"}) // unschedulable: no nodes
 	require.ErrorIs(t, err, scheduler.ErrUnschedulable)
 	vmi := e.getVMI("a")
 	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
 	require.NotNil(t, e.getVMI("a"), "held by the finalizer")
-	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err = e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Nil(t, e.getVMI("a"), "failed and released")
 }
@@ -166,22 +168,22 @@ func TestDeletedBeforePlacement(t *testing.T) {
 func TestDeletedScheduledButNotTaken(t *testing.T) {
 	e := newEnv(t, 1)
 	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	vmi := e.getVMI("a")
 	require.Equal(t, virtkit.Scheduled, vmi.Status.Phase)
 	// Placed without the agent's finalizer (by another placement
 	// controller, say): no agent has taken it.
-	require.True(t, removeFinalizers(vmi, NodeAgentFinalizer))
+	require.True(t, removeFinalizers(vmi, virtkit.NodeAgentFinalizer))
 	require.NoError(t, e.st.Update(e.ctx, vmi))
 	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
 
 	// An agent that read the VMI before the deletion cannot take it now.
 	stale := vmi.DeepCopy()
-	addFinalizer(stale, NodeAgentFinalizer)
+	addFinalizer(stale, virtkit.NodeAgentFinalizer)
 	require.Error(t, e.st.Update(e.ctx, stale))
 
-	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err = e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Nil(t, e.getVMI("a"))
 }
@@ -192,22 +194,22 @@ func TestDeletedScheduledButNotTaken(t *testing.T) {
 func TestDeletedScheduledReleasedByAgent(t *testing.T) {
 	e := newEnv(t, 1)
 	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	vmi := e.getVMI("a")
 	require.Equal(t, virtkit.Scheduled, vmi.Status.Phase)
 	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
 
-	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err = e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	vmi = e.getVMI("a")
 	require.NotNil(t, vmi, "held for the node agent")
 	assert.Equal(t, virtkit.Scheduled, vmi.Status.Phase, "the agent decides, not the controller")
 
 	// The agent has no domain for it: it only drops its finalizer.
-	require.True(t, removeFinalizers(vmi, NodeAgentFinalizer))
+	require.True(t, removeFinalizers(vmi, virtkit.NodeAgentFinalizer))
 	require.NoError(t, e.st.Update(e.ctx, vmi))
-	_, err = e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err = e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Nil(t, e.getVMI("a"), "failed and released")
 }
@@ -220,11 +222,11 @@ func TestDeletedHalfPlacedVMIReleased(t *testing.T) {
 	e := newEnv(t, 1)
 	vmi := newVMI("a", "1Gi")
 	vmi.Labels = map[string]string{virtkit.NodeNameLabel: "node-0"}
-	vmi.Finalizers = []string{virtkit.VirtualMachineInstanceFinalizer, NodeAgentFinalizer}
+	vmi.Finalizers = []string{virtkit.VirtualMachineInstanceFinalizer, virtkit.NodeAgentFinalizer}
 	require.NoError(t, e.st.Create(e.ctx, vmi))
 	require.NoError(t, e.st.Delete(e.ctx, vmi, store.DeleteOptions{}))
 
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Nil(t, e.getVMI("a"), "failed and released: no agent holds a VMI placed on no node")
 }
@@ -236,7 +238,7 @@ func TestFinalVMIReleasedAfterAgent(t *testing.T) {
 	require.Equal(t, virtkit.Running, e.getVMI("a").Status.Phase)
 	e.guestStops("a", virtkit.Succeeded)
 	// Before the agent releases its finalizer the controller keeps its own.
-	_, err := e.vmi.Reconcile(e.ctx, Request{"default", "a"})
+	_, err := e.vmi.Reconcile(e.ctx, reconcile.Request{Namespace: "default", Name: "a"})
 	require.NoError(t, err)
 	assert.Contains(t, e.getVMI("a").Finalizers, virtkit.VirtualMachineInstanceFinalizer)
 	e.settle()
@@ -251,15 +253,15 @@ func TestMigrate(t *testing.T) {
 	e := newEnv(t, 2)
 	require.NoError(t, e.st.Create(e.ctx, newVM("vm", virtkit.RunStrategyAlways)))
 	e.settle()
-	mig, err := Migrate(e.ctx, e.st, key("vm"), MigrateOptions{AddedNodeSelector: map[string]string{"zone": "b"}})
+	mig, err := actions.Migrate(e.ctx, e.st, key("vm"), actions.MigrateOptions{AddedNodeSelector: map[string]string{"zone": "b"}})
 	require.NoError(t, err)
 	assert.Equal(t, "vm", mig.Spec.VMIName)
 	assert.Equal(t, "vm", mig.Labels[virtkit.MigrationSelectorLabel])
 	assert.Equal(t, map[string]string{"zone": "b"}, mig.Spec.AddedNodeSelector)
 	assert.NotEmpty(t, mig.Name)
 
-	_, err = Migrate(e.ctx, e.st, key("vm"), MigrateOptions{})
-	require.ErrorIs(t, err, ErrConflictingAction, "one in flight")
+	_, err = actions.Migrate(e.ctx, e.st, key("vm"), actions.MigrateOptions{})
+	require.ErrorIs(t, err, actions.ErrConflictingAction, "one in flight")
 
 	mig.Status.Phase = virtkit.MigrationSucceeded
 	require.NoError(t, e.st.UpdateStatus(e.ctx, mig))
@@ -267,16 +269,16 @@ func TestMigrate(t *testing.T) {
 	virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceIsMigratable, Status: virtkit.ConditionFalse,
 		Reason: virtkit.DisksNotLiveMigratableReason, Message: "PVC x is not shared"}, metav1.Now())
 	require.NoError(t, e.st.UpdateStatus(e.ctx, vmi))
-	_, err = Migrate(e.ctx, e.st, key("vm"), MigrateOptions{})
-	require.ErrorIs(t, err, ErrConflictingAction)
+	_, err = actions.Migrate(e.ctx, e.st, key("vm"), actions.MigrateOptions{})
+	require.ErrorIs(t, err, actions.ErrConflictingAction)
 	assert.Contains(t, err.Error(), "Reason: DisksNotLiveMigratable")
 
-	_, err = Migrate(e.ctx, e.st, key("nope"), MigrateOptions{})
+	_, err = actions.Migrate(e.ctx, e.st, key("nope"), actions.MigrateOptions{})
 	require.ErrorIs(t, err, store.ErrNotFound)
 
 	e.guestStops("vm", virtkit.Failed)
-	_, err = Migrate(e.ctx, e.st, key("vm"), MigrateOptions{})
-	require.ErrorIs(t, err, ErrConflictingAction, "final")
+	_, err = actions.Migrate(e.ctx, e.st, key("vm"), actions.MigrateOptions{})
+	require.ErrorIs(t, err, actions.ErrConflictingAction, "final")
 }
 
 func isConflict(err error) bool { return err != nil && errorsIs(err, store.ErrConflict) }

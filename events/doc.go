@@ -26,7 +26,7 @@
 // on every store, memory or etcd.
 //
 // The built-in controllers and node agents take a recorder through their
-// options (controller.EventRecorder, a one-method interface that *Recorder
+// options ([EventRecorder], a one-method interface that *Recorder
 // implements); nil records nothing. The cluster package wires a store-backed
 // recorder and a collector by default.
 //

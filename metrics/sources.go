@@ -76,7 +76,7 @@ type ControllerStats struct {
 }
 
 // StatsProvider is a reconciler's statistics snapshot (a
-// controller.Controller's, through package metrics/wire). It must be
+// reconcile.Controller's, through package metrics/wire). It must be
 // cheap and not block.
 type StatsProvider interface {
 	Stats() ControllerStats

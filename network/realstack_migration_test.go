@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/network"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
@@ -207,7 +207,7 @@ ip -6 route show default`)
 		}
 	}()
 	time.Sleep(time.Second)
-	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 	require.NoError(t, err)
 	done, err := cluster.WaitFor(c.ctx, c.Store(), store.KeyOf(mig),
 		func() *virtkit.VirtualMachineInstanceMigration { return &virtkit.VirtualMachineInstanceMigration{} },

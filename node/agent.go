@@ -16,16 +16,17 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
 // Finalizer is the finalizer the node agent puts on a VMI before it defines
 // the VMI's domain, and removes once the domain is gone from the host. It
 // keeps a deleted VMI in the store until its guest is really stopped.
-const Finalizer = controller.NodeAgentFinalizer
+const Finalizer = virtkit.NodeAgentFinalizer
 
 // ErrInvalidOptions wraps every configuration error from [New].
 var ErrInvalidOptions = errors.New("invalid node agent options")
@@ -56,8 +57,8 @@ type Options struct {
 	// frozen), it destroys this node's guests, because the controller may
 	// soon restart them elsewhere, and starts none until a renewal
 	// succeeds again. The agent publishes it on its Node
-	// (controller.FenceTimeoutAnnotation) and the node-health controller
-	// waits at least controller.MinNodeGrace of it before failing the
+	// (virtkit.FenceTimeoutAnnotation) and the node-health controller
+	// waits at least virtkit.MinNodeGrace of it before failing the
 	// node's VMIs. 0 means DefaultFenceTimeout(HeartbeatInterval) (60 s
 	// with the default interval); negative disables fencing (then a
 	// partitioned node's guests can run twice). It must be at least
@@ -66,7 +67,7 @@ type Options struct {
 	// Watchdog, when set, is petted after every successful heartbeat
 	// renewal with the time left before the fence deadline plus a tenth of
 	// FenceTimeout, so the host stops the guests even when this process
-	// cannot (frozen, killed). The margin of controller.MinNodeGrace
+	// cannot (frozen, killed). The margin of virtkit.MinNodeGrace
 	// covers that tenth.
 	Watchdog Watchdog
 	// ResyncPeriod re-reads every VMI of the node; default 30 s.
@@ -117,10 +118,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Events records Kubernetes-style events about this node's VMIs
 	// (KubeVirt's virt-handler reasons); nil records none.
-	Events controller.EventRecorder
+	Events events.EventRecorder
 	// TracerProvider traces domain definition, boot, guest-agent connect
 	// and migrations as children of the VMI's trace (see
-	// controller.TraceParentAnnotation); nil traces nothing.
+	// virtkit.TraceParentAnnotation); nil traces nothing.
 	TracerProvider trace.TracerProvider
 }
 
@@ -135,7 +136,7 @@ type Owner struct{ UID, GID int }
 type Agent struct {
 	opts Options
 	log  *slog.Logger
-	ctrl *controller.Controller
+	ctrl *reconcile.Controller
 
 	mu sync.Mutex
 	// shutdownSince records when a graceful shutdown was first and last
@@ -254,17 +255,17 @@ func New(opts Options) (*Agent, error) {
 		fenced:        map[string]bool{},
 	}
 	sel := labels.SelectorFromSet(labels.Set{virtkit.NodeNameLabel: opts.NodeName})
-	ctrl, err := controller.New(opts.Store, controller.ReconcilerFunc(a.Reconcile), controller.Options{
+	ctrl, err := reconcile.New(opts.Store, reconcile.ReconcilerFunc(a.Reconcile), reconcile.Options{
 		Name:                    "node/" + opts.NodeName,
 		MaxConcurrentReconciles: opts.Workers,
 		ResyncPeriod:            opts.ResyncPeriod,
 		ReconcileTimeout:        opts.ReconcileTimeout,
 		Clock:                   opts.Clock,
 		Logger:                  log,
-	}, controller.Watch{
+	}, reconcile.Watch{
 		NewList:       func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} },
 		LabelSelector: sel,
-	}, controller.Watch{
+	}, reconcile.Watch{
 		// Migration targets carry the target label until they own the VMI.
 		NewList:       func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} },
 		LabelSelector: labels.SelectorFromSet(labels.Set{virtkit.MigrationTargetNodeNameLabel: opts.NodeName}),
@@ -280,11 +281,11 @@ func New(opts Options) (*Agent, error) {
 func (a *Agent) Name() string { return a.opts.NodeName }
 
 // Controller exposes the agent's work queue runner, for metrics.
-func (a *Agent) Controller() *controller.Controller { return a.ctrl }
+func (a *Agent) Controller() *reconcile.Controller { return a.ctrl }
 
 // Enqueue asks the agent to look at one VMI again.
 func (a *Agent) Enqueue(namespace, name string) {
-	a.ctrl.Enqueue(controller.Request{Namespace: namespace, Name: name})
+	a.ctrl.Enqueue(reconcile.Request{Namespace: namespace, Name: name})
 }
 
 // Start registers the node (retrying while the store cannot be reached), adopts or removes the domains already on the

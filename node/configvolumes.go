@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -99,14 +99,14 @@ func (s StoreConfig) ResolveConfig(ctx context.Context, req domain.ConfigRequest
 // configMissing keeps a VMI whose config volume source is missing from
 // starting: its Synchronized condition says why, and it is retried, since
 // the source may be created later (as a pod waits for its ConfigMap).
-func (a *Agent) configMissing(ctx context.Context, vmi *virtkit.VirtualMachineInstance, cause error) (controller.Result, error) {
+func (a *Agent) configMissing(ctx context.Context, vmi *virtkit.VirtualMachineInstance, cause error) (reconcile.Result, error) {
 	if virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceSynchronized,
 		Status: virtkit.ConditionFalse, Reason: ConfigVolumeMissingReason, Message: tenantMessage(cause, "a config volume source is missing")}, a.now()) {
 		if err := a.opts.Store.UpdateStatus(ctx, vmi); err != nil {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
 		a.event(ctx, vmi, virtkit.EventTypeWarning, ConfigVolumeMissingReason, "Start", "%s", tenantMessage(cause, "a config volume source is missing"))
 	}
 	a.log.Warn("config volume source missing", "vmi", vmi.Namespace+"/"+vmi.Name, "err", cause)
-	return controller.Result{RequeueAfter: configRetry}, nil
+	return reconcile.Result{RequeueAfter: configRetry}, nil
 }

@@ -21,7 +21,7 @@
 //     AgentVersionNotSupported and LiveMigratable conditions, activePods,
 //     interfaces, guestOSInfo, currentCPUTopology, memory and machine current.
 //   - Pause and soft reboot are requested with annotations on the VMI
-//     (controller.PauseRequestAnnotation, controller.SoftRebootRequestAnnotation),
+//     (virtkit.PauseRequestAnnotation, virtkit.SoftRebootRequestAnnotation),
 //     because there is no API server to call the node directly.
 //   - A deleted VMI's guest is asked to power off through ACPI (event
 //     ShuttingDown), asked again every ShutdownPoll while it runs on, and
@@ -133,8 +133,8 @@
 // counts from the start of the renewal that first wrote the heartbeat
 // value the store holds, so the controller cannot have seen that value
 // earlier. The agent publishes the fence timeout on its Node
-// (controller.FenceTimeoutAnnotation) and the node-health controller waits
-// controller.MinNodeGrace of it (1.5 x) after the last heartbeat change
+// (virtkit.FenceTimeoutAnnotation) and the node-health controller waits
+// virtkit.MinNodeGrace of it (1.5 x) after the last heartbeat change
 // before it restarts the node's VMIs elsewhere: by then the guests here are
 // gone. A frozen or killed agent cannot fence; Options.Watchdog covers it
 // where the host has a watchdog (the simulated hypervisor's, petted on every

@@ -9,20 +9,21 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/tracing"
 )
 
 // event records an event about a VMI of this node (nil Events: none).
 func (a *Agent) event(ctx context.Context, vmi *virtkit.VirtualMachineInstance, eventType, reason, action, format string, args ...any) {
-	controller.RecordEvent(ctx, a.opts.Events, vmi, eventType, reason, action, format, args...)
+	events.RecordEvent(ctx, a.opts.Events, vmi, eventType, reason, action, format, args...)
 }
 
 // span starts a span of the VMI's start trace on this node.
 func (a *Agent) span(ctx context.Context, vmi *virtkit.VirtualMachineInstance, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	attrs = append(attrs, controller.AttrNamespace.String(vmi.Namespace), controller.AttrVMI.String(vmi.Name),
-		controller.AttrNode.String(a.opts.NodeName))
-	return controller.StartObjectSpan(ctx, a.opts.TracerProvider, vmi, controller.TraceParentAnnotation, name, attrs...)
+	attrs = append(attrs, tracing.AttrNamespace.String(vmi.Namespace), tracing.AttrVMI.String(vmi.Name),
+		tracing.AttrNode.String(a.opts.NodeName))
+	return tracing.StartObjectSpan(ctx, a.opts.TracerProvider, vmi, virtkit.TraceParentAnnotation, name, attrs...)
 }
 
 // defineDomain defines the VMI's domain ("domain.define" span, Created
@@ -30,14 +31,14 @@ func (a *Agent) span(ctx context.Context, vmi *virtkit.VirtualMachineInstance, n
 func (a *Agent) defineDomain(ctx context.Context, vmi *virtkit.VirtualMachineInstance, xml string) error {
 	sctx, span := a.span(ctx, vmi, "domain.define")
 	_, err := a.opts.Hypervisor.Define(sctx, xml)
-	controller.EndSpan(span, err)
+	tracing.EndSpan(span, err)
 	if err != nil {
 		a.log.Warn("defining the domain failed", "vmi", vmi.Namespace+"/"+vmi.Name, "err", err)
-		a.event(ctx, vmi, virtkit.EventTypeWarning, controller.EventReasonSyncFailed, "Define", "defining the domain failed: %s",
+		a.event(ctx, vmi, virtkit.EventTypeWarning, virtkit.EventReasonSyncFailed, "Define", "defining the domain failed: %s",
 			tenantMessage(err, "the node's hypervisor refused it (the node's log has the details)"))
 		return err
 	}
-	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonCreated, "Define", "VirtualMachineInstance defined on node %s", a.opts.NodeName)
+	a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonCreated, "Define", "VirtualMachineInstance defined on node %s", a.opts.NodeName)
 	return nil
 }
 
@@ -49,10 +50,10 @@ func (a *Agent) bootDomain(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	if errors.Is(err, hypervisor.ErrInvalidState) {
 		err = nil // already running
 	}
-	controller.EndSpan(span, err)
+	tracing.EndSpan(span, err)
 	if err != nil {
 		a.log.Warn("starting the domain failed", "vmi", vmi.Namespace+"/"+vmi.Name, "err", err)
-		a.event(ctx, vmi, virtkit.EventTypeWarning, controller.EventReasonSyncFailed, "Start", "starting the domain failed: %s",
+		a.event(ctx, vmi, virtkit.EventTypeWarning, virtkit.EventReasonSyncFailed, "Start", "starting the domain failed: %s",
 			tenantMessage(err, "the node's hypervisor refused it (the node's log has the details)"))
 		return err
 	}
@@ -65,7 +66,7 @@ func (a *Agent) bootDomain(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 // which died before it reported the start records it too.
 func (a *Agent) recordPhaseChange(ctx context.Context, vmi *virtkit.VirtualMachineInstance, before virtkit.VirtualMachineInstancePhase) {
 	if before != virtkit.Running && vmi.Status.Phase == virtkit.Running {
-		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonStarted, "Start", "VirtualMachineInstance started")
+		a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonStarted, "Start", "VirtualMachineInstance started")
 	}
 }
 
@@ -73,10 +74,10 @@ func (a *Agent) recordPhaseChange(ctx context.Context, vmi *virtkit.VirtualMachi
 // guest failed.
 func (a *Agent) recordFinished(ctx context.Context, vmi *virtkit.VirtualMachineInstance, phase virtkit.VirtualMachineInstancePhase, reason string) {
 	if phase == virtkit.Failed {
-		a.event(ctx, vmi, virtkit.EventTypeWarning, controller.EventReasonStopped, "Stop", "VirtualMachineInstance failed: %s", reason)
+		a.event(ctx, vmi, virtkit.EventTypeWarning, virtkit.EventReasonStopped, "Stop", "VirtualMachineInstance failed: %s", reason)
 		return
 	}
-	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonStopped, "Stop", "VirtualMachineInstance stopped: %s", reason)
+	a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonStopped, "Stop", "VirtualMachineInstance stopped: %s", reason)
 }
 
 // noteAgentConnect records the guest agent's first connection of a VMI
@@ -100,8 +101,8 @@ func (a *Agent) noteAgentConnect(ctx context.Context, vmi *virtkit.VirtualMachin
 	if start.After(now) {
 		start = now
 	}
-	_, span := controller.Tracer(a.opts.TracerProvider).Start(controller.TraceContext(ctx, vmi, controller.TraceParentAnnotation),
+	_, span := tracing.Tracer(a.opts.TracerProvider).Start(tracing.TraceContext(ctx, vmi, virtkit.TraceParentAnnotation),
 		"guestagent.connect", trace.WithTimestamp(start), trace.WithAttributes(
-			controller.AttrNamespace.String(vmi.Namespace), controller.AttrVMI.String(vmi.Name), controller.AttrNode.String(a.opts.NodeName)))
+			tracing.AttrNamespace.String(vmi.Namespace), tracing.AttrVMI.String(vmi.Name), tracing.AttrNode.String(a.opts.NodeName)))
 	span.End(trace.WithTimestamp(now))
 }

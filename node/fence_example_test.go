@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -19,7 +20,7 @@ func ExampleDefaultFenceTimeout() {
 	for _, hb := range []time.Duration{10 * time.Second, 300 * time.Millisecond} {
 		fence := node.DefaultFenceTimeout(hb)
 		fmt.Printf("heartbeat %v: fence %v (at least %v), controller waits %v\n",
-			hb, fence, node.MinFenceTimeout(hb), controller.MinNodeGrace(fence))
+			hb, fence, node.MinFenceTimeout(hb), virtkit.MinNodeGrace(fence))
 	}
 	// Output:
 	// heartbeat 10s: fence 1m0s (at least 31s), controller waits 1m30s
@@ -40,7 +41,7 @@ func ExampleAgent_ForeignDomains() {
 		return
 	}
 	// A reconcile of the name, as a hypervisor event would cause.
-	_, _ = a.Reconcile(ctx, controller.Request{Namespace: "legacy", Name: "db"})
+	_, _ = a.Reconcile(ctx, reconcile.Request{Namespace: "legacy", Name: "db"})
 	for _, f := range a.ForeignDomains() {
 		fmt.Printf("%s: %s\n", f.Name, f.Reason)
 	}

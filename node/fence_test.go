@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -105,7 +105,7 @@ func TestAgentFencesItselfWhenItCannotRenewItsHeartbeat(t *testing.T) {
 	eventuallyPhase(t, mem, "vm", virtkit.Running)
 	n := &virtkit.Node{}
 	require.NoError(t, mem.Get(context.Background(), store.Key{Name: nodeName}, n))
-	assert.Equal(t, "1.5s", n.Annotations[controller.FenceTimeoutAnnotation], "the fence timeout is published")
+	assert.Equal(t, "1.5s", n.Annotations[virtkit.FenceTimeoutAnnotation], "the fence timeout is published")
 
 	// Cut off: after the fence timeout the guest is destroyed.
 	st.cutAll(true)
@@ -141,7 +141,7 @@ func TestAgentStartsNothingWhileFenced(t *testing.T) {
 	st.writes.Store(true)
 	require.Eventually(t, a.Fenced, 10*time.Second, 10*time.Millisecond)
 	newScheduledVMI(t, mem, "late")
-	_, err := a.Reconcile(context.Background(), controller.Request{Namespace: "default", Name: "late"})
+	_, err := a.Reconcile(context.Background(), reconcile.Request{Namespace: "default", Name: "late"})
 	require.ErrorIs(t, err, node.ErrFenced)
 	time.Sleep(300 * time.Millisecond)
 	assert.NotContains(t, domainNames(t, hv), "default_late", "nothing is started while fenced")

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/store"
@@ -150,10 +149,10 @@ func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo
 // setFenceAnnotation puts this agent's fence timeout on n (or removes it
 // when fencing is off) and reports whether n changed.
 func (a *Agent) setFenceAnnotation(n *virtkit.Node) bool {
-	old, had := n.Annotations[controller.FenceTimeoutAnnotation]
+	old, had := n.Annotations[virtkit.FenceTimeoutAnnotation]
 	if a.opts.FenceTimeout <= 0 {
 		if had {
-			delete(n.Annotations, controller.FenceTimeoutAnnotation)
+			delete(n.Annotations, virtkit.FenceTimeoutAnnotation)
 		}
 		return had
 	}
@@ -164,7 +163,7 @@ func (a *Agent) setFenceAnnotation(n *virtkit.Node) bool {
 	if n.Annotations == nil {
 		n.Annotations = map[string]string{}
 	}
-	n.Annotations[controller.FenceTimeoutAnnotation] = want
+	n.Annotations[virtkit.FenceTimeoutAnnotation] = want
 	return true
 }
 

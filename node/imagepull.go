@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/reconcile"
 )
 
 // Image pull back-off, as the kubelet's: 10 s doubling up to 5 min.
@@ -18,7 +18,7 @@ const (
 // a virt-launcher pod's: Synchronized=False with reason ErrImagePull on the
 // first failure and ImagePullBackOff while it waits to retry, and requeues
 // with back-off. The VMI stays Scheduled.
-func (a *Agent) imagePullFailed(ctx context.Context, vmi *virtkit.VirtualMachineInstance, cause error) (controller.Result, error) {
+func (a *Agent) imagePullFailed(ctx context.Context, vmi *virtkit.VirtualMachineInstance, cause error) (reconcile.Result, error) {
 	a.mu.Lock()
 	if a.pullFailures == nil {
 		a.pullFailures = map[string]pullFailure{}
@@ -42,12 +42,12 @@ func (a *Agent) imagePullFailed(ctx context.Context, vmi *virtkit.VirtualMachine
 	if virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceSynchronized,
 		Status: virtkit.ConditionFalse, Reason: reason, Message: tenantMessage(cause, "image pull failed (the node's log has the details)")}, a.now()) {
 		if err := a.opts.Store.UpdateStatus(ctx, vmi); err != nil {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
 	}
 	a.log.Warn("image pull failed", "vmi", vmi.Namespace+"/"+vmi.Name, "reason", reason, "retry", wait, "err", cause)
 	a.event(ctx, vmi, virtkit.EventTypeWarning, reason, "Pull", "%s", tenantMessage(cause, "image pull failed (the node's log has the details)"))
-	return controller.Result{RequeueAfter: wait}, nil
+	return reconcile.Result{RequeueAfter: wait}, nil
 }
 
 // pullFailure is a VMI's failed pulls and when the next may start.

@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/migration"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -47,7 +47,7 @@ type MigrationOptions struct {
 	// Unsupported, when set, says why this node cannot take part in live
 	// migrations (no reachable migration address, say). The agent logs it
 	// at start-up and publishes it on its Node as
-	// controller.MigrationUnsupportedAnnotation, so the migration
+	// virtkit.MigrationUnsupportedAnnotation, so the migration
 	// controller fails migrations from this node with that reason and
 	// never picks it as a target.
 	Unsupported string
@@ -287,9 +287,9 @@ func (r *migrationRegistry) all() []*outgoing {
 //     from this host, or shut off as migrated, left by the migration, so
 //     it writes endTimestamp and the target takes over; one still here
 //     fails the migration ([MigrationReasonAgentRestarted]).
-func (a *Agent) reconcileMigration(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (res controller.Result, handled bool, err error) {
+func (a *Agent) reconcileMigration(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (res reconcile.Result, handled bool, err error) {
 	if vmi == nil {
-		return controller.Result{}, false, nil
+		return reconcile.Result{}, false, nil
 	}
 	ms := vmi.Status.MigrationState
 	me := a.opts.NodeName
@@ -302,7 +302,7 @@ func (a *Agent) reconcileMigration(ctx context.Context, vmi *virtkit.VirtualMach
 		(ms != nil && ms.MigrationUID != "" && ms.SourceNode == me && ms.TargetNode != me && ms.TargetNode != "")):
 		return a.reconcileSource(ctx, vmi, domName, info, exists)
 	}
-	return controller.Result{}, false, nil
+	return reconcile.Result{}, false, nil
 }
 
 // updateMigrationState re-reads the VMI and applies fn to its

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
@@ -70,7 +71,7 @@ func TestMigrationEnablesQEMUAutoConvergeWithoutDirectThrottle(t *testing.T) {
 				})
 			vmi := c.runningVMI(t, migratableVMI("steady", "64Mi"))
 			source := vmi.Status.NodeName
-			mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+			mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 			require.NoError(t, err)
 			done := c.waitMigration(t, mig, "final", isReleased)
 			require.Equal(t, virtkit.MigrationSucceeded, done.Status.Phase, "%+v", done.Status.MigrationState)
@@ -109,7 +110,7 @@ func TestMigrationTLSAndMultifdByDefault(t *testing.T) {
 				})
 			vmi := c.runningVMI(t, migratableVMI("secret", "64Mi"))
 			source := vmi.Status.NodeName
-			mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+			mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 			require.NoError(t, err)
 			done := c.waitMigration(t, mig, "final", isReleased)
 			require.Equal(t, virtkit.MigrationSucceeded, done.Status.Phase, "%+v", done.Status.MigrationState)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor/sim"
@@ -72,14 +73,14 @@ func TestMigrationTargetsFollowTheCPUModelOnSim(t *testing.T) {
 	}
 
 	hm := onIntelA("hm", virtkit.CPUModeHostModel)
-	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(hm), controller.MigrateOptions{})
+	mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(hm), actions.MigrateOptions{})
 	require.NoError(t, err)
 	done := c.waitMigration(t, mig, "final", isReleased)
 	require.Equal(t, virtkit.MigrationSucceeded, done.Status.Phase, "state: %+v", done.Status.MigrationState)
 	assert.Equal(t, "intel-b", done.Status.MigrationState.TargetNode, "the only other node that runs Skylake-Client-IBRS")
 
 	pt := onIntelA("pt", virtkit.CPUModeHostPassthrough)
-	mig, err = controller.Migrate(c.ctx, c.Store(), store.KeyOf(pt), controller.MigrateOptions{})
+	mig, err = actions.Migrate(c.ctx, c.Store(), store.KeyOf(pt), actions.MigrateOptions{})
 	require.NoError(t, err)
 	pending := c.waitMigration(t, mig, "unschedulable", func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool {
 		return found && virtkit.GetCondition(m.Status.Conditions, virtkit.VirtualMachineInstancePodScheduled) != nil

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
 	"github.com/virtkit/virtkit/node"
@@ -71,7 +71,7 @@ func TestRealStackNonConvergent(t *testing.T) {
 		vmi := c.bootVMI(t, hogVMI("hog-plain"))
 		source := vmi.Status.NodeName
 		began := time.Now()
-		mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+		mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 		require.NoError(t, err)
 		done := c.waitMigration(t, mig, func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool { return found && m.IsFinal() })
 		took := time.Since(began)
@@ -113,7 +113,7 @@ func TestRealStackNonConvergent(t *testing.T) {
 		vmi := c.bootVMI(t, hogVMI("hog-pc"))
 		source := vmi.Status.NodeName
 		dom := node.DomainName(vmi.Namespace, vmi.Name)
-		mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+		mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 		require.NoError(t, err)
 		done := c.waitMigration(t, mig, func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool { return found && m.IsFinal() })
 		ms := done.Status.MigrationState
@@ -136,7 +136,7 @@ func TestRealStackNonConvergent(t *testing.T) {
 		c.policyFor(t, "hog-ac", "6Mi", true, false)
 		vmi := c.bootVMI(t, hogVMI("hog-ac"))
 		source := vmi.Status.NodeName
-		mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+		mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 		require.NoError(t, err)
 		var throttled *virtkit.VirtualMachineInstance
 		got, err := c.WaitForVMI(c.ctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
@@ -174,7 +174,7 @@ func TestRealStackHotSetFloor(t *testing.T) {
 	c.policyFor(t, "hog-floor", "2Mi", false, false)
 	vmi := c.bootVMI(t, hogVMI("hog-floor"))
 	source := vmi.Status.NodeName
-	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 	require.NoError(t, err)
 	done := c.waitMigration(t, mig, func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool { return found && m.IsFinal() })
 	ms := done.Status.MigrationState

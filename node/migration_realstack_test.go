@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/libvirt"
@@ -211,7 +211,7 @@ func TestRealStackMigrationSucceeds(t *testing.T) {
 	dom := node.DomainName(vmi.Namespace, vmi.Name)
 
 	began := time.Now()
-	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 	require.NoError(t, err)
 	done := c.waitMigration(t, mig, func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool { return found && m.IsFinal() })
 	lifecycle := time.Since(began)
@@ -280,7 +280,7 @@ func TestRealStackMigrationCancelled(t *testing.T) {
 	source := vmi.Status.NodeName
 	dom := node.DomainName(vmi.Namespace, vmi.Name)
 
-	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 	require.NoError(t, err)
 	c.waitMigration(t, mig, func(m *virtkit.VirtualMachineInstanceMigration, found bool) bool {
 		return found && m.Status.Phase == virtkit.MigrationRunning
@@ -310,7 +310,7 @@ func TestRealStackMigrationCancelled(t *testing.T) {
 	ms := after.Status.MigrationState
 	assert.True(t, ms.AbortRequested)
 	assert.Equal(t, virtkit.MigrationAbortSucceeded, ms.AbortStatus)
-	assert.Equal(t, controller.MigrationReasonAborted, ms.FailureReason)
+	assert.Equal(t, virtkit.MigrationReasonAborted, ms.FailureReason)
 	assert.Equal(t, source, after.Status.NodeName)
 
 	info, err := c.hv[source].Info(c.ctx, dom)

@@ -14,10 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/migration"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
+	"github.com/virtkit/virtkit/tracing"
 )
 
 // failureReason is a cancel cause whose text becomes the migration's
@@ -28,7 +29,7 @@ func (f failureReason) Error() string { return string(f) }
 
 // errAbortRequested is the cancel cause of a migration whose abort was
 // asked for (the VMIM was deleted, or the VMI).
-var errAbortRequested error = failureReason(controller.MigrationReasonAborted)
+var errAbortRequested error = failureReason(virtkit.MigrationReasonAborted)
 
 // outgoing is one migration this agent runs as the source.
 type outgoing struct {
@@ -71,7 +72,7 @@ func (o *outgoing) abort() bool {
 // reconcileSource is the source agent's side: start the engine once the
 // target is ready, pass abort requests on, and keep the ordinary reconcile
 // away from a domain that is leaving (or has left) this host.
-func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (controller.Result, bool, error) {
+func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (reconcile.Result, bool, error) {
 	key := store.Key{Namespace: vmi.Namespace, Name: vmi.Name}
 	ms := vmi.Status.MigrationState
 	o := a.migs.get(key)
@@ -90,57 +91,57 @@ func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachine
 				ms.AbortStatus = virtkit.MigrationAbortInProgress
 				return true
 			}); err != nil {
-				return controller.Result{}, true, err
+				return reconcile.Result{}, true, err
 			}
 		}
 		if !exists || !info.State.IsActive() {
 			// Leaving by migration: the engine reports the outcome.
-			return controller.Result{RequeueAfter: 200 * time.Millisecond}, true, nil
+			return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, true, nil
 		}
-		return controller.Result{}, false, nil
+		return reconcile.Result{}, false, nil
 	}
 	if ms == nil || ms.Completed || ms.Failed {
 		if ms != nil && ms.Failed && exists {
-			return controller.Result{}, false, a.resumeAfterMigration(ctx, domName, info)
+			return reconcile.Result{}, false, a.resumeAfterMigration(ctx, domName, info)
 		}
-		return controller.Result{}, false, nil
+		return reconcile.Result{}, false, nil
 	}
 	switch {
 	case ms.EndTimestamp != nil:
 		// Done here; the target takes the VMI over. Do not touch the
 		// (shut off or undefined) domain meanwhile.
-		return controller.Result{RequeueAfter: time.Second}, true, nil
+		return reconcile.Result{RequeueAfter: time.Second}, true, nil
 	case ms.StartTimestamp != nil && guestLeft(info, exists):
 		// Started by an earlier run of this agent (or one that could not
 		// record the outcome), and the guest is no longer here: the job
 		// completed, the target takes the VMI over.
-		return controller.Result{RequeueAfter: time.Second}, true, a.endLeft(ctx, key, ms.MigrationUID)
+		return reconcile.Result{RequeueAfter: time.Second}, true, a.endLeft(ctx, key, ms.MigrationUID)
 	case ms.StartTimestamp != nil && exists && info.State == hypervisor.StatePaused && info.Reason == hypervisor.ReasonPostcopy:
 		// Post-copy: the guest runs on the target already and the job
 		// goes on without this agent; it leaves here or fails.
-		return controller.Result{RequeueAfter: time.Second}, true, nil
+		return reconcile.Result{RequeueAfter: time.Second}, true, nil
 	case ms.StartTimestamp != nil:
 		// Started by an earlier run of this agent: nobody watches that job.
 		err := a.endUnstarted(ctx, key, ms.MigrationUID, MigrationReasonAgentRestarted, "")
-		return controller.Result{}, false, err
+		return reconcile.Result{}, false, err
 	case ms.AbortRequested || vmi.DeletionTimestamp != nil:
-		err := a.endUnstarted(ctx, key, ms.MigrationUID, controller.MigrationReasonAborted, virtkit.MigrationAbortSucceeded)
-		return controller.Result{}, false, err
+		err := a.endUnstarted(ctx, key, ms.MigrationUID, virtkit.MigrationReasonAborted, virtkit.MigrationAbortSucceeded)
+		return reconcile.Result{}, false, err
 	case ms.TargetNodeAddress == "" || !exists:
-		return controller.Result{}, false, nil
+		return reconcile.Result{}, false, nil
 	case info.State == hypervisor.StatePaused && info.Reason == hypervisor.ReasonUser:
 		// KubeVirt migrates a paused guest paused (VIR_MIGRATE_PAUSED); the
 		// hypervisor port has no such flag yet.
 		err := a.endUnstarted(ctx, key, ms.MigrationUID, "migrating a paused VMI is not supported: "+hypervisor.ErrNotSupported.Error(), "")
-		return controller.Result{}, false, err
+		return reconcile.Result{}, false, err
 	case info.State != hypervisor.StateRunning:
-		return controller.Result{RequeueAfter: time.Second}, false, nil
+		return reconcile.Result{RequeueAfter: time.Second}, false, nil
 	}
 	if err := a.startOutgoing(ctx, vmi, domName, info); err != nil {
 		a.log.Warn("migration could not start", "vmi", key.String(), "err", err)
-		return controller.Result{}, false, a.endUnstarted(ctx, key, ms.MigrationUID, "start: "+err.Error(), "")
+		return reconcile.Result{}, false, a.endUnstarted(ctx, key, ms.MigrationUID, "start: "+err.Error(), "")
 	}
-	return controller.Result{}, false, nil
+	return reconcile.Result{}, false, nil
 }
 
 // resumeAfterMigration resumes a source guest that a migration that did
@@ -215,7 +216,7 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	}
 	cfg := ms.MigrationConfiguration
 	if cfg == nil {
-		cfg = controller.ClusterMigrationConfiguration(nil)
+		cfg = virtkit.ClusterMigrationConfiguration(nil)
 	}
 	mem := info.MaxMemoryBytes
 	if mem == 0 {
@@ -315,11 +316,11 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	}
 	a.log.Info("migration starting", "vmi", key.String(), "target", ms.TargetNode, "address", params.DestinationURI,
 		"memory", mem, "bandwidth", params.Bandwidth)
-	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonMigrating, "Migrate", "VirtualMachineInstance is migrating to node %s", ms.TargetNode)
+	a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonMigrating, "Migrate", "VirtualMachineInstance is migrating to node %s", ms.TargetNode)
 	a.migs.wg.Add(1)
 	go func() {
 		defer a.migs.wg.Done()
-		a.runOutgoing(controller.TraceContext(runCtx, vmi, controller.MigrationTraceParentAnnotation), o, engine, cfg, mem)
+		a.runOutgoing(tracing.TraceContext(runCtx, vmi, virtkit.MigrationTraceParentAnnotation), o, engine, cfg, mem)
 	}()
 	return nil
 }
@@ -377,7 +378,7 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 		switch {
 		case aborted:
 			ms.AbortStatus = virtkit.MigrationAbortSucceeded
-			ms.FailureReason = controller.MigrationReasonAborted
+			ms.FailureReason = virtkit.MigrationReasonAborted
 		case cause != nil && !errors.Is(cause, errAbortRequested) && !errors.Is(cause, context.Canceled):
 			ms.FailureReason = cause.Error()
 		case res.Reason != "":
@@ -407,11 +408,11 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 		why := res.Reason
 		switch {
 		case aborted:
-			why = controller.MigrationReasonAborted
+			why = virtkit.MigrationReasonAborted
 		case why == "" && runErr != nil:
 			why = runErr.Error()
 		}
-		a.event(wctx, regarding, virtkit.EventTypeWarning, controller.EventReasonMigrated, "Migrate",
+		a.event(wctx, regarding, virtkit.EventTypeWarning, virtkit.EventReasonMigrated, "Migrate",
 			"VirtualMachineInstance migration uid %s failed: %s", o.uid, why)
 	}
 	down, _ := res.Downtime.Get()

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -21,23 +21,23 @@ const targetRecheck = time.Second
 // reconcileTarget is the target agent's side of a migration: prepare and
 // publish the address, follow the arriving domain, take the VMI over once
 // the source reports success, or clean up after a failure.
-func (a *Agent) reconcileTarget(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (controller.Result, error) {
+func (a *Agent) reconcileTarget(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (reconcile.Result, error) {
 	ms := vmi.Status.MigrationState
 	switch {
 	case ms.Failed || vmi.IsFinal() || vmi.DeletionTimestamp != nil:
-		return controller.Result{}, a.abandonIncoming(ctx, vmi, domName, info, exists)
+		return reconcile.Result{}, a.abandonIncoming(ctx, vmi, domName, info, exists)
 	case ms.Completed:
 		// Taken over already (the VMI will name this node); nothing to do.
-		return controller.Result{RequeueAfter: targetRecheck}, nil
+		return reconcile.Result{RequeueAfter: targetRecheck}, nil
 	case ms.EndTimestamp != nil:
 		if exists && info.State.IsActive() {
-			return controller.Result{}, a.takeOver(ctx, vmi, domName, info)
+			return reconcile.Result{}, a.takeOver(ctx, vmi, domName, info)
 		}
 		// The source says it is done but the guest is not here (yet).
-		return controller.Result{RequeueAfter: 200 * time.Millisecond}, nil
+		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
 	if err := a.prepareTarget(ctx, vmi); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	before := vmi.Status.DeepCopy()
 	ms = vmi.Status.MigrationState
@@ -55,12 +55,12 @@ func (a *Agent) reconcileTarget(ctx context.Context, vmi *virtkit.VirtualMachine
 	}
 	if !reflect.DeepEqual(before, &vmi.Status) {
 		if err := a.opts.Store.UpdateStatus(ctx, vmi); err != nil {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
 		a.log.Info("migration target ready", "vmi", vmi.Namespace+"/"+vmi.Name, "address", ms.TargetNodeAddress)
-		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonPreparingTarget, "Migrate", "Migration target is listening at %s", ms.TargetNodeAddress)
+		a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonPreparingTarget, "Migrate", "Migration target is listening at %s", ms.TargetNodeAddress)
 	}
-	return controller.Result{RequeueAfter: targetRecheck}, nil
+	return reconcile.Result{RequeueAfter: targetRecheck}, nil
 }
 
 // prepareTarget creates what the arriving domain needs on this host and
@@ -149,7 +149,7 @@ func (a *Agent) takeOver(ctx context.Context, vmi *virtkit.VirtualMachineInstanc
 	// virt-handler records Migrated when it writes that status: a failure
 	// of the label update below does not lose it.
 	if completed {
-		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonMigrated, "Migrate", "The VirtualMachineInstance migrated to node %s", a.opts.NodeName)
+		a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonMigrated, "Migrate", "The VirtualMachineInstance migrated to node %s", a.opts.NodeName)
 	}
 	// Labels last, as the placement controller does: agents select their
 	// VMIs by them, and by now the status names this node.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
@@ -163,7 +164,7 @@ func TestMigrationSucceedsOnSim(t *testing.T) {
 	require.NoError(t, c.hosts[source].SetWorkload(node.DomainName("default", "mover"),
 		sim.Workload{DirtyRate: 64 << 20, WorkingSet: 32 << 20, ThrottleSensitivity: 1}))
 
-	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 	require.NoError(t, err)
 	done := c.waitMigration(t, mig, "Succeeded", isReleased)
 	require.Equal(t, virtkit.MigrationSucceeded, done.Status.Phase, "state: %+v", done.Status.MigrationState)
@@ -206,7 +207,7 @@ func TestMigrationSucceedsOnSim(t *testing.T) {
 	assert.False(t, ms.EndTimestamp.Before(ms.StartTimestamp))
 	assert.Equal(t, virtkit.MigrationPreCopy, ms.Mode)
 	require.NotNil(t, ms.MigrationConfiguration)
-	assert.Equal(t, controller.DefaultCompletionTimeoutPerGiB, *ms.MigrationConfiguration.CompletionTimeoutPerGiB)
+	assert.Equal(t, virtkit.DefaultCompletionTimeoutPerGiB, *ms.MigrationConfiguration.CompletionTimeoutPerGiB)
 	assert.Nil(t, ms.MigrationPolicyName)
 	require.NotNil(t, ms.Engine, "the engine's view is recorded")
 	assert.NotEmpty(t, ms.Engine.Strategy)
@@ -241,7 +242,7 @@ func TestMigrationCancelledByDeletingTheObject(t *testing.T) {
 	require.NoError(t, c.hosts[source].SetWorkload(node.DomainName("default", "stuck"),
 		sim.Workload{DirtyRate: 32 << 20, WorkingSet: 64 << 20, ThrottleSensitivity: 0}))
 
-	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 	require.NoError(t, err)
 	c.waitMigration(t, mig, "Running", phaseIs(virtkit.MigrationRunning))
 
@@ -285,7 +286,7 @@ func TestMigrationCancelledByDeletingTheObject(t *testing.T) {
 	ms := after.Status.MigrationState
 	assert.True(t, ms.AbortRequested)
 	assert.Equal(t, virtkit.MigrationAbortSucceeded, ms.AbortStatus)
-	assert.Equal(t, controller.MigrationReasonAborted, ms.FailureReason)
+	assert.Equal(t, virtkit.MigrationReasonAborted, ms.FailureReason)
 	assert.NotNil(t, ms.EndTimestamp)
 	assert.Equal(t, source, after.Status.NodeName, "the guest stays on the source")
 	assert.Equal(t, virtkit.Running, after.Status.Phase)
@@ -321,8 +322,8 @@ func TestMigrationAdmission(t *testing.T) {
 		})
 		require.NoError(t, err)
 		// The action refuses; an object created around it fails.
-		_, err = controller.Migrate(c.ctx, c.Store(), store.Key{Namespace: "default", Name: "bridged"}, controller.MigrateOptions{})
-		require.ErrorIs(t, err, controller.ErrConflictingAction)
+		_, err = actions.Migrate(c.ctx, c.Store(), store.Key{Namespace: "default", Name: "bridged"}, actions.MigrateOptions{})
+		require.ErrorIs(t, err, actions.ErrConflictingAction)
 		m := createMigration(t, c, "bridged")
 		done := c.waitMigration(t, m, "Failed", isFinal)
 		assert.Equal(t, virtkit.MigrationFailed, done.Status.Phase)
@@ -333,7 +334,7 @@ func TestMigrationAdmission(t *testing.T) {
 		m := createMigration(t, c, "nobody")
 		done := c.waitMigration(t, m, "Failed", isFinal)
 		assert.Equal(t, virtkit.MigrationFailed, done.Status.Phase)
-		assert.Equal(t, controller.MigrationReasonVMIMissing, done.Status.MigrationState.FailureReason)
+		assert.Equal(t, virtkit.MigrationReasonVMIMissing, done.Status.MigrationState.FailureReason)
 	})
 
 	t.Run("VMI not running", func(t *testing.T) {
@@ -345,22 +346,22 @@ func TestMigrationAdmission(t *testing.T) {
 		m := createMigration(t, c, "pinned")
 		done := c.waitMigration(t, m, "Failed", isFinal)
 		assert.Equal(t, virtkit.MigrationFailed, done.Status.Phase)
-		assert.Contains(t, done.Status.MigrationState.FailureReason, controller.MigrationReasonNotRunning)
+		assert.Contains(t, done.Status.MigrationState.FailureReason, virtkit.MigrationReasonNotRunning)
 	})
 
 	t.Run("another migration in flight", func(t *testing.T) {
 		v := c.runningVMI(t, migratableVMI("busy", "256Mi"))
 		require.NoError(t, c.hosts[v.Status.NodeName].SetWorkload(node.DomainName("default", "busy"),
 			sim.Workload{DirtyRate: 32 << 20, WorkingSet: 64 << 20}))
-		first, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(v), controller.MigrateOptions{})
+		first, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(v), actions.MigrateOptions{})
 		require.NoError(t, err)
 		c.waitMigration(t, first, "Running", phaseIs(virtkit.MigrationRunning))
-		_, err = controller.Migrate(c.ctx, c.Store(), store.KeyOf(v), controller.MigrateOptions{})
-		require.ErrorIs(t, err, controller.ErrConflictingAction, "the action's admission refuses")
+		_, err = actions.Migrate(c.ctx, c.Store(), store.KeyOf(v), actions.MigrateOptions{})
+		require.ErrorIs(t, err, actions.ErrConflictingAction, "the action's admission refuses")
 		second := createMigration(t, c, "busy")
 		done := c.waitMigration(t, second, "Failed", isFinal)
 		assert.Equal(t, virtkit.MigrationFailed, done.Status.Phase)
-		assert.Contains(t, done.Status.MigrationState.FailureReason, controller.MigrationReasonInFlight)
+		assert.Contains(t, done.Status.MigrationState.FailureReason, virtkit.MigrationReasonInFlight)
 		assert.Equal(t, virtkit.MigrationRunning, c.migration(t, first).Status.Phase, "the first goes on")
 		require.NoError(t, c.Store().Delete(c.ctx, first, store.DeleteOptions{}))
 		c.waitMigration(t, first, "gone", func(_ *virtkit.VirtualMachineInstanceMigration, found bool) bool { return !found })
@@ -392,7 +393,7 @@ func TestNodeDrainMigratesLiveMigrateVMIs(t *testing.T) {
 	n := &virtkit.Node{}
 	require.NoError(t, c.Store().Get(c.ctx, store.Key{Name: source}, n))
 	n.Spec.Unschedulable = true
-	n.Spec.Taints = append(n.Spec.Taints, virtkit.Taint{Key: controller.DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule})
+	n.Spec.Taints = append(n.Spec.Taints, virtkit.Taint{Key: virtkit.DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule})
 	require.NoError(t, c.Store().Update(c.ctx, n))
 
 	after, err := c.WaitForVMI(c.ctx, "default", "evacuee", func(v *virtkit.VirtualMachineInstance, found bool) bool {
@@ -436,7 +437,7 @@ func TestVMMigrateActionEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	source := vmi.Status.NodeName
 
-	mig, err := controller.Migrate(c.ctx, c.Store(), store.Key{Namespace: "default", Name: "web"}, controller.MigrateOptions{})
+	mig, err := actions.Migrate(c.ctx, c.Store(), store.Key{Namespace: "default", Name: "web"}, actions.MigrateOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "web", mig.Spec.VMIName)
 	done := c.waitMigration(t, mig, "final", isFinal)
@@ -497,7 +498,7 @@ func TestParallelOutboundLimitQueuesMigrations(t *testing.T) {
 	}()
 	var migs []*virtkit.VirtualMachineInstanceMigration
 	for _, v := range vmis {
-		m, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(v), controller.MigrateOptions{})
+		m, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(v), actions.MigrateOptions{})
 		require.NoError(t, err)
 		migs = append(migs, m)
 	}
@@ -546,7 +547,7 @@ func TestMigrationSwitchesToPostCopyWhenAllowed(t *testing.T) {
 	vmi := c.runningVMI(t, migratableVMI("hot", "64Mi"))
 	require.NoError(t, c.hosts[vmi.Status.NodeName].SetWorkload(node.DomainName("default", "hot"),
 		sim.Workload{DirtyRate: 128 << 20, WorkingSet: 48 << 20, ThrottleSensitivity: 0}))
-	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 	require.NoError(t, err)
 	done := c.waitMigration(t, mig, "final", isReleased)
 	require.Equal(t, virtkit.MigrationSucceeded, done.Status.Phase, "%+v", done.Status.MigrationState)
@@ -569,7 +570,7 @@ func TestMigrationCompletionTimeoutAborts(t *testing.T) {
 	c := startMigCluster(t, 2, sim.Link{Bandwidth: 8 << 20}, controller.MigrationOptions{Config: cfg})
 	vmi := c.runningVMI(t, migratableVMI("slow", "64Mi"))
 	source := vmi.Status.NodeName
-	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 	require.NoError(t, err)
 	done := c.waitMigration(t, mig, "final", isReleased)
 	require.Equal(t, virtkit.MigrationFailed, done.Status.Phase)
@@ -587,12 +588,12 @@ func TestMigrationCompletionTimeoutAborts(t *testing.T) {
 func TestMigrationOfAPausedVMIFailsClearly(t *testing.T) {
 	c := startMigCluster(t, 2, sim.Link{}, controller.MigrationOptions{})
 	vmi := c.runningVMI(t, migratableVMI("napping", "64Mi"))
-	require.NoError(t, controller.Pause(c.ctx, c.Store(), store.KeyOf(vmi)))
+	require.NoError(t, actions.Pause(c.ctx, c.Store(), store.KeyOf(vmi)))
 	_, err := c.WaitForVMI(c.ctx, "default", "napping", func(v *virtkit.VirtualMachineInstance, found bool) bool {
 		return found && v.IsPaused()
 	})
 	require.NoError(t, err)
-	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	mig, err := actions.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), actions.MigrateOptions{})
 	require.NoError(t, err)
 	done := c.waitMigration(t, mig, "final", isReleased)
 	assert.Equal(t, virtkit.MigrationFailed, done.Status.Phase)

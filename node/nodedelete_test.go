@@ -12,6 +12,7 @@ import (
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -23,7 +24,7 @@ func TestDeletedNodeOfAHealthyAgentIsRegisteredAgainAndKeepsItsVMIs(t *testing.T
 		MonitorGracePeriod: time.Second, UnresponsiveGracePeriod: time.Second})
 	require.NoError(t, err)
 	c, err := cluster.New(cluster.Options{Store: st, NodeNames: []string{"node-a"},
-		Replace:   map[string]controller.Reconciler{cluster.NodeHealthController: nh},
+		Replace:   map[string]reconcile.Reconciler{cluster.NodeHealthController: nh},
 		NodeAgent: nodeOptionsForDeleteTest()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

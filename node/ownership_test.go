@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -84,7 +84,7 @@ func ownershipCase(t *testing.T, hv hypervisor.Hypervisor, typ string) {
 	for _, name := range []string{"legacy_db", "prod_web-01", "default_b-gone", "default_b-vm", "default_nonode"} {
 		ns, n, ok := node.SplitDomainName(name)
 		require.True(t, ok)
-		_, err := a.Reconcile(ctx, controller.Request{Namespace: ns, Name: n})
+		_, err := a.Reconcile(ctx, reconcile.Request{Namespace: ns, Name: n})
 		require.NoError(t, err, name)
 	}
 	time.Sleep(300 * time.Millisecond) // a resync of the host
@@ -125,7 +125,7 @@ func TestAgentDoesNotStartAVMIOverAForeignDomain(t *testing.T) {
 	a, err := node.New(node.Options{NodeName: nodeName, Store: st, Hypervisor: hv})
 	require.NoError(t, err)
 	newScheduledVMI(t, st, "taken")
-	_, err = a.Reconcile(ctx, controller.Request{Namespace: "default", Name: "taken"})
+	_, err = a.Reconcile(ctx, reconcile.Request{Namespace: "default", Name: "taken"})
 	require.ErrorIs(t, err, node.ErrDomainNotOwned)
 	d := domainNames(t, hv)["default_taken"]
 	assert.Equal(t, hypervisor.StateRunning, d.State)

@@ -25,6 +25,7 @@ import (
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/store/etcd"
 	"github.com/virtkit/virtkit/store/etcd/etcdtest"
@@ -180,7 +181,7 @@ func TestNoVMRunsTwiceAcrossPartitions(t *testing.T) {
 		heartbeat    = 100 * time.Millisecond * scale
 		fence        = 2 * time.Second * scale
 		monitorGrace = time.Second * scale
-		// Below controller.MinNodeGrace(fence) = 1.5 x fence on purpose:
+		// Below virtkit.MinNodeGrace(fence) = 1.5 x fence on purpose:
 		// the published fence timeout must stretch it.
 		unresponsiveGrace = 1500 * time.Millisecond * scale
 		shortCut          = 700 * time.Millisecond * scale
@@ -206,7 +207,7 @@ func TestNoVMRunsTwiceAcrossPartitions(t *testing.T) {
 		MonitorGracePeriod: monitorGrace, UnresponsiveGracePeriod: unresponsiveGrace, Logger: log})
 	require.NoError(t, err)
 	c, err := cluster.New(cluster.Options{Store: cst, NodeNames: []string{"unused-controller-only"},
-		Replace: map[string]controller.Reconciler{cluster.NodeHealthController: nh}, Logger: log})
+		Replace: map[string]reconcile.Reconciler{cluster.NodeHealthController: nh}, Logger: log})
 	require.NoError(t, err)
 	for _, ctrl := range c.Controllers() {
 		wg.Go(func() { _ = ctrl.Start(ctx) })

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/reconcile"
 )
 
 // gracePeriod is how long a deleted VMI's guest may take to power off after
@@ -47,7 +47,7 @@ type shutdownAsks struct {
 // grace period left are destroyed at once. destroyed reports a destroy (the
 // caller then reads the domain again); otherwise res says when to look
 // again, unless the domain's lifecycle event comes first.
-func (a *Agent) stopGuest(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo) (res controller.Result, destroyed bool, err error) {
+func (a *Agent) stopGuest(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo) (res reconcile.Result, destroyed bool, err error) {
 	grace := gracePeriod(vmi)
 	now := a.opts.Now()
 	a.mu.Lock()
@@ -76,19 +76,19 @@ func (a *Agent) stopGuest(ctx context.Context, vmi *virtkit.VirtualMachineInstan
 			// Asked recently (another change woke this reconcile): look
 			// again when the next request or the end of the grace period
 			// is due.
-			return controller.Result{RequeueAfter: min(next.Sub(now), left)}, false, nil
+			return reconcile.Result{RequeueAfter: min(next.Sub(now), left)}, false, nil
 		}
 		wait := min(a.opts.ShutdownPoll, left)
 		off := false
 		if info.State != hypervisor.StateShutdown { // else already powering off
 			if off, err = a.pressPowerButton(ctx, domName, wait); err != nil {
-				return controller.Result{}, false, err
+				return reconcile.Result{}, false, err
 			}
 		}
 		if !asked {
 			asks.uid, asks.first = vmi.UID, now
 			a.log.Info("shutting down guest", "domain", domName, "grace", grace)
-			a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonShuttingDown, "Shutdown",
+			a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonShuttingDown, "Shutdown",
 				"Signaled Graceful Shutdown (grace period %v)", grace)
 		}
 		asks.last = now
@@ -96,17 +96,17 @@ func (a *Agent) stopGuest(ctx context.Context, vmi *virtkit.VirtualMachineInstan
 		a.shutdownSince[domName] = asks
 		a.mu.Unlock()
 		if off {
-			return controller.Result{}, true, nil
+			return reconcile.Result{}, true, nil
 		}
-		return controller.Result{RequeueAfter: wait}, false, nil
+		return reconcile.Result{RequeueAfter: wait}, false, nil
 	}
 	a.log.Info("destroying guest", "domain", domName, "why", why)
-	a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonDeleted, "Destroy",
+	a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonDeleted, "Destroy",
 		"VirtualMachineInstance stopping: %s, destroying the guest", why)
 	if err := a.opts.Hypervisor.Destroy(ctx, domName); err != nil && !ignorable(err) {
-		return controller.Result{}, false, err
+		return reconcile.Result{}, false, err
 	}
-	return controller.Result{}, true, nil
+	return reconcile.Result{}, true, nil
 }
 
 // pressPowerButton asks the guest to power off. A hypervisor that can

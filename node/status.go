@@ -11,7 +11,6 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/hypervisor"
@@ -143,34 +142,34 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 }
 
 // actOnRequests honours the pause and soft-reboot requests recorded on the
-// VMI (see controller.PauseRequestAnnotation).
+// VMI (see virtkit.PauseRequestAnnotation).
 func (a *Agent) actOnRequests(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info *hypervisor.DomainInfo) error {
 	hv := a.opts.Hypervisor
-	wantPaused := vmi.Annotations[controller.PauseRequestAnnotation] == "true"
+	wantPaused := vmi.Annotations[virtkit.PauseRequestAnnotation] == "true"
 	switch {
 	case wantPaused && info.State == hypervisor.StateRunning:
 		if err := hv.Pause(ctx, domName); err != nil && !errors.Is(err, hypervisor.ErrInvalidState) {
 			return err
 		}
 		a.log.Info("paused guest", "domain", domName)
-		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonPaused, "Pause", "VirtualMachineInstance paused")
+		a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonPaused, "Pause", "VirtualMachineInstance paused")
 	case !wantPaused && info.State == hypervisor.StatePaused && info.Reason == hypervisor.ReasonUser:
 		if err := hv.Resume(ctx, domName); err != nil && !errors.Is(err, hypervisor.ErrInvalidState) {
 			return err
 		}
 		a.log.Info("resumed guest", "domain", domName)
-		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonUnpaused, "Unpause", "VirtualMachineInstance unpaused")
+		a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonUnpaused, "Unpause", "VirtualMachineInstance unpaused")
 	}
-	if _, reboot := vmi.Annotations[controller.SoftRebootRequestAnnotation]; reboot && info.State == hypervisor.StateRunning {
+	if _, reboot := vmi.Annotations[virtkit.SoftRebootRequestAnnotation]; reboot && info.State == hypervisor.StateRunning {
 		if err := a.softReboot(ctx, domName); err != nil {
 			return err
 		}
-		delete(vmi.Annotations, controller.SoftRebootRequestAnnotation)
+		delete(vmi.Annotations, virtkit.SoftRebootRequestAnnotation)
 		if err := a.opts.Store.Update(ctx, vmi); err != nil {
 			return err
 		}
 		a.log.Info("soft-rebooted guest", "domain", domName)
-		a.event(ctx, vmi, virtkit.EventTypeNormal, controller.EventReasonSoftRebooted, "SoftReboot", "VirtualMachineInstance soft rebooted")
+		a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonSoftRebooted, "SoftReboot", "VirtualMachineInstance soft rebooted")
 	}
 	fresh, err := hv.Info(ctx, domName)
 	if err != nil {

@@ -12,28 +12,28 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
 // Reconcile brings one VMI's domain on this host in line with the VMI and
 // writes what it observes into the VMI's status. It is level-triggered:
 // hypervisor events, VMI changes and timers all lead here.
-func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
+func (a *Agent) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	domName := DomainName(req.Namespace, req.Name)
 	vmi := &virtkit.VirtualMachineInstance{}
 	if err := a.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, vmi); err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
 		vmi = nil
 	}
 	info, exists, err := a.domainInfo(ctx, domName)
 	if err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	// A domain of that name this agent does not own (someone else's guest
 	// on a shared host, another node's) is left alone: for this VMI it is
@@ -44,7 +44,7 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 		if errors.Is(err, hypervisor.ErrNotFound) {
 			exists = false
 		} else if err != nil {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		} else if !mine && a.isStaleLeftover(ctx, domName, info, vmi) {
 			// A shut-off domain of a VMI that no longer exists (or of an
 			// earlier incarnation of it), left behind by another node's
@@ -52,7 +52,7 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 			// start it again, and it would take the VMI's name forever.
 			a.log.Info("removing the stale domain of a VMI that no longer exists", "domain", domName, "why", why)
 			if err := a.removeDomain(ctx, domName, info); err != nil {
-				return controller.Result{}, err
+				return reconcile.Result{}, err
 			}
 			exists = false
 		} else if !mine {
@@ -79,9 +79,9 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 			// deleted VMI or of a VMI that was moved while this agent was
 			// away.
 			a.log.Info("removing orphaned domain", "domain", domName)
-			return controller.Result{}, a.removeDomain(ctx, domName, info)
+			return reconcile.Result{}, a.removeDomain(ctx, domName, info)
 		}
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	if exists {
 		if f, err := a.facts(ctx, domName, info.UUID); err == nil && f.vmiUID != "" && f.vmiUID != string(vmi.UID) {
@@ -90,7 +90,7 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 			// restarted while this agent was down): never run two copies.
 			a.log.Info("removing domain of an earlier VMI incarnation", "domain", domName, "uid", uid)
 			if err := a.removeDomain(ctx, domName, info); err != nil {
-				return controller.Result{}, err
+				return reconcile.Result{}, err
 			}
 			exists = false
 		}
@@ -100,20 +100,20 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 		return a.stopForDeletion(ctx, vmi, domName, info, exists)
 	}
 	if vmi.IsFinal() {
-		return controller.Result{}, a.cleanUpFinal(ctx, vmi, domName, info, exists)
+		return reconcile.Result{}, a.cleanUpFinal(ctx, vmi, domName, info, exists)
 	}
 	if !exists {
 		switch vmi.Status.Phase {
 		case virtkit.Scheduled:
 			if nameTaken {
-				return controller.Result{}, fmt.Errorf("VMI %s/%s: domain %s: %w", vmi.Namespace, vmi.Name, domName, ErrDomainNotOwned)
+				return reconcile.Result{}, fmt.Errorf("VMI %s/%s: domain %s: %w", vmi.Namespace, vmi.Name, domName, ErrDomainNotOwned)
 			}
 			return a.startDomain(ctx, vmi, domName)
 		case virtkit.Running:
 			// The domain vanished under a running VMI.
-			return controller.Result{}, a.finish(ctx, vmi, virtkit.Failed, "domain disappeared from the host")
+			return reconcile.Result{}, a.finish(ctx, vmi, virtkit.Failed, "domain disappeared from the host")
 		}
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	if !info.State.IsActive() {
 		if vmi.Status.Phase == virtkit.Scheduled && neverRan(info) {
@@ -127,20 +127,20 @@ func (a *Agent) Reconcile(ctx context.Context, req controller.Request) (controll
 			phase, ok, why = virtkit.Failed, true, fmt.Sprintf("fenced: the node agent could not renew its heartbeat within %v", a.opts.FenceTimeout)
 		}
 		if !ok {
-			return controller.Result{}, nil
+			return reconcile.Result{}, nil
 		}
 		if err := a.finish(ctx, vmi, phase, why); err != nil {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
-		return controller.Result{}, a.cleanUpFinal(ctx, vmi, domName, info, true)
+		return reconcile.Result{}, a.cleanUpFinal(ctx, vmi, domName, info, true)
 	}
 	if err := a.actOnRequests(ctx, vmi, domName, &info); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	if err := a.updateRunningStatus(ctx, vmi, domName, info); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
-	return controller.Result{RequeueAfter: a.statusResync()}, nil
+	return reconcile.Result{RequeueAfter: a.statusResync()}, nil
 }
 
 // owns reports whether the VMI's domain belongs on this host.
@@ -203,14 +203,14 @@ func ignorable(err error) bool {
 
 // startDomain puts the finalizer on the VMI, builds, defines and starts its
 // domain. The VMI turns Running when the domain reports it.
-func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string) (controller.Result, error) {
+func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string) (reconcile.Result, error) {
 	// A fenced agent starts nothing: the controller may be restarting the
 	// VMI elsewhere. A fence during the start undoes it (undoIfFenced).
 	gen, ok := a.lease.admit(a.opts.Now(), a.opts.FenceTimeout)
 	if !ok {
-		return controller.Result{}, fmt.Errorf("VMI %s/%s: not starting domain %s: %w", vmi.Namespace, vmi.Name, domName, ErrFenced)
+		return reconcile.Result{}, fmt.Errorf("VMI %s/%s: not starting domain %s: %w", vmi.Namespace, vmi.Name, domName, ErrFenced)
 	}
-	_, pauseAsked := vmi.Annotations[controller.PauseRequestAnnotation]
+	_, pauseAsked := vmi.Annotations[virtkit.PauseRequestAnnotation]
 	startPaused := vmi.ShouldStartPaused() && !vmi.HasReachedPhase(virtkit.Running)
 	if !slices.Contains(vmi.Finalizers, Finalizer) || startPaused && !pauseAsked {
 		if !slices.Contains(vmi.Finalizers, Finalizer) {
@@ -222,19 +222,19 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 			if vmi.Annotations == nil {
 				vmi.Annotations = map[string]string{}
 			}
-			vmi.Annotations[controller.PauseRequestAnnotation] = "true"
+			vmi.Annotations[virtkit.PauseRequestAnnotation] = "true"
 		}
 		if err := a.opts.Store.Update(ctx, vmi); err != nil {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
 	}
 	if o := a.opts.RuntimeDirOwner; o != nil {
 		if _, err := domain.MakeRuntimeDir(vmi, a.opts.Domain, o.UID, o.GID); err != nil {
-			return controller.Result{}, fmt.Errorf("runtime dir: %w", err)
+			return reconcile.Result{}, fmt.Errorf("runtime dir: %w", err)
 		}
 	}
 	if wait := a.pullBackOff(vmi); wait > 0 {
-		return controller.Result{RequeueAfter: wait}, nil
+		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	built, err := domain.BuildContext(ctx, vmi, a.opts.Domain)
 	var xml string
@@ -250,7 +250,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if err != nil && ctx.Err() != nil {
 		// The reconcile's deadline ended the build (a registry pull goes on
 		// in the background and the next attempt joins it): try again.
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	a.imagePulled(vmi)
 	if err == nil {
@@ -259,13 +259,13 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 			return a.configMissing(ctx, vmi, err)
 		}
 		if err != nil && !errors.Is(err, domain.ErrUnsupported) && !errors.Is(err, ErrNoVirtiofsd) {
-			return controller.Result{}, err // a process that did not start: retry
+			return reconcile.Result{}, err // a process that did not start: retry
 		}
 	}
 	if err == nil {
 		if err = a.startDownwardMetrics(ctx, vmi, domName); err != nil {
 			a.stopShares(domName)
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
 	}
 	if err != nil {
@@ -273,36 +273,36 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 		a.log.Warn("cannot build domain", "vmi", vmi.Namespace+"/"+vmi.Name, "err", err)
 		msg := tenantMessage(err, "this node cannot run the VMI (the node's log has the details)")
 		if ferr := a.finish(ctx, vmi, virtkit.Failed, "cannot build domain: "+msg); ferr != nil {
-			return controller.Result{}, ferr
+			return reconcile.Result{}, ferr
 		}
-		return controller.Result{}, controller.TerminalError(err)
+		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	if err := a.defineDomain(ctx, vmi, xml); err != nil {
 		a.stopShares(domName)
 		a.stopDownwardMetrics(domName)
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	a.rememberBuilt(domName, built) // a new definition: its facts are what was built
 	if err := a.bootDomain(ctx, vmi, domName, startPaused); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	if err := a.undoIfFenced(ctx, domName, gen); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	a.log.Info("started domain", "domain", domName, "paused", startPaused)
 	info, exists, err := a.domainInfo(ctx, domName)
 	if err != nil || !exists {
-		return controller.Result{RequeueAfter: time.Second}, err
+		return reconcile.Result{RequeueAfter: time.Second}, err
 	}
 	if err := a.updateRunningStatus(ctx, vmi, domName, info); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
-	return controller.Result{RequeueAfter: a.statusResync()}, nil
+	return reconcile.Result{RequeueAfter: a.statusResync()}, nil
 }
 
 // stopForDeletion stops a deleted VMI's guest (stopGuest: ACPI, then a
 // destroy once the grace period is over) and then releases the VMI.
-func (a *Agent) stopForDeletion(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (controller.Result, error) {
+func (a *Agent) stopForDeletion(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo, exists bool) (reconcile.Result, error) {
 	if exists && info.State.IsActive() {
 		res, stopped, err := a.stopGuest(ctx, vmi, domName, info)
 		if err != nil || !stopped {
@@ -310,21 +310,21 @@ func (a *Agent) stopForDeletion(ctx context.Context, vmi *virtkit.VirtualMachine
 		}
 		info, exists, _ = a.domainInfo(ctx, domName)
 		if exists && info.State.IsActive() {
-			return controller.Result{RequeueAfter: a.opts.ShutdownPoll}, nil
+			return reconcile.Result{RequeueAfter: a.opts.ShutdownPoll}, nil
 		}
 	}
 	if exists && !vmi.IsFinal() && !info.State.IsActive() {
 		if phase, ok := phaseFor(info.State, info.Reason, acpiEnabled(vmi)); ok {
 			if err := a.finish(ctx, vmi, phase, "deleted"); err != nil {
-				return controller.Result{}, err
+				return reconcile.Result{}, err
 			}
 		}
 	} else if !exists && !vmi.IsFinal() && vmi.Status.Phase == virtkit.Running {
 		if err := a.finish(ctx, vmi, virtkit.Succeeded, "deleted"); err != nil {
-			return controller.Result{}, err
+			return reconcile.Result{}, err
 		}
 	}
-	return controller.Result{}, a.cleanUpFinal(ctx, vmi, domName, info, exists)
+	return reconcile.Result{}, a.cleanUpFinal(ctx, vmi, domName, info, exists)
 }
 
 // cleanUpFinal removes the domain of a VMI that has stopped and releases

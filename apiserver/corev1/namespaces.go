@@ -20,7 +20,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/clock"
 
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -44,8 +44,8 @@ func namespaces() storedKind {
 				if !slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
 					ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
 				}
-				if !slices.Contains(ns.Finalizers, controller.NamespaceFinalizer) {
-					ns.Finalizers = append(ns.Finalizers, controller.NamespaceFinalizer)
+				if !slices.Contains(ns.Finalizers, virtkit.NamespaceFinalizer) {
+					ns.Finalizers = append(ns.Finalizers, virtkit.NamespaceFinalizer)
 				}
 				setNameLabel(ns)
 			},
@@ -77,15 +77,15 @@ func setNameLabel(ns *corev1.Namespace) {
 // in metadata.finalizers while spec.finalizers is not empty: it is what
 // holds a deleted namespace until its content is gone.
 func keepStoreFinalizer(ns, old *corev1.Namespace) {
-	has := slices.Contains(ns.Finalizers, controller.NamespaceFinalizer)
+	has := slices.Contains(ns.Finalizers, virtkit.NamespaceFinalizer)
 	switch {
 	case len(ns.Spec.Finalizers) == 0 && has:
-		ns.Finalizers = slices.DeleteFunc(slices.Clone(ns.Finalizers), func(f string) bool { return f == controller.NamespaceFinalizer })
+		ns.Finalizers = slices.DeleteFunc(slices.Clone(ns.Finalizers), func(f string) bool { return f == virtkit.NamespaceFinalizer })
 		if len(ns.Finalizers) == 0 {
 			ns.Finalizers = nil
 		}
-	case len(ns.Spec.Finalizers) > 0 && !has && slices.Contains(old.Finalizers, controller.NamespaceFinalizer):
-		ns.Finalizers = append(ns.Finalizers, controller.NamespaceFinalizer)
+	case len(ns.Spec.Finalizers) > 0 && !has && slices.Contains(old.Finalizers, virtkit.NamespaceFinalizer):
+		ns.Finalizers = append(ns.Finalizers, virtkit.NamespaceFinalizer)
 	}
 }
 

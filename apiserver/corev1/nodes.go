@@ -18,7 +18,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -194,7 +193,7 @@ func applyNode(src *virtkit.Node, n *corev1.Node) {
 	src.Spec.Unschedulable = n.Spec.Unschedulable
 	src.Spec.Taints = nil
 	for _, t := range n.Spec.Taints {
-		if uncordon && t.Key == controller.DrainTaintKey && t.Effect == corev1.TaintEffectNoSchedule {
+		if uncordon && t.Key == virtkit.DrainTaintKey && t.Effect == corev1.TaintEffectNoSchedule {
 			continue
 		}
 		src.Spec.Taints = append(src.Spec.Taints, virtkit.Taint{Key: t.Key, Value: t.Value, Effect: virtkit.TaintEffect(t.Effect), TimeAdded: t.TimeAdded.DeepCopy()})

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/informers"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -82,7 +82,7 @@ func TestServerNamespacesConfigMapsSecrets(t *testing.T) {
 	require.True(t, apierrors.IsConflict(err), "a second delete of a terminating namespace: %v", err)
 	_, err = core.ConfigMaps("team").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{})
 	require.True(t, apierrors.IsForbidden(err), "a write into a terminating namespace: %v", err)
-	_, err = ts.ns.Reconcile(ctx, controller.Request{Name: "team"})
+	_, err = ts.ns.Reconcile(ctx, reconcile.Request{Name: "team"})
 	require.NoError(t, err)
 	_, err = core.Namespaces().Get(ctx, "team", metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "%v", err)

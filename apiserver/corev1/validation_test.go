@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 )
 
 func TestValidateConfigMap(t *testing.T) {
@@ -86,7 +85,7 @@ func TestNamespaceStrategies(t *testing.T) {
 	k.PrepareForCreate(ctx, created)
 	assert.Equal(t, corev1.NamespaceActive, created.Status.Phase)
 	assert.Equal(t, []corev1.FinalizerName{corev1.FinalizerKubernetes}, created.Spec.Finalizers)
-	assert.Equal(t, []string{controller.NamespaceFinalizer}, created.Finalizers)
+	assert.Equal(t, []string{virtkit.NamespaceFinalizer}, created.Finalizers)
 	assert.Empty(t, k.Validate(ctx, created))
 	assert.Equal(t, "metadata.name", k.Validate(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a.b"}})[0].Field)
 
@@ -105,7 +104,7 @@ func TestNamespaceStrategies(t *testing.T) {
 			},
 			check: func(t *testing.T, ns *corev1.Namespace) {
 				assert.Equal(t, []corev1.FinalizerName{corev1.FinalizerKubernetes}, ns.Spec.Finalizers)
-				assert.Equal(t, []string{controller.NamespaceFinalizer}, ns.Finalizers)
+				assert.Equal(t, []string{virtkit.NamespaceFinalizer}, ns.Finalizers)
 				assert.Equal(t, corev1.NamespaceActive, ns.Status.Phase)
 				assert.Equal(t, map[string]string{"a": "b", namespaceNameLabel: "team"}, ns.Labels)
 			}},
@@ -127,7 +126,7 @@ func TestNamespaceStrategies(t *testing.T) {
 		{name: "finalize keeps the store finalizer while another remains", strategy: namespaceFinalize(k.strategy),
 			change: func(ns *corev1.Namespace) { ns.Spec.Finalizers = []corev1.FinalizerName{"example.com/x"} },
 			check: func(t *testing.T, ns *corev1.Namespace) {
-				assert.Equal(t, []string{controller.NamespaceFinalizer}, ns.Finalizers)
+				assert.Equal(t, []string{virtkit.NamespaceFinalizer}, ns.Finalizers)
 			}},
 		{name: "finalize refuses an unqualified finalizer", strategy: namespaceFinalize(k.strategy),
 			change:  func(ns *corev1.Namespace) { ns.Spec.Finalizers = []corev1.FinalizerName{"bare"} },
@@ -164,7 +163,7 @@ func TestSecretStrategy(t *testing.T) {
 
 func TestNodeUpdate(t *testing.T) {
 	src := &virtkit.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: virtkit.NodeSpec{Unschedulable: true,
-		Taints: []virtkit.Taint{{Key: controller.DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule}, {Key: "k", Effect: virtkit.TaintEffectNoExecute}}}}
+		Taints: []virtkit.Taint{{Key: virtkit.DrainTaintKey, Effect: virtkit.TaintEffectNoSchedule}, {Key: "k", Effect: virtkit.TaintEffectNoExecute}}}}
 	tests := []struct {
 		name        string
 		change      func(n *corev1.Node)
@@ -174,7 +173,7 @@ func TestNodeUpdate(t *testing.T) {
 		wantLabelOK bool
 	}{
 		{name: "label", change: func(n *corev1.Node) { n.Labels = map[string]string{"a": "b"} }, wantCordon: true,
-			wantTaints: []string{controller.DrainTaintKey, "k"}, wantLabelOK: true},
+			wantTaints: []string{virtkit.DrainTaintKey, "k"}, wantLabelOK: true},
 		{name: "uncordon ends a drain", change: func(n *corev1.Node) { n.Spec.Unschedulable = false }, wantTaints: []string{"k"}},
 		{name: "podCIDR is refused", change: func(n *corev1.Node) { n.Spec.PodCIDR = "10.0.0.0/24" }, invalid: "spec"},
 		{name: "taint without effect", change: func(n *corev1.Node) { n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "x"}) },

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -100,7 +100,7 @@ func (h *Handler) serveAction(w http.ResponseWriter, r *http.Request, u user.Inf
 			DryRun []string `json:"dryRun,omitempty"`
 		}
 		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
-			err = controller.Start(ctx, h.opts.Store, key, controller.StartOptions{Paused: o.Paused})
+			err = actions.Start(ctx, h.opts.Store, key, actions.StartOptions{Paused: o.Paused})
 		}
 	case "virtualmachines/stop":
 		var o struct {
@@ -108,7 +108,7 @@ func (h *Handler) serveAction(w http.ResponseWriter, r *http.Request, u user.Inf
 			DryRun      []string `json:"dryRun,omitempty"`
 		}
 		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
-			err = controller.Stop(ctx, h.opts.Store, key, controller.StopOptions{GracePeriod: o.GracePeriod})
+			err = actions.Stop(ctx, h.opts.Store, key, actions.StopOptions{GracePeriod: o.GracePeriod})
 		}
 	case "virtualmachines/restart":
 		var o struct {
@@ -116,7 +116,7 @@ func (h *Handler) serveAction(w http.ResponseWriter, r *http.Request, u user.Inf
 			DryRun             []string `json:"dryRun,omitempty"`
 		}
 		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
-			err = controller.Restart(ctx, h.opts.Store, key, controller.RestartOptions{GracePeriodSeconds: o.GracePeriodSeconds})
+			err = actions.Restart(ctx, h.opts.Store, key, actions.RestartOptions{GracePeriodSeconds: o.GracePeriodSeconds})
 		}
 	case "virtualmachines/migrate":
 		var o struct {
@@ -124,22 +124,22 @@ func (h *Handler) serveAction(w http.ResponseWriter, r *http.Request, u user.Inf
 			DryRun            []string          `json:"dryRun,omitempty"`
 		}
 		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
-			err = h.migrateVM(ctx, key, controller.MigrateOptions{AddedNodeSelector: o.AddedNodeSelector})
+			err = h.migrateVM(ctx, key, actions.MigrateOptions{AddedNodeSelector: o.AddedNodeSelector})
 		}
 	case "virtualmachines/softreboot", "virtualmachineinstances/softreboot":
 		var o dryRunOptions
 		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
-			err = controller.SoftReboot(ctx, h.opts.Store, key, controller.SoftRebootOptions{})
+			err = actions.SoftReboot(ctx, h.opts.Store, key, actions.SoftRebootOptions{})
 		}
 	case "virtualmachineinstances/pause":
 		var o dryRunOptions
 		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
-			err = controller.Pause(ctx, h.opts.Store, key)
+			err = actions.Pause(ctx, h.opts.Store, key)
 		}
 	case "virtualmachineinstances/unpause":
 		var o dryRunOptions
 		if err = decode(&o); err == nil && len(o.DryRun) == 0 {
-			err = controller.Unpause(ctx, h.opts.Store, key)
+			err = actions.Unpause(ctx, h.opts.Store, key)
 		}
 	case "virtualmachineinstances/guestosinfo", "virtualmachineinstances/userlist", "virtualmachineinstances/filesystemlist":
 		value, err = h.guestInfo(ctx, verb, key)
@@ -165,13 +165,13 @@ func (h *Handler) serveAction(w http.ResponseWriter, r *http.Request, u user.Inf
 // migrateVM migrates the instance of the VM at key: NotFound when the VM
 // is missing, Conflict when it has no instance (it is not running), as
 // KubeVirt answers.
-func (h *Handler) migrateVM(ctx context.Context, key store.Key, opts controller.MigrateOptions) error {
+func (h *Handler) migrateVM(ctx context.Context, key store.Key, opts actions.MigrateOptions) error {
 	if err := h.exists(ctx, "virtualmachines", key); err != nil {
 		return err
 	}
-	_, err := controller.Migrate(ctx, h.opts.Store, key, opts)
+	_, err := actions.Migrate(ctx, h.opts.Store, key, opts)
 	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("%w: VM is not running", controller.ErrConflictingAction)
+		return fmt.Errorf("%w: VM is not running", actions.ErrConflictingAction)
 	}
 	return err
 }
@@ -209,7 +209,7 @@ func (h *Handler) guestInfo(ctx context.Context, verb string, key store.Key) (an
 		return h.nodeGuestInfo(ctx, verb, key)
 	}
 	if h.opts.GuestInfo == nil {
-		return nil, fmt.Errorf("%w: %w", controller.ErrConflictingAction, errNoGuestInfoSource)
+		return nil, fmt.Errorf("%w: %w", actions.ErrConflictingAction, errNoGuestInfoSource)
 	}
 	var v any
 	var err error
@@ -222,7 +222,7 @@ func (h *Handler) guestInfo(ctx context.Context, verb string, key store.Key) (an
 		v, err = h.opts.GuestInfo.FilesystemList(ctx, key.Namespace, key.Name)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %w", controller.ErrConflictingAction, err)
+		return nil, fmt.Errorf("%w: %w", actions.ErrConflictingAction, err)
 	}
 	return v, err
 }
@@ -235,11 +235,11 @@ func actionError(gr schema.GroupResource, name string, err error) error {
 		return err
 	case errors.Is(err, store.ErrNotFound):
 		return apierrors.NewNotFound(gr, name)
-	case errors.Is(err, controller.ErrConflictingAction), errors.Is(err, store.ErrConflict):
+	case errors.Is(err, actions.ErrConflictingAction), errors.Is(err, store.ErrConflict):
 		return apierrors.NewConflict(gr, name, err)
-	case errors.Is(err, controller.ErrActionForbidden):
+	case errors.Is(err, actions.ErrActionForbidden):
 		return apierrors.NewForbidden(gr, name, err)
-	case errors.Is(err, controller.ErrInvalidAction):
+	case errors.Is(err, actions.ErrInvalidAction):
 		return apierrors.NewBadRequest(err.Error())
 	}
 	return apierrors.NewInternalError(err)

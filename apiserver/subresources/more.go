@@ -14,7 +14,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -100,7 +100,7 @@ func (h *Handler) expandSpec(r *http.Request, vm *virtkit.VirtualMachine) (*virt
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: virtkit.KindVirtualMachine}, vm.Name,
 			field.ErrorList{field.Required(field.NewPath("spec", "template"), "")})
 	}
-	it, pref, err := controller.InstancetypeSpecs(r.Context(), h.opts.Store, vm)
+	it, pref, err := actions.InstancetypeSpecs(r.Context(), h.opts.Store, vm)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot expand instancetype to VM %s: %v", vm.Name, err))
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit/cdi/importer"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -78,7 +78,7 @@ func TestWorkerRemovesScratch(t *testing.T) {
 		require.NoError(t, err)
 		return m
 	}
-	req := controller.Request{Namespace: "ns", Name: "dv"}
+	req := reconcile.Request{Namespace: "ns", Name: "dv"}
 
 	t.Run("deleted", func(t *testing.T) {
 		e := newWorkerEnv(t, 5)

@@ -17,7 +17,8 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cdi/storage"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/events"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -45,17 +46,17 @@ type WorkerOptions struct {
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// Events records Kubernetes-style events; nil records none.
-	Events controller.EventRecorder
+	Events events.EventRecorder
 }
 
-// Worker is the per-node import worker: a controller.Reconciler over
+// Worker is the per-node import worker: a reconcile.Reconciler over
 // DataVolumes.
 type Worker struct {
 	opts WorkerOptions
 	log  *slog.Logger
 }
 
-var _ controller.Reconciler = (*Worker)(nil)
+var _ reconcile.Reconciler = (*Worker)(nil)
 
 // ErrInvalidOptions wraps configuration errors of NewWorker.
 var ErrInvalidOptions = errors.New("invalid import worker options")
@@ -94,14 +95,14 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 }
 
 // Watches feeds the worker the DataVolumes scheduled on its node.
-func (w *Worker) Watches() []controller.Watch {
-	return []controller.Watch{{
+func (w *Worker) Watches() []reconcile.Watch {
+	return []reconcile.Watch{{
 		NewList: func() virtkit.ObjectList { return &virtkit.DataVolumeList{} },
-		Map: func(ctx context.Context, obj virtkit.Object) []controller.Request {
+		Map: func(ctx context.Context, obj virtkit.Object) []reconcile.Request {
 			if obj.GetAnnotations()[virtkit.DataVolumeImportNodeAnnotation] != w.opts.NodeName {
 				return nil
 			}
-			return controller.ObjectKey(ctx, obj)
+			return reconcile.ObjectKey(ctx, obj)
 		},
 	}}
 }
@@ -117,28 +118,28 @@ func active(p virtkit.DataVolumePhase) bool {
 	return false
 }
 
-// Reconcile implements controller.Reconciler.
-func (w *Worker) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
+// Reconcile implements reconcile.Reconciler.
+func (w *Worker) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	dv := &virtkit.DataVolume{}
 	err := w.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, dv)
 	if errors.Is(err, store.ErrNotFound) {
 		// Deleted: its disk goes with it (only this node's worker was
 		// told, as the node that filled it).
-		return controller.Result{}, w.Remove(req.Namespace, req.Name)
+		return reconcile.Result{}, w.Remove(req.Namespace, req.Name)
 	}
 	if err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	if dv.DeletionTimestamp != nil || dv.Annotations[virtkit.DataVolumeImportNodeAnnotation] != w.opts.NodeName || !active(dv.Status.Phase) {
-		return controller.Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	class, err := w.opts.Classes.ForDataVolume(&dv.Spec)
 	if err != nil {
-		return controller.Result{}, w.fail(ctx, dv, err)
+		return reconcile.Result{}, w.fail(ctx, dv, err)
 	}
 	ireq, err := w.request(ctx, dv, class)
 	if err != nil {
-		return controller.Result{}, w.fail(ctx, dv, err)
+		return reconcile.Result{}, w.fail(ctx, dv, err)
 	}
 	inProgress := virtkit.DataVolumeImportInProgress
 	if dv.Spec.Source.PVC != nil {
@@ -154,18 +155,18 @@ func (w *Worker) Reconcile(ctx context.Context, req controller.Request) (control
 	dv.Status.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeReady, Status: virtkit.ConditionFalse,
 		Reason: virtkit.DataVolumeReasonTransferRunning, Message: "Import in progress"}, now)
 	if err := w.opts.Store.UpdateStatus(ctx, dv); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	w.log.InfoContext(ctx, "importing", "datavolume", req.String(), "target", ireq.Target)
 
 	res, err := w.run(ctx, req, ireq)
 	if err != nil {
 		if ctx.Err() != nil {
-			return controller.Result{}, ctx.Err()
+			return reconcile.Result{}, ctx.Err()
 		}
 		return w.retryOrFail(ctx, req, err)
 	}
-	return controller.Result{}, w.succeed(ctx, req, class, res)
+	return reconcile.Result{}, w.succeed(ctx, req, class, res)
 }
 
 // request turns a DataVolume into an import request.
@@ -227,7 +228,7 @@ func (w *Worker) clonePath(ctx context.Context, ns, name string) (string, error)
 }
 
 // run imports while writing progress every ProgressInterval.
-func (w *Worker) run(ctx context.Context, req controller.Request, ireq Request) (Result, error) {
+func (w *Worker) run(ctx context.Context, req reconcile.Request, ireq Request) (Result, error) {
 	var mu sync.Mutex
 	pct, written := 0.0, -1.0
 	ireq.Progress = func(p float64) { mu.Lock(); pct = p; mu.Unlock() }
@@ -263,7 +264,7 @@ func (w *Worker) run(ctx context.Context, req controller.Request, ireq Request) 
 	return res, err
 }
 
-func (w *Worker) writeProgress(ctx context.Context, req controller.Request, p float64) error {
+func (w *Worker) writeProgress(ctx context.Context, req reconcile.Request, p float64) error {
 	dv := &virtkit.DataVolume{}
 	if err := w.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, dv); err != nil {
 		return err
@@ -272,7 +273,7 @@ func (w *Worker) writeProgress(ctx context.Context, req controller.Request, p fl
 	return w.opts.Store.UpdateStatus(ctx, dv)
 }
 
-func (w *Worker) succeed(ctx context.Context, req controller.Request, class storage.Class, res Result) error {
+func (w *Worker) succeed(ctx context.Context, req reconcile.Request, class storage.Class, res Result) error {
 	dv := &virtkit.DataVolume{}
 	if err := w.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, dv); err != nil {
 		return err
@@ -302,30 +303,30 @@ func (w *Worker) succeed(ctx context.Context, req controller.Request, class stor
 		return err
 	}
 	w.log.InfoContext(ctx, "import succeeded", "datavolume", req.String(), "format", res.SourceFormat, "bytes", res.Size)
-	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeNormal, "ImportSucceeded", "Import", "Successfully imported into PVC %s", dv.Name)
+	events.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeNormal, "ImportSucceeded", "Import", "Successfully imported into PVC %s", dv.Name)
 	return nil
 }
 
 // retryOrFail counts a failed attempt; a permanent error or the last
 // allowed attempt fails the DataVolume.
-func (w *Worker) retryOrFail(ctx context.Context, req controller.Request, cause error) (controller.Result, error) {
+func (w *Worker) retryOrFail(ctx context.Context, req reconcile.Request, cause error) (reconcile.Result, error) {
 	dv := &virtkit.DataVolume{}
 	if err := w.opts.Store.Get(ctx, store.Key{Namespace: req.Namespace, Name: req.Name}, dv); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	if Permanent(cause) || dv.Status.RestartCount+1 >= w.opts.MaxRetries {
-		return controller.Result{}, w.fail(ctx, dv, cause)
+		return reconcile.Result{}, w.fail(ctx, dv, cause)
 	}
 	dv.Status.RestartCount++
 	dv.Status.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse,
 		Reason: virtkit.DataVolumeReasonError, Message: TenantMessage(cause)}, w.now())
 	if err := w.opts.Store.UpdateStatus(ctx, dv); err != nil {
-		return controller.Result{}, err
+		return reconcile.Result{}, err
 	}
 	wait := w.opts.Backoff(dv.Status.RestartCount)
 	w.log.WarnContext(ctx, "import failed, retrying", "datavolume", req.String(), "restarts", dv.Status.RestartCount, "in", wait, "err", cause)
-	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonError, "Import", "Unable to import: %s", TenantMessage(cause))
-	return controller.Result{RequeueAfter: wait}, nil
+	events.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonError, "Import", "Unable to import: %s", TenantMessage(cause))
+	return reconcile.Result{RequeueAfter: wait}, nil
 }
 
 // scratchKey names a DataVolume's scratch space: namespace, name and UID
@@ -354,7 +355,7 @@ func (w *Worker) fail(ctx context.Context, dv *virtkit.DataVolume, cause error) 
 		return err
 	}
 	w.log.WarnContext(ctx, "import failed", "datavolume", dv.Namespace+"/"+dv.Name, "err", cause)
-	controller.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonTransferFailed, "Import", "Import failed: %s", TenantMessage(cause))
+	events.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonTransferFailed, "Import", "Import failed: %s", TenantMessage(cause))
 	return nil
 }
 

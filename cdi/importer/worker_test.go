@@ -18,7 +18,7 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cdi/importer"
 	"github.com/virtkit/virtkit/cdi/storage"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -75,7 +75,7 @@ func TestWorkerRetriesThenFails(t *testing.T) {
 	url := closed.URL + "/disk.img"
 	closed.Close()
 	e.scheduled(t, "dv", url)
-	req := controller.Request{Namespace: "ns", Name: "dv"}
+	req := reconcile.Request{Namespace: "ns", Name: "dv"}
 	for want := int32(1); want <= 2; want++ {
 		res, err := e.w.Reconcile(context.Background(), req)
 		require.NoError(t, err)
@@ -101,7 +101,7 @@ func TestWorkerFailsBadSourceAtOnce(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	e.scheduled(t, "dv", srv.URL+"/disk.img")
-	_, err := e.w.Reconcile(context.Background(), controller.Request{Namespace: "ns", Name: "dv"})
+	_, err := e.w.Reconcile(context.Background(), reconcile.Request{Namespace: "ns", Name: "dv"})
 	require.NoError(t, err)
 	dv := e.get(t, "dv")
 	assert.Equal(t, virtkit.DataVolumeFailed, dv.Status.Phase)
@@ -131,7 +131,7 @@ func TestWorkerProgressAndClasses(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.w.Reconcile(context.Background(), controller.Request{Namespace: "ns", Name: "local"})
+		_, err := e.w.Reconcile(context.Background(), reconcile.Request{Namespace: "ns", Name: "local"})
 		done <- err
 	}()
 	partial := regexp.MustCompile(`^[1-9][0-9]?\.[0-9]{2}%$`)
@@ -159,7 +159,7 @@ func TestWorkerProgressAndClasses(t *testing.T) {
 	assert.Equal(t, storage.LocalClass, dv.Annotations[virtkit.DataVolumeStorageClassAnnotation])
 	assert.FileExists(t, filepath.Join(e.local, "dv", "ns", "local.img"))
 
-	_, err = e.w.Reconcile(context.Background(), controller.Request{Namespace: "ns", Name: "rwx"})
+	_, err = e.w.Reconcile(context.Background(), reconcile.Request{Namespace: "ns", Name: "rwx"})
 	require.NoError(t, err)
 	dv = e.get(t, "rwx")
 	assert.Equal(t, virtkit.DataVolumeSucceeded, dv.Status.Phase)
@@ -168,7 +168,7 @@ func TestWorkerProgressAndClasses(t *testing.T) {
 	assert.FileExists(t, filepath.Join(e.shared, "dv", "ns", "rwx.img"))
 
 	require.NoError(t, e.st.Delete(context.Background(), dv, store.DeleteOptions{}))
-	_, err = e.w.Reconcile(context.Background(), controller.Request{Namespace: "ns", Name: "rwx"})
+	_, err = e.w.Reconcile(context.Background(), reconcile.Request{Namespace: "ns", Name: "rwx"})
 	require.NoError(t, err)
 	assert.NoFileExists(t, filepath.Join(e.shared, "dv", "ns", "rwx.img"))
 }
@@ -195,7 +195,7 @@ func TestWorkerStatusCarriesNoHostPath(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(bad) }))
 	defer srv.Close()
 	e.scheduled(t, "dv", srv.URL+"/disk.qcow2")
-	_, err = e.w.Reconcile(context.Background(), controller.Request{Namespace: "ns", Name: "dv"})
+	_, err = e.w.Reconcile(context.Background(), reconcile.Request{Namespace: "ns", Name: "dv"})
 	require.NoError(t, err)
 	dv := e.get(t, "dv")
 	require.Equal(t, virtkit.DataVolumeFailed, dv.Status.Phase)

@@ -22,6 +22,7 @@ import (
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/metrics/wire"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 )
 
 type controllerFlags struct {
@@ -144,7 +145,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		if fence == 0 {
 			fence = node.DefaultFenceTimeout(f.heartbeatInterval)
 		}
-		if need := controller.MinNodeGrace(fence); grace < need {
+		if need := virtkit.MinNodeGrace(fence); grace < need {
 			log.Warn("node grace shorter than the node agents' fence timeout allows: silent nodes' VMIs wait longer",
 				"grace", grace, "fenceTimeout", fence, "wait", need)
 		}
@@ -174,7 +175,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		Defaults:  virtkit.DefaultOptions{PodNetworkBinding: binding},
 		Store:     st,
 		Workers:   f.workers,
-		Replace:   map[string]controller.Reconciler{cluster.NodeHealthController: nh},
+		Replace:   map[string]reconcile.Reconciler{cluster.NodeHealthController: nh},
 		NodeAgent: node.Options{HeartbeatInterval: f.heartbeatInterval, FenceTimeout: f.fenceTimeout},
 		Logger:    log,
 		// As KubeVirt's operator deploys them.

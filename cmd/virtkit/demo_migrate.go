@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
@@ -60,7 +60,7 @@ func (w *walk) migrateStep(key store.Key) error {
 			return err
 		}
 	}
-	mig, err := controller.Migrate(w.ctx, st, key, controller.MigrateOptions{})
+	mig, err := actions.Migrate(w.ctx, st, key, actions.MigrateOptions{})
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -84,7 +84,7 @@ func (w *walk) vmLife(key store.Key) error {
 		}
 		w.showAll()
 		w.title("Start %s (virtctl start)", key)
-		if err := controller.Start(w.ctx, st, key, controller.StartOptions{}); err != nil {
+		if err := actions.Start(w.ctx, st, key, actions.StartOptions{}); err != nil {
 			return err
 		}
 	} else {
@@ -108,7 +108,7 @@ func (w *walk) vmLife(key store.Key) error {
 	w.showGuest(vmi)
 
 	w.title("Pause %s (virtctl pause vm)", key)
-	if err := controller.Pause(w.ctx, st, key); err != nil {
+	if err := actions.Pause(w.ctx, st, key); err != nil {
 		return err
 	}
 	if err := w.waitVM(key, "printableStatus Paused", vmStatusIs(virtkit.VirtualMachineStatusPaused)); err != nil {
@@ -116,7 +116,7 @@ func (w *walk) vmLife(key store.Key) error {
 	}
 	w.showVMIConditions(key)
 	w.title("Unpause %s (virtctl unpause vm)", key)
-	if err := controller.Unpause(w.ctx, st, key); err != nil {
+	if err := actions.Unpause(w.ctx, st, key); err != nil {
 		return err
 	}
 	if err := w.waitVM(key, "printableStatus Running", vmStatusIs(virtkit.VirtualMachineStatusRunning)); err != nil {
@@ -129,7 +129,7 @@ func (w *walk) vmLife(key store.Key) error {
 	}
 
 	w.title("Stop %s (virtctl stop)", key)
-	if err := controller.Stop(w.ctx, st, key, controller.StopOptions{}); err != nil {
+	if err := actions.Stop(w.ctx, st, key, actions.StopOptions{}); err != nil {
 		return err
 	}
 	if err := w.waitVM(key, "printableStatus Stopped and the VMI gone", func(vm *virtkit.VirtualMachine) bool {
@@ -140,7 +140,7 @@ func (w *walk) vmLife(key store.Key) error {
 	w.showAll()
 
 	w.title("Start %s again", key)
-	if err := controller.Start(w.ctx, st, key, controller.StartOptions{}); err != nil {
+	if err := actions.Start(w.ctx, st, key, actions.StartOptions{}); err != nil {
 		return err
 	}
 	if err := w.waitVM(key, "printableStatus Running and Ready", func(vm *virtkit.VirtualMachine) bool {

@@ -120,11 +120,11 @@ func TestNodeProcessEventsAndDrainCLI(t *testing.T) {
 		require.NoError(t, st.List(t.Context(), &l, store.ListOptions{Namespace: "default"}))
 		seen := map[string]bool{}
 		for _, e := range l.Items {
-			if e.ReportingController == controller.ReportingNodeAgent && e.Regarding.Name == "a" {
+			if e.ReportingController == virtkit.ReportingNodeAgent && e.Regarding.Name == "a" {
 				seen[e.Reason] = true
 			}
 		}
-		return seen[controller.EventReasonStarted] && seen[controller.EventReasonMigrating] && seen[controller.EventReasonMigrated]
+		return seen[virtkit.EventReasonStarted] && seen[virtkit.EventReasonMigrating] && seen[virtkit.EventReasonMigrated]
 	}, 10*time.Second, 50*time.Millisecond, "Started, Migrating and Migrated events from the node agents")
 
 	out, err = runVerb(t, "uncordon", from, "--store", storeArg)
@@ -172,7 +172,7 @@ func TestNodeVerbsOnAPI(t *testing.T) {
 	require.NoError(t, st.List(t.Context(), &l, store.ListOptions{Namespace: "default"}))
 	evicted := 0
 	for _, e := range l.Items {
-		if e.Reason == controller.EventReasonEvicted && e.Regarding.Name == "b" && e.ReportingController == drainReporter {
+		if e.Reason == virtkit.EventReasonEvicted && e.Regarding.Name == "b" && e.ReportingController == drainReporter {
 			evicted++
 		}
 	}

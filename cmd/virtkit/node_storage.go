@@ -11,9 +11,9 @@ import (
 	"github.com/virtkit/virtkit/cdi/importer"
 	"github.com/virtkit/virtkit/cdi/oci"
 	"github.com/virtkit/virtkit/cdi/storage"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -40,7 +40,7 @@ func (s *nodeStorageFlags) register(cmd *cobra.Command) {
 // setUp builds the node's import worker (a controller to run next to the
 // agent) and puts the DataVolume resolver in front of the agent's volume
 // resolver.
-func (s *nodeStorageFlags) setUp(nodeName string, st store.Store, log *slog.Logger, opts *node.Options) (*controller.Controller, error) {
+func (s *nodeStorageFlags) setUp(nodeName string, st store.Store, log *slog.Logger, opts *node.Options) (*reconcile.Controller, error) {
 	dir := s.dir
 	if dir == "" {
 		dir = domain.DefaultWorkDir
@@ -65,7 +65,7 @@ func (s *nodeStorageFlags) setUp(nodeName string, st store.Store, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	ctrl, err := controller.New(st, w, controller.Options{Name: "importer", Logger: log}, w.Watches()...)
+	ctrl, err := reconcile.New(st, w, reconcile.Options{Name: "importer", Logger: log}, w.Watches()...)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (s *nodeStorageFlags) setUp(nodeName string, st store.Store, log *slog.Logg
 }
 
 // runImporter runs the import worker until ctx ends.
-func runImporter(ctx context.Context, ctrl *controller.Controller, log *slog.Logger) {
+func runImporter(ctx context.Context, ctrl *reconcile.Controller, log *slog.Logger) {
 	if err := ctrl.Start(ctx); err != nil && ctx.Err() == nil {
 		log.Error("import worker stopped", "err", err)
 	}

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/store"
@@ -137,7 +136,7 @@ func TestNodeDebugDomains(t *testing.T) {
 
 	n := &virtkit.Node{}
 	require.NoError(t, st.Get(t.Context(), store.Key{Name: "n1"}, n))
-	assert.Equal(t, "10s", n.Annotations[controller.FenceTimeoutAnnotation], "default: at least 10s")
+	assert.Equal(t, "10s", n.Annotations[virtkit.FenceTimeoutAnnotation], "default: at least 10s")
 	assert.NotContains(t, out.String(), "node=n1 node=n1", "one node attribute per line")
 }
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -68,11 +68,11 @@ func run(ctx context.Context, out io.Writer) error {
 		want virtkit.VirtualMachinePrintableStatus
 	}{
 		{func() error { return nil }, virtkit.VirtualMachineStatusStopped},
-		{func() error { return controller.Start(ctx, st, key, controller.StartOptions{}) }, virtkit.VirtualMachineStatusRunning},
-		{func() error { return controller.Pause(ctx, st, key) }, virtkit.VirtualMachineStatusPaused},
-		{func() error { return controller.Unpause(ctx, st, key) }, virtkit.VirtualMachineStatusRunning},
-		{func() error { return controller.Stop(ctx, st, key, controller.StopOptions{}) }, virtkit.VirtualMachineStatusStopped},
-		{func() error { return controller.Start(ctx, st, key, controller.StartOptions{}) }, virtkit.VirtualMachineStatusRunning},
+		{func() error { return actions.Start(ctx, st, key, actions.StartOptions{}) }, virtkit.VirtualMachineStatusRunning},
+		{func() error { return actions.Pause(ctx, st, key) }, virtkit.VirtualMachineStatusPaused},
+		{func() error { return actions.Unpause(ctx, st, key) }, virtkit.VirtualMachineStatusRunning},
+		{func() error { return actions.Stop(ctx, st, key, actions.StopOptions{}) }, virtkit.VirtualMachineStatusStopped},
+		{func() error { return actions.Start(ctx, st, key, actions.StartOptions{}) }, virtkit.VirtualMachineStatusRunning},
 	}
 	for _, s := range steps {
 		if err := s.do(); err != nil {

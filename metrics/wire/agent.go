@@ -3,11 +3,11 @@ package wire
 import (
 	"context"
 
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/migration"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 )
 
 // AgentMigrationSnapshotter is what a node agent reports about its
@@ -19,14 +19,14 @@ type AgentMigrationSnapshotter interface {
 var _ AgentMigrationSnapshotter = (*node.Agent)(nil)
 
 // Controller adapts a reconciler's statistics to a [metrics.StatsProvider].
-func Controller(c controller.StatsSource) metrics.StatsProvider { return controllerStats{c} }
+func Controller(c reconcile.StatsSource) metrics.StatsProvider { return controllerStats{c} }
 
-type controllerStats struct{ c controller.StatsSource }
+type controllerStats struct{ c reconcile.StatsSource }
 
 func (s controllerStats) Stats() metrics.ControllerStats {
 	st := s.c.Stats()
-	bounds := controller.LatencyBuckets()
-	h := func(h controller.Histogram) metrics.Histogram {
+	bounds := reconcile.LatencyBuckets()
+	h := func(h reconcile.Histogram) metrics.Histogram {
 		return metrics.Histogram{Count: h.Count, Sum: h.Sum, Bounds: bounds, Buckets: h.Buckets}
 	}
 	return metrics.ControllerStats{

@@ -10,10 +10,10 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/metrics"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/reconcile"
 )
 
 // RegisterCluster registers a [metrics.DomainCollector] over every node of c and a
@@ -125,7 +125,7 @@ func RegisterNode(reg prometheus.Registerer, objects metrics.ObjectLister, agent
 // the nodes' live migrations, not from status.
 // A store that reports corrupt values ([metrics.CorruptObjectSource], as the etcd
 // store does) also gets a [StoreCollector].
-func RegisterControlPlane(reg prometheus.Registerer, objects metrics.ObjectLister, controllers []*controller.Controller, opts metrics.Options) error {
+func RegisterControlPlane(reg prometheus.Registerer, objects metrics.ObjectLister, controllers []*reconcile.Controller, opts metrics.Options) error {
 	if reg == nil {
 		return fmt.Errorf("%w: RegisterControlPlane: nil Registerer", metrics.ErrInvalidOptions)
 	}

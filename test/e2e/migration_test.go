@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
@@ -37,7 +36,7 @@ func TestMultiProcessLiveMigration(t *testing.T) {
 			if err := c.st.Get(t.Context(), store.Key{Name: name}, n); err != nil {
 				return false, err.Error()
 			}
-			_, unsupported := n.Annotations[controller.MigrationUnsupportedAnnotation]
+			_, unsupported := n.Annotations[virtkit.MigrationUnsupportedAnnotation]
 			ready := virtkit.IsConditionTrue(n.Status.Conditions, virtkit.NodeReady)
 			ok = ok && ready && !unsupported
 			state = append(state, fmt.Sprintf("%s ready=%v unsupported=%v", name, ready, unsupported))

@@ -24,7 +24,6 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/internal/rfb"
 	"github.com/virtkit/virtkit/node"
@@ -96,7 +95,7 @@ func newAPICluster(t *testing.T, nodes ...string) *apiCluster {
 			if err := c.st.Get(t.Context(), store.Key{Name: name}, n); err != nil {
 				return false, err.Error()
 			}
-			_, unsupported := n.Annotations[controller.MigrationUnsupportedAnnotation]
+			_, unsupported := n.Annotations[virtkit.MigrationUnsupportedAnnotation]
 			endpoint := n.Annotations[node.EndpointAnnotation]
 			ready := virtkit.IsConditionTrue(n.Status.Conditions, virtkit.NodeReady)
 			ok = ok && ready && !unsupported && endpoint != ""

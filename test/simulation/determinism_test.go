@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -39,7 +39,7 @@ func scaleAndMigrate(t *testing.T, seed int64) (trace, objects string) {
 	require.Len(t, vmis.Items, 2)
 	names := []string{vmis.Items[0].Name, vmis.Items[1].Name}
 	sort.Strings(names)
-	_, err = controller.Migrate(uctx, h.Store, store.Key{Namespace: Namespace, Name: names[0]}, controller.MigrateOptions{})
+	_, err = actions.Migrate(uctx, h.Store, store.Key{Namespace: Namespace, Name: names[0]}, actions.MigrateOptions{})
 	require.NoError(t, err)
 	step(2 * time.Minute)
 

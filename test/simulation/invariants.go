@@ -10,7 +10,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/store"
 )
@@ -147,7 +146,7 @@ func (c *checker) history(step int, out *[]Violation) {
 				c.running[uid] = o.Namespace + "/" + o.Name
 			}
 		case *virtkit.Event:
-			if o.Reason == controller.EventReasonStarted && o.Regarding.Kind == virtkit.KindVirtualMachineInstance {
+			if o.Reason == virtkit.EventReasonStarted && o.Regarding.Kind == virtkit.KindVirtualMachineInstance {
 				c.started[string(o.Regarding.UID)] = true
 			}
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -134,7 +133,7 @@ func (c *checker) lifeChange(step int, ch Change, out *[]Violation) {
 			}
 			m[o.Reason] = append(m[o.Reason], o.Note)
 		}
-		if o.Reason == controller.EventReasonShuttingDown && o.Regarding.Kind == virtkit.KindVirtualMachineInstance && ch.Type == store.Added {
+		if o.Reason == virtkit.EventReasonShuttingDown && o.Regarding.Kind == virtkit.KindVirtualMachineInstance && ch.Type == store.Added {
 			t.shutdowns[o.Regarding.UID] = append(t.shutdowns[o.Regarding.UID], ch.At)
 		}
 	}
@@ -189,7 +188,7 @@ func (c *checker) lifeFinal(ctx context.Context, step int, vmis []virtkit.Virtua
 		if !s.clean || s.grace == 0 {
 			continue
 		}
-		if _, ended := c.life.final[s.vmi]; ended && len(c.life.events[s.vmi][controller.EventReasonStopped]) == 0 {
+		if _, ended := c.life.final[s.vmi]; ended && len(c.life.events[s.vmi][virtkit.EventReasonStopped]) == 0 {
 			c.report(out, step, InvLifecycleEvents, "VMI of %s (uid %s) stopped at %s ended without a Stopped event", s.vm, s.vmi, s.at.Format(time.TimeOnly))
 		}
 		end, ok := c.life.final[s.vmi]
@@ -225,7 +224,7 @@ func (c *checker) eventsFinal(step int, out *[]Violation) {
 	t := c.life
 	for uid, by := range t.createdBy {
 		found := false
-		for _, msg := range t.events[t.vmUID[uid]][controller.EventReasonSuccessfulCreate] {
+		for _, msg := range t.events[t.vmUID[uid]][virtkit.EventReasonSuccessfulCreate] {
 			if strings.Contains(msg, by[0][strings.IndexByte(by[0], '/')+1:]) {
 				found = true
 			}
@@ -235,7 +234,7 @@ func (c *checker) eventsFinal(step int, out *[]Violation) {
 		}
 	}
 	for uid, what := range t.migrated {
-		for _, reason := range []string{controller.EventReasonMigrating, controller.EventReasonMigrated} {
+		for _, reason := range []string{virtkit.EventReasonMigrating, virtkit.EventReasonMigrated} {
 			if len(t.events[uid][reason]) == 0 {
 				c.report(out, step, InvLifecycleEvents, "VMI %s (uid %s) migrated without a %s event", what, uid, reason)
 			}

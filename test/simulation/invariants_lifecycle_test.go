@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -183,7 +182,7 @@ func TestEventInvariantReportsMissingEvents(t *testing.T) {
 	for _, ev := range []struct {
 		uid    string
 		reason string
-	}{{"uid-vm", controller.EventReasonSuccessfulCreate}, {"uid-vmi", controller.EventReasonMigrating}, {"uid-vmi", controller.EventReasonMigrated}} {
+	}{{"uid-vm", virtkit.EventReasonSuccessfulCreate}, {"uid-vmi", virtkit.EventReasonMigrating}, {"uid-vmi", virtkit.EventReasonMigrated}} {
 		e := &virtkit.Event{Reason: ev.reason, Note: "Created virtual machine instance vm-0"}
 		e.Regarding.UID = types.UID(ev.uid)
 		chk.lifeChange(2, Change{Type: store.Added, Object: e}, &out)

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -132,12 +132,12 @@ func operations() []opSpec {
 			}},
 		{name: "start", weight: 4, gen: target("vm", poolVMs),
 			run: func(ctx context.Context, h *Harness, op Op) error {
-				return controller.Start(ctx, h.Store, vmKey(op), controller.StartOptions{})
+				return actions.Start(ctx, h.Store, vmKey(op), actions.StartOptions{})
 			}},
 		{name: "stop", weight: 4, gen: target("vm", poolVMs),
 			run: func(ctx context.Context, h *Harness, op Op) error {
 				rec := stopRecordOf(ctx, h, op.Target)
-				if err := controller.Stop(ctx, h.Store, vmKey(op), controller.StopOptions{}); err != nil {
+				if err := actions.Stop(ctx, h.Store, vmKey(op), actions.StopOptions{}); err != nil {
 					return err
 				}
 				h.life.addStop(rec)
@@ -145,7 +145,7 @@ func operations() []opSpec {
 			}},
 		{name: "restart", weight: 3, gen: target("vm", poolVMs),
 			run: func(ctx context.Context, h *Harness, op Op) error {
-				return controller.Restart(ctx, h.Store, vmKey(op), controller.RestartOptions{})
+				return actions.Restart(ctx, h.Store, vmKey(op), actions.RestartOptions{})
 			}},
 		// User operations on VMIs (a VM's, a standalone one, a ReplicaSet's).
 		{name: "apply-vmi", weight: 3, gen: target("vmi", poolVMIs),
@@ -160,13 +160,13 @@ func operations() []opSpec {
 				}
 				return deleteKey(ctx, h, key, &virtkit.VirtualMachineInstance{})
 			}},
-		{name: "pause", weight: 3, gen: guest, run: onGuest(controller.Pause)},
-		{name: "unpause", weight: 3, gen: guest, run: onGuest(controller.Unpause)},
+		{name: "pause", weight: 3, gen: guest, run: onGuest(actions.Pause)},
+		{name: "unpause", weight: 3, gen: guest, run: onGuest(actions.Unpause)},
 		{name: "soft-reboot", weight: 2, gen: guest, run: onGuest(func(ctx context.Context, st store.Store, key store.Key) error {
-			return controller.SoftReboot(ctx, st, key, controller.SoftRebootOptions{})
+			return actions.SoftReboot(ctx, st, key, actions.SoftRebootOptions{})
 		})},
 		{name: "migrate", weight: 6, gen: guest, run: onGuest(func(ctx context.Context, st store.Store, key store.Key) error {
-			_, err := controller.Migrate(ctx, st, key, controller.MigrateOptions{})
+			_, err := actions.Migrate(ctx, st, key, actions.MigrateOptions{})
 			return err
 		})},
 		{name: "cancel-migration", weight: 3, gen: guest,
@@ -355,6 +355,6 @@ func activeMigration(ctx context.Context, st store.Store, key store.Key) (*virtk
 func expected(err error) bool {
 	return err == nil || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) ||
 		errors.Is(err, store.ErrAlreadyExists) || errors.Is(err, store.ErrInvalid) ||
-		errors.Is(err, controller.ErrConflictingAction) || errors.Is(err, controller.ErrInvalidAction) ||
-		errors.Is(err, controller.ErrActionForbidden)
+		errors.Is(err, actions.ErrConflictingAction) || errors.Is(err, actions.ErrInvalidAction) ||
+		errors.Is(err, actions.ErrActionForbidden)
 }

@@ -1,4 +1,4 @@
-package controller
+package reconcile
 
 // Idle reports whether the controller has nothing it could do right now:
 // no request is queued and no reconcile is running. Requests waiting for a

@@ -1,4 +1,4 @@
-package controller
+package admission
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-// InferInstancetype resolves a VM's inferFromVolume matchers as KubeVirt's
+// InferFromVolume resolves a VM's inferFromVolume matchers as KubeVirt's
 // VM mutation does: the volume's DataVolume (a dataVolumeTemplate of the
 // VM, else the DataVolume in the store; a persistentVolumeClaim is the
 // claim of the DataVolume of its name) carries labels naming the instance
@@ -20,7 +20,7 @@ import (
 // default) refuses the VM at the matcher's inferFromVolume, Ignore drops
 // the matcher. obj is changed in place; the API server and cluster.Apply
 // run it before defaulting, as KubeVirt runs its mutation before admission.
-func InferInstancetype(ctx context.Context, st store.Store, obj virtkit.Object) (field.ErrorList, error) {
+func InferFromVolume(ctx context.Context, st store.Store, obj virtkit.Object) (field.ErrorList, error) {
 	vm, ok := obj.(*virtkit.VirtualMachine)
 	if !ok || vm.Spec.Template == nil {
 		return nil, nil

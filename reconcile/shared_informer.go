@@ -1,4 +1,4 @@
-package controller
+package reconcile
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
@@ -440,4 +441,14 @@ func (i *informer) assume(obj virtkit.Object) {
 	if err := i.indexer.Update(obj); err != nil {
 		i.c.log.Warn("assume failed", "key", store.KeyOf(obj).String(), "err", err)
 	}
+}
+
+// controllerOf returns the controller owner reference, or nil.
+func controllerOf(obj metav1.Object) *metav1.OwnerReference {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller {
+			return &ref
+		}
+	}
+	return nil
 }

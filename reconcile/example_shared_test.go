@@ -1,4 +1,4 @@
-package controller_test
+package reconcile_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -16,7 +16,7 @@ import (
 // shares one store watch per kind, and reads go to its indexes.
 func ExampleSharedCache() {
 	st := store.NewMemory()
-	cache, err := controller.NewSharedCache(st, controller.SharedCacheOptions{})
+	cache, err := reconcile.NewSharedCache(st, reconcile.SharedCacheOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -31,17 +31,17 @@ func ExampleSharedCache() {
 	}
 	// A controller fed by the cache (instead of the store).
 	seen := make(chan string, 1)
-	ctrl, err := controller.New(cache, controller.ReconcilerFunc(func(_ context.Context, req controller.Request) (controller.Result, error) {
+	ctrl, err := reconcile.New(cache, reconcile.ReconcilerFunc(func(_ context.Context, req reconcile.Request) (reconcile.Result, error) {
 		seen <- req.String()
-		return controller.Result{}, nil
-	}), controller.Options{}, controller.Watch{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} }})
+		return reconcile.Result{}, nil
+	}), reconcile.Options{}, reconcile.Watch{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} }})
 	if err != nil {
 		panic(err)
 	}
 	go func() { _ = ctrl.Start(ctx) }()
 	fmt.Println("reconciled", <-seen)
 
-	onNode, err := cache.ByIndex(ctx, &virtkit.VirtualMachineInstanceList{}, controller.IndexNode, "node-1")
+	onNode, err := cache.ByIndex(ctx, &virtkit.VirtualMachineInstanceList{}, reconcile.IndexNode, "node-1")
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,4 @@
-package controller
+package admission
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -19,7 +20,7 @@ func AdmitInstancetype(ctx context.Context, st store.Store, obj virtkit.Object) 
 	if !ok || vm.Spec.Template == nil || vm.Spec.Instancetype == nil && vm.Spec.Preference == nil {
 		return nil, nil
 	}
-	it, pref, err := InstancetypeSpecs(ctx, st, vm)
+	it, pref, err := actions.InstancetypeSpecs(ctx, st, vm)
 	if errors.Is(err, store.ErrNotFound) {
 		p := field.NewPath("spec", "instancetype")
 		if vm.Spec.Instancetype == nil || it != nil {

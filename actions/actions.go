@@ -1,4 +1,4 @@
-package controller
+package actions
 
 import (
 	"context"
@@ -245,7 +245,7 @@ func stopQueuedFor(vm *virtkit.VirtualMachine, vmi *virtkit.VirtualMachineInstan
 }
 
 // Pause asks the node agent to pause the running VMI's domain
-// (annotation [PauseRequestAnnotation] = "true").
+// (annotation [virtkit.PauseRequestAnnotation] = "true").
 func Pause(ctx context.Context, st store.Store, key store.Key) error {
 	return retryOnConflict(ctx, func() error {
 		vmi, err := getVMI(ctx, st, key)
@@ -261,12 +261,12 @@ func Pause(ctx context.Context, st store.Store, key store.Key) error {
 		if vmi.IsPaused() {
 			return conflict("VMI is already paused")
 		}
-		return annotate(ctx, st, vmi, PauseRequestAnnotation, "true")
+		return annotate(ctx, st, vmi, virtkit.PauseRequestAnnotation, "true")
 	})
 }
 
 // Unpause asks the node agent to resume the paused VMI's domain
-// (annotation [PauseRequestAnnotation] = "false").
+// (annotation [virtkit.PauseRequestAnnotation] = "false").
 func Unpause(ctx context.Context, st store.Store, key store.Key) error {
 	return retryOnConflict(ctx, func() error {
 		vmi, err := getVMI(ctx, st, key)
@@ -284,12 +284,12 @@ func Unpause(ctx context.Context, st store.Store, key store.Key) error {
 			// when the migration ends without moving it.
 			return conflict("VMI is paused by the migration monitor, not by a user: it resumes when its migration ends")
 		}
-		return annotate(ctx, st, vmi, PauseRequestAnnotation, "false")
+		return annotate(ctx, st, vmi, virtkit.PauseRequestAnnotation, "false")
 	})
 }
 
 // SoftReboot asks the node agent to reboot the guest (guest agent, else
-// ACPI) via annotation [SoftRebootRequestAnnotation].
+// ACPI) via annotation [virtkit.SoftRebootRequestAnnotation].
 func SoftReboot(ctx context.Context, st store.Store, key store.Key, opts SoftRebootOptions) error {
 	token := opts.Token
 	if token == "" {
@@ -311,7 +311,7 @@ func SoftReboot(ctx context.Context, st store.Store, key store.Key, opts SoftReb
 				return conflict("VMI neither have the agent connected nor the ACPI feature enabled")
 			}
 		}
-		return annotate(ctx, st, vmi, SoftRebootRequestAnnotation, token)
+		return annotate(ctx, st, vmi, virtkit.SoftRebootRequestAnnotation, token)
 	})
 }
 

@@ -1,4 +1,4 @@
-package controller
+package reconcile
 
 import (
 	"context"
@@ -258,4 +258,21 @@ func TestSharedCacheDoesNotAssumeARemovedObject(t *testing.T) {
 	_, ok, err := c.GetShared(ctx, &virtkit.VirtualMachineInstanceList{}, store.KeyOf(vmi))
 	require.NoError(t, err)
 	assert.False(t, ok, "a removed object came back into the cache")
+}
+
+func vmiList() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} }
+func vmList() virtkit.ObjectList  { return &virtkit.VirtualMachineList{} }
+
+// newControllerRef is the controller owner reference the built-in
+// reconcilers put on what they create.
+func newControllerRef(owner metav1.Object, kind string) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{
+		APIVersion:         virtkit.APIVersion,
+		Kind:               kind,
+		Name:               owner.GetName(),
+		UID:                owner.GetUID(),
+		Controller:         &yes,
+		BlockOwnerDeletion: &yes,
+	}
 }

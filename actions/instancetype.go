@@ -1,0 +1,86 @@
+package actions
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/store"
+)
+
+// InstancetypeSpecs looks up the instance type and preference vm names
+// (nil when it names none) as they are now in st, without revisions.
+// When the preference's lookup fails, the instance type found is
+// returned with the error.
+// Admission uses it to report conflicts before the VM is stored.
+func InstancetypeSpecs(ctx context.Context, st store.Store, vm *virtkit.VirtualMachine) (*virtkit.VirtualMachineInstancetypeSpec, *virtkit.VirtualMachinePreferenceSpec, error) {
+	var it *virtkit.VirtualMachineInstancetypeSpec
+	var pref *virtkit.VirtualMachinePreferenceSpec
+	if m := vm.Spec.Instancetype; m != nil {
+		obj, err := getMatched(ctx, st, vm.Namespace, m.Name, instancetypeKind(m.Kind))
+		if err != nil {
+			return nil, nil, err
+		}
+		it = instancetypeSpecOf(obj)
+	}
+	if m := vm.Spec.Preference; m != nil {
+		obj, err := getMatched(ctx, st, vm.Namespace, m.Name, preferenceKind(m.Kind))
+		if err != nil {
+			return it, nil, err // it tells the caller which lookup failed
+		}
+		pref = preferenceSpecOf(obj)
+	}
+	return it, pref, nil
+}
+
+func getMatched(ctx context.Context, st store.Store, namespace, name, kind string) (virtkit.Object, error) {
+	gvk := virtkit.InstancetypeSchemeGroupVersion.WithKind(kind)
+	obj, err := virtkit.NewObject(gvk)
+	if err != nil {
+		return nil, err
+	}
+	key := store.Key{Name: name}
+	if virtkit.IsNamespaced(gvk) {
+		key.Namespace = namespace
+	}
+	if err := st.Get(ctx, key, obj); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", kind, name, err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return obj, nil
+}
+
+// instancetypeKind is a matcher's kind, defaulted as KubeVirt does.
+func instancetypeKind(k string) string {
+	if k == "" {
+		return virtkit.KindVirtualMachineClusterInstancetype
+	}
+	return k
+}
+
+func preferenceKind(k string) string {
+	if k == "" {
+		return virtkit.KindVirtualMachineClusterPreference
+	}
+	return k
+}
+
+func instancetypeSpecOf(obj virtkit.Object) *virtkit.VirtualMachineInstancetypeSpec {
+	switch t := obj.(type) {
+	case *virtkit.VirtualMachineInstancetype:
+		return &t.Spec
+	case *virtkit.VirtualMachineClusterInstancetype:
+		return &t.Spec
+	}
+	return nil
+}
+
+func preferenceSpecOf(obj virtkit.Object) *virtkit.VirtualMachinePreferenceSpec {
+	switch t := obj.(type) {
+	case *virtkit.VirtualMachinePreference:
+		return &t.Spec
+	case *virtkit.VirtualMachineClusterPreference:
+		return &t.Spec
+	}
+	return nil
+}
