@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
@@ -99,5 +101,63 @@ func TestAgentStatusCarriesNoHostDetail(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// failingMigrationHost is a sim host whose migrations fail to start with
+// an error naming the node's paths, user and addresses, as libvirt's do.
+type failingMigrationHost struct {
+	*simHost
+}
+
+func (h *failingMigrationHost) StartMigration(context.Context, string, hypervisor.MigrationParams) (hypervisor.MigrationJob, error) {
+	return nil, fmt.Errorf("%w: unable to connect to qemu+tcp://10.0.0.7:16509/system: "+
+		"open /var/lib/virtkit/run/mig.sock as user virtkit-qemu via [fd00::7]:49152: refused", hypervisor.ErrMigrationFailed)
+}
+
+// A migration's tenant-visible traces (the target's PreparingTarget
+// event, the failure's event, status.migrationState.failureReason of the
+// VMI and of the migration) carry neither the target's migration address
+// nor the hypervisor's host detail; the node's log keeps them.
+func TestMigrationStatusAndEventsCarryNoHostDetail(t *testing.T) {
+	names := []string{"node-1", "node-2"}
+	c := startMigClusterHosts(t, names, func(name string) sim.Options { return sim.Options{Name: name} },
+		sim.Link{Bandwidth: 2 << 30}, controller.MigrationOptions{},
+		func(h *sim.Host) hypervisor.Hypervisor { return &failingMigrationHost{simHost: h} },
+		func(name string, o *node.Options) {
+			o.Migration.URI = map[string]string{"node-1": "qemu+tcp://10.0.0.6:16509/system", "node-2": "qemu+tcp://[fd00::7]:16509/system"}[name]
+		})
+	vmi := c.runningVMI(t, migratableVMI("mover", "64Mi"))
+	mig, err := controller.Migrate(c.ctx, c.Store(), store.KeyOf(vmi), controller.MigrateOptions{})
+	require.NoError(t, err)
+	done := c.waitMigration(t, mig, "final", isFinal)
+	require.Equal(t, virtkit.MigrationFailed, done.Status.Phase)
+
+	after, err := c.WaitForVMI(c.ctx, "default", "mover", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && v.Status.MigrationState != nil && v.Status.MigrationState.Failed
+	})
+	require.NoError(t, err)
+	texts := []string{after.Status.MigrationState.FailureReason}
+	if done.Status.MigrationState != nil {
+		texts = append(texts, done.Status.MigrationState.FailureReason)
+	}
+	assert.Contains(t, texts[0], "the hypervisor failed the migration (the node's log has the details)")
+	reasons := map[string]bool{}
+	require.Eventually(t, func() bool {
+		var l virtkit.EventList
+		require.NoError(t, c.Store().List(c.ctx, &l, store.ListOptions{Namespace: "default"}))
+		texts = texts[:1]
+		for _, e := range l.Items {
+			if e.Regarding.Name == "mover" {
+				reasons[e.Reason] = true
+				texts = append(texts, e.Note)
+			}
+		}
+		return reasons[controller.EventReasonPreparingTarget] && reasons[controller.EventReasonMigrated]
+	}, 30*time.Second, 20*time.Millisecond, "PreparingTarget and the failure's Migrated events")
+	for _, s := range texts {
+		for _, d := range []string{"10.0.0.", "fd00::7", "/var/lib/virtkit", "virtkit-qemu", "mig.sock"} {
+			assert.NotContains(t, s, d)
+		}
 	}
 }
