@@ -230,7 +230,17 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		Migration:         migOpts,
 		Logger:            base,
 	}
-	importCtrl, err := f.storage.setUp(f.name, st, log, &opts)
+	// The agent's and the import worker's events, with retries of the
+	// writes the store missed.
+	evCtx, stopEvents := context.WithCancel(ctx)
+	rec, waitEvents, err := startNodeEvents(evCtx, st, f.name, log)
+	if err != nil {
+		stopEvents()
+		return err
+	}
+	defer func() { stopEvents(); waitEvents() }()
+	opts.Events = rec
+	importCtrl, err := f.storage.setUp(f.name, st, rec, log, &opts)
 	if err != nil {
 		return err
 	}
@@ -242,7 +252,7 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 	}
 	defer func() { stopNet(); waitNet() }()
 	// The one assembly of a node agent, as the embedded cluster builds its
-	// hosts: events in the store, the guest-agent source.
+	// hosts: the guest-agent source.
 	agent, err := cluster.NewNode(cluster.NodeOptions{Agent: opts, GuestAgent: node.GuestAgentSourceOptions{Logger: log}})
 	if err != nil {
 		return err

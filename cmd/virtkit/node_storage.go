@@ -40,7 +40,7 @@ func (s *nodeStorageFlags) register(cmd *cobra.Command) {
 // setUp builds the node's import worker (a controller to run next to the
 // agent) and puts the DataVolume resolver in front of the agent's volume
 // resolver.
-func (s *nodeStorageFlags) setUp(nodeName string, st store.Store, log *slog.Logger, opts *node.Options) (*controller.Controller, error) {
+func (s *nodeStorageFlags) setUp(nodeName string, st store.Store, rec controller.EventRecorder, log *slog.Logger, opts *node.Options) (*controller.Controller, error) {
 	dir := s.dir
 	if dir == "" {
 		dir = domain.DefaultWorkDir
@@ -61,7 +61,7 @@ func (s *nodeStorageFlags) setUp(nodeName string, st store.Store, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	w, err := importer.NewWorker(importer.WorkerOptions{NodeName: nodeName, Store: st, Importer: im, Classes: classes, Logger: log})
+	w, err := importer.NewWorker(importer.WorkerOptions{NodeName: nodeName, Store: st, Importer: im, Classes: classes, Logger: log, Events: rec})
 	if err != nil {
 		return nil, err
 	}
