@@ -109,6 +109,13 @@ and puts the reason on its Node (annotation virtkit.io/migration-unsupported):
 the controller never picks it as a target and fails a migration from it
 with that reason.
 
+Imports: the node's DataVolume import worker converts tenants' images with
+qemu-img, confined by bubblewrap (--qemu-img-sandbox bwrap, the default) to
+the files of one import; the node refuses to start when bwrap is missing.
+--qemu-img-sandbox none runs qemu-img unconfined, only together with
+--allow-unconfined-qemu-img, and logs a warning: a crafted image that slipped
+past the importer's header checks could then make qemu-img read host files.
+
 Streams: with --endpoint-addr the agent serves its endpoint (console, VNC,
 port-forward and guest-agent information of its VMIs, for the API server of
 virtkit controller) over mutual TLS and publishes its URL on its Node

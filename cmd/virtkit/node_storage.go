@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 
@@ -25,6 +27,8 @@ type nodeStorageFlags struct {
 	secretsDir         string
 	pullContainerDisks bool
 	allowedNetworks    []string
+	qemuImgSandbox     string
+	allowUnconfined    bool
 }
 
 func (s *nodeStorageFlags) register(cmd *cobra.Command) {
@@ -35,6 +39,26 @@ func (s *nodeStorageFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&s.secretsDir, "pull-secrets-dir", "", "directory of imagePullSecrets: <namespace>/<name>/.dockerconfigjson")
 	fs.StringSliceVar(&s.allowedNetworks, "import-allowed-networks", nil,
 		"CIDRs imports and registry pulls may reach although refused by default (loopback, link-local and the metadata address, the node's own addresses), e.g. a mirror on 127.0.0.1/32")
+	fs.StringVar(&s.qemuImgSandbox, "qemu-img-sandbox", string(importer.SandboxBwrap),
+		"how qemu-img, which reads tenants' images, is confined: bwrap (bubblewrap: it sees only the files of one import; the node refuses to start without bwrap) or none (unconfined: it can open any file the node can; needs --allow-unconfined-qemu-img)")
+	fs.BoolVar(&s.allowUnconfined, "allow-unconfined-qemu-img", false,
+		"accept --qemu-img-sandbox none (unsafe with hostile tenants: a crafted image that slips past the importer's header checks could make qemu-img read host files)")
+}
+
+// qemuImg is the importer's qemu-img from --qemu-img-sandbox and
+// --allow-unconfined-qemu-img.
+func (s *nodeStorageFlags) qemuImg(log *slog.Logger) (importer.QemuImg, error) {
+	switch importer.Sandbox(s.qemuImgSandbox) {
+	case importer.SandboxBwrap:
+		return importer.QemuImg{Sandbox: importer.SandboxBwrap}, nil
+	case importer.SandboxNone:
+		if !s.allowUnconfined {
+			return importer.QemuImg{}, errors.New("--qemu-img-sandbox none: qemu-img would read tenants' images unconfined; pass --allow-unconfined-qemu-img to accept that, or install bubblewrap and keep bwrap")
+		}
+		log.Warn("qemu-img sandbox off (--qemu-img-sandbox none --allow-unconfined-qemu-img): imports run qemu-img unconfined, able to open any file this node can")
+		return importer.QemuImg{Sandbox: importer.SandboxNone}, nil
+	}
+	return importer.QemuImg{}, fmt.Errorf("--qemu-img-sandbox: %q is not bwrap or none", s.qemuImgSandbox)
 }
 
 // setUp builds the node's import worker (a controller to run next to the
@@ -57,7 +81,15 @@ func (s *nodeStorageFlags) setUp(nodeName string, st store.Store, rec controller
 	if err != nil {
 		return nil, err
 	}
-	im, err := importer.New(importer.Options{ScratchDir: filepath.Join(dir, "scratch"), Puller: puller, AllowedNetworks: allowed, Logger: log})
+	qi, err := s.qemuImg(log)
+	if err != nil {
+		return nil, err
+	}
+	im, err := importer.New(importer.Options{ScratchDir: filepath.Join(dir, "scratch"), Puller: puller, AllowedNetworks: allowed,
+		QemuImg: qi, Logger: log})
+	if errors.Is(err, importer.ErrNoSandbox) {
+		return nil, fmt.Errorf("--qemu-img-sandbox %s: %w (install bubblewrap, or pass --qemu-img-sandbox none --allow-unconfined-qemu-img)", s.qemuImgSandbox, err)
+	}
 	if err != nil {
 		return nil, err
 	}
