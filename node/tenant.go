@@ -56,7 +56,7 @@ func maskHost(s string) string {
 			}
 			b.WriteString("<node path>")
 			i = j
-		case isAddrByte(s[i]) && (i == 0 || addrBoundary(s[i-1])):
+		case isAddrByte(s[i]) && (i == 0 || addrBoundary(s[i-1], s[i])):
 			if n := addrLen(s, i); n > 0 {
 				b.WriteString("<address>")
 				i += n
@@ -156,11 +156,18 @@ func isAddrByte(c byte) bool {
 	return c == '.' || c == ':' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
-// addrBoundary reports whether an address may start after c: not inside a
-// hex word or a dotted number ("node1:10.0.0.5" masks the address after
-// the colon, not "de1:10.0.0.5").
-func addrBoundary(c byte) bool {
-	return !(c == '.' || c == '%' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
+// addrBoundary reports whether an address may start at c after prev: not
+// inside a number or a hex word, though a number may follow a letter
+// ("node1:10.0.0.5" masks the address after the colon, not "de1:10.0.0.5";
+// "id10.0.0.5" masks the address after the letters).
+func addrBoundary(prev, c byte) bool {
+	switch {
+	case prev == '.' || prev == '%' || (prev >= '0' && prev <= '9'):
+		return false
+	case (prev >= 'a' && prev <= 'f') || (prev >= 'A' && prev <= 'F'):
+		return c >= '0' && c <= '9'
+	}
+	return true
 }
 
 func isZoneByte(c byte) bool {

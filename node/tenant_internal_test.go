@@ -1,6 +1,8 @@
 package node
 
 import (
+	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +15,7 @@ func TestMaskHost(t *testing.T) {
 		{"dial 10.0.0.5:5000: refused", "dial <address>: refused"},
 		{"at 10.0.0.5.", "at <address>."},
 		{"node1:10.0.0.5", "node1:<address>"},
+		{"id10.0.0.5 ip10.0.0.6", "id<address> ip<address>"},
 		{"spec.volumes[0].name: a/b not supported", "spec.volumes[0].name: a/b not supported"},
 		{"version 1.2 at :: and 8080", "version 1.2 at :: and 8080"},
 		{"", ""},
@@ -41,4 +44,22 @@ func TestMaskHost(t *testing.T) {
 			assert.Equal(t, tt.want, maskHost(tt.in))
 		})
 	}
+}
+
+// maskHost takes any text: it never panics and leaves no IP address it
+// can parse at a token boundary.
+func FuzzMaskHost(f *testing.F) {
+	for _, s := range []string{"dial [fe80::1%eth0]:22: x", "qemu+tcp://10.0.0.1/system", "/a/b:c", "[", "[::", "a://", "1.2.3.4:", "::1%", "x%y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := maskHost(s)
+		for _, tok := range strings.FieldsFunc(out, func(r rune) bool { return strings.ContainsRune(" \t\n'\"()[],=<>/", r) }) {
+			if _, err := netip.ParseAddr(strings.TrimRight(tok, ".:")); err == nil && strings.ContainsAny(tok, "123456789") && !strings.Contains(s, "<") {
+				if strings.Contains(tok, ".") || strings.Count(tok, ":") >= 2 {
+					t.Errorf("maskHost(%q) = %q leaves address %q", s, out, tok)
+				}
+			}
+		}
+	})
 }
