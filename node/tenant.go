@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/store"
 )
 
 // tenantMessager is an error that says what a tenant may read about it (a
@@ -29,6 +30,23 @@ func tenantMessage(err error, fallback string) string {
 		return maskHost(err.Error())
 	}
 	return fallback
+}
+
+// endpointMessage is what the endpoint answers about err, which the API
+// server relays to the VMI's user: the endpoint's own refusals (no
+// reachable guest address, with the addresses the guest reported; a VMI
+// not on this node or not found) as they are, anything else (the
+// hypervisor's console, VNC or dial errors, which can name the node's
+// sockets and addresses) with host paths and addresses masked.
+func endpointMessage(err error) string {
+	if errors.Is(err, ErrNoGuestAddress) || errors.Is(err, ErrNotOnThisNode) || errors.Is(err, store.ErrNotFound) {
+		return err.Error()
+	}
+	var m tenantMessager
+	if errors.As(err, &m) {
+		return m.TenantMessage()
+	}
+	return maskHost(err.Error())
 }
 
 // maskHost replaces absolute paths, URLs (a libvirt or migration URI) and

@@ -2,13 +2,20 @@ package node_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
@@ -159,5 +166,59 @@ func TestMigrationStatusAndEventsCarryNoHostDetail(t *testing.T) {
 		for _, d := range []string{"10.0.0.", "fd00::7", "/var/lib/virtkit", "virtkit-qemu", "mig.sock"} {
 			assert.NotContains(t, s, d)
 		}
+	}
+}
+
+// consoleFailsHost is a sim host whose console and VNC cannot be opened,
+// with an error naming the node's socket, as a libvirt stream's would.
+type consoleFailsHost struct {
+	*simHost
+}
+
+func (consoleFailsHost) OpenConsole(context.Context, string) (io.ReadWriteCloser, error) {
+	return nil, errors.New("open console: dial unix /var/run/virtkit/ns_vm/virt-serial0: connect: no such file or directory (from 10.0.0.5)")
+}
+
+func (h consoleFailsHost) OpenVNC(ctx context.Context, name string) (io.ReadWriteCloser, error) {
+	return h.OpenConsole(ctx, name)
+}
+
+// What the endpoint answers when the hypervisor cannot open a VMI's
+// console or display (relayed to the VMI's user by the API server) names
+// neither the node's sockets nor its addresses.
+func TestEndpointErrorsCarryNoHostDetail(t *testing.T) {
+	ctx := t.Context()
+	st := store.NewMemory()
+	h := sim.New(sim.Options{Name: "ep-node"})
+	agent, err := node.New(node.Options{NodeName: "ep-node", Store: st, Hypervisor: consoleFailsHost{h}})
+	require.NoError(t, err)
+	vmi := &virtkit.VirtualMachineInstance{
+		TypeMeta:   metav1.TypeMeta{APIVersion: virtkit.APIVersion, Kind: virtkit.KindVirtualMachineInstance},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "vm"},
+	}
+	require.NoError(t, st.Create(ctx, vmi))
+	vmi.Status.NodeName, vmi.Status.Phase = "ep-node", virtkit.Running
+	require.NoError(t, st.UpdateStatus(ctx, vmi))
+
+	ca := newTestCA(t)
+	certPEM, keyPEM := ca.issue(t, "ep-node", true)
+	cfg, err := node.EndpointTLSConfig(ca.pem, certPEM, keyPEM)
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(agent.Endpoint(node.EndpointOptions{}))
+	srv.TLS = cfg
+	srv.StartTLS()
+	defer srv.Close()
+	wsURL := strings.Replace(srv.URL, "https://", "wss://", 1) + "/v1/namespaces/ns/virtualmachineinstances/vm/"
+	d := websocket.Dialer{TLSClientConfig: ca.clientTLS(t, node.EndpointClientUser), Subprotocols: []string{node.StreamSubprotocol}}
+	for _, sub := range []string{"console", "vnc"} {
+		_, resp, err := d.DialContext(ctx, wsURL+sub, nil)
+		require.Error(t, err, sub)
+		require.NotNil(t, resp, sub)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadGateway, resp.StatusCode, sub)
+		assert.Contains(t, string(body), "open console: dial unix <node path>: connect: no such file", sub)
+		assert.NotContains(t, string(body), "/var/run/virtkit", sub)
+		assert.NotContains(t, string(body), "10.0.0.5", sub)
 	}
 }
