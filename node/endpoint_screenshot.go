@@ -52,7 +52,7 @@ func (e *Endpoint) serveScreenshot(w http.ResponseWriter, r *http.Request, req e
 	img, err := e.screenshot(ctx, req, moveCursor)
 	if err != nil {
 		e.log.Debug("screenshot", "vmi", req.namespace+"/"+req.name, "err", err)
-		http.Error(w, "screenshot: "+err.Error(), errorCode(err))
+		http.Error(w, "screenshot: "+endpointMessage(err), errorCode(err))
 		return
 	}
 	var buf bytes.Buffer

@@ -52,7 +52,7 @@ func (e *Endpoint) serveStream(w http.ResponseWriter, r *http.Request, req endpo
 	cancel()
 	if err != nil {
 		e.log.Debug("open stream", "vmi", req.namespace+"/"+req.name, "verb", req.verb, "err", err)
-		http.Error(w, err.Error(), errorCode(err))
+		http.Error(w, endpointMessage(err), errorCode(err))
 		return
 	}
 	defer target.Close()

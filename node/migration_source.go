@@ -139,7 +139,7 @@ func (a *Agent) reconcileSource(ctx context.Context, vmi *virtkit.VirtualMachine
 	}
 	if err := a.startOutgoing(ctx, vmi, domName, info); err != nil {
 		a.log.Warn("migration could not start", "vmi", key.String(), "err", err)
-		return reconcile.Result{}, false, a.endUnstarted(ctx, key, ms.MigrationUID, "start: "+err.Error(), "")
+		return reconcile.Result{}, false, a.endUnstarted(ctx, key, ms.MigrationUID, "start: "+maskHost(err.Error()), "")
 	}
 	return reconcile.Result{}, false, nil
 }
@@ -375,19 +375,10 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 			return true
 		}
 		ms.Failed, ms.Completed = true, true
-		switch {
-		case aborted:
+		if aborted {
 			ms.AbortStatus = virtkit.MigrationAbortSucceeded
-			ms.FailureReason = virtkit.MigrationReasonAborted
-		case cause != nil && !errors.Is(cause, errAbortRequested) && !errors.Is(cause, context.Canceled):
-			ms.FailureReason = cause.Error()
-		case res.Reason != "":
-			ms.FailureReason = res.Reason
-		case runErr != nil:
-			ms.FailureReason = runErr.Error()
-		default:
-			ms.FailureReason = "migration failed"
 		}
+		ms.FailureReason = failureText(aborted, cause, res, runErr)
 		if o.aborted.Load() && !aborted {
 			// Asked for, but the migration ended another way.
 			ms.AbortStatus = virtkit.MigrationAbortFailed
@@ -404,20 +395,35 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 				a.log.Error("could not resume the guest after the failed migration", "vmi", o.key.String(), "err", err)
 			}
 		}
-		regarding := o.vmiRef()
-		why := res.Reason
-		switch {
-		case aborted:
-			why = virtkit.MigrationReasonAborted
-		case why == "" && runErr != nil:
-			why = runErr.Error()
-		}
-		a.event(wctx, regarding, virtkit.EventTypeWarning, virtkit.EventReasonMigrated, "Migrate",
-			"VirtualMachineInstance migration uid %s failed: %s", o.uid, why)
+		a.log.Warn("migration failed", "vmi", o.key.String(), "migration", o.uid, "reason", res.Reason, "cause", cause, "err", runErr)
+		a.event(wctx, o.vmiRef(), virtkit.EventTypeWarning, virtkit.EventReasonMigrated, "Migrate",
+			"VirtualMachineInstance migration uid %s failed: %s", o.uid, failureText(aborted, cause, res, runErr))
 	}
 	down, _ := res.Downtime.Get()
 	a.log.Info("migration ended", "vmi", o.key.String(), "outcome", res.Outcome, "mode", res.Mode,
 		"total", res.Total, "downtime", down, "reason", res.Reason)
+}
+
+// failureText is what status.migrationState.failureReason and the
+// failure's event say about a migration that did not succeed, read by the
+// VMI's owner: the abort they asked for; the node's own reason (a timeout)
+// or the migration policy's, with host paths and addresses masked; for a
+// failure of the hypervisor, its TenantMessage or the text of an
+// unsupported request, masked, else a sentence that sends the reader to
+// the node's log, as the hypervisor's text can name the node's paths,
+// sockets, users and addresses.
+func failureText(aborted bool, cause error, res migration.Result, runErr error) string {
+	switch {
+	case aborted:
+		return virtkit.MigrationReasonAborted
+	case cause != nil && !errors.Is(cause, errAbortRequested) && !errors.Is(cause, context.Canceled):
+		return maskHost(cause.Error())
+	case res.Reason != "" && res.Rule != "":
+		return maskHost(res.Reason)
+	case res.Reason != "" || runErr != nil:
+		return tenantMessage(runErr, "the hypervisor failed the migration (the node's log has the details)")
+	}
+	return "migration failed"
 }
 
 // watchOutgoing writes the engine's progress and applies KubeVirt's

@@ -58,7 +58,9 @@ func (a *Agent) reconcileTarget(ctx context.Context, vmi *virtkit.VirtualMachine
 			return reconcile.Result{}, err
 		}
 		a.log.Info("migration target ready", "vmi", vmi.Namespace+"/"+vmi.Name, "address", ms.TargetNodeAddress)
-		a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonPreparingTarget, "Migrate", "Migration target is listening at %s", ms.TargetNodeAddress)
+		// The address is the node's own (its log has it): the event, which
+		// the VMI's owner reads, names the node only.
+		a.event(ctx, vmi, virtkit.EventTypeNormal, virtkit.EventReasonPreparingTarget, "Migrate", "Migration target prepared on node %s", a.opts.NodeName)
 	}
 	return reconcile.Result{RequeueAfter: targetRecheck}, nil
 }

@@ -50,8 +50,8 @@ func startMigClusterWith(t *testing.T, nodes int, link sim.Link, mo controller.M
 
 // startMigClusterHosts runs the named nodes, each on the sim host
 // hostOpts(name) gives, every pair joined by link; wrap as in
-// startMigClusterWith.
-func startMigClusterHosts(t *testing.T, names []string, hostOpts func(name string) sim.Options, link sim.Link, mo controller.MigrationOptions, wrap func(*sim.Host) hypervisor.Hypervisor) *migCluster {
+// startMigClusterWith; configure adjusts each node agent's options.
+func startMigClusterHosts(t *testing.T, names []string, hostOpts func(name string) sim.Options, link sim.Link, mo controller.MigrationOptions, wrap func(*sim.Host) hypervisor.Hypervisor, configure ...func(string, *node.Options)) *migCluster {
 	t.Helper()
 	net := sim.NewNetwork()
 	hosts := map[string]*sim.Host{}
@@ -81,6 +81,11 @@ func startMigClusterHosts(t *testing.T, names []string, hostOpts func(name strin
 			},
 		},
 		Migration: mo,
+		ConfigureNode: func(name string, o *node.Options) {
+			for _, f := range configure {
+				f(name, o)
+			}
+		},
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

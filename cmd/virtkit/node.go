@@ -109,6 +109,13 @@ and puts the reason on its Node (annotation virtkit.io/migration-unsupported):
 the controller never picks it as a target and fails a migration from it
 with that reason.
 
+Imports: the node's DataVolume import worker converts tenants' images with
+qemu-img, confined by bubblewrap (--qemu-img-sandbox bwrap, the default) to
+the files of one import; the node refuses to start when bwrap is missing.
+--qemu-img-sandbox none runs qemu-img unconfined, only together with
+--allow-unconfined-qemu-img, and logs a warning: a crafted image that slipped
+past the importer's header checks could then make qemu-img read host files.
+
 Streams: with --endpoint-addr the agent serves its endpoint (console, VNC,
 port-forward and guest-agent information of its VMIs, for the API server of
 virtkit controller) over mutual TLS and publishes its URL on its Node
@@ -230,7 +237,17 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		Migration:         migOpts,
 		Logger:            base,
 	}
-	importCtrl, err := f.storage.setUp(f.name, st, log, &opts)
+	// The agent's and the import worker's events, with retries of the
+	// writes the store missed.
+	evCtx, stopEvents := context.WithCancel(ctx)
+	rec, waitEvents, err := startNodeEvents(evCtx, st, f.name, log)
+	if err != nil {
+		stopEvents()
+		return err
+	}
+	defer func() { stopEvents(); waitEvents() }()
+	opts.Events = rec
+	importCtrl, err := f.storage.setUp(f.name, st, rec, log, &opts)
 	if err != nil {
 		return err
 	}
@@ -242,7 +259,7 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 	}
 	defer func() { stopNet(); waitNet() }()
 	// The one assembly of a node agent, as the embedded cluster builds its
-	// hosts: events in the store, the guest-agent source.
+	// hosts: the guest-agent source.
 	agent, err := cluster.NewNode(cluster.NodeOptions{Agent: opts, GuestAgent: node.GuestAgentSourceOptions{Logger: log}})
 	if err != nil {
 		return err
