@@ -182,9 +182,9 @@ type Cluster struct {
 	controllerEvents events.EventRecorder
 	collector        *events.Collector
 	// recorders are the store-backed recorders the cluster made (the
-	// controllers' and each node agent's): Start runs their retries of
-	// failed writes for the cluster's lifetime.
-	recorders []*events.Recorder
+	// controllers' and each node agent's), by reporting instance: Start
+	// runs their retries of failed writes for the cluster's lifetime.
+	recorders map[string]*events.Recorder
 	storage   *storageSetup
 	// shared is the controllers' one watch per kind.
 	shared *reconcile.SharedCache
@@ -259,7 +259,7 @@ func New(opts Options) (*Cluster, error) {
 	if err := controller.EnsureNamespaces(context.Background(), opts.Store, controller.SystemNamespaces()...); err != nil {
 		return nil, err
 	}
-	c := &Cluster{opts: opts, store: opts.Store}
+	c := &Cluster{opts: opts, store: opts.Store, recorders: map[string]*events.Recorder{}}
 	self = c
 	shared, err := reconcile.NewSharedCache(opts.Store, reconcile.SharedCacheOptions{Clock: opts.Clock, Logger: opts.Logger})
 	if err != nil {
@@ -343,7 +343,7 @@ func New(opts Options) (*Cluster, error) {
 			return nil, err
 		}
 		if rec != nil {
-			c.recorders = append(c.recorders, rec)
+			c.recorders[name] = rec
 		}
 		if err := c.setUpNodeStorage(name, &no); err != nil {
 			c.cleanUpStorage()

@@ -18,12 +18,12 @@ func (c *Cluster) setUpEvents() error {
 	c.controllerEvents = o.Events
 	if o.Events == nil {
 		rec, err := events.NewRecorder(events.Options{Store: c.store, ReportingController: virtkit.ReportingController,
-			ReportingInstance: "virt-controller", Now: o.Now, Clock: o.Clock, Logger: o.Logger})
+			ReportingInstance: controllerInstance, Now: o.Now, Clock: o.Clock, Logger: o.Logger})
 		if err != nil {
 			return fmt.Errorf("%w: events: %w", ErrInvalidOptions, err)
 		}
 		c.controllerEvents = rec
-		c.recorders = append(c.recorders, rec)
+		c.recorders[controllerInstance] = rec
 	}
 	if o.EventTTL < 0 {
 		return nil
@@ -34,4 +34,21 @@ func (c *Cluster) setUpEvents() error {
 	}
 	c.collector = col
 	return nil
+}
+
+// controllerInstance is the reporting instance of the controllers' events.
+const controllerInstance = "virt-controller"
+
+// EventStats returns the counters of each event recorder the cluster made,
+// by reporting instance: a node's name for its agent, "virt-controller"
+// for the controllers. A recorder given in Options is not included. An
+// event a recorder gave up on (Stats.GaveUp: the store refused it past
+// its retries, as client-go's recorder gives up after its tries) is not
+// in the store.
+func (c *Cluster) EventStats() map[string]events.Stats {
+	out := make(map[string]events.Stats, len(c.recorders))
+	for name, rec := range c.recorders {
+		out[name] = rec.Stats()
+	}
+	return out
 }

@@ -74,6 +74,15 @@ func TestReproAgentFaults(t *testing.T) {
 			file: "migration-of-replaced-vmi.json",
 			why:  "a migration whose VMI left its source node fails",
 		},
+		{
+			// The source node was partitioned from the store just as it
+			// recorded Migrating and stayed so for longer than its
+			// recorder's retries; the recorder gave the event up, as
+			// client-go's recorder does in KubeVirt. The tester now knows
+			// a recorder that gave up may have lost its reporter's events.
+			file: "migrating-event-given-up-in-partition.json",
+			why:  "an event given up after the recorder's retries is not a missing transition",
+		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			r, err := ReadRepro(filepath.Join("testdata", "repro", tc.file))
