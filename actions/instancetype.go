@@ -17,23 +17,25 @@ func InstancetypeSpecs(ctx context.Context, st store.Store, vm *virtkit.VirtualM
 	var it *virtkit.VirtualMachineInstancetypeSpec
 	var pref *virtkit.VirtualMachinePreferenceSpec
 	if m := vm.Spec.Instancetype; m != nil {
-		obj, err := getMatched(ctx, st, vm.Namespace, m.Name, instancetypeKind(m.Kind))
+		obj, err := GetInstancetypeObject(ctx, st, vm.Namespace, m.Name, virtkit.InstancetypeMatcherKind(m.Kind))
 		if err != nil {
 			return nil, nil, err
 		}
-		it = instancetypeSpecOf(obj)
+		it = virtkit.InstancetypeSpecOf(obj)
 	}
 	if m := vm.Spec.Preference; m != nil {
-		obj, err := getMatched(ctx, st, vm.Namespace, m.Name, preferenceKind(m.Kind))
+		obj, err := GetInstancetypeObject(ctx, st, vm.Namespace, m.Name, virtkit.PreferenceMatcherKind(m.Kind))
 		if err != nil {
 			return it, nil, err // it tells the caller which lookup failed
 		}
-		pref = preferenceSpecOf(obj)
+		pref = virtkit.PreferenceSpecOf(obj)
 	}
 	return it, pref, nil
 }
 
-func getMatched(ctx context.Context, st store.Store, namespace, name, kind string) (virtkit.Object, error) {
+// GetInstancetypeObject reads the instance type or preference of the given
+// kind (namespaced kinds in namespace) from st, with its kind set.
+func GetInstancetypeObject(ctx context.Context, st store.Store, namespace, name, kind string) (virtkit.Object, error) {
 	gvk := virtkit.InstancetypeSchemeGroupVersion.WithKind(kind)
 	obj, err := virtkit.NewObject(gvk)
 	if err != nil {
@@ -48,39 +50,4 @@ func getMatched(ctx context.Context, st store.Store, namespace, name, kind strin
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return obj, nil
-}
-
-// instancetypeKind is a matcher's kind, defaulted as KubeVirt does.
-func instancetypeKind(k string) string {
-	if k == "" {
-		return virtkit.KindVirtualMachineClusterInstancetype
-	}
-	return k
-}
-
-func preferenceKind(k string) string {
-	if k == "" {
-		return virtkit.KindVirtualMachineClusterPreference
-	}
-	return k
-}
-
-func instancetypeSpecOf(obj virtkit.Object) *virtkit.VirtualMachineInstancetypeSpec {
-	switch t := obj.(type) {
-	case *virtkit.VirtualMachineInstancetype:
-		return &t.Spec
-	case *virtkit.VirtualMachineClusterInstancetype:
-		return &t.Spec
-	}
-	return nil
-}
-
-func preferenceSpecOf(obj virtkit.Object) *virtkit.VirtualMachinePreferenceSpec {
-	switch t := obj.(type) {
-	case *virtkit.VirtualMachinePreference:
-		return &t.Spec
-	case *virtkit.VirtualMachineClusterPreference:
-		return &t.Spec
-	}
-	return nil
 }

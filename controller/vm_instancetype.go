@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
@@ -34,22 +35,22 @@ func (r *VMReconciler) expandInstancetype(ctx context.Context, s *vmSync) (*virt
 	var it *virtkit.VirtualMachineInstancetypeSpec
 	var pref *virtkit.VirtualMachinePreferenceSpec
 	if m := vm.Spec.Instancetype; m != nil {
-		obj, ref, err := r.revision(ctx, vm, m.Name, instancetypeKind(m.Kind), m.RevisionName, vm.Status.InstancetypeRef)
+		obj, ref, err := r.revision(ctx, vm, m.Name, virtkit.InstancetypeMatcherKind(m.Kind), m.RevisionName, vm.Status.InstancetypeRef)
 		if err != nil {
 			return nil, fmt.Errorf("spec.instancetype: %w", err)
 		}
 		vm.Status.InstancetypeRef = ref
-		if it = instancetypeSpecOf(obj); it == nil {
+		if it = virtkit.InstancetypeSpecOf(obj); it == nil {
 			return nil, reconcile.TerminalError(fmt.Errorf("spec.instancetype: revision %s holds a %T", ref.ControllerRevisionRef.Name, obj))
 		}
 	}
 	if m := vm.Spec.Preference; m != nil {
-		obj, ref, err := r.revision(ctx, vm, m.Name, preferenceKind(m.Kind), m.RevisionName, vm.Status.PreferenceRef)
+		obj, ref, err := r.revision(ctx, vm, m.Name, virtkit.PreferenceMatcherKind(m.Kind), m.RevisionName, vm.Status.PreferenceRef)
 		if err != nil {
 			return nil, fmt.Errorf("spec.preference: %w", err)
 		}
 		vm.Status.PreferenceRef = ref
-		if pref = preferenceSpecOf(obj); pref == nil {
+		if pref = virtkit.PreferenceSpecOf(obj); pref == nil {
 			return nil, reconcile.TerminalError(fmt.Errorf("spec.preference: revision %s holds a %T", ref.ControllerRevisionRef.Name, obj))
 		}
 	}
@@ -82,7 +83,7 @@ func (r *VMReconciler) revision(ctx context.Context, vm *virtkit.VirtualMachine,
 		ref.ControllerRevisionRef = &virtkit.ControllerRevisionRef{Name: revisionName}
 		return obj, ref, nil
 	}
-	obj, err := getMatched(ctx, r.o.Store, vm.Namespace, name, kind)
+	obj, err := actions.GetInstancetypeObject(ctx, r.o.Store, vm.Namespace, name, kind)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -120,58 +121,6 @@ func decodeRevision(cr *virtkit.ControllerRevision) (virtkit.Object, error) {
 		return nil, fmt.Errorf("revision %s: holds %d objects, want 1", cr.Name, len(objs))
 	}
 	return objs[0], nil
-}
-
-func getMatched(ctx context.Context, st store.Store, namespace, name, kind string) (virtkit.Object, error) {
-	gvk := virtkit.InstancetypeSchemeGroupVersion.WithKind(kind)
-	obj, err := virtkit.NewObject(gvk)
-	if err != nil {
-		return nil, err
-	}
-	key := store.Key{Name: name}
-	if virtkit.IsNamespaced(gvk) {
-		key.Namespace = namespace
-	}
-	if err := st.Get(ctx, key, obj); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", kind, name, err)
-	}
-	obj.GetObjectKind().SetGroupVersionKind(gvk)
-	return obj, nil
-}
-
-// instancetypeKind is a matcher's kind, defaulted as KubeVirt does.
-func instancetypeKind(k string) string {
-	if k == "" {
-		return virtkit.KindVirtualMachineClusterInstancetype
-	}
-	return k
-}
-
-func preferenceKind(k string) string {
-	if k == "" {
-		return virtkit.KindVirtualMachineClusterPreference
-	}
-	return k
-}
-
-func instancetypeSpecOf(obj virtkit.Object) *virtkit.VirtualMachineInstancetypeSpec {
-	switch t := obj.(type) {
-	case *virtkit.VirtualMachineInstancetype:
-		return &t.Spec
-	case *virtkit.VirtualMachineClusterInstancetype:
-		return &t.Spec
-	}
-	return nil
-}
-
-func preferenceSpecOf(obj virtkit.Object) *virtkit.VirtualMachinePreferenceSpec {
-	switch t := obj.(type) {
-	case *virtkit.VirtualMachinePreference:
-		return &t.Spec
-	case *virtkit.VirtualMachineClusterPreference:
-		return &t.Spec
-	}
-	return nil
 }
 
 // deleteRevisions deletes the revisions a deleted VM's status names that
