@@ -43,9 +43,34 @@ func NewRestoreReconciler(o ReconcilerOptions, so SnapshotOptions) (*RestoreReco
 	return &RestoreReconciler{o: o, so: so}, nil
 }
 
-// Watches returns every VirtualMachineRestore.
+// Watches returns every VirtualMachineRestore, and the VMIs and VMs of
+// restore targets (a target that stops lets its restore go on).
 func (r *RestoreReconciler) Watches() []Watch {
-	return []Watch{{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineRestoreList{} }, Map: ObjectKey}}
+	return []Watch{
+		{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineRestoreList{} }, Map: ObjectKey},
+		{NewList: vmiList, Map: r.restoresOf},
+		{NewList: vmList, Map: r.restoresOf},
+		{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineSnapshotList{} }, Map: r.restoresOf},
+	}
+}
+
+// restoresOf enqueues the unfinished restores whose target is named like
+// obj (a VM or its VMI) or that restore obj (a snapshot).
+func (r *RestoreReconciler) restoresOf(ctx context.Context, obj virtkit.Object) []Request {
+	var list virtkit.VirtualMachineRestoreList
+	if err := r.o.Store.List(ctx, &list, store.ListOptions{Namespace: obj.GetNamespace()}); err != nil {
+		return nil
+	}
+	var reqs []Request
+	for i := range list.Items {
+		rs := &list.Items[i]
+		_, isSnap := obj.(*virtkit.VirtualMachineSnapshot)
+		named := rs.Spec.Target.Name == obj.GetName() && !isSnap || rs.Spec.VirtualMachineSnapshotName == obj.GetName() && isSnap
+		if named && (rs.Status == nil || rs.Status.Complete == nil || !*rs.Status.Complete) {
+			reqs = append(reqs, Request{Namespace: rs.Namespace, Name: rs.Name})
+		}
+	}
+	return reqs
 }
 
 // Reconcile implements Reconciler.

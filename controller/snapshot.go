@@ -74,9 +74,32 @@ func NewSnapshotReconciler(o ReconcilerOptions, so SnapshotOptions) (*SnapshotRe
 	return &SnapshotReconciler{o: o, so: so}, nil
 }
 
-// Watches returns every VirtualMachineSnapshot.
+// Watches returns every VirtualMachineSnapshot, and DataVolumes (one
+// that finishes importing lets the snapshots waiting in its namespace go
+// on).
 func (r *SnapshotReconciler) Watches() []Watch {
-	return []Watch{{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineSnapshotList{} }, Map: ObjectKey}}
+	return []Watch{
+		{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineSnapshotList{} }, Map: ObjectKey},
+		{NewList: dataVolumeList, Map: r.waitingSnapshots},
+	}
+}
+
+// waitingSnapshots enqueues the snapshots in progress in obj's namespace.
+func (r *SnapshotReconciler) waitingSnapshots(ctx context.Context, obj virtkit.Object) []Request {
+	if dv, ok := obj.(*virtkit.DataVolume); ok && dv.Status.Phase != virtkit.DataVolumeSucceeded {
+		return nil
+	}
+	var list virtkit.VirtualMachineSnapshotList
+	if err := r.o.Store.List(ctx, &list, store.ListOptions{Namespace: obj.GetNamespace()}); err != nil {
+		return nil
+	}
+	var reqs []Request
+	for i := range list.Items {
+		if s := &list.Items[i]; s.Status == nil || s.Status.Phase == virtkit.SnapshotInProgress {
+			reqs = append(reqs, Request{Namespace: s.Namespace, Name: s.Name})
+		}
+	}
+	return reqs
 }
 
 // Reconcile implements Reconciler.
@@ -276,7 +299,8 @@ func (r *SnapshotReconciler) copyVM(ctx context.Context, snap *virtkit.VirtualMa
 
 // volumeBackups lists the VM's volumes backed by a DataVolume (included)
 // and its other claims (excluded: no storage virtkit can copy). backups
-// is nil while an included DataVolume has not finished importing.
+// is nil while an included DataVolume does not exist yet or has not
+// finished importing.
 func (r *SnapshotReconciler) volumeBackups(ctx context.Context, snap *virtkit.VirtualMachineSnapshot, vm *virtkit.VirtualMachine) (backups []virtkit.VolumeBackup, included, excluded []string, err error) {
 	if vm.Spec.Template == nil {
 		return nil, nil, nil, nil
@@ -292,11 +316,17 @@ func (r *SnapshotReconciler) volumeBackups(ctx context.Context, snap *virtkit.Vi
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if !ok {
+		if !ok && v.DataVolume == nil && !hasTemplate(vm, claim) {
+			// A plain claim: no storage virtkit can copy.
 			excluded = append(excluded, v.Name)
 			continue
 		}
 		included = append(included, v.Name)
+		if !ok {
+			// The DataVolume is still to be made from its template.
+			waiting = true
+			continue
+		}
 		if dv.Status.Phase != virtkit.DataVolumeSucceeded {
 			waiting = true
 			continue
@@ -317,6 +347,15 @@ func (r *SnapshotReconciler) volumeBackups(ctx context.Context, snap *virtkit.Vi
 		return nil, included, excluded, nil
 	}
 	return backups, included, excluded, nil
+}
+
+func hasTemplate(vm *virtkit.VirtualMachine, name string) bool {
+	for _, t := range vm.Spec.DataVolumeTemplates {
+		if t.ObjectMeta.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // claimOf is the DataVolume or claim a volume uses, or "".
