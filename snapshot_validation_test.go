@@ -117,7 +117,10 @@ func TestValidateRestore(t *testing.T) {
 		}, []wantFieldError{{"spec.patches", field.ErrorTypeNotSupported}}},
 		{"InPlace unsupported", func(r *VirtualMachineRestore) { p := VolumeRestorePolicyInPlace; r.Spec.VolumeRestorePolicy = &p },
 			[]wantFieldError{{"spec.volumeRestorePolicy", field.ErrorTypeNotSupported}}},
-		{"RandomizeNames", func(r *VirtualMachineRestore) { p := VolumeRestorePolicyRandomizeNames; r.Spec.VolumeRestorePolicy = &p }, nil},
+		{"RandomizeNames", func(r *VirtualMachineRestore) {
+			p := VolumeRestorePolicyRandomizeNames
+			r.Spec.VolumeRestorePolicy = &p
+		}, nil},
 		{"unknown policy", func(r *VirtualMachineRestore) { p := VolumeRestorePolicy("Sometimes"); r.Spec.VolumeRestorePolicy = &p },
 			[]wantFieldError{{"spec.volumeRestorePolicy", field.ErrorTypeNotSupported}}},
 	}

@@ -68,7 +68,9 @@ spec:
 	}
 	snap, err := cluster.WaitFor(ctx, c.Store(), store.Key{Namespace: "default", Name: "db-snap"},
 		func() *virtkit.VirtualMachineSnapshot { return &virtkit.VirtualMachineSnapshot{} }, &virtkit.VirtualMachineSnapshotList{},
-		func(s *virtkit.VirtualMachineSnapshot, found bool) bool { return found && s.Status != nil && s.Status.ReadyToUse != nil && *s.Status.ReadyToUse })
+		func(s *virtkit.VirtualMachineSnapshot, found bool) bool {
+			return found && s.Status != nil && s.Status.ReadyToUse != nil && *s.Status.ReadyToUse
+		})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -76,7 +78,9 @@ spec:
 	fmt.Println("snapshot:", snap.Status.Phase, "volumes:", snap.Status.SnapshotVolumes.IncludedVolumes)
 	rs, err := cluster.WaitFor(ctx, c.Store(), store.Key{Namespace: "default", Name: "db-copy"},
 		func() *virtkit.VirtualMachineRestore { return &virtkit.VirtualMachineRestore{} }, &virtkit.VirtualMachineRestoreList{},
-		func(r *virtkit.VirtualMachineRestore, found bool) bool { return found && r.Status != nil && r.Status.Complete != nil && *r.Status.Complete })
+		func(r *virtkit.VirtualMachineRestore, found bool) bool {
+			return found && r.Status != nil && r.Status.Complete != nil && *r.Status.Complete
+		})
 	if err != nil {
 		fmt.Println(err)
 		return

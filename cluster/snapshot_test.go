@@ -90,7 +90,9 @@ func (e *snapEnv) applyVM(ctx context.Context, name, runStrategy string) {
 func (e *snapEnv) waitDV(ctx context.Context, name string) *virtkit.DataVolume {
 	dv, err := cluster.WaitFor(ctx, e.c.Store(), store.Key{Namespace: "default", Name: name},
 		func() *virtkit.DataVolume { return &virtkit.DataVolume{} }, &virtkit.DataVolumeList{},
-		func(dv *virtkit.DataVolume, found bool) bool { return found && dv.Status.Phase == virtkit.DataVolumeSucceeded })
+		func(dv *virtkit.DataVolume, found bool) bool {
+			return found && dv.Status.Phase == virtkit.DataVolumeSucceeded
+		})
 	require.NoError(e.t, err)
 	return dv
 }
@@ -167,15 +169,19 @@ func (e *snapEnv) restore(ctx context.Context, name, snapshot, target string) *v
 	return got
 }
 
+// hasEvent reports whether an event of that reason gets recorded (the
+// recorder writes in the background).
 func (e *snapEnv) hasEvent(ctx context.Context, reason string) bool {
-	var list virtkit.EventList
-	require.NoError(e.t, e.c.Store().List(ctx, &list, store.ListOptions{Namespace: "default"}))
-	for _, ev := range list.Items {
-		if ev.Reason == reason {
-			return true
+	return assert.Eventually(e.t, func() bool {
+		var list virtkit.EventList
+		require.NoError(e.t, e.c.Store().List(ctx, &list, store.ListOptions{Namespace: "default"}))
+		for _, ev := range list.Items {
+			if ev.Reason == reason {
+				return true
+			}
 		}
-	}
-	return false
+		return false
+	}, 30*time.Second, 20*time.Millisecond, "event %s", reason)
 }
 
 func (e *snapEnv) vm(ctx context.Context, name string) *virtkit.VirtualMachine {
@@ -210,7 +216,7 @@ func TestSnapshotOfflineRestoreSameVM(t *testing.T) {
 	assert.True(t, *content.Status.ReadyToUse)
 	require.Len(t, content.Status.VolumeSnapshotStatus, 1)
 	assert.Equal(t, "db", content.Spec.Source.VirtualMachine.Name)
-	assert.True(t, e.hasEvent(ctx, controller.EventReasonSnapshotContentCreated))
+	e.hasEvent(ctx, controller.EventReasonSnapshotContentCreated)
 
 	e.writeOffline(ctx, "db-root", "v2")
 	assert.Equal(t, "v2", e.readMarker(ctx, "db-root"))
@@ -247,7 +253,7 @@ func TestSnapshotOfflineRestoreSameVM(t *testing.T) {
 	require.Len(t, rs.Status.Restores, 1)
 	assert.Equal(t, restored, rs.Status.Restores[0].PersistentVolumeClaimName)
 	assert.Equal(t, []string{"db-root"}, rs.Status.DeletedDataVolumes)
-	assert.True(t, e.hasEvent(ctx, controller.EventReasonRestoreComplete))
+	e.hasEvent(ctx, controller.EventReasonRestoreComplete)
 
 	vm := e.vm(ctx, "db")
 	assert.Equal(t, restored, vm.Spec.Template.Spec.Volumes[0].DataVolume.Name)
@@ -289,7 +295,7 @@ func TestSnapshotOnlineGuestAgentRestoreNewVM(t *testing.T) {
 	assert.Equal(t, 1, qga.Calls("guest-fsfreeze-freeze"), "frozen for the copy")
 	assert.Equal(t, 1, qga.Calls("guest-fsfreeze-thaw"), "thawed after it")
 	assert.Equal(t, "thawed", string(qga.FreezeStatus()))
-	assert.True(t, e.hasEvent(ctx, controller.EventReasonVolumeSnapshotCreated))
+	e.hasEvent(ctx, controller.EventReasonVolumeSnapshotCreated)
 
 	e.writeOnline(ctx, "web", "v2")
 	assert.Equal(t, "v2", e.readMarker(ctx, "web-root"))
