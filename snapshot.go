@@ -146,6 +146,7 @@ type VirtualMachineSnapshotStatus struct {
 	// Error is the last error.
 	Error *SnapshotError `json:"error,omitempty"`
 	// Conditions are Progressing and Ready.
+	// +listType=atomic
 	Conditions []Condition `json:"conditions,omitempty"`
 	// Indications say how the snapshot was taken (Online, GuestAgent,
 	// NoGuestAgent).
@@ -159,8 +160,10 @@ type VirtualMachineSnapshotStatus struct {
 // SnapshotVolumesLists are the volumes a snapshot includes and excludes.
 type SnapshotVolumesLists struct {
 	// IncludedVolumes are copied.
+	// +listType=atomic
 	IncludedVolumes []string `json:"includedVolumes,omitempty"`
 	// ExcludedVolumes are not (volumes without storage to copy).
+	// +listType=atomic
 	ExcludedVolumes []string `json:"excludedVolumes,omitempty"`
 }
 
@@ -207,6 +210,7 @@ type VirtualMachineSnapshotContentSpec struct {
 	// Source is the VM as it was when the snapshot was taken.
 	Source SourceSpec `json:"source"`
 	// VolumeBackups are the copies of the VM's volumes.
+	// +listType=atomic
 	VolumeBackups []VolumeBackup `json:"volumeBackups,omitempty"`
 }
 
@@ -244,6 +248,7 @@ type VirtualMachineSnapshotContentStatus struct {
 	// Error is the last error.
 	Error *SnapshotError `json:"error,omitempty"`
 	// VolumeSnapshotStatus is each volume snapshot's state.
+	// +listType=atomic
 	VolumeSnapshotStatus []VolumeSnapshotStatus `json:"volumeSnapshotStatus,omitempty"`
 }
 
@@ -308,6 +313,7 @@ type VirtualMachineRestoreSpec struct {
 	VirtualMachineSnapshotName string `json:"virtualMachineSnapshotName"`
 	// Patches are JSON patches applied to the restored VM; virtkit does
 	// not support them.
+	// +listType=atomic
 	Patches []string `json:"patches,omitempty"`
 	// VolumeRestorePolicy is RandomizeNames (the default) or InPlace.
 	VolumeRestorePolicy *VolumeRestorePolicy `json:"volumeRestorePolicy,omitempty"`
@@ -316,15 +322,18 @@ type VirtualMachineRestoreSpec struct {
 // VirtualMachineRestoreStatus is a restore's progress.
 type VirtualMachineRestoreStatus struct {
 	// Restores are the restored volumes.
+	// +listType=atomic
 	Restores []VolumeRestore `json:"restores,omitempty"`
 	// RestoreTime is when the restore completed.
 	RestoreTime *metav1.Time `json:"restoreTime,omitempty"`
 	// DeletedDataVolumes are the target VM's DataVolumes the restore
 	// replaced and deleted.
+	// +listType=atomic
 	DeletedDataVolumes []string `json:"deletedDataVolumes,omitempty"`
 	// Complete says the restore is done.
 	Complete *bool `json:"complete,omitempty"`
 	// Conditions are Progressing and Ready.
+	// +listType=atomic
 	Conditions []Condition `json:"conditions,omitempty"`
 }
 
@@ -332,8 +341,8 @@ type VirtualMachineRestoreStatus struct {
 type VolumeRestore struct {
 	// VolumeName is the VM volume's name.
 	VolumeName string `json:"volumeName"`
-	// PersistentVolumeClaimName is the restored claim.
-	PersistentVolumeClaimName string `json:"persistentVolumeClaim"`
+	// PersistentVolumeClaim is the restored claim.
+	PersistentVolumeClaim string `json:"persistentVolumeClaim"`
 	// VolumeSnapshotName is the volume snapshot it was restored from.
 	VolumeSnapshotName string `json:"volumeSnapshotName"`
 	// DataVolumeName is the restored DataVolume, when the claim is one.

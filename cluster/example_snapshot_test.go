@@ -92,7 +92,7 @@ spec:
 	}
 	disk := vm.Spec.Template.Spec.Volumes[0].DataVolume.Name
 	fmt.Println("restore complete:", *rs.Status.Complete, "new VM:", vm.Name, *vm.Spec.RunStrategy,
-		"disk restored:", strings.HasPrefix(disk, "restore-") && disk == rs.Status.Restores[0].PersistentVolumeClaimName)
+		"disk restored:", strings.HasPrefix(disk, "restore-") && disk == rs.Status.Restores[0].PersistentVolumeClaim)
 	// Output:
 	// snapshot: Succeeded volumes: [root]
 	// restore complete: true new VM: db-copy Halted disk restored: true

@@ -251,7 +251,7 @@ func TestSnapshotOfflineRestoreSameVM(t *testing.T) {
 	require.NoError(t, err)
 	restored := "restore-" + string(rs.UID) + "-root"
 	require.Len(t, rs.Status.Restores, 1)
-	assert.Equal(t, restored, rs.Status.Restores[0].PersistentVolumeClaimName)
+	assert.Equal(t, restored, rs.Status.Restores[0].PersistentVolumeClaim)
 	assert.Equal(t, []string{"db-root"}, rs.Status.DeletedDataVolumes)
 	e.hasEvent(ctx, controller.EventReasonRestoreComplete)
 

@@ -208,7 +208,7 @@ func (r *RestoreReconciler) restoreVolumes(ctx context.Context, rs *virtkit.Virt
 			continue
 		}
 		name := virtkit.RestoreVolumeName(string(rs.UID), b.VolumeName)
-		restores = append(restores, virtkit.VolumeRestore{VolumeName: b.VolumeName, PersistentVolumeClaimName: name,
+		restores = append(restores, virtkit.VolumeRestore{VolumeName: b.VolumeName, PersistentVolumeClaim: name,
 			VolumeSnapshotName: *b.VolumeSnapshotName, DataVolumeName: ptrTo(name)})
 		ok, err := getOptional(ctx, r.o.Store, store.Key{Namespace: rs.Namespace, Name: name}, &virtkit.DataVolume{})
 		if err != nil {
@@ -284,7 +284,7 @@ func (r *RestoreReconciler) restoreVM(ctx context.Context, rs *virtkit.VirtualMa
 	renamed := map[string]string{} // old claim -> restored DataVolume
 	byVolume := map[string]string{}
 	for _, x := range rs.Status.Restores {
-		byVolume[x.VolumeName] = x.PersistentVolumeClaimName
+		byVolume[x.VolumeName] = x.PersistentVolumeClaim
 	}
 	spec := source.Spec.DeepCopy()
 	if spec.Template != nil {
@@ -365,7 +365,7 @@ func (r *RestoreReconciler) adoptVolumes(ctx context.Context, rs *virtkit.Virtua
 	for _, x := range rs.Status.Restores {
 		err := retryOnConflict(ctx, func() error {
 			dv := &virtkit.DataVolume{}
-			ok, err := getOptional(ctx, r.o.Store, store.Key{Namespace: rs.Namespace, Name: x.PersistentVolumeClaimName}, dv)
+			ok, err := getOptional(ctx, r.o.Store, store.Key{Namespace: rs.Namespace, Name: x.PersistentVolumeClaim}, dv)
 			if err != nil || !ok || controllerOf(dv) != nil {
 				return err
 			}
