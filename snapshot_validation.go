@@ -97,20 +97,21 @@ func validateRestore(r *VirtualMachineRestore) field.ErrorList {
 }
 
 // AdmitRestore checks a restore against the objects it names, as
-// KubeVirt's restore admission does: the snapshot must exist, be of a
-// VirtualMachine and be ready; when the target is the snapshot's source VM
-// (or any existing VM) that VM must be stopped (runStrategy Halted, or
-// running false). vm is the target VM, nil when it does not exist yet
-// (restore to a new VM); snapshot is nil when it does not exist.
+// KubeVirt's restore admission does: the snapshot must exist and not have
+// failed, and an existing target VM (the snapshot's source, say) must be
+// stopped (runStrategy Halted, or running false). vm is the target VM, nil
+// when it does not exist yet (restore to a new VM); snapshot is nil when
+// it does not exist. A snapshot still in progress is admitted: the restore
+// waits for it.
 func AdmitRestore(r *VirtualMachineRestore, snapshot *VirtualMachineSnapshot, vm *VirtualMachine) field.ErrorList {
 	var errs field.ErrorList
 	sp := field.NewPath("spec")
 	switch {
 	case snapshot == nil:
 		errs = append(errs, field.NotFound(sp.Child("virtualMachineSnapshotName"), r.Spec.VirtualMachineSnapshotName))
-	case snapshot.Status == nil || snapshot.Status.ReadyToUse == nil || !*snapshot.Status.ReadyToUse:
+	case snapshot.Status != nil && snapshot.Status.Phase == SnapshotFailed:
 		errs = append(errs, field.Invalid(sp.Child("virtualMachineSnapshotName"), r.Spec.VirtualMachineSnapshotName,
-			fmt.Sprintf("VirtualMachineSnapshot %q is not ready to use", snapshot.Name)))
+			fmt.Sprintf("VirtualMachineSnapshot %q has failed and cannot be restored", snapshot.Name)))
 	}
 	if vm != nil && !vmStopped(vm) {
 		errs = append(errs, field.Forbidden(sp.Child("target", "name"),

@@ -151,7 +151,8 @@ func TestValidateSnapshotContent(t *testing.T) {
 func TestAdmitRestore(t *testing.T) {
 	yes, no := true, false
 	ready := &VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Status: &VirtualMachineSnapshotStatus{ReadyToUse: &yes}}
-	notReady := &VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Status: &VirtualMachineSnapshotStatus{ReadyToUse: &no}}
+	inProgress := &VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Status: &VirtualMachineSnapshotStatus{Phase: SnapshotInProgress, ReadyToUse: &no}}
+	failed := &VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Status: &VirtualMachineSnapshotStatus{Phase: SnapshotFailed, ReadyToUse: &no}}
 	vm := func(rs VirtualMachineRunStrategy) *VirtualMachine {
 		return &VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "vm"}, Spec: VirtualMachineSpec{RunStrategy: &rs}}
 	}
@@ -168,7 +169,8 @@ func TestAdmitRestore(t *testing.T) {
 		{"running false", ready, &VirtualMachine{Spec: VirtualMachineSpec{Running: &no}}, nil},
 		{"running true", ready, &VirtualMachine{Spec: VirtualMachineSpec{Running: &yes}}, []wantFieldError{{"spec.target.name", field.ErrorTypeForbidden}}},
 		{"no snapshot", nil, nil, []wantFieldError{{"spec.virtualMachineSnapshotName", field.ErrorTypeNotFound}}},
-		{"snapshot not ready", notReady, nil, []wantFieldError{{"spec.virtualMachineSnapshotName", field.ErrorTypeInvalid}}},
+		{"snapshot in progress: the restore waits", inProgress, nil, nil},
+		{"snapshot failed", failed, nil, []wantFieldError{{"spec.virtualMachineSnapshotName", field.ErrorTypeInvalid}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
@@ -194,7 +195,7 @@ func (e *snapEnv) vm(ctx context.Context, name string) *virtkit.VirtualMachine {
 // written after the snapshot is gone once the snapshot is restored into
 // the same (stopped) VM, whose disk becomes a restored DataVolume; the
 // replaced DataVolume is deleted and the VM runs on the restored disk.
-// A restore into the VM while it runs waits until it is stopped.
+// A restore into the VM while it runs is refused.
 func TestSnapshotOfflineRestoreSameVM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -221,28 +222,26 @@ func TestSnapshotOfflineRestoreSameVM(t *testing.T) {
 	e.writeOffline(ctx, "db-root", "v2")
 	assert.Equal(t, "v2", e.readMarker(ctx, "db-root"))
 
-	// A running target is refused until it stops.
+	// A running target is refused at admission, as KubeVirt's webhook does.
 	require.NoError(t, controller.Start(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db"}, controller.StartOptions{}))
 	_, err := e.c.WaitForVMI(ctx, "default", "db", cluster.VMIPhaseIs(virtkit.Running))
 	require.NoError(t, err)
 	group := virtkit.GroupName
-	require.NoError(t, e.c.Apply(ctx, &virtkit.VirtualMachineRestore{ObjectMeta: metav1.ObjectMeta{Name: "db-restore", Namespace: "default"},
+	restore := &virtkit.VirtualMachineRestore{ObjectMeta: metav1.ObjectMeta{Name: "db-restore", Namespace: "default"},
 		Spec: virtkit.VirtualMachineRestoreSpec{VirtualMachineSnapshotName: "db-snap",
-			Target: virtkit.TypedLocalObjectReference{APIGroup: &group, Kind: virtkit.KindVirtualMachine, Name: "db"}}}))
-	waiting, err := cluster.WaitFor(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db-restore"},
-		func() *virtkit.VirtualMachineRestore { return &virtkit.VirtualMachineRestore{} }, &virtkit.VirtualMachineRestoreList{},
-		func(r *virtkit.VirtualMachineRestore, found bool) bool {
-			c := (*virtkit.Condition)(nil)
-			if found && r.Status != nil {
-				c = virtkit.GetCondition(r.Status.Conditions, virtkit.ConditionReady)
-			}
-			return c != nil && c.Message != ""
-		})
-	require.NoError(t, err)
-	assert.False(t, *waiting.Status.Complete)
-	assert.Contains(t, virtkit.GetCondition(waiting.Status.Conditions, virtkit.ConditionReady).Message, "not stopped")
-	require.NoError(t, controller.Stop(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db"}, controller.StopOptions{}))
+			Target: virtkit.TypedLocalObjectReference{APIGroup: &group, Kind: virtkit.KindVirtualMachine, Name: "db"}}}
+	err = e.c.Apply(ctx, restore.DeepCopy())
+	require.ErrorIs(t, err, cluster.ErrInvalidObject)
+	fes := cluster.FieldErrors(err)
+	require.Len(t, fes, 1)
+	assert.Equal(t, "spec.target.name", fes[0].Field)
+	assert.Equal(t, field.ErrorTypeForbidden, fes[0].Type)
 
+	// Stopped, the VM takes the restore.
+	require.NoError(t, controller.Stop(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db"}, controller.StopOptions{}))
+	_, err = e.c.WaitForVMI(ctx, "default", "db", cluster.Gone[*virtkit.VirtualMachineInstance]())
+	require.NoError(t, err)
+	require.NoError(t, e.c.Apply(ctx, restore.DeepCopy()))
 	rs, err := cluster.WaitFor(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db-restore"},
 		func() *virtkit.VirtualMachineRestore { return &virtkit.VirtualMachineRestore{} }, &virtkit.VirtualMachineRestoreList{},
 		func(r *virtkit.VirtualMachineRestore, found bool) bool {

@@ -145,6 +145,9 @@ func (r *RestoreReconciler) restore(ctx context.Context, rs *virtkit.VirtualMach
 		if errs := virtkit.AdmitRestore(rs, snap, vm); len(errs) > 0 {
 			return "", fmt.Errorf("%w: %s", ErrSnapshot, errs.ToAggregate().Error())
 		}
+		if snap.Status == nil || snap.Status.ReadyToUse == nil || !*snap.Status.ReadyToUse {
+			return fmt.Sprintf("VirtualMachineSnapshot %s is not ready to use", snap.Name), nil
+		}
 		if vm != nil {
 			vmi := &virtkit.VirtualMachineInstance{}
 			running, err := getOptional(ctx, r.o.Store, store.Key{Namespace: ns, Name: vm.Name}, vmi)
