@@ -149,6 +149,11 @@ func (r *SnapshotReconciler) Reconcile(ctx context.Context, req Request) (Result
 			}
 		}
 	}
+	if errors.Is(err, ErrSnapshot) {
+		// The user must act (create the VM, fix its volumes): look
+		// again later, not with a backoff that outgrows the deadline.
+		err = nil
+	}
 	if left, ok := r.deadlineLeft(snap); ok && st.Phase == virtkit.SnapshotInProgress && (res.RequeueAfter == 0 || left < res.RequeueAfter) {
 		res.RequeueAfter = max(left, time.Millisecond)
 	}
