@@ -138,6 +138,8 @@ func (r *SnapshotReconciler) Reconcile(ctx context.Context, req Request) (Result
 		return Result{}, r.fail(ctx, snap, snapshotDeadlineExceeded)
 	}
 	res, err := r.take(ctx, snap)
+	// A write replaces snap's status: read it afresh.
+	st = snap.Status
 	if err != nil && !errors.Is(err, store.ErrConflict) && ctx.Err() == nil {
 		// Recorded on the snapshot, retried with backoff until the
 		// deadline.
@@ -145,7 +147,7 @@ func (r *SnapshotReconciler) Reconcile(ctx context.Context, req Request) (Result
 		if st.Error == nil || st.Error.Message == nil || *st.Error.Message != msg {
 			st.Error = &virtkit.SnapshotError{Time: &now, Message: &msg}
 			if uerr := r.o.Store.UpdateStatus(ctx, snap); uerr != nil {
-				return Result{}, errors.Join(err, uerr)
+				return Result{}, uerr
 			}
 		}
 	}
