@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -221,6 +222,10 @@ func TestSnapshotOfflineRestoreSameVM(t *testing.T) {
 
 	e.writeOffline(ctx, "db-root", "v2")
 	assert.Equal(t, "v2", e.readMarker(ctx, "db-root"))
+	// The spec changes after the snapshot too.
+	changed := e.vm(ctx, "db")
+	changed.Spec.Template.Spec.Domain.Resources.Requests[virtkit.ResourceMemory] = resource.MustParse("128Mi")
+	require.NoError(t, e.c.Store().Update(ctx, changed))
 
 	// A running target is refused at admission, as KubeVirt's webhook does.
 	require.NoError(t, controller.Start(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db"}, controller.StartOptions{}))
@@ -258,6 +263,8 @@ func TestSnapshotOfflineRestoreSameVM(t *testing.T) {
 	assert.Equal(t, restored, vm.Spec.Template.Spec.Volumes[0].DataVolume.Name)
 	assert.Equal(t, restored, vm.Spec.DataVolumeTemplates[0].ObjectMeta.Name)
 	assert.Equal(t, virtkit.RunStrategyHalted, *vm.Spec.RunStrategy, "the VM keeps its run strategy")
+	mem := vm.Spec.Template.Spec.Domain.Resources.Requests[virtkit.ResourceMemory]
+	assert.Equal(t, "64Mi", mem.String(), "the spec of the snapshot is back")
 	assert.Equal(t, "v1", e.readMarker(ctx, restored), "the restored disk holds the data of the snapshot")
 	_, err = cluster.WaitFor(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db-root"},
 		func() *virtkit.DataVolume { return &virtkit.DataVolume{} }, &virtkit.DataVolumeList{}, cluster.Gone[*virtkit.DataVolume]())
