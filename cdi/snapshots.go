@@ -11,9 +11,14 @@ import (
 	"github.com/virtkit/virtkit/controller"
 )
 
-// ErrVolumeSnapshotNotFound: a restore names a volume snapshot that does
-// not exist.
-var ErrVolumeSnapshotNotFound = errors.New("volume snapshot not found")
+// Errors of FileSnapshots.
+var (
+	// ErrVolumeSnapshotNotFound: a restore names a volume snapshot that
+	// does not exist.
+	ErrVolumeSnapshotNotFound = errors.New("volume snapshot not found")
+	// ErrVolumeNotFound: the volume's disk file is not on this host.
+	ErrVolumeNotFound = errors.New("volume disk not found")
+)
 
 // FileSnapshots keeps volume snapshots of file-backed DataVolumes as
 // files next to the volumes: a snapshot of <class dir>/dv/<ns>/<name>.img
@@ -21,7 +26,8 @@ var ErrVolumeSnapshotNotFound = errors.New("volume snapshot not found")
 // class and node. Taking one is a reflink where the filesystem has them,
 // else a hole-preserving copy (storage.CopyFile); the DataVolumes virtkit
 // imports are raw images, so the copy is the whole snapshot. It
-// implements controller.VolumeSnapshotter.
+// implements controller.VolumeSnapshotter for a process that sees the
+// storage classes' directories: the embedded cluster, or a shared class.
 type FileSnapshots struct {
 	// Classes are the storage classes the volumes live on.
 	Classes storage.Classes
@@ -34,6 +40,10 @@ func (s *FileSnapshots) Snapshot(ctx context.Context, volume controller.Snapshot
 	src, err := s.volumePath(volume)
 	if err != nil {
 		return err
+	}
+	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("volume %s/%s: %w: %s is not on this host (snapshots of a node-local volume on another host are not supported)",
+			volume.Namespace, volume.Name, ErrVolumeNotFound, src)
 	}
 	dst, err := s.snapshotPath(volume, name)
 	if err != nil {

@@ -59,4 +59,6 @@ func TestFileSnapshots(t *testing.T) {
 	assert.ErrorIs(t, s.Snapshot(ctx, controller.SnapshotVolume{Namespace: "default", Name: "x", StorageClass: "fast"}, "s"), storage.ErrUnknownClass)
 	assert.Error(t, s.Snapshot(ctx, controller.SnapshotVolume{Namespace: "default", Name: "x", StorageClass: storage.LocalClass}, "s"),
 		"a node-local volume needs its node")
+	assert.ErrorIs(t, s.Snapshot(ctx, controller.SnapshotVolume{Namespace: "default", Name: "x", StorageClass: storage.LocalClass, Node: "node-9"}, "s"),
+		cdi.ErrVolumeNotFound)
 }
