@@ -121,6 +121,9 @@ const (
 	// SnapshotIndicationNoGuestAgent: the VM ran without a connected
 	// guest agent, so nothing was frozen (crash-consistent copy).
 	SnapshotIndicationNoGuestAgent Indication = "NoGuestAgent"
+	// SnapshotIndicationPaused: the VM was paused, so its guest wrote
+	// nothing during the copy and was not frozen.
+	SnapshotIndicationPaused Indication = "Paused"
 )
 
 // Snapshot and restore condition types.
@@ -149,7 +152,7 @@ type VirtualMachineSnapshotStatus struct {
 	// +listType=atomic
 	Conditions []Condition `json:"conditions,omitempty"`
 	// Indications say how the snapshot was taken (Online, GuestAgent,
-	// NoGuestAgent).
+	// NoGuestAgent, Paused).
 	// +listType=set
 	Indications []Indication `json:"indications,omitempty"`
 	// SnapshotVolumes lists the volumes included in and excluded from

@@ -55,7 +55,8 @@ type SnapshotOptions struct {
 // readiness, indications and conditions. A running VM is snapshotted
 // online: its guest's filesystems are frozen through the guest agent
 // for the copy (indications Online and GuestAgent), or, without a
-// connected agent, copied as they are (Online and NoGuestAgent). A
+// connected agent, copied as they are (Online and NoGuestAgent); a paused
+// VM is copied unfrozen (Online and Paused). A
 // snapshot that has not succeeded within spec.failureDeadline fails.
 // Deleting a snapshot deletes its content unless deletionPolicy is Retain.
 type SnapshotReconciler struct {
@@ -252,7 +253,10 @@ func (r *SnapshotReconciler) copyVM(ctx context.Context, snap *virtkit.VirtualMa
 	freeze := false
 	if running {
 		indications = append(indications, virtkit.SnapshotIndicationOnline)
-		if virtkit.IsConditionTrue(vmi.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected) && r.so.Freezer != nil {
+		if virtkit.IsConditionTrue(vmi.Status.Conditions, virtkit.VirtualMachineInstancePaused) {
+			// A paused guest writes nothing and cannot answer a freeze.
+			indications = append(indications, virtkit.SnapshotIndicationPaused)
+		} else if virtkit.IsConditionTrue(vmi.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected) && r.so.Freezer != nil {
 			indications = append(indications, virtkit.SnapshotIndicationGuestAgent)
 			freeze = true
 		} else {

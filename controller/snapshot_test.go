@@ -62,7 +62,7 @@ func (f *fakeFreezer) Unfreeze(context.Context, string, string) error {
 
 // snapshotFixture stores a running VM with one DataVolume disk and a
 // connected guest agent, and a snapshot of it.
-func snapshotFixture(t *testing.T, vmiPhase virtkit.VirtualMachineInstancePhase, agent bool) store.Store {
+func snapshotFixture(t *testing.T, vmiPhase virtkit.VirtualMachineInstancePhase, agent bool, conds ...virtkit.Condition) store.Store {
 	t.Helper()
 	ctx := context.Background()
 	st := store.NewMemory()
@@ -85,6 +85,7 @@ func snapshotFixture(t *testing.T, vmiPhase virtkit.VirtualMachineInstancePhase,
 		if agent {
 			vmi.Status.Conditions = []virtkit.Condition{{Type: virtkit.VirtualMachineInstanceAgentConnected, Status: virtkit.ConditionTrue}}
 		}
+		vmi.Status.Conditions = append(vmi.Status.Conditions, conds...)
 		require.NoError(t, st.Create(ctx, vmi))
 	}
 	g := virtkit.GroupName
@@ -108,18 +109,22 @@ func TestSnapshotFreezesAroundTheCopy(t *testing.T) {
 		agent       bool
 		log         []string
 		indications []virtkit.Indication
+		conds       []virtkit.Condition
 	}{
-		{"offline", "", false, []string{"snapshot vm-root"}, nil},
+		{"offline", "", false, []string{"snapshot vm-root"}, nil, nil},
 		{"online with agent", virtkit.Running, true, []string{"freeze", "snapshot vm-root", "thaw"},
-			[]virtkit.Indication{virtkit.SnapshotIndicationOnline, virtkit.SnapshotIndicationGuestAgent}},
+			[]virtkit.Indication{virtkit.SnapshotIndicationOnline, virtkit.SnapshotIndicationGuestAgent}, nil},
 		{"online without agent", virtkit.Running, false, []string{"snapshot vm-root"},
-			[]virtkit.Indication{virtkit.SnapshotIndicationOnline, virtkit.SnapshotIndicationNoGuestAgent}},
-		{"VMI not running yet", virtkit.Scheduling, true, []string{"snapshot vm-root"}, nil},
+			[]virtkit.Indication{virtkit.SnapshotIndicationOnline, virtkit.SnapshotIndicationNoGuestAgent}, nil},
+		{"VMI not running yet", virtkit.Scheduling, true, []string{"snapshot vm-root"}, nil, nil},
+		{"paused", virtkit.Running, true, []string{"snapshot vm-root"},
+			[]virtkit.Indication{virtkit.SnapshotIndicationOnline, virtkit.SnapshotIndicationPaused},
+			[]virtkit.Condition{{Type: virtkit.VirtualMachineInstancePaused, Status: virtkit.ConditionTrue}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			st := snapshotFixture(t, tt.phase, tt.agent)
+			st := snapshotFixture(t, tt.phase, tt.agent, tt.conds...)
 			s := &steps{}
 			vols := &fakeVolumes{steps: s, data: map[string]string{"vm-root": "v1"}}
 			r, err := controller.NewSnapshotReconciler(controller.ReconcilerOptions{Store: st},
