@@ -327,12 +327,16 @@ func TestSnapshotOnlineGuestAgentRestoreNewVM(t *testing.T) {
 	_, err = e.c.WaitForVMI(ctx, "default", "web-clone", cluster.VMIPhaseIs(virtkit.Running))
 	require.NoError(t, err)
 
-	// Deleting the snapshot deletes its content (deletionPolicy Delete).
+	// Deleting the snapshot deletes its content and the volume snapshot
+	// (deletionPolicy Delete).
+	volSnap := filepath.Join(filepath.Dir(e.disk(ctx, "web-root")), ".snapshots", virtkit.VolumeSnapshotName(string(snap.UID), "root")+".img")
+	require.FileExists(t, volSnap)
 	require.NoError(t, e.c.Store().Delete(ctx, snap, store.DeleteOptions{}))
 	_, err = cluster.WaitFor(ctx, e.c.Store(), store.Key{Namespace: "default", Name: *snap.Status.VirtualMachineSnapshotContentName},
 		func() *virtkit.VirtualMachineSnapshotContent { return &virtkit.VirtualMachineSnapshotContent{} }, &virtkit.VirtualMachineSnapshotContentList{},
 		cluster.Gone[*virtkit.VirtualMachineSnapshotContent]())
 	require.NoError(t, err)
+	assert.NoFileExists(t, volSnap)
 }
 
 // Without a connected guest agent an online snapshot goes ahead without a
