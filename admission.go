@@ -48,6 +48,10 @@ func AdmitCreate(obj Object) field.ErrorList {
 		t.Status = MigrationPolicyStatus{}
 	case *DataVolume:
 		t.Status = DataVolumeStatus{}
+	case *VirtualMachineSnapshot:
+		t.Status = nil
+	case *VirtualMachineRestore:
+		t.Status = nil
 	}
 	return errs
 }
@@ -99,6 +103,14 @@ func AdmitUpdate(obj, old Object) field.ErrorList {
 			"a DataVolume's spec is immutable after creation")...)
 	case *Node:
 		t.Status = *old.(*Node).Status.DeepCopy()
+	case *VirtualMachineSnapshot:
+		o := old.(*VirtualMachineSnapshot)
+		t.Status = o.Status.DeepCopy()
+		errs = append(errs, admitSnapshotKindUpdate(t.Spec, o.Spec, KindVirtualMachineSnapshot)...)
+	case *VirtualMachineRestore:
+		o := old.(*VirtualMachineRestore)
+		t.Status = o.Status.DeepCopy()
+		errs = append(errs, admitSnapshotKindUpdate(t.Spec, o.Spec, KindVirtualMachineRestore)...)
 	}
 	return errs
 }

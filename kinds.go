@@ -82,6 +82,12 @@ func kinds() []kindInfo {
 			func() Object { return &corev1.ServiceAccount{} }, func() ObjectList { return &corev1.ServiceAccountList{} }},
 		{CoreSchemeGroupVersion.WithKind(KindNamespace), false,
 			func() Object { return &corev1.Namespace{} }, func() ObjectList { return &corev1.NamespaceList{} }},
+		{SnapshotSchemeGroupVersion.WithKind(KindVirtualMachineSnapshot), true,
+			func() Object { return &VirtualMachineSnapshot{} }, func() ObjectList { return &VirtualMachineSnapshotList{} }},
+		{SnapshotSchemeGroupVersion.WithKind(KindVirtualMachineSnapshotContent), true,
+			func() Object { return &VirtualMachineSnapshotContent{} }, func() ObjectList { return &VirtualMachineSnapshotContentList{} }},
+		{SnapshotSchemeGroupVersion.WithKind(KindVirtualMachineRestore), true,
+			func() Object { return &VirtualMachineRestore{} }, func() ObjectList { return &VirtualMachineRestoreList{} }},
 	}
 }
 
@@ -188,6 +194,12 @@ func GVKOf(obj Object) (schema.GroupVersionKind, bool) {
 		return CoreSchemeGroupVersion.WithKind(KindServiceAccount), true
 	case *corev1.Namespace:
 		return CoreSchemeGroupVersion.WithKind(KindNamespace), true
+	case *VirtualMachineSnapshot:
+		return SnapshotSchemeGroupVersion.WithKind(KindVirtualMachineSnapshot), true
+	case *VirtualMachineSnapshotContent:
+		return SnapshotSchemeGroupVersion.WithKind(KindVirtualMachineSnapshotContent), true
+	case *VirtualMachineRestore:
+		return SnapshotSchemeGroupVersion.WithKind(KindVirtualMachineRestore), true
 	}
 	return schema.GroupVersionKind{}, false
 }

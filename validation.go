@@ -63,6 +63,12 @@ func Validate(obj Object) field.ErrorList {
 		return validatePreference(&t.ObjectMeta, false, &t.Spec)
 	case *ControllerRevision:
 		return validateControllerRevision(t)
+	case *VirtualMachineSnapshot:
+		return validateSnapshot(t)
+	case *VirtualMachineSnapshotContent:
+		return validateSnapshotContent(t)
+	case *VirtualMachineRestore:
+		return validateRestore(t)
 	case nil:
 		return field.ErrorList{field.Required(nil, "no object")}
 	}

@@ -174,7 +174,7 @@ func TestNewOrder(t *testing.T) {
 		return out
 	}
 	assert.Equal(t, []string{"Defaults", "Validate", "Admit"}, names(admission.New(admission.Options{})))
-	assert.Equal(t, []string{"InferInstancetype", "Defaults", "Validate", "Admit", "CheckInstancetype"},
+	assert.Equal(t, []string{"InferInstancetype", "Defaults", "Validate", "Admit", "CheckInstancetype", "CheckRestore"},
 		names(admission.New(admission.Options{Lookup: newMemory()})))
 }
 

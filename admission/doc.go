@@ -34,8 +34,11 @@
 //  5. [CheckInstancetype] (validating, [NeedsValid]): the instance type and
 //     preference a VM names must exist, and the template must not set
 //     what they set.
+//  6. [CheckRestore] (validating, [NeedsValid]): a new
+//     VirtualMachineRestore's snapshot must exist and not have failed, and
+//     an existing target VM must be stopped.
 //
-// The steps that read other objects (1 and 5) take a [Lookup]: the store
+// The steps that read other objects (1, 5 and 6) take a [Lookup]: the store
 // of a cluster, or for `virtkit validate` one filled from the given files
 // and KubeVirt's common catalogue.
 package admission

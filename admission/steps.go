@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -31,7 +32,7 @@ func New(o Options) *Chain {
 	c.Mutating = append(c.Mutating, Defaults{Options: o.Defaults})
 	c.Validating = append(c.Validating, Validate{}, Admit{})
 	if o.Lookup != nil {
-		c.Validating = append(c.Validating, CheckInstancetype{Lookup: o.Lookup})
+		c.Validating = append(c.Validating, CheckInstancetype{Lookup: o.Lookup}, CheckRestore{Lookup: o.Lookup})
 	}
 	return c
 }
@@ -119,4 +120,44 @@ func (s CheckInstancetype) Validate(ctx context.Context, a Attributes) error {
 		return err
 	}
 	return Invalid(errs)
+}
+
+// CheckRestore checks a new VirtualMachineRestore against the snapshot and
+// the target VM it names ([virtkit.AdmitRestore]): the snapshot must exist
+// and not have failed, an existing target must be stopped.
+type CheckRestore struct{ Lookup Lookup }
+
+// Handles creates (a restore's spec is immutable).
+func (CheckRestore) Handles(op Operation) bool { return op == Create }
+
+// NeedsValid: an invalid restore names nothing worth looking up.
+func (CheckRestore) NeedsValid() bool { return true }
+
+// Validate returns what the snapshot and target VM object to.
+func (s CheckRestore) Validate(ctx context.Context, a Attributes) error {
+	r, ok := a.Object.(*virtkit.VirtualMachineRestore)
+	if !ok {
+		return nil
+	}
+	snap := &virtkit.VirtualMachineSnapshot{}
+	if found, err := lookup(ctx, s.Lookup, store.Key{Namespace: r.Namespace, Name: r.Spec.VirtualMachineSnapshotName}, snap); err != nil {
+		return err
+	} else if !found {
+		snap = nil
+	}
+	vm := &virtkit.VirtualMachine{}
+	if found, err := lookup(ctx, s.Lookup, store.Key{Namespace: r.Namespace, Name: r.Spec.Target.Name}, vm); err != nil {
+		return err
+	} else if !found {
+		vm = nil
+	}
+	return Invalid(virtkit.AdmitRestore(r, snap, vm))
+}
+
+func lookup(ctx context.Context, l Lookup, key store.Key, obj virtkit.Object) (bool, error) {
+	err := l.Get(ctx, key, obj)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -36,9 +36,22 @@
 //
 // Every built-in reconciler ([VMReconciler], [VMIReconciler],
 // [ReplicaSetReconciler], [EvictionReconciler], [GarbageCollector],
-// [NamespaceReconciler]) can be replaced or
+// [NamespaceReconciler], [SnapshotReconciler], [SnapshotContentReconciler],
+// [RestoreReconciler]) can be replaced or
 // complemented by the caller's own; each has a Watches method listing
 // what its runner must watch.
+//
+// # Snapshots and restores
+//
+// [SnapshotReconciler] and [RestoreReconciler] implement KubeVirt's
+// snapshot.kubevirt.io kinds over two small interfaces their caller
+// provides: a [VolumeSnapshotter] that copies a DataVolume's data to a
+// named snapshot and back (package cdi has one for file-backed volumes),
+// and a [GuestFreezer] that freezes and thaws a running guest's
+// filesystems through its guest agent (the node agent running the VMI
+// serves it). Without a VolumeSnapshotter a VM with DataVolumes cannot be
+// snapshotted (the snapshot's error says so); without a GuestFreezer online
+// snapshots are taken unfrozen.
 //
 // # Protocol between the controllers and node agents
 //

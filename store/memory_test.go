@@ -43,6 +43,7 @@ func TestMemoryDefaultKinds(t *testing.T) {
 		"VirtualMachinePreference": false, "VirtualMachineClusterPreference": true,
 		"ControllerRevision": false,
 		"ConfigMap":          false, "Secret": false, "ServiceAccount": false, "Namespace": true,
+		"VirtualMachineSnapshot": false, "VirtualMachineSnapshotContent": false, "VirtualMachineRestore": false,
 	}, scopes)
 	_, err := store.NewScheme(kinds...)
 	require.NoError(t, err)

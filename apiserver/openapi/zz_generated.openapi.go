@@ -157,6 +157,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.ObjectFieldSelector":                                     schema_githubcom_virtkit_virtkit_ObjectFieldSelector(ref),
 		"github.com/virtkit/virtkit.ObjectReference":                                         schema_githubcom_virtkit_virtkit_ObjectReference(ref),
 		"github.com/virtkit/virtkit.PITTimer":                                                schema_githubcom_virtkit_virtkit_PITTimer(ref),
+		"github.com/virtkit/virtkit.PersistentVolumeClaim":                                   schema_githubcom_virtkit_virtkit_PersistentVolumeClaim(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaimSpec":                               schema_githubcom_virtkit_virtkit_PersistentVolumeClaimSpec(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource":                       schema_githubcom_virtkit_virtkit_PersistentVolumeClaimVolumeSource(ref),
 		"github.com/virtkit/virtkit.PlatformOptions":                                         schema_githubcom_virtkit_virtkit_PlatformOptions(ref),
@@ -182,6 +183,9 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.SecretVolumeSource":                                      schema_githubcom_virtkit_virtkit_SecretVolumeSource(ref),
 		"github.com/virtkit/virtkit.Selectors":                                               schema_githubcom_virtkit_virtkit_Selectors(ref),
 		"github.com/virtkit/virtkit.ServiceAccountVolumeSource":                              schema_githubcom_virtkit_virtkit_ServiceAccountVolumeSource(ref),
+		"github.com/virtkit/virtkit.SnapshotError":                                           schema_githubcom_virtkit_virtkit_SnapshotError(ref),
+		"github.com/virtkit/virtkit.SnapshotVolumesLists":                                    schema_githubcom_virtkit_virtkit_SnapshotVolumesLists(ref),
+		"github.com/virtkit/virtkit.SourceSpec":                                              schema_githubcom_virtkit_virtkit_SourceSpec(ref),
 		"github.com/virtkit/virtkit.SpreadOptions":                                           schema_githubcom_virtkit_virtkit_SpreadOptions(ref),
 		"github.com/virtkit/virtkit.SyNICTimer":                                              schema_githubcom_virtkit_virtkit_SyNICTimer(ref),
 		"github.com/virtkit/virtkit.SysprepSource":                                           schema_githubcom_virtkit_virtkit_SysprepSource(ref),
@@ -192,6 +196,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.Taint":                                                   schema_githubcom_virtkit_virtkit_Taint(ref),
 		"github.com/virtkit/virtkit.Timer":                                                   schema_githubcom_virtkit_virtkit_Timer(ref),
 		"github.com/virtkit/virtkit.Toleration":                                              schema_githubcom_virtkit_virtkit_Toleration(ref),
+		"github.com/virtkit/virtkit.TypedLocalObjectReference":                               schema_githubcom_virtkit_virtkit_TypedLocalObjectReference(ref),
 		"github.com/virtkit/virtkit.VGPUDisplayOptions":                                      schema_githubcom_virtkit_virtkit_VGPUDisplayOptions(ref),
 		"github.com/virtkit/virtkit.VGPUOptions":                                             schema_githubcom_virtkit_virtkit_VGPUOptions(ref),
 		"github.com/virtkit/virtkit.VideoDevice":                                             schema_githubcom_virtkit_virtkit_VideoDevice(ref),
@@ -225,13 +230,28 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.VirtualMachinePreference":                                schema_githubcom_virtkit_virtkit_VirtualMachinePreference(ref),
 		"github.com/virtkit/virtkit.VirtualMachinePreferenceList":                            schema_githubcom_virtkit_virtkit_VirtualMachinePreferenceList(ref),
 		"github.com/virtkit/virtkit.VirtualMachinePreferenceSpec":                            schema_githubcom_virtkit_virtkit_VirtualMachinePreferenceSpec(ref),
+		"github.com/virtkit/virtkit.VirtualMachineRestore":                                   schema_githubcom_virtkit_virtkit_VirtualMachineRestore(ref),
+		"github.com/virtkit/virtkit.VirtualMachineRestoreList":                               schema_githubcom_virtkit_virtkit_VirtualMachineRestoreList(ref),
+		"github.com/virtkit/virtkit.VirtualMachineRestoreSpec":                               schema_githubcom_virtkit_virtkit_VirtualMachineRestoreSpec(ref),
+		"github.com/virtkit/virtkit.VirtualMachineRestoreStatus":                             schema_githubcom_virtkit_virtkit_VirtualMachineRestoreStatus(ref),
+		"github.com/virtkit/virtkit.VirtualMachineSnapshot":                                  schema_githubcom_virtkit_virtkit_VirtualMachineSnapshot(ref),
+		"github.com/virtkit/virtkit.VirtualMachineSnapshotContent":                           schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotContent(ref),
+		"github.com/virtkit/virtkit.VirtualMachineSnapshotContentList":                       schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotContentList(ref),
+		"github.com/virtkit/virtkit.VirtualMachineSnapshotContentSpec":                       schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotContentSpec(ref),
+		"github.com/virtkit/virtkit.VirtualMachineSnapshotContentStatus":                     schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotContentStatus(ref),
+		"github.com/virtkit/virtkit.VirtualMachineSnapshotList":                              schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotList(ref),
+		"github.com/virtkit/virtkit.VirtualMachineSnapshotSpec":                              schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotSpec(ref),
+		"github.com/virtkit/virtkit.VirtualMachineSnapshotStatus":                            schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotStatus(ref),
 		"github.com/virtkit/virtkit.VirtualMachineSpec":                                      schema_githubcom_virtkit_virtkit_VirtualMachineSpec(ref),
 		"github.com/virtkit/virtkit.VirtualMachineStartFailure":                              schema_githubcom_virtkit_virtkit_VirtualMachineStartFailure(ref),
 		"github.com/virtkit/virtkit.VirtualMachineStateChangeRequest":                        schema_githubcom_virtkit_virtkit_VirtualMachineStateChangeRequest(ref),
 		"github.com/virtkit/virtkit.VirtualMachineStatus":                                    schema_githubcom_virtkit_virtkit_VirtualMachineStatus(ref),
 		"github.com/virtkit/virtkit.Volume":                                                  schema_githubcom_virtkit_virtkit_Volume(ref),
+		"github.com/virtkit/virtkit.VolumeBackup":                                            schema_githubcom_virtkit_virtkit_VolumeBackup(ref),
 		"github.com/virtkit/virtkit.VolumePreferences":                                       schema_githubcom_virtkit_virtkit_VolumePreferences(ref),
 		"github.com/virtkit/virtkit.VolumeResourceRequirements":                              schema_githubcom_virtkit_virtkit_VolumeResourceRequirements(ref),
+		"github.com/virtkit/virtkit.VolumeRestore":                                           schema_githubcom_virtkit_virtkit_VolumeRestore(ref),
+		"github.com/virtkit/virtkit.VolumeSnapshotStatus":                                    schema_githubcom_virtkit_virtkit_VolumeSnapshotStatus(ref),
 		"github.com/virtkit/virtkit.VolumeSource":                                            schema_githubcom_virtkit_virtkit_VolumeSource(ref),
 		"github.com/virtkit/virtkit.VolumeStatus":                                            schema_githubcom_virtkit_virtkit_VolumeStatus(ref),
 		"github.com/virtkit/virtkit.Watchdog":                                                schema_githubcom_virtkit_virtkit_Watchdog(ref),
@@ -6294,6 +6314,35 @@ func schema_githubcom_virtkit_virtkit_PITTimer(ref common.ReferenceCallback) com
 	}
 }
 
+func schema_githubcom_virtkit_virtkit_PersistentVolumeClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PersistentVolumeClaim is a claim's metadata and spec, as a snapshot records it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the claim's name, labels and annotations.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the claim's spec.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.PersistentVolumeClaimSpec"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.PersistentVolumeClaimSpec", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
 func schema_githubcom_virtkit_virtkit_PersistentVolumeClaimSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -7218,6 +7267,106 @@ func schema_githubcom_virtkit_virtkit_ServiceAccountVolumeSource(ref common.Refe
 	}
 }
 
+func schema_githubcom_virtkit_virtkit_SnapshotError(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SnapshotError is an error of a snapshot, its content or a volume snapshot.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"time": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Time is when it happened.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message says what happened.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_SnapshotVolumesLists(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SnapshotVolumesLists are the volumes a snapshot includes and excludes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"includedVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "IncludedVolumes are copied.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"excludedVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExcludedVolumes are not (volumes without storage to copy).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_SourceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SourceSpec holds the copied source object.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"virtualMachine": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachine is the VM's metadata and spec (no status).",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachine"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachine"},
+	}
+}
+
 func schema_githubcom_virtkit_virtkit_SpreadOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -7534,6 +7683,43 @@ func schema_githubcom_virtkit_virtkit_Toleration(ref common.ReferenceCallback) c
 						},
 					},
 				},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_TypedLocalObjectReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TypedLocalObjectReference names an object in the same namespace by API group, kind and name.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"apiGroup": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIGroup is the group of the referenced kind (kubevirt.io for a VirtualMachine).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is the referenced kind.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the referenced object's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"kind", "name"},
 			},
 		},
 	}
@@ -9580,6 +9766,680 @@ func schema_githubcom_virtkit_virtkit_VirtualMachinePreferenceSpec(ref common.Re
 	}
 }
 
+func schema_githubcom_virtkit_virtkit_VirtualMachineRestore(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineRestore (snapshot.kubevirt.io/v1beta1) restores a snapshot into the VM it was taken of (which must be stopped) or into a new VM.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the object's name, namespace, labels and annotations.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec names the snapshot and the target VM.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineRestoreSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the restore's progress.",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineRestoreStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineRestoreSpec", "github.com/virtkit/virtkit.VirtualMachineRestoreStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineRestoreList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineRestoreList is a list of restores.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the list's resource version and continuation token.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the restores.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.VirtualMachineRestore"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineRestore", metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineRestoreSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineRestoreSpec is what to restore where.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"target": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Target is the VM to restore into: the snapshot's source VM or a new one.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.TypedLocalObjectReference"),
+						},
+					},
+					"virtualMachineSnapshotName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineSnapshotName names the snapshot to restore.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"patches": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Patches are JSON patches applied to the restored VM; virtkit does not support them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"volumeRestorePolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeRestorePolicy is RandomizeNames (the default) or InPlace.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"target", "virtualMachineSnapshotName"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.TypedLocalObjectReference"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineRestoreStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineRestoreStatus is a restore's progress.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"restores": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Restores are the restored volumes.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.VolumeRestore"),
+									},
+								},
+							},
+						},
+					},
+					"restoreTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RestoreTime is when the restore completed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"deletedDataVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DeletedDataVolumes are the target VM's DataVolumes the restore replaced and deleted.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"complete": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Complete says the restore is done.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are Progressing and Ready.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.Condition"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.Condition", "github.com/virtkit/virtkit.VolumeRestore", metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineSnapshot(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineSnapshot (snapshot.kubevirt.io/v1beta1) asks for a point-in-time copy of a VirtualMachine: its spec and the content of its volumes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the object's name, namespace, labels and annotations.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec names the VM to snapshot.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineSnapshotSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the snapshot's progress.",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineSnapshotStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineSnapshotSpec", "github.com/virtkit/virtkit.VirtualMachineSnapshotStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotContent(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineSnapshotContent (snapshot.kubevirt.io/v1beta1) is the copy a snapshot made: the VM as it was and a backup of each volume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the object's name, namespace, labels and annotations.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the copied VM and its volume backups.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineSnapshotContentSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status says whether the copy is ready.",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineSnapshotContentStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineSnapshotContentSpec", "github.com/virtkit/virtkit.VirtualMachineSnapshotContentStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotContentList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineSnapshotContentList is a list of snapshot contents.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the list's resource version and continuation token.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the contents.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.VirtualMachineSnapshotContent"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineSnapshotContent", metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotContentSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineSnapshotContentSpec is the copy.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"virtualMachineSnapshotName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineSnapshotName names the snapshot this content belongs to.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is the VM as it was when the snapshot was taken.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.SourceSpec"),
+						},
+					},
+					"volumeBackups": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeBackups are the copies of the VM's volumes.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.VolumeBackup"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"source"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.SourceSpec", "github.com/virtkit/virtkit.VolumeBackup"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotContentStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineSnapshotContentStatus says whether the copy is ready.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"creationTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CreationTime is when the copy was taken.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"readyToUse": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadyToUse says every volume snapshot is ready.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"error": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Error is the last error.",
+							Ref:         ref("github.com/virtkit/virtkit.SnapshotError"),
+						},
+					},
+					"volumeSnapshotStatus": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeSnapshotStatus is each volume snapshot's state.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.VolumeSnapshotStatus"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.SnapshotError", "github.com/virtkit/virtkit.VolumeSnapshotStatus", metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineSnapshotList is a list of VirtualMachineSnapshots.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the list's resource version and continuation token.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the snapshots.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.VirtualMachineSnapshot"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineSnapshot", metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineSnapshotSpec is what to snapshot.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is the VirtualMachine to snapshot (apiGroup kubevirt.io, kind VirtualMachine).",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.TypedLocalObjectReference"),
+						},
+					},
+					"deletionPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeletionPolicy is Delete (default) or Retain.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"failureDeadline": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FailureDeadline is how long the snapshot may take before it fails; zero means no deadline, unset is five minutes.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"source"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.TypedLocalObjectReference", metav1.Duration{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineSnapshotStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineSnapshotStatus is a snapshot's progress.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"sourceUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SourceUID is the uid of the snapshotted VM.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtualMachineSnapshotContentName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineSnapshotContentName names the content holding the copy.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"creationTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CreationTime is when the copy was taken.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is InProgress, Succeeded, Failed or Unknown.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readyToUse": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadyToUse says the snapshot can be restored.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"error": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Error is the last error.",
+							Ref:         ref("github.com/virtkit/virtkit.SnapshotError"),
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are Progressing and Ready.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.Condition"),
+									},
+								},
+							},
+						},
+					},
+					"indications": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Indications say how the snapshot was taken (Online, GuestAgent, NoGuestAgent, Paused).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"snapshotVolumes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SnapshotVolumes lists the volumes included in and excluded from the snapshot.",
+							Ref:         ref("github.com/virtkit/virtkit.SnapshotVolumesLists"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.Condition", "github.com/virtkit/virtkit.SnapshotError", "github.com/virtkit/virtkit.SnapshotVolumesLists", metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_githubcom_virtkit_virtkit_VirtualMachineSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -9929,6 +10789,44 @@ func schema_githubcom_virtkit_virtkit_Volume(ref common.ReferenceCallback) commo
 	}
 }
 
+func schema_githubcom_virtkit_virtkit_VolumeBackup(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeBackup is the copy of one VM volume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeName is the VM volume's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"persistentVolumeClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentVolumeClaim is the claim the volume used, as it was.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.PersistentVolumeClaim"),
+						},
+					},
+					"volumeSnapshotName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeSnapshotName names the copy of the claim's data.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"volumeName", "persistentVolumeClaim"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.PersistentVolumeClaim"},
+	}
+}
+
 func schema_githubcom_virtkit_virtkit_VolumePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -9989,6 +10887,94 @@ func schema_githubcom_virtkit_virtkit_VolumeResourceRequirements(ref common.Refe
 		},
 		Dependencies: []string{
 			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VolumeRestore(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeRestore is one restored volume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeName is the VM volume's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"persistentVolumeClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentVolumeClaim is the restored claim.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"volumeSnapshotName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeSnapshotName is the volume snapshot it was restored from.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dataVolumeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataVolumeName is the restored DataVolume, when the claim is one.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"volumeName", "persistentVolumeClaim", "volumeSnapshotName"},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VolumeSnapshotStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeSnapshotStatus is one volume snapshot's state.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeSnapshotName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeSnapshotName names the volume snapshot.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"creationTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CreationTime is when it was taken.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"readyToUse": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadyToUse says it can be restored.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"error": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Error is its last error.",
+							Ref:         ref("github.com/virtkit/virtkit.SnapshotError"),
+						},
+					},
+				},
+				Required: []string{"volumeSnapshotName"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.SnapshotError", metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
