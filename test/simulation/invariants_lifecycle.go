@@ -65,14 +65,14 @@ func newLifeTrack() *lifeTrack {
 // afterOp marks the followed stops whose outcome the op may change: a
 // fault anywhere, or another operation on the stopped guest.
 func (c *checker) afterOp(step int, op Op, fault bool) {
-	c.h.life.mu.Lock()
-	defer c.h.life.mu.Unlock()
-	for i := range c.h.life.deletes {
-		if c.h.life.deletes[i].step < 0 {
-			c.h.life.deletes[i].step = step
+	c.sys.lifecycle().mu.Lock()
+	defer c.sys.lifecycle().mu.Unlock()
+	for i := range c.sys.lifecycle().deletes {
+		if c.sys.lifecycle().deletes[i].step < 0 {
+			c.sys.lifecycle().deletes[i].step = step
 		}
 	}
-	for _, s := range c.h.life.stops {
+	for _, s := range c.sys.lifecycle().stops {
 		if fault || (op.Target == s.vm && op.Name != "stop") || op.Name == "drain" || op.Name == "store-latency" {
 			s.clean = false
 		}
@@ -143,9 +143,9 @@ func (c *checker) lifeChange(step int, ch Change, out *[]Violation) {
 // lifeStep checks the deletes of the last step: an orphaning delete
 // leaves the owner's VMIs alone.
 func (c *checker) lifeStep(step int, out *[]Violation) {
-	c.h.life.mu.Lock()
-	defer c.h.life.mu.Unlock()
-	for _, d := range c.h.life.deletes {
+	c.sys.lifecycle().mu.Lock()
+	defer c.sys.lifecycle().mu.Unlock()
+	for _, d := range c.sys.lifecycle().deletes {
 		if d.policy != metav1.DeletePropagationOrphan || d.step != step {
 			continue
 		}
@@ -159,16 +159,16 @@ func (c *checker) lifeStep(step int, out *[]Violation) {
 
 // lifeFinal checks the lifecycle invariants at quiescence.
 func (c *checker) lifeFinal(ctx context.Context, step int, vmis []virtkit.VirtualMachineInstance, out *[]Violation) error {
-	if err := cluster.CheckOwnersAndFinalizers(ctx, c.h.Cluster); err != nil {
+	if err := cluster.CheckOwnersAndFinalizersIn(ctx, c.sys.observation().Store); err != nil {
 		c.report(out, step, InvOwners, "%v", err)
 	}
 	byUID := map[types.UID]*virtkit.VirtualMachineInstance{}
 	for i := range vmis {
 		byUID[vmis[i].UID] = &vmis[i]
 	}
-	c.h.life.mu.Lock()
-	defer c.h.life.mu.Unlock()
-	for _, d := range c.h.life.deletes {
+	c.sys.lifecycle().mu.Lock()
+	defer c.sys.lifecycle().mu.Unlock()
+	for _, d := range c.sys.lifecycle().deletes {
 		for uid, key := range d.vmis {
 			v := byUID[uid]
 			switch {
@@ -185,7 +185,7 @@ func (c *checker) lifeFinal(ctx context.Context, step int, vmis []virtkit.Virtua
 		}
 	}
 	c.eventsFinal(step, out)
-	for _, s := range c.h.life.stops {
+	for _, s := range c.sys.lifecycle().stops {
 		if !s.clean || s.grace == 0 {
 			continue
 		}
