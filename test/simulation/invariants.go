@@ -161,9 +161,21 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.settled(ctx, step, &out); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Invariant+out[i].Message < out[j].Invariant+out[j].Message })
+	return out, nil
+}
+
+// settled checks the store and the hosts against each other once the
+// cluster has converged; final is step and settled.
+func (c *checker) settled(ctx context.Context, step int, vs *[]Violation) error {
+	out := *vs
+	defer func() { *vs = out }()
 	if !c.perStepGroundTruth {
 		if err := c.checkDoubleRun(ctx, step, &out); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	st := c.sys.st()
@@ -173,12 +185,12 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 	var migs virtkit.VirtualMachineInstanceMigrationList
 	for _, l := range []virtkit.ObjectList{&vms, &vmis, &rss, &migs} {
 		if err := st.List(ctx, l, store.ListOptions{}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	doms, err := c.sys.domains(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	active := map[string][]domainAt{} // domain name -> active domains
 	for _, d := range doms {
@@ -209,7 +221,7 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 	}{{InvLeakedDomain, cluster.CheckNoLeakedDomainsIn}, {InvPausedAfterMig, cluster.CheckNoPausedByEndedMigrationIn}} {
 		if err := chk.check(ctx, c.sys.observation()); err != nil {
 			if !errors.Is(err, cluster.ErrInvariant) {
-				return nil, err
+				return err
 			}
 			c.report(&out, step, chk.inv, "%v", err)
 		}
@@ -251,7 +263,7 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 	for _, l := range []virtkit.ObjectList{&vms, &rss, &migs} {
 		objs, err := items(l)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, o := range objs {
 			if o.GetDeletionTimestamp() != nil {
@@ -260,15 +272,14 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 		}
 	}
 	if err := c.lifeFinal(ctx, step, vmis.Items, &out); err != nil {
-		return nil, err
+		return err
 	}
 	for uid, key := range c.running {
 		if !c.started[uid] {
 			c.report(&out, step, InvLifecycleEvents, "VMI %s (uid %s) was Running but no Started event was recorded", key, uid)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Invariant+out[i].Message < out[j].Invariant+out[j].Message })
-	return out, nil
+	return nil
 }
 
 func (c *checker) checkVMs(out *[]Violation, step int, vms []virtkit.VirtualMachine, vmis map[string]*virtkit.VirtualMachineInstance) {
