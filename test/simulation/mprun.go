@@ -104,6 +104,9 @@ func RunMultiProcess(ctx context.Context, cfg Config, ops []Op, o MultiProcessOp
 	cfg = cfg.withDefaults()
 	cfg.MultiProcess = true
 	o = o.withDefaults()
+	// A hang guard: every step may take a call's bound, then convergence.
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(len(ops)+4)*mpCallTimeout+o.Converge)
+	defer cancel()
 	var out Outcome
 	m, err := startMultiProcess(ctx, o, cfg.Nodes)
 	if err != nil {
@@ -137,9 +140,8 @@ func RunMultiProcess(ctx context.Context, cfg Config, ops []Op, o MultiProcessOp
 		if !ok {
 			return out, fmt.Errorf("step %d: operation %q: not in the multi-process table", i, op.Name)
 		}
-		octx, cancel := context.WithTimeout(ctx, mpCallTimeout)
-		err := spec.run(asUser(octx), m, op)
-		cancel()
+		// Not a per-operation deadline: a drain goes on in the background.
+		err := spec.run(asUser(ctx), m, op)
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}

@@ -23,6 +23,8 @@ var (
 	flagMultiProcess = flag.Bool("multiprocess", false,
 		"TestMultiProcess runs -seeds (or -seed) with -ops instead of its CI budget; TestSimulation then skips")
 	flagMPConverge = flag.Duration("mp-converge", 90*time.Second, "multi-process mode: how long the cluster has to converge once the faults heal")
+	flagMPScale    = flag.Int("mp-time-scale", 10, "multi-process mode: an operation's advance of time divided by this is the real pause after it")
+	flagMPMaxPause = flag.Duration("mp-max-pause", 2*time.Second, "multi-process mode: the longest real pause after an operation")
 )
 
 // binaryEnv names a prebuilt virtkit command for the multi-process mode.
@@ -78,7 +80,8 @@ func TestMultiProcess(t *testing.T) {
 		require.NoError(t, os.MkdirAll(dir, 0o755))
 		began := time.Now()
 		out, err := RunMultiProcess(context.Background(), cfg, opLog,
-			MultiProcessOptions{Binary: bin, EtcdBinary: etcdBin, Dir: dir, Converge: *flagMPConverge})
+			MultiProcessOptions{Binary: bin, EtcdBinary: etcdBin, Dir: dir, Converge: *flagMPConverge,
+				TimeScale: *flagMPScale, MaxPause: *flagMPMaxPause})
 		if err != nil {
 			t.Logf("seed=%d processes' logs:\n%s", seed, out.Logs)
 		}

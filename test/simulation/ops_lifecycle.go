@@ -147,7 +147,8 @@ func runDrain(ctx context.Context, s system, op Op) error {
 	life.drains.Go(func() {
 		defer stop()
 		err := s.drain(dctx, op.Target, controller.DrainOptions{})
-		if err != nil && !errors.Is(err, controller.ErrDrainIncomplete) && !expected(err) {
+		if err != nil && !errors.Is(err, controller.ErrDrainIncomplete) && !expected(err) && dctx.Err() == nil {
+			// (An error once the drain's time is up is its end.)
 			life.mu.Lock()
 			life.errs = append(life.errs, "drain "+op.Target+": "+err.Error())
 			life.mu.Unlock()
