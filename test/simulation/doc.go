@@ -43,9 +43,11 @@
 // killed agent, as real guests outlive virt-handler; the host's watchdog
 // armed, a 3 s fence timeout). The operations act through the store on
 // etcd, as a client of the API would. Time is real: the pause after an
-// operation is a tenth of its drawn advance of time, at most 2 s, and the
-// failover settings are short (300 ms heartbeats, a node failed 6 s after
-// its last heartbeat, a 2 s leader lease).
+// operation is a tenth of its drawn advance of time, at most 2 s
+// (-mp-time-scale, -mp-max-pause), a drain goes on for its drawn number of
+// seconds or until quiescence, and the failover settings are short
+// (300 ms heartbeats, a node failed 6 s after its last heartbeat, a 2 s
+// leader lease).
 //
 // Faults in this mode are signals to the processes: crash-agent is a
 // SIGKILL of a node agent, restart-agent starts it again, freeze is a

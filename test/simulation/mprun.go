@@ -99,15 +99,14 @@ func tableOf(cfg Config) []opSpec {
 // its advance of time, then the invariants on the recorded history; then
 // every fault is healed and the final invariants are checked until they
 // hold or o.Converge has passed. Outcome.Logs has the processes' log
-// tails when the run failed.
-func RunMultiProcess(ctx context.Context, cfg Config, ops []Op, o MultiProcessOptions) (Outcome, error) {
+// tails when the run failed or ended with an error.
+func RunMultiProcess(ctx context.Context, cfg Config, ops []Op, o MultiProcessOptions) (out Outcome, err error) {
 	cfg = cfg.withDefaults()
 	cfg.MultiProcess = true
 	o = o.withDefaults()
 	// A hang guard: every step may take a call's bound, then convergence.
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(len(ops)+4)*mpCallTimeout+o.Converge)
 	defer cancel()
-	var out Outcome
 	m, err := startMultiProcess(ctx, o, cfg.Nodes)
 	if err != nil {
 		if m != nil {
@@ -131,7 +130,7 @@ func RunMultiProcess(ctx context.Context, cfg Config, ops []Op, o MultiProcessOp
 		}
 	}
 	defer func() {
-		if out.Failed() {
+		if out.Failed() || err != nil {
 			out.Logs = m.logTails(60)
 		}
 	}()
