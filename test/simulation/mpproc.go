@@ -23,9 +23,6 @@ const (
 
 func (s procState) String() string { return [...]string{"down", "running", "stopped"}[s] }
 
-// errProcState is wrapped by a signal to a process in the wrong state.
-var errProcState = errors.New("process state")
-
 // proc is one `virtkit` process of the multi-process mode. Unlike a
 // supervisor it does not restart a process that exits: an exit the
 // simulation did not cause is reported (InvClusterExited).
@@ -100,8 +97,8 @@ func (p *proc) State() procState {
 	return p.state
 }
 
-// kill9 sends SIGKILL (after SIGCONT's no use: a frozen process dies
-// too) and waits until the process is gone.
+// kill9 sends SIGKILL (a frozen process dies too) and waits until the
+// process is gone.
 func (p *proc) kill9(timeout time.Duration) error {
 	p.mu.Lock()
 	cmd, done, state := p.cmd, p.done, p.state
