@@ -54,7 +54,7 @@ type domainAt struct {
 // ever seen, the VMIs that reached Running, the Started events.
 type checker struct {
 	sys      system
-	seen     int
+	seen     int // changes of the recorder read so far (by arrival)
 	live     map[string]string // kind/ns/name -> uid
 	uids     map[string]string // uid -> kind/ns/name of its first owner
 	running  map[string]string // VMI uid -> ns/name, every VMI seen Running
@@ -113,11 +113,11 @@ func (c *checker) checkDoubleRun(ctx context.Context, step int, out *[]Violation
 // with their object and never be reused; it notes VMIs that reached
 // Running and the Started events.
 func (c *checker) history(step int, out *[]Violation) {
-	changes, errs := c.sys.recorder().Changes()
+	changes, total, errs := c.sys.recorder().ChangesSince(c.seen)
 	for _, err := range errs {
 		c.report(out, step, InvUID, "change history incomplete: %v", err)
 	}
-	for _, ch := range changes[c.seen:] {
+	for _, ch := range changes {
 		c.lifeChange(step, ch, out)
 		id := ch.Kind + " " + ch.Object.GetNamespace() + "/" + ch.Object.GetName()
 		uid := string(ch.Object.GetUID())
@@ -151,7 +151,7 @@ func (c *checker) history(step int, out *[]Violation) {
 			}
 		}
 	}
-	c.seen = len(changes)
+	c.seen = total
 }
 
 // final checks what must hold once faults have healed and the cluster has

@@ -11,10 +11,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/store/etcd"
 	"github.com/virtkit/virtkit/store/etcd/etcdtest"
 )
@@ -96,4 +99,37 @@ func TestMultiProcessPause(t *testing.T) {
 	assert.Equal(t, 100*time.Millisecond, o.pause(Millis(1000)))
 	assert.Equal(t, 2*time.Second, o.pause(Millis(180000)))
 	assert.Equal(t, time.Duration(0), o.pause(0))
+}
+
+// Each kind has its own watch: on real time a change of one kind can
+// arrive after a later change (higher resourceVersion) of another. The
+// checker goes on from the changes it has read, by arrival: it reads every
+// change once (a change read twice would be an object "created again with
+// its own uid").
+func TestHistoryReadsLateChangesOnce(t *testing.T) {
+	r := &Recorder{now: time.Now}
+	chk := newChecker(&Harness{Recorder: r, life: &lifecycleState{}})
+	ev := func(typ store.EventType, name, uid, rv string) store.Event {
+		v := newVMI(name)
+		v.UID, v.ResourceVersion = types.UID(uid), rv
+		return store.Event{Type: typ, Object: v}
+	}
+	var out []Violation
+	r.add("VirtualMachineInstance", ev(store.Added, "a", "ua", "5"))
+	chk.history(0, &out)
+	// A change of another kind, written before a's creation, arrives late.
+	r.add("Node", store.Event{Type: store.Added, Object: &virtkit.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", UID: "un", ResourceVersion: "3"}}})
+	r.add("VirtualMachineInstance", ev(store.Modified, "a", "ua", "6"))
+	chk.history(1, &out)
+	r.add("VirtualMachineInstance", ev(store.Deleted, "a", "ua", "7"))
+	r.add("VirtualMachineInstance", ev(store.Added, "a", "ua2", "8"))
+	chk.history(2, &out)
+	assert.Empty(t, out)
+	assert.Equal(t, map[string]string{"VirtualMachineInstance sim/a": "ua2", "Node /n": "un"}, chk.live)
+
+	// A real reuse is still reported.
+	r.add("VirtualMachineInstance", ev(store.Added, "b", "ua", "9"))
+	chk.history(3, &out)
+	require.Len(t, out, 1)
+	assert.Contains(t, out[0].Message, "uid ua of VirtualMachineInstance sim/a reused by VirtualMachineInstance sim/b")
 }
