@@ -54,7 +54,7 @@ type domainAt struct {
 // ever seen, the VMIs that reached Running, the Started events.
 type checker struct {
 	sys      system
-	seen     int // changes of the recorder read so far (by arrival)
+	seen     int               // changes of the recorder read so far (by arrival)
 	live     map[string]string // kind/ns/name -> uid
 	uids     map[string]string // uid -> kind/ns/name of its first owner
 	running  map[string]string // VMI uid -> ns/name, every VMI seen Running
