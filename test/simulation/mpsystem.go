@@ -105,7 +105,7 @@ func startMultiProcess(ctx context.Context, o MultiProcessOptions, nodes int) (m
 		return nil, errors.New("multi-process: Binary, EtcdBinary and Dir: required")
 	}
 	m = &multiProcess{dir: o.Dir, nodes: map[string]*mpNode{}, client: &http.Client{Timeout: 5 * time.Second},
-		life: &lifecycleState{acpi: nil}}
+		life: &lifecycleState{}}
 	defer func() {
 		if err != nil {
 			m.close()

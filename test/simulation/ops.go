@@ -97,7 +97,10 @@ func runStrategy(n int) virtkit.VirtualMachineRunStrategy {
 
 // operations is the operation table (with lifecycleOps: deletion
 // propagation, cordon and drain, ACPI). A new operation or fault is one
-// more row; Config.Enable and Config.Disable switch rows by name.
+// more row; Config.Enable and Config.Disable switch rows by name. The
+// multi-process mode's table (mpOperations) is derived from it: a new row
+// that needs the embedded cluster's hooks runs through inProcess and is
+// named in mpLeftOut or given a process fault there.
 func operations() []opSpec {
 	target := func(prefix string, n int) func(r *rand.Rand) Op {
 		return func(r *rand.Rand) Op { return Op{Target: pick(r, prefix, n)} }
