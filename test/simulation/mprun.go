@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -143,6 +144,9 @@ func RunMultiProcess(ctx context.Context, cfg Config, ops []Op, o MultiProcessOp
 		err := spec.run(asUser(ctx), m, op)
 		if ctx.Err() != nil {
 			return out, ctx.Err()
+		}
+		if errors.Is(err, errInProcessOnly) {
+			return out, fmt.Errorf("step %d: %w (name it in mpLeftOut or give it a process fault)", i, err)
 		}
 		if !expected(err) {
 			out.Errors = append(out.Errors, fmt.Sprintf("step %d %s: %v", i, op, err))

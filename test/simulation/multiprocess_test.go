@@ -166,6 +166,11 @@ func TestMultiProcessTable(t *testing.T) {
 		require.False(t, drop, "%s drawn", op)
 	}
 	require.True(t, strings.Contains(fmt.Sprint(ops), "restart-controller"), "200 draws include a controller restart")
+	// A row of the embedded cluster's hooks run against processes is an
+	// error that ends the run, not a user's refused request.
+	err := inProcess(func(context.Context, *Harness, Op) error { return nil })(t.Context(), &multiProcess{}, Op{Name: "x"})
+	require.ErrorIs(t, err, errInProcessOnly)
+	require.False(t, expected(err))
 	// The embedded cluster never draws the processes' own fault.
 	for _, op := range Generate(Config{Seed: 7, Ops: 200}) {
 		require.NotEqual(t, "restart-controller", op.Name)

@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -90,6 +91,10 @@ func (h *Harness) domains(ctx context.Context) ([]domainAt, error) {
 	return out, nil
 }
 
+// errInProcessOnly is an operation of the embedded cluster run in the
+// multi-process mode (a row missing from mpLeftOut).
+var errInProcessOnly = errors.New("needs the embedded cluster: not supported in the multi-process mode")
+
 // inProcess adapts an operation that needs the embedded cluster's hooks
 // (its simulated hosts, its store links, its fault store); the
 // multi-process mode leaves such rows out of its table.
@@ -97,7 +102,7 @@ func inProcess(run func(ctx context.Context, h *Harness, op Op) error) func(cont
 	return func(ctx context.Context, s system, op Op) error {
 		h, ok := s.(*Harness)
 		if !ok {
-			return fmt.Errorf("operation %s: not supported in the multi-process mode", op.Name)
+			return fmt.Errorf("operation %s: %w", op.Name, errInProcessOnly)
 		}
 		return run(ctx, h, op)
 	}
