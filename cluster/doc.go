@@ -30,7 +30,10 @@
 //
 // [CheckNoDoubleRun], [CheckNoPausedByEndedMigration] and
 // [CheckNoLeakedDomains] check lifecycle invariants across every host's
-// hypervisor and the store; tests call them after [Cluster.Settle].
+// hypervisor and the store; tests call them after [Cluster.Settle]. Their
+// In variants ([CheckNoDoubleRunIn] and the others) read an [Observation]
+// instead: a store and the hosts' domains, such as node agents in other
+// processes report them.
 //
 // The built-in controllers include a garbage collector, so deletes with
 // store.DeleteOptions.PropagationPolicy orphan or delete the dependents as

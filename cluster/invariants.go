@@ -21,16 +21,37 @@ var ErrInvariant = errors.New("cluster invariant violated")
 // steps of a protocol (a migration's hand-over, a deletion) a check can see
 // a state the next step repairs.
 
-// hostDomain is one domain on one host, with what its virtkit metadata
-// says (Virtkit false when the host could not tell).
-type hostDomain struct {
-	host string
+// Observation is what the Check functions read: a store and the domains
+// of every host. [Cluster.Observation] is a cluster's own; a test that runs
+// node agents as separate processes builds one from what they expose (a
+// node's GET /debug/domains).
+type Observation struct {
+	// Store holds the objects.
+	Store store.Store
+	// Domains lists the domains of every host.
+	Domains func(ctx context.Context) ([]ObservedDomain, error)
+}
+
+// ObservedDomain is one domain on one host, with what its virtkit metadata
+// says.
+type ObservedDomain struct {
+	Host string
 	node.HostDomain
+	// MetadataUnknown is true when the host could not tell whether the
+	// domain carries virtkit metadata (a bare hypervisor listing, with no
+	// node agent to read it): the leak check then counts it as virtkit's.
+	MetadataUnknown bool
+}
+
+// Observation is c's store and the domains of its hosts, read through
+// each host's node agent (or its hypervisor when it has none).
+func (c *Cluster) Observation() Observation {
+	return Observation{Store: c.store, Domains: func(ctx context.Context) ([]ObservedDomain, error) { return allDomains(ctx, c) }}
 }
 
 // allDomains lists the domains of every host of c.
-func allDomains(ctx context.Context, c *Cluster) ([]hostDomain, error) {
-	var out []hostDomain
+func allDomains(ctx context.Context, c *Cluster) ([]ObservedDomain, error) {
+	var out []ObservedDomain
 	for _, n := range c.Nodes() {
 		if n.Agent != nil {
 			doms, err := n.Agent.HostDomains(ctx)
@@ -38,7 +59,7 @@ func allDomains(ctx context.Context, c *Cluster) ([]hostDomain, error) {
 				return nil, fmt.Errorf("node %s: list domains: %w", n.Name, err)
 			}
 			for _, d := range doms {
-				out = append(out, hostDomain{host: n.Name, HostDomain: d})
+				out = append(out, ObservedDomain{Host: n.Name, HostDomain: d})
 			}
 			continue
 		}
@@ -47,7 +68,7 @@ func allDomains(ctx context.Context, c *Cluster) ([]hostDomain, error) {
 			return nil, fmt.Errorf("node %s: list domains: %w", n.Name, err)
 		}
 		for _, d := range doms {
-			out = append(out, hostDomain{host: n.Name, HostDomain: node.HostDomain{
+			out = append(out, ObservedDomain{Host: n.Name, MetadataUnknown: true, HostDomain: node.HostDomain{
 				Name: d.Name, UUID: d.UUID, State: d.State, Reason: d.Reason, Active: d.State.IsActive(),
 			}})
 		}
@@ -57,13 +78,13 @@ func allDomains(ctx context.Context, c *Cluster) ([]hostDomain, error) {
 
 // vmiOf reads the VMI a domain name stands for; nil when there is none (or
 // the name is not a VMI's).
-func vmiOf(ctx context.Context, c *Cluster, domName string) (*virtkit.VirtualMachineInstance, error) {
+func vmiOf(ctx context.Context, st store.Store, domName string) (*virtkit.VirtualMachineInstance, error) {
 	ns, name, ok := node.SplitDomainName(domName)
 	if !ok {
 		return nil, nil
 	}
 	vmi := &virtkit.VirtualMachineInstance{}
-	if err := c.Store().Get(ctx, store.Key{Namespace: ns, Name: name}, vmi); err != nil {
+	if err := st.Get(ctx, store.Key{Namespace: ns, Name: name}, vmi); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil
 		}
@@ -90,14 +111,19 @@ func guestRuns(s hypervisor.DomainState) bool {
 // a migration's hand-over: the VMI's migration has not ended and the hosts
 // are its source and its target.
 func CheckNoDoubleRun(ctx context.Context, c *Cluster) error {
-	doms, err := allDomains(ctx, c)
+	return CheckNoDoubleRunIn(ctx, c.Observation())
+}
+
+// CheckNoDoubleRunIn is [CheckNoDoubleRun] on an observation.
+func CheckNoDoubleRunIn(ctx context.Context, o Observation) error {
+	doms, err := o.Domains(ctx)
 	if err != nil {
 		return err
 	}
 	running := map[string][]string{}
 	for _, d := range doms {
 		if guestRuns(d.State) {
-			running[d.Name] = append(running[d.Name], d.host)
+			running[d.Name] = append(running[d.Name], d.Host)
 		}
 	}
 	var errs []error
@@ -106,7 +132,7 @@ func CheckNoDoubleRun(ctx context.Context, c *Cluster) error {
 		if len(hosts) < 2 {
 			continue
 		}
-		vmi, err := vmiOf(ctx, c, name)
+		vmi, err := vmiOf(ctx, o.Store, name)
 		if err != nil {
 			return err
 		}
@@ -128,9 +154,15 @@ func CheckNoDoubleRun(ctx context.Context, c *Cluster) error {
 // (reason Migration or Postcopy) on a host that is neither the source nor
 // the target of its VMI's migration in flight.
 func CheckNoPausedByEndedMigration(ctx context.Context, c *Cluster) error {
+	return CheckNoPausedByEndedMigrationIn(ctx, c.Observation())
+}
+
+// CheckNoPausedByEndedMigrationIn is [CheckNoPausedByEndedMigration] on an
+// observation.
+func CheckNoPausedByEndedMigrationIn(ctx context.Context, o Observation) error {
 	var errs []error
 	var vmis virtkit.VirtualMachineInstanceList
-	if err := c.Store().List(ctx, &vmis, store.ListOptions{}); err != nil {
+	if err := o.Store.List(ctx, &vmis, store.ListOptions{}); err != nil {
 		return err
 	}
 	for i := range vmis.Items {
@@ -144,7 +176,7 @@ func CheckNoPausedByEndedMigration(ctx context.Context, c *Cluster) error {
 				ErrInvariant, vmi.Namespace, vmi.Name))
 		}
 	}
-	doms, err := allDomains(ctx, c)
+	doms, err := o.Domains(ctx)
 	if err != nil {
 		return err
 	}
@@ -152,18 +184,18 @@ func CheckNoPausedByEndedMigration(ctx context.Context, c *Cluster) error {
 		if d.State != hypervisor.StatePaused || d.Reason != hypervisor.ReasonMigration && d.Reason != hypervisor.ReasonPostcopy {
 			continue
 		}
-		vmi, err := vmiOf(ctx, c, d.Name)
+		vmi, err := vmiOf(ctx, o.Store, d.Name)
 		if err != nil {
 			return err
 		}
 		if vmi != nil && migrationInFlight(vmi) {
 			ms := vmi.Status.MigrationState
-			if d.host == ms.SourceNode || d.host == ms.TargetNode {
+			if d.Host == ms.SourceNode || d.Host == ms.TargetNode {
 				continue
 			}
 		}
 		errs = append(errs, fmt.Errorf("%w: domain %s on %s is paused (%s) with no migration of it in flight",
-			ErrInvariant, d.Name, d.host, d.Reason))
+			ErrInvariant, d.Name, d.Host, d.Reason))
 	}
 	return errors.Join(errs...)
 }
@@ -176,16 +208,21 @@ func CheckNoPausedByEndedMigration(ctx context.Context, c *Cluster) error {
 // migration in flight. Domains without virtkit metadata (someone else's
 // guests on a shared host) are not checked.
 func CheckNoLeakedDomains(ctx context.Context, c *Cluster) error {
-	doms, err := allDomains(ctx, c)
+	return CheckNoLeakedDomainsIn(ctx, c.Observation())
+}
+
+// CheckNoLeakedDomainsIn is [CheckNoLeakedDomains] on an observation.
+func CheckNoLeakedDomainsIn(ctx context.Context, o Observation) error {
+	doms, err := o.Domains(ctx)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, d := range doms {
-		if !d.Virtkit && c.Node(d.host).Agent != nil {
+		if !d.Virtkit && !d.MetadataUnknown {
 			continue
 		}
-		vmi, err := vmiOf(ctx, c, d.Name)
+		vmi, err := vmiOf(ctx, o.Store, d.Name)
 		if err != nil {
 			return err
 		}
@@ -195,13 +232,13 @@ func CheckNoLeakedDomains(ctx context.Context, c *Cluster) error {
 			why = "its VMI does not exist"
 		case d.VMIUID != "" && d.VMIUID != string(vmi.UID):
 			why = fmt.Sprintf("it belongs to VMI uid %s, the VMI is now uid %s", d.VMIUID, vmi.UID)
-		case vmi.Status.NodeName == d.host:
-		case migrationInFlight(vmi) && (vmi.Status.MigrationState.TargetNode == d.host || vmi.Status.MigrationState.SourceNode == d.host):
+		case vmi.Status.NodeName == d.Host:
+		case migrationInFlight(vmi) && (vmi.Status.MigrationState.TargetNode == d.Host || vmi.Status.MigrationState.SourceNode == d.Host):
 		default:
 			why = fmt.Sprintf("its VMI is on node %q and no migration of it involves this host", vmi.Status.NodeName)
 		}
 		if why != "" {
-			errs = append(errs, fmt.Errorf("%w: domain %s on %s (%s) is leaked: %s", ErrInvariant, d.Name, d.host, d.State, why))
+			errs = append(errs, fmt.Errorf("%w: domain %s on %s (%s) is leaked: %s", ErrInvariant, d.Name, d.Host, d.State, why))
 		}
 	}
 	return errors.Join(errs...)

@@ -35,6 +35,11 @@ var controllerFinalizers = []string{
 // the VM and VMI controllers' finalizers), and no two objects share a uid.
 // The error wraps ErrOwnerInvariant and lists up to ten violations.
 func CheckOwnersAndFinalizers(ctx context.Context, c *Cluster) error {
+	return CheckOwnersAndFinalizersIn(ctx, c.store)
+}
+
+// CheckOwnersAndFinalizersIn is [CheckOwnersAndFinalizers] on a store.
+func CheckOwnersAndFinalizersIn(ctx context.Context, st store.Store) error {
 	type ident struct{ kind, namespace, name string }
 	uids := map[ident]types.UID{}
 	byUID := map[types.UID]ident{}
@@ -46,7 +51,7 @@ func CheckOwnersAndFinalizers(ctx context.Context, c *Cluster) error {
 		if err != nil {
 			continue
 		}
-		if err := c.store.List(ctx, list, store.ListOptions{}); err != nil {
+		if err := st.List(ctx, list, store.ListOptions{}); err != nil {
 			if errors.Is(err, store.ErrUnknownKind) {
 				continue // a store without this kind
 			}

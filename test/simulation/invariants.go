@@ -52,8 +52,8 @@ type domainAt struct {
 // recorded history it has looked, the uid of every live object, every uid
 // ever seen, the VMIs that reached Running, the Started events.
 type checker struct {
-	h       *Harness
-	seen    int
+	sys     system
+	seen    int               // changes of the recorder read so far (by arrival)
 	live    map[string]string // kind/ns/name -> uid
 	uids    map[string]string // uid -> kind/ns/name of its first owner
 	running map[string]string // VMI uid -> ns/name, every VMI seen Running
@@ -63,11 +63,15 @@ type checker struct {
 	started   map[string]bool // VMI uid -> a Started event was recorded
 	reported  map[string]bool
 	life      *lifeTrack
+	// perStepGroundTruth checks the hosts after every step (on virtual
+	// time every host is read at one instant); otherwise at quiescence
+	// only.
+	perStepGroundTruth bool
 }
 
-func newChecker(h *Harness) *checker {
-	return &checker{h: h, live: map[string]string{}, uids: map[string]string{}, running: map[string]string{}, startedOn: map[string]string{},
-		started: map[string]bool{}, reported: map[string]bool{}, life: newLifeTrack()}
+func newChecker(s system) *checker {
+	return &checker{sys: s, live: map[string]string{}, uids: map[string]string{}, running: map[string]string{}, startedOn: map[string]string{},
+		started: map[string]bool{}, reported: map[string]bool{}, life: newLifeTrack(), perStepGroundTruth: true}
 }
 
 // report adds a violation once per invariant and message.
@@ -80,47 +84,42 @@ func (c *checker) report(out *[]Violation, step int, inv, format string, args ..
 	*out = append(*out, Violation{Step: step, Invariant: inv, Message: msg})
 }
 
-// domains lists every domain of every host.
-func (c *checker) domains(ctx context.Context) ([]domainAt, error) {
-	var out []domainAt
-	for _, n := range c.h.Nodes() {
-		infos, err := c.h.Host(n).List(ctx)
-		if err != nil {
+// step checks what must hold at every instant.
+func (c *checker) step(ctx context.Context, step int) ([]Violation, error) {
+	var out []Violation
+	if exited, err := c.sys.exited(); exited {
+		c.report(&out, step, InvClusterExited, "the cluster stopped: %v", err)
+	}
+	c.history(step, &out)
+	c.lifeStep(step, &out)
+	if c.perStepGroundTruth {
+		if err := c.checkDoubleRun(ctx, step, &out); err != nil {
 			return nil, err
-		}
-		for _, d := range infos {
-			out = append(out, domainAt{node: n, info: d})
 		}
 	}
 	return out, nil
 }
 
-// step checks what must hold at every instant.
-func (c *checker) step(ctx context.Context, step int) ([]Violation, error) {
-	var out []Violation
-	if exited, err := c.h.Exited(); exited {
-		c.report(&out, step, InvClusterExited, "the cluster stopped: %v", err)
-	}
-	c.history(step, &out)
-	c.lifeStep(step, &out)
-	if err := cluster.CheckNoDoubleRun(ctx, c.h.Cluster); err != nil {
+// checkDoubleRun checks that no guest runs on two hosts at once.
+func (c *checker) checkDoubleRun(ctx context.Context, step int, out *[]Violation) error {
+	if err := cluster.CheckNoDoubleRunIn(ctx, c.sys.observation()); err != nil {
 		if !errors.Is(err, cluster.ErrInvariant) {
-			return nil, err
+			return err
 		}
-		c.report(&out, step, InvDoubleRun, "%v", err)
+		c.report(out, step, InvDoubleRun, "%v", err)
 	}
-	return out, nil
+	return nil
 }
 
 // history walks the changes recorded since the last step: uids must stay
 // with their object and never be reused; it notes VMIs that reached
 // Running and the Started events.
 func (c *checker) history(step int, out *[]Violation) {
-	changes, errs := c.h.Recorder.Changes()
+	changes, total, errs := c.sys.recorder().ChangesSince(c.seen)
 	for _, err := range errs {
 		c.report(out, step, InvUID, "change history incomplete: %v", err)
 	}
-	for _, ch := range changes[c.seen:] {
+	for _, ch := range changes {
 		c.lifeChange(step, ch, out)
 		id := ch.Kind + " " + ch.Object.GetNamespace() + "/" + ch.Object.GetName()
 		uid := string(ch.Object.GetUID())
@@ -157,7 +156,7 @@ func (c *checker) history(step int, out *[]Violation) {
 			}
 		}
 	}
-	c.seen = len(changes)
+	c.seen = total
 }
 
 // final checks what must hold once faults have healed and the cluster has
@@ -167,19 +166,36 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := c.h.Store
+	if err := c.settled(ctx, step, &out); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Invariant+out[i].Message < out[j].Invariant+out[j].Message })
+	return out, nil
+}
+
+// settled checks the store and the hosts against each other once the
+// cluster has converged; final is step and settled.
+func (c *checker) settled(ctx context.Context, step int, vs *[]Violation) error {
+	out := *vs
+	defer func() { *vs = out }()
+	if !c.perStepGroundTruth {
+		if err := c.checkDoubleRun(ctx, step, &out); err != nil {
+			return err
+		}
+	}
+	st := c.sys.st()
 	var vms virtkit.VirtualMachineList
 	var vmis virtkit.VirtualMachineInstanceList
 	var rss virtkit.VirtualMachineInstanceReplicaSetList
 	var migs virtkit.VirtualMachineInstanceMigrationList
 	for _, l := range []virtkit.ObjectList{&vms, &vmis, &rss, &migs} {
 		if err := st.List(ctx, l, store.ListOptions{}); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	doms, err := c.domains(ctx)
+	doms, err := c.sys.domains(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	active := map[string][]domainAt{} // domain name -> active domains
 	for _, d := range doms {
@@ -206,11 +222,11 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 	// otherwise only when its VMI is paused by the user.
 	for _, chk := range []struct {
 		inv   string
-		check func(context.Context, *cluster.Cluster) error
-	}{{InvLeakedDomain, cluster.CheckNoLeakedDomains}, {InvPausedAfterMig, cluster.CheckNoPausedByEndedMigration}} {
-		if err := chk.check(ctx, c.h.Cluster); err != nil {
+		check func(context.Context, cluster.Observation) error
+	}{{InvLeakedDomain, cluster.CheckNoLeakedDomainsIn}, {InvPausedAfterMig, cluster.CheckNoPausedByEndedMigrationIn}} {
+		if err := chk.check(ctx, c.sys.observation()); err != nil {
 			if !errors.Is(err, cluster.ErrInvariant) {
-				return nil, err
+				return err
 			}
 			c.report(&out, step, chk.inv, "%v", err)
 		}
@@ -252,7 +268,7 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 	for _, l := range []virtkit.ObjectList{&vms, &rss, &migs} {
 		objs, err := items(l)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, o := range objs {
 			if o.GetDeletionTimestamp() != nil {
@@ -261,17 +277,16 @@ func (c *checker) final(ctx context.Context, step int) ([]Violation, error) {
 		}
 	}
 	if err := c.lifeFinal(ctx, step, vmis.Items, &out); err != nil {
-		return nil, err
+		return err
 	}
-	stats := c.h.Cluster.EventStats()
+	stats := c.sys.eventStats()
 	for uid, key := range c.running {
 		// A recorder that gave up on writes may have lost this one.
 		if !c.started[uid] && stats[c.startedOn[uid]].GaveUp == 0 {
 			c.report(&out, step, InvLifecycleEvents, "VMI %s (uid %s) was Running but no Started event was recorded", key, uid)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Invariant+out[i].Message < out[j].Invariant+out[j].Message })
-	return out, nil
+	return nil
 }
 
 func (c *checker) checkVMs(out *[]Violation, step int, vms []virtkit.VirtualMachine, vmis map[string]*virtkit.VirtualMachineInstance) {

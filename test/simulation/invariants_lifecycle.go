@@ -64,14 +64,14 @@ func newLifeTrack() *lifeTrack {
 // afterOp marks the followed stops whose outcome the op may change: a
 // fault anywhere, or another operation on the stopped guest.
 func (c *checker) afterOp(step int, op Op, fault bool) {
-	c.h.life.mu.Lock()
-	defer c.h.life.mu.Unlock()
-	for i := range c.h.life.deletes {
-		if c.h.life.deletes[i].step < 0 {
-			c.h.life.deletes[i].step = step
+	c.sys.lifecycle().mu.Lock()
+	defer c.sys.lifecycle().mu.Unlock()
+	for i := range c.sys.lifecycle().deletes {
+		if c.sys.lifecycle().deletes[i].step < 0 {
+			c.sys.lifecycle().deletes[i].step = step
 		}
 	}
-	for _, s := range c.h.life.stops {
+	for _, s := range c.sys.lifecycle().stops {
 		if fault || (op.Target == s.vm && op.Name != "stop") || op.Name == "drain" || op.Name == "store-latency" {
 			s.clean = false
 		}
@@ -143,9 +143,9 @@ func (c *checker) lifeChange(step int, ch Change, out *[]Violation) {
 // lifeStep checks the deletes of the last step: an orphaning delete
 // leaves the owner's VMIs alone.
 func (c *checker) lifeStep(step int, out *[]Violation) {
-	c.h.life.mu.Lock()
-	defer c.h.life.mu.Unlock()
-	for _, d := range c.h.life.deletes {
+	c.sys.lifecycle().mu.Lock()
+	defer c.sys.lifecycle().mu.Unlock()
+	for _, d := range c.sys.lifecycle().deletes {
 		if d.policy != metav1.DeletePropagationOrphan || d.step != step {
 			continue
 		}
@@ -159,16 +159,16 @@ func (c *checker) lifeStep(step int, out *[]Violation) {
 
 // lifeFinal checks the lifecycle invariants at quiescence.
 func (c *checker) lifeFinal(ctx context.Context, step int, vmis []virtkit.VirtualMachineInstance, out *[]Violation) error {
-	if err := cluster.CheckOwnersAndFinalizers(ctx, c.h.Cluster); err != nil {
+	if err := cluster.CheckOwnersAndFinalizersIn(ctx, c.sys.observation().Store); err != nil {
 		c.report(out, step, InvOwners, "%v", err)
 	}
 	byUID := map[types.UID]*virtkit.VirtualMachineInstance{}
 	for i := range vmis {
 		byUID[vmis[i].UID] = &vmis[i]
 	}
-	c.h.life.mu.Lock()
-	defer c.h.life.mu.Unlock()
-	for _, d := range c.h.life.deletes {
+	c.sys.lifecycle().mu.Lock()
+	defer c.sys.lifecycle().mu.Unlock()
+	for _, d := range c.sys.lifecycle().deletes {
 		for uid, key := range d.vmis {
 			v := byUID[uid]
 			switch {
@@ -185,7 +185,7 @@ func (c *checker) lifeFinal(ctx context.Context, step int, vmis []virtkit.Virtua
 		}
 	}
 	c.eventsFinal(step, out)
-	for _, s := range c.h.life.stops {
+	for _, s := range c.sys.lifecycle().stops {
 		if !s.clean || s.grace == 0 {
 			continue
 		}
@@ -230,7 +230,7 @@ func (c *checker) eventsFinal(step int, out *[]Violation) {
 				found = true
 			}
 		}
-		if !found && c.h.Cluster.EventStats()["virt-controller"].GaveUp == 0 {
+		if !found && c.sys.eventStats()["virt-controller"].GaveUp == 0 {
 			c.report(out, step, InvLifecycleEvents, "VMI %s (uid %s) created for VM %s without a SuccessfulCreate event", by[0], uid, by[1])
 		}
 	}
@@ -239,7 +239,7 @@ func (c *checker) eventsFinal(step int, out *[]Violation) {
 	// have lost any of its reporter's events, as client-go's recorder
 	// does in KubeVirt.
 	gaveUp := map[string]bool{}
-	for name, st := range c.h.Cluster.EventStats() {
+	for name, st := range c.sys.eventStats() {
 		gaveUp[name] = st.GaveUp > 0
 	}
 	for uid, m := range t.migrated {

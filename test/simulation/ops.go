@@ -57,7 +57,7 @@ type opSpec struct {
 	gen func(r *rand.Rand) Op
 	// run performs it. An error the user would get back (not found, a
 	// conflicting action) is part of the game, not a violation.
-	run func(ctx context.Context, h *Harness, op Op) error
+	run func(ctx context.Context, s system, op Op) error
 }
 
 // The fixed name pools the generator draws targets from: ops do not
@@ -97,7 +97,10 @@ func runStrategy(n int) virtkit.VirtualMachineRunStrategy {
 
 // operations is the operation table (with lifecycleOps: deletion
 // propagation, cordon and drain, ACPI). A new operation or fault is one
-// more row; Config.Enable and Config.Disable switch rows by name.
+// more row; Config.Enable and Config.Disable switch rows by name. The
+// multi-process mode's table (mpOperations) is derived from it: a new row
+// that needs the embedded cluster's hooks runs through inProcess and is
+// named in mpLeftOut or given a process fault there.
 func operations() []opSpec {
 	target := func(prefix string, n int) func(r *rand.Rand) Op {
 		return func(r *rand.Rand) Op { return Op{Target: pick(r, prefix, n)} }
@@ -109,56 +112,56 @@ func operations() []opSpec {
 		// User operations on VMs.
 		{name: "apply-vm", weight: 8,
 			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "vm", poolVMs), N: r.IntN(4 * len(gracePeriods))} },
-			run: func(ctx context.Context, h *Harness, op Op) error {
-				return h.Cluster.Apply(ctx, newVM(op.Target, runStrategy(op.N), 0, graceOf(op.N)))
+			run: func(ctx context.Context, s system, op Op) error {
+				return s.apply(ctx, newVM(op.Target, runStrategy(op.N), 0, graceOf(op.N)))
 			}},
 		{name: "update-vm", weight: 3,
 			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "vm", poolVMs), N: 1 + r.IntN(5)} },
-			run: func(ctx context.Context, h *Harness, op Op) error {
+			run: func(ctx context.Context, s system, op Op) error {
 				vm := &virtkit.VirtualMachine{}
-				if err := h.Store.Get(ctx, vmKey(op), vm); err != nil {
+				if err := s.st().Get(ctx, vmKey(op), vm); err != nil {
 					return err
 				}
 				rs, err := vm.RunStrategy()
 				if err != nil {
 					return err
 				}
-				return h.Cluster.Apply(ctx, newVM(op.Target, rs, op.N, vm.Spec.Template.Spec.TerminationGracePeriodSeconds))
+				return s.apply(ctx, newVM(op.Target, rs, op.N, vm.Spec.Template.Spec.TerminationGracePeriodSeconds))
 			}},
 		{name: "delete-vm", weight: 3,
 			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "vm", poolVMs), N: r.IntN(len(deletePolicies))} },
-			run: func(ctx context.Context, h *Harness, op Op) error {
-				return deleteOwner(ctx, h, op, &virtkit.VirtualMachine{})
+			run: func(ctx context.Context, s system, op Op) error {
+				return deleteOwner(ctx, s, op, &virtkit.VirtualMachine{})
 			}},
 		{name: "start", weight: 4, gen: target("vm", poolVMs),
-			run: func(ctx context.Context, h *Harness, op Op) error {
-				return actions.Start(ctx, h.Store, vmKey(op), actions.StartOptions{})
+			run: func(ctx context.Context, s system, op Op) error {
+				return actions.Start(ctx, s.st(), vmKey(op), actions.StartOptions{})
 			}},
 		{name: "stop", weight: 4, gen: target("vm", poolVMs),
-			run: func(ctx context.Context, h *Harness, op Op) error {
-				rec := stopRecordOf(ctx, h, op.Target)
-				if err := actions.Stop(ctx, h.Store, vmKey(op), actions.StopOptions{}); err != nil {
+			run: func(ctx context.Context, s system, op Op) error {
+				rec := stopRecordOf(ctx, s, op.Target)
+				if err := actions.Stop(ctx, s.st(), vmKey(op), actions.StopOptions{}); err != nil {
 					return err
 				}
-				h.life.addStop(rec)
+				s.lifecycle().addStop(rec)
 				return nil
 			}},
 		{name: "restart", weight: 3, gen: target("vm", poolVMs),
-			run: func(ctx context.Context, h *Harness, op Op) error {
-				return actions.Restart(ctx, h.Store, vmKey(op), actions.RestartOptions{})
+			run: func(ctx context.Context, s system, op Op) error {
+				return actions.Restart(ctx, s.st(), vmKey(op), actions.RestartOptions{})
 			}},
 		// User operations on VMIs (a VM's, a standalone one, a ReplicaSet's).
 		{name: "apply-vmi", weight: 3, gen: target("vmi", poolVMIs),
-			run: func(ctx context.Context, h *Harness, op Op) error {
-				return h.Cluster.Apply(ctx, newVMI(op.Target))
+			run: func(ctx context.Context, s system, op Op) error {
+				return s.apply(ctx, newVMI(op.Target))
 			}},
 		{name: "delete-vmi", weight: 3, gen: guest,
-			run: func(ctx context.Context, h *Harness, op Op) error {
-				key, err := guestKey(ctx, h, op.Target)
+			run: func(ctx context.Context, s system, op Op) error {
+				key, err := guestKey(ctx, s.st(), op.Target)
 				if err != nil {
 					return err
 				}
-				return deleteKey(ctx, h, key, &virtkit.VirtualMachineInstance{})
+				return deleteKey(ctx, s.st(), key, &virtkit.VirtualMachineInstance{})
 			}},
 		{name: "pause", weight: 3, gen: guest, run: onGuest(actions.Pause)},
 		{name: "unpause", weight: 3, gen: guest, run: onGuest(actions.Unpause)},
@@ -170,98 +173,98 @@ func operations() []opSpec {
 			return err
 		})},
 		{name: "cancel-migration", weight: 3, gen: guest,
-			run: func(ctx context.Context, h *Harness, op Op) error {
-				key, err := guestKey(ctx, h, op.Target)
+			run: func(ctx context.Context, s system, op Op) error {
+				key, err := guestKey(ctx, s.st(), op.Target)
 				if err != nil {
 					return err
 				}
-				mig, err := activeMigration(ctx, h.Store, key)
+				mig, err := activeMigration(ctx, s.st(), key)
 				if err != nil || mig == nil {
 					return err
 				}
-				return h.Store.Delete(ctx, mig, store.DeleteOptions{})
+				return s.st().Delete(ctx, mig, store.DeleteOptions{})
 			}},
 		// ReplicaSets and MigrationPolicies.
 		{name: "apply-rs", weight: 3,
 			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "rs", poolRSs), N: r.IntN(maxReplica + 1)} },
-			run: func(ctx context.Context, h *Harness, op Op) error {
-				return h.Cluster.Apply(ctx, newReplicaSet(op.Target, int32(op.N)))
+			run: func(ctx context.Context, s system, op Op) error {
+				return s.apply(ctx, newReplicaSet(op.Target, int32(op.N)))
 			}},
 		{name: "scale", weight: 4,
 			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "rs", poolRSs), N: r.IntN(maxReplica + 1)} },
-			run: func(ctx context.Context, h *Harness, op Op) error {
+			run: func(ctx context.Context, s system, op Op) error {
 				rs := &virtkit.VirtualMachineInstanceReplicaSet{}
-				if err := h.Store.Get(ctx, store.Key{Namespace: Namespace, Name: op.Target}, rs); err != nil {
+				if err := s.st().Get(ctx, store.Key{Namespace: Namespace, Name: op.Target}, rs); err != nil {
 					return err
 				}
 				n := int32(op.N)
 				rs.Spec.Replicas = &n
-				return h.Store.Update(ctx, rs)
+				return s.st().Update(ctx, rs)
 			}},
 		{name: "delete-rs", weight: 1,
 			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "rs", poolRSs), N: r.IntN(len(deletePolicies))} },
-			run: func(ctx context.Context, h *Harness, op Op) error {
-				return deleteOwner(ctx, h, op, &virtkit.VirtualMachineInstanceReplicaSet{})
+			run: func(ctx context.Context, s system, op Op) error {
+				return deleteOwner(ctx, s, op, &virtkit.VirtualMachineInstanceReplicaSet{})
 			}},
 		{name: "apply-migration-policy", weight: 1,
 			gen: func(r *rand.Rand) Op { return Op{Target: "mp-0", N: r.IntN(4)} },
-			run: func(ctx context.Context, h *Harness, op Op) error {
+			run: func(ctx context.Context, s system, op Op) error {
 				bw := []string{"16Mi", "64Mi", "1Gi", "8Mi"}[op.N%4]
-				return h.Cluster.Apply(ctx, newMigrationPolicy(op.Target, op.N%2 == 1, bw))
+				return s.apply(ctx, newMigrationPolicy(op.Target, op.N%2 == 1, bw))
 			}},
 		{name: "delete-migration-policy", weight: 1, gen: func(*rand.Rand) Op { return Op{Target: "mp-0"} },
-			run: func(ctx context.Context, h *Harness, op Op) error {
-				return deleteKey(ctx, h, store.Key{Name: op.Target}, &virtkit.MigrationPolicy{})
+			run: func(ctx context.Context, s system, op Op) error {
+				return deleteKey(ctx, s.st(), store.Key{Name: op.Target}, &virtkit.MigrationPolicy{})
 			}},
 
 		// Faults.
 		{name: "crash-agent", fault: true, weight: 2, gen: node,
-			run: func(ctx context.Context, h *Harness, op Op) error {
+			run: inProcess(func(ctx context.Context, h *Harness, op Op) error {
 				if !h.Cluster.AgentRunning(op.Target) {
 					return nil
 				}
 				return h.Cluster.CrashAgent(ctx, op.Target)
-			}},
+			})},
 		{name: "restart-agent", fault: true, weight: 3, gen: node,
-			run: func(ctx context.Context, h *Harness, op Op) error {
+			run: inProcess(func(ctx context.Context, h *Harness, op Op) error {
 				if h.Cluster.AgentRunning(op.Target) {
 					return nil
 				}
 				return h.Cluster.RestartAgent(ctx, op.Target)
-			}},
-		{name: "partition", fault: true, weight: 2, gen: node, run: setLink(linkPartitioned)},
-		{name: "freeze", fault: true, weight: 1, gen: node, run: setLink(linkFrozen)},
-		{name: "heal", fault: true, weight: 3, gen: node, run: setLink(linkUp)},
+			})},
+		{name: "partition", fault: true, weight: 2, gen: node, run: inProcess(setLink(linkPartitioned))},
+		{name: "freeze", fault: true, weight: 1, gen: node, run: inProcess(setLink(linkFrozen))},
+		{name: "heal", fault: true, weight: 3, gen: node, run: inProcess(setLink(linkUp))},
 		{name: "store-conflicts", fault: true, weight: 1,
 			gen: func(r *rand.Rand) Op { return Op{N: []int{0, 10, 30}[r.IntN(3)]} },
-			run: func(_ context.Context, h *Harness, op Op) error { h.faults.setConflicts(op.N); return nil }},
+			run: inProcess(func(_ context.Context, h *Harness, op Op) error { h.faults.setConflicts(op.N); return nil })},
 		{name: "store-latency", fault: true, weight: 1,
 			gen: func(r *rand.Rand) Op { return Op{N: []int{0, 50, 500, 3000}[r.IntN(4)]} },
-			run: func(_ context.Context, h *Harness, op Op) error {
+			run: inProcess(func(_ context.Context, h *Harness, op Op) error {
 				h.faults.setLatency(time.Duration(op.N) * time.Millisecond)
 				return nil
-			}},
-		{name: "crash-guest", fault: true, weight: 2, gen: guest, run: onDomain(func(ctx context.Context, h *Harness, node, domain string) error {
+			})},
+		{name: "crash-guest", fault: true, weight: 2, gen: guest, run: inProcess(onDomain(func(ctx context.Context, h *Harness, node, domain string) error {
 			return h.Host(node).CrashGuest(ctx, domain)
-		})},
-		{name: "guest-agent-gone", fault: true, weight: 2, gen: guest, run: onDomain(func(ctx context.Context, h *Harness, node, domain string) error {
+		}))},
+		{name: "guest-agent-gone", fault: true, weight: 2, gen: guest, run: inProcess(onDomain(func(ctx context.Context, h *Harness, node, domain string) error {
 			return h.Host(node).DisconnectGuestAgent(ctx, domain)
-		})},
-		{name: "cut-migration", fault: true, weight: 3, gen: guest, run: onDomain(func(ctx context.Context, h *Harness, node, domain string) error {
+		}))},
+		{name: "cut-migration", fault: true, weight: 3, gen: guest, run: inProcess(onDomain(func(ctx context.Context, h *Harness, node, domain string) error {
 			_, err := h.Host(node).CutMigration(ctx, domain)
 			return err
-		})},
+		}))},
 	}, lifecycleOps()...)
 }
 
 // onGuest runs a virtctl-like VMI verb on the op's guest.
-func onGuest(verb func(ctx context.Context, st store.Store, key store.Key) error) func(context.Context, *Harness, Op) error {
-	return func(ctx context.Context, h *Harness, op Op) error {
-		key, err := guestKey(ctx, h, op.Target)
+func onGuest(verb func(ctx context.Context, st store.Store, key store.Key) error) func(context.Context, system, Op) error {
+	return func(ctx context.Context, s system, op Op) error {
+		key, err := guestKey(ctx, s.st(), op.Target)
 		if err != nil {
 			return err
 		}
-		return verb(ctx, h.Store, key)
+		return verb(ctx, s.st(), key)
 	}
 }
 
@@ -269,7 +272,7 @@ func onGuest(verb func(ctx context.Context, st store.Store, key store.Key) error
 // domain.
 func onDomain(fault func(ctx context.Context, h *Harness, node, domain string) error) func(context.Context, *Harness, Op) error {
 	return func(ctx context.Context, h *Harness, op Op) error {
-		key, err := guestKey(ctx, h, op.Target)
+		key, err := guestKey(ctx, h.Store, op.Target)
 		if err != nil {
 			return err
 		}
@@ -300,13 +303,13 @@ func setLink(m linkMode) func(context.Context, *Harness, Op) error {
 
 // guestKey resolves a guest name of the pools: "rs-0#1" is the second of
 // rs-0's VMIs by name (not found when it has fewer).
-func guestKey(ctx context.Context, h *Harness, target string) (store.Key, error) {
+func guestKey(ctx context.Context, st store.Store, target string) (store.Key, error) {
 	rs, idx, ok := strings.Cut(target, "#")
 	if !ok {
 		return store.Key{Namespace: Namespace, Name: target}, nil
 	}
 	var list virtkit.VirtualMachineInstanceList
-	if err := h.Store.List(ctx, &list, store.ListOptions{Namespace: Namespace}); err != nil {
+	if err := st.List(ctx, &list, store.ListOptions{Namespace: Namespace}); err != nil {
 		return store.Key{}, err
 	}
 	var names []string
@@ -323,11 +326,11 @@ func guestKey(ctx context.Context, h *Harness, target string) (store.Key, error)
 	return store.Key{Namespace: Namespace, Name: names[i]}, nil
 }
 
-func deleteKey(ctx context.Context, h *Harness, key store.Key, obj virtkit.Object) error {
-	if err := h.Store.Get(ctx, key, obj); err != nil {
+func deleteKey(ctx context.Context, st store.Store, key store.Key, obj virtkit.Object) error {
+	if err := st.Get(ctx, key, obj); err != nil {
 		return err
 	}
-	return h.Store.Delete(ctx, obj, store.DeleteOptions{})
+	return st.Delete(ctx, obj, store.DeleteOptions{})
 }
 
 // activeMigration is the newest migration of the VMI at key that has not

@@ -104,25 +104,25 @@ func lifecycleOps() []opSpec {
 	node := func(r *rand.Rand) Op { return Op{Target: pickNode(r)} }
 	return []opSpec{
 		{name: "cordon", weight: 1, gen: node,
-			run: func(ctx context.Context, h *Harness, op Op) error { return h.Cluster.Cordon(ctx, op.Target) }},
+			run: func(ctx context.Context, s system, op Op) error { return s.cordon(ctx, op.Target) }},
 		{name: "uncordon", weight: 2, gen: node,
-			run: func(ctx context.Context, h *Harness, op Op) error { return h.Cluster.Uncordon(ctx, op.Target) }},
+			run: func(ctx context.Context, s system, op Op) error { return s.uncordon(ctx, op.Target) }},
 		{name: "drain", weight: 1,
 			gen: func(r *rand.Rand) Op { return Op{Target: pickNode(r), N: []int{10, 60, 300}[r.IntN(3)]} },
 			run: runDrain},
 		{name: "acpi-ignore", fault: true, weight: 2, gen: func(r *rand.Rand) Op { return Op{Target: pickGuest(r)} },
-			run: onDomain(func(_ context.Context, h *Harness, node, domain string) error {
+			run: inProcess(onDomain(func(_ context.Context, h *Harness, node, domain string) error {
 				h.setACPI(node, domain, sim.ACPIBehaviour{Ignore: true})
 				return nil
-			})},
+			}))},
 		{name: "acpi-delay", fault: true, weight: 2,
 			gen: func(r *rand.Rand) Op { return Op{Target: pickGuest(r), N: acpiDelays[r.IntN(len(acpiDelays))]} },
-			run: func(ctx context.Context, h *Harness, op Op) error {
+			run: inProcess(func(ctx context.Context, h *Harness, op Op) error {
 				return onDomain(func(_ context.Context, h *Harness, node, domain string) error {
 					h.setACPI(node, domain, sim.ACPIBehaviour{Delay: time.Duration(op.N) * time.Second})
 					return nil
 				})(ctx, h, op)
-			}},
+			})},
 	}
 }
 
@@ -137,19 +137,21 @@ func (h *Harness) setACPI(node, domain string, b sim.ACPIBehaviour) {
 // runDrain drains a node in the background until it is empty or op.N
 // virtual seconds have passed: a drain left incomplete (a VMI that cannot
 // migrate) is an outcome, not an error.
-func runDrain(ctx context.Context, h *Harness, op Op) error {
+func runDrain(ctx context.Context, s system, op Op) error {
 	dctx, cancel := context.WithCancel(ctx)
-	t := h.Clock.AfterFunc(time.Duration(op.N)*time.Second, cancel)
-	h.life.mu.Lock()
-	h.life.cancels = append(h.life.cancels, cancel)
-	h.life.mu.Unlock()
-	h.life.drains.Go(func() {
-		defer t.Stop()
-		err := h.Cluster.Drain(dctx, op.Target, controller.DrainOptions{})
-		if err != nil && !errors.Is(err, controller.ErrDrainIncomplete) && !expected(err) {
-			h.life.mu.Lock()
-			h.life.errs = append(h.life.errs, "drain "+op.Target+": "+err.Error())
-			h.life.mu.Unlock()
+	stop := s.afterFunc(time.Duration(op.N)*time.Second, cancel)
+	life := s.lifecycle()
+	life.mu.Lock()
+	life.cancels = append(life.cancels, cancel)
+	life.mu.Unlock()
+	life.drains.Go(func() {
+		defer stop()
+		err := s.drain(dctx, op.Target, controller.DrainOptions{})
+		if err != nil && !errors.Is(err, controller.ErrDrainIncomplete) && !expected(err) && dctx.Err() == nil {
+			// (An error once the drain's time is up is its end.)
+			life.mu.Lock()
+			life.errs = append(life.errs, "drain "+op.Target+": "+err.Error())
+			life.mu.Unlock()
 		}
 	})
 	return nil
@@ -157,15 +159,15 @@ func runDrain(ctx context.Context, h *Harness, op Op) error {
 
 // deleteOwner deletes a VM or ReplicaSet with the op's propagation policy
 // and records what it owned.
-func deleteOwner(ctx context.Context, h *Harness, op Op, obj virtkit.Object) error {
+func deleteOwner(ctx context.Context, s system, op Op, obj virtkit.Object) error {
 	key := store.Key{Namespace: Namespace, Name: op.Target}
-	if err := h.Store.Get(ctx, key, obj); err != nil {
+	if err := s.st().Get(ctx, key, obj); err != nil {
 		return err
 	}
 	policy := deletePolicies[op.N%len(deletePolicies)]
 	d := ownerDelete{owner: op.Target, uid: obj.GetUID(), policy: policy, vmis: map[types.UID]string{}, step: -1}
 	var list virtkit.VirtualMachineInstanceList
-	if err := h.Store.List(ctx, &list, store.ListOptions{Namespace: Namespace}); err != nil {
+	if err := s.st().List(ctx, &list, store.ListOptions{Namespace: Namespace}); err != nil {
 		return err
 	}
 	owned := 0
@@ -186,23 +188,23 @@ func deleteOwner(ctx context.Context, h *Harness, op Op, obj virtkit.Object) err
 		// those deletes are the owner's, not the propagation's.
 		clear(d.vmis)
 	}
-	if err := h.Store.Delete(ctx, obj, store.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+	if err := s.st().Delete(ctx, obj, store.DeleteOptions{PropagationPolicy: &policy}); err != nil {
 		return err
 	}
-	h.life.addDelete(d)
+	s.lifecycle().addDelete(d)
 	return nil
 }
 
 // stopRecordOf describes a stop of a VM's Running VMI so that the checker
 // can follow its shutdown once the stop is accepted; nil when there is
 // nothing to follow (no such VMI, or not one the VM controls).
-func stopRecordOf(ctx context.Context, h *Harness, vm string) *stopRecord {
+func stopRecordOf(ctx context.Context, s system, vm string) *stopRecord {
 	v := &virtkit.VirtualMachineInstance{}
-	if err := h.Store.Get(ctx, store.Key{Namespace: Namespace, Name: vm}, v); err != nil {
+	if err := s.st().Get(ctx, store.Key{Namespace: Namespace, Name: vm}, v); err != nil {
 		return nil
 	}
 	owner := &virtkit.VirtualMachine{}
-	if err := h.Store.Get(ctx, store.Key{Namespace: Namespace, Name: vm}, owner); err != nil || owner.DeletionTimestamp != nil {
+	if err := s.st().Get(ctx, store.Key{Namespace: Namespace, Name: vm}, owner); err != nil || owner.DeletionTimestamp != nil {
 		return nil // a stop of a VM gone or going does not reach an orphaned VMI
 	}
 	if ref := metav1.GetControllerOf(v); ref == nil || ref.UID != owner.UID {
@@ -216,8 +218,9 @@ func stopRecordOf(ctx context.Context, h *Harness, vm string) *stopRecord {
 	if g := v.Spec.TerminationGracePeriodSeconds; g != nil {
 		grace = time.Duration(*g) * time.Second
 	}
-	h.life.mu.Lock()
-	b, set := h.life.acpi[v.Status.NodeName+"/"+Namespace+"_"+vm]
+	life := s.lifecycle()
+	life.mu.Lock()
+	b, set := life.acpi[v.Status.NodeName+"/"+Namespace+"_"+vm]
 	answer := b.Delay
 	switch {
 	case b.Ignore:
@@ -229,11 +232,9 @@ func stopRecordOf(ctx context.Context, h *Harness, vm string) *stopRecord {
 	// the store is slow) ends as KubeVirt ends it when virt-handler is
 	// unresponsive: the control plane fails the VMI over once the node's
 	// heartbeat is stale, with no graceful shutdown to follow.
-	node := v.Status.NodeName
-	link := h.links[node]
-	clean := h.Cluster.AgentRunning(node) && (link == nil || link.up()) && !h.faults.slow()
-	h.life.mu.Unlock()
-	return &stopRecord{vm: vm, vmi: v.UID, at: h.Clock.Now(), grace: grace, answer: answer, clean: clean}
+	life.mu.Unlock()
+	clean := s.undisturbed(v.Status.NodeName)
+	return &stopRecord{vm: vm, vmi: v.UID, at: s.now(), grace: grace, answer: answer, clean: clean}
 }
 
 // addStop follows an accepted stop (nil: nothing to follow).

@@ -35,6 +35,10 @@ type Config struct {
 	// Timeout bounds one run's wall time (default 2 minutes): a cluster
 	// that never settles is a violation (InvStuck), not a hung test.
 	Timeout time.Duration
+	// MultiProcess draws from the multi-process mode's table (see
+	// RunMultiProcess): the same rows, without those that need the
+	// embedded cluster, and a controller restart.
+	MultiProcess bool
 }
 
 func (c Config) withDefaults() Config {
@@ -78,7 +82,7 @@ func Generate(cfg Config) []Op {
 	r := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed))
 	var specs []opSpec
 	total := 0
-	for _, s := range operations() {
+	for _, s := range tableOf(cfg) {
 		if _, off := cfg.Disabled[s.name]; off {
 			continue
 		}
@@ -133,6 +137,11 @@ func Generate(cfg Config) []Op {
 type Outcome struct {
 	Errors     []string
 	Violations []Violation
+	// Logs are the processes' log tails of a failed multi-process run.
+	Logs string
+	// Summary says how a multi-process run converged (what the final
+	// checks read).
+	Summary string
 }
 
 // Failed reports whether any invariant broke.

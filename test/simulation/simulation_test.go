@@ -37,6 +37,9 @@ func TestSimulation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation: not in -short")
 	}
+	if *flagMultiProcess {
+		t.Skip("simulation: -multiprocess runs TestMultiProcess only")
+	}
 	ctx := context.Background()
 	disabled := switches(t)
 	for name, why := range disabled {

@@ -80,6 +80,24 @@ func (r *Recorder) Changes() ([]Change, []error) {
 	return out, errs
 }
 
+// ChangesSince returns the changes that arrived after the first n (in
+// arrival order), sorted by resourceVersion, with how many have arrived
+// and the watch errors. Each kind has its own watch: on real time a
+// change of one kind can arrive after a later change of another, so a
+// reader that goes on from where it stopped counts arrivals, not
+// positions in resourceVersion order.
+func (r *Recorder) ChangesSince(n int) (changes []Change, total int, errs []error) {
+	r.mu.Lock()
+	if n < len(r.changes) {
+		changes = append([]Change(nil), r.changes[n:]...)
+	}
+	total = len(r.changes)
+	errs = append([]error(nil), r.errs...)
+	r.mu.Unlock()
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].RV < changes[j].RV })
+	return changes, total, errs
+}
+
 // Trace renders the run as the state every changed object settled in at
 // each virtual instant, one line per object and instant: the instant,
 // kind, key, "deleted" or "stored", and the object as JSON without

@@ -1,0 +1,178 @@
+package simulation
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit/internal/etcdproc"
+	"github.com/virtkit/virtkit/internal/testenv"
+)
+
+var (
+	flagMultiProcess = flag.Bool("multiprocess", false,
+		"TestMultiProcess runs -seeds (or -seed) with -ops instead of its CI budget; TestSimulation then skips")
+	flagMPConverge = flag.Duration("mp-converge", 90*time.Second, "multi-process mode: how long the cluster has to converge once the faults heal")
+	flagMPScale    = flag.Int("mp-time-scale", 10, "multi-process mode: an operation's advance of time divided by this is the real pause after it")
+	flagMPMaxPause = flag.Duration("mp-max-pause", 2*time.Second, "multi-process mode: the longest real pause after an operation")
+)
+
+// binaryEnv names a prebuilt virtkit command for the multi-process mode.
+const binaryEnv = "VIRTKIT_BIN"
+
+// mpBudget is the multi-process CI budget: one seed, ten operations.
+const (
+	mpBudgetSeeds = 1
+	mpBudgetOps   = 10
+)
+
+// TestMultiProcess runs the seeded operations against separate processes:
+// a real etcd server, `virtkit controller` and three `virtkit node` agents
+// on the simulated hypervisor. go test ./test/simulation -run
+// TestMultiProcess -args -multiprocess -seeds FROM:TO -ops N.
+func TestMultiProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process simulation: not in -short")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	etcdBin, err := etcdproc.FindBinary(root)
+	if err != nil {
+		testenv.Unavailable(t, "multi-process simulation needs an etcd server: "+err.Error())
+	}
+	bin := virtkitBinary(t)
+	disabled := mpSwitches(t)
+	for name, why := range disabled {
+		t.Logf("disabled: %s (%s)", name, why)
+	}
+	left := mpLeftOut()
+	for _, name := range slices.Sorted(maps.Keys(left)) {
+		t.Logf("not in this mode: %s (%s)", name, left[name])
+	}
+	from, to, ops := int64(1), int64(mpBudgetSeeds), mpBudgetOps
+	if *flagMultiProcess {
+		ops = *flagOps
+		switch {
+		case *flagSeed != 0:
+			from, to = *flagSeed, *flagSeed
+		case *flagSeeds != "":
+			from, to, err = parseSeeds(*flagSeeds)
+			require.NoError(t, err)
+		}
+	}
+	start := time.Now()
+	passed, failed, steps := 0, 0, 0
+	for seed := from; seed <= to; seed++ {
+		cfg := Config{Seed: seed, Ops: ops, Disabled: disabled, MultiProcess: true}
+		opLog := Generate(cfg)
+		steps += len(opLog)
+		dir := filepath.Join(t.TempDir(), fmt.Sprintf("seed-%d", seed))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		began := time.Now()
+		out, err := RunMultiProcess(context.Background(), cfg, opLog,
+			MultiProcessOptions{Binary: bin, EtcdBinary: etcdBin, Dir: dir, Converge: *flagMPConverge,
+				TimeScale: *flagMPScale, MaxPause: *flagMPMaxPause})
+		if err != nil {
+			t.Logf("seed=%d processes' logs:\n%s", seed, out.Logs)
+		}
+		require.NoError(t, err, "seed %d", seed)
+		t.Logf("seed=%d: %d ops in %s; %s", seed, len(opLog), time.Since(began).Round(time.Millisecond), out.Summary)
+		if report(t, cfg, opLog, out, false) {
+			t.Logf("seed=%d processes' logs:\n%s", seed, out.Logs)
+			failed++
+		} else {
+			passed++
+		}
+	}
+	el := time.Since(start)
+	t.Logf("multi-process: %d seeds, %d ops in %s", passed+failed, steps, el.Round(time.Millisecond))
+	fmt.Printf("multi-process: %d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		t.Fail()
+	}
+}
+
+// virtkitBinary is $VIRTKIT_BIN or the virtkit command built for this test.
+func virtkitBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv(binaryEnv); p != "" {
+		_, err := os.Stat(p)
+		require.NoError(t, err, "$%s", binaryEnv)
+		return p
+	}
+	bin := filepath.Join(t.TempDir(), "virtkit")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/virtkit/virtkit/cmd/virtkit")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building virtkit: %s", out)
+	return bin
+}
+
+// mpSwitches is the disabled set of the multi-process mode: -enable and
+// -disable name rows of its table.
+func mpSwitches(t *testing.T) map[string]string {
+	t.Helper()
+	disabled := DefaultDisabled()
+	known := map[string]bool{}
+	for _, s := range mpOperations() {
+		known[s.name] = true
+	}
+	for _, n := range split(*flagEnable) {
+		if n == "all" {
+			disabled = map[string]string{}
+			continue
+		}
+		require.True(t, known[n], "-enable: %q is not an operation of the multi-process mode", n)
+		delete(disabled, n)
+	}
+	for _, n := range split(*flagDisable) {
+		require.True(t, known[n], "-disable: %q is not an operation of the multi-process mode", n)
+		disabled[n] = "disabled by -disable"
+	}
+	return disabled
+}
+
+// TestMultiProcessTable checks the multi-process table: the embedded
+// cluster's rows in the same order, those left out gone, every fault
+// acting on the processes.
+func TestMultiProcessTable(t *testing.T) {
+	left := mpLeftOut()
+	var want []string
+	for _, s := range operations() {
+		if _, drop := left[s.name]; !drop {
+			want = append(want, s.name)
+		}
+	}
+	var got []string
+	for _, s := range mpOperations() {
+		got = append(got, s.name)
+	}
+	require.Equal(t, append(want, "restart-controller"), got)
+	for name := range left {
+		require.NotContains(t, got, name)
+	}
+	ops := Generate(Config{Seed: 7, Ops: 200, MultiProcess: true})
+	for _, op := range ops {
+		_, drop := left[op.Name]
+		require.False(t, drop, "%s drawn", op)
+	}
+	require.True(t, strings.Contains(fmt.Sprint(ops), "restart-controller"), "200 draws include a controller restart")
+	// A row of the embedded cluster's hooks run against processes is an
+	// error that ends the run, not a user's refused request.
+	err := inProcess(func(context.Context, *Harness, Op) error { return nil })(t.Context(), &multiProcess{}, Op{Name: "x"})
+	require.ErrorIs(t, err, errInProcessOnly)
+	require.False(t, expected(err))
+	// The embedded cluster never draws the processes' own fault.
+	for _, op := range Generate(Config{Seed: 7, Ops: 200}) {
+		require.NotEqual(t, "restart-controller", op.Name)
+	}
+}
