@@ -26,7 +26,7 @@ type scaleREST struct {
 }
 
 var (
-	_ rest.Patcher                   = (*scaleREST)(nil)
+	_ rest.Patcher                  = (*scaleREST)(nil)
 	_ rest.GroupVersionKindProvider = (*scaleREST)(nil)
 )
 

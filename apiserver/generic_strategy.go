@@ -35,9 +35,9 @@ type kindStrategy struct {
 }
 
 var (
-	_ rest.RESTCreateStrategy = kindStrategy{}
-	_ rest.RESTUpdateStrategy = kindStrategy{}
-	_ rest.RESTDeleteStrategy = kindStrategy{}
+	_ rest.RESTCreateStrategy  = kindStrategy{}
+	_ rest.RESTUpdateStrategy  = kindStrategy{}
+	_ rest.RESTDeleteStrategy  = kindStrategy{}
 	_ rest.ResetFieldsStrategy = kindStrategy{}
 )
 
