@@ -292,7 +292,8 @@ func kubectlScenario(t *testing.T, kc string, guestInfo bool) {
 	k.ok(ctx, "patch", "vm", "vm-api", "--type", "json", "-p", `[{"op":"add","path":"/metadata/labels/tier","value":"gold"}]`)
 	assert.Contains(t, k.ok(ctx, "get", "vm", "vm-api", "-o", "jsonpath={.metadata.labels.tier} {.spec.runStrategy}"), "gold Halted")
 
-	// Authorization: alice may use team-a only.
+	// Authorization: alice may use team-a only, which an admin creates.
+	assert.Contains(t, k.ok(ctx, "create", "namespace", "team-a"), "namespace/team-a created")
 	aliceKC := kubectl{t: t, kubeconfig: tokenKubeconfig(t, kc, "alice-token")}
 	assert.Contains(t, aliceKC.fails(ctx, "get", "vms", "-n", "default"), "Forbidden")
 	assert.Contains(t, aliceKC.fails(ctx, "get", "vms", "-A"), "Forbidden")
