@@ -96,9 +96,36 @@ func genericKinds() ([]*genericKind, error) {
 				"status.phase":    func(o virtkit.Object) string { return string(o.(*virtkit.VirtualMachineInstance).Status.Phase) },
 			}
 		}
+		if gvk.Kind == virtkit.KindEvent {
+			k.fields = eventFields()
+		}
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// eventFields are the selectable fields of events.k8s.io Events: what they
+// regard (virtkit describe selects by it), reason, type and reporting
+// controller.
+func eventFields() map[string]func(virtkit.Object) string {
+	ref := func(f func(virtkit.ObjectReference) string) func(virtkit.Object) string {
+		return func(o virtkit.Object) string { return f(o.(*virtkit.Event).Regarding) }
+	}
+	ev := func(f func(*virtkit.Event) string) func(virtkit.Object) string {
+		return func(o virtkit.Object) string { return f(o.(*virtkit.Event)) }
+	}
+	return map[string]func(virtkit.Object) string{
+		"regarding.kind":            ref(func(r virtkit.ObjectReference) string { return r.Kind }),
+		"regarding.namespace":       ref(func(r virtkit.ObjectReference) string { return r.Namespace }),
+		"regarding.name":            ref(func(r virtkit.ObjectReference) string { return r.Name }),
+		"regarding.uid":             ref(func(r virtkit.ObjectReference) string { return string(r.UID) }),
+		"regarding.apiVersion":      ref(func(r virtkit.ObjectReference) string { return r.APIVersion }),
+		"regarding.resourceVersion": ref(func(r virtkit.ObjectReference) string { return r.ResourceVersion }),
+		"regarding.fieldPath":       ref(func(r virtkit.ObjectReference) string { return r.FieldPath }),
+		"reason":                    ev(func(e *virtkit.Event) string { return e.Reason }),
+		"type":                      ev(func(e *virtkit.Event) string { return e.Type }),
+		"reportingController":       ev(func(e *virtkit.Event) string { return e.ReportingController }),
+	}
 }
 
 // newGenericScheme registers the kinds under their version and, as the

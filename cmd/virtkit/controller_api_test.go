@@ -13,6 +13,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/virtkit/virtkit/store/etcd/etcdtest"
 )
@@ -310,6 +314,18 @@ func kubectlScenario(t *testing.T, kc string, guestInfo bool) {
 	// Delete; NotFound afterwards.
 	assert.Contains(t, k.ok(ctx, "delete", "vm", "vm-api"), `virtualmachine.kubevirt.io "vm-api" deleted`)
 	assert.Contains(t, k.fails(ctx, "get", "vm", "vm-api"), "NotFound")
+}
+
+// createNamespace creates a namespace through the API of kubeconfig, as a
+// Kubernetes user does before writing into it.
+func createNamespace(t *testing.T, kubeconfig, name string) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	_, err = client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	require.NoError(t, err)
 }
 
 // tokenKubeconfig writes a copy of the admin kubeconfig that authenticates
