@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
 
 	"github.com/virtkit/virtkit/apiserver"
 	"github.com/virtkit/virtkit/apiserver/rbac"
@@ -142,4 +144,13 @@ spec:
       - name: containerdisk
         containerDisk: {image: quay.io/kubevirt/cirros-container-disk-demo}
 `, name, ns, runStrategy, name)
+}
+
+// anonymousAdmin returns a plain HTTP client authenticated by the admin
+// certificate.
+func (ts *testServer) anonymousAdmin(t testing.TB) *http.Client {
+	t.Helper()
+	tr, err := rest.TransportFor(ts.admin())
+	require.NoError(t, err)
+	return &http.Client{Transport: tr}
 }
