@@ -180,7 +180,7 @@ func (f *apiFlags) newServer(st store.Store, defaults virtkit.DefaultOptions, au
 	}
 	if f.maxWatches != 0 || f.maxWatchesPerUser != 0 {
 		return nil, errors.New("--api-max-watches, --api-max-watches-per-user: not supported by the generic API server " +
-			"(watches are bounded by --api-max-requests-inflight's library and the request timeout); use --api-legacy-server")
+			"(watches are long-running requests it does not count); use --api-legacy-server")
 	}
 	backend, ok := st.(kubestorage.Backend)
 	if !ok {
