@@ -24,7 +24,6 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-
 const vmiManifest = `apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance
 metadata: {name: vmi1, namespace: default}

@@ -60,11 +60,11 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&f.maxStreamsPerUser, "api-max-streams-per-user", 0,
 		fmt.Sprintf("one user's console, vnc and port-forward streams open at once (0: %d)", apiserver.DefaultMaxStreamsPerUser))
 	fs.IntVar(&f.maxInFlight, "api-max-requests-inflight", 0,
-		fmt.Sprintf("requests served at once, watches and streams apart; more are refused with 429 TooManyRequests (0: %d)", apiserver.DefaultMaxRequestsInFlight))
+		fmt.Sprintf("requests served at once, watches and streams apart; more are refused with 429 TooManyRequests (0: %d, or the generic server library's 400)", apiserver.DefaultMaxRequestsInFlight))
 	fs.IntVar(&f.maxWatches, "api-max-watches", 0,
-		fmt.Sprintf("watches open at once, more are refused with 429 TooManyRequests (0: %d)", apiserver.DefaultMaxWatches))
+		fmt.Sprintf("watches open at once, more are refused with 429 TooManyRequests (0: %d; with --api-legacy-server only)", apiserver.DefaultMaxWatches))
 	fs.IntVar(&f.maxWatchesPerUser, "api-max-watches-per-user", 0,
-		fmt.Sprintf("one user's watches open at once (0: %d)", apiserver.DefaultMaxWatchesPerUser))
+		fmt.Sprintf("one user's watches open at once (0: %d; with --api-legacy-server only)", apiserver.DefaultMaxWatchesPerUser))
 	fs.IntVar(&f.maxConnections, "api-max-connections", 0,
 		fmt.Sprintf("connections open at once, more are closed when accepted (0: %d)", apiserver.DefaultMaxConnections))
 	fs.BoolVar(&f.legacy, "api-legacy-server", false,
