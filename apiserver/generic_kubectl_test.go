@@ -59,6 +59,7 @@ func TestGenericKubectl(t *testing.T) {
 	})
 
 	t.Run("explain", func(t *testing.T) {
+		assert.Contains(t, k.ok("", "explain", "vm.spec.template"), "spec")
 		out := k.ok("", "explain", "vm.spec.template.spec.domain")
 		assert.Contains(t, out, "VirtualMachine")
 		assert.Contains(t, out, "devices")

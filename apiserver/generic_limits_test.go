@@ -2,13 +2,19 @@ package apiserver_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/virtkit/virtkit/apiserver"
@@ -79,6 +85,32 @@ func TestGenericLimits(t *testing.T) {
 		assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 		close(g.release)
 		assert.Equal(t, http.StatusOK, <-done)
+	})
+	t.Run("json patch copies", func(t *testing.T) {
+		ts := startGeneric(t, apiserver.GenericOptions{})
+		dyn, err := dynamic.NewForConfig(ts.admin())
+		require.NoError(t, err)
+		vms := dyn.Resource(vmGVR).Namespace("default")
+		_, err = vms.Create(t.Context(), unstructuredOf(t, vmManifest("default", "big", "Halted")), metav1.CreateOptions{})
+		require.NoError(t, err)
+		// Sixty copies of a 64 KiB annotation, each removed again: past
+		// the library's bound on the bytes a patch copies (3 MiB), the
+		// patch is refused although its result is small.
+		patch := func(copies int) error {
+			ops := []string{`{"op":"add","path":"/metadata/annotations","value":{"a":"` + strings.Repeat("x", 64<<10) + `"}}`}
+			for i := range copies {
+				// Copied and removed: the result stays small, the bytes
+				// copied add up.
+				ops = append(ops, fmt.Sprintf(`{"op":"copy","from":"/metadata/annotations/a","path":"/metadata/annotations/b%d"}`, i),
+					fmt.Sprintf(`{"op":"remove","path":"/metadata/annotations/b%d"}`, i))
+			}
+			_, err := vms.Patch(t.Context(), "big", types.JSONPatchType, []byte("["+strings.Join(ops, ",")+"]"), metav1.PatchOptions{})
+			return err
+		}
+		require.NoError(t, patch(2), "a few copies are fine")
+		err = patch(60)
+		require.Error(t, err)
+		assert.True(t, apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsInvalid(err), "%v", err)
 	})
 	t.Run("request timeout", func(t *testing.T) {
 		g := blockingGuest{entered: make(chan struct{}, 1), release: make(chan struct{})}
