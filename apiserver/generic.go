@@ -25,6 +25,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/authorization/union"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
@@ -92,6 +93,13 @@ type GenericOptions struct {
 	// Version is the gitVersion of the version subresource of
 	// subresources.kubevirt.io; "" is the build's.
 	Version string
+	// WatchCache puts the library's watch cache in front of every
+	// resource's storage, as kube-apiserver does: watches are served from
+	// memory and get periodic bookmarks (about once a minute) when they
+	// ask for them (allowWatchBookmarks). Without it watches read the
+	// store directly and get only the bookmark that ends their initial
+	// events.
+	WatchCache bool
 }
 
 // GenericServer serves virtkit's API through Kubernetes' generic API
@@ -240,7 +248,7 @@ func installGroups(s *genericapiserver.GenericAPIServer, opts GenericOptions, ki
 	}
 	coreCodecs := serializer.NewCodecFactory(coreScheme)
 	core, err := apicorev1.NewAPIGroupInfo(apicorev1.Options{
-		RESTOptions: kubestorage.RESTOptionsGetter(opts.Store, kubestorage.Options{
+		RESTOptions: restOptions(opts, kubestorage.Options{
 			Codec: coreCodecs.LegacyCodec(apicorev1.GroupVersion), EnableGarbageCollection: true}),
 		Store: opts.Store,
 		Clock: opts.Clock,
@@ -253,8 +261,7 @@ func installGroups(s *genericapiserver.GenericAPIServer, opts GenericOptions, ki
 	}
 
 	gvs := groupsOf(kinds)
-	getter := kubestorage.RESTOptionsGetter(opts.Store, kubestorage.Options{
-		Codec: codecs.LegacyCodec(gvs...), EnableGarbageCollection: true})
+	getter := restOptions(opts, kubestorage.Options{Codec: codecs.LegacyCodec(gvs...), EnableGarbageCollection: true})
 	chain := admission.New(admission.Options{Defaults: opts.Defaults, Lookup: opts.Store})
 	var infos []*genericapiserver.APIGroupInfo
 	for _, gv := range gvs {
@@ -298,6 +305,16 @@ func installGroups(s *genericapiserver.GenericAPIServer, opts GenericOptions, ki
 		return fmt.Errorf("apiserver: install %s: %w", authenticationv1.GroupName, err)
 	}
 	return nil
+}
+
+// restOptions is the storage of every resource: kubestorage over the
+// store, behind the watch cache when opts asks for it.
+func restOptions(opts GenericOptions, ko kubestorage.Options) generic.RESTOptionsGetter {
+	getter := kubestorage.RESTOptionsGetter(opts.Store, ko)
+	if opts.WatchCache {
+		return watchCacheGetter{RESTOptionsGetter: getter, clock: clock.RealClock{}}
+	}
+	return getter
 }
 
 // installSubresources mounts subresources.kubevirt.io (virtctl's verbs,

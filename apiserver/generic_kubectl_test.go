@@ -39,7 +39,7 @@ spec:
 // conflicts, explain, namespaces, tables, can-i, scale.
 func TestGenericKubectl(t *testing.T) {
 	requireKubectlBinary(t)
-	ts := startGeneric(t, apiserver.GenericOptions{})
+	ts := startGeneric(t, apiserver.GenericOptions{WatchCache: true})
 	k := kubectlRunner{t: t, kubeconfig: ts.kubeconfig(t, "")}
 
 	assert.Contains(t, k.ok("", "api-resources"), "virtualmachineinstances")

@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +165,43 @@ func TestGenericInformers(t *testing.T) {
 		assert.Equal(t, watch.Deleted, e.Type)
 	case <-time.After(30 * time.Second):
 		t.Fatal("no DELETED event")
+	}
+}
+
+// With the watch cache, a watch that asks for bookmarks gets them: one
+// whose selector matches none of the changes learns how far the store has
+// moved, here before its timeout ends it, as the library schedules them.
+func TestGenericWatchBookmarks(t *testing.T) {
+	ts := startGeneric(t, apiserver.GenericOptions{WatchCache: true})
+	ctx := t.Context()
+	dyn, err := dynamic.NewForConfig(ts.admin())
+	require.NoError(t, err)
+	vms := dyn.Resource(vmGVR).Namespace("default")
+	list, err := vms.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	timeout := int64(10)
+	w, err := vms.Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion(), LabelSelector: "app=none",
+		AllowWatchBookmarks: true, TimeoutSeconds: &timeout})
+	require.NoError(t, err)
+	defer w.Stop()
+	objs, err := virtkit.DecodeBytes([]byte(vmManifest("default", "unseen", "Halted")))
+	require.NoError(t, err)
+	require.NoError(t, ts.Store.Create(ctx, objs[0]))
+	created, err := strconv.ParseUint(objs[0].GetResourceVersion(), 10, 64)
+	require.NoError(t, err)
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case e, ok := <-w.ResultChan():
+			require.True(t, ok, "the watch ended without a bookmark")
+			require.Equal(t, watch.Bookmark, e.Type, "the selector matches nothing")
+			rv, err := strconv.ParseUint(e.Object.(*unstructured.Unstructured).GetResourceVersion(), 10, 64)
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, rv, created)
+			return
+		case <-deadline:
+			t.Fatal("no bookmark")
+		}
 	}
 }
 
