@@ -136,9 +136,11 @@
 // APIs (package rbac: kubectl auth can-i, whoami), subresources.kubevirt.io,
 // aggregated discovery and OpenAPI v2 and v3 from virtkit's Go types, so
 // server-side apply (with managed fields and conflicts), kubectl explain,
-// strategic merge patches, deletecollection, watch bookmarks and the
-// library's limits (requests in flight, request timeout, body and JSON
-// patch sizes, 415 for unsupported media types) all come from the library.
+// strategic merge patches, deletecollection and the library's limits
+// (requests in flight, request timeout, body and JSON patch sizes, 415 for
+// unsupported media types) all come from the library, as do periodic watch
+// bookmarks with [GenericOptions].WatchCache (the library's watch cache,
+// which `virtkit controller` turns on).
 // Authentication keeps the [Authenticator] (client certificates, bearer
 // tokens); authorization is RBAC ([GenericOptions].Authorizer, by default
 // the bootstrap policy of package rbac), with [AdminGroup] always allowed.

@@ -203,6 +203,7 @@ func (f *apiFlags) newServer(st store.Store, defaults virtkit.DefaultOptions, au
 		NodeTLS: nodeTLS, Logger: log.With("component", "apiserver"),
 		MaxStreams: f.maxStreams, MaxStreamsPerUser: f.maxStreamsPerUser,
 		MaxRequestsInFlight: f.maxInFlight, MaxConnections: f.maxConnections,
+		WatchCache: true,
 	})
 }
 
