@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -432,7 +431,7 @@ func (g *GenericServer) Serve(ctx context.Context, ln net.Listener, tlsConfig *t
 	err := hs.Serve(tls.NewListener(&limitListener{Listener: ln, max: g.opts.MaxConnections}, tlsConfig))
 	cancel()
 	<-done
-	if errors.Is(err, http.ErrServerClosed) || strings.Contains(fmt.Sprint(err), "use of closed network connection") {
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
 		return nil
 	}
 	return err
