@@ -42,6 +42,7 @@ import (
 	"github.com/virtkit/virtkit/apiserver/rbac"
 	"github.com/virtkit/virtkit/apiserver/subresources"
 	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/store"
 )
 
 // GenericKubeVersion is the Kubernetes version the generic server reports
@@ -372,6 +373,14 @@ func (g *GenericServer) Start(ctx context.Context) error {
 }
 
 func (g *GenericServer) start(ctx context.Context) error {
+	var namespaces corev1.NamespaceList
+	if err := g.opts.Store.List(ctx, &namespaces, store.ListOptions{}); err != nil {
+		return fmt.Errorf("apiserver: the store: %w", err)
+	}
+	if namespaces.ResourceVersion == "0" {
+		return fmt.Errorf("%w: Store: at resourceVersion 0, which Kubernetes reads as \"any\": "+
+			"create a memory store with store.Options.StartResourceVersion of 1 or more", ErrOptions)
+	}
 	hs := &http.Server{Handler: g.server.Handler, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() { _ = hs.Serve(g.loopback) }()

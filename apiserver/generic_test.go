@@ -57,3 +57,13 @@ func TestGenericCreateSharesStore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(other.GetUID()), string(got.GetUID()))
 }
+
+// A memory store at resourceVersion 0 cannot back the generic server:
+// Start says how to create it.
+func TestGenericRefusesStoreAtVersionZero(t *testing.T) {
+	srv, err := apiserver.NewGeneric(apiserver.GenericOptions{Store: store.NewMemory()})
+	require.NoError(t, err)
+	err = srv.Start(t.Context())
+	require.ErrorIs(t, err, apiserver.ErrOptions)
+	assert.Contains(t, err.Error(), "StartResourceVersion")
+}
