@@ -114,7 +114,38 @@
 // (Options.MaxConnections: Serve closes those over the bound). Create and
 // update bodies must be JSON or YAML (415 otherwise).
 //
-// Not served: server-side apply (apply patches are refused with 415),
-// deletecollection, protobuf and CBOR encodings, aggregated discovery
-// documents, OpenAPI schemas.
+// Not served by [Server]: server-side apply (apply patches are refused
+// with 415), deletecollection, protobuf and CBOR encodings, aggregated
+// discovery documents, OpenAPI schemas.
+//
+// # The generic server
+//
+// [NewGeneric] serves the same API through Kubernetes' own generic API
+// server library (k8s.io/apiserver), which `virtkit controller --api-addr`
+// uses (its --api-legacy-server keeps [Server]). Every kind above is a
+// registry.Store over the store (package kubestorage), so objects written
+// by cluster.Apply and the controllers through store.Store and those
+// written through the API are the same data. Its strategies run the same
+// admission chain on create and update; an update through the main
+// resource keeps the status, a write of RESOURCE/status the rest (with the
+// status admission above: node agents and the VMI's placement); the
+// generation moves when anything but metadata and status changes. Next to
+// them: the core v1 group (package corev1: namespaces, which must exist
+// before anything is written into them, configmaps, secrets,
+// serviceaccounts and views of nodes, pods, claims and events), the review
+// APIs (package rbac: kubectl auth can-i, whoami), subresources.kubevirt.io,
+// aggregated discovery and OpenAPI v2 and v3 from virtkit's Go types, so
+// server-side apply (with managed fields and conflicts), kubectl explain,
+// strategic merge patches, deletecollection and the library's limits
+// (requests in flight, request timeout, body and JSON patch sizes, 415 for
+// unsupported media types) all come from the library, as do periodic watch
+// bookmarks with [GenericOptions].WatchCache (the library's watch cache,
+// which `virtkit controller` turns on).
+// Authentication keeps the [Authenticator] (client certificates, bearer
+// tokens); authorization is RBAC ([GenericOptions].Authorizer, by default
+// the bootstrap policy of package rbac), with [AdminGroup] always allowed.
+// Not supported by the generic server: Options.MaxWatches and
+// MaxWatchesPerUser (watches are long-running requests the library does
+// not count) and Options.RequestBodyTimeout (the request timeout bounds
+// the whole request).
 package apiserver

@@ -86,7 +86,7 @@ func TestKubeVirtSubresources(t *testing.T) {
 		for _, res := range []string{"virtualmachines", "virtualmachineinstances"} {
 			code, body = send(t, client, http.MethodPut, ts.URL+sub+"/namespaces/default/"+res+"/expand/"+verb, []byte(`{}`))
 			assert.Equal(t, http.StatusNotImplemented, code, "%s %s", res, verb)
-			assert.Contains(t, string(body), "not supported: volume hotplug ("+verb+")")
+			assert.Contains(t, string(body), verb+" is not supported: volume hotplug is not implemented")
 		}
 	}
 

@@ -81,7 +81,7 @@ func unsupportedFeature(verb string) string {
 
 // notImplemented is the 501 answer to an unsupported subresource.
 func notImplemented(gr schema.GroupResource, name, verb, feature string) error {
-	msg := fmt.Errorf("%w: %s (%s)", errNotSupported, feature, verb).Error()
+	msg := fmt.Errorf("%s is %w: %s is not implemented", verb, errNotSupported, feature).Error()
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusNotImplemented, Reason: metav1.StatusReason("NotImplemented"),
 		Message: msg, Details: &metav1.StatusDetails{Group: gr.Group, Kind: gr.Resource, Name: name},

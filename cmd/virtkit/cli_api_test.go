@@ -249,6 +249,7 @@ func TestCLIOnAPI(t *testing.T) {
 		assert.Contains(t, alice.fails(verb...), "Error from server (Forbidden)", "alice: %v", verb)
 	}
 	assert.Equal(t, "No resources found in team-a namespace.\n", alice.ok("get", "vms", "-n", "team-a"))
+	createNamespace(t, kc, "team-a")
 	teamA := filepath.Join(dir, "team-a.yaml")
 	require.NoError(t, os.WriteFile(teamA, []byte(strings.Replace(apiVM, "runStrategy: Always", "runStrategy: Halted", 1)), 0o644))
 	assert.Equal(t, "virtualmachine.kubevirt.io/vm-api created\n", alice.ok("apply", "-f", teamA, "-n", "team-a"))

@@ -155,6 +155,9 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		return err
 	}
 	defer stopProfile()
+	if f.api.generic() {
+		f.store.memoryStartRV = 1
+	}
 	st, err := f.store.open(ctx, log)
 	if err != nil {
 		return err
@@ -207,7 +210,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		guest = clusterGuestInfo{c}
 		local = c.Nodes()
 	}
-	stopAPI, err := f.api.start(ctx, st, copts.Defaults, guest, local, log, stderr)
+	stopAPI, err := f.api.start(ctx, st.Store, copts.Defaults, guest, local, log, stderr)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
+	"github.com/virtkit/virtkit/apiserver/kubestorage"
+	"github.com/virtkit/virtkit/apiserver/rbac"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
@@ -33,7 +36,13 @@ type apiFlags struct {
 	// maxInFlight, maxWatches, maxWatchesPerUser, maxConnections bound
 	// the requests, watches and connections (0: the server's defaults).
 	maxInFlight, maxWatches, maxWatchesPerUser, maxConnections int
+	// legacy serves the API with the old hand-written server instead of
+	// the generic (k8s.io/apiserver) one.
+	legacy bool
 }
+
+// generic reports whether the API is served, by the generic server.
+func (f *apiFlags) generic() bool { return f.addr != "" && !f.legacy }
 
 func (f *apiFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
@@ -43,20 +52,23 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 	fs.StringSliceVar(&f.hosts, "api-cert-hosts", nil, "extra host names and IPs the generated serving certificate covers")
 	fs.StringVar(&f.tokenFile, "api-token-file", "", `bearer tokens, kube-apiserver's format: token,user,uid,"group1,group2" per line`)
 	fs.StringVar(&f.policyFile, "api-policy-file", "",
-		"authorization rules {rules: [{user|group, namespaces, verbs, resources}]}; without it only "+apiserver.AdminGroup+" members are allowed")
+		"authorization policy: RBAC Roles, ClusterRoles and their bindings (YAML or JSON), or rules {rules: [{user|group, namespaces, verbs, resources}]}; "+
+			"without it only "+apiserver.AdminGroup+" members (and the control plane and node agents) are allowed beyond discovery")
 	fs.StringVar(&f.kubeconfig, "write-kubeconfig", "", "write an admin kubeconfig for the API to this path")
 	fs.IntVar(&f.maxStreams, "api-max-streams", 0,
 		fmt.Sprintf("console, vnc and port-forward streams open at once, more are refused with 429 TooManyRequests (0: %d)", apiserver.DefaultMaxStreams))
 	fs.IntVar(&f.maxStreamsPerUser, "api-max-streams-per-user", 0,
 		fmt.Sprintf("one user's console, vnc and port-forward streams open at once (0: %d)", apiserver.DefaultMaxStreamsPerUser))
 	fs.IntVar(&f.maxInFlight, "api-max-requests-inflight", 0,
-		fmt.Sprintf("requests served at once, watches and streams apart; more are refused with 429 TooManyRequests (0: %d)", apiserver.DefaultMaxRequestsInFlight))
+		fmt.Sprintf("requests served at once, watches and streams apart; more are refused with 429 TooManyRequests (0: %d, or the generic server library's 400)", apiserver.DefaultMaxRequestsInFlight))
 	fs.IntVar(&f.maxWatches, "api-max-watches", 0,
-		fmt.Sprintf("watches open at once, more are refused with 429 TooManyRequests (0: %d)", apiserver.DefaultMaxWatches))
+		fmt.Sprintf("watches open at once, more are refused with 429 TooManyRequests (0: %d; with --api-legacy-server only)", apiserver.DefaultMaxWatches))
 	fs.IntVar(&f.maxWatchesPerUser, "api-max-watches-per-user", 0,
-		fmt.Sprintf("one user's watches open at once (0: %d)", apiserver.DefaultMaxWatchesPerUser))
+		fmt.Sprintf("one user's watches open at once (0: %d; with --api-legacy-server only)", apiserver.DefaultMaxWatchesPerUser))
 	fs.IntVar(&f.maxConnections, "api-max-connections", 0,
 		fmt.Sprintf("connections open at once, more are closed when accepted (0: %d)", apiserver.DefaultMaxConnections))
+	fs.BoolVar(&f.legacy, "api-legacy-server", false,
+		"serve the API with virtkit's former hand-written server instead of Kubernetes' generic API server library")
 }
 
 // start serves the API until ctx ends or stop is called; without --api-addr
@@ -97,23 +109,11 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 		}
 		authn = append(authn, tokens)
 	}
-	policy := &apiserver.Policy{}
-	if f.policyFile != "" {
-		if policy, err = apiserver.LoadPolicyFile(f.policyFile); err != nil {
-			return nil, fmt.Errorf("--api-policy-file: %w", err)
-		}
-	}
 	nodeTLS, err := certs.NodeTLSConfig()
 	if err != nil {
 		return nil, err
 	}
-	srv, err := apiserver.New(apiserver.Options{
-		Store: st, Defaults: defaults, Authenticator: authn, Authorizer: policy, GuestInfo: guest,
-		NodeTLS: nodeTLS, Logger: log.With("component", "apiserver"),
-		MaxStreams: f.maxStreams, MaxStreamsPerUser: f.maxStreamsPerUser,
-		MaxRequestsInFlight: f.maxInFlight, MaxWatches: f.maxWatches, MaxWatchesPerUser: f.maxWatchesPerUser,
-		MaxConnections: f.maxConnections,
-	})
+	srv, err := f.newServer(st, defaults, authn, guest, nodeTLS, log)
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +151,60 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 	fmt.Fprintf(stderr, "api: %s\n", server)
 	log.Info("API server listening", "url", server, "certDir", dir, "kubeconfig", f.kubeconfig)
 	return func() { cancel(); <-done }, nil
+}
+
+// server is what start serves: the generic or the legacy API server.
+type server interface {
+	Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config) error
+}
+
+// newServer builds the generic API server, or with --api-legacy-server
+// the old one.
+func (f *apiFlags) newServer(st store.Store, defaults virtkit.DefaultOptions, authn apiserver.Authenticator,
+	guest apiserver.GuestInfo, nodeTLS *tls.Config, log *slog.Logger) (server, error) {
+	if f.legacy {
+		policy := &apiserver.Policy{}
+		if f.policyFile != "" {
+			var err error
+			if policy, err = apiserver.LoadPolicyFile(f.policyFile); err != nil {
+				return nil, fmt.Errorf("--api-policy-file: %w", err)
+			}
+		}
+		return apiserver.New(apiserver.Options{
+			Store: st, Defaults: defaults, Authenticator: authn, Authorizer: policy, GuestInfo: guest,
+			NodeTLS: nodeTLS, Logger: log.With("component", "apiserver"),
+			MaxStreams: f.maxStreams, MaxStreamsPerUser: f.maxStreamsPerUser,
+			MaxRequestsInFlight: f.maxInFlight, MaxWatches: f.maxWatches, MaxWatchesPerUser: f.maxWatchesPerUser,
+			MaxConnections: f.maxConnections,
+		})
+	}
+	if f.maxWatches != 0 || f.maxWatchesPerUser != 0 {
+		return nil, errors.New("--api-max-watches, --api-max-watches-per-user: not supported by the generic API server " +
+			"(watches are long-running requests it does not count); use --api-legacy-server")
+	}
+	backend, ok := st.(kubestorage.Backend)
+	if !ok {
+		return nil, fmt.Errorf("--api-addr: the store %T cannot back the generic API server; use --api-legacy-server", st)
+	}
+	policies := []*rbac.Policy{rbac.Bootstrap()}
+	if f.policyFile != "" {
+		p, err := rbac.LoadAnyPolicyFile(f.policyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--api-policy-file: %w", err)
+		}
+		policies = append(policies, p)
+	}
+	authz, err := rbac.New(policies...)
+	if err != nil {
+		return nil, fmt.Errorf("--api-policy-file: %w", err)
+	}
+	return apiserver.NewGeneric(apiserver.GenericOptions{
+		Store: backend, Defaults: defaults, Authenticator: authn, Authorizer: authz, GuestInfo: guest,
+		NodeTLS: nodeTLS, Logger: log.With("component", "apiserver"),
+		MaxStreams: f.maxStreams, MaxStreamsPerUser: f.maxStreamsPerUser,
+		MaxRequestsInFlight: f.maxInFlight, MaxConnections: f.maxConnections,
+		WatchCache: true,
+	})
 }
 
 // kubeconfigHost is the address clients dial: a wildcard listen address

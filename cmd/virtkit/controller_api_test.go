@@ -13,6 +13,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/virtkit/virtkit/store/etcd/etcdtest"
 )
@@ -292,7 +296,8 @@ func kubectlScenario(t *testing.T, kc string, guestInfo bool) {
 	k.ok(ctx, "patch", "vm", "vm-api", "--type", "json", "-p", `[{"op":"add","path":"/metadata/labels/tier","value":"gold"}]`)
 	assert.Contains(t, k.ok(ctx, "get", "vm", "vm-api", "-o", "jsonpath={.metadata.labels.tier} {.spec.runStrategy}"), "gold Halted")
 
-	// Authorization: alice may use team-a only.
+	// Authorization: alice may use team-a only, which an admin creates.
+	assert.Contains(t, k.ok(ctx, "create", "namespace", "team-a"), "namespace/team-a created")
 	aliceKC := kubectl{t: t, kubeconfig: tokenKubeconfig(t, kc, "alice-token")}
 	assert.Contains(t, aliceKC.fails(ctx, "get", "vms", "-n", "default"), "Forbidden")
 	assert.Contains(t, aliceKC.fails(ctx, "get", "vms", "-A"), "Forbidden")
@@ -309,6 +314,18 @@ func kubectlScenario(t *testing.T, kc string, guestInfo bool) {
 	// Delete; NotFound afterwards.
 	assert.Contains(t, k.ok(ctx, "delete", "vm", "vm-api"), `virtualmachine.kubevirt.io "vm-api" deleted`)
 	assert.Contains(t, k.fails(ctx, "get", "vm", "vm-api"), "NotFound")
+}
+
+// createNamespace creates a namespace through the API of kubeconfig, as a
+// Kubernetes user does before writing into it.
+func createNamespace(t *testing.T, kubeconfig, name string) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	_, err = client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	require.NoError(t, err)
 }
 
 // tokenKubeconfig writes a copy of the admin kubeconfig that authenticates

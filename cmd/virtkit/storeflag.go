@@ -43,6 +43,9 @@ type storeFlags struct {
 	passwordFile string
 	// stderr receives warnings; nil discards them.
 	stderr func() io.Writer
+	// memoryStartRV is the first resourceVersion of a memory store less
+	// one: a store a Kubernetes generic API server serves starts at 1.
+	memoryStartRV uint64
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -229,7 +232,11 @@ func (o *openedStore) Close() error {
 // warnings (corrupt values skipped); nil sends them to the command's stderr.
 func (f *storeFlags) open(ctx context.Context, log *slog.Logger) (*openedStore, error) {
 	if f.isMemory() {
-		return &openedStore{Store: store.NewMemory()}, nil
+		m, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: f.memoryStartRV})
+		if err != nil {
+			return nil, err
+		}
+		return &openedStore{Store: m}, nil
 	}
 	opts, err := f.etcdOptions()
 	if err != nil {
