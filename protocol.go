@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The protocol between virtkit's controllers and its node agents: the
@@ -93,3 +94,9 @@ const MigrationReasonNodeUnsupported = "node cannot take part in migrations"
 // carries it there too (see [NewNamespace]); the namespace controller
 // removes both.
 const NamespaceFinalizer = string(corev1.FinalizerKubernetes)
+
+// SystemNamespaces are the namespaces kube-apiserver creates at start and
+// never deletes: default, kube-system and kube-public.
+func SystemNamespaces() []string {
+	return []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
+}

@@ -41,7 +41,6 @@ import (
 	"github.com/virtkit/virtkit/apiserver/openapi"
 	"github.com/virtkit/virtkit/apiserver/rbac"
 	"github.com/virtkit/virtkit/apiserver/subresources"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -184,7 +183,7 @@ func NewGeneric(opts GenericOptions) (*GenericServer, error) {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	cfg.Authorization.Authorizer = serverAuthz
-	ns, err := lifecycle.NewLifecycle(sets.New(controller.SystemNamespaces()...))
+	ns, err := lifecycle.NewLifecycle(sets.New(virtkit.SystemNamespaces()...))
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/virtkit/virtkit/cdi/storage"
-	"github.com/virtkit/virtkit/controller"
 )
 
 // Errors of FileSnapshots.
@@ -33,10 +32,8 @@ type FileSnapshots struct {
 	Classes storage.Classes
 }
 
-var _ controller.VolumeSnapshotter = (*FileSnapshots)(nil)
-
 // Snapshot implements controller.VolumeSnapshotter.
-func (s *FileSnapshots) Snapshot(ctx context.Context, volume controller.SnapshotVolume, name string) error {
+func (s *FileSnapshots) Snapshot(ctx context.Context, volume storage.SnapshotVolume, name string) error {
 	src, err := s.volumePath(volume)
 	if err != nil {
 		return err
@@ -56,7 +53,7 @@ func (s *FileSnapshots) Snapshot(ctx context.Context, volume controller.Snapshot
 }
 
 // Restore implements controller.VolumeSnapshotter.
-func (s *FileSnapshots) Restore(ctx context.Context, name string, target controller.SnapshotVolume) error {
+func (s *FileSnapshots) Restore(ctx context.Context, name string, target storage.SnapshotVolume) error {
 	src, err := s.snapshotPath(target, name)
 	if err != nil {
 		return err
@@ -75,7 +72,7 @@ func (s *FileSnapshots) Restore(ctx context.Context, name string, target control
 }
 
 // Delete implements controller.VolumeSnapshotter.
-func (s *FileSnapshots) Delete(_ context.Context, name string, volume controller.SnapshotVolume) error {
+func (s *FileSnapshots) Delete(_ context.Context, name string, volume storage.SnapshotVolume) error {
 	p, err := s.snapshotPath(volume, name)
 	if err != nil {
 		return err
@@ -86,7 +83,7 @@ func (s *FileSnapshots) Delete(_ context.Context, name string, volume controller
 	return nil
 }
 
-func (s *FileSnapshots) volumePath(v controller.SnapshotVolume) (string, error) {
+func (s *FileSnapshots) volumePath(v storage.SnapshotVolume) (string, error) {
 	class, err := s.Classes.Get(v.StorageClass)
 	if err != nil {
 		return "", fmt.Errorf("volume %s/%s: %w", v.Namespace, v.Name, err)
@@ -100,7 +97,7 @@ func (s *FileSnapshots) volumePath(v controller.SnapshotVolume) (string, error) 
 // snapshotPath is where the snapshot name of volumes like v lives. Volume
 // names are DNS names, which never start with a dot, so the .snapshots
 // directory cannot clash with a volume.
-func (s *FileSnapshots) snapshotPath(v controller.SnapshotVolume, name string) (string, error) {
+func (s *FileSnapshots) snapshotPath(v storage.SnapshotVolume, name string) (string, error) {
 	vp, err := s.volumePath(v)
 	if err != nil {
 		return "", err

@@ -62,3 +62,6 @@ func TestFileSnapshots(t *testing.T) {
 	assert.ErrorIs(t, s.Snapshot(ctx, controller.SnapshotVolume{Namespace: "default", Name: "x", StorageClass: storage.LocalClass, Node: "node-9"}, "s"),
 		cdi.ErrVolumeNotFound)
 }
+
+// FileSnapshots is what the snapshot controllers take.
+var _ controller.VolumeSnapshotter = (*cdi.FileSnapshots)(nil)

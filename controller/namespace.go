@@ -17,11 +17,10 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-// SystemNamespaces are the namespaces kube-apiserver creates at start:
-// default, kube-system and kube-public.
-func SystemNamespaces() []string {
-	return []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
-}
+// SystemNamespaces are the namespaces kube-apiserver creates at start.
+//
+// Deprecated: use virtkit.SystemNamespaces.
+func SystemNamespaces() []string { return virtkit.SystemNamespaces() }
 
 // NewNamespace returns an Active namespace of that name carrying
 // [virtkit.NamespaceFinalizer] in spec.finalizers and metadata.finalizers.

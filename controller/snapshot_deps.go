@@ -3,22 +3,16 @@ package controller
 import (
 	"context"
 	"errors"
+
+	"github.com/virtkit/virtkit/cdi/storage"
 )
 
 // ErrSnapshot wraps the failures of the snapshot and restore reconcilers
 // that a user can act on (the source is missing, the target runs, ...).
 var ErrSnapshot = errors.New("snapshot")
 
-// SnapshotVolume is a claim's data as the storage layer addresses it: the
-// DataVolume namespace/name, the storage class holding it and, for a
-// node-local class, the node (the DataVolume's
-// virtkit.DataVolumeStorageClassAnnotation and
-// virtkit.DataVolumeVolumeNodeAnnotation).
-type SnapshotVolume struct {
-	Namespace, Name string
-	StorageClass    string
-	Node            string
-}
+// SnapshotVolume is a claim's data as the storage layer addresses it.
+type SnapshotVolume = storage.SnapshotVolume
 
 // VolumeSnapshotter copies volumes to named point-in-time snapshots and
 // back (the CSI VolumeSnapshot part of KubeVirt's snapshots). A snapshot

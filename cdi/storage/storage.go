@@ -153,3 +153,14 @@ func Sanitize(s string) string {
 	}
 	return string(b)
 }
+
+// SnapshotVolume is a claim's data as the storage layer addresses it: the
+// DataVolume namespace/name, the storage class holding it and, for a
+// node-local class, the node (the DataVolume's
+// virtkit.DataVolumeStorageClassAnnotation and
+// virtkit.DataVolumeVolumeNodeAnnotation).
+type SnapshotVolume struct {
+	Namespace, Name string
+	StorageClass    string
+	Node            string
+}
