@@ -201,6 +201,11 @@ func setHotplugDefaults(spec *VirtualMachineInstanceSpec) {
 	if m == nil || m.MaxGuest != nil || m.Guest == nil || spec.Architecture != "amd64" {
 		return
 	}
+	// As KubeVirt: realtime vCPUs, guest NUMA passthrough and confidential
+	// guests get no memory hotplug.
+	if c := spec.Domain.CPU; c != nil && (c.Realtime != nil || c.NUMA != nil && c.NUMA.GuestMappingPassthrough != nil) || spec.Domain.LaunchSecurity != nil {
+		return
+	}
 	align := int64(hotplugAlignment)
 	if m.Hugepages != nil && m.Hugepages.PageSize == "1Gi" {
 		align = 1 << 30

@@ -63,6 +63,8 @@ func Validate(obj Object) field.ErrorList {
 		return validatePreference(&t.ObjectMeta, false, &t.Spec)
 	case *ControllerRevision:
 		return validateControllerRevision(t)
+	case *KubeVirt:
+		return validateKubeVirt(t)
 	case nil:
 		return field.ErrorList{field.Required(nil, "no object")}
 	}
@@ -349,6 +351,7 @@ func validateVMISpecOf(spec *VirtualMachineInstanceSpec, sp *field.Path, isVMI b
 	v.probesAndStart()
 	v.scheduling()
 	v.hostnameAndDNS()
+	v.hostDependent()
 	if es := spec.EvictionStrategy; es != nil {
 		valid := []EvictionStrategy{EvictionStrategyNone, EvictionStrategyLiveMigrate, EvictionStrategyLiveMigrateIfPossible, EvictionStrategyExternal}
 		if !slices.Contains(valid, *es) { // rule 36
