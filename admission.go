@@ -48,6 +48,8 @@ func AdmitCreate(obj Object) field.ErrorList {
 		t.Status = MigrationPolicyStatus{}
 	case *DataVolume:
 		t.Status = DataVolumeStatus{}
+	case *KubeVirt:
+		t.Status = KubeVirtStatus{}
 	}
 	return errs
 }
@@ -99,6 +101,8 @@ func AdmitUpdate(obj, old Object) field.ErrorList {
 			"a DataVolume's spec is immutable after creation")...)
 	case *Node:
 		t.Status = *old.(*Node).Status.DeepCopy()
+	case *KubeVirt:
+		t.Status = *old.(*KubeVirt).Status.DeepCopy()
 	}
 	return errs
 }

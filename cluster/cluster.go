@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
@@ -137,6 +138,16 @@ type Options struct {
 	// KubeVirt's operator deploys them: missing ones are created and
 	// changed ones brought back to the embedded version.
 	NoCommonInstancetypes bool
+	// KubeVirt is the cluster's KubeVirt configuration (feature gates,
+	// eviction and VM rollout strategies, migrations). New keeps it in the
+	// KubeVirt object kubevirt in namespace kubevirt, as KubeVirt's operator
+	// installs it, where admission reads it for every request (apply the
+	// object to change it). nil creates the object with KubeVirt's default
+	// configuration, or keeps the one a persistent store already holds;
+	// given, it replaces the stored object's configuration. Its
+	// migrations are the cluster migration configuration unless
+	// Migration.Config is set; they are read once, by New.
+	KubeVirt *virtkit.KubeVirtConfiguration
 	// Seed, when not zero, seeds every random choice of the cluster: the
 	// default memory store's uids and generateName suffixes
 	// (store.SeededIDs), firmware UUIDs and serials drawn by defaulting,
@@ -254,9 +265,16 @@ func New(opts Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	// The namespaces kube-apiserver creates at start.
-	if err := controller.EnsureNamespaces(context.Background(), opts.Store, controller.SystemNamespaces()...); err != nil {
+	// The namespaces kube-apiserver creates at start, and KubeVirt's.
+	if err := controller.EnsureNamespaces(context.Background(), opts.Store, append(controller.SystemNamespaces(), virtkit.DefaultKubeVirtNamespace)...); err != nil {
 		return nil, err
+	}
+	kvConfig, err := installKubeVirtWithTimeout(opts.Store, opts.KubeVirt, metav1.NewTime(opts.Now()))
+	if err != nil {
+		return nil, err
+	}
+	if opts.Migration.Config == nil && kvConfig.MigrationConfiguration != nil {
+		opts.Migration.Config = kvConfig.MigrationConfiguration.DeepCopy()
 	}
 	c := &Cluster{opts: opts, store: opts.Store}
 	self = c
