@@ -90,11 +90,12 @@ type DeveloperConfiguration struct {
 	// off; a generally available gate cannot be turned off.
 	// +listType=set
 	DisabledFeatureGates []string `json:"disabledFeatureGates,omitempty"`
-	// MemoryOvercommit is the percentage of a VMI's guest memory its
-	// memory request is (100, the default, requests it all; 150 requests
-	// two thirds).
+	// MemoryOvercommit is, in KubeVirt, how many percent of a VMI's memory
+	// request its guest gets (100, the default). virtkit accepts 100
+	// only: its scheduler does not scale requests.
 	MemoryOvercommit int `json:"memoryOvercommit,omitempty"`
-	// NodeSelectors are added to every VMI's node selector.
+	// NodeSelectors are, in KubeVirt, added to the node selector of every
+	// VMI's pod. virtkit refuses them: its scheduler does not read them.
 	NodeSelectors map[string]string `json:"nodeSelectors,omitempty"`
 }
 
@@ -160,17 +161,34 @@ func (c *KubeVirtConfiguration) FeatureGates() FeatureGates {
 	return FeatureGates{Enabled: slices.Clone(d.FeatureGates), Disabled: slices.Clone(d.DisabledFeatureGates)}
 }
 
+// notHonouredConfig is the error for a configuration field virtkit does
+// not apply.
+func notHonouredConfig(p *field.Path, v any, why string) *field.Error {
+	return &field.Error{Type: field.ErrorTypeNotSupported, Field: p.String(), BadValue: v, Detail: "not supported by virtkit: " + why}
+}
+
 func validateKubeVirt(kv *KubeVirt) field.ErrorList {
 	errs := validateObjectMeta(&kv.ObjectMeta, true, field.NewPath("metadata"))
 	cp := field.NewPath("spec", "configuration")
 	c := &kv.Spec.Configuration
 	if d := c.DeveloperConfiguration; d != nil {
 		dp := cp.Child("developerConfiguration")
-		if d.MemoryOvercommit < 0 {
+		// Both shape the pod KubeVirt runs a VMI in (its memory request and
+		// node selector); virtkit's scheduler does not read them, so they
+		// are refused rather than ignored.
+		switch {
+		case d.MemoryOvercommit < 0:
 			errs = append(errs, field.Invalid(dp.Child("memoryOvercommit"), d.MemoryOvercommit, "must not be negative"))
+		case d.MemoryOvercommit != 0 && d.MemoryOvercommit != 100:
+			errs = append(errs, notHonouredConfig(dp.Child("memoryOvercommit"), d.MemoryOvercommit,
+				"virtkit's scheduler places a VMI by its own memory request, else its guest memory; set resources.requests.memory on the VMIs instead"))
 		}
-		for k, v := range d.NodeSelectors {
-			errs = append(errs, validateLabelPair(k, v, dp.Child("nodeSelectors").Key(k))...)
+		for _, k := range sortedKeys(d.NodeSelectors) {
+			errs = append(errs, validateLabelPair(k, d.NodeSelectors[k], dp.Child("nodeSelectors").Key(k))...)
+		}
+		if len(d.NodeSelectors) > 0 {
+			errs = append(errs, notHonouredConfig(dp.Child("nodeSelectors"), len(d.NodeSelectors),
+				"virtkit's scheduler does not add it to VMIs' node selectors; set spec.nodeSelector on the VMIs instead"))
 		}
 		for i, g := range d.FeatureGates {
 			if gate, ok := lookupFeatureGate(g); ok && gate.State == FeatureGateDiscontinued {

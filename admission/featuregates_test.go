@@ -179,3 +179,48 @@ func (c staticConfig) KubeVirtConfiguration(context.Context) (*virtkit.KubeVirtC
 }
 
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// A VM's dataVolumeTemplates that name no storage class get its
+// preference's preferredStorageClassName, as KubeVirt's VM mutation gives
+// it; one that names a class keeps it.
+func TestPreferredStorageClass(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	require.NoError(t, st.Create(ctx, decodeOne(`
+apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineClusterPreference
+metadata: {name: fast}
+spec:
+  volumes: {preferredStorageClassName: ssd}
+`)))
+	vm := decodeOne(`
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: vm, namespace: default}
+spec:
+  runStrategy: Halted
+  preference: {name: fast}
+  dataVolumeTemplates:
+  - metadata: {name: root}
+    spec:
+      source: {blank: {}}
+      storage: {resources: {requests: {storage: 1Gi}}}
+  - metadata: {name: data}
+    spec:
+      source: {blank: {}}
+      pvc: {storageClassName: hdd, accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+  template:
+    spec:
+      domain:
+        devices:
+          disks: [{name: root}, {name: data}]
+        memory: {guest: 1Gi}
+      volumes:
+      - {name: root, dataVolume: {name: root}}
+      - {name: data, dataVolume: {name: data}}
+`).(*virtkit.VirtualMachine)
+	require.NoError(t, admission.New(admission.Options{Lookup: st}).Admit(ctx, admission.AttributesFor(admission.Create, vm, nil)))
+	require.NotNil(t, vm.Spec.DataVolumeTemplates[0].Spec.Storage.StorageClassName)
+	assert.Equal(t, "ssd", *vm.Spec.DataVolumeTemplates[0].Spec.Storage.StorageClassName)
+	assert.Equal(t, "hdd", *vm.Spec.DataVolumeTemplates[1].Spec.PVC.StorageClassName)
+}

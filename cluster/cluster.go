@@ -145,8 +145,11 @@ type Options struct {
 	// object to change it). nil creates the object with KubeVirt's default
 	// configuration, or keeps the one a persistent store already holds;
 	// given, it replaces the stored object's configuration. Its
-	// migrations are the cluster migration configuration unless
-	// Migration.Config is set; they are read once, by New.
+	// migrations (unless Migration.Config is set), eviction strategy
+	// (unless Defaults.EvictionStrategy is set) and VM rollout strategy
+	// configure the controllers as New finds them; admission follows
+	// later changes. memoryOvercommit and nodeSelectors are refused: the
+	// scheduler does not read them.
 	KubeVirt *virtkit.KubeVirtConfiguration
 	// Seed, when not zero, seeds every random choice of the cluster: the
 	// default memory store's uids and generateName suffixes
@@ -275,6 +278,15 @@ func New(opts Options) (*Cluster, error) {
 	}
 	if opts.Migration.Config == nil && kvConfig.MigrationConfiguration != nil {
 		opts.Migration.Config = kvConfig.MigrationConfiguration.DeepCopy()
+	}
+	// The controllers default the VMIs of VMs and replica sets with the
+	// configuration's eviction and rollout strategies as New found them
+	// (admission reads them for every request).
+	if es := kvConfig.EvictionStrategy; es != nil && opts.Defaults.EvictionStrategy == "" {
+		opts.Defaults.EvictionStrategy = *es
+	}
+	if rs := kvConfig.VMRolloutStrategy; rs != nil {
+		opts.Defaults.NoHotplug = *rs == virtkit.VMRolloutStrategyStage
 	}
 	c := &Cluster{opts: opts, store: opts.Store}
 	self = c
