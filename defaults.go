@@ -324,6 +324,13 @@ func (o DefaultOptions) setDefaultNetwork(spec *VirtualMachineInstanceSpec) {
 	dev.Interfaces = []Interface{iface}
 }
 
+// SetDefaultVolumeDisks gives every volume of spec that no disk or
+// filesystem uses a disk of its name (a hard disk, its bus left to the
+// defaults), as KubeVirt does for a VMI; KubeVirt's VM controller does it
+// before it applies a VM's instance type and preference, so a
+// preference's disk defaults reach those disks too.
+func SetDefaultVolumeDisks(spec *VirtualMachineInstanceSpec) { setDefaultVolumeDisks(spec) }
+
 func setDefaultVolumeDisks(spec *VirtualMachineInstanceSpec) {
 	have := make(map[string]bool, len(spec.Domain.Devices.Disks))
 	for _, d := range spec.Domain.Devices.Disks {

@@ -30,13 +30,6 @@ func notModelled(typeName, key string) (string, bool) {
 	return "a KubeVirt field for " + what + ", which virtkit does not model: " + why, true
 }
 
-const (
-	whyPassthrough  = "a virtkit node declares no permitted host devices (KubeVirt's permittedHostDevices) and has no device plugins"
-	whyConfidential = "the host has no SEV, SNP, TDX or Secure Execution support to attest and virtkit has no attestation flow"
-	whyNUMA         = "it needs dedicated CPUs pinned to host NUMA nodes and hugepages per node, which virtkit's placement does not do"
-	whyIOThreads    = "virtkit gives IO threads only to disks that ask for dedicatedIOThread (KubeVirt's shared policy); the auto and supplementalPool policies are not built"
-)
-
 // notModelledFields maps "GoType.jsonKey" to what the field is and why
 // virtkit refuses it.
 var notModelledFields = map[string][2]string{

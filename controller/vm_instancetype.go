@@ -78,6 +78,9 @@ func (r *VMReconciler) expandInstancetype(ctx context.Context, s *vmSync) (*virt
 		}
 	}
 	out := vm.DeepCopy()
+	// As KubeVirt's VM controller: volumes get their disks first, so the
+	// preference's disk defaults apply to them.
+	virtkit.SetDefaultVolumeDisks(&out.Spec.Template.Spec)
 	if errs := virtkit.ApplyInstancetype(out.Spec.Template, it, pref, field.NewPath("spec", "template", "spec")); len(errs) > 0 {
 		return nil, TerminalError(fmt.Errorf("%w: %v", ErrInstancetypeConflict, errs.ToAggregate()))
 	}
@@ -164,16 +167,19 @@ func getMatched(ctx context.Context, st store.Store, namespace, name, kind strin
 }
 
 // instancetypeKind is a matcher's kind, defaulted as KubeVirt does.
+// instancetypeKind is the kind a matcher names, in KubeVirt's spellings
+// (see virtkit.InstancetypeMatcherKind); an unknown one is returned as it
+// is, for the lookup to fail on.
 func instancetypeKind(k string) string {
-	if k == "" {
-		return virtkit.KindVirtualMachineClusterInstancetype
+	if kind, ok := virtkit.InstancetypeMatcherKind(k); ok {
+		return kind
 	}
 	return k
 }
 
 func preferenceKind(k string) string {
-	if k == "" {
-		return virtkit.KindVirtualMachineClusterPreference
+	if kind, ok := virtkit.PreferenceMatcherKind(k); ok {
+		return kind
 	}
 	return k
 }
