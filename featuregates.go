@@ -10,7 +10,7 @@ type FeatureGateState string
 // Feature gate states, as KubeVirt's feature gate registry has them. Alpha
 // gates are off unless enabled, beta gates on unless disabled, generally
 // available gates always on; deprecated gates are on and discontinued
-// ones refused.
+// ones off.
 const (
 	FeatureGateAlpha        FeatureGateState = "Alpha"
 	FeatureGateBeta         FeatureGateState = "Beta"

@@ -190,11 +190,9 @@ func validateKubeVirt(kv *KubeVirt) field.ErrorList {
 			errs = append(errs, notHonouredConfig(dp.Child("nodeSelectors"), len(d.NodeSelectors),
 				"virtkit's scheduler does not add it to VMIs' node selectors; set spec.nodeSelector on the VMIs instead"))
 		}
-		for i, g := range d.FeatureGates {
-			if gate, ok := lookupFeatureGate(g); ok && gate.State == FeatureGateDiscontinued {
-				errs = append(errs, field.Invalid(dp.Child("featureGates").Index(i), g, "the feature gate is discontinued"))
-			}
-		}
+		// Deprecated and discontinued gates are accepted, as KubeVirt
+		// accepts them with a warning: a deprecated gate is on anyway, a
+		// discontinued one off.
 	}
 	if es := c.EvictionStrategy; es != nil {
 		valid := []EvictionStrategy{EvictionStrategyNone, EvictionStrategyLiveMigrate, EvictionStrategyLiveMigrateIfPossible, EvictionStrategyExternal}

@@ -29,6 +29,14 @@ spec:
 	assert.False(t, g.IsEnabled("Snapshot"))
 	assert.Contains(t, g.EnabledGates(), FeatureGateDownwardMetrics)
 
+	// Deprecated and discontinued gates are accepted, as KubeVirt accepts
+	// them with a warning; a discontinued one stays off.
+	old := DefaultKubeVirt()
+	old.Spec.Configuration.DeveloperConfiguration = &DeveloperConfiguration{FeatureGates: []string{"Macvtap", "HotplugVolumes"}}
+	assert.Empty(t, Validate(old))
+	assert.False(t, old.Spec.Configuration.FeatureGates().IsEnabled("Macvtap"))
+	assert.True(t, old.Spec.Configuration.FeatureGates().IsEnabled("HotplugVolumes"))
+
 	_, err = DecodeBytes([]byte("apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt, namespace: kubevirt}\nspec:\n  imageTag: v1.9.0\n"))
 	require.Error(t, err, "the operator's own settings are refused, not dropped")
 
@@ -38,9 +46,6 @@ spec:
 		path string
 		typ  field.ErrorType
 	}{
-		{"discontinued gate", func(c *KubeVirtConfiguration) {
-			c.DeveloperConfiguration = &DeveloperConfiguration{FeatureGates: []string{"Macvtap"}}
-		}, "spec.configuration.developerConfiguration.featureGates[0]", field.ErrorTypeInvalid},
 		{"memory overcommit", func(c *KubeVirtConfiguration) {
 			c.DeveloperConfiguration = &DeveloperConfiguration{MemoryOvercommit: 150}
 		}, "spec.configuration.developerConfiguration.memoryOvercommit", field.ErrorTypeNotSupported},
