@@ -43,3 +43,44 @@ func ExampleFeatureGates_IsEnabled() {
 	// WorkloadEncryptionSEV false
 	// NUMA true
 }
+
+// virtctl writes a prefixed kind as the resource name it was given;
+// KubeVirt, and virtkit, read it case-insensitively.
+func ExampleInstancetypeMatcherKind() {
+	for _, k := range []string{"", "virtualmachineinstancetype", "virtualmachineclusterinstancetypes", "Pod"} {
+		kind, ok := virtkit.InstancetypeMatcherKind(k)
+		fmt.Printf("%q -> %q %v\n", k, kind, ok)
+	}
+	// Output:
+	// "" -> "VirtualMachineClusterInstancetype" true
+	// "virtualmachineinstancetype" -> "VirtualMachineInstancetype" true
+	// "virtualmachineclusterinstancetypes" -> "VirtualMachineClusterInstancetype" true
+	// "Pod" -> "" false
+}
+
+// A preference's preferredStorageClassName fills the dataVolumeTemplates
+// that name no storage class.
+func ExampleApplyPreferredStorageClass() {
+	objs, err := virtkit.DecodeBytes([]byte(`apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: vm, namespace: default}
+spec:
+  preference: {name: fast}
+  dataVolumeTemplates:
+  - metadata: {name: root}
+    spec:
+      source: {blank: {}}
+      storage: {resources: {requests: {storage: 1Gi}}}
+  template:
+    spec:
+      domain: {devices: {}}
+`))
+	if err != nil {
+		panic(err)
+	}
+	vm := objs[0].(*virtkit.VirtualMachine)
+	pref := &virtkit.VirtualMachinePreferenceSpec{Volumes: &virtkit.VolumePreferences{PreferredStorageClassName: "ssd"}}
+	fmt.Println(virtkit.ApplyPreferredStorageClass(vm, pref), *vm.Spec.DataVolumeTemplates[0].Spec.Storage.StorageClassName)
+	// Output:
+	// true ssd
+}
