@@ -94,8 +94,10 @@ type DeveloperConfiguration struct {
 	// request its guest gets (100, the default). virtkit accepts 100
 	// only: its scheduler does not scale requests.
 	MemoryOvercommit int `json:"memoryOvercommit,omitempty"`
-	// NodeSelectors are, in KubeVirt, added to the node selector of every
-	// VMI's pod. virtkit refuses them: its scheduler does not read them.
+	// NodeSelectors are added to the node selector every VMI (and every
+	// migration target) is placed with, under the VMI's own (which wins for
+	// a key both name), as KubeVirt adds them to the pod's; the stored
+	// VMI's spec.nodeSelector is not changed.
 	NodeSelectors map[string]string `json:"nodeSelectors,omitempty"`
 }
 
@@ -173,9 +175,9 @@ func validateKubeVirt(kv *KubeVirt) field.ErrorList {
 	c := &kv.Spec.Configuration
 	if d := c.DeveloperConfiguration; d != nil {
 		dp := cp.Child("developerConfiguration")
-		// Both shape the pod KubeVirt runs a VMI in (its memory request and
-		// node selector); virtkit's scheduler does not read them, so they
-		// are refused rather than ignored.
+		// memoryOvercommit scales the memory request of the pod KubeVirt
+		// runs a VMI in; virtkit's scheduler does not scale requests, so a
+		// value other than 100 is refused rather than ignored.
 		switch {
 		case d.MemoryOvercommit < 0:
 			errs = append(errs, field.Invalid(dp.Child("memoryOvercommit"), d.MemoryOvercommit, "must not be negative"))
@@ -185,10 +187,6 @@ func validateKubeVirt(kv *KubeVirt) field.ErrorList {
 		}
 		for _, k := range sortedKeys(d.NodeSelectors) {
 			errs = append(errs, validateLabelPair(k, d.NodeSelectors[k], dp.Child("nodeSelectors").Key(k))...)
-		}
-		if len(d.NodeSelectors) > 0 {
-			errs = append(errs, notHonouredConfig(dp.Child("nodeSelectors"), len(d.NodeSelectors),
-				"virtkit's scheduler does not add it to VMIs' node selectors; set spec.nodeSelector on the VMIs instead"))
 		}
 		// Deprecated and discontinued gates are accepted, as KubeVirt
 		// accepts them with a warning: a deprecated gate is on anyway, a

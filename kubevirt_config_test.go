@@ -49,9 +49,9 @@ spec:
 		{"memory overcommit", func(c *KubeVirtConfiguration) {
 			c.DeveloperConfiguration = &DeveloperConfiguration{MemoryOvercommit: 150}
 		}, "spec.configuration.developerConfiguration.memoryOvercommit", field.ErrorTypeNotSupported},
-		{"node selectors", func(c *KubeVirtConfiguration) {
-			c.DeveloperConfiguration = &DeveloperConfiguration{NodeSelectors: map[string]string{"a": "b"}}
-		}, "spec.configuration.developerConfiguration.nodeSelectors", field.ErrorTypeNotSupported},
+		{"node selector label", func(c *KubeVirtConfiguration) {
+			c.DeveloperConfiguration = &DeveloperConfiguration{NodeSelectors: map[string]string{"a": "b c"}}
+		}, "spec.configuration.developerConfiguration.nodeSelectors[a]", field.ErrorTypeInvalid},
 		{"eviction strategy", func(c *KubeVirtConfiguration) {
 			es := EvictionStrategy("Sometimes")
 			c.EvictionStrategy = &es

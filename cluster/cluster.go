@@ -148,8 +148,9 @@ type Options struct {
 	// migrations (unless Migration.Config is set), eviction strategy
 	// (unless Defaults.EvictionStrategy is set) and VM rollout strategy
 	// configure the controllers as New finds them; admission follows
-	// later changes. memoryOvercommit and nodeSelectors are refused: the
-	// scheduler does not read them.
+	// later changes, and placement reads its nodeSelectors for every
+	// decision. A memoryOvercommit other than 100 is refused: the scheduler
+	// does not scale requests.
 	KubeVirt *virtkit.KubeVirtConfiguration
 	// Seed, when not zero, seeds every random choice of the cluster: the
 	// default memory store's uids and generateName suffixes

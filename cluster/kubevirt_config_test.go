@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -85,4 +87,49 @@ func TestKubeVirtOptions(t *testing.T) {
 	_, err = cluster.New(cluster.Options{NoCommonInstancetypes: true, KubeVirt: &virtkit.KubeVirtConfiguration{VMRolloutStrategy: &bad}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spec.configuration.vmRolloutStrategy")
+}
+
+// The configuration's node selectors place every VMI, under the VMI's own,
+// without changing its spec.
+func TestKubeVirtNodeSelectors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	clk := sim.NewVirtualClock(time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC))
+	c, err := cluster.New(cluster.Options{
+		Clock: clk, NoCommonInstancetypes: true, NodeNames: []string{"a1", "b1"},
+		NodeLabels: func(name string) map[string]string { return map[string]string{"zone": name[:1]} },
+		KubeVirt: &virtkit.KubeVirtConfiguration{DeveloperConfiguration: &virtkit.DeveloperConfiguration{
+			NodeSelectors: map[string]string{"zone": "b"},
+		}},
+	})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	defer func() { cancel(); <-done }()
+	require.NoError(t, c.Settle(ctx))
+
+	const vmiYAML = `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: NAME, namespace: default}
+spec:
+  SELECTOR
+  domain:
+    devices: {}
+    memory: {guest: 128Mi}
+`
+	mk := func(name, selector string) virtkit.Object {
+		doc := strings.ReplaceAll(strings.ReplaceAll(vmiYAML, "NAME", name), "SELECTOR", selector)
+		return decodeAll(t, []byte(doc))[0]
+	}
+	require.NoError(t, c.Apply(ctx, mk("cluster-wide", "terminationGracePeriodSeconds: 0"), mk("cluster-wide-2", "terminationGracePeriodSeconds: 0"),
+		mk("cluster-wide-3", "terminationGracePeriodSeconds: 0"), mk("own", "nodeSelector: {zone: a}")))
+	require.NoError(t, c.Settle(ctx))
+	for name, node := range map[string]string{"cluster-wide": "b1", "cluster-wide-2": "b1", "cluster-wide-3": "b1", "own": "a1"} {
+		vmi := &virtkit.VirtualMachineInstance{}
+		require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "default", Name: name}, vmi))
+		assert.Equal(t, node, vmi.Status.NodeName, name)
+	}
+	vmi := &virtkit.VirtualMachineInstance{}
+	require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "default", Name: "cluster-wide"}, vmi))
+	assert.Empty(t, vmi.Spec.NodeSelector, "the stored spec is not changed")
 }
