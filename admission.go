@@ -52,6 +52,8 @@ func AdmitCreate(obj Object) field.ErrorList {
 		t.Status = nil
 	case *VirtualMachineRestore:
 		t.Status = nil
+	case *KubeVirt:
+		t.Status = KubeVirtStatus{}
 	}
 	return errs
 }
@@ -111,6 +113,8 @@ func AdmitUpdate(obj, old Object) field.ErrorList {
 		o := old.(*VirtualMachineRestore)
 		t.Status = o.Status.DeepCopy()
 		errs = append(errs, admitSnapshotKindUpdate(t.Spec, o.Spec, KindVirtualMachineRestore)...)
+	case *KubeVirt:
+		t.Status = *old.(*KubeVirt).Status.DeepCopy()
 	}
 	return errs
 }

@@ -157,6 +157,8 @@ func virtkitVerdict(doc []byte) (allowed bool, paths []string, notSupported bool
 		SetDefaults(obj)
 		errs := Validate(obj)
 		errs = append(errs, AdmitCreate(obj)...)
+		// KubeVirt's default configuration, which the oracle ran with.
+		errs = append(errs, AdmitFeatureGates(obj, FeatureGates{})...)
 		for _, e := range errs {
 			paths = append(paths, e.Field)
 		}
@@ -374,10 +376,6 @@ func TestAdmissionParityKubeVirtCases(t *testing.T) {
 // NotSupported error.
 var docsNotModelled = map[string]string{
 	"vmi-binding-plugin.yaml#passt": "spec.domain.devices.interfaces[0].binding",
-	"vmi-gpu.yaml#gpu":              "spec.domain.devices.gpus",
-	"vmi-numa.yaml#numa":            "spec.domain.cpu.numa",
-	"vmi-sev.yaml#sev":              "spec.domain.launchSecurity",
-	"vmi-usb.yaml#vmi-usb":          "spec.domain.devices.hostDevices",
 }
 
 // docsNeedCluster are documented manifests KubeVirt admits only against
@@ -390,9 +388,7 @@ var docsNeedCluster = map[string]string{
 
 // docsExceptions are the documented manifests on which virtkit differs
 // from KubeVirt on purpose.
-var docsExceptions = map[string]string{
-	"vmi-host-disk.yaml#vmi-host-disk": "KubeVirt refuses hostDisk volumes unless its HostDisk feature gate is on; virtkit has no feature gates and supports them",
-}
+var docsExceptions = map[string]string{}
 
 // TestAdmissionParityDocsManifests runs KubeVirt's example manifests
 // (testdata/kubevirt-examples) and manifests in the shapes of its user

@@ -201,6 +201,11 @@ func setHotplugDefaults(spec *VirtualMachineInstanceSpec) {
 	if m == nil || m.MaxGuest != nil || m.Guest == nil || spec.Architecture != "amd64" {
 		return
 	}
+	// As KubeVirt: realtime vCPUs, guest NUMA passthrough and confidential
+	// guests get no memory hotplug.
+	if c := spec.Domain.CPU; c != nil && (c.Realtime != nil || c.NUMA != nil && c.NUMA.GuestMappingPassthrough != nil) || spec.Domain.LaunchSecurity != nil {
+		return
+	}
 	align := int64(hotplugAlignment)
 	if m.Hugepages != nil && m.Hugepages.PageSize == "1Gi" {
 		align = 1 << 30
@@ -318,6 +323,13 @@ func (o DefaultOptions) setDefaultNetwork(spec *VirtualMachineInstanceSpec) {
 	}
 	dev.Interfaces = []Interface{iface}
 }
+
+// SetDefaultVolumeDisks gives every volume of spec that no disk or
+// filesystem uses a disk of its name (a hard disk, its bus left to the
+// defaults), as KubeVirt does for a VMI; KubeVirt's VM controller does it
+// before it applies a VM's instance type and preference, so a
+// preference's disk defaults reach those disks too.
+func SetDefaultVolumeDisks(spec *VirtualMachineInstanceSpec) { setDefaultVolumeDisks(spec) }
 
 func setDefaultVolumeDisks(spec *VirtualMachineInstanceSpec) {
 	have := make(map[string]bool, len(spec.Domain.Devices.Disks))

@@ -143,7 +143,9 @@
 // by controllers only, on a VMI and on the VMI templates of VMs and
 // ReplicaSets; the annotations that switch on features KubeVirt gates
 // behind feature gates virtkit does not implement (Ignition data, hook
-// sidecars) are refused.
+// sidecars) are refused. Fields KubeVirt gates behind a feature gate of
+// its configuration are checked by [AdmitFeatureGates] against a
+// [KubeVirt] object's feature gates ([FeatureGates]).
 //
 // Updates: a VMI's spec is immutable for users (KubeVirt lets only its own
 // service accounts change it, for hot-plug, which virtkit does not do), as

@@ -94,11 +94,9 @@ type VirtualMachineClusterInstancetypeList struct {
 }
 
 // VirtualMachineInstancetypeSpec is what an instance type gives a VM:
-// every field of KubeVirt's instancetype.kubevirt.io/v1beta1. The fields
-// whose VMI counterpart virtkit does not model (gpus, hostDevices,
-// ioThreadsPolicy other than shared, ioThreads, launchSecurity,
-// cpu.numa, cpu.realtime) decode, and expanding an instance type that
-// sets one is a NotSupported error naming it.
+// every field of KubeVirt's instancetype.kubevirt.io/v1beta1, each
+// applied to the VM's template as KubeVirt applies it (see
+// ApplyInstancetype).
 type VirtualMachineInstancetypeSpec struct {
 	// CPU is the guest's vCPUs; required.
 	CPU CPUInstancetype `json:"cpu"`
@@ -216,9 +214,9 @@ type VirtualMachineClusterPreferenceList struct {
 }
 
 // VirtualMachinePreferenceSpec is a preference: every field of KubeVirt's
-// instancetype.kubevirt.io/v1beta1. A preferred value whose VMI
-// counterpart virtkit does not model decodes, and expanding it into a
-// template is an error naming it.
+// instancetype.kubevirt.io/v1beta1, each filling only what the VM's
+// template leaves unset (see ApplyInstancetype and
+// ApplyPreferredStorageClass).
 type VirtualMachinePreferenceSpec struct {
 	// Clock is the preferred clock configuration.
 	Clock *ClockPreferences `json:"clock,omitempty"`

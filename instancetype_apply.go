@@ -22,8 +22,12 @@ import (
 // VM's vCPUs count only in the preferred topology's field). A template
 // field the instance type also sets is a conflict: each is returned as
 // an Invalid error at its path under base (KubeVirt reports them under
-// spec.template.spec). A field of either that virtkit cannot honour is a
-// NotSupported error naming it. On any error tmpl is left as it was.
+// spec.template.spec). Every field is applied, including those a node
+// may be unable to run (passthrough devices, guest NUMA, realtime vCPUs,
+// confidential computing): the node says so, with the field's path. A
+// preference's preferredStorageClassName changes the VM's
+// dataVolumeTemplates, not its template (see
+// ApplyPreferredStorageClass). On any error tmpl is left as it was.
 func ApplyInstancetype(tmpl *VirtualMachineInstanceTemplateSpec, it *VirtualMachineInstancetypeSpec, pref *VirtualMachinePreferenceSpec, base *field.Path) field.ErrorList {
 	out := tmpl.DeepCopy()
 	// Requirements are checked against the template as the VM gives it
@@ -38,11 +42,10 @@ func ApplyInstancetype(tmpl *VirtualMachineInstanceTemplateSpec, it *VirtualMach
 		errs = append(errs, applyInstancetypeScheduling(&out.Spec, it, base)...)
 		errs = append(errs, applyInstancetypeCPU(&out.Spec, it, pref, base)...)
 		errs = append(errs, applyInstancetypeMemory(&out.Spec, it, base)...)
+		errs = append(errs, applyInstancetypeHost(&out.Spec, it, base)...)
 		errs = append(errs, applyInstancetypeAnnotations(&out.ObjectMeta, it)...)
-		errs = append(errs, instancetypeNotModelled(it)...)
 	}
 	if pref != nil {
-		errs = append(errs, preferenceNotModelled(&out.Spec, pref)...)
 		errs = append(errs, checkArchitecture(&out.Spec, pref, base)...)
 	}
 	if len(errs) > 0 {
@@ -94,6 +97,8 @@ func applyInstancetypeCPU(spec *VirtualMachineInstanceSpec, it *VirtualMachineIn
 			{"model", c.Model != "" && it.CPU.Model != nil, c.Model},
 			{"dedicatedCPUPlacement", c.DedicatedCPUPlacement && it.CPU.DedicatedCPUPlacement != nil, c.DedicatedCPUPlacement},
 			{"isolateEmulatorThread", c.IsolateEmulatorThread && it.CPU.IsolateEmulatorThread != nil, c.IsolateEmulatorThread},
+			{"numa", c.NUMA != nil && it.CPU.NUMA != nil, "set"},
+			{"realtime", c.Realtime != nil && it.CPU.Realtime != nil, "set"},
 		} {
 			if f.set {
 				errs = append(errs, conflict(cp.Child(f.name), f.v))
@@ -128,6 +133,12 @@ func applyInstancetypeCPU(spec *VirtualMachineInstanceSpec, it *VirtualMachineIn
 	if it.CPU.IsolateEmulatorThread != nil {
 		c.IsolateEmulatorThread = *it.CPU.IsolateEmulatorThread
 	}
+	if it.CPU.NUMA != nil {
+		c.NUMA = it.CPU.NUMA.DeepCopy()
+	}
+	if it.CPU.Realtime != nil {
+		c.Realtime = it.CPU.Realtime.DeepCopy()
+	}
 	if it.CPU.MaxSockets != nil {
 		c.MaxSockets = *it.CPU.MaxSockets
 	}
@@ -136,6 +147,9 @@ func applyInstancetypeCPU(spec *VirtualMachineInstanceSpec, it *VirtualMachineIn
 
 // topology lays guest vCPUs out as the preference prefers.
 func topology(guest uint32, pref *VirtualMachinePreferenceSpec) (sockets, cores, threads uint32, err error) {
+	if guest == 1 {
+		return 1, 1, 1, nil // one vCPU is one socket whatever the preference
+	}
 	switch preferredTopology(pref) {
 	case PreferCores:
 		return 1, guest, 1, nil
@@ -362,6 +376,9 @@ func applyDiskPreferences(disk *Disk, d *DevicePreferences) {
 	case disk.Disk != nil:
 		if disk.Disk.Bus == "" && d.PreferredDiskBus != "" {
 			disk.Disk.Bus = d.PreferredDiskBus
+		}
+		if d.PreferredDiskBlockSize != nil && disk.BlockSize == nil {
+			disk.BlockSize = d.PreferredDiskBlockSize.DeepCopy()
 		}
 		if disk.Cache == "" {
 			disk.Cache = d.PreferredDiskCache

@@ -1,23 +1,5 @@
 package virtkit
 
-// InstancetypeMatcherKind is the kind an instance type matcher names,
-// defaulted as KubeVirt defaults it (a cluster instance type).
-func InstancetypeMatcherKind(kind string) string {
-	if kind == "" {
-		return KindVirtualMachineClusterInstancetype
-	}
-	return kind
-}
-
-// PreferenceMatcherKind is the kind a preference matcher names, defaulted
-// as KubeVirt defaults it (a cluster preference).
-func PreferenceMatcherKind(kind string) string {
-	if kind == "" {
-		return KindVirtualMachineClusterPreference
-	}
-	return kind
-}
-
 // InstancetypeSpecOf is the spec of a namespaced or cluster instance type;
 // nil for any other object.
 func InstancetypeSpecOf(obj Object) *VirtualMachineInstancetypeSpec {

@@ -8,9 +8,8 @@ import (
 
 // applyPreference fills what the template leaves unset, in KubeVirt's
 // order: CPU features, devices, hypervisor features, firmware, machine,
-// clock, subdomain, termination grace period, annotations, architecture.
-// The preferred values virtkit cannot honour were refused before (see
-// preferenceNotModelled).
+// clock, subdomain, termination grace period, annotations, architecture,
+// launch security.
 func applyPreference(spec *VirtualMachineInstanceSpec, meta *metav1.ObjectMeta, pref *VirtualMachinePreferenceSpec) {
 	if c := pref.CPU; c != nil && len(c.PreferredCPUFeatures) > 0 {
 		applyCPUFeaturePreferences(spec, c.PreferredCPUFeatures)
@@ -55,6 +54,9 @@ func applyPreference(spec *VirtualMachineInstanceSpec, meta *metav1.ObjectMeta, 
 	if a := pref.PreferredArchitecture; a != nil && *a != "" && spec.Architecture == "" {
 		spec.Architecture = *a
 	}
+	if ls := pref.PreferredLaunchSecurity; ls != nil && spec.Domain.LaunchSecurity == nil {
+		spec.Domain.LaunchSecurity = ls.DeepCopy()
+	}
 }
 
 // applyCPUFeaturePreferences adds the preferred CPU features the template
@@ -85,6 +87,14 @@ func applyDevicePreferences(spec *VirtualMachineInstanceSpec, d *DevicePreferenc
 	setBool(&dev.UseVirtioTransitional, d.PreferredUseVirtioTransitional)
 	setBool(&dev.BlockMultiQueue, d.PreferredBlockMultiQueue)
 	setBool(&dev.NetworkInterfaceMultiQueue, d.PreferredNetworkInterfaceMultiQueue)
+	if d.PreferredDisableHotplug != nil {
+		// A plain bool in the VMI: the preference always wins, as in
+		// KubeVirt.
+		dev.DisableHotplug = *d.PreferredDisableHotplug
+	}
+	if d.PreferredSoundModel != "" && dev.Sound != nil && dev.Sound.Model == "" {
+		dev.Sound.Model = d.PreferredSoundModel
+	}
 	if d.PreferredRng != nil && dev.Rng == nil {
 		dev.Rng = d.PreferredRng.DeepCopy()
 	}
@@ -125,6 +135,7 @@ func applyDevicePreferences(spec *VirtualMachineInstanceSpec, d *DevicePreferenc
 			in.Type = d.PreferredInputType
 		}
 	}
+	applyPreferredPanicDevices(dev, d.PreferredPanicDeviceModel)
 }
 
 func onPodNetwork(spec *VirtualMachineInstanceSpec, name string) bool {

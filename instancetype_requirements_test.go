@@ -107,21 +107,32 @@ func TestApplyPreferenceFields(t *testing.T) {
 	assert.Equal(t, "sub", s.Subdomain)
 	assert.Equal(t, map[string]string{"a": "vm", "b": "pref"}, tmpl.ObjectMeta.Annotations)
 
+	// Preferences for parts a node may be unable to run are applied all
+	// the same: the node says so.
 	panicModel := PanicDevicePvpanic
 	for _, tt := range []struct {
-		name, detail string
-		pref         *VirtualMachinePreferenceSpec
+		name  string
+		pref  *VirtualMachinePreferenceSpec
+		check func(t *testing.T, s *VirtualMachineInstanceSpec)
 	}{
-		{"panic device", "spec.devices.preferredPanicDeviceModel", &VirtualMachinePreferenceSpec{Devices: &DevicePreferences{PreferredPanicDeviceModel: &panicModel}}},
-		{"disable hotplug", "spec.devices.preferredDisableHotplug", &VirtualMachinePreferenceSpec{Devices: &DevicePreferences{PreferredDisableHotplug: &on}}},
-		{"launch security", "spec.preferredLaunchSecurity", &VirtualMachinePreferenceSpec{PreferredLaunchSecurity: &LaunchSecurity{SEV: &SEV{}}}},
+		{"panic device", &VirtualMachinePreferenceSpec{Devices: &DevicePreferences{PreferredPanicDeviceModel: &panicModel}},
+			func(t *testing.T, s *VirtualMachineInstanceSpec) {
+				require.Len(t, s.Domain.Devices.PanicDevices, 1)
+				assert.Equal(t, PanicDevicePvpanic, *s.Domain.Devices.PanicDevices[0].Model)
+			}},
+		{"disable hotplug", &VirtualMachinePreferenceSpec{Devices: &DevicePreferences{PreferredDisableHotplug: &on}},
+			func(t *testing.T, s *VirtualMachineInstanceSpec) { assert.True(t, s.Domain.Devices.DisableHotplug) }},
+		{"launch security", &VirtualMachinePreferenceSpec{PreferredLaunchSecurity: &LaunchSecurity{SEV: &SEV{}}},
+			func(t *testing.T, s *VirtualMachineInstanceSpec) { assert.NotNil(t, s.Domain.LaunchSecurity.SEV) }},
+		{"disk block size", &VirtualMachinePreferenceSpec{Devices: &DevicePreferences{PreferredDiskBlockSize: &BlockSize{Custom: &CustomBlockSize{Logical: 512, Physical: 4096}}}},
+			func(t *testing.T, s *VirtualMachineInstanceSpec) {
+				assert.Equal(t, uint(4096), s.Domain.Devices.Disks[0].BlockSize.Custom.Physical)
+			}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			errs := ApplyInstancetype(&VirtualMachineInstanceTemplateSpec{}, nil, tt.pref, field.NewPath("spec", "template", "spec"))
-			require.Len(t, errs, 1)
-			assert.Equal(t, field.ErrorTypeNotSupported, errs[0].Type)
-			assert.Equal(t, "spec.preference", errs[0].Field)
-			assert.Contains(t, errs[0].Detail, tt.detail)
+			tmpl := &VirtualMachineInstanceTemplateSpec{Spec: VirtualMachineInstanceSpec{Domain: DomainSpec{Devices: Devices{Disks: []Disk{{Name: "root"}}}}}}
+			require.Empty(t, ApplyInstancetype(tmpl, nil, tt.pref, field.NewPath("spec", "template", "spec")))
+			tt.check(t, &tmpl.Spec)
 		})
 	}
 }

@@ -178,46 +178,53 @@ func TestDecodeCommonInstancetypes(t *testing.T) {
 	assert.Equal(t, "4Gi", u1.Spec.Memory.Guest.String())
 }
 
-// Fields of KubeVirt's instance types that virtkit cannot honour decode,
-// and expanding them is a NotSupported error naming the field.
-func TestExpandInstancetypeNotModelled(t *testing.T) {
-	tests := []struct {
-		name, manifest, path string
-	}{
-		{"ioThreadsPolicy", `apiVersion: instancetype.kubevirt.io/v1beta1
-kind: VirtualMachineClusterInstancetype
-metadata: {name: x}
-spec:
-  cpu: {guest: 1}
-  memory: {guest: 1Gi}
-  ioThreadsPolicy: auto
-`, "spec.ioThreadsPolicy"},
-		{"numa", `apiVersion: instancetype.kubevirt.io/v1beta1
-kind: VirtualMachineInstancetype
-metadata: {name: x}
-spec:
-  cpu: {guest: 1, numa: {guestMappingPassthrough: {}}}
-  memory: {guest: 1Gi}
-`, "spec.cpu.numa"},
+// The instance type's host-dependent fields (IO threads, NUMA, realtime,
+// launch security, passthrough devices) are applied to the template, and
+// a template that sets one too conflicts at its path, as in KubeVirt.
+func TestExpandInstancetypeHostFields(t *testing.T) {
+	auto := IOThreadsPolicyAuto
+	pool := uint32(4)
+	it := itSpec(2, "2Gi")
+	it.IOThreadsPolicy = &auto
+	it.IOThreads = &DiskIOThreads{SupplementalPoolThreadCount: &pool}
+	it.CPU.NUMA = &NUMA{GuestMappingPassthrough: &NUMAGuestMappingPassthrough{}}
+	it.CPU.Realtime = &Realtime{Mask: "0"}
+	it.LaunchSecurity = &LaunchSecurity{SEV: &SEV{}}
+	it.GPUs = []GPU{{Name: "g", DeviceName: "nvidia.com/GA102"}}
+	it.HostDevices = []HostDevice{{Name: "h", DeviceName: "intel.com/qat"}}
+
+	spec := &VirtualMachineInstanceSpec{}
+	require.Empty(t, applySpec(spec, it, nil, field.NewPath("spec", "template", "spec")))
+	assert.Equal(t, IOThreadsPolicyAuto, *spec.Domain.IOThreadsPolicy)
+	assert.Equal(t, uint32(4), *spec.Domain.IOThreads.SupplementalPoolThreadCount)
+	assert.NotNil(t, spec.Domain.CPU.NUMA.GuestMappingPassthrough)
+	assert.Equal(t, "0", spec.Domain.CPU.Realtime.Mask)
+	assert.NotNil(t, spec.Domain.LaunchSecurity.SEV)
+	assert.Equal(t, it.GPUs, spec.Domain.Devices.GPUs)
+	assert.Equal(t, it.HostDevices, spec.Domain.Devices.HostDevices)
+	spec.Domain.Devices.GPUs[0].Name = "changed"
+	assert.Equal(t, "g", it.GPUs[0].Name, "the instance type is not shared with the VMI")
+
+	shared := IOThreadsPolicyShared
+	conflicting := &VirtualMachineInstanceSpec{Domain: DomainSpec{
+		CPU:             &CPU{NUMA: &NUMA{}, Realtime: &Realtime{}},
+		IOThreadsPolicy: &shared,
+		IOThreads:       &DiskIOThreads{SupplementalPoolThreadCount: &pool},
+		LaunchSecurity:  &LaunchSecurity{},
+		Devices:         Devices{GPUs: []GPU{{Name: "x"}}, HostDevices: []HostDevice{{Name: "y"}}},
+	}}
+	errs := applySpec(conflicting, it, nil, field.NewPath("spec", "template", "spec"))
+	var paths []string
+	for _, e := range errs {
+		assert.Equal(t, field.ErrorTypeInvalid, e.Type)
+		paths = append(paths, e.Field)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			objs, err := DecodeBytes([]byte(tt.manifest))
-			require.NoError(t, err)
-			var it *VirtualMachineInstancetypeSpec
-			switch o := objs[0].(type) {
-			case *VirtualMachineClusterInstancetype:
-				it = &o.Spec
-			case *VirtualMachineInstancetype:
-				it = &o.Spec
-			}
-			errs := applySpec(&VirtualMachineInstanceSpec{}, it, nil, field.NewPath("spec", "template", "spec"))
-			require.Len(t, errs, 1)
-			assert.Equal(t, field.ErrorTypeNotSupported, errs[0].Type)
-			assert.Equal(t, "spec.instancetype", errs[0].Field)
-			assert.Contains(t, errs[0].Detail, tt.path)
-		})
-	}
+	assert.ElementsMatch(t, []string{
+		"spec.template.spec.domain.cpu.numa", "spec.template.spec.domain.cpu.realtime",
+		"spec.template.spec.domain.ioThreadsPolicy", "spec.template.spec.domain.ioThreads.supplementalPoolThreadCount",
+		"spec.template.spec.domain.launchSecurity", "spec.template.spec.domain.devices.gpus",
+		"spec.template.spec.domain.devices.hostDevices",
+	}, paths)
 }
 
 func TestValidateInstancetypesAndPreferences(t *testing.T) {

@@ -2,6 +2,7 @@ package virtkit
 
 import (
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,7 +98,7 @@ func validateVMMatchers(vm *VirtualMachine) field.ErrorList {
 		}
 		errs = append(errs, validateInference(vm, m.InferFromVolume, m.InferFromVolumeFailurePolicy, p)...)
 		kinds := []string{KindVirtualMachineInstancetype, KindVirtualMachineClusterInstancetype}
-		if m.Kind != "" && !slices.Contains(kinds, m.Kind) {
+		if _, ok := InstancetypeMatcherKind(m.Kind); !ok {
 			errs = append(errs, field.NotSupported(p.Child("kind"), m.Kind, kinds))
 		}
 	}
@@ -108,7 +109,7 @@ func validateVMMatchers(vm *VirtualMachine) field.ErrorList {
 		}
 		errs = append(errs, validateInference(vm, m.InferFromVolume, m.InferFromVolumeFailurePolicy, p)...)
 		kinds := []string{KindVirtualMachinePreference, KindVirtualMachineClusterPreference}
-		if m.Kind != "" && !slices.Contains(kinds, m.Kind) {
+		if _, ok := PreferenceMatcherKind(m.Kind); !ok {
 			errs = append(errs, field.NotSupported(p.Child("kind"), m.Kind, kinds))
 		}
 	}
@@ -163,3 +164,30 @@ func spreadAcross() []string {
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// InstancetypeMatcherKind is the kind a VM's spec.instancetype.kind names,
+// read as KubeVirt reads it: case-insensitively, as the kind or its
+// singular or plural resource name (virtctl writes
+// virtualmachineclusterinstancetype); empty is
+// VirtualMachineClusterInstancetype. ok is false for any other kind.
+func InstancetypeMatcherKind(kind string) (string, bool) {
+	switch strings.ToLower(kind) {
+	case "", "virtualmachineclusterinstancetype", "virtualmachineclusterinstancetypes":
+		return KindVirtualMachineClusterInstancetype, true
+	case "virtualmachineinstancetype", "virtualmachineinstancetypes":
+		return KindVirtualMachineInstancetype, true
+	}
+	return "", false
+}
+
+// PreferenceMatcherKind is InstancetypeMatcherKind for
+// spec.preference.kind; empty is VirtualMachineClusterPreference.
+func PreferenceMatcherKind(kind string) (string, bool) {
+	switch strings.ToLower(kind) {
+	case "", "virtualmachineclusterpreference", "virtualmachineclusterpreferences":
+		return KindVirtualMachineClusterPreference, true
+	case "virtualmachinepreference", "virtualmachinepreferences":
+		return KindVirtualMachinePreference, true
+	}
+	return "", false
+}

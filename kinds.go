@@ -74,6 +74,8 @@ func kinds() []kindInfo {
 			func() Object { return &NetworkAttachmentDefinition{} }, func() ObjectList { return &NetworkAttachmentDefinitionList{} }},
 		{VirtkitSchemeGroupVersion.WithKind(KindIPLease), false,
 			func() Object { return &IPLease{} }, func() ObjectList { return &IPLeaseList{} }},
+		{SchemeGroupVersion.WithKind(KindKubeVirt), true,
+			func() Object { return &KubeVirt{} }, func() ObjectList { return &KubeVirtList{} }},
 		{CoreSchemeGroupVersion.WithKind(KindConfigMap), true,
 			func() Object { return &corev1.ConfigMap{} }, func() ObjectList { return &corev1.ConfigMapList{} }},
 		{CoreSchemeGroupVersion.WithKind(KindSecret), true,
@@ -186,6 +188,8 @@ func GVKOf(obj Object) (schema.GroupVersionKind, bool) {
 		return CNISchemeGroupVersion.WithKind(KindNetworkAttachmentDefinition), true
 	case *IPLease:
 		return VirtkitSchemeGroupVersion.WithKind(KindIPLease), true
+	case *KubeVirt:
+		return SchemeGroupVersion.WithKind(KindKubeVirt), true
 	case *corev1.ConfigMap:
 		return CoreSchemeGroupVersion.WithKind(KindConfigMap), true
 	case *corev1.Secret:

@@ -10,7 +10,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	require.Len(t, KnownKinds(), 22)
+	require.Len(t, KnownKinds(), 23)
 	for _, gvk := range KnownKinds() {
 		obj, err := NewObject(gvk)
 		require.NoError(t, err)
@@ -31,6 +31,7 @@ func TestKinds(t *testing.T) {
 	assert.True(t, IsNamespaced(EventsSchemeGroupVersion.WithKind(KindEvent)))
 	assert.True(t, IsNamespaced(CNISchemeGroupVersion.WithKind(KindNetworkAttachmentDefinition)))
 	assert.False(t, IsNamespaced(VirtkitSchemeGroupVersion.WithKind(KindIPLease)))
+	assert.True(t, IsNamespaced(SchemeGroupVersion.WithKind(KindKubeVirt)), "KubeVirt's installation object lives in a namespace")
 	assert.False(t, IsNamespaced(InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineClusterInstancetype)))
 	assert.False(t, IsNamespaced(InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineClusterPreference)))
 	assert.True(t, IsNamespaced(InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineInstancetype)))

@@ -30,13 +30,6 @@ func notModelled(typeName, key string) (string, bool) {
 	return "a KubeVirt field for " + what + ", which virtkit does not model: " + why, true
 }
 
-const (
-	whyPassthrough  = "a virtkit node declares no permitted host devices (KubeVirt's permittedHostDevices) and has no device plugins"
-	whyConfidential = "the host has no SEV, SNP, TDX or Secure Execution support to attest and virtkit has no attestation flow"
-	whyNUMA         = "it needs dedicated CPUs pinned to host NUMA nodes and hugepages per node, which virtkit's placement does not do"
-	whyIOThreads    = "virtkit gives IO threads only to disks that ask for dedicatedIOThread (KubeVirt's shared policy); the auto and supplementalPool policies are not built"
-)
-
 // notModelledFields maps "GoType.jsonKey" to what the field is and why
 // virtkit refuses it.
 var notModelledFields = map[string][2]string{
@@ -44,22 +37,12 @@ var notModelledFields = map[string][2]string{
 	"VirtualMachineInstanceSpec.accessCredentials":         {"access credentials", "they are injected by KubeVirt's guest-agent propagation, which virtkit does not do"},
 	"VirtualMachineInstanceSpec.topologySpreadConstraints": {"topology spread constraints", "virtkit's scheduler places by CPU, memory, affinity and taints only"},
 	"VirtualMachineInstanceSpec.resourceClaims":            {"dynamic resource allocation", "there are no resource drivers on a virtkit node"},
-	"DomainSpec.launchSecurity":                            {"confidential computing (SEV, SNP, TDX, Secure Execution)", whyConfidential},
-	"DomainSpec.ioThreadsPolicy":                           {"IO thread policies", whyIOThreads},
-	"DomainSpec.ioThreads":                                 {"IO thread policies", whyIOThreads},
 	"DomainSpec.chassis":                                   {"SMBIOS chassis information", "the domain builder writes no chassis table"},
-	"CPU.numa":                                             {"guest NUMA and realtime vCPUs", whyNUMA},
-	"CPU.realtime":                                         {"guest NUMA and realtime vCPUs", whyNUMA},
-	"Devices.gpus":                                         {"device passthrough", whyPassthrough},
-	"Devices.hostDevices":                                  {"device passthrough", whyPassthrough},
-	"Devices.sound":                                        {"sound devices", "the domain builder writes no sound device"},
 	"Watchdog.diag288":                                     {"the s390x watchdog", "virtkit's watchdog is the i6300esb model"},
 	"Devices.autoattachVSOCK":                              {"VSOCK", "it needs vhost-vsock on the host and a CID allocator across nodes, which virtkit does not have"},
-	"Devices.panicDevices":                                 {"panic devices", "the domain builder writes no panic device"},
 	"Devices.clientPassthrough":                            {"USB client passthrough", "it needs a USB redirection endpoint that virtkit's API does not serve"},
 	"VolumeSource.containerPath":                           {"container path volumes", "they share a path of KubeVirt's launcher pod, and a virtkit node runs no pods"},
 	"VolumeSource.memoryDump":                              {"memory dumps", "virtkit has no memory dump subresource"},
 	"Interface.binding":                                    {"network binding plugins", "a virtkit node offers the built-in bridge, masquerade and SR-IOV bindings and no plugins"},
 	"Interface.dhcpOptions":                                {"DHCP options", "the pod network's DHCP server serves fixed options"},
-	"Disk.blockSize":                                       {"custom block sizes", "the domain builder writes no blockio element"},
 }

@@ -70,11 +70,9 @@ spec:
     spec:
       domain:
         devices:
-          gpus:
-          - name: g
-            deviceName: nvidia.com/GP100
+          autoattachVSOCK: true
 `,
-			wantErrs: []wantErr{{0, "spec.template.spec.domain.devices.gpus", ErrUnknownField}},
+			wantErrs: []wantErr{{0, "spec.template.spec.domain.devices.autoattachVSOCK", ErrUnknownField}},
 		},
 		{
 			name: "unknown field inside a list element",
@@ -213,9 +211,9 @@ items:
 }
 
 func TestDecodeErrorNamesPath(t *testing.T) {
-	_, err := DecodeBytes([]byte(strings.Replace(minimalVMI, "devices: {}", "devices: {gpus: []}", 1)))
+	_, err := DecodeBytes([]byte(strings.Replace(minimalVMI, "devices: {}", "devices: {autoattachVSOCK: true}", 1)))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "spec.domain.devices.gpus: not supported: a KubeVirt field for device passthrough")
+	assert.Contains(t, err.Error(), "spec.domain.devices.autoattachVSOCK: not supported: a KubeVirt field for VSOCK")
 	assert.Contains(t, err.Error(), "VirtualMachineInstance ns/a")
 }
 

@@ -22,22 +22,10 @@ func TestNotModelledAudit(t *testing.T) {
 			path: "spec.domain.devices.interfaces[0].binding", why: "no plugins"},
 		{feature: "containerPath volumes", volume: "containerPath: {path: /var/run/secrets}",
 			path: "spec.volumes[1].containerPath", why: "runs no pods"},
-		{feature: "IO thread policies", domain: "ioThreadsPolicy: auto",
-			path: "spec.domain.ioThreadsPolicy", why: "dedicatedIOThread"},
-		{feature: "guest NUMA", domain: "cpu: {numa: {guestMappingPassthrough: {}}}",
-			path: "spec.domain.cpu.numa", why: "NUMA nodes"},
-		{feature: "realtime vCPUs", domain: "cpu: {realtime: {}}",
-			path: "spec.domain.cpu.realtime", why: "NUMA nodes"},
 		{feature: "s390x watchdog", devices: "watchdog: {name: w, diag288: {action: poweroff}}",
 			path: "spec.domain.devices.watchdog.diag288", why: "i6300esb"},
 		{feature: "VSOCK", devices: "autoattachVSOCK: true",
 			path: "spec.domain.devices.autoattachVSOCK", why: "vhost-vsock"},
-		{feature: "confidential computing", domain: "launchSecurity: {sev: {}}",
-			path: "spec.domain.launchSecurity", why: "attestation"},
-		{feature: "GPUs", devices: "gpus: [{name: g, deviceName: nvidia.com/GP102GL}]",
-			path: "spec.domain.devices.gpus", why: "permittedHostDevices"},
-		{feature: "host devices", devices: "hostDevices: [{name: h, deviceName: intel.com/qat}]",
-			path: "spec.domain.devices.hostDevices", why: "permittedHostDevices"},
 	} {
 		t.Run(tc.feature, func(t *testing.T) {
 			doc := "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: audit}\nspec:\n" +

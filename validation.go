@@ -69,6 +69,8 @@ func Validate(obj Object) field.ErrorList {
 		return validateSnapshotContent(t)
 	case *VirtualMachineRestore:
 		return validateRestore(t)
+	case *KubeVirt:
+		return validateKubeVirt(t)
 	case nil:
 		return field.ErrorList{field.Required(nil, "no object")}
 	}
@@ -355,6 +357,7 @@ func validateVMISpecOf(spec *VirtualMachineInstanceSpec, sp *field.Path, isVMI b
 	v.probesAndStart()
 	v.scheduling()
 	v.hostnameAndDNS()
+	v.hostDependent()
 	if es := spec.EvictionStrategy; es != nil {
 		valid := []EvictionStrategy{EvictionStrategyNone, EvictionStrategyLiveMigrate, EvictionStrategyLiveMigrateIfPossible, EvictionStrategyExternal}
 		if !slices.Contains(valid, *es) { // rule 36

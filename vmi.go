@@ -153,6 +153,15 @@ type DomainSpec struct {
 	// Devices are the guest's disks, network interfaces, input and other
 	// devices.
 	Devices Devices `json:"devices"`
+	// IOThreadsPolicy is how disks get IO threads: shared (one thread
+	// for the disks that ask for none of their own), auto or
+	// supplementalPool.
+	IOThreadsPolicy *IOThreadsPolicy `json:"ioThreadsPolicy,omitempty"`
+	// IOThreads sizes the supplementalPool policy's thread pool.
+	IOThreads *DiskIOThreads `json:"ioThreads,omitempty"`
+	// LaunchSecurity asks for a confidential guest (SEV, SNP, TDX; an
+	// empty one is s390x Secure Execution).
+	LaunchSecurity *LaunchSecurity `json:"launchSecurity,omitempty"`
 }
 
 // ResourceRequirements are the VMI's requests and limits (cpu, memory).
@@ -186,6 +195,12 @@ type CPU struct {
 	// IsolateEmulatorThread gives the emulator thread a host CPU of its own;
 	// needs dedicated CPU placement.
 	IsolateEmulatorThread bool `json:"isolateEmulatorThread,omitempty"`
+	// NUMA maps the guest's NUMA topology onto the host's; needs
+	// dedicated CPU placement and hugepages.
+	NUMA *NUMA `json:"numa,omitempty"`
+	// Realtime runs the vCPUs with a realtime scheduler; needs dedicated
+	// CPU placement.
+	Realtime *Realtime `json:"realtime,omitempty"`
 }
 
 // CPU models with a special meaning.
@@ -535,6 +550,21 @@ type Devices struct {
 	// DownwardMetrics adds the virtio-serial port org.github.vhostmd.1 on
 	// which the guest asks for the downward metrics; see DownwardMetrics.
 	DownwardMetrics *DownwardMetrics `json:"downwardMetrics,omitempty"`
+	// DisableHotplug leaves out the spare slots that devices hot-plugged
+	// later would use.
+	DisableHotplug bool `json:"disableHotplug,omitempty"`
+	// GPUs are GPUs passed through to the guest.
+	// +listType=atomic
+	GPUs []GPU `json:"gpus,omitempty"`
+	// HostDevices are host devices passed through to the guest.
+	// +listType=atomic
+	HostDevices []HostDevice `json:"hostDevices,omitempty"`
+	// PanicDevices are devices through which the guest reports a kernel
+	// panic to the host.
+	// +listType=atomic
+	PanicDevices []PanicDevice `json:"panicDevices,omitempty"`
+	// Sound is an emulated sound card.
+	Sound *SoundDevice `json:"sound,omitempty"`
 }
 
 // Rng adds a virtio-rng device fed from /dev/urandom.
@@ -621,6 +651,8 @@ type Disk struct {
 	Shareable *bool `json:"shareable,omitempty"`
 	// ErrorPolicy is what an I/O error does: stop, ignore, report or enospace.
 	ErrorPolicy *DiskErrorPolicy `json:"errorPolicy,omitempty"`
+	// BlockSize is the disk's logical and physical block sizes.
+	BlockSize *BlockSize `json:"blockSize,omitempty"`
 }
 
 // DiskDevice is the disk's target type; at most one is set (none = disk).

@@ -17,14 +17,14 @@ func InstancetypeSpecs(ctx context.Context, st store.Store, vm *virtkit.VirtualM
 	var it *virtkit.VirtualMachineInstancetypeSpec
 	var pref *virtkit.VirtualMachinePreferenceSpec
 	if m := vm.Spec.Instancetype; m != nil {
-		obj, err := GetInstancetypeObject(ctx, st, vm.Namespace, m.Name, virtkit.InstancetypeMatcherKind(m.Kind))
+		obj, err := GetInstancetypeObject(ctx, st, vm.Namespace, m.Name, InstancetypeKind(m.Kind))
 		if err != nil {
 			return nil, nil, err
 		}
 		it = virtkit.InstancetypeSpecOf(obj)
 	}
 	if m := vm.Spec.Preference; m != nil {
-		obj, err := GetInstancetypeObject(ctx, st, vm.Namespace, m.Name, virtkit.PreferenceMatcherKind(m.Kind))
+		obj, err := GetInstancetypeObject(ctx, st, vm.Namespace, m.Name, PreferenceKind(m.Kind))
 		if err != nil {
 			return it, nil, err // it tells the caller which lookup failed
 		}
@@ -50,4 +50,22 @@ func GetInstancetypeObject(ctx context.Context, st store.Store, namespace, name,
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return obj, nil
+}
+
+// InstancetypeKind is the kind an instance type matcher names, in any of
+// KubeVirt's spellings (see virtkit.InstancetypeMatcherKind); an unknown
+// one is returned as it is, for the lookup to fail on.
+func InstancetypeKind(k string) string {
+	if kind, ok := virtkit.InstancetypeMatcherKind(k); ok {
+		return kind
+	}
+	return k
+}
+
+// PreferenceKind is InstancetypeKind for a preference matcher.
+func PreferenceKind(k string) string {
+	if kind, ok := virtkit.PreferenceMatcherKind(k); ok {
+		return kind
+	}
+	return k
 }

@@ -173,8 +173,8 @@ func TestNewOrder(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []string{"Defaults", "Validate", "Admit"}, names(admission.New(admission.Options{})))
-	assert.Equal(t, []string{"InferInstancetype", "Defaults", "Validate", "Admit", "CheckInstancetype", "CheckRestore"},
+	assert.Equal(t, []string{"Defaults", "Validate", "Admit", "FeatureGates"}, names(admission.New(admission.Options{})))
+	assert.Equal(t, []string{"InferInstancetype", "Defaults", "Validate", "Admit", "CheckInstancetype", "CheckRestore", "FeatureGates"},
 		names(admission.New(admission.Options{Lookup: newMemory()})))
 }
 

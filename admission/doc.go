@@ -25,8 +25,10 @@
 //     spec.preference inferFromVolume are resolved from the volume's
 //     DataVolume labels, as KubeVirt's VM mutator does.
 //  2. [Defaults] (mutating): the object defaults of the cluster
-//     (virtkit.DefaultOptions); an update keeps the firmware UUID of the
-//     stored VMI instead of drawing one.
+//     (virtkit.DefaultOptions, with the eviction and VM rollout strategies
+//     of its KubeVirt configuration); an update keeps the firmware UUID of
+//     the stored VMI instead of drawing one. A VM's dataVolumeTemplates
+//     get its preference's preferred storage class in step 1.
 //  3. [Validate] (validating): virtkit.Validate, the object's own rules,
 //     DataVolumes and a VM's dataVolumeTemplates included.
 //  4. [Admit] (validating): virtkit.AdmitCreate or virtkit.AdmitUpdate
@@ -37,8 +39,15 @@
 //  6. [CheckRestore] (validating, [NeedsValid]): a new
 //     VirtualMachineRestore's snapshot must exist and not have failed, and
 //     an existing target VM must be stopped.
+//  7. [FeatureGates] (validating, [NeedsValid]): a field whose KubeVirt
+//     feature gate the cluster's configuration leaves off is refused at
+//     its path with KubeVirt's message naming the gate; a VM's template
+//     is checked as its instance type and preference expand it.
 //
 // The steps that read other objects (1, 5 and 6) take a [Lookup]: the store
 // of a cluster, or for `virtkit validate` one filled from the given files
-// and KubeVirt's common catalogue.
+// and KubeVirt's common catalogue. The cluster's configuration (steps 2
+// and 6) comes from a [ConfigSource]: by default the KubeVirt object
+// kubevirt/kubevirt in the Lookup ([StoreConfig]), read for every request,
+// or KubeVirt's defaults when there is no Lookup or no such object.
 package admission

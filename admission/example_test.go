@@ -37,3 +37,33 @@ spec:
 	// Not found spec.domain.devices.disks[0].name
 	// Forbidden metadata.labels[kubevirt.io/nodeName]
 }
+
+// The chain reads the cluster's KubeVirt object for every request: a
+// field behind a feature gate is admitted once the object enables it.
+func ExampleStoreConfig() {
+	ctx := context.Background()
+	st := store.NewMemory()
+	chain := admission.New(admission.Options{Lookup: st}) // Config: StoreConfig{Store: st}
+	hostDisk := `
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: hd, namespace: default}
+spec:
+  domain:
+    devices: {disks: [{name: data}]}
+    memory: {guest: 128Mi}
+  volumes:
+  - {name: data, hostDisk: {path: /var/data/disk.img, type: Disk}}
+`
+	err := chain.Admit(ctx, admission.AttributesFor(admission.Create, decodeOne(hostDisk), nil))
+	for _, e := range admission.FieldErrors(err) {
+		fmt.Println(e.Field+":", e.Detail)
+	}
+	if err := st.Create(ctx, kubevirtWithGates("HostDisk")); err != nil {
+		panic(err)
+	}
+	fmt.Println(chain.Admit(ctx, admission.AttributesFor(admission.Create, decodeOne(hostDisk), nil)))
+	// Output:
+	// spec.volumes[0]: HostDisk feature gate is not enabled
+	// <nil>
+}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -18,7 +19,8 @@ import (
 // type and preference, and the matcher becomes one by name and kind. When
 // the labels are missing, the failure policy decides: Reject (the
 // default) refuses the VM at the matcher's inferFromVolume, Ignore drops
-// the matcher. obj is changed in place; the API server and cluster.Apply
+// the matcher. Then the dataVolumeTemplates that name no storage class get
+// the preference's preferredStorageClassName. obj is changed in place; the API server and cluster.Apply
 // run it before defaulting, as KubeVirt runs its mutation before admission.
 func InferFromVolume(ctx context.Context, st store.Store, obj virtkit.Object) (field.ErrorList, error) {
 	vm, ok := obj.(*virtkit.VirtualMachine)
@@ -56,7 +58,30 @@ func InferFromVolume(ctx context.Context, st store.Store, obj virtkit.Object) (f
 			vm.Spec.Preference = &virtkit.PreferenceMatcher{Name: name, Kind: kind}
 		}
 	}
-	return errs, nil
+	if len(errs) > 0 {
+		return errs, nil
+	}
+	return nil, applyPreferredStorageClass(ctx, st, vm)
+}
+
+// applyPreferredStorageClass gives the VM's dataVolumeTemplates the
+// storage class its preference prefers, as KubeVirt's VM mutation does. A
+// preference that does not exist is left for the instance type check to
+// report.
+func applyPreferredStorageClass(ctx context.Context, st store.Store, vm *virtkit.VirtualMachine) error {
+	m := vm.Spec.Preference
+	if m == nil || m.Name == "" || len(vm.Spec.DataVolumeTemplates) == 0 {
+		return nil
+	}
+	obj, err := actions.GetInstancetypeObject(ctx, st, vm.Namespace, m.Name, actions.PreferenceKind(m.Kind))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	virtkit.ApplyPreferredStorageClass(vm, virtkit.PreferenceSpecOf(obj))
+	return nil
 }
 
 func ignoring(p *virtkit.InferFromVolumeFailurePolicy) bool {

@@ -20,6 +20,12 @@ type Options struct {
 	Defaults virtkit.DefaultOptions
 	// Lookup backs the instance type steps; nil leaves them out.
 	Lookup Lookup
+	// Config is the cluster's KubeVirt configuration: its feature gates
+	// decide which gated fields are admitted, its eviction and rollout
+	// strategies are object defaults. nil reads the KubeVirt object
+	// kubevirt/kubevirt from Lookup ([StoreConfig]), or without a Lookup
+	// takes KubeVirt's defaults ([DefaultConfig]).
+	Config ConfigSource
 }
 
 // New returns the chain every writer uses; see the package documentation
@@ -29,11 +35,20 @@ func New(o Options) *Chain {
 	if o.Lookup != nil {
 		c.Mutating = append(c.Mutating, InferInstancetype{Lookup: o.Lookup})
 	}
-	c.Mutating = append(c.Mutating, Defaults{Options: o.Defaults})
+	cfg := o.Config
+	switch {
+	case cfg != nil:
+	case o.Lookup != nil:
+		cfg = StoreConfig{Store: o.Lookup}
+	default:
+		cfg = DefaultConfig{}
+	}
+	c.Mutating = append(c.Mutating, Defaults{Options: o.Defaults, Config: cfg})
 	c.Validating = append(c.Validating, Validate{}, Admit{})
 	if o.Lookup != nil {
 		c.Validating = append(c.Validating, CheckInstancetype{Lookup: o.Lookup}, CheckRestore{Lookup: o.Lookup})
 	}
+	c.Validating = append(c.Validating, FeatureGates{Config: cfg, Lookup: o.Lookup})
 	return c
 }
 
@@ -55,16 +70,27 @@ func (s InferInstancetype) Admit(ctx context.Context, a Attributes) error {
 	return Invalid(errs)
 }
 
-// Defaults applies object defaults.
-type Defaults struct{ Options virtkit.DefaultOptions }
+// Defaults applies object defaults, with the eviction and rollout
+// strategies of the cluster's configuration when Config is set.
+type Defaults struct {
+	Options virtkit.DefaultOptions
+	Config  ConfigSource
+}
 
 // Handles creates and updates.
 func (Defaults) Handles(op Operation) bool { return createOrUpdate(op) }
 
 // Admit defaults a.Object. An update draws no new firmware UUID: a VMI
 // keeps the one stored.
-func (s Defaults) Admit(_ context.Context, a Attributes) error {
+func (s Defaults) Admit(ctx context.Context, a Attributes) error {
 	opts := s.Options
+	if s.Config != nil {
+		cfg, err := s.Config.KubeVirtConfiguration(ctx)
+		if err != nil {
+			return err
+		}
+		opts = configDefaults(opts, cfg)
+	}
 	if a.Operation == Update {
 		opts.NewUUID = nil
 		if vmi, ok := a.OldObject.(*virtkit.VirtualMachineInstance); ok {

@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
@@ -138,6 +139,20 @@ type Options struct {
 	// KubeVirt's operator deploys them: missing ones are created and
 	// changed ones brought back to the embedded version.
 	NoCommonInstancetypes bool
+	// KubeVirt is the cluster's KubeVirt configuration (feature gates,
+	// eviction and VM rollout strategies, migrations). New keeps it in the
+	// KubeVirt object kubevirt in namespace kubevirt, as KubeVirt's operator
+	// installs it, where admission reads it for every request (apply the
+	// object to change it). nil creates the object with KubeVirt's default
+	// configuration, or keeps the one a persistent store already holds;
+	// given, it replaces the stored object's configuration. Its
+	// migrations (unless Migration.Config is set), eviction strategy
+	// (unless Defaults.EvictionStrategy is set) and VM rollout strategy
+	// configure the controllers as New finds them; admission follows
+	// later changes, and placement reads its nodeSelectors for every
+	// decision. A memoryOvercommit other than 100 is refused: the scheduler
+	// does not scale requests.
+	KubeVirt *virtkit.KubeVirtConfiguration
 	// Seed, when not zero, seeds every random choice of the cluster: the
 	// default memory store's uids and generateName suffixes
 	// (store.SeededIDs), firmware UUIDs and serials drawn by defaulting,
@@ -255,9 +270,25 @@ func New(opts Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	// The namespaces kube-apiserver creates at start.
-	if err := controller.EnsureNamespaces(context.Background(), opts.Store, controller.SystemNamespaces()...); err != nil {
+	// The namespaces kube-apiserver creates at start, and KubeVirt's.
+	if err := controller.EnsureNamespaces(context.Background(), opts.Store, append(controller.SystemNamespaces(), virtkit.DefaultKubeVirtNamespace)...); err != nil {
 		return nil, err
+	}
+	kvConfig, err := installKubeVirtWithTimeout(opts.Store, opts.KubeVirt, metav1.NewTime(opts.Now()))
+	if err != nil {
+		return nil, err
+	}
+	if opts.Migration.Config == nil && kvConfig.MigrationConfiguration != nil {
+		opts.Migration.Config = kvConfig.MigrationConfiguration.DeepCopy()
+	}
+	// The controllers default the VMIs of VMs and replica sets with the
+	// configuration's eviction and rollout strategies as New found them
+	// (admission reads them for every request).
+	if es := kvConfig.EvictionStrategy; es != nil && opts.Defaults.EvictionStrategy == "" {
+		opts.Defaults.EvictionStrategy = *es
+	}
+	if rs := kvConfig.VMRolloutStrategy; rs != nil {
+		opts.Defaults.NoHotplug = *rs == virtkit.VMRolloutStrategyStage
 	}
 	c := &Cluster{opts: opts, store: opts.Store, recorders: map[string]*events.Recorder{}}
 	self = c

@@ -119,7 +119,11 @@ func (r *MigrationReconciler) scheduleTarget(ctx context.Context, mig *virtkit.V
 	if len(req.labels) > 0 && !slices.ContainsFunc(candidates, func(n virtkit.Node) bool { return req.matches(&n) }) {
 		return "", fmt.Errorf("%w: no node offers a CPU compatible with the source's (%d other node(s)): %s", scheduler.ErrUnschedulable, len(candidates), req.why)
 	}
-	t := targetTemplate(vmi, mig, src)
+	sel, err := clusterNodeSelectors(ctx, r.o.Store)
+	if err != nil {
+		return "", err
+	}
+	t := withNodeSelectors(targetTemplate(vmi, mig, src), sel)
 	req.apply(t)
 	return r.o.Scheduler.Schedule(ctx, t, candidates, placed)
 }

@@ -35,7 +35,7 @@ func (r *VMReconciler) expandInstancetype(ctx context.Context, s *vmSync) (*virt
 	var it *virtkit.VirtualMachineInstancetypeSpec
 	var pref *virtkit.VirtualMachinePreferenceSpec
 	if m := vm.Spec.Instancetype; m != nil {
-		obj, ref, err := r.revision(ctx, vm, m.Name, virtkit.InstancetypeMatcherKind(m.Kind), m.RevisionName, vm.Status.InstancetypeRef)
+		obj, ref, err := r.revision(ctx, vm, m.Name, actions.InstancetypeKind(m.Kind), m.RevisionName, vm.Status.InstancetypeRef)
 		if err != nil {
 			return nil, fmt.Errorf("spec.instancetype: %w", err)
 		}
@@ -45,7 +45,7 @@ func (r *VMReconciler) expandInstancetype(ctx context.Context, s *vmSync) (*virt
 		}
 	}
 	if m := vm.Spec.Preference; m != nil {
-		obj, ref, err := r.revision(ctx, vm, m.Name, virtkit.PreferenceMatcherKind(m.Kind), m.RevisionName, vm.Status.PreferenceRef)
+		obj, ref, err := r.revision(ctx, vm, m.Name, actions.PreferenceKind(m.Kind), m.RevisionName, vm.Status.PreferenceRef)
 		if err != nil {
 			return nil, fmt.Errorf("spec.preference: %w", err)
 		}
@@ -55,6 +55,9 @@ func (r *VMReconciler) expandInstancetype(ctx context.Context, s *vmSync) (*virt
 		}
 	}
 	out := vm.DeepCopy()
+	// As KubeVirt's VM controller: volumes get their disks first, so the
+	// preference's disk defaults apply to them.
+	virtkit.SetDefaultVolumeDisks(&out.Spec.Template.Spec)
 	if errs := virtkit.ApplyInstancetype(out.Spec.Template, it, pref, field.NewPath("spec", "template", "spec")); len(errs) > 0 {
 		return nil, reconcile.TerminalError(fmt.Errorf("%w: %v", ErrInstancetypeConflict, errs.ToAggregate()))
 	}

@@ -193,9 +193,14 @@ func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtki
 		return err
 	}
 
+	sel, err := clusterNodeSelectors(ctx, r.o.Store)
+	if err != nil {
+		return err
+	}
+
 	// One decision at a time: choose, then assume the VMI is there before
 	// the next decision, so concurrent workers cannot overcommit a node.
-	nodeName, schedErr := r.cache.schedule(ctx, r.o.Scheduler, key, vmi, nodes.Items)
+	nodeName, schedErr := r.cache.schedule(ctx, r.o.Scheduler, key, withNodeSelectors(vmi, sel), nodes.Items)
 
 	if vmi.Status.Phase == virtkit.VmPhaseUnset {
 		vmi.SetPhase(virtkit.Pending, now)

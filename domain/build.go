@@ -173,6 +173,7 @@ func (b *builder) build() *libvirtxml.Domain {
 	b.devices(dom)
 	b.filesystems(dom)
 	b.watchdog(dom)
+	b.hostDependent(dom)
 	b.controllers(dom)
 	return dom
 }

@@ -28,24 +28,7 @@ func (b *builder) disks(dom *libvirtxml.Domain) {
 		}
 	}
 	alloc := newTargetAllocator(reserved...)
-	// IO threads as KubeVirt's converter numbers them (its default shared
-	// policy): when any disk asks for a dedicated thread, thread 1 is shared
-	// by every other virtio disk and the dedicated ones follow from 2. A
-	// single dedicated disk and nothing else gets thread 1.
-	dedicated, shared := uint(0), uint(0)
-	for _, d := range spec.Domain.Devices.Disks {
-		if boolDefault(d.DedicatedIOThread, false) {
-			dedicated++
-		} else {
-			shared++
-		}
-	}
-	if dedicated > 0 && shared > 0 {
-		shared = 1
-	} else {
-		shared = 0
-	}
-	nextDedicated := shared + 1
+	threads := b.ioThreadPlan()
 	for i, d := range spec.Domain.Devices.Disks {
 		path := fmt.Sprintf("spec.domain.devices.disks[%d]", i)
 		vi, ok := volumes[d.Name]
@@ -60,22 +43,14 @@ func (b *builder) disks(dom *libvirtxml.Domain) {
 		if disk == nil {
 			continue
 		}
-		switch {
-		case !boolDefault(d.DedicatedIOThread, false):
-			if dedicated > 0 && disk.Target.Bus == "virtio" {
-				disk.Driver.IOThread = uintp(1)
-			}
-		case disk.Target.Bus != "virtio":
+		if boolDefault(d.DedicatedIOThread, false) && disk.Target.Bus != "virtio" {
 			b.unsupported(path+".dedicatedIOThread", "only virtio disks have I/O threads")
-		default:
-			disk.Driver.IOThread = uintp(nextDedicated)
-			nextDedicated++
 		}
+		threads.assign(d, disk)
+		b.blockSize(path, d, disk)
 		dom.Devices.Disks = append(dom.Devices.Disks, *disk)
 	}
-	if dedicated > 0 {
-		dom.IOThreads = shared + dedicated
-	}
+	dom.IOThreads = threads.count
 }
 
 func (b *builder) disk(path string, d virtkit.Disk, vi int, knownTarget string, alloc *targetAllocator) *libvirtxml.DomainDisk {

@@ -66,6 +66,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.DataVolumeStatus":                                        schema_githubcom_virtkit_virtkit_DataVolumeStatus(ref),
 		"github.com/virtkit/virtkit.DataVolumeTemplateSpec":                                  schema_githubcom_virtkit_virtkit_DataVolumeTemplateSpec(ref),
 		"github.com/virtkit/virtkit.DeprecatedBinding":                                       schema_githubcom_virtkit_virtkit_DeprecatedBinding(ref),
+		"github.com/virtkit/virtkit.DeveloperConfiguration":                                  schema_githubcom_virtkit_virtkit_DeveloperConfiguration(ref),
 		"github.com/virtkit/virtkit.DevicePreferences":                                       schema_githubcom_virtkit_virtkit_DevicePreferences(ref),
 		"github.com/virtkit/virtkit.Devices":                                                 schema_githubcom_virtkit_virtkit_Devices(ref),
 		"github.com/virtkit/virtkit.Disk":                                                    schema_githubcom_virtkit_virtkit_Disk(ref),
@@ -122,6 +123,12 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.KVMTimer":                                                schema_githubcom_virtkit_virtkit_KVMTimer(ref),
 		"github.com/virtkit/virtkit.KernelBoot":                                              schema_githubcom_virtkit_virtkit_KernelBoot(ref),
 		"github.com/virtkit/virtkit.KernelBootContainer":                                     schema_githubcom_virtkit_virtkit_KernelBootContainer(ref),
+		"github.com/virtkit/virtkit.KubeVirt":                                                schema_githubcom_virtkit_virtkit_KubeVirt(ref),
+		"github.com/virtkit/virtkit.KubeVirtCondition":                                       schema_githubcom_virtkit_virtkit_KubeVirtCondition(ref),
+		"github.com/virtkit/virtkit.KubeVirtConfiguration":                                   schema_githubcom_virtkit_virtkit_KubeVirtConfiguration(ref),
+		"github.com/virtkit/virtkit.KubeVirtList":                                            schema_githubcom_virtkit_virtkit_KubeVirtList(ref),
+		"github.com/virtkit/virtkit.KubeVirtSpec":                                            schema_githubcom_virtkit_virtkit_KubeVirtSpec(ref),
+		"github.com/virtkit/virtkit.KubeVirtStatus":                                          schema_githubcom_virtkit_virtkit_KubeVirtStatus(ref),
 		"github.com/virtkit/virtkit.LaunchSecurity":                                          schema_githubcom_virtkit_virtkit_LaunchSecurity(ref),
 		"github.com/virtkit/virtkit.LocalObjectReference":                                    schema_githubcom_virtkit_virtkit_LocalObjectReference(ref),
 		"github.com/virtkit/virtkit.LunTarget":                                               schema_githubcom_virtkit_virtkit_LunTarget(ref),
@@ -157,6 +164,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.ObjectFieldSelector":                                     schema_githubcom_virtkit_virtkit_ObjectFieldSelector(ref),
 		"github.com/virtkit/virtkit.ObjectReference":                                         schema_githubcom_virtkit_virtkit_ObjectReference(ref),
 		"github.com/virtkit/virtkit.PITTimer":                                                schema_githubcom_virtkit_virtkit_PITTimer(ref),
+		"github.com/virtkit/virtkit.PanicDevice":                                             schema_githubcom_virtkit_virtkit_PanicDevice(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaim":                                   schema_githubcom_virtkit_virtkit_PersistentVolumeClaim(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaimSpec":                               schema_githubcom_virtkit_virtkit_PersistentVolumeClaimSpec(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource":                       schema_githubcom_virtkit_virtkit_PersistentVolumeClaimVolumeSource(ref),
@@ -185,6 +193,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.ServiceAccountVolumeSource":                              schema_githubcom_virtkit_virtkit_ServiceAccountVolumeSource(ref),
 		"github.com/virtkit/virtkit.SnapshotError":                                           schema_githubcom_virtkit_virtkit_SnapshotError(ref),
 		"github.com/virtkit/virtkit.SnapshotVolumesLists":                                    schema_githubcom_virtkit_virtkit_SnapshotVolumesLists(ref),
+		"github.com/virtkit/virtkit.SoundDevice":                                             schema_githubcom_virtkit_virtkit_SoundDevice(ref),
 		"github.com/virtkit/virtkit.SourceSpec":                                              schema_githubcom_virtkit_virtkit_SourceSpec(ref),
 		"github.com/virtkit/virtkit.SpreadOptions":                                           schema_githubcom_virtkit_virtkit_SpreadOptions(ref),
 		"github.com/virtkit/virtkit.SyNICTimer":                                              schema_githubcom_virtkit_virtkit_SyNICTimer(ref),
@@ -817,11 +826,23 @@ func schema_githubcom_virtkit_virtkit_CPU(ref common.ReferenceCallback) common.O
 							Format:      "",
 						},
 					},
+					"numa": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NUMA maps the guest's NUMA topology onto the host's; needs dedicated CPU placement and hugepages.",
+							Ref:         ref("github.com/virtkit/virtkit.NUMA"),
+						},
+					},
+					"realtime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Realtime runs the vCPUs with a realtime scheduler; needs dedicated CPU placement.",
+							Ref:         ref("github.com/virtkit/virtkit.Realtime"),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.CPUFeature"},
+			"github.com/virtkit/virtkit.CPUFeature", "github.com/virtkit/virtkit.NUMA", "github.com/virtkit/virtkit.Realtime"},
 	}
 }
 
@@ -2432,6 +2453,79 @@ func schema_githubcom_virtkit_virtkit_DeprecatedBinding(ref common.ReferenceCall
 	}
 }
 
+func schema_githubcom_virtkit_virtkit_DeveloperConfiguration(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "DeveloperConfiguration is KubeVirt's developerConfiguration subset.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"featureGates": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "FeatureGates are the feature gates enabled on top of the default ones.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"disabledFeatureGates": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DisabledFeatureGates are default-enabled (beta) feature gates turned off; a generally available gate cannot be turned off.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"memoryOvercommit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MemoryOvercommit is, in KubeVirt, how many percent of a VMI's memory request its guest gets (100, the default). virtkit accepts 100 only: its scheduler does not scale requests.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"nodeSelectors": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeSelectors are added to the node selector every VMI (and every migration target) is placed with, under the VMI's own (which wins for a key both name), as KubeVirt adds them to the pod's; the stored VMI's spec.nodeSelector is not changed.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_githubcom_virtkit_virtkit_DevicePreferences(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2781,11 +2875,78 @@ func schema_githubcom_virtkit_virtkit_Devices(ref common.ReferenceCallback) comm
 							Ref:         ref("github.com/virtkit/virtkit.DownwardMetrics"),
 						},
 					},
+					"disableHotplug": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DisableHotplug leaves out the spare slots that devices hot-plugged later would use.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"gpus": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "GPUs are GPUs passed through to the guest.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.GPU"),
+									},
+								},
+							},
+						},
+					},
+					"hostDevices": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "HostDevices are host devices passed through to the guest.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.HostDevice"),
+									},
+								},
+							},
+						},
+					},
+					"panicDevices": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PanicDevices are devices through which the guest reports a kernel panic to the host.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.PanicDevice"),
+									},
+								},
+							},
+						},
+					},
+					"sound": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Sound is an emulated sound card.",
+							Ref:         ref("github.com/virtkit/virtkit.SoundDevice"),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.Disk", "github.com/virtkit/virtkit.DownwardMetrics", "github.com/virtkit/virtkit.Filesystem", "github.com/virtkit/virtkit.Input", "github.com/virtkit/virtkit.Interface", "github.com/virtkit/virtkit.Rng", "github.com/virtkit/virtkit.TPMDevice", "github.com/virtkit/virtkit.VideoDevice", "github.com/virtkit/virtkit.Watchdog"},
+			"github.com/virtkit/virtkit.Disk", "github.com/virtkit/virtkit.DownwardMetrics", "github.com/virtkit/virtkit.Filesystem", "github.com/virtkit/virtkit.GPU", "github.com/virtkit/virtkit.HostDevice", "github.com/virtkit/virtkit.Input", "github.com/virtkit/virtkit.Interface", "github.com/virtkit/virtkit.PanicDevice", "github.com/virtkit/virtkit.Rng", "github.com/virtkit/virtkit.SoundDevice", "github.com/virtkit/virtkit.TPMDevice", "github.com/virtkit/virtkit.VideoDevice", "github.com/virtkit/virtkit.Watchdog"},
 	}
 }
 
@@ -2878,12 +3039,18 @@ func schema_githubcom_virtkit_virtkit_Disk(ref common.ReferenceCallback) common.
 							Format:      "",
 						},
 					},
+					"blockSize": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BlockSize is the disk's logical and physical block sizes.",
+							Ref:         ref("github.com/virtkit/virtkit.BlockSize"),
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.CDRomTarget", "github.com/virtkit/virtkit.DiskTarget", "github.com/virtkit/virtkit.LunTarget"},
+			"github.com/virtkit/virtkit.BlockSize", "github.com/virtkit/virtkit.CDRomTarget", "github.com/virtkit/virtkit.DiskTarget", "github.com/virtkit/virtkit.LunTarget"},
 	}
 }
 
@@ -3031,12 +3198,31 @@ func schema_githubcom_virtkit_virtkit_DomainSpec(ref common.ReferenceCallback) c
 							Ref:         ref("github.com/virtkit/virtkit.Devices"),
 						},
 					},
+					"ioThreadsPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreadsPolicy is how disks get IO threads: shared (one thread for the disks that ask for none of their own), auto or supplementalPool.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ioThreads": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IOThreads sizes the supplementalPool policy's thread pool.",
+							Ref:         ref("github.com/virtkit/virtkit.DiskIOThreads"),
+						},
+					},
+					"launchSecurity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LaunchSecurity asks for a confidential guest (SEV, SNP, TDX; an empty one is s390x Secure Execution).",
+							Ref:         ref("github.com/virtkit/virtkit.LaunchSecurity"),
+						},
+					},
 				},
 				Required: []string{"devices"},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.CPU", "github.com/virtkit/virtkit.Clock", "github.com/virtkit/virtkit.Devices", "github.com/virtkit/virtkit.Features", "github.com/virtkit/virtkit.Firmware", "github.com/virtkit/virtkit.Machine", "github.com/virtkit/virtkit.Memory", "github.com/virtkit/virtkit.ResourceRequirements"},
+			"github.com/virtkit/virtkit.CPU", "github.com/virtkit/virtkit.Clock", "github.com/virtkit/virtkit.Devices", "github.com/virtkit/virtkit.DiskIOThreads", "github.com/virtkit/virtkit.Features", "github.com/virtkit/virtkit.Firmware", "github.com/virtkit/virtkit.LaunchSecurity", "github.com/virtkit/virtkit.Machine", "github.com/virtkit/virtkit.Memory", "github.com/virtkit/virtkit.ResourceRequirements"},
 	}
 }
 
@@ -4898,6 +5084,268 @@ func schema_githubcom_virtkit_virtkit_KernelBootContainer(ref common.ReferenceCa
 	}
 }
 
+func schema_githubcom_virtkit_virtkit_KubeVirt(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirt is a cluster's KubeVirt installation (kubevirt.io/v1, namespaced): its spec.configuration is the cluster's configuration (feature gates, memory overcommit, eviction strategy, migrations, VM rollout strategy). virtkit reads the one named kubevirt in namespace kubevirt.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the object's name, namespace, labels, annotations and the other fields every object has.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec holds the cluster's configuration.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.KubeVirtSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the installation's state.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.KubeVirtStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.KubeVirtSpec", "github.com/virtkit/virtkit.KubeVirtStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_KubeVirtCondition(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtCondition is one condition of a KubeVirt installation.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is the condition's type, e.g. Available.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is True, False or Unknown.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"lastProbeTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastProbeTime is when the condition was last checked.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"lastTransitionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastTransitionTime is when the status last changed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is a machine-readable reason for the status.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message is a human-readable message about the status.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"type", "status"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_KubeVirtConfiguration(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtConfiguration is the part of KubeVirt's spec.configuration virtkit honours.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"developerConfiguration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeveloperConfiguration holds the feature gates, memory overcommit and the node selectors of every VMI.",
+							Ref:         ref("github.com/virtkit/virtkit.DeveloperConfiguration"),
+						},
+					},
+					"evictionStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EvictionStrategy is the eviction strategy of VMIs that set none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migrations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MigrationConfiguration is the cluster's migration defaults, which MigrationPolicies override.",
+							Ref:         ref("github.com/virtkit/virtkit.MigrationConfiguration"),
+						},
+					},
+					"vmRolloutStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VMRolloutStrategy is how changes of a running VM's CPU, memory and other live-updatable fields reach its VMI: Stage (the default, at the next restart) or LiveUpdate.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.DeveloperConfiguration", "github.com/virtkit/virtkit.MigrationConfiguration"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_KubeVirtList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtList is a list of KubeVirt objects.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the list's resource version and continuation token.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the KubeVirt objects.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.KubeVirt"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.KubeVirt", metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_KubeVirtSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtSpec is a KubeVirt object's spec. Of KubeVirt's fields virtkit models the configuration; the operator's own (image registry and tag, workload placement, certificate rotation, uninstall strategy) configure an installer virtkit does not have and are refused when decoded.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"configuration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Configuration is the cluster's configuration.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.KubeVirtConfiguration"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.KubeVirtConfiguration"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_KubeVirtStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeVirtStatus is a KubeVirt installation's state.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is Deploying or Deployed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are the installation's conditions (Available, Progressing, Degraded).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.KubeVirtCondition"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.KubeVirtCondition"},
+	}
+}
+
 func schema_githubcom_virtkit_virtkit_LaunchSecurity(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -6314,6 +6762,26 @@ func schema_githubcom_virtkit_virtkit_PITTimer(ref common.ReferenceCallback) com
 	}
 }
 
+func schema_githubcom_virtkit_virtkit_PanicDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PanicDevice is a device through which the guest reports a panic.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"model": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Model is the device's model: isa, hyperv or pvpanic.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_githubcom_virtkit_virtkit_PersistentVolumeClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -7341,6 +7809,35 @@ func schema_githubcom_virtkit_virtkit_SnapshotVolumesLists(ref common.ReferenceC
 						},
 					},
 				},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_SoundDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SoundDevice is an emulated sound card.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the device's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"model": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Model is ich9 (the default) or ac97.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
 			},
 		},
 	}
@@ -9387,7 +9884,7 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstancetypeSpec(ref common.
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "VirtualMachineInstancetypeSpec is what an instance type gives a VM: every field of KubeVirt's instancetype.kubevirt.io/v1beta1. The fields whose VMI counterpart virtkit does not model (gpus, hostDevices, ioThreadsPolicy other than shared, ioThreads, launchSecurity, cpu.numa, cpu.realtime) decode, and expanding an instance type that sets one is a NotSupported error naming it.",
+				Description: "VirtualMachineInstancetypeSpec is what an instance type gives a VM: every field of KubeVirt's instancetype.kubevirt.io/v1beta1, each applied to the VM's template as KubeVirt applies it (see ApplyInstancetype).",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"cpu": {
@@ -9658,7 +10155,7 @@ func schema_githubcom_virtkit_virtkit_VirtualMachinePreferenceSpec(ref common.Re
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "VirtualMachinePreferenceSpec is a preference: every field of KubeVirt's instancetype.kubevirt.io/v1beta1. A preferred value whose VMI counterpart virtkit does not model decodes, and expanding it into a template is an error naming it.",
+				Description: "VirtualMachinePreferenceSpec is a preference: every field of KubeVirt's instancetype.kubevirt.io/v1beta1, each filling only what the VM's template leaves unset (see ApplyInstancetype and ApplyPreferredStorageClass).",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"clock": {

@@ -100,7 +100,7 @@ func TestRenderInvalid(t *testing.T) {
 		name, manifest, want string
 	}{
 		{"validation", strings.Replace(renderManifest, "guest: 128Mi", "guest: 128Mi\n    cpu:\n      model: \"\"\n      dedicatedCpuPlacement: true\n      isolateEmulatorThread: true\n    firmware:\n      bootloader:\n        bios: {}\n        efi: {}", 1), "spec.domain.firmware.bootloader"},
-		{"unknown field", strings.Replace(renderManifest, "devices: {}", "devices:\n      gpus: []", 1), "spec.domain.devices.gpus"},
+		{"unknown field", strings.Replace(renderManifest, "devices: {}", "devices:\n      autoattachVSOCK: true", 1), "spec.domain.devices.autoattachVSOCK"},
 		{"builder", strings.Replace(renderManifest, "devices: {}", "devices:\n      interfaces:\n      - name: x\n        sriov: {}\n  networks:\n  - name: x\n    multus:\n      networkName: vf", 1), "spec.domain.devices.interfaces[0]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

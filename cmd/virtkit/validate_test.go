@@ -36,11 +36,11 @@ spec:
 
 const unknownField = `apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance
-metadata: {name: gpu}
+metadata: {name: vsock}
 spec:
   domain:
     devices:
-      gpus: [{name: g, deviceName: x}]
+      autoattachVSOCK: true
 `
 
 func runValidate(t *testing.T, stdin string, args ...string) (string, error) {
@@ -79,7 +79,7 @@ func TestValidateCommand(t *testing.T) {
 	assert.Equal(t, strings.Join([]string{
 		"OK VirtualMachineInstance ns/good",
 		`VirtualMachine ns/bad: spec.template.spec.domain.devices.disks[0].name: NotFound: Not found: "ghost"`,
-		"VirtualMachineInstance gpu: spec.domain.devices.gpus: NotSupported: not supported: a KubeVirt field for device passthrough, which virtkit does not model: a virtkit node declares no permitted host devices (KubeVirt's permittedHostDevices) and has no device plugins",
+		"VirtualMachineInstance vsock: spec.domain.devices.autoattachVSOCK: NotSupported: not supported: a KubeVirt field for VSOCK, which virtkit does not model: it needs vhost-vsock on the host and a CID allocator across nodes, which virtkit does not have",
 	}, "\n")+"\n", out)
 
 	out, err = runValidate(t, goodVMI+"---\n"+badVM, "-f", "-", "--output", "json")
@@ -110,9 +110,10 @@ func TestValidateCommandCorpus(t *testing.T) {
 	}
 	out, err := runValidate(t, "", "-f", dir)
 	var ex exitError
-	require.ErrorAs(t, err, &ex, "vmi-usb.yaml uses hostDevices, which virtkit does not support")
+	require.ErrorAs(t, err, &ex, "vmi-usb.yaml and vmi-host-disk.yaml need feature gates KubeVirt's default configuration leaves off")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	assert.Len(t, lines, 26)
-	assert.Equal(t, 25, strings.Count(out, "OK "))
-	assert.Contains(t, out, "VirtualMachineInstance vmi-usb: spec.domain.devices.hostDevices: NotSupported")
+	assert.Equal(t, 24, strings.Count(out, "OK "))
+	assert.Contains(t, out, "VirtualMachineInstance vmi-usb: spec.domain.devices.hostDevices: Invalid: Invalid value: 1: Host Devices feature gate is not enabled in kubevirt-config")
+	assert.Contains(t, out, "VirtualMachineInstance vmi-host-disk: spec.volumes[0]: Invalid: Invalid value: \"host-disk\": HostDisk feature gate is not enabled")
 }

@@ -1,10 +1,12 @@
 package virtkit
 
-// The types below are fields of KubeVirt's instance types and preferences
-// whose VMI counterpart virtkit does not model. They decode (strictly, with
-// KubeVirt's JSON names) so that every published instance type and
-// preference loads; expanding one that sets them into a VM's template is
-// an error naming the field (see instancetype_unmodelled_apply.go).
+// The types below are parts of a VMI that depend on what its node has:
+// devices passed through from the host, confidential computing, guest
+// NUMA, realtime vCPUs, IO thread policies, panic and sound devices and
+// disk block sizes. They decode with KubeVirt's JSON names, instance types
+// and preferences apply them, and validation checks their own rules. A
+// node whose domain builder cannot honour one fails the VMI with the
+// field's path.
 
 // GPU is a GPU passed through to the guest, by device plugin resource
 // name or by a dynamic resource claim.
@@ -54,8 +56,7 @@ type VGPUDisplayOptions struct {
 // IOThreadsPolicy is how a guest's disks get IO threads.
 type IOThreadsPolicy string
 
-// IO thread policies. Shared (one thread for the disks that ask for no
-// dedicated one) is what virtkit's domain builder does.
+// IO thread policies.
 const (
 	IOThreadsPolicyShared           IOThreadsPolicy = "shared"
 	IOThreadsPolicyAuto             IOThreadsPolicy = "auto"
@@ -149,3 +150,17 @@ const (
 	PanicDeviceIsa     PanicDeviceModel = "isa"
 	PanicDevicePvpanic PanicDeviceModel = "pvpanic"
 )
+
+// PanicDevice is a device through which the guest reports a panic.
+type PanicDevice struct {
+	// Model is the device's model: isa, hyperv or pvpanic.
+	Model *PanicDeviceModel `json:"model,omitempty"`
+}
+
+// SoundDevice is an emulated sound card.
+type SoundDevice struct {
+	// Name is the device's name.
+	Name string `json:"name"`
+	// Model is ich9 (the default) or ac97.
+	Model string `json:"model,omitempty"`
+}
