@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -249,8 +250,14 @@ func (l *lifecycleState) addStop(r *stopRecord) {
 
 // ownerRemoving reports whether an owner's controller wants fewer VMIs
 // than the owned ones it has: a VM asked to stop, a ReplicaSet scaled below
-// its count.
+// its count, or a foreground delete of the owner already under way.
 func ownerRemoving(owner virtkit.Object, owned int) bool {
+	if owner.GetDeletionTimestamp() != nil && slices.Contains(owner.GetFinalizers(), metav1.FinalizerDeleteDependents) {
+		// A foreground delete is under way: the garbage collector may
+		// have issued its deletes of the dependents already, which a
+		// later orphaning delete cannot call back (as in Kubernetes).
+		return true
+	}
 	switch o := owner.(type) {
 	case *virtkit.VirtualMachine:
 		rs, err := o.RunStrategy()

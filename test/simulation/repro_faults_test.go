@@ -83,6 +83,16 @@ func TestReproAgentFaults(t *testing.T) {
 			file: "migrating-event-given-up-in-partition.json",
 			why:  "an event given up after the recorder's retries is not a missing transition",
 		},
+		{
+			// A ReplicaSet deleted in the foreground and, before the
+			// garbage collector's deletes of its VMIs landed (a slow
+			// store), deleted again with policy Orphan: the VMIs the
+			// first delete had already claimed went, as in Kubernetes.
+			// The tester now knows an orphaning delete cannot call back a
+			// foreground delete under way.
+			file: "orphan-after-foreground-delete.json",
+			why:  "an orphaning delete after a foreground delete keeps only what the first had not claimed",
+		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			r, err := ReadRepro(filepath.Join("testdata", "repro", tc.file))
