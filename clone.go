@@ -73,8 +73,8 @@ type VirtualMachineCloneSpec struct {
 	// target's interface gets; an interface not named gets none (its
 	// host assigns one), so no MAC is copied.
 	NewMacAddresses map[string]string `json:"newMacAddresses,omitempty"`
-	// NewSMBiosSerial is the target's SMBIOS serial; unset leaves it
-	// empty (no copied serial).
+	// NewSMBiosSerial is the target's SMBIOS serial; unset gives it a new
+	// one (the clone's uid), never the source's.
 	NewSMBiosSerial *string `json:"newSMBiosSerial,omitempty"`
 	// Patches are JSON patches applied to the target VM; virtkit does not
 	// support them.

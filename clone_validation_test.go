@@ -104,9 +104,13 @@ func TestValidateClone(t *testing.T) {
 			{"spec.template.labelFilters[0]", field.ErrorTypeInvalid},
 			{"spec.template.annotationFilters[0]", field.ErrorTypeInvalid},
 		}},
-		{"bad MAC", func(c *VirtualMachineClone) { c.Spec.NewMacAddresses = map[string]string{"default": "02:00:00:00:00", "b": "02:00:00:00:00:01"} },
+		{"bad MAC", func(c *VirtualMachineClone) {
+			c.Spec.NewMacAddresses = map[string]string{"default": "02:00:00:00:00", "b": "02:00:00:00:00:01"}
+		},
 			[]wantFieldError{{"spec.newMacAddresses[default]", field.ErrorTypeInvalid}}},
-		{"EUI-64 is not an interface MAC", func(c *VirtualMachineClone) { c.Spec.NewMacAddresses = map[string]string{"n": "02:00:00:00:00:00:00:01"} },
+		{"EUI-64 is not an interface MAC", func(c *VirtualMachineClone) {
+			c.Spec.NewMacAddresses = map[string]string{"n": "02:00:00:00:00:00:00:01"}
+		},
 			[]wantFieldError{{"spec.newMacAddresses[n]", field.ErrorTypeInvalid}}},
 		{"patches unsupported", func(c *VirtualMachineClone) {
 			c.Spec.Patches = []string{`{"op":"replace","path":"/spec/runStrategy","value":"Always"}`}

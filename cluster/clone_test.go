@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -53,12 +54,17 @@ func TestCloneStoppedVM(t *testing.T) {
 	e := newSnapEnv(t, ctx, cluster.Options{})
 	e.applyVM(ctx, "src", "Halted")
 	e.writeOffline(ctx, "src-root", "c1")
-	src := e.vm(ctx, "src")
-	src.Labels = map[string]string{"app": "db", "team": "a", "app.kubernetes.io/name": "db"}
-	src.Annotations = map[string]string{"keep/x": "1", "drop": "2"}
-	src.Spec.Template.ObjectMeta.Labels = map[string]string{"kubevirt.io/size": "small", "other": "o"}
-	src.Spec.Template.Spec.Domain.Firmware.Serial = "serial-1"
-	require.NoError(t, e.c.Store().Update(ctx, src))
+	var src *virtkit.VirtualMachine
+	require.Eventually(t, func() bool { // the VM controller writes the VM too
+		src = e.vm(ctx, "src")
+		src.Labels = map[string]string{"app": "db", "team": "a", "app.kubernetes.io/name": "db"}
+		src.Annotations = map[string]string{"keep/x": "1", "drop": "2"}
+		src.Spec.Template.ObjectMeta.Labels = map[string]string{"kubevirt.io/size": "small", "other": "o"}
+		src.Spec.Template.Spec.Domain.Firmware.Serial = "serial-1"
+		err := e.c.Store().Update(ctx, src)
+		require.True(t, err == nil || errors.Is(err, store.ErrConflict), "update: %v", err)
+		return err == nil
+	}, 30*time.Second, 10*time.Millisecond)
 
 	serial := "serial-2"
 	cl := e.clone(ctx, &virtkit.VirtualMachineClone{ObjectMeta: metav1.ObjectMeta{Name: "copy"},
@@ -118,8 +124,8 @@ func TestCloneStoppedVM(t *testing.T) {
 }
 
 // A clone of a VirtualMachineSnapshot restores it directly into a target
-// it names <source VM>-clone-<suffix>; the snapshot stays. No MAC or
-// serial is copied.
+// it names <source VM>-clone-<suffix>; the snapshot stays. No MAC is
+// copied and the serial is a new one.
 func TestCloneFromSnapshot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -140,7 +146,7 @@ func TestCloneFromSnapshot(t *testing.T) {
 
 	target := e.vm(ctx, name)
 	assert.Empty(t, target.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress)
-	assert.Empty(t, target.Spec.Template.Spec.Domain.Firmware.Serial)
+	assert.Equal(t, string(cl.UID), target.Spec.Template.Spec.Domain.Firmware.Serial, "a new serial")
 	assert.Equal(t, virtkit.FirmwareUUIDForVM(name), target.Spec.Template.Spec.Domain.Firmware.UUID)
 	assert.Equal(t, "b1", e.readMarker(ctx, target.Spec.Template.Spec.Volumes[0].DataVolume.Name), "the snapshot's data")
 	require.NoError(t, e.c.Store().Get(ctx, store.Key{Namespace: "default", Name: "base-snap"}, &virtkit.VirtualMachineSnapshot{}),

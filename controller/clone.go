@@ -42,7 +42,7 @@ var ErrClone = errors.New("clone")
 // snapshot to be ready to use, restores it into the target VM
 // (tmp-restore-<clone uid>), makes the clone's changes to the new VM
 // (labels and annotations filtered, the given MAC addresses or none, the
-// given SMBIOS serial or none, a firmware UUID of its own), and deletes
+// given SMBIOS serial or a new one, a firmware UUID of its own), and deletes
 // the snapshot and the restore. A clone of a VirtualMachineSnapshot
 // restores it directly and keeps it. A missing source or an existing
 // target fails the clone: a clone never overwrites a VM.
@@ -338,7 +338,8 @@ func (r *CloneReconciler) applyChanges(ctx context.Context, cl *virtkit.VirtualM
 // CloneTargetVM makes a clone's changes to target, the VM restored from
 // src: src's labels and annotations (and its template's) through the
 // clone's filters, the clone's MAC addresses (none for an interface it
-// does not name), its SMBIOS serial (none when unset) and the firmware
+// does not name: its host assigns one), its SMBIOS serial (the clone's uid
+// when unset) and the firmware
 // UUID that defaulting derives from the target's name. The target's
 // last-restore annotation stays.
 func CloneTargetVM(cl *virtkit.VirtualMachineClone, src, target *virtkit.VirtualMachine) {
@@ -367,7 +368,9 @@ func CloneTargetVM(cl *virtkit.VirtualMachineClone, src, target *virtkit.Virtual
 	}
 	if d.Firmware != nil {
 		d.Firmware.UUID = virtkit.FirmwareUUIDForVM(target.Name)
-		d.Firmware.Serial = ""
+		// KubeVirt generates a new serial when none is given: the
+		// clone's uid is one no other VM has.
+		d.Firmware.Serial = string(cl.UID)
 		if cl.Spec.NewSMBiosSerial != nil {
 			d.Firmware.Serial = *cl.Spec.NewSMBiosSerial
 		}

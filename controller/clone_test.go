@@ -45,7 +45,7 @@ func TestCloneTargetVM(t *testing.T) {
 		{"no filters copy everything; MACs and serial are not copied",
 			virtkit.VirtualMachineCloneSpec{},
 			map[string]string{"app": "a", "secret": "s"}, map[string]string{"note": "n", virtkit.LastRestoreUIDAnnotation: "mark"},
-			map[string]string{"t": "1"}, []string{"", ""}, ""},
+			map[string]string{"t": "1"}, []string{"", ""}, "clone-uid"},
 		{"filters, a new MAC for one interface and a serial",
 			virtkit.VirtualMachineCloneSpec{LabelFilters: []string{"*", "!secret"}, AnnotationFilters: []string{"!*"},
 				Template:        virtkit.VirtualMachineCloneTemplateFilters{LabelFilters: []string{"x"}},
@@ -58,7 +58,7 @@ func TestCloneTargetVM(t *testing.T) {
 			target := src.DeepCopy()
 			target.Name = "dst"
 			target.Annotations = map[string]string{virtkit.LastRestoreUIDAnnotation: "mark"}
-			cl := &virtkit.VirtualMachineClone{Spec: tt.spec}
+			cl := &virtkit.VirtualMachineClone{ObjectMeta: metav1.ObjectMeta{UID: "clone-uid"}, Spec: tt.spec}
 			controller.CloneTargetVM(cl, src, target)
 			assert.Equal(t, tt.labels, target.Labels)
 			assert.Equal(t, tt.annots, target.Annotations)
