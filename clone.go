@@ -57,8 +57,8 @@ type VirtualMachineCloneSpec struct {
 	// empty name, or no target, gives <source>-clone-<5 characters>.
 	Target *TypedLocalObjectReference `json:"target,omitempty"`
 	// AnnotationFilters choose the source's annotations the target gets:
-	// glob patterns on keys ('*' matches any run of characters), a
-	// pattern starting with '!' excludes the keys it matches (exclusions
+	// a key, or a key prefix ending in '*' ('*' alone matches every key);
+	// a filter starting with '!' excludes the keys it matches (exclusions
 	// win). Unset copies every annotation.
 	// +listType=atomic
 	AnnotationFilters []string `json:"annotationFilters,omitempty"`
@@ -80,6 +80,10 @@ type VirtualMachineCloneSpec struct {
 	// support them.
 	// +listType=atomic
 	Patches []string `json:"patches,omitempty"`
+	// VolumeNamePolicy says how the target's volumes are named; only
+	// RandomizeNames (the default: restore-<restore uid>-<volume>) is
+	// supported, as in KubeVirt.
+	VolumeNamePolicy *VolumeRestorePolicy `json:"volumeNamePolicy,omitempty"`
 }
 
 // VirtualMachineCloneTemplateFilters filter the VM template's labels and

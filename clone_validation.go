@@ -42,7 +42,6 @@ func validateClone(c *VirtualMachineClone) field.ErrorList {
 		p := sp.Child("target")
 		switch {
 		case t.APIGroup == nil:
-			errs = append(errs, field.Required(p.Child("apiGroup"), "missing apiGroup"))
 		case *t.APIGroup != GroupName:
 			errs = append(errs, field.NotSupported(p.Child("apiGroup"), *t.APIGroup, []string{GroupName}))
 		}
@@ -68,6 +67,9 @@ func validateClone(c *VirtualMachineClone) field.ErrorList {
 			errs = append(errs, field.Invalid(p, mac, "must be a MAC address such as 02:00:00:00:00:01"))
 		}
 	}
+	if vp := c.Spec.VolumeNamePolicy; vp != nil && *vp != VolumeRestorePolicyRandomizeNames {
+		errs = append(errs, field.NotSupported(sp.Child("volumeNamePolicy"), *vp, []VolumeRestorePolicy{VolumeRestorePolicyRandomizeNames}))
+	}
 	if len(c.Spec.Patches) > 0 {
 		e := field.NotSupported[string](sp.Child("patches"), "patches", nil)
 		e.Detail = "clone patches are not supported by virtkit"
@@ -76,18 +78,21 @@ func validateClone(c *VirtualMachineClone) field.ErrorList {
 	return errs
 }
 
-// validateCloneFilters checks label or annotation filters: each a
-// non-empty glob pattern, '*' its only wildcard, optionally negated by a
-// leading '!'.
+// validateCloneFilters checks label or annotation filters as KubeVirt's
+// admission does: '!' may only lead a filter (negating it) and '*' may
+// only end one; '!' alone and the empty filter match nothing and are
+// refused.
 func validateCloneFilters(filters []string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, f := range filters {
 		pat := strings.TrimPrefix(f, "!")
 		switch {
 		case pat == "":
-			errs = append(errs, field.Invalid(p.Index(i), f, "a filter must name a key or pattern ('*' matches any characters, a leading '!' excludes)"))
+			errs = append(errs, field.Invalid(p.Index(i), f, "a filter must name a key or a key prefix ending in '*' (a leading '!' excludes)"))
 		case strings.Contains(pat, "!"):
 			errs = append(errs, field.Invalid(p.Index(i), f, "'!' may only lead a filter, negating it"))
+		case strings.Contains(pat[:len(pat)-1], "*"):
+			errs = append(errs, field.Invalid(p.Index(i), f, "'*' may only end a filter"))
 		}
 	}
 	return errs
@@ -95,9 +100,9 @@ func validateCloneFilters(filters []string, p *field.Path) field.ErrorList {
 
 // CloneFilterKeep reports whether a clone with these filters copies a
 // label or annotation key: nil filters keep every key; otherwise a key is
-// kept when a filter matches it and no negated ('!') filter does.
-// Patterns match whole keys, '*' standing for any run of characters
-// (slashes included).
+// kept when a filter matches it and no negated ('!') filter does. A
+// filter matches its key, or with a trailing '*' every key it prefixes
+// ('*' alone matches every key, slashes included).
 func CloneFilterKeep(filters []string, key string) bool {
 	if filters == nil {
 		return true

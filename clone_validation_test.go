@@ -88,7 +88,7 @@ func TestValidateClone(t *testing.T) {
 		{"target is the source", func(c *VirtualMachineClone) { c.Spec.Target.Name = "vm" },
 			[]wantFieldError{{"spec.target.name", field.ErrorTypeInvalid}}},
 		{"glob and negated filters", func(c *VirtualMachineClone) {
-			c.Spec.LabelFilters = []string{"*", "!a/*", "b*c"}
+			c.Spec.LabelFilters = []string{"*", "!a/*", "bc*", "!x"}
 			c.Spec.AnnotationFilters = []string{"!*"}
 			c.Spec.Template.LabelFilters = []string{"x"}
 			c.Spec.Template.AnnotationFilters = []string{"*"}
@@ -104,6 +104,15 @@ func TestValidateClone(t *testing.T) {
 			{"spec.template.labelFilters[0]", field.ErrorTypeInvalid},
 			{"spec.template.annotationFilters[0]", field.ErrorTypeInvalid},
 		}},
+		{"wildcard not at the end", func(c *VirtualMachineClone) { c.Spec.LabelFilters = []string{"a*b", "!*x", "**"} },
+			[]wantFieldError{{"spec.labelFilters[0]", field.ErrorTypeInvalid}, {"spec.labelFilters[1]", field.ErrorTypeInvalid}, {"spec.labelFilters[2]", field.ErrorTypeInvalid}}},
+		{"target without apiGroup, as KubeVirt accepts", func(c *VirtualMachineClone) { c.Spec.Target.APIGroup = nil }, nil},
+		{"volumeNamePolicy RandomizeNames", func(c *VirtualMachineClone) {
+			p := VolumeRestorePolicyRandomizeNames
+			c.Spec.VolumeNamePolicy = &p
+		}, nil},
+		{"volumeNamePolicy InPlace", func(c *VirtualMachineClone) { p := VolumeRestorePolicyInPlace; c.Spec.VolumeNamePolicy = &p },
+			[]wantFieldError{{"spec.volumeNamePolicy", field.ErrorTypeNotSupported}}},
 		{"bad MAC", func(c *VirtualMachineClone) {
 			c.Spec.NewMacAddresses = map[string]string{"default": "02:00:00:00:00", "b": "02:00:00:00:00:01"}
 		},

@@ -8476,7 +8476,7 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineCloneSpec(ref common.Referen
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "AnnotationFilters choose the source's annotations the target gets: glob patterns on keys ('*' matches any run of characters), a pattern starting with '!' excludes the keys it matches (exclusions win). Unset copies every annotation.",
+							Description: "AnnotationFilters choose the source's annotations the target gets: a key, or a key prefix ending in '*' ('*' alone matches every key); a filter starting with '!' excludes the keys it matches (exclusions win). Unset copies every annotation.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -8531,7 +8531,7 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineCloneSpec(ref common.Referen
 					},
 					"newSMBiosSerial": {
 						SchemaProps: spec.SchemaProps{
-							Description: "NewSMBiosSerial is the target's SMBIOS serial; unset leaves it empty (no copied serial).",
+							Description: "NewSMBiosSerial is the target's SMBIOS serial; unset gives it a new one (the clone's uid), never the source's.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -8553,6 +8553,13 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineCloneSpec(ref common.Referen
 									},
 								},
 							},
+						},
+					},
+					"volumeNamePolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeNamePolicy says how the target's volumes are named; only RandomizeNames (the default: restore-<restore uid>-<volume>) is supported, as in KubeVirt.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
