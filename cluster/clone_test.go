@@ -17,6 +17,21 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
+// newCloneEnv is newSnapEnv whose cluster has stopped (ctx done) before
+// the test's directories are removed.
+func newCloneEnv(t *testing.T, ctx context.Context, opts cluster.Options) *snapEnv {
+	t.Helper()
+	e := &snapEnv{t: t, storageDir: t.TempDir()}
+	opts.Storage.Dir = e.storageDir
+	c, err := cluster.New(opts)
+	require.NoError(t, err)
+	e.c = c
+	stopped := make(chan struct{})
+	go func() { _ = c.Start(ctx); close(stopped) }()
+	t.Cleanup(func() { <-stopped })
+	return e
+}
+
 // clone applies a VirtualMachineClone and waits for it to succeed or fail.
 func (e *snapEnv) clone(ctx context.Context, cl *virtkit.VirtualMachineClone) *virtkit.VirtualMachineClone {
 	e.t.Helper()
@@ -51,7 +66,7 @@ func vmRef(name string) *virtkit.TypedLocalObjectReference {
 func TestCloneStoppedVM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	e := newSnapEnv(t, ctx, cluster.Options{})
+	e := newCloneEnv(t, ctx, cluster.Options{})
 	e.applyVM(ctx, "src", "Halted")
 	e.writeOffline(ctx, "src-root", "c1")
 	var src *virtkit.VirtualMachine
@@ -129,7 +144,7 @@ func TestCloneStoppedVM(t *testing.T) {
 func TestCloneFromSnapshot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	e := newSnapEnv(t, ctx, cluster.Options{})
+	e := newCloneEnv(t, ctx, cluster.Options{})
 	e.applyVM(ctx, "base", "Halted")
 	e.writeOffline(ctx, "base-root", "b1")
 	e.snapshot(ctx, "base-snap", "base")
@@ -162,7 +177,7 @@ func TestCloneFromSnapshot(t *testing.T) {
 func TestCloneFailures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	e := newSnapEnv(t, ctx, cluster.Options{Nodes: 1})
+	e := newCloneEnv(t, ctx, cluster.Options{Nodes: 1})
 	e.applyVM(ctx, "one", "Halted")
 	e.applyVM(ctx, "two", "Halted")
 	before := e.vm(ctx, "two")
@@ -204,4 +219,24 @@ func TestCloneFailures(t *testing.T) {
 	fes := cluster.FieldErrors(err)
 	require.Len(t, fes, 1)
 	assert.Equal(t, "spec.patches", fes[0].Field)
+}
+
+// A running VM is cloned from an online snapshot; it keeps running and
+// the target gets the data its guest wrote.
+func TestCloneRunningVM(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	e := newCloneEnv(t, ctx, cluster.Options{})
+	e.applyVM(ctx, "live", "Always")
+	e.writeOnline(ctx, "live", "l1")
+	cl := e.clone(ctx, &virtkit.VirtualMachineClone{ObjectMeta: metav1.ObjectMeta{Name: "live-clone"},
+		Spec: virtkit.VirtualMachineCloneSpec{Source: vmRef("live"), Target: &virtkit.TypedLocalObjectReference{Kind: virtkit.KindVirtualMachine}}})
+	require.Equal(t, virtkit.CloneSucceeded, cl.Status.Phase, "conditions: %+v", cl.Status.Conditions)
+	require.NotNil(t, cl.Status.TargetName)
+	assert.Equal(t, controller.CloneTargetName("live", string(cl.UID)), *cl.Status.TargetName)
+	target := e.vm(ctx, *cl.Status.TargetName)
+	assert.Equal(t, "l1", e.readMarker(ctx, target.Spec.Template.Spec.Volumes[0].DataVolume.Name))
+	assert.Empty(t, target.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress, "the source's MAC is not copied")
+	_, err := e.c.WaitForVMI(ctx, "default", "live", cluster.VMIPhaseIs(virtkit.Running))
+	require.NoError(t, err, "the source keeps running")
 }
