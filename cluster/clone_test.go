@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
@@ -127,7 +128,7 @@ func TestCloneStoppedVM(t *testing.T) {
 	e.gone(ctx, func() virtkit.Object { return &virtkit.VirtualMachineSnapshot{} }, &virtkit.VirtualMachineSnapshotList{}, "tmp-snapshot-"+string(cl.UID))
 	e.gone(ctx, func() virtkit.Object { return &virtkit.VirtualMachineRestore{} }, &virtkit.VirtualMachineRestoreList{}, "tmp-restore-"+string(cl.UID))
 
-	require.NoError(t, controller.Start(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "src-copy"}, controller.StartOptions{}))
+	require.NoError(t, actions.Start(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "src-copy"}, actions.StartOptions{}))
 	vmi, err := e.c.WaitForVMI(ctx, "default", "src-copy", cluster.VMIPhaseIs(virtkit.Running))
 	require.NoError(t, err)
 	assert.Equal(t, "02:00:00:00:00:bb", vmi.Spec.Domain.Devices.Interfaces[0].MacAddress)
