@@ -96,7 +96,10 @@ func cloneDone(c *virtkit.VirtualMachineClone) bool {
 func (r *CloneReconciler) Reconcile(ctx context.Context, req Request) (Result, error) {
 	cl := &virtkit.VirtualMachineClone{}
 	found, err := getOptional(ctx, r.o.Store, keyOf(req), cl)
-	if err != nil || !found || cl.DeletionTimestamp != nil || cloneDone(cl) {
+	if err == nil && !found {
+		return Result{}, r.collect(ctx, req)
+	}
+	if err != nil || cl.DeletionTimestamp != nil || cloneDone(cl) {
 		return Result{}, err
 	}
 	if cl.Spec.Source == nil {
@@ -333,6 +336,37 @@ func (r *CloneReconciler) applyChanges(ctx context.Context, cl *virtkit.VirtualM
 		CloneTargetVM(cl, src, vm)
 		return r.o.Store.Update(ctx, vm)
 	})
+}
+
+// collect deletes the snapshot and restore a clone that is gone left
+// behind (deleted before it finished): the objects in its namespace whose
+// controller is a VirtualMachineClone of its name.
+func (r *CloneReconciler) collect(ctx context.Context, req Request) error {
+	var snaps virtkit.VirtualMachineSnapshotList
+	if err := r.o.Store.List(ctx, &snaps, store.ListOptions{Namespace: req.Namespace}); err != nil {
+		return err
+	}
+	var restores virtkit.VirtualMachineRestoreList
+	if err := r.o.Store.List(ctx, &restores, store.ListOptions{Namespace: req.Namespace}); err != nil {
+		return err
+	}
+	var left []virtkit.Object
+	for i := range restores.Items {
+		left = append(left, &restores.Items[i])
+	}
+	for i := range snaps.Items {
+		left = append(left, &snaps.Items[i])
+	}
+	for _, obj := range left {
+		ref := controllerOf(obj)
+		if ref == nil || ref.Kind != virtkit.KindVirtualMachineClone || ref.Name != req.Name {
+			continue
+		}
+		if err := r.o.Store.Delete(ctx, obj, store.DeleteOptions{}); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // CloneTargetVM makes a clone's changes to target, the VM restored from

@@ -1,14 +1,19 @@
 package controller_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/controller"
+	"github.com/virtkit/virtkit/reconcile"
+	"github.com/virtkit/virtkit/store"
 )
 
 func TestCloneTargetName(t *testing.T) {
@@ -69,4 +74,39 @@ func TestCloneTargetVM(t *testing.T) {
 			assert.Equal(t, virtkit.FirmwareUUIDForVM("dst"), d.Firmware.UUID)
 		})
 	}
+}
+
+// A clone deleted before it finished leaves no snapshot or restore behind;
+// those of other clones and the user's own stay.
+func TestCloneGoneCollectsItsObjects(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	yes := true
+	owned := func(clone string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: virtkit.CloneSchemeGroupVersion.String(), Kind: virtkit.KindVirtualMachineClone,
+			Name: clone, UID: "u-" + types.UID(clone), Controller: &yes}}
+	}
+	g := virtkit.GroupName
+	vm := virtkit.TypedLocalObjectReference{APIGroup: &g, Kind: virtkit.KindVirtualMachine, Name: "vm"}
+	for _, s := range []*virtkit.VirtualMachineSnapshot{
+		{ObjectMeta: metav1.ObjectMeta{Name: "tmp-snapshot-1", Namespace: "default", OwnerReferences: owned("gone")}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "tmp-snapshot-2", Namespace: "default", OwnerReferences: owned("other")}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: "default"}},
+	} {
+		s.Spec.Source = vm
+		require.NoError(t, st.Create(ctx, s))
+	}
+	require.NoError(t, st.Create(ctx, &virtkit.VirtualMachineRestore{ObjectMeta: metav1.ObjectMeta{Name: "tmp-restore-1", Namespace: "default", OwnerReferences: owned("gone")},
+		Spec: virtkit.VirtualMachineRestoreSpec{Target: vm, VirtualMachineSnapshotName: "tmp-snapshot-1"}}))
+	r, err := controller.NewCloneReconciler(controller.ReconcilerOptions{Store: st})
+	require.NoError(t, err)
+	_, err = r.Reconcile(ctx, reconcile.Request{Namespace: "default", Name: "gone"})
+	require.NoError(t, err)
+	exists := func(obj virtkit.Object, name string) bool {
+		return st.Get(ctx, store.Key{Namespace: "default", Name: name}, obj) == nil
+	}
+	assert.False(t, exists(&virtkit.VirtualMachineSnapshot{}, "tmp-snapshot-1"))
+	assert.False(t, exists(&virtkit.VirtualMachineRestore{}, "tmp-restore-1"))
+	assert.True(t, exists(&virtkit.VirtualMachineSnapshot{}, "tmp-snapshot-2"), "another clone's")
+	assert.True(t, exists(&virtkit.VirtualMachineSnapshot{}, "mine"), "the user's")
 }
