@@ -52,6 +52,8 @@ func AdmitCreate(obj Object) field.ErrorList {
 		t.Status = nil
 	case *VirtualMachineRestore:
 		t.Status = nil
+	case *VirtualMachineClone:
+		t.Status = VirtualMachineCloneStatus{}
 	case *KubeVirt:
 		t.Status = KubeVirtStatus{}
 	}
@@ -113,6 +115,10 @@ func AdmitUpdate(obj, old Object) field.ErrorList {
 		o := old.(*VirtualMachineRestore)
 		t.Status = o.Status.DeepCopy()
 		errs = append(errs, admitSnapshotKindUpdate(t.Spec, o.Spec, KindVirtualMachineRestore)...)
+	case *VirtualMachineClone:
+		o := old.(*VirtualMachineClone)
+		t.Status = *o.Status.DeepCopy()
+		errs = append(errs, admitSnapshotKindUpdate(t.Spec, o.Spec, KindVirtualMachineClone)...)
 	case *KubeVirt:
 		t.Status = *old.(*KubeVirt).Status.DeepCopy()
 	}

@@ -90,6 +90,8 @@ func kinds() []kindInfo {
 			func() Object { return &VirtualMachineSnapshotContent{} }, func() ObjectList { return &VirtualMachineSnapshotContentList{} }},
 		{SnapshotSchemeGroupVersion.WithKind(KindVirtualMachineRestore), true,
 			func() Object { return &VirtualMachineRestore{} }, func() ObjectList { return &VirtualMachineRestoreList{} }},
+		{CloneSchemeGroupVersion.WithKind(KindVirtualMachineClone), true,
+			func() Object { return &VirtualMachineClone{} }, func() ObjectList { return &VirtualMachineCloneList{} }},
 	}
 }
 
@@ -204,6 +206,8 @@ func GVKOf(obj Object) (schema.GroupVersionKind, bool) {
 		return SnapshotSchemeGroupVersion.WithKind(KindVirtualMachineSnapshotContent), true
 	case *VirtualMachineRestore:
 		return SnapshotSchemeGroupVersion.WithKind(KindVirtualMachineRestore), true
+	case *VirtualMachineClone:
+		return CloneSchemeGroupVersion.WithKind(KindVirtualMachineClone), true
 	}
 	return schema.GroupVersionKind{}, false
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	require.Len(t, KnownKinds(), 23)
+	require.Len(t, KnownKinds(), 24)
 	for _, gvk := range KnownKinds() {
 		obj, err := NewObject(gvk)
 		require.NoError(t, err)
@@ -36,6 +36,7 @@ func TestKinds(t *testing.T) {
 	assert.False(t, IsNamespaced(InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineClusterPreference)))
 	assert.True(t, IsNamespaced(InstancetypeSchemeGroupVersion.WithKind(KindVirtualMachineInstancetype)))
 	assert.True(t, IsNamespaced(AppsSchemeGroupVersion.WithKind(KindControllerRevision)))
+	assert.True(t, IsNamespaced(CloneSchemeGroupVersion.WithKind(KindVirtualMachineClone)))
 	assert.True(t, IsNamespaced(CoreSchemeGroupVersion.WithKind(KindConfigMap)))
 	assert.True(t, IsNamespaced(CoreSchemeGroupVersion.WithKind(KindSecret)))
 	assert.True(t, IsNamespaced(CoreSchemeGroupVersion.WithKind(KindServiceAccount)))

@@ -63,6 +63,8 @@ func Validate(obj Object) field.ErrorList {
 		return validateSnapshotContent(t)
 	case *VirtualMachineRestore:
 		return validateRestore(t)
+	case *VirtualMachineClone:
+		return validateClone(t)
 	case *KubeVirt:
 		return validateKubeVirt(t)
 	case nil:

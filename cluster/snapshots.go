@@ -16,10 +16,11 @@ const (
 	SnapshotController        = "snapshot"
 	SnapshotContentController = "snapshotcontent"
 	RestoreController         = "restore"
+	CloneController           = "clone"
 )
 
-// setUpSnapshots adds the VirtualMachineSnapshot, content and restore
-// controllers: volume snapshots are files next to the DataVolumes
+// setUpSnapshots adds the VirtualMachineSnapshot, content, restore and
+// VirtualMachineClone controllers: volume snapshots are files next to the DataVolumes
 // (cdi.FileSnapshots over the cluster's storage classes), guests are
 // frozen through the agent of the node running them.
 func (c *Cluster) setUpSnapshots(rc controller.ReconcilerOptions) error {
@@ -36,10 +37,15 @@ func (c *Cluster) setUpSnapshots(rc controller.ReconcilerOptions) error {
 	if err != nil {
 		return err
 	}
+	clone, err := controller.NewCloneReconciler(rc)
+	if err != nil {
+		return err
+	}
 	for _, ctrl := range []Controller{
 		{Name: SnapshotController, Reconciler: snap, Watches: snap.Watches()},
 		{Name: SnapshotContentController, Reconciler: content, Watches: content.Watches()},
 		{Name: RestoreController, Reconciler: restore, Watches: restore.Watches()},
+		{Name: CloneController, Reconciler: clone, Watches: clone.Watches()},
 	} {
 		if r, ok := c.opts.Replace[ctrl.Name]; ok {
 			ctrl.Reconciler = r

@@ -37,7 +37,7 @@
 // Every built-in reconciler ([VMReconciler], [VMIReconciler],
 // [ReplicaSetReconciler], [EvictionReconciler], [GarbageCollector],
 // [NamespaceReconciler], [SnapshotReconciler], [SnapshotContentReconciler],
-// [RestoreReconciler]) can be replaced or
+// [RestoreReconciler], [CloneReconciler]) can be replaced or
 // complemented by the caller's own; each has a Watches method listing
 // what its runner must watch.
 //
@@ -51,7 +51,10 @@
 // filesystems through its guest agent (the node agent running the VMI
 // serves it). Without a VolumeSnapshotter a VM with DataVolumes cannot be
 // snapshotted (the snapshot's error says so); without a GuestFreezer online
-// snapshots are taken unfrozen.
+// snapshots are taken unfrozen. [CloneReconciler] implements
+// clone.kubevirt.io's VirtualMachineClone on top of them: it snapshots the
+// source VM, restores the snapshot into the target and gives the target
+// its own identity.
 //
 // # Protocol between the controllers and node agents
 //

@@ -210,6 +210,11 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.VGPUOptions":                                             schema_githubcom_virtkit_virtkit_VGPUOptions(ref),
 		"github.com/virtkit/virtkit.VideoDevice":                                             schema_githubcom_virtkit_virtkit_VideoDevice(ref),
 		"github.com/virtkit/virtkit.VirtualMachine":                                          schema_githubcom_virtkit_virtkit_VirtualMachine(ref),
+		"github.com/virtkit/virtkit.VirtualMachineClone":                                     schema_githubcom_virtkit_virtkit_VirtualMachineClone(ref),
+		"github.com/virtkit/virtkit.VirtualMachineCloneList":                                 schema_githubcom_virtkit_virtkit_VirtualMachineCloneList(ref),
+		"github.com/virtkit/virtkit.VirtualMachineCloneSpec":                                 schema_githubcom_virtkit_virtkit_VirtualMachineCloneSpec(ref),
+		"github.com/virtkit/virtkit.VirtualMachineCloneStatus":                               schema_githubcom_virtkit_virtkit_VirtualMachineCloneStatus(ref),
+		"github.com/virtkit/virtkit.VirtualMachineCloneTemplateFilters":                      schema_githubcom_virtkit_virtkit_VirtualMachineCloneTemplateFilters(ref),
 		"github.com/virtkit/virtkit.VirtualMachineClusterInstancetype":                       schema_githubcom_virtkit_virtkit_VirtualMachineClusterInstancetype(ref),
 		"github.com/virtkit/virtkit.VirtualMachineClusterInstancetypeList":                   schema_githubcom_virtkit_virtkit_VirtualMachineClusterInstancetypeList(ref),
 		"github.com/virtkit/virtkit.VirtualMachineClusterPreference":                         schema_githubcom_virtkit_virtkit_VirtualMachineClusterPreference(ref),
@@ -8341,6 +8346,346 @@ func schema_githubcom_virtkit_virtkit_VirtualMachine(ref common.ReferenceCallbac
 		},
 		Dependencies: []string{
 			"github.com/virtkit/virtkit.VirtualMachineSpec", "github.com/virtkit/virtkit.VirtualMachineStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineClone(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineClone (clone.kubevirt.io/v1beta1) copies a VirtualMachine, or the VM a VirtualMachineSnapshot holds, into a new VirtualMachine with its own identity (MAC addresses, firmware UUID, SMBIOS serial) and copies of its disks. A VM source is snapshotted first; the copy is a restore of that snapshot into the target.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the object's name, namespace, labels and annotations.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec names the source and target and the changes to make.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineCloneSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the clone's progress.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineCloneStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineCloneSpec", "github.com/virtkit/virtkit.VirtualMachineCloneStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineCloneList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineCloneList is a list of VirtualMachineClones.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the list's resource version and continuation token.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the clones.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.VirtualMachineClone"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineClone", metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineCloneSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineCloneSpec is what to clone into what.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is the VirtualMachine (apiGroup kubevirt.io) or the VirtualMachineSnapshot (apiGroup snapshot.kubevirt.io) to clone.",
+							Ref:         ref("github.com/virtkit/virtkit.TypedLocalObjectReference"),
+						},
+					},
+					"target": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Target is the VirtualMachine to create (apiGroup kubevirt.io); an empty name, or no target, gives <source>-clone-<5 characters>.",
+							Ref:         ref("github.com/virtkit/virtkit.TypedLocalObjectReference"),
+						},
+					},
+					"annotationFilters": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AnnotationFilters choose the source's annotations the target gets: a key, or a key prefix ending in '*' ('*' alone matches every key); a filter starting with '!' excludes the keys it matches (exclusions win). Unset copies every annotation.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"labelFilters": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "LabelFilters choose the source's labels the target gets, as AnnotationFilters do annotations.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"template": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Template filters the labels and annotations of the VM's spec.template.metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineCloneTemplateFilters"),
+						},
+					},
+					"newMacAddresses": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NewMacAddresses maps interface names to the MAC address the target's interface gets; an interface not named gets none (its host assigns one), so no MAC is copied.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"newSMBiosSerial": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NewSMBiosSerial is the target's SMBIOS serial; unset gives it a new one (the clone's uid), never the source's.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"patches": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Patches are JSON patches applied to the target VM; virtkit does not support them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"volumeNamePolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeNamePolicy says how the target's volumes are named; only RandomizeNames (the default: restore-<restore uid>-<volume>) is supported, as in KubeVirt.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"source"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.TypedLocalObjectReference", "github.com/virtkit/virtkit.VirtualMachineCloneTemplateFilters"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineCloneStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineCloneStatus is a clone's progress.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"snapshotName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SnapshotName names the snapshot being restored (the one the clone took of a VM source, deleted once the clone is done, or the snapshot source).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"restoreName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RestoreName names the restore making the target.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are Ready and Progressing.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.Condition"),
+									},
+								},
+							},
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is SnapshotInProgress, RestoreInProgress, CreatingTargetVM, Succeeded, Failed or Unknown.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"creationTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CreationTime is when the clone started.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"targetName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetName is the target VM's name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.Condition", metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineCloneTemplateFilters(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineCloneTemplateFilters filter the VM template's labels and annotations.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"annotationFilters": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AnnotationFilters filter spec.template.metadata.annotations.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"labelFilters": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "LabelFilters filter spec.template.metadata.labels.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
