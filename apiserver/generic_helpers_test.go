@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
 	"github.com/virtkit/virtkit/apiserver/rbac"
 	"github.com/virtkit/virtkit/controller"
@@ -36,7 +37,7 @@ func startGeneric(t testing.TB, opts apiserver.GenericOptions) *testServer {
 	if opts.Store == nil {
 		st, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: 1})
 		require.NoError(t, err)
-		require.NoError(t, controller.EnsureNamespaces(t.Context(), st, controller.SystemNamespaces()...))
+		require.NoError(t, controller.EnsureNamespaces(t.Context(), st, virtkit.SystemNamespaces()...))
 		opts.Store = st
 	}
 	certs, err := apiserver.EnsureCertificates(t.TempDir(), nil)

@@ -271,7 +271,7 @@ func New(opts Options) (*Cluster, error) {
 		}
 	}
 	// The namespaces kube-apiserver creates at start, and KubeVirt's.
-	if err := controller.EnsureNamespaces(context.Background(), opts.Store, append(controller.SystemNamespaces(), virtkit.DefaultKubeVirtNamespace)...); err != nil {
+	if err := controller.EnsureNamespaces(context.Background(), opts.Store, append(virtkit.SystemNamespaces(), virtkit.DefaultKubeVirtNamespace)...); err != nil {
 		return nil, err
 	}
 	kvConfig, err := installKubeVirtWithTimeout(opts.Store, opts.KubeVirt, metav1.NewTime(opts.Now()))

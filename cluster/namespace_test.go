@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor/sim"
@@ -30,7 +31,7 @@ func TestClusterNamespaces(t *testing.T) {
 	require.NoError(t, c.Settle(ctx))
 
 	st := c.Store()
-	for _, name := range controller.SystemNamespaces() {
+	for _, name := range virtkit.SystemNamespaces() {
 		ns := &corev1.Namespace{}
 		require.NoError(t, st.Get(ctx, store.Key{Name: name}, ns), name)
 		assert.Equal(t, corev1.NamespaceActive, ns.Status.Phase, name)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/guestagent/qgaserver"
@@ -228,7 +229,7 @@ func TestSnapshotOfflineRestoreSameVM(t *testing.T) {
 	require.NoError(t, e.c.Store().Update(ctx, changed))
 
 	// A running target is refused at admission, as KubeVirt's webhook does.
-	require.NoError(t, controller.Start(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db"}, controller.StartOptions{}))
+	require.NoError(t, actions.Start(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db"}, actions.StartOptions{}))
 	_, err := e.c.WaitForVMI(ctx, "default", "db", cluster.VMIPhaseIs(virtkit.Running))
 	require.NoError(t, err)
 	group := virtkit.GroupName
@@ -243,7 +244,7 @@ func TestSnapshotOfflineRestoreSameVM(t *testing.T) {
 	assert.Equal(t, field.ErrorTypeForbidden, fes[0].Type)
 
 	// Stopped, the VM takes the restore.
-	require.NoError(t, controller.Stop(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db"}, controller.StopOptions{}))
+	require.NoError(t, actions.Stop(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db"}, actions.StopOptions{}))
 	_, err = e.c.WaitForVMI(ctx, "default", "db", cluster.Gone[*virtkit.VirtualMachineInstance]())
 	require.NoError(t, err)
 	require.NoError(t, e.c.Apply(ctx, restore.DeepCopy()))
@@ -271,7 +272,7 @@ func TestSnapshotOfflineRestoreSameVM(t *testing.T) {
 	require.NoError(t, err)
 
 	// The VM boots from the restored disk.
-	require.NoError(t, controller.Start(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db"}, controller.StartOptions{}))
+	require.NoError(t, actions.Start(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "db"}, actions.StartOptions{}))
 	host, domain := e.simHost(ctx, "db")
 	xml, err := host.XML(ctx, domain)
 	require.NoError(t, err)
@@ -323,7 +324,7 @@ func TestSnapshotOnlineGuestAgentRestoreNewVM(t *testing.T) {
 	require.NotNil(t, ref, "the new VM owns its restored disk")
 	assert.Equal(t, clone.UID, ref.UID)
 
-	require.NoError(t, controller.Start(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "web-clone"}, controller.StartOptions{}))
+	require.NoError(t, actions.Start(ctx, e.c.Store(), store.Key{Namespace: "default", Name: "web-clone"}, actions.StartOptions{}))
 	_, err = e.c.WaitForVMI(ctx, "default", "web-clone", cluster.VMIPhaseIs(virtkit.Running))
 	require.NoError(t, err)
 

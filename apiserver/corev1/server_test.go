@@ -16,6 +16,7 @@ import (
 	restclient "k8s.io/client-go/rest"
 	basecompatibility "k8s.io/component-base/compatibility"
 
+	"github.com/virtkit/virtkit"
 	apicorev1 "github.com/virtkit/virtkit/apiserver/corev1"
 	"github.com/virtkit/virtkit/apiserver/kubestorage"
 	"github.com/virtkit/virtkit/apiserver/openapi"
@@ -37,7 +38,7 @@ func newTestServer(t *testing.T) *testServer {
 	ctx := t.Context()
 	st, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: 1})
 	require.NoError(t, err)
-	require.NoError(t, controller.EnsureNamespaces(ctx, st, controller.SystemNamespaces()...))
+	require.NoError(t, controller.EnsureNamespaces(ctx, st, virtkit.SystemNamespaces()...))
 
 	var handler atomic.Pointer[http.Handler]
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
