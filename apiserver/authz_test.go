@@ -175,7 +175,7 @@ func doAuthz(t *testing.T, ts *testServer, rt http.RoundTripper, r authzRequest)
 // server, and the store does not change; in team-a the same requests are
 // not refused.
 func TestForbiddenEveryVerb(t *testing.T) {
-	st := store.NewMemory()
+	st := newStore(t)
 	ctx := t.Context()
 	vm := &virtkit.VirtualMachine{}
 	vm.Name, vm.Namespace = "vm-0", "default"
@@ -190,7 +190,7 @@ func TestForbiddenEveryVerb(t *testing.T) {
 	vmi.Status.NodeName = "node-1"
 	require.NoError(t, st.UpdateStatus(ctx, vmi))
 	gi := &countingGuestInfo{}
-	ts := startServer(t, st, apiserver.Options{GuestInfo: gi})
+	ts := startServer(t, st, apiserver.GenericOptions{GuestInfo: gi})
 	alice, err := rest.TransportFor(ts.token("alice-token"))
 	require.NoError(t, err)
 	admin, err := rest.TransportFor(ts.admin())

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtkit/virtkit/apiserver"
-	"github.com/virtkit/virtkit/store"
 )
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
@@ -43,7 +42,7 @@ spec:
 // client-go's dynamic client does CRUD, paging, the status subresource,
 // patches and gets Kubernetes' error reasons.
 func TestDynamicClient(t *testing.T) {
-	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	dc, err := dynamic.NewForConfig(ts.admin())
 	require.NoError(t, err)
 	ctx := t.Context()
@@ -191,7 +190,7 @@ func TestDynamicClient(t *testing.T) {
 // A user limited to one namespace gets Forbidden everywhere else, for every
 // verb, and nothing changes.
 func TestForbidden(t *testing.T) {
-	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	ctx := t.Context()
 	admin, err := dynamic.NewForConfig(ts.admin())
 	require.NoError(t, err)

@@ -18,8 +18,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/virtkit/virtkit"
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/virtkit/virtkit/apiserver"
-	"github.com/virtkit/virtkit/store"
 )
 
 func storedEvent(name, regarding, reason string, count int32) *virtkit.Event {
@@ -45,11 +46,11 @@ func storedEvent(name, regarding, reason string, count int32) *virtkit.Event {
 // core/v1 Events (kubectl describe's query: involvedObject field
 // selectors), watches them, and may not write them.
 func TestCoreV1EventsView(t *testing.T) {
-	st := store.NewMemory()
+	st := newStore(t)
 	ctx := t.Context()
 	require.NoError(t, st.Create(ctx, storedEvent("vm-a.1", "vm-a", "SuccessfulCreate", 1)))
 	require.NoError(t, st.Create(ctx, storedEvent("vm-b.1", "vm-b", "SuccessfulCreate", 3)))
-	ts := startServer(t, st, apiserver.Options{Now: func() time.Time { return time.Date(2026, 12, 3, 10, 10, 0, 0, time.UTC) }})
+	ts := startServer(t, st, apiserver.GenericOptions{Clock: clocktesting.NewFakePassiveClock(time.Date(2026, 12, 3, 10, 10, 0, 0, time.UTC))})
 	cs, err := kubernetes.NewForConfig(ts.admin())
 	require.NoError(t, err)
 

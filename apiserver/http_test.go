@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
-	"github.com/virtkit/virtkit/store"
 )
 
 func decodeStatus(t *testing.T, body io.Reader) metav1.Status {
@@ -33,7 +31,7 @@ func decodeStatus(t *testing.T, body io.Reader) metav1.Status {
 // Anonymous requests get Unauthorized except the health checks; a request
 // without TLS is not served.
 func TestAnonymous(t *testing.T) {
-	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	c := ts.anonymous(t)
 	for _, p := range []string{"/healthz", "/readyz", "/livez"} {
 		resp, err := c.Get(ts.URL + p)
@@ -83,12 +81,12 @@ func objectMeta(t *testing.T, ev metav1.WatchEvent) *unstructured.Unstructured {
 	return u
 }
 
-// Watches: initial events end with the initial-events-end bookmark,
-// periodic bookmarks, resuming from a resourceVersion, 410 Gone after a
+// Watches: initial events end with the initial-events-end bookmark
+// (periodic bookmarks: TestGenericWatchBookmarks), resuming from a resourceVersion, 410 Gone after a
 // compaction, field selectors turning changes into ADDED/DELETED.
 func TestWatchProtocol(t *testing.T) {
-	st := store.NewMemory()
-	ts := startServer(t, st, apiserver.Options{BookmarkInterval: 100 * time.Millisecond})
+	st := newStore(t)
+	ts := startServer(t, st, apiserver.GenericOptions{})
 	ctx := t.Context()
 	dc, err := dynamic.NewForConfig(ts.admin())
 	require.NoError(t, err)
@@ -106,7 +104,7 @@ func TestWatchProtocol(t *testing.T) {
 	ev, ok = next()
 	require.True(t, ok)
 	assert.Equal(t, "BOOKMARK", ev.Type)
-	assert.Equal(t, "true", objectMeta(t, ev).GetAnnotations()[apiserver.InitialEventsEndAnnotation])
+	assert.Equal(t, "true", objectMeta(t, ev).GetAnnotations()[metav1.InitialEventsAnnotationKey])
 	_, err = vms.Create(ctx, vmObject(t, "vm-1", "Halted"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	for {
@@ -118,9 +116,6 @@ func TestWatchProtocol(t *testing.T) {
 	}
 	assert.Equal(t, "ADDED", ev.Type)
 	assert.Equal(t, "vm-1", objectMeta(t, ev).GetName())
-	ev, ok = next()
-	require.True(t, ok)
-	assert.Equal(t, "BOOKMARK", ev.Type, "periodic bookmark")
 
 	// Resume from the first object's resourceVersion: vm-1 comes again.
 	code, next = watchLines(t, ts, ctx, base+"&resourceVersion="+first.GetResourceVersion())
@@ -157,8 +152,8 @@ func TestWatchProtocol(t *testing.T) {
 
 // Tables carry KubeVirt's printer columns.
 func TestTable(t *testing.T) {
-	st := store.NewMemory()
-	ts := startServer(t, st, apiserver.Options{})
+	st := newStore(t)
+	ts := startServer(t, st, apiserver.GenericOptions{})
 	ctx := t.Context()
 	dc, err := dynamic.NewForConfig(ts.admin())
 	require.NoError(t, err)
@@ -199,7 +194,7 @@ func TestTable(t *testing.T) {
 // Discovery lists every kind with KubeVirt's names; kubectl get all covers
 // KubeVirt's and CDI's kinds but not Events.
 func TestDiscovery(t *testing.T) {
-	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	dc, err := discovery.NewDiscoveryClientForConfig(ts.admin())
 	require.NoError(t, err)
 	kv, err := dc.ServerResourcesForGroupVersion("kubevirt.io/v1")

@@ -35,6 +35,12 @@ type watchGate struct {
 
 func (g *watchGate) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.URL.Query().Get("watch") == "true" {
+		// Watches end every 2s so the informer resumes from its last
+		// resourceVersion.
+		r = r.Clone(r.Context())
+		q := r.URL.Query()
+		q.Set("timeoutSeconds", "2")
+		r.URL.RawQuery = q.Encode()
 		g.mu.Lock()
 		closed, open := g.closed, g.open
 		g.mu.Unlock()
@@ -82,7 +88,7 @@ func (g *watchGate) count(code int) int {
 // the store's history is compacted while it is between watches, it gets 410
 // Gone, relists and carries on without losing an object.
 func TestInformerSurvivesCompaction(t *testing.T) {
-	t.Run("memory", func(t *testing.T) { informerCompaction(t, store.NewMemory()) })
+	t.Run("memory", func(t *testing.T) { informerCompaction(t, newStore(t)) })
 	t.Run("etcd", func(t *testing.T) {
 		endpoints := etcdtest.StartServer(t)
 		st, err := etcd.New(t.Context(), etcd.Options{Endpoints: endpoints})
@@ -98,9 +104,7 @@ type compactingStore interface {
 }
 
 func informerCompaction(t *testing.T, st compactingStore) {
-	// Watches end every 2s so the informer resumes from its last
-	// resourceVersion.
-	ts := startServer(t, st, apiserver.Options{MaxWatchTimeout: 2 * time.Second})
+	ts := startServer(t, st, apiserver.GenericOptions{})
 	cfg := ts.admin()
 	gate := &watchGate{got: map[int]int{}, waiting: make(chan struct{}, 1)}
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate }
