@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,9 +61,9 @@ func TestCoreV1EventsView(t *testing.T) {
 	assert.Equal(t, "", groups.Groups[0].Name, "the core group is listed first, as kube-apiserver lists it")
 	core, err := cs.Discovery().ServerResourcesForGroupVersion("v1")
 	require.NoError(t, err)
-	require.Len(t, core.APIResources, 1)
-	assert.Equal(t, "events", core.APIResources[0].Name)
-	assert.Equal(t, metav1.Verbs{"get", "list", "watch"}, core.APIResources[0].Verbs)
+	i := slices.IndexFunc(core.APIResources, func(r metav1.APIResource) bool { return r.Name == "events" })
+	require.GreaterOrEqual(t, i, 0, "v1 serves events")
+	assert.Equal(t, metav1.Verbs{"get", "list", "watch"}, core.APIResources[i].Verbs)
 	_, err = cs.Discovery().ServerPreferredResources()
 	require.NoError(t, err, "kubectl api-resources works")
 
@@ -137,8 +138,6 @@ func TestCoreV1EventsView(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "anonymous first")
-	_, err = cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
-	assert.True(t, apierrors.IsNotFound(err), "no pods: %v", err)
 	assert.True(t, strings.Contains(string(mustRaw(t, cs, "/api")), `"v1"`))
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/virtkit/virtkit/apiserver"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -25,14 +26,16 @@ const genericPolicy = `rules:
 `
 
 // startGeneric serves opts.Store (nil: a new memory store) as startServer
-// does.
+// does, with the system namespaces only.
 func startGeneric(t testing.TB, opts apiserver.GenericOptions) *testServer {
 	t.Helper()
 	var st store.Store = opts.Store
 	if opts.Store == nil {
 		st = newStore(t)
 	}
-	return startServer(t, st, opts)
+	certs, err := apiserver.EnsureCertificates(t.TempDir(), nil)
+	require.NoError(t, err)
+	return serveStore(t, st, opts, certs, controller.SystemNamespaces())
 }
 
 // kubeconfig writes an admin kubeconfig for ts (token: "" is the admin

@@ -60,9 +60,15 @@ func startServer(t testing.TB, st store.Store, opts apiserver.GenericOptions) *t
 // startServerWith is startServer with given certificates.
 func startServerWith(t testing.TB, st store.Store, opts apiserver.GenericOptions, certs *apiserver.Certificates) *testServer {
 	t.Helper()
+	return serveStore(t, st, opts, certs, append(controller.SystemNamespaces(), testNamespaces...))
+}
+
+// serveStore is startServerWith creating namespaces in st.
+func serveStore(t testing.TB, st store.Store, opts apiserver.GenericOptions, certs *apiserver.Certificates, namespaces []string) *testServer {
+	t.Helper()
 	backend, ok := st.(kubestorage.Backend)
 	require.True(t, ok, "store %T cannot back the API server", st)
-	require.NoError(t, controller.EnsureNamespaces(t.Context(), st, append(controller.SystemNamespaces(), testNamespaces...)...))
+	require.NoError(t, controller.EnsureNamespaces(t.Context(), st, namespaces...))
 	opts.Store = backend
 	tokens, err := apiserver.ParseTokenFile(stringsReader(testTokens))
 	require.NoError(t, err)

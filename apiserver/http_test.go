@@ -28,18 +28,13 @@ func decodeStatus(t *testing.T, body io.Reader) metav1.Status {
 	return st
 }
 
-// Anonymous requests get Unauthorized except the health checks; a request
-// without TLS is not served.
+// Anonymous requests get Unauthorized, the health checks included (the
+// generic server library authenticates every path); a request without TLS
+// is not served.
 func TestAnonymous(t *testing.T) {
 	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	c := ts.anonymous(t)
-	for _, p := range []string{"/healthz", "/readyz", "/livez"} {
-		resp, err := c.Get(ts.URL + p)
-		require.NoError(t, err)
-		resp.Body.Close()
-		assert.Equal(t, http.StatusOK, resp.StatusCode, p)
-	}
-	for _, p := range []string{"/apis", "/version", "/apis/kubevirt.io/v1/namespaces/default/virtualmachines"} {
+	for _, p := range []string{"/healthz", "/readyz", "/livez", "/apis", "/version", "/apis/kubevirt.io/v1/namespaces/default/virtualmachines"} {
 		resp, err := c.Get(ts.URL + p)
 		require.NoError(t, err)
 		st := decodeStatus(t, resp.Body)
@@ -82,8 +77,10 @@ func objectMeta(t *testing.T, ev metav1.WatchEvent) *unstructured.Unstructured {
 }
 
 // Watches: initial events end with the initial-events-end bookmark
-// (periodic bookmarks: TestGenericWatchBookmarks), resuming from a resourceVersion, 410 Gone after a
-// compaction, field selectors turning changes into ADDED/DELETED.
+// (periodic bookmarks: TestGenericWatchBookmarks), resuming from a
+// resourceVersion, 410 Gone after a compaction (an ERROR event, as
+// kube-apiserver sends it), field selectors turning changes into
+// ADDED/DELETED.
 func TestWatchProtocol(t *testing.T) {
 	st := newStore(t)
 	ts := startServer(t, st, apiserver.GenericOptions{})
@@ -126,8 +123,14 @@ func TestWatchProtocol(t *testing.T) {
 
 	// After a compaction an old resourceVersion is Gone.
 	require.NoError(t, st.Compact(ctx))
-	code, _ = watchLines(t, ts, ctx, base+"&resourceVersion="+first.GetResourceVersion())
-	assert.Equal(t, http.StatusGone, code)
+	code, next = watchLines(t, ts, ctx, base+"&resourceVersion="+first.GetResourceVersion())
+	require.Equal(t, http.StatusOK, code)
+	ev, ok = next()
+	require.True(t, ok)
+	require.Equal(t, "ERROR", ev.Type)
+	var gone metav1.Status
+	require.NoError(t, json.Unmarshal(ev.Object.Raw, &gone))
+	assert.Equal(t, int32(http.StatusGone), gone.Code, "%s", gone.Message)
 
 	// A field selector on status.phase: a VMI entering the selection is
 	// ADDED, one leaving it DELETED.
