@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
@@ -36,7 +37,7 @@ func Example() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	// Objects are written into namespaces that exist.
-	if err := controller.EnsureNamespaces(ctx, st, controller.SystemNamespaces()...); err != nil {
+	if err := controller.EnsureNamespaces(ctx, st, virtkit.SystemNamespaces()...); err != nil {
 		log.Fatal(err)
 	}
 	srv, err := apiserver.NewGeneric(apiserver.GenericOptions{

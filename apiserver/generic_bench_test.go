@@ -35,7 +35,7 @@ func benchServers(b *testing.B, n int) []benchServer {
 	for _, name := range []string{"generic", "generic-cache"} {
 		st, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: 1})
 		require.NoError(b, err)
-		require.NoError(b, controller.EnsureNamespaces(b.Context(), st, controller.SystemNamespaces()...))
+		require.NoError(b, controller.EnsureNamespaces(b.Context(), st, virtkit.SystemNamespaces()...))
 		for i := range n {
 			require.NoError(b, st.Create(b.Context(), benchVM(i)))
 		}

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -35,7 +35,7 @@ func startGeneric(t testing.TB, opts apiserver.GenericOptions) *testServer {
 	}
 	certs, err := apiserver.EnsureCertificates(t.TempDir(), nil)
 	require.NoError(t, err)
-	return serveStore(t, st, opts, certs, controller.SystemNamespaces())
+	return serveStore(t, st, opts, certs, virtkit.SystemNamespaces())
 }
 
 // kubeconfig writes an admin kubeconfig for ts (token: "" is the admin

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
 	"github.com/virtkit/virtkit/apiserver/kubestorage"
 	"github.com/virtkit/virtkit/apiserver/rbac"
@@ -60,7 +61,7 @@ func startServer(t testing.TB, st store.Store, opts apiserver.GenericOptions) *t
 // startServerWith is startServer with given certificates.
 func startServerWith(t testing.TB, st store.Store, opts apiserver.GenericOptions, certs *apiserver.Certificates) *testServer {
 	t.Helper()
-	return serveStore(t, st, opts, certs, append(controller.SystemNamespaces(), testNamespaces...))
+	return serveStore(t, st, opts, certs, append(virtkit.SystemNamespaces(), testNamespaces...))
 }
 
 // serveStore is startServerWith creating namespaces in st.
