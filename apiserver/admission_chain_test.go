@@ -19,7 +19,6 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/admission"
 	"github.com/virtkit/virtkit/apiserver"
-	"github.com/virtkit/virtkit/store"
 )
 
 // A create through the API is refused with the causes the admission chain
@@ -27,14 +26,14 @@ import (
 // types and messages, in the same order.
 func TestCreateRunsTheAdmissionChain(t *testing.T) {
 	ctx := context.Background()
-	st := store.NewMemory()
+	st := newStore(t)
 	catalogue, err := virtkit.CommonInstancetypes()
 	require.NoError(t, err)
 	for _, o := range catalogue {
 		virtkit.SetDefaults(o)
 		require.NoError(t, st.Create(ctx, o))
 	}
-	ts := startServer(t, st, apiserver.Options{})
+	ts := startServer(t, st, apiserver.GenericOptions{})
 	tr, err := rest.TransportFor(ts.admin())
 	require.NoError(t, err)
 	client := &http.Client{Transport: tr}

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"context"
 	"crypto/subtle"
 	"encoding/csv"
 	"errors"
@@ -11,25 +10,18 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/yaml"
-
-	"github.com/virtkit/virtkit"
 )
 
-// Authentication and authorization errors.
+// Authentication errors.
 var (
 	// ErrUnauthenticated: the request carries no credentials a configured
 	// method accepts.
 	ErrUnauthenticated = errors.New("unauthenticated")
-	// ErrForbidden: the user may not do the request.
-	ErrForbidden = errors.New("forbidden")
-	// ErrAuthFile: a token or policy file is malformed.
+	// ErrAuthFile: a token file is malformed.
 	ErrAuthFile = errors.New("bad auth file")
 )
 
-// maxAuthFileBytes bounds token and policy files.
+// maxAuthFileBytes bounds token files.
 const maxAuthFileBytes = 4 << 20
 
 // User is an authenticated client.
@@ -179,209 +171,4 @@ func (t *TokenAuthenticator) Authenticate(r *http.Request) (*User, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: invalid bearer token", ErrUnauthenticated)
-}
-
-// Attributes describe a request for authorization.
-type Attributes struct {
-	User        *User
-	Verb        string // get, list, watch, create, update, patch, delete
-	Namespace   string // "" for cluster-scoped kinds and all-namespace lists
-	Group       string
-	Resource    string
-	Subresource string
-	Name        string
-}
-
-// Authorizer decides whether a request may proceed: nil allows it, an error
-// wrapping ErrForbidden refuses it.
-type Authorizer interface {
-	Authorize(ctx context.Context, a Attributes) error
-}
-
-// PolicyRule grants a user or group verbs on resources in namespaces.
-type PolicyRule struct {
-	// User or Group the rule applies to (one of them).
-	User  string `json:"user,omitempty"`
-	Group string `json:"group,omitempty"`
-	// Namespaces the rule covers; "*" covers every namespace, all-namespace
-	// lists and cluster-scoped kinds.
-	Namespaces []string `json:"namespaces"`
-	// Verbs allowed; empty or "*" allows all.
-	Verbs []string `json:"verbs,omitempty"`
-	// Resources (plural names, optionally "/status") allowed; empty or "*"
-	// allows all but writes of the status subresource: those only a rule
-	// naming "RESOURCE/status" or "*/status" grants.
-	Resources []string `json:"resources,omitempty"`
-}
-
-// Policy authorizes by user and namespace. Members of AdminGroup and of
-// ControlPlaneGroup may do everything; a node agent (NodeUser in
-// NodesGroup) may write the status of VMIs (the server admits only those
-// of VMIs on its node, see the package documentation) and of its own Node;
-// anyone else only what a rule grants. Status writes (update and patch of
-// RESOURCE/status) are granted only by a rule that names the status
-// resource: the status is the control plane's record, and KubeVirt's
-// edit role does not grant it either.
-type Policy struct {
-	Rules []PolicyRule `json:"rules"`
-}
-
-// ParsePolicy reads a YAML or JSON policy: {rules: [{user, group,
-// namespaces, verbs, resources}]}.
-func ParsePolicy(r io.Reader) (*Policy, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxAuthFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrAuthFile, err)
-	}
-	if len(data) > maxAuthFileBytes {
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrAuthFile, maxAuthFileBytes)
-	}
-	var p Policy
-	if err := yaml.UnmarshalStrict(data, &p); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrAuthFile, err)
-	}
-	for i, rule := range p.Rules {
-		if (rule.User == "") == (rule.Group == "") {
-			return nil, fmt.Errorf("%w: rules[%d]: set exactly one of user and group", ErrAuthFile, i)
-		}
-		if len(rule.Namespaces) == 0 {
-			return nil, fmt.Errorf("%w: rules[%d].namespaces: required (\"*\" for all)", ErrAuthFile, i)
-		}
-	}
-	return &p, nil
-}
-
-// LoadPolicyFile is ParsePolicy of a file.
-func LoadPolicyFile(path string) (*Policy, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrAuthFile, err)
-	}
-	defer f.Close()
-	p, err := ParsePolicy(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return p, nil
-}
-
-func matchAll(list []string, v string) bool {
-	return len(list) == 0 || slices.Contains(list, "*") || slices.Contains(list, v)
-}
-
-// Authorize implements Authorizer.
-func (p *Policy) Authorize(_ context.Context, a Attributes) error {
-	if a.User == nil {
-		return fmt.Errorf("%w: no user", ErrForbidden)
-	}
-	if a.User.IsAdmin() || a.User.IsControlPlane() {
-		return nil
-	}
-	if node, ok := a.User.NodeName(); ok && nodeStatusWrite(node, a) {
-		return nil
-	}
-	res := a.Resource
-	if a.Subresource != "" {
-		res += "/" + a.Subresource
-	}
-	for _, rule := range p.Rules {
-		if rule.User != "" && rule.User != a.User.Name {
-			continue
-		}
-		if rule.Group != "" && !slices.Contains(a.User.Groups, rule.Group) {
-			continue
-		}
-		nsOK := slices.Contains(rule.Namespaces, "*") || (a.Namespace != "" && slices.Contains(rule.Namespaces, a.Namespace))
-		if !nsOK || !matchAll(rule.Verbs, a.Verb) {
-			continue
-		}
-		if isStatusWrite(a) {
-			if slices.Contains(rule.Resources, res) || slices.Contains(rule.Resources, "*/status") {
-				return nil
-			}
-			continue
-		}
-		if matchAll(rule.Resources, res) || matchAll(rule.Resources, a.Resource) && a.Subresource == "" {
-			return nil
-		}
-	}
-	if isStatusWrite(a) {
-		return fmt.Errorf("%w: no rule names %q", ErrForbidden, res)
-	}
-	return fmt.Errorf("%w: no rule grants it", ErrForbidden)
-}
-
-// isStatusWrite reports whether a is an update or patch of the status
-// subresource.
-func isStatusWrite(a Attributes) bool {
-	return a.Subresource == "status" && (a.Verb == "update" || a.Verb == "patch")
-}
-
-// nodeStatusWrite reports whether a is a status write node's agent may do:
-// a VMI's (the server admits those of VMIs on node only) or its Node's.
-func nodeStatusWrite(node string, a Attributes) bool {
-	if !isStatusWrite(a) {
-		return false
-	}
-	switch {
-	case a.Group == virtkit.GroupName && a.Resource == "virtualmachineinstances":
-		return true
-	case a.Group == virtkit.VirtkitGroupName && a.Resource == "nodes":
-		return a.Name == node
-	}
-	return false
-}
-
-type userKey struct{}
-
-func withUser(ctx context.Context, u *User) context.Context {
-	return context.WithValue(ctx, userKey{}, u)
-}
-
-// UserFrom returns the authenticated user of a request's context.
-func UserFrom(ctx context.Context) (*User, bool) {
-	u, ok := ctx.Value(userKey{}).(*User)
-	return u, ok
-}
-
-func (s *Server) authenticate(r *http.Request) (*User, error) {
-	if s.opts.Authenticator == nil {
-		return nil, errors.New("no authentication configured")
-	}
-	u, err := s.opts.Authenticator.Authenticate(r)
-	if err != nil {
-		return nil, err
-	}
-	if u == nil {
-		return nil, errors.New("anonymous requests are not allowed")
-	}
-	return u, nil
-}
-
-func (s *Server) authorize(ctx context.Context, u *User, info *requestInfo) error {
-	if s.opts.Authorizer == nil {
-		return nil
-	}
-	a := Attributes{
-		User: u, Verb: info.verb, Namespace: info.namespace, Group: info.res.gvk.Group,
-		Resource: info.res.plural, Subresource: info.subresource, Name: info.name,
-	}
-	if err := s.opts.Authorizer.Authorize(ctx, a); err != nil {
-		scope := "at the cluster scope"
-		if a.Namespace != "" {
-			scope = fmt.Sprintf("in the namespace %q", a.Namespace)
-		}
-		res := a.Resource
-		if a.Subresource != "" {
-			res += "/" + a.Subresource
-		}
-		why := ""
-		if isStatusWrite(a) {
-			why = fmt.Sprintf(": the status is written by the control plane (controllers and node agents); "+
-				"a user may write it only where a policy rule names %q", res)
-		}
-		return apierrors.NewForbidden(info.res.groupResource(), info.name,
-			fmt.Errorf("User %q cannot %s resource %q in API group %q %s%s", u.Name, a.Verb, res, a.Group, scope, why))
-	}
-	return nil
 }

@@ -30,11 +30,11 @@ func benchVM(i int) *virtkit.VirtualMachine {
 
 func benchSetup(b *testing.B) (*store.Memory, *dynamic.DynamicClient) {
 	b.Helper()
-	st := store.NewMemory()
+	st := newStore(b)
 	for i := range benchObjects {
 		require.NoError(b, st.Create(b.Context(), benchVM(i)))
 	}
-	ts := startServer(b, st, apiserver.Options{})
+	ts := startServer(b, st, apiserver.GenericOptions{})
 	cfg := ts.admin()
 	dc, err := dynamic.NewForConfig(cfg)
 	require.NoError(b, err)

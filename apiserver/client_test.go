@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/virtkit/virtkit/apiserver"
-	"github.com/virtkit/virtkit/store"
 )
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
@@ -43,7 +42,7 @@ spec:
 // client-go's dynamic client does CRUD, paging, the status subresource,
 // patches and gets Kubernetes' error reasons.
 func TestDynamicClient(t *testing.T) {
-	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	dc, err := dynamic.NewForConfig(ts.admin())
 	require.NoError(t, err)
 	ctx := t.Context()
@@ -71,13 +70,13 @@ func TestDynamicClient(t *testing.T) {
 	require.NotNil(t, st.Status().Details)
 	require.NotEmpty(t, st.Status().Details.Causes)
 	assert.Equal(t, "spec.runStrategy", st.Status().Details.Causes[0].Field)
-	// An unknown field is refused with its path (strict decoding).
+	// An unknown field is refused with its path under strict field
+	// validation (kubectl's default).
 	bad := vmObject(t, "vm-bad", "Halted")
-	require.NoError(t, unstructured.SetNestedField(bad.Object, "x", "spec", "template", "spec", "domain", "devices", "gpus"))
-	_, err = vms.Create(ctx, bad, metav1.CreateOptions{})
-	require.True(t, apierrors.IsInvalid(err), "Invalid: %v", err)
-	require.ErrorAs(t, err, &st)
-	assert.Equal(t, "spec.template.spec.domain.devices.gpus", st.Status().Details.Causes[0].Field)
+	require.NoError(t, unstructured.SetNestedField(bad.Object, "x", "spec", "template", "spec", "domain", "devices", "nope"))
+	_, err = vms.Create(ctx, bad, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+	require.True(t, apierrors.IsBadRequest(err), "BadRequest: %v", err)
+	assert.ErrorContains(t, err, `unknown field "spec.template.spec.domain.devices.nope"`)
 
 	// Update with a stale resourceVersion: Conflict.
 	stale := created.DeepCopy()
@@ -103,7 +102,7 @@ func TestDynamicClient(t *testing.T) {
 	ps, _, _ = unstructured.NestedString(upd.Object, "status", "printableStatus")
 	assert.Equal(t, "Stopped", ps, "a spec update does not write status")
 
-	// Patches: merge and JSON; strategic and apply are refused.
+	// Patches: merge, JSON, strategic merge and server-side apply.
 	p, err := vms.Patch(ctx, "vm-0", types.MergePatchType, []byte(`{"spec":{"runStrategy":"Always"}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	rs, _, _ := unstructured.NestedString(p.Object, "spec", "runStrategy")
@@ -112,19 +111,19 @@ func TestDynamicClient(t *testing.T) {
 	require.NoError(t, err)
 	rs, _, _ = unstructured.NestedString(p.Object, "spec", "runStrategy")
 	assert.Equal(t, "Manual", rs)
-	_, err = vms.Patch(ctx, "vm-0", types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"s":"m"}}}`), metav1.PatchOptions{})
-	assert.True(t, apierrors.IsUnsupportedMediaType(err), "strategic merge patch unsupported: %v", err)
-	assert.ErrorContains(t, err, "strategic merge patch")
-	assert.ErrorContains(t, err, "not supported")
-	p, err = vms.Patch(ctx, "vm-0", types.MergePatchType, []byte(`{"metadata":{"labels":{"s":"m"}}}`), metav1.PatchOptions{})
+	p, err = vms.Patch(ctx, "vm-0", types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"s":"m"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "m", p.GetLabels()["s"])
 	_, err = vms.Patch(ctx, "vm-0", types.MergePatchType, []byte(`{"spec":{"runStrategy":"Sometimes"}}`), metav1.PatchOptions{})
 	assert.True(t, apierrors.IsInvalid(err), "Invalid: %v", err)
 	_, err = vms.Patch(ctx, "vm-0", types.MergePatchType, []byte(`{"metadata":{"resourceVersion":"1"},"spec":{"runStrategy":"Halted"}}`), metav1.PatchOptions{})
 	assert.True(t, apierrors.IsConflict(err), "a patch naming a stale resourceVersion conflicts: %v", err)
-	_, err = vms.Patch(ctx, "vm-0", types.ApplyPatchType, []byte(`{}`), metav1.PatchOptions{FieldManager: "x"})
-	assert.True(t, apierrors.IsUnsupportedMediaType(err), "apply patch unsupported: %v", err)
+	p, err = vms.Patch(ctx, "vm-0", types.ApplyPatchType,
+		[]byte(`{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","metadata":{"name":"vm-0","labels":{"a":"p"}}}`),
+		metav1.PatchOptions{FieldManager: "x"})
+	require.NoError(t, err)
+	assert.Equal(t, "p", p.GetLabels()["a"])
+	assert.Equal(t, "m", p.GetLabels()["s"], "apply keeps the fields other managers own")
 	p, err = vms.Patch(ctx, "vm-0", types.MergePatchType, []byte(`{"status":{"printableStatus":"Paused"}}`), metav1.PatchOptions{}, "status")
 	require.NoError(t, err)
 	ps, _, _ = unstructured.NestedString(p.Object, "status", "printableStatus")
@@ -191,7 +190,7 @@ func TestDynamicClient(t *testing.T) {
 // A user limited to one namespace gets Forbidden everywhere else, for every
 // verb, and nothing changes.
 func TestForbidden(t *testing.T) {
-	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	ctx := t.Context()
 	admin, err := dynamic.NewForConfig(ts.admin())
 	require.NoError(t, err)

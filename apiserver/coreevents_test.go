@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +19,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/virtkit/virtkit"
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/virtkit/virtkit/apiserver"
-	"github.com/virtkit/virtkit/store"
 )
 
 func storedEvent(name, regarding, reason string, count int32) *virtkit.Event {
@@ -45,11 +47,11 @@ func storedEvent(name, regarding, reason string, count int32) *virtkit.Event {
 // core/v1 Events (kubectl describe's query: involvedObject field
 // selectors), watches them, and may not write them.
 func TestCoreV1EventsView(t *testing.T) {
-	st := store.NewMemory()
+	st := newStore(t)
 	ctx := t.Context()
 	require.NoError(t, st.Create(ctx, storedEvent("vm-a.1", "vm-a", "SuccessfulCreate", 1)))
 	require.NoError(t, st.Create(ctx, storedEvent("vm-b.1", "vm-b", "SuccessfulCreate", 3)))
-	ts := startServer(t, st, apiserver.Options{Now: func() time.Time { return time.Date(2026, 12, 3, 10, 10, 0, 0, time.UTC) }})
+	ts := startServer(t, st, apiserver.GenericOptions{Clock: clocktesting.NewFakePassiveClock(time.Date(2026, 12, 3, 10, 10, 0, 0, time.UTC))})
 	cs, err := kubernetes.NewForConfig(ts.admin())
 	require.NoError(t, err)
 
@@ -59,9 +61,9 @@ func TestCoreV1EventsView(t *testing.T) {
 	assert.Equal(t, "", groups.Groups[0].Name, "the core group is listed first, as kube-apiserver lists it")
 	core, err := cs.Discovery().ServerResourcesForGroupVersion("v1")
 	require.NoError(t, err)
-	require.Len(t, core.APIResources, 1)
-	assert.Equal(t, "events", core.APIResources[0].Name)
-	assert.Equal(t, metav1.Verbs{"get", "list", "watch"}, core.APIResources[0].Verbs)
+	i := slices.IndexFunc(core.APIResources, func(r metav1.APIResource) bool { return r.Name == "events" })
+	require.GreaterOrEqual(t, i, 0, "v1 serves events")
+	assert.Equal(t, metav1.Verbs{"get", "list", "watch"}, core.APIResources[i].Verbs)
 	_, err = cs.Discovery().ServerPreferredResources()
 	require.NoError(t, err, "kubectl api-resources works")
 
@@ -136,8 +138,6 @@ func TestCoreV1EventsView(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "anonymous first")
-	_, err = cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
-	assert.True(t, apierrors.IsNotFound(err), "no pods: %v", err)
 	assert.True(t, strings.Contains(string(mustRaw(t, cs, "/api")), `"v1"`))
 }
 

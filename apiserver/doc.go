@@ -8,29 +8,39 @@
 // migrations.kubevirt.io/v1alpha1 migrationpolicies; cdi.kubevirt.io/v1beta1
 // datavolumes; ...):
 //
-//   - discovery: /version, /api, /apis, /apis/GROUP, /apis/GROUP/VERSION
-//     (legacy discovery; clients asking for aggregated discovery fall back
-//     to it) and a minimal /openapi/v3 that tells kubectl the server
-//     validates fields itself;
+//   - discovery (aggregated and legacy) and OpenAPI v2 and v3 generated
+//     from virtkit's Go types, so kubectl explain and server-side apply
+//     (with managed fields and conflicts) work;
 //   - get, list (resourceVersion, limit/continue, label selectors, field
 //     selectors metadata.name, metadata.namespace and, on VMIs,
-//     status.nodeName and status.phase), watch (streamed with apimachinery's
-//     watch framing, resumable from a resourceVersion, 410 Gone once the
-//     store's history no longer holds it, bookmarks, sendInitialEvents as
-//     client-go's watch-list uses it), create, update, delete (with
-//     preconditions and propagationPolicy or the deprecated
-//     orphanDependents; finalizers hold an object until removed), the status
-//     subresource, the scale subresource (autoscaling/v1 Scale) of
-//     VirtualMachineInstanceReplicaSets, and PATCH as JSON merge patch or
-//     JSON patch (strategic merge patch is refused with 415, as for custom
-//     resources);
+//     status.nodeName and status.phase), watch (resumable from a
+//     resourceVersion, 410 Gone once the store's history no longer holds
+//     it, bookmarks, sendInitialEvents as client-go's watch-list uses it),
+//     create, update, patch (JSON merge, JSON, strategic merge and apply
+//     patches), delete and deletecollection (with preconditions and
+//     propagationPolicy; finalizers hold an object until removed), the
+//     status subresource and the scale subresource (autoscaling/v1 Scale)
+//     of VirtualMachineInstanceReplicaSets;
 //   - meta.k8s.io Table responses (kubectl get) with KubeVirt's and CDI's
 //     printer columns, and PartialObjectMetadata;
-//   - the events.k8s.io/v1 Events also as core v1 Events under /api/v1,
-//     read-only (get, list, watch), with kube-apiserver's involvedObject.*,
-//     reason, type and source field selectors: kubectl describe reads an
-//     object's events there. The events.k8s.io resource selects by the
-//     same fields as regarding.*.
+//   - the core v1 group (package corev1): namespaces, which must exist
+//     before anything is written into them, configmaps, secrets,
+//     serviceaccounts and views of nodes, pods, claims and events (kubectl
+//     describe reads an object's events there);
+//   - the review APIs (package rbac): kubectl auth can-i, whoami.
+//
+// [NewGeneric] builds the server on Kubernetes' generic API server library
+// (k8s.io/apiserver), which `virtkit controller --api-addr` serves. Every
+// kind is a registry.Store over the store (package kubestorage), so
+// objects written by cluster.Apply and the controllers through store.Store
+// and those written through the API are the same data. The library's
+// limits apply: requests in flight ([GenericOptions].MaxRequestsInFlight),
+// the request timeout, body and JSON patch sizes
+// ([GenericOptions].MaxRequestBytes), 415 for unsupported media types; Serve
+// bounds the connections it keeps open ([GenericOptions].MaxConnections).
+// With [GenericOptions].WatchCache the library's watch cache serves
+// watches from memory, with periodic bookmarks. Watches are long-running
+// requests the library does not count.
 //
 // Every write goes through virtkit's strict decoding and the admission
 // chain of cluster.Apply ([admission.New]: instance type inference,
@@ -40,26 +50,29 @@
 // and codes: NotFound, AlreadyExists, Conflict, Invalid (details.causes
 // carry the field paths), Forbidden, Unauthorized, Gone/Expired.
 //
-// Authentication and authorization: [Server.Serve] serves TLS only.
-// [EnsureCertificates] generates a CA, a serving certificate and an admin
-// client certificate into a directory on first start. Clients authenticate
-// with a client certificate signed by the CA ([ClientCertAuthenticator]: the
-// common name is the user, the organizations its groups) or a bearer token
-// from a file in kube-apiserver's static token format ([LoadTokenFile]).
-// Anonymous requests are refused with Unauthorized except /healthz, /readyz
-// and /livez. A [Policy] authorizes by user or group and namespace; members
-// of [AdminGroup] may do everything, anyone else only what a rule grants —
-// a user granted namespace team-a gets Forbidden for any other namespace,
-// for all-namespace lists and watches and for cluster-scoped kinds.
+// Authentication and authorization: [GenericServer.Serve] serves TLS
+// only. [EnsureCertificates] generates a CA, a serving certificate and an
+// admin client certificate into a directory on first start. Clients
+// authenticate with a client certificate signed by the CA
+// ([ClientCertAuthenticator]: the common name is the user, the
+// organizations its groups) or a bearer token from a file in
+// kube-apiserver's static token format ([LoadTokenFile]). Anonymous
+// requests are refused with Unauthorized, the health checks (/healthz,
+// /readyz, /livez) included. Authorization is RBAC ([GenericOptions].Authorizer, by default
+// the bootstrap policy of package rbac, which also reads virtkit's
+// simpler rules by user or group and namespace); members of [AdminGroup]
+// may do everything, anyone else only what a role grants — a user granted
+// namespace team-a gets Forbidden for any other namespace, for
+// all-namespace lists and watches and for cluster-scoped kinds.
 //
 // The status subresource is the control plane's record of what runs where,
 // and node agents act on it: a VMI whose status.nodeName names a node is
 // started there. Writes of RESOURCE/status (update and patch, every kind)
 // are therefore not granted with a namespace: KubeVirt's kubevirt.io:edit
 // role does not grant virtualmachineinstances/status either. A user gets
-// Forbidden ("the status is written by the control plane ...") unless a
-// rule names "RESOURCE/status" or "*/status" in its resources; reading the
-// status stays with the namespace grant. Who may write it:
+// Forbidden unless a role grants "RESOURCE/status" (in virtkit's simpler
+// rules: names "RESOURCE/status" or "*/status" in its resources); reading
+// the status stays with the namespace grant. Who may write it:
 //
 //   - members of [AdminGroup];
 //   - the control plane: controllers and the scheduler when they use the
@@ -97,55 +110,9 @@
 // (get on virtualmachineinstances/console, update on
 // virtualmachines/start, ...). Streams reach the node agent that runs the
 // VMI (the URL in its Node's [NodeEndpointAnnotation]) with
-// Options.NodeTLS: a client certificate for [NodeClientUser] from the CA
+// [GenericOptions].NodeTLS: a client certificate for [NodeClientUser] from the CA
 // the agents trust ([Certificates.NodeTLSConfig]); without an in-process
 // GuestInfo the guest-agent subresources are answered through the same
-// endpoint. Streams open at once are bounded in total (Options.MaxStreams)
-// and per user (Options.MaxStreamsPerUser): 429 TooManyRequests past them.
-//
-// Bounds, as kube-apiserver's: request bodies (Options.MaxRequestBytes,
-// 413) and the time to read them (Options.RequestBodyTimeout); JSON
-// patches (MaxJSONPatchOperations operations, and a result no larger than
-// MaxRequestBytes, kept up to date operation by operation so a patch
-// copying a document onto itself is refused before it grows: 413);
-// requests in flight (Options.MaxRequestsInFlight, watches and streams
-// apart), watches in total and per user (Options.MaxWatches,
-// Options.MaxWatchesPerUser): 429 TooManyRequests past them; connections
-// (Options.MaxConnections: Serve closes those over the bound). Create and
-// update bodies must be JSON or YAML (415 otherwise).
-//
-// Not served by [Server]: server-side apply (apply patches are refused
-// with 415), deletecollection, protobuf and CBOR encodings, aggregated
-// discovery documents, OpenAPI schemas.
-//
-// # The generic server
-//
-// [NewGeneric] serves the same API through Kubernetes' own generic API
-// server library (k8s.io/apiserver), which `virtkit controller --api-addr`
-// uses (its --api-legacy-server keeps [Server]). Every kind above is a
-// registry.Store over the store (package kubestorage), so objects written
-// by cluster.Apply and the controllers through store.Store and those
-// written through the API are the same data. Its strategies run the same
-// admission chain on create and update; an update through the main
-// resource keeps the status, a write of RESOURCE/status the rest (with the
-// status admission above: node agents and the VMI's placement); the
-// generation moves when anything but metadata and status changes. Next to
-// them: the core v1 group (package corev1: namespaces, which must exist
-// before anything is written into them, configmaps, secrets,
-// serviceaccounts and views of nodes, pods, claims and events), the review
-// APIs (package rbac: kubectl auth can-i, whoami), subresources.kubevirt.io,
-// aggregated discovery and OpenAPI v2 and v3 from virtkit's Go types, so
-// server-side apply (with managed fields and conflicts), kubectl explain,
-// strategic merge patches, deletecollection and the library's limits
-// (requests in flight, request timeout, body and JSON patch sizes, 415 for
-// unsupported media types) all come from the library, as do periodic watch
-// bookmarks with [GenericOptions].WatchCache (the library's watch cache,
-// which `virtkit controller` turns on).
-// Authentication keeps the [Authenticator] (client certificates, bearer
-// tokens); authorization is RBAC ([GenericOptions].Authorizer, by default
-// the bootstrap policy of package rbac), with [AdminGroup] always allowed.
-// Not supported by the generic server: Options.MaxWatches and
-// MaxWatchesPerUser (watches are long-running requests the library does
-// not count) and Options.RequestBodyTimeout (the request timeout bounds
-// the whole request).
+// endpoint. Streams open at once are bounded in total ([GenericOptions].MaxStreams)
+// and per user ([GenericOptions].MaxStreamsPerUser): 429 TooManyRequests past them.
 package apiserver

@@ -29,7 +29,11 @@ func ExampleCertificates_NodeTLSConfig() {
 	if _, _, err := certs.IssueServingCert("virtkit-node-n1", []string{"10.0.0.5"}); err != nil {
 		panic(err)
 	}
-	srv, err := apiserver.New(apiserver.Options{Store: store.NewMemory(), NodeTLS: nodeTLS})
+	st, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: 1})
+	if err != nil {
+		panic(err)
+	}
+	srv, err := apiserver.NewGeneric(apiserver.GenericOptions{Store: st, NodeTLS: nodeTLS})
 	fmt.Println(srv != nil, err, nodeTLS.Certificates[0].Leaf.Subject.CommonName)
 	// Output: true <nil> virtkit:apiserver
 }

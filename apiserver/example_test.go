@@ -12,7 +12,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -28,10 +30,21 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := apiserver.New(apiserver.Options{
-		Store:         store.NewMemory(),
+	// Kubernetes reads resourceVersion 0 as "any": the store starts at 1.
+	st, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	// Objects are written into namespaces that exist.
+	if err := controller.EnsureNamespaces(ctx, st, virtkit.SystemNamespaces()...); err != nil {
+		log.Fatal(err)
+	}
+	srv, err := apiserver.NewGeneric(apiserver.GenericOptions{
+		Store:         st,
 		Authenticator: apiserver.ClientCertAuthenticator{},
-		Authorizer:    &apiserver.Policy{}, // admins only
+		// Authorizer nil: RBAC's bootstrap policy; the admin certificate
+		// is in apiserver.AdminGroup.
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -40,7 +53,6 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln, certs.ServerTLSConfig()) }()
 	defer func() { cancel(); <-done }()

@@ -68,8 +68,16 @@ type GenericOptions struct {
 	// resolves rules (authorizer.RuleResolver, as *rbac.Authorizer does),
 	// it answers `kubectl auth can-i --list`.
 	Authorizer authorizer.Authorizer
-	// GuestInfo, NodeTLS, MaxStreams and MaxStreamsPerUser configure the
-	// subresources of subresources.kubevirt.io, as Options does.
+	// GuestInfo answers the guestosinfo, userlist and filesystemlist
+	// subresources; nil answers them through the node agents' endpoints
+	// (NodeTLS). NodeTLS, when set, lets the server reach the node agents'
+	// endpoints (the URL in each Node's NodeEndpointAnnotation) for the
+	// console, vnc and portforward streams: a client certificate (common
+	// name NodeClientUser) signed by the CA the agents trust, and RootCAs
+	// verifying them; nil answers those with 503 Service Unavailable.
+	// MaxStreams and MaxStreamsPerUser bound the streams open at once, in
+	// total and per user (0: DefaultMaxStreams, DefaultMaxStreamsPerUser);
+	// one more is refused with 429 Too Many Requests.
 	GuestInfo                     GuestInfo
 	NodeTLS                       *tls.Config
 	MaxStreams, MaxStreamsPerUser int

@@ -22,7 +22,7 @@ const LoopbackUser = "system:apiserver"
 
 // requestAuthenticator identifies the client of a request to the generic
 // server: the server's own loopback token first, then the Authenticator
-// of the old server (client certificates, bearer tokens).
+// (client certificates, bearer tokens).
 type requestAuthenticator struct {
 	loopbackToken string
 	authn         Authenticator

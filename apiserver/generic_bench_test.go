@@ -27,25 +27,19 @@ type benchServer struct {
 	client dynamic.ResourceInterface
 }
 
-// benchServers starts the old server and the generic one without and with
-// its watch cache, each over a memory store holding the system namespaces
+// benchServers starts the server without and with its watch cache, each over a memory store holding the system namespaces
 // and n VMs.
 func benchServers(b *testing.B, n int) []benchServer {
 	b.Helper()
 	var out []benchServer
-	for _, name := range []string{"legacy", "generic", "generic-cache"} {
+	for _, name := range []string{"generic", "generic-cache"} {
 		st, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: 1})
 		require.NoError(b, err)
 		require.NoError(b, controller.EnsureNamespaces(b.Context(), st, virtkit.SystemNamespaces()...))
 		for i := range n {
 			require.NoError(b, st.Create(b.Context(), benchVM(i)))
 		}
-		var ts *testServer
-		if name == "legacy" {
-			ts = startServer(b, st, apiserver.Options{})
-		} else {
-			ts = startGeneric(b, apiserver.GenericOptions{Store: st, WatchCache: name == "generic-cache"})
-		}
+		ts := startGeneric(b, apiserver.GenericOptions{Store: st, WatchCache: name == "generic-cache"})
 		dc, err := dynamic.NewForConfig(ts.admin())
 		require.NoError(b, err)
 		out = append(out, benchServer{name: name, store: st, client: dc.Resource(vmGVR).Namespace("default")})

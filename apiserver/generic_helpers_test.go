@@ -3,13 +3,11 @@ package apiserver_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,56 +16,26 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
-	"github.com/virtkit/virtkit/apiserver/rbac"
-	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
-// genericPolicy lets alice edit team-a, as the old server's tests'
-// policy does.
+// genericPolicy lets alice edit team-a.
 const genericPolicy = `rules:
 - user: alice
   namespaces: [team-a]
 `
 
-// startGeneric serves a memory store through NewGeneric on loopback TLS,
-// with the admin certificate and alice's token; alice may use team-a.
+// startGeneric serves opts.Store (nil: a new memory store) as startServer
+// does, with the system namespaces only.
 func startGeneric(t testing.TB, opts apiserver.GenericOptions) *testServer {
 	t.Helper()
+	var st store.Store = opts.Store
 	if opts.Store == nil {
-		st, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: 1})
-		require.NoError(t, err)
-		require.NoError(t, controller.EnsureNamespaces(t.Context(), st, virtkit.SystemNamespaces()...))
-		opts.Store = st
+		st = newStore(t)
 	}
 	certs, err := apiserver.EnsureCertificates(t.TempDir(), nil)
 	require.NoError(t, err)
-	tokens, err := apiserver.ParseTokenFile(stringsReader(testTokens))
-	require.NoError(t, err)
-	if opts.Authenticator == nil {
-		opts.Authenticator = apiserver.Authenticators{apiserver.ClientCertAuthenticator{}, tokens}
-	}
-	if opts.Authorizer == nil {
-		p, err := rbac.ParseLegacyPolicy(strings.NewReader(genericPolicy))
-		require.NoError(t, err)
-		authz, err := rbac.New(rbac.Bootstrap(), p)
-		require.NoError(t, err)
-		opts.Authorizer = authz
-	}
-	srv, err := apiserver.NewGeneric(opts)
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = srv.Serve(ctx, ln, certs.ServerTLSConfig())
-	}()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	require.NoError(t, srv.Start(ctx))
-	return &testServer{URL: "https://" + ln.Addr().String(), Certs: certs, Store: opts.Store}
+	return serveStore(t, st, opts, certs, virtkit.SystemNamespaces())
 }
 
 // kubeconfig writes an admin kubeconfig for ts (token: "" is the admin

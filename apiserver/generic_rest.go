@@ -92,7 +92,7 @@ func newKindStorage(k *genericKind, scheme *runtime.Scheme, getter generic.RESTO
 // statusREST is the status subresource: get, and update or patch of the
 // status alone. A node agent writes only the status of the VMIs on its
 // node and of its Node; a VMI's placement is the control plane's
-// (admitStatus, as in the old server).
+// (admitStatus).
 type statusREST struct {
 	store *registry.Store
 	kind  *genericKind
@@ -120,7 +120,7 @@ func (r *statusREST) Update(ctx context.Context, name string, objInfo rest.Updat
 		if !ok1 || !ok2 {
 			return errNotVirtkitObject(obj)
 		}
-		if err := admitStatus(r.kind.res(), userOf(ctx), next, cur); err != nil {
+		if err := admitStatus(r.kind, userOf(ctx), next, cur); err != nil {
 			return err
 		}
 		return updateValidation(ctx, obj, old)
@@ -138,7 +138,7 @@ func (r *statusREST) ConvertToTable(ctx context.Context, object runtime.Object, 
 }
 
 // tableConvertor renders a kind's objects with its printer columns (those
-// of KubeVirt's and CDI's CRDs, as the old server prints them).
+// of KubeVirt's and CDI's CRDs).
 type tableConvertor struct {
 	cols  []column
 	clock clock.PassiveClock

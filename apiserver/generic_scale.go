@@ -103,7 +103,7 @@ func (u scaleUpdate) UpdatedObject(ctx context.Context, oldObj runtime.Object) (
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("expected an autoscaling/v1 Scale, got %T", obj))
 	}
 	if scale.Spec.Replicas < 0 {
-		return nil, invalid(u.kind.res(), u.name, field.ErrorList{
+		return nil, apierrors.NewInvalid(u.kind.gvk.GroupKind(), u.name, field.ErrorList{
 			field.Invalid(field.NewPath("spec", "replicas"), scale.Spec.Replicas, "must be greater than or equal to 0")})
 	}
 	next := old.DeepCopy()
@@ -115,4 +115,28 @@ func (u scaleUpdate) UpdatedObject(ctx context.Context, oldObj runtime.Object) (
 		next.ResourceVersion = scale.ResourceVersion
 	}
 	return next, nil
+}
+
+// scaleOf is the autoscaling/v1 Scale of rs: its desired replicas (1 when
+// unset), its replicas and its label selector.
+func scaleOf(rs *virtkit.VirtualMachineInstanceReplicaSet) *autoscalingv1.Scale {
+	var want int32 = 1
+	if rs.Spec.Replicas != nil {
+		want = *rs.Spec.Replicas
+	}
+	selector := rs.Status.LabelSelector
+	if selector == "" && rs.Spec.Selector != nil {
+		if sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector); err == nil {
+			selector = sel.String()
+		}
+	}
+	return &autoscalingv1.Scale{
+		TypeMeta: metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: rs.Name, Namespace: rs.Namespace, UID: rs.UID, ResourceVersion: rs.ResourceVersion,
+			CreationTimestamp: rs.CreationTimestamp,
+		},
+		Spec:   autoscalingv1.ScaleSpec{Replicas: want},
+		Status: autoscalingv1.ScaleStatus{Replicas: rs.Status.Replicas, Selector: selector},
+	}
 }

@@ -32,12 +32,6 @@ type genericKind struct {
 	fields map[string]func(virtkit.Object) string
 }
 
-// res is the kind as the old server's resource table names it, for the
-// helpers both servers share (admitStatus, invalid).
-func (k *genericKind) res() *resource {
-	return &resource{gvk: k.gvk, plural: k.plural, singular: k.singular, namespaced: k.namespaced, hasStatus: k.hasStatus}
-}
-
 // fieldSet returns the selectable fields of obj.
 func (k *genericKind) fieldSet(obj virtkit.Object) map[string]string {
 	f := map[string]string{"metadata.name": obj.GetName()}
@@ -61,8 +55,8 @@ func (k *genericKind) fieldLabels() []string {
 }
 
 // genericKinds are the kinds of virtkit.KnownKinds but those of the core
-// group (served by package corev1 under /api/v1): every kind the old
-// server serves from the store.
+// group (served by package corev1 under /api/v1): every kind served from the
+// store.
 func genericKinds() ([]*genericKind, error) {
 	var out []*genericKind
 	for _, gvk := range virtkit.KnownKinds() {
@@ -190,4 +184,44 @@ func groupsOf(kinds []*genericKind) []schema.GroupVersion {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
+}
+
+// declare them.
+func shortNamesOf(kind string) []string {
+	switch kind {
+	case virtkit.KindVirtualMachine:
+		return []string{"vm", "vms"}
+	case virtkit.KindVirtualMachineInstance:
+		return []string{"vmi", "vmis"}
+	case virtkit.KindVirtualMachineInstanceMigration:
+		return []string{"vmim", "vmims"}
+	case virtkit.KindVirtualMachineInstanceReplicaSet:
+		return []string{"vmirs", "vmirss"}
+	case virtkit.KindDataVolume:
+		return []string{"dv", "dvs"}
+	case virtkit.KindEvent:
+		return []string{"ev"}
+	}
+	return nil
+}
+
+// pluralOf lower-cases the kind and adds the English plural ending.
+func pluralOf(kind string) string {
+	l := strings.ToLower(kind)
+	switch {
+	case strings.HasSuffix(l, "y") && !strings.HasSuffix(l, "ey"):
+		return l[:len(l)-1] + "ies"
+	case strings.HasSuffix(l, "s"):
+		return l + "es"
+	}
+	return l + "s"
+}
+
+// are not.
+func categoriesOf(kind string) []string {
+	switch kind {
+	case virtkit.KindEvent, virtkit.KindNode:
+		return nil
+	}
+	return []string{"all"}
 }

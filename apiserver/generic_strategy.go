@@ -20,10 +20,9 @@ import (
 
 // kindStrategy is the create, update and delete strategy of one of
 // virtkit's kinds in the generic server. Creates and updates run
-// virtkit's admission chain (the one cluster.Apply and the old server
-// run: defaults, validation, admission rules); its mutating steps run in
-// Validate and ValidateUpdate, which may fail, where a strategy's Prepare
-// hooks may not, and the object they change is the one stored. An update
+// virtkit's admission chain (the one cluster.Apply runs: defaults,
+// validation, admission rules); its mutating steps run in Validate and
+// ValidateUpdate, which may fail, where a strategy's Prepare hooks may not, and the object they change is the one stored. An update
 // through the main resource keeps the stored status; the status strategy
 // (status true) writes the status only.
 type kindStrategy struct {
@@ -163,7 +162,7 @@ func (kindStrategy) Canonicalize(runtime.Object) {}
 func (kindStrategy) AllowCreateOnUpdate(context.Context) bool { return false }
 
 // AllowUnconditionalUpdate is false: an update names the resourceVersion
-// it replaces, as the old server required.
+// it replaces.
 func (kindStrategy) AllowUnconditionalUpdate(context.Context) bool { return false }
 
 // GetResetFields tells server-side apply which fields a write through

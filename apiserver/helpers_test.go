@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -11,7 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
+	"github.com/virtkit/virtkit/apiserver/kubestorage"
+	"github.com/virtkit/virtkit/apiserver/rbac"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -29,9 +34,24 @@ type testServer struct {
 	Store store.Store
 }
 
-// startServer serves st with the admin certificate, alice's token (she may
-// use namespace team-a) and opts' other settings.
-func startServer(t testing.TB, st store.Store, opts apiserver.Options) *testServer {
+// testNamespaces exist in every test server's store besides the system
+// namespaces: the server refuses writes into a namespace that does not.
+var testNamespaces = []string{"team-a", "team-b"}
+
+// newStore is a memory store the server can serve: its resourceVersions
+// start at 1 (Kubernetes reads 0 as "any").
+func newStore(t testing.TB) *store.Memory {
+	t.Helper()
+	st, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: 1})
+	require.NoError(t, err)
+	return st
+}
+
+// startServer serves st through NewGeneric on loopback TLS with the admin
+// certificate, alice's token (she may use namespace team-a) and opts'
+// other settings. The system namespaces and testNamespaces are created in
+// st.
+func startServer(t testing.TB, st store.Store, opts apiserver.GenericOptions) *testServer {
 	t.Helper()
 	certs, err := apiserver.EnsureCertificates(t.TempDir(), nil)
 	require.NoError(t, err)
@@ -39,18 +59,27 @@ func startServer(t testing.TB, st store.Store, opts apiserver.Options) *testServ
 }
 
 // startServerWith is startServer with given certificates.
-func startServerWith(t testing.TB, st store.Store, opts apiserver.Options, certs *apiserver.Certificates) *testServer {
+func startServerWith(t testing.TB, st store.Store, opts apiserver.GenericOptions, certs *apiserver.Certificates) *testServer {
 	t.Helper()
+	return serveStore(t, st, opts, certs, append(virtkit.SystemNamespaces(), testNamespaces...))
+}
+
+// serveStore is startServerWith creating namespaces in st.
+func serveStore(t testing.TB, st store.Store, opts apiserver.GenericOptions, certs *apiserver.Certificates, namespaces []string) *testServer {
+	t.Helper()
+	backend, ok := st.(kubestorage.Backend)
+	require.True(t, ok, "store %T cannot back the API server", st)
+	require.NoError(t, controller.EnsureNamespaces(t.Context(), st, namespaces...))
+	opts.Store = backend
 	tokens, err := apiserver.ParseTokenFile(stringsReader(testTokens))
 	require.NoError(t, err)
-	opts.Store = st
 	if opts.Authenticator == nil {
 		opts.Authenticator = apiserver.Authenticators{apiserver.ClientCertAuthenticator{}, tokens}
 	}
 	if opts.Authorizer == nil {
-		opts.Authorizer = &apiserver.Policy{Rules: []apiserver.PolicyRule{{User: "alice", Namespaces: []string{"team-a"}}}}
+		opts.Authorizer = legacyAuthorizer(t, genericPolicy)
 	}
-	srv, err := apiserver.New(opts)
+	srv, err := apiserver.NewGeneric(opts)
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -62,7 +91,19 @@ func startServerWith(t testing.TB, st store.Store, opts apiserver.Options, certs
 		_ = srv.Serve(ctx, ln, certs.ServerTLSConfig())
 	}()
 	t.Cleanup(func() { cancel(); wg.Wait() })
+	require.NoError(t, srv.Start(ctx))
 	return &testServer{URL: "https://" + ln.Addr().String(), Certs: certs, Store: st}
+}
+
+// legacyAuthorizer is the RBAC authorizer of the bootstrap policy and
+// policy, in virtkit's simpler rule format.
+func legacyAuthorizer(t testing.TB, policy string) *rbac.Authorizer {
+	t.Helper()
+	p, err := rbac.ParseLegacyPolicy(strings.NewReader(policy))
+	require.NoError(t, err)
+	authz, err := rbac.New(rbac.Bootstrap(), p)
+	require.NoError(t, err)
+	return authz
 }
 
 // admin returns a client config authenticated by the admin certificate.

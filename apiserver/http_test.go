@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
-	"github.com/virtkit/virtkit/store"
 )
 
 func decodeStatus(t *testing.T, body io.Reader) metav1.Status {
@@ -30,18 +28,13 @@ func decodeStatus(t *testing.T, body io.Reader) metav1.Status {
 	return st
 }
 
-// Anonymous requests get Unauthorized except the health checks; a request
-// without TLS is not served.
+// Anonymous requests get Unauthorized, the health checks included (the
+// generic server library authenticates every path); a request without TLS
+// is not served.
 func TestAnonymous(t *testing.T) {
-	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	c := ts.anonymous(t)
-	for _, p := range []string{"/healthz", "/readyz", "/livez"} {
-		resp, err := c.Get(ts.URL + p)
-		require.NoError(t, err)
-		resp.Body.Close()
-		assert.Equal(t, http.StatusOK, resp.StatusCode, p)
-	}
-	for _, p := range []string{"/apis", "/version", "/apis/kubevirt.io/v1/namespaces/default/virtualmachines"} {
+	for _, p := range []string{"/healthz", "/readyz", "/livez", "/apis", "/version", "/apis/kubevirt.io/v1/namespaces/default/virtualmachines"} {
 		resp, err := c.Get(ts.URL + p)
 		require.NoError(t, err)
 		st := decodeStatus(t, resp.Body)
@@ -83,12 +76,14 @@ func objectMeta(t *testing.T, ev metav1.WatchEvent) *unstructured.Unstructured {
 	return u
 }
 
-// Watches: initial events end with the initial-events-end bookmark,
-// periodic bookmarks, resuming from a resourceVersion, 410 Gone after a
-// compaction, field selectors turning changes into ADDED/DELETED.
+// Watches: initial events end with the initial-events-end bookmark
+// (periodic bookmarks: TestGenericWatchBookmarks), resuming from a
+// resourceVersion, 410 Gone after a compaction (an ERROR event, as
+// kube-apiserver sends it), field selectors turning changes into
+// ADDED/DELETED.
 func TestWatchProtocol(t *testing.T) {
-	st := store.NewMemory()
-	ts := startServer(t, st, apiserver.Options{BookmarkInterval: 100 * time.Millisecond})
+	st := newStore(t)
+	ts := startServer(t, st, apiserver.GenericOptions{})
 	ctx := t.Context()
 	dc, err := dynamic.NewForConfig(ts.admin())
 	require.NoError(t, err)
@@ -106,7 +101,7 @@ func TestWatchProtocol(t *testing.T) {
 	ev, ok = next()
 	require.True(t, ok)
 	assert.Equal(t, "BOOKMARK", ev.Type)
-	assert.Equal(t, "true", objectMeta(t, ev).GetAnnotations()[apiserver.InitialEventsEndAnnotation])
+	assert.Equal(t, "true", objectMeta(t, ev).GetAnnotations()[metav1.InitialEventsAnnotationKey])
 	_, err = vms.Create(ctx, vmObject(t, "vm-1", "Halted"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	for {
@@ -118,9 +113,6 @@ func TestWatchProtocol(t *testing.T) {
 	}
 	assert.Equal(t, "ADDED", ev.Type)
 	assert.Equal(t, "vm-1", objectMeta(t, ev).GetName())
-	ev, ok = next()
-	require.True(t, ok)
-	assert.Equal(t, "BOOKMARK", ev.Type, "periodic bookmark")
 
 	// Resume from the first object's resourceVersion: vm-1 comes again.
 	code, next = watchLines(t, ts, ctx, base+"&resourceVersion="+first.GetResourceVersion())
@@ -131,8 +123,14 @@ func TestWatchProtocol(t *testing.T) {
 
 	// After a compaction an old resourceVersion is Gone.
 	require.NoError(t, st.Compact(ctx))
-	code, _ = watchLines(t, ts, ctx, base+"&resourceVersion="+first.GetResourceVersion())
-	assert.Equal(t, http.StatusGone, code)
+	code, next = watchLines(t, ts, ctx, base+"&resourceVersion="+first.GetResourceVersion())
+	require.Equal(t, http.StatusOK, code)
+	ev, ok = next()
+	require.True(t, ok)
+	require.Equal(t, "ERROR", ev.Type)
+	var gone metav1.Status
+	require.NoError(t, json.Unmarshal(ev.Object.Raw, &gone))
+	assert.Equal(t, int32(http.StatusGone), gone.Code, "%s", gone.Message)
 
 	// A field selector on status.phase: a VMI entering the selection is
 	// ADDED, one leaving it DELETED.
@@ -157,8 +155,8 @@ func TestWatchProtocol(t *testing.T) {
 
 // Tables carry KubeVirt's printer columns.
 func TestTable(t *testing.T) {
-	st := store.NewMemory()
-	ts := startServer(t, st, apiserver.Options{})
+	st := newStore(t)
+	ts := startServer(t, st, apiserver.GenericOptions{})
 	ctx := t.Context()
 	dc, err := dynamic.NewForConfig(ts.admin())
 	require.NoError(t, err)
@@ -199,7 +197,7 @@ func TestTable(t *testing.T) {
 // Discovery lists every kind with KubeVirt's names; kubectl get all covers
 // KubeVirt's and CDI's kinds but not Events.
 func TestDiscovery(t *testing.T) {
-	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	dc, err := discovery.NewDiscoveryClientForConfig(ts.admin())
 	require.NoError(t, err)
 	kv, err := dc.ServerResourcesForGroupVersion("kubevirt.io/v1")

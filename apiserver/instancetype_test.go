@@ -69,7 +69,7 @@ spec:
 // DataVolume's labels, a missing instance type and a template that sets
 // what the instance type sets are refused at their paths.
 func TestInstancetypeAdmissionThroughTheAPI(t *testing.T) {
-	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	tr, err := rest.TransportFor(ts.admin())
 	require.NoError(t, err)
 	client := &http.Client{Transport: tr}

@@ -11,7 +11,7 @@ import (
 )
 
 // NodeTLSConfig returns the TLS configuration the API server uses towards
-// node agents' endpoints (Options.NodeTLS): a client certificate for
+// node agents' endpoints (GenericOptions.NodeTLS): a client certificate for
 // NodeClientUser issued now by the CA, and the CA as the only root.
 func (c *Certificates) NodeTLSConfig() (*tls.Config, error) {
 	certPEM, keyPEM, err := c.issue(pkix.Name{CommonName: NodeClientUser}, nil, x509.ExtKeyUsageClientAuth)

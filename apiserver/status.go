@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
@@ -14,18 +15,18 @@ import (
 // stored). A node agent writes only the status of VMIs it holds a domain
 // of and of its own Node (Kubernetes' NodeRestriction); on a VMI,
 // placement belongs to the control plane (admitVMIPlacement).
-func admitStatus(res *resource, u *User, next, cur virtkit.Object) error {
+func admitStatus(k *genericKind, u *User, next, cur virtkit.Object) error {
 	if u == nil {
 		u = &User{}
 	}
 	if node, ok := u.NodeName(); ok && !u.IsControlPlane() {
-		if err := admitNodeWrite(res, node, cur); err != nil {
+		if err := admitNodeWrite(k, node, cur); err != nil {
 			return err
 		}
 	}
 	if vmi, ok := next.(*virtkit.VirtualMachineInstance); ok {
 		if errs := admitVMIPlacement(u, vmi, cur.(*virtkit.VirtualMachineInstance)); len(errs) > 0 {
-			return invalid(res, cur.GetName(), errs)
+			return apierrors.NewInvalid(k.gvk.GroupKind(), cur.GetName(), errs)
 		}
 	}
 	return nil
@@ -34,7 +35,7 @@ func admitStatus(res *resource, u *User, next, cur virtkit.Object) error {
 // admitNodeWrite refuses node's status write of an object that is not
 // its: a VMI is node's while its status.nodeName or its migration's source
 // or target node names node; a Node only if it is node.
-func admitNodeWrite(res *resource, node string, cur virtkit.Object) error {
+func admitNodeWrite(k *genericKind, node string, cur virtkit.Object) error {
 	var why string
 	switch o := cur.(type) {
 	case *virtkit.VirtualMachineInstance:
@@ -55,7 +56,7 @@ func admitNodeWrite(res *resource, node string, cur virtkit.Object) error {
 	default:
 		return nil // the authorizer decides
 	}
-	return apierrors.NewForbidden(res.groupResource(), cur.GetName(), fmt.Errorf("%s", why))
+	return apierrors.NewForbidden(schema.GroupResource{Group: k.gvk.Group, Resource: k.plural}, cur.GetName(), fmt.Errorf("%s", why))
 }
 
 // admitVMIPlacement keeps a VMI's placement the control plane's:

@@ -39,14 +39,14 @@ type streamEnv struct {
 
 func startStreamEnv(t *testing.T) *streamEnv {
 	t.Helper()
-	return startStreamEnvWith(t, apiserver.Options{})
+	return startStreamEnvWith(t, apiserver.GenericOptions{})
 }
 
 // startStreamEnvWith is startStreamEnv with opts for the API server
 // (NodeTLS is set here).
-func startStreamEnvWith(t *testing.T, opts apiserver.Options) *streamEnv {
+func startStreamEnvWith(t *testing.T, opts apiserver.GenericOptions) *streamEnv {
 	t.Helper()
-	c, err := cluster.New(cluster.Options{Nodes: 1})
+	c, err := cluster.New(cluster.Options{Nodes: 1, Store: newStore(t)})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup

@@ -41,7 +41,7 @@ func send(t *testing.T, client *http.Client, method, url string, body []byte) (i
 // virtctl's subresources: the server version, expand-spec of a given and
 // of a stored VM, and answers naming what is not supported instead of 404s.
 func TestKubeVirtSubresources(t *testing.T) {
-	ts := startServer(t, store.NewMemory(), apiserver.Options{})
+	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	client := rawClient(t, ts)
 	const sub = "/apis/subresources.kubevirt.io/v1"
 
@@ -121,8 +121,8 @@ var vmirsGVR = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", 
 // The scale subresource of VMI replica sets: client-go reads it and
 // kubectl scale sets the replicas through it.
 func TestReplicaSetScale(t *testing.T) {
-	st := store.NewMemory()
-	ts := startServer(t, st, apiserver.Options{})
+	st := newStore(t)
+	ts := startServer(t, st, apiserver.GenericOptions{})
 	client := rawClient(t, ts)
 	rsJSON, err := yaml.ToJSON([]byte(apiReplicaSet))
 	require.NoError(t, err)

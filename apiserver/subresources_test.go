@@ -23,14 +23,14 @@ import (
 // migrate, restart and stop on a simulated cluster; alice may not use them
 // outside her namespace.
 func TestSubresources(t *testing.T) {
-	c, err := cluster.New(cluster.Options{Nodes: 2})
+	c, err := cluster.New(cluster.Options{Nodes: 2, Store: newStore(t)})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	// A masquerade pod network keeps the VMI live-migratable.
-	ts := startServer(t, c.Store(), apiserver.Options{
+	ts := startServer(t, c.Store(), apiserver.GenericOptions{
 		Defaults: virtkit.DefaultOptions{PodNetworkBinding: virtkit.NetworkBindingMasquerade},
 	})
 	dc, err := dynamic.NewForConfig(ts.admin())

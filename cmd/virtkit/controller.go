@@ -155,7 +155,8 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		return err
 	}
 	defer stopProfile()
-	if f.api.generic() {
+	if f.api.addr != "" {
+		// The API server reads resourceVersion 0 as "any".
 		f.store.memoryStartRV = 1
 	}
 	st, err := f.store.open(ctx, log)

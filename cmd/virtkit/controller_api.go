@@ -33,16 +33,10 @@ type apiFlags struct {
 	// maxStreams, maxStreamsPerUser bound the open console, VNC and
 	// port-forward streams (0: the server's defaults).
 	maxStreams, maxStreamsPerUser int
-	// maxInFlight, maxWatches, maxWatchesPerUser, maxConnections bound
-	// the requests, watches and connections (0: the server's defaults).
-	maxInFlight, maxWatches, maxWatchesPerUser, maxConnections int
-	// legacy serves the API with the old hand-written server instead of
-	// the generic (k8s.io/apiserver) one.
-	legacy bool
+	// maxInFlight and maxConnections bound the requests and connections
+	// (0: the server's defaults).
+	maxInFlight, maxConnections int
 }
-
-// generic reports whether the API is served, by the generic server.
-func (f *apiFlags) generic() bool { return f.addr != "" && !f.legacy }
 
 func (f *apiFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
@@ -60,15 +54,9 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&f.maxStreamsPerUser, "api-max-streams-per-user", 0,
 		fmt.Sprintf("one user's console, vnc and port-forward streams open at once (0: %d)", apiserver.DefaultMaxStreamsPerUser))
 	fs.IntVar(&f.maxInFlight, "api-max-requests-inflight", 0,
-		fmt.Sprintf("requests served at once, watches and streams apart; more are refused with 429 TooManyRequests (0: %d, or the generic server library's 400)", apiserver.DefaultMaxRequestsInFlight))
-	fs.IntVar(&f.maxWatches, "api-max-watches", 0,
-		fmt.Sprintf("watches open at once, more are refused with 429 TooManyRequests (0: %d; with --api-legacy-server only)", apiserver.DefaultMaxWatches))
-	fs.IntVar(&f.maxWatchesPerUser, "api-max-watches-per-user", 0,
-		fmt.Sprintf("one user's watches open at once (0: %d; with --api-legacy-server only)", apiserver.DefaultMaxWatchesPerUser))
+		"requests served at once, watches and streams apart; more are refused with 429 TooManyRequests (0: the API server library's default, 400)")
 	fs.IntVar(&f.maxConnections, "api-max-connections", 0,
 		fmt.Sprintf("connections open at once, more are closed when accepted (0: %d)", apiserver.DefaultMaxConnections))
-	fs.BoolVar(&f.legacy, "api-legacy-server", false,
-		"serve the API with virtkit's former hand-written server instead of Kubernetes' generic API server library")
 }
 
 // start serves the API until ctx ends or stop is called; without --api-addr
@@ -153,38 +141,13 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 	return func() { cancel(); <-done }, nil
 }
 
-// server is what start serves: the generic or the legacy API server.
-type server interface {
-	Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config) error
-}
-
-// newServer builds the generic API server, or with --api-legacy-server
-// the old one.
+// newServer builds the API server: Kubernetes' generic API server library
+// over st, authorized by RBAC (the bootstrap policy and --api-policy-file).
 func (f *apiFlags) newServer(st store.Store, defaults virtkit.DefaultOptions, authn apiserver.Authenticator,
-	guest apiserver.GuestInfo, nodeTLS *tls.Config, log *slog.Logger) (server, error) {
-	if f.legacy {
-		policy := &apiserver.Policy{}
-		if f.policyFile != "" {
-			var err error
-			if policy, err = apiserver.LoadPolicyFile(f.policyFile); err != nil {
-				return nil, fmt.Errorf("--api-policy-file: %w", err)
-			}
-		}
-		return apiserver.New(apiserver.Options{
-			Store: st, Defaults: defaults, Authenticator: authn, Authorizer: policy, GuestInfo: guest,
-			NodeTLS: nodeTLS, Logger: log.With("component", "apiserver"),
-			MaxStreams: f.maxStreams, MaxStreamsPerUser: f.maxStreamsPerUser,
-			MaxRequestsInFlight: f.maxInFlight, MaxWatches: f.maxWatches, MaxWatchesPerUser: f.maxWatchesPerUser,
-			MaxConnections: f.maxConnections,
-		})
-	}
-	if f.maxWatches != 0 || f.maxWatchesPerUser != 0 {
-		return nil, errors.New("--api-max-watches, --api-max-watches-per-user: not supported by the generic API server " +
-			"(watches are long-running requests it does not count); use --api-legacy-server")
-	}
+	guest apiserver.GuestInfo, nodeTLS *tls.Config, log *slog.Logger) (*apiserver.GenericServer, error) {
 	backend, ok := st.(kubestorage.Backend)
 	if !ok {
-		return nil, fmt.Errorf("--api-addr: the store %T cannot back the generic API server; use --api-legacy-server", st)
+		return nil, fmt.Errorf("--api-addr: the store %T cannot back the API server", st)
 	}
 	policies := []*rbac.Policy{rbac.Bootstrap()}
 	if f.policyFile != "" {
