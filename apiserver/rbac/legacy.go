@@ -46,6 +46,8 @@ func LegacyWritableResources() []string {
 		"ipleases", "datavolumes", "events", "controllerrevisions", "configmaps", "secrets", "serviceaccounts",
 		"virtualmachineinstancetypes", "virtualmachineclusterinstancetypes",
 		"virtualmachinepreferences", "virtualmachineclusterpreferences",
+		"virtualmachinesnapshots", "virtualmachinesnapshotcontents", "virtualmachinerestores",
+		"virtualmachineclones", "networkattachmentdefinitions", "kubevirts",
 		"virtualmachineinstancereplicasets/scale",
 		"virtualmachines/start", "virtualmachines/stop", "virtualmachines/restart", "virtualmachines/migrate",
 		"virtualmachines/softreboot", "virtualmachines/addvolume", "virtualmachines/removevolume",
