@@ -77,7 +77,7 @@ func genericKinds() ([]*genericKind, error) {
 			gvk:        gvk,
 			plural:     pluralOf(gvk.Kind),
 			singular:   strings.ToLower(gvk.Kind),
-			shortNames: shortNamesOf(gvk.Kind),
+			shortNames: virtkit.ShortNames(gvk.Kind),
 			categories: categoriesOf(gvk.Kind),
 			namespaced: virtkit.IsNamespaced(gvk),
 			hasStatus:  hasStatus,
@@ -184,25 +184,6 @@ func groupsOf(kinds []*genericKind) []schema.GroupVersion {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
-}
-
-// declare them.
-func shortNamesOf(kind string) []string {
-	switch kind {
-	case virtkit.KindVirtualMachine:
-		return []string{"vm", "vms"}
-	case virtkit.KindVirtualMachineInstance:
-		return []string{"vmi", "vmis"}
-	case virtkit.KindVirtualMachineInstanceMigration:
-		return []string{"vmim", "vmims"}
-	case virtkit.KindVirtualMachineInstanceReplicaSet:
-		return []string{"vmirs", "vmirss"}
-	case virtkit.KindDataVolume:
-		return []string{"dv", "dvs"}
-	case virtkit.KindEvent:
-		return []string{"ev"}
-	}
-	return nil
 }
 
 // pluralOf lower-cases the kind and adds the English plural ending.
