@@ -58,23 +58,36 @@ func (f *flakyStore) Update(ctx context.Context, obj virtkit.Object) error {
 func startRecorder(t *testing.T, rec *events.Recorder) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rec.Start(ctx) }()
+	done := runStart(t, ctx, rec)
 	t.Cleanup(func() {
 		cancel()
 		assert.NoError(t, <-done)
 	})
-	waitRunning(t, rec)
 }
 
-// waitRunning returns once rec's Start runs: a Start on an ended context
-// returns at once, ErrRunning while another runs.
-func waitRunning(t *testing.T, rec *events.Recorder) {
+// runStart runs rec.Start(ctx) in a goroutine and returns once it runs,
+// with the channel its result arrives on. It probes with a Start on an
+// ended context, which returns at once, or ErrRunning while another runs;
+// a probe that wins the race makes the goroutine's Start return
+// ErrRunning, and the goroutine is started again.
+func runStart(t *testing.T, ctx context.Context, rec *events.Recorder) <-chan error {
 	t.Helper()
+	done := make(chan error, 1)
+	start := func() { go func() { done <- rec.Start(ctx) }() }
+	start()
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	require.Eventually(t, func() bool { return errors.Is(rec.Start(ended), events.ErrRunning) },
-		30*time.Second, time.Millisecond, "one Start at a time")
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-done:
+			require.ErrorIs(t, err, events.ErrRunning, "Start returned early")
+			start()
+			return false
+		default:
+		}
+		return errors.Is(rec.Start(ended), events.ErrRunning)
+	}, 30*time.Second, time.Millisecond, "one Start at a time")
+	return done
 }
 
 // stepRetry moves clk to the next retry once the recorder waits for it
@@ -185,9 +198,7 @@ func TestRecorderStopGivesUpPending(t *testing.T) {
 	st := &flakyStore{Store: store.NewMemory(), fail: -1, err: errUnreachable}
 	rec, err := events.NewRecorder(events.Options{Store: st, Clock: clk})
 	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- rec.Start(ctx) }()
-	waitRunning(t, rec)
+	done := runStart(t, ctx, rec)
 	rec.Event(ctx, vm("a"), virtkit.EventTypeNormal, "Started", "Start", "started")
 	require.Eventually(t, clk.HasWaiters, 30*time.Second, time.Millisecond)
 	cancel()
