@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/domain"
 )
 
@@ -35,7 +36,12 @@ func TestRealDownwardMetrics(t *testing.T) {
 	require.Len(t, objs, 1)
 	vmi := objs[0].(*virtkit.VirtualMachineInstance)
 
-	c := startCluster(t, img)
+	// Downward metrics need KubeVirt's DownwardMetrics feature gate, off
+	// by default.
+	c := startCluster(t, img, func(o *cluster.Options) {
+		o.KubeVirt = &virtkit.KubeVirtConfiguration{DeveloperConfiguration: &virtkit.DeveloperConfiguration{
+			FeatureGates: []string{virtkit.FeatureGateDownwardMetrics}}}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout+2*time.Minute)
 	defer cancel()
 	_, g := bootVMI(ctx, t, c, vmi, objs...)
