@@ -138,6 +138,11 @@ func Stop(ctx context.Context, st store.Store, key store.Key, opts StopOptions) 
 		switch rs {
 		case virtkit.RunStrategyHalted:
 			if !running {
+				if applied {
+					// An earlier attempt shortened the grace period and the
+					// node acted on it before this attempt's retry.
+					return nil
+				}
 				return conflict("VM is not running")
 			}
 			old := vmi.Spec.TerminationGracePeriodSeconds
@@ -151,12 +156,16 @@ func Stop(ctx context.Context, st store.Store, key store.Key, opts StopOptions) 
 			return addChangeRequests(ctx, st, vm, stopReq())
 		case virtkit.RunStrategyRerunOnFailure, virtkit.RunStrategyManual:
 			if !running {
+				if applied {
+					return nil
+				}
 				return conflict("VM is not running")
 			}
 			if opts.GracePeriod != nil {
 				if err := setGracePeriod(ctx, st, vmi, *opts.GracePeriod); err != nil {
 					return err
 				}
+				applied = true
 			}
 			return addChangeRequests(ctx, st, vm, stopReq())
 		default:
