@@ -93,7 +93,9 @@ func TestKubectlVirtualMachineExport(t *testing.T) {
 
 	k.ok(exportManifest, "apply", "-f", "-")
 	k.ok("", "wait", "vmexport/export-disk", "--for=jsonpath={.status.phase}=Ready", "--timeout=60s")
-	assert.Contains(t, k.ok("", "get", "vmexports"), "export-disk")
+	table := k.ok("", "get", "vmexports")
+	assert.Contains(t, table, "SOURCEKIND")
+	assert.Regexp(t, `export-disk\s+PersistentVolumeClaim\s+export-disk\s+Ready`, table)
 
 	get := func(jsonpath string) string {
 		return k.ok("", "get", "virtualmachineexport", "export-disk", "-o", "jsonpath="+jsonpath)

@@ -118,7 +118,13 @@ func (r *ExportReconciler) Reconcile(ctx context.Context, req Request) (Result, 
 		return Result{}, err
 	}
 	if !found || exp.DeletionTimestamp != nil {
-		return Result{}, r.stop(ctx, req.Namespace, req.Name)
+		if err := r.stop(ctx, req.Namespace, req.Name); err != nil {
+			return Result{}, err
+		}
+		if !found {
+			return Result{}, r.deleteTokenSecret(ctx, req.Namespace, req.Name)
+		}
+		return Result{}, nil
 	}
 	now := r.o.Now()
 	expiry := exportExpiry(exp)
@@ -386,6 +392,25 @@ func (r *ExportReconciler) token(ctx context.Context, exp *virtkit.VirtualMachin
 		return nil, fmt.Errorf("%w: token secret %s/%s has no %q key", ErrExport, exp.Namespace, name, virtkit.ExportTokenKey)
 	}
 	return tok, nil
+}
+
+// deleteTokenSecret deletes the token Secret the export namespace/name
+// created (the Secret it controls), as Kubernetes' garbage collector
+// deletes it in a KubeVirt cluster.
+func (r *ExportReconciler) deleteTokenSecret(ctx context.Context, namespace, name string) error {
+	sec := &corev1.Secret{}
+	found, err := getOptional(ctx, r.o.Store, store.Key{Namespace: namespace, Name: ExportTokenSecretName(name)}, sec)
+	if err != nil || !found {
+		return err
+	}
+	ref := metav1.GetControllerOf(sec)
+	if ref == nil || ref.Kind != virtkit.KindVirtualMachineExport || ref.Name != name {
+		return nil
+	}
+	if err := r.o.Store.Delete(ctx, sec, store.DeleteOptions{}); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
 }
 
 // randomToken is n random letters and digits.

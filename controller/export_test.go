@@ -347,6 +347,9 @@ func TestExportDeletedStopsServer(t *testing.T) {
 	_, gone := e.reconcile("exp")
 	assert.Nil(t, gone)
 	assert.False(t, e.m.Running("default", "exp"))
+	sec := &corev1.Secret{}
+	require.ErrorIs(t, e.st.Get(context.Background(), store.Key{Namespace: "default", Name: "export-token-exp"}, sec), store.ErrNotFound,
+		"the token secret the export made goes with it")
 }
 
 func x509Pool(t *testing.T, certPEM string) *x509.CertPool {
