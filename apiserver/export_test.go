@@ -75,7 +75,9 @@ func TestKubectlVirtualMachineExport(t *testing.T) {
 	defer wcancel()
 	_, err = cluster.WaitFor(wctx, c.Store(), store.Key{Namespace: "default", Name: "export-disk"},
 		func() *virtkit.DataVolume { return &virtkit.DataVolume{} }, &virtkit.DataVolumeList{},
-		func(dv *virtkit.DataVolume, found bool) bool { return found && dv.Status.Phase == virtkit.DataVolumeSucceeded })
+		func(dv *virtkit.DataVolume, found bool) bool {
+			return found && dv.Status.Phase == virtkit.DataVolumeSucceeded
+		})
 	require.NoError(t, err)
 
 	// What a guest wrote to the disk.
