@@ -79,10 +79,10 @@ type Server struct {
 // Serve serves it.
 func Listen(o Options) (*Server, error) {
 	if o.CA == nil {
-		return nil, fmt.Errorf("CA: required: %w", ErrInvalidOptions)
+		return nil, fmt.Errorf("export server options: CA: required: %w", ErrInvalidOptions)
 	}
 	if len(o.Token) == 0 {
-		return nil, fmt.Errorf("Token: required: %w", ErrInvalidOptions)
+		return nil, fmt.Errorf("export server options: Token: required: %w", ErrInvalidOptions)
 	}
 	dirs, err := resolveDirs(o.AllowedDirs)
 	if err != nil {
