@@ -115,7 +115,10 @@ const (
 	ExportReasonPVCPending   = "PVCPending"
 	ExportReasonPVCNotFound  = "PVCNotFound"
 	ExportReasonNoVolumes    = "VMNoVolumes"
-	ExportReasonNotFound     = "SourceNotFound"
+	// Reasons of VolumesCreated, for a snapshot source.
+	ExportReasonAllPVCsReady      = "AllPVCsReady"
+	ExportReasonNotAllPVCsCreated = "NotAllPVCsCreated"
+	ExportReasonSnapshotNoVolumes = "VMSnapshotNoVolumes"
 )
 
 // ExportVolumeFormat is the form a volume is served in.

@@ -100,6 +100,7 @@ type exportSource struct {
 	claims    []*virtkit.DataVolume // the claims exported, for PVCReady
 	notFound  bool                  // the source object does not exist
 	snapshot  bool                  // the source is a VirtualMachineSnapshot
+	content   bool                  // the snapshot's content exists
 }
 
 type exportVolume struct {
@@ -158,13 +159,6 @@ func (r *ExportReconciler) Reconcile(ctx context.Context, req Request) (Result, 
 	}
 	st.VirtualMachineName = src.vmName
 	st.Conditions = setExportCondition(st.Conditions, r.pvcCondition(src))
-	if src.snapshot {
-		c := r.condition(virtkit.ExportConditionVolumesCreated, virtkit.ConditionFalse, virtkit.ExportReasonNotFound, src.message)
-		if src.populated {
-			c = r.condition(virtkit.ExportConditionVolumesCreated, virtkit.ConditionTrue, "AllVolumesReady", "")
-		}
-		st.Conditions = setExportCondition(st.Conditions, c)
-	}
 
 	retry := time.Duration(0)
 	if src.available() {
@@ -192,6 +186,9 @@ func (r *ExportReconciler) Reconcile(ctx context.Context, req Request) (Result, 
 			retry = exportRetry
 		}
 	}
+	if src.snapshot {
+		r.snapshotConditions(st, src)
+	}
 	if !equality.Semantic.DeepEqual(old, exp.Status) {
 		if err := r.o.Store.UpdateStatus(ctx, exp); err != nil {
 			return Result{}, err
@@ -203,6 +200,31 @@ func (r *ExportReconciler) Reconcile(ctx context.Context, req Request) (Result, 
 		retry = untilExpiry
 	}
 	return Result{RequeueAfter: retry}, nil
+}
+
+// snapshotConditions are KubeVirt's for a snapshot source: a missing
+// snapshot leaves Ready Initializing; once its content exists,
+// VolumesCreated says whether its volume snapshots can be served, and a
+// content without any skips the export.
+func (r *ExportReconciler) snapshotConditions(st *virtkit.VirtualMachineExportStatus, src *exportSource) {
+	switch {
+	case src.notFound && !src.content:
+		st.Conditions = setExportCondition(st.Conditions,
+			r.condition(virtkit.ExportConditionReady, virtkit.ConditionFalse, virtkit.ExportReasonInitializing, ""))
+	case !src.content:
+	case len(src.volumes) == 0:
+		st.Phase = virtkit.ExportSkipped
+		st.Conditions = setExportCondition(st.Conditions,
+			r.condition(virtkit.ExportConditionVolumesCreated, virtkit.ConditionFalse, virtkit.ExportReasonSnapshotNoVolumes, src.message))
+		st.Conditions = setExportCondition(st.Conditions,
+			r.condition(virtkit.ExportConditionReady, virtkit.ConditionFalse, virtkit.ExportReasonInitializing, ""))
+	case src.populated:
+		st.Conditions = setExportCondition(st.Conditions,
+			r.condition(virtkit.ExportConditionVolumesCreated, virtkit.ConditionTrue, virtkit.ExportReasonAllPVCsReady, ""))
+	default:
+		st.Conditions = setExportCondition(st.Conditions,
+			r.condition(virtkit.ExportConditionVolumesCreated, virtkit.ConditionFalse, virtkit.ExportReasonNotAllPVCsCreated, src.message))
+	}
 }
 
 // serve makes sure the token Secret exists and a server serves the

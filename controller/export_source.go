@@ -144,7 +144,7 @@ func (r *ExportReconciler) snapshotSource(ctx context.Context, exp *virtkit.Virt
 	}
 	if !ok {
 		src.notFound = true
-		src.message = fmt.Sprintf("VirtualMachineSnapshot %s/%s not found", exp.Namespace, name)
+		src.message = fmt.Sprintf("VirtualMachineSnapshot %s/%s does not exist", exp.Namespace, name)
 		return src, nil
 	}
 	vmName := snap.Spec.Source.Name
@@ -163,6 +163,7 @@ func (r *ExportReconciler) snapshotSource(ctx context.Context, exp *virtkit.Virt
 		src.message = fmt.Sprintf("VirtualMachineSnapshotContent %s/%s not found", exp.Namespace, *snap.Status.VirtualMachineSnapshotContentName)
 		return src, nil
 	}
+	src.content = true
 	for i := range content.Spec.VolumeBackups {
 		b := &content.Spec.VolumeBackups[i]
 		if b.VolumeSnapshotName == nil {
@@ -173,7 +174,8 @@ func (r *ExportReconciler) snapshotSource(ctx context.Context, exp *virtkit.Virt
 	}
 	src.populated = true
 	if len(src.volumes) == 0 {
-		src.message = fmt.Sprintf("VirtualMachineSnapshot %s/%s has no volumes", exp.Namespace, name)
+		src.populated = false
+		src.message = fmt.Sprintf("VirtualMachineSnapshot %s/%s does not contain any volume snapshots", exp.Namespace, name)
 	}
 	return src, nil
 }

@@ -317,7 +317,7 @@ func TestExportSnapshotSource(t *testing.T) {
 	e.export("exp", virtkit.KindVirtualMachineSnapshot, virtkit.SnapshotGroupName, "snap")
 	_, exp := e.reconcile("exp")
 	assert.Equal(t, virtkit.ExportPending, exp.Status.Phase, "a snapshot not ready yet")
-	assert.Equal(t, virtkit.ConditionFalse, condition(exp, virtkit.ExportConditionVolumesCreated).Status)
+	assert.Equal(t, "VirtualMachineSnapshot default/snap is not ready to use", condition(exp, virtkit.ExportConditionReady).Message)
 
 	content := &virtkit.VirtualMachineSnapshotContent{ObjectMeta: metav1.ObjectMeta{Name: "snap-content", Namespace: "default"},
 		Spec: virtkit.VirtualMachineSnapshotContentSpec{VolumeBackups: []virtkit.VolumeBackup{{VolumeName: "root",
@@ -330,6 +330,7 @@ func TestExportSnapshotSource(t *testing.T) {
 	_, exp = e.reconcile("exp")
 	require.Equal(t, virtkit.ExportReady, exp.Status.Phase, "%+v", exp.Status.Conditions)
 	assert.Equal(t, virtkit.ConditionTrue, condition(exp, virtkit.ExportConditionVolumesCreated).Status)
+	assert.Equal(t, virtkit.ExportReasonAllPVCsReady, condition(exp, virtkit.ExportConditionVolumesCreated).Reason)
 	assert.Equal(t, "vm", *exp.Status.VirtualMachineName)
 	code, body := download(t, formatURL(t, exp.Status.Links.Internal, "vm-root", virtkit.ExportFormatRaw),
 		exp.Status.Links.Internal.Cert, e.token(exp))
@@ -359,3 +360,23 @@ func x509Pool(t *testing.T, certPEM string) *x509.CertPool {
 	return p
 }
 func exportPtr[T any](v T) *T { return &v }
+
+func TestExportSnapshotMissingOrEmpty(t *testing.T) {
+	e := newExportEnv(t)
+	ctx := context.Background()
+	e.export("exp", virtkit.KindVirtualMachineSnapshot, virtkit.SnapshotGroupName, "snap")
+	_, exp := e.reconcile("exp")
+	assert.Equal(t, virtkit.ExportPending, exp.Status.Phase)
+	assert.Equal(t, virtkit.ExportReasonInitializing, condition(exp, virtkit.ExportConditionReady).Reason)
+
+	content := &virtkit.VirtualMachineSnapshotContent{ObjectMeta: metav1.ObjectMeta{Name: "snap-content", Namespace: "default"}}
+	require.NoError(t, e.st.Create(ctx, content))
+	snap := &virtkit.VirtualMachineSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "snap", Namespace: "default"},
+		Spec: virtkit.VirtualMachineSnapshotSpec{Source: virtkit.TypedLocalObjectReference{Kind: virtkit.KindVirtualMachine, Name: "vm"}}}
+	require.NoError(t, e.st.Create(ctx, snap))
+	snap.Status = &virtkit.VirtualMachineSnapshotStatus{ReadyToUse: exportPtr(true), VirtualMachineSnapshotContentName: exportPtr("snap-content")}
+	require.NoError(t, e.st.UpdateStatus(ctx, snap))
+	_, exp = e.reconcile("exp")
+	assert.Equal(t, virtkit.ExportSkipped, exp.Status.Phase, "a snapshot without volumes")
+	assert.Equal(t, virtkit.ExportReasonSnapshotNoVolumes, condition(exp, virtkit.ExportConditionVolumesCreated).Reason)
+}
