@@ -39,18 +39,26 @@ type exportEnv struct {
 	m     *export.Manager
 	clk   *clocktesting.FakeClock
 	r     *controller.ExportReconciler
+	ev    *exportEvents
+}
+
+// exportEvents records the reasons of the events recorded.
+type exportEvents struct{ reasons []string }
+
+func (r *exportEvents) Event(_ context.Context, _ virtkit.Object, _, reason, _, _ string) {
+	r.reasons = append(r.reasons, reason)
 }
 
 func newExportEnv(t *testing.T) *exportEnv {
 	t.Helper()
 	dir := t.TempDir()
 	e := &exportEnv{t: t, st: store.NewMemory(), dir: dir, class: storage.SharedDir{Dir: dir},
-		clk: clocktesting.NewFakeClock(time.Now())}
+		clk: clocktesting.NewFakeClock(time.Now()), ev: &exportEvents{}}
 	m, err := export.NewManager(export.ManagerOptions{AllowedDirs: []string{dir}})
 	require.NoError(t, err)
 	t.Cleanup(m.Close)
 	e.m = m
-	e.r, err = controller.NewExportReconciler(controller.ReconcilerOptions{Store: e.st, Clock: e.clk},
+	e.r, err = controller.NewExportReconciler(controller.ReconcilerOptions{Store: e.st, Clock: e.clk, Events: e.ev},
 		controller.ExportOptions{Volumes: &cdi.FileExportVolumes{Classes: storage.Classes{List: []storage.Class{e.class}}}, Servers: m})
 	require.NoError(t, err)
 	return e
@@ -235,6 +243,8 @@ func TestExportVMWaitsWhileRunning(t *testing.T) {
 	_, exp = e.reconcile("exp")
 	assert.Equal(t, virtkit.ExportPending, exp.Status.Phase)
 	assert.False(t, e.m.Running("default", "exp"))
+	assert.Equal(t, []string{controller.EventReasonExportSecretCreated, controller.EventReasonExporterCreated,
+		controller.EventReasonExportPaused}, e.ev.reasons)
 }
 
 func TestExportVMWithoutVolumesIsSkipped(t *testing.T) {
