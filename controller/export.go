@@ -152,6 +152,9 @@ func (r *ExportReconciler) Reconcile(ctx context.Context, req Request) (Result, 
 	st := exp.Status
 	exp.Status.TTLExpirationTime = &metav1.Time{Time: expiry}
 	st.ServiceName = exportServiceName(exp.Name)
+	if exp.Spec.TokenSecretRef != nil {
+		st.TokenSecretRef = exp.Spec.TokenSecretRef
+	}
 
 	src, err := r.source(ctx, exp)
 	if err != nil {
