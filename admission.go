@@ -54,6 +54,8 @@ func AdmitCreate(obj Object) field.ErrorList {
 		t.Status = nil
 	case *VirtualMachineClone:
 		t.Status = VirtualMachineCloneStatus{}
+	case *VirtualMachineExport:
+		t.Status = nil
 	case *KubeVirt:
 		t.Status = KubeVirtStatus{}
 	}
@@ -119,6 +121,10 @@ func AdmitUpdate(obj, old Object) field.ErrorList {
 		o := old.(*VirtualMachineClone)
 		t.Status = *o.Status.DeepCopy()
 		errs = append(errs, admitSnapshotKindUpdate(t.Spec, o.Spec, KindVirtualMachineClone)...)
+	case *VirtualMachineExport:
+		o := old.(*VirtualMachineExport)
+		t.Status = o.Status.DeepCopy()
+		errs = append(errs, admitSnapshotKindUpdate(t.Spec, o.Spec, KindVirtualMachineExport)...)
 	case *KubeVirt:
 		t.Status = *old.(*KubeVirt).Status.DeepCopy()
 	}

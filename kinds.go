@@ -92,6 +92,8 @@ func kinds() []kindInfo {
 			func() Object { return &VirtualMachineRestore{} }, func() ObjectList { return &VirtualMachineRestoreList{} }},
 		{CloneSchemeGroupVersion.WithKind(KindVirtualMachineClone), true,
 			func() Object { return &VirtualMachineClone{} }, func() ObjectList { return &VirtualMachineCloneList{} }},
+		{ExportSchemeGroupVersion.WithKind(KindVirtualMachineExport), true,
+			func() Object { return &VirtualMachineExport{} }, func() ObjectList { return &VirtualMachineExportList{} }},
 	}
 }
 
@@ -208,6 +210,8 @@ func GVKOf(obj Object) (schema.GroupVersionKind, bool) {
 		return SnapshotSchemeGroupVersion.WithKind(KindVirtualMachineRestore), true
 	case *VirtualMachineClone:
 		return CloneSchemeGroupVersion.WithKind(KindVirtualMachineClone), true
+	case *VirtualMachineExport:
+		return ExportSchemeGroupVersion.WithKind(KindVirtualMachineExport), true
 	}
 	return schema.GroupVersionKind{}, false
 }

@@ -23,6 +23,8 @@ func ShortNames(kind string) []string {
 		return []string{"vmrestore", "vmrestores"}
 	case KindVirtualMachineClone:
 		return []string{"vmclone", "vmclones"}
+	case KindVirtualMachineExport:
+		return []string{"vmexport", "vmexports"}
 	case KindVirtualMachineInstancetype:
 		return []string{"vminstancetype", "vminstancetypes", "vmf", "vmfs"}
 	case KindVirtualMachineClusterInstancetype:

@@ -10,7 +10,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	require.Len(t, KnownKinds(), 24)
+	require.Len(t, KnownKinds(), 25)
 	for _, gvk := range KnownKinds() {
 		obj, err := NewObject(gvk)
 		require.NoError(t, err)

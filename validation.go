@@ -65,6 +65,8 @@ func Validate(obj Object) field.ErrorList {
 		return validateRestore(t)
 	case *VirtualMachineClone:
 		return validateClone(t)
+	case *VirtualMachineExport:
+		return validateExport(t)
 	case *KubeVirt:
 		return validateKubeVirt(t)
 	case nil:

@@ -116,6 +116,17 @@ func columnsOf(kind string) []column {
 			col("Progress", "string", 0, func(o virtkit.Object) any { return string(dv(o).Status.Progress) }),
 			col("Restarts", "integer", 0, func(o virtkit.Object) any { return int64(dv(o).Status.RestartCount) }),
 			ageColumn())
+	case virtkit.KindVirtualMachineExport:
+		ex := func(o virtkit.Object) *virtkit.VirtualMachineExport { return o.(*virtkit.VirtualMachineExport) }
+		cols = append(cols,
+			col("SourceKind", "string", 0, func(o virtkit.Object) any { return ex(o).Spec.Source.Kind }),
+			col("SourceName", "string", 0, func(o virtkit.Object) any { return ex(o).Spec.Source.Name }),
+			col("Phase", "string", 0, func(o virtkit.Object) any {
+				if st := ex(o).Status; st != nil {
+					return string(st.Phase)
+				}
+				return nil
+			}))
 	case virtkit.KindNode:
 		cols = append(cols,
 			col("Status", "string", 0, func(o virtkit.Object) any {

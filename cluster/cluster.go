@@ -205,6 +205,8 @@ type Cluster struct {
 	shared *reconcile.SharedCache
 	// agents runs the node agents (see faults.go).
 	agents agentGroup
+	// exports runs the VirtualMachineExports' servers (see export.go).
+	exports interface{ Start(context.Context) error }
 }
 
 // Node is one host of the cluster.
@@ -518,6 +520,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	if c.collector != nil {
 		g.Go(func() error { return c.collector.Start(ctx) })
+	}
+	if c.exports != nil {
+		g.Go(func() error { return c.exports.Start(ctx) })
 	}
 	defer c.cleanUpStorage()
 	if p := c.opts.PodNetwork; p != nil {

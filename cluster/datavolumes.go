@@ -97,6 +97,9 @@ func (c *Cluster) setUpStorage() error {
 	if err := c.setUpSnapshots(rc); err != nil {
 		return err
 	}
+	if err := c.setUpExport(rc); err != nil {
+		return err
+	}
 	tr := cdi.NewTemplateReconciler(cdi.TemplateOptions{Store: c.opts.Store, Logger: c.opts.Logger})
 	return c.addController(Controller{Name: DataVolumeTemplateController, Reconciler: tr, Watches: []reconcile.Watch{
 		{NewList: func() virtkit.ObjectList { return &virtkit.VirtualMachineList{} }, Map: vmsWithTemplates},

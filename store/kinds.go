@@ -6,7 +6,7 @@ import "github.com/virtkit/virtkit"
 // (virtkit.KnownKinds: VirtualMachine, VirtualMachineInstance,
 // VirtualMachineInstanceMigration, VirtualMachineInstanceReplicaSet,
 // MigrationPolicy, Node, CDI's DataVolume, events.k8s.io's Event, the four instancetype.kubevirt.io
-// kinds, apps/v1 ControllerRevision, the three snapshot.kubevirt.io kinds and clone.kubevirt.io VirtualMachineClone; MigrationPolicy, Node and the cluster instancetypes and preferences are
+// kinds, apps/v1 ControllerRevision, the three snapshot.kubevirt.io kinds, clone.kubevirt.io VirtualMachineClone and export.kubevirt.io VirtualMachineExport; MigrationPolicy, Node and the cluster instancetypes and preferences are
 // cluster-scoped), which every store created with zero Options knows.
 func DefaultKinds() []Kind {
 	gvks := virtkit.KnownKinds()

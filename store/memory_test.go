@@ -44,7 +44,7 @@ func TestMemoryDefaultKinds(t *testing.T) {
 		"ControllerRevision": false,
 		"ConfigMap":          false, "Secret": false, "ServiceAccount": false, "Namespace": true,
 		"VirtualMachineSnapshot": false, "VirtualMachineSnapshotContent": false, "VirtualMachineRestore": false,
-		"VirtualMachineClone": false, "KubeVirt": false,
+		"VirtualMachineClone": false, "VirtualMachineExport": false, "KubeVirt": false,
 	}, scopes)
 	_, err := store.NewScheme(kinds...)
 	require.NoError(t, err)

@@ -219,6 +219,14 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.VirtualMachineClusterInstancetypeList":                   schema_githubcom_virtkit_virtkit_VirtualMachineClusterInstancetypeList(ref),
 		"github.com/virtkit/virtkit.VirtualMachineClusterPreference":                         schema_githubcom_virtkit_virtkit_VirtualMachineClusterPreference(ref),
 		"github.com/virtkit/virtkit.VirtualMachineClusterPreferenceList":                     schema_githubcom_virtkit_virtkit_VirtualMachineClusterPreferenceList(ref),
+		"github.com/virtkit/virtkit.VirtualMachineExport":                                    schema_githubcom_virtkit_virtkit_VirtualMachineExport(ref),
+		"github.com/virtkit/virtkit.VirtualMachineExportLink":                                schema_githubcom_virtkit_virtkit_VirtualMachineExportLink(ref),
+		"github.com/virtkit/virtkit.VirtualMachineExportLinks":                               schema_githubcom_virtkit_virtkit_VirtualMachineExportLinks(ref),
+		"github.com/virtkit/virtkit.VirtualMachineExportList":                                schema_githubcom_virtkit_virtkit_VirtualMachineExportList(ref),
+		"github.com/virtkit/virtkit.VirtualMachineExportSpec":                                schema_githubcom_virtkit_virtkit_VirtualMachineExportSpec(ref),
+		"github.com/virtkit/virtkit.VirtualMachineExportStatus":                              schema_githubcom_virtkit_virtkit_VirtualMachineExportStatus(ref),
+		"github.com/virtkit/virtkit.VirtualMachineExportVolume":                              schema_githubcom_virtkit_virtkit_VirtualMachineExportVolume(ref),
+		"github.com/virtkit/virtkit.VirtualMachineExportVolumeFormat":                        schema_githubcom_virtkit_virtkit_VirtualMachineExportVolumeFormat(ref),
 		"github.com/virtkit/virtkit.VirtualMachineInstance":                                  schema_githubcom_virtkit_virtkit_VirtualMachineInstance(ref),
 		"github.com/virtkit/virtkit.VirtualMachineInstanceGuestOSInfo":                       schema_githubcom_virtkit_virtkit_VirtualMachineInstanceGuestOSInfo(ref),
 		"github.com/virtkit/virtkit.VirtualMachineInstanceList":                              schema_githubcom_virtkit_virtkit_VirtualMachineInstanceList(ref),
@@ -8879,6 +8887,362 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineClusterPreferenceList(ref co
 		},
 		Dependencies: []string{
 			"github.com/virtkit/virtkit.VirtualMachineClusterPreference", metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineExport(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineExport (export.kubevirt.io/v1beta1) makes the volumes of a stopped VirtualMachine, of a VirtualMachineSnapshot or of one PersistentVolumeClaim downloadable over HTTPS, as raw and gzipped disk images, by whoever holds the export's token.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the object's name, namespace, labels and annotations.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec names what to export.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineExportSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is where to download it.",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineExportStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineExportSpec", "github.com/virtkit/virtkit.VirtualMachineExportStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineExportLink(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineExportLink lists the exported volumes with the CA that signed the export server's certificate.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cert": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Cert is the PEM CA certificate to verify the export server with.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"volumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Volumes are the exported volumes.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.VirtualMachineExportVolume"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"cert"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineExportVolume"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineExportLinks(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineExportLinks are the export's links inside and outside the cluster.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"internal": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Internal are the links as seen from inside the cluster.",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineExportLink"),
+						},
+					},
+					"external": {
+						SchemaProps: spec.SchemaProps{
+							Description: "External are the links as seen from outside it.",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineExportLink"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineExportLink"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineExportList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineExportList is a list of VirtualMachineExports.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is the list's resource version and continuation token.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the exports.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.VirtualMachineExport"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineExport", metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineExportSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineExportSpec is what to export.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"source": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Source is a VirtualMachine (apiGroup kubevirt.io), a VirtualMachineSnapshot (apiGroup snapshot.kubevirt.io) or a PersistentVolumeClaim (apiGroup \"\" or unset).",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/virtkit/virtkit.TypedLocalObjectReference"),
+						},
+					},
+					"tokenSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TokenSecretRef names a Secret in the export's namespace whose \"token\" key is the token downloads must present; unset makes the export create one (export-token-<name>).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ttlDuration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TTLDuration is how long after its creation the export is deleted; unset is two hours.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"source"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.TypedLocalObjectReference", metav1.Duration{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineExportStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineExportStatus is an export's progress and links.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is Pending, Ready, Terminated or Skipped.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"links": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Links are the URLs of the exported volumes.",
+							Ref:         ref("github.com/virtkit/virtkit.VirtualMachineExportLinks"),
+						},
+					},
+					"tokenSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TokenSecretRef names the Secret holding the token downloads present.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ttlExpirationTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TTLExpirationTime is when the export is deleted (its creation plus its TTL).",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"serviceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceName names the export server (virt-export-<name>).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"virtualMachineName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualMachineName is the VM exported, directly or through a snapshot of it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are Ready, PVCReady and, for a snapshot source, VolumesCreated.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.Condition"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.Condition", "github.com/virtkit/virtkit.VirtualMachineExportLinks", metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineExportVolume(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineExportVolume is one exported volume and its formats.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the volume's (the claim's) name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"formats": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"format",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Formats are the URLs the volume is served at, one per format.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.VirtualMachineExportVolumeFormat"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VirtualMachineExportVolumeFormat"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineExportVolumeFormat(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineExportVolumeFormat is a format and the URL serving it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"format": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Format is raw, gzip, dir or tar.gz.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URL serves the volume in that format.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"format", "url"},
+			},
+		},
 	}
 }
 
