@@ -84,7 +84,8 @@ func (h *Hypervisor) backupDone(ctx context.Context, name string) (bool, error) 
 			}
 			return false, nil
 		}
-		last, err := d.GetJobStats(lv.DOMAIN_JOB_STATS_COMPLETED)
+		// Kept for whoever looks next (virsh domjobinfo --completed).
+		last, err := d.GetJobStats(lv.DOMAIN_JOB_STATS_COMPLETED | lv.DOMAIN_JOB_STATS_KEEP_COMPLETED)
 		if err != nil {
 			return false, err
 		}

@@ -28,6 +28,7 @@ import (
 
 const (
 	snapNamespace = "realsnap"
+	snapNode      = "realsnap-node"
 	// Files the test writes in the guest: before the snapshot, after it.
 	fileBefore = "/var/tmp/realsnap-before"
 	fileAfter  = "/var/tmp/realsnap-after"
@@ -65,14 +66,23 @@ func TestRealSnapshotRestoreClone(t *testing.T) {
 	srcMAC := vm.Spec.Template.Spec.Domain.Devices.Interfaces[0].MacAddress
 	cloneMAC := clone.Spec.NewMacAddresses["default"]
 
-	c := startCluster(t, img)
+	// A node name of its own: a node agent removes the domains that name
+	// its node and that no VMI of its cluster owns, and the other tests
+	// of this package name their node img-a.
+	c := startCluster(t, img, func(o *cluster.Options) { o.NodeNames = []string{snapNode} })
 	ctx, cancel := context.WithTimeout(context.Background(), importTimeout+4*bootTimeout)
 	defer cancel()
 	names := []string{vm.Name, restoreNew.Spec.Target.Name, clone.Spec.Target.Name}
+	hv := c.Node(snapNode).Hypervisor
 	for _, n := range names {
 		v := &virtkit.VirtualMachine{}
 		v.Namespace, v.Name = snapNamespace, n
-		destroyLeftover(ctx, t, c, v)
+		// A guest an interrupted run left behind.
+		dom := snapNamespace + "_" + n
+		if err := hv.Destroy(ctx, dom); err == nil {
+			t.Logf("destroyed a leftover %s", dom)
+		}
+		_ = hv.Undefine(ctx, dom)
 		t.Cleanup(func() { deleteVM(t, c, v) })
 	}
 
@@ -96,6 +106,14 @@ func TestRealSnapshotRestoreClone(t *testing.T) {
 	require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: snapNamespace, Name: *snap.Status.VirtualMachineSnapshotContentName}, content))
 	require.Len(t, content.Status.VolumeSnapshotStatus, 1)
 	assert.True(t, *content.Status.VolumeSnapshotStatus[0].ReadyToUse)
+	// The disk was copied by libvirt's backup job (the last job of the
+	// domain), not read as a file.
+	if virsh, err := exec.LookPath("virsh"); err == nil {
+		out, err := exec.CommandContext(ctx, virsh, "-c", sourceURI, "domjobinfo", snapNamespace+"_"+vm.Name, "--completed", "--keep-completed").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Regexp(t, `Operation:\s+Backup`, string(out))
+		assert.Regexp(t, `Job type:\s+Completed`, string(out))
+	}
 	fs, err := g.c.FSFreezeStatus(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, guestagent.FreezeStatusThawed, fs, "the guest is thawed after the snapshot")
@@ -147,6 +165,11 @@ func TestRealSnapshotRestoreClone(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	for i, n := range names {
+		if bootErrs[i] != nil {
+			dumpVMI(t, c, n)
+		}
+	}
 	for i, n := range names {
 		require.NoError(t, bootErrs[i], "VM %s boots to its guest agent", n)
 	}
@@ -273,4 +296,23 @@ func waitClone(ctx context.Context, t *testing.T, c *cluster.Cluster, name strin
 		})
 	require.NoError(t, err, "clone %s ends", name)
 	require.Equal(t, virtkit.CloneSucceeded, got.Status.Phase, "clone status: %+v", got.Status)
+}
+
+// dumpVMI logs what explains a VMI that did not boot: its status and the
+// events about it.
+func dumpVMI(t *testing.T, c *cluster.Cluster, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	vmi := &virtkit.VirtualMachineInstance{}
+	if err := c.Store().Get(ctx, store.Key{Namespace: snapNamespace, Name: name}, vmi); err == nil {
+		t.Logf("VMI %s: phase %s, reason %q, conditions %+v", name, vmi.Status.Phase, vmi.Status.Reason, vmi.Status.Conditions)
+	}
+	var events virtkit.EventList
+	if err := c.Store().List(ctx, &events, store.ListOptions{Namespace: snapNamespace}); err == nil {
+		for _, e := range events.Items {
+			if e.Regarding.Name == name {
+				t.Logf("event %s %s: %s", e.Regarding.Kind, e.Reason, e.Note)
+			}
+		}
+	}
 }
