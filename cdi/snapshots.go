@@ -24,12 +24,18 @@ var (
 // is <class dir>/dv/<ns>/.snapshots/<snapshot>.img on the same storage
 // class and node. Taking one is a reflink where the filesystem has them,
 // else a hole-preserving copy (storage.CopyFile); the DataVolumes virtkit
-// imports are raw images, so the copy is the whole snapshot. It
-// implements controller.VolumeSnapshotter for a process that sees the
-// storage classes' directories: the embedded cluster, or a shared class.
+// imports are raw images, so the copy is the whole snapshot. A volume a
+// running guest uses is copied through InUse instead, as of one moment
+// (a plain copy of a file QEMU writes is torn). It implements
+// controller.VolumeSnapshotter for a process that sees the storage
+// classes' directories: the embedded cluster, or a shared class.
 type FileSnapshots struct {
 	// Classes are the storage classes the volumes live on.
 	Classes storage.Classes
+	// InUse copies volumes that running guests use; nil copies every
+	// volume as a file, right only where nothing else writes the files
+	// while they are copied (a simulated hypervisor, stopped VMs).
+	InUse InUseCopier
 }
 
 // Snapshot implements controller.VolumeSnapshotter.
@@ -45,6 +51,15 @@ func (s *FileSnapshots) Snapshot(ctx context.Context, volume storage.SnapshotVol
 	dst, err := s.snapshotPath(volume, name)
 	if err != nil {
 		return err
+	}
+	if s.InUse != nil {
+		handled, err := s.snapshotInUse(ctx, volume, src, dst)
+		if err != nil {
+			return fmt.Errorf("snapshot %s: %w", name, err)
+		}
+		if handled {
+			return nil
+		}
 	}
 	if err := storage.CopyFile(ctx, src, dst); err != nil {
 		return fmt.Errorf("snapshot %s of volume %s/%s: %w", name, volume.Namespace, volume.Name, err)

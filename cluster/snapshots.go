@@ -21,10 +21,13 @@ const (
 
 // setUpSnapshots adds the VirtualMachineSnapshot, content, restore and
 // VirtualMachineClone controllers: volume snapshots are files next to the DataVolumes
-// (cdi.FileSnapshots over the cluster's storage classes), guests are
-// frozen through the agent of the node running them.
+// (cdi.FileSnapshots over the cluster's storage classes), the disk of a
+// running guest is copied by its node's hypervisor as of one moment
+// (clusterDiskCopier), guests are frozen through the agent of the node
+// running them.
 func (c *Cluster) setUpSnapshots(rc controller.ReconcilerOptions) error {
-	so := controller.SnapshotOptions{Volumes: &cdi.FileSnapshots{Classes: c.storage.classes("")}, Freezer: clusterFreezer{c}}
+	files := &cdi.FileSnapshots{Classes: c.storage.classes(""), InUse: clusterDiskCopier{c}}
+	so := controller.SnapshotOptions{Volumes: files, Freezer: clusterFreezer{c}}
 	snap, err := controller.NewSnapshotReconciler(rc, so)
 	if err != nil {
 		return err
