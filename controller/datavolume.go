@@ -98,6 +98,9 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("datavolume %s: %w: spec.source: only source is supported (sourceRef is not)", req, store.ErrInvalid))
 	}
 	scheduled := virtkit.DataVolumeImportScheduled
+	if dv.Spec.Source.Upload != nil {
+		scheduled = virtkit.DataVolumeUploadReady
+	}
 	var node string
 	if src := dv.Spec.Source.PVC; src != nil {
 		scheduled = virtkit.DataVolumeCloneScheduled
@@ -154,8 +157,15 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	st.ClaimName = dv.Name
 	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeBound, Status: virtkit.ConditionTrue,
 		Reason: virtkit.DataVolumeReasonBound, Message: "PVC " + dv.Name + " Bound"}, now)
-	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse,
-		Reason: virtkit.DataVolumeReasonTransferScheduled, Message: "scheduled on node " + node}, now)
+	if scheduled == virtkit.DataVolumeUploadReady {
+		// The node's upload endpoint takes the data from here on (CDI's
+		// upload server pod is running).
+		st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionTrue,
+			Reason: virtkit.DataVolumeReasonImportRunning, Message: "upload ready on node " + node}, now)
+	} else {
+		st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse,
+			Reason: virtkit.DataVolumeReasonTransferScheduled, Message: "scheduled on node " + node}, now)
+	}
 	if err := r.o.Store.UpdateStatus(ctx, dv); err != nil {
 		return reconcile.Result{}, err
 	}
