@@ -100,6 +100,11 @@ type GenericOptions struct {
 	// Version is the gitVersion of the version subresource of
 	// subresources.kubevirt.io; "" is the build's.
 	Version string
+	// UploadTokens, when set, serves CDI's upload.cdi.kubevirt.io group:
+	// creating an uploadtokenrequests object in a namespace returns a token
+	// for an upload to the claim its spec.pvcName names (virtctl
+	// image-upload), to present to the upload proxy (cdi/upload).
+	UploadTokens UploadTokenIssuer
 	// WatchCache puts the library's watch cache in front of every
 	// resource's storage, as kube-apiserver does: watches are served from
 	// memory and get periodic bookmarks (about once a minute) when they
@@ -222,6 +227,10 @@ func NewGeneric(opts GenericOptions) (*GenericServer, error) {
 		return nil, err
 	}
 	if err := installSubresources(s, opts); err != nil {
+		s.Destroy()
+		return nil, err
+	}
+	if err := installUploadTokens(s, opts.UploadTokens); err != nil {
 		s.Destroy()
 		return nil, err
 	}

@@ -134,7 +134,11 @@ func verifySigV4(r *http.Request, accessKey, secret string) string {
 	sum := sha256.Sum256([]byte(canonical))
 	scope := strings.Join(cred[1:], "/")
 	toSign := "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" + hex.EncodeToString(sum[:])
-	mac := func(key []byte, s string) []byte { h := hmac.New(sha256.New, key); h.Write([]byte(s)); return h.Sum(nil) }
+	mac := func(key []byte, s string) []byte {
+		h := hmac.New(sha256.New, key)
+		h.Write([]byte(s))
+		return h.Sum(nil)
+	}
 	k := mac([]byte("AWS4"+secret), date)
 	k = mac(k, region)
 	k = mac(k, "s3")

@@ -51,7 +51,13 @@ func (w *Worker) ReceiveUpload(ctx context.Context, namespace, name string, body
 		return nil, err
 	}
 	src := filepath.Join(scratch, "upload")
-	if err := receive(ctx, body, src, w.opts.Importer.SourceLimit(size)); err != nil {
+	err = receive(ctx, body, src, w.opts.Importer.SourceLimit(size))
+	if err == nil {
+		// What is not a disk image fails now, before an async upload is
+		// answered.
+		err = precheck(src)
+	}
+	if err != nil {
 		_ = os.RemoveAll(scratch)
 		release()
 		w.uploadFailed(ctx, dv, err)
@@ -127,10 +133,39 @@ func (w *Worker) finishUpload(ctx context.Context, namespace, name, src string, 
 	return w.succeed(ctx, reconcile.Request{Namespace: namespace, Name: name}, class, res)
 }
 
-// uploadFailed records a failed upload; the DataVolume stays UploadReady.
+// precheck refuses an upload that is empty or text (an error page, a
+// wrong file); the rest is checked by the conversion.
+func precheck(src string) error {
+	format, err := DetectFile(src)
+	if err != nil {
+		return err
+	}
+	if format != FormatRaw {
+		return nil
+	}
+	hdr, err := readHeader(src)
+	if err != nil {
+		return err
+	}
+	if looksLikeText(hdr) {
+		return public(fmt.Errorf("%w: the upload is text", ErrNotADisk), "not a disk image: the upload is text")
+	}
+	return nil
+}
+
+// uploadFailed records a failed upload in the DataVolume's Running
+// condition and an event; the DataVolume stays UploadReady.
 func (w *Worker) uploadFailed(ctx context.Context, dv *virtkit.DataVolume, cause error) {
 	w.log.WarnContext(ctx, "upload failed", "datavolume", dv.Namespace+"/"+dv.Name, "err", cause)
 	if ctx.Err() == nil {
+		cur := &virtkit.DataVolume{}
+		if err := w.opts.Store.Get(ctx, store.Key{Namespace: dv.Namespace, Name: dv.Name}, cur); err == nil && cur.Status.Phase == virtkit.DataVolumeUploadReady {
+			cur.Status.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionTrue,
+				Reason: virtkit.DataVolumeReasonError, Message: "the last upload failed: " + TenantMessage(cause)}, w.now())
+			if err := w.opts.Store.UpdateStatus(ctx, cur); err != nil {
+				w.log.WarnContext(ctx, "recording a failed upload", "datavolume", dv.Namespace+"/"+dv.Name, "err", err)
+			}
+		}
 		events.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeWarning, virtkit.DataVolumeReasonError, "Upload", "Upload failed: %s", TenantMessage(cause))
 	}
 }
