@@ -54,7 +54,8 @@ func (r *DataVolumeReconciler) pendingDataVolumes(ctx context.Context, _ virtkit
 	var reqs []reconcile.Request
 	for i := range list.Items {
 		if dv := &list.Items[i]; dv.Status.Phase == virtkit.DataVolumePending || dv.Status.Phase == virtkit.DataVolumePhaseUnset ||
-			dv.Status.Phase == virtkit.DataVolumeImportScheduled || dv.Status.Phase == virtkit.DataVolumeCloneScheduled {
+			dv.Status.Phase == virtkit.DataVolumeImportScheduled || dv.Status.Phase == virtkit.DataVolumeCloneScheduled ||
+			dv.Status.Phase == virtkit.DataVolumeUploadReady {
 			reqs = append(reqs, reconcile.Request{Namespace: dv.Namespace, Name: dv.Name})
 		}
 	}
@@ -85,7 +86,7 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 			return reconcile.Result{}, err
 		}
 	}
-	if st.Phase == virtkit.DataVolumeImportScheduled || st.Phase == virtkit.DataVolumeCloneScheduled {
+	if st.Phase == virtkit.DataVolumeImportScheduled || st.Phase == virtkit.DataVolumeCloneScheduled || st.Phase == virtkit.DataVolumeUploadReady {
 		if err := r.rescheduleIfNodeLost(ctx, dv); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -173,9 +174,9 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	return reconcile.Result{}, nil
 }
 
-// rescheduleIfNodeLost puts a DataVolume whose import has not started back
-// to Pending when its node is gone or not ready (a clone stays: its source
-// disk lives there).
+// rescheduleIfNodeLost puts a DataVolume whose import has not started (or
+// that waits for an upload) back to Pending when its node is gone or not
+// ready (a clone stays: its source disk lives there).
 func (r *DataVolumeReconciler) rescheduleIfNodeLost(ctx context.Context, dv *virtkit.DataVolume) error {
 	if dv.Spec.Source != nil && dv.Spec.Source.PVC != nil {
 		return nil
