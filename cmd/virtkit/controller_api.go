@@ -108,21 +108,19 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 	if err != nil {
 		return nil, err
 	}
-	var tokens *upload.Tokens
-	if f.uploadAddr != "" {
-		key, err := upload.NewKey()
-		if err != nil {
-			return nil, err
-		}
-		tokens = &upload.Tokens{Key: key}
-	}
-	srv, err := f.newServer(st, defaults, authn, guest, nodeTLS, tokens, log)
+	up, err := f.listenUploads(ctx)
 	if err != nil {
+		return nil, err
+	}
+	srv, err := f.newServer(st, defaults, authn, guest, nodeTLS, up, log)
+	if err != nil {
+		up.close()
 		return nil, err
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", f.addr)
 	if err != nil {
+		up.close()
 		return nil, fmt.Errorf("--api-addr: %w", err)
 	}
 	server := "https://" + kubeconfigHost(ln.Addr())
@@ -133,6 +131,7 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 		})
 		if err != nil {
 			_ = ln.Close()
+			up.close()
 			return nil, fmt.Errorf("--write-kubeconfig: %w", err)
 		}
 	}
@@ -141,11 +140,12 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 	if err != nil {
 		cancel()
 		_ = ln.Close()
+		up.close()
 		return nil, err
 	}
 	stopUploads := func() {}
-	if f.uploadAddr != "" {
-		if stopUploads, err = startUploadProxy(sctx, f.uploadAddr, certs.ServerTLSConfig(), tokens, f.uploads, log, stderr); err != nil {
+	if up != nil {
+		if stopUploads, err = up.serve(sctx, certs.ServerTLSConfig(), f.uploads, log, stderr); err != nil {
 			stopEndpoints()
 			cancel()
 			_ = ln.Close()
@@ -169,7 +169,7 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 // newServer builds the API server: Kubernetes' generic API server library
 // over st, authorized by RBAC (the bootstrap policy and --api-policy-file).
 func (f *apiFlags) newServer(st store.Store, defaults virtkit.DefaultOptions, authn apiserver.Authenticator,
-	guest apiserver.GuestInfo, nodeTLS *tls.Config, tokens *upload.Tokens, log *slog.Logger) (*apiserver.GenericServer, error) {
+	guest apiserver.GuestInfo, nodeTLS *tls.Config, up *uploadListener, log *slog.Logger) (*apiserver.GenericServer, error) {
 	backend, ok := st.(kubestorage.Backend)
 	if !ok {
 		return nil, fmt.Errorf("--api-addr: the store %T cannot back the API server", st)
@@ -193,8 +193,8 @@ func (f *apiFlags) newServer(st store.Store, defaults virtkit.DefaultOptions, au
 		MaxRequestsInFlight: f.maxInFlight, MaxConnections: f.maxConnections,
 		WatchCache: true,
 	}
-	if tokens != nil {
-		opts.UploadTokens = tokens
+	if up != nil {
+		opts.UploadTokens, opts.UploadProxyURL = up.tokens, up.url
 	}
 	return apiserver.NewGeneric(opts)
 }

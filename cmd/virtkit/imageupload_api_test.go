@@ -132,9 +132,10 @@ func virtctlUpload(t *testing.T, cfg *rest.Config, proxyURL, ns, name string, vi
 }
 
 // TestImageUploadAPI follows virtctl image-upload's requests against
-// `virtkit controller --uploadproxy-addr`: dv (a DataVolume with an upload
-// source) and pvc (a claim annotated as an upload target), each ending in
-// a succeeded DataVolume; a token is good for its claim only.
+// `virtkit controller --uploadproxy-addr`: the CDIConfig naming the proxy,
+// dv (a DataVolume with an upload source) and pvc (a claim annotated as an
+// upload target), each ending in a succeeded DataVolume; a token is good
+// for its claim only.
 func TestImageUploadAPI(t *testing.T) {
 	dir := t.TempDir()
 	testenv.DiskFixture(t, dir, "disk", 4<<20, 1<<20, "virtkit-upload-marker")
@@ -147,6 +148,22 @@ func TestImageUploadAPI(t *testing.T) {
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	dyn := dynamic.NewForConfigOrDie(cfg)
 
+	t.Run("cdiconfig", func(t *testing.T) {
+		// Without --uploadproxy-url virtctl reads the proxy's URL here.
+		raw, err := kube.CoreV1().RESTClient().Get().AbsPath("/apis/cdi.kubevirt.io/v1beta1/cdiconfigs/config").DoRaw(ctx)
+		require.NoError(t, err, "%s", raw)
+		var cfg struct {
+			Kind   string `json:"kind"`
+			Status struct {
+				UploadProxyURL string `json:"uploadProxyURL"`
+			} `json:"status"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &cfg))
+		assert.Equal(t, "CDIConfig", cfg.Kind)
+		assert.Equal(t, proxyURL, cfg.Status.UploadProxyURL)
+		_, err = kube.CoreV1().RESTClient().Get().AbsPath("/apis/cdi.kubevirt.io/v1beta1/cdiconfigs/other").DoRaw(ctx)
+		require.True(t, apierrors.IsNotFound(err), "%v", err)
+	})
 	t.Run("dv", func(t *testing.T) {
 		_, err := kube.CoreV1().PersistentVolumeClaims("default").Get(ctx, "up-dv", metav1.GetOptions{})
 		require.True(t, apierrors.IsNotFound(err), "virtctl looks for the claim first: %v", err)
