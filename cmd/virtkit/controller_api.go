@@ -73,8 +73,11 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, guest apiserver.GuestInfo,
 	local []*cluster.Node, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
 	if f.addr == "" {
-		if f.kubeconfig != "" || f.tokenFile != "" || f.policyFile != "" || f.uploadAddr != "" {
-			return nil, errors.New("--write-kubeconfig, --api-token-file, --api-policy-file, --uploadproxy-addr: need --api-addr")
+		if f.uploadAddr != "" {
+			return nil, errors.New("--uploadproxy-addr: need --api-addr (the API server issues the upload tokens)")
+		}
+		if f.kubeconfig != "" || f.tokenFile != "" || f.policyFile != "" {
+			return nil, errors.New("--write-kubeconfig, --api-token-file, --api-policy-file: need --api-addr")
 		}
 		return func() {}, nil
 	}

@@ -220,3 +220,11 @@ func TestImageUploadAPI(t *testing.T) {
 		require.True(t, apierrors.IsInvalid(err), "spec.pvcName is required: %v", err)
 	})
 }
+
+// --uploadproxy-addr needs the API (which issues the tokens), and the
+// node agents of this process (which write the volumes).
+func TestControllerUploadProxyFlags(t *testing.T) {
+	_, errOut, code := virtkitProcess(t, "controller", "--nodes", "1", "--uploadproxy-addr", "127.0.0.1:0")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "--uploadproxy-addr: need --api-addr")
+}
