@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -43,6 +44,8 @@ type s3Server struct {
 	*httptest.Server
 	backend *s3mem.Backend
 	refused atomic.Int32
+	// ranges are the Range headers of the GETs served.
+	ranges atomic.Value
 }
 
 func newS3Server(t *testing.T, tlsServer bool) *s3Server {
@@ -57,6 +60,9 @@ func newS3Server(t *testing.T, tlsServer bool) *s3Server {
 			w.WriteHeader(http.StatusForbidden)
 			_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SignatureDoesNotMatch</Code><Message>` + err + `</Message></Error>`))
 			return
+		}
+		if rg := r.Header.Get("Range"); r.Method == http.MethodGet && rg != "" {
+			s.ranges.Store(rg)
 		}
 		h.ServeHTTP(w, r)
 	})
@@ -209,6 +215,31 @@ func TestImportS3TooLarge(t *testing.T) {
 		AccessKeyID: testAccessKey, SecretKey: testSecretKey}, Target: filepath.Join(t.TempDir(), "d.img"), Key: "big"})
 	require.ErrorIs(t, err, importer.ErrTooLarge)
 	assert.True(t, importer.Permanent(err))
+}
+
+// A partial download left by an interrupted attempt is resumed with a
+// Range request (guarded by the object's ETag) instead of starting over.
+func TestImportS3Resumes(t *testing.T) {
+	dir, marker := fixtures(t)
+	srv := newS3Server(t, false)
+	raw, err := os.ReadFile(filepath.Join(dir, "disk.raw"))
+	require.NoError(t, err)
+	srv.put(t, "images", "disk.raw", raw)
+	scratch := t.TempDir()
+	im, err := importer.New(importer.Options{ScratchDir: scratch, AllowedNetworks: loopback})
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(scratch, "resume"), 0o755))
+	half := len(raw) / 2
+	require.NoError(t, os.WriteFile(filepath.Join(scratch, "resume", "source"), raw[:half], 0o644))
+	target := filepath.Join(t.TempDir(), "d.img")
+	_, err = im.Import(context.Background(), importer.Request{S3: &importer.S3Source{URL: srv.URL + "/images/disk.raw",
+		AccessKeyID: testAccessKey, SecretKey: testSecretKey}, Target: target, Key: "resume"})
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("bytes=%d-", half), srv.ranges.Load())
+	got, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, marker, got[1<<20:1<<20+len(marker)])
+	assert.Equal(t, raw, got)
 }
 
 // An https endpoint is trusted through RootCAs (the certConfigMap).
