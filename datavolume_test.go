@@ -93,12 +93,27 @@ func TestValidateDataVolume(t *testing.T) {
 			[]wantFieldError{{"spec.source.http.extraHeaders[0]", field.ErrorTypeInvalid}}},
 		{"http secretRef not supported", func(dv *DataVolume) { dv.Spec.Source.HTTP.SecretRef = "s" },
 			[]wantFieldError{{"spec.source.http.secretRef", field.ErrorTypeNotSupported}}},
-		{"s3 not supported", func(dv *DataVolume) {
-			dv.Spec.Source = &DataVolumeImportSource{S3: &DataVolumeSourceS3{URL: "http://x/b/k"}}
-		}, []wantFieldError{{"spec.source.s3", field.ErrorTypeNotSupported}}},
-		{"upload not supported", func(dv *DataVolume) {
+		{"s3", func(dv *DataVolume) {
+			dv.Spec.Source = &DataVolumeImportSource{S3: &DataVolumeSourceS3{URL: "https://x/b/k.qcow2", SecretRef: "s", CertConfigMap: "ca"}}
+		}, nil},
+		{"s3 url without key", func(dv *DataVolume) {
+			dv.Spec.Source = &DataVolumeImportSource{S3: &DataVolumeSourceS3{URL: "http://x/bucket"}}
+		}, []wantFieldError{{"spec.source.s3.url", field.ErrorTypeInvalid}}},
+		{"s3 url scheme", func(dv *DataVolume) {
+			dv.Spec.Source = &DataVolumeImportSource{S3: &DataVolumeSourceS3{URL: "s3://b/k"}}
+		}, []wantFieldError{{"spec.source.s3.url", field.ErrorTypeInvalid}}},
+		{"upload", func(dv *DataVolume) {
 			dv.Spec.Source = &DataVolumeImportSource{Upload: &DataVolumeSourceUpload{}}
-		}, []wantFieldError{{"spec.source.upload", field.ErrorTypeNotSupported}}},
+		}, nil},
+		{"gcs not supported", func(dv *DataVolume) {
+			dv.Spec.Source = &DataVolumeImportSource{GCS: &DataVolumeSourceGCS{URL: "gs://b/k"}}
+		}, []wantFieldError{{"spec.source.gcs", field.ErrorTypeNotSupported}}},
+		{"imageio not supported", func(dv *DataVolume) {
+			dv.Spec.Source = &DataVolumeImportSource{ImageIO: &DataVolumeSourceImageIO{}}
+		}, []wantFieldError{{"spec.source.imageio", field.ErrorTypeNotSupported}}},
+		{"vddk not supported", func(dv *DataVolume) {
+			dv.Spec.Source = &DataVolumeImportSource{VDDK: &DataVolumeSourceVDDK{}}
+		}, []wantFieldError{{"spec.source.vddk", field.ErrorTypeNotSupported}}},
 		{"registry ok", func(dv *DataVolume) {
 			dv.Spec.Source = &DataVolumeImportSource{Registry: &DataVolumeSourceRegistry{URL: str("docker://127.0.0.1:5000/disk:v1")}}
 		}, nil},

@@ -189,14 +189,16 @@ func validateDataVolumeSource(s *DataVolumeImportSource, p *field.Path, notSuppo
 			}
 		}
 	}
-	if s.S3 != nil {
-		notSupported(p.Child("s3"), "s3 source")
+	if s3 := s.S3; s3 != nil {
+		sp := p.Child("s3")
+		if errs2 := validateSourceURL(s3.URL, sp.Child("url"), "http", "https"); len(errs2) > 0 {
+			errs = append(errs, errs2...)
+		} else if u, _ := url.Parse(s3.URL); !strings.Contains(strings.Trim(u.Path, "/"), "/") {
+			errs = append(errs, field.Invalid(sp.Child("url"), s3.URL, "want http(s)://host/bucket/key"))
+		}
 	}
 	if s.GCS != nil {
 		notSupported(p.Child("gcs"), "gcs source")
-	}
-	if s.Upload != nil {
-		notSupported(p.Child("upload"), "upload source")
 	}
 	if s.ImageIO != nil {
 		notSupported(p.Child("imageio"), "imageio source")

@@ -100,6 +100,16 @@ type GenericOptions struct {
 	// Version is the gitVersion of the version subresource of
 	// subresources.kubevirt.io; "" is the build's.
 	Version string
+	// UploadTokens, when set, serves CDI's upload.cdi.kubevirt.io group:
+	// creating an uploadtokenrequests object in a namespace returns a token
+	// for an upload to the claim its spec.pvcName names (virtctl
+	// image-upload), to present to the upload proxy (cdi/upload).
+	UploadTokens UploadTokenIssuer
+	// UploadProxyURL, when set, is served as the status.uploadProxyURL of
+	// cdi.kubevirt.io's CDIConfig "config" (get and list of cdiconfigs),
+	// where virtctl image-upload looks for the upload proxy when it is not
+	// given --uploadproxy-url.
+	UploadProxyURL string
 	// WatchCache puts the library's watch cache in front of every
 	// resource's storage, as kube-apiserver does: watches are served from
 	// memory and get periodic bookmarks (about once a minute) when they
@@ -212,6 +222,12 @@ func NewGeneric(opts GenericOptions) (*GenericServer, error) {
 	}
 	cfg.MaxRequestBodyBytes = opts.MaxRequestBytes
 	cfg.LongRunningFunc = longRunningRequest
+	if opts.UploadProxyURL != "" {
+		started := time.Now()
+		cfg.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+			return genericapiserver.DefaultBuildHandlerChain(withCDIConfig(h, opts.UploadProxyURL, started), c)
+		}
+	}
 
 	s, err := cfg.Complete(g.factory).New("virtkit", genericapiserver.NewEmptyDelegate())
 	if err != nil {
@@ -222,6 +238,10 @@ func NewGeneric(opts GenericOptions) (*GenericServer, error) {
 		return nil, err
 	}
 	if err := installSubresources(s, opts); err != nil {
+		s.Destroy()
+		return nil, err
+	}
+	if err := installUploadTokens(s, opts.UploadTokens); err != nil {
 		s.Destroy()
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cdi"
@@ -59,6 +60,9 @@ type storageSetup struct {
 	tempDir bool
 	classes func(nodeName string) storage.Classes
 	puller  *oci.Puller
+	// workers are the import workers of this process's nodes, by node
+	// name (uploads go to the worker of the volume's node).
+	workers sync.Map
 }
 
 func (c *Cluster) setUpStorage() error {
@@ -125,6 +129,7 @@ func (c *Cluster) setUpNodeStorage(name string, no *node.Options) error {
 	if err := c.addController(Controller{Name: "importer-" + name, Reconciler: w, Watches: w.Watches()}); err != nil {
 		return err
 	}
+	s.workers.Store(name, w)
 	base, ok := no.Domain.VolumeResolver.(*domain.DirResolver)
 	if no.Domain.VolumeResolver == nil {
 		base, ok = &domain.DirResolver{}, true

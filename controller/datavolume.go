@@ -54,7 +54,8 @@ func (r *DataVolumeReconciler) pendingDataVolumes(ctx context.Context, _ virtkit
 	var reqs []reconcile.Request
 	for i := range list.Items {
 		if dv := &list.Items[i]; dv.Status.Phase == virtkit.DataVolumePending || dv.Status.Phase == virtkit.DataVolumePhaseUnset ||
-			dv.Status.Phase == virtkit.DataVolumeImportScheduled || dv.Status.Phase == virtkit.DataVolumeCloneScheduled {
+			dv.Status.Phase == virtkit.DataVolumeImportScheduled || dv.Status.Phase == virtkit.DataVolumeCloneScheduled ||
+			dv.Status.Phase == virtkit.DataVolumeUploadReady {
 			reqs = append(reqs, reconcile.Request{Namespace: dv.Namespace, Name: dv.Name})
 		}
 	}
@@ -85,7 +86,7 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 			return reconcile.Result{}, err
 		}
 	}
-	if st.Phase == virtkit.DataVolumeImportScheduled || st.Phase == virtkit.DataVolumeCloneScheduled {
+	if st.Phase == virtkit.DataVolumeImportScheduled || st.Phase == virtkit.DataVolumeCloneScheduled || st.Phase == virtkit.DataVolumeUploadReady {
 		if err := r.rescheduleIfNodeLost(ctx, dv); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -98,6 +99,9 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("datavolume %s: %w: spec.source: only source is supported (sourceRef is not)", req, store.ErrInvalid))
 	}
 	scheduled := virtkit.DataVolumeImportScheduled
+	if dv.Spec.Source.Upload != nil {
+		scheduled = virtkit.DataVolumeUploadReady
+	}
 	var node string
 	if src := dv.Spec.Source.PVC; src != nil {
 		scheduled = virtkit.DataVolumeCloneScheduled
@@ -154,8 +158,15 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	st.ClaimName = dv.Name
 	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeBound, Status: virtkit.ConditionTrue,
 		Reason: virtkit.DataVolumeReasonBound, Message: "PVC " + dv.Name + " Bound"}, now)
-	st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse,
-		Reason: virtkit.DataVolumeReasonTransferScheduled, Message: "scheduled on node " + node}, now)
+	if scheduled == virtkit.DataVolumeUploadReady {
+		// The node's upload endpoint takes the data from here on (CDI's
+		// upload server pod is running).
+		st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionTrue,
+			Reason: virtkit.DataVolumeReasonImportRunning, Message: "upload ready on node " + node}, now)
+	} else {
+		st.SetCondition(virtkit.DataVolumeCondition{Type: virtkit.DataVolumeRunning, Status: virtkit.ConditionFalse,
+			Reason: virtkit.DataVolumeReasonTransferScheduled, Message: "scheduled on node " + node}, now)
+	}
 	if err := r.o.Store.UpdateStatus(ctx, dv); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -163,9 +174,9 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	return reconcile.Result{}, nil
 }
 
-// rescheduleIfNodeLost puts a DataVolume whose import has not started back
-// to Pending when its node is gone or not ready (a clone stays: its source
-// disk lives there).
+// rescheduleIfNodeLost puts a DataVolume whose import has not started (or
+// that waits for an upload) back to Pending when its node is gone or not
+// ready (a clone stays: its source disk lives there).
 func (r *DataVolumeReconciler) rescheduleIfNodeLost(ctx context.Context, dv *virtkit.DataVolume) error {
 	if dv.Spec.Source != nil && dv.Spec.Source.PVC != nil {
 		return nil

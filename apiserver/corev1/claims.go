@@ -92,6 +92,7 @@ func Claim(dv *virtkit.DataVolume) *corev1.PersistentVolumeClaim {
 		},
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
 	}
+	cdiClaimAnnotations(dv, out.Annotations)
 	spec := dv.Spec.PVC
 	if spec == nil {
 		spec = dv.Spec.Storage

@@ -22,9 +22,15 @@
 //   - pods are served always empty and read-only: virtkit runs guests
 //     without pods, and kubectl drain, finding none on the node, completes
 //     after cordoning it (virtkit's own drain evacuates the VMIs);
-//   - persistentvolumeclaims are read-only views of the claims of the
-//     DataVolumes (one per DataVolume, of its name, as CDI creates them;
-//     Bound once the DataVolume's Bound condition is True); writes are 405;
+//   - persistentvolumeclaims are views of the claims of the DataVolumes
+//     (one per DataVolume, of its name, as CDI creates them; Bound once the
+//     DataVolume's Bound condition is True; with CDI's
+//     cdi.kubevirt.io/storage.pod.phase and pod.ready annotations following
+//     the DataVolume's phase, and storage.upload.target on upload
+//     DataVolumes). Creating a claim annotated
+//     cdi.kubevirt.io/storage.upload.target (virtctl image-upload pvc)
+//     creates an upload DataVolume of its name; other claims are refused
+//     (422 naming the annotation), and updates and deletes are 405;
 //   - events are a read-only core v1 view of the events.k8s.io Events,
 //     selectable by involvedObject.*, reason, type, source and
 //     reportingComponent as in kube-apiserver.

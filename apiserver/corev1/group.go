@@ -83,7 +83,7 @@ func newStorage(opts Options, typer runtime.ObjectTyper) (map[string]rest.Storag
 	out["namespaces"], out["namespaces/status"], out["namespaces/finalize"] = ns, status, finalize
 	out["nodes"] = newNodeREST(opts.Store, opts.Clock)
 	out["pods"] = newPodREST(opts.Store, opts.Clock)
-	out["persistentvolumeclaims"] = newClaimREST(opts.Store, opts.Clock)
+	out["persistentvolumeclaims"] = &claimREST{view: newClaimREST(opts.Store, opts.Clock)}
 	out["events"] = newEventREST(opts.Store, opts.Clock)
 	return out, nil
 }

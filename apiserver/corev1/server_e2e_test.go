@@ -7,12 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 
 	"github.com/virtkit/virtkit"
+	apicorev1 "github.com/virtkit/virtkit/apiserver/corev1"
 	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
@@ -181,7 +183,30 @@ func TestServerClaimsAndEvents(t *testing.T) {
 	assert.Equal(t, corev1.ClaimBound, pvc.Status.Phase)
 	assert.Equal(t, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, pvc.Spec.AccessModes)
 	_, err = core.PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
-	require.True(t, apierrors.IsMethodNotSupported(err), "%v", err)
+	require.True(t, apierrors.IsInvalid(err), "only upload claims are created: %v", err)
+	assert.Contains(t, err.Error(), apicorev1.AnnUploadTarget)
+
+	// An upload claim (virtctl image-upload pvc) becomes an upload DataVolume.
+	up := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "up", Labels: map[string]string{"a": "b"},
+		Annotations: map[string]string{apicorev1.AnnUploadTarget: "", apicorev1.AnnContentType: "kubevirt"}},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	created, err := core.PersistentVolumeClaims("default").Create(ctx, up, metav1.CreateOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, corev1.ClaimPending, created.Status.Phase)
+	assert.Contains(t, created.Annotations, apicorev1.AnnUploadTarget)
+	udv := &virtkit.DataVolume{}
+	require.NoError(t, ts.store.Get(ctx, store.Key{Namespace: "default", Name: "up"}, udv))
+	require.NotNil(t, udv.Spec.Source.Upload)
+	assert.Equal(t, "b", udv.Labels["a"])
+	size, _ := virtkit.DataVolumeSize(&udv.Spec)
+	assert.Equal(t, int64(1<<30), size)
+	_, err = core.PersistentVolumeClaims("default").Create(ctx, up, metav1.CreateOptions{})
+	require.True(t, apierrors.IsAlreadyExists(err), "%v", err)
+	up.Name, up.Spec.Resources = "nosize", corev1.VolumeResourceRequirements{}
+	_, err = core.PersistentVolumeClaims("default").Create(ctx, up, metav1.CreateOptions{})
+	require.True(t, apierrors.IsInvalid(err), "%v", err)
+	assert.Contains(t, err.Error(), "spec.resources.requests.storage")
 
 	for _, name := range []string{"a", "b"} {
 		ev := &virtkit.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Reason: "Started", Type: "Normal",

@@ -214,6 +214,25 @@ func TestClaim(t *testing.T) {
 	assert.Equal(t, "pvc-u1", c.Spec.VolumeName)
 	require.Len(t, c.OwnerReferences, 1)
 	assert.Equal(t, virtkit.KindDataVolume, c.OwnerReferences[0].Kind)
+	assert.NotContains(t, c.Annotations, AnnUploadTarget)
+
+	// CDI's annotations, which virtctl image-upload waits on.
+	dv.Spec.Source = &virtkit.DataVolumeImportSource{Upload: &virtkit.DataVolumeSourceUpload{}}
+	for _, tt := range []struct {
+		phase      virtkit.DataVolumePhase
+		pod, ready string
+	}{
+		{virtkit.DataVolumePending, "", ""},
+		{virtkit.DataVolumeUploadReady, "Running", "true"},
+		{virtkit.DataVolumeSucceeded, "Succeeded", "false"},
+		{virtkit.DataVolumeFailed, "Failed", "false"},
+	} {
+		dv.Status.Phase = tt.phase
+		c := Claim(dv)
+		assert.Contains(t, c.Annotations, AnnUploadTarget)
+		assert.Equal(t, tt.pod, c.Annotations[AnnPodPhase], tt.phase)
+		assert.Equal(t, tt.ready, c.Annotations[AnnPodReady], tt.phase)
+	}
 }
 
 func TestSchemeFieldLabels(t *testing.T) {

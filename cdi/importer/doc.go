@@ -1,7 +1,8 @@
 // Package importer is virtkit's CDI importer: it fills a DataVolume's disk
 // on a node. [Importer] does one transfer (HTTP(S) with resumable, bounded
-// downloads and an optional checksum; a registry image's /disk/; a blank
-// image; a clone of another volume), detects the format (qcow2, raw, ISO,
+// downloads and an optional checksum; an S3 object, signed with AWS
+// Signature Version 4; a registry image's /disk/; a blank image; a clone of
+// another volume; an uploaded file), detects the format (qcow2, raw, ISO,
 // gzip, xz), converts to a raw target with qemu-img and resizes it to the
 // requested size. The target is written under a temporary name and renamed
 // at the end, so a failed or interrupted import never leaves a disk that
@@ -30,7 +31,12 @@
 // [Worker] is the per-node reconciler: it takes the DataVolumes the
 // DataVolume controller scheduled on its node, runs the import, writes
 // status.progress while it runs, retries failures with backoff (counting
-// status.restartCount) and reports Succeeded, or Failed with a reason.
+// status.restartCount) and reports Succeeded, or Failed with a reason. An
+// S3 source's secretRef and certConfigMap are read from the store; while
+// one is missing the import waits (ReasonCreateContainerConfigError).
+// [Worker.ReceiveUpload] takes the body of an upload to a DataVolume
+// waiting in UploadReady on its node (the upload proxy of package
+// cdi/upload calls it).
 // What the DataVolume's conditions and events say about a failure is
 // [TenantMessage]: what the tenant gave and what the source answered, never
 // the node's paths, addresses or users, which only the node's log holds.

@@ -152,14 +152,19 @@ type RegistrySource struct {
 	Architecture string
 }
 
-// Request is one import. Exactly one of HTTP, Registry, Blank and
-// ClonePath is set.
+// Request is one import. Exactly one of HTTP, S3, Registry, Blank,
+// ClonePath and File is set.
 type Request struct {
 	HTTP     *HTTPSource
+	S3       *S3Source
 	Registry *RegistrySource
 	Blank    bool
 	// ClonePath is the disk file of the volume to clone.
 	ClonePath string
+	// File is a local image file (an upload) whose format, compression
+	// included, is detected as a download's is. It must not be larger
+	// than SourceLimit(Size).
+	File string
 	// Target is the disk file to fill (raw).
 	Target string
 	// Size is the requested size in bytes: the target grows to it, and an
@@ -266,6 +271,25 @@ func (im *Importer) importTo(ctx context.Context, req Request, scratch string, l
 				return Result{}, err
 			}
 		}
+	case req.S3 != nil:
+		src = filepath.Join(scratch, "source")
+		err := im.downloadS3(ctx, *req.S3, src, limit, func(done, total int64) {
+			if total > 0 {
+				progress(float64(done) * 100 / float64(total) * 0.99)
+			}
+		})
+		if err != nil {
+			return Result{}, err
+		}
+	case req.File != "":
+		st, err := os.Stat(req.File)
+		if err != nil {
+			return Result{}, fmt.Errorf("import file: %w", err)
+		}
+		if st.Size() > limit {
+			return Result{}, public(fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, req.File, st.Size(), limit), "the source is %d bytes, more than the %d the requested size allows", st.Size(), limit)
+		}
+		src = req.File
 	case req.Registry != nil:
 		if im.opts.Puller == nil {
 			return Result{}, public(fmt.Errorf("%w: registry imports need a Puller", ErrBadSource), "this node does not import from registries")

@@ -54,6 +54,8 @@ type WorkerOptions struct {
 type Worker struct {
 	opts WorkerOptions
 	log  *slog.Logger
+	// uploads holds the namespace/name of the uploads running.
+	uploads sync.Map
 }
 
 var _ reconcile.Reconciler = (*Worker)(nil)
@@ -138,6 +140,9 @@ func (w *Worker) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		return reconcile.Result{}, w.fail(ctx, dv, err)
 	}
 	ireq, err := w.request(ctx, dv, class)
+	if errors.Is(err, ErrSourceConfigMissing) {
+		return w.waitForConfig(ctx, dv, err)
+	}
 	if err != nil {
 		return reconcile.Result{}, w.fail(ctx, dv, err)
 	}
@@ -179,6 +184,12 @@ func (w *Worker) request(ctx context.Context, dv *virtkit.DataVolume, class stor
 		return r, public(fmt.Errorf("%w: spec.source is required", ErrBadSource), "spec.source is required")
 	case src.HTTP != nil:
 		r.HTTP = &HTTPSource{URL: src.HTTP.URL, Headers: src.HTTP.ExtraHeaders, Checksum: src.HTTP.Checksum}
+	case src.S3 != nil:
+		s3, err := w.s3Source(ctx, dv)
+		if err != nil {
+			return r, err
+		}
+		r.S3 = s3
 	case src.Registry != nil && src.Registry.URL != nil:
 		r.Registry = &RegistrySource{Image: *src.Registry.URL}
 		if pl := src.Registry.Platform; pl != nil {
@@ -303,6 +314,10 @@ func (w *Worker) succeed(ctx context.Context, req reconcile.Request, class stora
 		return err
 	}
 	w.log.InfoContext(ctx, "import succeeded", "datavolume", req.String(), "format", res.SourceFormat, "bytes", res.Size)
+	if dv.Spec.Source != nil && dv.Spec.Source.Upload != nil {
+		events.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeNormal, "UploadSucceeded", "Upload", "Successfully uploaded into PVC %s", dv.Name)
+		return nil
+	}
 	events.RecordEvent(ctx, w.opts.Events, dv, virtkit.EventTypeNormal, "ImportSucceeded", "Import", "Successfully imported into PVC %s", dv.Name)
 	return nil
 }

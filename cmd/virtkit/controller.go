@@ -210,6 +210,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 	if !controllersOnly {
 		guest = clusterGuestInfo{c}
 		local = c.Nodes()
+		f.api.uploads = c
 	}
 	stopAPI, err := f.api.start(ctx, st.Store, copts.Defaults, guest, local, log, stderr)
 	if err != nil {

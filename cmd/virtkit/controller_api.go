@@ -17,6 +17,7 @@ import (
 	"github.com/virtkit/virtkit/apiserver"
 	"github.com/virtkit/virtkit/apiserver/kubestorage"
 	"github.com/virtkit/virtkit/apiserver/rbac"
+	"github.com/virtkit/virtkit/cdi/upload"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
@@ -36,6 +37,10 @@ type apiFlags struct {
 	// maxInFlight and maxConnections bound the requests and connections
 	// (0: the server's defaults).
 	maxInFlight, maxConnections int
+	// uploadAddr serves the upload proxy; uploads takes its uploads (this
+	// process's cluster, nil for a controller alone).
+	uploadAddr string
+	uploads    upload.Receiver
 }
 
 func (f *apiFlags) register(cmd *cobra.Command) {
@@ -55,6 +60,8 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 		fmt.Sprintf("one user's console, vnc and port-forward streams open at once (0: %d)", apiserver.DefaultMaxStreamsPerUser))
 	fs.IntVar(&f.maxInFlight, "api-max-requests-inflight", 0,
 		"requests served at once, watches and streams apart; more are refused with 429 TooManyRequests (0: the API server library's default, 400)")
+	fs.StringVar(&f.uploadAddr, "uploadproxy-addr", "",
+		"serve CDI's upload proxy (virtctl image-upload --uploadproxy-url) over TLS on this address, with the API's serving certificate; needs --api-addr")
 	fs.IntVar(&f.maxConnections, "api-max-connections", 0,
 		fmt.Sprintf("connections open at once, more are closed when accepted (0: %d)", apiserver.DefaultMaxConnections))
 }
@@ -66,6 +73,9 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.DefaultOptions, guest apiserver.GuestInfo,
 	local []*cluster.Node, log *slog.Logger, stderr io.Writer) (stop func(), err error) {
 	if f.addr == "" {
+		if f.uploadAddr != "" {
+			return nil, errors.New("--uploadproxy-addr: need --api-addr (the API server issues the upload tokens)")
+		}
 		if f.kubeconfig != "" || f.tokenFile != "" || f.policyFile != "" {
 			return nil, errors.New("--write-kubeconfig, --api-token-file, --api-policy-file: need --api-addr")
 		}
@@ -101,13 +111,19 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 	if err != nil {
 		return nil, err
 	}
-	srv, err := f.newServer(st, defaults, authn, guest, nodeTLS, log)
+	up, err := f.listenUploads(ctx)
 	if err != nil {
+		return nil, err
+	}
+	srv, err := f.newServer(st, defaults, authn, guest, nodeTLS, up, log)
+	if err != nil {
+		up.close()
 		return nil, err
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", f.addr)
 	if err != nil {
+		up.close()
 		return nil, fmt.Errorf("--api-addr: %w", err)
 	}
 	server := "https://" + kubeconfigHost(ln.Addr())
@@ -118,6 +134,7 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 		})
 		if err != nil {
 			_ = ln.Close()
+			up.close()
 			return nil, fmt.Errorf("--write-kubeconfig: %w", err)
 		}
 	}
@@ -126,12 +143,23 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 	if err != nil {
 		cancel()
 		_ = ln.Close()
+		up.close()
 		return nil, err
+	}
+	stopUploads := func() {}
+	if up != nil {
+		if stopUploads, err = up.serve(sctx, certs.ServerTLSConfig(), f.uploads, log, stderr); err != nil {
+			stopEndpoints()
+			cancel()
+			_ = ln.Close()
+			return nil, err
+		}
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer stopEndpoints()
+		defer stopUploads()
 		if err := srv.Serve(sctx, ln, certs.ServerTLSConfig()); err != nil {
 			fmt.Fprintf(stderr, "api server: %v\n", err)
 		}
@@ -144,7 +172,7 @@ func (f *apiFlags) start(ctx context.Context, st store.Store, defaults virtkit.D
 // newServer builds the API server: Kubernetes' generic API server library
 // over st, authorized by RBAC (the bootstrap policy and --api-policy-file).
 func (f *apiFlags) newServer(st store.Store, defaults virtkit.DefaultOptions, authn apiserver.Authenticator,
-	guest apiserver.GuestInfo, nodeTLS *tls.Config, log *slog.Logger) (*apiserver.GenericServer, error) {
+	guest apiserver.GuestInfo, nodeTLS *tls.Config, up *uploadListener, log *slog.Logger) (*apiserver.GenericServer, error) {
 	backend, ok := st.(kubestorage.Backend)
 	if !ok {
 		return nil, fmt.Errorf("--api-addr: the store %T cannot back the API server", st)
@@ -161,13 +189,17 @@ func (f *apiFlags) newServer(st store.Store, defaults virtkit.DefaultOptions, au
 	if err != nil {
 		return nil, fmt.Errorf("--api-policy-file: %w", err)
 	}
-	return apiserver.NewGeneric(apiserver.GenericOptions{
+	opts := apiserver.GenericOptions{
 		Store: backend, Defaults: defaults, Authenticator: authn, Authorizer: authz, GuestInfo: guest,
 		NodeTLS: nodeTLS, Logger: log.With("component", "apiserver"),
 		MaxStreams: f.maxStreams, MaxStreamsPerUser: f.maxStreamsPerUser,
 		MaxRequestsInFlight: f.maxInFlight, MaxConnections: f.maxConnections,
 		WatchCache: true,
-	})
+	}
+	if up != nil {
+		opts.UploadTokens, opts.UploadProxyURL = up.tokens, up.url
+	}
+	return apiserver.NewGeneric(opts)
 }
 
 // kubeconfigHost is the address clients dial: a wildcard listen address

@@ -14,7 +14,10 @@
 // Debian's docker-registry on loopback, where the test pushed the image in
 // KubeVirt's containerDisk format (the disk under /disk/). Each is checked
 // through the guest agent (the root file system is the VM's disk, the OS is
-// Debian) and by the VMI's guestOSInfo.
+// Debian) and by the VMI's guestOSInfo. Two more boot it from a DataVolume
+// imported from an S3-compatible server on loopback (source.s3 with a
+// secretRef) and from one filled through the upload proxy (source.upload,
+// virtctl image-upload's path).
 //
 // The tests need the build tags realstack and libvirt, root, libvirtd
 // (hack/realstack/libvirtd.sh start), the image, and for the registry test
