@@ -179,6 +179,14 @@ func TestAuthorize(t *testing.T) {
 		{"aggregated view has kubevirt view", res(hank, "list", "team-a", kv, "virtualmachines", ""), true},
 		{"aggregated view has no console", res(hank, "get", "team-a", sub, "virtualmachineinstances/console", "x"), false},
 		{"aggregated view does not write widgets", res(hank, "update", "team-a", "example.com", "widgets", "w"), false},
+		// CDI's roles, aggregated like KubeVirt's.
+		{"aggregated admin creates DataVolumes", res(carol, "create", "team-a", "cdi.kubevirt.io", "datavolumes", ""), true},
+		{"aggregated admin asks for upload tokens", res(carol, "create", "team-a", "upload.cdi.kubevirt.io", "uploadtokenrequests", ""), true},
+		{"aggregated view reads DataVolumes", res(hank, "list", "team-a", "cdi.kubevirt.io", "datavolumes", ""), true},
+		{"aggregated view asks for no upload tokens", res(hank, "create", "team-a", "upload.cdi.kubevirt.io", "uploadtokenrequests", ""), false},
+		{"kubevirt.io:edit alone creates no DataVolumes", res(alice, "create", "team-a", "cdi.kubevirt.io", "datavolumes", ""), false},
+		{"every user reads CDIConfig", res(alice, "get", "", "cdi.kubevirt.io", "cdiconfigs", "config"), true},
+		{"anonymous reads no CDIConfig", res(anon, "get", "", "cdi.kubevirt.io", "cdiconfigs", "config"), false},
 		// resourceNames.
 		{"resourceNames grant the name", res(dave, "get", "team-a", kv, "virtualmachines", "vm1"), true},
 		{"resourceNames not another name", res(dave, "get", "team-a", kv, "virtualmachines", "vm2"), false},

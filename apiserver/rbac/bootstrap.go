@@ -101,8 +101,10 @@ func ClusterRoleBinding(name, role string, groups ...string) rbacv1.ClusterRoleB
 //   - KubeVirt's cluster roles kubevirt.io:admin, kubevirt.io:edit,
 //     kubevirt.io:view, instancetype.kubevirt.io:view and kubevirt.io:default
 //     (bound to everyone, as KubeVirt binds it), see [KubeVirtClusterRoles];
+//   - CDI's cluster roles cdi.kubevirt.io:admin, :edit, :view and
+//     :config-reader (bound to [AuthenticatedGroup]), see [CDIClusterRoles];
 //   - Kubernetes' aggregated admin, edit and view, which gather the
-//     kubevirt.io roles by their aggregate-to-* labels (view into edit into
+//     kubevirt.io and cdi.kubevirt.io roles by their aggregate-to-* labels (view into edit into
 //     admin), for RoleBindings in a namespace;
 //   - virtkit.io:node, what node agents read and write, bound to
 //     [NodesGroup], see [NodeClusterRole].
@@ -126,6 +128,7 @@ func Bootstrap() *Policy {
 		NodeClusterRole(),
 	)
 	p.ClusterRoles = append(p.ClusterRoles, KubeVirtClusterRoles()...)
+	p.ClusterRoles = append(p.ClusterRoles, CDIClusterRoles()...)
 	p.ClusterRoleBindings = append(p.ClusterRoleBindings,
 		ClusterRoleBinding(ClusterAdmin, ClusterAdmin, AdminGroup),
 		ClusterRoleBinding(ControlPlane, ClusterAdmin, ControlPlaneGroup),
@@ -134,6 +137,7 @@ func Bootstrap() *Policy {
 		ClusterRoleBinding(PublicInfoViewer, PublicInfoViewer, AuthenticatedGroup, UnauthenticatedGroup),
 		ClusterRoleBinding(KubeVirtDefault, KubeVirtDefault, AuthenticatedGroup, UnauthenticatedGroup),
 		ClusterRoleBinding(NodeRole, NodeRole, NodesGroup),
+		ClusterRoleBinding(CDIConfigReader, CDIConfigReader, AuthenticatedGroup),
 	)
 	return p
 }
