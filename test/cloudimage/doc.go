@@ -16,6 +16,12 @@
 // through the guest agent (the root file system is the VM's disk, the OS is
 // Debian) and by the VMI's guestOSInfo.
 //
+// TestRealVLANBridges uses the guest's kernel, which has bridge VLAN
+// filtering and 802.1Q where the test machine's may not: it builds the
+// vlanprobe command (the node agent's network set-up for
+// NetworkAttachmentDefinition bridges with a vlan), copies it in through
+// the guest agent and runs it there, reading its verdicts back.
+//
 // The tests need the build tags realstack and libvirt, root, libvirtd
 // (hack/realstack/libvirtd.sh start), the image, and for the registry test
 // the docker-registry package; without them they skip with a how-to (and

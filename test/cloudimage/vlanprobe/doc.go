@@ -22,9 +22,9 @@
 // and across them, checks the bridge's VLAN table (the access ports carry
 // their VLAN untagged and not the default VLAN 1: preserveDefaultVlan
 // false), and that definitions with vlanTrunk or preserveDefaultVlan: true
-// are refused naming the field. It prints a JSON [Report] on stdout and
-// exits 0 when it could run the checks (the caller judges them), 1 when
-// the set-up failed. "vlanprobe ping ADDR" is the ICMP echo it runs in a
+// are refused naming the field. "vlanprobe run" prints a JSON [Report] on
+// stdout and exits 0 when it could run the checks (the caller judges them),
+// 1 when the set-up failed. "vlanprobe ping ADDR" is the ICMP echo it runs in a
 // namespace.
 //
 // It must run as root on a Linux machine it may change (a throw-away VM):

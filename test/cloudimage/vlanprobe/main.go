@@ -79,12 +79,16 @@ func bridgeNAD(vlan, first int) string {
 }
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "ping" {
+	switch {
+	case len(os.Args) == 3 && os.Args[1] == "ping":
 		if err := ping(os.Args[2], 3); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		return
+	case len(os.Args) != 2 || os.Args[1] != "run":
+		fmt.Fprintln(os.Stderr, "usage: vlanprobe run | vlanprobe ping ADDRESS")
+		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
