@@ -270,17 +270,17 @@ func accessPortChecks(raw []byte, guests []Guest) []Check {
 	var out []Check
 	seen := map[string]bool{}
 	for _, g := range guests {
-		want := map[string]string{"v100a": "100[PVID Egress Untagged]", "v100b": "100[PVID Egress Untagged]",
-			"v200a": "200[PVID Egress Untagged]", "v200b": "200[PVID Egress Untagged]"}[g.NAD]
-		if want == "" || seen[g.Bridge] {
+		vlan := map[string]int{"v100a": 100, "v100b": 100, "v200a": 200, "v200b": 200}[g.NAD]
+		if vlan == 0 || seen[g.Bridge] {
 			continue
 		}
+		want := fmt.Sprintf("%d[PVID Egress Untagged]", vlan)
 		seen[g.Bridge] = true
 		port := "vkv" + g.Bridge // network.Host's name for the parent's end of the access port
 		if len(g.Bridge) > 12 {
 			port = "vkv" + g.Bridge[len(g.Bridge)-12:]
 		}
-		out = append(out, Check{Name: fmt.Sprintf("access port %s of NAD %s carries only VLAN %s", port, g.NAD, want), Want: true,
+		out = append(out, Check{Name: fmt.Sprintf("access port %s of NAD %s carries only VLAN %d, as PVID, untagged (no default VLAN 1)", port, g.NAD, vlan), Want: true,
 			Got: byPort[port] == want, Detail: byPort[port]})
 	}
 	self := byPort[parent]
