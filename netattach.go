@@ -195,7 +195,11 @@ func ParseCNIConfig(config string, path *field.Path) (*CNIConfig, field.ErrorLis
 		_ = json.Unmarshal([]byte(config), cfg) // best effort: only the type matters
 		return cfg, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(config)))
+	body, errs := bridgeVLANOptions(config, path)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(cfg); err != nil {
 		msg := err.Error()
@@ -206,6 +210,49 @@ func ParseCNIConfig(config string, path *field.Path) (*CNIConfig, field.ErrorLis
 		return nil, field.ErrorList{field.Invalid(path, "", msg)}
 	}
 	return cfg, validateBridgeCNI(cfg, path)
+}
+
+// bridgeVLANOptions checks the bridge plugin's VLAN options virtkit does
+// not model as fields: vlanTrunk is refused (a guest's port is an access
+// port of one VLAN, untagged), and preserveDefaultVlan may only be false
+// when vlan is set (virtkit's access ports never carry the default VLAN 1;
+// the plugin's default, true, would). It returns config without an
+// accepted preserveDefaultVlan, ready for the strict decoder.
+func bridgeVLANOptions(config string, path *field.Path) ([]byte, field.ErrorList) {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(config), &all); err != nil {
+		return []byte(config), nil // the strict decoder reports what is wrong
+	}
+	_, hasTrunk := all["vlanTrunk"]
+	preserveRaw, hasPreserve := all["preserveDefaultVlan"]
+	if !hasTrunk && !hasPreserve {
+		return []byte(config), nil
+	}
+	var errs field.ErrorList
+	if hasTrunk {
+		errs = append(errs, field.Forbidden(path.Child("vlanTrunk"),
+			"not supported: a guest's port is an access port of the one VLAN named by vlan (untagged); trunk ports are not"))
+	}
+	if hasPreserve {
+		var preserve bool
+		var vlan int
+		_ = json.Unmarshal(all["vlan"], &vlan) // checked by the strict decoder
+		switch err := json.Unmarshal(preserveRaw, &preserve); {
+		case err != nil:
+			errs = append(errs, field.Invalid(path.Child("preserveDefaultVlan"), string(preserveRaw), "must be true or false"))
+		case preserve && vlan > 0:
+			errs = append(errs, field.NotSupported(path.Child("preserveDefaultVlan"), true, []string{"false"}))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	delete(all, "preserveDefaultVlan")
+	body, err := json.Marshal(all)
+	if err != nil {
+		return []byte(config), nil
+	}
+	return body, nil
 }
 
 func validateBridgeCNI(c *CNIConfig, path *field.Path) field.ErrorList {

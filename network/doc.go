@@ -49,8 +49,13 @@
 // isGateway puts the gateway on the host. With a vlan the guest joins a
 // child bridge (vkn<hash>) that is an untagged access port of that VLAN on
 // the VLAN-filtering parent, and the host's gateway sits on a VLAN device
-// of the parent; kernels without bridge VLAN filtering refuse this with
-// [ErrUnsupportedHost].
+// of the parent; kernels without bridge VLAN filtering or 802.1Q refuse
+// this with [ErrUnsupportedHost], and the VMI's status names the
+// definition's vlan field (the guest never runs untagged). The access port
+// carries only its VLAN (preserveDefaultVlan false); trunk ports
+// (vlanTrunk) are not supported. The real-stack test TestRealVLANBridges
+// (test/cloudimage) runs this set-up in a Debian guest's kernel and checks
+// the traffic within and across VLANs.
 //
 // Why dnsmasq and not a libvirt network with DHCP host entries: a libvirt
 // network belongs to one libvirtd, while the bridges here are shared by

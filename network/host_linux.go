@@ -229,6 +229,9 @@ func (h *Host) VLANInterface(ctx context.Context, parent, name string, vlan int,
 		return err
 	}
 	if _, err := h.ensureLink(ctx, name, "link", parent, "type", "vlan", "id", fmt.Sprint(vlan)); err != nil {
+		if strings.Contains(err.Error(), "Unknown device type") || strings.Contains(err.Error(), "not supported") {
+			return fmt.Errorf("%w: this kernel has no 802.1Q VLAN devices (CONFIG_VLAN_8021Q, module 8021q): %w", ErrUnsupportedHost, err)
+		}
 		return err
 	}
 	if _, err := run(ctx, "", "bridge", "vlan", "add", "dev", parent, "vid", fmt.Sprint(vlan), "self"); err != nil {

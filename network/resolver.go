@@ -263,6 +263,8 @@ func localMAC(s string) string {
 
 // NetworkAttachment is a NetworkAttachmentDefinition resolved for one node.
 type NetworkAttachment struct {
+	// Name is the definition's namespace/name.
+	Name   string
 	Config *virtkit.CNIConfig
 	// Pool is the host-local range (Name empty when the config has no IPAM).
 	Pool Pool
@@ -310,7 +312,7 @@ func Attachment(ctx context.Context, st store.Store, namespace, networkName stri
 	if cfg.IPMasq {
 		return nil, tenantError{fmt.Errorf("NetworkAttachmentDefinition %s/%s: ipMasq: %w", ns, name, ErrUnsupportedCNI)}
 	}
-	att := &NetworkAttachment{Config: cfg, Parent: cfg.Bridge}
+	att := &NetworkAttachment{Name: ns + "/" + name, Config: cfg, Parent: cfg.Bridge}
 	if att.Parent == "" {
 		att.Parent = "cni0" // the bridge plugin's default
 	}
@@ -359,20 +361,9 @@ func (r *Resolver) multus(ctx context.Context, req domain.NetworkRequest, owner 
 		}
 	}
 	if h := r.opts.Host; h != nil {
-		if vlan := att.Config.VLAN; vlan > 0 {
-			if err := h.EnsureBridge(ctx, Bridge{Name: att.Parent, VLANFiltering: true}); err != nil {
+		if att.Config.VLAN > 0 {
+			if err := vlanAttachment(ctx, h, att); err != nil {
 				return domain.HostNetwork{}, err
-			}
-			if err := h.EnsureBridge(ctx, Bridge{Name: att.Bridge}); err != nil {
-				return domain.HostNetwork{}, err
-			}
-			if err := h.VLANPort(ctx, att.Parent, att.Bridge, vlan); err != nil {
-				return domain.HostNetwork{}, err
-			}
-			if att.Gateway.IsValid() {
-				if err := h.VLANInterface(ctx, att.Parent, att.HostLeg, vlan, att.Gateway); err != nil {
-					return domain.HostNetwork{}, err
-				}
 			}
 		} else if err := h.EnsureBridge(ctx, Bridge{Name: att.Bridge, Address: att.Gateway}); err != nil {
 			return domain.HostNetwork{}, err
@@ -393,6 +384,47 @@ func (r *Resolver) multus(ctx context.Context, req domain.NetworkRequest, owner 
 	}
 	return out, nil
 }
+
+// vlanAttachment makes the host side of a NetworkAttachmentDefinition with
+// a vlan: the VLAN-filtering parent bridge, the child bridge the guests
+// join as an access port of the VLAN, and with a gateway the host's VLAN
+// device holding it. A host that cannot (a kernel without bridge VLAN
+// filtering or 802.1Q) fails with an error whose tenant message names the
+// definition's vlan field, so the VMI says why it does not run instead of
+// running untagged.
+func vlanAttachment(ctx context.Context, h HostNetworker, att *NetworkAttachment) error {
+	vlan := att.Config.VLAN
+	err := h.EnsureBridge(ctx, Bridge{Name: att.Parent, VLANFiltering: true})
+	if err == nil {
+		err = h.EnsureBridge(ctx, Bridge{Name: att.Bridge})
+	}
+	if err == nil {
+		err = h.VLANPort(ctx, att.Parent, att.Bridge, vlan)
+	}
+	if err == nil && att.Gateway.IsValid() {
+		err = h.VLANInterface(ctx, att.Parent, att.HostLeg, vlan, att.Gateway)
+	}
+	if errors.Is(err, ErrUnsupportedHost) {
+		return unsupportedVLANError{
+			msg: fmt.Sprintf("NetworkAttachmentDefinition %s: spec.config.vlan: VLAN %d is not supported by this node "+
+				"(its kernel has no bridge VLAN filtering or no 802.1Q VLAN devices); the guest is not started untagged", att.Name, vlan),
+			err: err,
+		}
+	}
+	return err
+}
+
+// unsupportedVLANError: a node that cannot put guests on a VLAN. Error()
+// has the host's details for the node's log; TenantMessage names the
+// definition and its field for the VMI's status.
+type unsupportedVLANError struct {
+	msg string
+	err error
+}
+
+func (e unsupportedVLANError) Error() string         { return e.msg + ": " + e.err.Error() }
+func (e unsupportedVLANError) Unwrap() error         { return e.err }
+func (e unsupportedVLANError) TenantMessage() string { return e.msg }
 
 // InterfaceAddresses maps the VMI's interface names to the addresses
 // leased to them (the node agent reports them in status.interfaces; see

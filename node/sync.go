@@ -272,6 +272,10 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 		// The VMI cannot be expressed on this host: retrying will not help.
 		a.log.Warn("cannot build domain", "vmi", vmi.Namespace+"/"+vmi.Name, "err", err)
 		msg := tenantMessage(err, "this node cannot run the VMI (the node's log has the details)")
+		// As KubeVirt's node agent does on a failed sync: the
+		// Synchronized condition carries the reason, naming the field.
+		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceSynchronized,
+			Status: virtkit.ConditionFalse, Reason: SyncFailedReason, Message: guestagent.Sanitize("cannot build domain: "+msg, 1024)}, a.now())
 		if ferr := a.finish(ctx, vmi, virtkit.Failed, "cannot build domain: "+msg); ferr != nil {
 			return reconcile.Result{}, ferr
 		}
@@ -353,6 +357,11 @@ func (a *Agent) cleanUpFinal(ctx context.Context, vmi *virtkit.VirtualMachineIns
 	}
 	return nil
 }
+
+// SyncFailedReason is the Synchronized=False reason of a VMI whose domain
+// this node cannot build (KubeVirt's value); the message says why, naming
+// the field the node cannot honour.
+const SyncFailedReason = "Synchronizing with the Domain failed."
 
 // finish moves the VMI to a final phase with a reason.
 func (a *Agent) finish(ctx context.Context, vmi *virtkit.VirtualMachineInstance, phase virtkit.VirtualMachineInstancePhase, reason string) error {

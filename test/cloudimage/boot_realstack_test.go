@@ -40,7 +40,7 @@ func loadVMIManifest(t *testing.T, path string) ([]virtkit.Object, *virtkit.Virt
 // connected, and returns it with a client of that agent.
 func bootVMI(ctx context.Context, t *testing.T, c *cluster.Cluster, vmi *virtkit.VirtualMachineInstance, objs ...virtkit.Object) (*virtkit.VirtualMachineInstance, guest) {
 	t.Helper()
-	hv := c.Node(nodeName).Hypervisor
+	hv := c.Nodes()[0].Hypervisor // the cluster's one node
 	if err := hv.Destroy(ctx, domain.DomainName(vmi)); err == nil {
 		t.Logf("destroyed a leftover %s", domain.DomainName(vmi))
 	}
@@ -55,7 +55,7 @@ func bootVMI(ctx context.Context, t *testing.T, c *cluster.Cluster, vmi *virtkit
 	})
 	bcancel()
 	require.NoError(t, err, "the Debian guest boots and its agent answers")
-	require.False(t, got.IsFinal(), "VMI ended: %s", got.Status.Phase)
+	require.False(t, got.IsFinal(), "VMI ended: %s: %s", got.Status.Phase, got.Status.Reason)
 	t.Logf("boot to guest agent: %s", time.Since(start).Round(100*time.Millisecond))
 
 	opts := guestagent.Options{CallTimeout: 30 * time.Second}

@@ -19,6 +19,12 @@
 // secretRef) and from one filled through the upload proxy (source.upload,
 // virtctl image-upload's path).
 //
+// TestRealVLANBridges uses the guest's kernel, which has bridge VLAN
+// filtering and 802.1Q where the test machine's may not: it builds the
+// vlanprobe command (the node agent's network set-up for
+// NetworkAttachmentDefinition bridges with a vlan), copies it in through
+// the guest agent and runs it there, reading its verdicts back.
+//
 // The tests need the build tags realstack and libvirt, root, libvirtd
 // (hack/realstack/libvirtd.sh start), the image, and for the registry test
 // the docker-registry package; without them they skip with a how-to (and
