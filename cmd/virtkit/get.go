@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
@@ -22,78 +21,50 @@ import (
 // errUnknownResource: the KIND argument names no kind virtkit serves.
 var errUnknownResource = errors.New("unknown resource type")
 
-// kindResource is one kind the get and delete commands serve.
+// kindResource is one kind the get and delete commands serve through the
+// store: any kind virtkit knows, by the names of its kind table
+// (virtkit.NamesOf).
 type kindResource struct {
-	// names are what the user may type; the first is the canonical plural.
+	gvk  schema.GroupVersionKind
+	kind string
+	// names are what the user may type; the first is the plural.
 	names      []string
-	kind       string
 	namespaced bool
-	newObject  func() virtkit.Object
-	newList    func() virtkit.ObjectList
-	// table prints a list's items kubectl-style.
-	table func(w io.Writer, list virtkit.ObjectList, now time.Time)
 }
 
-func resources() []kindResource {
-	return []kindResource{
-		{names: []string{"vms", "vm", "virtualmachine", "virtualmachines"}, kind: virtkit.KindVirtualMachine, namespaced: true,
-			newObject: func() virtkit.Object { return &virtkit.VirtualMachine{} },
-			newList:   func() virtkit.ObjectList { return &virtkit.VirtualMachineList{} },
-			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
-				printVMs(w, l.(*virtkit.VirtualMachineList).Items, now)
-			}},
-		{names: []string{"vmis", "vmi", "virtualmachineinstance", "virtualmachineinstances"}, kind: virtkit.KindVirtualMachineInstance, namespaced: true,
-			newObject: func() virtkit.Object { return &virtkit.VirtualMachineInstance{} },
-			newList:   func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceList{} },
-			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
-				printVMIs(w, l.(*virtkit.VirtualMachineInstanceList).Items, now)
-			}},
-		{names: []string{"migrations", "migration", "vmim", "vmims", "virtualmachineinstancemigration", "virtualmachineinstancemigrations"},
-			kind: virtkit.KindVirtualMachineInstanceMigration, namespaced: true,
-			newObject: func() virtkit.Object { return &virtkit.VirtualMachineInstanceMigration{} },
-			newList:   func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceMigrationList{} },
-			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
-				printMigrations(w, l.(*virtkit.VirtualMachineInstanceMigrationList).Items, now)
-			}},
-		{names: []string{"nodes", "node", "no"}, kind: virtkit.KindNode,
-			newObject: func() virtkit.Object { return &virtkit.Node{} },
-			newList:   func() virtkit.ObjectList { return &virtkit.NodeList{} },
-			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
-				printNodes(w, l.(*virtkit.NodeList).Items, now)
-			}},
-		{names: []string{"replicasets", "replicaset", "vmirs", "rs", "virtualmachineinstancereplicaset", "virtualmachineinstancereplicasets"},
-			kind: virtkit.KindVirtualMachineInstanceReplicaSet, namespaced: true,
-			newObject: func() virtkit.Object { return &virtkit.VirtualMachineInstanceReplicaSet{} },
-			newList:   func() virtkit.ObjectList { return &virtkit.VirtualMachineInstanceReplicaSetList{} },
-			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
-				printReplicaSets(w, l.(*virtkit.VirtualMachineInstanceReplicaSetList).Items, now)
-			}},
-		{names: []string{"datavolumes", "datavolume", "dv", "dvs"}, kind: virtkit.KindDataVolume, namespaced: true,
-			newObject: func() virtkit.Object { return &virtkit.DataVolume{} },
-			newList:   func() virtkit.ObjectList { return &virtkit.DataVolumeList{} },
-			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
-				printDataVolumes(w, l.(*virtkit.DataVolumeList).Items, now)
-			}},
-		{names: []string{"events", "event", "ev"}, kind: virtkit.KindEvent, namespaced: true,
-			newObject: func() virtkit.Object { return &virtkit.Event{} },
-			newList:   func() virtkit.ObjectList { return &virtkit.EventList{} },
-			table: func(w io.Writer, l virtkit.ObjectList, now time.Time) {
-				printEvents(w, l.(*virtkit.EventList).Items, now)
-			}},
-	}
+func (r kindResource) newObject() virtkit.Object {
+	obj, _ := virtkit.NewObject(r.gvk) // r.gvk is a known kind
+	return obj
+}
+
+func (r kindResource) newList() virtkit.ObjectList {
+	l, _ := virtkit.NewObjectList(r.gvk)
+	return l
+}
+
+// storeAliases are the names the CLI has always accepted through the store
+// besides the kinds' own (virtkit.NamesOf).
+var storeAliases = map[string]string{
+	"migrations": virtkit.KindVirtualMachineInstanceMigration, "migration": virtkit.KindVirtualMachineInstanceMigration,
+	"replicasets": virtkit.KindVirtualMachineInstanceReplicaSet, "replicaset": virtkit.KindVirtualMachineInstanceReplicaSet,
+	"rs": virtkit.KindVirtualMachineInstanceReplicaSet, "no": virtkit.KindNode,
 }
 
 // lookupResource finds the kind a user typed (case-insensitive).
 func lookupResource(name string) (kindResource, error) {
 	name = strings.ToLower(name)
+	gvk, ok := virtkit.KindForName(name)
 	var known []string
-	for _, r := range resources() {
-		if slices.Contains(r.names, name) {
-			return r, nil
+	for _, k := range virtkit.KnownKinds() {
+		if kind, alias := storeAliases[name]; !ok && alias && k.Kind == kind {
+			gvk, ok = k, true
 		}
-		known = append(known, r.names[0])
+		known = append(known, virtkit.NamesOf(k.Kind).Plural)
 	}
-	return kindResource{}, fmt.Errorf("%w %q (known: %s)", errUnknownResource, name, strings.Join(known, ", "))
+	if !ok {
+		return kindResource{}, fmt.Errorf("%w %q (known: %s)", errUnknownResource, name, strings.Join(known, ", "))
+	}
+	return kindResource{gvk: gvk, kind: gvk.Kind, names: virtkit.NamesOf(gvk.Kind).Names(), namespaced: virtkit.IsNamespaced(gvk)}, nil
 }
 
 // namespaceFlags are -n and -A.
@@ -132,8 +103,9 @@ name, singular or short name; -o wide|name|json|yaml|jsonpath=TEMPLATE, the
 default and wide tables being the server's (KubeVirt's printer columns);
 -l selects by label; -w keeps printing changes until interrupted.
 
-Through the store (--store etcd://..., which wins over a kubeconfig): -o table
-(default), json or yaml.`,
+Through the store (--store etcd://..., which wins over a kubeconfig): any kind
+virtkit knows, by the same names; -o table (default), json or yaml. The table
+has the columns the API serves.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if useAPI(cmd, &kf) {
@@ -190,12 +162,7 @@ func runGet(ctx context.Context, st store.Store, w io.Writer, res kindResource, 
 		case "yaml":
 			return virtkit.Encode(w, obj)
 		}
-		list := res.newList()
-		if err := setItems(list, []virtkit.Object{obj}); err != nil {
-			return err
-		}
-		res.table(w, list, now)
-		return nil
+		return printTable(w, res.kind, []virtkit.Object{obj}, false, now)
 	}
 	list := res.newList()
 	if err := st.List(ctx, list, store.ListOptions{Namespace: namespace}); err != nil {
@@ -205,7 +172,11 @@ func runGet(ctx context.Context, st store.Store, w io.Writer, res kindResource, 
 	case "json", "yaml":
 		return writeListObject(w, list, output)
 	}
-	if reflect.ValueOf(list).Elem().FieldByName("Items").Len() == 0 {
+	objs, err := listItems(list)
+	if err != nil {
+		return err
+	}
+	if len(objs) == 0 {
 		where := "in " + namespace + " namespace"
 		if namespace == "" {
 			where = ""
@@ -213,8 +184,7 @@ func runGet(ctx context.Context, st store.Store, w io.Writer, res kindResource, 
 		fmt.Fprintln(w, strings.TrimSpace("No resources found "+where+"."))
 		return nil
 	}
-	res.table(w, list, now)
-	return nil
+	return printTable(w, res.kind, objs, res.namespaced && namespace == "", now)
 }
 
 // listObject is kubectl's List: apiVersion v1, kind List, items with their
@@ -257,33 +227,4 @@ func writeListObject(w io.Writer, list virtkit.ObjectList, output string) error 
 	}
 	_, err = w.Write(data)
 	return err
-}
-
-// setItems puts objects into a typed list's Items.
-func setItems(list virtkit.ObjectList, objs []virtkit.Object) error {
-	items := reflect.ValueOf(list).Elem().FieldByName("Items")
-	if !items.IsValid() {
-		return fmt.Errorf("%T has no Items", list)
-	}
-	out := reflect.MakeSlice(items.Type(), 0, len(objs))
-	for _, o := range objs {
-		v := reflect.ValueOf(o)
-		if v.Type() == items.Type().Elem() {
-			out = reflect.Append(out, v)
-		} else {
-			out = reflect.Append(out, v.Elem())
-		}
-	}
-	items.Set(out)
-	return nil
-}
-
-// printMigrations writes `kubectl get vmim`.
-func printMigrations(w io.Writer, migs []virtkit.VirtualMachineInstanceMigration, now time.Time) {
-	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tNAME\tPHASE\tVMI\tAGE")
-	for _, m := range migs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", esc(m.Namespace), esc(m.Name), esc(string(m.Status.Phase)), esc(m.Spec.VMIName), age(m.CreationTimestamp, now))
-	}
-	tw.Flush()
 }

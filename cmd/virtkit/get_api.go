@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/jsonpath"
+
+	"github.com/virtkit/virtkit/printers"
 )
 
 // maxWatchEvent bounds one watch event the CLI prints.
@@ -180,7 +181,7 @@ func getTable(ctx context.Context, c *apiClient, w io.Writer, m *meta.RESTMappin
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return fmt.Errorf("decode the server's table: %w", err)
 	}
-	p := tablePrinter{w: w, wide: o.output == "wide", withNamespace: o.all && m.Scope.Name() == meta.RESTScopeNameNamespace}
+	p := printers.Printer{W: w, Wide: o.output == "wide", WithNamespace: o.all && m.Scope.Name() == meta.RESTScopeNameNamespace, Escape: esc}
 	if len(t.Rows) == 0 && !o.watch {
 		if ns != "" {
 			fmt.Fprintf(w, "No resources found in %s namespace.\n", esc(ns))
@@ -189,7 +190,9 @@ func getTable(ctx context.Context, c *apiClient, w io.Writer, m *meta.RESTMappin
 		}
 		return nil
 	}
-	p.print(t)
+	if err := p.Print(&t); err != nil {
+		return err
+	}
 	if !o.watch {
 		return nil
 	}
@@ -236,7 +239,9 @@ func getTable(ctx context.Context, c *apiClient, w io.Writer, m *meta.RESTMappin
 		if err := json.Unmarshal(ev.Object, &et); err != nil {
 			return fmt.Errorf("watch: decode table: %w", err)
 		}
-		p.print(et)
+		if err := p.Print(&et); err != nil {
+			return err
+		}
 	}
 }
 
@@ -255,60 +260,6 @@ func resourcePath(m *meta.RESTMapping, ns, name string) string {
 		p += "/" + name
 	}
 	return p
-}
-
-// tablePrinter prints Tables kubectl-style: priority-0 columns (all with
-// wide), a NAMESPACE column with -A, the header once.
-type tablePrinter struct {
-	w             io.Writer
-	wide          bool
-	withNamespace bool
-	columns       []metav1.TableColumnDefinition
-	headerDone    bool
-}
-
-func (p *tablePrinter) print(t metav1.Table) {
-	if len(t.ColumnDefinitions) > 0 {
-		p.columns = t.ColumnDefinitions
-	}
-	tw := tabwriter.NewWriter(p.w, 0, 8, 3, ' ', 0)
-	if !p.headerDone {
-		var hdr []string
-		if p.withNamespace {
-			hdr = append(hdr, "NAMESPACE")
-		}
-		for _, c := range p.columns {
-			if c.Priority == 0 || p.wide {
-				hdr = append(hdr, strings.ToUpper(c.Name))
-			}
-		}
-		fmt.Fprintln(tw, strings.Join(hdr, "\t"))
-		p.headerDone = true
-	}
-	for _, r := range t.Rows {
-		var cells []string
-		if p.withNamespace {
-			var pom metav1.PartialObjectMetadata
-			_ = json.Unmarshal(r.Object.Raw, &pom)
-			cells = append(cells, esc(pom.Namespace))
-		}
-		for i, c := range p.columns {
-			if i >= len(r.Cells) || (c.Priority != 0 && !p.wide) {
-				continue
-			}
-			cell := r.Cells[i]
-			s := ""
-			if cell != nil {
-				s = fmt.Sprint(cell)
-			}
-			if s == "" {
-				s = "<none>"
-			}
-			cells = append(cells, esc(s))
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	tw.Flush()
 }
 
 // getAPICmd wires get's flags to runGetAPI.

@@ -106,7 +106,11 @@ func TestApplyGetDelete(t *testing.T) {
 	assert.Equal(t, "vm1", objs[0].GetName())
 	table := get("vm1", namespaceFlags{namespace: "default"}, "table")
 	assert.Contains(t, table, "vm1")
-	assert.Contains(t, table, "default")
+	assert.Equal(t, []string{"NAME", "AGE", "STATUS", "READY"}, strings.Fields(strings.SplitN(table, "\n", 2)[0]),
+		"KubeVirt's columns, no NAMESPACE without -A, as kubectl prints them")
+	all := get("", namespaceFlags{namespace: "default", allNamespaces: true}, "table")
+	assert.Equal(t, []string{"NAMESPACE", "NAME", "AGE", "STATUS", "READY"}, strings.Fields(strings.SplitN(all, "\n", 2)[0]))
+	assert.Contains(t, all, "other")
 
 	var out bytes.Buffer
 	err = runGet(t.Context(), st, &out, vms, "missing", namespaceFlags{namespace: "default"}, "json", time.Now())
