@@ -131,6 +131,12 @@ func TestLookupResource(t *testing.T) {
 		{"nodes", virtkit.KindNode},
 		{"replicasets", virtkit.KindVirtualMachineInstanceReplicaSet},
 		{"vmirs", virtkit.KindVirtualMachineInstanceReplicaSet},
+		{"no", virtkit.KindNode},
+		// Every kind of the kind table, by its names (virtkit.NamesOf).
+		{"kv", virtkit.KindKubeVirt},
+		{"vmsnapshot", virtkit.KindVirtualMachineSnapshot},
+		{"migrationpolicies", virtkit.KindMigrationPolicy},
+		{"DataVolume", virtkit.KindDataVolume},
 	} {
 		r, err := lookupResource(tc.typed)
 		require.NoError(t, err, tc.typed)
