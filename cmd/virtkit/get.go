@@ -158,7 +158,7 @@ func runGet(ctx context.Context, st store.Store, w io.Writer, res kindResource, 
 		}
 		switch output {
 		case "json":
-			return virtkit.EncodeFormat(jsonEscaper{w}, virtkit.FormatJSON, obj)
+			return virtkit.EncodeFormat(jsonEscaper{W: w}, virtkit.FormatJSON, obj)
 		case "yaml":
 			return virtkit.Encode(w, obj)
 		}
