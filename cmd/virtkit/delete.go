@@ -92,17 +92,17 @@ func runDelete(ctx context.Context, st store.Store, w io.Writer, res kindResourc
 }
 
 func runDeleteWith(ctx context.Context, st store.Store, w io.Writer, res kindResource, namespace string, names []string, opts store.DeleteOptions) error {
-	if !res.namespaced {
+	if !res.Namespaced {
 		namespace = ""
 	}
 	for _, name := range names {
-		obj := res.newObject()
+		obj := res.NewObject()
 		obj.SetNamespace(namespace)
 		obj.SetName(name)
 		if err := st.Delete(ctx, obj, opts); err != nil {
-			return fmt.Errorf("%s %s: %w", res.kind, store.Key{Namespace: namespace, Name: name}, err)
+			return fmt.Errorf("%s %s: %w", res.Kind, store.Key{Namespace: namespace, Name: name}, err)
 		}
-		fmt.Fprintf(w, "%s/%s deleted\n", strings.ToLower(res.kind), name)
+		fmt.Fprintf(w, "%s/%s deleted\n", strings.ToLower(res.Kind), name)
 	}
 	return nil
 }

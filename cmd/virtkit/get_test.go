@@ -140,7 +140,7 @@ func TestLookupResource(t *testing.T) {
 	} {
 		r, err := lookupResource(tc.typed)
 		require.NoError(t, err, tc.typed)
-		assert.Equal(t, tc.kind, r.kind, tc.typed)
+		assert.Equal(t, tc.kind, r.Kind, tc.typed)
 	}
 	_, err := lookupResource("pods")
 	require.ErrorIs(t, err, errUnknownResource)
