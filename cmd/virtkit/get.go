@@ -58,8 +58,8 @@ default and wide tables being the server's (KubeVirt's printer columns);
 -l selects by label; -w keeps printing changes until interrupted.
 
 Through the store (--store etcd://..., which wins over a kubeconfig): any kind
-virtkit knows, by the same names; -o table (default), json or yaml. The table
-has the columns the API serves.`,
+virtkit knows, by the same names; -o table (default), wide, json or yaml. The
+tables have the columns the API serves.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := &get.Options{Out: cmd.OutOrStdout(), Namespace: ns.namespace, AllNamespaces: ns.allNamespaces,
@@ -97,7 +97,7 @@ has the columns the API serves.`,
 	sf.register(cmd)
 	kf.register(cmd)
 	ns.register(cmd, true)
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, wide, name, json, yaml or jsonpath=TEMPLATE (wide, name and jsonpath through the API)")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, wide, name, json, yaml or jsonpath=TEMPLATE (name and jsonpath through the API)")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db (API only)")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after listing, print changes until interrupted (API only)")
 	return cmd

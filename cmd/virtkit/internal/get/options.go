@@ -28,8 +28,8 @@ type Options struct {
 	// unless -n was given); AllNamespaces lists every namespace.
 	Namespace     string
 	AllNamespaces bool
-	// Output is the format: table (or empty), and through the API wide,
-	// name, json, yaml or jsonpath=TEMPLATE; through a store json or yaml.
+	// Output is the format: table (or empty), wide, json or yaml, and
+	// through the API also name or jsonpath=TEMPLATE.
 	Output string
 	// Selector selects by label; Watch keeps printing changes. API only.
 	Selector string
@@ -90,8 +90,8 @@ func (o *Options) Validate() error {
 		return err
 	}
 	o.resource = res
-	if o.Output != "table" && o.Output != "json" && o.Output != "yaml" {
-		return fmt.Errorf("--output: want table, json or yaml, got %q", o.Output)
+	if o.Output != "table" && o.Output != "wide" && o.Output != "json" && o.Output != "yaml" {
+		return fmt.Errorf("--output: want table, wide, json or yaml, got %q", o.Output)
 	}
 	if o.Name != "" && o.AllNamespaces {
 		return errors.New("-A: cannot be combined with a NAME")

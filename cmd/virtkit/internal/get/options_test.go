@@ -23,7 +23,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"store: unknown kind", get.Options{}, []string{"pods"}, `unknown resource type "pods"`},
 		{"store: selector", get.Options{Selector: "a=b"}, []string{"vm"}, "-l, -w: need the API"},
-		{"store: output", get.Options{Output: "wide"}, []string{"vm"}, `--output: want table, json or yaml, got "wide"`},
+		{"store: output", get.Options{Output: "name"}, []string{"vm"}, `--output: want table, wide, json or yaml, got "name"`},
 		{"store: name and -A", get.Options{AllNamespaces: true}, []string{"vm", "a"}, "-A: cannot be combined with a NAME"},
 		{"api: output", get.Options{UseAPI: true, Output: "xml"}, []string{"vm"}, `output format "xml"`},
 		{"api: name and -A", get.Options{UseAPI: true, AllNamespaces: true}, []string{"vm", "a"}, "across all namespaces"},
@@ -59,4 +59,21 @@ func TestRunStore(t *testing.T) {
 	require.NoError(t, o.Validate())
 	require.NoError(t, o.Run(t.Context()))
 	assert.Regexp(t, `^NAME\s+AGE\nfast\s+\S+\n$`, out.String(), "a cluster-scoped kind: no NAMESPACE column")
+}
+
+// -o wide through a store prints every column, as the API's wide table.
+func TestRunStoreWide(t *testing.T) {
+	st := store.NewMemory()
+	require.NoError(t, st.Create(t.Context(), &virtkit.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: virtkit.NodeStatus{Hypervisor: "sim"}}))
+	for output, want := range map[string]string{
+		"table": `^NAME\s+STATUS\s+AGE\nn1\s+NotReady\s+\S+\n$`,
+		"wide":  `^NAME\s+STATUS\s+AGE\s+HYPERVISOR\s+CPU\s+MEMORY\nn1\s+NotReady\s+\S+\s+sim\s+<none>\s+<none>\n$`,
+	} {
+		var out bytes.Buffer
+		o := get.Options{Out: &out, Store: st, Output: output}
+		require.NoError(t, o.Complete([]string{"nodes"}))
+		require.NoError(t, o.Validate())
+		require.NoError(t, o.Run(t.Context()))
+		assert.Regexp(t, want, out.String(), output)
+	}
 }

@@ -91,7 +91,7 @@ func (o *Options) runStore(ctx context.Context) error {
 		case "yaml":
 			return virtkit.Encode(w, obj)
 		}
-		return PrintObjects(w, res.Kind, []virtkit.Object{obj}, false, now)
+		return printObjects(printers.Printer{W: w, Wide: o.Output == "wide", Escape: term.Esc}, res.Kind, []virtkit.Object{obj}, now)
 	}
 	list := res.NewList()
 	if err := st.List(ctx, list, store.ListOptions{Namespace: namespace}); err != nil {
@@ -113,7 +113,8 @@ func (o *Options) runStore(ctx context.Context) error {
 		fmt.Fprintln(w, strings.TrimSpace("No resources found "+where+"."))
 		return nil
 	}
-	return PrintObjects(w, res.Kind, objs, res.Namespaced && namespace == "", now)
+	return printObjects(printers.Printer{W: w, Wide: o.Output == "wide", WithNamespace: res.Namespaced && namespace == "", Escape: term.Esc},
+		res.Kind, objs, now)
 }
 
 // listObject is kubectl's List: apiVersion v1, kind List, items with their
@@ -178,6 +179,12 @@ func ListItems(list virtkit.ObjectList) ([]virtkit.Object, error) {
 // column first with withNamespace. Objects are sorted by namespace and
 // name, events by when they were last seen.
 func PrintObjects(w io.Writer, kind string, objs []virtkit.Object, withNamespace bool, now time.Time) error {
+	return printObjects(printers.Printer{W: w, WithNamespace: withNamespace, Escape: term.Esc}, kind, objs, now)
+}
+
+// printObjects prints objects of a kind with p, sorted as PrintObjects
+// says.
+func printObjects(p printers.Printer, kind string, objs []virtkit.Object, now time.Time) error {
 	sort.SliceStable(objs, func(i, j int) bool {
 		return objs[i].GetNamespace()+"/"+objs[i].GetName() < objs[j].GetNamespace()+"/"+objs[j].GetName()
 	})
@@ -187,7 +194,5 @@ func PrintObjects(w io.Writer, kind string, objs []virtkit.Object, withNamespace
 			return a.Before(&b)
 		})
 	}
-	t := printers.NewTable(printers.Columns(kind), objs, printers.TableOptions{Now: now, Include: printers.IncludeObject})
-	p := printers.Printer{W: w, WithNamespace: withNamespace, Escape: term.Esc}
-	return p.Print(t)
+	return p.Print(printers.NewTable(printers.Columns(kind), objs, printers.TableOptions{Now: now, Include: printers.IncludeObject}))
 }
