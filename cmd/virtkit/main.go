@@ -7,10 +7,10 @@
 // package parses their flags into its options. Commands move into packages
 // of their own under internal/, as kubectl keeps them: one package per verb
 // with an Options type (Complete, Validate, Run), the cobra wiring here
-// filling it from the flags and connecting the transport. internal/get is
-// the first; internal/term (escaping for the terminal) and internal/kube
-// (the API connection) are what such packages share. Tables come from
-// package printers, the API server's printer columns.
+// filling it from the flags and connecting the transport. internal/get and
+// internal/delete are the first; internal/term (escaping for the terminal)
+// and internal/kube (the API connection) are what such packages share.
+// Tables come from package printers, the API server's printer columns.
 package main
 
 import (

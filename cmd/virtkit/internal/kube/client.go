@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -99,4 +100,16 @@ func DoRaw(ctx context.Context, req *rest.Request) ([]byte, error) {
 		return nil, &apierrors.StatusError{ErrStatus: st}
 	}
 	return nil, err
+}
+
+// NamespaceOf is where an object goes: its own namespace, else the
+// command's (for namespaced kinds).
+func NamespaceOf(m *meta.RESTMapping, u *unstructured.Unstructured, fallback string) string {
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		return ""
+	}
+	if ns := u.GetNamespace(); ns != "" {
+		return ns
+	}
+	return fallback
 }
