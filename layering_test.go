@@ -50,6 +50,17 @@ func TestDataPlaneDoesNotImportControlPlane(t *testing.T) {
 	assert.GreaterOrEqual(t, checked, len(dataPlane), "fewer data-plane packages than patterns")
 }
 
+// TestPrintersIsALeaf keeps the kind table's printer columns importable by
+// the API server and the CLI alike: package printers imports no package of
+// the module but the root.
+func TestPrintersIsALeaf(t *testing.T) {
+	graph := moduleImports(t)
+	require.Contains(t, graph, "printers")
+	for _, imp := range graph["printers"] {
+		assert.Equal(t, ".", imp, "printers imports %s", imp)
+	}
+}
+
 func TestImportChain(t *testing.T) {
 	graph := map[string][]string{
 		"node":       {"reconcile", "store"},

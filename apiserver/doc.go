@@ -22,7 +22,9 @@
 //     status subresource and the scale subresource (autoscaling/v1 Scale)
 //     of VirtualMachineInstanceReplicaSets;
 //   - meta.k8s.io Table responses (kubectl get) with KubeVirt's and CDI's
-//     printer columns, and PartialObjectMetadata;
+//     printer columns (package printers, which the CLI shares), and
+//     PartialObjectMetadata; discovery's names, short names and categories
+//     are virtkit.NamesOf's;
 //   - the core v1 group (package corev1): namespaces, which must exist
 //     before anything is written into them, configmaps, secrets,
 //     serviceaccounts and views of nodes, pods, claims and events (kubectl

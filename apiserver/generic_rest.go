@@ -20,6 +20,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/admission"
+	"github.com/virtkit/virtkit/printers"
 )
 
 // errNotVirtkitObject is the internal error of an object that is not one
@@ -59,7 +60,7 @@ func newKindStorage(k *genericKind, scheme *runtime.Scheme, getter generic.RESTO
 		UpdateStrategy:            main,
 		DeleteStrategy:            main,
 		ResetFieldsStrategy:       main,
-		TableConvertor:            tableConvertor{cols: columnsOf(k.gvk.Kind), clock: clk},
+		TableConvertor:            tableConvertor{cols: printers.Columns(k.gvk.Kind), clock: clk},
 	}
 	attrs := func(obj runtime.Object) (labels.Set, fields.Set, error) {
 		vo, ok := obj.(virtkit.Object)
@@ -140,7 +141,7 @@ func (r *statusREST) ConvertToTable(ctx context.Context, object runtime.Object, 
 // tableConvertor renders a kind's objects with its printer columns (those
 // of KubeVirt's and CDI's CRDs).
 type tableConvertor struct {
-	cols  []column
+	cols  []printers.Column
 	clock clock.PassiveClock
 }
 
@@ -165,7 +166,7 @@ func (t tableConvertor) ConvertToTable(_ context.Context, object runtime.Object,
 	if opts, ok := tableOptions.(*metav1.TableOptions); ok && opts != nil {
 		noHeaders = opts.NoHeaders
 	}
-	tab := tableOf(t.cols, objs, "Object", t.clock.Now(), !noHeaders)
+	tab := printers.NewTable(t.cols, objs, printers.TableOptions{Now: t.clock.Now(), NoHeaders: noHeaders, Include: printers.IncludeObject})
 	if m, err := meta.ListAccessor(object); err == nil {
 		tab.ResourceVersion = m.GetResourceVersion()
 		tab.Continue = m.GetContinue()

@@ -73,12 +73,13 @@ func genericKinds() ([]*genericKind, error) {
 		}
 		objType, listType := reflect.TypeOf(obj).Elem(), reflect.TypeOf(list).Elem()
 		_, hasStatus := objType.FieldByName("Status")
+		names := virtkit.NamesOf(gvk.Kind)
 		k := &genericKind{
 			gvk:        gvk,
-			plural:     pluralOf(gvk.Kind),
-			singular:   strings.ToLower(gvk.Kind),
-			shortNames: virtkit.ShortNames(gvk.Kind),
-			categories: categoriesOf(gvk.Kind),
+			plural:     names.Plural,
+			singular:   names.Singular,
+			shortNames: names.ShortNames,
+			categories: names.Categories,
 			namespaced: virtkit.IsNamespaced(gvk),
 			hasStatus:  hasStatus,
 			newObj:     func() runtime.Object { return reflect.New(objType).Interface().(runtime.Object) },
@@ -184,25 +185,4 @@ func groupsOf(kinds []*genericKind) []schema.GroupVersion {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
-}
-
-// pluralOf lower-cases the kind and adds the English plural ending.
-func pluralOf(kind string) string {
-	l := strings.ToLower(kind)
-	switch {
-	case strings.HasSuffix(l, "y") && !strings.HasSuffix(l, "ey"):
-		return l[:len(l)-1] + "ies"
-	case strings.HasSuffix(l, "s"):
-		return l + "es"
-	}
-	return l + "s"
-}
-
-// are not.
-func categoriesOf(kind string) []string {
-	switch kind {
-	case virtkit.KindEvent, virtkit.KindNode:
-		return nil
-	}
-	return []string{"all"}
 }

@@ -222,6 +222,11 @@ type Node struct {
 
 // New builds the cluster. Nothing runs until Start.
 func New(opts Options) (*Cluster, error) {
+	return build(opts, true)
+}
+
+// build builds a cluster, with its hosts when withNodes is set.
+func build(opts Options, withNodes bool) (*Cluster, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
@@ -240,7 +245,7 @@ func New(opts Options) (*Cluster, error) {
 		return nil, fmt.Errorf("%w: Nodes: must not be negative", ErrInvalidOptions)
 	}
 	names := opts.NodeNames
-	if len(names) == 0 {
+	if len(names) == 0 && withNodes {
 		n := opts.Nodes
 		if n == 0 {
 			n = 2
@@ -332,6 +337,9 @@ func New(opts Options) (*Cluster, error) {
 		return nil, err
 	}
 
+	if !withNodes {
+		return c, nil
+	}
 	for _, name := range names {
 		hv, err := opts.NewHypervisor(name)
 		if err != nil {
@@ -345,7 +353,7 @@ func New(opts Options) (*Cluster, error) {
 		no.Domain = opts.Domain
 		if opts.PodNetwork != nil && no.Domain.NetworkResolver == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			r, err := opts.PodNetwork.resolver(ctx, c, name)
+			r, err := opts.PodNetwork.resolver(ctx, c.store, name)
 			cancel()
 			if err != nil {
 				return nil, fmt.Errorf("node %s: %w", name, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/reconcile"
+	"github.com/virtkit/virtkit/store"
 )
 
 // Controller names of the DataVolume machinery.
@@ -130,22 +131,30 @@ func (c *Cluster) setUpNodeStorage(name string, no *node.Options) error {
 		return err
 	}
 	s.workers.Store(name, w)
+	useDataVolumes(no, c.opts.Store, s.classes(name), s.puller, c.opts.Storage.PullContainerDisks, c.opts.Storage.Secrets)
+	return nil
+}
+
+// useDataVolumes puts the DataVolume resolver (package cdi) in front of a
+// node agent's volume resolver, a DirResolver (the default), and makes it
+// the kernel resolver unless the agent has one; a caller's own volume
+// resolver is left alone. puller pulls containerDisks when pull is set.
+func useDataVolumes(no *node.Options, st store.Store, classes storage.Classes, puller *oci.Puller, pull bool, secrets oci.Secrets) {
 	base, ok := no.Domain.VolumeResolver.(*domain.DirResolver)
 	if no.Domain.VolumeResolver == nil {
 		base, ok = &domain.DirResolver{}, true
 	}
 	if !ok {
-		return nil // a caller's own resolver: left alone
+		return
 	}
-	r := &cdi.Resolver{Base: base, Node: name, Store: c.opts.Store, Classes: s.classes(name), Secrets: c.opts.Storage.Secrets}
-	if c.opts.Storage.PullContainerDisks {
-		r.Puller = s.puller
+	r := &cdi.Resolver{Base: base, Node: no.NodeName, Store: st, Classes: classes, Secrets: secrets}
+	if pull {
+		r.Puller = puller
 	}
 	no.Domain.VolumeResolver = r
 	if no.Domain.KernelResolver == nil {
 		no.Domain.KernelResolver = r
 	}
-	return nil
 }
 
 // vmsWithTemplates enqueues only VMs that have dataVolumeTemplates (a

@@ -22,9 +22,18 @@
 // store watch per kind for all of them, and the reads they do not modify
 // served from its indexes. Node agents keep their own watches.
 //
-// [NewNode] builds one host's node agent the way New builds each of its
-// hosts (store-backed events, guest-agent source), for a host that runs
-// apart from its control plane, as `virtkit node` does. [Cluster.Cordon],
+// The same code assembles a control plane spread over processes: what
+// `virtkit controller` and `virtkit node` run, which only parse their flags
+// into these options. [NewControlPlane] builds the control plane without
+// hosts (the store's setup, the controllers, their events), for a shared
+// store whose hosts run elsewhere. [NewNodeProcess] builds one host run on
+// its own: its node agent (through [NewNode], which New uses for each of
+// its hosts: store-backed events, guest-agent source), the retries of its
+// event writes, its DataVolume import worker, its pod network, a
+// simulated host's listener for migrations from other processes, and its
+// endpoint for the API server; [NodeProcess.Run] runs them and marks the
+// Node stopped when it ends. An embedded cluster and a multi-process one
+// differ only in their store and transports. [Cluster.Cordon],
 // [Cluster.Uncordon] and [Cluster.Drain] are node maintenance on the
 // cluster's clock, with its event recorder and default eviction strategy.
 //

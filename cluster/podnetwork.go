@@ -9,6 +9,7 @@ import (
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/network"
+	"github.com/virtkit/virtkit/store"
 )
 
 // PodNetwork turns on virtkit's pod network (package network) on every
@@ -26,6 +27,10 @@ type PodNetwork struct {
 	// interfaces get an IPv6 address there behind KubeVirt's fd10:0:2::2.
 	Range6      netip.Prefix
 	NodePrefix6 int
+	// Subnet and Subnet6, when set, are the node's subnets as they are,
+	// instead of subnets leased from Range and Range6 (a host run on its
+	// own, NewNodeProcess, given its subnet).
+	Subnet, Subnet6 netip.Prefix
 	// Host returns the host networker of a node (a *network.Host on a real
 	// node, whose pod bridge the cluster creates before the node starts);
 	// nil, or a nil result, only leases addresses. Simulated hosts then
@@ -44,7 +49,7 @@ type PodNetwork struct {
 }
 
 // resolver builds one node's network resolver, leasing the node's subnet.
-func (p *PodNetwork) resolver(ctx context.Context, c *Cluster, node string) (*network.Resolver, error) {
+func (p *PodNetwork) resolver(ctx context.Context, st store.Store, node string) (*network.Resolver, error) {
 	rng := p.Range
 	if !rng.IsValid() {
 		rng = netip.MustParsePrefix("10.244.0.0/16")
@@ -53,18 +58,26 @@ func (p *PodNetwork) resolver(ctx context.Context, c *Cluster, node string) (*ne
 	if bits == 0 {
 		bits = 24
 	}
-	ipam := &network.IPAM{Store: c.store}
-	sub, err := ipam.NodeSubnet(ctx, rng, bits, node)
-	if err != nil {
-		return nil, fmt.Errorf("pod network: %w", err)
+	ipam := &network.IPAM{Store: st}
+	sub, sub6 := p.Subnet.Masked(), p.Subnet6.Masked()
+	var err error
+	if !sub.IsValid() {
+		if bits < rng.Bits() || bits > rng.Addr().BitLen()-2 {
+			return nil, fmt.Errorf("pod network: NodePrefix %d: must be between Range's /%d and /%d", bits, rng.Bits(), rng.Addr().BitLen()-2)
+		}
+		if sub, err = ipam.NodeSubnet(ctx, rng.Masked(), bits, node); err != nil {
+			return nil, fmt.Errorf("pod network: %w", err)
+		}
 	}
-	var sub6 netip.Prefix
-	if p.Range6.IsValid() {
+	if !sub6.IsValid() && p.Range6.IsValid() {
+		if !p.Range6.Addr().Is6() {
+			return nil, fmt.Errorf("pod network: Range6 %s: not an IPv6 prefix", p.Range6)
+		}
 		bits6 := p.NodePrefix6
 		if bits6 == 0 {
 			bits6 = 64
 		}
-		if sub6, err = ipam.NodeSubnet(ctx, p.Range6, bits6, node); err != nil {
+		if sub6, err = ipam.NodeSubnet(ctx, p.Range6.Masked(), bits6, node); err != nil {
 			return nil, fmt.Errorf("pod network: Range6: %w", err)
 		}
 	}
@@ -73,7 +86,7 @@ func (p *PodNetwork) resolver(ctx context.Context, c *Cluster, node string) (*ne
 		host = p.Host(node)
 	}
 	r, err := network.NewResolver(network.ResolverOptions{
-		Store: c.store, Node: node, PodSubnet: sub, PodSubnet6: sub6, PodBridge: p.Bridge, Host: host, Fallback: p.Fallback, MTU: p.MTU,
+		Store: st, Node: node, PodSubnet: sub, PodSubnet6: sub6, PodBridge: p.Bridge, Host: host, Fallback: p.Fallback, MTU: p.MTU,
 	})
 	if err != nil {
 		return nil, err

@@ -113,7 +113,7 @@ func newAgentCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			if output == "json" {
-				enc := json.NewEncoder(jsonEscaper{out})
+				enc := json.NewEncoder(jsonEscaper{W: out})
 				enc.SetIndent("", "  ")
 				return enc.Encode(reply)
 			}

@@ -19,6 +19,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube"
 )
 
 // lastAppliedAnnotation holds the manifest apply last sent, as kubectl
@@ -93,16 +94,9 @@ func readManifests(stdin io.Reader, paths []string) ([]*unstructured.Unstructure
 	return out, nil
 }
 
-// namespaceOf is where an object goes: its own namespace, else the
-// command's (for namespaced kinds).
+// namespaceOf is kube.NamespaceOf.
 func namespaceOf(m *meta.RESTMapping, u *unstructured.Unstructured, fallback string) string {
-	if m.Scope.Name() != meta.RESTScopeNameNamespace {
-		return ""
-	}
-	if ns := u.GetNamespace(); ns != "" {
-		return ns
-	}
-	return fallback
+	return kube.NamespaceOf(m, u, fallback)
 }
 
 // runApplyAPI creates each object or updates the existing one's spec,
@@ -207,69 +201,6 @@ func withLastApplied(u *unstructured.Unstructured) (map[string]any, error) {
 	ann[lastAppliedAnnotation] = string(data)
 	out.SetAnnotations(ann)
 	return out.Object, nil
-}
-
-// deleteTarget is one object delete removes.
-type deleteTarget struct {
-	mapping   *meta.RESTMapping
-	namespace string
-	name      string
-}
-
-// runDeleteAPI deletes targets and reports each kubectl-style; NotFound
-// is an error, as with kubectl.
-func runDeleteAPI(ctx context.Context, c *apiClient, w, errw io.Writer, targets []deleteTarget, policy metav1.DeletionPropagation) error {
-	failed := false
-	for _, t := range targets {
-		err := c.resourceFor(t.mapping, t.namespace).Delete(ctx, t.name, metav1.DeleteOptions{PropagationPolicy: &policy})
-		if err != nil {
-			reportErr(errw, err)
-			failed = true
-			continue
-		}
-		fmt.Fprintf(w, "%s %q deleted\n", kindRef(t.mapping.GroupVersionKind.GroupKind()), esc(t.name))
-	}
-	if failed {
-		return errReported
-	}
-	return nil
-}
-
-// deleteAPICmd resolves delete's arguments (KIND NAME... or -f files).
-func deleteAPICmd(cmd *cobra.Command, kf *kubeFlags, args, files []string, policy metav1.DeletionPropagation) error {
-	c, err := kf.connect(cmd)
-	if err != nil {
-		return apiFail(cmd, err)
-	}
-	var targets []deleteTarget
-	switch {
-	case len(files) > 0 && len(args) > 0:
-		return apiFail(cmd, errors.New("give either -f or KIND NAME..., not both"))
-	case len(files) > 0:
-		objs, err := readManifests(cmd.InOrStdin(), files)
-		if err != nil {
-			return apiFail(cmd, err)
-		}
-		for _, u := range objs {
-			gvk := u.GroupVersionKind()
-			m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-			if err != nil {
-				return apiFail(cmd, err)
-			}
-			targets = append(targets, deleteTarget{mapping: m, namespace: namespaceOf(m, u, c.namespace), name: u.GetName()})
-		}
-	case len(args) >= 2:
-		m, err := c.mapping(args[0])
-		if err != nil {
-			return apiFail(cmd, err)
-		}
-		for _, name := range args[1:] {
-			targets = append(targets, deleteTarget{mapping: m, namespace: c.namespace, name: name})
-		}
-	default:
-		return apiFail(cmd, errors.New("give KIND NAME... or -f FILE"))
-	}
-	return apiFail(cmd, runDeleteAPI(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr(), targets, policy))
 }
 
 // applyAPICmd runs apply through the API.

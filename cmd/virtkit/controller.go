@@ -12,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
@@ -185,13 +184,16 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		// As KubeVirt's operator deploys them.
 		NoCommonInstancetypes: f.noCommonInstancetypes,
 	}
+	// The one assembly of a control plane: alone against a shared store
+	// (its node agents are `virtkit node` processes), or with --nodes
+	// simulated hosts in this process, as the embedded cluster runs.
+	var c *cluster.Cluster
 	if controllersOnly {
-		// cluster.New always builds node agents; this one is never started.
-		copts.NodeNames = []string{"unused-controller-only"}
+		c, err = cluster.NewControlPlane(copts)
 	} else {
 		copts.Nodes = f.nodes
+		c, err = cluster.New(copts)
 	}
-	c, err := cluster.New(copts)
 	if err != nil {
 		return err
 	}
@@ -243,14 +245,10 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 	work := func(ctx context.Context) error {
 		if !controllersOnly {
 			log.Info("single-process control plane running", "nodes", f.nodes)
-			return c.Start(ctx)
+		} else {
+			log.Info("controllers running")
 		}
-		log.Info("controllers running")
-		g, gctx := errgroup.WithContext(ctx)
-		for _, ctrl := range c.Controllers() {
-			g.Go(func() error { return ctrl.Start(gctx) })
-		}
-		return g.Wait()
+		return c.Start(ctx)
 	}
 	err = leader.Run(ctx, leader.Options{
 		Client:   st.Etcd,

@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	deletecmd "github.com/virtkit/virtkit/cmd/virtkit/internal/delete"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -39,29 +38,44 @@ default) deletes the object at once and its dependents after it, foreground
 deletes the dependents first, orphan leaves them (running) without the owner
 reference.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			policy, err := parseCascade(cascade)
-			if err != nil {
+			o := &deletecmd.Options{Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr(), Namespace: ns.namespace,
+				Files: files, Cascade: cascade, UseAPI: useAPI(cmd, &kf), Report: reportErr}
+			if !o.UseAPI {
+				if err := o.Complete(args); err != nil {
+					return err
+				}
+				if err := o.Validate(); err != nil {
+					return err
+				}
+				st, err := sf.openShared(cmd.Context(), nil)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				o.Store = st
+				return o.Run(cmd.Context())
+			}
+			if err := o.Complete(args); err != nil {
 				return err
 			}
-			if useAPI(cmd, &kf) {
-				return deleteAPICmd(cmd, &kf, args, files, policy)
+			c, err := kf.connect(cmd)
+			if err != nil {
+				return apiFail(cmd, err)
+			}
+			o.API, o.Namespace = c.kube(), c.namespace
+			if err := o.Validate(); err != nil {
+				return apiFail(cmd, err)
 			}
 			if len(files) > 0 {
-				return errors.New("-f: needs the API (a kubeconfig), not --store")
+				if o.Objects, err = readManifests(cmd.InOrStdin(), files); err != nil {
+					return apiFail(cmd, err)
+				}
 			}
-			if len(args) < 2 {
-				return fmt.Errorf("requires KIND and at least one NAME, received %d arg(s)", len(args))
+			err = o.Run(cmd.Context())
+			if errors.Is(err, deletecmd.ErrReported) {
+				return errReported
 			}
-			res, err := lookupResource(args[0])
-			if err != nil {
-				return err
-			}
-			st, err := sf.openShared(cmd.Context(), nil)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			return runDeleteWith(cmd.Context(), st, cmd.OutOrStdout(), res, ns.namespace, args[1:], store.DeleteOptions{PropagationPolicy: &policy})
+			return apiFail(cmd, err)
 		},
 	}
 	cmd.ValidArgsFunction = completeKindThenName(&kf, 0)
@@ -73,36 +87,23 @@ reference.`,
 	return cmd
 }
 
-// parseCascade maps --cascade to a propagation policy, as kubectl does
-// (including its deprecated true = background and false = orphan).
-func parseCascade(v string) (metav1.DeletionPropagation, error) {
-	switch strings.ToLower(v) {
-	case "background", "true":
-		return metav1.DeletePropagationBackground, nil
-	case "foreground":
-		return metav1.DeletePropagationForeground, nil
-	case "orphan", "false":
-		return metav1.DeletePropagationOrphan, nil
-	}
-	return "", fmt.Errorf("--cascade: %q: want background, foreground or orphan", v)
-}
+// parseCascade is deletecmd.ParseCascade.
+func parseCascade(v string) (metav1.DeletionPropagation, error) { return deletecmd.ParseCascade(v) }
 
+// runDelete deletes through the store as `virtkit delete --store` does,
+// with the store's default propagation.
 func runDelete(ctx context.Context, st store.Store, w io.Writer, res kindResource, namespace string, names []string) error {
-	return runDeleteWith(ctx, st, w, res, namespace, names, store.DeleteOptions{})
+	return runDeleteCascade(ctx, st, w, res, namespace, names, "")
 }
 
-func runDeleteWith(ctx context.Context, st store.Store, w io.Writer, res kindResource, namespace string, names []string, opts store.DeleteOptions) error {
-	if !res.namespaced {
-		namespace = ""
+// runDeleteCascade is runDelete with --cascade's value.
+func runDeleteCascade(ctx context.Context, st store.Store, w io.Writer, res kindResource, namespace string, names []string, cascade string) error {
+	o := &deletecmd.Options{Out: w, Namespace: namespace, Store: st, Cascade: cascade}
+	if err := o.Complete(append([]string{res.Names[0]}, names...)); err != nil {
+		return err
 	}
-	for _, name := range names {
-		obj := res.newObject()
-		obj.SetNamespace(namespace)
-		obj.SetName(name)
-		if err := st.Delete(ctx, obj, opts); err != nil {
-			return fmt.Errorf("%s %s: %w", res.kind, store.Key{Namespace: namespace, Name: name}, err)
-		}
-		fmt.Fprintf(w, "%s/%s deleted\n", strings.ToLower(res.kind), name)
+	if err := o.Validate(); err != nil {
+		return err
 	}
-	return nil
+	return o.Run(ctx)
 }

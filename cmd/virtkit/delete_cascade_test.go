@@ -45,10 +45,8 @@ func TestDeleteCascadeOrphanStore(t *testing.T) {
 	require.NoError(t, st.Create(t.Context(), vm))
 	res, err := lookupResource("vm")
 	require.NoError(t, err)
-	orphan, err := parseCascade("orphan")
-	require.NoError(t, err)
 	var out bytes.Buffer
-	require.NoError(t, runDeleteWith(t.Context(), st, &out, res, "default", []string{"vm1"}, store.DeleteOptions{PropagationPolicy: &orphan}))
+	require.NoError(t, runDeleteCascade(t.Context(), st, &out, res, "default", []string{"vm1"}, "orphan"))
 	assert.Equal(t, "virtualmachine/vm1 deleted\n", out.String())
 	got := &virtkit.VirtualMachine{}
 	require.NoError(t, st.Get(t.Context(), store.KeyOf(vm), got))

@@ -143,7 +143,7 @@ func (w *walk) dataVolumesStep(vm *virtkit.VirtualMachine) error {
 				switch dv.Status.Phase {
 				case virtkit.DataVolumeSucceeded:
 					var b strings.Builder
-					printDataVolumes(&b, []virtkit.DataVolume{*dv}, time.Now())
+					_ = printTable(&b, virtkit.KindDataVolume, []virtkit.Object{dv}, true, time.Now())
 					fmt.Fprint(w.out, "\n"+indent(b.String(), "    "))
 				case virtkit.DataVolumeFailed:
 					return fmt.Errorf("datavolume %s failed: %+v", key, dv.Status.Conditions)

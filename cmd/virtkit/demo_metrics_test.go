@@ -48,7 +48,7 @@ func TestDemoServesMetricsThatPassPromtool(t *testing.T) {
 			m = metricsURL.FindStringSubmatch(out.String())
 		}
 		if m != nil && midMigration == nil {
-			if body, err := get(m[1]); err == nil && bytes.Contains(body, []byte("kubevirt_vmi_migration_data_remaining_bytes{")) {
+			if body, err := httpGetBody(m[1]); err == nil && bytes.Contains(body, []byte("kubevirt_vmi_migration_data_remaining_bytes{")) {
 				midMigration = body
 			}
 		}
@@ -162,7 +162,7 @@ func TestServeDemoMetricsBadAddress(t *testing.T) {
 	require.ErrorContains(t, err, "invalid port")
 }
 
-func get(url string) ([]byte, error) {
+func httpGetBody(url string) ([]byte, error) {
 	resp, err := http.Get(url)
 	if err != nil {
 		return nil, err

@@ -345,7 +345,7 @@ func (w *walk) showNodes() {
 	var nodes virtkit.NodeList
 	if err := w.c.Store().List(w.ctx, &nodes, store.ListOptions{}); err == nil {
 		var b strings.Builder
-		printNodes(&b, nodes.Items, time.Now())
+		_ = printList(&b, virtkit.KindNode, &nodes, time.Now())
 		fmt.Fprint(w.out, "\n"+indent(b.String(), "    "))
 	}
 }
@@ -356,17 +356,17 @@ func (w *walk) showAll() {
 	var b strings.Builder
 	var vms virtkit.VirtualMachineList
 	if err := st.List(w.ctx, &vms, store.ListOptions{}); err == nil && len(vms.Items) > 0 {
-		printVMs(&b, vms.Items, now)
+		_ = printList(&b, virtkit.KindVirtualMachine, &vms, now)
 		b.WriteString("\n")
 	}
 	var vmis virtkit.VirtualMachineInstanceList
 	if err := st.List(w.ctx, &vmis, store.ListOptions{}); err == nil {
-		printVMIs(&b, vmis.Items, now)
+		_ = printList(&b, virtkit.KindVirtualMachineInstance, &vmis, now)
 	}
 	var rss virtkit.VirtualMachineInstanceReplicaSetList
 	if err := st.List(w.ctx, &rss, store.ListOptions{}); err == nil && len(rss.Items) > 0 {
 		b.WriteString("\n")
-		printReplicaSets(&b, rss.Items, now)
+		_ = printList(&b, virtkit.KindVirtualMachineInstanceReplicaSet, &rss, now)
 	}
 	fmt.Fprint(w.out, "\n"+indent(b.String(), "    "))
 }

@@ -38,6 +38,6 @@ func TestGetDataVolumes(t *testing.T) {
 		var out bytes.Buffer
 		require.NoError(t, runGet(t.Context(), st, &out, r, "", namespaceFlags{}, "", dv.CreationTimestamp.Add(90*time.Second)))
 		assert.Regexp(t, `(?m)^NAMESPACE\s+NAME\s+PHASE\s+PROGRESS\s+RESTARTS\s+AGE\n`+
-			`default\s+scratch\s+ImportInProgress\s+45\.20%\s+2\s+1m30s\n$`, out.String(), alias)
+			`default\s+scratch\s+ImportInProgress\s+45\.20%\s+2\s+90s\n$`, out.String(), alias)
 	}
 }

@@ -106,7 +106,11 @@ func TestApplyGetDelete(t *testing.T) {
 	assert.Equal(t, "vm1", objs[0].GetName())
 	table := get("vm1", namespaceFlags{namespace: "default"}, "table")
 	assert.Contains(t, table, "vm1")
-	assert.Contains(t, table, "default")
+	assert.Equal(t, []string{"NAME", "AGE", "STATUS", "READY"}, strings.Fields(strings.SplitN(table, "\n", 2)[0]),
+		"KubeVirt's columns, no NAMESPACE without -A, as kubectl prints them")
+	all := get("", namespaceFlags{namespace: "default", allNamespaces: true}, "table")
+	assert.Equal(t, []string{"NAMESPACE", "NAME", "AGE", "STATUS", "READY"}, strings.Fields(strings.SplitN(all, "\n", 2)[0]))
+	assert.Contains(t, all, "other")
 
 	var out bytes.Buffer
 	err = runGet(t.Context(), st, &out, vms, "missing", namespaceFlags{namespace: "default"}, "json", time.Now())
@@ -127,10 +131,16 @@ func TestLookupResource(t *testing.T) {
 		{"nodes", virtkit.KindNode},
 		{"replicasets", virtkit.KindVirtualMachineInstanceReplicaSet},
 		{"vmirs", virtkit.KindVirtualMachineInstanceReplicaSet},
+		{"no", virtkit.KindNode},
+		// Every kind of the kind table, by its names (virtkit.NamesOf).
+		{"kv", virtkit.KindKubeVirt},
+		{"vmsnapshot", virtkit.KindVirtualMachineSnapshot},
+		{"migrationpolicies", virtkit.KindMigrationPolicy},
+		{"DataVolume", virtkit.KindDataVolume},
 	} {
 		r, err := lookupResource(tc.typed)
 		require.NoError(t, err, tc.typed)
-		assert.Equal(t, tc.kind, r.kind, tc.typed)
+		assert.Equal(t, tc.kind, r.Kind, tc.typed)
 	}
 	_, err := lookupResource("pods")
 	require.ErrorIs(t, err, errUnknownResource)

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +20,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube"
 )
 
 // errNoKubeconfig: a command that only speaks the API found no kubeconfig.
@@ -130,49 +130,21 @@ func (k *kubeFlags) connect(cmd *cobra.Command) (*apiClient, error) {
 	return &apiClient{config: cfg, dynamic: dyn, mapper: mapper, discovery: cached, rest: rc, namespace: ns}, nil
 }
 
-// mapping resolves what the user typed (vm, vms, virtualmachines,
-// virtualmachines.kubevirt.io) through the server's discovery.
-func (c *apiClient) mapping(typed string) (*meta.RESTMapping, error) {
-	gvr, gr := schema.ParseResourceArg(strings.ToLower(typed))
-	var in schema.GroupVersionResource
-	if gvr != nil {
-		in = *gvr
-	} else {
-		in = gr.WithVersion("")
-	}
-	full, err := c.mapper.ResourceFor(in)
-	if err != nil {
-		if meta.IsNoMatchError(err) {
-			return nil, fmt.Errorf("the server doesn't have a resource type %q", typed)
-		}
-		return nil, err
-	}
-	gvk, err := c.mapper.KindFor(full)
-	if err != nil {
-		return nil, err
-	}
-	return c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+// kube is the connection as package kube's verbs take it.
+func (c *apiClient) kube() *kube.Client {
+	return &kube.Client{Dynamic: c.dynamic, Mapper: c.mapper, REST: c.rest, Namespace: c.namespace}
 }
 
-// resourceFor is the dynamic client of a mapping in namespace (ignored for
-// cluster-scoped kinds; "" lists every namespace).
+// mapping resolves what the user typed (kube.Client.Mapping).
+func (c *apiClient) mapping(typed string) (*meta.RESTMapping, error) { return c.kube().Mapping(typed) }
+
+// resourceFor is the dynamic client of a mapping (kube.Client.ResourceFor).
 func (c *apiClient) resourceFor(m *meta.RESTMapping, namespace string) dynamic.ResourceInterface {
-	r := c.dynamic.Resource(m.Resource)
-	if m.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
-		return r.Namespace(namespace)
-	}
-	return r
+	return c.kube().ResourceFor(m, namespace)
 }
 
-// kindRef is how kubectl names an object in its messages:
-// virtualmachine.kubevirt.io/NAME, or kind/NAME for the core group.
-func kindRef(gk schema.GroupKind) string {
-	k := strings.ToLower(gk.Kind)
-	if gk.Group == "" {
-		return k
-	}
-	return k + "." + gk.Group
-}
+// kindRef is kube.KindRef.
+func kindRef(gk schema.GroupKind) string { return kube.KindRef(gk) }
 
 // errReported: the command has printed its errors kubectl-style already.
 var errReported = exitError{code: 1}
@@ -236,17 +208,5 @@ func apiFail(cmd *cobra.Command, err error) error {
 	return errReported
 }
 
-// doRaw runs a raw request and returns its body; an error reply that
-// carries a metav1.Status comes back as that status, whatever content type
-// the server labelled it with.
-func doRaw(ctx context.Context, req *rest.Request) ([]byte, error) {
-	raw, err := req.Do(ctx).Raw()
-	if err == nil {
-		return raw, nil
-	}
-	var st metav1.Status
-	if len(raw) > 0 && json.Unmarshal(raw, &st) == nil && st.Kind == "Status" && st.Reason != "" {
-		return nil, &apierrors.StatusError{ErrStatus: st}
-	}
-	return nil, err
-}
+// doRaw is kube.DoRaw.
+func doRaw(ctx context.Context, req *rest.Request) ([]byte, error) { return kube.DoRaw(ctx, req) }

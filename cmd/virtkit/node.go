@@ -211,65 +211,56 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		return err
 	}
 	defer closeHV()
-	if f.hypervisor == "sim" {
-		var stopListener func()
-		if migOpts, stopListener, err = startSimMigration(ctx, hv, migOpts, log); err != nil {
-			return err
-		}
-		defer stopListener()
-	}
 	var wd node.Watchdog
 	if f.watchdog && f.hypervisor == "sim" {
 		wd, _ = hv.(node.Watchdog)
 	}
-
-	opts := node.Options{
-		NodeName:   f.name,
-		Store:      st,
-		Hypervisor: hv,
-		Domain: domain.Options{Type: f.domainType, RuntimeDir: f.runtimeDir,
-			HostPaths: domain.HostPathPolicy{Allow: f.allowHostPaths}},
-		HeartbeatInterval: f.heartbeatInterval,
-		FenceTimeout:      f.fenceTimeout,
-		Watchdog:          wd,
-		StatusInterval:    f.statusInterval,
-		Workers:           f.workers,
-		Migration:         migOpts,
-		Logger:            base,
-	}
-	// The agent's and the import worker's events, with retries of the
-	// writes the store missed.
-	evCtx, stopEvents := context.WithCancel(ctx)
-	rec, waitEvents, err := startNodeEvents(evCtx, st, f.name, log)
-	if err != nil {
-		stopEvents()
-		return err
-	}
-	defer func() { stopEvents(); waitEvents() }()
-	opts.Events = rec
-	importCtrl, err := f.storage.setUp(f.name, st, rec, log, &opts)
+	storage, err := f.storage.options(log)
 	if err != nil {
 		return err
 	}
-	netCtx, stopNet := context.WithCancel(ctx)
-	waitNet, err := f.network.setUp(netCtx, f.name, f.hypervisor, st, log, &opts)
-	if err != nil {
-		stopNet()
-		return err
-	}
-	defer func() { stopNet(); waitNet() }()
-	// The one assembly of a node agent, as the embedded cluster builds its
-	// hosts: the guest-agent source.
-	agent, err := cluster.NewNode(cluster.NodeOptions{Agent: opts, GuestAgent: node.GuestAgentSourceOptions{Logger: log}})
+	podNetwork, err := f.network.options(f.name, f.hypervisor, log)
 	if err != nil {
 		return err
 	}
-	go runImporter(ctx, importCtrl, log)
-	stopEndpoint, err := f.endpoint.start(ctx, f.name, agent, log)
+	endpoint, err := f.endpoint.endpoint(ctx, f.name)
 	if err != nil {
 		return err
 	}
-	defer stopEndpoint()
+	// The one assembly of a node process (cluster.NewNodeProcess): the
+	// agent's event recorder and its retries, the import worker, the pod
+	// network, the simulated host's migration listener, the endpoint.
+	proc, err := cluster.NewNodeProcess(ctx, cluster.NodeProcessOptions{
+		Node: cluster.NodeOptions{
+			Agent: node.Options{
+				NodeName:   f.name,
+				Store:      st,
+				Hypervisor: hv,
+				Domain: domain.Options{Type: f.domainType, RuntimeDir: f.runtimeDir,
+					HostPaths: domain.HostPathPolicy{Allow: f.allowHostPaths}},
+				HeartbeatInterval: f.heartbeatInterval,
+				FenceTimeout:      f.fenceTimeout,
+				Watchdog:          wd,
+				StatusInterval:    f.statusInterval,
+				Workers:           f.workers,
+				Migration:         migOpts,
+				Logger:            base,
+			},
+			GuestAgent: node.GuestAgentSourceOptions{Logger: log},
+		},
+		Storage:            storage,
+		PodNetwork:         podNetwork,
+		Endpoint:           endpoint,
+		MarkStoppedTimeout: markStoppedTimeout,
+	})
+	if err != nil {
+		if endpoint != nil {
+			_ = endpoint.Listener.Close()
+		}
+		return f.storage.explain(err)
+	}
+	defer proc.Close()
+	agent := proc.Agent()
 	if f.metricsAddr != "" {
 		reg := prometheus.NewRegistry()
 		if err := wire.RegisterNode(reg, st, agent, hv, metrics.Options{}); err != nil {
@@ -291,18 +282,7 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 	if wd == nil && f.fenceTimeout >= 0 {
 		log.Warn("no host watchdog: the guests of a frozen or killed node agent keep running; only a live agent fences them")
 	}
-	runErr := agent.Start(ctx)
-	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markStoppedTimeout)
-	defer cancel()
-	if err := agent.MarkStopped(mctx); err != nil {
-		log.Warn("marking the node stopped", "err", err)
-	} else {
-		log.Info("node agent stopped; Node marked not ready")
-	}
-	if ctx.Err() != nil {
-		return nil // asked to stop
-	}
-	return runErr
+	return proc.Run(ctx)
 }
 
 func (f *nodeFlags) openHypervisor(ctx context.Context, log *slog.Logger) (hypervisor.Hypervisor, func(), error) {

@@ -39,14 +39,18 @@ func (f *endpointFlags) register(cmd *cobra.Command) {
 		"CIDRs a port-forward may dial at addresses the VMI's status lists although the node did not assign them (guest-agent reports), loopback and link-local included; by default only addresses the node's network assigned")
 }
 
-// start serves the endpoint of agent until ctx ends; without
-// --endpoint-addr it does nothing.
-func (f *endpointFlags) start(ctx context.Context, name string, agent *node.Agent, log *slog.Logger) (stop func(), err error) {
+// endpoint opens the node endpoint's listener and TLS configuration from
+// the flags; nil without --endpoint-addr.
+func (f *endpointFlags) endpoint(ctx context.Context, name string) (*cluster.NodeEndpoint, error) {
 	if f.addr == "" {
 		if f.certDir != "" || f.host != "" {
 			return nil, errors.New("--endpoint-cert-dir, --endpoint-host: need --endpoint-addr")
 		}
-		return func() {}, nil
+		return nil, nil
+	}
+	allowed, err := parsePrefixes("--portforward-allowed-networks", f.allowedDialing)
+	if err != nil {
+		return nil, err
 	}
 	dir := f.certDir
 	if dir == "" {
@@ -74,13 +78,8 @@ func (f *endpointFlags) start(ctx context.Context, name string, agent *node.Agen
 		_ = ln.Close()
 		return nil, fmt.Errorf("--endpoint-cert-dir %s: %w", dir, err)
 	}
-	url := "https://" + net.JoinHostPort(host, port)
-	allowed, err := parsePrefixes("--portforward-allowed-networks", f.allowedDialing)
-	if err != nil {
-		_ = ln.Close()
-		return nil, err
-	}
-	return serveEndpoint(ctx, agent.Endpoint(node.EndpointOptions{AllowedNetworks: allowed}), ln, cfg, url, log), nil
+	return &cluster.NodeEndpoint{Listener: ln, TLS: cfg, URL: "https://" + net.JoinHostPort(host, port),
+		Options: node.EndpointOptions{AllowedNetworks: allowed}}, nil
 }
 
 // serveEndpoint serves ep on ln until ctx ends or stop is called.

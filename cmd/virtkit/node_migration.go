@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 
 	"github.com/spf13/cobra"
 
-	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
 )
@@ -36,7 +33,8 @@ func (m *migrationFlags) register(cmd *cobra.Command) {
 
 // options returns the agent's migration options for the hypervisor kind,
 // with Unsupported set when the node cannot take part in migrations. For
-// sim the URIs are the listener's; startSim fills in the real ones.
+// sim the URIs are where the node process listens (cluster.NewNodeProcess
+// publishes the addresses it really listens on).
 func (m *migrationFlags) options(hypervisorKind string) (node.MigrationOptions, error) {
 	if hypervisorKind != "libvirt" {
 		for _, f := range []struct{ name, v string }{{"--migration-uri", m.uri}, {"--migration-data-uri", m.dataURI}} {
@@ -68,42 +66,4 @@ func (m *migrationFlags) options(hypervisorKind string) (node.MigrationOptions, 
 		return node.MigrationOptions{Unsupported: "started without --migration-uri: other nodes cannot reach this host's libvirtd"}, nil
 	}
 	return node.MigrationOptions{URI: m.uri, DataURI: m.dataURI}, nil
-}
-
-// startSim starts the simulated host's migration listener on the data
-// URI (else the URI) of mo and returns mo with the addresses it really
-// listens on. stop ends the listener and waits for it.
-func startSimMigration(ctx context.Context, hv hypervisor.Hypervisor, mo node.MigrationOptions, log *slog.Logger) (node.MigrationOptions, func(), error) {
-	var h *sim.Host
-	switch v := hv.(type) {
-	case *sim.Host:
-		h = v
-	case *sim.Persistent:
-		h = v.Unwrap()
-	default:
-		return mo, nil, fmt.Errorf("migration listener: %T is not a simulated host", hv)
-	}
-	flag, listen := "--migration-uri", mo.URI
-	if mo.DataURI != "" {
-		flag, listen = "--migration-data-uri", mo.DataURI
-	}
-	l, err := sim.ListenMigration(ctx, h, listen, sim.ListenOptions{Logger: log})
-	if err != nil {
-		return mo, nil, fmt.Errorf("%s %s: %w", flag, listen, err)
-	}
-	if mo.DataURI != "" {
-		mo.DataURI = l.URI()
-	} else {
-		mo.URI = l.URI()
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := l.Serve(sctx); err != nil {
-			log.Error("migration listener stopped", "err", err)
-		}
-	}()
-	log.Info("listening for incoming migrations", "address", l.URI())
-	return mo, func() { cancel(); <-done }, nil
 }

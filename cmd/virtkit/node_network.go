@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -10,9 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/network"
-	"github.com/virtkit/virtkit/node"
-	"github.com/virtkit/virtkit/store"
 )
 
 // nodeNetworkFlags configure a node's pod network (package network).
@@ -68,27 +66,26 @@ func (n *nodeNetworkFlags) register(cmd *cobra.Command) {
 var podFlagNames = []string{"pod-range", "pod-node-prefix", "pod-subnet", "pod-range6", "pod-node-prefix6", "pod-subnet6", "pod-bridge", "pod-mtu",
 	"pod-network-state-dir", "pod-nft-table", "pod-lease-collect-interval"}
 
-// setUp builds the node's network resolver into opts and starts the lease
-// collector; the returned function waits for the collector after ctx ends.
-// The host side (bridge, NAT, DHCP) stays when the agent exits: its guests
-// keep running, and the next agent adopts them.
-func (n *nodeNetworkFlags) setUp(ctx context.Context, nodeName, hv string, st store.Store, log *slog.Logger, opts *node.Options) (func(), error) {
+// options parses the pod network flags into the node process's pod
+// network; nil without --pod-network. A libvirt node builds the host side
+// (bridge, NAT, DHCP), which stays when the agent exits: its guests keep
+// running, and the next agent adopts them.
+func (n *nodeNetworkFlags) options(nodeName, hv string, log *slog.Logger) (*cluster.PodNetwork, error) {
 	if !n.enabled {
 		for _, name := range podFlagNames {
 			if n.cmd != nil && n.cmd.Flags().Changed(name) {
 				return nil, fmt.Errorf("--%s: needs --pod-network", name)
 			}
 		}
-		return func() {}, nil
+		return nil, nil
 	}
-	ipam := &network.IPAM{Store: st}
-	var sub netip.Prefix
+	p := &cluster.PodNetwork{NodePrefix: n.nodePrefix, NodePrefix6: n.prefix6, Bridge: n.bridge, MTU: n.mtu, CollectInterval: n.collect}
 	if n.subnet != "" {
-		p, err := netip.ParsePrefix(n.subnet)
+		sub, err := netip.ParsePrefix(n.subnet)
 		if err != nil {
 			return nil, fmt.Errorf("--pod-subnet %q: %w", n.subnet, err)
 		}
-		sub = p.Masked()
+		p.Subnet = sub.Masked()
 	} else {
 		rng, err := netip.ParsePrefix(n.podRange)
 		if err != nil {
@@ -97,31 +94,25 @@ func (n *nodeNetworkFlags) setUp(ctx context.Context, nodeName, hv string, st st
 		if n.nodePrefix < rng.Bits() || n.nodePrefix > rng.Addr().BitLen()-2 {
 			return nil, fmt.Errorf("--pod-node-prefix %d: must be between --pod-range's /%d and /%d", n.nodePrefix, rng.Bits(), rng.Addr().BitLen()-2)
 		}
-		if sub, err = ipam.NodeSubnet(ctx, rng.Masked(), n.nodePrefix, nodeName); err != nil {
-			return nil, fmt.Errorf("--pod-range: %w", err)
-		}
+		p.Range = rng.Masked()
 	}
-	var sub6 netip.Prefix
 	switch {
 	case n.subnet6 != "":
-		p, err := netip.ParsePrefix(n.subnet6)
+		sub6, err := netip.ParsePrefix(n.subnet6)
 		if err != nil {
 			return nil, fmt.Errorf("--pod-subnet6 %q: %w", n.subnet6, err)
 		}
-		sub6 = p.Masked()
+		p.Subnet6 = sub6.Masked()
 	case n.range6 != "":
 		rng, err := netip.ParsePrefix(n.range6)
 		if err != nil || !rng.Addr().Is6() {
 			return nil, fmt.Errorf("--pod-range6 %q: not an IPv6 prefix", n.range6)
 		}
-		if sub6, err = ipam.NodeSubnet(ctx, rng.Masked(), n.prefix6, nodeName); err != nil {
-			return nil, fmt.Errorf("--pod-range6: %w", err)
-		}
+		p.Range6 = rng.Masked()
 	}
 	if n.collect <= 0 {
 		return nil, fmt.Errorf("--pod-lease-collect-interval: %v is not positive", n.collect)
 	}
-	var host network.HostNetworker
 	if hv == "libvirt" {
 		dir := n.stateDir
 		if dir == "" {
@@ -129,21 +120,9 @@ func (n *nodeNetworkFlags) setUp(ctx context.Context, nodeName, hv string, st st
 			// each other's DHCP servers.
 			dir = filepath.Join("/run/virtkit/network", nodeName)
 		}
-		host = network.NewHost(network.HostOptions{StateDir: dir, Table: n.table, Logger: log})
+		host := network.NewHost(network.HostOptions{StateDir: dir, Table: n.table, Logger: log})
+		p.Host = func(string) network.HostNetworker { return host }
 	}
-	r, err := network.NewResolver(network.ResolverOptions{Store: st, Node: nodeName, PodSubnet: sub, PodSubnet6: sub6, PodBridge: n.bridge, Host: host, MTU: n.mtu})
-	if err != nil {
-		return nil, fmt.Errorf("--pod-network: %w", err)
-	}
-	if err := r.SetUp(ctx); err != nil {
-		return nil, fmt.Errorf("--pod-network: %w", err)
-	}
-	opts.Domain.NetworkResolver = r
-	log.Info("pod network", "subnet", sub, "subnet6", sub6, "bridge", n.bridge, "host", host != nil)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ipam.RunCollector(ctx, network.CollectorOptions{Interval: n.collect, Logger: log})
-	}()
-	return func() { <-done }, nil
+	log.Info("pod network", "subnet", p.Subnet, "range", p.Range, "subnet6", p.Subnet6, "range6", p.Range6, "bridge", n.bridge, "host", p.Host != nil)
+	return p, nil
 }

@@ -1,23 +1,16 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/virtkit/virtkit/cdi"
 	"github.com/virtkit/virtkit/cdi/importer"
 	"github.com/virtkit/virtkit/cdi/oci"
-	"github.com/virtkit/virtkit/cdi/storage"
+	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/domain"
-	"github.com/virtkit/virtkit/events"
-	"github.com/virtkit/virtkit/node"
-	"github.com/virtkit/virtkit/reconcile"
-	"github.com/virtkit/virtkit/store"
 )
 
 // nodeStorageFlags configure a node's DataVolume import worker and
@@ -62,60 +55,30 @@ func (s *nodeStorageFlags) qemuImg(log *slog.Logger) (importer.QemuImg, error) {
 	return importer.QemuImg{}, fmt.Errorf("--qemu-img-sandbox: %q is not bwrap or none", s.qemuImgSandbox)
 }
 
-// setUp builds the node's import worker (a controller to run next to the
-// agent) and puts the DataVolume resolver in front of the agent's volume
-// resolver.
-func (s *nodeStorageFlags) setUp(nodeName string, st store.Store, rec events.EventRecorder, log *slog.Logger, opts *node.Options) (*reconcile.Controller, error) {
-	dir := s.dir
-	if dir == "" {
-		dir = domain.DefaultWorkDir
-	}
-	classes := storage.Classes{List: []storage.Class{storage.Local{Dir: func(string) string { return dir }}}}
-	if s.sharedDir != "" {
-		classes.List = append(classes.List, storage.SharedDir{Dir: s.sharedDir})
-	}
+// options parses the storage flags into the node process's storage
+// options.
+func (s *nodeStorageFlags) options(log *slog.Logger) (cluster.NodeStorageOptions, error) {
 	allowed, err := parsePrefixes("--import-allowed-networks", s.allowedNetworks)
 	if err != nil {
-		return nil, err
-	}
-	puller, err := oci.New(oci.Options{CacheDir: filepath.Join(dir, "oci"), AllowedNetworks: allowed, Logger: log})
-	if err != nil {
-		return nil, err
+		return cluster.NodeStorageOptions{}, err
 	}
 	qi, err := s.qemuImg(log)
 	if err != nil {
-		return nil, err
+		return cluster.NodeStorageOptions{}, err
 	}
-	im, err := importer.New(importer.Options{ScratchDir: filepath.Join(dir, "scratch"), Puller: puller, AllowedNetworks: allowed,
-		QemuImg: qi, Logger: log})
-	if errors.Is(err, importer.ErrNoSandbox) {
-		return nil, fmt.Errorf("--qemu-img-sandbox %s: %w (install bubblewrap, or pass --qemu-img-sandbox none --allow-unconfined-qemu-img)", s.qemuImgSandbox, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	w, err := importer.NewWorker(importer.WorkerOptions{NodeName: nodeName, Store: st, Importer: im, Classes: classes, Logger: log, Events: rec})
-	if err != nil {
-		return nil, err
-	}
-	ctrl, err := reconcile.New(st, w, reconcile.Options{Name: "importer", Logger: log}, w.Watches()...)
-	if err != nil {
-		return nil, err
-	}
-	r := &cdi.Resolver{Base: &domain.DirResolver{Dir: dir, Create: s.pullContainerDisks}, Node: nodeName, Store: st, Classes: classes}
-	if s.pullContainerDisks {
-		r.Puller = puller
-	}
+	o := cluster.NodeStorageOptions{Dir: s.dir, SharedDir: s.sharedDir, PullContainerDisks: s.pullContainerDisks,
+		AllowedNetworks: allowed, QemuImg: qi}
 	if s.secretsDir != "" {
-		r.Secrets = oci.SecretDir(s.secretsDir)
+		o.Secrets = oci.SecretDir(s.secretsDir)
 	}
-	opts.Domain.VolumeResolver = r
-	return ctrl, nil
+	return o, nil
 }
 
-// runImporter runs the import worker until ctx ends.
-func runImporter(ctx context.Context, ctrl *reconcile.Controller, log *slog.Logger) {
-	if err := ctrl.Start(ctx); err != nil && ctx.Err() == nil {
-		log.Error("import worker stopped", "err", err)
+// explain adds the way out to the node process's error when qemu-img
+// cannot be confined.
+func (s *nodeStorageFlags) explain(err error) error {
+	if errors.Is(err, importer.ErrNoSandbox) {
+		return fmt.Errorf("--qemu-img-sandbox %s: %w (install bubblewrap, or pass --qemu-img-sandbox none --allow-unconfined-qemu-img)", s.qemuImgSandbox, err)
 	}
+	return err
 }

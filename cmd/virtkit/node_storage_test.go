@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit/cdi/importer"
+	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
@@ -60,12 +61,21 @@ func TestNodeStorageWithoutBwrap(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	s := &nodeStorageFlags{dir: t.TempDir(), qemuImgSandbox: string(importer.SandboxBwrap)}
 	log := slog.New(slog.DiscardHandler)
-	_, err := s.setUp("n1", store.NewMemory(), nil, log, &node.Options{})
+	build := func() error {
+		o, err := s.options(log)
+		require.NoError(t, err)
+		p, err := cluster.NewNodeProcess(t.Context(), cluster.NodeProcessOptions{Storage: o,
+			Node: cluster.NodeOptions{Agent: node.Options{NodeName: "n1", Store: store.NewMemory()}}})
+		if err == nil {
+			p.Close()
+		}
+		return s.explain(err)
+	}
+	err := build()
 	require.ErrorIs(t, err, importer.ErrNoSandbox)
 	assert.ErrorContains(t, err, "--qemu-img-sandbox bwrap")
 	assert.ErrorContains(t, err, "install bubblewrap")
 
 	s.qemuImgSandbox, s.allowUnconfined = string(importer.SandboxNone), true
-	_, err = s.setUp("n1", store.NewMemory(), nil, log, &node.Options{})
-	require.NoError(t, err)
+	require.NoError(t, build())
 }

@@ -115,7 +115,7 @@ func printFindings(w io.Writer, output string, findings []validateFinding) error
 		if findings == nil {
 			findings = []validateFinding{}
 		}
-		enc := json.NewEncoder(jsonEscaper{w})
+		enc := json.NewEncoder(jsonEscaper{W: w})
 		enc.SetIndent("", "  ")
 		return enc.Encode(findings)
 	}
