@@ -59,8 +59,9 @@
 // ([ClientCertAuthenticator]: the common name is the user, the
 // organizations its groups) or a bearer token from a file in
 // kube-apiserver's static token format ([LoadTokenFile]). Anonymous
-// requests are refused with Unauthorized, the health checks (/healthz,
-// /readyz, /livez) included. Authorization is RBAC ([GenericOptions].Authorizer, by default
+// requests are refused with Unauthorized, except a GET of the health
+// checks (/healthz, /readyz, /livez) and /version, which system:anonymous
+// may read as on kube-apiserver (system:public-info-viewer). Authorization is RBAC ([GenericOptions].Authorizer, by default
 // the bootstrap policy of package rbac, which also reads virtkit's
 // simpler rules by user or group and namespace); members of [AdminGroup]
 // may do everything, anyone else only what a role grants — a user granted

@@ -60,8 +60,9 @@ type GenericOptions struct {
 	// validation (KubeVirt's mutating webhooks' role).
 	Defaults virtkit.DefaultOptions
 	// Authenticator identifies the client of a request (client
-	// certificates, bearer tokens); nil refuses every request but the
-	// health checks with 401 Unauthorized.
+	// certificates, bearer tokens); nil refuses every request with 401
+	// Unauthorized but a GET of the health checks and /version, which
+	// anyone may read (as system:anonymous).
 	Authenticator Authenticator
 	// Authorizer decides requests the members of AdminGroup do not make;
 	// nil is the RBAC authorizer of rbac.Bootstrap(). When it also

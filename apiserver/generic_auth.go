@@ -30,11 +30,35 @@ type requestAuthenticator struct {
 
 var _ authenticator.Request = requestAuthenticator{}
 
+// publicInfoPaths are the paths a request without credentials may read,
+// as kube-apiserver's anonymous authentication restricted to them allows:
+// the health checks and the version, which RBAC's
+// system:public-info-viewer grants to system:unauthenticated.
+var publicInfoPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true, "/version/": true}
+
+// anonymousResponse is the identity of a request without credentials to
+// one of publicInfoPaths.
+func anonymousResponse() *authenticator.Response {
+	return &authenticator.Response{User: &user.DefaultInfo{Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}}
+}
+
 // AuthenticateRequest implements authenticator.Request: an Authenticator
-// that finds no credentials of its kind leaves the request anonymous
-// (refused with 401 Unauthorized), one that finds bad credentials fails
-// it.
+// that finds no credentials of its kind leaves the request anonymous,
+// refused with 401 Unauthorized except for a GET or HEAD of one of
+// publicInfoPaths, which is authorized as system:anonymous (group
+// system:unauthenticated); one that finds bad credentials fails it.
 func (a requestAuthenticator) AuthenticateRequest(r *http.Request) (*authenticator.Response, bool, error) {
+	resp, ok, err := a.authenticate(r)
+	if err != nil || ok {
+		return resp, ok, err
+	}
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && publicInfoPaths[r.URL.Path] {
+		return anonymousResponse(), true, nil
+	}
+	return nil, false, nil
+}
+
+func (a requestAuthenticator) authenticate(r *http.Request) (*authenticator.Response, bool, error) {
 	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && a.loopbackToken != "" &&
 		strings.TrimSpace(tok) == a.loopbackToken {
 		return &authenticator.Response{User: &user.DefaultInfo{Name: LoopbackUser, Groups: []string{AdminGroup}}}, true, nil

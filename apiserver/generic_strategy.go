@@ -42,8 +42,19 @@ var (
 
 func (s kindStrategy) NamespaceScoped() bool { return s.kind.namespaced }
 
-// PrepareForCreate starts the object at generation 1.
+// PrepareForCreate starts the object at generation 1 and, for a kind with
+// a status subresource, without the status a client sent: as the
+// apiextensions server does for a custom resource whose CRD enables the
+// status subresource, a create writes no status. (KubeVirt's
+// VirtualMachineInstance has no status subresource; its mutating webhook
+// sets the phase of a new VMI to Pending, so a client cannot choose where
+// or in what phase a VMI starts there either.) A Node keeps its status: the
+// node agent registers its Node with it, as the kubelet does.
 func (s kindStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	if s.kind.hasStatus && s.kind.gvk.Kind != virtkit.KindNode {
+		st := reflect.ValueOf(obj).Elem().FieldByName("Status")
+		st.Set(reflect.Zero(st.Type()))
+	}
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetGeneration(1)
 	}

@@ -28,19 +28,43 @@ func decodeStatus(t *testing.T, body io.Reader) metav1.Status {
 	return st
 }
 
-// Anonymous requests get Unauthorized, the health checks included (the
-// generic server library authenticates every path); a request without TLS
-// is not served.
+// Anonymous requests get Unauthorized, except a GET of the health checks
+// and the version, which answer as kube-apiserver's do for
+// system:unauthenticated (system:public-info-viewer); a request without
+// TLS is not served.
 func TestAnonymous(t *testing.T) {
 	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	c := ts.anonymous(t)
-	for _, p := range []string{"/healthz", "/readyz", "/livez", "/apis", "/version", "/apis/kubevirt.io/v1/namespaces/default/virtualmachines"} {
+	for _, p := range []string{"/healthz", "/readyz", "/livez", "/version"} {
 		resp, err := c.Get(ts.URL + p)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", p, body)
+		if p == "/version" {
+			assert.Contains(t, string(body), `"gitVersion"`)
+		} else {
+			assert.Equal(t, "ok", string(body), p)
+		}
+	}
+	for _, r := range []struct{ method, path string }{
+		{http.MethodGet, "/apis"},
+		{http.MethodGet, "/api/v1/namespaces"},
+		{http.MethodGet, "/healthz/ping"},
+		{http.MethodGet, "/openapi/v2"},
+		{http.MethodGet, "/apis/kubevirt.io/v1/namespaces/default/virtualmachines"},
+		{http.MethodPost, "/healthz"},
+		{http.MethodPost, "/apis/kubevirt.io/v1/namespaces/default/virtualmachines"},
+	} {
+		req, err := http.NewRequest(r.method, ts.URL+r.path, strings.NewReader("{}"))
+		require.NoError(t, err)
+		resp, err := c.Do(req)
 		require.NoError(t, err)
 		st := decodeStatus(t, resp.Body)
 		resp.Body.Close()
-		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, p)
-		assert.Equal(t, metav1.StatusReasonUnauthorized, st.Reason, p)
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, r)
+		assert.Equal(t, metav1.StatusReasonUnauthorized, st.Reason, r)
 	}
 	resp, err := http.Get(strings.Replace(ts.URL, "https://", "http://", 1) + "/healthz")
 	if err == nil {

@@ -3,10 +3,12 @@ package kubestorage_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/storage"
 
 	"github.com/virtkit/virtkit"
@@ -130,6 +132,41 @@ func BenchmarkWatch(b *testing.B) {
 					<-ch
 				}
 				cancel()
+			}
+		})
+	}
+}
+
+// BenchmarkGuaranteedUpdate changes one label of an object among n per
+// iteration, through the storage (as registry.Store's Update does: a
+// tryUpdate on the current object) and through store.Store.
+func BenchmarkGuaranteedUpdate(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range benchSizes {
+		m := filledMemory(b, n)
+		s := vmStorage(b, m)
+		b.Run(fmt.Sprintf("kubestorage/n=%d", n), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				key := fmt.Sprintf("/kubevirt.io/virtualmachines/default/vm-%05d", i%n)
+				err := s.GuaranteedUpdate(ctx, key, &virtkit.VirtualMachine{}, false, nil,
+					func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+						vm := input.(*virtkit.VirtualMachine)
+						vm.Labels["round"] = strconv.Itoa(i)
+						return vm, nil, nil
+					}, nil)
+				require.NoError(b, err)
+				i++
+			}
+		})
+		b.Run(fmt.Sprintf("store/n=%d", n), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				vm := &virtkit.VirtualMachine{}
+				require.NoError(b, m.Get(ctx, store.Key{Namespace: "default", Name: fmt.Sprintf("vm-%05d", i%n)}, vm))
+				vm.Labels["round"] = strconv.Itoa(i)
+				require.NoError(b, m.Update(ctx, vm))
+				i++
 			}
 		})
 	}

@@ -2,13 +2,15 @@ package kubestorage
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/storage"
@@ -205,7 +207,17 @@ func (s *Storage) Create(ctx context.Context, key string, obj, out runtime.Objec
 	if err != nil {
 		return err
 	}
-	next := vo.DeepCopyObject().(virtkit.Object)
+	// The write goes through out when it can hold the object: a shallow
+	// copy of obj, whose nested data the store only reads (it stores a
+	// deep copy and writes that copy's own copy back into out); obj is left
+	// as it was. Without out, a deep copy of obj.
+	var next virtkit.Object
+	if dst, ok := out.(virtkit.Object); ok && reflect.TypeOf(out) == reflect.TypeOf(obj) {
+		store.Into(dst, vo)
+		next = dst
+	} else {
+		next = vo.DeepCopyObject().(virtkit.Object)
+	}
 	// The store stamps apiVersion and kind from the kind's registration,
 	// whatever version the server's objects carry.
 	next.GetObjectKind().SetGroupVersionKind(emptyGVK)
@@ -214,6 +226,10 @@ func (s *Storage) Create(ctx context.Context, key string, obj, out runtime.Objec
 	}
 	if err := s.backend.CreateRaw(ctx, next); err != nil {
 		return storageErr(key, err)
+	}
+	if next == out {
+		next.GetObjectKind().SetGroupVersionKind(emptyGVK)
+		return nil
 	}
 	if out != nil {
 		return output(out, next)
@@ -474,15 +490,29 @@ func (s *Storage) GuaranteedUpdate(ctx context.Context, key string, destination 
 	}
 }
 
-// unchanged reports whether next serializes like cur (resourceVersion
-// aside): then GuaranteedUpdate writes nothing.
+// unchanged reports whether next holds what cur does, resourceVersion and
+// type aside (nil and empty slices and maps alike, as they serialize
+// alike): then GuaranteedUpdate writes nothing. It compares in place,
+// without copies or encoding; both are the caller's own objects, whose
+// resourceVersion and type are restored.
 func unchanged(cur, next virtkit.Object) bool {
-	a, b := cur.DeepCopyObject().(virtkit.Object), next.DeepCopyObject().(virtkit.Object)
-	for _, o := range []virtkit.Object{a, b} {
-		o.SetResourceVersion("")
-		o.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-	}
-	da, err1 := json.Marshal(a)
-	db, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(da) == string(db)
+	rvCur, rvNext := cur.GetResourceVersion(), next.GetResourceVersion()
+	gvkCur, gvkNext := cur.GetObjectKind().GroupVersionKind(), next.GetObjectKind().GroupVersionKind()
+	defer func() {
+		cur.SetResourceVersion(rvCur)
+		next.SetResourceVersion(rvNext)
+		cur.GetObjectKind().SetGroupVersionKind(gvkCur)
+		next.GetObjectKind().SetGroupVersionKind(gvkNext)
+	}()
+	next.SetResourceVersion(rvCur)
+	next.GetObjectKind().SetGroupVersionKind(gvkCur)
+	return sameContent.DeepEqual(cur, next)
 }
+
+// sameContent compares objects field by field, treating nil and empty
+// slices and maps as equal, and times by their instant: what encodes the
+// same.
+var sameContent = conversion.EqualitiesOrDie(
+	func(a, b metav1.Time) bool { return a.Equal(&b) },
+	func(a, b resource.Quantity) bool { return a.Equal(b) && a.String() == b.String() },
+)

@@ -32,6 +32,7 @@ func newBenchScaleCmd() *cobra.Command {
 		plotFile   string
 		storeKind  string
 		endpoints  []string
+		api        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "scale",
@@ -52,7 +53,14 @@ hack/etcd.sh, or $VIRTKIT_ETCD_BIN) unless --etcd-endpoints names one, and
 every process it needs, and stops them after each count. CPU is summed over
 all processes (etcd, controller, nodes and the bench's own client), writes are
 counted from a watch and reconciles scraped from each process's metrics; with
---cpu-profile FILE every virtkit process also writes FILE-NAME-VMS.pprof.`,
+--cpu-profile FILE every virtkit process also writes FILE-NAME-VMS.pprof.
+
+--api measures each count twice in the same run: through the library
+(cluster.Apply, as without it), then with the same embedded cluster serving
+the Kubernetes API on a loopback port (as ` + "`virtkit controller`" + ` does: TLS, RBAC,
+the watch cache) and client-go creating the VMs and watching their VMIs to
+Running through it. It prints both and their ratio; writes per VM are not
+counted through the API.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
 				return fmt.Errorf("--output: want table or json, got %q", output)
@@ -73,6 +81,9 @@ counted from a watch and reconciles scraped from each process's metrics; with
 			}
 			if len(endpoints) > 0 && storeKind != "etcd" {
 				return errors.New("--etcd-endpoints: only with --store etcd")
+			}
+			if api && storeKind != "memory" {
+				return errors.New("--api: only with --store memory")
 			}
 			if storeKind == "etcd" && !cmd.Flags().Changed("nodes") {
 				nodes = 3
@@ -107,6 +118,13 @@ counted from a watch and reconciles scraped from each process's metrics; with
 					return fmt.Errorf("%d VMs: %w", n, err)
 				}
 				results = append(results, r)
+				if api {
+					r, err := measureScaleAPITimeout(cmd.Context(), timeout, cluster.ScaleOptions{VMs: n, Nodes: nodes, Workers: workers})
+					if err != nil {
+						return fmt.Errorf("%d VMs through the API: %w", n, err)
+					}
+					results = append(results, r)
+				}
 			}
 			if memProfile != "" {
 				if err := writeHeapProfile(memProfile); err != nil {
@@ -130,21 +148,38 @@ counted from a watch and reconciles scraped from each process's metrics; with
 				fmt.Fprintf(out, "# %d nodes (simulated, real time), GOMAXPROCS=%d, %s\n", nodes, runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.RFC3339))
 			}
 			tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', tabwriter.AlignRight)
+			path := func(cluster.ScaleResult) string { return "" }
+			if api {
+				fmt.Fprint(tw, "PATH\t")
+				path = func(r cluster.ScaleResult) string {
+					if r.Backend == backendAPI {
+						return "api\t"
+					}
+					return "library\t"
+				}
+			}
 			fmt.Fprintln(tw, "VMS\tTOTAL\tVMS/S\tP50\tP90\tP99\tCPU\tCPU/VM\tWRITES/VM\tRECONCILES/VM\tHEAP/VMI\tPEAK RSS\tPEAK GOROUTINES\t")
 			for _, r := range results {
 				// Heap per VMI and goroutines are this process's: unknown
 				// when the fleet runs in other processes.
 				heap, goroutines := fmt.Sprintf("%.1f KiB", float64(r.HeapPerVMI)/1024), strconv.Itoa(r.PeakGoroutines)
+				writes, rss := fmt.Sprintf("%.1f", r.WritesPerVM), fmt.Sprintf("%.0f MiB", float64(r.PeakRSS)/(1<<20))
 				if len(r.Processes) > 0 {
 					heap, goroutines = "-", "-"
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%s\t%s\t%.2fs\t%.2fms\t%.1f\t%.1f\t%s\t%.0f MiB\t%s\t\n", r.VMs, r.Total.Round(time.Millisecond),
+				if r.Backend == backendAPI {
+					heap, goroutines, writes, rss = "-", "-", "-", "-"
+				}
+				fmt.Fprintf(tw, "%s%d\t%s\t%.0f\t%s\t%s\t%s\t%.2fs\t%.2fms\t%s\t%.1f\t%s\t%s\t%s\t\n", path(r), r.VMs, r.Total.Round(time.Millisecond),
 					r.Throughput, r.P50.Round(time.Millisecond), r.P90.Round(time.Millisecond), r.P99.Round(time.Millisecond),
-					r.CPU.Seconds(), float64(r.CPUPerVM)/float64(time.Millisecond), r.WritesPerVM, r.ReconcilesPerVM,
-					heap, float64(r.PeakRSS)/(1<<20), goroutines)
+					r.CPU.Seconds(), float64(r.CPUPerVM)/float64(time.Millisecond), writes, r.ReconcilesPerVM,
+					heap, rss, goroutines)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
+			}
+			if api {
+				writeAPIRatios(out, results)
 			}
 			return writeProcessTable(out, results)
 		},
@@ -159,6 +194,7 @@ counted from a watch and reconciles scraped from each process's metrics; with
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "give up on one count after this long")
 	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file")
 	f.StringVar(&memProfile, "mem-profile", "", "write a heap profile after the last count to this file")
+	f.BoolVar(&api, "api", false, "also measure each count through the Kubernetes API (client-go against the embedded cluster's API server) and print the ratio")
 	f.StringVar(&plotFile, "plot", "", "write an SVG of latency percentiles and CPU per VM against the fleet size")
 	return cmd
 }
@@ -170,6 +206,33 @@ func measureScale(ctx context.Context, timeout time.Duration, o cluster.ScaleOpt
 		defer cancel()
 	}
 	return cluster.MeasureScale(ctx, o)
+}
+
+func measureScaleAPITimeout(ctx context.Context, timeout time.Duration, o cluster.ScaleOptions) (cluster.ScaleResult, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	return measureScaleAPI(ctx, o)
+}
+
+// writeAPIRatios prints, per count, the run through the API against the
+// run through the library.
+func writeAPIRatios(out io.Writer, results []cluster.ScaleResult) {
+	lib := map[int]cluster.ScaleResult{}
+	for _, r := range results {
+		if r.Backend != backendAPI {
+			lib[r.VMs] = r
+			continue
+		}
+		l, ok := lib[r.VMs]
+		if !ok || l.Total <= 0 || l.CPUPerVM <= 0 {
+			continue
+		}
+		fmt.Fprintf(out, "# %d VMs: api/library total %.2fx, p99 %.2fx, CPU per VM %.2fx\n", r.VMs,
+			r.Total.Seconds()/l.Total.Seconds(), float64(r.P99)/float64(max(l.P99, 1)), float64(r.CPUPerVM)/float64(l.CPUPerVM))
+	}
 }
 
 func measureScaleEtcdTimeout(ctx context.Context, timeout time.Duration, vms int, o etcdScaleOptions) (cluster.ScaleResult, error) {
