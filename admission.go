@@ -65,7 +65,8 @@ func AdmitCreate(obj Object) field.ErrorList {
 // status (a spec update never writes status) and keeps old's reserved VMI
 // labels when it does not name them; setting or changing one is
 // Forbidden. A VMI's or a migration's spec may not change: each changed
-// field is Forbidden with its path. Call it after SetDefaults and
+// field is Forbidden with its path; a VMI's hot-pluggable volumes and
+// their disks may come and go (volume hotplug). Call it after SetDefaults and
 // Validate; obj is modified in place. Objects of different kinds give one
 // Invalid error.
 func AdmitUpdate(obj, old Object) field.ErrorList {
@@ -79,8 +80,7 @@ func AdmitUpdate(obj, old Object) field.ErrorList {
 		t.Status = *o.Status.DeepCopy()
 		errs = append(errs, admitReservedLabelsUpdate(&t.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata", "labels"))...)
 		errs = append(errs, admitVMIAnnotations(t.Annotations, field.NewPath("metadata", "annotations"))...)
-		errs = append(errs, forbidChanges(t.Spec, o.Spec, field.NewPath("spec"),
-			"a VirtualMachineInstance's spec is immutable after creation")...)
+		errs = append(errs, admitVMISpecUpdate(&t.Spec, &o.Spec)...)
 	case *VirtualMachine:
 		t.Status = *old.(*VirtualMachine).Status.DeepCopy()
 		if t.Spec.Template != nil {
