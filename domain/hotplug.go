@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"libvirt.org/go/libvirtxml"
 
@@ -69,4 +70,14 @@ func HotplugDisk(ctx context.Context, vmi *virtkit.VirtualMachineInstance, opts 
 		return disk, nil
 	}
 	return nil, fmt.Errorf("disk %q: %w", name, ErrNoSuchDisk)
+}
+
+// DiskName returns the name of the VMI disk a domain disk was built from
+// (from its user alias, which libvirt keeps in the live XML), and false
+// for a disk Build did not make from a VMI disk.
+func DiskName(d *libvirtxml.DomainDisk) (string, bool) {
+	if d == nil || d.Alias == nil || !strings.HasPrefix(d.Alias.Name, userAliasPrefix) {
+		return "", false
+	}
+	return strings.TrimPrefix(d.Alias.Name, userAliasPrefix), true
 }
