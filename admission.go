@@ -80,7 +80,7 @@ func AdmitUpdate(obj, old Object) field.ErrorList {
 		t.Status = *o.Status.DeepCopy()
 		errs = append(errs, admitReservedLabelsUpdate(&t.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata", "labels"))...)
 		errs = append(errs, admitVMIAnnotations(t.Annotations, field.NewPath("metadata", "annotations"))...)
-		errs = append(errs, admitVMISpecUpdate(&t.Spec, &o.Spec)...)
+		errs = append(errs, AdmitVolumeHotplug(&t.Spec, &o.Spec, field.NewPath("spec"))...)
 	case *VirtualMachine:
 		t.Status = *old.(*VirtualMachine).Status.DeepCopy()
 		if t.Spec.Template != nil {

@@ -10,13 +10,13 @@ import (
 // vmiImmutableDetail is the message of a forbidden VMI spec change.
 const vmiImmutableDetail = "a VirtualMachineInstance's spec is immutable after creation"
 
-// admitVMISpecUpdate checks a VMI spec update: only hot-pluggable volumes
+// AdmitVolumeHotplug checks a change of a VMI spec (at p) from old to
+// spec: only hot-pluggable volumes
 // (persistentVolumeClaim or dataVolume with hotpluggable: true) and their
 // disks may be added or removed, as KubeVirt's VMI update admission
 // allows; a new hot-plugged disk must be a disk on the scsi bus without a
 // dedicated I/O thread. Every other change is Forbidden with its path.
-func admitVMISpecUpdate(spec, old *VirtualMachineInstanceSpec) field.ErrorList {
-	p := field.NewPath("spec")
+func AdmitVolumeHotplug(spec, old *VirtualMachineInstanceSpec, p *field.Path) field.ErrorList {
 	newHot, oldHot := hotplugVolumes(spec), hotplugVolumes(old)
 	if len(newHot) == 0 && len(oldHot) == 0 {
 		return forbidChanges(*spec, *old, p, vmiImmutableDetail)

@@ -1,6 +1,10 @@
 package virtkit
 
-import "k8s.io/apimachinery/pkg/types"
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // VolumePhase is the phase of a volume, of a hot-plugged one in
 // particular.
@@ -100,4 +104,46 @@ type VirtualMachineVolumeRequest struct {
 func (v *Volume) IsHotpluggable() bool {
 	return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable ||
 		v.DataVolume != nil && v.DataVolume.Hotpluggable
+}
+
+// ApplyVolumeRequest applies an addvolume or removevolume request to a VMI
+// spec: an add appends the volume (hot-pluggable) and its disk, named by
+// the request, unless a volume of that name exists; a remove drops the
+// volume and disk of that name. It reports whether spec changed.
+func ApplyVolumeRequest(spec *VirtualMachineInstanceSpec, req VirtualMachineVolumeRequest) bool {
+	switch {
+	case req.AddVolumeOptions != nil:
+		o := req.AddVolumeOptions
+		if slices.ContainsFunc(spec.Volumes, func(v Volume) bool { return v.Name == o.Name }) || o.VolumeSource == nil {
+			return false
+		}
+		vol := Volume{Name: o.Name}
+		if p := o.VolumeSource.PersistentVolumeClaim; p != nil {
+			c := *p
+			c.Hotpluggable = true
+			vol.PersistentVolumeClaim = &c
+		}
+		if dv := o.VolumeSource.DataVolume; dv != nil {
+			c := *dv
+			c.Hotpluggable = true
+			vol.DataVolume = &c
+		}
+		spec.Volumes = append(spec.Volumes, vol)
+		if !slices.ContainsFunc(spec.Domain.Devices.Disks, func(d Disk) bool { return d.Name == o.Name }) {
+			disk := Disk{}
+			if o.Disk != nil {
+				disk = *o.Disk.DeepCopy()
+			}
+			disk.Name = o.Name
+			spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, disk)
+		}
+		return true
+	case req.RemoveVolumeOptions != nil:
+		name := req.RemoveVolumeOptions.Name
+		n, m := len(spec.Volumes), len(spec.Domain.Devices.Disks)
+		spec.Volumes = slices.DeleteFunc(spec.Volumes, func(v Volume) bool { return v.Name == name })
+		spec.Domain.Devices.Disks = slices.DeleteFunc(spec.Domain.Devices.Disks, func(d Disk) bool { return d.Name == name })
+		return n != len(spec.Volumes) || m != len(spec.Domain.Devices.Disks)
+	}
+	return false
 }
