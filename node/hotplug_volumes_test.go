@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"libvirt.org/go/libvirtxml"
 
@@ -133,4 +134,61 @@ func TestHotplugVolumeRefusedUpdates(t *testing.T) {
 			assert.True(t, found, "want %s %s in %v", tc.etype, tc.path, err)
 		})
 	}
+}
+
+// virtctl addvolume on a VM: the request is queued on the VM's status, the
+// VM controller puts the volume in the template and the running VMI, the
+// node agent attaches it; removevolume takes it out again, without a
+// restart (the VMI keeps its UID and no RestartRequired appears).
+func TestHotplugVolumeThroughVMRequests(t *testing.T) {
+	c := startMigCluster(t, 1, sim.Link{}, controller.MigrationOptions{})
+	rs := virtkit.RunStrategyAlways
+	tmpl := migratableVMI("vmhp", "64Mi")
+	vm := &virtkit.VirtualMachine{
+		TypeMeta:   metav1.TypeMeta{APIVersion: virtkit.APIVersion, Kind: virtkit.KindVirtualMachine},
+		ObjectMeta: metav1.ObjectMeta{Name: "vmhp", Namespace: "default"},
+		Spec: virtkit.VirtualMachineSpec{RunStrategy: &rs, Template: &virtkit.VirtualMachineInstanceTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "vmhp"}}, Spec: tmpl.Spec,
+		}},
+	}
+	require.NoError(t, c.Apply(c.ctx, vm))
+	key := store.Key{Namespace: "default", Name: "vmhp"}
+	vmi, err := c.WaitForVMI(c.ctx, "default", "vmhp", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && v.IsRunning()
+	})
+	require.NoError(t, err)
+
+	require.NoError(t, actions.AddVMVolume(c.ctx, c.Store(), key, &virtkit.AddVolumeOptions{Name: "data",
+		Disk:         &virtkit.Disk{DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusSCSI}}},
+		VolumeSource: &virtkit.HotplugVolumeSource{DataVolume: &virtkit.DataVolumeSource{Name: "data-dv"}}}))
+	ready, err := c.WaitForVMI(c.ctx, "default", "vmhp", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		vs, ok := volumeStatus(v, "data")
+		return found && ok && vs.Phase == virtkit.VolumeReady
+	})
+	require.NoError(t, err)
+	assert.Equal(t, vmi.UID, ready.UID)
+	assert.Contains(t, domainDisks(t, c.hosts[ready.Status.NodeName], "vmhp"), "ua-data")
+	got, err := c.WaitForVM(c.ctx, "default", "vmhp", func(v *virtkit.VirtualMachine, found bool) bool {
+		return found && len(v.Status.VolumeRequests) == 0
+	})
+	require.NoError(t, err)
+	require.Len(t, got.Spec.Template.Spec.Volumes, 1)
+	assert.True(t, got.Spec.Template.Spec.Volumes[0].DataVolume.Hotpluggable)
+	assert.False(t, virtkit.IsConditionTrue(got.Status.Conditions, virtkit.VirtualMachineRestartRequired))
+
+	// The same name again is refused.
+	err = actions.AddVMVolume(c.ctx, c.Store(), key, &virtkit.AddVolumeOptions{Name: "data",
+		Disk:         &virtkit.Disk{DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusSCSI}}},
+		VolumeSource: &virtkit.HotplugVolumeSource{PersistentVolumeClaim: &virtkit.PersistentVolumeClaimVolumeSource{ClaimName: "other"}}})
+	require.ErrorIs(t, err, actions.ErrConflictingAction)
+	assert.Contains(t, err.Error(), "Unable to add volume [data] because volume with that name already exists")
+
+	require.NoError(t, actions.RemoveVMVolume(c.ctx, c.Store(), key, &virtkit.RemoveVolumeOptions{Name: "data"}))
+	gone, err := c.WaitForVMI(c.ctx, "default", "vmhp", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		_, ok := volumeStatus(v, "data")
+		return found && !ok && len(v.Spec.Volumes) == 0
+	})
+	require.NoError(t, err)
+	assert.Equal(t, vmi.UID, gone.UID)
+	assert.NotContains(t, domainDisks(t, c.hosts[gone.Status.NodeName], "vmhp"), "ua-data")
 }
