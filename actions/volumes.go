@@ -145,8 +145,10 @@ func hotplugRequest(o *virtkit.AddVolumeOptions) virtkit.VirtualMachineVolumeReq
 // AddVMIVolume hot-plugs a volume into the running VMI at key
 // (virtctl addvolume VMI): the volume and its disk are added to the VMI's
 // spec and the node agent attaches them. A VMI that does not run, a name
-// or claim already in use, is refused (ErrConflictingAction); a disk the
-// VMI cannot take (not on the scsi bus, say) gives an InvalidError.
+// or claim already in use, is refused (ErrConflictingAction); a VMI a VM
+// owns is refused (ErrInvalidAction: use the VM's addvolume, its template
+// decides its volumes); a disk the VMI cannot take (not on the scsi bus,
+// say) gives an InvalidError.
 func AddVMIVolume(ctx context.Context, st store.Store, key store.Key, opts *virtkit.AddVolumeOptions) error {
 	if err := checkAddVolumeOptions(opts); err != nil {
 		return err
@@ -169,6 +171,11 @@ func changeVMIVolumes(ctx context.Context, st store.Store, key store.Key, req vi
 	vmi, err := getVMI(ctx, st, key)
 	if err != nil {
 		return err
+	}
+	if ref := metav1.GetControllerOf(vmi); ref != nil && ref.Kind == virtkit.KindVirtualMachine {
+		// Its VM's template decides its volumes (declarative hotplug):
+		// the VM controller would take the volume out again.
+		return fmt.Errorf("%w: VMI %s/%s is owned by a VM", ErrInvalidAction, vmi.Namespace, vmi.Name)
 	}
 	if !vmi.IsRunning() {
 		return conflict(vmiNotRunning)

@@ -176,6 +176,13 @@ func TestHotplugVolumeThroughVMRequests(t *testing.T) {
 	assert.True(t, got.Spec.Template.Spec.Volumes[0].DataVolume.Hotpluggable)
 	assert.False(t, virtkit.IsConditionTrue(got.Status.Conditions, virtkit.VirtualMachineRestartRequired))
 
+	// A VM's VMI takes volumes through its VM only.
+	err = actions.AddVMIVolume(c.ctx, c.Store(), key, &virtkit.AddVolumeOptions{Name: "other",
+		Disk:         &virtkit.Disk{DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusSCSI}}},
+		VolumeSource: &virtkit.HotplugVolumeSource{PersistentVolumeClaim: &virtkit.PersistentVolumeClaimVolumeSource{ClaimName: "other"}}})
+	require.ErrorIs(t, err, actions.ErrInvalidAction)
+	assert.Contains(t, err.Error(), "VMI default/vmhp is owned by a VM")
+
 	// The same name again is refused.
 	err = actions.AddVMVolume(c.ctx, c.Store(), key, &virtkit.AddVolumeOptions{Name: "data",
 		Disk:         &virtkit.Disk{DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusSCSI}}},
