@@ -18,8 +18,12 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/actions"
+	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/hypervisor/libvirt"
+	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
+	"github.com/virtkit/virtkit/migration"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
@@ -78,16 +82,10 @@ func guestShell(ctx context.Context, a hypervisor.AgentCommander, dom, script st
 // on one host, where libvirt deems a writable local disk unsafe to
 // migrate (it would need shared storage).
 func TestRealStackHotplugVolumeSurvivesMigration(t *testing.T) {
-	var volumes string // the DirResolver's directory, shared by both nodes
-	c := startRealCluster(t, func(o *node.Options) {
-		if r, ok := o.Domain.VolumeResolver.(*domain.DirResolver); ok {
-			volumes = r.Dir
-		}
-	})
-	require.NotEmpty(t, volumes)
+	c, volumes := startHotplugCluster(t)
 	v := tinyVMI("hotplug-tiny", 0)
 	v.Namespace = "hotplug-realstack"
-	vmi := c.bootVMI(t, v)
+	vmi := c.bootOn(t, hotplugNodeA, hotplugNodeB, v)
 	dom := node.DomainName(vmi.Namespace, vmi.Name)
 	source := vmi.Status.NodeName
 
@@ -162,4 +160,108 @@ func TestRealStackHotplugVolumeSurvivesMigration(t *testing.T) {
 		o, err := guestShell(ctx, c.hv[target], dom, "ls /sys/block")
 		return err == nil && !strings.Contains(o, vs.Target)
 	}, 2*time.Minute, time.Second, "the guest no longer sees /dev/%s", vs.Target)
+}
+
+// The real-stack hotplug test's nodes: names of their own, so the agents
+// of other real-stack tests running at the same time on the same daemons
+// (nodes rs-a, rs-b) leave its domains alone, and it theirs.
+const (
+	hotplugNodeA = "hotplug-a"
+	hotplugNodeB = "hotplug-b"
+)
+
+// startHotplugCluster is startRealCluster's control plane with nodes
+// hotplugNodeA (libvirtd A) and hotplugNodeB (libvirtd B); it returns the
+// volume resolver's directory both nodes share.
+func startHotplugCluster(t *testing.T) (*realCluster, string) {
+	t.Helper()
+	guest := libvirttest.RequireStack(t)
+	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-hotplug-")
+	volumes := filepath.Join(work, "volumes")
+	dopts := domain.Options{
+		Type: domain.TypeQEMU,
+		VolumeResolver: &domain.DirResolver{Dir: volumes, Create: true,
+			Kernels: map[string]domain.HostKernel{realGuestImage: {Kernel: guest.Kernel, Initrd: guest.Initramfs}}},
+	}
+	domainOf := func(nodeName string) domain.Options {
+		o := dopts
+		o.RuntimeDir = filepath.Join(work, "run-"+nodeName)
+		return o
+	}
+	uris := map[string]string{hotplugNodeA: libvirttest.SourceURI, hotplugNodeB: libvirttest.PeerURI}
+	migrationURIs := map[string]string{hotplugNodeA: "qemu+tcp://127.0.0.1:16509/system", hotplugNodeB: libvirttest.PeerURI}
+	for n := range uris {
+		require.NoError(t, os.MkdirAll(domainOf(n).RuntimeDir, 0o755))
+	}
+	hvs := map[string]*libvirt.Hypervisor{}
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := cluster.New(cluster.Options{
+		NodeNames: []string{hotplugNodeA, hotplugNodeB},
+		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
+			h, err := libvirt.New(ctx, libvirt.Options{URI: uris[name]})
+			if err != nil {
+				return nil, err
+			}
+			hvs[name] = h
+			return h, nil
+		},
+		Domain: dopts,
+		NodeAgent: node.Options{
+			RuntimeDirOwner:   &node.Owner{UID: uid, GID: gid},
+			StatusInterval:    time.Second,
+			HeartbeatInterval: 2 * time.Second,
+			Migration: node.MigrationOptions{
+				StatusInterval: 250 * time.Millisecond,
+				Engine:         migration.Options{PollInterval: 200 * time.Millisecond},
+			},
+		},
+		ConfigureNode: func(name string, o *node.Options) {
+			o.Domain = domainOf(name)
+			o.Migration.URI = migrationURIs[name]
+			o.Migration.DataURI = "tcp://127.0.0.1"
+			o.Migration.DestinationXML = func(vmi *virtkit.VirtualMachineInstance, target, sourceXML string) (string, error) {
+				from, to := domain.RuntimeDir(vmi, domainOf(name)), domain.RuntimeDir(vmi, domainOf(target))
+				return strings.ReplaceAll(sourceXML, from, to), nil
+			}
+		},
+	})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	tctx, tcancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	rc := &realCluster{Cluster: c, hv: hvs, ctx: tctx}
+	t.Cleanup(func() {
+		rc.deleteAll(t)
+		tcancel()
+		cancel()
+		require.NoError(t, <-done)
+		for _, h := range hvs {
+			_ = h.Close()
+		}
+	})
+	return rc, volumes
+}
+
+// bootOn boots v on node on (other cordoned meanwhile) and waits until it
+// runs, may migrate and its agent answers.
+func (c *realCluster) bootOn(t *testing.T, on, other string, v *virtkit.VirtualMachineInstance) *virtkit.VirtualMachineInstance {
+	t.Helper()
+	c.cordon(t, other, true)
+	defer c.cordon(t, other, false)
+	for try := 1; ; try++ {
+		require.NoError(t, c.Apply(c.ctx, v.DeepCopy()))
+		got, err := c.WaitForVMI(c.ctx, v.Namespace, v.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
+			return found && (v.IsFinal() || v.IsRunning() && v.IsMigratable() &&
+				virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected))
+		})
+		require.NoError(t, err, "the tiny guest boots and its agent answers")
+		require.False(t, got.IsFinal(), "VMI ended: %s", got.Status.Phase)
+		if got.Status.NodeName == on {
+			return got
+		}
+		require.Less(t, try, 3, "placed on the cordoned %s %d times", other, try)
+		require.NoError(t, c.Store().Delete(c.ctx, got, store.DeleteOptions{}))
+		_, err = c.WaitForVMI(c.ctx, v.Namespace, v.Name, func(_ *virtkit.VirtualMachineInstance, found bool) bool { return !found })
+		require.NoError(t, err)
+	}
 }
