@@ -17,6 +17,8 @@ import (
 	"github.com/virtkit/virtkit/actions"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/guestagent"
+	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -27,7 +29,11 @@ import (
 func TestRealHotplugVolume(t *testing.T) {
 	img := requireCloudStack(t)
 	var volumes string
+	// A node of its own: the agents of other real-stack tests on the same
+	// daemon (node img-a) leave its domain alone.
+	const hotplugNode = "hotplug-img"
 	c := startCluster(t, img, func(o *cluster.Options) {
+		o.NodeNames = []string{hotplugNode}
 		if r, ok := o.Domain.VolumeResolver.(*domain.DirResolver); ok {
 			volumes = r.Dir
 		}
@@ -38,7 +44,18 @@ func TestRealHotplugVolume(t *testing.T) {
 	vmi.Spec.Hostname = "hotplug-debian"
 	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout+5*time.Minute)
 	defer cancel()
-	got, g := bootVMI(ctx, t, c, vmi, objs...)
+	require.NoError(t, c.Apply(ctx, objs...))
+	bctx, bcancel := context.WithTimeout(ctx, bootTimeout)
+	got, err := c.WaitForVMI(bctx, vmi.Namespace, vmi.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && (v.IsFinal() || v.IsRunning() &&
+			virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceAgentConnected))
+	})
+	bcancel()
+	require.NoError(t, err, "the Debian guest boots and its agent answers")
+	require.False(t, got.IsFinal(), "VMI ended: %s", got.Status.Phase)
+	opts := guestagent.Options{CallTimeout: 30 * time.Second}
+	ac := c.Node(hotplugNode).Hypervisor.(hypervisor.AgentCommander)
+	g := guest{c: guestagent.New(guestagent.NewPassthroughTransport(ac, domain.DomainName(got), opts), opts)}
 
 	// The claim: a 64 MiB raw image where the node's resolver finds it.
 	claim := filepath.Join(volumes, "pvc", vmi.Namespace, "hotplug-data.img")
