@@ -4,9 +4,10 @@ import "context"
 
 // DeviceAttacher changes the devices of a running domain, as libvirt's
 // virDomainAttachDeviceFlags and virDomainDetachDeviceFlags do with the
-// live and config flags: the running guest gets (or loses) the device,
-// and so does the persistent definition, so a restart or a migration
-// keeps it. deviceXML is one device element (a <disk>, say).
+// live flag, and the config flag when the domain is persistent: the
+// running guest gets (or loses) the device, and so does its definition,
+// if it has one; a live migration carries the running guest's devices.
+// deviceXML is one device element (a <disk>, say).
 //
 // DetachDevice returns once the request is made; the guest may release
 // the device a moment later (libvirt's device-removed event), so callers

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,6 +198,8 @@ func startHotplugCluster(t *testing.T) (*realCluster, string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := cluster.New(cluster.Options{
 		NodeNames: []string{hotplugNodeA, hotplugNodeB},
+		// Warnings (a failed attach, say) show in the test's output.
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
 			h, err := libvirt.New(ctx, libvirt.Options{URI: uris[name]})
 			if err != nil {
