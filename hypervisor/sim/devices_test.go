@@ -46,7 +46,7 @@ func TestAttachAndDetachDisk(t *testing.T) {
 	assert.NotContains(t, live, `ua-data`)
 	require.ErrorIs(t, h.DetachDevice(ctx, "ns_hp", disk), hypervisor.ErrInvalidArgument, "no such disk")
 
-	// The definition took both changes: a restart has the root disk only.
+	// The definition keeps an attached disk: a restart has it.
 	require.NoError(t, h.AttachDevice(ctx, "ns_hp", disk))
 	require.NoError(t, h.Destroy(ctx, "ns_hp"))
 	require.NoError(t, h.Start(ctx, "ns_hp", hypervisor.StartOptions{}))
