@@ -65,10 +65,10 @@ func AdmitCreate(obj Object) field.ErrorList {
 // status (a spec update never writes status) and keeps old's reserved VMI
 // labels when it does not name them; setting or changing one is
 // Forbidden. A VMI's or a migration's spec may not change: each changed
-// field is Forbidden with its path; a VMI's hot-pluggable volumes and
-// their disks may come and go (volume hotplug). Call it after SetDefaults and
-// Validate; obj is modified in place. Objects of different kinds give one
-// Invalid error.
+// field is Forbidden with its path; only a VMI's hot-pluggable volumes and
+// their disks may come and go ([AdmitVolumeHotplug]). Call it after
+// SetDefaults and Validate; obj is modified in place. Objects of different
+// kinds give one Invalid error.
 func AdmitUpdate(obj, old Object) field.ErrorList {
 	if reflect.TypeOf(obj) != reflect.TypeOf(old) {
 		return field.ErrorList{field.Invalid(field.NewPath("kind"), fmt.Sprintf("%T", obj), fmt.Sprintf("cannot replace a %T", old))}
