@@ -67,9 +67,10 @@ func AdmitCreate(obj Object) field.ErrorList {
 // status (a spec update never writes status) and keeps old's reserved VMI
 // labels when it does not name them; setting or changing one is
 // Forbidden. A VMI's or a migration's spec may not change: each changed
-// field is Forbidden with its path. Call it after SetDefaults and
-// Validate; obj is modified in place. Objects of different kinds give one
-// Invalid error.
+// field is Forbidden with its path; only a VMI's hot-pluggable volumes and
+// their disks may come and go ([AdmitVolumeHotplug]). Call it after
+// SetDefaults and Validate; obj is modified in place. Objects of different
+// kinds give one Invalid error.
 func AdmitUpdate(obj, old Object) field.ErrorList {
 	if reflect.TypeOf(obj) != reflect.TypeOf(old) {
 		return field.ErrorList{field.Invalid(field.NewPath("kind"), fmt.Sprintf("%T", obj), fmt.Sprintf("cannot replace a %T", old))}
@@ -81,8 +82,7 @@ func AdmitUpdate(obj, old Object) field.ErrorList {
 		t.Status = *o.Status.DeepCopy()
 		errs = append(errs, admitReservedLabelsUpdate(&t.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata", "labels"))...)
 		errs = append(errs, admitVMIAnnotations(t.Annotations, field.NewPath("metadata", "annotations"))...)
-		errs = append(errs, forbidChanges(t.Spec, o.Spec, field.NewPath("spec"),
-			"a VirtualMachineInstance's spec is immutable after creation")...)
+		errs = append(errs, AdmitVolumeHotplug(&t.Spec, &o.Spec, field.NewPath("spec"))...)
 	case *VirtualMachine:
 		t.Status = *old.(*VirtualMachine).Status.DeepCopy()
 		if t.Spec.Template != nil {

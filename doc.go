@@ -147,10 +147,10 @@
 // its configuration are checked by [AdmitFeatureGates] against a
 // [KubeVirt] object's feature gates ([FeatureGates]).
 //
-// Updates: a VMI's spec is immutable for users (KubeVirt lets only its own
-// service accounts change it, for hot-plug, which virtkit does not do), as
-// is a migration's spec; labels and annotations other than the reserved
-// ones may change. A node's name must be a DNS-1123 label ([Validate]):
+// Updates: a VMI's spec is immutable except for hot-pluggable volumes and
+// their disks, which may be added (a disk on the scsi bus) and removed
+// (volume hotplug); a migration's spec is immutable; labels and
+// annotations other than the reserved ones may change. A node's name must be a DNS-1123 label ([Validate]):
 // it becomes a label value and a column in printed tables.
 //
 // # Pure status logic

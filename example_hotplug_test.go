@@ -31,3 +31,21 @@ func ExampleDefaultOptions_noHotplug() {
 	// LiveUpdate: sockets 2 maxSockets 8 maxGuest 8Gi
 	// NoHotplug: maxSockets 0 maxGuest <nil>
 }
+
+// An addvolume request (virtctl addvolume's body) applied to a VMI spec:
+// the volume becomes hot-pluggable and its disk takes its name.
+func ExampleApplyVolumeRequest() {
+	spec := &virtkit.VirtualMachineInstanceSpec{}
+	add := virtkit.VirtualMachineVolumeRequest{AddVolumeOptions: &virtkit.AddVolumeOptions{
+		Name: "data",
+		Disk: &virtkit.Disk{DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusSCSI}}},
+		VolumeSource: &virtkit.HotplugVolumeSource{PersistentVolumeClaim: &virtkit.PersistentVolumeClaimVolumeSource{
+			ClaimName: "data-claim"}},
+	}}
+	fmt.Println(virtkit.ApplyVolumeRequest(spec, add), spec.Volumes[0].IsHotpluggable(), spec.Domain.Devices.Disks[0].Name)
+	remove := virtkit.VirtualMachineVolumeRequest{RemoveVolumeOptions: &virtkit.RemoveVolumeOptions{Name: "data"}}
+	fmt.Println(virtkit.ApplyVolumeRequest(spec, remove), len(spec.Volumes))
+	// Output:
+	// true true data
+	// true 0
+}

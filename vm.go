@@ -158,6 +158,10 @@ type VirtualMachineStatus struct {
 	// StateChangeRequests are the start and stop requests the controller has
 	// yet to act on.
 	StateChangeRequests []VirtualMachineStateChangeRequest `json:"stateChangeRequests,omitempty"`
+	// VolumeRequests are the addvolume and removevolume requests the
+	// controller has not applied to the VM's template yet.
+	// +listType=atomic
+	VolumeRequests []VirtualMachineVolumeRequest `json:"volumeRequests,omitempty"`
 	// StartFailure tracks failed starts and the back-off before the next try.
 	StartFailure *VirtualMachineStartFailure `json:"startFailure,omitempty"`
 	// ObservedGeneration is the VM generation the running VMI was created

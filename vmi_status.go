@@ -149,9 +149,6 @@ type VirtualMachineInstanceMigrationTransport string
 // MigrationTransportUnix is KubeVirt's (and virtkit's) only transport value.
 const MigrationTransportUnix VirtualMachineInstanceMigrationTransport = "Unix"
 
-// VolumePhase is the phase of a volume.
-type VolumePhase string
-
 // VolumeStatus is the observed state of one volume.
 type VolumeStatus struct {
 	// Name is the volume's name.
@@ -164,6 +161,8 @@ type VolumeStatus struct {
 	Reason string `json:"reason,omitempty"`
 	// Message is a human readable account of the volume's state.
 	Message string `json:"message,omitempty"`
+	// HotplugVolume is set for a hot-plugged volume.
+	HotplugVolume *HotplugVolumeStatus `json:"hotplugVolume,omitempty"`
 	// Size is the volume's size in bytes.
 	Size int64 `json:"size,omitempty"`
 }

@@ -105,8 +105,13 @@ func TestGenericKubectl(t *testing.T) {
 	})
 
 	t.Run("hotplug", func(t *testing.T) {
-		out := k.fails("{}", "replace", "--raw", "/apis/subresources.kubevirt.io/v1/namespaces/default/virtualmachines/ssa/addvolume", "-f", "-")
-		assert.Contains(t, out, "addvolume is not supported: volume hotplug is not implemented")
+		// virtctl addvolume --persist's body, sent as kubectl sends a raw PUT.
+		const path = "/apis/subresources.kubevirt.io/v1/namespaces/default/virtualmachines/ssa/addvolume"
+		body := `{"name":"hp","disk":{"name":"hp","disk":{"bus":"scsi"}},"volumeSource":{"dataVolume":{"name":"hp-dv","hotpluggable":true}}}`
+		k.ok(body, "replace", "--raw", path, "-f", "-")
+		assert.Equal(t, "hp", k.ok("", "get", "vm", "ssa", "-o", "jsonpath={.status.volumeRequests[0].addVolumeOptions.name}"))
+		assert.Contains(t, k.fails(body, "replace", "--raw", path, "-f", "-"), "add volume request for volume [hp] already exists")
+		assert.Contains(t, k.fails("{}", "replace", "--raw", path, "-f", "-"), "AddVolumeOptions requires name to be set")
 	})
 }
 

@@ -39,7 +39,8 @@ func send(t *testing.T, client *http.Client, method, url string, body []byte) (i
 }
 
 // virtctl's subresources: the server version, expand-spec of a given and
-// of a stored VM, and answers naming what is not supported instead of 404s.
+// of a stored VM, volume hotplug, and answers naming what is not
+// supported instead of 404s.
 func TestKubeVirtSubresources(t *testing.T) {
 	ts := startServer(t, newStore(t), apiserver.GenericOptions{})
 	client := rawClient(t, ts)
@@ -82,13 +83,29 @@ func TestKubeVirtSubresources(t *testing.T) {
 	code, _ = send(t, client, http.MethodGet, ts.URL+sub+"/namespaces/default/virtualmachines/nowhere/expand-spec", nil)
 	assert.Equal(t, http.StatusNotFound, code)
 
+	// Volume hotplug with virtctl's bodies: a VM queues the request on its
+	// status; a VMI that does not exist is not found; an empty body names
+	// what is missing, as KubeVirt's API does.
 	for _, verb := range []string{"addvolume", "removevolume"} {
-		for _, res := range []string{"virtualmachines", "virtualmachineinstances"} {
-			code, body = send(t, client, http.MethodPut, ts.URL+sub+"/namespaces/default/"+res+"/expand/"+verb, []byte(`{}`))
-			assert.Equal(t, http.StatusNotImplemented, code, "%s %s", res, verb)
-			assert.Contains(t, string(body), verb+" is not supported: volume hotplug is not implemented")
-		}
+		code, body = send(t, client, http.MethodPut, ts.URL+sub+"/namespaces/default/virtualmachines/expand/"+verb, []byte(`{}`))
+		assert.Equal(t, http.StatusBadRequest, code, "%s", verb)
+		assert.Contains(t, string(body), "VolumeOptions requires name to be set")
 	}
+	addBody := []byte(`{"name":"hp","disk":{"name":"hp","disk":{"bus":"scsi"}},"volumeSource":{"persistentVolumeClaim":{"claimName":"hp-claim","hotpluggable":true}}}`)
+	code, body = send(t, client, http.MethodPut, ts.URL+sub+"/namespaces/default/virtualmachines/expand/addvolume", addBody)
+	require.Equal(t, http.StatusAccepted, code, "%s", body)
+	queued := &virtkit.VirtualMachine{}
+	require.NoError(t, ts.Store.Get(t.Context(), store.Key{Namespace: "default", Name: "expand"}, queued))
+	require.Len(t, queued.Status.VolumeRequests, 1)
+	assert.Equal(t, "hp", queued.Status.VolumeRequests[0].AddVolumeOptions.Name)
+	code, body = send(t, client, http.MethodPut, ts.URL+sub+"/namespaces/default/virtualmachines/expand/addvolume", addBody)
+	assert.Equal(t, http.StatusConflict, code, "%s", body)
+	assert.Contains(t, string(body), "add volume request for volume [hp] already exists")
+	code, body = send(t, client, http.MethodPut, ts.URL+sub+"/namespaces/default/virtualmachines/expand/removevolume", []byte(`{"name":"root"}`))
+	assert.Equal(t, http.StatusConflict, code, "%s", body)
+	assert.Contains(t, string(body), "Unable to remove volume [root] because it is not hotpluggable")
+	code, _ = send(t, client, http.MethodPut, ts.URL+sub+"/namespaces/default/virtualmachineinstances/expand/addvolume", addBody)
+	assert.Equal(t, http.StatusNotFound, code)
 
 	// A VM's portforward goes the way of its VMI's: this server has no
 	// way to the node agents.

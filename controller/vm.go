@@ -178,6 +178,9 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req reconcile.Request) (re
 	if err := r.syncRunStrategy(ctx, s); err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := r.syncVolumeHotplug(ctx, s); err != nil {
+		return reconcile.Result{}, err
+	}
 	if err := r.updateStatus(ctx, s); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -703,8 +706,9 @@ func keepTransitionTimes(old, conds []virtkit.Condition) {
 // templateChanged reports whether the running VMI was rendered from an
 // older template spec than the VM's current one, ignoring the fields the
 // controllers set on the VMI themselves (firmware UUID, start strategy of a
-// paused start, grace period of a forced stop). virtkit applies no template
-// change to a running VMI, so any difference needs a restart.
+// paused start, grace period of a forced stop) and the hot-pluggable
+// volumes (syncVolumeHotplug applies those to the running VMI). Any other
+// difference needs a restart.
 func (r *VMReconciler) templateChanged(vm *virtkit.VirtualMachine, vmi *virtkit.VirtualMachineInstance) bool {
 	if vm.Spec.Template == nil {
 		return false
@@ -722,6 +726,7 @@ func (r *VMReconciler) templateChanged(vm *virtkit.VirtualMachine, vmi *virtkit.
 	want := &rendered.Spec
 	got := vmi.Spec.DeepCopy()
 	for _, spec := range []*virtkit.VirtualMachineInstanceSpec{want, got} {
+		withoutHotplugVolumes(spec)
 		spec.StartStrategy = nil
 		spec.TerminationGracePeriodSeconds = nil
 		if fw := spec.Domain.Firmware; fw != nil {

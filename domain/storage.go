@@ -300,16 +300,10 @@ func (b *builder) resolveVolume(vi int) (HostVolume, bool, bool) {
 	if p := src.PersistentVolumeClaim; p != nil {
 		set = append(set, "persistentVolumeClaim")
 		req.Kind, req.ClaimName, req.ReadOnly = VolumePersistentVolumeClaim, p.ClaimName, p.ReadOnly
-		if p.Hotpluggable {
-			b.unsupported(vpath+".persistentVolumeClaim.hotpluggable", "")
-		}
 	}
 	if dv := src.DataVolume; dv != nil {
 		set = append(set, "dataVolume")
 		req.Kind, req.ClaimName = VolumeDataVolume, dv.Name
-		if dv.Hotpluggable {
-			b.unsupported(vpath+".dataVolume.hotpluggable", "")
-		}
 	}
 	if e := src.Ephemeral; e != nil {
 		set = append(set, "ephemeral")

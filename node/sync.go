@@ -140,6 +140,9 @@ func (a *Agent) Reconcile(ctx context.Context, req reconcile.Request) (reconcile
 	if err := a.updateRunningStatus(ctx, vmi, domName, info); err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := a.syncHotplugVolumes(ctx, vmi, domName); err != nil {
+		return reconcile.Result{}, err
+	}
 	return reconcile.Result{RequeueAfter: a.statusResync()}, nil
 }
 
@@ -299,6 +302,9 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 		return reconcile.Result{RequeueAfter: time.Second}, err
 	}
 	if err := a.updateRunningStatus(ctx, vmi, domName, info); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := a.syncHotplugVolumes(ctx, vmi, domName); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: a.statusResync()}, nil

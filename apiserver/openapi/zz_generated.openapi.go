@@ -21,6 +21,7 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
+		"github.com/virtkit/virtkit.AddVolumeOptions":                                        schema_githubcom_virtkit_virtkit_AddVolumeOptions(ref),
 		"github.com/virtkit/virtkit.Affinity":                                                schema_githubcom_virtkit_virtkit_Affinity(ref),
 		"github.com/virtkit/virtkit.BIOS":                                                    schema_githubcom_virtkit_virtkit_BIOS(ref),
 		"github.com/virtkit/virtkit.BlockSize":                                               schema_githubcom_virtkit_virtkit_BlockSize(ref),
@@ -106,6 +107,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.Handler":                                                 schema_githubcom_virtkit_virtkit_Handler(ref),
 		"github.com/virtkit/virtkit.HostDevice":                                              schema_githubcom_virtkit_virtkit_HostDevice(ref),
 		"github.com/virtkit/virtkit.HostDisk":                                                schema_githubcom_virtkit_virtkit_HostDisk(ref),
+		"github.com/virtkit/virtkit.HotplugVolumeSource":                                     schema_githubcom_virtkit_virtkit_HotplugVolumeSource(ref),
+		"github.com/virtkit/virtkit.HotplugVolumeStatus":                                     schema_githubcom_virtkit_virtkit_HotplugVolumeStatus(ref),
 		"github.com/virtkit/virtkit.Hugepages":                                               schema_githubcom_virtkit_virtkit_Hugepages(ref),
 		"github.com/virtkit/virtkit.HypervTimer":                                             schema_githubcom_virtkit_virtkit_HypervTimer(ref),
 		"github.com/virtkit/virtkit.I6300ESBWatchdog":                                        schema_githubcom_virtkit_virtkit_I6300ESBWatchdog(ref),
@@ -182,6 +185,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.Probe":                                                   schema_githubcom_virtkit_virtkit_Probe(ref),
 		"github.com/virtkit/virtkit.RTCTimer":                                                schema_githubcom_virtkit_virtkit_RTCTimer(ref),
 		"github.com/virtkit/virtkit.Realtime":                                                schema_githubcom_virtkit_virtkit_Realtime(ref),
+		"github.com/virtkit/virtkit.RemoveVolumeOptions":                                     schema_githubcom_virtkit_virtkit_RemoveVolumeOptions(ref),
 		"github.com/virtkit/virtkit.ResourceRequirements":                                    schema_githubcom_virtkit_virtkit_ResourceRequirements(ref),
 		"github.com/virtkit/virtkit.Rng":                                                     schema_githubcom_virtkit_virtkit_Rng(ref),
 		"github.com/virtkit/virtkit.SEV":                                                     schema_githubcom_virtkit_virtkit_SEV(ref),
@@ -268,6 +272,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.VirtualMachineStartFailure":                              schema_githubcom_virtkit_virtkit_VirtualMachineStartFailure(ref),
 		"github.com/virtkit/virtkit.VirtualMachineStateChangeRequest":                        schema_githubcom_virtkit_virtkit_VirtualMachineStateChangeRequest(ref),
 		"github.com/virtkit/virtkit.VirtualMachineStatus":                                    schema_githubcom_virtkit_virtkit_VirtualMachineStatus(ref),
+		"github.com/virtkit/virtkit.VirtualMachineVolumeRequest":                             schema_githubcom_virtkit_virtkit_VirtualMachineVolumeRequest(ref),
 		"github.com/virtkit/virtkit.Volume":                                                  schema_githubcom_virtkit_virtkit_Volume(ref),
 		"github.com/virtkit/virtkit.VolumeBackup":                                            schema_githubcom_virtkit_virtkit_VolumeBackup(ref),
 		"github.com/virtkit/virtkit.VolumePreferences":                                       schema_githubcom_virtkit_virtkit_VolumePreferences(ref),
@@ -626,6 +631,61 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		runtime.Unknown{}.OpenAPIModelName():                                                 schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
 		intstr.IntOrString{}.OpenAPIModelName():                                              schema_apimachinery_pkg_util_intstr_IntOrString(ref),
 		version.Info{}.OpenAPIModelName():                                                    schema_k8sio_apimachinery_pkg_version_Info(ref),
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_AddVolumeOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AddVolumeOptions is the body of the addvolume subresource (virtctl addvolume): the volume and disk to plug into a running VMI, or into a VM's template.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the name of the volume and of its disk; it overrides the disk's own name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"disk": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Disk is the disk the volume is plugged in as.",
+							Ref:         ref("github.com/virtkit/virtkit.Disk"),
+						},
+					},
+					"volumeSource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeSource is where the volume's data comes from.",
+							Ref:         ref("github.com/virtkit/virtkit.HotplugVolumeSource"),
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when it holds All, checks the request and changes nothing.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name", "disk", "volumeSource"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.Disk", "github.com/virtkit/virtkit.HotplugVolumeSource"},
 	}
 }
 
@@ -4447,6 +4507,60 @@ func schema_githubcom_virtkit_virtkit_HostDisk(ref common.ReferenceCallback) com
 	}
 }
 
+func schema_githubcom_virtkit_virtkit_HotplugVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HotplugVolumeSource is the source of a volume addvolume plugs in: a claim or a DataVolume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"persistentVolumeClaim": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentVolumeClaim is a claim in the VM's namespace.",
+							Ref:         ref("github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource"),
+						},
+					},
+					"dataVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DataVolume is a DataVolume in the VM's namespace.",
+							Ref:         ref("github.com/virtkit/virtkit.DataVolumeSource"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.DataVolumeSource", "github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_HotplugVolumeStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HotplugVolumeStatus marks a volume status as a hot-plugged volume's. KubeVirt names the attachment pod; virtkit attaches without pods and leaves both fields empty.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"attachPodName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AttachPodName is the name of KubeVirt's attachment pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"attachPodUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AttachPodUID is the UID of KubeVirt's attachment pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_githubcom_virtkit_virtkit_Hugepages(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -7502,6 +7616,47 @@ func schema_githubcom_virtkit_virtkit_Realtime(ref common.ReferenceCallback) com
 						},
 					},
 				},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_RemoveVolumeOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RemoveVolumeOptions is the body of the removevolume subresource (virtctl removevolume).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name names the volume and disk to unplug.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"dryRun": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DryRun, when it holds All, checks the request and changes nothing.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name"},
 			},
 		},
 	}
@@ -11840,6 +11995,24 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineStatus(ref common.ReferenceC
 							},
 						},
 					},
+					"volumeRequests": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeRequests are the addvolume and removevolume requests the controller has not applied to the VM's template yet.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.VirtualMachineVolumeRequest"),
+									},
+								},
+							},
+						},
+					},
 					"startFailure": {
 						SchemaProps: spec.SchemaProps{
 							Description: "StartFailure tracks failed starts and the back-off before the next try.",
@@ -11883,7 +12056,34 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineStatus(ref common.ReferenceC
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.Condition", "github.com/virtkit/virtkit.InstancetypeStatusRef", "github.com/virtkit/virtkit.VirtualMachineStartFailure", "github.com/virtkit/virtkit.VirtualMachineStateChangeRequest"},
+			"github.com/virtkit/virtkit.Condition", "github.com/virtkit/virtkit.InstancetypeStatusRef", "github.com/virtkit/virtkit.VirtualMachineStartFailure", "github.com/virtkit/virtkit.VirtualMachineStateChangeRequest", "github.com/virtkit/virtkit.VirtualMachineVolumeRequest"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VirtualMachineVolumeRequest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualMachineVolumeRequest is an addvolume or removevolume request queued on a VM's status until the controller applies it to the VM's template; exactly one of its fields is set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"addVolumeOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AddVolumeOptions adds a volume.",
+							Ref:         ref("github.com/virtkit/virtkit.AddVolumeOptions"),
+						},
+					},
+					"removeVolumeOptions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RemoveVolumeOptions removes a volume.",
+							Ref:         ref("github.com/virtkit/virtkit.RemoveVolumeOptions"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.AddVolumeOptions", "github.com/virtkit/virtkit.RemoveVolumeOptions"},
 	}
 }
 
@@ -12327,6 +12527,12 @@ func schema_githubcom_virtkit_virtkit_VolumeStatus(ref common.ReferenceCallback)
 							Format:      "",
 						},
 					},
+					"hotplugVolume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HotplugVolume is set for a hot-plugged volume.",
+							Ref:         ref("github.com/virtkit/virtkit.HotplugVolumeStatus"),
+						},
+					},
 					"size": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Size is the volume's size in bytes.",
@@ -12338,6 +12544,8 @@ func schema_githubcom_virtkit_virtkit_VolumeStatus(ref common.ReferenceCallback)
 				Required: []string{"name", "target"},
 			},
 		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.HotplugVolumeStatus"},
 	}
 }
 

@@ -44,11 +44,6 @@ func (h *Handler) serveAction(w http.ResponseWriter, r *http.Request, u user.Inf
 	case len(parts) == 6 && parts[3] == "namespaces" && (parts[5] == "expand-vm-spec" || parts[5] == "expand-spec"):
 		h.serveExpandSpec(w, r, u, parts[4], parts[5])
 		return
-	case len(parts) == 8 && unsupportedFeature(parts[7]) != "" &&
-		(parts[5] == "virtualmachines" || parts[5] == "virtualmachineinstances"):
-		gr := schema.GroupResource{Group: GroupName, Resource: parts[5]}
-		h.writeError(w, r, notImplemented(gr, parts[6], parts[7], unsupportedFeature(parts[7])))
-		return
 	}
 	// apis subresources.kubevirt.io v1 namespaces NS RESOURCE NAME VERB
 	if len(parts) != 8 || parts[3] != "namespaces" {
@@ -143,10 +138,32 @@ func (h *Handler) serveAction(w http.ResponseWriter, r *http.Request, u user.Inf
 		}
 	case "virtualmachineinstances/guestosinfo", "virtualmachineinstances/userlist", "virtualmachineinstances/filesystemlist":
 		value, err = h.guestInfo(ctx, verb, key)
+	case "virtualmachines/addvolume", "virtualmachineinstances/addvolume":
+		var o virtkit.AddVolumeOptions
+		if len(body) == 0 {
+			err = apierrors.NewBadRequest("Request with no body, a new name is expected as the request body")
+		} else if err = decode(&o); err == nil {
+			if resource == "virtualmachines" {
+				err = actions.AddVMVolume(ctx, h.opts.Store, key, &o)
+			} else {
+				err = actions.AddVMIVolume(ctx, h.opts.Store, key, &o)
+			}
+		}
+	case "virtualmachines/removevolume", "virtualmachineinstances/removevolume":
+		var o virtkit.RemoveVolumeOptions
+		if len(body) == 0 {
+			err = apierrors.NewBadRequest("Request with no body, a new name is expected as the request body")
+		} else if err = decode(&o); err == nil {
+			if resource == "virtualmachines" {
+				err = actions.RemoveVMVolume(ctx, h.opts.Store, key, &o)
+			} else {
+				err = actions.RemoveVMIVolume(ctx, h.opts.Store, key, &o)
+			}
+		}
 	case "virtualmachines/expand-spec":
 		value, err = h.expandStoredVM(r, key)
 	}
-	if err == nil && sr.verb == "update" && dryRunBody(body) {
+	if err == nil && sr.verb == "update" && dryRunBody(body) && !strings.HasSuffix(verb, "volume") {
 		// A dry run changes nothing but still answers NotFound for an
 		// object that is not there.
 		err = h.exists(ctx, resource, key)
@@ -235,6 +252,9 @@ func actionError(gr schema.GroupResource, name string, err error) error {
 		return err
 	case errors.Is(err, store.ErrNotFound):
 		return apierrors.NewNotFound(gr, name)
+	case errors.As(err, new(*actions.InvalidError)):
+		kind, errs := actions.FieldErrors(err)
+		return apierrors.NewInvalid(virtkit.SchemeGroupVersion.WithKind(kind).GroupKind(), name, errs)
 	case errors.Is(err, actions.ErrConflictingAction), errors.Is(err, store.ErrConflict):
 		return apierrors.NewConflict(gr, name, err)
 	case errors.Is(err, actions.ErrActionForbidden):

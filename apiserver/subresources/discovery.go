@@ -28,12 +28,16 @@ func subresourceList() []subresource {
 		{"virtualmachines", "migrate", "update"},
 		{"virtualmachines", "softreboot", "update"},
 		{"virtualmachines", "expand-spec", "get"},
+		{"virtualmachines", "addvolume", "update"},
+		{"virtualmachines", "removevolume", "update"},
 		{"virtualmachineinstances", "pause", "update"},
 		{"virtualmachineinstances", "unpause", "update"},
 		{"virtualmachineinstances", "softreboot", "update"},
 		{"virtualmachineinstances", "guestosinfo", "get"},
 		{"virtualmachineinstances", "userlist", "get"},
 		{"virtualmachineinstances", "filesystemlist", "get"},
+		{"virtualmachineinstances", "addvolume", "update"},
+		{"virtualmachineinstances", "removevolume", "update"},
 	}
 }
 

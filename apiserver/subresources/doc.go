@@ -41,8 +41,13 @@
 // (KubeVirt's version info from the binary's build information),
 // expand-spec of a stored VM (GET virtualmachines/NAME/expand-spec) and of
 // a VM given (PUT namespaces/NS/expand-vm-spec, KubeVirt's path;
-// expand-spec is accepted too). addvolume and removevolume are answered
-// 501 Not Implemented naming volume hotplug.
+// expand-spec is accepted too). addvolume and removevolume take virtctl's
+// AddVolumeOptions and RemoveVolumeOptions: on a VMI they change its spec
+// (the node agent attaches or detaches the disk), on a VM they queue a
+// volume request the VM controller applies to its template and its
+// running VMI; refusals carry KubeVirt's messages (409 for a name in use,
+// a volume that is not hot-pluggable or a VMI that is not running, 422
+// with field paths for a disk the VMI cannot take).
 //
 // Discovery: the handler answers /apis/subresources.kubevirt.io and
 // /apis/subresources.kubevirt.io/v1 itself; APIGroup, APIResourceList and

@@ -35,6 +35,6 @@ func ExampleNew() {
 	fmt.Println(subresources.APIGroup().PreferredVersion.GroupVersion)
 	// Output:
 	// 404
-	// 501
+	// 400
 	// subresources.kubevirt.io/v1
 }

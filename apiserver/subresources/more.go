@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -63,29 +62,6 @@ func (h *Handler) version() versionInfo {
 		}
 	}
 	return v
-}
-
-// errNotSupported is wrapped by the answers to the subresources virtkit
-// does not implement.
-var errNotSupported = errors.New("not supported")
-
-// unsupportedFeature names the feature of a KubeVirt subresource virtkit
-// answers with 501 Not Implemented; "" for the others.
-func unsupportedFeature(verb string) string {
-	switch verb {
-	case "addvolume", "removevolume":
-		return "volume hotplug"
-	}
-	return ""
-}
-
-// notImplemented is the 501 answer to an unsupported subresource.
-func notImplemented(gr schema.GroupResource, name, verb, feature string) error {
-	msg := fmt.Errorf("%s is %w: %s is not implemented", verb, errNotSupported, feature).Error()
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusNotImplemented, Reason: metav1.StatusReason("NotImplemented"),
-		Message: msg, Details: &metav1.StatusDetails{Group: gr.Group, Kind: gr.Resource, Name: name},
-	}}
 }
 
 // expandSpec returns vm with its instance type and preference expanded

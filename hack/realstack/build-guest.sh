@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the tiny real-stack guest into build/guest/ (git-ignored):
 #   vmlinuz        copy of the host's Debian cloud kernel (/boot/vmlinuz-*-cloud-amd64)
-#   initramfs.gz   busybox-static, the virtio/ACPI modules of that kernel, the
+#   initramfs.gz   busybox-static, the virtio/ACPI/virtio-scsi modules of that
+#                  kernel (hot-plugged disks appear as /dev/sd*), the
 #                  host's /usr/sbin/qemu-ga with its libraries, a static memory
 #                  dirtier (dirtier.c) and an /init that starts them
 # The guest boots by direct kernel boot under TCG, runs the real qemu-ga on the
@@ -38,7 +39,8 @@ command -v gcc >/dev/null || { echo "build-guest.sh: gcc missing; run hack/reals
 
 # Load order matters: insmod does not resolve dependencies.
 modules=(virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci
-	virtio_console virtio_balloon button evdev failover net_failover virtio_net)
+	virtio_console virtio_balloon button evdev failover net_failover virtio_net
+	scsi_common scsi_mod sd_mod virtio_scsi)
 
 module_path() {
 	local p
@@ -138,7 +140,8 @@ mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
 hostname -F /etc/hostname
 for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
-	virtio_console virtio_balloon button evdev failover net_failover virtio_net; do
+	virtio_console virtio_balloon button evdev failover net_failover virtio_net \
+	scsi_common scsi_mod sd_mod virtio_scsi; do
 	[ -f /lib/modules/$m.ko ] && insmod /lib/modules/$m.ko
 done
 echo "tiny: modules loaded"
