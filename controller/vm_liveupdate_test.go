@@ -30,7 +30,9 @@ func TestValidateLiveUpdateMemory(t *testing.T) {
 		{name: "arm64", guest: "2Gi", max: "4Gi", wantMessage: "Memory hotplug is only available for x86_64 VMs",
 			edit: func(s *virtkit.VirtualMachineInstanceSpec) { s.Architecture = "arm64" }},
 		{name: "realtime", guest: "2Gi", max: "4Gi", wantMessage: "Memory hotplug is not compatible with realtime VMs",
-			edit: func(s *virtkit.VirtualMachineInstanceSpec) { s.Domain.CPU = &virtkit.CPU{Realtime: &virtkit.Realtime{}} }},
+			edit: func(s *virtkit.VirtualMachineInstanceSpec) {
+				s.Domain.CPU = &virtkit.CPU{Realtime: &virtkit.Realtime{}}
+			}},
 		{name: "launch security", guest: "2Gi", max: "4Gi", wantMessage: "Memory hotplug is not compatible with encrypted VMs",
 			edit: func(s *virtkit.VirtualMachineInstanceSpec) { s.Domain.LaunchSecurity = &virtkit.LaunchSecurity{} }},
 	} {
