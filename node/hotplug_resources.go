@@ -49,9 +49,12 @@ func vcpuCount(cpu *virtkit.CPU) int {
 // HotMemoryChange condition with status False (and a Warning event), and
 // not retried: the VM controller then asks for a restart.
 func (a *Agent) syncHotplugResources(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info *hypervisor.DomainInfo) error {
-	hp, ok := a.opts.Hypervisor.(hypervisor.ResourceHotplugger)
-	if !ok || !info.State.IsActive() {
+	if !info.State.IsActive() {
 		return nil
+	}
+	hp, ok := a.opts.Hypervisor.(hypervisor.ResourceHotplugger)
+	if !ok {
+		hp = noHotplug{}
 	}
 	if ms := vmi.Status.MigrationState; ms != nil && !ms.Completed {
 		return nil // the migration carries the domain as it is; changes wait for its end
@@ -203,4 +206,20 @@ func (a *Agent) resourceStatus(ctx context.Context, vmi *virtkit.VirtualMachineI
 		ms.GuestRequested = &req
 	}
 	vmi.Status.Memory = ms
+}
+
+// noHotplug stands in for a hypervisor that cannot change a running
+// domain's vCPUs or memory: every change fails (and is recorded so).
+type noHotplug struct{}
+
+func (noHotplug) SetVCPUs(context.Context, string, int) error {
+	return hypervisor.NotSupportedError("vCPU hot-plug", "the hypervisor cannot change a running domain's vCPUs")
+}
+
+func (noHotplug) PluggableMemory(context.Context, string) (hypervisor.PluggableMemory, error) {
+	return hypervisor.PluggableMemory{}, hypervisor.NotSupportedError("memory hot-plug", "the hypervisor cannot change a running domain's memory")
+}
+
+func (noHotplug) RequestPluggableMemory(context.Context, string, uint64) error {
+	return hypervisor.NotSupportedError("memory hot-plug", "the hypervisor cannot change a running domain's memory")
 }
