@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -26,16 +25,16 @@ const (
 
 // KubeVirt's RestartRequired messages.
 const (
-	msgNotLiveUpdatable    = "a non-live-updatable field was changed in the template spec"
-	msgSocketsAboveMax     = "CPU sockets updated in template spec to a value higher than what's available"
-	msgSocketsReduced      = "Reduction of CPU socket count requires a restart"
-	msgCPUHotplugARM       = "ARM doesn't support CPU hotplug"
-	msgCPUHotplugFailed    = "CPU sockets updated in template spec. CPU-hotplug failed and is not available for this VM configuration"
-	msgMemHotplugFailed    = "memory updated in template spec. Memory-hotplug failed and is not available for this VM configuration"
-	msgMemHotplugNoMax     = "memory updated in template spec. Memory-hotplug is not available for this VM configuration"
-	msgMemBelowBoot        = "memory updated in template spec to a value lower than what the VM started with"
-	msgMemAboveMax         = "memory updated in template spec to a value higher than what's available"
-	msgMemHotplugNotSuppor = "memory hotplug not supported, "
+	msgNotLiveUpdatable      = "a non-live-updatable field was changed in the template spec"
+	msgSocketsAboveMax       = "CPU sockets updated in template spec to a value higher than what's available"
+	msgSocketsReduced        = "Reduction of CPU socket count requires a restart"
+	msgCPUHotplugARM         = "ARM doesn't support CPU hotplug"
+	msgCPUHotplugFailed      = "CPU sockets updated in template spec. CPU-hotplug failed and is not available for this VM configuration"
+	msgMemHotplugFailed      = "memory updated in template spec. Memory-hotplug failed and is not available for this VM configuration"
+	msgMemHotplugNoMax       = "memory updated in template spec. Memory-hotplug is not available for this VM configuration"
+	msgMemBelowBoot          = "memory updated in template spec to a value lower than what the VM started with"
+	msgMemAboveMax           = "memory updated in template spec to a value higher than what's available"
+	msgMemHotplugUnsupported = "memory hotplug not supported, "
 )
 
 // hotplugPoll is how soon a VM whose VMI is still applying an earlier CPU
@@ -161,8 +160,8 @@ func (r *VMReconciler) syncMemoryChange(ctx context.Context, s *vmSync, want *vi
 		s.failReason = ReasonHotplugMemoryError
 		return nil
 	}
-	if err := validateLiveUpdateMemory(want, *tmpl.Guest, *cur.MaxGuest); err != nil {
-		s.restartRequired = msgMemHotplugNotSuppor + err.Error()
+	if problem := liveUpdateMemoryProblem(want, *tmpl.Guest, *cur.MaxGuest); problem != "" {
+		s.restartRequired = msgMemHotplugUnsupported + problem
 		return nil
 	}
 	if st.GuestAtBoot != nil && tmpl.Guest.Cmp(*st.GuestAtBoot) < 0 {
@@ -184,39 +183,37 @@ func (r *VMReconciler) syncMemoryChange(ctx context.Context, s *vmSync, want *vi
 	return nil
 }
 
-// validateLiveUpdateMemory is KubeVirt's check that a guest can get
+// liveUpdateMemoryProblem is KubeVirt's check that a guest can get
 // memory hot-plugged: no realtime vCPUs, no NUMA passthrough, no
 // confidential guest, guest and maxGuest aligned to the block size, guest
-// within maxGuest, amd64, and at least 1Gi of guest memory.
-func validateLiveUpdateMemory(spec *virtkit.VirtualMachineInstanceSpec, guest, maxGuest resource.Quantity) error {
+// within maxGuest, amd64, and at least 1Gi of guest memory. It returns
+// KubeVirt's message for the first problem, or "" when there is none.
+func liveUpdateMemoryProblem(spec *virtkit.VirtualMachineInstanceSpec, guest, maxGuest resource.Quantity) string {
 	d := &spec.Domain
-	if d.CPU != nil && d.CPU.Realtime != nil {
-		return errors.New("Memory hotplug is not compatible with realtime VMs") //nolint:staticcheck // KubeVirt's message
-	}
-	if d.CPU != nil && d.CPU.NUMA != nil && d.CPU.NUMA.GuestMappingPassthrough != nil {
-		return errors.New("Memory hotplug is not compatible with guest mapping passthrough") //nolint:staticcheck // KubeVirt's message
-	}
-	if d.LaunchSecurity != nil {
-		return errors.New("Memory hotplug is not compatible with encrypted VMs") //nolint:staticcheck // KubeVirt's message
-	}
 	block := int64(hotplugBlockBytes)
 	if d.Memory != nil && d.Memory.Hugepages != nil && d.Memory.Hugepages.PageSize == "1Gi" {
 		block = hotplugBlockBytes1GiPage
 	}
-	align := resource.NewQuantity(block, resource.BinarySI)
+	align := resource.NewQuantity(block, resource.BinarySI).String()
 	switch {
+	case d.CPU != nil && d.CPU.Realtime != nil:
+		return "Memory hotplug is not compatible with realtime VMs"
+	case d.CPU != nil && d.CPU.NUMA != nil && d.CPU.NUMA.GuestMappingPassthrough != nil:
+		return "Memory hotplug is not compatible with guest mapping passthrough"
+	case d.LaunchSecurity != nil:
+		return "Memory hotplug is not compatible with encrypted VMs"
 	case guest.Cmp(maxGuest) > 0:
-		return errors.New("Guest memory is greater than the configured maxGuest memory") //nolint:staticcheck // KubeVirt's message
+		return "Guest memory is greater than the configured maxGuest memory"
 	case guest.Value()%block != 0:
-		return fmt.Errorf("Guest memory must be %s aligned", align) //nolint:staticcheck // KubeVirt's message
+		return "Guest memory must be " + align + " aligned"
 	case maxGuest.Value()%block != 0:
-		return fmt.Errorf("MaxGuest must be %s aligned", align) //nolint:staticcheck // KubeVirt's message
+		return "MaxGuest must be " + align + " aligned"
 	case spec.Architecture != "amd64":
-		return errors.New("Memory hotplug is only available for x86_64 VMs") //nolint:staticcheck // KubeVirt's message
+		return "Memory hotplug is only available for x86_64 VMs"
 	case guest.Value() < hotplugMinGuestBytes:
-		return errors.New("Memory hotplug is only available for VMs with at least 1Gi of guest memory") //nolint:staticcheck // KubeVirt's message
+		return "Memory hotplug is only available for VMs with at least 1Gi of guest memory"
 	}
-	return nil
+	return ""
 }
 
 // neutralizeLiveUpdatable makes the fields the LiveUpdate rollout changes
