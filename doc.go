@@ -148,8 +148,9 @@
 // [KubeVirt] object's feature gates ([FeatureGates]).
 //
 // Updates: a VMI's spec is immutable for users (KubeVirt lets only its own
-// service accounts change it, for hot-plug, which virtkit does not do), as
-// is a migration's spec; labels and annotations other than the reserved
+// service accounts change it, as its VM controller does for CPU and memory
+// hot-plug; virtkit's VM controller writes such changes to the store
+// itself), as is a migration's spec; labels and annotations other than the reserved
 // ones may change. A node's name must be a DNS-1123 label ([Validate]):
 // it becomes a label value and a column in printed tables.
 //
