@@ -93,12 +93,17 @@ func (r *VMReconciler) syncLiveUpdate(ctx context.Context, s *vmSync) error {
 func (r *VMReconciler) syncCPUChange(ctx context.Context, s *vmSync, want *virtkit.VirtualMachineInstanceSpec) error {
 	tmpl := s.vm.Spec.Template.Spec.Domain.CPU
 	cur := s.vmi.Spec.Domain.CPU
-	if tmpl == nil || cur == nil || tmpl.Sockets == cur.Sockets {
+	vmi := s.vmi
+	if tmpl == nil || cur == nil {
 		return nil
 	}
-	vmi := s.vmi
 	if c := virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceVCPUChange); c != nil && c.Status == virtkit.ConditionFalse {
+		// The node could not plug what the VMI asks for (as KubeVirt's
+		// memory hot-plug failure, which it checks the same way).
 		s.restartRequired = msgCPUHotplugFailed
+		return nil
+	}
+	if tmpl.Sockets == cur.Sockets {
 		return nil
 	}
 	if t := vmi.Status.CurrentCPUTopology; t != nil && vcpus(t.Sockets, t.Cores, t.Threads) != vcpus(cur.Sockets, cur.Cores, cur.Threads) {

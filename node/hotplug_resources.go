@@ -81,7 +81,7 @@ func (a *Agent) syncHotplugResources(ctx context.Context, vmi *virtkit.VirtualMa
 		}
 	}
 	if m := vmi.Spec.Domain.Memory; m != nil && m.Guest != nil && m.MaxGuest != nil &&
-		!failed(vmi, virtkit.VirtualMachineInstanceMemoryChange) {
+		!failed(vmi, virtkit.VirtualMachineInstanceMemoryChange) && !memoryApplied(vmi) {
 		err := a.requestGuestMemory(ctx, hp, domName, info, m.Guest.Value())
 		switch {
 		case errors.Is(err, errNoChange):
@@ -146,6 +146,14 @@ func (a *Agent) requestGuestMemory(ctx context.Context, hp hypervisor.ResourceHo
 	return hp.RequestPluggableMemory(ctx, domName, want)
 }
 
+// memoryApplied reports whether the VMI's status says its domain was
+// already asked for the spec's memory.guest (which spares reading the
+// domain's XML at every status refresh).
+func memoryApplied(vmi *virtkit.VirtualMachineInstance) bool {
+	st := vmi.Status.Memory
+	return st != nil && st.GuestRequested != nil && st.GuestRequested.Equal(*vmi.Spec.Domain.Memory.Guest)
+}
+
 // failed reports whether the VMI records a failed change of this kind.
 func failed(vmi *virtkit.VirtualMachineInstance, t virtkit.ConditionType) bool {
 	c := virtkit.GetCondition(vmi.Status.Conditions, t)
@@ -158,7 +166,7 @@ func failed(vmi *virtkit.VirtualMachineInstance, t virtkit.ConditionType) bool {
 // domain's sizes: guestAtBoot once, guestCurrent and guestRequested as the
 // boot memory plus what the virtio-mem device has plugged and was asked
 // to plug (without such a device: the balloon's current size and the
-// spec's memory.guest).
+// memory.guest the guest booted with).
 func (a *Agent) resourceStatus(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo) {
 	if cpu := vmi.Spec.Domain.CPU; cpu != nil {
 		topo := &virtkit.CPUTopology{Sockets: cpu.Sockets, Cores: cpu.Cores, Threads: cpu.Threads}
@@ -196,12 +204,18 @@ func (a *Agent) resourceStatus(ctx context.Context, vmi *virtkit.VirtualMachineI
 		return
 	}
 	if ms.GuestAtBoot == nil {
+		// KubeVirt's: the memory.guest the VMI was created with.
 		ms.GuestAtBoot = bytes(info.MaxMemoryBytes)
+		if g := vmi.Spec.Domain.Memory; g != nil && g.Guest != nil {
+			boot := g.Guest.DeepCopy()
+			ms.GuestAtBoot = &boot
+		}
 	}
 	if info.MemoryBytes > 0 {
 		ms.GuestCurrent = bytes(info.MemoryBytes)
 	}
-	if g := vmi.Spec.Domain.Memory; g != nil && g.Guest != nil {
+	if g := vmi.Spec.Domain.Memory; g != nil && g.Guest != nil && ms.GuestRequested == nil {
+		// Without a virtio-mem device the domain keeps what it booted with.
 		req := g.Guest.DeepCopy()
 		ms.GuestRequested = &req
 	}

@@ -12,6 +12,9 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -20,7 +23,12 @@ import (
 // defaults then give it maxSockets 4 and maxGuest 4Gi).
 func hotplugCluster(t *testing.T, defaults virtkit.DefaultOptions) (*cluster.Cluster, context.Context) {
 	t.Helper()
-	c, err := cluster.New(cluster.Options{NodeNames: []string{"n1"}, Defaults: defaults})
+	return hotplugClusterWith(t, cluster.Options{NodeNames: []string{"n1"}, Defaults: defaults})
+}
+
+func hotplugClusterWith(t *testing.T, o cluster.Options) (*cluster.Cluster, context.Context) {
+	t.Helper()
+	c, err := cluster.New(o)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	done := make(chan error, 1)
@@ -126,6 +134,42 @@ func TestHotplugCPUAndMemoryOnSimCluster(t *testing.T) {
 			info, err := c.Node("n1").Hypervisor.Info(ctx, "default_hot")
 			require.NoError(t, err)
 			assert.Equal(t, int(tc.sockets)*2, info.VCPUs)
+		})
+	}
+}
+
+// noHotplugHost hides the simulated host's ResourceHotplugger, as a
+// hypervisor that cannot change a running domain would.
+type noHotplugHost struct{ hypervisor.Hypervisor }
+
+// A node whose hypervisor cannot plug vCPUs or memory records the failed
+// change on the VMI (not retried) and the VM asks for a restart.
+func TestHotplugWithoutHypervisorSupport(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		edit    func(*virtkit.DomainSpec)
+		cond    virtkit.ConditionType
+		reason  string
+		restart string
+	}{
+		{name: "vCPUs", edit: func(d *virtkit.DomainSpec) { d.CPU.Sockets = 2 }, cond: virtkit.VirtualMachineInstanceVCPUChange,
+			reason: node.ReasonCPUHotplugFailed, restart: "CPU sockets updated in template spec. CPU-hotplug failed and is not available for this VM configuration"},
+		{name: "memory", edit: func(d *virtkit.DomainSpec) { g := resource.MustParse("2Gi"); d.Memory.Guest = &g }, cond: virtkit.VirtualMachineInstanceMemoryChange,
+			reason: node.ReasonMemoryHotplugFailed, restart: "memory updated in template spec. Memory-hotplug failed and is not available for this VM configuration"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ctx := hotplugClusterWith(t, cluster.Options{NodeNames: []string{"n1"},
+				NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
+					return noHotplugHost{sim.New(sim.Options{Name: name})}, nil
+				}})
+			editVM(t, ctx, c, tc.edit)
+			vmi, err := c.WaitForVMI(ctx, "default", "hot", cluster.HasCondition[*virtkit.VirtualMachineInstance](tc.cond, virtkit.ConditionFalse))
+			require.NoError(t, err)
+			assert.Equal(t, tc.reason, virtkit.GetCondition(vmi.Status.Conditions, tc.cond).Reason)
+			_, err = c.WaitForVM(ctx, "default", "hot", restartRequired(tc.restart))
+			require.NoError(t, err)
+			assert.Equal(t, uint32(1), vmi.Status.CurrentCPUTopology.Sockets)
+			assert.Equal(t, "1Gi", vmi.Status.Memory.GuestRequested.String())
 		})
 	}
 }
