@@ -155,7 +155,7 @@ func TestRealHotplugCPUAndMemory(t *testing.T) {
 
 	// Memory: 1Gi more through the virtio-mem device.
 	edit(func(d *virtkit.DomainSpec) { g := resource.MustParse("2Gi"); d.Memory.Guest = &g })
-	vmi, err = c.WaitForVMI(ctx, ns, name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
+	_, err = c.WaitForVMI(ctx, ns, name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
 		m := v.Status.Memory
 		return found && m != nil && m.GuestRequested != nil && m.GuestRequested.String() == "2Gi"
 	})
@@ -166,6 +166,9 @@ func TestRealHotplugCPUAndMemory(t *testing.T) {
 		return found && m != nil && m.GuestCurrent != nil && m.GuestCurrent.String() == "2Gi"
 	})
 	mcancel()
+	if err == nil {
+		assert.Equal(t, "1Gi", vmi.Status.Memory.GuestAtBoot.String())
+	}
 	if err != nil {
 		if r, xerr := g.exec(ctx, "/bin/sh", "-c", "lsmod | grep virtio_mem; dmesg | grep -i virtio_mem | tail -5"); xerr == nil {
 			t.Logf("guest virtio_mem: %s %s", r.Stdout, r.Stderr)
