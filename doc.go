@@ -147,10 +147,13 @@
 // its configuration are checked by [AdmitFeatureGates] against a
 // [KubeVirt] object's feature gates ([FeatureGates]).
 //
-// Updates: a VMI's spec is immutable except for hot-pluggable volumes and
-// their disks, which may be added (a disk on the scsi bus) and removed
-// (volume hotplug); a migration's spec is immutable; labels and
-// annotations other than the reserved ones may change. A node's name must be a DNS-1123 label ([Validate]):
+// Updates: a VMI's spec is immutable for users except for hot-pluggable
+// volumes and their disks, which may be added (a disk on the scsi bus) and
+// removed (volume hotplug). KubeVirt lets only its own service accounts
+// change the rest, as its VM controller does for CPU and memory hot-plug;
+// virtkit's VM controller writes such changes to the store itself. A
+// migration's spec is immutable; labels and annotations other than the
+// reserved ones may change. A node's name must be a DNS-1123 label ([Validate]):
 // it becomes a label value and a column in printed tables.
 //
 // # Pure status logic

@@ -34,7 +34,10 @@ const (
 // (status.startFailure), and keeps the VM status current: created, ready,
 // printableStatus, runStrategy, observed/desiredGeneration, and the
 // conditions Ready (False/VMINotExists without a VMI), Failure (a sync
-// error), RestartRequired (the template changed under a running VMI) and
+// error), RestartRequired (the template changed under a running VMI in a
+// way it cannot follow; under KubeVirt's LiveUpdate rollout a change of
+// cpu.sockets or memory.guest within the VMI's maxima is written to the
+// VMI instead, and its node agent hot-plugs it) and
 // copies of the VMI's conditions (Paused, LiveMigratable, ...).
 //
 // The VMI is the template with name = VM name, the template's labels and
@@ -102,6 +105,10 @@ type vmSync struct {
 	syncErr    error // recorded as the Failure condition
 	failReason string
 	requeue    time.Duration
+	// restartRequired is the RestartRequired condition's message (none
+	// when empty), once restartChecked (see syncLiveUpdate).
+	restartRequired string
+	restartChecked  bool
 }
 
 // Reconcile implements Reconciler.
@@ -179,6 +186,9 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req reconcile.Request) (re
 		return reconcile.Result{}, err
 	}
 	if err := r.syncVolumeHotplug(ctx, s); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.syncLiveUpdate(ctx, s); err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := r.updateStatus(ctx, s); err != nil {
@@ -592,10 +602,14 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 			}, s.now)
 		}
 	}
-	if vmi != nil && !vmi.IsFinal() && r.templateChanged(vm, vmi) {
+	restart := s.restartRequired
+	if !s.restartChecked && vmi != nil && !vmi.IsFinal() && r.templateChanged(vm, vmi, r.liveUpdateRollout()) {
+		restart = msgNotLiveUpdatable
+	}
+	if vmi != nil && !vmi.IsFinal() && restart != "" {
 		virtkit.SetCondition(&conds, virtkit.Condition{
 			Type: virtkit.VirtualMachineRestartRequired, Status: virtkit.ConditionTrue,
-			Reason: "NotLiveUpdatable", Message: "a non-live-updatable field was changed in the template spec",
+			Reason: ReasonNotLiveUpdatable, Message: restart,
 		}, s.now)
 	} else {
 		virtkit.RemoveCondition(&conds, virtkit.VirtualMachineRestartRequired)
@@ -706,14 +720,16 @@ func keepTransitionTimes(old, conds []virtkit.Condition) {
 // templateChanged reports whether the running VMI was rendered from an
 // older template spec than the VM's current one, ignoring the fields the
 // controllers set on the VMI themselves (firmware UUID, start strategy of a
-// paused start, grace period of a forced stop) and the hot-pluggable
-// volumes (syncVolumeHotplug applies those to the running VMI). Any other
-// difference needs a restart.
-func (r *VMReconciler) templateChanged(vm *virtkit.VirtualMachine, vmi *virtkit.VirtualMachineInstance) bool {
+// paused start, grace period of a forced stop), the hot-pluggable
+// volumes (syncVolumeHotplug applies those to the running VMI) and, when
+// live (KubeVirt's LiveUpdate rollout), the fields syncLiveUpdate brings to
+// the running VMI (neutralizeLiveUpdatable). Any other difference needs a
+// restart.
+func (r *VMReconciler) templateChanged(vm *virtkit.VirtualMachine, vmi *virtkit.VirtualMachineInstance, live bool) bool {
 	if vm.Spec.Template == nil {
 		return false
 	}
-	if g, err := strconv.ParseInt(vmi.Annotations[virtkit.VMGenerationAnnotation], 10, 64); err == nil && g == vm.Generation {
+	if sameGeneration(vm, vmi) {
 		return false // rendered from this very generation
 	}
 	if vm.Spec.Instancetype != nil || vm.Spec.Preference != nil {
@@ -725,6 +741,9 @@ func (r *VMReconciler) templateChanged(vm *virtkit.VirtualMachine, vmi *virtkit.
 	}
 	want := &rendered.Spec
 	got := vmi.Spec.DeepCopy()
+	if live {
+		neutralizeLiveUpdatable(&vm.Spec.Template.Spec.Domain, want, got)
+	}
 	for _, spec := range []*virtkit.VirtualMachineInstanceSpec{want, got} {
 		withoutHotplugVolumes(spec)
 		spec.StartStrategy = nil
@@ -737,4 +756,11 @@ func (r *VMReconciler) templateChanged(vm *virtkit.VirtualMachine, vmi *virtkit.
 		}
 	}
 	return !equality.Semantic.DeepEqual(want, got)
+}
+
+// sameGeneration reports whether vmi was rendered from vm's current
+// generation.
+func sameGeneration(vm *virtkit.VirtualMachine, vmi *virtkit.VirtualMachineInstance) bool {
+	g, err := strconv.ParseInt(vmi.Annotations[virtkit.VMGenerationAnnotation], 10, 64)
+	return err == nil && g == vm.Generation
 }

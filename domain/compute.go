@@ -167,6 +167,7 @@ func (b *builder) memory(dom *libvirtxml.Domain) {
 			dom.CPU.Numa = &libvirtxml.DomainNuma{Cell: []libvirtxml.DomainCell{{
 				ID: uintp(0), CPUs: fmt.Sprintf("0-%d", dom.VCPU.Value-1), Memory: uint(guest), Unit: "b",
 			}}}
+			b.pluggableMemory(dom, guest, max)
 		}
 	}
 	if spec.Memory != nil && spec.Memory.Hugepages != nil {

@@ -7,7 +7,7 @@
 // drive its lifecycle, read its state, info and stats, and receive lifecycle
 // events. Everything a host may lack is a separate small interface found by
 // type assertion: [DirtyRateMeasurer], [Migrator], [AgentCommander],
-// [ShutdownRequester]. A backend that has the interface but cannot serve a
+// [ShutdownRequester], [ResourceHotplugger]. A backend that has the interface but cannot serve a
 // call on this host returns an error matching [ErrNotSupported] that names
 // the feature.
 //

@@ -20,6 +20,13 @@
 //     rules), and keeps the Ready, Paused, AgentConnected,
 //     AgentVersionNotSupported and LiveMigratable conditions, activePods,
 //     interfaces, guestOSInfo, currentCPUTopology, memory and machine current.
+//   - A running VMI whose cpu.sockets or memory.guest changed (the VM
+//     controller's LiveUpdate) gets vCPUs plugged and its virtio-mem
+//     device's requested size set through the hypervisor's
+//     [github.com/virtkit/virtkit/hypervisor.ResourceHotplugger];
+//     currentCPUTopology and memory report what the domain has. A change
+//     that fails is recorded as a HotVCPUChange or HotMemoryChange
+//     condition with status False and a Warning event, and not retried.
 //   - Pause and soft reboot are requested with annotations on the VMI
 //     (virtkit.PauseRequestAnnotation, virtkit.SoftRebootRequestAnnotation),
 //     because there is no API server to call the node directly.

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit"
@@ -107,30 +106,10 @@ func (a *Agent) updateRunningStatus(ctx context.Context, vmi *virtkit.VirtualMac
 		a.applyLeasedAddresses(ctx, vmi)
 	}
 
-	cpu := vmi.Spec.Domain.CPU
-	if cpu != nil {
-		vmi.Status.CurrentCPUTopology = &virtkit.CPUTopology{Sockets: cpu.Sockets, Cores: cpu.Cores, Threads: cpu.Threads}
-	}
 	if vmi.Spec.Domain.Machine != nil {
 		vmi.Status.Machine = &virtkit.Machine{Type: vmi.Spec.Domain.Machine.Type}
 	}
-	if info.MaxMemoryBytes > 0 {
-		ms := &virtkit.MemoryStatus{}
-		if vmi.Status.Memory != nil {
-			ms = vmi.Status.Memory.DeepCopy()
-		}
-		if ms.GuestAtBoot == nil {
-			ms.GuestAtBoot = resource.NewQuantity(int64(info.MaxMemoryBytes), resource.BinarySI)
-		}
-		if info.MemoryBytes > 0 {
-			ms.GuestCurrent = resource.NewQuantity(int64(info.MemoryBytes), resource.BinarySI)
-		}
-		if g := vmi.Spec.Domain.Memory; g != nil && g.Guest != nil {
-			req := g.Guest.DeepCopy()
-			ms.GuestRequested = &req
-		}
-		vmi.Status.Memory = ms
-	}
+	a.resourceStatus(ctx, vmi, domName, info)
 	if reflect.DeepEqual(before, &vmi.Status) {
 		return nil
 	}

@@ -137,6 +137,9 @@ func (a *Agent) Reconcile(ctx context.Context, req reconcile.Request) (reconcile
 	if err := a.actOnRequests(ctx, vmi, domName, &info); err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := a.syncHotplugResources(ctx, vmi, domName, &info); err != nil {
+		return reconcile.Result{}, err
+	}
 	if err := a.updateRunningStatus(ctx, vmi, domName, info); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -67,6 +67,9 @@ func parseSpec(domainXML string) (*spec, error) {
 			return nil, invalid("domain.currentMemory", "larger than domain.memory")
 		}
 	}
+	if maxMem, curMem, err = virtioMemSizes(def, maxMem, curMem); err != nil {
+		return nil, err
+	}
 	// Store sizes the way libvirt reports them: KiB.
 	def.Memory = &libvirtxml.DomainMemory{Value: uint(maxMem >> 10), Unit: "KiB"}
 	def.CurrentMemory = &libvirtxml.DomainCurrentMemory{Value: uint(curMem >> 10), Unit: "KiB"}

@@ -246,6 +246,7 @@ func (c *checker) settled(ctx context.Context, step int, vs *[]Violation) error 
 			c.report(&out, step, InvGroundTruth, "domain %s on %s paused (%s) and VMI %s not paused by the user", d.info.Name, d.node, d.info.Reason, key)
 		}
 	}
+	c.checkHotplug(&out, step, vmis.Items, active, ongoing)
 	// Every VMI agrees with the hosts.
 	for _, v := range vmis.Items {
 		key := v.Namespace + "/" + v.Name
