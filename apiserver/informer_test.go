@@ -177,7 +177,14 @@ func informerCompaction(t *testing.T, st compactingStore) {
 	sort.Strings(want)
 	require.Eventually(t, func() bool { return assert.ObjectsAreEqual(want, names()) }, 20*time.Second, 20*time.Millisecond,
 		"informer catches up after 410: want %v, have %v", want, names())
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Equal(t, 1, adds["vm-last"])
+	// The informer's store is updated before its handlers are called:
+	// wait for the handler, then check it was called once.
+	added := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return adds["vm-last"]
+	}
+	require.Eventually(t, func() bool { return added() > 0 }, 20*time.Second, 20*time.Millisecond,
+		"the handler hears of vm-last")
+	assert.Equal(t, 1, added())
 }

@@ -43,7 +43,7 @@ func (h *Host) SetVCPUs(ctx context.Context, name string, count int) error {
 		}
 		d.advance(h, now) // CPU time so far is at the old count
 		set := func(sp *spec) (*spec, error) {
-			return respec(sp, func(def *libvirtxml.Domain) {
+			return editSpec(sp, func(def *libvirtxml.Domain) {
 				if def.VCPU == nil {
 					def.VCPU = &libvirtxml.DomainVCPU{Value: uint(max)}
 				}
@@ -120,7 +120,7 @@ func (h *Host) RequestPluggableMemory(ctx context.Context, name string, bytes ui
 				bytes, pm.BlockBytes, pm.SizeBytes, hypervisor.ErrInvalidArgument))
 		}
 		d.advance(h, now)
-		live, err := respec(d.live, func(def *libvirtxml.Domain) {
+		live, err := editSpec(d.live, func(def *libvirtxml.Domain) {
 			virtioMemDevice(def).Target.Requested = &libvirtxml.DomainMemorydevTargetRequested{Value: uint(bytes >> 10), Unit: "KiB"}
 		})
 		if err != nil {
@@ -131,9 +131,9 @@ func (h *Host) RequestPluggableMemory(ctx context.Context, name string, bytes ui
 	})
 }
 
-// respec returns a new spec from sp's definition changed by edit; sp is
+// editSpec returns a new spec from sp's definition changed by edit; sp is
 // not changed (the persistent definition may share it).
-func respec(sp *spec, edit func(*libvirtxml.Domain)) (*spec, error) {
+func editSpec(sp *spec, edit func(*libvirtxml.Domain)) (*spec, error) {
 	text, err := sp.def.Marshal()
 	if err != nil {
 		return nil, err
