@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,4 +57,13 @@ func ExampleStartAPIServer() {
 	}
 	fmt.Println(strings.HasPrefix(srv.URL, "https://127.0.0.1:"), strings.Contains(string(vmis), `"kind":"VirtualMachineInstanceList"`))
 	// Output: true true
+}
+
+// The address a client dials for a listener on every interface.
+func ExampleDialAddr() {
+	fmt.Println(cluster.DialAddr(&net.TCPAddr{IP: net.IPv4zero, Port: 6443}))
+	fmt.Println(cluster.DialAddr(&net.TCPAddr{IP: net.ParseIP("10.0.0.5"), Port: 6443}))
+	// Output:
+	// 127.0.0.1:6443
+	// 10.0.0.5:6443
 }
