@@ -324,6 +324,31 @@ func validateIPLease(l *IPLease) field.ErrorList {
 	return errs
 }
 
+// deepCopy returns a deep copy of in made by its DeepCopyInto, nil for nil.
+func deepCopy[T any, PT interface {
+	*T
+	DeepCopyInto(*T)
+}](in PT) PT {
+	if in == nil {
+		return nil
+	}
+	out := PT(new(T))
+	in.DeepCopyInto(out)
+	return out
+}
+
+// deepCopyItems copies a list's items, each by copyInto.
+func deepCopyItems[T any](in []T, copyInto func(*T, *T)) []T {
+	if in == nil {
+		return nil
+	}
+	out := make([]T, len(in))
+	for i := range in {
+		copyInto(&in[i], &out[i])
+	}
+	return out
+}
+
 // DeepCopyInto copies the receiver into out.
 func (in *NetworkAttachmentDefinition) DeepCopyInto(out *NetworkAttachmentDefinition) {
 	*out = *in
@@ -331,33 +356,21 @@ func (in *NetworkAttachmentDefinition) DeepCopyInto(out *NetworkAttachmentDefini
 }
 
 // DeepCopy returns a deep copy.
-func (in *NetworkAttachmentDefinition) DeepCopy() *NetworkAttachmentDefinition {
-	if in == nil {
-		return nil
-	}
-	out := new(NetworkAttachmentDefinition)
-	in.DeepCopyInto(out)
-	return out
-}
+func (in *NetworkAttachmentDefinition) DeepCopy() *NetworkAttachmentDefinition { return deepCopy(in) }
 
 // DeepCopyObject implements runtime.Object.
 func (in *NetworkAttachmentDefinition) DeepCopyObject() runtime.Object {
-	if c := in.DeepCopy(); c != nil {
-		return c
+	if in == nil {
+		return nil
 	}
-	return nil
+	return deepCopy(in)
 }
 
 // DeepCopyInto copies the receiver into out.
 func (in *NetworkAttachmentDefinitionList) DeepCopyInto(out *NetworkAttachmentDefinitionList) {
 	*out = *in
 	in.ListMeta.DeepCopyInto(&out.ListMeta)
-	if in.Items != nil {
-		out.Items = make([]NetworkAttachmentDefinition, len(in.Items))
-		for i := range in.Items {
-			in.Items[i].DeepCopyInto(&out.Items[i])
-		}
-	}
+	out.Items = deepCopyItems(in.Items, (*NetworkAttachmentDefinition).DeepCopyInto)
 }
 
 // DeepCopyObject implements runtime.Object.
@@ -365,9 +378,7 @@ func (in *NetworkAttachmentDefinitionList) DeepCopyObject() runtime.Object {
 	if in == nil {
 		return nil
 	}
-	out := new(NetworkAttachmentDefinitionList)
-	in.DeepCopyInto(out)
-	return out
+	return deepCopy(in)
 }
 
 // DeepCopyInto copies the receiver into out.
@@ -377,33 +388,21 @@ func (in *IPLease) DeepCopyInto(out *IPLease) {
 }
 
 // DeepCopy returns a deep copy.
-func (in *IPLease) DeepCopy() *IPLease {
-	if in == nil {
-		return nil
-	}
-	out := new(IPLease)
-	in.DeepCopyInto(out)
-	return out
-}
+func (in *IPLease) DeepCopy() *IPLease { return deepCopy(in) }
 
 // DeepCopyObject implements runtime.Object.
 func (in *IPLease) DeepCopyObject() runtime.Object {
-	if c := in.DeepCopy(); c != nil {
-		return c
+	if in == nil {
+		return nil
 	}
-	return nil
+	return deepCopy(in)
 }
 
 // DeepCopyInto copies the receiver into out.
 func (in *IPLeaseList) DeepCopyInto(out *IPLeaseList) {
 	*out = *in
 	in.ListMeta.DeepCopyInto(&out.ListMeta)
-	if in.Items != nil {
-		out.Items = make([]IPLease, len(in.Items))
-		for i := range in.Items {
-			in.Items[i].DeepCopyInto(&out.Items[i])
-		}
-	}
+	out.Items = deepCopyItems(in.Items, (*IPLease).DeepCopyInto)
 }
 
 // DeepCopyObject implements runtime.Object.
@@ -411,7 +410,5 @@ func (in *IPLeaseList) DeepCopyObject() runtime.Object {
 	if in == nil {
 		return nil
 	}
-	out := new(IPLeaseList)
-	in.DeepCopyInto(out)
-	return out
+	return deepCopy(in)
 }

@@ -32,8 +32,12 @@
 // event writes, its DataVolume import worker, its pod network, a
 // simulated host's listener for migrations from other processes, and its
 // endpoint for the API server; [NodeProcess.Run] runs them and marks the
-// Node stopped when it ends. An embedded cluster and a multi-process one
-// differ only in their store and transports. [Cluster.Cordon],
+// Node stopped when it ends. [StartAPIServer] serves a store as the
+// Kubernetes API (kubectl, virtctl, client-go), with the endpoints of this
+// process's node agents and CDI's upload proxy beside it, as `virtkit
+// controller --api-addr` does; [Cluster.GuestInfo] answers its guest-agent
+// subresources from the cluster's agents. An embedded cluster and a
+// multi-process one differ only in their store and transports. [Cluster.Cordon],
 // [Cluster.Uncordon] and [Cluster.Drain] are node maintenance on the
 // cluster's clock, with its event recorder and default eviction strategy.
 //

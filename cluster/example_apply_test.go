@@ -2,45 +2,32 @@ package cluster_test
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"time"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/store"
 )
 
-// Apply admits what it stores on a user's behalf: a manifest's status is
-// dropped, and a VMI's spec cannot change afterwards. FieldErrors gives
-// the refused fields.
-func ExampleFieldErrors() {
-	ctx := context.Background()
-	st := store.NewMemory()
-	manifest := func(guest string) []virtkit.Object {
-		objs, _ := virtkit.Decode(strings.NewReader(`
-apiVersion: kubevirt.io/v1
-kind: VirtualMachineInstance
-metadata: {name: web}
-spec:
-  domain:
-    devices: {}
-    memory: {guest: ` + guest + `}
-status: {phase: Running, nodeName: n1}
-`))
-		return objs
+// startAndApply starts an embedded cluster (cluster.New, Start) and applies
+// the manifests to it (virtkit.DecodeBytes, Apply). stop cancels the
+// cluster and waits for Start to return.
+func startAndApply(timeout time.Duration, manifests string) (context.Context, *cluster.Cluster, func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	c, err := cluster.New(cluster.Options{})
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
 	}
-	fmt.Println("create:", cluster.Apply(ctx, st, manifest("1Gi")...))
-	var vmi virtkit.VirtualMachineInstance
-	_ = st.Get(ctx, store.Key{Namespace: "default", Name: "web"}, &vmi)
-	fmt.Printf("stored status.nodeName: %q\n", vmi.Status.NodeName)
-
-	err := cluster.Apply(ctx, st, manifest("2Gi")...)
-	for _, e := range cluster.FieldErrors(err) {
-		fmt.Println(e.Type, e.Field)
+	stopped := make(chan struct{})
+	go func() { _ = c.Start(ctx); close(stopped) }()
+	stop := func() { cancel(); <-stopped }
+	objs, err := virtkit.DecodeBytes([]byte(manifests))
+	if err == nil {
+		err = c.Apply(ctx, objs...)
 	}
-	// Output:
-	// create: <nil>
-	// stored status.nodeName: ""
-	// Forbidden spec.domain.memory.guest
-	// Forbidden spec.domain.memory.maxGuest
+	if err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	return ctx, c, stop, nil
 }

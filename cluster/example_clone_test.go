@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -14,17 +13,7 @@ import (
 // new, stopped VM on a copy of the source's disk, with the labels the
 // filters keep and the MAC address the clone gives it.
 func Example_cloneVM() {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := cluster.New(cluster.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	stopped := make(chan struct{})
-	go func() { _ = c.Start(ctx); close(stopped) }()
-	defer func() { cancel(); <-stopped }()
-	objs, err := virtkit.DecodeBytes([]byte(`apiVersion: kubevirt.io/v1
+	ctx, c, stop, err := startAndApply(60*time.Second, `apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata:
   name: web
@@ -55,15 +44,12 @@ spec:
   target: {apiGroup: kubevirt.io, kind: VirtualMachine, name: web-2}
   labelFilters: ["*", "!owner"]
   newMacAddresses: {default: "02:00:00:00:00:02"}
-`))
+`)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	if err := c.Apply(ctx, objs...); err != nil {
-		fmt.Println(err)
-		return
-	}
+	defer stop()
 	cl, err := cluster.WaitFor(ctx, c.Store(), store.Key{Namespace: "default", Name: "web-clone"},
 		func() *virtkit.VirtualMachineClone { return &virtkit.VirtualMachineClone{} }, &virtkit.VirtualMachineCloneList{},
 		func(cl *virtkit.VirtualMachineClone, found bool) bool {

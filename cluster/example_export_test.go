@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -21,17 +20,7 @@ import (
 // CA of the export server, and the token Secret the export made holds the
 // token a download presents.
 func Example_exportVM() {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := cluster.New(cluster.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	stopped := make(chan struct{})
-	go func() { _ = c.Start(ctx); close(stopped) }()
-	defer func() { cancel(); <-stopped }()
-	objs, err := virtkit.DecodeBytes([]byte(`apiVersion: kubevirt.io/v1
+	ctx, c, stop, err := startAndApply(60*time.Second, `apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata:
   name: web
@@ -57,15 +46,12 @@ metadata:
 spec:
   source: {apiGroup: kubevirt.io, kind: VirtualMachine, name: web}
   ttlDuration: 1h
-`))
+`)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	if err := c.Apply(ctx, objs...); err != nil {
-		fmt.Println(err)
-		return
-	}
+	defer stop()
 	exp, err := cluster.WaitFor(ctx, c.Store(), store.Key{Namespace: "default", Name: "web-export"},
 		func() *virtkit.VirtualMachineExport { return &virtkit.VirtualMachineExport{} }, &virtkit.VirtualMachineExportList{},
 		func(e *virtkit.VirtualMachineExport, found bool) bool {

@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -15,17 +14,7 @@ import (
 // it into a new VM with a VirtualMachineRestore: the new VM is created
 // stopped, on a restored copy of the disk.
 func Example_snapshotAndRestore() {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := cluster.New(cluster.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	stopped := make(chan struct{})
-	go func() { _ = c.Start(ctx); close(stopped) }()
-	defer func() { cancel(); <-stopped }()
-	objs, err := virtkit.DecodeBytes([]byte(`apiVersion: kubevirt.io/v1
+	ctx, c, stop, err := startAndApply(60*time.Second, `apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata:
   name: db
@@ -57,15 +46,12 @@ metadata:
 spec:
   target: {apiGroup: kubevirt.io, kind: VirtualMachine, name: db-copy}
   virtualMachineSnapshotName: db-snap
-`))
+`)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	if err := c.Apply(ctx, objs...); err != nil {
-		fmt.Println(err)
-		return
-	}
+	defer stop()
 	snap, err := cluster.WaitFor(ctx, c.Store(), store.Key{Namespace: "default", Name: "db-snap"},
 		func() *virtkit.VirtualMachineSnapshot { return &virtkit.VirtualMachineSnapshot{} }, &virtkit.VirtualMachineSnapshotList{},
 		func(s *virtkit.VirtualMachineSnapshot, found bool) bool {

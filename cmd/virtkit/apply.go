@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/cluster"
+	applycmd "github.com/virtkit/virtkit/cmd/virtkit/internal/apply"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -40,26 +38,42 @@ annotation), and reported as created, configured or unchanged; objects without
 a namespace go to -n or the kubeconfig context's namespace; the server decodes,
 defaults and validates. --store wins over a kubeconfig.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if len(files) == 0 {
-				return errors.New("-f: required (a file, a directory or - for standard input)")
-			}
-			if useAPI(cmd, &kf) {
-				return applyAPICmd(cmd, &kf, files)
-			}
-			if cmd.Flags().Changed("namespace") {
-				return errors.New("-n: needs the API (a kubeconfig); with --store a manifest's namespace, else default, is used")
-			}
-			objs, err := decodeFilesFrom(cmd.InOrStdin(), files)
-			if err != nil {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := &applycmd.Options{Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr(), Files: files,
+				NamespaceSet: cmd.Flags().Changed("namespace"), UseAPI: useAPI(cmd, &kf), Report: reportErr}
+			if err := o.Complete(args); err != nil {
 				return err
 			}
-			st, err := sf.openShared(cmd.Context(), nil)
-			if err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			defer st.Close()
-			return runApply(cmd.Context(), st, cmd.OutOrStdout(), objs)
+			if !o.UseAPI {
+				objs, err := decodeFilesFrom(cmd.InOrStdin(), files)
+				if err != nil {
+					return err
+				}
+				st, err := sf.openShared(cmd.Context(), nil)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				o.StoreObjects, o.Store = objs, st
+				return o.Run(cmd.Context())
+			}
+			objs, err := readManifests(cmd.InOrStdin(), files)
+			if err != nil {
+				return apiFail(cmd, err)
+			}
+			c, err := kf.connect(cmd)
+			if err != nil {
+				return apiFail(cmd, err)
+			}
+			o.Objects, o.API, o.Namespace = objs, c.kube(), c.namespace
+			err = o.Run(cmd.Context())
+			if errors.Is(err, applycmd.ErrReported) {
+				return errReported
+			}
+			return apiFail(cmd, err)
 		},
 	}
 	sf.register(cmd)
@@ -69,37 +83,15 @@ defaults and validates. --store wins over a kubeconfig.`,
 	return cmd
 }
 
-// runApply applies objs one by one and reports each kubectl-style
-// ("virtualmachine/vm1 created"). An object that fails is reported and the
-// rest are still applied; the returned error joins every failure.
+// runApply applies objs through the store as `virtkit apply --store`
+// does (applycmd.Options).
 func runApply(ctx context.Context, st store.Store, w io.Writer, objs []virtkit.Object) error {
-	var errs []error
-	for _, obj := range objs {
-		gvk, _ := virtkit.GVKOf(obj)
-		ns := obj.GetNamespace()
-		if ns == "" && virtkit.IsNamespaced(gvk) {
-			ns = "default"
-		}
-		existing, err := virtkit.NewObject(gvk)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		verb := "configured"
-		if err := st.Get(ctx, store.Key{Namespace: ns, Name: obj.GetName()}, existing); errors.Is(err, store.ErrNotFound) {
-			verb = "created"
-		} else if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := cluster.ApplyOne(ctx, st, obj); err != nil {
-			errs = append(errs, err)
-			if ctx.Err() != nil {
-				break
-			}
-			continue
-		}
-		fmt.Fprintf(w, "%s/%s %s\n", strings.ToLower(gvk.Kind), obj.GetName(), verb)
+	o := &applycmd.Options{Out: w, Files: []string{"-"}, Store: st, StoreObjects: objs}
+	if err := o.Complete(nil); err != nil {
+		return err
 	}
-	return errors.Join(errs...)
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	return o.Run(ctx)
 }

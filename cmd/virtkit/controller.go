@@ -210,7 +210,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 	var guest apiserver.GuestInfo
 	var local []*cluster.Node
 	if !controllersOnly {
-		guest = clusterGuestInfo{c}
+		guest = c.GuestInfo()
 		local = c.Nodes()
 		f.api.uploads = c
 	}

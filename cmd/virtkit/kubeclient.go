@@ -143,9 +143,6 @@ func (c *apiClient) resourceFor(m *meta.RESTMapping, namespace string) dynamic.R
 	return c.kube().ResourceFor(m, namespace)
 }
 
-// kindRef is kube.KindRef.
-func kindRef(gk schema.GroupKind) string { return kube.KindRef(gk) }
-
 // errReported: the command has printed its errors kubectl-style already.
 var errReported = exitError{code: 1}
 

@@ -3,14 +3,16 @@
 // multi-process control plane.
 //
 // Layout: the processes (`virtkit controller`, `virtkit node`) are
-// assembled by package cluster (NewControlPlane, NewNodeProcess, New); this
-// package parses their flags into its options. Commands move into packages
-// of their own under internal/, as kubectl keeps them: one package per verb
-// with an Options type (Complete, Validate, Run), the cobra wiring here
-// filling it from the flags and connecting the transport. internal/get and
-// internal/delete are the first; internal/term (escaping for the terminal)
-// and internal/kube (the API connection) are what such packages share.
-// Tables come from package printers, the API server's printer columns.
+// assembled by package cluster (NewControlPlane, NewNodeProcess, New, and
+// StartAPIServer for the API, its upload proxy and the local node
+// endpoints); this package parses their flags into its options. Commands
+// move into packages of their own under internal/, as kubectl keeps them:
+// one package per verb with an Options type (Complete, Validate, Run), the
+// cobra wiring here filling it from the flags and connecting the
+// transport: internal/get, internal/delete, internal/apply and
+// internal/describe. internal/term (escaping for the terminal) and
+// internal/kube (the API connection) are what such packages share. Tables
+// come from package printers, the API server's printer columns.
 package main
 
 import (

@@ -2,15 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/netip"
-	"os"
-	"path/filepath"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -54,7 +49,7 @@ func (f *endpointFlags) endpoint(ctx context.Context, name string) (*cluster.Nod
 	}
 	dir := f.certDir
 	if dir == "" {
-		if dir, err = defaultCertDir(); err != nil {
+		if dir, err = cluster.DefaultCertDir(); err != nil {
 			return nil, fmt.Errorf("--endpoint-cert-dir: %w", err)
 		}
 	}
@@ -63,7 +58,7 @@ func (f *endpointFlags) endpoint(ctx context.Context, name string) (*cluster.Nod
 	if err != nil {
 		return nil, fmt.Errorf("--endpoint-addr: %w", err)
 	}
-	hostPort := kubeconfigHost(ln.Addr())
+	hostPort := cluster.DialAddr(ln.Addr())
 	host, port, _ := net.SplitHostPort(hostPort)
 	if f.host != "" {
 		host = f.host
@@ -80,66 +75,6 @@ func (f *endpointFlags) endpoint(ctx context.Context, name string) (*cluster.Nod
 	}
 	return &cluster.NodeEndpoint{Listener: ln, TLS: cfg, URL: "https://" + net.JoinHostPort(host, port),
 		Options: node.EndpointOptions{AllowedNetworks: allowed}}, nil
-}
-
-// serveEndpoint serves ep on ln until ctx ends or stop is called.
-func serveEndpoint(ctx context.Context, ep *node.Endpoint, ln net.Listener, cfg *tls.Config, url string, log *slog.Logger) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := ep.Serve(ctx, ln, cfg, url); err != nil {
-			log.Error("node endpoint", "err", err)
-		}
-	}()
-	log.Info("node endpoint listening", "url", url)
-	return func() { cancel(); <-done }
-}
-
-// startLocalEndpoints serves the endpoints of this process's node agents
-// on loopback, with serving certificates the CA issues in memory.
-func startLocalEndpoints(ctx context.Context, certs *apiserver.Certificates, nodes []*cluster.Node, log *slog.Logger) (stop func(), err error) {
-	var stops []func()
-	stopAll := func() {
-		var wg sync.WaitGroup
-		for _, s := range stops {
-			wg.Go(s)
-		}
-		wg.Wait()
-	}
-	for _, n := range nodes {
-		if n.Agent == nil {
-			continue
-		}
-		certPEM, keyPEM, err := certs.IssueServingCert("virtkit-node-"+n.Name, []string{"127.0.0.1"})
-		if err != nil {
-			stopAll()
-			return nil, err
-		}
-		cfg, err := node.EndpointTLSConfig(certs.CAPEM, certPEM, keyPEM)
-		if err != nil {
-			stopAll()
-			return nil, err
-		}
-		var lc net.ListenConfig
-		ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
-		if err != nil {
-			stopAll()
-			return nil, fmt.Errorf("node %s endpoint: %w", n.Name, err)
-		}
-		stops = append(stops, serveEndpoint(ctx, n.Agent.Endpoint(node.EndpointOptions{}), ln, cfg,
-			"https://"+ln.Addr().String(), log.With("node", n.Name)))
-	}
-	return stopAll, nil
-}
-
-// defaultCertDir is where the controller keeps its certificates by default.
-func defaultCertDir() (string, error) {
-	cfg, err := os.UserConfigDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(cfg, "virtkit", "pki"), nil
 }
 
 // parsePrefixes parses a flag's CIDRs (a bare address is a /32 or /128).

@@ -13,27 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit/internal/tcpproxy"
+	"github.com/virtkit/virtkit/internal/testnet"
 )
 
 // echoServer echoes every line back until the test ends.
 func echoServer(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = io.Copy(c, c)
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return testnet.ServeTCP(t, func(c net.Conn) { _, _ = io.Copy(c, c) })
 }
 
 func start(t *testing.T, target string) *tcpproxy.Proxy {

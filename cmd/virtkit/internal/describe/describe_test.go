@@ -1,4 +1,4 @@
-package main
+package describe
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func TestDescribeGolden(t *testing.T) {
 				require.NoError(t, yaml.Unmarshal(data, &evs))
 			}
 			var out bytes.Buffer
-			describeObject(&out, obj, evs, now)
+			Object(&out, obj, evs, now)
 			golden := filepath.Join(dir, tc.name+".golden")
 			if *updateGolden {
 				require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
@@ -80,6 +80,6 @@ func TestDescribeEventsOfObjectOnly(t *testing.T) {
 		"metadata": map[string]any{"name": "a", "namespace": "default"},
 	}}
 	var out bytes.Buffer
-	describeObject(&out, obj, nil, time.Now())
+	Object(&out, obj, nil, time.Now())
 	assert.True(t, strings.HasSuffix(out.String(), "Events:       <none>\n"), out.String())
 }
