@@ -126,3 +126,48 @@ func TestGPUVMIsPlacedOnTheNodeWithTheDevice(t *testing.T) {
 	advanceUntil("second running", func() bool { v := get("second"); return v != nil && v.IsRunning() })
 	assert.Equal(t, "gpu", get("second").Status.NodeName)
 }
+
+const sevVMI = `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata:
+  name: sev
+  namespace: default
+spec:
+  domain:
+    launchSecurity:
+      sev: {}
+    features:
+      smm: {enabled: false}
+    firmware:
+      bootloader:
+        efi: {secureBoot: false}
+    devices: {}
+    memory:
+      guest: 128Mi
+`
+
+// A confidential VMI is admitted and waits Unschedulable, naming
+// spec.domain.launchSecurity, while no node offers SEV.
+func TestSEVVMIWaitsUnschedulable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	clk := sim.NewVirtualClock(time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC))
+	c, err := cluster.New(cluster.Options{Clock: clk, NoCommonInstancetypes: true, Nodes: 2})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.NoError(t, c.Settle(ctx))
+
+	require.NoError(t, c.Apply(ctx, decodeAll(t, []byte(sevVMI))...))
+	var cond *virtkit.Condition
+	for waited := time.Duration(0); cond == nil || cond.Status != virtkit.ConditionFalse; waited += time.Second {
+		require.Less(t, waited, time.Minute)
+		require.NoError(t, c.Advance(ctx, time.Second))
+		v := &virtkit.VirtualMachineInstance{}
+		require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "default", Name: "sev"}, v))
+		cond = virtkit.GetCondition(v.Status.Conditions, virtkit.VirtualMachineInstancePodScheduled)
+	}
+	assert.Equal(t, virtkit.PodReasonUnschedulable, cond.Reason)
+	assert.Contains(t, cond.Message, "2 node(s) didn't offer spec.domain.launchSecurity.sev")
+}
