@@ -105,6 +105,10 @@ func TestGPUVMIsPlacedOnTheNodeWithTheDevice(t *testing.T) {
 	advanceUntil("first running", func() bool { v := get("first"); return v != nil && v.IsRunning() })
 	first := get("first")
 	assert.Equal(t, "gpu", first.Status.NodeName)
+	advanceUntil("first not migratable", func() bool {
+		m := virtkit.GetCondition(get("first").Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable)
+		return m != nil && m.Status == virtkit.ConditionFalse && m.Reason == virtkit.HostDeviceNotLiveMigratableReason
+	})
 	x, err := hosts["gpu"].XML(ctx, domain.DomainName(first))
 	require.NoError(t, err)
 	assert.Contains(t, x, `<hostdev mode="subsystem" type="pci" managed="yes">`)
