@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -174,4 +176,52 @@ func TestSEVVMIWaitsUnschedulable(t *testing.T) {
 	}
 	assert.Equal(t, virtkit.PodReasonUnschedulable, cond.Reason)
 	assert.Contains(t, cond.Message, "2 node(s) didn't offer spec.domain.launchSecurity.sev")
+}
+
+// A GPU VMI that no node can run waits Unschedulable and runs once a node
+// whose host has the device joins.
+func TestGPUVMIRunsWhenANodeWithTheDeviceJoins(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	clk := sim.NewVirtualClock(time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC))
+	c, err := cluster.New(cluster.Options{
+		Clock: clk, NoCommonInstancetypes: true, NodeNames: []string{"plain"},
+		KubeVirt: &virtkit.KubeVirtConfiguration{PermittedHostDevices: &virtkit.PermittedHostDevices{
+			PciHostDevices: []virtkit.PciHostDevice{{PCIVendorSelector: "10de:1eb8", ResourceName: gpuResource}},
+		}},
+	})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = c.Start(ctx) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	require.NoError(t, c.Settle(ctx))
+
+	get := func() *virtkit.VirtualMachineInstance {
+		v := &virtkit.VirtualMachineInstance{}
+		require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "default", Name: "late"}, v))
+		return v
+	}
+	advanceUntil := func(what string, cond func() bool) {
+		t.Helper()
+		for waited := time.Duration(0); !cond(); waited += time.Second {
+			require.Less(t, waited, 5*time.Minute, "%s: not within 5m of virtual time", what)
+			require.NoError(t, c.Advance(ctx, time.Second))
+		}
+	}
+	require.NoError(t, c.Apply(ctx, decodeAll(t, []byte(gpuVMI("late")))...))
+	advanceUntil("unschedulable", func() bool {
+		cond := virtkit.GetCondition(get().Status.Conditions, virtkit.VirtualMachineInstancePodScheduled)
+		return cond != nil && cond.Reason == virtkit.PodReasonUnschedulable
+	})
+
+	host := sim.New(sim.Options{Name: "gpu", Clock: clk, HostDevices: hypervisor.HostDevices{
+		PCI: []hypervisor.PCIDevice{{Address: "0000:65:00.0", VendorID: "10de", DeviceID: "1eb8"}},
+	}})
+	agent, err := cluster.NewNode(cluster.NodeOptions{Agent: node.Options{NodeName: "gpu", Store: c.Store(), Hypervisor: host, Clock: clk}})
+	require.NoError(t, err)
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = agent.Start(ctx) }()
+	advanceUntil("running on the new node", func() bool { return get().IsRunning() })
+	assert.Equal(t, "gpu", get().Status.NodeName)
 }
