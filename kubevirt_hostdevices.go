@@ -19,6 +19,33 @@ type PermittedHostDevices struct {
 	// type's name.
 	// +listType=atomic
 	MediatedDevices []MediatedHostDevice `json:"mediatedDevices,omitempty"`
+	// USB are USB devices, selected by vendor and product ID. They are
+	// accepted and validated; node agents do not advertise USB devices,
+	// so a VMI naming one waits until another provider advertises it.
+	// +listType=atomic
+	USB []USBHostDevice `json:"usb,omitempty"`
+}
+
+// USBHostDevice permits the USB devices its selectors match, as one
+// resource: a VMI given the resource gets one device of each selector.
+type USBHostDevice struct {
+	// ResourceName is the resource the devices are advertised as, e.g.
+	// kubevirt.io/storage.
+	ResourceName string `json:"resourceName"`
+	// Selectors match the devices by vendor and product ID.
+	// +listType=atomic
+	Selectors []USBSelector `json:"selectors,omitempty"`
+	// ExternalResourceProvider says another device plugin advertises the
+	// devices.
+	ExternalResourceProvider bool `json:"externalResourceProvider,omitempty"`
+}
+
+// USBSelector matches USB devices by their IDs in hex.
+type USBSelector struct {
+	// Vendor is the vendor ID, "46f4".
+	Vendor string `json:"vendor"`
+	// Product is the product ID, "0001".
+	Product string `json:"product"`
 }
 
 // PciHostDevice permits the PCI devices of one vendor:device ID pair.
@@ -63,6 +90,20 @@ func validatePermittedHostDevices(p *PermittedHostDevices, fp *field.Path) field
 			errs = append(errs, field.Required(ip.Child("mdevNameSelector"), "the mediated device type's name"))
 		}
 		errs = append(errs, validateDeviceResourceName(d.ResourceName, ip.Child("resourceName"))...)
+	}
+	usbID := regexp.MustCompile(`^[0-9a-fA-F]{4}$`)
+	for i, d := range p.USB {
+		ip := fp.Child("usb").Index(i)
+		errs = append(errs, validateDeviceResourceName(d.ResourceName, ip.Child("resourceName"))...)
+		for j, sel := range d.Selectors {
+			sp := ip.Child("selectors").Index(j)
+			if !usbID.MatchString(sel.Vendor) {
+				errs = append(errs, field.Invalid(sp.Child("vendor"), sel.Vendor, "must be a USB vendor ID in hex, 4 digits"))
+			}
+			if !usbID.MatchString(sel.Product) {
+				errs = append(errs, field.Invalid(sp.Child("product"), sel.Product, "must be a USB product ID in hex, 4 digits"))
+			}
+		}
 	}
 	return errs
 }

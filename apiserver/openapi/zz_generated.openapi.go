@@ -209,6 +209,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.Timer":                                                   schema_githubcom_virtkit_virtkit_Timer(ref),
 		"github.com/virtkit/virtkit.Toleration":                                              schema_githubcom_virtkit_virtkit_Toleration(ref),
 		"github.com/virtkit/virtkit.TypedLocalObjectReference":                               schema_githubcom_virtkit_virtkit_TypedLocalObjectReference(ref),
+		"github.com/virtkit/virtkit.USBHostDevice":                                           schema_githubcom_virtkit_virtkit_USBHostDevice(ref),
+		"github.com/virtkit/virtkit.USBSelector":                                             schema_githubcom_virtkit_virtkit_USBSelector(ref),
 		"github.com/virtkit/virtkit.VGPUDisplayOptions":                                      schema_githubcom_virtkit_virtkit_VGPUDisplayOptions(ref),
 		"github.com/virtkit/virtkit.VGPUOptions":                                             schema_githubcom_virtkit_virtkit_VGPUOptions(ref),
 		"github.com/virtkit/virtkit.VideoDevice":                                             schema_githubcom_virtkit_virtkit_VideoDevice(ref),
@@ -6921,11 +6923,29 @@ func schema_githubcom_virtkit_virtkit_PermittedHostDevices(ref common.ReferenceC
 							},
 						},
 					},
+					"usb": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "USB are USB devices, selected by vendor and product ID. They are accepted and validated; node agents do not advertise USB devices, so a VMI naming one waits until another provider advertises it.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.USBHostDevice"),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.MediatedHostDevice", "github.com/virtkit/virtkit.PciHostDevice"},
+			"github.com/virtkit/virtkit.MediatedHostDevice", "github.com/virtkit/virtkit.PciHostDevice", "github.com/virtkit/virtkit.USBHostDevice"},
 	}
 }
 
@@ -8364,6 +8384,85 @@ func schema_githubcom_virtkit_virtkit_TypedLocalObjectReference(ref common.Refer
 					},
 				},
 				Required: []string{"kind", "name"},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_USBHostDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "USBHostDevice permits the USB devices its selectors match, as one resource: a VMI given the resource gets one device of each selector.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"resourceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceName is the resource the devices are advertised as, e.g. kubevirt.io/storage.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selectors": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Selectors match the devices by vendor and product ID.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.USBSelector"),
+									},
+								},
+							},
+						},
+					},
+					"externalResourceProvider": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExternalResourceProvider says another device plugin advertises the devices.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"resourceName"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.USBSelector"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_USBSelector(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "USBSelector matches USB devices by their IDs in hex.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"vendor": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Vendor is the vendor ID, \"46f4\".",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"product": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Product is the product ID, \"0001\".",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"vendor", "product"},
 			},
 		},
 	}
