@@ -39,6 +39,11 @@ type DefaultOptions struct {
 	// template never uses it: it gets KubeVirt's stable UUIDv5 of the VM
 	// name (FirmwareUUIDForVM).
 	NewUUID func() types.UID
+	// MemoryOvercommit is the cluster's memoryOvercommit percentage: a
+	// VMI with memory.guest and no memory request gets a request of
+	// guest × 100 / MemoryOvercommit, as KubeVirt sizes the memory request
+	// of the pod it runs such a VMI in. 0 and 100 add no request.
+	MemoryOvercommit int
 	// NoHotplug leaves cpu.maxSockets and memory.maxGuest unset, as
 	// KubeVirt's Stage rollout strategy does; the zero value sets them as
 	// its default LiveUpdate strategy does.
@@ -143,6 +148,7 @@ func (o DefaultOptions) setVMISpecDefaults(spec *VirtualMachineInstanceSpec, uui
 	o.setArchAndMachine(spec)
 	// 3. resource requests and 4. memory.guest.
 	setResourceDefaults(&spec.Domain)
+	o.overcommitMemory(&spec.Domain)
 	// 5. CPU topology.
 	setCPUTopology(&spec.Domain)
 	// 6. pull policies.
@@ -259,6 +265,24 @@ func setResourceDefaults(dom *DomainSpec) {
 			dom.Memory.Guest = &g
 		}
 	}
+}
+
+// overcommitMemory gives a VMI with guest memory and no memory request a
+// request of guest × 100 / MemoryOvercommit, rounded down to whole
+// bytes, when the cluster overcommits memory.
+func (o DefaultOptions) overcommitMemory(dom *DomainSpec) {
+	oc := o.MemoryOvercommit
+	if oc <= 0 || oc == 100 || dom.Memory == nil || dom.Memory.Guest == nil {
+		return
+	}
+	if _, ok := dom.Resources.Requests[ResourceMemory]; ok {
+		return
+	}
+	guest := dom.Memory.Guest.Value()
+	if guest <= 0 || guest > (1<<62)/100 {
+		return
+	}
+	setResource(&dom.Resources.Requests, ResourceMemory, *resource.NewQuantity(guest*100/int64(oc), dom.Memory.Guest.Format))
 }
 
 func setResource(list *ResourceList, name ResourceName, q resource.Quantity) {

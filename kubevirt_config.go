@@ -78,6 +78,10 @@ type KubeVirtConfiguration struct {
 	// other live-updatable fields reach its VMI: Stage (the default, at
 	// the next restart) or LiveUpdate.
 	VMRolloutStrategy *VMRolloutStrategy `json:"vmRolloutStrategy,omitempty"`
+	// PermittedHostDevices are the host devices VMIs may be given: node
+	// agents advertise the ones their host has as node resources, the
+	// scheduler places a VMI only where the devices it names are free.
+	PermittedHostDevices *PermittedHostDevices `json:"permittedHostDevices,omitempty"`
 }
 
 // DeveloperConfiguration is KubeVirt's developerConfiguration subset.
@@ -90,9 +94,10 @@ type DeveloperConfiguration struct {
 	// off; a generally available gate cannot be turned off.
 	// +listType=set
 	DisabledFeatureGates []string `json:"disabledFeatureGates,omitempty"`
-	// MemoryOvercommit is, in KubeVirt, how many percent of a VMI's memory
-	// request its guest gets (100, the default). virtkit accepts 100
-	// only: its scheduler does not scale requests.
+	// MemoryOvercommit is how many percent of a VMI's memory request its
+	// guest gets (100, the default): a VMI that sets no memory request is
+	// given one of memory.guest × 100 / memoryOvercommit when it is
+	// created, and the scheduler places it by that request.
 	MemoryOvercommit int `json:"memoryOvercommit,omitempty"`
 	// NodeSelectors are added to the node selector every VMI (and every
 	// migration target) is placed with, under the VMI's own (which wins for
@@ -163,27 +168,14 @@ func (c *KubeVirtConfiguration) FeatureGates() FeatureGates {
 	return FeatureGates{Enabled: slices.Clone(d.FeatureGates), Disabled: slices.Clone(d.DisabledFeatureGates)}
 }
 
-// notHonouredConfig is the error for a configuration field virtkit does
-// not apply.
-func notHonouredConfig(p *field.Path, v any, why string) *field.Error {
-	return &field.Error{Type: field.ErrorTypeNotSupported, Field: p.String(), BadValue: v, Detail: "not supported by virtkit: " + why}
-}
-
 func validateKubeVirt(kv *KubeVirt) field.ErrorList {
 	errs := validateObjectMeta(&kv.ObjectMeta, true, field.NewPath("metadata"))
 	cp := field.NewPath("spec", "configuration")
 	c := &kv.Spec.Configuration
 	if d := c.DeveloperConfiguration; d != nil {
 		dp := cp.Child("developerConfiguration")
-		// memoryOvercommit scales the memory request of the pod KubeVirt
-		// runs a VMI in; virtkit's scheduler does not scale requests, so a
-		// value other than 100 is refused rather than ignored.
-		switch {
-		case d.MemoryOvercommit < 0:
+		if d.MemoryOvercommit < 0 {
 			errs = append(errs, field.Invalid(dp.Child("memoryOvercommit"), d.MemoryOvercommit, "must not be negative"))
-		case d.MemoryOvercommit != 0 && d.MemoryOvercommit != 100:
-			errs = append(errs, notHonouredConfig(dp.Child("memoryOvercommit"), d.MemoryOvercommit,
-				"virtkit's scheduler places a VMI by its own memory request, else its guest memory; set resources.requests.memory on the VMIs instead"))
 		}
 		for _, k := range sortedKeys(d.NodeSelectors) {
 			errs = append(errs, validateLabelPair(k, d.NodeSelectors[k], dp.Child("nodeSelectors").Key(k))...)
@@ -197,6 +189,9 @@ func validateKubeVirt(kv *KubeVirt) field.ErrorList {
 		if !slices.Contains(valid, *es) {
 			errs = append(errs, field.NotSupported(cp.Child("evictionStrategy"), *es, valid))
 		}
+	}
+	if p := c.PermittedHostDevices; p != nil {
+		errs = append(errs, validatePermittedHostDevices(p, cp.Child("permittedHostDevices"))...)
 	}
 	if rs := c.VMRolloutStrategy; rs != nil {
 		valid := []VMRolloutStrategy{VMRolloutStrategyStage, VMRolloutStrategyLiveUpdate}

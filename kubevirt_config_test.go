@@ -47,8 +47,20 @@ spec:
 		typ  field.ErrorType
 	}{
 		{"memory overcommit", func(c *KubeVirtConfiguration) {
-			c.DeveloperConfiguration = &DeveloperConfiguration{MemoryOvercommit: 150}
-		}, "spec.configuration.developerConfiguration.memoryOvercommit", field.ErrorTypeNotSupported},
+			c.DeveloperConfiguration = &DeveloperConfiguration{MemoryOvercommit: -1}
+		}, "spec.configuration.developerConfiguration.memoryOvercommit", field.ErrorTypeInvalid},
+		{"pci vendor selector", func(c *KubeVirtConfiguration) {
+			c.PermittedHostDevices = &PermittedHostDevices{PciHostDevices: []PciHostDevice{{PCIVendorSelector: "10de", ResourceName: "nvidia.com/T4"}}}
+		}, "spec.configuration.permittedHostDevices.pciHostDevices[0].pciVendorSelector", field.ErrorTypeInvalid},
+		{"pci resource name", func(c *KubeVirtConfiguration) {
+			c.PermittedHostDevices = &PermittedHostDevices{PciHostDevices: []PciHostDevice{{PCIVendorSelector: "10de:1eb8"}}}
+		}, "spec.configuration.permittedHostDevices.pciHostDevices[0].resourceName", field.ErrorTypeRequired},
+		{"usb selector", func(c *KubeVirtConfiguration) {
+			c.PermittedHostDevices = &PermittedHostDevices{USB: []USBHostDevice{{ResourceName: "kubevirt.io/storage", Selectors: []USBSelector{{Vendor: "46f4", Product: "1"}}}}}
+		}, "spec.configuration.permittedHostDevices.usb[0].selectors[0].product", field.ErrorTypeInvalid},
+		{"mdev name selector", func(c *KubeVirtConfiguration) {
+			c.PermittedHostDevices = &PermittedHostDevices{MediatedDevices: []MediatedHostDevice{{ResourceName: "nvidia.com/GRID_T4-1Q"}}}
+		}, "spec.configuration.permittedHostDevices.mediatedDevices[0].mdevNameSelector", field.ErrorTypeRequired},
 		{"node selector label", func(c *KubeVirtConfiguration) {
 			c.DeveloperConfiguration = &DeveloperConfiguration{NodeSelectors: map[string]string{"a": "b c"}}
 		}, "spec.configuration.developerConfiguration.nodeSelectors[a]", field.ErrorTypeInvalid},

@@ -93,7 +93,8 @@ func (s FeatureGates) Validate(ctx context.Context, a Attributes) error {
 }
 
 // configDefaults overlays what the cluster's configuration says about
-// object defaults: the eviction strategy of VMIs that set none, and the
+// object defaults: the eviction strategy of VMIs that set none, the
+// memory overcommit (the memory request of VMIs that set none), and the
 // VM rollout strategy (Stage sets no hot-plug maxima).
 func configDefaults(o virtkit.DefaultOptions, cfg *virtkit.KubeVirtConfiguration) virtkit.DefaultOptions {
 	if cfg == nil {
@@ -101,6 +102,9 @@ func configDefaults(o virtkit.DefaultOptions, cfg *virtkit.KubeVirtConfiguration
 	}
 	if es := cfg.EvictionStrategy; es != nil {
 		o.EvictionStrategy = *es
+	}
+	if d := cfg.DeveloperConfiguration; d != nil {
+		o.MemoryOvercommit = d.MemoryOvercommit
 	}
 	if rs := cfg.VMRolloutStrategy; rs != nil {
 		o.NoHotplug = *rs == virtkit.VMRolloutStrategyStage

@@ -150,8 +150,9 @@ type Options struct {
 	// (unless Defaults.EvictionStrategy is set) and VM rollout strategy
 	// configure the controllers as New finds them; admission follows
 	// later changes, and placement reads its nodeSelectors for every
-	// decision. A memoryOvercommit other than 100 is refused: the scheduler
-	// does not scale requests.
+	// decision. Its memoryOvercommit sizes the memory request of VMIs
+	// that set none, and its permittedHostDevices say which of their
+	// hosts' devices the node agents advertise.
 	KubeVirt *virtkit.KubeVirtConfiguration
 	// Seed, when not zero, seeds every random choice of the cluster: the
 	// default memory store's uids and generateName suffixes

@@ -133,3 +133,26 @@ spec:
 	require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "default", Name: "cluster-wide"}, vmi))
 	assert.Empty(t, vmi.Spec.NodeSelector, "the stored spec is not changed")
 }
+
+// The cluster's memoryOvercommit gives a VMI that sets no memory request
+// one of guest × 100 / memoryOvercommit, by which it is placed.
+func TestMemoryOvercommitLowersTheRequest(t *testing.T) {
+	ctx := context.Background()
+	c, err := cluster.New(cluster.Options{NoCommonInstancetypes: true, KubeVirt: &virtkit.KubeVirtConfiguration{
+		DeveloperConfiguration: &virtkit.DeveloperConfiguration{MemoryOvercommit: 150},
+	}})
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(ctx, decodeAll(t, []byte(`apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: dense, namespace: default}
+spec:
+  domain:
+    devices: {}
+    memory: {guest: 3Gi}
+`))...))
+	v := &virtkit.VirtualMachineInstance{}
+	require.NoError(t, c.Store().Get(ctx, store.Key{Namespace: "default", Name: "dense"}, v))
+	q := v.Spec.Domain.Resources.Requests[virtkit.ResourceMemory]
+	assert.Equal(t, int64(2<<30), q.Value())
+	assert.Equal(t, int64(3<<30), v.Spec.Domain.Memory.Guest.Value())
+}

@@ -43,6 +43,11 @@ var goldenOptions = map[string]domain.Options{
 		"sriov-net": {Type: domain.AttachHostdev, PCIAddress: "0000:3b:02.1"},
 	}}},
 	"dedicated-cpu": {DedicatedCPUs: []uint{2, 3, 4}},
+	"hostdevices": {HostDevices: map[string]domain.AssignedDevice{
+		"gpu1":  {PCIAddress: "0000:65:00.0"},
+		"vgpu1": {MdevUUID: "6f0a8a53-4f4a-4c8b-9d58-2a3c1e7e9b10"},
+		"qat1":  {PCIAddress: "0000:3d:01.2"},
+	}},
 	"kernel-boot": {
 		RuntimeDir: "/run/vk",
 		Emulator:   "/usr/bin/qemu-system-x86_64",

@@ -112,18 +112,14 @@ func (b *builder) blockSize(path string, d virtkit.Disk, disk *libvirtxml.Domain
 	}
 }
 
-// hostDependent writes the panic and sound devices and realtime vCPUs, and
-// refuses what a node of the builder's kind cannot give: passthrough
-// devices, confidential computing and guest NUMA mapped to the host's.
+// hostDependent writes the passthrough devices the node assigned, the
+// panic and sound devices and realtime vCPUs, and refuses what a node of
+// the builder's kind cannot give: confidential computing and guest NUMA
+// mapped to the host's.
 func (b *builder) hostDependent(dom *libvirtxml.Domain) {
 	spec := &b.vmi.Spec.Domain
 	dev := &spec.Devices
-	if len(dev.GPUs) > 0 {
-		b.unsupported("spec.domain.devices.gpus", "this node permits no host devices to be passed through")
-	}
-	if len(dev.HostDevices) > 0 {
-		b.unsupported("spec.domain.devices.hostDevices", "this node permits no host devices to be passed through")
-	}
+	b.hostDevices(dom)
 	if spec.LaunchSecurity != nil {
 		b.unsupported("spec.domain.launchSecurity", "this node offers no SEV, SNP, TDX or Secure Execution and no attestation")
 	}

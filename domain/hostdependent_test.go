@@ -123,8 +123,9 @@ func TestBuildRefusesHostOnly(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml, path string
 	}{
-		{"gpus", "    memory: {guest: 1Gi}\n    devices:\n      gpus: [{name: g, deviceName: nvidia.com/GA102}]", "spec.domain.devices.gpus"},
-		{"hostDevices", "    memory: {guest: 1Gi}\n    devices:\n      hostDevices: [{name: h, deviceName: intel.com/qat}]", "spec.domain.devices.hostDevices"},
+		{"gpus without assignment", "    memory: {guest: 1Gi}\n    devices:\n      gpus: [{name: g, deviceName: nvidia.com/GA102}]", "spec.domain.devices.gpus[0]"},
+		{"hostDevices without assignment", "    memory: {guest: 1Gi}\n    devices:\n      hostDevices: [{name: h, deviceName: intel.com/qat}]", "spec.domain.devices.hostDevices[0]"},
+		{"gpu from a claim", "    memory: {guest: 1Gi}\n    devices:\n      gpus: [{name: g, claimName: c, requestName: r}]", "spec.domain.devices.gpus[0].claimName"},
 		{"launchSecurity", "    memory: {guest: 1Gi}\n    launchSecurity: {sev: {}}\n    features: {smm: {enabled: false}}\n    firmware: {bootloader: {efi: {secureBoot: false}}}\n    devices: {}", "spec.domain.launchSecurity"},
 		{"blockSize matchVolume", "    memory: {guest: 1Gi}\n    devices:\n      disks:\n      - {name: a, blockSize: {matchVolume: {}}}", "spec.domain.devices.disks[0].blockSize.matchVolume"},
 	} {

@@ -99,6 +99,11 @@ type Options struct {
 	// touches no domain that names another node.
 	NodeName string
 
+	// HostDevices are the host devices the node assigned to the VMI's
+	// gpus and hostDevices, by the device's name in the VMI. A GPU or host
+	// device without an assignment is an error wrapping ErrUnsupported.
+	HostDevices map[string]AssignedDevice
+
 	// Mutators run in order after the build.
 	Mutators []Mutator
 }

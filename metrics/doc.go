@@ -111,7 +111,7 @@
 //     when the process starts.
 //   - Not served: virt-operator's families (no operator), the console,
 //     VNC, port-forward and USB-redirection connection families (no such
-//     proxies), kubevirt_vmi_gpu_info (no GPUs), kubevirt_vmsnapshot_*
+//     proxies), kubevirt_vmi_gpu_info (GPUs not collected), kubevirt_vmsnapshot_*
 //     (no snapshots), the guest load, device-driver and panic families
 //     (no source) and kubevirt_vmi_sync_total (no per-VMI sync counts).
 //

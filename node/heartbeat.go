@@ -136,6 +136,7 @@ func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo
 			virtkit.ResourceCPU:    *resource.NewQuantity(int64(host.CPUs), resource.DecimalSI),
 			virtkit.ResourceMemory: *resource.NewQuantity(int64(host.MemoryBytes), resource.BinarySI),
 		}
+		a.addDeviceCapacity(ctx, capacity)
 		n.Status.Capacity = capacity
 		n.Status.Allocatable = capacity.DeepCopy()
 		n.Status.HostUUID = host.UUID

@@ -86,8 +86,9 @@ func liveMigratable(vmi *virtkit.VirtualMachineInstance) virtkit.Condition {
 		return no(virtkit.InterfaceNotLiveMigratableReason,
 			"cannot migrate VMI which does not use masquerade or a migratable plugin to connect to the pod network")
 	}
-	// hostDevices, gpus and hypervPassthrough (KubeVirt's next reasons) are
-	// rejected by Decode, so no VMI here carries them.
+	if d := &vmi.Spec.Domain.Devices; len(d.HostDevices) > 0 || len(d.GPUs) > 0 {
+		return no(virtkit.HostDeviceNotLiveMigratableReason, "VMI uses a PCI host devices")
+	}
 	for _, v := range vmi.Spec.Volumes {
 		if v.HostDisk != nil && (v.HostDisk.Shared == nil || !*v.HostDisk.Shared) {
 			return no(virtkit.DisksNotLiveMigratableReason, "hostDisk volume "+v.Name+" is not shared")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/domain"
@@ -242,7 +243,16 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if wait := a.pullBackOff(vmi); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
-	built, err := domain.BuildContext(ctx, vmi, a.opts.Domain)
+	dopts := a.opts.Domain
+	assigned, err := a.assignHostDevices(ctx, vmi, domName)
+	if err != nil && !errors.Is(err, domain.ErrUnsupported) {
+		return reconcile.Result{}, err
+	}
+	var built *libvirtxml.Domain
+	if err == nil {
+		dopts.HostDevices = assigned
+		built, err = domain.BuildContext(ctx, vmi, dopts)
+	}
 	var xml string
 	if err == nil {
 		xml, err = built.Marshal()

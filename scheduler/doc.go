@@ -23,6 +23,11 @@
 //     match,
 //   - NodeResourcesFit: the VMI's cpu and memory requests fit into
 //     allocatable minus the requests of the VMIs already there,
+//   - NodeDevices: the host device resources the VMI's gpus and
+//     hostDevices name are advertised in the node's allocatable with
+//     enough left after the VMIs already there ("Insufficient <resource>"),
+//   - LaunchSecurity: a confidential VMI's node carries the label of its
+//     spec.domain.launchSecurity kind (kubevirt.io/sev, ...),
 //   - InterPodAffinity: required VMI affinity and anti-affinity hold,
 //     including the anti-affinity of VMIs already placed (symmetry).
 //

@@ -173,6 +173,10 @@ type NodeInfo struct {
 	// Requested sums the requests of the VMIs holding the node (including
 	// migration targets), without the VMI being placed.
 	Requested Resources
+	// RequestedDevices sums the host device resources (see
+	// [DeviceRequests]) of the same VMIs; nil when they ask for none.
+	// Plugins must not modify it.
+	RequestedDevices map[virtkit.ResourceName]int64
 }
 
 // Name is the node's name.
@@ -427,7 +431,7 @@ func (f *Framework) decide(ctx context.Context, vmi *virtkit.VirtualMachineInsta
 	state := &CycleState{now: f.now(), nodes: make([]NodeInfo, len(nodes)), byName: make(map[string]*NodeInfo, len(nodes)), placed: st, vmi: vmi}
 	for i := range nodes {
 		n := &nodes[i]
-		state.nodes[i] = NodeInfo{Node: n, Allocatable: allocatableOf(n), Requested: st.usage[n.Name]}
+		state.nodes[i] = NodeInfo{Node: n, Allocatable: allocatableOf(n), Requested: st.usage[n.Name], RequestedDevices: st.devices[n.Name]}
 	}
 	for i := range state.nodes {
 		state.byName[nodes[i].Name] = &state.nodes[i]

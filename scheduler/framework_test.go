@@ -164,8 +164,8 @@ func TestProfileWithoutCopies(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, []string{NameNodeReady, NameNodeUnschedulable, NameTaintToleration, NameNodeAffinity, NameNodeResourcesFit, NameInterPodAffinity}, names(p.Filters), "the original is untouched")
-	assert.Equal(t, []string{NameNodeUnschedulable, NameNodeAffinity, NameNodeResourcesFit, NameInterPodAffinity}, names(q.Filters))
+	assert.Equal(t, []string{NameNodeReady, NameNodeUnschedulable, NameTaintToleration, NameNodeAffinity, NameNodeResourcesFit, NameNodeDevices, NameLaunchSecurity, NameInterPodAffinity}, names(p.Filters), "the original is untouched")
+	assert.Equal(t, []string{NameNodeUnschedulable, NameNodeAffinity, NameNodeResourcesFit, NameNodeDevices, NameLaunchSecurity, NameInterPodAffinity}, names(q.Filters))
 	require.Len(t, q.Scores, 3)
 	assert.Len(t, p.Scores, 4)
 }

@@ -29,6 +29,9 @@ type Placements struct {
 	vmis map[types.NamespacedName]*placement
 	// usage sums the requests of the VMIs holding each node.
 	usage map[string]Resources
+	// devices sums the host device resources the VMIs holding each node
+	// ask for (see [DeviceRequests]); nodes without any are absent.
+	devices map[string]map[virtkit.ResourceName]int64
 	// anti are the placed VMIs with required anti-affinity terms (they
 	// may repel the VMI being placed).
 	anti map[types.NamespacedName]*placement
@@ -45,7 +48,8 @@ type placement struct {
 	labels map[string]string
 	nodes  [2]string // the node and a migration target; "" when absent
 	req    Resources
-	anti   []vmiTerm // required anti-affinity terms that compile
+	dev    map[virtkit.ResourceName]int64 // host device resources; nil for none
+	anti   []vmiTerm                      // required anti-affinity terms that compile
 }
 
 // NewPlacements returns an empty placement state deciding like d.
@@ -75,7 +79,7 @@ func (f *Framework) scanState(placed []*virtkit.VirtualMachineInstance, skip typ
 		}
 		p.scan = append(p.scan, placement{
 			key:    types.NamespacedName{Namespace: v.Namespace, Name: v.Name},
-			labels: v.Labels, nodes: [2]string{n1, n2}, req: RequestsOf(v),
+			labels: v.Labels, nodes: [2]string{n1, n2}, req: RequestsOf(v), dev: DeviceRequests(v),
 		})
 		pl := &p.scan[len(p.scan)-1]
 		for _, n := range pl.nodes {
@@ -83,6 +87,7 @@ func (f *Framework) scanState(placed []*virtkit.VirtualMachineInstance, skip typ
 				u := p.usage[n]
 				u.add(pl.req)
 				p.usage[n] = u
+				p.addDevices(n, pl.dev, 1)
 			}
 		}
 		if aff := v.Spec.Affinity; aff != nil && aff.PodAntiAffinity != nil {
@@ -174,6 +179,7 @@ func newPlacement(vmi *virtkit.VirtualMachineInstance, n1, n2 string) *placement
 		labels: maps.Clone(vmi.Labels),
 		nodes:  [2]string{n1, n2},
 		req:    RequestsOf(vmi),
+		dev:    DeviceRequests(vmi),
 	}
 	pl.anti = compileAnti(vmi)
 	return pl
@@ -213,6 +219,7 @@ func (p *Placements) add(pl *placement) {
 			u := p.usage[n]
 			u.add(pl.req)
 			p.usage[n] = u
+			p.addDevices(n, pl.dev, 1)
 		}
 	}
 	if len(pl.anti) > 0 {
@@ -243,6 +250,7 @@ func (p *Placements) remove(key types.NamespacedName) {
 		if n == "" {
 			continue
 		}
+		p.addDevices(n, pl.dev, -1)
 		u := p.usage[n]
 		u.sub(pl.req)
 		if u == (Resources{}) {

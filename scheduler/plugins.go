@@ -21,7 +21,7 @@ const (
 
 // DefaultProfile is the default scheduler's composition. Filters, in
 // order: NodeReady, NodeUnschedulable, TaintToleration, NodeAffinity,
-// NodeResourcesFit, InterPodAffinity. Scores, weight 1 each:
+// NodeResourcesFit, NodeDevices, LaunchSecurity, InterPodAffinity. Scores, weight 1 each:
 // NodeResourcesFit (least allocated), NodeAffinity and InterPodAffinity
 // (preferred terms, normalised to 0..100), TaintToleration (a penalty per
 // untolerated PreferNoSchedule taint). opts.HeartbeatTimeout configures
@@ -38,6 +38,8 @@ func DefaultProfile(opts Options) Profile {
 			taints,
 			nodeAff,
 			fit,
+			NodeDevices{},
+			LaunchSecurity{},
 			vmiAff,
 		},
 		Scores: []ScorePlugin{fit, nodeAff, vmiAff, taints},

@@ -137,6 +137,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.LunTarget":                                               schema_githubcom_virtkit_virtkit_LunTarget(ref),
 		"github.com/virtkit/virtkit.Machine":                                                 schema_githubcom_virtkit_virtkit_Machine(ref),
 		"github.com/virtkit/virtkit.MachinePreferences":                                      schema_githubcom_virtkit_virtkit_MachinePreferences(ref),
+		"github.com/virtkit/virtkit.MediatedHostDevice":                                      schema_githubcom_virtkit_virtkit_MediatedHostDevice(ref),
 		"github.com/virtkit/virtkit.Memory":                                                  schema_githubcom_virtkit_virtkit_Memory(ref),
 		"github.com/virtkit/virtkit.MemoryInstancetype":                                      schema_githubcom_virtkit_virtkit_MemoryInstancetype(ref),
 		"github.com/virtkit/virtkit.MemoryPreferenceRequirement":                             schema_githubcom_virtkit_virtkit_MemoryPreferenceRequirement(ref),
@@ -168,6 +169,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.ObjectReference":                                         schema_githubcom_virtkit_virtkit_ObjectReference(ref),
 		"github.com/virtkit/virtkit.PITTimer":                                                schema_githubcom_virtkit_virtkit_PITTimer(ref),
 		"github.com/virtkit/virtkit.PanicDevice":                                             schema_githubcom_virtkit_virtkit_PanicDevice(ref),
+		"github.com/virtkit/virtkit.PciHostDevice":                                           schema_githubcom_virtkit_virtkit_PciHostDevice(ref),
+		"github.com/virtkit/virtkit.PermittedHostDevices":                                    schema_githubcom_virtkit_virtkit_PermittedHostDevices(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaim":                                   schema_githubcom_virtkit_virtkit_PersistentVolumeClaim(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaimSpec":                               schema_githubcom_virtkit_virtkit_PersistentVolumeClaimSpec(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource":                       schema_githubcom_virtkit_virtkit_PersistentVolumeClaimVolumeSource(ref),
@@ -210,6 +213,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.Timer":                                                   schema_githubcom_virtkit_virtkit_Timer(ref),
 		"github.com/virtkit/virtkit.Toleration":                                              schema_githubcom_virtkit_virtkit_Toleration(ref),
 		"github.com/virtkit/virtkit.TypedLocalObjectReference":                               schema_githubcom_virtkit_virtkit_TypedLocalObjectReference(ref),
+		"github.com/virtkit/virtkit.USBHostDevice":                                           schema_githubcom_virtkit_virtkit_USBHostDevice(ref),
+		"github.com/virtkit/virtkit.USBSelector":                                             schema_githubcom_virtkit_virtkit_USBSelector(ref),
 		"github.com/virtkit/virtkit.VGPUDisplayOptions":                                      schema_githubcom_virtkit_virtkit_VGPUDisplayOptions(ref),
 		"github.com/virtkit/virtkit.VGPUOptions":                                             schema_githubcom_virtkit_virtkit_VGPUOptions(ref),
 		"github.com/virtkit/virtkit.VideoDevice":                                             schema_githubcom_virtkit_virtkit_VideoDevice(ref),
@@ -2573,7 +2578,7 @@ func schema_githubcom_virtkit_virtkit_DeveloperConfiguration(ref common.Referenc
 					},
 					"memoryOvercommit": {
 						SchemaProps: spec.SchemaProps{
-							Description: "MemoryOvercommit is, in KubeVirt, how many percent of a VMI's memory request its guest gets (100, the default). virtkit accepts 100 only: its scheduler does not scale requests.",
+							Description: "MemoryOvercommit is how many percent of a VMI's memory request its guest gets (100, the default): a VMI that sets no memory request is given one of memory.guest × 100 / memoryOvercommit when it is created, and the scheduler places it by that request.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
@@ -5353,11 +5358,17 @@ func schema_githubcom_virtkit_virtkit_KubeVirtConfiguration(ref common.Reference
 							Format:      "",
 						},
 					},
+					"permittedHostDevices": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PermittedHostDevices are the host devices VMIs may be given: node agents advertise the ones their host has as node resources, the scheduler places a VMI only where the devices it names are free.",
+							Ref:         ref("github.com/virtkit/virtkit.PermittedHostDevices"),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.DeveloperConfiguration", "github.com/virtkit/virtkit.MigrationConfiguration"},
+			"github.com/virtkit/virtkit.DeveloperConfiguration", "github.com/virtkit/virtkit.MigrationConfiguration", "github.com/virtkit/virtkit.PermittedHostDevices"},
 	}
 }
 
@@ -5597,6 +5608,43 @@ func schema_githubcom_virtkit_virtkit_MachinePreferences(ref common.ReferenceCal
 						},
 					},
 				},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_MediatedHostDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MediatedHostDevice permits the mediated devices of one type.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"mdevNameSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MDEVNameSelector is the mediated device type's name, e.g. \"GRID T4-1Q\".",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resourceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceName is the resource the devices are advertised as.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"externalResourceProvider": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExternalResourceProvider says another device plugin advertises the devices; the node agent then advertises none of its own.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"mdevNameSelector", "resourceName"},
 			},
 		},
 	}
@@ -6906,6 +6954,112 @@ func schema_githubcom_virtkit_virtkit_PanicDevice(ref common.ReferenceCallback) 
 				},
 			},
 		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_PciHostDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PciHostDevice permits the PCI devices of one vendor:device ID pair.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"pciVendorSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PCIVendorSelector is the devices' vendor and device ID in hex, \"10DE:1EB8\".",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resourceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceName is the resource the devices are advertised as, e.g. nvidia.com/TU104GL_Tesla_T4.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"externalResourceProvider": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExternalResourceProvider says another device plugin advertises the devices; the node agent then advertises none of its own.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"pciVendorSelector", "resourceName"},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_PermittedHostDevices(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PermittedHostDevices lists the host devices a cluster lets VMIs use, as KubeVirt's spec.configuration.permittedHostDevices: each entry selects devices on the nodes and names the resource they are advertised as in a node's status.capacity and status.allocatable; a VMI's gpus[].deviceName and hostDevices[].deviceName name such a resource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"pciHostDevices": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PciHostDevices are PCI devices, selected by vendor and device ID.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.PciHostDevice"),
+									},
+								},
+							},
+						},
+					},
+					"mediatedDevices": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "MediatedDevices are mediated devices (vGPUs), selected by their type's name.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.MediatedHostDevice"),
+									},
+								},
+							},
+						},
+					},
+					"usb": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "USB are USB devices, selected by vendor and product ID. They are accepted and validated; node agents do not advertise USB devices, so a VMI naming one waits until another provider advertises it.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.USBHostDevice"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.MediatedHostDevice", "github.com/virtkit/virtkit.PciHostDevice", "github.com/virtkit/virtkit.USBHostDevice"},
 	}
 }
 
@@ -8385,6 +8539,85 @@ func schema_githubcom_virtkit_virtkit_TypedLocalObjectReference(ref common.Refer
 					},
 				},
 				Required: []string{"kind", "name"},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_USBHostDevice(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "USBHostDevice permits the USB devices its selectors match, as one resource: a VMI given the resource gets one device of each selector.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"resourceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ResourceName is the resource the devices are advertised as, e.g. kubevirt.io/storage.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selectors": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Selectors match the devices by vendor and product ID.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.USBSelector"),
+									},
+								},
+							},
+						},
+					},
+					"externalResourceProvider": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ExternalResourceProvider says another device plugin advertises the devices.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"resourceName"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.USBSelector"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_USBSelector(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "USBSelector matches USB devices by their IDs in hex.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"vendor": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Vendor is the vendor ID, \"46f4\".",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"product": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Product is the product ID, \"0001\".",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"vendor", "product"},
 			},
 		},
 	}

@@ -43,3 +43,15 @@ func TestMachineTypesAndVCPUAffinityOnTestDriver(t *testing.T) {
 	_, err = h.VCPUAffinity(ctx, "no-such-domain")
 	assert.ErrorIs(t, err, hypervisor.ErrNotFound)
 }
+
+// The test driver has no PCI or mediated devices; listing them works.
+func TestHostDevicesOnTestDriver(t *testing.T) {
+	ctx := context.Background()
+	h, err := libvirt.New(ctx, libvirt.Options{URI: "test:///default"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	devs, err := h.HostDevices(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, devs.PCI)
+	assert.Empty(t, devs.Mediated)
+}

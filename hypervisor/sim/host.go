@@ -68,6 +68,13 @@ type Options struct {
 	// modelled capability); the zero value is [DefaultCPU].
 	CPU CPU
 
+	// HostDevices is the simulated host's device inventory: PCI devices
+	// (vendor:device IDs) and mediated devices (vGPU types) it can pass
+	// through (a modelled inventory; no device is touched). A started
+	// domain's <hostdev>s must name devices listed here that no other
+	// running domain holds. The zero value has none.
+	HostDevices hypervisor.HostDevices
+
 	// EventBuffer is the capacity of each Events channel (default 256).
 	EventBuffer int
 	// Logger receives debug logs; nil discards them.

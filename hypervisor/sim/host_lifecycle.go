@@ -18,6 +18,9 @@ func (h *Host) Start(ctx context.Context, name string, opts hypervisor.StartOpti
 		if d.state.IsActive() {
 			return invalidState("start", name, "domain is already running")
 		}
+		if err := h.attachHostDevices(d, d.config); err != nil {
+			return err
+		}
 		h.activate(d, d.config, now)
 		if opts.Paused {
 			d.state, d.reason = hypervisor.StatePaused, hypervisor.ReasonUser
