@@ -363,6 +363,12 @@ const (
 	SnapshotSourceNameLabel = "snapshot.kubevirt.io/source-vm-name"
 	// SnapshotSourceNamespaceLabel is the source VM's namespace.
 	SnapshotSourceNamespaceLabel = "snapshot.kubevirt.io/source-vm-namespace"
+	// RestoreSourceVMNameLabel on a restored DataVolume names the VM the
+	// snapshot was taken of (kubevirt_vmsnapshot_disks_restored_from_source
+	// counts by it).
+	RestoreSourceVMNameLabel = "restore.kubevirt.io/source-vm-name"
+	// RestoreSourceVMNamespaceLabel is that VM's namespace.
+	RestoreSourceVMNamespaceLabel = "restore.kubevirt.io/source-vm-namespace"
 	// VolumeSnapshotAnnotation on a restored DataVolume names the volume
 	// snapshot its data came from (virtkit's record: no VolumeSnapshot
 	// objects exist).

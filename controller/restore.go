@@ -258,6 +258,11 @@ func restoredDataVolume(rs *virtkit.VirtualMachineRestore, content *virtkit.Virt
 		}
 	}
 	if src := content.Spec.Source.VirtualMachine; src != nil {
+		ns := src.Namespace
+		if ns == "" {
+			ns = rs.Namespace
+		}
+		dv.Labels = map[string]string{virtkit.RestoreSourceVMNameLabel: src.Name, virtkit.RestoreSourceVMNamespaceLabel: ns}
 		for _, t := range src.Spec.DataVolumeTemplates {
 			if t.ObjectMeta.Name == b.PersistentVolumeClaim.Name {
 				dv.Spec = *t.Spec.DeepCopy()
