@@ -314,8 +314,9 @@ type VirtualMachineRestoreSpec struct {
 	Target TypedLocalObjectReference `json:"target"`
 	// VirtualMachineSnapshotName names the snapshot to restore.
 	VirtualMachineSnapshotName string `json:"virtualMachineSnapshotName"`
-	// Patches are JSON patches applied to the restored VM; virtkit does
-	// not support them.
+	// Patches are JSON patch operations, one per string, applied in order
+	// to the restored VM; they may touch only its spec, labels and
+	// annotations.
 	// +listType=atomic
 	Patches []string `json:"patches,omitempty"`
 	// VolumeRestorePolicy is RandomizeNames (the default) or InPlace.
