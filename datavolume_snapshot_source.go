@@ -36,6 +36,9 @@ func validateSnapshotSource(s *DataVolumeSourceSnapshot, p *field.Path) field.Er
 // VolumeSnapshotRef is a volume snapshot found in a
 // VirtualMachineSnapshotContent: the content, and the backup of the claim
 // it copied.
+//
+// +kubebuilder:object:generate=false
+// +k8s:openapi-gen=false
 type VolumeSnapshotRef struct {
 	Content *VirtualMachineSnapshotContent
 	Backup  *VolumeBackup

@@ -2176,7 +2176,7 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSourceSnapshot(ref common.Refere
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "DataVolumeSourceSnapshot clones a VolumeSnapshot; NotSupported.",
+				Description: "DataVolumeSourceSnapshot restores a volume snapshot into the DataVolume: in virtkit, one a VirtualMachineSnapshot took (its content's volumeBackups[].volumeSnapshotName), in the DataVolume's namespace.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"namespace": {
