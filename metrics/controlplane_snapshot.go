@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
@@ -91,7 +93,13 @@ func (c *ControlPlaneCollector) collectSnapshots(ctx context.Context, ch chan<- 
 			r.Spec.VirtualMachineSnapshotName, strconv.FormatBool(complete), strconv.FormatBool(failed))
 	}
 	if !dvsListed {
-		if err := c.src.Objects.List(ctx, dvs, store.ListOptions{}); err != nil {
+		// Only the restored ones: a selector on the restore label keeps a
+		// fleet's other DataVolumes out of the scrape.
+		sel := labels.NewSelector()
+		if req, err := labels.NewRequirement(virtkit.RestoreSourceVMNameLabel, selection.Exists, nil); err == nil {
+			sel = sel.Add(*req)
+		}
+		if err := c.src.Objects.List(ctx, dvs, store.ListOptions{LabelSelector: sel}); err != nil {
 			c.log.Debug("metrics: listing DataVolumes", "error", err)
 		}
 	}
