@@ -68,7 +68,9 @@ func TestClusterServesSnapshotFamilies(t *testing.T) {
 	require.NoError(t, c.Apply(ctx, objs...))
 	_, err = cluster.WaitFor(ctx, c.Store(), store.Key{Namespace: "default", Name: "db-root"},
 		func() *virtkit.DataVolume { return &virtkit.DataVolume{} }, &virtkit.DataVolumeList{},
-		func(dv *virtkit.DataVolume, found bool) bool { return found && dv.Status.Phase == virtkit.DataVolumeSucceeded })
+		func(dv *virtkit.DataVolume, found bool) bool {
+			return found && dv.Status.Phase == virtkit.DataVolumeSucceeded
+		})
 	require.NoError(t, err)
 
 	group := virtkit.GroupName
