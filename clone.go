@@ -76,8 +76,9 @@ type VirtualMachineCloneSpec struct {
 	// NewSMBiosSerial is the target's SMBIOS serial; unset gives it a new
 	// one (the clone's uid), never the source's.
 	NewSMBiosSerial *string `json:"newSMBiosSerial,omitempty"`
-	// Patches are JSON patches applied to the target VM; virtkit does not
-	// support them.
+	// Patches are JSON patch operations, one per string, applied in order
+	// to the target VM after the clone's own changes; they may touch only
+	// its spec, labels and annotations.
 	// +listType=atomic
 	Patches []string `json:"patches,omitempty"`
 	// VolumeNamePolicy says how the target's volumes are named; only

@@ -9,8 +9,9 @@ import (
 
 // Rule C1: a clone's source is a VirtualMachine or a VirtualMachineSnapshot
 // and its target a VirtualMachine other than the source; filters are glob
-// patterns; new MAC addresses are MAC addresses; patches are refused
-// (virtkit does not apply them).
+// patterns; new MAC addresses are MAC addresses; patches are single JSON
+// patch operations under /spec/, /metadata/labels/ or
+// /metadata/annotations/ (ValidateVMPatches).
 func validateClone(c *VirtualMachineClone) field.ErrorList {
 	errs := validateObjectMeta(&c.ObjectMeta, true, field.NewPath("metadata"))
 	sp := field.NewPath("spec")
@@ -70,11 +71,7 @@ func validateClone(c *VirtualMachineClone) field.ErrorList {
 	if vp := c.Spec.VolumeNamePolicy; vp != nil && *vp != VolumeRestorePolicyRandomizeNames {
 		errs = append(errs, field.NotSupported(sp.Child("volumeNamePolicy"), *vp, []VolumeRestorePolicy{VolumeRestorePolicyRandomizeNames}))
 	}
-	if len(c.Spec.Patches) > 0 {
-		e := field.NotSupported[string](sp.Child("patches"), "patches", nil)
-		e.Detail = "clone patches are not supported by virtkit"
-		errs = append(errs, e)
-	}
+	errs = append(errs, ValidateVMPatches(c.Spec.Patches, sp.Child("patches"))...)
 	return errs
 }
 

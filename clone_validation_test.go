@@ -121,9 +121,14 @@ func TestValidateClone(t *testing.T) {
 			c.Spec.NewMacAddresses = map[string]string{"n": "02:00:00:00:00:00:00:01"}
 		},
 			[]wantFieldError{{"spec.newMacAddresses[n]", field.ErrorTypeInvalid}}},
-		{"patches unsupported", func(c *VirtualMachineClone) {
+		{"patches", func(c *VirtualMachineClone) {
 			c.Spec.Patches = []string{`{"op":"replace","path":"/spec/runStrategy","value":"Always"}`}
-		}, []wantFieldError{{"spec.patches", field.ErrorTypeNotSupported}}},
+		}, nil},
+		{"patch outside spec, labels and annotations", func(c *VirtualMachineClone) {
+			c.Spec.Patches = []string{`{"op":"replace","path":"/metadata/namespace","value":"x"}`}
+		}, []wantFieldError{{"spec.patches[0].path", field.ErrorTypeInvalid}}},
+		{"patch not one operation", func(c *VirtualMachineClone) { c.Spec.Patches = []string{`[{"op":"remove","path":"/spec/x"}]`} },
+			[]wantFieldError{{"spec.patches[0]", field.ErrorTypeInvalid}}},
 		{"bad name", func(c *VirtualMachineClone) { c.Name = "Bad_Name" },
 			[]wantFieldError{{"metadata.name", field.ErrorTypeInvalid}}},
 	}

@@ -247,7 +247,9 @@ type DataVolumeSourceVDDK struct {
 	ExtraArgs string `json:"extraArgs,omitempty"`
 }
 
-// DataVolumeSourceSnapshot clones a VolumeSnapshot; NotSupported.
+// DataVolumeSourceSnapshot restores a volume snapshot into the DataVolume:
+// in virtkit, one a VirtualMachineSnapshot took (its content's
+// volumeBackups[].volumeSnapshotName), in the DataVolume's namespace.
 type DataVolumeSourceSnapshot struct {
 	// Namespace is the snapshot's namespace.
 	Namespace string `json:"namespace"`

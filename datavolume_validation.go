@@ -44,6 +44,9 @@ func setDataVolumeSpecDefaults(spec *DataVolumeSpec, namespace string) {
 		if s.PVC != nil && s.PVC.Namespace == "" {
 			s.PVC.Namespace = namespace
 		}
+		if s.Snapshot != nil && s.Snapshot.Namespace == "" {
+			s.Snapshot.Namespace = namespace
+		}
 	}
 	if st := spec.Storage; st != nil {
 		if len(st.AccessModes) == 0 {
@@ -87,9 +90,9 @@ func validateDataVolumeSpec(spec *DataVolumeSpec, p *field.Path) field.ErrorList
 	case spec.PVC != nil && spec.Storage != nil:
 		errs = append(errs, field.Forbidden(p.Child("storage"), "pvc and storage are mutually exclusive"))
 	case spec.PVC != nil:
-		errs = append(errs, validateClaim(spec.PVC, p.Child("pvc"), true, spec.Source != nil && spec.Source.PVC != nil)...)
+		errs = append(errs, validateClaim(spec.PVC, p.Child("pvc"), true, sizeFromSource(spec))...)
 	default:
-		errs = append(errs, validateClaim(spec.Storage, p.Child("storage"), false, spec.Source != nil && spec.Source.PVC != nil)...)
+		errs = append(errs, validateClaim(spec.Storage, p.Child("storage"), false, sizeFromSource(spec))...)
 	}
 	switch spec.ContentType {
 	case "", DataVolumeKubeVirt:
@@ -206,8 +209,8 @@ func validateDataVolumeSource(s *DataVolumeImportSource, p *field.Path, notSuppo
 	if s.VDDK != nil {
 		notSupported(p.Child("vddk"), "vddk source")
 	}
-	if s.Snapshot != nil {
-		notSupported(p.Child("snapshot"), "snapshot source")
+	if sn := s.Snapshot; sn != nil {
+		errs = append(errs, validateSnapshotSource(sn, p.Child("snapshot"))...)
 	}
 	if r := s.Registry; r != nil {
 		rp := p.Child("registry")

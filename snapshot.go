@@ -314,8 +314,9 @@ type VirtualMachineRestoreSpec struct {
 	Target TypedLocalObjectReference `json:"target"`
 	// VirtualMachineSnapshotName names the snapshot to restore.
 	VirtualMachineSnapshotName string `json:"virtualMachineSnapshotName"`
-	// Patches are JSON patches applied to the restored VM; virtkit does
-	// not support them.
+	// Patches are JSON patch operations, one per string, applied in order
+	// to the restored VM; they may touch only its spec, labels and
+	// annotations.
 	// +listType=atomic
 	Patches []string `json:"patches,omitempty"`
 	// VolumeRestorePolicy is RandomizeNames (the default) or InPlace.
@@ -363,6 +364,12 @@ const (
 	SnapshotSourceNameLabel = "snapshot.kubevirt.io/source-vm-name"
 	// SnapshotSourceNamespaceLabel is the source VM's namespace.
 	SnapshotSourceNamespaceLabel = "snapshot.kubevirt.io/source-vm-namespace"
+	// RestoreSourceVMNameLabel on a restored DataVolume names the VM the
+	// snapshot was taken of (kubevirt_vmsnapshot_disks_restored_from_source
+	// counts by it).
+	RestoreSourceVMNameLabel = "restore.kubevirt.io/source-vm-name"
+	// RestoreSourceVMNamespaceLabel is that VM's namespace.
+	RestoreSourceVMNamespaceLabel = "restore.kubevirt.io/source-vm-namespace"
 	// VolumeSnapshotAnnotation on a restored DataVolume names the volume
 	// snapshot its data came from (virtkit's record: no VolumeSnapshot
 	// objects exist).

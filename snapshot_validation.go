@@ -66,9 +66,10 @@ func validateSnapshotContent(c *VirtualMachineSnapshotContent) field.ErrorList {
 	return errs
 }
 
-// Rule S3: a restore targets a VirtualMachine and names a snapshot;
-// patches and the InPlace volume restore policy are refused (virtkit does
-// not implement them).
+// Rule S3: a restore targets a VirtualMachine and names a snapshot; its
+// patches are single JSON patch operations under /spec/, /metadata/labels/
+// or /metadata/annotations/ (ValidateVMPatches); volumeRestorePolicy is
+// RandomizeNames or InPlace.
 func validateRestore(r *VirtualMachineRestore) field.ErrorList {
 	errs := validateObjectMeta(&r.ObjectMeta, true, field.NewPath("metadata"))
 	sp := field.NewPath("spec")
@@ -76,18 +77,10 @@ func validateRestore(r *VirtualMachineRestore) field.ErrorList {
 	if r.Spec.VirtualMachineSnapshotName == "" {
 		errs = append(errs, field.Required(sp.Child("virtualMachineSnapshotName"), "name of the snapshot to restore"))
 	}
-	if len(r.Spec.Patches) > 0 {
-		e := field.NotSupported[string](sp.Child("patches"), "patches", nil)
-		e.Detail = "restore patches are not supported by virtkit"
-		errs = append(errs, e)
-	}
+	errs = append(errs, ValidateVMPatches(r.Spec.Patches, sp.Child("patches"))...)
 	if vp := r.Spec.VolumeRestorePolicy; vp != nil {
 		switch *vp {
-		case VolumeRestorePolicyRandomizeNames:
-		case VolumeRestorePolicyInPlace:
-			e := field.NotSupported(sp.Child("volumeRestorePolicy"), *vp, []VolumeRestorePolicy{VolumeRestorePolicyRandomizeNames})
-			e.Detail = "the InPlace volume restore policy is not supported by virtkit"
-			errs = append(errs, e)
+		case VolumeRestorePolicyRandomizeNames, VolumeRestorePolicyInPlace:
 		default:
 			errs = append(errs, field.NotSupported(sp.Child("volumeRestorePolicy"), *vp,
 				[]VolumeRestorePolicy{VolumeRestorePolicyRandomizeNames, VolumeRestorePolicyInPlace}))
@@ -102,7 +95,9 @@ func validateRestore(r *VirtualMachineRestore) field.ErrorList {
 // stopped (runStrategy Halted, or running false). vm is the target VM, nil
 // when it does not exist yet (restore to a new VM); snapshot is nil when
 // it does not exist. A snapshot still in progress is admitted: the restore
-// waits for it.
+// waits for it. The InPlace volume restore policy is only for a restore
+// into the snapshot's own source VM (virtkit's rule: overwriting the
+// source's volumes from a restore to another VM would take them from it).
 func AdmitRestore(r *VirtualMachineRestore, snapshot *VirtualMachineSnapshot, vm *VirtualMachine) field.ErrorList {
 	var errs field.ErrorList
 	sp := field.NewPath("spec")
@@ -113,11 +108,33 @@ func AdmitRestore(r *VirtualMachineRestore, snapshot *VirtualMachineSnapshot, vm
 		errs = append(errs, field.Invalid(sp.Child("virtualMachineSnapshotName"), r.Spec.VirtualMachineSnapshotName,
 			fmt.Sprintf("VirtualMachineSnapshot %q has failed and cannot be restored", snapshot.Name)))
 	}
+	if inPlace(r) && snapshot != nil && !restoresSource(r, snapshot, vm) {
+		errs = append(errs, field.Forbidden(sp.Child("volumeRestorePolicy"),
+			fmt.Sprintf("the InPlace volume restore policy overwrites the volumes of VirtualMachine %q: the target must be that VirtualMachine", snapshot.Spec.Source.Name)))
+	}
 	if vm != nil && !vmStopped(vm) {
 		errs = append(errs, field.Forbidden(sp.Child("target", "name"),
 			fmt.Sprintf("VirtualMachine %q is not stopped: a restore into an existing VM needs runStrategy Halted", vm.Name)))
 	}
 	return errs
+}
+
+// inPlace reports whether the restore overwrites the volumes it restores.
+func inPlace(r *VirtualMachineRestore) bool {
+	return r.Spec.VolumeRestorePolicy != nil && *r.Spec.VolumeRestorePolicy == VolumeRestorePolicyInPlace
+}
+
+// restoresSource reports whether the restore's target is the VM the
+// snapshot was taken of: the same name and, when both are known, the same
+// uid (a VM deleted and made again under its name is another VM).
+func restoresSource(r *VirtualMachineRestore, snapshot *VirtualMachineSnapshot, vm *VirtualMachine) bool {
+	if r.Spec.Target.Name != snapshot.Spec.Source.Name {
+		return false
+	}
+	if vm != nil && snapshot.Status != nil && snapshot.Status.SourceUID != nil && string(vm.UID) != *snapshot.Status.SourceUID {
+		return false
+	}
+	return true
 }
 
 // vmStopped reports whether the VM is asked to be off.

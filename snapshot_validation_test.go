@@ -112,11 +112,25 @@ func TestValidateRestore(t *testing.T) {
 			[]wantFieldError{{"spec.target.name", field.ErrorTypeRequired}}},
 		{"no snapshot", func(r *VirtualMachineRestore) { r.Spec.VirtualMachineSnapshotName = "" },
 			[]wantFieldError{{"spec.virtualMachineSnapshotName", field.ErrorTypeRequired}}},
-		{"patches unsupported", func(r *VirtualMachineRestore) {
-			r.Spec.Patches = []string{`{"op":"replace","path":"/spec/running","value":true}`}
-		}, []wantFieldError{{"spec.patches", field.ErrorTypeNotSupported}}},
-		{"InPlace unsupported", func(r *VirtualMachineRestore) { p := VolumeRestorePolicyInPlace; r.Spec.VolumeRestorePolicy = &p },
-			[]wantFieldError{{"spec.volumeRestorePolicy", field.ErrorTypeNotSupported}}},
+		{"patches under spec and labels", func(r *VirtualMachineRestore) {
+			r.Spec.Patches = []string{`{"op":"replace","path":"/spec/running","value":true}`,
+				`{"op": "add", "path": "/metadata/labels/app", "value": "x"}`}
+		}, nil},
+		{"patch of the name", func(r *VirtualMachineRestore) {
+			r.Spec.Patches = []string{`{"op":"replace","path":"/metadata/name","value":"other"}`}
+		}, []wantFieldError{{"spec.patches[0].path", field.ErrorTypeInvalid}}},
+		{"patch not JSON", func(r *VirtualMachineRestore) { r.Spec.Patches = []string{`op=replace`} },
+			[]wantFieldError{{"spec.patches[0]", field.ErrorTypeInvalid}}},
+		{"patch with unknown op", func(r *VirtualMachineRestore) {
+			r.Spec.Patches = []string{`{"op":"merge","path":"/spec/running","value":true}`}
+		}, []wantFieldError{{"spec.patches[0].op", field.ErrorTypeNotSupported}}},
+		{"move from the metadata", func(r *VirtualMachineRestore) {
+			r.Spec.Patches = []string{`{"op":"move","from":"/metadata/uid","path":"/spec/x"}`}
+		}, []wantFieldError{{"spec.patches[0].from", field.ErrorTypeInvalid}}},
+		{"replace without value", func(r *VirtualMachineRestore) {
+			r.Spec.Patches = []string{`{"op":"replace","path":"/spec/running"}`}
+		}, []wantFieldError{{"spec.patches[0].value", field.ErrorTypeRequired}}},
+		{"InPlace", func(r *VirtualMachineRestore) { p := VolumeRestorePolicyInPlace; r.Spec.VolumeRestorePolicy = &p }, nil},
 		{"RandomizeNames", func(r *VirtualMachineRestore) {
 			p := VolumeRestorePolicyRandomizeNames
 			r.Spec.VolumeRestorePolicy = &p

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/virtkit/virtkit/cdi/storage"
 )
@@ -109,13 +108,12 @@ func (s *FileSnapshots) volumePath(v storage.SnapshotVolume) (string, error) {
 	return class.Path(v.Node, v.Namespace, v.Name), nil
 }
 
-// snapshotPath is where the snapshot name of volumes like v lives. Volume
-// names are DNS names, which never start with a dot, so the .snapshots
-// directory cannot clash with a volume.
+// snapshotPath is where the snapshot name of volumes like v lives
+// (storage.VolumeSnapshotPath).
 func (s *FileSnapshots) snapshotPath(v storage.SnapshotVolume, name string) (string, error) {
 	vp, err := s.volumePath(v)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(filepath.Dir(vp), ".snapshots", storage.Sanitize(name)+".img"), nil
+	return storage.VolumeSnapshotPath(vp, name), nil
 }

@@ -213,13 +213,14 @@ func TestCloneFailures(t *testing.T) {
 	require.NotNil(t, ready)
 	assert.Equal(t, "VirtualMachineSnapshot missing does not exist in namespace default", ready.Message)
 
-	// Patches are refused naming the field.
+	// A patch outside spec, labels and annotations is refused naming the
+	// field.
 	err := e.c.Apply(ctx, &virtkit.VirtualMachineClone{ObjectMeta: metav1.ObjectMeta{Name: "patched", Namespace: "default"},
-		Spec: virtkit.VirtualMachineCloneSpec{Source: vmRef("one"), Patches: []string{`{"op":"add","path":"/metadata/labels/x","value":"y"}`}}})
+		Spec: virtkit.VirtualMachineCloneSpec{Source: vmRef("one"), Patches: []string{`{"op":"add","path":"/metadata/name","value":"y"}`}}})
 	require.ErrorIs(t, err, cluster.ErrInvalidObject)
 	fes := cluster.FieldErrors(err)
 	require.Len(t, fes, 1)
-	assert.Equal(t, "spec.patches", fes[0].Field)
+	assert.Equal(t, "spec.patches[0].path", fes[0].Field)
 }
 
 // A running VM is cloned from an online snapshot; it keeps running and

@@ -16,7 +16,7 @@ import (
 // Event reasons of the clone reconciler: KubeVirt's clone controller's,
 // and virtkit's own for failures KubeVirt names no event for
 // (EventReasonCloneTargetExists, EventReasonCloneSnapshotFailed,
-// EventReasonCloneRestoreDeleted).
+// EventReasonCloneRestoreDeleted, EventReasonClonePatchFailed).
 const (
 	EventReasonCloneSnapshotCreated    = "SnapshotCreated"
 	EventReasonCloneSnapshotReady      = "SnapshotReady"
@@ -28,6 +28,7 @@ const (
 	EventReasonCloneTargetExists       = "TargetVMExists"
 	EventReasonCloneSnapshotFailed     = "SnapshotFailed"
 	EventReasonCloneRestoreDeleted     = "RestoreDeleted"
+	EventReasonClonePatchFailed        = "PatchFailed"
 
 	msgCloneProcessing = "Still processing"
 	msgCloneReady      = "Ready"
@@ -287,7 +288,9 @@ func (r *CloneReconciler) finishTarget(ctx context.Context, cl *virtkit.VirtualM
 		}
 		// A restore already deleted means the changes were made.
 		if ok {
-			if err := r.applyChanges(ctx, cl, rs); err != nil {
+			if err := r.applyChanges(ctx, cl, rs); errors.Is(err, virtkit.ErrVMPatch) {
+				return false, r.fail(ctx, cl, EventReasonClonePatchFailed, err.Error())
+			} else if err != nil {
 				return false, err
 			}
 			RecordEvent(ctx, r.o.Events, cl, virtkit.EventTypeNormal, EventReasonCloneTargetVMCreated, "Clone",
@@ -311,7 +314,8 @@ func (r *CloneReconciler) finishTarget(ctx context.Context, cl *virtkit.VirtualM
 
 // applyChanges gives the restored target the clone's labels, annotations,
 // MAC addresses, SMBIOS serial and firmware UUID, from the VM the
-// snapshot holds.
+// snapshot holds, then applies the clone's patches (after virtkit's own
+// changes, as KubeVirt appends the user's patches to its own).
 func (r *CloneReconciler) applyChanges(ctx context.Context, cl *virtkit.VirtualMachineClone, rs *virtkit.VirtualMachineRestore) error {
 	snap := &virtkit.VirtualMachineSnapshot{}
 	if err := r.o.Store.Get(ctx, store.Key{Namespace: cl.Namespace, Name: rs.Spec.VirtualMachineSnapshotName}, snap); err != nil {
@@ -334,7 +338,11 @@ func (r *CloneReconciler) applyChanges(ctx context.Context, cl *virtkit.VirtualM
 			return fmt.Errorf("target VM of clone %s: %w", cl.Name, err)
 		}
 		CloneTargetVM(cl, src, vm)
-		return r.o.Store.Update(ctx, vm)
+		patched, err := virtkit.ApplyVMPatches(vm, cl.Spec.Patches)
+		if err != nil {
+			return fmt.Errorf("spec.patches: %w", err)
+		}
+		return r.o.Store.Update(ctx, patched)
 	})
 }
 

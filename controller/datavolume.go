@@ -129,6 +129,14 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		}
 		node = source.Annotations[virtkit.DataVolumeVolumeNodeAnnotation]
 	}
+	if dv.Spec.Source.Snapshot != nil {
+		scheduled = virtkit.DataVolumeCloneScheduled
+		var wait bool
+		node, wait, err = r.snapshotSourceNode(ctx, dv)
+		if err != nil || wait {
+			return reconcile.Result{RequeueAfter: dataVolumeRetry}, err
+		}
+	}
 	if node == "" {
 		node, err = r.chooseNode(ctx)
 		if err != nil {
@@ -176,9 +184,9 @@ func (r *DataVolumeReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 
 // rescheduleIfNodeLost puts a DataVolume whose import has not started (or
 // that waits for an upload) back to Pending when its node is gone or not
-// ready (a clone stays: its source disk lives there).
+// ready (a clone stays: its source disk, or volume snapshot, lives there).
 func (r *DataVolumeReconciler) rescheduleIfNodeLost(ctx context.Context, dv *virtkit.DataVolume) error {
-	if dv.Spec.Source != nil && dv.Spec.Source.PVC != nil {
+	if dv.Spec.Source != nil && (dv.Spec.Source.PVC != nil || dv.Spec.Source.Snapshot != nil) {
 		return nil
 	}
 	name := dv.Annotations[virtkit.DataVolumeImportNodeAnnotation]

@@ -22,7 +22,10 @@ const (
 // runStrategy Halted and no VMI) or into a new VM that spec.target names.
 // Each DataVolume of the snapshot is restored from its volume snapshot
 // into a new DataVolume restore-<restore uid>-<volume> (KubeVirt's
-// RandomizeNames policy) owned by the target VM; the VM's spec becomes the
+// RandomizeNames policy) owned by the target VM, or with the InPlace
+// policy (only into the snapshot's own VM) over the original volume,
+// whose DataVolume keeps its name (made again when it was deleted); the
+// restore's patches (JSON patch operations) are applied to the VM written; the VM's spec becomes the
 // snapshot's, pointing at the restored volumes; DataVolumes of the target
 // VM that nothing uses any more are deleted (status.deletedDataVolumes). A
 // new VM is created Halted with its own firmware UUID and serial and
@@ -205,19 +208,25 @@ func (r *RestoreReconciler) restore(ctx context.Context, rs *virtkit.VirtualMach
 // content (once: an existing one is kept) and records them in
 // status.restores.
 func (r *RestoreReconciler) restoreVolumes(ctx context.Context, rs *virtkit.VirtualMachineRestore, content *virtkit.VirtualMachineSnapshotContent, vm *virtkit.VirtualMachine) error {
+	inPlace := rs.Spec.VolumeRestorePolicy != nil && *rs.Spec.VolumeRestorePolicy == virtkit.VolumeRestorePolicyInPlace
+	mark := rs.Name + "-" + string(rs.UID)
 	var restores []virtkit.VolumeRestore
 	for _, b := range content.Spec.VolumeBackups {
 		if b.VolumeSnapshotName == nil {
 			continue
 		}
 		name := virtkit.RestoreVolumeName(string(rs.UID), b.VolumeName)
+		if inPlace {
+			name = b.PersistentVolumeClaim.Name
+		}
 		restores = append(restores, virtkit.VolumeRestore{VolumeName: b.VolumeName, PersistentVolumeClaim: name,
 			VolumeSnapshotName: *b.VolumeSnapshotName, DataVolumeName: ptrTo(name)})
-		ok, err := getOptional(ctx, r.o.Store, store.Key{Namespace: rs.Namespace, Name: name}, &virtkit.DataVolume{})
+		existing := &virtkit.DataVolume{}
+		ok, err := getOptional(ctx, r.o.Store, store.Key{Namespace: rs.Namespace, Name: name}, existing)
 		if err != nil {
 			return err
 		}
-		if ok {
+		if ok && (!inPlace || existing.Annotations[virtkit.LastRestoreUIDAnnotation] == mark) {
 			continue
 		}
 		if r.so.Volumes == nil {
@@ -225,10 +234,29 @@ func (r *RestoreReconciler) restoreVolumes(ctx context.Context, rs *virtkit.Virt
 		}
 		target := backupVolume(rs.Namespace, &b)
 		target.Name = name
+		if ok {
+			// InPlace over a volume that is still there: its data is
+			// overwritten from the snapshot and the DataVolume kept (the
+			// VM is stopped: nothing has the volume open).
+			target.StorageClass = existing.Annotations[virtkit.DataVolumeStorageClassAnnotation]
+			if n := existing.Annotations[virtkit.DataVolumeVolumeNodeAnnotation]; n != "" {
+				target.Node = n
+			}
+			if err := r.so.Volumes.Restore(ctx, *b.VolumeSnapshotName, target); err != nil {
+				return fmt.Errorf("volume %s: %w", b.VolumeName, err)
+			}
+			if err := r.markRestoredInPlace(ctx, rs, content, &b, name, mark); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := r.so.Volumes.Restore(ctx, *b.VolumeSnapshotName, target); err != nil {
 			return fmt.Errorf("volume %s: %w", b.VolumeName, err)
 		}
 		dv := restoredDataVolume(rs, content, &b, name)
+		if inPlace {
+			dv.Annotations[virtkit.LastRestoreUIDAnnotation] = mark
+		}
 		if vm != nil {
 			dv.OwnerReferences = []metav1.OwnerReference{newControllerRef(vm, virtkit.KindVirtualMachine)}
 		}
@@ -238,6 +266,31 @@ func (r *RestoreReconciler) restoreVolumes(ctx context.Context, rs *virtkit.Virt
 	}
 	rs.Status.Restores = restores
 	return r.o.Store.UpdateStatus(ctx, rs)
+}
+
+// markRestoredInPlace records on a DataVolume overwritten in place which
+// restore and volume snapshot its data now comes from.
+func (r *RestoreReconciler) markRestoredInPlace(ctx context.Context, rs *virtkit.VirtualMachineRestore, content *virtkit.VirtualMachineSnapshotContent, b *virtkit.VolumeBackup, name, mark string) error {
+	fresh := restoredDataVolume(rs, content, b, name)
+	return retryOnConflict(ctx, func() error {
+		dv := &virtkit.DataVolume{}
+		if err := r.o.Store.Get(ctx, store.Key{Namespace: rs.Namespace, Name: name}, dv); err != nil {
+			return err
+		}
+		if dv.Annotations == nil {
+			dv.Annotations = map[string]string{}
+		}
+		if dv.Labels == nil {
+			dv.Labels = map[string]string{}
+		}
+		dv.Annotations[virtkit.RestoreNameAnnotation] = rs.Name
+		dv.Annotations[virtkit.VolumeSnapshotAnnotation] = *b.VolumeSnapshotName
+		dv.Annotations[virtkit.LastRestoreUIDAnnotation] = mark
+		for k, v := range fresh.Labels {
+			dv.Labels[k] = v
+		}
+		return r.o.Store.Update(ctx, dv)
+	})
 }
 
 // restoredDataVolume is the DataVolume of a restored volume: the spec of
@@ -258,6 +311,11 @@ func restoredDataVolume(rs *virtkit.VirtualMachineRestore, content *virtkit.Virt
 		}
 	}
 	if src := content.Spec.Source.VirtualMachine; src != nil {
+		ns := src.Namespace
+		if ns == "" {
+			ns = rs.Namespace
+		}
+		dv.Labels = map[string]string{virtkit.RestoreSourceVMNameLabel: src.Name, virtkit.RestoreSourceVMNamespaceLabel: ns}
 		for _, t := range src.Spec.DataVolumeTemplates {
 			if t.ObjectMeta.Name == b.PersistentVolumeClaim.Name {
 				dv.Spec = *t.Spec.DeepCopy()
@@ -321,6 +379,10 @@ func (r *RestoreReconciler) restoreVM(ctx context.Context, rs *virtkit.VirtualMa
 			out.Annotations = map[string]string{}
 		}
 		out.Annotations[virtkit.LastRestoreUIDAnnotation] = mark
+		out, err := patchRestoredVM(rs, out)
+		if err != nil {
+			return nil, err
+		}
 		if err := r.o.Store.Update(ctx, out); err != nil {
 			return nil, err
 		}
@@ -355,10 +417,27 @@ func (r *RestoreReconciler) restoreVM(ctx context.Context, rs *virtkit.VirtualMa
 			d.Devices.Interfaces[i].MacAddress = ""
 		}
 	}
+	out, err := patchRestoredVM(rs, out)
+	if err != nil {
+		return nil, err
+	}
 	if err := r.o.Store.Create(ctx, out); err != nil {
 		return nil, err
 	}
 	RecordEvent(ctx, r.o.Events, rs, virtkit.EventTypeNormal, EventReasonSuccessfulCreate, "Restore", "Created VirtualMachine %s", out.Name)
+	return out, nil
+}
+
+// patchRestoredVM applies the restore's patches to the VM it writes; a
+// patch that does not apply is the user's to fix (ErrSnapshot).
+func patchRestoredVM(rs *virtkit.VirtualMachineRestore, vm *virtkit.VirtualMachine) (*virtkit.VirtualMachine, error) {
+	if len(rs.Spec.Patches) == 0 {
+		return vm, nil
+	}
+	out, err := virtkit.ApplyVMPatches(vm, rs.Spec.Patches)
+	if err != nil {
+		return nil, fmt.Errorf("%w: spec.patches: %w", ErrSnapshot, err)
+	}
 	return out, nil
 }
 

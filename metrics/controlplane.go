@@ -147,12 +147,14 @@ func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
 			break
 		}
 	}
+	dvsListed := false
 	if listed && needsDataVolumes(vms.Items) {
 		// Only for dataVolume volumes without a template in their VM; a
 		// store that cannot list them leaves their size out, nothing more.
 		if err := c.src.Objects.List(ctx, &dvs, store.ListOptions{}); err != nil {
 			c.log.Debug("metrics: listing DataVolumes", "error", err)
 		}
+		dvsListed = true
 	}
 	if listed {
 		if !ranged {
@@ -164,6 +166,7 @@ func (c *ControlPlaneCollector) Collect(ch chan<- prometheus.Metric) {
 		c.collectVMIs(ch, vmiPtrs)
 		c.collectMigrations(ch, vmiPtrs, migs.Items)
 		c.collectVMs(ch, vms.Items, dvs.Items)
+		c.collectSnapshots(ctx, ch, &dvs, dvsListed)
 	}
 	c.collectComponents(ch, listed)
 	for _, p := range c.src.Controllers {

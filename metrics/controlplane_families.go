@@ -16,6 +16,7 @@ type controlPlaneFamilies struct {
 	listErrors                                                  *family
 
 	vm                                             vmFamilies
+	snap                                           snapshotFamilies
 	vmiOverhead, vmiOutdated                       *family
 	info, apiReady, controllerReady, controllerLed *family
 	handlerReady                                   *family
@@ -57,6 +58,7 @@ func newControlPlaneFamilies() *controlPlaneFamilies {
 		migFromCreation: newHistogramFamily("kubevirt_vmi_migration_phase_transition_time_from_creation_seconds",
 			"Histogram of VM migration phase transitions duration from creation time in seconds.", "phase"),
 		engine: newEngineFamilies(),
+		snap:   newSnapshotFamilies(),
 
 		vmInfo: newFamily("kubevirt_vm_info", "Information about Virtual Machines.", gauge,
 			"name", "namespace", "status", "status_group", "os", "workload", "flavor", "instance_type", "preference", "machine_type"),

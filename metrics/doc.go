@@ -111,9 +111,16 @@
 //     when the process starts.
 //   - Not served: virt-operator's families (no operator), the console,
 //     VNC, port-forward and USB-redirection connection families (no such
-//     proxies), kubevirt_vmi_gpu_info (GPUs not collected), kubevirt_vmsnapshot_*
-//     (no snapshots), the guest load, device-driver and panic families
-//     (no source) and kubevirt_vmi_sync_total (no per-VMI sync counts).
+//     proxies), kubevirt_vmi_gpu_info (GPUs not collected), the guest load,
+//     device-driver and panic families (no source) and
+//     kubevirt_vmi_sync_total (no per-VMI sync counts).
+//   - kubevirt_vmsnapshot_persistentvolumeclaim_labels and
+//     kubevirt_vmsnapshot_disks_restored_from_source{,_bytes} are
+//     Prometheus recording rules over kube-state-metrics in KubeVirt; with
+//     no kube-state-metrics, the control plane serves their results
+//     itself, from the DataVolumes a restore labelled
+//     restore.kubevirt.io/source-vm-name and -namespace (a DataVolume
+//     stands for its claim; bytes are its storage request).
 //
 // # Imports
 //

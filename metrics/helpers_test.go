@@ -24,7 +24,12 @@ type fakeObjects struct {
 	vmis []virtkit.VirtualMachineInstance
 	vms  []virtkit.VirtualMachine
 	migs []virtkit.VirtualMachineInstanceMigration
-	err  error
+	// snaps, restores and dvs are served when set; nil lists are an
+	// unknown kind, as for a store without them.
+	snaps    []virtkit.VirtualMachineSnapshot
+	restores []virtkit.VirtualMachineRestore
+	dvs      []virtkit.DataVolume
+	err      error
 	// lastOpts are the options of the latest List (selectors are not
 	// applied).
 	lastOpts store.ListOptions
@@ -44,6 +49,21 @@ func (f *fakeObjects) List(_ context.Context, list virtkit.ObjectList, opts stor
 		l.Items = append([]virtkit.VirtualMachine(nil), f.vms...)
 	case *virtkit.VirtualMachineInstanceMigrationList:
 		l.Items = append([]virtkit.VirtualMachineInstanceMigration(nil), f.migs...)
+	case *virtkit.VirtualMachineSnapshotList:
+		if f.snaps == nil {
+			return fmt.Errorf("fakeObjects: %T: %w", list, store.ErrUnknownKind)
+		}
+		l.Items = append([]virtkit.VirtualMachineSnapshot(nil), f.snaps...)
+	case *virtkit.VirtualMachineRestoreList:
+		if f.restores == nil {
+			return fmt.Errorf("fakeObjects: %T: %w", list, store.ErrUnknownKind)
+		}
+		l.Items = append([]virtkit.VirtualMachineRestore(nil), f.restores...)
+	case *virtkit.DataVolumeList:
+		if f.dvs == nil {
+			return fmt.Errorf("fakeObjects: %T: %w", list, store.ErrUnknownKind)
+		}
+		l.Items = append([]virtkit.DataVolume(nil), f.dvs...)
 	default:
 		return fmt.Errorf("fakeObjects: %T: %w", list, store.ErrUnknownKind)
 	}

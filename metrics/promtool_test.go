@@ -93,6 +93,7 @@ func fullCollectors(t *testing.T) (*DomainCollector, *ControlPlaneCollector) {
 	}
 	objs := &fakeObjects{vmis: []virtkit.VirtualMachineInstance{vmi}, vms: []virtkit.VirtualMachine{vm},
 		migs: []virtkit.VirtualMachineInstanceMigration{mig("m0", virtkit.MigrationSucceeded), mig("m1", virtkit.MigrationFailed)}}
+	objs.snaps, objs.restores, objs.dvs = snapshotFixture()
 
 	job := fakeJob{Type: hypervisor.JobUnbounded, DataTotal: some[uint64](1 << 30), DataProcessed: some[uint64](1 << 29),
 		DataRemaining: some[uint64](1 << 29), MemoryDirtyRate: some[uint64](1 << 20), MemoryBps: some[uint64](1 << 27)}

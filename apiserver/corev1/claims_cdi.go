@@ -33,7 +33,7 @@ func cdiClaimAnnotations(dv *virtkit.DataVolume, ann map[string]string) {
 	switch dv.Status.Phase {
 	case virtkit.DataVolumeImportScheduled, virtkit.DataVolumeCloneScheduled, virtkit.DataVolumeUploadScheduled:
 		phase = corev1.PodPending
-	case virtkit.DataVolumeImportInProgress, virtkit.DataVolumeCloneInProgress, virtkit.DataVolumeUploadReady:
+	case virtkit.DataVolumeImportInProgress, virtkit.DataVolumeCloneInProgress, virtkit.DataVolumeCloneFromSnapshotSourceInProgress, virtkit.DataVolumeUploadReady:
 		phase = corev1.PodRunning
 	case virtkit.DataVolumeSucceeded:
 		phase = corev1.PodSucceeded

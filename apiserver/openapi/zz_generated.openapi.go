@@ -2241,7 +2241,7 @@ func schema_githubcom_virtkit_virtkit_DataVolumeSourceSnapshot(ref common.Refere
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "DataVolumeSourceSnapshot clones a VolumeSnapshot; NotSupported.",
+				Description: "DataVolumeSourceSnapshot restores a volume snapshot into the DataVolume: in virtkit, one a VirtualMachineSnapshot took (its content's volumeBackups[].volumeSnapshotName), in the DataVolume's namespace.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"namespace": {
@@ -8939,7 +8939,7 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineCloneSpec(ref common.Referen
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Patches are JSON patches applied to the target VM; virtkit does not support them.",
+							Description: "Patches are JSON patch operations, one per string, applied in order to the target VM after the clone's own changes; they may touch only its spec, labels and annotations.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -11489,7 +11489,7 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineRestoreSpec(ref common.Refer
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Patches are JSON patches applied to the restored VM; virtkit does not support them.",
+							Description: "Patches are JSON patch operations, one per string, applied in order to the restored VM; they may touch only its spec, labels and annotations.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -12840,6 +12840,45 @@ func schema_githubcom_virtkit_virtkit_WeightedPodAffinityTerm(ref common.Referen
 		},
 		Dependencies: []string{
 			"github.com/virtkit/virtkit.PodAffinityTerm"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_vmPatchOp(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "vmPatchOp is one JSON patch operation as written in a patch string.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"op": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"from": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"value": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "byte",
+						},
+					},
+				},
+				Required: []string{"op", "path", "from", "value"},
+			},
+		},
 	}
 }
 

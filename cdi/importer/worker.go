@@ -114,7 +114,8 @@ func (w *Worker) now() metav1.Time { return metav1.NewTime(w.opts.Clock.Now()) }
 func active(p virtkit.DataVolumePhase) bool {
 	switch p {
 	case virtkit.DataVolumeImportScheduled, virtkit.DataVolumeImportInProgress,
-		virtkit.DataVolumeCloneScheduled, virtkit.DataVolumeCloneInProgress:
+		virtkit.DataVolumeCloneScheduled, virtkit.DataVolumeCloneInProgress,
+		virtkit.DataVolumeCloneFromSnapshotSourceInProgress:
 		return true
 	}
 	return false
@@ -147,8 +148,11 @@ func (w *Worker) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		return reconcile.Result{}, w.fail(ctx, dv, err)
 	}
 	inProgress := virtkit.DataVolumeImportInProgress
-	if dv.Spec.Source.PVC != nil {
+	switch {
+	case dv.Spec.Source.PVC != nil:
 		inProgress = virtkit.DataVolumeCloneInProgress
+	case dv.Spec.Source.Snapshot != nil:
+		inProgress = virtkit.DataVolumeCloneFromSnapshotSourceInProgress
 	}
 	now := w.now()
 	dv.Status.Phase = inProgress
@@ -203,6 +207,12 @@ func (w *Worker) request(ctx context.Context, dv *virtkit.DataVolume, class stor
 			ns = dv.Namespace
 		}
 		p, err := w.clonePath(ctx, ns, src.PVC.Name)
+		if err != nil {
+			return r, err
+		}
+		r.ClonePath = p
+	case src.Snapshot != nil:
+		p, err := w.volumeSnapshotPath(ctx, dv)
 		if err != nil {
 			return r, err
 		}

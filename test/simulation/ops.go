@@ -254,7 +254,7 @@ func operations() []opSpec {
 			_, err := h.Host(node).CutMigration(ctx, domain)
 			return err
 		}))},
-	}, append(lifecycleOps(), append(hotplugOps(), resourceOps()...)...)...)
+	}, append(lifecycleOps(), append(hotplugOps(), append(resourceOps(), snapshotOps()...)...)...)...)
 }
 
 // onGuest runs a virtctl-like VMI verb on the op's guest.
