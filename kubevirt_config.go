@@ -78,6 +78,9 @@ type KubeVirtConfiguration struct {
 	// other live-updatable fields reach its VMI: Stage (the default, at
 	// the next restart) or LiveUpdate.
 	VMRolloutStrategy *VMRolloutStrategy `json:"vmRolloutStrategy,omitempty"`
+	// NetworkConfiguration holds the network binding plugins interfaces
+	// may name.
+	NetworkConfiguration *NetworkConfiguration `json:"network,omitempty"`
 }
 
 // DeveloperConfiguration is KubeVirt's developerConfiguration subset.
