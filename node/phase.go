@@ -80,7 +80,7 @@ func liveMigratable(vmi *virtkit.VirtualMachineInstance) virtkit.Condition {
 		if !podNets[iface.Name] {
 			continue
 		}
-		if iface.Masquerade != nil || (iface.Bridge != nil && bridgeAllowed) {
+		if iface.Masquerade != nil || iface.PasstBinding != nil || (iface.Bridge != nil && bridgeAllowed) {
 			continue
 		}
 		return no(virtkit.InterfaceNotLiveMigratableReason,
