@@ -50,6 +50,7 @@ var goldenOptions = map[string]domain.Options{
 			"localhost/virtkit/tiny-guest:latest": {Kernel: "/boot/vmlinuz-6.1.0-cloud-amd64", Initrd: "/srv/virtkit/initramfs.gz"},
 		}},
 	},
+	"containerpath": {ContainerPaths: domain.HostPathPolicy{Allow: []string{"/var/run/secrets/eks.amazonaws.com"}}},
 	"windows": {Type: domain.TypeKVM, SMBIOS: domain.SMBIOS{Manufacturer: "ACME", Version: "1.2", SKU: "vk-1"}},
 }
 
