@@ -590,10 +590,14 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 		}
 	}
 	if vmi != nil && !vmi.IsFinal() && r.templateChanged(vm, vmi) {
-		virtkit.SetCondition(&conds, virtkit.Condition{
-			Type: virtkit.VirtualMachineRestartRequired, Status: virtkit.ConditionTrue,
-			Reason: "NotLiveUpdatable", Message: "a non-live-updatable field was changed in the template spec",
-		}, s.now)
+		cond, ok := volumeUpdateCondition(vm, vmi)
+		if !ok {
+			cond = virtkit.Condition{
+				Type: virtkit.VirtualMachineRestartRequired, Status: virtkit.ConditionTrue,
+				Reason: "NotLiveUpdatable", Message: "a non-live-updatable field was changed in the template spec",
+			}
+		}
+		virtkit.SetCondition(&conds, cond, s.now)
 	} else {
 		virtkit.RemoveCondition(&conds, virtkit.VirtualMachineRestartRequired)
 	}
