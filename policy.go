@@ -36,9 +36,7 @@ type MigrationPolicyList struct {
 // fields keep the cluster configuration.
 type MigrationPolicySpec struct {
 	// Selectors choose the VMIs the policy applies to, by their labels and
-	// their namespace's labels. A policy without selectors (an empty spec,
-	// which KubeVirt accepts) applies to no VMI.
-	// +optional
+	// their namespace's labels.
 	Selectors *Selectors `json:"selectors"`
 	// AllowAutoConverge lets a migration throttle the guest's vCPUs when it
 	// does not converge.

@@ -128,9 +128,11 @@ func validateMigration(m *VirtualMachineInstanceMigration) field.ErrorList {
 func validateMigrationPolicy(mp *MigrationPolicy) field.ErrorList {
 	errs := validateObjectMeta(&mp.ObjectMeta, false, field.NewPath("metadata"))
 	sp := field.NewPath("spec")
-	// KubeVirt's schema requires spec but not spec.selectors: a policy
-	// without selectors is accepted and matches no VMI.
-	if mp.Spec.Selectors != nil {
+	// KubeVirt's CRD schema requires spec.selectors (the API server checks
+	// it before KubeVirt's webhook, which does not).
+	if mp.Spec.Selectors == nil {
+		errs = append(errs, field.Required(sp.Child("selectors"), "a migration policy needs selectors"))
+	} else {
 		for k, v := range mp.Spec.Selectors.NamespaceSelector {
 			errs = append(errs, validateLabelPair(k, v, sp.Child("selectors", "namespaceSelector").Key(k))...)
 		}

@@ -447,6 +447,7 @@ func TestValidateMigrationPolicyNode(t *testing.T) {
 	mp.Spec.CompletionTimeoutPerGiB = ptrTo(int64(-1))
 	assertFieldErrors(t, Validate(mp), []wantFieldError{
 		{"metadata.namespace", field.ErrorTypeForbidden},
+		{"spec.selectors", field.ErrorTypeRequired},
 		{"spec.maxDowntimeMs", field.ErrorTypeInvalid},
 		{"spec.bandwidthPerMigration", field.ErrorTypeInvalid},
 		{"spec.completionTimeoutPerGiB", field.ErrorTypeInvalid},
