@@ -128,3 +128,31 @@ spec:
 	// KubeVirt's CRD schema requires spec.selectors.
 	assertFieldErrors(t, admitDoc(t, policy+"spec: {}\n", FeatureGates{}), []wantFieldError{{"spec.selectors", field.ErrorTypeRequired}})
 }
+
+func TestKubeVirtNetworkBindingConfiguration(t *testing.T) {
+	head := "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt, namespace: kubevirt}\nspec:\n  configuration:\n    "
+	objs, err := DecodeBytes([]byte(head + `network:
+      binding:
+        passt:
+          sidecarImage: quay.io/kubevirt/network-passt-binding:v1.9.0
+          networkAttachmentDefinition: default/netbindingpasst
+          migration: {method: link-refresh}
+          computeResourceOverhead: {requests: {memory: 500Mi}}
+        managedtap: {domainAttachmentType: managedTap, downwardAPI: device-info}
+`))
+	require.NoError(t, err)
+	kv := objs[0].(*KubeVirt)
+	assert.Empty(t, Validate(kv))
+	b := kv.Spec.Configuration.NetworkConfiguration.Binding
+	require.Len(t, b, 2)
+	assert.Equal(t, DomainAttachmentManagedTap, b["managedtap"].DomainAttachmentType)
+	assert.Equal(t, DeviceInfoDownwardAPI, b["managedtap"].DownwardAPI)
+	assert.Equal(t, "link-refresh", b["passt"].Migration.Method)
+	mem := b["passt"].ComputeResourceOverhead.Requests[ResourceMemory]
+	assert.Equal(t, "500Mi", mem.String())
+
+	// Settings virtkit does not apply are refused, not dropped.
+	_, err = DecodeBytes([]byte(head + "network: {permitBridgeInterfaceOnPodNetwork: false}\n"))
+	require.ErrorIs(t, err, ErrNotSupported)
+	assert.Contains(t, err.Error(), "spec.configuration.network.permitBridgeInterfaceOnPodNetwork")
+}

@@ -12,14 +12,8 @@ type PluginBinding struct {
 }
 
 // NetworkConfiguration is the network part of the KubeVirt
-// configuration that virtkit reads.
+// configuration that virtkit reads: the registered binding plugins.
 type NetworkConfiguration struct {
-	// NetworkInterface is the binding of the default pod interface
-	// (bridge or masquerade).
-	NetworkInterface string `json:"defaultNetworkInterface,omitempty"`
-	// PermitBridgeInterfaceOnPodNetwork allows the bridge binding on the
-	// pod network.
-	PermitBridgeInterfaceOnPodNetwork *bool `json:"permitBridgeInterfaceOnPodNetwork,omitempty"`
 	// Binding maps a plugin's name to how it attaches interfaces.
 	Binding map[string]InterfaceBindingPlugin `json:"binding,omitempty"`
 }

@@ -6391,23 +6391,9 @@ func schema_githubcom_virtkit_virtkit_NetworkConfiguration(ref common.ReferenceC
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "NetworkConfiguration is the network part of the KubeVirt configuration that virtkit reads.",
+				Description: "NetworkConfiguration is the network part of the KubeVirt configuration that virtkit reads: the registered binding plugins.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
-					"defaultNetworkInterface": {
-						SchemaProps: spec.SchemaProps{
-							Description: "NetworkInterface is the binding of the default pod interface (bridge or masquerade).",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"permitBridgeInterfaceOnPodNetwork": {
-						SchemaProps: spec.SchemaProps{
-							Description: "PermitBridgeInterfaceOnPodNetwork allows the bridge binding on the pod network.",
-							Type:        []string{"boolean"},
-							Format:      "",
-						},
-					},
 					"binding": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Binding maps a plugin's name to how it attaches interfaces.",
