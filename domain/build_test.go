@@ -51,7 +51,7 @@ var goldenOptions = map[string]domain.Options{
 		}},
 	},
 	"containerpath": {ContainerPaths: domain.HostPathPolicy{Allow: []string{"/var/run/secrets/eks.amazonaws.com"}}},
-	"windows": {Type: domain.TypeKVM, SMBIOS: domain.SMBIOS{Manufacturer: "ACME", Version: "1.2", SKU: "vk-1"}},
+	"windows":       {Type: domain.TypeKVM, SMBIOS: domain.SMBIOS{Manufacturer: "ACME", Version: "1.2", SKU: "vk-1"}},
 }
 
 func decodeVMI(t testing.TB, path string) *virtkit.VirtualMachineInstance {
