@@ -26,11 +26,18 @@ import (
 // returns the cluster and the node's simulated host.
 func compatCluster(t *testing.T, opts domain.Options) (context.Context, *cluster.Cluster, *sim.Host) {
 	t.Helper()
+	return compatClusterWith(t, opts, nil)
+}
+
+// compatClusterWith is compatCluster with a KubeVirt configuration.
+func compatClusterWith(t *testing.T, opts domain.Options, kv *virtkit.KubeVirtConfiguration) (context.Context, *cluster.Cluster, *sim.Host) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	opts.RuntimeDir = t.TempDir()
 	var host *sim.Host
 	c, err := cluster.New(cluster.Options{
 		Nodes:      1,
+		KubeVirt:   kv,
 		Domain:     opts,
 		GuestAgent: node.GuestAgentSourceOptions{},
 		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
@@ -146,4 +153,44 @@ spec:
 			assert.Contains(t, cond.Message, tc.field+":")
 		})
 	}
+}
+
+const pluginVMI = `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: plugged, namespace: default}
+spec:
+  domain:
+    resources: {requests: {memory: 64Mi}}
+    devices:
+      interfaces: [{name: default, binding: {name: PLUGIN}}]
+  networks: [{name: default, pod: {}}]
+`
+
+// A binding plugin the KubeVirt configuration registers with the
+// managedTap attachment and no sidecar runs; one with a sidecar fails
+// naming the interface's binding.
+func TestBindingPluginsOnTheNode(t *testing.T) {
+	kv := &virtkit.KubeVirtConfiguration{NetworkConfiguration: &virtkit.NetworkConfiguration{
+		Binding: map[string]virtkit.InterfaceBindingPlugin{
+			"managedtap": {DomainAttachmentType: virtkit.DomainAttachmentManagedTap},
+			"passt":      {SidecarImage: "quay.io/kubevirt/network-passt-binding:v1.9.0", NetworkAttachmentDefinition: "default/netbindingpasst"},
+		}}}
+	ctx, c, _ := compatClusterWith(t, domain.Options{}, kv)
+
+	applyDoc(ctx, t, c, strings.Replace(pluginVMI, "PLUGIN", "managedtap", 1))
+	got, err := c.WaitForVMI(ctx, "default", "plugged", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && (v.IsFinal() || len(v.Status.Interfaces) > 0 && v.Status.Interfaces[0].IP != "")
+	})
+	require.NoError(t, err)
+	require.Equal(t, virtkit.Running, got.Status.Phase, "reason %q, conditions %v", got.Status.Reason, got.Status.Conditions)
+	assert.False(t, virtkit.IsConditionTrue(got.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable))
+
+	applyDoc(ctx, t, c, strings.NewReplacer("PLUGIN", "passt", "plugged", "sidecar").Replace(pluginVMI))
+	got, err = c.WaitForVMI(ctx, "default", "sidecar", func(v *virtkit.VirtualMachineInstance, found bool) bool {
+		return found && v.IsFinal()
+	})
+	require.NoError(t, err)
+	cond := virtkit.GetCondition(got.Status.Conditions, virtkit.VirtualMachineInstanceSynchronized)
+	require.NotNil(t, cond)
+	assert.Contains(t, cond.Message, "spec.domain.devices.interfaces[0].binding:")
 }

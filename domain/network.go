@@ -54,8 +54,12 @@ func (b *builder) interfaces(dom *libvirtxml.Domain) {
 			b.unsupported(path+"."+binding, "binding discontinued since KubeVirt v1.3")
 			continue
 		case binding == bindingPlugin:
-			b.unsupported(path+".binding", fmt.Sprintf("network binding plugin %q: a virtkit node runs no binding plugins (KubeVirt runs them as sidecars of its launcher pod)", iface.Binding.Name))
-			continue
+			if !b.bindingPlugin(path, iface.Binding.Name) {
+				continue
+			}
+			// A managedTap plugin attaches the guest as the bridge binding
+			// does: a tap on a bridge with the network's host side.
+			binding = "bridge"
 		case binding == bindingPasst && (net.Pod == nil || net.Multus != nil):
 			b.fail(path+".passtBinding", "passt connects to the pod network only")
 			continue

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"strings"
 
 	"libvirt.org/go/libvirtxml"
@@ -46,4 +47,23 @@ func passtInterface(out *libvirtxml.DomainInterface, ports []virtkit.Port) {
 	if len(udp) > 0 {
 		out.PortForward = append(out.PortForward, libvirtxml.DomainInterfaceSourcePortForward{Proto: "udp", Ranges: udp})
 	}
+}
+
+// bindingPlugin checks that an interface's network binding plugin can run
+// on this node: registered in Options.BindingPlugins, without a sidecar
+// and attached by managedTap. A refusal is recorded naming the field.
+func (b *builder) bindingPlugin(path, name string) bool {
+	p, ok := b.opts.BindingPlugins[name]
+	switch {
+	case !ok:
+		b.unsupported(path+".binding", "couldn't find configuration for network binding: "+name+
+			" (the KubeVirt configuration's network.binding registers the plugins a VMI may name)")
+	case p.SidecarImage != "":
+		b.unsupported(path+".binding", fmt.Sprintf("network binding plugin %q needs its sidecar %s; a virtkit node runs no sidecars (KubeVirt runs them in its launcher pod)", name, p.SidecarImage))
+	case p.DomainAttachmentType != virtkit.DomainAttachmentManagedTap:
+		b.unsupported(path+".binding", fmt.Sprintf("network binding plugin %q: a virtkit node attaches plugins by managedTap only, not %q", name, p.DomainAttachmentType))
+	default:
+		return true
+	}
+	return false
 }

@@ -53,11 +53,6 @@ func TestBuildBindings(t *testing.T) {
 		name:    "passt on a secondary network",
 		vmi:     bindingVMI(virtkit.Interface{InterfaceBindingMethod: passt}, multus),
 		errPath: "spec.domain.devices.interfaces[0].passtBinding",
-	}, {
-		name:    "a binding plugin needs a sidecar",
-		vmi:     bindingVMI(virtkit.Interface{Binding: &virtkit.PluginBinding{Name: "managedtap"}}, pod),
-		errPath: "spec.domain.devices.interfaces[0].binding",
-		errIs:   domain.ErrUnsupported,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dom, err := domain.Build(tc.vmi, domain.Options{})
@@ -145,4 +140,42 @@ func TestSharesContainerPathCopiesRegularFiles(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, domain.ErrNotResolved)
 	assert.False(t, errors.Is(err, domain.ErrUnsupported), "a missing directory may appear: the node retries")
+}
+
+func TestBuildBindingPlugins(t *testing.T) {
+	pod := virtkit.NetworkSource{Pod: &virtkit.PodNetwork{}}
+	plugins := map[string]virtkit.InterfaceBindingPlugin{
+		"managedtap": {DomainAttachmentType: virtkit.DomainAttachmentManagedTap},
+		"tap":        {DomainAttachmentType: virtkit.DomainAttachmentTap},
+		"passt":      {SidecarImage: "quay.io/kubevirt/network-passt-binding:v1.9.0", NetworkAttachmentDefinition: "default/netbindingpasst"},
+	}
+	for _, tc := range []struct {
+		plugin string
+		errMsg string
+		errIs  error
+	}{
+		{plugin: "managedtap"},
+		{plugin: "unregistered", errMsg: "couldn't find configuration for network binding: unregistered", errIs: domain.ErrUnsupported},
+		{plugin: "tap", errMsg: "managedTap only", errIs: domain.ErrUnsupported},
+		{plugin: "passt", errMsg: "needs its sidecar", errIs: domain.ErrUnsupported},
+	} {
+		t.Run(tc.plugin, func(t *testing.T) {
+			vmi := bindingVMI(virtkit.Interface{Binding: &virtkit.PluginBinding{Name: tc.plugin}}, pod)
+			dom, err := domain.Build(vmi, domain.Options{BindingPlugins: plugins})
+			if tc.errMsg != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "spec.domain.devices.interfaces[0].binding: ")
+				assert.Contains(t, err.Error(), tc.errMsg)
+				if tc.errIs != nil {
+					assert.ErrorIs(t, err, tc.errIs)
+				}
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, dom.Devices.Interfaces, 1)
+			got := dom.Devices.Interfaces[0]
+			assert.Nil(t, got.Backend, "managedTap is attached as the bridge binding is, not through passt")
+			assert.Equal(t, "ua-default", got.Alias.Name)
+		})
+	}
 }

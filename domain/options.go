@@ -100,6 +100,13 @@ type Options struct {
 	// condition naming spec.volumes[i].containerPath.
 	ContainerPaths HostPathPolicy
 
+	// BindingPlugins are the network binding plugins of the KubeVirt
+	// configuration (spec.configuration.network.binding), by name. An
+	// interface naming a plugin runs when the plugin needs no sidecar and
+	// attaches by managedTap; a node agent fills this in from the KubeVirt
+	// object before it builds a domain with such an interface.
+	BindingPlugins map[string]virtkit.InterfaceBindingPlugin
+
 	// NodeName, when set, is written into the domain's kubevirt metadata
 	// (<node>): the node agent that defined the domain. Node agents that
 	// share one hypervisor tell their domains apart by it, and an agent

@@ -236,7 +236,11 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if wait := a.pullBackOff(vmi); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
-	built, err := domain.BuildContext(ctx, vmi, a.opts.Domain)
+	opts, err := a.domainOptions(ctx, vmi)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	built, err := domain.BuildContext(ctx, vmi, opts)
 	var xml string
 	if err == nil {
 		xml, err = built.Marshal()
