@@ -105,7 +105,7 @@ spec:
 func TestContainerPathAllowedRuns(t *testing.T) {
 	src := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(src, "token"), []byte("eyJhbGciOi"), 0o600))
-	ctx, c, host := compatCluster(t, domain.Options{ContainerPaths: domain.HostPathPolicy{Allow: []string{src}}})
+	ctx, c, host := compatClusterWith(t, domain.Options{ContainerPaths: domain.HostPathPolicy{Allow: []string{src}}}, containerPathGate)
 	applyDoc(ctx, t, c, strings.Replace(containerPathVMI, "PATH", src, 1))
 	got, err := c.WaitForVMI(ctx, "default", "irsa", func(v *virtkit.VirtualMachineInstance, found bool) bool {
 		return found && (v.IsFinal() || v.Status.Phase == virtkit.Running)
@@ -120,14 +120,21 @@ func TestContainerPathAllowedRuns(t *testing.T) {
 	assert.Equal(t, "eyJhbGciOi", string(data))
 }
 
+// containerPathGate turns on KubeVirt's ContainerPathVolumes gate (alpha).
+var containerPathGate = &virtkit.KubeVirtConfiguration{DeveloperConfiguration: &virtkit.DeveloperConfiguration{
+	FeatureGates: []string{virtkit.FeatureGateContainerPathVolumes}}}
+
 // Where the node cannot run a feature, the VMI fails with a condition
 // naming the field, instead of admission refusing the manifest.
 func TestUnrunnableFeaturesNameTheField(t *testing.T) {
 	for _, tc := range []struct {
 		name, doc, field string
+		kv               *virtkit.KubeVirtConfiguration
 	}{
 		{"a containerPath the node does not allow", strings.Replace(containerPathVMI, "PATH", "/var/run/secrets/eks.amazonaws.com/serviceaccount", 1),
-			"spec.volumes[0].containerPath"},
+			"spec.volumes[0].containerPath: a virtkit node has no launcher container", containerPathGate},
+		{"a containerPath without its feature gate", strings.Replace(containerPathVMI, "PATH", "/var/run/secrets/eks.amazonaws.com/serviceaccount", 1),
+			"spec.volumes[0].containerPath: VMI has ContainerPath volumes but the ContainerPathVolumes feature gate is disabled", nil},
 		{"a network binding plugin", `apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance
 metadata: {name: irsa, namespace: default}
@@ -137,10 +144,10 @@ spec:
     devices:
       interfaces: [{name: default, binding: {name: managedtap}}]
   networks: [{name: default, pod: {}}]
-`, "spec.domain.devices.interfaces[0].binding"},
+`, "spec.domain.devices.interfaces[0].binding: couldn't find configuration for network binding: managedtap", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, c, _ := compatCluster(t, domain.Options{})
+			ctx, c, _ := compatClusterWith(t, domain.Options{}, tc.kv)
 			applyDoc(ctx, t, c, tc.doc)
 			got, err := c.WaitForVMI(ctx, "default", "irsa", func(v *virtkit.VirtualMachineInstance, found bool) bool {
 				return found && v.IsFinal()
@@ -150,7 +157,7 @@ spec:
 			cond := virtkit.GetCondition(got.Status.Conditions, virtkit.VirtualMachineInstanceSynchronized)
 			require.NotNil(t, cond, "%v", got.Status.Conditions)
 			assert.Equal(t, virtkit.ConditionFalse, cond.Status)
-			assert.Contains(t, cond.Message, tc.field+":")
+			assert.Contains(t, cond.Message, tc.field)
 		})
 	}
 }

@@ -13,24 +13,43 @@ import (
 // domainOptions returns the domain builder's options for vmi: the
 // agent's, with the network binding plugins of the KubeVirt object
 // (kubevirt/kubevirt) when an interface of vmi names a plugin and the
-// agent's options register none themselves.
+// agent's options register none themselves. A VMI with containerPath
+// volumes while the configuration leaves the ContainerPathVolumes gate
+// off is refused with an error wrapping domain.ErrUnsupported naming the
+// volume, as KubeVirt does not start it either.
 func (a *Agent) domainOptions(ctx context.Context, vmi *virtkit.VirtualMachineInstance) (domain.Options, error) {
 	opts := a.opts.Domain
-	if opts.BindingPlugins != nil || !usesBindingPlugin(vmi) {
+	plugins := opts.BindingPlugins == nil && usesBindingPlugin(vmi)
+	containerPath := containerPathVolume(vmi)
+	if !plugins && containerPath < 0 {
 		return opts, nil
 	}
+	cfg, err := a.kubeVirtConfiguration(ctx)
+	if err != nil {
+		return opts, err
+	}
+	if containerPath >= 0 && !cfg.FeatureGates().IsEnabled(virtkit.FeatureGateContainerPathVolumes) {
+		return opts, fmt.Errorf("spec.volumes[%d].containerPath: VMI has ContainerPath volumes but the %s feature gate is disabled: %w",
+			containerPath, virtkit.FeatureGateContainerPathVolumes, domain.ErrUnsupported)
+	}
+	if nc := cfg.NetworkConfiguration; plugins && nc != nil {
+		opts.BindingPlugins = nc.Binding
+	}
+	return opts, nil
+}
+
+// kubeVirtConfiguration reads the KubeVirt object's configuration;
+// without one the cluster has KubeVirt's default configuration.
+func (a *Agent) kubeVirtConfiguration(ctx context.Context) (*virtkit.KubeVirtConfiguration, error) {
 	kv := &virtkit.KubeVirt{}
 	err := a.opts.Store.Get(ctx, store.Key{Namespace: virtkit.DefaultKubeVirtNamespace, Name: virtkit.DefaultKubeVirtName}, kv)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return opts, nil // KubeVirt's default configuration registers no plugins
+		return &virtkit.KubeVirtConfiguration{}, nil
 	case err != nil:
-		return opts, fmt.Errorf("reading the network binding plugins of the KubeVirt configuration: %w", err)
+		return nil, fmt.Errorf("reading the KubeVirt configuration: %w", err)
 	}
-	if nc := kv.Spec.Configuration.NetworkConfiguration; nc != nil {
-		opts.BindingPlugins = nc.Binding
-	}
-	return opts, nil
+	return &kv.Spec.Configuration, nil
 }
 
 func usesBindingPlugin(vmi *virtkit.VirtualMachineInstance) bool {
@@ -40,4 +59,15 @@ func usesBindingPlugin(vmi *virtkit.VirtualMachineInstance) bool {
 		}
 	}
 	return false
+}
+
+// containerPathVolume is the index of vmi's first containerPath volume, or
+// -1.
+func containerPathVolume(vmi *virtkit.VirtualMachineInstance) int {
+	for i, v := range vmi.Spec.Volumes {
+		if v.ContainerPath != nil {
+			return i
+		}
+	}
+	return -1
 }

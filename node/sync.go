@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/domain"
@@ -236,11 +237,16 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if wait := a.pullBackOff(vmi); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
+	// A refusal of the cluster's configuration (a feature gate off) is
+	// reported as a domain this node cannot build.
 	opts, err := a.domainOptions(ctx, vmi)
-	if err != nil {
+	if err != nil && !errors.Is(err, domain.ErrUnsupported) {
 		return reconcile.Result{}, err
 	}
-	built, err := domain.BuildContext(ctx, vmi, opts)
+	var built *libvirtxml.Domain
+	if err == nil {
+		built, err = domain.BuildContext(ctx, vmi, opts)
+	}
 	var xml string
 	if err == nil {
 		xml, err = built.Marshal()
