@@ -374,9 +374,7 @@ func TestAdmissionParityKubeVirtCases(t *testing.T) {
 // docsNotModelled are the manifests in KubeVirt's documented shapes that
 // use a feature virtkit does not model, with the field Decode names in its
 // NotSupported error.
-var docsNotModelled = map[string]string{
-	"vmi-binding-plugin.yaml#passt": "spec.domain.devices.interfaces[0].binding",
-}
+var docsNotModelled = map[string]string{}
 
 // docsNeedCluster are documented manifests KubeVirt admits only against
 // objects of a cluster (an instancetype), which the oracle does not have.

@@ -31,6 +31,8 @@ const (
 	FeatureGateWorkloadEncryptionTDX     = "WorkloadEncryptionTDX"
 	FeatureGateVirtIOFSStorageVolumes    = "EnableVirtioFsStorageVolumes"
 	FeatureGateDeclarativeHotplugVolumes = "DeclarativeHotplugVolumes"
+	FeatureGatePasstBinding              = "PasstBinding"
+	FeatureGateContainerPathVolumes      = "ContainerPathVolumes"
 )
 
 // FeatureGate is one of KubeVirt's feature gates.
@@ -56,13 +58,13 @@ func KnownFeatureGates() []FeatureGate {
 	add(FeatureGateAlpha, "CPUManager", "ExperimentalIgnitionSupport", "HypervStrictCheck", "Sidecar", FeatureGateHostDevices,
 		FeatureGateHostDisk, FeatureGateDownwardMetrics, "Root", FeatureGateWorkloadEncryptionTDX, "VSOCK", "AlignCPUs",
 		FeatureGateVirtIOFSStorageVolumes, "PCINUMAAwareTopology", "NetworkDevicesWithDRA", "DecentralizedLiveMigration",
-		"ObjectGraph", "UtilityVolumes", "ConfigurableHypervisor", "IncrementalBackup", "ContainerPathVolumes",
+		"ObjectGraph", "UtilityVolumes", "ConfigurableHypervisor", "IncrementalBackup", FeatureGateContainerPathVolumes,
 		"ReservedOverheadMemlock", "VGPULiveMigration", "VMStatsCollector", "OCIExport", "Plugins",
 		"GraceIOVirtualization", "IOMMUFD", "FirmwareAutoSelection", "MigrationStallDetection",
 		"CrossArchitectureVirtualization", "PortRangesSpec")
 	add(FeatureGateBeta, "LibvirtHooksServerAndClient", "ImageVolume", "Snapshot", FeatureGateWorkloadEncryptionSEV,
 		"KubevirtSeccompProfile", "NodeRestriction", "GPUsWithDRA", "HostDevicesWithDRA", FeatureGateDeclarativeHotplugVolumes,
-		"PasstBinding", "PodSecondaryInterfaceNamingUpgrade", "ExternalNetResourceInjection", "RebootPolicy", "Template",
+		FeatureGatePasstBinding, "PodSecondaryInterfaceNamingUpgrade", "ExternalNetResourceInjection", "RebootPolicy", "Template",
 		"VmiMemoryOverheadReport", "OptOutRoleAggregation")
 	add(FeatureGateGA, "LiveMigration", "SRIOVLiveMigration", "NonRoot", "PSA", "CPUNodeDiscovery", FeatureGateNUMA,
 		"CommonInstancetypesDeploymentGate", FeatureGateGPU, "HotplugNICs", "BochsDisplayForEFIGuests", "VMLiveUpdateFeatures",

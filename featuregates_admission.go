@@ -72,6 +72,12 @@ func gatedFields(spec *VirtualMachineInstanceSpec, sp *field.Path, gates Feature
 			errs = append(errs, field.Invalid(dp.Child("launchSecurity"), "set", notEnabled(FeatureGateWorkloadEncryptionTDX)))
 		}
 	}
+	for i, iface := range dev.Interfaces {
+		if iface.PasstBinding != nil && off(FeatureGatePasstBinding) {
+			errs = append(errs, field.Invalid(dp.Child("devices", "interfaces").Index(i).Child("name"), iface.Name,
+				FeatureGatePasstBinding+" feature gate is not enabled"))
+		}
+	}
 	for _, fs := range dev.Filesystems {
 		v, ok := volumes[fs.Name]
 		if ok && (v.PersistentVolumeClaim != nil || v.DataVolume != nil) && off(FeatureGateVirtIOFSStorageVolumes) {

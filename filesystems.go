@@ -22,9 +22,10 @@ type Filesystem struct {
 type FilesystemVirtiofs struct{}
 
 // VirtiofsSharable says whether a volume of this source can be shared by
-// virtiofs on virtkit: the config volumes, whose content the node writes.
+// virtiofs on virtkit: the config volumes, whose content the node writes,
+// and containerPath volumes (directories by nature).
 func VirtiofsSharable(s *VolumeSource) bool {
-	return s.ConfigMap != nil || s.Secret != nil || s.ServiceAccount != nil || s.DownwardAPI != nil
+	return s.ConfigMap != nil || s.Secret != nil || s.ServiceAccount != nil || s.DownwardAPI != nil || s.ContainerPath != nil
 }
 
 // filesystems checks devices.filesystems as KubeVirt's admitter does: a

@@ -122,7 +122,7 @@ func applyDevicePreferences(spec *VirtualMachineInstanceSpec, d *DevicePreferenc
 		if d.PreferredInterfaceModel != "" && iface.Model == "" {
 			iface.Model = d.PreferredInterfaceModel
 		}
-		if d.PreferredInterfaceMasquerade != nil && reflect.ValueOf(iface.InterfaceBindingMethod).IsZero() && onPodNetwork(spec, iface.Name) {
+		if d.PreferredInterfaceMasquerade != nil && reflect.ValueOf(iface.InterfaceBindingMethod).IsZero() && iface.Binding == nil && onPodNetwork(spec, iface.Name) {
 			iface.Masquerade = d.PreferredInterfaceMasquerade.DeepCopy()
 		}
 	}

@@ -82,6 +82,9 @@ type KubeVirtConfiguration struct {
 	// agents advertise the ones their host has as node resources, the
 	// scheduler places a VMI only where the devices it names are free.
 	PermittedHostDevices *PermittedHostDevices `json:"permittedHostDevices,omitempty"`
+	// NetworkConfiguration holds the network binding plugins interfaces
+	// may name.
+	NetworkConfiguration *NetworkConfiguration `json:"network,omitempty"`
 }
 
 // DeveloperConfiguration is KubeVirt's developerConfiguration subset.

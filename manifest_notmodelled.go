@@ -33,16 +33,15 @@ func notModelled(typeName, key string) (string, bool) {
 // notModelledFields maps "GoType.jsonKey" to what the field is and why
 // virtkit refuses it.
 var notModelledFields = map[string][2]string{
-	"VirtualMachineSpec.updateVolumesStrategy":             {"volume migration", "virtkit migrates guests with their storage shared or copied whole, not volume by volume"},
-	"VirtualMachineInstanceSpec.accessCredentials":         {"access credentials", "they are injected by KubeVirt's guest-agent propagation, which virtkit does not do"},
-	"VirtualMachineInstanceSpec.topologySpreadConstraints": {"topology spread constraints", "virtkit's scheduler places by CPU, memory, affinity and taints only"},
-	"VirtualMachineInstanceSpec.resourceClaims":            {"dynamic resource allocation", "there are no resource drivers on a virtkit node"},
-	"DomainSpec.chassis":                                   {"SMBIOS chassis information", "the domain builder writes no chassis table"},
-	"Watchdog.diag288":                                     {"the s390x watchdog", "virtkit's watchdog is the i6300esb model"},
-	"Devices.autoattachVSOCK":                              {"VSOCK", "it needs vhost-vsock on the host and a CID allocator across nodes, which virtkit does not have"},
-	"Devices.clientPassthrough":                            {"USB client passthrough", "it needs a USB redirection endpoint that virtkit's API does not serve"},
-	"VolumeSource.containerPath":                           {"container path volumes", "they share a path of KubeVirt's launcher pod, and a virtkit node runs no pods"},
-	"VolumeSource.memoryDump":                              {"memory dumps", "virtkit has no memory dump subresource"},
-	"Interface.binding":                                    {"network binding plugins", "a virtkit node offers the built-in bridge, masquerade and SR-IOV bindings and no plugins"},
-	"Interface.dhcpOptions":                                {"DHCP options", "the pod network's DHCP server serves fixed options"},
+	"VirtualMachineInstanceSpec.accessCredentials":           {"access credentials", "they are injected by KubeVirt's guest-agent propagation, which virtkit does not do"},
+	"VirtualMachineInstanceSpec.topologySpreadConstraints":   {"topology spread constraints", "virtkit's scheduler places by CPU, memory, affinity and taints only"},
+	"VirtualMachineInstanceSpec.resourceClaims":              {"dynamic resource allocation", "there are no resource drivers on a virtkit node"},
+	"DomainSpec.chassis":                                     {"SMBIOS chassis information", "the domain builder writes no chassis table"},
+	"Watchdog.diag288":                                       {"the s390x watchdog", "virtkit's watchdog is the i6300esb model"},
+	"Devices.autoattachVSOCK":                                {"VSOCK", "it needs vhost-vsock on the host and a CID allocator across nodes, which virtkit does not have"},
+	"Devices.clientPassthrough":                              {"USB client passthrough", "it needs a USB redirection endpoint that virtkit's API does not serve"},
+	"VolumeSource.memoryDump":                                {"memory dumps", "virtkit has no memory dump subresource"},
+	"NetworkConfiguration.defaultNetworkInterface":           {"the default pod interface binding", "virtkit's default binding is a defaulting option (virtkit.DefaultOptions.PodNetworkBinding)"},
+	"NetworkConfiguration.permitBridgeInterfaceOnPodNetwork": {"bridge binding on the pod network", "virtkit always permits it"},
+	"Interface.dhcpOptions":                                  {"DHCP options", "the pod network's DHCP server serves fixed options"},
 }

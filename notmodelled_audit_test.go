@@ -18,10 +18,6 @@ func TestNotModelledAudit(t *testing.T) {
 		spec, domain, devices, volume, iface string
 		path, why                            string
 	}{
-		{feature: "network binding plugins", iface: "binding: {name: passt}",
-			path: "spec.domain.devices.interfaces[0].binding", why: "no plugins"},
-		{feature: "containerPath volumes", volume: "containerPath: {path: /var/run/secrets}",
-			path: "spec.volumes[1].containerPath", why: "runs no pods"},
 		{feature: "s390x watchdog", devices: "watchdog: {name: w, diag288: {action: poweroff}}",
 			path: "spec.domain.devices.watchdog.diag288", why: "i6300esb"},
 		{feature: "VSOCK", devices: "autoattachVSOCK: true",

@@ -98,11 +98,13 @@ func (v *vmiValidator) networks() {
 				v.add(field.Forbidden(p, old.name+" binding is discontinued since KubeVirt v1.3"))
 			}
 		}
-		if n := countSet(b.Bridge != nil, b.Masquerade != nil, b.SRIOV != nil, b.Slirp != nil, b.Macvtap != nil, b.Passt != nil); n == 0 {
-			v.add(field.Required(p, "must have exactly one binding method (bridge, masquerade or sriov)"))
+		if n := countSet(b.Bridge != nil, b.Masquerade != nil, b.SRIOV != nil, b.Slirp != nil, b.Macvtap != nil, b.Passt != nil,
+			b.PasstBinding != nil, iface.Binding != nil); n == 0 {
+			v.add(field.Required(p, "logical "+iface.Name+" interface must have exactly one binding method or binding plugin"))
 		} else if n > 1 {
-			v.add(field.Invalid(p, n, "must have exactly one binding method"))
+			v.add(field.Invalid(p, n, "logical "+iface.Name+" interface must have exactly one binding method or binding plugin"))
 		}
+		v.bindingPlugin(iface, nw, p)
 		if nw != nil { // rule 28
 			if b.Masquerade != nil && nw.Pod == nil {
 				v.add(field.Invalid(p.Child("name"), iface.Name, "Masquerade interface only implemented with pod network"))

@@ -59,6 +59,7 @@ func (v *vmiValidator) volumesAndDisks() {
 		v.disk(d, p)
 	}
 	shared := v.filesystems(disks)
+	v.containerPathVolumes(disks, shared)
 	v.watchdog()
 	v.video()
 	for i, vol := range spec.Volumes { // rule 1, on VMIs only
@@ -72,7 +73,7 @@ func (v *vmiValidator) volumeSource(vol *Volume, p *field.Path) {
 	s := vol.VolumeSource
 	n := countSet(s.HostDisk != nil, s.PersistentVolumeClaim != nil, s.CloudInitNoCloud != nil, s.CloudInitConfigDrive != nil,
 		s.ContainerDisk != nil, s.Ephemeral != nil, s.EmptyDisk != nil, s.DataVolume != nil,
-		s.ConfigMap != nil, s.Secret != nil, s.ServiceAccount != nil, s.DownwardAPI != nil, s.Sysprep != nil, s.DownwardMetrics != nil)
+		s.ConfigMap != nil, s.Secret != nil, s.ServiceAccount != nil, s.DownwardAPI != nil, s.Sysprep != nil, s.DownwardMetrics != nil, s.ContainerPath != nil)
 	if n != 1 { // rule 5
 		v.add(field.Invalid(p, n, "must have exactly one source type set"))
 	}

@@ -66,6 +66,11 @@ type VirtualMachineSpec struct {
 	// VirtualMachineClusterPreference whose values fill the template's unset
 	// fields.
 	Preference *PreferenceMatcher `json:"preference,omitempty"`
+	// UpdateVolumesStrategy is how a change of the template's volumes
+	// reaches a running VMI: Replacement (the default, at the next
+	// restart) or Migration (the volumes are copied during a live
+	// migration).
+	UpdateVolumesStrategy *UpdateVolumesStrategy `json:"updateVolumesStrategy,omitempty"`
 }
 
 // VirtualMachineInstanceTemplateSpec is the VMI a VM or ReplicaSet creates.

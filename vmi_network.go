@@ -23,6 +23,10 @@ type Interface struct {
 	ACPIIndex int `json:"acpiIndex,omitempty"`
 	// State is the interface's link state: up, down or absent.
 	State InterfaceState `json:"state,omitempty"`
+	// Binding names a network binding plugin registered in the KubeVirt
+	// configuration (spec.configuration.network.binding); it takes the
+	// place of a binding method.
+	Binding *PluginBinding `json:"binding,omitempty"`
 }
 
 // Interface models.
@@ -63,6 +67,9 @@ type InterfaceBindingMethod struct {
 	// Passt connects the interface through passt, a user-mode network
 	// translator.
 	Passt *DeprecatedBinding `json:"passt,omitempty"`
+	// PasstBinding connects the interface to the pod network through
+	// passt, a user-mode network translator (PasstBinding feature gate).
+	PasstBinding *InterfacePasstBinding `json:"passtBinding,omitempty"`
 }
 
 // InterfaceBridge connects the guest to the network with a bridge.

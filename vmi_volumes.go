@@ -44,6 +44,10 @@ type VolumeSource struct {
 	Sysprep *SysprepSource `json:"sysprep,omitempty"`
 	// DownwardMetrics exposes host and guest metrics to the guest.
 	DownwardMetrics *DownwardMetricsVolumeSource `json:"downwardMetrics,omitempty"`
+	// ContainerPath shares a directory of the VMI's runtime environment
+	// (in KubeVirt a path of the launcher pod's container) with the guest
+	// through a virtiofs filesystem.
+	ContainerPath *ContainerPathVolumeSource `json:"containerPath,omitempty"`
 }
 
 // HostDiskType is Disk (must exist) or DiskOrCreate.

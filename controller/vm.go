@@ -607,10 +607,16 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 		restart = msgNotLiveUpdatable
 	}
 	if vmi != nil && !vmi.IsFinal() && restart != "" {
-		virtkit.SetCondition(&conds, virtkit.Condition{
+		cond := virtkit.Condition{
 			Type: virtkit.VirtualMachineRestartRequired, Status: virtkit.ConditionTrue,
 			Reason: ReasonNotLiveUpdatable, Message: restart,
-		}, s.now)
+		}
+		if restart == msgNotLiveUpdatable {
+			if vc, ok := volumeUpdateCondition(vm, vmi); ok {
+				cond = vc
+			}
+		}
+		virtkit.SetCondition(&conds, cond, s.now)
 	} else {
 		virtkit.RemoveCondition(&conds, virtkit.VirtualMachineRestartRequired)
 	}

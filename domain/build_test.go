@@ -55,7 +55,8 @@ var goldenOptions = map[string]domain.Options{
 			"localhost/virtkit/tiny-guest:latest": {Kernel: "/boot/vmlinuz-6.1.0-cloud-amd64", Initrd: "/srv/virtkit/initramfs.gz"},
 		}},
 	},
-	"windows": {Type: domain.TypeKVM, SMBIOS: domain.SMBIOS{Manufacturer: "ACME", Version: "1.2", SKU: "vk-1"}},
+	"containerpath": {ContainerPaths: domain.HostPathPolicy{Allow: []string{"/var/run/secrets/eks.amazonaws.com"}}},
+	"windows":       {Type: domain.TypeKVM, SMBIOS: domain.SMBIOS{Manufacturer: "ACME", Version: "1.2", SKU: "vk-1"}},
 }
 
 func decodeVMI(t testing.TB, path string) *virtkit.VirtualMachineInstance {

@@ -36,7 +36,8 @@ func (b *builder) interfaces(dom *libvirtxml.Domain) {
 			set  bool
 			name string
 		}{{m.Bridge != nil, "bridge"}, {m.Masquerade != nil, "masquerade"}, {m.SRIOV != nil, "sriov"},
-			{m.Slirp != nil, "slirp"}, {m.Macvtap != nil, "macvtap"}, {m.Passt != nil, "passt"}} {
+			{m.Slirp != nil, "slirp"}, {m.Macvtap != nil, "macvtap"}, {m.Passt != nil, "passt"},
+			{m.PasstBinding != nil, bindingPasst}, {iface.Binding != nil, bindingPlugin}} {
 			if c.set {
 				binding = c.name
 				n++
@@ -51,6 +52,16 @@ func (b *builder) interfaces(dom *libvirtxml.Domain) {
 			continue
 		case binding == "slirp" || binding == "macvtap" || binding == "passt":
 			b.unsupported(path+"."+binding, "binding discontinued since KubeVirt v1.3")
+			continue
+		case binding == bindingPlugin:
+			if !b.bindingPlugin(path, iface.Binding.Name) {
+				continue
+			}
+			// A managedTap plugin attaches the guest as the bridge binding
+			// does: a tap on a bridge with the network's host side.
+			binding = "bridge"
+		case binding == bindingPasst && (net.Pod == nil || net.Multus != nil):
+			b.fail(path+".passtBinding", "passt connects to the pod network only")
 			continue
 		}
 		req := NetworkRequest{
@@ -71,7 +82,10 @@ func (b *builder) interfaces(dom *libvirtxml.Domain) {
 			b.fail(netPath, "exactly one of pod and multus is required")
 			continue
 		}
-		att, err := b.opts.NetworkResolver.ResolveNetwork(b.ctx, req)
+		att, err := HostNetwork{Type: AttachUser}, error(nil)
+		if binding != bindingPasst { // passt needs no host side: libvirt starts it
+			att, err = b.opts.NetworkResolver.ResolveNetwork(b.ctx, req)
+		}
 		if err != nil {
 			b.errs = append(b.errs, fmt.Errorf("%s: %w", path, err))
 			continue
@@ -91,7 +105,9 @@ func (b *builder) interfaces(dom *libvirtxml.Domain) {
 		switch att.Type {
 		case AttachUser:
 			out.Source = &libvirtxml.DomainInterfaceSource{User: &libvirtxml.DomainInterfaceSourceUser{}}
-			if net.Pod != nil {
+			if binding == bindingPasst {
+				passtInterface(&out, iface.Ports)
+			} else if net.Pod != nil {
 				out.IP = b.userNetIPs(netPath+".pod", net.Pod)
 			}
 		case AttachNetwork:

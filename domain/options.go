@@ -92,6 +92,20 @@ type Options struct {
 	// hostDisk path against it, symlinks resolved, before any resolver
 	// sees (or creates) the path, and hands the resolver the resolved path.
 	HostPaths HostPathPolicy
+	// ContainerPaths is the node's policy for containerPath volumes: the
+	// host directories such a volume's path may name. In KubeVirt the
+	// path is inside the launcher pod's container; a virtkit node has no
+	// container, so the path is read on the host, and only below a prefix
+	// listed here. The zero value allows none: such a VMI fails with a
+	// condition naming spec.volumes[i].containerPath.
+	ContainerPaths HostPathPolicy
+
+	// BindingPlugins are the network binding plugins of the KubeVirt
+	// configuration (spec.configuration.network.binding), by name. An
+	// interface naming a plugin runs when the plugin needs no sidecar and
+	// attaches by managedTap; a node agent fills this in from the KubeVirt
+	// object before it builds a domain with such an interface.
+	BindingPlugins map[string]virtkit.InterfaceBindingPlugin
 
 	// NodeName, when set, is written into the domain's kubevirt metadata
 	// (<node>): the node agent that defined the domain. Node agents that

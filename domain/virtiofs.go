@@ -95,7 +95,11 @@ func (b *builder) sharedFilesystems() []sharedFS {
 			b.fail(path+".name", "no volume named %q", fs.Name)
 			continue
 		}
-		if src := &b.vmi.Spec.Volumes[vi].VolumeSource; !virtkit.VirtiofsSharable(src) || src.Sysprep != nil {
+		if src := &b.vmi.Spec.Volumes[vi].VolumeSource; src.ContainerPath != nil {
+			if _, ok := b.containerPath(src.ContainerPath, fmt.Sprintf("spec.volumes[%d].containerPath", vi)); !ok {
+				continue
+			}
+		} else if !virtkit.VirtiofsSharable(src) || src.Sysprep != nil {
 			b.unsupported(path, fmt.Sprintf("volume %q: only configMap, secret, serviceAccount and downwardAPI volumes are shared by virtiofs; virtkit's other volumes are disk images, not directories", fs.Name))
 			continue
 		}
@@ -111,6 +115,19 @@ func (b *builder) shares() []Share {
 		var req VolumeRequest
 		var set []string
 		src := &b.vmi.Spec.Volumes[sh.volume].VolumeSource
+		if src.ContainerPath != nil {
+			files, ok := b.containerPathFiles(src.ContainerPath, fmt.Sprintf("spec.volumes[%d].containerPath", sh.volume))
+			if !ok {
+				continue
+			}
+			out = append(out, Share{
+				Name: sh.fs.Name, Field: sh.path, Kind: VolumeContainerPath,
+				Dir:    filepath.Join(dir, sh.fs.Name),
+				Socket: filepath.Join(dir, sh.fs.Name+".sock"),
+				Files:  files,
+			})
+			continue
+		}
 		if !b.configVolume(src, fmt.Sprintf("spec.volumes[%d]", sh.volume), &req, &set) || req.CloudInit == nil {
 			continue
 		}

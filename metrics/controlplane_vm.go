@@ -59,6 +59,8 @@ func vnicSeries(ifaces []virtkit.Interface, networks []virtkit.Network, emit fun
 			bindingType, bindingName = "core", "bridge"
 		case iface.SRIOV != nil:
 			bindingType, bindingName = "core", "sriov"
+		case iface.Binding != nil:
+			bindingType, bindingName = "plugin", iface.Binding.Name
 		}
 		model := iface.Model
 		if model == "" {

@@ -77,10 +77,16 @@ func liveMigratable(vmi *virtkit.VirtualMachineInstance) virtkit.Condition {
 	}
 	_, bridgeAllowed := vmi.Annotations[virtkit.AllowPodBridgeNetworkLiveMigrationAnnotation]
 	for _, iface := range vmi.Spec.Domain.Devices.Interfaces {
+		if iface.Binding != nil {
+			// A migration target resolves its networks without the
+			// KubeVirt configuration's plugins.
+			return no(virtkit.InterfaceNotLiveMigratableReason,
+				"cannot migrate VMI with network binding plugin "+iface.Binding.Name+" on a virtkit node")
+		}
 		if !podNets[iface.Name] {
 			continue
 		}
-		if iface.Masquerade != nil || (iface.Bridge != nil && bridgeAllowed) {
+		if iface.Masquerade != nil || iface.PasstBinding != nil || (iface.Bridge != nil && bridgeAllowed) {
 			continue
 		}
 		return no(virtkit.InterfaceNotLiveMigratableReason,

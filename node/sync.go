@@ -243,15 +243,19 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if wait := a.pullBackOff(vmi); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
-	dopts := a.opts.Domain
-	assigned, err := a.assignHostDevices(ctx, vmi, domName)
+	// A refusal of the cluster's configuration (a feature gate off) is
+	// reported as a domain this node cannot build, as is a host device it
+	// lacks.
+	opts, err := a.domainOptions(ctx, vmi)
+	if err == nil {
+		opts.HostDevices, err = a.assignHostDevices(ctx, vmi, domName)
+	}
 	if err != nil && !errors.Is(err, domain.ErrUnsupported) {
 		return reconcile.Result{}, err
 	}
 	var built *libvirtxml.Domain
 	if err == nil {
-		dopts.HostDevices = assigned
-		built, err = domain.BuildContext(ctx, vmi, dopts)
+		built, err = domain.BuildContext(ctx, vmi, opts)
 	}
 	var xml string
 	if err == nil {

@@ -42,6 +42,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.Condition":                                               schema_githubcom_virtkit_virtkit_Condition(ref),
 		"github.com/virtkit/virtkit.ConfigMapVolumeSource":                                   schema_githubcom_virtkit_virtkit_ConfigMapVolumeSource(ref),
 		"github.com/virtkit/virtkit.ContainerDiskSource":                                     schema_githubcom_virtkit_virtkit_ContainerDiskSource(ref),
+		"github.com/virtkit/virtkit.ContainerPathVolumeSource":                               schema_githubcom_virtkit_virtkit_ContainerPathVolumeSource(ref),
 		"github.com/virtkit/virtkit.ControllerRevision":                                      schema_githubcom_virtkit_virtkit_ControllerRevision(ref),
 		"github.com/virtkit/virtkit.ControllerRevisionList":                                  schema_githubcom_virtkit_virtkit_ControllerRevisionList(ref),
 		"github.com/virtkit/virtkit.ControllerRevisionRef":                                   schema_githubcom_virtkit_virtkit_ControllerRevisionRef(ref),
@@ -120,8 +121,11 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.InstancetypeStatusRef":                                   schema_githubcom_virtkit_virtkit_InstancetypeStatusRef(ref),
 		"github.com/virtkit/virtkit.Interface":                                               schema_githubcom_virtkit_virtkit_Interface(ref),
 		"github.com/virtkit/virtkit.InterfaceBindingMethod":                                  schema_githubcom_virtkit_virtkit_InterfaceBindingMethod(ref),
+		"github.com/virtkit/virtkit.InterfaceBindingMigration":                               schema_githubcom_virtkit_virtkit_InterfaceBindingMigration(ref),
+		"github.com/virtkit/virtkit.InterfaceBindingPlugin":                                  schema_githubcom_virtkit_virtkit_InterfaceBindingPlugin(ref),
 		"github.com/virtkit/virtkit.InterfaceBridge":                                         schema_githubcom_virtkit_virtkit_InterfaceBridge(ref),
 		"github.com/virtkit/virtkit.InterfaceMasquerade":                                     schema_githubcom_virtkit_virtkit_InterfaceMasquerade(ref),
+		"github.com/virtkit/virtkit.InterfacePasstBinding":                                   schema_githubcom_virtkit_virtkit_InterfacePasstBinding(ref),
 		"github.com/virtkit/virtkit.InterfaceSRIOV":                                          schema_githubcom_virtkit_virtkit_InterfaceSRIOV(ref),
 		"github.com/virtkit/virtkit.KVMTimer":                                                schema_githubcom_virtkit_virtkit_KVMTimer(ref),
 		"github.com/virtkit/virtkit.KernelBoot":                                              schema_githubcom_virtkit_virtkit_KernelBoot(ref),
@@ -156,6 +160,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.NetworkAttachmentDefinition":                             schema_githubcom_virtkit_virtkit_NetworkAttachmentDefinition(ref),
 		"github.com/virtkit/virtkit.NetworkAttachmentDefinitionList":                         schema_githubcom_virtkit_virtkit_NetworkAttachmentDefinitionList(ref),
 		"github.com/virtkit/virtkit.NetworkAttachmentDefinitionSpec":                         schema_githubcom_virtkit_virtkit_NetworkAttachmentDefinitionSpec(ref),
+		"github.com/virtkit/virtkit.NetworkConfiguration":                                    schema_githubcom_virtkit_virtkit_NetworkConfiguration(ref),
 		"github.com/virtkit/virtkit.NetworkSource":                                           schema_githubcom_virtkit_virtkit_NetworkSource(ref),
 		"github.com/virtkit/virtkit.Node":                                                    schema_githubcom_virtkit_virtkit_Node(ref),
 		"github.com/virtkit/virtkit.NodeAffinity":                                            schema_githubcom_virtkit_virtkit_NodeAffinity(ref),
@@ -175,6 +180,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.PersistentVolumeClaimSpec":                               schema_githubcom_virtkit_virtkit_PersistentVolumeClaimSpec(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource":                       schema_githubcom_virtkit_virtkit_PersistentVolumeClaimVolumeSource(ref),
 		"github.com/virtkit/virtkit.PlatformOptions":                                         schema_githubcom_virtkit_virtkit_PlatformOptions(ref),
+		"github.com/virtkit/virtkit.PluginBinding":                                           schema_githubcom_virtkit_virtkit_PluginBinding(ref),
 		"github.com/virtkit/virtkit.PodAffinity":                                             schema_githubcom_virtkit_virtkit_PodAffinity(ref),
 		"github.com/virtkit/virtkit.PodAffinityTerm":                                         schema_githubcom_virtkit_virtkit_PodAffinityTerm(ref),
 		"github.com/virtkit/virtkit.PodAntiAffinity":                                         schema_githubcom_virtkit_virtkit_PodAntiAffinity(ref),
@@ -190,6 +196,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.Realtime":                                                schema_githubcom_virtkit_virtkit_Realtime(ref),
 		"github.com/virtkit/virtkit.RemoveVolumeOptions":                                     schema_githubcom_virtkit_virtkit_RemoveVolumeOptions(ref),
 		"github.com/virtkit/virtkit.ResourceRequirements":                                    schema_githubcom_virtkit_virtkit_ResourceRequirements(ref),
+		"github.com/virtkit/virtkit.ResourceRequirementsWithoutClaims":                       schema_githubcom_virtkit_virtkit_ResourceRequirementsWithoutClaims(ref),
 		"github.com/virtkit/virtkit.Rng":                                                     schema_githubcom_virtkit_virtkit_Rng(ref),
 		"github.com/virtkit/virtkit.SEV":                                                     schema_githubcom_virtkit_virtkit_SEV(ref),
 		"github.com/virtkit/virtkit.SEVAttestation":                                          schema_githubcom_virtkit_virtkit_SEVAttestation(ref),
@@ -1463,6 +1470,35 @@ func schema_githubcom_virtkit_virtkit_ContainerDiskSource(ref common.ReferenceCa
 					},
 				},
 				Required: []string{"image"},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_ContainerPathVolumeSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ContainerPathVolumeSource is a directory of the VMI's runtime environment shared with the guest through virtiofs. In KubeVirt it is a path inside the launcher pod's container (for example a projected service account token); a virtkit node has no container and maps the path only to a host directory it allows.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Path is the absolute path to share.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"readOnly": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadOnly shares the path read-only: true, the default and the only value supported.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"path"},
 			},
 		},
 	}
@@ -4970,6 +5006,12 @@ func schema_githubcom_virtkit_virtkit_Interface(ref common.ReferenceCallback) co
 							Ref:         ref("github.com/virtkit/virtkit.DeprecatedBinding"),
 						},
 					},
+					"passtBinding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PasstBinding connects the interface to the pod network through passt, a user-mode network translator (PasstBinding feature gate).",
+							Ref:         ref("github.com/virtkit/virtkit.InterfacePasstBinding"),
+						},
+					},
 					"ports": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Ports are the ports forwarded to the guest; empty forwards all (masquerade binding only).",
@@ -5025,12 +5067,18 @@ func schema_githubcom_virtkit_virtkit_Interface(ref common.ReferenceCallback) co
 							Format:      "",
 						},
 					},
+					"binding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Binding names a network binding plugin registered in the KubeVirt configuration (spec.configuration.network.binding); it takes the place of a binding method.",
+							Ref:         ref("github.com/virtkit/virtkit.PluginBinding"),
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.DeprecatedBinding", "github.com/virtkit/virtkit.InterfaceBridge", "github.com/virtkit/virtkit.InterfaceMasquerade", "github.com/virtkit/virtkit.InterfaceSRIOV", "github.com/virtkit/virtkit.Port"},
+			"github.com/virtkit/virtkit.DeprecatedBinding", "github.com/virtkit/virtkit.InterfaceBridge", "github.com/virtkit/virtkit.InterfaceMasquerade", "github.com/virtkit/virtkit.InterfacePasstBinding", "github.com/virtkit/virtkit.InterfaceSRIOV", "github.com/virtkit/virtkit.PluginBinding", "github.com/virtkit/virtkit.Port"},
 	}
 }
 
@@ -5077,11 +5125,92 @@ func schema_githubcom_virtkit_virtkit_InterfaceBindingMethod(ref common.Referenc
 							Ref:         ref("github.com/virtkit/virtkit.DeprecatedBinding"),
 						},
 					},
+					"passtBinding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PasstBinding connects the interface to the pod network through passt, a user-mode network translator (PasstBinding feature gate).",
+							Ref:         ref("github.com/virtkit/virtkit.InterfacePasstBinding"),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.DeprecatedBinding", "github.com/virtkit/virtkit.InterfaceBridge", "github.com/virtkit/virtkit.InterfaceMasquerade", "github.com/virtkit/virtkit.InterfaceSRIOV"},
+			"github.com/virtkit/virtkit.DeprecatedBinding", "github.com/virtkit/virtkit.InterfaceBridge", "github.com/virtkit/virtkit.InterfaceMasquerade", "github.com/virtkit/virtkit.InterfacePasstBinding", "github.com/virtkit/virtkit.InterfaceSRIOV"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_InterfaceBindingMigration(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InterfaceBindingMigration says how an interface of a plugin migrates.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"method": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Method is link-refresh: the link goes down and up after the migration so the guest asks DHCP again.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_InterfaceBindingPlugin(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InterfaceBindingPlugin is a registered network binding plugin.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"sidecarImage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SidecarImage is the container image that configures the domain's interface in KubeVirt's launcher pod. A virtkit node runs no sidecars.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"networkAttachmentDefinition": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkAttachmentDefinition names the network attachment the plugin needs, as name or namespace/name.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"domainAttachmentType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DomainAttachmentType is the standard attachment the domain gets: tap or managedTap.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"migration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Migration says VMIs using the plugin may migrate, and how.",
+							Ref:         ref("github.com/virtkit/virtkit.InterfaceBindingMigration"),
+						},
+					},
+					"downwardAPI": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DownwardAPI is the data given to the plugin's sidecar: device-info.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"computeResourceOverhead": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ComputeResourceOverhead is added to the VMI's resource requests.",
+							Ref:         ref("github.com/virtkit/virtkit.ResourceRequirementsWithoutClaims"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.InterfaceBindingMigration", "github.com/virtkit/virtkit.ResourceRequirementsWithoutClaims"},
 	}
 }
 
@@ -5101,6 +5230,17 @@ func schema_githubcom_virtkit_virtkit_InterfaceMasquerade(ref common.ReferenceCa
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
 				Description: "InterfaceMasquerade NATs the guest behind the node's address.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_InterfacePasstBinding(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "InterfacePasstBinding connects an interface to the pod network through passt, user-mode networking that gives the guest the node's address.",
 				Type:        []string{"object"},
 			},
 		},
@@ -5364,11 +5504,17 @@ func schema_githubcom_virtkit_virtkit_KubeVirtConfiguration(ref common.Reference
 							Ref:         ref("github.com/virtkit/virtkit.PermittedHostDevices"),
 						},
 					},
+					"network": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NetworkConfiguration holds the network binding plugins interfaces may name.",
+							Ref:         ref("github.com/virtkit/virtkit.NetworkConfiguration"),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.DeveloperConfiguration", "github.com/virtkit/virtkit.MigrationConfiguration", "github.com/virtkit/virtkit.PermittedHostDevices"},
+			"github.com/virtkit/virtkit.DeveloperConfiguration", "github.com/virtkit/virtkit.MigrationConfiguration", "github.com/virtkit/virtkit.NetworkConfiguration", "github.com/virtkit/virtkit.PermittedHostDevices"},
 	}
 }
 
@@ -6403,6 +6549,35 @@ func schema_githubcom_virtkit_virtkit_NetworkAttachmentDefinitionSpec(ref common
 	}
 }
 
+func schema_githubcom_virtkit_virtkit_NetworkConfiguration(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NetworkConfiguration is the network part of the KubeVirt configuration that virtkit reads: the registered binding plugins.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"binding": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Binding maps a plugin's name to how it attaches interfaces.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.InterfaceBindingPlugin"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.InterfaceBindingPlugin"},
+	}
+}
+
 func schema_githubcom_virtkit_virtkit_NetworkSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -7216,6 +7391,28 @@ func schema_githubcom_virtkit_virtkit_PlatformOptions(ref common.ReferenceCallba
 	}
 }
 
+func schema_githubcom_virtkit_virtkit_PluginBinding(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PluginBinding names a network binding plugin.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the plugin's name, a key of the KubeVirt configuration's network.binding.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
 func schema_githubcom_virtkit_virtkit_PodAffinity(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -7856,6 +8053,49 @@ func schema_githubcom_virtkit_virtkit_ResourceRequirements(ref common.ReferenceC
 							Description: "OvercommitGuestOverhead leaves the hypervisor's memory overhead out of the memory request.",
 							Type:        []string{"boolean"},
 							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_ResourceRequirementsWithoutClaims(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ResourceRequirementsWithoutClaims is requests and limits.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"limits": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Limits are the maximum amounts.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"requests": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Requests are the minimum amounts.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
 						},
 					},
 				},
@@ -12086,6 +12326,13 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineSpec(ref common.ReferenceCal
 							Ref:         ref("github.com/virtkit/virtkit.PreferenceMatcher"),
 						},
 					},
+					"updateVolumesStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UpdateVolumesStrategy is how a change of the template's volumes reaches a running VMI: Replacement (the default, at the next restart) or Migration (the volumes are copied during a live migration).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"template"},
 			},
@@ -12419,12 +12666,18 @@ func schema_githubcom_virtkit_virtkit_Volume(ref common.ReferenceCallback) commo
 							Ref:         ref("github.com/virtkit/virtkit.DownwardMetricsVolumeSource"),
 						},
 					},
+					"containerPath": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContainerPath shares a directory of the VMI's runtime environment (in KubeVirt a path of the launcher pod's container) with the guest through a virtiofs filesystem.",
+							Ref:         ref("github.com/virtkit/virtkit.ContainerPathVolumeSource"),
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.CloudInitConfigDriveSource", "github.com/virtkit/virtkit.CloudInitNoCloudSource", "github.com/virtkit/virtkit.ConfigMapVolumeSource", "github.com/virtkit/virtkit.ContainerDiskSource", "github.com/virtkit/virtkit.DataVolumeSource", "github.com/virtkit/virtkit.DownwardAPIVolumeSource", "github.com/virtkit/virtkit.DownwardMetricsVolumeSource", "github.com/virtkit/virtkit.EmptyDiskSource", "github.com/virtkit/virtkit.EphemeralVolumeSource", "github.com/virtkit/virtkit.HostDisk", "github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource", "github.com/virtkit/virtkit.SecretVolumeSource", "github.com/virtkit/virtkit.ServiceAccountVolumeSource", "github.com/virtkit/virtkit.SysprepSource"},
+			"github.com/virtkit/virtkit.CloudInitConfigDriveSource", "github.com/virtkit/virtkit.CloudInitNoCloudSource", "github.com/virtkit/virtkit.ConfigMapVolumeSource", "github.com/virtkit/virtkit.ContainerDiskSource", "github.com/virtkit/virtkit.ContainerPathVolumeSource", "github.com/virtkit/virtkit.DataVolumeSource", "github.com/virtkit/virtkit.DownwardAPIVolumeSource", "github.com/virtkit/virtkit.DownwardMetricsVolumeSource", "github.com/virtkit/virtkit.EmptyDiskSource", "github.com/virtkit/virtkit.EphemeralVolumeSource", "github.com/virtkit/virtkit.HostDisk", "github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource", "github.com/virtkit/virtkit.SecretVolumeSource", "github.com/virtkit/virtkit.ServiceAccountVolumeSource", "github.com/virtkit/virtkit.SysprepSource"},
 	}
 }
 
@@ -12708,11 +12961,17 @@ func schema_githubcom_virtkit_virtkit_VolumeSource(ref common.ReferenceCallback)
 							Ref:         ref("github.com/virtkit/virtkit.DownwardMetricsVolumeSource"),
 						},
 					},
+					"containerPath": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ContainerPath shares a directory of the VMI's runtime environment (in KubeVirt a path of the launcher pod's container) with the guest through a virtiofs filesystem.",
+							Ref:         ref("github.com/virtkit/virtkit.ContainerPathVolumeSource"),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.CloudInitConfigDriveSource", "github.com/virtkit/virtkit.CloudInitNoCloudSource", "github.com/virtkit/virtkit.ConfigMapVolumeSource", "github.com/virtkit/virtkit.ContainerDiskSource", "github.com/virtkit/virtkit.DataVolumeSource", "github.com/virtkit/virtkit.DownwardAPIVolumeSource", "github.com/virtkit/virtkit.DownwardMetricsVolumeSource", "github.com/virtkit/virtkit.EmptyDiskSource", "github.com/virtkit/virtkit.EphemeralVolumeSource", "github.com/virtkit/virtkit.HostDisk", "github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource", "github.com/virtkit/virtkit.SecretVolumeSource", "github.com/virtkit/virtkit.ServiceAccountVolumeSource", "github.com/virtkit/virtkit.SysprepSource"},
+			"github.com/virtkit/virtkit.CloudInitConfigDriveSource", "github.com/virtkit/virtkit.CloudInitNoCloudSource", "github.com/virtkit/virtkit.ConfigMapVolumeSource", "github.com/virtkit/virtkit.ContainerDiskSource", "github.com/virtkit/virtkit.ContainerPathVolumeSource", "github.com/virtkit/virtkit.DataVolumeSource", "github.com/virtkit/virtkit.DownwardAPIVolumeSource", "github.com/virtkit/virtkit.DownwardMetricsVolumeSource", "github.com/virtkit/virtkit.EmptyDiskSource", "github.com/virtkit/virtkit.EphemeralVolumeSource", "github.com/virtkit/virtkit.HostDisk", "github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource", "github.com/virtkit/virtkit.SecretVolumeSource", "github.com/virtkit/virtkit.ServiceAccountVolumeSource", "github.com/virtkit/virtkit.SysprepSource"},
 	}
 }
 

@@ -49,6 +49,7 @@ type nodeFlags struct {
 	logLevel          string
 	cpuProfile        string
 	allowHostPaths    []string
+	allowContainerDir []string
 	migration         migrationFlags
 	storage           nodeStorageFlags
 	network           nodeNetworkFlags
@@ -148,6 +149,7 @@ issued there when the CA key is present.`,
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100) at /metrics")
 	fs.StringArrayVar(&f.allowHostPaths, "allow-host-path", nil, "absolute path prefix a hostDisk may name, symlinks resolved (repeatable; default: none)")
+	fs.StringArrayVar(&f.allowContainerDir, "allow-container-path", nil, "absolute directory prefix a containerPath volume may name; the guest is served a copy taken at its start (repeatable; default: none)")
 	f.migration.register(cmd)
 	f.storage.register(cmd)
 	f.network.register(cmd)
@@ -166,6 +168,11 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 	for _, p := range f.allowHostPaths {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 			return fmt.Errorf("--allow-host-path %q: want a clean absolute path", p)
+		}
+	}
+	for _, p := range f.allowContainerDir {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return fmt.Errorf("--allow-container-path %q: want a clean absolute path", p)
 		}
 	}
 	if f.heartbeatInterval <= 0 {
@@ -237,7 +244,8 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 				Store:      st,
 				Hypervisor: hv,
 				Domain: domain.Options{Type: f.domainType, RuntimeDir: f.runtimeDir,
-					HostPaths: domain.HostPathPolicy{Allow: f.allowHostPaths}},
+					HostPaths:      domain.HostPathPolicy{Allow: f.allowHostPaths},
+					ContainerPaths: domain.HostPathPolicy{Allow: f.allowContainerDir}},
 				HeartbeatInterval: f.heartbeatInterval,
 				FenceTimeout:      f.fenceTimeout,
 				Watchdog:          wd,
