@@ -10,8 +10,11 @@ import (
 // ExportGroupName is the API group of KubeVirt's VirtualMachineExport kind.
 const ExportGroupName = "export.kubevirt.io"
 
-// ExportSchemeGroupVersion is the group version of VirtualMachineExport.
-var ExportSchemeGroupVersion = schema.GroupVersion{Group: ExportGroupName, Version: "v1beta1"}
+// ExportSchemeGroupVersion is the group version of VirtualMachineExport:
+// export.kubevirt.io/v1, the version KubeVirt 1.9 stores and its virtctl
+// uses. Manifests of the deprecated v1beta1, which has the same schema,
+// decode as v1.
+var ExportSchemeGroupVersion = schema.GroupVersion{Group: ExportGroupName, Version: "v1"}
 
 // KindVirtualMachineExport is the kind name of VirtualMachineExport.
 const KindVirtualMachineExport = "VirtualMachineExport"
@@ -33,7 +36,7 @@ var (
 	_ ObjectList = (*VirtualMachineExportList)(nil)
 )
 
-// VirtualMachineExport (export.kubevirt.io/v1beta1) makes the volumes of a
+// VirtualMachineExport (export.kubevirt.io/v1) makes the volumes of a
 // stopped VirtualMachine, of a VirtualMachineSnapshot or of one
 // PersistentVolumeClaim downloadable over HTTPS, as raw and gzipped disk
 // images, by whoever holds the export's token.
@@ -124,7 +127,7 @@ const (
 // ExportVolumeFormat is the form a volume is served in.
 type ExportVolumeFormat string
 
-// Export volume formats (KubeVirt's v1beta1 names).
+// Export volume formats (KubeVirt's v1 and v1beta1 names).
 const (
 	// ExportFormatRaw is the disk image as raw bytes.
 	ExportFormatRaw ExportVolumeFormat = "raw"

@@ -62,7 +62,7 @@ func TestValidateExport(t *testing.T) {
 }
 
 func TestDecodeExportManifest(t *testing.T) {
-	objs, err := virtkit.DecodeBytes([]byte(`apiVersion: export.kubevirt.io/v1beta1
+	objs, err := virtkit.DecodeBytes([]byte(`apiVersion: export.kubevirt.io/v1
 kind: VirtualMachineExport
 metadata:
   name: example-export
@@ -82,6 +82,14 @@ spec:
 	assert.Equal(t, time.Hour, e.Spec.TTLDuration.Duration)
 	assert.Empty(t, virtkit.Validate(e))
 	assert.Equal(t, []string{"vmexport", "vmexports"}, virtkit.ShortNames(virtkit.KindVirtualMachineExport))
+
+	// The deprecated export.kubevirt.io/v1beta1 has v1's schema and
+	// decodes as v1.
+	old, err := virtkit.DecodeBytes([]byte("apiVersion: export.kubevirt.io/v1beta1\nkind: VirtualMachineExport\n" +
+		"metadata: {name: old, namespace: example}\nspec: {source: {kind: VirtualMachine, name: vm1}}\n"))
+	require.NoError(t, err)
+	require.Len(t, old, 1)
+	assert.Equal(t, "export.kubevirt.io/v1", old[0].GetObjectKind().GroupVersionKind().GroupVersion().String())
 
 	// The spec is immutable after creation.
 	changed := e.DeepCopy()

@@ -108,11 +108,15 @@ func lookupKind(gvk schema.GroupVersionKind) (kindInfo, bool) {
 
 // servedVersion maps an older API version that Decode accepts, as KubeVirt
 // still serves it, to the version its objects decode as: kubevirt.io/v1alpha3
-// has kubevirt.io/v1's schema, so its objects are decoded, stored and
-// encoded as v1. Any other version is returned unchanged.
+// has kubevirt.io/v1's schema, and export.kubevirt.io/v1beta1
+// export.kubevirt.io/v1's, so their objects are decoded, stored and encoded
+// as v1. Any other version is returned unchanged.
 func servedVersion(gv schema.GroupVersion) schema.GroupVersion {
-	if gv.Group == GroupName && gv.Version == "v1alpha3" {
+	switch {
+	case gv.Group == GroupName && gv.Version == "v1alpha3":
 		return SchemeGroupVersion
+	case gv.Group == ExportGroupName && gv.Version == "v1beta1":
+		return ExportSchemeGroupVersion
 	}
 	return gv
 }

@@ -40,7 +40,7 @@ spec:
         storage: 2Mi
 `
 
-const exportManifest = `apiVersion: export.kubevirt.io/v1beta1
+const exportManifest = `apiVersion: export.kubevirt.io/v1
 kind: VirtualMachineExport
 metadata:
   name: export-disk
@@ -110,7 +110,7 @@ func TestKubectlVirtualMachineExport(t *testing.T) {
 	cert := get("{.status.links.external.cert}")
 	rawURL := get(`{.status.links.external.volumes[?(@.name=="export-disk")].formats[?(@.format=="raw")].url}`)
 	gzURL := get(`{.status.links.external.volumes[?(@.name=="export-disk")].formats[?(@.format=="gzip")].url}`)
-	require.Contains(t, rawURL, "/api/export.kubevirt.io/v1beta1/namespaces/default/virtualmachineexports/export-disk/volumes/export-disk/disk.img")
+	require.Contains(t, rawURL, "/api/export.kubevirt.io/v1/namespaces/default/virtualmachineexports/export-disk/volumes/export-disk/disk.img")
 
 	pool := x509.NewCertPool()
 	require.True(t, pool.AppendCertsFromPEM([]byte(cert)))

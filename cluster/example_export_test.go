@@ -39,7 +39,7 @@ spec:
         resources: {requests: {memory: 64Mi}}
       volumes: [{name: root, dataVolume: {name: web-root}}]
 ---
-apiVersion: export.kubevirt.io/v1beta1
+apiVersion: export.kubevirt.io/v1
 kind: VirtualMachineExport
 metadata:
   name: web-export

@@ -15,7 +15,7 @@ type Endpoint struct {
 	// InternalURL + "/volumes/NAME/disk.img".
 	InternalURL string
 	// ExternalURL is the same server's base URL in KubeVirt's external
-	// form (.../api/export.kubevirt.io/v1beta1/namespaces/NS/virtualmachineexports/NAME).
+	// form (.../api/export.kubevirt.io/v1/namespaces/NS/virtualmachineexports/NAME).
 	ExternalURL string
 	// CACert is the PEM CA that signed the server's certificate.
 	CACert string
@@ -79,7 +79,7 @@ func (m *Manager) CA() *CA { return m.o.CA }
 
 // ExternalPrefix is the path prefix of an export's external links.
 func ExternalPrefix(namespace, name string) string {
-	return "/api/export.kubevirt.io/v1beta1/namespaces/" + namespace + "/virtualmachineexports/" + name
+	return "/api/export.kubevirt.io/v1/namespaces/" + namespace + "/virtualmachineexports/" + name
 }
 
 // Ensure makes sure a server serves the export namespace/name with token

@@ -54,7 +54,7 @@ type Options struct {
 	Volumes []Volume
 	// ExternalPrefix, when set, also serves the volumes below this path
 	// prefix (KubeVirt's external links:
-	// /api/export.kubevirt.io/v1beta1/namespaces/NS/virtualmachineexports/NAME).
+	// /api/export.kubevirt.io/v1/namespaces/NS/virtualmachineexports/NAME).
 	ExternalPrefix string
 	// MaxConcurrent bounds the downloads served at once; 0 is
 	// DefaultMaxConcurrent.
