@@ -19,12 +19,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/actions"
-	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/domain"
 	"github.com/virtkit/virtkit/hypervisor"
-	"github.com/virtkit/virtkit/hypervisor/libvirt"
-	"github.com/virtkit/virtkit/hypervisor/libvirt/libvirttest"
-	"github.com/virtkit/virtkit/migration"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
@@ -176,73 +171,10 @@ const (
 // volume resolver's directory both nodes share.
 func startHotplugCluster(t *testing.T) (*realCluster, string) {
 	t.Helper()
-	guest := libvirttest.RequireStack(t)
-	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-hotplug-")
-	volumes := filepath.Join(work, "volumes")
-	dopts := domain.Options{
-		Type: domain.TypeQEMU,
-		VolumeResolver: &domain.DirResolver{Dir: volumes, Create: true,
-			Kernels: map[string]domain.HostKernel{realGuestImage: {Kernel: guest.Kernel, Initrd: guest.Initramfs}}},
-	}
-	domainOf := func(nodeName string) domain.Options {
-		o := dopts
-		o.RuntimeDir = filepath.Join(work, "run-"+nodeName)
-		return o
-	}
-	uris := map[string]string{hotplugNodeA: libvirttest.SourceURI, hotplugNodeB: libvirttest.PeerURI}
-	migrationURIs := map[string]string{hotplugNodeA: "qemu+tcp://127.0.0.1:16509/system", hotplugNodeB: libvirttest.PeerURI}
-	for n := range uris {
-		require.NoError(t, os.MkdirAll(domainOf(n).RuntimeDir, 0o755))
-	}
-	hvs := map[string]*libvirt.Hypervisor{}
-	ctx, cancel := context.WithCancel(context.Background())
-	c, err := cluster.New(cluster.Options{
-		NodeNames: []string{hotplugNodeA, hotplugNodeB},
+	return startRealClusterWith(t, realClusterOptions{nodeA: hotplugNodeA, nodeB: hotplugNodeB,
+		workPrefix: "virtkit-hotplug-", timeout: 12 * time.Minute, sharedVolumes: true,
 		// Warnings (a failed attach, say) show in the test's output.
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
-			h, err := libvirt.New(ctx, libvirt.Options{URI: uris[name]})
-			if err != nil {
-				return nil, err
-			}
-			hvs[name] = h
-			return h, nil
-		},
-		Domain: dopts,
-		NodeAgent: node.Options{
-			RuntimeDirOwner:   &node.Owner{UID: uid, GID: gid},
-			StatusInterval:    time.Second,
-			HeartbeatInterval: 2 * time.Second,
-			Migration: node.MigrationOptions{
-				StatusInterval: 250 * time.Millisecond,
-				Engine:         migration.Options{PollInterval: 200 * time.Millisecond},
-			},
-		},
-		ConfigureNode: func(name string, o *node.Options) {
-			o.Domain = domainOf(name)
-			o.Migration.URI = migrationURIs[name]
-			o.Migration.DataURI = "tcp://127.0.0.1"
-			o.Migration.DestinationXML = func(vmi *virtkit.VirtualMachineInstance, target, sourceXML string) (string, error) {
-				from, to := domain.RuntimeDir(vmi, domainOf(name)), domain.RuntimeDir(vmi, domainOf(target))
-				return strings.ReplaceAll(sourceXML, from, to), nil
-			}
-		},
-	})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- c.Start(ctx) }()
-	tctx, tcancel := context.WithTimeout(context.Background(), 12*time.Minute)
-	rc := &realCluster{Cluster: c, hv: hvs, ctx: tctx}
-	t.Cleanup(func() {
-		rc.deleteAll(t)
-		tcancel()
-		cancel()
-		require.NoError(t, <-done)
-		for _, h := range hvs {
-			_ = h.Close()
-		}
-	})
-	return rc, volumes
+		logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 
 // bootOn boots v on node on (other cordoned meanwhile) and waits until it

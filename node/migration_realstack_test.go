@@ -4,6 +4,7 @@ package node_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,13 +40,41 @@ type realCluster struct {
 
 func startRealCluster(t *testing.T, tweaks ...func(*node.Options)) *realCluster {
 	t.Helper()
+	rc, _ := startRealClusterWith(t, realClusterOptions{nodeA: "rs-a", nodeB: "rs-b", workPrefix: "virtkit-migration-",
+		timeout: 8 * time.Minute, tweaks: tweaks})
+	return rc
+}
+
+// realClusterOptions name a real cluster's two nodes (on libvirtd A and
+// B): tests that may run beside each other on the same daemons need nodes
+// of their own, since an agent removes the domains of its node name that
+// its cluster has no VMI for.
+type realClusterOptions struct {
+	nodeA, nodeB string
+	workPrefix   string
+	timeout      time.Duration // of the cluster's context
+	// sharedVolumes leaves the cluster-wide domain options without a
+	// runtime directory (each node has its own either way).
+	sharedVolumes bool
+	logger        *slog.Logger
+	tweaks        []func(*node.Options)
+}
+
+// startRealClusterWith starts a control plane with o.nodeA on libvirtd A
+// and o.nodeB on libvirtd B, both running the tiny guest; it returns the
+// volume resolver's directory.
+func startRealClusterWith(t *testing.T, o realClusterOptions) (*realCluster, string) {
+	t.Helper()
 	guest := libvirttest.RequireStack(t)
-	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-migration-")
+	work, uid, gid := libvirttest.QEMUWorkDir(t, o.workPrefix)
+	volumes := filepath.Join(work, "volumes")
 	dopts := domain.Options{
-		Type:       domain.TypeQEMU,
-		RuntimeDir: filepath.Join(work, "run"),
-		VolumeResolver: &domain.DirResolver{Dir: filepath.Join(work, "volumes"), Create: true,
+		Type: domain.TypeQEMU,
+		VolumeResolver: &domain.DirResolver{Dir: volumes, Create: true,
 			Kernels: map[string]domain.HostKernel{realGuestImage: {Kernel: guest.Kernel, Initrd: guest.Initramfs}}},
+	}
+	if !o.sharedVolumes {
+		dopts.RuntimeDir = filepath.Join(work, "run")
 	}
 	// Each node gets its own runtime dir: both daemons share /tmp, and two
 	// QEMUs binding one guest-agent socket path would cut the target's
@@ -55,17 +84,18 @@ func startRealCluster(t *testing.T, tweaks ...func(*node.Options)) *realCluster 
 		o.RuntimeDir = filepath.Join(work, "run-"+nodeName)
 		return o
 	}
-	for _, n := range []string{"rs-a", "rs-b"} {
+	for _, n := range []string{o.nodeA, o.nodeB} {
 		require.NoError(t, os.MkdirAll(domainOf(n).RuntimeDir, 0o755))
 	}
 
-	uris := map[string]string{"rs-a": libvirttest.SourceURI, "rs-b": libvirttest.PeerURI}
+	uris := map[string]string{o.nodeA: libvirttest.SourceURI, o.nodeB: libvirttest.PeerURI}
 	// How the other daemon reaches each one: A's TCP listener, B's URI.
-	migrationURIs := map[string]string{"rs-a": "qemu+tcp://127.0.0.1:16509/system", "rs-b": libvirttest.PeerURI}
+	migrationURIs := map[string]string{o.nodeA: "qemu+tcp://127.0.0.1:16509/system", o.nodeB: libvirttest.PeerURI}
 	hvs := map[string]*libvirt.Hypervisor{}
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := cluster.New(cluster.Options{
-		NodeNames: []string{"rs-a", "rs-b"},
+		NodeNames: []string{o.nodeA, o.nodeB},
+		Logger:    o.logger,
 		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
 			h, err := libvirt.New(ctx, libvirt.Options{URI: uris[name]})
 			if err != nil {
@@ -84,24 +114,24 @@ func startRealCluster(t *testing.T, tweaks ...func(*node.Options)) *realCluster 
 				Engine:         migration.Options{PollInterval: 200 * time.Millisecond},
 			},
 		},
-		ConfigureNode: func(name string, o *node.Options) {
-			o.Domain = domainOf(name)
-			o.Migration.URI = migrationURIs[name]
-			o.Migration.DataURI = "tcp://127.0.0.1"
+		ConfigureNode: func(name string, no *node.Options) {
+			no.Domain = domainOf(name)
+			no.Migration.URI = migrationURIs[name]
+			no.Migration.DataURI = "tcp://127.0.0.1"
 			// The guest arrives with the target's own runtime paths.
-			o.Migration.DestinationXML = func(vmi *virtkit.VirtualMachineInstance, target, sourceXML string) (string, error) {
+			no.Migration.DestinationXML = func(vmi *virtkit.VirtualMachineInstance, target, sourceXML string) (string, error) {
 				from, to := domain.RuntimeDir(vmi, domainOf(name)), domain.RuntimeDir(vmi, domainOf(target))
 				return strings.ReplaceAll(sourceXML, from, to), nil
 			}
-			for _, tweak := range tweaks {
-				tweak(o)
+			for _, tweak := range o.tweaks {
+				tweak(no)
 			}
 		},
 	})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
-	tctx, tcancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	tctx, tcancel := context.WithTimeout(context.Background(), o.timeout)
 	rc := &realCluster{Cluster: c, hv: hvs, ctx: tctx}
 	t.Cleanup(func() {
 		rc.deleteAll(t)
@@ -112,7 +142,7 @@ func startRealCluster(t *testing.T, tweaks ...func(*node.Options)) *realCluster 
 			_ = h.Close()
 		}
 	})
-	return rc
+	return rc, volumes
 }
 
 // deleteAll deletes the test's VMIs and waits for their guests to stop, so
