@@ -9522,7 +9522,7 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineExport(ref common.ReferenceC
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "VirtualMachineExport (export.kubevirt.io/v1beta1) makes the volumes of a stopped VirtualMachine, of a VirtualMachineSnapshot or of one PersistentVolumeClaim downloadable over HTTPS, as raw and gzipped disk images, by whoever holds the export's token.",
+				Description: "VirtualMachineExport (export.kubevirt.io/v1) makes the volumes of a stopped VirtualMachine, of a VirtualMachineSnapshot or of one PersistentVolumeClaim downloadable over HTTPS, as raw and gzipped disk images, by whoever holds the export's token.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {

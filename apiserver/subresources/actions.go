@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -222,6 +223,27 @@ func (h *Handler) exists(ctx context.Context, resource string, key store.Key) er
 var errNoGuestInfoSource = errors.New("guest information is not available from this API server")
 
 func (h *Handler) guestInfo(ctx context.Context, verb string, key store.Key) (any, error) {
+	// Answer a guest that does not reply in time with 504 before the
+	// server's request timeout does: a handler still writing when that
+	// timeout fires gets its connection cut (the client sees EOF).
+	if dl, ok := ctx.Deadline(); ok {
+		margin := min(time.Until(dl)/10, guestInfoMargin)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-margin))
+		defer cancel()
+	}
+	v, err := h.askGuest(ctx, verb, key)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, apierrors.NewTimeoutError(fmt.Sprintf("the guest agent of %s did not answer in time", key), 0)
+	}
+	return v, err
+}
+
+// guestInfoMargin is the most time a guest-information request leaves
+// between its own deadline and the server's request timeout.
+const guestInfoMargin = 500 * time.Millisecond
+
+func (h *Handler) askGuest(ctx context.Context, verb string, key store.Key) (any, error) {
 	if h.opts.GuestInfo == nil && h.nodes != nil {
 		return h.nodeGuestInfo(ctx, verb, key)
 	}
