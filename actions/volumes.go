@@ -153,7 +153,8 @@ func AddVMIVolume(ctx context.Context, st store.Store, key store.Key, opts *virt
 	if err := checkAddVolumeOptions(opts); err != nil {
 		return err
 	}
-	return changeVMIVolumes(ctx, st, key, hotplugRequest(opts), dryRun(opts.DryRun))
+	req := hotplugRequest(opts)
+	return retryOnConflict(ctx, func() error { return changeVMIVolumes(ctx, st, key, req, dryRun(opts.DryRun)) })
 }
 
 // RemoveVMIVolume unplugs a hot-plugged volume from the running VMI at
@@ -164,7 +165,8 @@ func RemoveVMIVolume(ctx context.Context, st store.Store, key store.Key, opts *v
 	if err := checkRemoveVolumeOptions(opts); err != nil {
 		return err
 	}
-	return changeVMIVolumes(ctx, st, key, virtkit.VirtualMachineVolumeRequest{RemoveVolumeOptions: opts.DeepCopy()}, dryRun(opts.DryRun))
+	req := virtkit.VirtualMachineVolumeRequest{RemoveVolumeOptions: opts.DeepCopy()}
+	return retryOnConflict(ctx, func() error { return changeVMIVolumes(ctx, st, key, req, dryRun(opts.DryRun)) })
 }
 
 func changeVMIVolumes(ctx context.Context, st store.Store, key store.Key, req virtkit.VirtualMachineVolumeRequest, dry bool) error {
@@ -209,7 +211,8 @@ func AddVMVolume(ctx context.Context, st store.Store, key store.Key, opts *virtk
 	if err := checkAddVolumeOptions(opts); err != nil {
 		return err
 	}
-	return queueVMVolumeRequest(ctx, st, key, hotplugRequest(opts), dryRun(opts.DryRun))
+	req := hotplugRequest(opts)
+	return retryOnConflict(ctx, func() error { return queueVMVolumeRequest(ctx, st, key, req, dryRun(opts.DryRun)) })
 }
 
 // RemoveVMVolume queues a removevolume request on the VM at key: the VM
@@ -219,7 +222,8 @@ func RemoveVMVolume(ctx context.Context, st store.Store, key store.Key, opts *vi
 	if err := checkRemoveVolumeOptions(opts); err != nil {
 		return err
 	}
-	return queueVMVolumeRequest(ctx, st, key, virtkit.VirtualMachineVolumeRequest{RemoveVolumeOptions: opts.DeepCopy()}, dryRun(opts.DryRun))
+	req := virtkit.VirtualMachineVolumeRequest{RemoveVolumeOptions: opts.DeepCopy()}
+	return retryOnConflict(ctx, func() error { return queueVMVolumeRequest(ctx, st, key, req, dryRun(opts.DryRun)) })
 }
 
 func queueVMVolumeRequest(ctx context.Context, st store.Store, key store.Key, req virtkit.VirtualMachineVolumeRequest, dry bool) error {
