@@ -91,7 +91,7 @@ type Memory struct {
 	history ring
 	// compacted is the highest resourceVersion whose event is gone.
 	compacted uint64
-	watchers  map[string]map[*memWatcher]struct{}
+	watchers  map[string]*watcherSet
 	// guard fingerprints shared event objects (Options.CheckReadOnlyEvents).
 	guard *sharedGuard
 }
@@ -129,7 +129,7 @@ func NewMemoryWithOptions(opts Options) (*Memory, error) {
 		ids:         opts.IDs,
 		log:         opts.Logger,
 		objects:     map[string]map[Key]virtkit.Object{},
-		watchers:    map[string]map[*memWatcher]struct{}{},
+		watchers:    map[string]*watcherSet{},
 		rv:          opts.StartResourceVersion,
 		compacted:   opts.StartResourceVersion,
 	}
@@ -234,11 +234,14 @@ func (m *Memory) commit(kind string, key Key, typ EventType, obj, old virtkit.Ob
 	// The history keeps no copy: a shared copy lives only as long as a
 	// watcher still has to deliver it.
 	ev.shared = &sharedCopy{}
-	for w := range m.watchers[kind] {
-		if !w.push(ev) {
-			delete(m.watchers[kind], w)
+	if ws := m.watchers[kind]; ws != nil {
+		ws.each(ev, func(w *memWatcher) bool {
+			if w.push(ev) {
+				return true
+			}
 			m.log.Debug("watcher fell behind; expired", "kind", kind, "buffer", m.watchBuffer)
-		}
+			return false
+		})
 	}
 }
 

@@ -23,6 +23,9 @@ type memWatcher struct {
 	readOnly bool
 	limit    int
 	wake     chan struct{}
+	// indexed watchers select one label value (watcherSet.byLabel).
+	indexed              bool
+	indexKey, indexValue string
 
 	mu      sync.Mutex
 	queue   []memEvent
@@ -135,9 +138,9 @@ func (m *Memory) Watch(ctx context.Context, list virtkit.ObjectList, opts WatchO
 		}
 	}
 	if m.watchers[kind.Name] == nil {
-		m.watchers[kind.Name] = map[*memWatcher]struct{}{}
+		m.watchers[kind.Name] = newWatcherSet()
 	}
-	m.watchers[kind.Name][w] = struct{}{}
+	m.watchers[kind.Name].add(w)
 	m.mu.Unlock()
 	sortEventsByKey(initial, opts.SendInitialEvents)
 
@@ -159,7 +162,9 @@ func (m *Memory) serve(ctx context.Context, kind string, w *memWatcher, batch []
 	defer close(out)
 	defer func() {
 		m.mu.Lock()
-		delete(m.watchers[kind], w)
+		if ws := m.watchers[kind]; ws != nil {
+			ws.remove(w)
+		}
 		m.mu.Unlock()
 	}()
 	for {
