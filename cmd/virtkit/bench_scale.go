@@ -33,6 +33,7 @@ func newBenchScaleCmd() *cobra.Command {
 		storeKind  string
 		endpoints  []string
 		api        bool
+		churn      churnFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "scale",
@@ -60,7 +61,9 @@ counted from a watch and reconciles scraped from each process's metrics; with
 the Kubernetes API on a loopback port (as ` + "`virtkit controller`" + ` does: TLS, RBAC,
 the watch cache) and client-go creating the VMs and watching their VMIs to
 Running through it. It prints both and their ratio; writes per VM are not
-counted through the API.`,
+counted through the API.
+
+` + churnHelp,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
 				return fmt.Errorf("--output: want table or json, got %q", output)
@@ -101,6 +104,12 @@ counted through the API.`,
 				if cpuProfile != "" {
 					eo.ProfilePrefix = strings.TrimSuffix(cpuProfile, filepath.Ext(cpuProfile))
 				}
+			}
+			if churn.set() {
+				if storeKind != "memory" || api {
+					return errors.New("--churn-duration: only with --store memory and without --api")
+				}
+				return runChurn(cmd.Context(), cmd.OutOrStdout(), output, timeout, counts, nodes, workers, memProfile, churn)
 			}
 			var results []cluster.ScaleResult
 			for _, n := range counts {
@@ -195,6 +204,7 @@ counted through the API.`,
 	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file")
 	f.StringVar(&memProfile, "mem-profile", "", "write a heap profile after the last count to this file")
 	f.BoolVar(&api, "api", false, "also measure each count through the Kubernetes API (client-go against the embedded cluster's API server) and print the ratio")
+	churn.register(f)
 	f.StringVar(&plotFile, "plot", "", "write an SVG of latency percentiles and CPU per VM against the fleet size")
 	return cmd
 }
