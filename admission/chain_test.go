@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit"
@@ -189,6 +190,27 @@ func TestDefaultsKeepsFirmwareUUIDOnUpdate(t *testing.T) {
 	next := vmi("a")
 	require.NoError(t, chain.Admit(ctx, admission.AttributesFor(admission.Update, next, stored)))
 	assert.Equal(t, uuid, next.Spec.Domain.Firmware.UUID)
+}
+
+// A VM re-applied without a firmware serial keeps the one it was given
+// (before, each update drew a new random serial: the VM's spec changed on
+// every apply of the same manifest, and a seeded cluster did not repeat).
+func TestDefaultsKeepsVMFirmwareSerialOnUpdate(t *testing.T) {
+	ctx := context.Background()
+	chain := admission.New(admission.Options{})
+	halted := virtkit.RunStrategyHalted
+	vm := func() *virtkit.VirtualMachine {
+		return &virtkit.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default"},
+			Spec: virtkit.VirtualMachineSpec{RunStrategy: &halted, Template: &virtkit.VirtualMachineInstanceTemplateSpec{Spec: vmi("a").Spec}}}
+	}
+	stored := vm()
+	require.NoError(t, chain.Admit(ctx, admission.AttributesFor(admission.Create, stored, nil)))
+	serial := stored.Spec.Template.Spec.Domain.Firmware.Serial
+	require.NotEmpty(t, serial)
+
+	next := vm()
+	require.NoError(t, chain.Admit(ctx, admission.AttributesFor(admission.Update, next, stored)))
+	assert.Equal(t, serial, next.Spec.Template.Spec.Domain.Firmware.Serial)
 }
 
 func TestAdmitCreateAndUpdate(t *testing.T) {

@@ -99,6 +99,15 @@ func (s Defaults) Admit(ctx context.Context, a Attributes) error {
 				opts.NewUUID = func() types.UID { return uuid }
 			}
 		}
+		// A VM updated without a firmware serial in its template keeps
+		// the one it was given: a re-applied manifest neither changes the
+		// VM's spec nor draws a serial the seed did not choose.
+		if vm, ok := a.OldObject.(*virtkit.VirtualMachine); ok && vm.Spec.Template != nil {
+			if fw := vm.Spec.Template.Spec.Domain.Firmware; fw != nil && fw.Serial != "" {
+				serial := types.UID(fw.Serial)
+				opts.NewUUID = func() types.UID { return serial }
+			}
+		}
 	}
 	opts.SetDefaults(a.Object)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/internal/clockctx"
 )
 
 // Fence timeout defaults and bounds.
@@ -177,7 +178,7 @@ func (a *Agent) fenceLoop(ctx context.Context) {
 // says (no store needed). The first sweep of a fence also counts as fenced
 // the domains the host watchdog destroyed just before.
 func (a *Agent) sweep(ctx context.Context, first bool) error {
-	sctx, cancel := context.WithTimeout(ctx, a.opts.FenceTimeout)
+	sctx, cancel := clockctx.WithTimeout(ctx, a.opts.Clock, a.opts.FenceTimeout)
 	defer cancel()
 	doms, err := a.opts.Hypervisor.List(sctx)
 	if err != nil {

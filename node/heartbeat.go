@@ -12,6 +12,7 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/guestagent"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/internal/clockctx"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -40,7 +41,7 @@ func (a *Agent) scanLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C():
-			sctx, cancel := context.WithTimeout(ctx, a.opts.ReconcileTimeout)
+			sctx, cancel := clockctx.WithTimeout(ctx, a.opts.Clock, a.opts.ReconcileTimeout)
 			if err := a.scanHost(sctx, false); err != nil && ctx.Err() == nil {
 				a.log.Warn("looking at the host's domains", "err", err)
 			}
@@ -56,7 +57,7 @@ func (a *Agent) scanLoop(ctx context.Context) {
 // and pets the watchdog; one after a fence ends it.
 func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) error {
 	start := a.opts.Now()
-	rctx, cancel := context.WithTimeout(ctx, timeout)
+	rctx, cancel := clockctx.WithTimeout(ctx, a.opts.Clock, timeout)
 	defer cancel()
 	value, err := a.writeHeartbeat(rctx)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/internal/clockctx"
 	"github.com/virtkit/virtkit/migration"
 	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
@@ -346,7 +347,7 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 	a.migs.keepLast(o, a.snapshotOf(o))
 
 	// The outcome must be written even when the agent is stopping.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	wctx, cancel := clockctx.WithTimeout(context.WithoutCancel(ctx), a.opts.Clock, 30*time.Second)
 	defer cancel()
 	cause := context.Cause(ctx)
 	snap := engine.Snapshot()

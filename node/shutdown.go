@@ -9,6 +9,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/internal/clockctx"
 	"github.com/virtkit/virtkit/reconcile"
 )
 
@@ -121,7 +122,7 @@ func (a *Agent) pressPowerButton(ctx context.Context, domName string, wait time.
 		}
 		return false, nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, wait)
+	sctx, cancel := clockctx.WithTimeout(ctx, a.opts.Clock, wait)
 	defer cancel()
 	err = a.opts.Hypervisor.Shutdown(sctx, domName)
 	switch {

@@ -15,6 +15,7 @@ import (
 	utilclock "k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/internal/clockctx"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -285,7 +286,7 @@ func (c *Controller) reconcile(ctx context.Context, req Request) (res Result, er
 	}()
 	if c.opts.ReconcileTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.opts.ReconcileTimeout)
+		ctx, cancel = clockctx.WithTimeout(ctx, c.opts.Clock, c.opts.ReconcileTimeout)
 		defer cancel()
 	}
 	return c.rec.Reconcile(ctx, req)

@@ -2,7 +2,10 @@ package simulation
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,4 +75,53 @@ func TestSameSeedSameTrace(t *testing.T) {
 	trace3, objects3 := scaleAndMigrate(t, 43)
 	assert.NotEqual(t, objects1, objects3, "seeds 42 and 43 gave the same objects")
 	assert.NotEqual(t, trace1, trace3, "seeds 42 and 43 gave the same trace")
+}
+
+var flagRepeat = flag.Bool("repeat", false, "TestSeedsRepeat: run five generated seeds twice and require byte-identical traces")
+
+// TestSeedsRepeat runs a handful of generated seeds, every operation and
+// fault on, twice: the per-instant traces (every object, events included)
+// must be byte for byte the same, and so must the violations found. A
+// difference means something outside the seed and the virtual clock
+// decided an outcome (a wall-clock timer, map order, an unseeded random
+// choice). It found two such causes, fixed since: a VM re-applied without
+// a firmware serial drew a random one (the fault store hashes objects to
+// decide its conflicts, so a run took another path: seed 31567), and node
+// agents' and reconcilers' timeouts ran on the wall clock. It still finds
+// one: events recorded by two components at one virtual instant differ
+// between runs of seeds 3, 17 and 31567. Until that is fixed it runs only
+// with -repeat.
+func TestSeedsRepeat(t *testing.T) {
+	if !*flagRepeat {
+		t.Skip("run with -args -repeat: events recorded at one instant by two components still differ between runs of some seeds")
+	}
+	if raceEnabled {
+		t.Skip("in-instant race of the migration engine under the race detector (see TestSameSeedSameTrace)")
+	}
+	for _, seed := range []int64{3, 17, 29, 31567, 40001} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			cfg := Config{Seed: seed, Ops: 40, Disabled: map[string]string{}}
+			ops := Generate(cfg)
+			var traces [2]string
+			var found [2]string
+			for i := range traces {
+				c := cfg
+				c.Trace = func(tr string) { traces[i] = tr }
+				out, err := Run(t.Context(), c, ops)
+				require.NoError(t, err)
+				found[i] = fmt.Sprint(out.Violations)
+			}
+			require.NotEmpty(t, traces[0])
+			if traces[0] != traces[1] {
+				a, b := strings.Split(traces[0], "\n"), strings.Split(traces[1], "\n")
+				for i := 0; i < min(len(a), len(b)); i++ {
+					if a[i] != b[i] {
+						t.Fatalf("seed %d: the traces of two runs part at line %d:\n first: %.600s\nsecond: %.600s", seed, i+1, a[i], b[i])
+					}
+				}
+				t.Fatalf("seed %d: the traces of two runs differ in length: %d and %d lines", seed, len(a), len(b))
+			}
+			assert.Equal(t, found[0], found[1], "violations of two runs of seed %d", seed)
+		})
+	}
 }

@@ -49,16 +49,20 @@
 // (300 ms heartbeats, a node failed 6 s after its last heartbeat, a 2 s
 // leader lease).
 //
-// Faults in this mode are signals to the processes: crash-agent is a
-// SIGKILL of a node agent, restart-agent starts it again, freeze is a
-// SIGSTOP of a node agent and heal its SIGCONT, and restart-controller (this
-// mode's own) is a SIGKILL of the controller followed by a new one. Left
-// out, because they need hooks only the embedded cluster has: partition
-// (the link between a node agent and the store; the fault-injection suite
-// in test/faults cuts real TCP links), store-conflicts and store-latency
-// (the fault store on virtual time), crash-guest, guest-agent-gone,
-// cut-migration, acpi-ignore and acpi-delay (the simulated host's fault
-// hooks, inside the node process and not exposed by it).
+// Faults in this mode act on the processes and their links: crash-agent
+// is a SIGKILL of a node agent, restart-agent starts it again, freeze is a
+// SIGSTOP of a node agent, partition cuts the TCP link between a node
+// agent and etcd (each agent reaches etcd through a proxy of its own,
+// internal/tcpproxy, which then holds every byte and every new
+// connection), heal ends the node's partition and freeze, and
+// restart-controller (this mode's own) is a SIGKILL of the controller
+// followed by a new one. A node that was partitioned counts as one whose
+// event recorder may have given up on writes, as the embedded cluster's
+// recorders report. Left out, because they need hooks only the embedded
+// cluster has: store-conflicts and store-latency (the fault store on
+// virtual time), crash-guest, guest-agent-gone, cut-migration, acpi-ignore
+// and acpi-delay (the simulated host's fault hooks, inside the node
+// process and not exposed by it).
 //
 // The invariants are the same code, reading the store on etcd and each
 // host's ground truth from its node agent's GET /debug/domains
@@ -72,8 +76,12 @@
 // ended, nodes uncordoned) and the final checks run until they pass or
 // -mp-converge (90 s) has passed. Stops are followed only with guests that
 // answer ACPI at once (the host's default). A failing seed prints its
-// operation log and the tail of every process's log; it is not shrunk,
-// as real time does not repeat a run.
+// operation log and the tail of every process's log, and (with
+// -multiprocess) is shrunk on fresh processes for each candidate, within
+// -mp-shrink-runs runs and -mp-shrink-wall; as real time does not repeat
+// a run, a candidate counts as failing when one run of it fails, so the
+// shrink may stop early on a failure that depends on timing. The
+// reproduction replays with -multiprocess -replay FILE.
 //
 // Without -multiprocess, TestMultiProcess runs one seed of ten
 // operations (skipped in -short); -multiprocess gives it -seeds and -ops

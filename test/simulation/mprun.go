@@ -18,7 +18,6 @@ func mpLeftOut() map[string]string {
 	const store = "needs the in-process fault store between the components and the store (virtual-time latency, injected conflicts)"
 	const host = "needs the simulated host's fault hooks, which run inside the node process and are not exposed"
 	return map[string]string{
-		"partition":        "needs the in-process link between a node agent and the store (test/faults cuts real TCP links)",
 		"store-conflicts":  store,
 		"store-latency":    store,
 		"crash-guest":      host,
@@ -64,7 +63,23 @@ func mpOperations() []opSpec {
 			return p.start()
 		}),
 		"freeze": nodeProc(func(p *proc) error { return p.signal(syscall.SIGSTOP) }),
-		"heal":   nodeProc(func(p *proc) error { return p.signal(syscall.SIGCONT) }),
+		// The node's TCP link to etcd stops carrying bytes (its proxy
+		// holds them, and new connections wait): requests time out, as
+		// across a real partition; the process runs on.
+		"partition": onProcesses(func(_ context.Context, m *multiProcess, op Op) error {
+			m.partition(op.Target)
+			return nil
+		}),
+		// Heal ends a partition and a freeze of the node, as in the
+		// embedded cluster.
+		"heal": onProcesses(func(_ context.Context, m *multiProcess, op Op) error {
+			n := m.nodes[op.Target]
+			if n == nil {
+				return nil
+			}
+			n.proxy.Heal()
+			return n.proc.signal(syscall.SIGCONT)
+		}),
 	}
 	left := mpLeftOut()
 	var out []opSpec

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/internal/etcdproc"
+	"github.com/virtkit/virtkit/internal/tcpproxy"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/store/etcd"
@@ -77,10 +79,15 @@ func (o MultiProcessOptions) pause(m Millis) time.Duration {
 	return min(m.Duration()/time.Duration(o.TimeScale), o.MaxPause)
 }
 
-// mpNode is one `virtkit node` process and where it reports its host.
+// mpNode is one `virtkit node` process, where it reports its host, and
+// the TCP proxy it reaches etcd through (the partition fault cuts it).
 type mpNode struct {
 	proc        *proc
 	metricsAddr string
+	proxy       *tcpproxy.Proxy
+	// cut records that the node was partitioned from the store at some
+	// point: its event recorder may have given up on writes since.
+	cut bool
 }
 
 // multiProcess is the system of the multi-process mode: a real etcd
@@ -97,6 +104,7 @@ type multiProcess struct {
 	life   *lifecycleState
 	client *http.Client
 	cancel context.CancelFunc
+	mu     sync.Mutex // guards nodes' cut
 }
 
 // startMultiProcess starts etcd, the recorder, the controller and the node
@@ -134,9 +142,15 @@ func startMultiProcess(ctx context.Context, o MultiProcessOptions, nodes int) (m
 		if err != nil {
 			return m, err
 		}
+		// Each agent reaches etcd through a proxy of its own, so that a
+		// partition cuts one node from the store and nothing else.
+		px, err := tcpproxy.Start(context.WithoutCancel(ctx), tcpproxy.Options{Target: m.etcd.ClientAddr()})
+		if err != nil {
+			return m, err
+		}
 		m.names = append(m.names, name)
-		m.nodes[name] = &mpNode{metricsAddr: addr, proc: newProc(o.Dir, o.Binary, name, "node", "--name", name,
-			"--store", storeArg, "--metrics-addr", addr, "--hypervisor", "sim",
+		m.nodes[name] = &mpNode{metricsAddr: addr, proxy: px, proc: newProc(o.Dir, o.Binary, name, "node", "--name", name,
+			"--store", "etcd://"+px.Addr(), "--metrics-addr", addr, "--hypervisor", "sim",
 			"--sim-state", filepath.Join(o.Dir, name+".state.json"), "--heartbeat-interval", mpHeartbeat,
 			"--fence-timeout", mpFenceTimeout, "--status-interval", mpStatusInterval)}
 	}
@@ -223,6 +237,11 @@ func (m *multiProcess) close() {
 	if m.cancel != nil {
 		m.cancel()
 		m.rec.wg.Wait()
+	}
+	for _, n := range m.nodes {
+		if n.proxy != nil {
+			_ = n.proxy.Close()
+		}
 	}
 	if m.store != nil {
 		_ = m.store.Close()
@@ -331,9 +350,33 @@ func (m *multiProcess) uncordon(ctx context.Context, n string) error {
 	return controller.Uncordon(ctx, m.store, n)
 }
 
-// eventStats: the processes' recorders are not readable from here, and
-// this mode has no partition from the store that makes them give up.
-func (m *multiProcess) eventStats() map[string]events.Stats { return nil }
+// eventStats: the processes' recorders are not readable from here. A node
+// that was partitioned from the store counts as one whose recorder gave up
+// (its writes may have failed past their retries), as the in-process
+// recorders report.
+func (m *multiProcess) eventStats() map[string]events.Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]events.Stats{}
+	for name, n := range m.nodes {
+		if n.cut {
+			out[name] = events.Stats{GaveUp: 1}
+		}
+	}
+	return out
+}
+
+// partition cuts node's link to etcd (heal ends it).
+func (m *multiProcess) partition(node string) {
+	n := m.nodes[node]
+	if n == nil {
+		return
+	}
+	m.mu.Lock()
+	n.cut = true
+	m.mu.Unlock()
+	n.proxy.Cut()
+}
 
 func (m *multiProcess) drain(ctx context.Context, n string, o controller.DrainOptions) error {
 	return controller.Drain(ctx, m.store, n, o)
@@ -349,7 +392,7 @@ func (m *multiProcess) lifecycle() *lifecycleState { return m.life }
 
 func (m *multiProcess) undisturbed(n string) bool {
 	mn := m.nodes[n]
-	return mn != nil && mn.proc.State() == procRunning
+	return mn != nil && mn.proc.State() == procRunning && (mn.proxy == nil || !mn.proxy.IsCut())
 }
 
 func (m *multiProcess) exited() (bool, error) {
@@ -382,11 +425,14 @@ func (m *multiProcess) domains(ctx context.Context) ([]domainAt, error) {
 	return out, nil
 }
 
-// heal ends every fault: frozen agents resume, killed agents and a killed
+// heal ends every fault: partitions heal, frozen agents resume, killed agents and a killed
 // controller start again, drains end and every node is uncordoned.
 func (m *multiProcess) heal(ctx context.Context) error {
 	m.life.cancelDrains()
 	m.life.waitDrains(30 * time.Second)
+	for _, n := range m.names {
+		m.nodes[n].proxy.Heal()
+	}
 	for _, p := range m.procs() {
 		if err := p.signal(syscall.SIGCONT); err != nil {
 			return err

@@ -15,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/internal/tcpproxy"
 	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/store/etcd"
@@ -132,4 +134,34 @@ func TestHistoryReadsLateChangesOnce(t *testing.T) {
 	chk.history(3, &out)
 	require.Len(t, out, 1)
 	assert.Contains(t, out[0].Message, "uid ua of VirtualMachineInstance sim/a reused by VirtualMachineInstance sim/b")
+}
+
+// The partition fault of the multi-process mode cuts the node's proxy to
+// etcd, and only that node's; heal ends it. A node once partitioned counts
+// as one whose event recorder may have given up.
+func TestMultiProcessPartition(t *testing.T) {
+	m := &multiProcess{nodes: map[string]*mpNode{}, life: &lifecycleState{}}
+	for _, n := range []string{"node-1", "node-2"} {
+		px, err := tcpproxy.Start(t.Context(), tcpproxy.Options{Target: "127.0.0.1:9"})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = px.Close() })
+		m.names = append(m.names, n)
+		m.nodes[n] = &mpNode{proc: &proc{name: n, state: procRunning}, proxy: px}
+	}
+	table := map[string]opSpec{}
+	for _, s := range mpOperations() {
+		table[s.name] = s
+	}
+	require.Contains(t, table, "partition")
+	require.NoError(t, table["partition"].run(t.Context(), m, Op{Name: "partition", Target: "node-1"}))
+	assert.True(t, m.nodes["node-1"].proxy.IsCut())
+	assert.False(t, m.nodes["node-2"].proxy.IsCut())
+	assert.False(t, m.undisturbed("node-1"))
+	assert.True(t, m.undisturbed("node-2"))
+	assert.Equal(t, map[string]events.Stats{"node-1": {GaveUp: 1}}, m.eventStats())
+
+	require.NoError(t, table["heal"].run(t.Context(), m, Op{Name: "heal", Target: "node-1"}))
+	assert.False(t, m.nodes["node-1"].proxy.IsCut())
+	assert.True(t, m.undisturbed("node-1"))
+	assert.Equal(t, map[string]events.Stats{"node-1": {GaveUp: 1}}, m.eventStats(), "its events may have been lost meanwhile")
 }

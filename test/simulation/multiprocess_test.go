@@ -25,6 +25,8 @@ var (
 	flagMPConverge = flag.Duration("mp-converge", 90*time.Second, "multi-process mode: how long the cluster has to converge once the faults heal")
 	flagMPScale    = flag.Int("mp-time-scale", 10, "multi-process mode: an operation's advance of time divided by this is the real pause after it")
 	flagMPMaxPause = flag.Duration("mp-max-pause", 2*time.Second, "multi-process mode: the longest real pause after an operation")
+	flagMPShrink   = flag.Int("mp-shrink-runs", 12, "multi-process mode with -multiprocess: most runs (each on fresh processes) one shrink of a failing seed may spend; 0 with -shrink=false does not shrink")
+	flagMPShrinkW  = flag.Duration("mp-shrink-wall", 20*time.Minute, "multi-process mode: most wall time one shrink may spend")
 )
 
 // binaryEnv names a prebuilt virtkit command for the multi-process mode.
@@ -70,18 +72,41 @@ func TestMultiProcess(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
+	base := t.TempDir()
+	runs := 0
+	// runner runs an op log on fresh processes in a directory of its own.
+	runner := func(cfg Config) Runner {
+		return func(ctx context.Context, opLog []Op) (Outcome, error) {
+			runs++
+			dir := filepath.Join(base, fmt.Sprintf("seed-%d-run-%d", cfg.Seed, runs))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return Outcome{}, err
+			}
+			return RunMultiProcess(ctx, cfg, opLog,
+				MultiProcessOptions{Binary: bin, EtcdBinary: etcdBin, Dir: dir, Converge: *flagMPConverge,
+					TimeScale: *flagMPScale, MaxPause: *flagMPMaxPause})
+		}
+	}
+	if *flagReplay != "" {
+		r, err := ReadRepro(*flagReplay)
+		require.NoError(t, err)
+		cfg := Config{Seed: r.Seed, Disabled: disabled, MultiProcess: true}
+		out, err := runner(cfg)(context.Background(), r.Ops)
+		if err != nil || out.Failed() {
+			t.Logf("seed=%d processes' logs:\n%s", r.Seed, out.Logs)
+		}
+		require.NoError(t, err)
+		report(t, cfg, r.Ops, out, false)
+		return
+	}
 	start := time.Now()
 	passed, failed, steps := 0, 0, 0
 	for seed := from; seed <= to; seed++ {
 		cfg := Config{Seed: seed, Ops: ops, Disabled: disabled, MultiProcess: true}
 		opLog := Generate(cfg)
 		steps += len(opLog)
-		dir := filepath.Join(t.TempDir(), fmt.Sprintf("seed-%d", seed))
-		require.NoError(t, os.MkdirAll(dir, 0o755))
 		began := time.Now()
-		out, err := RunMultiProcess(context.Background(), cfg, opLog,
-			MultiProcessOptions{Binary: bin, EtcdBinary: etcdBin, Dir: dir, Converge: *flagMPConverge,
-				TimeScale: *flagMPScale, MaxPause: *flagMPMaxPause})
+		out, err := runner(cfg)(context.Background(), opLog)
 		if err != nil {
 			t.Logf("seed=%d processes' logs:\n%s", seed, out.Logs)
 		}
@@ -90,6 +115,9 @@ func TestMultiProcess(t *testing.T) {
 		if report(t, cfg, opLog, out, false) {
 			t.Logf("seed=%d processes' logs:\n%s", seed, out.Logs)
 			failed++
+			if *flagMultiProcess && *flagShrink && *flagMPShrink > 0 {
+				shrinkMP(t, cfg, opLog, out, runner(cfg))
+			}
 		} else {
 			passed++
 		}
@@ -175,4 +203,18 @@ func TestMultiProcessTable(t *testing.T) {
 	for _, op := range Generate(Config{Seed: 7, Ops: 200}) {
 		require.NotEqual(t, "restart-controller", op.Name)
 	}
+}
+
+// shrinkMP shrinks a failing multi-process seed (each candidate on fresh
+// processes) and prints its reproduction for -multiprocess -replay.
+func shrinkMP(t *testing.T, cfg Config, opLog []Op, out Outcome, run Runner) {
+	t.Helper()
+	inv := out.Violations[0].Invariant
+	if *flagShrinkInv != "" {
+		inv = *flagShrinkInv
+	}
+	small, n := ShrinkWith(context.Background(), run, opLog, inv, ShrinkBudget{Runs: *flagMPShrink, Wall: *flagMPShrinkW})
+	r := Repro{Seed: cfg.Seed, Invariant: inv, Ops: small}
+	t.Logf("seed=%d %s: shrunk %d ops to %d in %d runs on fresh processes (real time: a shorter log that failed once);"+
+		" replay with -run TestMultiProcess -args -multiprocess -replay FILE holding:\n%s", cfg.Seed, inv, len(opLog), len(small), n, r.JSON())
 }

@@ -62,6 +62,19 @@ type ShrinkBudget struct {
 // debugging: drop chunks of halving size while the failure stays). The
 // seed stays the same, so the cluster's own random choices repeat.
 func Shrink(ctx context.Context, cfg Config, ops []Op, invariant string, b ShrinkBudget) ([]Op, int) {
+	return ShrinkWith(ctx, func(ctx context.Context, cand []Op) (Outcome, error) { return Run(ctx, cfg, cand) },
+		ops, invariant, b)
+}
+
+// Runner runs one candidate op log (Run on the embedded cluster, or
+// RunMultiProcess on fresh processes).
+type Runner func(ctx context.Context, ops []Op) (Outcome, error)
+
+// ShrinkWith is Shrink over any runner: a candidate counts as failing
+// when one run of it breaks invariant. On real time (the multi-process
+// mode) a run does not repeat exactly, so a failure that depends on timing
+// may stop the shrink early; what it returns still failed once.
+func ShrinkWith(ctx context.Context, run Runner, ops []Op, invariant string, b ShrinkBudget) ([]Op, int) {
 	if b.Runs <= 0 {
 		b.Runs = 60
 	}
@@ -72,7 +85,7 @@ func Shrink(ctx context.Context, cfg Config, ops []Op, invariant string, b Shrin
 	runs := 0
 	fails := func(cand []Op) bool {
 		runs++
-		out, err := Run(ctx, cfg, cand)
+		out, err := run(ctx, cand)
 		if err != nil {
 			return false
 		}
