@@ -8,7 +8,7 @@ import (
 
 func newDescribeCmd() *cobra.Command {
 	var (
-		kf       kubeFlags
+		cf       connFlags
 		ns       namespaceFlags
 		selector string
 	)
@@ -21,9 +21,7 @@ status (conditions and migration state included) field by field, then the
 events that regard it, oldest first. Without a NAME it describes every object
 of the kind in the namespace (-l narrows them by label).
 
-It talks to the control plane's API with the kubeconfig from --kubeconfig,
-$KUBECONFIG or ~/.kube/config. Errors are the server's, printed as kubectl
-prints them, with exit status 1.`,
+` + storeTransportHelp,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := &describe.Options{Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr(), Selector: selector}
@@ -33,17 +31,18 @@ prints them, with exit status 1.`,
 			if err := o.Validate(); err != nil {
 				return apiFail(cmd, err)
 			}
-			c, err := kf.connect(cmd)
+			c, done, err := cf.connect(cmd)
 			if err != nil {
 				return apiFail(cmd, err)
 			}
-			o.API, o.Namespace = c.kube(), c.namespace
+			defer done()
+			o.API, o.Namespace = c, c.Namespace
 			return apiFail(cmd, o.Run(cmd.Context()))
 		},
 	}
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "describe the objects with these labels, e.g. app=web")
-	cmd.ValidArgsFunction = completeKindThenName(&kf, 0)
-	kf.register(cmd)
+	cmd.ValidArgsFunction = completeKindThenName(&cf.kf, 0)
+	cf.register(cmd)
 	ns.register(cmd, false)
 	return cmd
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -105,15 +103,13 @@ func TestGetTablesEscapeNames(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: hostile, Namespace: "default"},
 		Status:     virtkit.VirtualMachineInstanceStatus{NodeName: hostile, Phase: virtkit.VirtualMachineInstancePhase(hostile)},
 	}))
+	c := storeCLI(t, st)
 	for _, kind := range []string{"nodes", "vmis"} {
-		res, err := lookupResource(kind)
-		require.NoError(t, err)
 		for _, output := range []string{"table", "json"} {
-			var out bytes.Buffer
-			require.NoError(t, runGet(ctx, st, &out, res, "", namespaceFlags{namespace: "default"}, output, time.Now()))
-			assertNoRawControls(t, out.String())
+			out := c.ok("get", kind, "-o", output)
+			assertNoRawControls(t, out)
 			if output == "table" {
-				assert.Contains(t, out.String(), esc(hostile))
+				assert.Contains(t, out, esc(hostile))
 			}
 		}
 	}
