@@ -39,7 +39,7 @@ func TestParseCascade(t *testing.T) {
 // delete --cascade=orphan over a store (its API in this process) puts the orphan finalizer on the
 // object for the controller process's garbage collector.
 func TestDeleteCascadeOrphanStore(t *testing.T) {
-	st := store.NewMemory()
+	st := apiMemory(t)
 	vm := &virtkit.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "vm1"}}
 	require.NoError(t, st.Create(t.Context(), vm))
 	out := storeCLI(t, st).ok("delete", "vm", "vm1", "--cascade", "orphan")

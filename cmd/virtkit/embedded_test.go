@@ -18,3 +18,12 @@ func storeCLI(t *testing.T, st store.Store) cli {
 	t.Cleanup(func() { require.NoError(t, e.Close()) })
 	return cli{t: t, kubeconfig: e.Kubeconfig}
 }
+
+// apiMemory is a memory store an API server may serve (its first
+// resourceVersion is 1: Kubernetes reads 0 as "any").
+func apiMemory(t *testing.T) store.Store {
+	t.Helper()
+	st, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: 1})
+	require.NoError(t, err)
+	return st
+}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/guestagent/qgaserver"
-	"github.com/virtkit/virtkit/store"
 )
 
 // hostile holds what a terminal must never receive raw: ESC, BEL, DEL, a
@@ -96,7 +95,7 @@ func TestValidateReportsReservedLabels(t *testing.T) {
 }
 
 func TestGetTablesEscapeNames(t *testing.T) {
-	st := store.NewMemory()
+	st := apiMemory(t)
 	ctx := t.Context()
 	require.NoError(t, st.Create(ctx, &virtkit.Node{ObjectMeta: metav1.ObjectMeta{Name: hostile}, Status: virtkit.NodeStatus{Hypervisor: hostile}}))
 	require.NoError(t, st.Create(ctx, &virtkit.VirtualMachineInstance{

@@ -23,7 +23,7 @@ spec:
 `
 
 func TestGetDataVolumes(t *testing.T) {
-	st := store.NewMemory()
+	st := apiMemory(t)
 	c := storeCLI(t, st)
 	assert.Equal(t, "datavolume.cdi.kubevirt.io/scratch created\n", applyString(t, c, blankDV))
 	dv := &virtkit.DataVolume{}

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/store"
 )
 
 const twoVMs = `apiVersion: kubevirt.io/v1
@@ -47,7 +46,7 @@ func applyString(t *testing.T, c cli, manifest string) string {
 }
 
 func TestApplyGetDelete(t *testing.T) {
-	c := storeCLI(t, store.NewMemory())
+	c := storeCLI(t, apiMemory(t))
 	assert.Equal(t, "virtualmachine.kubevirt.io/vm1 created\nvirtualmachine.kubevirt.io/vm2 created\n", applyString(t, c, twoVMs))
 	assert.Equal(t, "virtualmachine.kubevirt.io/vm1 unchanged\nvirtualmachine.kubevirt.io/vm2 unchanged\n", applyString(t, c, twoVMs))
 
@@ -124,7 +123,7 @@ func TestApplyGetDelete(t *testing.T) {
 // What users have typed for a kind, through the server's discovery and
 // the CLI's own aliases.
 func TestKindNamesResolve(t *testing.T) {
-	c := storeCLI(t, store.NewMemory())
+	c := storeCLI(t, apiMemory(t))
 	for _, typed := range []string{"vms", "VirtualMachineInstances", "vmim", "migrations", "nodes", "replicasets", "vmirs",
 		"no", "rs", "kv", "vmsnapshot", "migrationpolicies", "DataVolume", "dv"} {
 		assert.NotContains(t, c.ok("get", typed, "-A"), "NAME", typed) // resolved, nothing listed
@@ -133,7 +132,7 @@ func TestKindNamesResolve(t *testing.T) {
 }
 
 func TestApplyRejectsInvalidObjects(t *testing.T) {
-	c := storeCLI(t, store.NewMemory())
+	c := storeCLI(t, apiMemory(t))
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(badVM), 0o600))
 	assert.Contains(t, c.fails("apply", "-f", path), "spec.template.spec.domain.devices.disks")

@@ -12,11 +12,10 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/events"
-	"github.com/virtkit/virtkit/store"
 )
 
 func TestGetEvents(t *testing.T) {
-	st := store.NewMemory()
+	st := apiMemory(t)
 	// The server computes ages at its own time: the events are recorded
 	// as if six minutes ago.
 	t0 := time.Now().Add(-6 * time.Minute)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube"
 )
@@ -44,6 +46,10 @@ func (f *connFlags) connect(cmd *cobra.Command) (*apiClient, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// The API server library logs its start at info level through klog;
+	// a one-shot command prints only its own output.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 	ns := ""
 	if fl := cmd.Flags().Lookup("namespace"); fl != nil && fl.Changed {
 		ns = fl.Value.String()

@@ -61,7 +61,8 @@ spec:
 // Created, then unchanged, then configured; an invalid object fails with
 // its field path while the others are still applied.
 func TestRun(t *testing.T) {
-	st := store.NewMemory()
+	st, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: 1})
+	require.NoError(t, err)
 	e, err := kube.StartEmbedded(t.Context(), kube.EmbeddedOptions{Store: st})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, e.Close()) })

@@ -61,8 +61,8 @@ func TestRunTables(t *testing.T) {
 	api := serve(t, st)
 	for _, tc := range []struct{ kind, output, want string }{
 		{"migrationpolicies", "", `^NAME\s+AGE\nfast\s+\S+\n$`},
-		{"nodes", "table", `^NAME\s+STATUS\s+AGE\nn1\s+NotReady\s+\S+\n$`},
-		{"nodes", "wide", `^NAME\s+STATUS\s+AGE\s+HYPERVISOR\s+CPU\s+MEMORY\nn1\s+NotReady\s+\S+\s+sim\s+<none>\s+<none>\n$`},
+		// nodes are the core group's, as kubectl shows them.
+		{"nodes", "table", `^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\nn1\s+\S+\s+<none>\s+\S+\s+virtkit\n$`},
 		{"no", "name", `^node(\.\S+)?/n1\n$`},
 	} {
 		var out bytes.Buffer
