@@ -13,20 +13,11 @@ import (
 // completionTimeout bounds the API calls of one shell completion.
 const completionTimeout = 5 * time.Second
 
-// completesFromAPI says whether completion asks an API: only a running
-// one a kubeconfig names, not one started for a keystroke over --store.
-func completesFromAPI(cmd *cobra.Command, kf *kubeFlags) bool {
-	if f := cmd.Flags().Lookup("store"); f != nil && f.Changed {
-		return false
-	}
-	return kf.found()
-}
-
 // completeKindThenName completes get's and delete's arguments from the API:
 // the served resources first, then the names of the chosen kind.
 func completeKindThenName(kf *kubeFlags, maxNames int) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		if !completesFromAPI(cmd, kf) || (maxNames > 0 && len(args) > maxNames) {
+		if !useAPI(cmd, kf) || (maxNames > 0 && len(args) > maxNames) {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		c, err := kf.connect(cmd)
@@ -53,7 +44,7 @@ func completeNames(kf *kubeFlags, kind string) cobra.CompletionFunc {
 			}
 			typed, args = args[0], args[1:]
 		}
-		if len(args) > 0 || !completesFromAPI(cmd, kf) {
+		if len(args) > 0 || !useAPI(cmd, kf) {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		c, err := kf.connect(cmd)
@@ -68,7 +59,7 @@ func completeNames(kf *kubeFlags, kind string) cobra.CompletionFunc {
 
 // servedResources lists the resources (plural names) the server serves.
 func servedResources(c *apiClient, prefix string) []string {
-	_, lists, _ := c.Discovery.ServerGroupsAndResources()
+	_, lists, _ := c.discovery.ServerGroupsAndResources()
 	var out []string
 	for _, l := range lists {
 		for _, r := range l.APIResources {
@@ -86,11 +77,11 @@ func servedResources(c *apiClient, prefix string) []string {
 
 // objectNames lists the names of the objects of a kind in the namespace.
 func objectNames(ctx context.Context, c *apiClient, typed, prefix string) []string {
-	m, err := c.Mapping(typed)
+	m, err := c.mapping(typed)
 	if err != nil {
 		return nil
 	}
-	list, err := c.ResourceFor(m, c.Namespace).List(ctx, metav1.ListOptions{})
+	list, err := c.resourceFor(m, c.namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil
 	}

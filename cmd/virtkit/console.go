@@ -30,13 +30,13 @@ const consoleEscape = 0x1d
 // dialStream opens a VMI stream subresource (console, vnc,
 // portforward/PORT[/PROTO]) of the API over WebSocket.
 func dialStream(ctx context.Context, c *apiClient, name, sub string) (*websocket.Conn, error) {
-	tlsCfg, err := rest.TLSConfigFor(c.Config)
+	tlsCfg, err := rest.TLSConfigFor(c.config)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	base, err := url.Parse(c.Config.Host)
+	base, err := url.Parse(c.config.Host)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: server %q: %w", c.Config.Host, err)
+		return nil, fmt.Errorf("kubeconfig: server %q: %w", c.config.Host, err)
 	}
 	switch base.Scheme {
 	case "https", "":
@@ -44,12 +44,12 @@ func dialStream(ctx context.Context, c *apiClient, name, sub string) (*websocket
 	case "http":
 		base.Scheme = "ws"
 	}
-	base.Path = strings.TrimSuffix(base.Path, "/") + subresourcesPath + "/namespaces/" + url.PathEscape(c.Namespace) +
+	base.Path = strings.TrimSuffix(base.Path, "/") + subresourcesPath + "/namespaces/" + url.PathEscape(c.namespace) +
 		"/virtualmachineinstances/" + url.PathEscape(name) + "/" + sub
 	header := http.Header{}
-	tok := c.Config.BearerToken
-	if tok == "" && c.Config.BearerTokenFile != "" {
-		b, err := os.ReadFile(c.Config.BearerTokenFile)
+	tok := c.config.BearerToken
+	if tok == "" && c.config.BearerTokenFile != "" {
+		b, err := os.ReadFile(c.config.BearerTokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("kubeconfig: token file: %w", err)
 		}

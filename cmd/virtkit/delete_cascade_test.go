@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,14 +37,17 @@ func TestParseCascade(t *testing.T) {
 	}
 }
 
-// delete --cascade=orphan over a store (its API in this process) puts the orphan finalizer on the
+// delete --cascade=orphan against a store puts the orphan finalizer on the
 // object for the controller process's garbage collector.
 func TestDeleteCascadeOrphanStore(t *testing.T) {
-	st := apiMemory(t)
+	st := store.NewMemory()
 	vm := &virtkit.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "vm1"}}
 	require.NoError(t, st.Create(t.Context(), vm))
-	out := storeCLI(t, st).ok("delete", "vm", "vm1", "--cascade", "orphan")
-	assert.Equal(t, `virtualmachine.kubevirt.io "vm1" deleted`+"\n", out)
+	res, err := lookupResource("vm")
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, runDeleteCascade(t.Context(), st, &out, res, "default", []string{"vm1"}, "orphan"))
+	assert.Equal(t, "virtualmachine/vm1 deleted\n", out.String())
 	got := &virtkit.VirtualMachine{}
 	require.NoError(t, st.Get(t.Context(), store.KeyOf(vm), got))
 	assert.NotNil(t, got.DeletionTimestamp)

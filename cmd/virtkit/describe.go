@@ -8,7 +8,7 @@ import (
 
 func newDescribeCmd() *cobra.Command {
 	var (
-		cf       connFlags
+		kf       kubeFlags
 		ns       namespaceFlags
 		selector string
 	)
@@ -21,7 +21,9 @@ status (conditions and migration state included) field by field, then the
 events that regard it, oldest first. Without a NAME it describes every object
 of the kind in the namespace (-l narrows them by label).
 
-` + storeTransportHelp,
+It talks to the control plane's API with the kubeconfig from --kubeconfig,
+$KUBECONFIG or ~/.kube/config. Errors are the server's, printed as kubectl
+prints them, with exit status 1.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := &describe.Options{Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr(), Selector: selector}
@@ -31,18 +33,17 @@ of the kind in the namespace (-l narrows them by label).
 			if err := o.Validate(); err != nil {
 				return apiFail(cmd, err)
 			}
-			c, done, err := cf.connect(cmd)
+			c, err := kf.connect(cmd)
 			if err != nil {
 				return apiFail(cmd, err)
 			}
-			defer done()
-			o.API, o.Namespace = c, c.Namespace
+			o.API, o.Namespace = c.kube(), c.namespace
 			return apiFail(cmd, o.Run(cmd.Context()))
 		},
 	}
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "describe the objects with these labels, e.g. app=web")
-	cmd.ValidArgsFunction = completeKindThenName(&cf.kf, 0)
-	cf.register(cmd)
+	cmd.ValidArgsFunction = completeKindThenName(&kf, 0)
+	kf.register(cmd)
 	ns.register(cmd, false)
 	return cmd
 }

@@ -24,22 +24,32 @@ func newNodeVerbCmds() []*cobra.Command {
 }
 
 // nodeVerbFlags are how cordon, uncordon and drain reach the control
-// plane: its API (connFlags).
-type nodeVerbFlags struct{ connFlags }
+// plane: its API through a kubeconfig, or its etcd (--store wins).
+type nodeVerbFlags struct {
+	sf storeFlags
+	kf kubeFlags
+}
 
-// open returns the control plane's API as a store (apiStore), so the
-// library's node verbs run over it, and how to close it.
+func (f *nodeVerbFlags) register(cmd *cobra.Command) {
+	f.sf.register(cmd)
+	f.kf.register(cmd)
+}
+
+// open returns the control plane's store and how to close it.
 func (f *nodeVerbFlags) open(cmd *cobra.Command) (store.Store, func(), error) {
-	c, done, err := f.connect(cmd)
+	if useAPI(cmd, &f.kf) {
+		c, err := f.kf.connect(cmd)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := newAPIStore(c)
+		return s, func() {}, err
+	}
+	st, err := f.sf.openShared(cmd.Context(), nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := newAPIStore(c)
-	if err != nil {
-		done()
-		return nil, nil, err
-	}
-	return s, done, nil
+	return st, func() { _ = st.Close() }, nil
 }
 
 func newCordonCmd(cordon bool) *cobra.Command {
@@ -106,10 +116,9 @@ FailedEviction event). drain prints each VMI's state as it changes and returns
 once the node is empty, or fails after --timeout naming the VMIs left. The node
 stays cordoned; uncordon ends the drain.
 
-Like get and delete, drain, cordon and uncordon talk to the control plane's API:
-the one a kubeconfig names (--kubeconfig, $KUBECONFIG, ~/.kube/config) or, with
---store etcd://HOST:PORT (which wins), one they start over that etcd for their
-own use.`,
+Like get and delete, drain, cordon and uncordon talk to the control plane's API
+when a kubeconfig is given or found (--kubeconfig, $KUBECONFIG, ~/.kube/config),
+and to its etcd with --store etcd://HOST:PORT, which wins.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout < 0 {

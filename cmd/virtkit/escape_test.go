@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/guestagent/qgaserver"
+	"github.com/virtkit/virtkit/store"
 )
 
 // hostile holds what a terminal must never receive raw: ESC, BEL, DEL, a
@@ -95,20 +98,22 @@ func TestValidateReportsReservedLabels(t *testing.T) {
 }
 
 func TestGetTablesEscapeNames(t *testing.T) {
-	st := apiMemory(t)
+	st := store.NewMemory()
 	ctx := t.Context()
 	require.NoError(t, st.Create(ctx, &virtkit.Node{ObjectMeta: metav1.ObjectMeta{Name: hostile}, Status: virtkit.NodeStatus{Hypervisor: hostile}}))
 	require.NoError(t, st.Create(ctx, &virtkit.VirtualMachineInstance{
 		ObjectMeta: metav1.ObjectMeta{Name: hostile, Namespace: "default"},
 		Status:     virtkit.VirtualMachineInstanceStatus{NodeName: hostile, Phase: virtkit.VirtualMachineInstancePhase(hostile)},
 	}))
-	c := storeCLI(t, st)
 	for _, kind := range []string{"nodes", "vmis"} {
+		res, err := lookupResource(kind)
+		require.NoError(t, err)
 		for _, output := range []string{"table", "json"} {
-			out := c.ok("get", kind, "-o", output)
-			assertNoRawControls(t, out)
+			var out bytes.Buffer
+			require.NoError(t, runGet(ctx, st, &out, res, "", namespaceFlags{namespace: "default"}, output, time.Now()))
+			assertNoRawControls(t, out.String())
 			if output == "table" {
-				assert.Contains(t, out, esc(hostile))
+				assert.Contains(t, out.String(), esc(hostile))
 			}
 		}
 	}

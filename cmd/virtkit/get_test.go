@@ -1,16 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/store"
 )
 
 const twoVMs = `apiVersion: kubevirt.io/v1
@@ -36,31 +37,27 @@ spec:
         memory: {guest: 64Mi}
 `
 
-// applyString applies a manifest through the API over st and returns
-// what apply printed.
-func applyString(t *testing.T, c cli, manifest string) string {
+func applyString(t *testing.T, st store.Store, manifest string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "manifest.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(manifest), 0o600))
-	return c.ok("apply", "-f", path)
+	objs, err := decodeFilesFrom(strings.NewReader(manifest), []string{"-"})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, runApply(t.Context(), st, &out, objs))
+	return out.String()
 }
 
 func TestApplyGetDelete(t *testing.T) {
-	c := storeCLI(t, apiMemory(t))
-	assert.Equal(t, "virtualmachine.kubevirt.io/vm1 created\nvirtualmachine.kubevirt.io/vm2 created\n", applyString(t, c, twoVMs))
-	assert.Equal(t, "virtualmachine.kubevirt.io/vm1 unchanged\nvirtualmachine.kubevirt.io/vm2 unchanged\n", applyString(t, c, twoVMs))
+	st := store.NewMemory()
+	assert.Equal(t, "virtualmachine/vm1 created\nvirtualmachine/vm2 created\n", applyString(t, st, twoVMs))
+	assert.Equal(t, "virtualmachine/vm1 configured\nvirtualmachine/vm2 configured\n", applyString(t, st, twoVMs))
 
+	vms, err := lookupResource("VM")
+	require.NoError(t, err)
 	get := func(name string, ns namespaceFlags, output string) string {
 		t.Helper()
-		args := []string{"get", "VM"}
-		if name != "" {
-			args = append(args, name)
-		}
-		args = append(args, "-n", ns.namespace, "-o", output)
-		if ns.allNamespaces {
-			args = append(args, "-A")
-		}
-		return c.ok(args...)
+		var out bytes.Buffer
+		require.NoError(t, runGet(t.Context(), st, &out, vms, name, ns, output, time.Now()))
+		return out.String()
 	}
 
 	for _, tc := range []struct {
@@ -115,25 +112,45 @@ func TestApplyGetDelete(t *testing.T) {
 	assert.Equal(t, []string{"NAMESPACE", "NAME", "AGE", "STATUS", "READY"}, strings.Fields(strings.SplitN(all, "\n", 2)[0]))
 	assert.Contains(t, all, "other")
 
-	assert.Contains(t, c.fails("get", "vm", "missing", "-o", "json"), "Error from server (NotFound)")
-	assert.Equal(t, `virtualmachine.kubevirt.io "vm2" deleted`+"\n", c.ok("delete", "vm", "vm2", "-n", "other"))
-	assert.Contains(t, c.fails("delete", "vm", "vm2", "-n", "other"), "Error from server (NotFound)")
+	var out bytes.Buffer
+	err = runGet(t.Context(), st, &out, vms, "missing", namespaceFlags{namespace: "default"}, "json", time.Now())
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	require.NoError(t, runDelete(t.Context(), st, &out, vms, "other", []string{"vm2"}))
+	assert.Equal(t, "virtualmachine/vm2 deleted\n", out.String())
+	err = runDelete(t.Context(), st, &out, vms, "other", []string{"vm2"})
+	require.ErrorIs(t, err, store.ErrNotFound)
 }
 
-// What users have typed for a kind, through the server's discovery and
-// the CLI's own aliases.
-func TestKindNamesResolve(t *testing.T) {
-	c := storeCLI(t, apiMemory(t))
-	for _, typed := range []string{"vms", "VirtualMachineInstances", "vmim", "migrations", "nodes", "replicasets", "vmirs",
-		"no", "rs", "kv", "vmsnapshot", "migrationpolicies", "DataVolume", "dv"} {
-		assert.NotContains(t, c.ok("get", typed, "-A"), "NAME", typed) // resolved, nothing listed
+func TestLookupResource(t *testing.T) {
+	for _, tc := range []struct{ typed, kind string }{
+		{"vms", virtkit.KindVirtualMachine},
+		{"VirtualMachineInstances", virtkit.KindVirtualMachineInstance},
+		{"vmim", virtkit.KindVirtualMachineInstanceMigration},
+		{"migrations", virtkit.KindVirtualMachineInstanceMigration},
+		{"nodes", virtkit.KindNode},
+		{"replicasets", virtkit.KindVirtualMachineInstanceReplicaSet},
+		{"vmirs", virtkit.KindVirtualMachineInstanceReplicaSet},
+		{"no", virtkit.KindNode},
+		// Every kind of the kind table, by its names (virtkit.NamesOf).
+		{"kv", virtkit.KindKubeVirt},
+		{"vmsnapshot", virtkit.KindVirtualMachineSnapshot},
+		{"migrationpolicies", virtkit.KindMigrationPolicy},
+		{"DataVolume", virtkit.KindDataVolume},
+	} {
+		r, err := lookupResource(tc.typed)
+		require.NoError(t, err, tc.typed)
+		assert.Equal(t, tc.kind, r.Kind, tc.typed)
 	}
-	assert.Contains(t, c.fails("get", "pods"), `the server doesn't have a resource type "pods"`)
+	_, err := lookupResource("pods")
+	require.ErrorIs(t, err, errUnknownResource)
 }
 
 func TestApplyRejectsInvalidObjects(t *testing.T) {
-	c := storeCLI(t, apiMemory(t))
-	path := filepath.Join(t.TempDir(), "bad.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(badVM), 0o600))
-	assert.Contains(t, c.fails("apply", "-f", path), "spec.template.spec.domain.devices.disks")
+	objs, err := decodeFilesFrom(strings.NewReader(badVM), []string{"-"})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	err = runApply(t.Context(), store.NewMemory(), &out, objs)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.template.spec.domain.devices.disks")
 }

@@ -9,8 +9,16 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube"
@@ -57,8 +65,25 @@ func (k *kubeFlags) found() bool {
 	return false
 }
 
+// useAPI decides whether a command talks to the API or to the store: an
+// explicit --store wins (embedders, back-compat), else a kubeconfig that is
+// given or found, else the store flags as before.
+func useAPI(cmd *cobra.Command, k *kubeFlags) bool {
+	if f := cmd.Flags().Lookup("store"); f != nil && f.Changed {
+		return false
+	}
+	return k.found()
+}
+
 // apiClient is a connection to the control plane's API.
-type apiClient = kube.Client
+type apiClient struct {
+	config    *rest.Config
+	dynamic   dynamic.Interface
+	mapper    meta.RESTMapper
+	discovery discovery.CachedDiscoveryInterface
+	rest      rest.Interface
+	namespace string // the context's namespace, "default" when unset
+}
 
 // connect builds a client from the kubeconfig; namespace, when changed on
 // the command line, overrides the context's.
@@ -79,11 +104,43 @@ func (k *kubeFlags) connect(cmd *cobra.Command) (*apiClient, error) {
 	if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed {
 		ns = f.Value.String()
 	}
-	c, err := kube.NewClient(cfg, ns)
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	return c, nil
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cached := memory.NewMemCacheClient(disc)
+	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil)
+	// The raw client (Tables, watches of Tables, subresources) decodes the
+	// server's errors as metav1.Status, so they keep reason and message.
+	scheme := runtime.NewScheme()
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	rcfg := rest.CopyConfig(cfg)
+	rcfg.GroupVersion = &schema.GroupVersion{Version: "v1"}
+	rcfg.APIPath = "/"
+	rcfg.ContentType = "application/json"
+	rcfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	rc, err := rest.RESTClientFor(rcfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return &apiClient{config: cfg, dynamic: dyn, mapper: mapper, discovery: cached, rest: rc, namespace: ns}, nil
+}
+
+// kube is the connection as package kube's verbs take it.
+func (c *apiClient) kube() *kube.Client {
+	return &kube.Client{Dynamic: c.dynamic, Mapper: c.mapper, REST: c.rest, Namespace: c.namespace}
+}
+
+// mapping resolves what the user typed (kube.Client.Mapping).
+func (c *apiClient) mapping(typed string) (*meta.RESTMapping, error) { return c.kube().Mapping(typed) }
+
+// resourceFor is the dynamic client of a mapping (kube.Client.ResourceFor).
+func (c *apiClient) resourceFor(m *meta.RESTMapping, namespace string) dynamic.ResourceInterface {
+	return c.kube().ResourceFor(m, namespace)
 }
 
 // errReported: the command has printed its errors kubectl-style already.

@@ -5,18 +5,14 @@
 // Layout: the processes (`virtkit controller`, `virtkit node`) are
 // assembled by package cluster (NewControlPlane, NewNodeProcess, New, and
 // StartAPIServer for the API, its upload proxy and the local node
-// endpoints); this package parses their flags into its options. The verbs
-// that read and change a control plane (get, apply, delete, describe,
-// drain, cordon, uncordon, virtctl's verbs) have one transport, its API
-// (connFlags): the one a kubeconfig names or, with --store etcd://...,
-// one started in this process over that etcd (kube.StartEmbedded). They
-// live in packages of their own under internal/, as kubectl keeps them:
+// endpoints); this package parses their flags into its options. Commands
+// move into packages of their own under internal/, as kubectl keeps them:
 // one package per verb with an Options type (Complete, Validate, Run), the
-// cobra wiring here filling it from the flags and connecting it:
-// internal/get, internal/delete, internal/apply and internal/describe.
-// internal/term (escaping for the terminal) and internal/kube (the API
-// connection, and the API started in-process) are what they share. Tables
-// are the server's (package printers, the API server's printer columns).
+// cobra wiring here filling it from the flags and connecting the
+// transport: internal/get, internal/delete, internal/apply and
+// internal/describe. internal/term (escaping for the terminal) and
+// internal/kube (the API connection) are what such packages share. Tables
+// come from package printers, the API server's printer columns.
 package main
 
 import (

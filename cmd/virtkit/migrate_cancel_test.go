@@ -39,7 +39,7 @@ func TestMigrateCancelSaysWhyItCannot(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 				map[schema.GroupVersionResource]string{migrationsGVR: "VirtualMachineInstanceMigrationList"}, mig("m1", tt.state))
-			c := &apiClient{Dynamic: dyn, Namespace: "default"}
+			c := &apiClient{dynamic: dyn, namespace: "default"}
 			name, err := migrateCancel(t.Context(), c, "vm")
 			_, getErr := dyn.Resource(migrationsGVR).Namespace("default").Get(t.Context(), "m1", metav1.GetOptions{})
 			if tt.wantErr != "" {

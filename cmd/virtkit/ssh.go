@@ -85,7 +85,7 @@ virtctl's).` + virtctlLong,
 			if o.command != "" {
 				command = []string{o.command}
 			}
-			argv, err := sshArgs(name, c.Namespace, o, &kf, command)
+			argv, err := sshArgs(name, c.namespace, o, &kf, command)
 			if err != nil {
 				return apiFail(cmd, err)
 			}

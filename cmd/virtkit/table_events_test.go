@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,13 +12,12 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/events"
+	"github.com/virtkit/virtkit/store"
 )
 
 func TestGetEvents(t *testing.T) {
-	st := apiMemory(t)
-	// The server computes ages at its own time: the events are recorded
-	// as if six minutes ago.
-	t0 := time.Now().Add(-6 * time.Minute)
+	st := store.NewMemory()
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	now := t0
 	rec, err := events.NewRecorder(events.Options{Store: st, ReportingController: "virtkit.io/virt-handler", Now: func() time.Time { return now }})
 	require.NoError(t, err)
@@ -29,16 +28,19 @@ func TestGetEvents(t *testing.T) {
 	now = t0.Add(5 * time.Minute)
 	rec.Event(context.Background(), vmi, virtkit.EventTypeWarning, "SyncFailed", "Sync", "disk\x1b[31m missing")
 
-	c := storeCLI(t, st)
-	out := c.ok("get", "events")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 3, out)
-	assert.Regexp(t, `^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$`, lines[0])
-	assert.Regexp(t, `^6m\S*\s+Normal\s+Started\s+virtualmachineinstance/vmi1\s+VirtualMachineInstance started$`, lines[1])
-	assert.Regexp(t, `^6\ds \(x2 over 4m\S*\)\s+Warning\s+SyncFailed\s+virtualmachineinstance/vmi1\s+disk.*missing$`, lines[2])
-	assert.NotContains(t, out, "\x1b", "notes are escaped")
+	res, err := lookupResource("events")
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, runGet(t.Context(), st, &out, res, "", namespaceFlags{namespace: "default"}, "table", t0.Add(6*time.Minute)))
+	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	require.Len(t, lines, 3, out.String())
+	assert.Regexp(t, `^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$`, string(lines[0]))
+	assert.Regexp(t, `^6m\s+Normal\s+Started\s+virtualmachineinstance/vmi1\s+VirtualMachineInstance started$`, string(lines[1]))
+	assert.Regexp(t, `^60s \(x2 over 4m\)\s+Warning\s+SyncFailed\s+virtualmachineinstance/vmi1\s+disk.*missing$`, string(lines[2]))
+	assert.NotContains(t, out.String(), "\x1b", "notes are escaped")
 
-	out = c.ok("get", "events", "-o", "yaml")
-	assert.Contains(t, out, "apiVersion: events.k8s.io/v1")
-	assert.Contains(t, out, "count: 2")
+	out.Reset()
+	require.NoError(t, runGet(t.Context(), st, &out, res, "", namespaceFlags{namespace: "default"}, "yaml", t0))
+	assert.Contains(t, out.String(), "apiVersion: events.k8s.io/v1")
+	assert.Contains(t, out.String(), "count: 2")
 }

@@ -58,10 +58,8 @@ func virtctlActions() []vmAction {
 const virtctlLong = `
 
 It calls the control plane's API (subresources.kubevirt.io/v1, as virtctl
-does): the one a kubeconfig names (--kubeconfig, $KUBECONFIG or
-~/.kube/config) or, with --store etcd://HOST:PORT (which wins), one it starts
-over that etcd for its own use. Errors are the server's, printed as kubectl
-prints them, with exit status 1.`
+does) with the kubeconfig from --kubeconfig, $KUBECONFIG or ~/.kube/config.
+Errors are the server's, printed as kubectl prints them, with exit status 1.`
 
 // newVirtctlCmds returns virtctl's verbs as subcommands.
 func newVirtctlCmds() []*cobra.Command {
@@ -113,7 +111,7 @@ func dryRunBody(w io.Writer, body map[string]any, dryRun bool) map[string]any {
 }
 
 func newActionCmd(a vmAction) *cobra.Command {
-	var cf connFlags
+	var kf kubeFlags
 	var ns namespaceFlags
 	var dryRun bool
 	var extra func() (map[string]any, error)
@@ -141,11 +139,10 @@ func newActionCmd(a vmAction) *cobra.Command {
 				resource = "virtualmachineinstances"
 				args = args[1:]
 			}
-			c, done, err := cf.connect(cmd)
+			c, err := kf.connect(cmd)
 			if err != nil {
 				return apiFail(cmd, err)
 			}
-			defer done()
 			if a.get {
 				return apiFail(cmd, guestInfoCall(cmd.Context(), c, cmd.OutOrStdout(), resource, args[0], a.sub))
 			}
@@ -181,8 +178,8 @@ func newActionCmd(a vmAction) *cobra.Command {
 	} else if a.resource == "" {
 		kind = ""
 	}
-	cmd.ValidArgsFunction = completeNames(&cf.kf, kind)
-	cf.register(cmd)
+	cmd.ValidArgsFunction = completeNames(&kf, kind)
+	kf.register(cmd)
 	ns.register(cmd, false)
 	if a.dryRun {
 		cmd.Flags().BoolVar(&dryRun, "dry-run", false, dryRunUsage)
@@ -198,7 +195,7 @@ func newActionCmd(a vmAction) *cobra.Command {
 // gracePeriod, RestartOptions gracePeriodSeconds: graceKey).
 func newForceCmd(verb, graceKey string) *cobra.Command {
 	var (
-		cf          connFlags
+		kf          kubeFlags
 		ns          namespaceFlags
 		force       bool
 		dryRun      bool
@@ -228,11 +225,10 @@ at once).` + virtctlLong,
 			} else if force {
 				return apiFail(cmd, errors.New("--force: needs --grace-period"))
 			}
-			c, done, err := cf.connect(cmd)
+			c, err := kf.connect(cmd)
 			if err != nil {
 				return apiFail(cmd, err)
 			}
-			defer done()
 			body = dryRunBody(cmd.OutOrStdout(), body, dryRun)
 			if err := subresourcePut(cmd.Context(), c, "virtualmachines", args[0], verb, body); err != nil {
 				return apiFail(cmd, err)
@@ -241,17 +237,17 @@ at once).` + virtctlLong,
 			return nil
 		},
 	}
-	cf.register(cmd)
+	kf.register(cmd)
 	ns.register(cmd, false)
 	cmd.Flags().BoolVar(&force, "force", false, verb+" with --grace-period instead of the instance's termination grace period")
-	cmd.ValidArgsFunction = completeNames(&cf.kf, "vms")
+	cmd.ValidArgsFunction = completeNames(&kf, "vms")
 	cmd.Flags().Int64Var(&gracePeriod, "grace-period", 0, "seconds the guest gets to shut down (with --force)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, dryRunUsage)
 	return cmd
 }
 
 func newMigrateCancelCmd() *cobra.Command {
-	var cf connFlags
+	var kf kubeFlags
 	var ns namespaceFlags
 	cmd := &cobra.Command{
 		Use:   "migrate-cancel VM",
@@ -260,11 +256,10 @@ func newMigrateCancelCmd() *cobra.Command {
 has not finished yet.` + virtctlLong,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, done, err := cf.connect(cmd)
+			c, err := kf.connect(cmd)
 			if err != nil {
 				return apiFail(cmd, err)
 			}
-			defer done()
 			name, err := migrateCancel(cmd.Context(), c, args[0])
 			if err != nil {
 				return apiFail(cmd, err)
@@ -273,8 +268,8 @@ has not finished yet.` + virtctlLong,
 			return nil
 		},
 	}
-	cmd.ValidArgsFunction = completeNames(&cf.kf, "vms")
-	cf.register(cmd)
+	cmd.ValidArgsFunction = completeNames(&kf, "vms")
+	kf.register(cmd)
 	ns.register(cmd, false)
 	return cmd
 }
@@ -282,7 +277,7 @@ has not finished yet.` + virtctlLong,
 // migrateCancel deletes the unfinished migration of the VM's instance and
 // returns its name; NotFound when there is none.
 func migrateCancel(ctx context.Context, c *apiClient, vm string) (string, error) {
-	ri := c.Dynamic.Resource(migrationsGVR).Namespace(c.Namespace)
+	ri := c.dynamic.Resource(migrationsGVR).Namespace(c.namespace)
 	list, err := ri.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", err
@@ -328,7 +323,7 @@ var vmsGVR = migrationsGVR.GroupVersion().WithResource("virtualmachines")
 // vmSetToRun checks that the VM exists (NotFound otherwise) and is not
 // Halted.
 func vmSetToRun(ctx context.Context, c *apiClient, name string) error {
-	vm, err := c.Dynamic.Resource(vmsGVR).Namespace(c.Namespace).Get(ctx, name, metav1.GetOptions{})
+	vm, err := c.dynamic.Resource(vmsGVR).Namespace(c.namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -344,7 +339,7 @@ func subresourcePut(ctx context.Context, c *apiClient, resource, name, sub strin
 	if err != nil {
 		return err
 	}
-	_, err = doRaw(ctx, c.REST.Put().AbsPath(subresourcesPath, "namespaces", c.Namespace, resource, name, sub).
+	_, err = doRaw(ctx, c.rest.Put().AbsPath(subresourcesPath, "namespaces", c.namespace, resource, name, sub).
 		SetHeader("Content-Type", "application/json").Body(data))
 	return err
 }
@@ -354,7 +349,7 @@ const maxGuestInfo = 4 << 20
 
 // guestInfoCall prints a guest-information subresource's JSON, indented.
 func guestInfoCall(ctx context.Context, c *apiClient, w io.Writer, resource, name, sub string) error {
-	raw, err := doRaw(ctx, c.REST.Get().AbsPath(subresourcesPath, "namespaces", c.Namespace, resource, name, sub))
+	raw, err := doRaw(ctx, c.rest.Get().AbsPath(subresourcesPath, "namespaces", c.namespace, resource, name, sub))
 	if err != nil {
 		return err
 	}

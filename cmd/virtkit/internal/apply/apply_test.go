@@ -8,11 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
-
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -23,8 +19,11 @@ func TestOptionsValidate(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		{name: "files", opts: Options{Files: []string{"vm.yaml"}}},
+		{name: "store", opts: Options{Files: []string{"vm.yaml"}}},
+		{name: "api with -n", opts: Options{Files: []string{"vm.yaml"}, UseAPI: true, NamespaceSet: true}},
 		{name: "no files", opts: Options{}, wantErr: "-f: required (a file, a directory or - for standard input)"},
+		{name: "store with -n", opts: Options{Files: []string{"vm.yaml"}, NamespaceSet: true},
+			wantErr: "-n: needs the API (a kubeconfig); with --store a manifest's namespace, else default, is used"},
 		{name: "arguments", opts: Options{Files: []string{"vm.yaml"}}, args: []string{"vm"},
 			wantErr: `unknown command "vm": apply takes its manifests from -f`},
 	}
@@ -58,41 +57,38 @@ spec:
         resources: {requests: {memory: 64Mi}}
 `
 
-// Created, then unchanged, then configured; an invalid object fails with
+// Through a store: created, then configured; an invalid object fails with
 // its field path while the others are still applied.
-func TestRun(t *testing.T) {
-	st, err := store.NewMemoryWithOptions(store.Options{StartResourceVersion: 1})
+func TestRunStore(t *testing.T) {
+	st := store.NewMemory()
+	good, err := virtkit.DecodeBytes([]byte(vm))
 	require.NoError(t, err)
-	e, err := kube.StartEmbedded(t.Context(), kube.EmbeddedOptions{Store: st})
+	bad, err := virtkit.DecodeBytes([]byte(strings.Replace(strings.Replace(vm, "name: web", "name: bad", 1),
+		"memory: 64Mi", "memory: -1", 1)))
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, e.Close()) })
-	objects := func(manifests ...string) []*unstructured.Unstructured {
-		var out []*unstructured.Unstructured
-		for _, m := range manifests {
-			u := &unstructured.Unstructured{}
-			require.NoError(t, yaml.Unmarshal([]byte(m), &u.Object))
-			out = append(out, u)
-		}
-		return out
-	}
-	var out, errOut bytes.Buffer
-	o := &Options{Out: &out, ErrOut: &errOut, Files: []string{"-"}, API: e.Client, Namespace: "default", Objects: objects(vm)}
+
+	var out bytes.Buffer
+	o := &Options{Out: &out, Files: []string{"-"}, Store: st, StoreObjects: good}
 	require.NoError(t, o.Complete(nil))
 	require.NoError(t, o.Validate())
 	require.NoError(t, o.Run(t.Context()))
-	assert.Equal(t, "virtualmachine.kubevirt.io/web created\n", out.String())
+	assert.Equal(t, "virtualmachine/web created\n", out.String())
 
 	out.Reset()
-	bad := strings.Replace(strings.Replace(vm, "name: web", "name: bad", 1), "memory: 64Mi", "memory: -1", 1)
-	o.Objects = objects(bad, strings.Replace(vm, "runStrategy: Halted", "runStrategy: Always", 1))
-	require.ErrorIs(t, o.Run(t.Context()), ErrReported)
-	assert.Contains(t, errOut.String(), "spec.template.spec.domain.resources.requests.memory")
-	assert.Equal(t, "virtualmachine.kubevirt.io/web configured\n", out.String())
+	again, err := virtkit.DecodeBytes([]byte(vm)) // Run wrote the first copies' resourceVersion
+	require.NoError(t, err)
+	o.StoreObjects = append(bad, again...)
+	err = o.Run(t.Context())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.template.spec.domain.resources.requests.memory")
+	assert.Equal(t, "virtualmachine/web configured\n", out.String())
 	require.NoError(t, st.Get(t.Context(), store.Key{Namespace: "default", Name: "web"}, &virtkit.VirtualMachine{}))
 }
 
 func TestRunNeedsTransport(t *testing.T) {
-	o := &Options{Files: []string{"-"}}
-	require.NoError(t, o.Complete(nil))
-	assert.ErrorIs(t, o.Run(t.Context()), ErrNoTransport)
+	for _, useAPI := range []bool{false, true} {
+		o := &Options{Files: []string{"-"}, UseAPI: useAPI}
+		require.NoError(t, o.Complete(nil))
+		assert.ErrorIs(t, o.Run(t.Context()), ErrNoTransport)
+	}
 }

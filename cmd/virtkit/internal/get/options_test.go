@@ -3,6 +3,7 @@ package get_test
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cmd/virtkit/internal/get"
-	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -21,10 +21,14 @@ func TestValidate(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"output", get.Options{Output: "xml"}, []string{"vm"}, `output format "xml"`},
-		{"name and -A", get.Options{AllNamespaces: true}, []string{"vm", "a"}, "across all namespaces"},
-		{"table", get.Options{Output: "table"}, []string{"vm", "a"}, ""},
-		{"jsonpath", get.Options{Output: "jsonpath={.metadata.name}"}, []string{"anything"}, ""},
+		{"store: unknown kind", get.Options{}, []string{"pods"}, `unknown resource type "pods"`},
+		{"store: selector", get.Options{Selector: "a=b"}, []string{"vm"}, "-l, -w: need the API"},
+		{"store: output", get.Options{Output: "name"}, []string{"vm"}, `--output: want table, wide, json or yaml, got "name"`},
+		{"store: name and -A", get.Options{AllNamespaces: true}, []string{"vm", "a"}, "-A: cannot be combined with a NAME"},
+		{"api: output", get.Options{UseAPI: true, Output: "xml"}, []string{"vm"}, `output format "xml"`},
+		{"api: name and -A", get.Options{UseAPI: true, AllNamespaces: true}, []string{"vm", "a"}, "across all namespaces"},
+		{"store: fine", get.Options{Output: "yaml"}, []string{"vm", "a"}, ""},
+		{"api: fine", get.Options{UseAPI: true, Output: "jsonpath={.metadata.name}"}, []string{"anything"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.o
@@ -39,37 +43,37 @@ func TestValidate(t *testing.T) {
 	}
 	o := get.Options{}
 	require.Error(t, o.Complete(nil))
+	o = get.Options{UseAPI: true}
 	require.NoError(t, o.Complete([]string{"vm"}))
 	require.ErrorIs(t, o.Run(t.Context()), get.ErrNoTransport)
 }
 
-// serve starts an API server over st in the test's process.
-func serve(t *testing.T, st store.Store) *kube.Client {
-	t.Helper()
-	e, err := kube.StartEmbedded(t.Context(), kube.EmbeddedOptions{Store: st})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, e.Close()) })
-	return e.Client
+// Complete, Validate and Run through a store: the kind's printer columns.
+func TestRunStore(t *testing.T) {
+	st := store.NewMemory()
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	require.NoError(t, st.Create(t.Context(), &virtkit.MigrationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "fast"}}))
+	var out bytes.Buffer
+	o := get.Options{Out: &out, Store: st, Namespace: "default", Now: func() time.Time { return t0 }}
+	require.NoError(t, o.Complete([]string{"migrationpolicies"}))
+	require.NoError(t, o.Validate())
+	require.NoError(t, o.Run(t.Context()))
+	assert.Regexp(t, `^NAME\s+AGE\nfast\s+\S+\n$`, out.String(), "a cluster-scoped kind: no NAMESPACE column")
 }
 
-// Complete, Validate and Run: the server's table, in the default and wide
-// outputs, without a NAMESPACE column for a cluster-scoped kind.
-func TestRunTables(t *testing.T) {
+// -o wide through a store prints every column, as the API's wide table.
+func TestRunStoreWide(t *testing.T) {
 	st := store.NewMemory()
-	require.NoError(t, st.Create(t.Context(), &virtkit.MigrationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "fast"}}))
 	require.NoError(t, st.Create(t.Context(), &virtkit.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: virtkit.NodeStatus{Hypervisor: "sim"}}))
-	api := serve(t, st)
-	for _, tc := range []struct{ kind, output, want string }{
-		{"migrationpolicies", "", `^NAME\s+AGE\nfast\s+\S+\n$`},
-		// nodes are the core group's, as kubectl shows them.
-		{"nodes", "table", `^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\nn1\s+\S+\s+<none>\s+\S+\s+virtkit\n$`},
-		{"no", "name", `^node(\.\S+)?/n1\n$`},
+	for output, want := range map[string]string{
+		"table": `^NAME\s+STATUS\s+AGE\nn1\s+NotReady\s+\S+\n$`,
+		"wide":  `^NAME\s+STATUS\s+AGE\s+HYPERVISOR\s+CPU\s+MEMORY\nn1\s+NotReady\s+\S+\s+sim\s+<none>\s+<none>\n$`,
 	} {
 		var out bytes.Buffer
-		o := get.Options{Out: &out, API: api, Namespace: "default", Output: tc.output}
-		require.NoError(t, o.Complete([]string{tc.kind}))
+		o := get.Options{Out: &out, Store: st, Output: output}
+		require.NoError(t, o.Complete([]string{"nodes"}))
 		require.NoError(t, o.Validate())
 		require.NoError(t, o.Run(t.Context()))
-		assert.Regexp(t, tc.want, out.String(), tc.kind+" "+tc.output)
+		assert.Regexp(t, want, out.String(), output)
 	}
 }

@@ -10,24 +10,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 )
 
 // Client is a connection to the API.
 type Client struct {
-	// Config is the connection's configuration (streams dial with it).
-	Config  *rest.Config
 	Dynamic dynamic.Interface
 	Mapper  meta.RESTMapper
-	// Discovery is the server's discovery, cached for the command's life.
-	Discovery discovery.CachedDiscoveryInterface
 	// REST is the raw client (Tables, watches of Tables, subresources); it
 	// decodes the server's errors as metav1.Status.
 	REST rest.Interface
@@ -35,43 +26,10 @@ type Client struct {
 	Namespace string
 }
 
-// NewClient connects to the API cfg names; namespace is where namespaced
-// objects without one go.
-func NewClient(cfg *rest.Config, namespace string) (*Client, error) {
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	cached := memory.NewMemCacheClient(disc)
-	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil)
-	// The raw client (Tables, watches of Tables, subresources) decodes the
-	// server's errors as metav1.Status, so they keep reason and message.
-	scheme := runtime.NewScheme()
-	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
-	rcfg := rest.CopyConfig(cfg)
-	rcfg.GroupVersion = &schema.GroupVersion{Version: "v1"}
-	rcfg.APIPath = "/"
-	rcfg.ContentType = "application/json"
-	rcfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	rc, err := rest.RESTClientFor(rcfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{Config: cfg, Dynamic: dyn, Mapper: mapper, Discovery: cached, REST: rc, Namespace: namespace}, nil
-}
-
 // Mapping resolves what the user typed (vm, vms, virtualmachines,
 // virtualmachines.kubevirt.io) through the server's discovery.
 func (c *Client) Mapping(typed string) (*meta.RESTMapping, error) {
-	lower := strings.ToLower(typed)
-	if plural, ok := aliases[lower]; ok {
-		lower = plural
-	}
-	gvr, gr := schema.ParseResourceArg(lower)
+	gvr, gr := schema.ParseResourceArg(strings.ToLower(typed))
 	var in schema.GroupVersionResource
 	if gvr != nil {
 		in = *gvr
@@ -90,14 +48,6 @@ func (c *Client) Mapping(typed string) (*meta.RESTMapping, error) {
 		return nil, err
 	}
 	return c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-}
-
-// aliases are names the CLI has always accepted beside those the server's
-// discovery serves (the kinds' plural, singular and short names).
-var aliases = map[string]string{
-	"migrations": "virtualmachineinstancemigrations", "migration": "virtualmachineinstancemigrations",
-	"replicasets": "virtualmachineinstancereplicasets", "replicaset": "virtualmachineinstancereplicasets",
-	"rs": "virtualmachineinstancereplicasets", "no": "nodes",
 }
 
 // ResourceFor is the dynamic client of a mapping in namespace (ignored for

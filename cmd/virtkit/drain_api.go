@@ -21,9 +21,9 @@ import (
 var errAPIWatch = errors.New("watch through the API store adapter is not implemented")
 
 // apiStore is a store.Store over the control plane's API, so the node
-// verbs run the library's code (controller.Drain, Cordon, Uncordon) over
-// the API: the server's authentication, authorization and admission
-// apply. The server's errors map to the
+// verbs run the same library code (controller.Drain, Cordon, Uncordon)
+// through a kubeconfig as against etcd: the server's authentication,
+// authorization and admission apply. The server's errors map to the
 // store's sentinels (NotFound, Conflict, AlreadyExists) so that conflict
 // retries work. Watch is not implemented.
 type apiStore struct {
@@ -51,11 +51,11 @@ func (s *apiStore) resource(obj runtime.Object, namespace string) (dynamic.Resou
 	if err != nil {
 		return nil, k, err
 	}
-	m, err := s.c.Mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: k.Name}, gv.Version)
+	m, err := s.c.mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: k.Name}, gv.Version)
 	if err != nil {
 		return nil, k, fmt.Errorf("%s: %w", k.Name, err)
 	}
-	return s.c.ResourceFor(m, namespace), k, nil
+	return s.c.resourceFor(m, namespace), k, nil
 }
 
 // storeErr maps the server's statuses to the store's sentinels, keeping
