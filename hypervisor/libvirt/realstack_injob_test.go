@@ -76,17 +76,21 @@ func TestRealInJobEvidence(t *testing.T) {
 		assert.GreaterOrEqual(t, len(syncs), 2, "QEMU %s syncs every 5 s in the background", ver)
 	}
 
-	// Page sampling during the job.
+	// Page sampling during the job: libvirt runs calc-dirty-rate as a
+	// modifying job, which waits for the migration (an async job) to end
+	// and gives up after 30 s (libvirt 11.3, QEMU 10.0.2: "Timed out during
+	// operation: cannot acquire state change lock (held by
+	// monitor=remoteDispatchDomainMigratePerform3Params)"). So the libvirt
+	// face reports no DirtyRateDuringJob and has no in-job probe; a libvirt
+	// that answers here fails this test, the sign to add one.
 	t1 := time.Now()
 	mctx, mcancel := context.WithTimeout(ctx, 50*time.Second)
-	rate, err := rs.src.MeasureDirtyRate(mctx, name, time.Second)
+	_, err = rs.src.MeasureDirtyRate(mctx, name, time.Second)
 	mcancel()
 	took := time.Since(t1).Round(100 * time.Millisecond)
-	if err != nil {
-		t.Logf("QEMU %s: page-sampling calc-dirty-rate during a migration job failed after %v: %v", ver, took, err)
-	} else {
-		t.Logf("QEMU %s: page-sampling calc-dirty-rate during a migration job measured %.1f MiB/s in %v", ver, float64(rate.BytesPerSecond)/(1<<20), took)
-	}
+	t.Logf("QEMU %s: page-sampling calc-dirty-rate during a migration job: after %v: %v", ver, took, err)
+	require.Error(t, err, "calc-dirty-rate during a migration job")
+	assert.Contains(t, err.Error(), "cannot acquire state change lock")
 	st, err := job.Stats(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, hypervisor.JobUnbounded, st.Type, "the job runs on")

@@ -121,8 +121,11 @@ func truncate(s string, n int) string {
 // MigrationCapabilities reports what migrations through libvirt offer:
 // no direct throttle (only QEMU's auto-converge, enabled at the start and
 // steerable during the job, see throttleJob.SetThrottle), no dirty-rate
-// measurement during a job (page sampling contends with the job's dirty
-// tracking), and a job dirty rate that means nothing before QEMU's first
+// measurement during a job (libvirt runs calc-dirty-rate as a modifying
+// job, which waits for the migration to end and gives up after 30 s:
+// "cannot acquire state change lock (held by
+// monitor=remoteDispatchDomainMigratePerform3Params)", libvirt 11.3 with
+// QEMU 10.0), and a job dirty rate that means nothing before QEMU's first
 // bitmap sync after setup (Stats leaves it unmeasured there). QEMU sends
 // the stop-and-copy phase without the job's bandwidth cap. QEMU 9.2 and
 // later sync the dirty bitmap every 5 s in jobs with auto-converge once
