@@ -157,7 +157,12 @@ type CloudImage struct {
 }
 
 // CloudImageIn returns the image in dir, checking that its files exist.
+// The paths are absolute: libvirt resolves them, not this process.
 func CloudImageIn(dir string) (CloudImage, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return CloudImage{}, fmt.Errorf("Debian cloud image: %w", err)
+	}
 	c := CloudImage{Disk: filepath.Join(dir, "disk.qcow2"), Kernel: filepath.Join(dir, "vmlinuz"), Initrd: filepath.Join(dir, "initrd.img")}
 	for _, f := range []string{c.Disk, c.Kernel, c.Initrd} {
 		if _, err := os.Stat(f); err != nil {
@@ -171,6 +176,10 @@ func CloudImageIn(dir string) (CloudImage, error) {
 // scratch (world-traversable, so QEMU's user reaches it) and returns its
 // path.
 func prepareDisk(ctx context.Context, img CloudImage, scratch, name string) (string, error) {
+	scratch, err := filepath.Abs(scratch)
+	if err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return "", err
 	}

@@ -99,6 +99,11 @@ func TestCloudImageIn(t *testing.T) {
 	c, err := CloudImageIn(dir)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, "disk.qcow2"), c.Disk)
+	// A relative directory gives absolute paths: libvirt resolves them.
+	t.Chdir(filepath.Dir(dir))
+	c, err = CloudImageIn(filepath.Base(dir))
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "initrd.img"), c.Initrd)
 }
 
 func TestOptionsGuest(t *testing.T) {
