@@ -228,6 +228,12 @@ type MigrationEngineStatus struct {
 	MeasuredBandwidthBytesPerSecond *int64 `json:"measuredBandwidthBytesPerSecond,omitempty"`
 	// ThrottlePercent is the current guest CPU throttle (0 = none).
 	ThrottlePercent int32 `json:"throttlePercent,omitempty"`
+	// PostCopyPageFaults counts the guest's page faults served over the
+	// network after the switch to post-copy: pages the guest touched on the
+	// target before they arrived, each stalling one of its vCPUs for a round
+	// trip to the source (QEMU's post-copy page requests). Unset before
+	// post-copy and where the hypervisor does not count them.
+	PostCopyPageFaults *int64 `json:"postCopyPageFaults,omitempty"`
 	// Decisions is the engine's log, oldest first.
 	Decisions []MigrationEngineDecision `json:"decisions,omitempty"`
 }

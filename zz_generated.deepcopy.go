@@ -3281,6 +3281,11 @@ func (in *MigrationEngineStatus) DeepCopyInto(out *MigrationEngineStatus) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.PostCopyPageFaults != nil {
+		in, out := &in.PostCopyPageFaults, &out.PostCopyPageFaults
+		*out = new(int64)
+		**out = **in
+	}
 	if in.Decisions != nil {
 		in, out := &in.Decisions, &out.Decisions
 		*out = make([]MigrationEngineDecision, len(*in))

@@ -1,6 +1,9 @@
 package hypervisor
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // MigrationCapabilities describe what a backend's migrations offer beyond
 // [MigrationJob], known before a job starts, so a policy can plan with the
@@ -30,6 +33,14 @@ type MigrationCapabilities struct {
 	// API: the simulator models it too (its stop-and-copy runs at the
 	// link's speed).
 	StopCopyUncapped bool
+	// BackgroundSyncPeriod: in a job started with auto-converge, the
+	// backend syncs the dirty bitmap at least this often once the first
+	// pass has ended, also in the middle of a long pass, so the job's dirty
+	// rate ([JobStats.MemoryDirtyRate]) is fresh evidence within this period
+	// (QEMU 9.2 and later: every 5 s; each such sync also counts as an
+	// iteration in [JobStats.MemoryIteration]). 0: the job's figures change
+	// only when a pass ends.
+	BackgroundSyncPeriod time.Duration
 }
 
 // MigrationCapabilityReporter is implemented by a [Migrator] that can say up

@@ -519,6 +519,9 @@ func (c *DomainCollector) emitJob(e *emitter, js *hypervisor.JobStats) {
 	e.uint(c.f.migDataProcessed, js.DataProcessed)
 	e.uint(c.f.migDirtyRate, js.MemoryDirtyRate)
 	e.uint(c.f.migTransferRate, js.MemoryBps)
+	if js.Mode == hypervisor.ModePostCopy {
+		e.uint(c.f.migPostCopyFaults, js.PostcopyRequests)
+	}
 }
 
 // emitEngineSnapshot writes virtkit_migration_* from a live engine.

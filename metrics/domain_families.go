@@ -36,6 +36,8 @@ type domainFamilies struct {
 	dirtyRate *family
 
 	migDataTotal, migDataRemaining, migDataProcessed, migDirtyRate, migTransferRate *family
+	// migPostCopyFaults is virtkit's: KubeVirt serves no post-copy family.
+	migPostCopyFaults *family
 
 	engine engineFamilies
 
@@ -127,6 +129,8 @@ func newDomainFamilies() *domainFamilies {
 		migDataProcessed: newFamily("kubevirt_vmi_migration_data_processed_bytes", "The total Guest OS data processed and migrated to the new VM.", gauge, vmiBase...),
 		migDirtyRate:     newFamily("kubevirt_vmi_migration_dirty_memory_rate_bytes", "The rate of memory being dirty in the Guest OS.", gauge, vmiBase...),
 		migTransferRate:  newFamily("kubevirt_vmi_migration_memory_transfer_rate_bytes", "The rate at which the memory is being transferred.", gauge, vmiBase...),
+		migPostCopyFaults: newFamily("virtkit_migration_postcopy_page_faults_total",
+			"Page faults the guest took on the target in post-copy, each served from the source over the network.", counter, vmiBase...),
 
 		engine: newEngineFamilies(),
 

@@ -424,3 +424,21 @@ func TestDomainCollectorListsWithTheSelector(t *testing.T) {
 	require.NotNil(t, objs.lastOpts.LabelSelector)
 	assert.Equal(t, "kubevirt.io/nodeName=n1", objs.lastOpts.LabelSelector.String())
 }
+
+// A job in post-copy adds virtkit's count of the page faults served from
+// the source; a pre-copy job has none.
+func TestDomainCollectorPostCopyFaults(t *testing.T) {
+	objs := &fakeObjects{vmis: []virtkit.VirtualMachineInstance{runningVMI("ns", "vm", "src", nil)}}
+	doms := &fakeDomains{stats: map[string]hypervisor.DomainStats{}}
+	job := fakeJob{Type: hypervisor.JobUnbounded, Mode: hypervisor.ModePostCopy, PostcopyRequests: some[uint64](42)}
+	migs := fakeMigrations{{Domain: "ns_vm", Job: job}}
+	c := newTestDomainCollector(t, objs, NodeSource{Name: "src", Domains: doms, Migrations: migs}, Options{})
+	want := `# HELP virtkit_migration_postcopy_page_faults_total Page faults the guest took on the target in post-copy, each served from the source over the network.
+# TYPE virtkit_migration_postcopy_page_faults_total counter
+virtkit_migration_postcopy_page_faults_total{name="vm",namespace="ns",node="src"} 42
+`
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want), "virtkit_migration_postcopy_page_faults_total"))
+
+	migs[0].Job = fakeJob{Type: hypervisor.JobUnbounded, Mode: hypervisor.ModePreCopy, PostcopyRequests: some[uint64](0)}
+	assert.Zero(t, testutil.CollectAndCount(c, "virtkit_migration_postcopy_page_faults_total"))
+}

@@ -80,6 +80,9 @@ func (c *DomainCollector) emitFinishedMigrations(ctx context.Context, e *emitter
 		e.uint(c.f.migDataProcessed, js.DataProcessed)
 		e.uint(c.f.migDirtyRate, js.MemoryDirtyRate)
 		e.uint(c.f.migTransferRate, js.MemoryBps)
+		if js.Mode == hypervisor.ModePostCopy {
+			e.uint(c.f.migPostCopyFaults, js.PostcopyRequests)
+		}
 		if fm.Engine != nil {
 			emitEngineSnapshot(e, &c.f.engine, fm.Engine)
 		}

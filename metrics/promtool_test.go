@@ -96,7 +96,8 @@ func fullCollectors(t *testing.T) (*DomainCollector, *ControlPlaneCollector) {
 	objs.snaps, objs.restores, objs.dvs = snapshotFixture()
 
 	job := fakeJob{Type: hypervisor.JobUnbounded, DataTotal: some[uint64](1 << 30), DataProcessed: some[uint64](1 << 29),
-		DataRemaining: some[uint64](1 << 29), MemoryDirtyRate: some[uint64](1 << 20), MemoryBps: some[uint64](1 << 27)}
+		DataRemaining: some[uint64](1 << 29), MemoryDirtyRate: some[uint64](1 << 20), MemoryBps: some[uint64](1 << 27),
+		Mode: hypervisor.ModePostCopy, PostcopyRequests: some[uint64](7)}
 	snap := migration.Snapshot{Domain: "ns_vm", Strategy: "PreCopy", Throttle: 10, DirtyRate: hypervisor.Some(1e6), Bandwidth: hypervisor.Some(1e8),
 		DowntimeLimit: time.Second, Prediction: &migration.Prediction{Converges: true, Total: time.Minute, Downtime: time.Second},
 		Decisions: []migration.Decision{{Action: migration.Action{Kind: migration.ActionStart}}}}

@@ -364,7 +364,7 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 		if ms.Completed || ms.Failed {
 			return false
 		}
-		ms.Engine = a.engineStatus(snap, ms.Engine)
+		ms.Engine = a.engineStatus(snap, postCopyFaults(res.Mode == hypervisor.ModePostCopy, res.Job.Stats, o.rec))
 		ms.EndTimestamp = &now
 		if res.Mode == hypervisor.ModePostCopy {
 			ms.Mode = virtkit.MigrationPostCopy
@@ -401,8 +401,12 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 			"VirtualMachineInstance migration uid %s failed: %s", o.uid, failureText(aborted, cause, res, runErr))
 	}
 	down, _ := res.Downtime.Get()
-	a.log.Info("migration ended", "vmi", o.key.String(), "outcome", res.Outcome, "mode", res.Mode,
-		"total", res.Total, "downtime", down, "reason", res.Reason)
+	logArgs := []any{"vmi", o.key.String(), "outcome", res.Outcome, "mode", res.Mode,
+		"total", res.Total, "downtime", down, "reason", res.Reason}
+	if n, ok := postCopyFaults(res.Mode == hypervisor.ModePostCopy, res.Job.Stats, o.rec).Get(); ok {
+		logArgs = append(logArgs, "postCopyPageFaults", n)
+	}
+	a.log.Info("migration ended", logArgs...)
 }
 
 // failureText is what status.migrationState.failureReason and the
@@ -470,7 +474,7 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 		case progressTimeout > 0 && clk.Since(lastProgress) > progressTimeout:
 			o.cancel(failureReason(fmt.Sprintf("Live migration is stuck for %d seconds and has been aborted", int(progressTimeout.Seconds()))))
 		}
-		status := a.engineStatus(snap, nil)
+		status := a.engineStatus(snap, postCopyFaults(postCopy, hypervisor.JobStats{}, o.rec))
 		if written != nil && reflect.DeepEqual(written, status) {
 			continue
 		}
@@ -494,8 +498,12 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 
 // engineStatus renders a snapshot for the VMI status, keeping the newest
 // MaxDecisions decisions.
-func (a *Agent) engineStatus(snap migration.Snapshot, _ *virtkit.MigrationEngineStatus) *virtkit.MigrationEngineStatus {
+func (a *Agent) engineStatus(snap migration.Snapshot, faults hypervisor.Measured[uint64]) *virtkit.MigrationEngineStatus {
 	s := snap.EngineStatus()
+	if n, ok := faults.Get(); ok {
+		v := int64(min(n, math.MaxInt64))
+		s.PostCopyPageFaults = &v
+	}
 	if n := a.opts.Migration.MaxDecisions; len(s.Decisions) > n {
 		s.Decisions = append([]virtkit.MigrationEngineDecision(nil), s.Decisions[len(s.Decisions)-n:]...)
 	}
@@ -505,6 +513,26 @@ func (a *Agent) engineStatus(snap migration.Snapshot, _ *virtkit.MigrationEngine
 		s.Decisions[i].Time = metav1.NewTime(s.Decisions[i].Time.UTC().Truncate(time.Second))
 	}
 	return s
+}
+
+// postCopyFaults is the job's count of post-copy page faults for the
+// status once it runs in post-copy: from final (the ended job's counters)
+// when they have it, else from the counters the engine polled last.
+func postCopyFaults(postCopy bool, final hypervisor.JobStats, rec *recordingMigrator) hypervisor.Measured[uint64] {
+	if !postCopy {
+		return hypervisor.Measured[uint64]{}
+	}
+	if final.PostcopyRequests.Valid {
+		return final.PostcopyRequests
+	}
+	if rec == nil {
+		return hypervisor.Measured[uint64]{}
+	}
+	st, _, ok := rec.latest()
+	if !ok {
+		return hypervisor.Measured[uint64]{}
+	}
+	return st.PostcopyRequests
 }
 
 // recordingMigrator remembers the latest job counters the engine polled,

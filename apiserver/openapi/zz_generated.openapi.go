@@ -6137,6 +6137,13 @@ func schema_githubcom_virtkit_virtkit_MigrationEngineStatus(ref common.Reference
 							Format:      "int32",
 						},
 					},
+					"postCopyPageFaults": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PostCopyPageFaults counts the guest's page faults served over the network after the switch to post-copy: pages the guest touched on the target before they arrived, each stalling one of its vCPUs for a round trip to the source (QEMU's post-copy page requests). Unset before post-copy and where the hypervisor does not count them.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
 					"decisions": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Decisions is the engine's log, oldest first.",

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ const userfaultfdSysctl = "/proc/sys/vm/unprivileged_userfaultfd"
 func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 	var (
 		hv, uris, migrateURI, link string
+		guestKind, cloudImage      string
 		maxTime, samplePasses      time.Duration
 		parallel, repeat           int
 		tls, logDecisions          bool
@@ -43,6 +45,8 @@ func withRealQEMU(cmd *cobra.Command) *cobra.Command {
 	f.DurationVar(&samplePasses, "sample-passes", 0, "with --hypervisor libvirt: also read every job's stats at this period (e.g. 20ms) and report where each iteration began (JSON \"passes\"; the data behind the simulator's validation)")
 	f.IntVar(&repeat, "repeat", 1, "with --hypervisor libvirt: run every profile under every policy this many times, each run starting the policies one further along (the table adds medians and ranges; JSON rows carry their run)")
 	f.BoolVar(&logDecisions, "log-decisions", false, "with --hypervisor libvirt: write every engine decision (and each migration's end) to stderr as it is taken")
+	f.StringVar(&guestKind, "guest", realqemu.GuestTiny, "with --hypervisor libvirt: the real guest, tiny (hack/realstack/build-guest.sh, its own dirtier) or debian (the Debian 12 cloud image of hack/realstack/build-cloud-image.sh running stress-ng)")
+	f.StringVar(&cloudImage, "cloud-image", "", "with --guest debian: the cloud image's directory (default: build/cloud-image in the working directory or above); each run boots a raw copy of its disk written beside it in build/realqemu")
 	f.BoolVar(&tls, "tls", false, "with --hypervisor libvirt: encrypt every migration (the daemons need migrate-TLS certificates: hack/realstack/libvirtd.sh makes them)")
 	cmd.Long += `
 
@@ -52,7 +56,11 @@ first --uri with the profile's memory (128Mi..1Gi), its dirtier realises
 dirtyRate over workingSet, and the migration's maximum speed realises the
 bandwidth. Shapes other than uniform/sequential, dips and bursts cannot be
 realised and are refused. Without --profiles it runs four real profiles
-(idle, convergent, throttle-needed, hopeless). Each run takes real time:
+(idle, convergent, throttle-needed, hopeless). With --guest debian the
+profiles run on the 1 GiB Debian cloud image instead, their dirtyRate and
+workingSet realised by Debian's stress-ng (--vm-bytes the working set,
+--vm-hang the pause that brings a pass down to the rate); without
+--profiles, two (debian-stress-bursty, debian-stress-hog). Each run takes real time:
 about 10 s of boot plus the migration, capped by --max-time. Real runs are
 noisy: --repeat N runs the whole set N times, rotating the order of the
 policies, and the table adds each cell's median and range.`
@@ -60,22 +68,31 @@ policies, and the table adds each cell's median and range.`
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		switch hv {
 		case "sim":
-			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls", "link-bandwidth", "repeat", "sample-passes", "log-decisions"} {
+			for _, name := range []string{"uri", "migrate-uri", "max-time", "parallel-connections", "tls", "link-bandwidth", "repeat", "sample-passes", "log-decisions", "guest", "cloud-image"} {
 				if c.Flags().Changed(name) {
 					return fmt.Errorf("--%s: only with --hypervisor libvirt", name)
 				}
 			}
 			return simRun(c, args)
 		case "libvirt":
-			return runRealBench(c, uris, migrateURI, link, maxTime, samplePasses, parallel, repeat, tls, logDecisions)
+			return runRealBench(c, realGuest{kind: guestKind, cloudImage: cloudImage}, uris, migrateURI, link, maxTime, samplePasses, parallel, repeat, tls, logDecisions)
 		}
 		return fmt.Errorf("--hypervisor: %q is not sim or libvirt", hv)
 	}
 	return cmd
 }
 
-func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime, samplePasses time.Duration, parallel, repeat int, tls, logDecisions bool) error {
+// realGuest is --guest and --cloud-image.
+type realGuest struct{ kind, cloudImage string }
+
+func runRealBench(c *cobra.Command, rg realGuest, uris, migrateURI, link string, maxTime, samplePasses time.Duration, parallel, repeat int, tls, logDecisions bool) error {
 	flags := c.Flags()
+	if rg.kind != realqemu.GuestTiny && rg.kind != realqemu.GuestDebian {
+		return fmt.Errorf("--guest: %q is not %s or %s", rg.kind, realqemu.GuestTiny, realqemu.GuestDebian)
+	}
+	if rg.cloudImage != "" && rg.kind != realqemu.GuestDebian {
+		return fmt.Errorf("--cloud-image: only with --guest %s", realqemu.GuestDebian)
+	}
 	for _, name := range []string{"plot", "plot-profile", "plot-summary", "capabilities", "qemu-auto-converge"} {
 		if flags.Changed(name) {
 			return fmt.Errorf("--%s: only with --hypervisor sim", name)
@@ -115,10 +132,14 @@ func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime, samp
 		if profiles, err = bench.DecodeProfiles(data); err != nil {
 			return fmt.Errorf("--profiles %s: %w", profilesFile, err)
 		}
+	} else if rg.kind == realqemu.GuestDebian {
+		if profiles, err = realqemu.BuiltinDebianProfiles(); err != nil {
+			return err
+		}
 	} else if profiles, err = realqemu.BuiltinProfiles(); err != nil {
 		return err
 	}
-	if err := realqemu.Realisable(profiles); err != nil {
+	if err := realqemu.RealisableOn(rg.kind, profiles); err != nil {
 		return fmt.Errorf("--profiles: %w", err)
 	}
 	var policies []string
@@ -145,9 +166,24 @@ func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime, samp
 	if err != nil {
 		return err
 	}
-	guest, err := findTinyGuest()
-	if err != nil {
-		return fmt.Errorf("--hypervisor libvirt: %w (build it with hack/realstack/build-guest.sh)", err)
+	opts := realqemu.Options{Guest: rg.kind}
+	if rg.kind == realqemu.GuestDebian {
+		dir := rg.cloudImage
+		if dir == "" {
+			if dir, err = findBuildDir("cloud-image", "disk.qcow2"); err != nil {
+				return fmt.Errorf("--guest debian: %w (build it with hack/realstack/build-cloud-image.sh)", err)
+			}
+		}
+		if opts.CloudImage, err = realqemu.CloudImageIn(dir); err != nil {
+			return fmt.Errorf("--cloud-image %s: %w (build it with hack/realstack/build-cloud-image.sh)", dir, err)
+		}
+		opts.ScratchDir = filepath.Join(filepath.Dir(filepath.Clean(dir)), "realqemu")
+	} else {
+		guest, err := findTinyGuest()
+		if err != nil {
+			return fmt.Errorf("--hypervisor libvirt: %w (build it with hack/realstack/build-guest.sh)", err)
+		}
+		opts.Kernel, opts.Initrd = guest.Kernel, guest.Initrd
 	}
 	ctx := c.Context()
 	if ctx == nil {
@@ -171,12 +207,10 @@ func runRealBench(c *cobra.Command, uris, migrateURI, link string, maxTime, samp
 			fmt.Fprintf(c.ErrOrStderr(), "migration link (%s): %.0f MiB/s measured over TCP\n", migrateURI, linkBandwidth/(1<<20))
 		}
 	}
-	opts := realqemu.Options{
-		LinkBandwidth: linkBandwidth,
-		Source:        src, Target: dst, TargetURI: migrationURIOf(hosts[1]), MigrateURI: migrateURI,
-		Kernel: guest.Kernel, Initrd: guest.Initrd, MaxTime: maxTime, ParallelConnections: parallel, TLS: tls,
-		Progress: c.ErrOrStderr(), SamplePasses: samplePasses,
-	}
+	opts.LinkBandwidth = linkBandwidth
+	opts.Source, opts.Target, opts.TargetURI, opts.MigrateURI = src, dst, migrationURIOf(hosts[1]), migrateURI
+	opts.MaxTime, opts.ParallelConnections, opts.TLS = maxTime, parallel, tls
+	opts.Progress, opts.SamplePasses = c.ErrOrStderr(), samplePasses
 	if logDecisions {
 		opts.Logger = slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
 	}
@@ -244,4 +278,22 @@ func measureLocalLink(ctx context.Context, migrateURI string) (float64, error) {
 		return 0, nil
 	}
 	return realqemu.MeasureLink(ctx, ip.String())
+}
+
+// findBuildDir finds build/NAME (holding file) in the working directory
+// or above.
+func findBuildDir(name, file string) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		dir := filepath.Join(d, "build", name)
+		if _, err := os.Stat(filepath.Join(dir, file)); err == nil {
+			return dir, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no build/%s/%s in %s or above", name, file, wd)
+		}
+	}
 }

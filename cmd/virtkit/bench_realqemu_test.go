@@ -22,6 +22,8 @@ func TestBenchMigrateRealFlags(t *testing.T) {
   shape: hotset
   workingSet: 1Gi
 `), 0o644))
+	small := filepath.Join(dir, "small.yaml")
+	require.NoError(t, os.WriteFile(small, []byte(`[{name: small, memory: 256Mi, bandwidth: 8Mi, dirtyRate: "0"}]`), 0o644))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -39,6 +41,11 @@ func TestBenchMigrateRealFlags(t *testing.T) {
 		{"sample-passes on sim", []string{"--sample-passes", "20ms"}, []string{"--sample-passes: only with --hypervisor libvirt"}},
 		{"sample-passes negative", []string{"--hypervisor", "libvirt", "--sample-passes", "-1s"}, []string{"--sample-passes: -1s is negative"}},
 		{"repeat must be positive", []string{"--hypervisor", "libvirt", "--repeat", "0"}, []string{"--repeat: 0: want 1 or more"}},
+		{"guest on sim", []string{"--guest", "debian"}, []string{"--guest: only with --hypervisor libvirt"}},
+		{"unknown guest", []string{"--hypervisor", "libvirt", "--guest", "windows"}, []string{`--guest: "windows" is not tiny or debian`}},
+		{"cloud image without the Debian guest", []string{"--hypervisor", "libvirt", "--cloud-image", dir}, []string{"--cloud-image: only with --guest debian"}},
+		{"profile too small for the Debian guest", []string{"--hypervisor", "libvirt", "--guest", "debian", "--profiles", small},
+			[]string{"profiles[0].memory", "from 512Mi to 2048Mi"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := newRootCmd()

@@ -3,7 +3,8 @@
 # build/cloud-image/ (git-ignored):
 #   disk.qcow2   ext4 root file system (no partition table, label
 #                virtkit-root): systemd, cloud-init (NoCloud and ConfigDrive
-#                only), qemu-guest-agent, openssh-server, the cloud kernel
+#                only), qemu-guest-agent, openssh-server, the cloud kernel,
+#                stress-ng (the live-migration benchmark's memory workload)
 #   vmlinuz      the guest's kernel  } booted by libvirt's direct kernel boot
 #   initrd.img   its initramfs       } (root=LABEL=virtkit-root), no bootloader
 #   stamp        hash of the inputs this build came from
@@ -30,6 +31,7 @@ packages=(
 	linux-image-cloud-amd64 initramfs-tools zstd
 	cloud-init qemu-guest-agent openssh-server
 	sudo iproute2 ca-certificates
+	stress-ng
 )
 
 if [[ $(id -u) -ne 0 ]]; then

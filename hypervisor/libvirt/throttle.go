@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	lv "libvirt.org/go/libvirt"
 
@@ -120,12 +121,44 @@ func truncate(s string, n int) string {
 // MigrationCapabilities reports what migrations through libvirt offer:
 // no direct throttle (only QEMU's auto-converge, enabled at the start and
 // steerable during the job, see throttleJob.SetThrottle), no dirty-rate
-// measurement during a job (page sampling contends with the job's dirty
-// tracking), and a job dirty rate that means nothing before QEMU's first
+// measurement during a job (libvirt runs calc-dirty-rate as a modifying
+// job, which waits for the migration to end and gives up after 30 s:
+// "cannot acquire state change lock (held by
+// monitor=remoteDispatchDomainMigratePerform3Params)", libvirt 11.3 with
+// QEMU 10.0), and a job dirty rate that means nothing before QEMU's first
 // bitmap sync after setup (Stats leaves it unmeasured there). QEMU sends
-// the stop-and-copy phase without the job's bandwidth cap.
-func (h *Hypervisor) MigrationCapabilities(context.Context) (hypervisor.MigrationCapabilities, error) {
-	return hypervisor.MigrationCapabilities{StopCopyUncapped: true}, nil
+// the stop-and-copy phase without the job's bandwidth cap. QEMU 9.2 and
+// later sync the dirty bitmap every 5 s in jobs with auto-converge once
+// the first pass has ended (BackgroundSyncPeriod), so the job's dirty rate
+// is refreshed within 5 s even during a long pass; the version is QEMU's
+// as libvirt reports it. A daemon that cannot say its version gets the
+// capabilities of an older QEMU, not an error: they only inform the plan.
+func (h *Hypervisor) MigrationCapabilities(ctx context.Context) (hypervisor.MigrationCapabilities, error) {
+	caps := hypervisor.MigrationCapabilities{StopCopyUncapped: true}
+	v, err := call(ctx, h, func(c *lv.Connect) (uint32, error) { return c.GetVersion() })
+	if err != nil {
+		if ctx.Err() != nil {
+			return caps, ctx.Err()
+		}
+		h.log.Debug("libvirt: hypervisor version unknown; migration capabilities of QEMU before 9.2", "err", err)
+		return caps, nil
+	}
+	caps.BackgroundSyncPeriod = backgroundSyncPeriod(v)
+	return caps, nil
+}
+
+// qemuBackgroundSync is the first QEMU (libvirt's version number,
+// major*1e6 + minor*1e3 + micro) whose auto-converge syncs the dirty bitmap
+// in the background: 9.2.0.
+const qemuBackgroundSync = 9_002_000
+
+// backgroundSyncPeriod is QEMU's background bitmap sync period under
+// auto-converge for QEMU version v (0 = none).
+func backgroundSyncPeriod(v uint32) time.Duration {
+	if v >= qemuBackgroundSync {
+		return 5 * time.Second
+	}
+	return 0
 }
 
 var _ hypervisor.MigrationCapabilityReporter = (*Hypervisor)(nil)

@@ -149,6 +149,11 @@ type Row struct {
 	// pages back over the link).
 	ThrottleCPUSeconds float64 `json:"throttleCpuSeconds"`
 	PostCopySeconds    float64 `json:"postCopySeconds"`
+	// PostCopyFaults counts the pages the guest faulted on in post-copy,
+	// each fetched from the source over the link while a vCPU waited
+	// (libvirt's memory_postcopy_requests); set by the real benchmark for
+	// jobs that ran in post-copy.
+	PostCopyFaults uint64 `json:"postCopyFaults,omitempty"`
 	// GuestRebooted and GuestClockLostSeconds are, on a real backend, what
 	// the guest's own clock says of the run: its uptime went back (it
 	// rebooted), or it moved that much less than the host's over the

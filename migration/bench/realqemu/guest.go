@@ -25,11 +25,16 @@ const (
 
 // Guest is a profile as the tiny guest realises it.
 type Guest struct {
+	// Kind is GuestTiny or GuestDebian.
+	Kind      string
 	MemoryMiB int
 	// DirtyMiBPerSec and DirtyMiB are the dirtier's rate and working set;
 	// 0 rate = an idle guest.
 	DirtyMiBPerSec int
 	DirtyMiB       int
+	// HangSeconds is, on the Debian guest, stress-ng's pause after each
+	// pass over its working set (0 = none: flat out).
+	HangSeconds int
 	// Bandwidth is the migration speed cap in bytes/s (whole MiB/s).
 	Bandwidth uint64
 }
@@ -39,7 +44,7 @@ type Guest struct {
 func Realise(i int, p bench.Profile) (Guest, field.ErrorList) {
 	path := field.NewPath("profiles").Index(i)
 	var errs field.ErrorList
-	g := Guest{}
+	g := Guest{Kind: GuestTiny}
 	mem := p.MemoryBytes()
 	if mem%mib != 0 || mem/mib < MinMemoryMiB || mem/mib > MaxMemoryMiB {
 		errs = append(errs, field.Invalid(path.Child("memory"), p.Memory.String(),
@@ -69,6 +74,19 @@ func Realise(i int, p bench.Profile) (Guest, field.ErrorList) {
 		errs = append(errs, field.NotSupported(path.Child("shape"), p.Shape,
 			[]string{string(sim.ShapeUniform), string(sim.ShapeSequential)}))
 	}
+	errs = append(errs, unrealisedKnobs(path, p)...)
+	bw := p.BandwidthBytes()
+	if bw < mib {
+		errs = append(errs, field.Invalid(path.Child("bandwidth"), p.Bandwidth.String(), "libvirt caps migrations in whole MiB/s: at least 1Mi"))
+	} else {
+		g.Bandwidth = uint64(math.Ceil(bw/mib)) * mib
+	}
+	return g, errs
+}
+
+// unrealisedKnobs are the profile's knobs no real guest realises.
+func unrealisedKnobs(path *field.Path, p bench.Profile) field.ErrorList {
+	var errs field.ErrorList
 	if len(p.Dips) > 0 {
 		errs = append(errs, field.Forbidden(path.Child("dips"), "bandwidth dips are not realised on the real guest"))
 	}
@@ -79,13 +97,7 @@ func Realise(i int, p bench.Profile) (Guest, field.ErrorList) {
 	if p.BurstSet != nil || p.BurstPeriod != 0 || p.BurstFactor != 0 || p.BurstDuration != 0 {
 		errs = append(errs, field.Forbidden(path.Child("burstPeriod"), "bursts are not realised on the real guest"))
 	}
-	bw := p.BandwidthBytes()
-	if bw < mib {
-		errs = append(errs, field.Invalid(path.Child("bandwidth"), p.Bandwidth.String(), "libvirt caps migrations in whole MiB/s: at least 1Mi"))
-	} else {
-		g.Bandwidth = uint64(math.Ceil(bw/mib)) * mib
-	}
-	return g, errs
+	return errs
 }
 
 // KernelArgs is the guest's kernel command line: serial console, quiet

@@ -60,6 +60,7 @@ func TestRealise(t *testing.T) {
 			g, errs := Realise(3, tc.p)
 			if tc.wantErr == nil {
 				require.Empty(t, errs)
+				tc.want.Kind = GuestTiny
 				assert.Equal(t, tc.want, g)
 				return
 			}

@@ -7,9 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/migration"
@@ -42,9 +45,18 @@ type Options struct {
 	// ("tcp://127.0.0.1"; empty lets libvirt choose).
 	TargetURI  string
 	MigrateURI string
+	// Guest is the real guest the profiles run on: GuestTiny (the
+	// default) or GuestDebian.
+	Guest string
 	// Kernel and Initrd are the tiny guest (hack/realstack/build-guest.sh),
-	// readable by the QEMU user.
+	// readable by the QEMU user; required for GuestTiny.
 	Kernel, Initrd string
+	// CloudImage is the Debian guest (hack/realstack/build-cloud-image.sh),
+	// required for GuestDebian; every run boots a raw copy of its disk
+	// written to ScratchDir (a directory QEMU's user can reach; removed
+	// after the run).
+	CloudImage CloudImage
+	ScratchDir string
 	// MaxTime bounds one migration; the engine aborts it at the cap. 0 = 90 s.
 	MaxTime time.Duration
 	// BootTimeout bounds booting the guest until its agent answers; 0 = 90 s.
@@ -76,14 +88,29 @@ func (o Options) withDefaults() (Options, error) {
 		return o, errors.New("realqemu: Options.Target is required")
 	case o.TargetURI == "":
 		return o, errors.New("realqemu: Options.TargetURI is required")
-	case o.Kernel == "" || o.Initrd == "":
-		return o, errors.New("realqemu: Options.Kernel and Options.Initrd are required")
+	}
+	switch o.Guest {
+	case "", GuestTiny:
+		o.Guest = GuestTiny
+		if o.Kernel == "" || o.Initrd == "" {
+			return o, errors.New("realqemu: Options.Kernel and Options.Initrd are required")
+		}
+	case GuestDebian:
+		if o.CloudImage.Disk == "" || o.CloudImage.Kernel == "" || o.CloudImage.Initrd == "" || o.ScratchDir == "" {
+			return o, errors.New("realqemu: Options.CloudImage and Options.ScratchDir are required for the Debian guest")
+		}
+	default:
+		return o, fmt.Errorf("realqemu: Options.Guest: %q is not %s or %s", o.Guest, GuestTiny, GuestDebian)
 	}
 	if o.MaxTime <= 0 {
 		o.MaxTime = 90 * time.Second
 	}
 	if o.BootTimeout <= 0 {
 		o.BootTimeout = 90 * time.Second
+		if o.Guest == GuestDebian {
+			// systemd under TCG on a shared machine: 40 s to minutes.
+			o.BootTimeout = 6 * time.Minute
+		}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -91,14 +118,29 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Realisable checks every profile against the real guest.
-func Realisable(profiles []bench.Profile) error {
+// Realisable checks every profile against the tiny real guest.
+func Realisable(profiles []bench.Profile) error { return RealisableOn(GuestTiny, profiles) }
+
+// realiseOn maps profile i onto the guest kind.
+func realiseOn(kind string, i int, p bench.Profile) (Guest, field.ErrorList) {
+	if kind == GuestDebian {
+		return RealiseDebian(i, p)
+	}
+	return Realise(i, p)
+}
+
+// RealisableOn checks every profile against the real guest kind
+// (GuestTiny or GuestDebian).
+func RealisableOn(kind string, profiles []bench.Profile) error {
+	if kind != GuestTiny && kind != GuestDebian {
+		return fmt.Errorf("guest %q is not %s or %s", kind, GuestTiny, GuestDebian)
+	}
 	if errs := bench.ValidateProfiles(profiles); len(errs) > 0 {
 		return fmt.Errorf("%v: %w", errs.ToAggregate(), bench.ErrInvalidProfile)
 	}
 	var all []error
 	for i, p := range profiles {
-		if _, errs := Realise(i, p); len(errs) > 0 {
+		if _, errs := realiseOn(kind, i, p); len(errs) > 0 {
 			all = append(all, errs.ToAggregate())
 		}
 	}
@@ -115,7 +157,7 @@ func Run(ctx context.Context, profiles []bench.Profile, policies []string, opts 
 	if err != nil {
 		return nil, err
 	}
-	if err := Realisable(profiles); err != nil {
+	if err := RealisableOn(opts.Guest, profiles); err != nil {
 		return nil, err
 	}
 	for _, name := range policies {
@@ -125,7 +167,7 @@ func Run(ctx context.Context, profiles []bench.Profile, policies []string, opts 
 	}
 	var rows []bench.Row
 	for i, p := range profiles {
-		g, _ := Realise(i, p)
+		g, _ := realiseOn(opts.Guest, i, p)
 		for _, name := range policies {
 			row, err := runOne(ctx, p, g, name, opts)
 			if err != nil {
@@ -156,7 +198,14 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	remove()
 	defer remove()
 
-	if err := boot(ctx, opts, g, name); err != nil {
+	var disk string
+	if g.Kind == GuestDebian {
+		if disk, err = prepareDisk(ctx, opts.CloudImage, opts.ScratchDir, name); err != nil {
+			return bench.Row{}, err
+		}
+		defer func() { _ = os.Remove(disk) }()
+	}
+	if err := boot(ctx, opts, g, name, disk); err != nil {
 		return bench.Row{}, err
 	}
 	_, isVirtkit := policy.(*migration.VirtkitPolicy)
@@ -233,6 +282,9 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 	row.Iterations = res.Job.Stats.MemoryIteration.Or(snap.Iteration.Or(0))
 	row.DecisionSeconds = round(res.DecisionAt.Seconds(), 3)
 	row.MaxThrottlePercent = res.MaxThrottle
+	if n, ok := res.Job.Stats.PostcopyRequests.Get(); ok && res.Mode == hypervisor.ModePostCopy {
+		row.PostCopyFaults = n
+	}
 	row.Decisions = res.Decisions
 	if d, ok := res.Downtime.Get(); ok && res.Outcome == migration.OutcomeSucceeded {
 		ms := round(float64(d)/float64(time.Millisecond), 1)
@@ -250,6 +302,9 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 		fmt.Fprintf(opts.Progress, "%s/%s: %s %s in %.1f s, downtime %s, sent %.1f MiB, dirty rate before start %s, max throttle %d%%, %d iterations\n",
 			p.Name, row.Policy, row.Outcome, row.Mode, row.TotalSeconds, down, float64(row.BytesSent)/mib, before,
 			row.MaxThrottlePercent, res.Job.Stats.MemoryIteration.Or(snap.Iteration.Or(0)))
+		if res.Mode == hypervisor.ModePostCopy {
+			fmt.Fprintf(opts.Progress, "  post-copy: %.1f s, %d page faults served from the source\n", row.PostCopySeconds, row.PostCopyFaults)
+		}
 		if row.FinishSeconds > 0 {
 			fmt.Fprintf(opts.Progress, "  libvirt's finish and the source's clean-up after the job: %.1f s (not in the total)\n", row.FinishSeconds)
 		}
@@ -399,11 +454,16 @@ func drive(ctx context.Context, eng *migration.Engine, row *bench.Row, acceptabl
 }
 
 // boot defines and starts the guest and waits until its agent answers;
-// then it gives the dirtier time to fill its working set.
-func boot(ctx context.Context, opts Options, g Guest, name string) error {
+// on the Debian guest it then starts stress-ng; then it gives the workload
+// time to fill its working set. disk is the Debian guest's root disk.
+func boot(ctx context.Context, opts Options, g Guest, name, disk string) error {
 	bctx, cancel := context.WithTimeout(ctx, opts.BootTimeout)
 	defer cancel()
-	if _, err := opts.Source.Define(bctx, g.DomainXML(name, opts.Kernel, opts.Initrd)); err != nil {
+	xml := g.DomainXML(name, opts.Kernel, opts.Initrd)
+	if g.Kind == GuestDebian {
+		xml = g.DebianDomainXML(name, opts.CloudImage.Kernel, opts.CloudImage.Initrd, disk)
+	}
+	if _, err := opts.Source.Define(bctx, xml); err != nil {
 		return fmt.Errorf("define the guest: %w", err)
 	}
 	if err := opts.Source.Start(bctx, name, hypervisor.StartOptions{}); err != nil {
@@ -429,6 +489,11 @@ func boot(ctx context.Context, opts Options, g Guest, name string) error {
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, time.Second)
+	}
+	if args := g.StressArgs(); g.Kind == GuestDebian && len(args) > 0 {
+		if err := startStress(bctx, opts.Source, name, args); err != nil {
+			return err
+		}
 	}
 	// The dirtier fills its working set with random data before it starts
 	// its rate (about 50 MiB/s under TCG), plus a second to reach it.
