@@ -95,7 +95,8 @@ func TestRealHotplugVolumeSurvivesMigrationOnSharedStorage(t *testing.T) {
 	}, 2*time.Minute, 500*time.Millisecond), "the blank shared DataVolume is created")
 
 	const serial = "storage-mig-data"
-	require.NoError(t, actions.AddVMIVolume(ctx, c.Store(), store.KeyOf(got), &virtkit.AddVolumeOptions{Name: "data",
+	// The VM's addvolume (virtctl addvolume VM): its VMI is owned by the VM.
+	require.NoError(t, actions.AddVMVolume(ctx, c.Store(), store.Key{Namespace: vm.Namespace, Name: vm.Name}, &virtkit.AddVolumeOptions{Name: "data",
 		Disk:         &virtkit.Disk{Serial: serial, DiskDevice: virtkit.DiskDevice{Disk: &virtkit.DiskTarget{Bus: virtkit.DiskBusSCSI}}},
 		VolumeSource: &virtkit.HotplugVolumeSource{DataVolume: &virtkit.DataVolumeSource{Name: dv.Name, Hotpluggable: true}}}))
 	_, err = c.WaitForVMI(ctx, vm.Namespace, vm.Name, func(v *virtkit.VirtualMachineInstance, found bool) bool {
