@@ -88,7 +88,7 @@ func TestImageUploadToNodeProcess(t *testing.T) {
 
 		code, msg = postUpload(t, cfg, proxyURL, "node-up-sync", "/v1beta1/upload", image)
 		assert.Equal(t, http.StatusServiceUnavailable, code, "the node refuses an upload to a filled volume: %s", msg)
-		assert.Contains(t, msg, "not UploadReady", "the node's reason reaches the uploader")
+		assert.Contains(t, msg, `is in phase "Succeeded"`, "the node's reason reaches the uploader")
 	})
 }
 
