@@ -58,8 +58,10 @@ type APIServerOptions struct {
 	LocalNodes []*Node
 	// UploadProxyAddr, when set, serves CDI's upload proxy (virtctl
 	// image-upload --uploadproxy-url) over TLS on this address with the
-	// API's serving certificate, taking uploads into Uploads (required
-	// then: a Cluster with nodes).
+	// API's serving certificate, taking the uploads to this process's
+	// nodes into Uploads (a Cluster; nil when it runs none) and forwarding
+	// the others to the upload server of the volume's node (its agent's
+	// endpoint, reached with the API server's node client certificate).
 	UploadProxyAddr string
 	Uploads         upload.Receiver
 	// Logger receives the servers' logs; nil discards them.
@@ -116,8 +118,6 @@ func (o *APIServerOptions) validate() error {
 		return fmt.Errorf("%w: APIServerOptions.MaxStreams: %d: must not be negative", ErrInvalidOptions, o.MaxStreams)
 	case o.MaxStreamsPerUser < 0:
 		return fmt.Errorf("%w: APIServerOptions.MaxStreamsPerUser: %d: must not be negative", ErrInvalidOptions, o.MaxStreamsPerUser)
-	case o.UploadProxyAddr != "" && o.Uploads == nil:
-		return fmt.Errorf("%w: APIServerOptions.Uploads: required with UploadProxyAddr", ErrInvalidOptions)
 	}
 	if _, ok := o.Store.(kubestorage.Backend); !ok {
 		return fmt.Errorf("%w: APIServerOptions.Store: %T cannot back the API server", ErrInvalidOptions, o.Store)
@@ -188,7 +188,12 @@ func StartAPIServer(ctx context.Context, opts APIServerOptions) (*APIServer, err
 	stopUploads := func() {}
 	if up != nil {
 		s.UploadProxyURL = up.url
-		if stopUploads, err = up.serve(sctx, certs.ServerTLSConfig(), opts.Uploads, log, s.record); err != nil {
+		fw, err := uploadForwarder(certs, opts.Store)
+		if err == nil {
+			stopUploads, err = up.serve(sctx, certs.ServerTLSConfig(), opts.Uploads, fw, log, s.record)
+		}
+		if err != nil {
+			up.close()
 			stopEndpoints()
 			cancel()
 			_ = ln.Close()

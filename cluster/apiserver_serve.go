@@ -14,6 +14,7 @@ import (
 	"github.com/virtkit/virtkit/apiserver"
 	"github.com/virtkit/virtkit/cdi/upload"
 	"github.com/virtkit/virtkit/node"
+	"github.com/virtkit/virtkit/store"
 )
 
 // uploadListener is the upload proxy's address, bound before the API
@@ -50,10 +51,11 @@ func (u *uploadListener) close() {
 }
 
 // serve serves CDI's upload proxy over TLS until ctx ends or stop is
-// called, taking uploads into r with tokens the API server issued;
-// serving errors go to fail.
-func (u *uploadListener) serve(ctx context.Context, tlsConfig *tls.Config, r upload.Receiver, log *slog.Logger, fail func(error)) (stop func(), err error) {
-	p, err := upload.NewProxy(upload.ProxyOptions{Tokens: u.tokens, Receiver: r, Logger: log.With("component", "uploadproxy")})
+// called, taking uploads with tokens the API server issued into r (nil:
+// none) and forwarding those to other processes' nodes with fw; serving
+// errors go to fail.
+func (u *uploadListener) serve(ctx context.Context, tlsConfig *tls.Config, r upload.Receiver, fw upload.UploadForwarder, log *slog.Logger, fail func(error)) (stop func(), err error) {
+	p, err := upload.NewProxy(upload.ProxyOptions{Tokens: u.tokens, Receiver: r, Forwarder: fw, Logger: log.With("component", "uploadproxy")})
 	if err != nil {
 		u.close()
 		return nil, err
@@ -79,6 +81,17 @@ func (u *uploadListener) serve(ctx context.Context, tlsConfig *tls.Config, r upl
 		<-done
 		p.Close()
 	}, nil
+}
+
+// uploadForwarder forwards uploads to the node agents' endpoints with the
+// API server's node client certificate.
+func uploadForwarder(certs *apiserver.Certificates, st store.Store) (*upload.Forwarder, error) {
+	cfg, err := certs.NodeTLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	tr := &http.Transport{TLSClientConfig: cfg, TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 2, IdleConnTimeout: time.Minute}
+	return &upload.Forwarder{Client: &http.Client{Transport: tr}, Locator: uploadLocator{st: st}}, nil
 }
 
 // serveNodeEndpoint serves a node agent's endpoint on ln, publishing url,

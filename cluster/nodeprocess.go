@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/virtkit/virtkit/cdi/importer"
 	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/network"
@@ -43,8 +44,9 @@ type NodeProcessOptions struct {
 	// is called with the node's name.
 	PodNetwork *PodNetwork
 	// Endpoint, when set, serves the agent's endpoint (console, VNC,
-	// port-forward and guest information for the API server) while Run
-	// runs.
+	// port-forward and guest information for the API server, and the
+	// uploads the upload proxy forwards to the node's DataVolumes) while
+	// Run runs.
 	Endpoint *NodeEndpoint
 	// MarkStoppedTimeout bounds the Node's last write when Run ends; 0 is
 	// DefaultMarkStoppedTimeout.
@@ -74,6 +76,7 @@ type NodeProcess struct {
 	agent     *node.Agent
 	recorder  *events.Recorder
 	importer  *reconcile.Controller
+	uploads   *importer.Worker
 	ipam      *network.IPAM
 	migration *sim.MigrationListener
 	log       *slog.Logger
@@ -114,7 +117,7 @@ func NewNodeProcess(ctx context.Context, o NodeProcessOptions) (*NodeProcess, er
 		return nil, err
 	}
 	p.recorder = rec
-	if p.importer, err = o.Storage.setUp(no, p.log); err != nil {
+	if p.importer, p.uploads, err = o.Storage.setUp(no, p.log); err != nil {
 		return nil, err
 	}
 	if pn := o.PodNetwork; pn != nil && no.Domain.NetworkResolver == nil {
@@ -232,7 +235,13 @@ func (p *NodeProcess) Run(ctx context.Context) error {
 		})
 	}
 	if e := p.opts.Endpoint; e != nil {
-		ep := p.agent.Endpoint(e.Options)
+		eo := e.Options
+		if eo.Uploads == nil && p.uploads != nil {
+			// The node's upload server: the proxy forwards the uploads
+			// to this node's DataVolumes here.
+			eo.Uploads = p.uploads
+		}
+		ep := p.agent.Endpoint(eo)
 		g.Go(func() error {
 			if err := ep.Serve(gctx, e.Listener, e.TLS, e.URL); err != nil && gctx.Err() == nil {
 				p.log.Error("node endpoint", "err", err)

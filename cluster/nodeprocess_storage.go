@@ -42,10 +42,11 @@ type NodeStorageOptions struct {
 	ImportRetries int32
 }
 
-// setUp builds a node's import worker, recording through the agent's
-// recorder, and puts the DataVolume resolver in front of the agent's
-// volume resolver (a DirResolver on Dir by default).
-func (s NodeStorageOptions) setUp(no *node.Options, log *slog.Logger) (*reconcile.Controller, error) {
+// setUp builds a node's import worker (returned with its controller; it
+// also takes the uploads forwarded to the node), recording through the
+// agent's recorder, and puts the DataVolume resolver in front of the
+// agent's volume resolver (a DirResolver on Dir by default).
+func (s NodeStorageOptions) setUp(no *node.Options, log *slog.Logger) (*reconcile.Controller, *importer.Worker, error) {
 	dir := s.Dir
 	if dir == "" {
 		dir = domain.DefaultWorkDir
@@ -56,28 +57,28 @@ func (s NodeStorageOptions) setUp(no *node.Options, log *slog.Logger) (*reconcil
 	}
 	puller, err := oci.New(oci.Options{CacheDir: filepath.Join(dir, "oci"), AllowedNetworks: s.AllowedNetworks, Logger: log})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	im, err := importer.New(importer.Options{ScratchDir: filepath.Join(dir, "scratch"), Puller: puller, AllowedNetworks: s.AllowedNetworks,
 		QemuImg: s.QemuImg, Logger: log})
 	if errors.Is(err, importer.ErrNoSandbox) {
-		return nil, fmt.Errorf("Storage.QemuImg.Sandbox %s: %w", s.QemuImg.Sandbox, err)
+		return nil, nil, fmt.Errorf("Storage.QemuImg.Sandbox %s: %w", s.QemuImg.Sandbox, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w, err := importer.NewWorker(importer.WorkerOptions{NodeName: no.NodeName, Store: no.Store, Importer: im, Classes: classes,
 		MaxRetries: s.ImportRetries, Clock: no.Clock, Logger: log, Events: no.Events})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctrl, err := reconcile.New(no.Store, w, reconcile.Options{Name: "importer", Clock: no.Clock, Logger: log}, w.Watches()...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if no.Domain.VolumeResolver == nil {
 		no.Domain.VolumeResolver = &domain.DirResolver{Dir: dir, Create: s.PullContainerDisks}
 	}
 	useDataVolumes(no, no.Store, classes, puller, s.PullContainerDisks, s.Secrets)
-	return ctrl, nil
+	return ctrl, w, nil
 }

@@ -37,6 +37,12 @@ type MigrationParams struct {
 	// source's definition once the migration succeeded.
 	Persist        bool
 	UndefineSource bool
+	// Unsafe migrates although the hypervisor deems the guest's disks
+	// unsafe to migrate (libvirt's VIR_MIGRATE_UNSAFE: a writable disk on a
+	// filesystem libvirt does not know to be shared, or cached): KubeVirt's
+	// migrations.unsafeMigrationOverride, for storage every host shares
+	// that the hypervisor cannot recognise as such.
+	Unsafe bool
 }
 
 // MigrationMode is how the job moves memory.

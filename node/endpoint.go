@@ -13,16 +13,20 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cdi/upload"
 	"github.com/virtkit/virtkit/internal/netpolicy"
 	"github.com/virtkit/virtkit/store"
 )
 
 // The node endpoint is the agent's own HTTPS server (virt-handler's role):
 // the API server reaches a VMI's serial console, VNC display, guest ports
-// and guest-agent information through the agent of the node that runs it.
+// and guest-agent information through the agent of the node that runs it,
+// and the upload proxy the volumes of the node's DataVolumes (the upload
+// server's role).
 const (
 	// EndpointAnnotation is the Node annotation holding the endpoint's
 	// URL (https://HOST:PORT), published by [Endpoint.Serve].
@@ -78,6 +82,11 @@ type EndpointOptions struct {
 	// does not apply inside them. Empty: only assigned addresses, and
 	// never a refused one.
 	AllowedNetworks []netip.Prefix
+	// Uploads, when set, takes the uploads the upload proxy forwards to
+	// this node (POST /v1/namespaces/NS/datavolumes/NAME/upload, the
+	// upload server's path, see cdi/upload): the node's import worker,
+	// which writes the DataVolume's volume. Nil answers them 503.
+	Uploads upload.Receiver
 	// Logger receives stream errors; nil is the agent's.
 	Logger *slog.Logger
 }
@@ -90,6 +99,14 @@ type Endpoint struct {
 	policy netpolicy.Policy
 	log    *slog.Logger
 	slots  chan struct{}
+
+	// mu guards serveCtx, the context of Serve, which bounds the
+	// conversions of async uploads (counted by conversions), and stopped,
+	// set once Serve waits for them.
+	mu          sync.Mutex
+	serveCtx    context.Context
+	stopped     bool
+	conversions sync.WaitGroup
 }
 
 // Endpoint returns the agent's endpoint.
@@ -158,6 +175,16 @@ func (e *Endpoint) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Co
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	e.mu.Lock()
+	e.serveCtx = ctx
+	e.mu.Unlock()
+	defer func() {
+		cancel()
+		e.mu.Lock()
+		e.stopped = true
+		e.mu.Unlock()
+		e.conversions.Wait()
+	}()
 	go e.publishLoop(ctx, url)
 	go func() {
 		<-ctx.Done()
@@ -298,6 +325,10 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), code)
 		return
 	}
+	if ns, name, ok := upload.ParseServerPath(r.URL.Path); ok {
+		upload.ServeUpload(w, r, e.opts.Uploads, ns, name, e.background())
+		return
+	}
 	if r.Method != http.MethodGet {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
@@ -319,6 +350,31 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.serveScreenshot(w, r, req)
 	default:
 		e.serveStream(w, r, req, vmi)
+	}
+}
+
+// background runs the conversions of async uploads on Serve's context;
+// nil (convert before answering) when the endpoint is not served by Serve.
+func (e *Endpoint) background() func(func(context.Context)) {
+	e.mu.Lock()
+	ctx := e.serveCtx
+	e.mu.Unlock()
+	if ctx == nil {
+		return nil
+	}
+	return func(f func(context.Context)) {
+		e.mu.Lock()
+		if e.stopped {
+			e.mu.Unlock()
+			f(ctx) // ended: the conversion stops at once
+			return
+		}
+		e.conversions.Add(1)
+		e.mu.Unlock()
+		go func() {
+			defer e.conversions.Done()
+			f(ctx)
+		}()
 	}
 }
 

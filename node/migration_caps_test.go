@@ -86,16 +86,20 @@ func TestMigrationEnablesQEMUAutoConvergeWithoutDirectThrottle(t *testing.T) {
 
 // TestMigrationTLSAndMultifdByDefault: as KubeVirt, a migration is
 // encrypted unless the configuration says disableTLS, and uses multifd
-// with 8 connections unless the node is configured otherwise.
+// with 8 connections unless the node is configured otherwise; the
+// hypervisor's storage safety check is overridden only with
+// unsafeMigrationOverride.
 func TestMigrationTLSAndMultifdByDefault(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		cfg     *virtkit.MigrationConfiguration
-		wantTLS bool
+		name       string
+		cfg        *virtkit.MigrationConfiguration
+		wantTLS    bool
+		wantUnsafe bool
 	}{
-		{"default", nil, true},
-		{"disableTLS", &virtkit.MigrationConfiguration{DisableTLS: ptr(true)}, false},
-		{"disableTLS false", &virtkit.MigrationConfiguration{DisableTLS: ptr(false)}, true},
+		{"default", nil, true, false},
+		{"disableTLS", &virtkit.MigrationConfiguration{DisableTLS: ptr(true)}, false, false},
+		{"disableTLS false", &virtkit.MigrationConfiguration{DisableTLS: ptr(false)}, true, false},
+		{"unsafeMigrationOverride", &virtkit.MigrationConfiguration{UnsafeMigrationOverride: ptr(true)}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
@@ -119,6 +123,7 @@ func TestMigrationTLSAndMultifdByDefault(t *testing.T) {
 			mu.Unlock()
 			require.Len(t, started, 1)
 			assert.Equal(t, tc.wantTLS, started[0].TLS, "TLS on the migration stream")
+			assert.Equal(t, tc.wantUnsafe, started[0].Unsafe, "the hypervisor's storage safety check overridden")
 			assert.Equal(t, node.DefaultParallelConnections, started[0].ParallelConnections, "multifd connections")
 		})
 	}

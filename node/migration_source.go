@@ -232,6 +232,10 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		UndefineSource: true,
 		// KubeVirt encrypts the migration stream unless disableTLS.
 		TLS: cfg.DisableTLS == nil || !*cfg.DisableTLS,
+		// KubeVirt's override of the hypervisor's storage safety check
+		// (libvirt refuses a writable disk on a filesystem it does not
+		// know to be shared).
+		Unsafe: cfg.UnsafeMigrationOverride != nil && *cfg.UnsafeMigrationOverride,
 	}
 	if n := a.opts.Migration.ParallelConnections; n > 1 {
 		params.ParallelConnections = n

@@ -24,6 +24,14 @@ const (
 	RawFile = "disk.img"
 	// GzipFile is the gzipped raw image's file name.
 	GzipFile = "disk.img.gz"
+	// ArchiveFile and DirPath are where KubeVirt's export server serves a
+	// filesystem claim holding files rather than a disk image (content
+	// type archive): its root as a tar.gz and as a directory listing
+	// (formats tar.gz and dir). virtkit's volumes are always disk images
+	// (a DataVolume of content type archive is refused), so these paths
+	// answer 404 naming the format.
+	ArchiveFile = "disk.tar.gz"
+	DirPath     = "dir"
 	// ReadyPath answers 200 once the server serves (no token needed).
 	ReadyPath = "/exportready"
 	// TokenHeader is the header, and the query parameter, holding the token.
@@ -185,12 +193,21 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest, ok := strings.CutPrefix(path, VolumesPath)
 	name, file, ok2 := strings.Cut(rest, "/")
-	if !ok || !ok2 || (file != RawFile && file != GzipFile) {
+	if !ok || !ok2 {
 		http.NotFound(w, r)
 		return
 	}
-	p, ok := s.volumes[name]
-	if !ok {
+	p, known := s.volumes[name]
+	if known && (file == ArchiveFile || file == DirPath || strings.HasPrefix(file, DirPath+"/")) {
+		format := "tar.gz"
+		if file != ArchiveFile {
+			format = "dir"
+		}
+		http.Error(w, fmt.Sprintf("volume %s: format %s serves a filesystem claim's files (content type archive); this volume is a disk image, served as raw (%s) and gzip (%s)",
+			name, format, RawFile, GzipFile), http.StatusNotFound)
+		return
+	}
+	if !known || (file != RawFile && file != GzipFile) {
 		http.NotFound(w, r)
 		return
 	}

@@ -33,13 +33,25 @@ type Receiver interface {
 	ReceiveUpload(ctx context.Context, namespace, name string, body io.Reader) (finish func(context.Context) error, err error)
 }
 
-// ProxyOptions configure a Proxy. Tokens and Receiver are required.
+// UploadForwarder hands a whole upload to the upload server of the
+// volume's node ([Forwarder] does).
+type UploadForwarder interface {
+	ForwardUpload(ctx context.Context, namespace, name string, body io.Reader, async bool) error
+}
+
+// ProxyOptions configure a Proxy. Tokens, and Receiver or Forwarder, are
+// required.
 type ProxyOptions struct {
 	// Tokens verifies the uploads' tokens; the API server issuing them
 	// must use the same key.
 	Tokens *Tokens
-	// Receiver takes the uploads.
+	// Receiver takes the uploads to the volumes of this process's nodes;
+	// nil forwards every upload.
 	Receiver Receiver
+	// Forwarder takes the uploads Receiver refuses with [ErrElsewhere]
+	// (the volume is on a node another process runs): it forwards them
+	// to the upload server of that node. Nil answers them 503.
+	Forwarder UploadForwarder
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -63,8 +75,8 @@ func NewProxy(opts ProxyOptions) (*Proxy, error) {
 	switch {
 	case opts.Tokens == nil:
 		return nil, fmt.Errorf("%w: Tokens: required", ErrInvalidProxyOptions)
-	case opts.Receiver == nil:
-		return nil, fmt.Errorf("%w: Receiver: required", ErrInvalidProxyOptions)
+	case opts.Receiver == nil && opts.Forwarder == nil:
+		return nil, fmt.Errorf("%w: Receiver or Forwarder: required", ErrInvalidProxyOptions)
 	}
 	if err := opts.Tokens.check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidProxyOptions, err)
@@ -137,7 +149,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	key := claims.Namespace + "/" + claims.Name
 	p.log.InfoContext(r.Context(), "upload started", "claim", key, "async", async)
-	finish, err := p.opts.Receiver.ReceiveUpload(r.Context(), claims.Namespace, claims.Name, body)
+	var finish func(context.Context) error
+	err = fmt.Errorf("%w: no local receiver", ErrElsewhere)
+	if p.opts.Receiver != nil {
+		finish, err = p.opts.Receiver.ReceiveUpload(r.Context(), claims.Namespace, claims.Name, body)
+	}
+	if errors.Is(err, ErrElsewhere) && p.opts.Forwarder != nil {
+		// The volume's node runs in another process: its upload server
+		// takes the data, as CDI's proxy hands it to the upload pod.
+		if err := p.opts.Forwarder.ForwardUpload(r.Context(), claims.Namespace, claims.Name, body, async); err != nil {
+			p.fail(w, r, key, err)
+			return
+		}
+		p.log.InfoContext(r.Context(), "upload forwarded", "claim", key, "async", async)
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	if err != nil {
 		p.fail(w, r, key, err)
 		return
@@ -198,25 +225,33 @@ func formFile(r *http.Request) (io.ReadCloser, error) {
 	}
 }
 
-// fail answers a failed upload: the uploader's mistakes with 400, a
-// volume that is not ready or busy with 503 and 409 (virtctl retries),
-// the rest with 500; the message never carries a node path.
+// fail answers a failed upload (see failure); a client gone away gets no
+// answer.
 func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, key string, err error) {
-	code := http.StatusInternalServerError
-	switch {
-	case errors.Is(err, importer.ErrUploadInProgress):
-		code = http.StatusConflict
-	case errors.Is(err, importer.ErrNotUploadReady):
-		code = http.StatusServiceUnavailable
-	case importer.Permanent(err):
-		code = http.StatusBadRequest
-	case r.Context().Err() != nil:
+	var se *ServerError
+	if r.Context().Err() != nil && !errors.As(err, &se) {
 		return // the uploader went away
 	}
+	code, msg := failure(err)
 	p.log.WarnContext(r.Context(), "upload failed", "claim", key, "status", code, "err", err)
-	msg := importer.TenantMessage(err)
-	if code == http.StatusServiceUnavailable {
-		msg = err.Error() // names the volume and its state, no node path
-	}
 	http.Error(w, msg, code)
+}
+
+// failure is the answer to a failed upload: the uploader's mistakes 400,
+// a volume that is not ready or busy 503 and 409 (virtctl retries), an
+// upload server's refusal its own status and message, the rest 500; the
+// message never carries a node path.
+func failure(err error) (code int, msg string) {
+	var se *ServerError
+	switch {
+	case errors.As(err, &se):
+		return se.Code, se.Message
+	case errors.Is(err, importer.ErrUploadInProgress):
+		return http.StatusConflict, importer.TenantMessage(err)
+	case errors.Is(err, importer.ErrNotUploadReady), errors.Is(err, ErrElsewhere):
+		return http.StatusServiceUnavailable, err.Error() // names the volume and its state, no node path
+	case importer.Permanent(err):
+		return http.StatusBadRequest, importer.TenantMessage(err)
+	}
+	return http.StatusInternalServerError, importer.TenantMessage(err)
 }

@@ -30,8 +30,9 @@ type apiFlags struct {
 	// maxInFlight and maxConnections bound the requests and connections
 	// (0: the server's defaults).
 	maxInFlight, maxConnections int
-	// uploadAddr serves the upload proxy; uploads takes its uploads (this
-	// process's cluster, nil for a controller alone).
+	// uploadAddr serves the upload proxy; uploads takes the uploads to
+	// this process's nodes (its cluster, nil for a controller alone); the
+	// others go to the endpoints of the `virtkit node` processes.
 	uploadAddr string
 	uploads    upload.Receiver
 }
@@ -76,9 +77,6 @@ func (f *apiFlags) options() (opts cluster.APIServerOptions, ok bool, err error)
 	}
 	if f.maxStreamsPerUser < 0 {
 		return opts, false, fmt.Errorf("--api-max-streams-per-user: %d: must not be negative", f.maxStreamsPerUser)
-	}
-	if f.uploadAddr != "" && f.uploads == nil {
-		return opts, false, errors.New("--uploadproxy-addr: uploads need this process's node agents (a controller alone has no volumes to write)")
 	}
 	return cluster.APIServerOptions{
 		Addr: f.addr, CertDir: f.certDir, CertHosts: f.hosts, TokenFile: f.tokenFile, PolicyFile: f.policyFile,

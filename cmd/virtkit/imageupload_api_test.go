@@ -89,27 +89,13 @@ func virtctlUpload(t *testing.T, cfg *rest.Config, proxyURL, ns, name string, vi
 		return err == nil && pvc.Annotations["cdi.kubevirt.io/storage.pod.ready"] == "true"
 	}, 60*time.Second, 100*time.Millisecond, "the upload becomes ready")
 
-	// The UploadTokenRequest, as CDI's typed client posts it.
-	body := `{"apiVersion":"upload.cdi.kubevirt.io/v1beta1","kind":"UploadTokenRequest","metadata":{"name":"token-for-virtctl","namespace":"` + ns +
-		`","creationTimestamp":null},"spec":{"pvcName":"` + name + `"},"status":{}}`
-	raw, err := kube.CoreV1().RESTClient().Post().AbsPath("/apis/upload.cdi.kubevirt.io/v1beta1/namespaces", ns, "uploadtokenrequests").
-		SetHeader("Content-Type", "application/json").Body([]byte(body)).DoRaw(ctx)
-	require.NoError(t, err, "%s", raw)
-	var resp struct {
-		Kind   string `json:"kind"`
-		Status struct {
-			Token string `json:"token"`
-		} `json:"status"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &resp))
-	require.Equal(t, "UploadTokenRequest", resp.Kind)
-	require.NotEmpty(t, resp.Status.Token)
+	token := uploadToken(t, cfg, ns, name)
 
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // virtctl --insecure
 	send := func(method, path string, body io.Reader, size int64) int {
 		req, err := http.NewRequest(method, proxyURL+path, body)
 		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+resp.Status.Token)
+		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/octet-stream")
 		req.ContentLength = size
 		r, err := client.Do(req)
@@ -129,6 +115,28 @@ func virtctlUpload(t *testing.T, cfg *rest.Config, proxyURL, ns, name string, vi
 		require.NoError(t, err)
 		return pvc.Annotations["cdi.kubevirt.io/storage.pod.phase"] == "Succeeded"
 	}, 60*time.Second, 100*time.Millisecond, "processing completes")
+}
+
+// uploadToken asks the API for an upload token for claim ns/name with an
+// UploadTokenRequest, as CDI's typed client posts it.
+func uploadToken(t *testing.T, cfg *rest.Config, ns, name string) string {
+	t.Helper()
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	body := `{"apiVersion":"upload.cdi.kubevirt.io/v1beta1","kind":"UploadTokenRequest","metadata":{"name":"token-for-virtctl","namespace":"` + ns +
+		`","creationTimestamp":null},"spec":{"pvcName":"` + name + `"},"status":{}}`
+	raw, err := kube.CoreV1().RESTClient().Post().AbsPath("/apis/upload.cdi.kubevirt.io/v1beta1/namespaces", ns, "uploadtokenrequests").
+		SetHeader("Content-Type", "application/json").Body([]byte(body)).DoRaw(context.Background())
+	require.NoError(t, err, "%s", raw)
+	var resp struct {
+		Kind   string `json:"kind"`
+		Status struct {
+			Token string `json:"token"`
+		} `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &resp))
+	require.Equal(t, "UploadTokenRequest", resp.Kind)
+	require.NotEmpty(t, resp.Status.Token)
+	return resp.Status.Token
 }
 
 // TestImageUploadAPI follows virtctl image-upload's requests against
@@ -221,8 +229,7 @@ func TestImageUploadAPI(t *testing.T) {
 	})
 }
 
-// --uploadproxy-addr needs the API (which issues the tokens), and the
-// node agents of this process (which write the volumes).
+// --uploadproxy-addr needs the API (which issues the tokens).
 func TestControllerUploadProxyFlags(t *testing.T) {
 	_, errOut, code := virtkitProcess(t, "controller", "--nodes", "1", "--uploadproxy-addr", "127.0.0.1:0")
 	assert.NotEqual(t, 0, code)

@@ -163,7 +163,7 @@ func TestMigrationArgs(t *testing.T) {
 	params, flags, err := migrationArgs(hypervisor.MigrationParams{
 		DestinationURI: "qemu+tcp://127.0.0.1:16510/system", MigrateURI: "tcp://127.0.0.1:49152",
 		Bandwidth: 1<<20 + 1, AutoConverge: true, AutoConvergeInitial: 30, AutoConvergeIncrement: 5,
-		ParallelConnections: 4, Persist: true, UndefineSource: true, TLS: true,
+		ParallelConnections: 4, Persist: true, UndefineSource: true, TLS: true, Unsafe: true,
 	})
 	require.NoError(t, err)
 	assert.Equal(t, "tcp://127.0.0.1:49152", params.URI)
@@ -172,7 +172,7 @@ func TestMigrationArgs(t *testing.T) {
 	assert.Equal(t, 5, params.AutoConvergeIncrement)
 	assert.Equal(t, 4, params.ParallelConnections)
 	for _, f := range []lv.DomainMigrateFlags{lv.MIGRATE_LIVE, lv.MIGRATE_PEER2PEER, lv.MIGRATE_AUTO_CONVERGE,
-		lv.MIGRATE_PARALLEL, lv.MIGRATE_PERSIST_DEST, lv.MIGRATE_UNDEFINE_SOURCE, lv.MIGRATE_TLS} {
+		lv.MIGRATE_PARALLEL, lv.MIGRATE_PERSIST_DEST, lv.MIGRATE_UNDEFINE_SOURCE, lv.MIGRATE_TLS, lv.MIGRATE_UNSAFE} {
 		assert.NotZero(t, flags&f, "flag %#x", f)
 	}
 
@@ -188,7 +188,7 @@ func TestMigrationArgs(t *testing.T) {
 	params, flags, err = migrationArgs(hypervisor.MigrationParams{DestinationURI: "qemu+tcp://h/system"})
 	require.NoError(t, err)
 	assert.False(t, params.URISet || params.BandwidthSet || params.ParallelConnectionsSet || params.AutoConvergeInitialSet)
-	assert.Equal(t, lv.MIGRATE_LIVE|lv.MIGRATE_PEER2PEER, flags, "no TLS unless asked: never by default in the adapter")
+	assert.Equal(t, lv.MIGRATE_LIVE|lv.MIGRATE_PEER2PEER, flags, "no TLS and no unsafe unless asked: never by default in the adapter")
 }
 
 // A TLS migration's failure gets the certificate advice only when TLS may

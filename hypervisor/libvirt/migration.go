@@ -92,6 +92,9 @@ func migrationArgs(p hypervisor.MigrationParams) (*lv.DomainMigrateParameters, l
 	if p.UndefineSource {
 		flags |= lv.MIGRATE_UNDEFINE_SOURCE
 	}
+	if p.Unsafe {
+		flags |= lv.MIGRATE_UNSAFE
+	}
 	return params, flags, nil
 }
 
