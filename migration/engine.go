@@ -79,6 +79,11 @@ type Request struct {
 	// A policy may give up sooner when it predicts the job cannot finish
 	// by then.
 	CompletionTimeout time.Duration
+	// MaxCompletionTimeout is the operator's upper bound on how long a job
+	// the policy predicts to converge may run past CompletionTimeout
+	// ([Engine.CompletionDeadline]); 0 = CompletionTimeout is final (an
+	// explicit timeout, such as a migration policy's).
+	MaxCompletionTimeout time.Duration
 }
 
 // Validate reports the first bad field.
@@ -98,6 +103,8 @@ func (r Request) Validate() error {
 		return fmt.Errorf("linkBandwidth: must be a finite number >= 0: %w", ErrInvalidInput)
 	case r.CompletionTimeout < 0:
 		return fmt.Errorf("completionTimeout: must be >= 0: %w", ErrInvalidInput)
+	case r.MaxCompletionTimeout < 0:
+		return fmt.Errorf("maxCompletionTimeout: must be >= 0: %w", ErrInvalidInput)
 	}
 	return nil
 }
@@ -276,6 +283,10 @@ type state struct {
 	prediction   *Prediction
 	decisionAt   time.Duration
 	strategy     string
+	// deadline is the completion deadline the caller applies
+	// (CompletionDeadline); extended records that a decision said so.
+	deadline time.Duration
+	extended bool
 }
 
 // rateRange is the spread of the job's dirty rates under one throttle.
