@@ -70,14 +70,14 @@
 // In pre-copy:
 //
 //  8. Unmodelled: the model rejects this progress.
-//  9. PostCopyFaster: after the first pass, post-copy saves a share of M/B.
+//  9. PostCopyFaster: post-copy, now, saves a share of M/B (during the first pass too).
 //  10. AutoConvergeShortPause: back to the short pause while QEMU's auto-converge climbs.
 //  11. RaiseForSpeed: what is pending fits the configured threshold; the short pause costs rounds.
 //  12. AwaitMeasurement: no bandwidth or dirty rate yet.
 //  13. ReleaseThrottle: the dirty rate fell; a lower throttle is enough.
 //  14. RaiseToConfigured: the configured limit finishes more than 2 % earlier.
 //  15. PreCopyConverges: pre-copy finishes within the budget.
-//  16. PostCopyAfterFirstPass: pre-copy does not; post-copy moves the rest once.
+//  16. PostCopyAfterFirstPass: pre-copy does not; post-copy moves the rest once, at once (not waiting for the first pass).
 //  17. ThrottleStep: a direct throttle sized to finish within the budget.
 //  18. AutoConvergeTooSlow: QEMU's auto-converge cannot get there before the completion timeout (abort).
 //  19. AutoConvergeAtCeiling: QEMU's auto-converge reached 99 %; waiting for the rate under it.
@@ -91,12 +91,11 @@
 //  27. AwaitJobDirtyRate: no probes; the job's own rate after the first pass decides.
 //  28. ObserveForBurst: the samples do not span [PolicyOptions.SamplePatience] yet.
 //  29. LowestSampleConverges: the lowest sample converges; the high one may be a burst.
-//  30. AwaitFirstPass: post-copy once the first pass completes.
-//  31. QuieterRoundsConverge: pre-copy converges in the job's quieter rounds.
-//  32. DirtyRateUnsteady: the rounds' rates vary; observing for [PolicyOptions.BurstPatience].
-//  33. AwaitRounds: no round has reported a dirty rate yet.
-//  34. NearCritical: at the highest throttle within 5 % of the bandwidth; the completion timeout bounds it.
-//  35. Hopeless: nothing allowed converges (abort, with the inequality that fails).
+//  30. QuieterRoundsConverge: pre-copy converges in the job's quieter rounds.
+//  31. DirtyRateUnsteady: the rounds' rates vary; observing for [PolicyOptions.BurstPatience].
+//  32. AwaitRounds: no round has reported a dirty rate yet.
+//  33. NearCritical: at the highest throttle within 5 % of the bandwidth; the completion timeout bounds it.
+//  34. Hopeless: nothing allowed converges (abort, with the inequality that fails).
 //
 // The engine plans with what the backend really offers
 // ([hypervisor.MigrationCapabilityReporter]): libvirt has no direct

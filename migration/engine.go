@@ -142,6 +142,8 @@ type Options struct {
 	// MeasurePeriod, so it runs only when the first pass is expected to take
 	// at least this long (memory / Request.BandwidthHint, or the job's cap
 	// Params.Bandwidth without a hint); with neither it always runs. 0 = 20 × MeasurePeriod (the delay stays under 5 %).
+	// When the request allows post-copy or auto-converge, half of it:
+	// a remedy sized at the start pays for the delay on a shorter pass.
 	MeasureWorth time.Duration
 	// ProbeInterval is the time between probes while the first pass runs
 	// (when Probe is set); 0 = 2 s.
@@ -447,8 +449,14 @@ func (e *Engine) Start(ctx context.Context) error {
 	if hint <= 0 {
 		hint = float64(e.req.Params.Bandwidth)
 	}
+	worth := e.opts.MeasureWorth
+	if e.req.AllowPostCopy || e.req.AllowAutoConverge {
+		// A remedy sized at the start (post-copy at once, a first
+		// auto-converge step) pays for the delay on a shorter first pass.
+		worth /= 2
+	}
 	measured := e.st.dirtyBefore.Valid || e.st.measureErr != "" || e.opts.SkipMeasurement ||
-		(hint > 0 && float64(e.req.Memory)/hint < e.opts.MeasureWorth.Seconds())
+		(hint > 0 && float64(e.req.Memory)/hint < worth.Seconds())
 	e.st.started = true
 	e.mu.Unlock()
 	e.learnCapabilities(ctx)
