@@ -41,7 +41,9 @@
 //     longer than 1.25 × M/B, it throttles just enough (directly, or by
 //     sizing QEMU's auto-converge steps at the start where that is the only
 //     lever), lowers a throttle once the dirty rate falls, switches to
-//     post-copy after the first full pass when allowed, raises the downtime
+//     post-copy as soon as the model says so when allowed (pre-copy cannot
+//     converge, or post-copy ends sooner; not waiting for the first pass),
+//     raises the downtime
 //     limit within its bound, and aborts, with the inequality that fails,
 //     when nothing allowed can converge. Whether throttling helps is judged
 //     by measuring the highest allowed throttle, not by a sensitivity
@@ -126,6 +128,16 @@
 // bandwidth makes them, end. At the highest
 // throttle with the dirty rate within 5 % of the bandwidth pre-copy may
 // still converge, slowly; the completion timeout bounds that, not an abort.
+//
+// A caller's completion timeout ([Request.CompletionTimeout], KubeVirt's
+// 150 s per GB) is not a verdict on a migration that converges: while the
+// policy's latest decision predicts that pre-copy ends by the operator's
+// upper bound ([Request.MaxCompletionTimeout]), [Engine.CompletionDeadline]
+// extends the deadline to the predicted end with a margin, and the engine
+// records a CompletionExtended decision once the timeout has passed. A
+// migration the model says cannot converge keeps the plain timeout; without
+// an upper bound (an explicit timeout, such as a migration policy's) the
+// timeout is final.
 //
 // [Engine] ties a [hypervisor.Migrator] to a policy: Start measures and
 // starts, Step polls once, decides and acts, Run loops Step on a ticker and
