@@ -41,7 +41,9 @@
 //     longer than 1.25 × M/B, it throttles just enough (directly, or by
 //     sizing QEMU's auto-converge steps at the start where that is the only
 //     lever), lowers a throttle once the dirty rate falls, switches to
-//     post-copy after the first full pass when allowed, raises the downtime
+//     post-copy as soon as the model says so when allowed (pre-copy cannot
+//     converge, or post-copy ends sooner; not waiting for the first pass),
+//     raises the downtime
 //     limit within its bound, and aborts, with the inequality that fails,
 //     when nothing allowed can converge. Whether throttling helps is judged
 //     by measuring the highest allowed throttle, not by a sensitivity
@@ -70,14 +72,14 @@
 // In pre-copy:
 //
 //  8. Unmodelled: the model rejects this progress.
-//  9. PostCopyFaster: after the first pass, post-copy saves a share of M/B.
+//  9. PostCopyFaster: post-copy, now, saves a share of M/B (during the first pass too).
 //  10. AutoConvergeShortPause: back to the short pause while QEMU's auto-converge climbs.
 //  11. RaiseForSpeed: what is pending fits the configured threshold; the short pause costs rounds.
 //  12. AwaitMeasurement: no bandwidth or dirty rate yet.
 //  13. ReleaseThrottle: the dirty rate fell; a lower throttle is enough.
 //  14. RaiseToConfigured: the configured limit finishes more than 2 % earlier.
 //  15. PreCopyConverges: pre-copy finishes within the budget.
-//  16. PostCopyAfterFirstPass: pre-copy does not; post-copy moves the rest once.
+//  16. PostCopyAfterFirstPass: pre-copy does not; post-copy moves the rest once, at once (not waiting for the first pass).
 //  17. ThrottleStep: a direct throttle sized to finish within the budget.
 //  18. AutoConvergeTooSlow: QEMU's auto-converge cannot get there before the completion timeout (abort).
 //  19. AutoConvergeAtCeiling: QEMU's auto-converge reached 99 %; waiting for the rate under it.
@@ -91,12 +93,11 @@
 //  27. AwaitJobDirtyRate: no probes; the job's own rate after the first pass decides.
 //  28. ObserveForBurst: the samples do not span [PolicyOptions.SamplePatience] yet.
 //  29. LowestSampleConverges: the lowest sample converges; the high one may be a burst.
-//  30. AwaitFirstPass: post-copy once the first pass completes.
-//  31. QuieterRoundsConverge: pre-copy converges in the job's quieter rounds.
-//  32. DirtyRateUnsteady: the rounds' rates vary; observing for [PolicyOptions.BurstPatience].
-//  33. AwaitRounds: no round has reported a dirty rate yet.
-//  34. NearCritical: at the highest throttle within 5 % of the bandwidth; the completion timeout bounds it.
-//  35. Hopeless: nothing allowed converges (abort, with the inequality that fails).
+//  30. QuieterRoundsConverge: pre-copy converges in the job's quieter rounds.
+//  31. DirtyRateUnsteady: the rounds' rates vary; observing for [PolicyOptions.BurstPatience].
+//  32. AwaitRounds: no round has reported a dirty rate yet.
+//  33. NearCritical: at the highest throttle within 5 % of the bandwidth; the completion timeout bounds it.
+//  34. Hopeless: nothing allowed converges (abort, with the inequality that fails).
 //
 // The engine plans with what the backend really offers
 // ([hypervisor.MigrationCapabilityReporter]): libvirt has no direct
@@ -127,6 +128,16 @@
 // bandwidth makes them, end. At the highest
 // throttle with the dirty rate within 5 % of the bandwidth pre-copy may
 // still converge, slowly; the completion timeout bounds that, not an abort.
+//
+// A caller's completion timeout ([Request.CompletionTimeout], KubeVirt's
+// 150 s per GB) is not a verdict on a migration that converges: while the
+// policy's latest decision predicts that pre-copy ends by the operator's
+// upper bound ([Request.MaxCompletionTimeout]), [Engine.CompletionDeadline]
+// extends the deadline to the predicted end with a margin, and the engine
+// records a CompletionExtended decision once the timeout has passed. A
+// migration the model says cannot converge keeps the plain timeout; without
+// an upper bound (an explicit timeout, such as a migration policy's) the
+// timeout is final.
 //
 // [Engine] ties a [hypervisor.Migrator] to a policy: Start measures and
 // starts, Step polls once, decides and acts, Run loops Step on a ticker and

@@ -79,6 +79,11 @@ type Request struct {
 	// A policy may give up sooner when it predicts the job cannot finish
 	// by then.
 	CompletionTimeout time.Duration
+	// MaxCompletionTimeout is the operator's upper bound on how long a job
+	// the policy predicts to converge may run past CompletionTimeout
+	// ([Engine.CompletionDeadline]); 0 = CompletionTimeout is final (an
+	// explicit timeout, such as a migration policy's).
+	MaxCompletionTimeout time.Duration
 }
 
 // Validate reports the first bad field.
@@ -98,6 +103,8 @@ func (r Request) Validate() error {
 		return fmt.Errorf("linkBandwidth: must be a finite number >= 0: %w", ErrInvalidInput)
 	case r.CompletionTimeout < 0:
 		return fmt.Errorf("completionTimeout: must be >= 0: %w", ErrInvalidInput)
+	case r.MaxCompletionTimeout < 0:
+		return fmt.Errorf("maxCompletionTimeout: must be >= 0: %w", ErrInvalidInput)
 	}
 	return nil
 }
@@ -135,6 +142,8 @@ type Options struct {
 	// MeasurePeriod, so it runs only when the first pass is expected to take
 	// at least this long (memory / Request.BandwidthHint, or the job's cap
 	// Params.Bandwidth without a hint); with neither it always runs. 0 = 20 × MeasurePeriod (the delay stays under 5 %).
+	// When the request allows post-copy or auto-converge, half of it:
+	// a remedy sized at the start pays for the delay on a shorter pass.
 	MeasureWorth time.Duration
 	// ProbeInterval is the time between probes while the first pass runs
 	// (when Probe is set); 0 = 2 s.
@@ -276,6 +285,10 @@ type state struct {
 	prediction   *Prediction
 	decisionAt   time.Duration
 	strategy     string
+	// deadline is the completion deadline the caller applies
+	// (CompletionDeadline); extended records that a decision said so.
+	deadline time.Duration
+	extended bool
 }
 
 // rateRange is the spread of the job's dirty rates under one throttle.
@@ -436,8 +449,14 @@ func (e *Engine) Start(ctx context.Context) error {
 	if hint <= 0 {
 		hint = float64(e.req.Params.Bandwidth)
 	}
+	worth := e.opts.MeasureWorth
+	if e.req.AllowPostCopy || e.req.AllowAutoConverge {
+		// A remedy sized at the start (post-copy at once, a first
+		// auto-converge step) pays for the delay on a shorter first pass.
+		worth /= 2
+	}
 	measured := e.st.dirtyBefore.Valid || e.st.measureErr != "" || e.opts.SkipMeasurement ||
-		(hint > 0 && float64(e.req.Memory)/hint < e.opts.MeasureWorth.Seconds())
+		(hint > 0 && float64(e.req.Memory)/hint < worth.Seconds())
 	e.st.started = true
 	e.mu.Unlock()
 	e.learnCapabilities(ctx)

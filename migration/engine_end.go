@@ -188,6 +188,7 @@ func (e *Engine) recordLocked(now time.Time, p Progress, act Action) {
 			}
 		}
 	}
+	e.extendLocked(now, p, act)
 	if n := len(st.decisions); n > 0 && sameRule(st.decisions[n-1].Action, act) {
 		st.last = act
 		return

@@ -212,8 +212,8 @@ func TestVirtkitPolicy(t *testing.T) {
 				p.DirtyRate = some(2 * gb)
 				p.ThrottleCeiling, p.RateAtCeiling = 90, some(1.71*gb)
 			}), ActionAbort, func(t *testing.T, a Action) { assert.Contains(t, a.Reason, "ineffective") }},
-		{"waits for the first pass before post-copy",
-			with(hog(6*time.Second), func(p *Progress) { p.AllowPostCopy = true }), ActionContinue, nil},
+		{"post-copy during the first pass when pre-copy cannot converge",
+			with(hog(6*time.Second), func(p *Progress) { p.AllowPostCopy = true }), ActionSwitchPostCopy, nil},
 		{"post-copy after the first pass",
 			with(hog(8*time.Second), func(p *Progress) { p.AllowPostCopy = true; p.FirstPassDone = true; p.Remaining = some(uint64(4 * gib)) }),
 			ActionSwitchPostCopy, func(t *testing.T, a Action) { assert.Contains(t, a.Reason, "post-copy of the remaining") }},
@@ -286,9 +286,9 @@ func TestVirtkitPolicy(t *testing.T) {
 			hopelessTiny(6*time.Second, 9*mib, 2*mib, 2), ActionContinue, nil},
 		{"no remedy allowed, the lowest sample within the margin: waits",
 			hopelessTiny(12*time.Second, 3.5*mib, 2*mib, 2), ActionContinue, nil},
-		{"post-copy allowed: no early refusal",
+		{"post-copy allowed: no early refusal, post-copy at once",
 			with(hopelessTiny(12*time.Second, 9*mib, 2*mib, 2), func(p *Progress) { p.AllowPostCopy = true }),
-			ActionContinue, nil},
+			ActionSwitchPostCopy, nil},
 		{"never aborts in post-copy", with(hog(100*time.Second), func(p *Progress) { p.Phase = PhasePostCopy }), ActionContinue, nil},
 		{"never aborts a pre-copy that converges, however slowly",
 			Progress{Phase: PhasePreCopy, Memory: 8 * gib, Elapsed: 300 * time.Second, DirtyRate: some(1 * gb),

@@ -47,7 +47,6 @@ const (
 	RuleAwaitJobDirtyRate      = "AwaitJobDirtyRate"
 	RuleObserveForBurst        = "ObserveForBurst"
 	RuleLowestSampleConverges  = "LowestSampleConverges"
-	RuleAwaitFirstPass         = "AwaitFirstPass"
 	RuleQuieterRoundsConverge  = "QuieterRoundsConverge"
 	RuleDirtyRateUnsteady      = "DirtyRateUnsteady"
 	RuleAwaitRounds            = "AwaitRounds"
@@ -114,7 +113,6 @@ func virtkitRules() []rule {
 		{RuleAwaitJobDirtyRate, stageModelled, (*VirtkitPolicy).awaitJobDirtyRate},
 		{RuleObserveForBurst, stageModelled, (*VirtkitPolicy).observeForBurst},
 		{RuleLowestSampleConverges, stageModelled, (*VirtkitPolicy).lowestSampleConverges},
-		{RuleAwaitFirstPass, stageModelled, (*VirtkitPolicy).awaitFirstPass},
 		{RuleQuieterRoundsConverge, stageModelled, (*VirtkitPolicy).quieterRoundsConverge},
 		{RuleDirtyRateUnsteady, stageModelled, (*VirtkitPolicy).dirtyRateUnsteady},
 		{RuleAwaitRounds, stageModelled, (*VirtkitPolicy).awaitRounds},

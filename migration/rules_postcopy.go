@@ -1,45 +1,61 @@
 package migration
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
-// postCopyFaster switches to post-copy after the first pass, while
-// pre-copy still converges, when post-copy (which sends what is left
-// exactly once) saves a noticeable share of the lower bound.
-func (v *VirtkitPolicy) postCopyFaster(s *situation) (Action, bool) {
+// postCopyFinish is when post-copy would end if it began now: what is
+// left moves once at the bandwidth. Before the first pass ends, the job's
+// remaining bytes are only the pages not sent yet; the pages sent and
+// dirtied since (at most what was sent, at most the dirty rate's worth)
+// move too.
+func postCopyFinish(s *situation) float64 {
 	p, e := s.p, s.e
-	if !p.AllowPostCopy || !p.FirstPassDone || !s.pred.Converges {
+	left := e.remaining
+	if !p.FirstPassDone {
+		sent := math.Max(0, s.m-e.remaining)
+		left += math.Min(sent, e.dirtyEff*s.elapsed)
+	}
+	return s.elapsed + left/e.bw
+}
+
+// postCopyFaster switches to post-copy while pre-copy still converges,
+// when post-copy (which sends what is left exactly once) saves a
+// noticeable share of the lower bound. It does not wait for the first
+// pass: the sooner the switch, the less is sent twice.
+func (v *VirtkitPolicy) postCopyFaster(s *situation) (Action, bool) {
+	p := s.p
+	if !p.AllowPostCopy || !s.pred.Converges {
 		return Action{}, false
 	}
-	post := s.elapsed + e.remaining/e.bw
+	post := postCopyFinish(s)
 	gain := s.finish - post
 	if gain <= v.opts.PostCopyGain*s.lowerBound {
 		return Action{}, false
 	}
+	when := "first pass done"
+	if !p.FirstPassDone {
+		when = "during the first pass"
+	}
 	return Action{Kind: ActionSwitchPostCopy, Figures: s.f.add("postCopyFinish", post, "s"),
-		Reason: fmt.Sprintf("first pass done; post-copy of the remaining %s finishes at %.0f s, %.0f s before pre-copy would", formatBytes(e.remaining), post, gain)}, true
+		Reason: fmt.Sprintf("%s; post-copy of the remaining %s finishes at %.0f s, %.0f s before pre-copy would", when, formatBytes((post-s.elapsed)*s.e.bw), post, gain)}, true
 }
 
-// postCopyAfterFirstPass switches to post-copy after the first full pass
-// when pre-copy does not finish within the budget: every page has moved
-// once, what is left moves once more, at B.
+// postCopyAfterFirstPass switches to post-copy when pre-copy does not
+// finish within the budget: what is left moves once, at B. Before the
+// first pass ends it switches as soon as the model, on the pre-start
+// measurement or the job's own rate, says so: waiting for the pass only
+// sends again what the guest dirtied meanwhile.
 func (v *VirtkitPolicy) postCopyAfterFirstPass(s *situation) (Action, bool) {
 	p, e := s.p, s.e
-	if !p.AllowPostCopy || !p.FirstPassDone {
+	if !p.AllowPostCopy {
 		return Action{}, false
 	}
-	post := s.elapsed + e.remaining/e.bw
+	post := postCopyFinish(s)
 	if s.pred.Converges && post >= s.finish {
 		return Action{}, false
 	}
 	return Action{Kind: ActionSwitchPostCopy, Figures: s.f.add("postCopyFinish", post, "s"),
-		Reason: fmt.Sprintf("%s; post-copy of the remaining %s finishes at %.0f s", s.verdict(), formatBytes(e.remaining), post)}, true
-}
-
-// awaitFirstPass waits for the first pass to end when pre-copy cannot
-// converge and post-copy is allowed.
-func (v *VirtkitPolicy) awaitFirstPass(s *situation) (Action, bool) {
-	if !s.p.AllowPostCopy || s.p.FirstPassDone {
-		return Action{}, false
-	}
-	return Action{Kind: ActionContinue, Figures: s.f, Reason: "pre-copy cannot converge; post-copy once the first pass completes"}, true
+		Reason: fmt.Sprintf("%s; post-copy of the remaining %s finishes at %.0f s", s.verdict(), formatBytes((post-s.elapsed)*e.bw), post)}, true
 }

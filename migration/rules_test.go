@@ -113,9 +113,6 @@ func TestVirtkitRules(t *testing.T) {
 		{RuleLowestSampleConverges, run(func(p *Progress) {
 			p.Probing, p.DirtyRateSpan, p.DirtyRateLow = true, 30*time.Second, some(1e8)
 		}), ActionContinue},
-		{RuleAwaitFirstPass, run(func(p *Progress) {
-			p.AllowPostCopy, p.Probing, p.DirtyRateSpan = true, true, 30*time.Second
-		}), ActionContinue},
 		{RuleQuieterRoundsConverge, run(func(p *Progress) { firstPass(p); p.JobDirtyRateLow = some(1e8) }), ActionContinue},
 		{RuleDirtyRateUnsteady, run(func(p *Progress) {
 			firstPass(p)

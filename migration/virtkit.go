@@ -141,7 +141,7 @@ func (o PolicyOptions) withDefaults() PolicyOptions {
 // [Predict] from the measured dirty rate and bandwidth and, when pre-copy
 // would not converge or would take longer than TargetSlowdown × M/B, applies
 // the least disruptive remedy the permissions allow: throttle just enough
-// (learning whether throttling works), post-copy after the first full pass,
+// (learning whether throttling works), post-copy once the model says pre-copy will not do,
 // a higher downtime limit within the bound; and aborts at once, with the
 // inequality that fails, when nothing allowed can converge.
 //
