@@ -55,8 +55,17 @@ var goldenOptions = map[string]domain.Options{
 			"localhost/virtkit/tiny-guest:latest": {Kernel: "/boot/vmlinuz-6.1.0-cloud-amd64", Initrd: "/srv/virtkit/initramfs.gz"},
 		}},
 	},
-	"containerpath": {ContainerPaths: domain.HostPathPolicy{Allow: []string{"/var/run/secrets/eks.amazonaws.com"}}},
-	"windows":       {Type: domain.TypeKVM, SMBIOS: domain.SMBIOS{Manufacturer: "ACME", Version: "1.2", SKU: "vk-1"}},
+	"containerpath":         {ContainerPaths: domain.HostPathPolicy{Allow: []string{"/var/run/secrets/eks.amazonaws.com"}}},
+	"windows":               {Type: domain.TypeKVM, SMBIOS: domain.SMBIOS{Manufacturer: "ACME", Version: "1.2", SKU: "vk-1"}},
+	"launchsecurity-sev-es": {Type: domain.TypeKVM, LaunchSecurity: domain.LaunchSecurity{SEV: true, SEVES: true, CBitPos: 51, ReducedPhysBits: 1}},
+	"launchsecurity-snp":    {Type: domain.TypeKVM, LaunchSecurity: domain.LaunchSecurity{SEV: true, SEVES: true, SNP: true}},
+	"launchsecurity-tdx":    {Type: domain.TypeKVM, LaunchSecurity: domain.LaunchSecurity{TDX: true}},
+}
+
+// schemaPredates are the golden cases whose XML the schema of the
+// libvirt the tests run with (Debian 12's) cannot know.
+var schemaPredates = map[string]string{
+	"launchsecurity-tdx": "Intel TDX launch security came to libvirt after the schema the tests use",
 }
 
 func decodeVMI(t testing.TB, path string) *virtkit.VirtualMachineInstance {
@@ -112,6 +121,10 @@ func TestBuildGolden(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, doc, again+"\n")
 
+			if why, skip := schemaPredates[name]; skip {
+				t.Logf("not checked against libvirt's schema: %s", why)
+				return
+			}
 			validateXML(t, doc)
 		})
 	}
