@@ -55,8 +55,11 @@ var goldenOptions = map[string]domain.Options{
 			"localhost/virtkit/tiny-guest:latest": {Kernel: "/boot/vmlinuz-6.1.0-cloud-amd64", Initrd: "/srv/virtkit/initramfs.gz"},
 		}},
 	},
-	"containerpath":         {ContainerPaths: domain.HostPathPolicy{Allow: []string{"/var/run/secrets/eks.amazonaws.com"}}},
-	"windows":               {Type: domain.TypeKVM, SMBIOS: domain.SMBIOS{Manufacturer: "ACME", Version: "1.2", SKU: "vk-1"}},
+	"containerpath": {ContainerPaths: domain.HostPathPolicy{Allow: []string{"/var/run/secrets/eks.amazonaws.com"}}},
+	"windows":       {Type: domain.TypeKVM, SMBIOS: domain.SMBIOS{Manufacturer: "ACME", Version: "1.2", SKU: "vk-1"}},
+	"usb-hostdevices": {HostDevices: map[string]domain.AssignedDevice{
+		"node-usb-to-vmi-storage": {USB: []domain.USBDevice{{Bus: 3, Device: 7, Vendor: "46f4", Product: "0001"}, {Bus: 3, Device: 9, Vendor: "1B1C", Product: "1a0a"}}},
+	}},
 	"launchsecurity-sev-es": {Type: domain.TypeKVM, LaunchSecurity: domain.LaunchSecurity{SEV: true, SEVES: true, CBitPos: 51, ReducedPhysBits: 1}},
 	"launchsecurity-snp":    {Type: domain.TypeKVM, LaunchSecurity: domain.LaunchSecurity{SEV: true, SEVES: true, SNP: true}},
 	"launchsecurity-tdx":    {Type: domain.TypeKVM, LaunchSecurity: domain.LaunchSecurity{TDX: true}},
