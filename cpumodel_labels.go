@@ -30,3 +30,14 @@ const (
 	HostCPUSourceHardware = "hardware"
 	HostCPUSourceModelled = "modelled"
 )
+
+// Node labels that say a node's platform runs confidential guests
+// (spec.domain.launchSecurity), as KubeVirt's node labeller sets the SEV
+// ones (SNP and TDX: the labels virtkit uses for the same purpose). The
+// value does not matter.
+const (
+	SEVLabel    = "kubevirt.io/sev"
+	SEVESLabel  = "kubevirt.io/sev-es"
+	SEVSNPLabel = "kubevirt.io/sev-snp"
+	TDXLabel    = "kubevirt.io/tdx"
+)

@@ -19,9 +19,9 @@ type PermittedHostDevices struct {
 	// type's name.
 	// +listType=atomic
 	MediatedDevices []MediatedHostDevice `json:"mediatedDevices,omitempty"`
-	// USB are USB devices, selected by vendor and product ID. They are
-	// accepted and validated; node agents do not advertise USB devices,
-	// so a VMI naming one waits until another provider advertises it.
+	// USB are USB devices, selected by vendor and product ID; a node
+	// agent advertises one device of the resource for each set of host
+	// devices that has one device of every selector.
 	// +listType=atomic
 	USB []USBHostDevice `json:"usb,omitempty"`
 }

@@ -175,6 +175,7 @@ func (b *builder) build() *libvirtxml.Domain {
 	b.watchdog(dom)
 	b.hostDependent(dom)
 	b.controllers(dom)
+	b.launchSecurity(dom)
 	return dom
 }
 

@@ -57,6 +57,18 @@ var goldenOptions = map[string]domain.Options{
 	},
 	"containerpath": {ContainerPaths: domain.HostPathPolicy{Allow: []string{"/var/run/secrets/eks.amazonaws.com"}}},
 	"windows":       {Type: domain.TypeKVM, SMBIOS: domain.SMBIOS{Manufacturer: "ACME", Version: "1.2", SKU: "vk-1"}},
+	"usb-hostdevices": {HostDevices: map[string]domain.AssignedDevice{
+		"node-usb-to-vmi-storage": {USB: []domain.USBDevice{{Bus: 3, Device: 7, Vendor: "46f4", Product: "0001"}, {Bus: 3, Device: 9, Vendor: "1B1C", Product: "1a0a"}}},
+	}},
+	"launchsecurity-sev-es": {Type: domain.TypeKVM, LaunchSecurity: domain.LaunchSecurity{SEV: true, SEVES: true, CBitPos: 51, ReducedPhysBits: 1}},
+	"launchsecurity-snp":    {Type: domain.TypeKVM, LaunchSecurity: domain.LaunchSecurity{SEV: true, SEVES: true, SNP: true}},
+	"launchsecurity-tdx":    {Type: domain.TypeKVM, LaunchSecurity: domain.LaunchSecurity{TDX: true}},
+}
+
+// schemaPredates are the golden cases whose XML the schema of the
+// libvirt the tests run with (Debian 12's) cannot know.
+var schemaPredates = map[string]string{
+	"launchsecurity-tdx": "Intel TDX launch security came to libvirt after the schema the tests use",
 }
 
 func decodeVMI(t testing.TB, path string) *virtkit.VirtualMachineInstance {
@@ -112,6 +124,10 @@ func TestBuildGolden(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, doc, again+"\n")
 
+			if why, skip := schemaPredates[name]; skip {
+				t.Logf("not checked against libvirt's schema: %s", why)
+				return
+			}
 			validateXML(t, doc)
 		})
 	}

@@ -114,15 +114,11 @@ func (b *builder) blockSize(path string, d virtkit.Disk, disk *libvirtxml.Domain
 
 // hostDependent writes the passthrough devices the node assigned, the
 // panic and sound devices and realtime vCPUs, and refuses what a node of
-// the builder's kind cannot give: confidential computing and guest NUMA
-// mapped to the host's.
+// the builder's kind cannot give: guest NUMA mapped to the host's.
 func (b *builder) hostDependent(dom *libvirtxml.Domain) {
 	spec := &b.vmi.Spec.Domain
 	dev := &spec.Devices
 	b.hostDevices(dom)
-	if spec.LaunchSecurity != nil {
-		b.unsupported("spec.domain.launchSecurity", "this node offers no SEV, SNP, TDX or Secure Execution and no attestation")
-	}
 	for i, p := range dev.PanicDevices {
 		model := ""
 		if p.Model != nil {

@@ -136,3 +136,42 @@ func TestBuildRefusesHostOnly(t *testing.T) {
 		})
 	}
 }
+
+// A confidential VMI the node's platform cannot run is refused naming
+// the field of the kind it lacks.
+func TestBuildLaunchSecurityRefusals(t *testing.T) {
+	const efi = "    features: {smm: {enabled: false}}\n    firmware: {bootloader: {efi: {secureBoot: false}}}\n    memory: {guest: 1Gi}\n    devices: {}\n"
+	all := domain.LaunchSecurity{SEV: true, SEVES: true, SNP: true, TDX: true}
+	for _, tc := range []struct {
+		name, ls string
+		caps     domain.LaunchSecurity
+		path     string
+	}{
+		{"no SEV", "{sev: {}}", domain.LaunchSecurity{SNP: true, TDX: true}, "spec.domain.launchSecurity.sev"},
+		{"no SEV-ES", "{sev: {policy: {encryptedState: true}}}", domain.LaunchSecurity{SEV: true}, "spec.domain.launchSecurity.sev.policy.encryptedState"},
+		{"no SNP", "{snp: {}}", domain.LaunchSecurity{SEV: true, SEVES: true, TDX: true}, "spec.domain.launchSecurity.snp"},
+		{"no TDX", "{tdx: {}}", domain.LaunchSecurity{SEV: true, SNP: true}, "spec.domain.launchSecurity.tdx"},
+		{"session blob", "{sev: {session: AAAA}}", all, "spec.domain.launchSecurity.sev.session"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := domain.Build(hostVMI(t, "    launchSecurity: "+tc.ls+"\n"+efi), domain.Options{LaunchSecurity: tc.caps})
+			require.ErrorIs(t, err, domain.ErrUnsupported)
+			assert.Contains(t, err.Error(), tc.path+":")
+		})
+	}
+	t.Run("attestation", func(t *testing.T) {
+		vmi := hostVMI(t, "    launchSecurity: {sev: {}}\n"+efi)
+		vmi.Spec.Domain.LaunchSecurity.SEV.Attestation = &virtkit.SEVAttestation{}
+		_, err := domain.Build(vmi, domain.Options{LaunchSecurity: all})
+		require.ErrorIs(t, err, domain.ErrUnsupported)
+		assert.Contains(t, err.Error(), "spec.domain.launchSecurity.sev.attestation:")
+	})
+	t.Run("offered", func(t *testing.T) {
+		dom, err := domain.Build(hostVMI(t, "    launchSecurity: {sev: {}}\n"+efi), domain.Options{LaunchSecurity: all})
+		require.NoError(t, err)
+		require.NotNil(t, dom.LaunchSecurity)
+		require.NotNil(t, dom.LaunchSecurity.SEV)
+		assert.Equal(t, uint(1), *dom.LaunchSecurity.SEV.Policy, "no debugging, no encrypted state")
+		assert.Nil(t, dom.LaunchSecurity.SEV.CBitPos, "unknown to the node: libvirt fills it in")
+	})
+}

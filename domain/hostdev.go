@@ -2,17 +2,30 @@ package domain
 
 import (
 	"fmt"
+	"regexp"
 
 	"libvirt.org/go/libvirtxml"
 )
 
 // AssignedDevice is the host device a node gave one of a VMI's GPUs or
-// host devices: a PCI device by address, or a mediated device by UUID.
+// host devices: a PCI device by address, a mediated device by UUID, or
+// USB devices (one per selector of the permitted USB resource).
 type AssignedDevice struct {
 	// PCIAddress is a PCI device's address, dddd:bb:ss.f.
 	PCIAddress string
 	// MdevUUID is a mediated device's UUID.
 	MdevUUID string
+	// USB are host USB devices.
+	USB []USBDevice
+}
+
+// USBDevice is a host USB device: where it is on the host's USB buses
+// and its IDs.
+type USBDevice struct {
+	// Bus and Device are its bus and device numbers on the host.
+	Bus, Device uint
+	// Vendor and Product are its vendor and product IDs in hex, "46f4".
+	Vendor, Product string
 }
 
 // hostDevices writes a <hostdev> for every GPU and host device of the
@@ -40,11 +53,48 @@ func (b *builder) hostDevices(dom *libvirtxml.Domain) {
 	}
 	for i, h := range dev.HostDevices {
 		path := fmt.Sprintf("spec.domain.devices.hostDevices[%d]", i)
+		if a, ok := b.opts.HostDevices[h.Name]; ok && len(a.USB) > 0 && h.ClaimName == nil {
+			b.usbHostDevices(dom, path, h.Name, a)
+			continue
+		}
 		if hd, ok := b.assigned(path, h.Name, h.ClaimName, "hostdevice-"); ok {
 			dom.Devices.Hostdevs = append(dom.Devices.Hostdevs, hd)
 		}
 	}
 }
+
+// usbHostDevices writes a USB subsystem <hostdev> for every USB device of
+// an assignment, by its place on the host's buses as KubeVirt does (the
+// node matched the vendor and product IDs when it assigned the device;
+// the IDs alone are ambiguous when a host has two alike, and libvirtxml
+// writes them in an order libvirt's schema refuses beside an address),
+// aliased usb-host-<name> (with -<i> after the first), and puts a USB
+// controller in the domain.
+func (b *builder) usbHostDevices(dom *libvirtxml.Domain, path, name string, a AssignedDevice) {
+	if a.PCIAddress != "" || a.MdevUUID != "" {
+		b.fail(path, "the node's assignment must give USB devices or one PCI or mediated device, not %+v", a)
+		return
+	}
+	for i, u := range a.USB {
+		if !usbIDRE.MatchString(u.Vendor) || !usbIDRE.MatchString(u.Product) {
+			b.fail(path, "the node's assignment: USB IDs %q:%q are not 4 hex digits each", u.Vendor, u.Product)
+			return
+		}
+		alias := userAliasPrefix + "usb-host-" + name
+		if i > 0 {
+			alias += fmt.Sprintf("-%d", i)
+		}
+		dom.Devices.Hostdevs = append(dom.Devices.Hostdevs, libvirtxml.DomainHostdev{
+			Alias: &libvirtxml.DomainAlias{Name: alias},
+			SubsysUSB: &libvirtxml.DomainHostdevSubsysUSB{Source: &libvirtxml.DomainHostdevSubsysUSBSource{
+				Address: &libvirtxml.DomainAddressUSB{Bus: uintp(u.Bus), Device: uintp(u.Device)},
+			}},
+		})
+	}
+	b.usbUsed = true
+}
+
+var usbIDRE = regexp.MustCompile(`^[0-9a-fA-F]{4}$`)
 
 // assigned is the <hostdev> of one device from its assignment.
 func (b *builder) assigned(path, name string, claim *string, aliasKind string) (libvirtxml.DomainHostdev, bool) {

@@ -118,6 +118,10 @@ type Options struct {
 	// device without an assignment is an error wrapping ErrUnsupported.
 	HostDevices map[string]AssignedDevice
 
+	// LaunchSecurity is what the node's platform offers confidential
+	// guests (spec.domain.launchSecurity); the zero value offers nothing.
+	LaunchSecurity LaunchSecurity
+
 	// Mutators run in order after the build.
 	Mutators []Mutator
 }

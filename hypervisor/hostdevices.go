@@ -24,10 +24,20 @@ type MediatedDevice struct {
 	Parent string
 }
 
+// USBDevice is a host USB device that can be passed through to a guest.
+type USBDevice struct {
+	// Bus and Device are the device's bus and device numbers on the host.
+	Bus, Device uint
+	// VendorID and ProductID are the device's IDs in lower-case hex:
+	// "46f4" and "0001".
+	VendorID, ProductID string
+}
+
 // HostDevices are the devices a host can give its guests.
 type HostDevices struct {
 	PCI      []PCIDevice
 	Mediated []MediatedDevice
+	USB      []USBDevice
 }
 
 // HostDeviceLister is implemented by a [Hypervisor] that reports the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/domain"
+	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -19,6 +20,13 @@ import (
 // volume, as KubeVirt does not start it either.
 func (a *Agent) domainOptions(ctx context.Context, vmi *virtkit.VirtualMachineInstance) (domain.Options, error) {
 	opts := a.opts.Domain
+	if vmi.Spec.Domain.LaunchSecurity != nil {
+		ls, err := a.launchSecurity(ctx)
+		if err != nil {
+			return opts, err
+		}
+		opts.LaunchSecurity = ls
+	}
 	plugins := opts.BindingPlugins == nil && usesBindingPlugin(vmi)
 	containerPath := containerPathVolume(vmi)
 	if !plugins && containerPath < 0 {
@@ -36,6 +44,27 @@ func (a *Agent) domainOptions(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		opts.BindingPlugins = nc.Binding
 	}
 	return opts, nil
+}
+
+// launchSecurity is what this node's platform offers confidential
+// guests: what its hypervisor reports, or, where the hypervisor cannot
+// tell (a simulator that models no platform), the capability labels the
+// node was given (kubevirt.io/sev, kubevirt.io/sev-es,
+// kubevirt.io/sev-snp, kubevirt.io/tdx). A node labelled capable whose
+// hypervisor reports no such platform builds no confidential domain: the
+// VMI fails with a condition naming spec.domain.launchSecurity.
+func (a *Agent) launchSecurity(ctx context.Context) (domain.LaunchSecurity, error) {
+	if r, ok := a.opts.Hypervisor.(hypervisor.LaunchSecurityReporter); ok {
+		ls, err := r.LaunchSecurity(ctx)
+		switch {
+		case err == nil:
+			return domain.LaunchSecurity{SEV: ls.SEV, SEVES: ls.SEVES, SNP: ls.SNP, TDX: ls.TDX, CBitPos: ls.CBitPos, ReducedPhysBits: ls.ReducedPhysBits}, nil
+		case !errors.Is(err, hypervisor.ErrNotSupported):
+			return domain.LaunchSecurity{}, fmt.Errorf("reading the host's launch security: %w", err)
+		}
+	}
+	has := func(k string) bool { _, ok := a.opts.Labels[k]; return ok }
+	return domain.LaunchSecurity{SEV: has(virtkit.SEVLabel), SEVES: has(virtkit.SEVESLabel), SNP: has(virtkit.SEVSNPLabel), TDX: has(virtkit.TDXLabel)}, nil
 }
 
 // kubeVirtConfiguration reads the KubeVirt object's configuration;

@@ -79,13 +79,69 @@ func (a *Agent) hostDeviceSlots(ctx context.Context) (map[virtkit.ResourceName][
 	}
 	for r, s := range out {
 		slices.SortFunc(s, func(x, y domain.AssignedDevice) int { return strings.Compare(deviceKey(x), deviceKey(y)) })
-		out[r] = slices.CompactFunc(s, func(x, y domain.AssignedDevice) bool { return x == y })
+		out[r] = slices.CompactFunc(s, func(x, y domain.AssignedDevice) bool { return deviceKey(x) == deviceKey(y) })
+	}
+	for _, p := range permitted.USB {
+		if p.ExternalResourceProvider {
+			continue
+		}
+		if slots := usbSlots(p.Selectors, devs.USB); len(slots) > 0 {
+			r := virtkit.ResourceName(p.ResourceName)
+			out[r] = append(out[r], slots...)
+		}
 	}
 	return out, nil
 }
 
+// usbSlots groups the host's USB devices as KubeVirt's USB device plugin
+// does: one slot of the resource takes one device of each selector, so
+// the resource has as many slots as its scarcest selector has devices
+// (none when a selector matches nothing).
+func usbSlots(sels []virtkit.USBSelector, devs []hypervisor.USBDevice) []domain.AssignedDevice {
+	if len(sels) == 0 {
+		return nil
+	}
+	matches := make([][]domain.USBDevice, len(sels))
+	n := -1
+	for i, sel := range sels {
+		for _, d := range devs {
+			if strings.EqualFold(d.VendorID, sel.Vendor) && strings.EqualFold(d.ProductID, sel.Product) {
+				matches[i] = append(matches[i], domain.USBDevice{Bus: d.Bus, Device: d.Device, Vendor: d.VendorID, Product: d.ProductID})
+			}
+		}
+		slices.SortFunc(matches[i], func(x, y domain.USBDevice) int { return strings.Compare(usbKey(x), usbKey(y)) })
+		if n < 0 || len(matches[i]) < n {
+			n = len(matches[i])
+		}
+	}
+	out := make([]domain.AssignedDevice, n)
+	for k := range out {
+		for i := range sels {
+			out[k].USB = append(out[k].USB, matches[i][k])
+		}
+	}
+	return out
+}
+
+func usbKey(u domain.USBDevice) string { return fmt.Sprintf("usb:%d:%d", u.Bus, u.Device) }
+
+// deviceKeys are the host devices of one slot, as devicesInUse names them.
+func deviceKeys(d domain.AssignedDevice) []string {
+	if len(d.USB) > 0 {
+		keys := make([]string, len(d.USB))
+		for i, u := range d.USB {
+			keys[i] = usbKey(u)
+		}
+		return keys
+	}
+	return []string{deviceKey(d)}
+}
+
 func deviceKey(d domain.AssignedDevice) string {
-	if d.MdevUUID != "" {
+	switch {
+	case len(d.USB) > 0:
+		return strings.Join(deviceKeys(d), ",")
+	case d.MdevUUID != "":
 		return "mdev:" + d.MdevUUID
 	}
 	return "pci:" + d.PCIAddress
@@ -139,12 +195,16 @@ func (a *Agent) assignHostDevices(ctx context.Context, vmi *virtkit.VirtualMachi
 		if len(s) == 0 {
 			return nil, fmt.Errorf("%s: this node has no permitted host device %s: %w", w.path, w.resource, domain.ErrUnsupported)
 		}
-		i := slices.IndexFunc(s, func(d domain.AssignedDevice) bool { return !used[deviceKey(d)] })
+		i := slices.IndexFunc(s, func(d domain.AssignedDevice) bool {
+			return !slices.ContainsFunc(deviceKeys(d), func(k string) bool { return used[k] })
+		})
 		if i < 0 {
 			return nil, fmt.Errorf("%s: every %s of this node is in use: %w", w.path, w.resource, domain.ErrUnsupported)
 		}
 		out[w.name] = s[i]
-		used[deviceKey(s[i])] = true
+		for _, k := range deviceKeys(s[i]) {
+			used[k] = true
+		}
 	}
 	return out, nil
 }
@@ -178,6 +238,10 @@ func (a *Agent) devicesInUse(ctx context.Context, domName string) (map[string]bo
 				used["pci:"+pciString(hd.SubsysPCI.Source.Address)] = true
 			case hd.SubsysMDev != nil && hd.SubsysMDev.Source != nil && hd.SubsysMDev.Source.Address != nil:
 				used["mdev:"+strings.ToLower(hd.SubsysMDev.Source.Address.UUID)] = true
+			case hd.SubsysUSB != nil && hd.SubsysUSB.Source != nil && hd.SubsysUSB.Source.Address != nil:
+				if a := hd.SubsysUSB.Source.Address; a.Bus != nil && a.Device != nil {
+					used[usbKey(domain.USBDevice{Bus: *a.Bus, Device: *a.Device})] = true
+				}
 			}
 		}
 	}

@@ -93,3 +93,43 @@ func TestHostDeviceSlotsAndAssignment(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, none)
 }
+
+// Permitted USB devices are advertised in slots of one device per
+// selector, and a domain holding a USB device keeps its slot busy.
+func TestUSBHostDeviceSlots(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	h := sim.New(sim.Options{Name: "n1", HostDevices: hypervisor.HostDevices{USB: []hypervisor.USBDevice{
+		{Bus: 3, Device: 7, VendorID: "46f4", ProductID: "0001"},
+		{Bus: 3, Device: 8, VendorID: "46f4", ProductID: "0001"},
+		{Bus: 1, Device: 2, VendorID: "1b1c", ProductID: "1a0a"},
+		{Bus: 1, Device: 4, VendorID: "0000", ProductID: "0000"}, // not permitted
+	}}})
+	a, err := New(Options{NodeName: "n1", Store: st, Hypervisor: h})
+	require.NoError(t, err)
+	kv := virtkit.DefaultKubeVirt()
+	kv.Spec.Configuration.PermittedHostDevices = &virtkit.PermittedHostDevices{USB: []virtkit.USBHostDevice{
+		{ResourceName: "kubevirt.io/storage", Selectors: []virtkit.USBSelector{{Vendor: "46F4", Product: "0001"}}},
+		{ResourceName: "kubevirt.io/pair", Selectors: []virtkit.USBSelector{{Vendor: "46f4", Product: "0001"}, {Vendor: "1b1c", Product: "1a0a"}}},
+		{ResourceName: "kubevirt.io/none", Selectors: []virtkit.USBSelector{{Vendor: "ffff", Product: "0001"}}},
+	}}
+	require.NoError(t, st.Create(ctx, kv))
+	capacity := virtkit.ResourceList{}
+	a.addDeviceCapacity(ctx, capacity)
+	for r, want := range map[virtkit.ResourceName]int64{"kubevirt.io/storage": 2, "kubevirt.io/pair": 1} {
+		q := capacity[r]
+		assert.Equal(t, want, q.Value(), r)
+	}
+	assert.NotContains(t, capacity, virtkit.ResourceName("kubevirt.io/none"))
+
+	vmi := &virtkit.VirtualMachineInstance{}
+	vmi.Name, vmi.Namespace = "u", "default"
+	vmi.Spec.Domain.Devices.HostDevices = []virtkit.HostDevice{{Name: "stick", DeviceName: "kubevirt.io/storage"}}
+	_, err = h.Define(ctx, `<domain type='qemu'><name>default_other</name><memory unit='MiB'>128</memory><vcpu>1</vcpu><os><type arch='x86_64'>hvm</type></os>
+<devices><hostdev mode='subsystem' type='usb'><source><address bus='3' device='7'/></source></hostdev></devices></domain>`)
+	require.NoError(t, err)
+	got, err := a.assignHostDevices(ctx, vmi, "default_u")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]domain.AssignedDevice{"stick": {USB: []domain.USBDevice{{Bus: 3, Device: 8, Vendor: "46f4", Product: "0001"}}}}, got,
+		"the device another domain holds is not free")
+}

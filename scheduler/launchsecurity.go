@@ -13,10 +13,10 @@ const NameLaunchSecurity = "LaunchSecurity"
 // node labeller sets them (SNP and TDX: the labels virtkit uses for the
 // same purpose). The value does not matter.
 const (
-	LabelSEV    = "kubevirt.io/sev"
-	LabelSEVES  = "kubevirt.io/sev-es"
-	LabelSEVSNP = "kubevirt.io/sev-snp"
-	LabelTDX    = "kubevirt.io/tdx"
+	LabelSEV    = virtkit.SEVLabel
+	LabelSEVES  = virtkit.SEVESLabel
+	LabelSEVSNP = virtkit.SEVSNPLabel
+	LabelTDX    = virtkit.TDXLabel
 )
 
 // Reasons of the LaunchSecurity plugin, naming the VMI's field.

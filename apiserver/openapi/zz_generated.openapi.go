@@ -7226,7 +7226,7 @@ func schema_githubcom_virtkit_virtkit_PermittedHostDevices(ref common.ReferenceC
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "USB are USB devices, selected by vendor and product ID. They are accepted and validated; node agents do not advertise USB devices, so a VMI naming one waits until another provider advertises it.",
+							Description: "USB are USB devices, selected by vendor and product ID; a node agent advertises one device of the resource for each set of host devices that has one device of every selector.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

@@ -10,11 +10,11 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 )
 
-// HostDevices reports the host's PCI devices and mediated devices from
+// HostDevices reports the host's PCI, USB and mediated devices from
 // libvirt's node devices (virConnectListAllNodeDevices).
 func (h *Hypervisor) HostDevices(ctx context.Context) (hypervisor.HostDevices, error) {
 	return call(ctx, h, func(c *lv.Connect) (hypervisor.HostDevices, error) {
-		devs, err := c.ListAllNodeDevices(lv.CONNECT_LIST_NODE_DEVICES_CAP_PCI_DEV | lv.CONNECT_LIST_NODE_DEVICES_CAP_MDEV)
+		devs, err := c.ListAllNodeDevices(lv.CONNECT_LIST_NODE_DEVICES_CAP_PCI_DEV | lv.CONNECT_LIST_NODE_DEVICES_CAP_MDEV | lv.CONNECT_LIST_NODE_DEVICES_CAP_USB_DEV)
 		if err != nil {
 			return hypervisor.HostDevices{}, err
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/virtkit/virtkit/hypervisor"
 )
 
-// hostDevicesFromXML reads the PCI and mediated devices of libvirt's node
+// hostDevicesFromXML reads the PCI, USB and mediated devices of libvirt's node
 // device descriptions (virNodeDeviceGetXMLDesc). A mediated device's type
 // name comes from its parent's mdev_types capability; without one it is
 // the type's ID.
@@ -42,6 +42,14 @@ func hostDevicesFromXML(docs []string) (hypervisor.HostDevices, error) {
 			}
 		case c.MDev != nil:
 			mdevs = append(mdevs, &d)
+		case c.USBDevice != nil:
+			u := c.USBDevice
+			if u.Bus < 0 || u.Device < 0 {
+				continue
+			}
+			out.USB = append(out.USB, hypervisor.USBDevice{
+				Bus: uint(u.Bus), Device: uint(u.Device), VendorID: hexID(u.Vendor.ID), ProductID: hexID(u.Product.ID),
+			})
 		}
 	}
 	for _, d := range mdevs {

@@ -69,11 +69,18 @@ type Options struct {
 	CPU CPU
 
 	// HostDevices is the simulated host's device inventory: PCI devices
-	// (vendor:device IDs) and mediated devices (vGPU types) it can pass
+	// (vendor:device IDs), USB devices (vendor:product IDs on a bus) and
+	// mediated devices (vGPU types) it can pass
 	// through (a modelled inventory; no device is touched). A started
 	// domain's <hostdev>s must name devices listed here that no other
 	// running domain holds. The zero value has none.
 	HostDevices hypervisor.HostDevices
+
+	// LaunchSecurity is what the simulated host's platform offers
+	// confidential guests (a modelled capability: no memory is
+	// encrypted). Nil: the simulator reports nothing, and a node agent
+	// goes by the capability labels its node was given.
+	LaunchSecurity *hypervisor.LaunchSecurity
 
 	// EventBuffer is the capacity of each Events channel (default 256).
 	EventBuffer int

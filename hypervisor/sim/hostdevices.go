@@ -19,13 +19,28 @@ func (h *Host) HostDevices(ctx context.Context) (hypervisor.HostDevices, error) 
 		return hypervisor.HostDevices{}, err
 	}
 	d := h.opts.HostDevices
-	return hypervisor.HostDevices{PCI: slices.Clone(d.PCI), Mediated: slices.Clone(d.Mediated)}, nil
+	return hypervisor.HostDevices{PCI: slices.Clone(d.PCI), Mediated: slices.Clone(d.Mediated), USB: slices.Clone(d.USB)}, nil
 }
 
 var _ hypervisor.HostDeviceLister = (*Host)(nil)
 
+// LaunchSecurity reports Options.LaunchSecurity, the simulated platform's
+// confidential computing; without one the error matches
+// hypervisor.ErrNotSupported.
+func (h *Host) LaunchSecurity(ctx context.Context) (hypervisor.LaunchSecurity, error) {
+	if err := ctx.Err(); err != nil {
+		return hypervisor.LaunchSecurity{}, err
+	}
+	if h.opts.LaunchSecurity == nil {
+		return hypervisor.LaunchSecurity{}, fmt.Errorf("launch security: the simulated host models none: %w", hypervisor.ErrNotSupported)
+	}
+	return *h.opts.LaunchSecurity, nil
+}
+
+var _ hypervisor.LaunchSecurityReporter = (*Host)(nil)
+
 // hostDeviceKeys are the host devices a domain definition passes
-// through: "pci:0000:65:00.0" and "mdev:<uuid>".
+// through: "pci:0000:65:00.0", "mdev:<uuid>" and "usb:<bus>:<device>".
 func hostDeviceKeys(def *libvirtxml.Domain) []string {
 	if def == nil || def.Devices == nil {
 		return nil
@@ -39,6 +54,13 @@ func hostDeviceKeys(def *libvirtxml.Domain) []string {
 			out = append(out, "pci:"+pciAddress(a))
 		case hd.SubsysMDev != nil && hd.SubsysMDev.Source != nil && hd.SubsysMDev.Source.Address != nil:
 			out = append(out, "mdev:"+strings.ToLower(hd.SubsysMDev.Source.Address.UUID))
+		case hd.SubsysUSB != nil && hd.SubsysUSB.Source != nil && hd.SubsysUSB.Source.Address != nil:
+			a := hd.SubsysUSB.Source.Address
+			if a.Bus == nil || a.Device == nil {
+				out = append(out, "unsupported")
+				continue
+			}
+			out = append(out, fmt.Sprintf("usb:%d:%d", *a.Bus, *a.Device))
 		default:
 			out = append(out, "unsupported")
 		}
@@ -70,6 +92,9 @@ func (h *Host) attachHostDevices(d *domain, sp *spec) error {
 	}
 	for _, m := range h.opts.HostDevices.Mediated {
 		have["mdev:"+strings.ToLower(m.UUID)] = true
+	}
+	for _, u := range h.opts.HostDevices.USB {
+		have[fmt.Sprintf("usb:%d:%d", u.Bus, u.Device)] = true
 	}
 	for _, k := range keys {
 		if !have[k] {
