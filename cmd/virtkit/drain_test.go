@@ -23,6 +23,14 @@ import (
 // ends and returns its output.
 func startProcess(t *testing.T, args ...string) *lockedBuffer {
 	t.Helper()
+	return startCommand(t, false, args...)
+}
+
+// startCommand runs a virtkit command in the background until the test
+// ends and returns its output; with checkExit, an error the command
+// returns when it is stopped fails the test.
+func startCommand(t *testing.T, checkExit bool, args ...string) *lockedBuffer {
+	t.Helper()
 	cmd := newRootCmd()
 	out := &lockedBuffer{}
 	cmd.SetOut(out)
@@ -34,7 +42,10 @@ func startProcess(t *testing.T, args ...string) *lockedBuffer {
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case err := <-done:
+			if checkExit {
+				assert.NoError(t, err, "virtkit %s: %s", args[0], out)
+			}
 		case <-time.After(20 * time.Second):
 			t.Errorf("virtkit %s did not stop", args[0])
 		}

@@ -41,7 +41,7 @@ func TestImageUploadToNodeProcess(t *testing.T) {
 	storeArg := "etcd://" + strings.TrimPrefix(endpoints[0], "http://")
 	kc := filepath.Join(dir, "admin.kubeconfig")
 	pki := filepath.Join(dir, "pki")
-	ctrlOut := runCommand(t, "controller", "--store", storeArg, "--leader-ttl", "5s", "--api-addr", "127.0.0.1:0",
+	ctrlOut := startCommand(t, true, "controller", "--store", storeArg, "--leader-ttl", "5s", "--api-addr", "127.0.0.1:0",
 		"--api-cert-dir", pki, "--write-kubeconfig", kc, "--uploadproxy-addr", "127.0.0.1:0")
 	re := regexp.MustCompile(`uploadproxy: (https://\S+)`)
 	require.Eventually(t, func() bool {
@@ -49,7 +49,7 @@ func TestImageUploadToNodeProcess(t *testing.T) {
 		return err == nil && re.MatchString(ctrlOut.String())
 	}, 30*time.Second, 20*time.Millisecond, "the controller serves the API and the upload proxy: %s", ctrlOut)
 	proxyURL := re.FindStringSubmatch(ctrlOut.String())[1]
-	nodeOut := runCommand(t, "node", "--name", "upload-node-1", "--store", storeArg, "--hypervisor", "sim",
+	nodeOut := startCommand(t, true, "node", "--name", "upload-node-1", "--store", storeArg, "--hypervisor", "sim",
 		"--heartbeat-interval", "200ms", "--status-interval", "200ms",
 		"--endpoint-addr", "127.0.0.1:0", "--endpoint-cert-dir", pki, "--storage-dir", filepath.Join(dir, "node"))
 
@@ -90,30 +90,6 @@ func TestImageUploadToNodeProcess(t *testing.T) {
 		assert.Equal(t, http.StatusServiceUnavailable, code, "the node refuses an upload to a filled volume: %s", msg)
 		assert.Contains(t, msg, `is in phase "Succeeded"`, "the node's reason reaches the uploader")
 	})
-}
-
-// runCommand runs the virtkit command args in-process until the test ends
-// and returns its output.
-func runCommand(t *testing.T, args ...string) *lockedBuffer {
-	t.Helper()
-	cmd := newRootCmd()
-	out := &lockedBuffer{}
-	cmd.SetOut(out)
-	cmd.SetErr(out)
-	cmd.SetArgs(args)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			assert.NoError(t, err, "%s: %s", args[0], out)
-		case <-time.After(20 * time.Second):
-			t.Errorf("%s did not stop", args[0])
-		}
-	})
-	return out
 }
 
 // postUpload asks for an upload token for DataVolume default/name and

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/virtkit/virtkit/hypervisor"
-	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/migration/bench"
 )
 
@@ -84,19 +83,7 @@ func RealiseDebian(i int, p bench.Profile) (Guest, field.ErrorList) {
 			g.HangSeconds = max(1, int(math.Round(float64(g.DirtyMiB)/float64(g.DirtyMiBPerSec))))
 		}
 	}
-	switch p.Shape {
-	case "", sim.ShapeUniform, sim.ShapeSequential:
-	default:
-		errs = append(errs, field.NotSupported(path.Child("shape"), p.Shape,
-			[]string{string(sim.ShapeUniform), string(sim.ShapeSequential)}))
-	}
-	errs = append(errs, unrealisedKnobs(path, p)...)
-	bw := p.BandwidthBytes()
-	if bw < mib {
-		errs = append(errs, field.Invalid(path.Child("bandwidth"), p.Bandwidth.String(), "libvirt caps migrations in whole MiB/s: at least 1Mi"))
-	} else {
-		g.Bandwidth = uint64(math.Ceil(bw/mib)) * mib
-	}
+	errs = append(errs, realiseCommon(path, p, &g)...)
 	return g, errs
 }
 

@@ -68,6 +68,14 @@ func Realise(i int, p bench.Profile) (Guest, field.ErrorList) {
 			}
 		}
 	}
+	errs = append(errs, realiseCommon(path, p, &g)...)
+	return g, errs
+}
+
+// realiseCommon checks what every real guest shares (shape, knobs no
+// real guest realises, bandwidth) and sets g's bandwidth in whole MiB/s.
+func realiseCommon(path *field.Path, p bench.Profile, g *Guest) field.ErrorList {
+	var errs field.ErrorList
 	switch p.Shape {
 	case "", sim.ShapeUniform, sim.ShapeSequential:
 	default:
@@ -81,7 +89,7 @@ func Realise(i int, p bench.Profile) (Guest, field.ErrorList) {
 	} else {
 		g.Bandwidth = uint64(math.Ceil(bw/mib)) * mib
 	}
-	return g, errs
+	return errs
 }
 
 // unrealisedKnobs are the profile's knobs no real guest realises.
