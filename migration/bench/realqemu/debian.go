@@ -148,12 +148,12 @@ type CloudImage struct {
 func CloudImageIn(dir string) (CloudImage, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return CloudImage{}, fmt.Errorf("Debian cloud image: %w", err)
+		return CloudImage{}, fmt.Errorf("the Debian cloud image: %w", err)
 	}
 	c := CloudImage{Disk: filepath.Join(dir, "disk.qcow2"), Kernel: filepath.Join(dir, "vmlinuz"), Initrd: filepath.Join(dir, "initrd.img")}
 	for _, f := range []string{c.Disk, c.Kernel, c.Initrd} {
 		if _, err := os.Stat(f); err != nil {
-			return CloudImage{}, fmt.Errorf("Debian cloud image: %w", err)
+			return CloudImage{}, fmt.Errorf("the Debian cloud image: %w", err)
 		}
 	}
 	return c, nil
