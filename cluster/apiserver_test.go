@@ -32,8 +32,6 @@ func TestStartAPIServerRefusesOptions(t *testing.T) {
 			"APIServerOptions.MaxStreams: -1: must not be negative"},
 		{"negative streams per user", cluster.APIServerOptions{Store: mem, Addr: "127.0.0.1:0", MaxStreamsPerUser: -2},
 			"APIServerOptions.MaxStreamsPerUser: -2: must not be negative"},
-		{"upload proxy without receiver", cluster.APIServerOptions{Store: mem, Addr: "127.0.0.1:0", UploadProxyAddr: "127.0.0.1:0"},
-			"APIServerOptions.Uploads: required with UploadProxyAddr"},
 		{"store without the API's storage", cluster.APIServerOptions{Store: notABackend{mem}, Addr: "127.0.0.1:0"},
 			"cannot back the API server"},
 	}
