@@ -30,6 +30,12 @@ func TestHeartbeatFollowsClock(t *testing.T) {
 		require.NotNil(t, n.Status.LastHeartbeatTime)
 		return n.Status.LastHeartbeatTime.Time
 	}
+	// The node object can exist a moment before its first heartbeat is
+	// written (its status is a write of its own).
+	require.Eventually(t, func() bool {
+		n := &virtkit.Node{}
+		return mem.Get(context.Background(), store.Key{Name: "clocked"}, n) == nil && n.Status.LastHeartbeatTime != nil
+	}, 10*time.Second, 5*time.Millisecond, "the first heartbeat is written")
 	assert.True(t, heartbeat().Equal(start), "registered at the clock's time, got %v", heartbeat())
 
 	// The heartbeat ticker waits for the clock: stepping it by the
