@@ -56,32 +56,14 @@ const (
 func RealiseDebian(i int, p bench.Profile) (Guest, field.ErrorList) {
 	path := field.NewPath("profiles").Index(i)
 	g := Guest{Kind: GuestDebian}
-	var errs field.ErrorList
-	mem := p.MemoryBytes()
-	if mem%mib != 0 || mem/mib < MinDebianMemoryMiB || mem/mib > MaxDebianMemoryMiB {
-		errs = append(errs, field.Invalid(path.Child("memory"), p.Memory.String(),
-			fmt.Sprintf("the Debian guest takes whole MiB from %dMi to %dMi", MinDebianMemoryMiB, MaxDebianMemoryMiB)))
-	} else {
-		g.MemoryMiB = int(mem / mib)
-	}
-	if rate := p.DirtyRate.Value(); rate > 0 {
-		g.DirtyMiBPerSec = max(1, int(math.Round(float64(rate)/mib)))
-		free := g.MemoryMiB - DebianReserveMiB
-		switch {
-		case p.WorkingSet == nil:
-			g.DirtyMiB = free
-		case p.WorkingSet.Value() < 4*mib:
-			errs = append(errs, field.Invalid(path.Child("workingSet"), p.WorkingSet.String(), "stress-ng's vm worker takes at least 4Mi"))
-		default:
-			g.DirtyMiB = int(p.WorkingSet.Value() / mib)
-			if g.MemoryMiB > 0 && g.DirtyMiB > free {
-				errs = append(errs, field.Invalid(path.Child("workingSet"), p.WorkingSet.String(),
-					fmt.Sprintf("the Debian guest keeps %dMi for its system: at most %dMi of a %dMi guest", DebianReserveMiB, free, g.MemoryMiB)))
-			}
-		}
-		if g.DirtyMiB > 0 && g.DirtyMiBPerSec < g.DirtyMiB {
-			g.HangSeconds = max(1, int(math.Round(float64(g.DirtyMiB)/float64(g.DirtyMiBPerSec))))
-		}
+	errs := realiseMemory(path, p, &g, guestLimits{
+		what: "the Debian guest", minMiB: MinDebianMemoryMiB, maxMiB: MaxDebianMemoryMiB,
+		reserveMiB: DebianReserveMiB, reserveFor: "its system",
+		minWorkingSetMiB: 4, minWorkingSetWhy: "stress-ng's vm worker takes at least 4Mi",
+	})
+	// DirtyMiB is 0 for an idle guest.
+	if g.DirtyMiB > 0 && g.DirtyMiBPerSec < g.DirtyMiB {
+		g.HangSeconds = max(1, int(math.Round(float64(g.DirtyMiB)/float64(g.DirtyMiBPerSec))))
 	}
 	errs = append(errs, realiseCommon(path, p, &g)...)
 	return g, errs

@@ -43,33 +43,57 @@ type Guest struct {
 // (profiles[i].shape ...) what the real guest cannot do.
 func Realise(i int, p bench.Profile) (Guest, field.ErrorList) {
 	path := field.NewPath("profiles").Index(i)
-	var errs field.ErrorList
 	g := Guest{Kind: GuestTiny}
+	errs := realiseMemory(path, p, &g, guestLimits{
+		what: "the real guest", minMiB: MinMemoryMiB, maxMiB: MaxMemoryMiB,
+		reserveMiB: KernelReserveMiB, reserveFor: "its kernel",
+		minWorkingSetMiB: 1, minWorkingSetWhy: "the real guest's dirtier takes at least 1Mi",
+	})
+	errs = append(errs, realiseCommon(path, p, &g)...)
+	return g, errs
+}
+
+// guestLimits are what one kind of real guest can realise of a profile's
+// memory and working set.
+type guestLimits struct {
+	what             string // "the real guest"
+	minMiB, maxMiB   int
+	reserveMiB       int    // kept for the guest's own use
+	reserveFor       string // "its kernel"
+	minWorkingSetMiB int64
+	minWorkingSetWhy string
+}
+
+// realiseMemory sets g's memory, dirty rate and working set from p within
+// l, or explains with field paths what the guest cannot do.
+func realiseMemory(path *field.Path, p bench.Profile, g *Guest, l guestLimits) field.ErrorList {
+	var errs field.ErrorList
 	mem := p.MemoryBytes()
-	if mem%mib != 0 || mem/mib < MinMemoryMiB || mem/mib > MaxMemoryMiB {
+	if mem%mib != 0 || mem/mib < uint64(l.minMiB) || mem/mib > uint64(l.maxMiB) {
 		errs = append(errs, field.Invalid(path.Child("memory"), p.Memory.String(),
-			fmt.Sprintf("the real guest takes whole MiB from %dMi to %dMi", MinMemoryMiB, MaxMemoryMiB)))
+			fmt.Sprintf("%s takes whole MiB from %dMi to %dMi", l.what, l.minMiB, l.maxMiB)))
 	} else {
 		g.MemoryMiB = int(mem / mib)
 	}
-	if rate := p.DirtyRate.Value(); rate > 0 {
-		g.DirtyMiBPerSec = max(1, int(math.Round(float64(rate)/mib)))
-		free := g.MemoryMiB - KernelReserveMiB
-		switch {
-		case p.WorkingSet == nil:
-			g.DirtyMiB = free
-		case p.WorkingSet.Value() < mib:
-			errs = append(errs, field.Invalid(path.Child("workingSet"), p.WorkingSet.String(), "the real guest's dirtier takes at least 1Mi"))
-		default:
-			g.DirtyMiB = int(p.WorkingSet.Value() / mib)
-			if g.MemoryMiB > 0 && g.DirtyMiB > free {
-				errs = append(errs, field.Invalid(path.Child("workingSet"), p.WorkingSet.String(),
-					fmt.Sprintf("the real guest keeps %dMi for its kernel: at most %dMi of a %dMi guest", KernelReserveMiB, free, g.MemoryMiB)))
-			}
+	rate := p.DirtyRate.Value()
+	if rate <= 0 {
+		return errs
+	}
+	g.DirtyMiBPerSec = max(1, int(math.Round(float64(rate)/mib)))
+	free := g.MemoryMiB - l.reserveMiB
+	switch {
+	case p.WorkingSet == nil:
+		g.DirtyMiB = free
+	case p.WorkingSet.Value() < l.minWorkingSetMiB*mib:
+		errs = append(errs, field.Invalid(path.Child("workingSet"), p.WorkingSet.String(), l.minWorkingSetWhy))
+	default:
+		g.DirtyMiB = int(p.WorkingSet.Value() / mib)
+		if g.MemoryMiB > 0 && g.DirtyMiB > free {
+			errs = append(errs, field.Invalid(path.Child("workingSet"), p.WorkingSet.String(),
+				fmt.Sprintf("%s keeps %dMi for %s: at most %dMi of a %dMi guest", l.what, l.reserveMiB, l.reserveFor, free, g.MemoryMiB)))
 		}
 	}
-	errs = append(errs, realiseCommon(path, p, &g)...)
-	return g, errs
+	return errs
 }
 
 // realiseCommon checks what every real guest shares (shape, knobs no
