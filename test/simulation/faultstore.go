@@ -41,10 +41,23 @@ type faultStore struct {
 	conflictPct int
 	latency     time.Duration
 	writes      map[[32]byte]int
+
+	// stopped ends every delay under way and refuses later ones: a
+	// harness closing no longer moves virtual time, so a write delayed on
+	// it would wait for good.
+	stopped  chan struct{}
+	stopOnce sync.Once
 }
 
+// ErrStopped is what a component's store calls fail with once the
+// harness is closing.
+var ErrStopped = errors.New("simulation stopped")
+
+// stop ends the delays under way and refuses later ones.
+func (f *faultStore) stop() { f.stopOnce.Do(func() { close(f.stopped) }) }
+
 func newFaultStore(st store.Store, seed int64, clk clock.WithTicker) *faultStore {
-	return &faultStore{Store: st, seed: seed, clk: clk, writes: map[[32]byte]int{}}
+	return &faultStore{Store: st, seed: seed, clk: clk, writes: map[[32]byte]int{}, stopped: make(chan struct{})}
 }
 
 func (f *faultStore) setConflicts(pct int) {
@@ -64,6 +77,11 @@ func (f *faultStore) before(ctx context.Context, verb string, obj virtkit.Object
 	if isUser(ctx) {
 		return nil
 	}
+	select {
+	case <-f.stopped:
+		return ErrStopped
+	default:
+	}
 	f.mu.Lock()
 	pct, lat := f.conflictPct, f.latency
 	f.mu.Unlock()
@@ -71,6 +89,12 @@ func (f *faultStore) before(ctx context.Context, verb string, obj virtkit.Object
 		t := f.clk.NewTimer(lat)
 		select {
 		case <-t.C():
+		case <-f.stopped:
+			t.Stop()
+			return ErrStopped
+		case <-gone(ctx):
+			t.Stop()
+			return ErrAgentDead
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
@@ -151,9 +175,47 @@ type nodeLink struct {
 	mu   sync.Mutex
 	mode linkMode
 	thaw chan struct{}
+	// stopped is the fault store's: a frozen call ends when the harness
+	// closes.
+	stopped <-chan struct{}
+	// dead is closed while the node's agent is crashed: its process is
+	// gone, so a call it had under way (frozen, or delayed by the fault
+	// store) never lands, and a new one fails at once.
+	dead   chan struct{}
+	killed bool
 }
 
-func newNodeLink(st store.Store) *nodeLink { return &nodeLink{Store: st} }
+// ErrAgentDead is what a store call of a crashed agent fails with: the
+// process that made it is gone.
+var ErrAgentDead = errors.New("simulated agent process is gone")
+
+// deadKey carries a node link's dead channel to the fault store, so a
+// write it delays ends with the process that made it.
+type deadKey struct{}
+
+// kill marks the agent's process gone: calls under way end, new ones fail.
+func (l *nodeLink) kill() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.killed {
+		l.killed = true
+		close(l.dead)
+	}
+}
+
+// revive lets a restarted agent's calls through again.
+func (l *nodeLink) revive() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.killed {
+		l.killed = false
+		l.dead = make(chan struct{})
+	}
+}
+
+func newNodeLink(f *faultStore) *nodeLink {
+	return &nodeLink{Store: f, stopped: f.stopped, dead: make(chan struct{})}
+}
 
 func (l *nodeLink) set(m linkMode) {
 	l.mu.Lock()
@@ -181,74 +243,103 @@ func (f *faultStore) slow() bool {
 	return f.latency > 0
 }
 
-func (l *nodeLink) gate(ctx context.Context) error {
+// gate applies the link's mode to one call and returns the context the
+// call goes on with (carrying the dead channel of the agent making it).
+func (l *nodeLink) gate(ctx context.Context) (context.Context, error) {
 	l.mu.Lock()
-	mode, thaw := l.mode, l.thaw
+	mode, thaw, dead, killed := l.mode, l.thaw, l.dead, l.killed
 	l.mu.Unlock()
+	if killed {
+		return ctx, ErrAgentDead
+	}
 	switch mode {
 	case linkPartitioned:
-		return ErrPartitioned
+		return ctx, ErrPartitioned
 	case linkFrozen:
 		select {
 		case <-thaw:
+		case <-dead:
+			return ctx, ErrAgentDead
+		case <-l.stopped:
+			return ctx, ErrStopped
 		case <-ctx.Done():
-			return ctx.Err()
+			return ctx, ctx.Err()
 		}
 	}
-	return nil
+	return context.WithValue(ctx, deadKey{}, l), nil
+}
+
+// gone returns the channel closed when the agent of the link carried by
+// ctx crashes (nil, which never fires, for a call not made by an agent).
+func gone(ctx context.Context) <-chan struct{} {
+	l, _ := ctx.Value(deadKey{}).(*nodeLink)
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dead
 }
 
 func (l *nodeLink) Get(ctx context.Context, key store.Key, obj virtkit.Object) error {
-	if err := l.gate(ctx); err != nil {
+	ctx, err := l.gate(ctx)
+	if err != nil {
 		return err
 	}
 	return l.Store.Get(ctx, key, obj)
 }
 
 func (l *nodeLink) List(ctx context.Context, list virtkit.ObjectList, opts store.ListOptions) error {
-	if err := l.gate(ctx); err != nil {
+	ctx, err := l.gate(ctx)
+	if err != nil {
 		return err
 	}
 	return l.Store.List(ctx, list, opts)
 }
 
 func (l *nodeLink) Create(ctx context.Context, obj virtkit.Object) error {
-	if err := l.gate(ctx); err != nil {
+	ctx, err := l.gate(ctx)
+	if err != nil {
 		return err
 	}
 	return l.Store.Create(ctx, obj)
 }
 
 func (l *nodeLink) Update(ctx context.Context, obj virtkit.Object) error {
-	if err := l.gate(ctx); err != nil {
+	ctx, err := l.gate(ctx)
+	if err != nil {
 		return err
 	}
 	return l.Store.Update(ctx, obj)
 }
 
 func (l *nodeLink) UpdateStatus(ctx context.Context, obj virtkit.Object) error {
-	if err := l.gate(ctx); err != nil {
+	ctx, err := l.gate(ctx)
+	if err != nil {
 		return err
 	}
 	return l.Store.UpdateStatus(ctx, obj)
 }
 
 func (l *nodeLink) UpdateWithStatus(ctx context.Context, obj virtkit.Object) error {
-	if err := l.gate(ctx); err != nil {
+	ctx, err := l.gate(ctx)
+	if err != nil {
 		return err
 	}
 	return store.UpdateWithStatus(ctx, l.Store, obj)
 }
 
 func (l *nodeLink) Delete(ctx context.Context, obj virtkit.Object, opts store.DeleteOptions) error {
-	if err := l.gate(ctx); err != nil {
+	ctx, err := l.gate(ctx)
+	if err != nil {
 		return err
 	}
 	return l.Store.Delete(ctx, obj, opts)
 }
 
 func (l *nodeLink) Watch(ctx context.Context, list virtkit.ObjectList, opts store.WatchOptions) (<-chan store.Event, error) {
-	if err := l.gate(ctx); err != nil {
+	ctx, err := l.gate(ctx)
+	if err != nil {
 		return nil, err
 	}
 	return l.Store.Watch(ctx, list, opts)

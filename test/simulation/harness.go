@@ -129,6 +129,7 @@ func (h *Harness) Exited() (bool, error) {
 // Close stops the cluster and the recorder.
 func (h *Harness) Close() error {
 	h.cancel()
+	h.faults.stop()
 	h.life.cancelDrains()
 	h.life.waitDrains(10 * time.Second)
 	err := <-h.done
@@ -137,6 +138,21 @@ func (h *Harness) Close() error {
 		return nil
 	}
 	return err
+}
+
+// crashAgent kills the named node's agent as its process would die: the
+// store calls it has under way never land (a write the fault store delays
+// would otherwise wait on virtual time, which does not move while the
+// crash is carried out).
+func (h *Harness) crashAgent(ctx context.Context, name string) error {
+	h.links[name].kill()
+	return h.Cluster.CrashAgent(ctx, name)
+}
+
+// restartAgent starts a new agent on a node whose agent crashed.
+func (h *Harness) restartAgent(ctx context.Context, name string) error {
+	h.links[name].revive()
+	return h.Cluster.RestartAgent(ctx, name)
 }
 
 // Advance moves virtual time by d, settling at every due instant.

@@ -223,14 +223,14 @@ func operations() []opSpec {
 				if !h.Cluster.AgentRunning(op.Target) {
 					return nil
 				}
-				return h.Cluster.CrashAgent(ctx, op.Target)
+				return h.crashAgent(ctx, op.Target)
 			})},
 		{name: "restart-agent", fault: true, weight: 3, gen: node,
 			run: inProcess(func(ctx context.Context, h *Harness, op Op) error {
 				if h.Cluster.AgentRunning(op.Target) {
 					return nil
 				}
-				return h.Cluster.RestartAgent(ctx, op.Target)
+				return h.restartAgent(ctx, op.Target)
 			})},
 		{name: "partition", fault: true, weight: 2, gen: node, run: inProcess(setLink(linkPartitioned))},
 		{name: "freeze", fault: true, weight: 1, gen: node, run: inProcess(setLink(linkFrozen))},

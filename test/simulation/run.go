@@ -220,7 +220,7 @@ func Run(ctx context.Context, cfg Config, ops []Op) (Outcome, error) {
 		}
 		h.links[n].set(linkUp)
 		if !h.Cluster.AgentRunning(n) {
-			if err := h.Cluster.RestartAgent(ctx, n); err != nil {
+			if err := h.restartAgent(ctx, n); err != nil {
 				return out, err
 			}
 		}
