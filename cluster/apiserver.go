@@ -111,16 +111,16 @@ func DialAddr(a net.Addr) string {
 func (o *APIServerOptions) validate() error {
 	switch {
 	case o.Store == nil:
-		return fmt.Errorf("%w: APIServerOptions.Store: required", ErrInvalidOptions)
+		return fmt.Errorf("%w: APIServerOptions.Store: required", errInvalidOptions)
 	case o.Addr == "":
-		return fmt.Errorf("%w: APIServerOptions.Addr: required", ErrInvalidOptions)
+		return fmt.Errorf("%w: APIServerOptions.Addr: required", errInvalidOptions)
 	case o.MaxStreams < 0:
-		return fmt.Errorf("%w: APIServerOptions.MaxStreams: %d: must not be negative", ErrInvalidOptions, o.MaxStreams)
+		return fmt.Errorf("%w: APIServerOptions.MaxStreams: %d: must not be negative", errInvalidOptions, o.MaxStreams)
 	case o.MaxStreamsPerUser < 0:
-		return fmt.Errorf("%w: APIServerOptions.MaxStreamsPerUser: %d: must not be negative", ErrInvalidOptions, o.MaxStreamsPerUser)
+		return fmt.Errorf("%w: APIServerOptions.MaxStreamsPerUser: %d: must not be negative", errInvalidOptions, o.MaxStreamsPerUser)
 	}
 	if _, ok := o.Store.(kubestorage.Backend); !ok {
-		return fmt.Errorf("%w: APIServerOptions.Store: %T cannot back the API server", ErrInvalidOptions, o.Store)
+		return fmt.Errorf("%w: APIServerOptions.Store: %T cannot back the API server", errInvalidOptions, o.Store)
 	}
 	return nil
 }

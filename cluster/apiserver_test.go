@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/store"
 )
@@ -40,7 +41,7 @@ func TestStartAPIServerRefusesOptions(t *testing.T) {
 			s, err := cluster.StartAPIServer(t.Context(), tt.opts)
 			require.Error(t, err)
 			assert.Nil(t, s)
-			assert.True(t, errors.Is(err, cluster.ErrInvalidOptions), "%v", err)
+			assert.True(t, errors.Is(err, virtkit.ErrInvalidOptions), "%v", err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}

@@ -27,8 +27,9 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-// ErrInvalidOptions wraps configuration errors from [New].
-var ErrInvalidOptions = errors.New("invalid cluster options")
+// errInvalidOptions wraps every configuration error of this package; it
+// matches virtkit.ErrInvalidOptions.
+var errInvalidOptions = virtkit.InvalidOptions("cluster")
 
 // Built-in controller names, the keys of Options.Replace.
 const (
@@ -243,7 +244,7 @@ func build(opts Options, withNodes bool) (*Cluster, error) {
 		opts.Store = st
 	}
 	if opts.Nodes < 0 {
-		return nil, fmt.Errorf("%w: Nodes: must not be negative", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Nodes: must not be negative", errInvalidOptions)
 	}
 	names := opts.NodeNames
 	if len(names) == 0 && withNodes {

@@ -22,7 +22,7 @@ func NewControlPlane(opts Options) (*Cluster, error) {
 		{"NodeLabels", opts.NodeLabels != nil}, {"ConfigureNode", opts.ConfigureNode != nil}, {"PodNetwork", opts.PodNetwork != nil},
 	} {
 		if f.set {
-			return nil, fmt.Errorf("%w: %s: a control plane runs no hosts (see NewNodeProcess)", ErrInvalidOptions, f.name)
+			return nil, fmt.Errorf("%w: %s: a control plane runs no hosts (see NewNodeProcess)", errInvalidOptions, f.name)
 		}
 	}
 	return build(opts, false)

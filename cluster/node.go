@@ -43,7 +43,7 @@ type NodeOptions struct {
 func NewNode(o NodeOptions) (*node.Agent, error) {
 	no := o.Agent
 	if no.Store == nil {
-		return nil, fmt.Errorf("%w: Agent.Store: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Agent.Store: required", errInvalidOptions)
 	}
 	if _, err := nodeObservability(&no, o.Events, o.TracerProvider); err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func nodeObservability(no *node.Options, rec events.EventRecorder, tp trace.Trac
 	r, err := events.NewRecorder(events.Options{Store: no.Store, ReportingController: virtkit.ReportingNodeAgent,
 		ReportingInstance: no.NodeName, Now: now, Clock: no.Clock, Logger: no.Logger})
 	if err != nil {
-		return nil, fmt.Errorf("%w: node %s events: %w", ErrInvalidOptions, no.NodeName, err)
+		return nil, fmt.Errorf("%w: node %s events: %w", errInvalidOptions, no.NodeName, err)
 	}
 	no.Events = r
 	return r, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"crypto/tls"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/virtkit/virtkit/cdi/importer"
@@ -161,7 +162,7 @@ func (p *NodeProcess) listenMigrations(ctx context.Context) error {
 		return nil
 	}
 	if _, err := sim.ParseMigrationAddress(listen); err != nil {
-		return fmt.Errorf("%w: Node.Agent.Migration.%s %q: a simulated host listens on tcp://HOST:PORT: %w", ErrInvalidOptions, field, listen, err)
+		return fmt.Errorf("%w: Node.Agent.Migration.%s %q: a simulated host listens on tcp://HOST:PORT: %w", errInvalidOptions, field, listen, err)
 	}
 	l, err := sim.ListenMigration(ctx, h, listen, sim.ListenOptions{Logger: p.log})
 	if err != nil {

@@ -138,7 +138,7 @@ func TestNodeProcessSimMigrationListener(t *testing.T) {
 		Node: cluster.NodeOptions{Agent: node.Options{NodeName: "n2", Hypervisor: sim.New(sim.Options{Name: "n2"}),
 			Migration: node.MigrationOptions{URI: "qemu+tcp://h/system"}}},
 	})
-	require.ErrorIs(t, err, cluster.ErrInvalidOptions)
+	require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 	assert.ErrorContains(t, err, "Node.Agent.Migration.URI")
 }
 
@@ -158,6 +158,6 @@ func TestNewControlPlane(t *testing.T) {
 	require.NoError(t, <-done)
 
 	_, err = cluster.NewControlPlane(cluster.Options{Nodes: 2})
-	require.ErrorIs(t, err, cluster.ErrInvalidOptions)
+	require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 	assert.ErrorContains(t, err, "Nodes")
 }

@@ -20,7 +20,7 @@ func (c *Cluster) setUpEvents() error {
 		rec, err := events.NewRecorder(events.Options{Store: c.store, ReportingController: virtkit.ReportingController,
 			ReportingInstance: controllerInstance, Now: o.Now, Clock: o.Clock, Logger: o.Logger})
 		if err != nil {
-			return fmt.Errorf("%w: events: %w", ErrInvalidOptions, err)
+			return fmt.Errorf("%w: events: %w", errInvalidOptions, err)
 		}
 		c.controllerEvents = rec
 		c.recorders[controllerInstance] = rec
@@ -30,7 +30,7 @@ func (c *Cluster) setUpEvents() error {
 	}
 	col, err := events.NewCollector(events.CollectorOptions{Store: c.store, TTL: o.EventTTL, Now: o.Now, Logger: o.Logger})
 	if err != nil {
-		return fmt.Errorf("%w: events: %w", ErrInvalidOptions, err)
+		return fmt.Errorf("%w: events: %w", errInvalidOptions, err)
 	}
 	c.collector = col
 	return nil

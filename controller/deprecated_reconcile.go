@@ -62,8 +62,8 @@ const (
 var (
 	// Deprecated: use reconcile.ErrAlreadyStarted.
 	ErrAlreadyStarted = reconcile.ErrAlreadyStarted
-	// Deprecated: use reconcile.ErrInvalidOptions.
-	ErrInvalidOptions = reconcile.ErrInvalidOptions
+	// Deprecated: use virtkit.ErrInvalidOptions.
+	ErrInvalidOptions = virtkit.ErrInvalidOptions
 	// Deprecated: use reconcile.ErrCacheStopped.
 	ErrCacheStopped = reconcile.ErrCacheStopped
 )

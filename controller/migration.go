@@ -110,10 +110,10 @@ func NewMigrationReconciler(o ReconcilerOptions, m MigrationOptions) (*Migration
 	}
 	cfg := virtkit.ClusterMigrationConfiguration(m.Config)
 	if *cfg.ParallelMigrationsPerCluster == 0 {
-		return nil, fmt.Errorf("%w: migration: Config.parallelMigrationsPerCluster: must be > 0", reconcile.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: migration: Config.parallelMigrationsPerCluster: must be > 0", errInvalidOptions)
 	}
 	if *cfg.ParallelOutboundMigrationsPerNode == 0 {
-		return nil, fmt.Errorf("%w: migration: Config.parallelOutboundMigrationsPerNode: must be > 0", reconcile.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: migration: Config.parallelOutboundMigrationsPerNode: must be > 0", errInvalidOptions)
 	}
 	return &MigrationReconciler{o: o, m: m, cfg: cfg, index: newMigrationIndex()}, nil
 }

@@ -134,13 +134,13 @@ var _ reconcile.Reconciler = (*NodeHealthReconciler)(nil)
 // NewNodeHealthReconciler returns the node-health reconciler.
 func NewNodeHealthReconciler(o NodeHealthOptions) (*NodeHealthReconciler, error) {
 	if o.Store == nil {
-		return nil, fmt.Errorf("%w: nodehealth: Store: required", reconcile.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: nodehealth: Store: required", errInvalidOptions)
 	}
 	if o.MonitorGracePeriod < 0 {
-		return nil, fmt.Errorf("%w: nodehealth: MonitorGracePeriod: %v is negative", reconcile.ErrInvalidOptions, o.MonitorGracePeriod)
+		return nil, fmt.Errorf("%w: nodehealth: MonitorGracePeriod: %v is negative", errInvalidOptions, o.MonitorGracePeriod)
 	}
 	if o.UnresponsiveGracePeriod < 0 {
-		return nil, fmt.Errorf("%w: nodehealth: UnresponsiveGracePeriod: %v is negative", reconcile.ErrInvalidOptions, o.UnresponsiveGracePeriod)
+		return nil, fmt.Errorf("%w: nodehealth: UnresponsiveGracePeriod: %v is negative", errInvalidOptions, o.UnresponsiveGracePeriod)
 	}
 	if o.MonitorGracePeriod == 0 {
 		o.MonitorGracePeriod = DefaultNodeMonitorGracePeriod

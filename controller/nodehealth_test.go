@@ -304,7 +304,7 @@ func TestNodeHealthOptions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := NewNodeHealthReconciler(tc.opts)
 			if !tc.ok {
-				require.ErrorIs(t, err, reconcile.ErrInvalidOptions)
+				require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 				return
 			}
 			require.NoError(t, err)

@@ -62,7 +62,7 @@ type ReconcilerOptions struct {
 
 func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) {
 	if o.Store == nil {
-		return o, fmt.Errorf("%w: %s: Store: required", reconcile.ErrInvalidOptions, name)
+		return o, fmt.Errorf("%w: %s: Store: required", errInvalidOptions, name)
 	}
 	if o.Clock == nil {
 		o.Clock = utilclock.RealClock{}
@@ -172,3 +172,7 @@ func vmiList() virtkit.ObjectList  { return &virtkit.VirtualMachineInstanceList{
 func vmList() virtkit.ObjectList   { return &virtkit.VirtualMachineList{} }
 func nodeList() virtkit.ObjectList { return &virtkit.NodeList{} }
 func rsList() virtkit.ObjectList   { return &virtkit.VirtualMachineInstanceReplicaSetList{} }
+
+// errInvalidOptions wraps every configuration error of this package; it
+// matches virtkit.ErrInvalidOptions.
+var errInvalidOptions = virtkit.InvalidOptions("controller")

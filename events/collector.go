@@ -33,10 +33,10 @@ type Collector struct{ o CollectorOptions }
 // NewCollector returns a collector of o.Store's events.
 func NewCollector(o CollectorOptions) (*Collector, error) {
 	if o.Store == nil {
-		return nil, fmt.Errorf("%w: Store: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Store: required", errInvalidOptions)
 	}
 	if o.TTL < 0 || o.Interval < 0 {
-		return nil, fmt.Errorf("%w: TTL, Interval: must not be negative", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: TTL, Interval: must not be negative", errInvalidOptions)
 	}
 	if o.TTL == 0 {
 		o.TTL = DefaultTTL

@@ -83,5 +83,5 @@ func TestCollectorStartHonoursContext(t *testing.T) {
 	}
 
 	_, err = events.NewCollector(events.CollectorOptions{Store: s, TTL: -time.Second})
-	assert.ErrorIs(t, err, events.ErrInvalidOptions)
+	assert.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 }

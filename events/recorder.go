@@ -18,9 +18,9 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-// ErrInvalidOptions wraps configuration errors from [NewRecorder] and
-// [NewCollector].
-var ErrInvalidOptions = errors.New("invalid events options")
+// errInvalidOptions wraps every configuration error of this package; it
+// matches virtkit.ErrInvalidOptions.
+var errInvalidOptions = virtkit.InvalidOptions("events")
 
 // Defaults of [Options] and [CollectorOptions].
 const (
@@ -146,7 +146,7 @@ type bucket struct {
 // NewRecorder returns a recorder writing to o.Store.
 func NewRecorder(o Options) (*Recorder, error) {
 	if o.Store == nil {
-		return nil, fmt.Errorf("%w: Store: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Store: required", errInvalidOptions)
 	}
 	if o.ReportingController == "" {
 		o.ReportingController = "virtkit.io/virtkit"

@@ -151,7 +151,7 @@ func TestRecorderBoundsInput(t *testing.T) {
 	assert.Empty(t, virtkit.Validate(&e))
 
 	_, err = events.NewRecorder(events.Options{})
-	assert.ErrorIs(t, err, events.ErrInvalidOptions)
+	assert.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 }
 
 func TestEventManifestRoundTrip(t *testing.T) {

@@ -90,16 +90,16 @@ func NewControlPlaneCollector(src ControlPlaneSources, opts Options) (*ControlPl
 		return nil, err
 	}
 	if src.Objects == nil && len(src.Controllers) == 0 {
-		return nil, fmt.Errorf("%w: ControlPlaneSources: Objects or Controllers required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: ControlPlaneSources: Objects or Controllers required", errInvalidOptions)
 	}
 	for i, p := range src.Controllers {
 		if p == nil {
-			return nil, fmt.Errorf("%w: ControlPlaneSources.Controllers[%d]: nil", ErrInvalidOptions, i)
+			return nil, fmt.Errorf("%w: ControlPlaneSources.Controllers[%d]: nil", errInvalidOptions, i)
 		}
 	}
 	for i, p := range src.ControlPlane {
 		if p == nil {
-			return nil, fmt.Errorf("%w: ControlPlaneSources.ControlPlane[%d]: nil", ErrInvalidOptions, i)
+			return nil, fmt.Errorf("%w: ControlPlaneSources.ControlPlane[%d]: nil", errInvalidOptions, i)
 		}
 	}
 	f := newControlPlaneFamilies()

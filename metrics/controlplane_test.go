@@ -312,12 +312,12 @@ virtkit_controller_reconcile_terminal_errors_total{controller="virtualmachine"} 
 
 func TestNewControlPlaneCollectorErrors(t *testing.T) {
 	_, err := NewControlPlaneCollector(ControlPlaneSources{}, Options{})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 	_, err = NewControlPlaneCollector(ControlPlaneSources{Objects: &fakeObjects{}, Controllers: []StatsProvider{nil}}, Options{})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 	assert.Contains(t, err.Error(), "Controllers[0]")
 	_, err = NewControlPlaneCollector(ControlPlaneSources{Objects: &fakeObjects{}}, Options{ScrapeTimeout: -1})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 
 	// Controllers only (a node agent's process): no object series, no
 	// list-error counter.

@@ -31,7 +31,7 @@ const rewatchDelay = time.Second
 func (c *ControlPlaneCollector) Start(ctx context.Context) error {
 	w, ok := c.src.Objects.(Watcher)
 	if !ok {
-		return fmt.Errorf("%w: ControlPlaneCollector.Start: Objects is not a Watcher", ErrInvalidOptions)
+		return fmt.Errorf("%w: ControlPlaneCollector.Start: Objects is not a Watcher", errInvalidOptions)
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {

@@ -120,7 +120,7 @@ func NewDomainCollector(src DomainSources, opts Options) (*DomainCollector, erro
 		return nil, err
 	}
 	if src.Objects == nil {
-		return nil, fmt.Errorf("%w: DomainSources.Objects: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: DomainSources.Objects: required", errInvalidOptions)
 	}
 	c := &DomainCollector{
 		objects:      src.Objects,
@@ -133,11 +133,11 @@ func NewDomainCollector(src DomainSources, opts Options) (*DomainCollector, erro
 	for i, n := range src.Nodes {
 		switch {
 		case n.Name == "":
-			return nil, fmt.Errorf("%w: DomainSources.Nodes[%d].Name: required", ErrInvalidOptions, i)
+			return nil, fmt.Errorf("%w: DomainSources.Nodes[%d].Name: required", errInvalidOptions, i)
 		case n.Domains == nil:
-			return nil, fmt.Errorf("%w: DomainSources.Nodes[%d].Domains: required", ErrInvalidOptions, i)
+			return nil, fmt.Errorf("%w: DomainSources.Nodes[%d].Domains: required", errInvalidOptions, i)
 		case c.nodes[n.Name] != nil:
-			return nil, fmt.Errorf("%w: DomainSources.Nodes[%d].Name: duplicate node %q", ErrInvalidOptions, i, n.Name)
+			return nil, fmt.Errorf("%w: DomainSources.Nodes[%d].Name: duplicate node %q", errInvalidOptions, i, n.Name)
 		}
 		ns := &nodeState{src: n}
 		c.nodes[n.Name] = ns

@@ -347,7 +347,7 @@ func TestNewDomainCollectorErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := NewDomainCollector(tt.src, tt.opts)
-			require.ErrorIs(t, err, ErrInvalidOptions)
+			require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 			assert.Contains(t, err.Error(), tt.path)
 		})
 	}

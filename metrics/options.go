@@ -1,14 +1,16 @@
 package metrics
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/virtkit/virtkit"
 )
 
-// ErrInvalidOptions wraps every configuration error of the constructors.
-var ErrInvalidOptions = errors.New("invalid metrics options")
+// errInvalidOptions wraps every configuration error of this package; it
+// matches virtkit.ErrInvalidOptions.
+var errInvalidOptions = virtkit.InvalidOptions("metrics")
 
 // Defaults of [Options].
 const (
@@ -31,10 +33,10 @@ type Options struct {
 
 func (o Options) withDefaults() (Options, error) {
 	if o.ScrapeTimeout < 0 {
-		return o, fmt.Errorf("%w: ScrapeTimeout: must not be negative, got %v", ErrInvalidOptions, o.ScrapeTimeout)
+		return o, fmt.Errorf("%w: ScrapeTimeout: must not be negative, got %v", errInvalidOptions, o.ScrapeTimeout)
 	}
 	if o.MaxConcurrency < 0 {
-		return o, fmt.Errorf("%w: MaxConcurrency: must not be negative, got %d", ErrInvalidOptions, o.MaxConcurrency)
+		return o, fmt.Errorf("%w: MaxConcurrency: must not be negative, got %d", errInvalidOptions, o.MaxConcurrency)
 	}
 	if o.ScrapeTimeout == 0 {
 		o.ScrapeTimeout = DefaultScrapeTimeout

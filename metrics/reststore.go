@@ -74,7 +74,7 @@ var (
 // ("memory", an etcd endpoint); empty means "store".
 func InstrumentStore(s store.Store, host string) (*InstrumentedStore, error) {
 	if s == nil {
-		return nil, fmt.Errorf("%w: InstrumentStore: nil store", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: InstrumentStore: nil store", errInvalidOptions)
 	}
 	if host == "" {
 		host = "store"

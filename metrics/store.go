@@ -39,7 +39,7 @@ type StoreCollector struct {
 // NewStoreCollector returns a collector over src.
 func NewStoreCollector(src CorruptObjectSource, opts Options) (*StoreCollector, error) {
 	if src == nil {
-		return nil, fmt.Errorf("%w: NewStoreCollector: nil source", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: NewStoreCollector: nil source", errInvalidOptions)
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/internal/promcheck"
 	"github.com/virtkit/virtkit/store"
 )
@@ -68,5 +69,5 @@ virtkit_store_undecodable_objects{key="/virtkit/VirtualMachineInstance/default/z
 
 func TestStoreCollectorNilSource(t *testing.T) {
 	_, err := NewStoreCollector(nil, Options{})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 }

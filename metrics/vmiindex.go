@@ -57,7 +57,7 @@ func NewVMIIndex(src ListWatcher, selector labels.Selector, opts Options) (*VMII
 		return nil, err
 	}
 	if src == nil {
-		return nil, fmt.Errorf("%w: NewVMIIndex: nil source", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: NewVMIIndex: nil source", errInvalidOptions)
 	}
 	return &VMIIndex{src: src, selector: selector, log: opts.Logger, byKey: map[string]*virtkit.VirtualMachineInstance{}}, nil
 }

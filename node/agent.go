@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -28,8 +27,9 @@ import (
 // keeps a deleted VMI in the store until its guest is really stopped.
 const Finalizer = virtkit.NodeAgentFinalizer
 
-// ErrInvalidOptions wraps every configuration error from [New].
-var ErrInvalidOptions = errors.New("invalid node agent options")
+// errInvalidOptions wraps every configuration error of this package; it
+// matches virtkit.ErrInvalidOptions.
+var errInvalidOptions = virtkit.InvalidOptions("node agent")
 
 // Options configure an [Agent]. NodeName, Store and Hypervisor are
 // required; everything else has a default.
@@ -176,11 +176,11 @@ type Agent struct {
 func New(opts Options) (*Agent, error) {
 	switch {
 	case opts.NodeName == "":
-		return nil, fmt.Errorf("%w: NodeName: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: NodeName: required", errInvalidOptions)
 	case opts.Store == nil:
-		return nil, fmt.Errorf("%w: Store: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Store: required", errInvalidOptions)
 	case opts.Hypervisor == nil:
-		return nil, fmt.Errorf("%w: Hypervisor: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Hypervisor: required", errInvalidOptions)
 	}
 	if opts.HeartbeatInterval <= 0 {
 		opts.HeartbeatInterval = 10 * time.Second
@@ -189,19 +189,19 @@ func New(opts Options) (*Agent, error) {
 	case opts.FenceTimeout == 0:
 		opts.FenceTimeout = DefaultFenceTimeout(opts.HeartbeatInterval)
 	case opts.FenceTimeout > 0 && opts.FenceTimeout < MinFenceTimeout(opts.HeartbeatInterval):
-		return nil, fmt.Errorf("%w: FenceTimeout: %v is shorter than three heartbeat intervals plus 1 s (%v)", ErrInvalidOptions,
+		return nil, fmt.Errorf("%w: FenceTimeout: %v is shorter than three heartbeat intervals plus 1 s (%v)", errInvalidOptions,
 			opts.FenceTimeout, MinFenceTimeout(opts.HeartbeatInterval))
 	case opts.FenceTimeout < 0:
 		opts.FenceTimeout = -1
 		if opts.Watchdog != nil {
-			return nil, fmt.Errorf("%w: Watchdog: needs fencing (FenceTimeout is negative)", ErrInvalidOptions)
+			return nil, fmt.Errorf("%w: Watchdog: needs fencing (FenceTimeout is negative)", errInvalidOptions)
 		}
 	}
 	switch {
 	case opts.Domain.NodeName == "":
 		opts.Domain.NodeName = opts.NodeName
 	case opts.Domain.NodeName != opts.NodeName:
-		return nil, fmt.Errorf("%w: Domain.NodeName: %q differs from NodeName %q", ErrInvalidOptions, opts.Domain.NodeName, opts.NodeName)
+		return nil, fmt.Errorf("%w: Domain.NodeName: %q differs from NodeName %q", errInvalidOptions, opts.Domain.NodeName, opts.NodeName)
 	}
 	if opts.Domain.ConfigResolver == nil {
 		opts.Domain.ConfigResolver = StoreConfig{Store: opts.Store}

@@ -221,7 +221,7 @@ func TestFenceOptions(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, node.ErrInvalidOptions)
+			require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 		})
 	}
 	assert.Equal(t, time.Minute, node.DefaultFenceTimeout(10*time.Second))

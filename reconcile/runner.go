@@ -22,8 +22,9 @@ import (
 // ErrAlreadyStarted is returned by [Controller.Start] when called twice.
 var ErrAlreadyStarted = errors.New("controller already started")
 
-// ErrInvalidOptions wraps every configuration error from [New].
-var ErrInvalidOptions = errors.New("invalid controller options")
+// errInvalidOptions wraps every configuration error of this package; it
+// matches virtkit.ErrInvalidOptions.
+var errInvalidOptions = virtkit.InvalidOptions("controller")
 
 // WatchLister is the part of a store the runner needs. store.Store
 // satisfies it.
@@ -126,21 +127,21 @@ type Controller struct {
 // goroutines end when Start returns.
 func New(source WatchLister, rec Reconciler, opts Options, watches ...Watch) (*Controller, error) {
 	if source == nil {
-		return nil, fmt.Errorf("%w: source: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: source: required", errInvalidOptions)
 	}
 	if rec == nil {
-		return nil, fmt.Errorf("%w: reconciler: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: reconciler: required", errInvalidOptions)
 	}
 	if len(watches) == 0 {
-		return nil, fmt.Errorf("%w: watches: at least one required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: watches: at least one required", errInvalidOptions)
 	}
 	for i, w := range watches {
 		if w.NewList == nil {
-			return nil, fmt.Errorf("%w: watches[%d].NewList: required", ErrInvalidOptions, i)
+			return nil, fmt.Errorf("%w: watches[%d].NewList: required", errInvalidOptions, i)
 		}
 	}
 	if opts.MaxConcurrentReconciles < 0 {
-		return nil, fmt.Errorf("%w: MaxConcurrentReconciles: must not be negative, got %d", ErrInvalidOptions, opts.MaxConcurrentReconciles)
+		return nil, fmt.Errorf("%w: MaxConcurrentReconciles: must not be negative, got %d", errInvalidOptions, opts.MaxConcurrentReconciles)
 	}
 	if opts.Name == "" {
 		opts.Name = "controller"

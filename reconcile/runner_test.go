@@ -197,7 +197,7 @@ func TestNewValidatesOptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := New(tt.src, tt.rec, tt.opts, tt.watches...)
-			require.ErrorIs(t, err, ErrInvalidOptions)
+			require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 			assert.Contains(t, err.Error(), tt.field)
 		})
 	}

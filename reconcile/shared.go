@@ -91,10 +91,10 @@ var _ WatchLister = (*SharedCache)(nil)
 // its source) and a kind is first asked for.
 func NewSharedCache(st store.Store, opts SharedCacheOptions) (*SharedCache, error) {
 	if st == nil {
-		return nil, fmt.Errorf("%w: shared cache: store: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: shared cache: store: required", errInvalidOptions)
 	}
 	if opts.WatchBuffer < 0 || opts.History < 0 {
-		return nil, fmt.Errorf("%w: shared cache: WatchBuffer and History must not be negative", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: shared cache: WatchBuffer and History must not be negative", errInvalidOptions)
 	}
 	if opts.WatchBuffer == 0 {
 		opts.WatchBuffer = store.DefaultWatchBuffer

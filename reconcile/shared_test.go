@@ -192,9 +192,9 @@ func TestSharedCacheWatchExpired(t *testing.T) {
 
 func TestNewSharedCacheValidates(t *testing.T) {
 	_, err := NewSharedCache(nil, SharedCacheOptions{})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 	_, err = NewSharedCache(store.NewMemory(), SharedCacheOptions{History: -1})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 }
 
 // Controllers keep the cache running themselves (a process that starts

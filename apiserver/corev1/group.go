@@ -1,7 +1,6 @@
 package corev1
 
 import (
-	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -11,11 +10,13 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/utils/clock"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
 )
 
-// ErrInvalidOptions wraps the errors of [NewAPIGroupInfo] about its options.
-var ErrInvalidOptions = errors.New("invalid core v1 options")
+// errInvalidOptions wraps every configuration error of this package; it
+// matches virtkit.ErrInvalidOptions.
+var errInvalidOptions = virtkit.InvalidOptions("core v1")
 
 // Options are what the core v1 group is built from.
 type Options struct {
@@ -46,10 +47,10 @@ type Options struct {
 // which must run against opts.Store.
 func NewAPIGroupInfo(opts Options) (genericapiserver.APIGroupInfo, error) {
 	if opts.RESTOptions == nil {
-		return genericapiserver.APIGroupInfo{}, fmt.Errorf("%w: RESTOptions: required", ErrInvalidOptions)
+		return genericapiserver.APIGroupInfo{}, fmt.Errorf("%w: RESTOptions: required", errInvalidOptions)
 	}
 	if opts.Store == nil {
-		return genericapiserver.APIGroupInfo{}, fmt.Errorf("%w: Store: required", ErrInvalidOptions)
+		return genericapiserver.APIGroupInfo{}, fmt.Errorf("%w: Store: required", errInvalidOptions)
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}

@@ -87,10 +87,10 @@ type Server struct {
 // Serve serves it.
 func Listen(o Options) (*Server, error) {
 	if o.CA == nil {
-		return nil, fmt.Errorf("export server options: CA: required: %w", ErrInvalidOptions)
+		return nil, fmt.Errorf("export server options: CA: required: %w", errInvalidOptions)
 	}
 	if len(o.Token) == 0 {
-		return nil, fmt.Errorf("export server options: Token: required: %w", ErrInvalidOptions)
+		return nil, fmt.Errorf("export server options: Token: required: %w", errInvalidOptions)
 	}
 	dirs, err := resolveDirs(o.AllowedDirs)
 	if err != nil {
@@ -99,7 +99,7 @@ func Listen(o Options) (*Server, error) {
 	vols := make(map[string]string, len(o.Volumes))
 	for _, v := range o.Volumes {
 		if _, dup := vols[v.Name]; dup {
-			return nil, fmt.Errorf("volume %s: duplicate name: %w", v.Name, ErrInvalidOptions)
+			return nil, fmt.Errorf("volume %s: duplicate name: %w", v.Name, errInvalidOptions)
 		}
 		p, err := checkVolume(v, dirs)
 		if err != nil {

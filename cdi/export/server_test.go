@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cdi/export"
 )
 
@@ -140,7 +141,7 @@ func TestListenRefusesUnsafeVolumes(t *testing.T) {
 		{"relative path", export.Volume{Name: "v", Path: "in.img"}, []string{allowed}, export.ErrPathNotAllowed},
 		{"directory", export.Volume{Name: "v", Path: sub}, []string{allowed}, export.ErrPathNotAllowed},
 		{"qcow2", export.Volume{Name: "v", Path: qcow}, []string{allowed}, export.ErrNotRaw},
-		{"name with slash", export.Volume{Name: "a/b", Path: in}, []string{allowed}, export.ErrInvalidOptions},
+		{"name with slash", export.Volume{Name: "a/b", Path: in}, []string{allowed}, virtkit.ErrInvalidOptions},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,7 +150,7 @@ func TestListenRefusesUnsafeVolumes(t *testing.T) {
 		})
 	}
 	_, err = export.Listen(export.Options{CA: ca, AllowedDirs: []string{allowed}, Volumes: []export.Volume{{Name: "v", Path: in}}})
-	require.ErrorIs(t, err, export.ErrInvalidOptions, "no token")
+	require.ErrorIs(t, err, virtkit.ErrInvalidOptions, "no token")
 }
 
 func TestServeTLSAndStop(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/virtkit/virtkit"
 )
 
 // Errors of the export server.
@@ -17,8 +19,9 @@ var (
 	// ErrPathNotAllowed: the volume's file lies outside the allowed
 	// directories, or is not a regular file.
 	ErrPathNotAllowed = errors.New("volume path not allowed")
-	// ErrInvalidOptions: the server's options or volumes are unusable.
-	ErrInvalidOptions = errors.New("invalid export server options")
+	// errInvalidOptions wraps every configuration error of this package;
+	// it matches virtkit.ErrInvalidOptions.
+	errInvalidOptions = virtkit.InvalidOptions("export server")
 )
 
 // qcow2Magic starts every qcow2 image ("QFI\xfb").
@@ -38,7 +41,7 @@ type Volume struct {
 // allowed (absolute, cleaned directories), and returns its resolved path.
 func checkVolume(v Volume, allowed []string) (string, error) {
 	if v.Name == "" || strings.ContainsAny(v.Name, "/\\") || v.Name == "." || v.Name == ".." {
-		return "", fmt.Errorf("volume name %q: %w", v.Name, ErrInvalidOptions)
+		return "", fmt.Errorf("volume name %q: %w", v.Name, errInvalidOptions)
 	}
 	if !filepath.IsAbs(v.Path) {
 		return "", fmt.Errorf("volume %s: path %q is not absolute: %w", v.Name, v.Path, ErrPathNotAllowed)
@@ -102,7 +105,7 @@ func resolveDirs(dirs []string) ([]string, error) {
 	out := make([]string, 0, len(dirs))
 	for _, d := range dirs {
 		if !filepath.IsAbs(d) {
-			return nil, fmt.Errorf("allowed directory %q is not absolute: %w", d, ErrInvalidOptions)
+			return nil, fmt.Errorf("allowed directory %q is not absolute: %w", d, errInvalidOptions)
 		}
 		if r, err := filepath.EvalSymlinks(d); err == nil {
 			d = r

@@ -60,20 +60,21 @@ type Worker struct {
 
 var _ reconcile.Reconciler = (*Worker)(nil)
 
-// ErrInvalidOptions wraps configuration errors of NewWorker.
-var ErrInvalidOptions = errors.New("invalid import worker options")
+// errInvalidOptions wraps every configuration error of this package; it
+// matches virtkit.ErrInvalidOptions.
+var errInvalidOptions = virtkit.InvalidOptions("import worker")
 
 // NewWorker validates opts.
 func NewWorker(opts WorkerOptions) (*Worker, error) {
 	switch {
 	case opts.NodeName == "":
-		return nil, fmt.Errorf("%w: NodeName: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: NodeName: required", errInvalidOptions)
 	case opts.Store == nil:
-		return nil, fmt.Errorf("%w: Store: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Store: required", errInvalidOptions)
 	case opts.Importer == nil:
-		return nil, fmt.Errorf("%w: Importer: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Importer: required", errInvalidOptions)
 	case len(opts.Classes.List) == 0:
-		return nil, fmt.Errorf("%w: Classes: at least one storage class", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Classes: at least one storage class", errInvalidOptions)
 	}
 	if opts.MaxRetries <= 0 {
 		opts.MaxRetries = 5

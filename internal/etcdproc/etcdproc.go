@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/virtkit/virtkit"
 )
 
 // BinaryEnv names the environment variable that overrides where
@@ -26,8 +28,9 @@ const BinaryEnv = "VIRTKIT_ETCD_BIN"
 const DefaultReadyTimeout = 60 * time.Second
 
 var (
-	// ErrInvalidOptions wraps every problem with [Options].
-	ErrInvalidOptions = errors.New("etcdproc: invalid options")
+	// errInvalidOptions wraps every configuration error of this package;
+	// it matches virtkit.ErrInvalidOptions.
+	errInvalidOptions = virtkit.InvalidOptions("etcd process")
 	// ErrNotFound is returned by [FindBinary] when no etcd server binary
 	// is available.
 	ErrNotFound = errors.New("etcdproc: etcd server binary not found")
@@ -106,13 +109,13 @@ func Version(ctx context.Context, binary string) (string, error) {
 // once it answers /health.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Binary == "" {
-		return nil, fmt.Errorf("%w: Binary: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Binary: required", errInvalidOptions)
 	}
 	if opts.Dir == "" {
-		return nil, fmt.Errorf("%w: Dir: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Dir: required", errInvalidOptions)
 	}
 	if opts.ReadyTimeout < 0 {
-		return nil, fmt.Errorf("%w: ReadyTimeout: %v is negative", ErrInvalidOptions, opts.ReadyTimeout)
+		return nil, fmt.Errorf("%w: ReadyTimeout: %v is negative", errInvalidOptions, opts.ReadyTimeout)
 	}
 	if opts.Name == "" {
 		opts.Name = "etcdproc"

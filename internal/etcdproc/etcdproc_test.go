@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/internal/etcdproc"
 	"github.com/virtkit/virtkit/internal/testenv"
 )
@@ -99,7 +100,7 @@ func TestInvalidOptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := etcdproc.Start(t.Context(), tt.opts)
-			require.ErrorIs(t, err, etcdproc.ErrInvalidOptions)
+			require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 		})
 	}
 }

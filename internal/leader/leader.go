@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/virtkit/virtkit"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
@@ -15,8 +16,9 @@ import (
 // while it led; the work's context was cancelled first.
 var ErrLeadershipLost = errors.New("leadership lost")
 
-// ErrInvalidOptions wraps configuration errors.
-var ErrInvalidOptions = errors.New("invalid leader election options")
+// errInvalidOptions wraps every configuration error of this package; it
+// matches virtkit.ErrInvalidOptions.
+var errInvalidOptions = virtkit.InvalidOptions("leader election")
 
 // DefaultTTL is the session TTL when Options.TTL is zero: how long a dead
 // leader's lease outlives it, so the worst-case failover time.
@@ -65,13 +67,13 @@ func Run(ctx context.Context, o Options, work func(ctx context.Context) error) e
 		return work(ctx)
 	}
 	if o.Key == "" {
-		return fmt.Errorf("%w: Key: required", ErrInvalidOptions)
+		return fmt.Errorf("%w: Key: required", errInvalidOptions)
 	}
 	if o.Identity == "" {
-		return fmt.Errorf("%w: Identity: required", ErrInvalidOptions)
+		return fmt.Errorf("%w: Identity: required", errInvalidOptions)
 	}
 	if o.TTL < 0 {
-		return fmt.Errorf("%w: TTL: %v is negative", ErrInvalidOptions, o.TTL)
+		return fmt.Errorf("%w: TTL: %v is negative", errInvalidOptions, o.TTL)
 	}
 	ttl := o.TTL
 	if ttl == 0 {

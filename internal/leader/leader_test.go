@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/internal/leader"
 	"github.com/virtkit/virtkit/internal/tcpproxy"
 	"github.com/virtkit/virtkit/store/etcd/etcdtest"
@@ -160,7 +161,7 @@ func TestInvalidOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := leader.Run(t.Context(), tc.opts, func(context.Context) error { return nil })
-			require.ErrorIs(t, err, leader.ErrInvalidOptions)
+			require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 		})
 	}
 }

@@ -10,10 +10,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/virtkit/virtkit"
 )
 
-// ErrInvalidOptions wraps every problem with [Options].
-var ErrInvalidOptions = errors.New("tcpproxy: invalid options")
+// errInvalidOptions wraps every configuration error of this package; it
+// matches virtkit.ErrInvalidOptions.
+var errInvalidOptions = virtkit.InvalidOptions("TCP proxy")
 
 // DefaultDialTimeout bounds the dial of the target when [Options.DialTimeout]
 // is zero.
@@ -67,13 +70,13 @@ type Proxy struct {
 // The link starts healed.
 func Start(ctx context.Context, opts Options) (*Proxy, error) {
 	if opts.Target == "" {
-		return nil, fmt.Errorf("%w: Target: required", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: Target: required", errInvalidOptions)
 	}
 	if _, _, err := net.SplitHostPort(opts.Target); err != nil {
-		return nil, fmt.Errorf("%w: Target: %w", ErrInvalidOptions, err)
+		return nil, fmt.Errorf("%w: Target: %w", errInvalidOptions, err)
 	}
 	if opts.DialTimeout < 0 {
-		return nil, fmt.Errorf("%w: DialTimeout: %v is negative", ErrInvalidOptions, opts.DialTimeout)
+		return nil, fmt.Errorf("%w: DialTimeout: %v is negative", errInvalidOptions, opts.DialTimeout)
 	}
 	if opts.Listen == "" {
 		opts.Listen = "127.0.0.1:0"

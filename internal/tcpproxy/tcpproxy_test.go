@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/internal/tcpproxy"
 	"github.com/virtkit/virtkit/internal/testnet"
 )
@@ -168,7 +169,7 @@ func TestInvalidOptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := tcpproxy.Start(t.Context(), tt.opts)
-			require.ErrorIs(t, err, tcpproxy.ErrInvalidOptions)
+			require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 		})
 	}
 }

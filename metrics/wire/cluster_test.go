@@ -157,9 +157,9 @@ func TestClusterCPUTimeGrows(t *testing.T) {
 func TestRegisterClusterErrors(t *testing.T) {
 	c, err := cluster.New(cluster.Options{Nodes: 1})
 	require.NoError(t, err)
-	require.ErrorIs(t, wire.RegisterCluster(nil, c, metrics.Options{}), metrics.ErrInvalidOptions)
-	require.ErrorIs(t, wire.RegisterCluster(prometheus.NewRegistry(), nil, metrics.Options{}), metrics.ErrInvalidOptions)
-	require.ErrorIs(t, wire.RegisterCluster(prometheus.NewRegistry(), c, metrics.Options{ScrapeTimeout: -time.Second}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterCluster(nil, c, metrics.Options{}), virtkit.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterCluster(prometheus.NewRegistry(), nil, metrics.Options{}), virtkit.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterCluster(prometheus.NewRegistry(), c, metrics.Options{ScrapeTimeout: -time.Second}), virtkit.ErrInvalidOptions)
 }
 
 // TestPerNodeEndpoints exports the same cluster the KubeVirt way: one
@@ -192,10 +192,10 @@ func TestPerNodeEndpoints(t *testing.T) {
 	}
 
 	n := c.Nodes()[0]
-	require.ErrorIs(t, wire.RegisterNode(nil, c.Store(), n.Agent, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
-	require.ErrorIs(t, wire.RegisterNode(prometheus.NewRegistry(), c.Store(), nil, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
-	require.ErrorIs(t, wire.RegisterNode(prometheus.NewRegistry(), nil, n.Agent, n.Hypervisor, metrics.Options{}), metrics.ErrInvalidOptions)
-	require.ErrorIs(t, wire.RegisterControlPlane(prometheus.NewRegistry(), nil, nil, metrics.Options{}), metrics.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterNode(nil, c.Store(), n.Agent, n.Hypervisor, metrics.Options{}), virtkit.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterNode(prometheus.NewRegistry(), c.Store(), nil, n.Hypervisor, metrics.Options{}), virtkit.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterNode(prometheus.NewRegistry(), nil, n.Agent, n.Hypervisor, metrics.Options{}), virtkit.ErrInvalidOptions)
+	require.ErrorIs(t, wire.RegisterControlPlane(prometheus.NewRegistry(), nil, nil, metrics.Options{}), virtkit.ErrInvalidOptions)
 	// Unchecked collectors are not deduplicated at registration: the same
 	// sources registered twice show up as duplicate series at Gather.
 	reg := prometheus.NewRegistry()
@@ -256,5 +256,5 @@ func TestClusterHandlerServesTheSameSeries(t *testing.T) {
 	}
 	assert.Equal(t, ids(gatherAll(t, reg)), ids(string(body)))
 	_, err = wire.ClusterHandler(nil, metrics.Options{})
-	require.ErrorIs(t, err, metrics.ErrInvalidOptions)
+	require.ErrorIs(t, err, virtkit.ErrInvalidOptions)
 }

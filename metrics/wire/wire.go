@@ -25,10 +25,10 @@ import (
 // registered as its own collector.
 func RegisterCluster(reg prometheus.Registerer, c *cluster.Cluster, opts metrics.Options) error {
 	if reg == nil {
-		return fmt.Errorf("%w: RegisterCluster: nil Registerer", metrics.ErrInvalidOptions)
+		return fmt.Errorf("%w: RegisterCluster: nil Registerer", errInvalidOptions)
 	}
 	if c == nil {
-		return fmt.Errorf("%w: RegisterCluster: nil Cluster", metrics.ErrInvalidOptions)
+		return fmt.Errorf("%w: RegisterCluster: nil Cluster", errInvalidOptions)
 	}
 	dom, cp, err := clusterCollectors(c, opts, nil, false)
 	if err != nil {
@@ -45,7 +45,7 @@ func RegisterCluster(reg prometheus.Registerer, c *cluster.Cluster, opts metrics
 // Handler over a registry holding both collectors.
 func ClusterHandler(c *cluster.Cluster, opts metrics.Options) (http.Handler, error) {
 	if c == nil {
-		return nil, fmt.Errorf("%w: ClusterHandler: nil Cluster", metrics.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: ClusterHandler: nil Cluster", errInvalidOptions)
 	}
 	dom, cp, err := clusterCollectors(c, opts, nil, true)
 	if err != nil {
@@ -66,7 +66,7 @@ func ClusterHandler(c *cluster.Cluster, opts metrics.Options) (http.Handler, err
 // the store at every scrape.
 func StartClusterHandler(ctx context.Context, c *cluster.Cluster, opts metrics.Options) (http.Handler, error) {
 	if c == nil {
-		return nil, fmt.Errorf("%w: StartClusterHandler: nil Cluster", metrics.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: StartClusterHandler: nil Cluster", errInvalidOptions)
 	}
 	vmis, err := metrics.NewVMIIndex(c.Store(), nil, opts)
 	if err != nil {
@@ -99,11 +99,11 @@ func StartClusterHandler(ctx context.Context, c *cluster.Cluster, opts metrics.O
 func RegisterNode(reg prometheus.Registerer, objects metrics.ObjectLister, agent *node.Agent, hv hypervisor.Hypervisor, opts metrics.Options) error {
 	switch {
 	case reg == nil:
-		return fmt.Errorf("%w: RegisterNode: nil Registerer", metrics.ErrInvalidOptions)
+		return fmt.Errorf("%w: RegisterNode: nil Registerer", errInvalidOptions)
 	case agent == nil:
-		return fmt.Errorf("%w: RegisterNode: nil Agent", metrics.ErrInvalidOptions)
+		return fmt.Errorf("%w: RegisterNode: nil Agent", errInvalidOptions)
 	case hv == nil:
-		return fmt.Errorf("%w: RegisterNode: nil Hypervisor", metrics.ErrInvalidOptions)
+		return fmt.Errorf("%w: RegisterNode: nil Hypervisor", errInvalidOptions)
 	}
 	dom, err := metrics.NewDomainCollector(metrics.DomainSources{Objects: objects, Nodes: []metrics.NodeSource{{
 		Name: agent.Name(), Domains: hv, Guest: Guest(agent), Migrations: AgentMigrations(agent),
@@ -127,11 +127,11 @@ func RegisterNode(reg prometheus.Registerer, objects metrics.ObjectLister, agent
 // store does) also gets a [StoreCollector].
 func RegisterControlPlane(reg prometheus.Registerer, objects metrics.ObjectLister, controllers []*reconcile.Controller, opts metrics.Options) error {
 	if reg == nil {
-		return fmt.Errorf("%w: RegisterControlPlane: nil Registerer", metrics.ErrInvalidOptions)
+		return fmt.Errorf("%w: RegisterControlPlane: nil Registerer", errInvalidOptions)
 	}
 	src := metrics.ControlPlaneSources{Objects: objects}
 	if objects == nil {
-		return fmt.Errorf("%w: RegisterControlPlane: nil objects", metrics.ErrInvalidOptions)
+		return fmt.Errorf("%w: RegisterControlPlane: nil objects", errInvalidOptions)
 	}
 	for _, c := range controllers {
 		src.Controllers = append(src.Controllers, Controller(c))
@@ -203,3 +203,7 @@ func clusterCollectors(c *cluster.Cluster, opts metrics.Options, vmis metrics.VM
 	}
 	return dom, cp, nil
 }
+
+// errInvalidOptions wraps every configuration error of this package; it
+// matches virtkit.ErrInvalidOptions.
+var errInvalidOptions = virtkit.InvalidOptions("metrics")
