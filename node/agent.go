@@ -161,6 +161,8 @@ type Agent struct {
 	lease lease
 	// hostCPU holds the CPU labels published on the Node.
 	hostCPU hostCPUCache
+	// launchSec holds the launch-security labels published on the Node.
+	launchSec launchSecurityCache
 	// pullFailures counts failed image pulls per VMI uid (back-off).
 	pullFailures map[string]pullFailure
 	// vfs are the virtiofsd processes of virtiofs shares.

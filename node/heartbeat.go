@@ -83,14 +83,15 @@ func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) error {
 // writeHeartbeat writes the Node and returns the heartbeat value written.
 func (a *Agent) writeHeartbeat(ctx context.Context) (time.Time, error) {
 	host, hostErr := a.opts.Hypervisor.Host(ctx)
-	var cpu map[string]string
+	var cpu, platform map[string]string
 	if hostErr == nil {
 		cpu = a.cpuLabels(ctx)
+		platform = a.launchSecurityLabels(ctx)
 	}
 	var err error
 	for range 3 {
 		var value time.Time
-		value, err = a.writeHeartbeatOnce(ctx, host, hostErr, cpu)
+		value, err = a.writeHeartbeatOnce(ctx, host, hostErr, cpu, platform)
 		if !errors.Is(err, store.ErrConflict) {
 			return value, err
 		}
@@ -98,7 +99,10 @@ func (a *Agent) writeHeartbeat(ctx context.Context) (time.Time, error) {
 	return time.Time{}, err
 }
 
-func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo, hostErr error, cpu map[string]string) (time.Time, error) {
+// writeHeartbeatOnce writes the Node once: its labels (cpu and platform:
+// the host CPU's and launch security's, nil where unknown), its capacity
+// and its Ready condition.
+func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo, hostErr error, cpu, platform map[string]string) (time.Time, error) {
 	now := a.now()
 	n := &virtkit.Node{}
 	err := a.opts.Store.Get(ctx, store.Key{Name: a.opts.NodeName}, n)
@@ -113,6 +117,7 @@ func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo
 		n.Labels[virtkit.HostnameLabel] = a.opts.NodeName
 		n.Labels[virtkit.NodeSchedulable] = "true"
 		applyCPULabels(n, cpu)
+		applyLaunchSecurityLabels(n, platform)
 		a.setFenceAnnotation(n)
 		a.setMigrationUnsupported(n)
 		if err := a.opts.Store.Create(ctx, n); err != nil {
@@ -121,7 +126,7 @@ func (a *Agent) writeHeartbeatOnce(ctx context.Context, host hypervisor.HostInfo
 		a.log.Info("registered the Node")
 	} else if err != nil {
 		return time.Time{}, err
-	} else if cpuChanged, fenceChanged := applyCPULabels(n, cpu), a.setFenceAnnotation(n); a.setMigrationUnsupported(n) || fenceChanged || cpuChanged {
+	} else if cpuChanged, platformChanged, fenceChanged := applyCPULabels(n, cpu), applyLaunchSecurityLabels(n, platform), a.setFenceAnnotation(n); a.setMigrationUnsupported(n) || fenceChanged || cpuChanged || platformChanged {
 		if err := a.opts.Store.Update(ctx, n); err != nil {
 			return time.Time{}, err
 		}
