@@ -114,10 +114,6 @@ type Options struct {
 	// Components given explicitly (Store, Scheduler, NewHypervisor) keep
 	// their own clocks.
 	Clock clock.WithTicker
-	// Now overrides Clock's reading for timestamps when set.
-	//
-	// Deprecated: set Clock (Now alone moves no timer).
-	Now func() time.Time
 	// Logger receives every component's logs; nil discards them.
 	Logger *slog.Logger
 	// Events records the events of every controller and node agent; nil
@@ -233,7 +229,7 @@ func build(opts Options, withNodes bool) (*Cluster, error) {
 		opts.Clock = clock.RealClock{}
 	}
 	if opts.Store == nil {
-		so := store.Options{Clock: opts.Clock, Now: opts.Now}
+		so := store.Options{Clock: opts.Clock}
 		if opts.Seed != 0 {
 			so.IDs = store.SeededIDs(opts.Seed)
 		}
@@ -259,9 +255,6 @@ func build(opts Options, withNodes bool) (*Cluster, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = defaultWorkers(opts.Clock)
 	}
-	if opts.Now == nil {
-		opts.Now = opts.Clock.Now
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -283,7 +276,7 @@ func build(opts Options, withNodes bool) (*Cluster, error) {
 	if err := controller.EnsureNamespaces(context.Background(), opts.Store, append(virtkit.SystemNamespaces(), virtkit.DefaultKubeVirtNamespace)...); err != nil {
 		return nil, err
 	}
-	kvConfig, err := installKubeVirtWithTimeout(opts.Store, opts.KubeVirt, metav1.NewTime(opts.Now()))
+	kvConfig, err := installKubeVirtWithTimeout(opts.Store, opts.KubeVirt, metav1.NewTime(opts.Clock.Now()))
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +303,7 @@ func build(opts Options, withNodes bool) (*Cluster, error) {
 		return nil, err
 	}
 
-	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Clock: opts.Clock, Now: opts.Now, Logger: opts.Logger,
+	rc := controller.ReconcilerOptions{Store: opts.Store, Scheduler: opts.Scheduler, Clock: opts.Clock, Logger: opts.Logger,
 		Defaults: opts.Defaults, DefaultEvictionStrategy: opts.Defaults.EvictionStrategy, Events: c.controllerEvents, TracerProvider: opts.TracerProvider, Cache: c.shared}
 	builtins, err := builtinControllers(rc, opts.Migration, opts.Seed)
 	if err != nil {
@@ -364,9 +357,6 @@ func build(opts Options, withNodes bool) (*Cluster, error) {
 		}
 		if no.Clock == nil {
 			no.Clock = opts.Clock
-			if no.Now == nil {
-				no.Now = opts.Now
-			}
 		}
 		if no.Logger == nil {
 			no.Logger = opts.Logger
@@ -445,7 +435,7 @@ func builtinControllers(rc controller.ReconcilerOptions, mo controller.Migration
 	if err != nil {
 		return nil, err
 	}
-	nh, err := controller.NewNodeHealthReconciler(controller.NodeHealthOptions{Store: rc.Store, Clock: rc.Clock, Now: rc.Now, Logger: rc.Logger, Events: rc.Events})
+	nh, err := controller.NewNodeHealthReconciler(controller.NodeHealthOptions{Store: rc.Store, Clock: rc.Clock, Logger: rc.Logger, Events: rc.Events})
 	if err != nil {
 		return nil, err
 	}

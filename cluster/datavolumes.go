@@ -90,7 +90,7 @@ func (c *Cluster) setUpStorage() error {
 		s.puller = p
 	}
 	c.storage = s
-	rc := controller.ReconcilerOptions{Store: c.opts.Store, Clock: c.opts.Clock, Now: c.opts.Now, Logger: c.opts.Logger,
+	rc := controller.ReconcilerOptions{Store: c.opts.Store, Clock: c.opts.Clock, Logger: c.opts.Logger,
 		Events: c.controllerEvents, Defaults: c.opts.Defaults}
 	dvr, err := controller.NewDataVolumeReconciler(rc)
 	if err != nil {

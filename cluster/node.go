@@ -67,12 +67,8 @@ func nodeObservability(no *node.Options, rec events.EventRecorder, tp trace.Trac
 		no.Events = rec
 		return nil, nil
 	}
-	var now = no.Now
-	if now == nil && no.Clock != nil {
-		now = no.Clock.Now
-	}
 	r, err := events.NewRecorder(events.Options{Store: no.Store, ReportingController: virtkit.ReportingNodeAgent,
-		ReportingInstance: no.NodeName, Now: now, Clock: no.Clock, Logger: no.Logger})
+		ReportingInstance: no.NodeName, Clock: no.Clock, Logger: no.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("%w: node %s events: %w", errInvalidOptions, no.NodeName, err)
 	}

@@ -18,7 +18,7 @@ func (c *Cluster) setUpEvents() error {
 	c.controllerEvents = o.Events
 	if o.Events == nil {
 		rec, err := events.NewRecorder(events.Options{Store: c.store, ReportingController: virtkit.ReportingController,
-			ReportingInstance: controllerInstance, Now: o.Now, Clock: o.Clock, Logger: o.Logger})
+			ReportingInstance: controllerInstance, Clock: o.Clock, Logger: o.Logger})
 		if err != nil {
 			return fmt.Errorf("%w: events: %w", errInvalidOptions, err)
 		}
@@ -28,7 +28,7 @@ func (c *Cluster) setUpEvents() error {
 	if o.EventTTL < 0 {
 		return nil
 	}
-	col, err := events.NewCollector(events.CollectorOptions{Store: c.store, TTL: o.EventTTL, Now: o.Now, Logger: o.Logger})
+	col, err := events.NewCollector(events.CollectorOptions{Store: c.store, TTL: o.EventTTL, Clock: o.Clock, Logger: o.Logger})
 	if err != nil {
 		return fmt.Errorf("%w: events: %w", errInvalidOptions, err)
 	}

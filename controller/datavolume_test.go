@@ -23,7 +23,7 @@ func testDataVolume(name string, src virtkit.DataVolumeImportSource) *virtkit.Da
 
 func TestDataVolumeReconcilerSchedules(t *testing.T) {
 	e := newEnv(t, 0)
-	r, err := NewDataVolumeReconciler(ReconcilerOptions{Store: e.st, Now: e.clock.Now})
+	r, err := NewDataVolumeReconciler(ReconcilerOptions{Store: e.st, Clock: e.clock})
 	require.NoError(t, err)
 	get := func(name string) *virtkit.DataVolume {
 		dv := &virtkit.DataVolume{}
@@ -109,7 +109,7 @@ func TestTemplateDataVolumeFacts(t *testing.T) {
 // is scheduled again on a ready node.
 func TestDataVolumeReconcilerReschedulesFromLostNode(t *testing.T) {
 	e := newEnv(t, 2)
-	r, err := NewDataVolumeReconciler(ReconcilerOptions{Store: e.st, Now: e.clock.Now})
+	r, err := NewDataVolumeReconciler(ReconcilerOptions{Store: e.st, Clock: e.clock})
 	require.NoError(t, err)
 	require.NoError(t, e.st.Create(e.ctx, testDataVolume("img", virtkit.DataVolumeImportSource{Blank: &virtkit.DataVolumeBlankImage{}})))
 	req := reconcile.Request{Namespace: "default", Name: "img"}

@@ -17,7 +17,7 @@ import (
 // import.
 func TestDataVolumeReconcilerUploadReady(t *testing.T) {
 	e := newEnv(t, 0)
-	r, err := NewDataVolumeReconciler(ReconcilerOptions{Store: e.st, Now: e.clock.Now})
+	r, err := NewDataVolumeReconciler(ReconcilerOptions{Store: e.st, Clock: e.clock})
 	require.NoError(t, err)
 	e.addNode("n1", "4", "8Gi")
 	require.NoError(t, e.st.Create(e.ctx, testDataVolume("up", virtkit.DataVolumeImportSource{Upload: &virtkit.DataVolumeSourceUpload{}})))

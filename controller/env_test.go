@@ -32,6 +32,9 @@ func (c *clock) Now() time.Time {
 	return c.now
 }
 
+// Since is Now minus t.
+func (c *clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
 func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -64,10 +67,10 @@ func newEnv(t testing.TB, nodes int) *env {
 func newEnvWith(t testing.TB, nodes int, wrap func(store.Store) store.Store) *env {
 	t.Helper()
 	c := &clock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
-	mem, err := store.NewMemoryWithOptions(store.Options{Now: c.Now})
+	mem, err := store.NewMemoryWithOptions(store.Options{Clock: c})
 	require.NoError(t, err)
 	st := wrap(mem)
-	o := ReconcilerOptions{Store: st, Now: c.Now, IntN: func(int) int { return 0 }}
+	o := ReconcilerOptions{Store: st, Clock: c, IntN: func(int) int { return 0 }}
 	e := &env{t: t, ctx: context.Background(), st: mem, clock: c, errs: map[string]error{}, passes: 60}
 	e.vm, err = NewVMReconciler(o)
 	require.NoError(t, err)

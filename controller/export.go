@@ -127,7 +127,7 @@ func (r *ExportReconciler) Reconcile(ctx context.Context, req Request) (Result, 
 		}
 		return Result{}, nil
 	}
-	now := r.o.Now()
+	now := r.o.Clock.Now()
 	expiry := exportExpiry(exp)
 	if !now.Before(expiry) {
 		if err := r.stop(ctx, exp.Namespace, exp.Name); err != nil {

@@ -173,6 +173,6 @@ func (r *MigrationReconciler) evacuationBackoff(ctx context.Context, mig *virtki
 		return 0, nil
 	}
 	backoff := 20 * time.Second << min(failures-1, 10)
-	left := lastFailed.Add(backoff).Sub(r.o.Now())
+	left := lastFailed.Add(backoff).Sub(r.o.Clock.Now())
 	return max(left, 0), nil
 }

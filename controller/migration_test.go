@@ -32,9 +32,9 @@ type migEnv struct {
 func newMigEnv(t *testing.T, cfg *virtkit.MigrationConfiguration, nodes ...string) *migEnv {
 	t.Helper()
 	c := &clock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
-	st, err := store.NewMemoryWithOptions(store.Options{Now: c.Now})
+	st, err := store.NewMemoryWithOptions(store.Options{Clock: c})
 	require.NoError(t, err)
-	r, err := NewMigrationReconciler(ReconcilerOptions{Store: st, Now: c.Now}, MigrationOptions{Config: cfg})
+	r, err := NewMigrationReconciler(ReconcilerOptions{Store: st, Clock: c}, MigrationOptions{Config: cfg})
 	require.NoError(t, err)
 	e := &migEnv{t: t, ctx: context.Background(), st: st, clock: c, r: r}
 	for _, n := range nodes {

@@ -44,9 +44,6 @@ type NodeHealthOptions struct {
 	UnresponsiveGracePeriod time.Duration
 	// Clock is the time heartbeats are judged by; nil is the real clock.
 	Clock utilclock.PassiveClock
-	// Now overrides Clock's reading when set.
-	// Clock is the preferred option; Now is kept for existing callers.
-	Now func() time.Time
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
 	// Events records NodeUnresponsive events; nil records none.
@@ -151,9 +148,6 @@ func NewNodeHealthReconciler(o NodeHealthOptions) (*NodeHealthReconciler, error)
 	if o.Clock == nil {
 		o.Clock = utilclock.RealClock{}
 	}
-	if o.Now == nil {
-		o.Now = o.Clock.Now
-	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -193,7 +187,7 @@ func (r *NodeHealthReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, nil // never reported: nothing can run there
 	}
 	s := r.observe(req.Name, hb.Time, r.fenceTimeout(node))
-	silent := r.o.Now().Sub(s.at)
+	silent := r.o.Clock.Now().Sub(s.at)
 	if silent < r.o.MonitorGracePeriod {
 		healthy = true
 		return reconcile.Result{RequeueAfter: r.o.MonitorGracePeriod - silent + time.Second}, nil
@@ -223,7 +217,7 @@ func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string
 	r.mu.Lock()
 	s, ok := r.seen[name]
 	if !ok {
-		s = heartbeatSeen{at: r.o.Now()}
+		s = heartbeatSeen{at: r.o.Clock.Now()}
 	}
 	first := !s.missing
 	s.missing = true
@@ -232,7 +226,7 @@ func (r *NodeHealthReconciler) reconcileMissing(ctx context.Context, name string
 	s.fence = max(s.fence, r.maxFence)
 	r.seen[name] = s
 	r.mu.Unlock()
-	silent := r.o.Now().Sub(s.at)
+	silent := r.o.Clock.Now().Sub(s.at)
 	deadline := r.failAfter(s)
 	if silent < deadline {
 		if first {
@@ -305,7 +299,7 @@ func (r *NodeHealthReconciler) setHealthy(node string, ok bool) {
 }
 
 func (r *NodeHealthReconciler) observe(node string, hb time.Time, fence time.Duration) heartbeatSeen {
-	now := r.o.Now()
+	now := r.o.Clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, ok := r.seen[node]
@@ -336,7 +330,7 @@ func (r *NodeHealthReconciler) markNotReady(ctx context.Context, node *virtkit.N
 	virtkit.SetCondition(&node.Status.Conditions, virtkit.Condition{
 		Type: virtkit.NodeReady, Status: virtkit.ConditionFalse, Reason: virtkit.NodeReasonHeartbeatTimeout,
 		Message: "node agent stopped posting heartbeats",
-	}, metav1.NewTime(r.o.Now()))
+	}, metav1.NewTime(r.o.Clock.Now()))
 	if err := r.o.Store.UpdateStatus(ctx, node); err != nil {
 		return err
 	}
@@ -379,7 +373,7 @@ func (r *NodeHealthReconciler) vmisOn(ctx context.Context, node string) ([]*virt
 
 func (r *NodeHealthReconciler) failVMI(ctx context.Context, vmi *virtkit.VirtualMachineInstance, why string) error {
 	if !vmi.IsFinal() {
-		now := metav1.NewTime(r.o.Now())
+		now := metav1.NewTime(r.o.Clock.Now())
 		vmi.SetPhase(virtkit.Failed, now)
 		vmi.Status.Reason = virtkit.NodeUnresponsiveReason
 		virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{

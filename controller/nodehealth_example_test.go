@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
@@ -19,8 +21,8 @@ import (
 func ExampleNodeHealthReconciler() {
 	ctx := context.Background()
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	st, _ := store.NewMemoryWithOptions(store.Options{Now: clock})
+	clock := testingclock.NewFakePassiveClock(now)
+	st, _ := store.NewMemoryWithOptions(store.Options{Clock: clock})
 
 	hb := metav1.NewTime(now)
 	_ = st.Create(ctx, &virtkit.Node{
@@ -35,7 +37,7 @@ func ExampleNodeHealthReconciler() {
 	_ = st.UpdateStatus(ctx, vmi)
 
 	r, _ := controller.NewNodeHealthReconciler(controller.NodeHealthOptions{
-		Store: st, Now: clock, MonitorGracePeriod: 40 * time.Second, UnresponsiveGracePeriod: time.Minute,
+		Store: st, Clock: clock, MonitorGracePeriod: 40 * time.Second, UnresponsiveGracePeriod: time.Minute,
 	})
 	show := func() {
 		n, v := &virtkit.Node{}, &virtkit.VirtualMachineInstance{}
@@ -46,6 +48,7 @@ func ExampleNodeHealthReconciler() {
 	}
 	for _, step := range []time.Duration{0, 45 * time.Second, time.Minute} {
 		now = now.Add(step)
+		clock.SetTime(now)
 		res, _ := r.Reconcile(ctx, reconcile.Request{Name: "host-1"})
 		show()
 		fmt.Println("  look again in", res.RequeueAfter)

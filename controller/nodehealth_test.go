@@ -16,7 +16,7 @@ import (
 func newNodeHealth(t *testing.T, e *env) *NodeHealthReconciler {
 	t.Helper()
 	r, err := NewNodeHealthReconciler(NodeHealthOptions{
-		Store: e.st, Now: e.clock.Now, MonitorGracePeriod: 40 * time.Second, UnresponsiveGracePeriod: time.Minute,
+		Store: e.st, Clock: e.clock, MonitorGracePeriod: 40 * time.Second, UnresponsiveGracePeriod: time.Minute,
 	})
 	require.NoError(t, err)
 	return r

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,9 +30,6 @@ type ReconcilerOptions struct {
 	// Clock is the reconcilers' time (timestamps, grace periods, the
 	// default scheduler's heartbeat freshness); nil is the real clock.
 	Clock utilclock.PassiveClock
-	// Now overrides Clock's reading when set.
-	// Clock is the preferred option; Now is kept for existing callers.
-	Now func() time.Time
 	// IntN draws the start-failure backoff jitter in [0, n); nil =
 	// math/rand/v2.IntN. Tests pass a deterministic one.
 	IntN func(n int) int
@@ -67,9 +63,6 @@ func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) 
 	if o.Clock == nil {
 		o.Clock = utilclock.RealClock{}
 	}
-	if o.Now == nil {
-		o.Now = o.Clock.Now
-	}
 	if o.IntN == nil {
 		o.IntN = rand.IntN
 	}
@@ -78,12 +71,12 @@ func (o ReconcilerOptions) withDefaults(name string) (ReconcilerOptions, error) 
 	}
 	o.Logger = o.Logger.With("reconciler", name)
 	if o.Scheduler == nil {
-		o.Scheduler = scheduler.New(scheduler.Options{Clock: o.Clock, Now: o.Now})
+		o.Scheduler = scheduler.New(scheduler.Options{Clock: o.Clock})
 	}
 	return o, nil
 }
 
-func (o ReconcilerOptions) now() metav1.Time { return metav1.NewTime(o.Now()) }
+func (o ReconcilerOptions) now() metav1.Time { return metav1.NewTime(o.Clock.Now()) }
 
 // keyOf returns the store key of a request.
 func keyOf(req reconcile.Request) store.Key {

@@ -173,7 +173,7 @@ func (r *SnapshotReconciler) deadlineLeft(snap *virtkit.VirtualMachineSnapshot) 
 	if d == 0 {
 		return 0, false
 	}
-	return snap.CreationTimestamp.Add(d).Sub(r.o.Now()), true
+	return snap.CreationTimestamp.Add(d).Sub(r.o.Clock.Now()), true
 }
 
 func (r *SnapshotReconciler) fail(ctx context.Context, snap *virtkit.VirtualMachineSnapshot, msg string) error {

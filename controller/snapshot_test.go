@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -174,14 +176,15 @@ func TestSnapshotWithoutVolumeSnapshotter(t *testing.T) {
 	ctx := context.Background()
 	st := snapshotFixture(t, "", false)
 	now := time.Now()
-	r, err := controller.NewSnapshotReconciler(controller.ReconcilerOptions{Store: st, Now: func() time.Time { return now }}, controller.SnapshotOptions{})
+	clk := testingclock.NewFakePassiveClock(now)
+	r, err := controller.NewSnapshotReconciler(controller.ReconcilerOptions{Store: st, Clock: clk}, controller.SnapshotOptions{})
 	require.NoError(t, err)
 	_, err = r.Reconcile(ctx, controller.Request{Namespace: "default", Name: "snap"})
 	require.NoError(t, err)
 	snap := getSnapshot(t, st)
 	require.NotNil(t, snap.Status.Error)
 	assert.Contains(t, *snap.Status.Error.Message, "not supported")
-	now = now.Add(6 * time.Minute)
+	clk.SetTime(now.Add(6 * time.Minute))
 	_, err = r.Reconcile(ctx, controller.Request{Namespace: "default", Name: "snap"})
 	require.NoError(t, err)
 	snap = getSnapshot(t, st)

@@ -113,9 +113,9 @@ func TestPlacementNeverOvercommitsUnderConcurrency(t *testing.T) {
 		t.Run(fmt.Sprintf("plain=%v", plain), func(t *testing.T) {
 			e := newEnv(t, 0)
 			if plain {
-				def := scheduler.New(scheduler.Options{Now: e.clock.Now})
+				def := scheduler.New(scheduler.Options{Clock: e.clock})
 				var err error
-				e.vmi, err = NewVMIReconciler(ReconcilerOptions{Store: e.st, Now: e.clock.Now, Scheduler: scheduler.Func(def.Schedule)})
+				e.vmi, err = NewVMIReconciler(ReconcilerOptions{Store: e.st, Clock: e.clock, Scheduler: scheduler.Func(def.Schedule)})
 				require.NoError(t, err)
 				require.Nil(t, e.vmi.cache.placements, "a plain Scheduler gets the placed VMIs")
 			} else {

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
@@ -21,8 +23,9 @@ type CollectorOptions struct {
 	TTL time.Duration
 	// Interval between collections; default TTL/12, at least a second.
 	Interval time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock times the collections and judges the events' age; nil is the
+	// real clock.
+	Clock clock.WithTicker
 	// Logger receives collection failures; nil discards them.
 	Logger *slog.Logger
 }
@@ -44,8 +47,8 @@ func NewCollector(o CollectorOptions) (*Collector, error) {
 	if o.Interval == 0 {
 		o.Interval = max(o.TTL/12, time.Second)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -55,7 +58,7 @@ func NewCollector(o CollectorOptions) (*Collector, error) {
 
 // Start collects every Interval until ctx ends; it returns nil then.
 func (c *Collector) Start(ctx context.Context) error {
-	t := time.NewTicker(c.o.Interval)
+	t := c.o.Clock.NewTicker(c.o.Interval)
 	defer t.Stop()
 	for {
 		if _, err := c.Collect(ctx); err != nil && ctx.Err() == nil {
@@ -64,7 +67,7 @@ func (c *Collector) Start(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }
@@ -78,7 +81,7 @@ func (c *Collector) Collect(ctx context.Context) (int, error) {
 	if err := c.o.Store.List(ctx, &list, store.ListOptions{}); err != nil {
 		return 0, fmt.Errorf("list events: %w", err)
 	}
-	cutoff := c.o.Now().Add(-c.o.TTL)
+	cutoff := c.o.Clock.Now().Add(-c.o.TTL)
 	deleted := 0
 	var errs []error
 	for i := range list.Items {

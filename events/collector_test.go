@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,10 +18,10 @@ import (
 func TestCollectorDeletesExpiredEvents(t *testing.T) {
 	stores(t, func(t *testing.T, s store.Store) {
 		ctx := context.Background()
-		clk := &fakeClock{t: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)}
-		rec, err := events.NewRecorder(events.Options{Store: s, Now: clk.Now})
+		clk := testingclock.NewFakeClock(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
+		rec, err := events.NewRecorder(events.Options{Store: s, Clock: clk})
 		require.NoError(t, err)
-		col, err := events.NewCollector(events.CollectorOptions{Store: s, Now: clk.Now})
+		col, err := events.NewCollector(events.CollectorOptions{Store: s, Clock: clk})
 		require.NoError(t, err)
 
 		// Watching the kind sees the events as they are written.

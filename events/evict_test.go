@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +22,7 @@ import (
 // every one.
 func TestRecorderEvictsToLowWaterMark(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r, err := NewRecorder(Options{Store: store.NewMemory(), CacheSize: 16, Now: func() time.Time { return now }})
+	r, err := NewRecorder(Options{Store: store.NewMemory(), CacheSize: 16, Clock: testingclock.NewFakeClock(now)})
 	require.NoError(t, err)
 	ctx := context.Background()
 	var afterFull []int

@@ -66,11 +66,8 @@ type Options struct {
 	Refill time.Duration
 	// CacheSize bounds the remembered series; default DefaultCacheSize.
 	CacheSize int
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-	// Clock times the retries of failed writes (a virtual clock in
-	// simulations); nil is the real clock. It also reads the time when
-	// Now is nil.
+	// Clock stamps the events and times the retries of failed writes (a
+	// virtual clock in simulations); nil is the real clock.
 	Clock clock.Clock
 	// MaxRetries is how many more times a write the store failed to carry
 	// out (unreachable, timed out, cancelled caller) is tried, RetryInterval
@@ -169,9 +166,6 @@ func NewRecorder(o Options) (*Recorder, error) {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	if o.Now == nil {
-		o.Now = o.Clock.Now
-	}
 	if o.MaxRetries == 0 {
 		o.MaxRetries = DefaultMaxRetries
 	}
@@ -219,7 +213,7 @@ func (r *Recorder) Event(ctx context.Context, regarding virtkit.Object, eventTyp
 	ref := virtkit.ReferenceTo(regarding)
 	ok := objectKey{kind: ref.Kind, namespace: ref.Namespace, name: ref.Name, uid: string(ref.UID)}
 	key := seriesKey{obj: ok, typ: eventType, reason: reason, action: action, note: note}
-	now := r.o.Now()
+	now := r.o.Clock.Now()
 
 	r.mu.Lock()
 	s := r.series[key]

@@ -3,9 +3,10 @@ package events_test
 import (
 	"bytes"
 	"context"
-	"sync"
 	"testing"
 	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,19 +19,6 @@ import (
 	"github.com/virtkit/virtkit/store/etcd"
 	"github.com/virtkit/virtkit/store/etcd/etcdtest"
 )
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Step(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // stores runs f against the memory store and a real (embedded) etcd.
 func stores(t *testing.T, f func(t *testing.T, s store.Store)) {
@@ -61,8 +49,8 @@ func vm(name string) *virtkit.VirtualMachine {
 func TestRecorderAggregatesRepeats(t *testing.T) {
 	stores(t, func(t *testing.T, s store.Store) {
 		ctx := context.Background()
-		clk := &fakeClock{t: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)}
-		rec, err := events.NewRecorder(events.Options{Store: s, ReportingController: "virtkit.io/test", ReportingInstance: "host-1", Now: clk.Now})
+		clk := testingclock.NewFakeClock(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
+		rec, err := events.NewRecorder(events.Options{Store: s, ReportingController: "virtkit.io/test", ReportingInstance: "host-1", Clock: clk})
 		require.NoError(t, err)
 
 		for range 3 {
@@ -87,8 +75,8 @@ func TestRecorderAggregatesRepeats(t *testing.T) {
 		require.NotNil(t, rep.Series)
 		assert.Equal(t, int32(3), rep.Series.Count)
 		assert.Equal(t, int32(3), rep.DeprecatedCount)
-		assert.Equal(t, clk.t.Add(-time.Second).Unix(), rep.Series.LastObservedTime.Unix())
-		assert.Equal(t, clk.t.Add(-3*time.Second).Unix(), rep.EventTime.Unix(), "eventTime is the first occurrence")
+		assert.Equal(t, clk.Now().Add(-time.Second).Unix(), rep.Series.LastObservedTime.Unix())
+		assert.Equal(t, clk.Now().Add(-3*time.Second).Unix(), rep.EventTime.Unix(), "eventTime is the first occurrence")
 		assert.Equal(t, virtkit.ObjectReference{Kind: "VirtualMachine", APIVersion: "kubevirt.io/v1", Namespace: "ns", Name: "a", UID: "uid-a"}, rep.Regarding)
 		assert.Nil(t, byNote["another note"].Series, "a singleton has no series")
 		assert.Equal(t, "Warning", byNote["no room"].Type)
@@ -104,8 +92,8 @@ func TestRecorderAggregatesRepeats(t *testing.T) {
 func TestRecorderBoundsWritesPerObject(t *testing.T) {
 	ctx := context.Background()
 	s := store.NewMemory()
-	clk := &fakeClock{t: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)}
-	rec, err := events.NewRecorder(events.Options{Store: s, Burst: 2, Refill: time.Minute, Now: clk.Now})
+	clk := testingclock.NewFakeClock(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
+	rec, err := events.NewRecorder(events.Options{Store: s, Burst: 2, Refill: time.Minute, Clock: clk})
 	require.NoError(t, err)
 
 	for range 10 {

@@ -49,9 +49,6 @@ type PollerOptions struct {
 	// Clock times the polls and stamps the snapshot; nil is the real
 	// clock.
 	Clock clock.WithTicker
-	// Now overrides Clock's reading for the snapshot's stamps when set.
-	// Clock is the preferred option; Now is kept for existing callers.
-	Now func() time.Time
 	// Logger receives debug records (nil discards).
 	Logger *slog.Logger
 }
@@ -76,9 +73,6 @@ func (o PollerOptions) withDefaults() PollerOptions {
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
-	}
-	if o.Now == nil {
-		o.Now = o.Clock.Now
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -261,7 +255,7 @@ func (p *Poller) update(ctx context.Context, err error, f func(s *Snapshot)) {
 	}
 	p.mu.Lock()
 	before := p.snap
-	now := p.opts.Now()
+	now := p.opts.Clock.Now()
 	answered := err == nil || errors.Is(err, ErrAgent)
 	p.snap.Connected = answered
 	if err != nil {

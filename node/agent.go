@@ -111,9 +111,6 @@ type Options struct {
 	// clock. The migration engine runs on Migration.Engine.Clock, which
 	// defaults to this clock.
 	Clock clock.WithTicker
-	// Now overrides Clock's reading for timestamps when set.
-	// Clock is the preferred option; Now is kept for existing callers.
-	Now func() time.Time
 	// Logger receives the agent's logs; nil discards them.
 	Logger *slog.Logger
 	// Events records Kubernetes-style events about this node's VMIs
@@ -234,9 +231,6 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
-	}
-	if opts.Now == nil {
-		opts.Now = opts.Clock.Now
 	}
 	if opts.Migration.Engine.Clock == nil {
 		opts.Migration.Engine.Clock = opts.Clock
@@ -375,4 +369,6 @@ func (a *Agent) statusResync() time.Duration {
 	return d + time.Duration(a.opts.Float64()*a.opts.StatusJitter*float64(d))
 }
 
-func (a *Agent) now() metav1.Time { return metav1.NewTime(a.opts.Now().UTC().Truncate(time.Second)) }
+func (a *Agent) now() metav1.Time {
+	return metav1.NewTime(a.opts.Clock.Now().UTC().Truncate(time.Second))
+}

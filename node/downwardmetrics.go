@@ -303,7 +303,7 @@ func (a *Agent) collectDownwardMetrics(ctx context.Context, domName string) doma
 	}
 	ms = append(ms, a.vmDownwardMetrics(ctx, domName)...)
 	ms = append(ms, hostDownwardMetrics(o)...)
-	ms = append(ms, domain.IntMetric(host, "Time", "s", a.opts.Now().Unix()))
+	ms = append(ms, domain.IntMetric(host, "Time", "s", a.opts.Clock.Now().Unix()))
 	return domain.Metrics{Metrics: ms}
 }
 

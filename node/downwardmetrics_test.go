@@ -73,7 +73,7 @@ func TestDownwardMetricsDisk(t *testing.T) {
 	now.set(time.Unix(1_800_000_000, 0))
 	stop := runAgent(t, st, hv, func(o *node.Options) {
 		o.Domain.RuntimeDir = runDir
-		o.Now = now.get
+		o.Clock = realTimers{now: now.get}
 		o.DownwardMetrics = node.DownwardMetricsOptions{
 			Interval: 20 * time.Millisecond,
 			ProcDir:  "testdata/downwardmetrics/proc",

@@ -160,7 +160,7 @@ func (a *Agent) fenceLoop(ctx context.Context) {
 			return
 		case <-t.C():
 		}
-		fenced, fresh := a.lease.expire(a.opts.Now(), a.opts.FenceTimeout)
+		fenced, fresh := a.lease.expire(a.opts.Clock.Now(), a.opts.FenceTimeout)
 		if !fenced {
 			continue
 		}

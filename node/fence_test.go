@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	utilclock "k8s.io/utils/clock"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -158,7 +160,7 @@ func TestWatchdogStopsTheGuestsOfAFrozenAgent(t *testing.T) {
 	clock := sim.NewVirtualClock(time.Now())
 	hv := sim.New(sim.Options{Name: nodeName, Clock: clock, BootDelay: -1})
 	const fence = 2 * time.Second
-	opts := node.Options{NodeName: nodeName, Store: mem, Hypervisor: hv, Watchdog: hv, Now: clock.Now,
+	opts := node.Options{NodeName: nodeName, Store: mem, Hypervisor: hv, Watchdog: hv, Clock: realTimers{now: clock.Now},
 		HeartbeatInterval: 50 * time.Millisecond, FenceTimeout: fence,
 		StatusInterval: 100 * time.Millisecond, ResyncPeriod: time.Second}
 	_, freeze := startAgent(t, opts)
@@ -227,3 +229,15 @@ func TestFenceOptions(t *testing.T) {
 	assert.Equal(t, time.Minute, node.DefaultFenceTimeout(10*time.Second))
 	assert.Equal(t, node.MinDefaultFenceTimeout, node.DefaultFenceTimeout(300*time.Millisecond))
 }
+
+// realTimers is a clock whose timers and tickers are the real clock's but
+// whose time is read from now: a test moves the time the agent judges by
+// (leases, fencing) while its loops keep running in wall time.
+type realTimers struct {
+	utilclock.RealClock
+	now func() time.Time
+}
+
+func (c realTimers) Now() time.Time { return c.now() }
+
+func (c realTimers) Since(t time.Time) time.Duration { return c.now().Sub(t) }

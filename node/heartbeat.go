@@ -56,7 +56,7 @@ func (a *Agent) scanLoop(ctx context.Context) {
 // and is never touched. A renewal that succeeds moves the fence deadline
 // and pets the watchdog; one after a fence ends it.
 func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) error {
-	start := a.opts.Now()
+	start := a.opts.Clock.Now()
 	rctx, cancel := clockctx.WithTimeout(ctx, a.opts.Clock, timeout)
 	defer cancel()
 	value, err := a.writeHeartbeat(rctx)
@@ -66,7 +66,7 @@ func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) error {
 	if a.opts.FenceTimeout <= 0 {
 		return nil
 	}
-	left, wasFenced := a.lease.renewed(start, value, a.opts.Now(), a.opts.FenceTimeout)
+	left, wasFenced := a.lease.renewed(start, value, a.opts.Clock.Now(), a.opts.FenceTimeout)
 	if wasFenced {
 		a.log.Warn("heartbeat renewed after a fence: guests destroyed by the fence stay stopped")
 		// The fenced guests' VMIs are reported failed by their reconciles.

@@ -25,7 +25,7 @@ func (a *Agent) imagePullFailed(ctx context.Context, vmi *virtkit.VirtualMachine
 	}
 	// VMIs deleted while backing off leave entries behind: drop those
 	// whose back-off ended long ago.
-	now := a.opts.Now()
+	now := a.opts.Clock.Now()
 	for uid, f := range a.pullFailures {
 		if now.Sub(f.retryAt) > 2*imagePullBackoffMax {
 			delete(a.pullFailures, uid)
@@ -66,7 +66,7 @@ func (a *Agent) pullBackOff(vmi *virtkit.VirtualMachineInstance) time.Duration {
 	if !ok {
 		return 0
 	}
-	return max(f.retryAt.Sub(a.opts.Now()), 0)
+	return max(f.retryAt.Sub(a.opts.Clock.Now()), 0)
 }
 
 // imagePulled forgets a VMI's pull failures and clears their condition.

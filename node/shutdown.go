@@ -50,7 +50,7 @@ type shutdownAsks struct {
 // again, unless the domain's lifecycle event comes first.
 func (a *Agent) stopGuest(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string, info hypervisor.DomainInfo) (res reconcile.Result, destroyed bool, err error) {
 	grace := gracePeriod(vmi)
-	now := a.opts.Now()
+	now := a.opts.Clock.Now()
 	a.mu.Lock()
 	asks, asked := a.shutdownSince[domName]
 	a.mu.Unlock()

@@ -213,7 +213,7 @@ func ignorable(err error) bool {
 func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string) (reconcile.Result, error) {
 	// A fenced agent starts nothing: the controller may be restarting the
 	// VMI elsewhere. A fence during the start undoes it (undoIfFenced).
-	gen, ok := a.lease.admit(a.opts.Now(), a.opts.FenceTimeout)
+	gen, ok := a.lease.admit(a.opts.Clock.Now(), a.opts.FenceTimeout)
 	if !ok {
 		return reconcile.Result{}, fmt.Errorf("VMI %s/%s: not starting domain %s: %w", vmi.Namespace, vmi.Name, domName, ErrFenced)
 	}

@@ -3,7 +3,8 @@ package scheduler
 import (
 	"context"
 	"testing"
-	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -98,7 +99,7 @@ func TestScheduleDevices(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := New(Options{Now: func() time.Time { return now }})
+			f := New(Options{Clock: testingclock.NewFakePassiveClock(now)})
 			got, err := f.Schedule(context.Background(), tc.vmi, tc.nodes, tc.placed)
 			// The incremental state decides the same.
 			p := f.NewPlacements()
@@ -123,7 +124,7 @@ func TestScheduleDevices(t *testing.T) {
 // The incremental state counts a device as held from the decision on and
 // free again once its VMI is forgotten.
 func TestPlacementsCountDevices(t *testing.T) {
-	f := New(Options{Now: func() time.Time { return now }})
+	f := New(Options{Clock: testingclock.NewFakePassiveClock(now)})
 	p := f.NewPlacements()
 	nodes := []virtkit.Node{mkNode("b", "8", "32Gi", withDevices(t4, 1))}
 	ctx := context.Background()
@@ -170,7 +171,7 @@ func TestScheduleLaunchSecurity(t *testing.T) {
 		{"no launch security anywhere is fine", []virtkit.Node{mkNode("a", "8", "32Gi")}, mkVMI("v", "1", "1Gi"), "a", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := New(Options{Now: func() time.Time { return now }}).Schedule(context.Background(), tc.vmi, tc.nodes, nil)
+			got, err := New(Options{Clock: testingclock.NewFakePassiveClock(now)}).Schedule(context.Background(), tc.vmi, tc.nodes, nil)
 			if tc.want != "" {
 				require.NoError(t, err)
 				assert.Equal(t, tc.want, got)

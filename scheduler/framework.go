@@ -344,17 +344,14 @@ type Default = Framework
 
 var _ Scheduler = (*Framework)(nil)
 
-// NewFramework returns a framework running p, with opts.Clock (or Now) as its clock
+// NewFramework returns a framework running p, with opts.Clock as its clock
 // (opts.HeartbeatTimeout only matters to [DefaultProfile]). A nil plugin,
 // two plugins of one name in one list, or a negative weight is an error
 // wrapping ErrInvalidProfile.
 func NewFramework(p Profile, opts Options) (*Framework, error) {
-	f := &Framework{now: opts.Now}
-	if f.now == nil && opts.Clock != nil {
+	f := &Framework{now: time.Now}
+	if opts.Clock != nil {
 		f.now = opts.Clock.Now
-	}
-	if f.now == nil {
-		f.now = time.Now
 	}
 	seenPre := map[string]bool{}
 	addPre := func(pl Plugin) {

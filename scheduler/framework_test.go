@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -141,7 +143,7 @@ func TestFrameworkComposesUserPlugins(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := NewFramework(tt.profile(), Options{Now: func() time.Time { return now }})
+			f, err := NewFramework(tt.profile(), Options{Clock: testingclock.NewFakePassiveClock(now)})
 			require.NoError(t, err)
 			got, err := f.Schedule(context.Background(), mkVMI("a", "1", "1Gi"), nodes, nil)
 			if tt.wantErr != "" {
@@ -302,7 +304,7 @@ func TestPodTopologySpread(t *testing.T) {
 			p.Filters = append(p.Filters, spread)
 			p.Scores = append(p.Scores, spread)
 			p.Weights = map[string]float64{NamePodTopologySpread: 10}
-			f, err := NewFramework(p, Options{Now: func() time.Time { return now }})
+			f, err := NewFramework(p, Options{Clock: testingclock.NewFakePassiveClock(now)})
 			require.NoError(t, err)
 			nodes := append([]virtkit.Node(nil), nodes...)
 			for i := range nodes {

@@ -7,7 +7,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
-	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +21,7 @@ import (
 // Every decision of the table decides the same through the incremental
 // state fed with the same VMIs.
 func TestPlacementsDecideAlike(t *testing.T) {
-	s := New(Options{Now: func() time.Time { return now }})
+	s := New(Options{Clock: testingclock.NewFakePassiveClock(now)})
 	for _, tt := range scheduleCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			p := s.NewPlacements()
@@ -49,7 +50,7 @@ func TestPlacementsDecideAlike(t *testing.T) {
 // incremental state decides exactly as a fresh Schedule over the VMIs it
 // should hold.
 func TestPlacementsIncrementalEqualsFresh(t *testing.T) {
-	s := New(Options{Now: func() time.Time { return now }})
+	s := New(Options{Clock: testingclock.NewFakePassiveClock(now)})
 	nodes := []virtkit.Node{
 		mkNode("n1", "8", "16Gi", withLabel("zone", "a")),
 		mkNode("n2", "8", "16Gi", withLabel("zone", "a")),
@@ -125,7 +126,7 @@ func TestPlacementsIncrementalEqualsFresh(t *testing.T) {
 // Decisions made in parallel never over-commit a node: each reserves its
 // node before the next one decides.
 func TestPlacementsParallelDecisionsDoNotOvercommit(t *testing.T) {
-	s := New(Options{Now: func() time.Time { return now }})
+	s := New(Options{Clock: testingclock.NewFakePassiveClock(now)})
 	// Room for 4 + 3 + 2 VMIs of 1 cpu / 1Gi.
 	nodes := []virtkit.Node{mkNode("n1", "4", "64Gi"), mkNode("n2", "3", "64Gi"), mkNode("n3", "2", "64Gi")}
 	p := s.NewPlacements()
@@ -163,7 +164,7 @@ func TestPlacementsParallelDecisionsDoNotOvercommit(t *testing.T) {
 // A failed decision leaves the state as it was, and Forget releases what a
 // VMI held.
 func TestPlacementsForgetReleases(t *testing.T) {
-	s := New(Options{Now: func() time.Time { return now }})
+	s := New(Options{Clock: testingclock.NewFakePassiveClock(now)})
 	nodes := []virtkit.Node{mkNode("n1", "2", "4Gi")}
 	p := s.NewPlacements()
 	_, err := p.Schedule(context.Background(), mkVMI("a", "2", "1Gi"), nodes)

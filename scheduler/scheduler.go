@@ -60,9 +60,6 @@ var _ Scheduler = Func(nil)
 type Options struct {
 	// Clock is the time heartbeats are judged by; nil is the real clock.
 	Clock clock.PassiveClock
-	// Now overrides Clock's reading when set.
-	// Clock is the preferred option; Now is kept for existing callers.
-	Now func() time.Time
 	// HeartbeatTimeout marks a node not ready when its last heartbeat is
 	// older; zero means 5 minutes (virt-handler's timeout), negative
 	// disables the check.

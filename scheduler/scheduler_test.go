@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -392,7 +394,7 @@ func scheduleCases() []scheduleCase {
 }
 
 func TestSchedule(t *testing.T) {
-	s := New(Options{Now: func() time.Time { return now }})
+	s := New(Options{Clock: testingclock.NewFakePassiveClock(now)})
 	for _, tt := range scheduleCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := s.Schedule(context.Background(), tt.vmi, tt.nodes, tt.placed)
@@ -442,7 +444,7 @@ func TestScheduleInvalidSpec(t *testing.T) {
 			path: "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.namespaceSelector",
 		},
 	}
-	s := New(Options{Now: func() time.Time { return now }})
+	s := New(Options{Clock: testingclock.NewFakePassiveClock(now)})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := s.Schedule(context.Background(), mkVMI("a", "1", "1Gi", affinity(tt.aff)), []virtkit.Node{mkNode("n1", "4", "8Gi")}, nil)
@@ -532,7 +534,7 @@ func BenchmarkSchedule(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=4/placed=%d", placedCount), func(b *testing.B) {
 			nodes, placed := benchFleet(placedCount)
 			vmi := mkVMI("new", "1", "1Gi")
-			s := New(Options{Now: func() time.Time { return now }})
+			s := New(Options{Clock: testingclock.NewFakePassiveClock(now)})
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := s.Schedule(context.Background(), vmi, nodes, placed); err != nil {
@@ -560,7 +562,7 @@ func BenchmarkPlacementsSchedule(b *testing.B) {
 		} {
 			b.Run(fmt.Sprintf("nodes=4/placed=%d/%s", placedCount, tc.name), func(b *testing.B) {
 				nodes, placed := benchFleet(placedCount)
-				s := New(Options{Now: func() time.Time { return now }})
+				s := New(Options{Clock: testingclock.NewFakePassiveClock(now)})
 				p := s.NewPlacements()
 				for i, v := range placed {
 					if i%10 == 0 {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -108,7 +110,7 @@ func ExampleNewMemoryWithOptions() {
 	ctx := context.Background()
 	s, err := store.NewMemoryWithOptions(store.Options{
 		Kinds: []store.Kind{{Name: "Tenant", Object: &Tenant{}, List: &TenantList{}, ClusterScoped: true}},
-		Now:   func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) },
+		Clock: testingclock.NewFakePassiveClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
 	})
 	if err != nil {
 		panic(err)

@@ -31,9 +31,6 @@ type Options struct {
 	// Clock stamps creationTimestamp and deletionTimestamp; nil is the
 	// real clock.
 	Clock clock.PassiveClock
-	// Now overrides Clock's reading when set.
-	// Clock is the preferred option; Now is kept for existing callers.
-	Now func() time.Time
 	// HistorySize is how many events are kept for watches resuming from a
 	// resourceVersion; older versions get ErrExpired. 0 means
 	// DefaultHistorySize.
@@ -124,7 +121,7 @@ func NewMemoryWithOptions(opts Options) (*Memory, error) {
 	}
 	m := &Memory{
 		scheme:      scheme,
-		now:         opts.Now,
+		now:         time.Now,
 		watchBuffer: opts.WatchBuffer,
 		ids:         opts.IDs,
 		log:         opts.Logger,
@@ -136,11 +133,8 @@ func NewMemoryWithOptions(opts Options) (*Memory, error) {
 	if opts.CheckReadOnlyEvents {
 		m.guard = &sharedGuard{}
 	}
-	if m.now == nil && opts.Clock != nil {
+	if opts.Clock != nil {
 		m.now = opts.Clock.Now
-	}
-	if m.now == nil {
-		m.now = time.Now
 	}
 	if m.watchBuffer == 0 {
 		m.watchBuffer = DefaultWatchBuffer

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,12 +83,14 @@ func TestMemoryOptionsInvalid(t *testing.T) {
 
 func TestMemoryClock(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
-	s := newTestMemory(t, store.Options{Now: func() time.Time { return now }})
+	clk := testingclock.NewFakePassiveClock(now)
+	s := newTestMemory(t, store.Options{Clock: clk})
 	ctx := context.Background()
 	w := &storetest.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", Finalizers: []string{"f"}}}
 	require.NoError(t, s.Create(ctx, w))
 	assert.Equal(t, now.Truncate(time.Second), w.CreationTimestamp.Time)
 	now = now.Add(time.Hour)
+	clk.SetTime(now)
 	require.NoError(t, s.Delete(ctx, w, store.DeleteOptions{}))
 	require.NotNil(t, w.DeletionTimestamp)
 	assert.Equal(t, now.Truncate(time.Second), w.DeletionTimestamp.Time)

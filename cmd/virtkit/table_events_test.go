@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,14 +20,14 @@ import (
 func TestGetEvents(t *testing.T) {
 	st := store.NewMemory()
 	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
-	now := t0
-	rec, err := events.NewRecorder(events.Options{Store: st, ReportingController: "virtkit.io/virt-handler", Now: func() time.Time { return now }})
+	clk := testingclock.NewFakeClock(t0)
+	rec, err := events.NewRecorder(events.Options{Store: st, ReportingController: "virtkit.io/virt-handler", Clock: clk})
 	require.NoError(t, err)
 	vmi := &virtkit.VirtualMachineInstance{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "vmi1", UID: "u1"}}
 	rec.Event(context.Background(), vmi, virtkit.EventTypeNormal, "Started", "Start", "VirtualMachineInstance started")
-	now = t0.Add(2 * time.Minute)
+	clk.SetTime(t0.Add(2 * time.Minute))
 	rec.Event(context.Background(), vmi, virtkit.EventTypeWarning, "SyncFailed", "Sync", "disk\x1b[31m missing")
-	now = t0.Add(5 * time.Minute)
+	clk.SetTime(t0.Add(5 * time.Minute))
 	rec.Event(context.Background(), vmi, virtkit.EventTypeWarning, "SyncFailed", "Sync", "disk\x1b[31m missing")
 
 	res, err := lookupResource("events")
