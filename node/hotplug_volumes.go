@@ -130,6 +130,9 @@ func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMach
 		volumes[vmi.Spec.Volumes[i].Name] = &vmi.Spec.Volumes[i]
 	}
 	failed := map[string]error{}
+	// A failed attach or detach call may still have changed the domain:
+	// its disks are then left unknown, to be read again.
+	uncertain := false
 	// Attach what the spec adds.
 	for _, v := range vmi.Spec.Volumes {
 		if !v.IsHotpluggable() || !specDisks[v.Name] {
@@ -156,6 +159,7 @@ func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMach
 			}
 			a.log.Warn("hot-plugging a volume failed", "vmi", vmi.Namespace+"/"+vmi.Name, "volume", v.Name, "err", err)
 			failed[v.Name] = err
+			uncertain = true
 			continue
 		}
 		a.log.Info("hot-plugged a volume", "vmi", vmi.Namespace+"/"+vmi.Name, "volume", v.Name, "target", disk.Target.Dev)
@@ -182,6 +186,7 @@ func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMach
 				return ctx.Err()
 			}
 			a.log.Warn("hot-unplugging a volume failed", "vmi", vmi.Namespace+"/"+vmi.Name, "volume", name, "err", err)
+			uncertain = true
 			continue
 		}
 		a.log.Info("hot-unplugged a volume", "vmi", vmi.Namespace+"/"+vmi.Name, "volume", name)
@@ -206,7 +211,9 @@ func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMach
 			}
 		}
 	}
-	a.noteDisks(domName, slices.Collect(maps.Keys(live)), true)
+	if !uncertain {
+		a.noteDisks(domName, slices.Collect(maps.Keys(live)), true)
+	}
 	return a.writeVolumeStatus(ctx, vmi, volumeStatuses(vmi, live, failed, detaching), failed)
 }
 
