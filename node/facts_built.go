@@ -23,6 +23,7 @@ func builtFacts(dom *libvirtxml.Domain) (domainFacts, bool) {
 		}
 	}
 	f := domainFacts{uuid: strings.ToLower(dom.UUID), interfaces: interfacesOf(dom)}
+	f.disks, f.disksKnown = diskNames(dom), true
 	if dom.Metadata != nil {
 		if m, ok := parseMetadata(dom.Metadata.XML); ok {
 			f.virtkit, f.vmiUID, f.node = true, m.UID, m.Node

@@ -3,7 +3,9 @@ package node
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	"libvirt.org/go/libvirtxml"
 
@@ -17,7 +19,8 @@ import (
 var errNoDeviceHotplug = hypervisor.NotSupportedError("volume hotplug", "the hypervisor does not attach devices to a running domain")
 
 // hotplugInvolved reports whether the VMI has hot-pluggable volumes, or
-// had some, so its running domain's disks are compared with its spec.
+// its status records some, so its running domain's disks are compared
+// with its spec.
 func hotplugInvolved(vmi *virtkit.VirtualMachineInstance) bool {
 	for i := range vmi.Spec.Volumes {
 		if vmi.Spec.Volumes[i].IsHotpluggable() {
@@ -32,6 +35,59 @@ func hotplugInvolved(vmi *virtkit.VirtualMachineInstance) bool {
 	return false
 }
 
+// mayHoldUnplugged reports whether the domain may hold a disk the VMI's
+// spec no longer has: its cached disks are unknown (an agent that just
+// started, a domain it has not read) or name one the spec lacks. The
+// status alone cannot tell: a hot-plug whose status write was lost (the
+// store unreachable, the agent restarted) leaves no trace there, and the
+// disk must still go once its volume leaves the spec.
+func (a *Agent) mayHoldUnplugged(vmi *virtkit.VirtualMachineInstance, domName string) bool {
+	a.mu.Lock()
+	f, ok := a.domainFacts[domName]
+	a.mu.Unlock()
+	if !ok || !f.disksKnown {
+		return true
+	}
+	for _, name := range f.disks {
+		if !slices.ContainsFunc(vmi.Spec.Domain.Devices.Disks, func(d virtkit.Disk) bool { return d.Name == name }) &&
+			!slices.ContainsFunc(vmi.Spec.Volumes, func(v virtkit.Volume) bool { return v.Name == name }) {
+			return true
+		}
+	}
+	return false
+}
+
+// noteDisks records the disks the domain holds in its cached facts; with
+// known false it marks them unknown, to be read live again (a hot-plug
+// call under way).
+func (a *Agent) noteDisks(domName string, names []string, known bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, ok := a.domainFacts[domName]
+	if !ok {
+		return
+	}
+	f.disks, f.disksKnown = nil, known
+	if known {
+		f.disks = slices.Sorted(slices.Values(names))
+	}
+	a.domainFacts[domName] = f
+}
+
+// diskNames names the disks of dom with a user alias, sorted.
+func diskNames(dom *libvirtxml.Domain) []string {
+	var out []string
+	if dom.Devices != nil {
+		for i := range dom.Devices.Disks {
+			if name, ok := domain.DiskName(&dom.Devices.Disks[i]); ok {
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // syncHotplugVolumes brings the running domain's disks in line with the
 // VMI's hot-pluggable volumes, as virt-handler does: a hot-pluggable
 // volume of the spec the domain lacks is attached (on the scsi bus, live
@@ -41,15 +97,19 @@ func hotplugInvolved(vmi *virtkit.VirtualMachineInstance) bool {
 // volume's phase (Pending, Ready, Detaching). Events record each
 // hot-plugged volume's phase change with its status reason and message,
 // as KubeVirt does. A failed attach leaves the volume Pending with the
-// error as its message; the next resync tries again.
+// error as its message; the next resync tries again. The domain's disks
+// are compared with the spec on every resync while the spec or status
+// has hot-plugged volumes or the domain may hold a disk the spec lacks
+// (mayHoldUnplugged); otherwise the cached disks stand for the live ones.
 func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMachineInstance, domName string) error {
-	if !hotplugInvolved(vmi) {
+	if !hotplugInvolved(vmi) && !a.mayHoldUnplugged(vmi, domName) {
 		return nil
 	}
 	dom, err := a.liveDomain(ctx, domName)
 	if err != nil {
 		return err
 	}
+	a.noteDisks(domName, diskNames(dom), true)
 	attacher, canAttach := a.opts.Hypervisor.(hypervisor.DeviceAttacher)
 	live := map[string]libvirtxml.DomainDisk{}
 	var taken []string
@@ -70,6 +130,9 @@ func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMach
 		volumes[vmi.Spec.Volumes[i].Name] = &vmi.Spec.Volumes[i]
 	}
 	failed := map[string]error{}
+	// A failed attach or detach call may still have changed the domain:
+	// its disks are then left unknown, to be read again.
+	uncertain := false
 	// Attach what the spec adds.
 	for _, v := range vmi.Spec.Volumes {
 		if !v.IsHotpluggable() || !specDisks[v.Name] {
@@ -86,6 +149,7 @@ func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMach
 		if err == nil {
 			var x string
 			if x, err = disk.Marshal(); err == nil {
+				a.noteDisks(domName, nil, false)
 				err = attacher.AttachDevice(ctx, domName, x)
 			}
 		}
@@ -95,6 +159,7 @@ func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMach
 			}
 			a.log.Warn("hot-plugging a volume failed", "vmi", vmi.Namespace+"/"+vmi.Name, "volume", v.Name, "err", err)
 			failed[v.Name] = err
+			uncertain = true
 			continue
 		}
 		a.log.Info("hot-plugged a volume", "vmi", vmi.Namespace+"/"+vmi.Name, "volume", v.Name, "target", disk.Target.Dev)
@@ -113,6 +178,7 @@ func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMach
 		}
 		x, err := d.Marshal()
 		if err == nil {
+			a.noteDisks(domName, nil, false)
 			err = attacher.DetachDevice(ctx, domName, x)
 		}
 		if err != nil {
@@ -120,6 +186,7 @@ func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMach
 				return ctx.Err()
 			}
 			a.log.Warn("hot-unplugging a volume failed", "vmi", vmi.Namespace+"/"+vmi.Name, "volume", name, "err", err)
+			uncertain = true
 			continue
 		}
 		a.log.Info("hot-unplugged a volume", "vmi", vmi.Namespace+"/"+vmi.Name, "volume", name)
@@ -130,6 +197,7 @@ func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMach
 		if dom, err = a.liveDomain(ctx, domName); err != nil {
 			return err
 		}
+		a.noteDisks(domName, diskNames(dom), true)
 		still := map[string]bool{}
 		for _, d := range dom.Devices.Disks {
 			if name, ok := domain.DiskName(&d); ok {
@@ -142,6 +210,9 @@ func (a *Agent) syncHotplugVolumes(ctx context.Context, vmi *virtkit.VirtualMach
 				delete(live, name)
 			}
 		}
+	}
+	if !uncertain {
+		a.noteDisks(domName, slices.Collect(maps.Keys(live)), true)
 	}
 	return a.writeVolumeStatus(ctx, vmi, volumeStatuses(vmi, live, failed, detaching), failed)
 }

@@ -177,6 +177,13 @@ type domainFacts struct {
 	vmiUID     string
 	node       string
 	interfaces []domainInterface
+	// disks names the disks with a user alias (domain.DiskName) the
+	// domain holds, sorted; disksKnown is false when they were not read.
+	// Unlike the rest they change without a new definition (a hot-plug
+	// or hot-unplug), so the agent updates them whenever it changes the
+	// domain's disks or reads them live.
+	disks      []string
+	disksKnown bool
 }
 
 // facts returns the cached facts of a domain, reading and parsing its XML
@@ -201,6 +208,7 @@ func (a *Agent) facts(ctx context.Context, domName, uuid string) (domainFacts, e
 		return domainFacts{}, err
 	}
 	f = domainFacts{uuid: dom.UUID, interfaces: interfacesOf(&dom)}
+	f.disks, f.disksKnown = diskNames(&dom), true
 	if dom.Metadata != nil {
 		if m, ok := parseMetadata(dom.Metadata.XML); ok {
 			f.virtkit, f.vmiUID, f.node = true, m.UID, m.Node

@@ -93,6 +93,20 @@ func TestReproAgentFaults(t *testing.T) {
 			file: "orphan-after-foreground-delete.json",
 			why:  "an orphaning delete after a foreground delete keeps only what the first had not claimed",
 		},
+		{
+			// A volume hot-plugged into a running VMI and removed again
+			// while the store was slow: the agent attached the disk, but
+			// its status write recording it was still under way when the
+			// spec dropped the volume, and failed (a conflict; a partition
+			// or an agent crash loses it the same way). The agent compared
+			// the domain's disks with the spec only while the spec or the
+			// status named a hot-plugged volume, so the disk stayed for
+			// good: hotplug-volumes. It now keeps the domain's disks with
+			// its cached facts and detaches any the spec lacks, recorded
+			// or not.
+			file: "hot-unplug-lost-volume-status.json",
+			why:  "a hot-plugged disk whose status write was lost is detached once its volume leaves the spec",
+		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			r, err := ReadRepro(filepath.Join("testdata", "repro", tc.file))
