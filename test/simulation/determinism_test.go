@@ -88,12 +88,19 @@ var flagRepeat = flag.Bool("repeat", false, "TestSeedsRepeat: run five generated
 // a firmware serial drew a random one (the fault store hashes objects to
 // decide its conflicts, so a run took another path: seed 31567), and node
 // agents' and reconcilers' timeouts ran on the wall clock. It still finds
-// one: events recorded by two components at one virtual instant differ
-// between runs of seeds 3, 17 and 31567. Until that is fixed it runs only
-// with -repeat.
+// one, in seeds 3, 17 and 31567: two components that act on one object at
+// one virtual instant run concurrently, so which acts first differs
+// between runs. When a VM is deleted, the garbage collector and the VM
+// controller both delete its VMI; the VM controller records
+// SuccessfulDelete only when it gets there first. Two writers of one VMI
+// at one instant conflict in some runs and not others, and the loser's
+// retry lands a few virtual milliseconds later. Each run is a valid
+// history; making them one would take running the components of an
+// instant one at a time in a fixed order. Until then it runs only with
+// -repeat.
 func TestSeedsRepeat(t *testing.T) {
 	if !*flagRepeat {
-		t.Skip("run with -args -repeat: events recorded at one instant by two components still differ between runs of some seeds")
+		t.Skip("run with -args -repeat: two components acting on one object at one instant still take turns differently between runs of some seeds")
 	}
 	if raceEnabled {
 		t.Skip("in-instant race of the migration engine under the race detector (see TestSameSeedSameTrace)")

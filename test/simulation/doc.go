@@ -31,7 +31,11 @@
 //	go test ./test/simulation -args -replay repro.json
 //
 // Harness, Recorder and Snapshot are usable on their own: a seeded cluster
-// on virtual time whose per-instant trace repeats byte for byte.
+// on virtual time whose names, uids, timeouts and random choices repeat.
+// Its per-instant trace repeats byte for byte except where two components
+// act on one object at one virtual instant: they run concurrently, and
+// which acts first (the garbage collector or the VM controller deleting a
+// VMI, say) can differ between runs.
 //
 // # Multi-process mode
 //
