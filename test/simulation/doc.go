@@ -18,8 +18,13 @@
 // nothing placed on a cordoned node, deletion propagation (an orphaned
 // VMI survives its owner, the others go with it), a stopped guest ends
 // Succeeded when it answers ACPI within its grace period and Failed no
-// later than the grace period when it does not, and every transition
-// followed records its event.
+// later than the grace period when it does not, every transition
+// followed records its event, and a migration runs past its completion
+// timeout only where its configuration allows it and never past the
+// operator's bound (the embedded cluster gives migrations 10 s per GiB and
+// virtkitMaxCompletionTimeoutPerGiB 120, so one the MigrationPolicy caps at
+// 8Mi/s runs past the timeout, and every extension ends well within the
+// ten minutes of quiescence).
 //
 // The operations are a table (operations in ops.go): one row names an
 // operation, says whether it is a fault, how often the generator picks it,

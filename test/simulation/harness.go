@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
@@ -80,6 +81,7 @@ func NewHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 		NodeNames: h.names,
 		Clock:     clk,
 		Seed:      o.Seed,
+		Migration: controller.MigrationOptions{Config: simMigrationConfiguration()},
 		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
 			host := sim.New(sim.Options{Name: name, Clock: clk})
 			if err := net.Join(host); err != nil {
