@@ -46,7 +46,9 @@ type outgoing struct {
 
 	cancel  context.CancelCauseFunc
 	aborted atomic.Bool
-	done    chan struct{}
+	// announced: the completion extension's event was recorded.
+	announced atomic.Bool
+	done      chan struct{}
 }
 
 // vmiRef names the migrating VMI for events.
@@ -396,6 +398,8 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 	if err != nil {
 		a.log.Error("could not record the migration outcome", "vmi", o.key.String(), "err", err)
 	}
+	// An extension decided after the last progress write.
+	a.announceExtension(wctx, o, snap)
 	if !succeeded {
 		domName := DomainName(o.key.Namespace, o.key.Name)
 		if info, exists, err := a.domainInfo(wctx, domName); err == nil && exists {
@@ -450,7 +454,6 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 	t := a.opts.Clock.NewTicker(interval)
 	defer t.Stop()
 	progressTimeout := time.Duration(0)
-	announced := false
 	if p := cfg.ProgressTimeout; p != nil && *p > 0 {
 		progressTimeout = time.Duration(*p) * time.Second
 	}
@@ -478,9 +481,7 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 			}
 			lastRemaining, haveRemaining = r, true
 		}
-		if !announced {
-			announced = a.announceExtension(ctx, o, snap)
-		}
+		a.announceExtension(ctx, o, snap)
 		postCopy := snap.Phase == migration.PhasePostCopy
 		switch acceptable := engine.CompletionDeadline(); {
 		case postCopy:
@@ -511,20 +512,22 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 	}
 }
 
-// announceExtension records the Normal MigrationCompletionExtended event
-// on o's VMI when the engine's decisions in snap include its
-// CompletionExtended decision; it reports whether it did.
-func (a *Agent) announceExtension(ctx context.Context, o *outgoing, snap migration.Snapshot) bool {
+// announceExtension records, once per migration, the Normal
+// MigrationCompletionExtended event on o's VMI when the engine's decisions
+// in snap include its CompletionExtended decision.
+func (a *Agent) announceExtension(ctx context.Context, o *outgoing, snap migration.Snapshot) {
+	if o.announced.Load() {
+		return
+	}
 	for _, d := range snap.Decisions {
-		if d.Action.Rule != migration.RuleCompletionExtended {
+		if d.Action.Rule != migration.RuleCompletionExtended || !o.announced.CompareAndSwap(false, true) {
 			continue
 		}
 		a.log.Info("migration runs past its completion timeout: it converges", "vmi", o.key.String(), "migration", o.uid, "reason", d.Action.Reason)
 		a.event(ctx, o.vmiRef(), virtkit.EventTypeNormal, EventReasonMigrationCompletionExtended, "Migrate",
 			"migration uid %s runs %s", o.uid, d.Action.Reason)
-		return true
+		return
 	}
-	return false
 }
 
 // engineStatus renders a snapshot for the VMI status, keeping the newest
