@@ -32,6 +32,7 @@ type Harness struct {
 	life   *lifecycleState
 	links  map[string]*nodeLink
 	hosts  map[string]*sim.Host
+	net    *sim.Network
 	names  []string
 	cancel context.CancelFunc
 	done   chan error
@@ -101,6 +102,7 @@ func NewHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 		return nil, err
 	}
 	h.Cluster = c
+	h.net = net
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.cancel = cancel
 	if h.Recorder, err = Record(rctx, mem, clk.Now); err != nil {
@@ -164,6 +166,23 @@ func (h *Harness) Advance(ctx context.Context, d time.Duration) error {
 
 // Nodes are the node names.
 func (h *Harness) Nodes() []string { return h.names }
+
+// setMigrationBandwidth sets every link between two hosts to bw bytes/s
+// (0 = unlimited, the harness's own link), for the migrations that start
+// from now on.
+func (h *Harness) setMigrationBandwidth(bw uint64) error {
+	for _, a := range h.names {
+		for _, b := range h.names {
+			if a == b {
+				continue
+			}
+			if err := h.net.SetLink(h.hosts[a], h.hosts[b], sim.Link{Bandwidth: bw}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // Host is the simulated host of a node.
 func (h *Harness) Host(name string) *sim.Host { return h.hosts[name] }

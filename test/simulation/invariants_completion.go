@@ -16,13 +16,14 @@ import (
 // timeout), and its extended deadline never passes the operator's bound.
 const InvCompletionExtension = "completion-extension"
 
-// Simulation's cluster migration timeouts: 10 s per GiB (a 128Mi guest
-// counts as 1 GB) is shorter than a migration capped at 8Mi/s by the
-// MigrationPolicy takes, so the completion extension is exercised; its
-// 120 s bound stays well under the ten minutes of quiescence, so the
+// Simulation's cluster migration timeouts: 5 s per GiB (a 128Mi guest
+// counts as 1 GB) is shorter than a migration takes over the
+// slow-migration-network fault's 4 MiB/s or under the MigrationPolicy's
+// 8Mi/s cap, so the completion extension is exercised; its 120 s bound
+// stays well under the ten minutes of quiescence, so the
 // migration-terminal invariant still holds with every extension.
 const (
-	simCompletionTimeoutPerGiB    int64 = 10
+	simCompletionTimeoutPerGiB    int64 = 5
 	simMaxCompletionTimeoutPerGiB int64 = 120
 )
 
