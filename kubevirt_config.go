@@ -193,6 +193,11 @@ func validateKubeVirt(kv *KubeVirt) field.ErrorList {
 			errs = append(errs, field.NotSupported(cp.Child("evictionStrategy"), *es, valid))
 		}
 	}
+	if m := c.MigrationConfiguration; m != nil {
+		if v := m.VirtkitMaxCompletionTimeoutPerGiB; v != nil && *v < 0 {
+			errs = append(errs, field.Invalid(cp.Child("migrations", "virtkitMaxCompletionTimeoutPerGiB"), *v, "must not be negative (0 turns the completion extension off)"))
+		}
+	}
 	if p := c.PermittedHostDevices; p != nil {
 		errs = append(errs, validatePermittedHostDevices(p, cp.Child("permittedHostDevices"))...)
 	}

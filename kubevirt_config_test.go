@@ -19,11 +19,13 @@ spec:
       disabledFeatureGates: [Snapshot]
     evictionStrategy: LiveMigrate
     vmRolloutStrategy: LiveUpdate
-    migrations: {parallelMigrationsPerCluster: 5, bandwidthPerMigration: 64Mi}
+    migrations: {parallelMigrationsPerCluster: 5, bandwidthPerMigration: 64Mi, virtkitMaxCompletionTimeoutPerGiB: 800}
 `))
 	require.NoError(t, err)
 	kv := objs[0].(*KubeVirt)
 	assert.Empty(t, Validate(kv))
+	require.NotNil(t, kv.Spec.Configuration.MigrationConfiguration.VirtkitMaxCompletionTimeoutPerGiB)
+	assert.Equal(t, int64(800), *kv.Spec.Configuration.MigrationConfiguration.VirtkitMaxCompletionTimeoutPerGiB)
 	g := kv.Spec.Configuration.FeatureGates()
 	assert.True(t, g.IsEnabled(FeatureGateHostDisk))
 	assert.False(t, g.IsEnabled("Snapshot"))
@@ -68,6 +70,9 @@ spec:
 			es := EvictionStrategy("Sometimes")
 			c.EvictionStrategy = &es
 		}, "spec.configuration.evictionStrategy", field.ErrorTypeNotSupported},
+		{"completion extension", func(c *KubeVirtConfiguration) {
+			c.MigrationConfiguration = &MigrationConfiguration{VirtkitMaxCompletionTimeoutPerGiB: ptrOf[int64](-1)}
+		}, "spec.configuration.migrations.virtkitMaxCompletionTimeoutPerGiB", field.ErrorTypeInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kv := DefaultKubeVirt()

@@ -17,7 +17,8 @@ const (
 // defaults: 5 parallel migrations per cluster, 2 outbound per node,
 // unlimited bandwidth ("0Mi"), 150 s per GiB to complete, 150 s without
 // progress, maxDowntimeMs 900, no auto-converge, no post-copy, no workload
-// disruption, no unsafe override.
+// disruption, no unsafe override; virtkit's completion extension
+// (VirtkitMaxCompletionTimeoutPerGiB) off.
 func DefaultMigrationConfiguration() *MigrationConfiguration {
 	bw := resource.MustParse("0Mi")
 	f := false
@@ -49,6 +50,7 @@ func ClusterMigrationConfiguration(override *MigrationConfiguration) *MigrationC
 		setIf(&out.ParallelOutboundMigrationsPerNode, o.ParallelOutboundMigrationsPerNode)
 		setIf(&out.BandwidthPerMigration, o.BandwidthPerMigration)
 		setIf(&out.CompletionTimeoutPerGiB, o.CompletionTimeoutPerGiB)
+		setIf(&out.VirtkitMaxCompletionTimeoutPerGiB, o.VirtkitMaxCompletionTimeoutPerGiB)
 		setIf(&out.ProgressTimeout, o.ProgressTimeout)
 		setIf(&out.MaxDowntimeMs, o.MaxDowntimeMs)
 		setIf(&out.UnsafeMigrationOverride, o.UnsafeMigrationOverride)

@@ -3183,6 +3183,11 @@ func (in *MigrationConfiguration) DeepCopyInto(out *MigrationConfiguration) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.VirtkitMaxCompletionTimeoutPerGiB != nil {
+		in, out := &in.VirtkitMaxCompletionTimeoutPerGiB, &out.VirtkitMaxCompletionTimeoutPerGiB
+		*out = new(int64)
+		**out = **in
+	}
 	if in.ProgressTimeout != nil {
 		in, out := &in.ProgressTimeout, &out.ProgressTimeout
 		*out = new(int64)

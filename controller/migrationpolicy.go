@@ -81,7 +81,9 @@ func countMatches(want virtkit.LabelSelectorMap, have map[string]string) (int, b
 // top. A policy can change allowAutoConverge, bandwidthPerMigration,
 // completionTimeoutPerGiB, maxDowntimeMs, allowPostCopy and
 // allowWorkloadDisruption (which follows allowPostCopy when the policy sets
-// only the latter); parallelism, progressTimeout, TLS, network and the
+// only the latter); a policy that sets completionTimeoutPerGiB also drops
+// the cluster's virtkit extension VirtkitMaxCompletionTimeoutPerGiB, so that
+// timeout is final; parallelism, progressTimeout, TLS, network and the
 // unsafe override stay the cluster's. policy may be nil.
 func ResolveMigrationConfiguration(cluster *virtkit.MigrationConfiguration, policy *virtkit.MigrationPolicy) *virtkit.MigrationConfiguration {
 	out := virtkit.ClusterMigrationConfiguration(cluster)
@@ -91,7 +93,11 @@ func ResolveMigrationConfiguration(cluster *virtkit.MigrationConfiguration, poli
 	ps := policy.Spec.DeepCopy()
 	setIf(&out.AllowAutoConverge, ps.AllowAutoConverge)
 	setIf(&out.BandwidthPerMigration, ps.BandwidthPerMigration)
-	setIf(&out.CompletionTimeoutPerGiB, ps.CompletionTimeoutPerGiB)
+	if ps.CompletionTimeoutPerGiB != nil {
+		// A policy's explicit timeout is final: no extension past it.
+		out.CompletionTimeoutPerGiB = ps.CompletionTimeoutPerGiB
+		out.VirtkitMaxCompletionTimeoutPerGiB = nil
+	}
 	setIf(&out.MaxDowntimeMs, ps.MaxDowntimeMs)
 	setIf(&out.AllowPostCopy, ps.AllowPostCopy)
 	switch {

@@ -140,6 +140,24 @@ func TestResolveMigrationConfiguration(t *testing.T) {
 				assert.True(t, *c.AllowPostCopy)
 				assert.False(t, *c.AllowWorkloadDisruption)
 			}},
+		{name: "the completion extension is off by default", check: func(t *testing.T, c *virtkit.MigrationConfiguration) {
+			assert.Nil(t, c.VirtkitMaxCompletionTimeoutPerGiB)
+		}},
+		{name: "the cluster's completion extension applies under a policy that sets no timeout",
+			cluster: &virtkit.MigrationConfiguration{VirtkitMaxCompletionTimeoutPerGiB: ptrTo[int64](800)},
+			spec:    &virtkit.MigrationPolicySpec{AllowAutoConverge: ptrTo(true)},
+			check: func(t *testing.T, c *virtkit.MigrationConfiguration) {
+				assert.Equal(t, int64(150), *c.CompletionTimeoutPerGiB)
+				require.NotNil(t, c.VirtkitMaxCompletionTimeoutPerGiB)
+				assert.Equal(t, int64(800), *c.VirtkitMaxCompletionTimeoutPerGiB)
+			}},
+		{name: "a policy's explicit completion timeout is final",
+			cluster: &virtkit.MigrationConfiguration{VirtkitMaxCompletionTimeoutPerGiB: ptrTo[int64](800)},
+			spec:    &virtkit.MigrationPolicySpec{CompletionTimeoutPerGiB: ptrTo[int64](20)},
+			check: func(t *testing.T, c *virtkit.MigrationConfiguration) {
+				assert.Equal(t, int64(20), *c.CompletionTimeoutPerGiB)
+				assert.Nil(t, c.VirtkitMaxCompletionTimeoutPerGiB, "no extension past the policy's timeout")
+			}},
 		{name: "a policy cannot change parallelism", cluster: &virtkit.MigrationConfiguration{ParallelMigrationsPerCluster: ptrTo[uint32](1)},
 			spec: &virtkit.MigrationPolicySpec{AllowPostCopy: ptrTo(false)},
 			check: func(t *testing.T, c *virtkit.MigrationConfiguration) {

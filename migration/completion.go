@@ -20,10 +20,12 @@ const (
 // CompletionDeadline is how long the caller lets the job run before it
 // aborts it, counted from the job's start (0 = no deadline): the request's
 // CompletionTimeout, extended up to MaxCompletionTimeout while the
-// policy's latest decision predicts that pre-copy converges (its
-// "predictedTotal" figure) by then, with a margin. A job the model says
-// cannot converge, or not by the upper bound, keeps the plain timeout, so
-// it stops as soon as the prediction says so.
+// policy's latest decision that modelled pre-copy predicts that it
+// converges (its "predictedTotal" figure) by then, with a margin; a
+// decision that did not model pre-copy (no "ratio" figure) leaves the
+// deadline as it was. A job the model says cannot converge, or not by the
+// upper bound, keeps the plain timeout, so it stops as soon as the
+// prediction says so.
 func (e *Engine) CompletionDeadline() time.Duration {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -38,21 +40,39 @@ func (e *Engine) CompletionDeadline() time.Duration {
 func (e *Engine) extendLocked(now time.Time, p Progress, act Action) {
 	st := &e.st
 	base, ceiling := e.req.CompletionTimeout, e.req.MaxCompletionTimeout
-	st.deadline = base
 	if base <= 0 || ceiling <= base || p.Phase != PhasePreCopy {
+		st.deadline = base
 		return
 	}
-	predicted := math.NaN()
+	predicted, modelled := math.NaN(), false
 	for _, f := range act.Figures {
-		if f.Name == "predictedTotal" {
+		switch f.Name {
+		case "predictedTotal":
 			predicted = f.Value
+		case "ratio":
+			modelled = true
 		}
 	}
-	if math.IsNaN(predicted) || act.Kind == ActionAbort {
+	switch {
+	case act.Kind == ActionAbort:
+		st.deadline = base
+		return
+	case math.IsNaN(predicted) && modelled:
+		// The model judged pre-copy and found it does not converge: the
+		// extension, if any, is withdrawn.
+		st.deadline = base
+		return
+	case math.IsNaN(predicted):
+		// A decision that did not model pre-copy (a threshold raised for
+		// the last round, say) keeps the deadline as it was.
+		if st.deadline == 0 {
+			st.deadline = base
+		}
 		return
 	}
 	want := time.Duration(predicted*completionSlackFactor*float64(time.Second)) + completionSlackFixed
 	if time.Duration(predicted*float64(time.Second)) > ceiling {
+		st.deadline = base
 		return
 	}
 	st.deadline = max(base, min(want, ceiling))

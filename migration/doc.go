@@ -134,7 +134,9 @@
 // policy's latest decision predicts that pre-copy ends by the operator's
 // upper bound ([Request.MaxCompletionTimeout]), [Engine.CompletionDeadline]
 // extends the deadline to the predicted end with a margin, and the engine
-// records a CompletionExtended decision once the timeout has passed. A
+// records a CompletionExtended decision once the timeout has passed; a
+// decision that did not model pre-copy (no "ratio" figure, such as a
+// threshold raised for the last round) keeps the deadline as it was. A
 // migration the model says cannot converge keeps the plain timeout; without
 // an upper bound (an explicit timeout, such as a migration policy's) the
 // timeout is final.

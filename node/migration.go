@@ -271,7 +271,10 @@ func (r *migrationRegistry) all() []*outgoing {
 //     startTimestamp and mode and runs the migration engine over the
 //     hypervisor's Migrator with the resolved configuration, writing the
 //     engine's view into migrationState.virtkitEngine at most once per
-//     StatusInterval, and enforcing completionTimeoutPerGiB and
+//     StatusInterval, and enforcing completionTimeoutPerGiB (extended, up
+//     to virtkitMaxCompletionTimeoutPerGiB, while the engine's model says
+//     the job converges, announced by a Normal
+//     [EventReasonMigrationCompletionExtended] event) and
 //     progressTimeout. abortRequested (or the VMI's deletion) cancels the
 //     engine, which aborts the job; the guest stays. At the end it writes
 //     endTimestamp and, on failure, failed, completed, failureReason and

@@ -16,6 +16,12 @@ import (
 // not hold with ParallelConnections above 1.
 const EventReasonBandwidthCapExceeded = "MigrationBandwidthCapExceeded"
 
+// EventReasonMigrationCompletionExtended is the reason of the Normal event
+// a source node agent records when its migration runs past the completion
+// timeout because the engine's model says it converges (virtkit's
+// virtkitMaxCompletionTimeoutPerGiB; KubeVirt has no such event).
+const EventReasonMigrationCompletionExtended = "MigrationCompletionExtended"
+
 // capCheck watches one migration's average rate against its cap. The
 // average over the whole job, after capCheckAfter, is what the cap bounds
 // (QEMU's limiter works in 100 ms windows; one fast poll says nothing).

@@ -46,7 +46,9 @@ type outgoing struct {
 
 	cancel  context.CancelCauseFunc
 	aborted atomic.Bool
-	done    chan struct{}
+	// announced: the completion extension's event was recorded.
+	announced atomic.Bool
+	done      chan struct{}
 }
 
 // vmiRef names the migrating VMI for events.
@@ -274,9 +276,12 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 		AllowPostCopy:     cfg.AllowPostCopy != nil && *cfg.AllowPostCopy,
 		AllowAutoConverge: cfg.AllowAutoConverge != nil && *cfg.AllowAutoConverge,
 		// The completion timeout watchOutgoing applies, so the policy can
-		// give up sooner when it predicts it cannot finish by then.
-		CompletionTimeout: completionTimeout(cfg, mem),
-		LinkBandwidth:     a.opts.Migration.LinkBandwidth,
+		// give up sooner when it predicts it cannot finish by then; the
+		// operator's upper bound past it for a job the model says
+		// converges (0 = the timeout is final).
+		CompletionTimeout:    completionTimeout(cfg, mem),
+		MaxCompletionTimeout: maxCompletionTimeout(cfg, mem),
+		LinkBandwidth:        a.opts.Migration.LinkBandwidth,
 	}
 	if d := cfg.MaxDowntimeMs; d != nil && *d > 0 {
 		req.MaxDowntime = time.Duration(*d) * time.Millisecond
@@ -393,6 +398,8 @@ func (a *Agent) runOutgoing(ctx context.Context, o *outgoing, engine *migration.
 	if err != nil {
 		a.log.Error("could not record the migration outcome", "vmi", o.key.String(), "err", err)
 	}
+	// An extension decided after the last progress write.
+	a.announceExtension(wctx, o, snap)
 	if !succeeded {
 		domName := DomainName(o.key.Namespace, o.key.Name)
 		if info, exists, err := a.domainInfo(wctx, domName); err == nil && exists {
@@ -437,12 +444,16 @@ func failureText(aborted bool, cause error, res migration.Result, runErr error) 
 
 // watchOutgoing writes the engine's progress and applies KubeVirt's
 // completion and progress timeouts of the configuration, which bound any
-// policy's patience.
+// policy's patience. The completion timeout is the engine's
+// ([migration.Engine.CompletionDeadline]): the configuration's, extended
+// up to virtkitMaxCompletionTimeoutPerGiB while the model says the job
+// converges, which a Normal MigrationCompletionExtended event announces
+// once.
 func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migration.Engine, cfg *virtkit.MigrationConfiguration, mem uint64, stop <-chan struct{}) {
 	interval := a.opts.Migration.StatusInterval
 	t := a.opts.Clock.NewTicker(interval)
 	defer t.Stop()
-	acceptable, progressTimeout := completionTimeout(cfg, mem), time.Duration(0)
+	progressTimeout := time.Duration(0)
 	if p := cfg.ProgressTimeout; p != nil && *p > 0 {
 		progressTimeout = time.Duration(*p) * time.Second
 	}
@@ -470,8 +481,9 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 			}
 			lastRemaining, haveRemaining = r, true
 		}
+		a.announceExtension(ctx, o, snap)
 		postCopy := snap.Phase == migration.PhasePostCopy
-		switch {
+		switch acceptable := engine.CompletionDeadline(); {
 		case postCopy:
 		case acceptable > 0 && clk.Since(began) > acceptable:
 			o.cancel(failureReason(fmt.Sprintf("Live migration is not completed after %d seconds and has been aborted", int(acceptable.Seconds()))))
@@ -497,6 +509,24 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 			continue
 		}
 		written = status
+	}
+}
+
+// announceExtension records, once per migration, the Normal
+// MigrationCompletionExtended event on o's VMI when the engine's decisions
+// in snap include its CompletionExtended decision.
+func (a *Agent) announceExtension(ctx context.Context, o *outgoing, snap migration.Snapshot) {
+	if o.announced.Load() {
+		return
+	}
+	for _, d := range snap.Decisions {
+		if d.Action.Rule != migration.RuleCompletionExtended || !o.announced.CompareAndSwap(false, true) {
+			continue
+		}
+		a.log.Info("migration runs past its completion timeout: it converges", "vmi", o.key.String(), "migration", o.uid, "reason", d.Action.Reason)
+		a.event(ctx, o.vmiRef(), virtkit.EventTypeNormal, EventReasonMigrationCompletionExtended, "Migrate",
+			"migration uid %s runs %s", o.uid, d.Action.Reason)
+		return
 	}
 }
 
@@ -632,6 +662,18 @@ func (j *recordingThrottleJob) SetThrottle(ctx context.Context, percent int) err
 // whole GB, rounded up.
 func completionTimeout(cfg *virtkit.MigrationConfiguration, mem uint64) time.Duration {
 	c := cfg.CompletionTimeoutPerGiB
+	if c == nil || *c <= 0 {
+		return 0
+	}
+	return time.Duration(float64(*c)*math.Ceil(float64(mem)/1e9)) * time.Second
+}
+
+// maxCompletionTimeout is the configuration's upper bound on the
+// completion timeout for a migration the model says converges
+// (virtkitMaxCompletionTimeoutPerGiB, counted as completionTimeout counts
+// it); 0 = none, the completion timeout is final.
+func maxCompletionTimeout(cfg *virtkit.MigrationConfiguration, mem uint64) time.Duration {
+	c := cfg.VirtkitMaxCompletionTimeoutPerGiB
 	if c == nil || *c <= 0 {
 		return 0
 	}

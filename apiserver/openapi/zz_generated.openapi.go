@@ -5965,6 +5965,13 @@ func schema_githubcom_virtkit_virtkit_MigrationConfiguration(ref common.Referenc
 							Format:      "int64",
 						},
 					},
+					"virtkitMaxCompletionTimeoutPerGiB": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtkitMaxCompletionTimeoutPerGiB is virtkit's extension (KubeVirt has no such field; a kubevirt.io/v1 manifest without it keeps KubeVirt's behaviour): the upper bound, in seconds per GiB of guest memory (counted as CompletionTimeoutPerGiB counts it), to which a migration that the engine's model says converges may run past CompletionTimeoutPerGiB. Once the completion timeout has passed, such a migration keeps going until its predicted end with a margin, never beyond this bound; the engine records a CompletionExtended decision in status.migrationState.virtkitEngine and the node agent a Normal MigrationCompletionExtended event on the VMI. A migration the model says cannot converge, or not within the bound, still ends at the completion timeout or sooner. Unset or 0 (the default) turns the extension off: the completion timeout is final, as in KubeVirt; a value not above CompletionTimeoutPerGiB extends nothing. Only the cluster configuration sets it: a MigrationPolicy that sets completionTimeoutPerGiB makes that timeout final (the resolved configuration then drops this field).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
 					"progressTimeout": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ProgressTimeout is how many seconds a migration may go without progress before it is cancelled.",

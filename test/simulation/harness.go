@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/node"
@@ -31,6 +32,7 @@ type Harness struct {
 	life   *lifecycleState
 	links  map[string]*nodeLink
 	hosts  map[string]*sim.Host
+	net    *sim.Network
 	names  []string
 	cancel context.CancelFunc
 	done   chan error
@@ -80,6 +82,7 @@ func NewHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 		NodeNames: h.names,
 		Clock:     clk,
 		Seed:      o.Seed,
+		Migration: controller.MigrationOptions{Config: simMigrationConfiguration()},
 		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
 			host := sim.New(sim.Options{Name: name, Clock: clk})
 			if err := net.Join(host); err != nil {
@@ -99,6 +102,7 @@ func NewHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 		return nil, err
 	}
 	h.Cluster = c
+	h.net = net
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.cancel = cancel
 	if h.Recorder, err = Record(rctx, mem, clk.Now); err != nil {
@@ -162,6 +166,23 @@ func (h *Harness) Advance(ctx context.Context, d time.Duration) error {
 
 // Nodes are the node names.
 func (h *Harness) Nodes() []string { return h.names }
+
+// setMigrationBandwidth sets every link between two hosts to bw bytes/s
+// (0 = unlimited, the harness's own link), for the migrations that start
+// from now on.
+func (h *Harness) setMigrationBandwidth(bw uint64) error {
+	for _, a := range h.names {
+		for _, b := range h.names {
+			if a == b {
+				continue
+			}
+			if err := h.net.SetLink(h.hosts[a], h.hosts[b], sim.Link{Bandwidth: bw}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // Host is the simulated host of a node.
 func (h *Harness) Host(name string) *sim.Host { return h.hosts[name] }

@@ -210,6 +210,7 @@ func (c *checker) settled(ctx context.Context, step int, vs *[]Violation) error 
 	}
 	c.checkVMs(&out, step, vms.Items, vmiByKey)
 	c.checkReplicaSets(&out, step, rss.Items, vmis.Items)
+	c.checkCompletionExtension(&out, step, migs.Items)
 	ongoing := map[string]bool{}
 	for _, m := range migs.Items {
 		if !m.IsFinal() {

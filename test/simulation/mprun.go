@@ -18,13 +18,14 @@ func mpLeftOut() map[string]string {
 	const store = "needs the in-process fault store between the components and the store (virtual-time latency, injected conflicts)"
 	const host = "needs the simulated host's fault hooks, which run inside the node process and are not exposed"
 	return map[string]string{
-		"store-conflicts":  store,
-		"store-latency":    store,
-		"crash-guest":      host,
-		"guest-agent-gone": host,
-		"cut-migration":    host,
-		"acpi-ignore":      host,
-		"acpi-delay":       host,
+		"store-conflicts":        store,
+		"store-latency":          store,
+		"crash-guest":            host,
+		"guest-agent-gone":       host,
+		"cut-migration":          host,
+		"slow-migration-network": "needs the simulated hosts' shared network, which separate node processes do not share",
+		"acpi-ignore":            host,
+		"acpi-delay":             host,
 	}
 }
 

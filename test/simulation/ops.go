@@ -250,6 +250,14 @@ func operations() []opSpec {
 		{name: "guest-agent-gone", fault: true, weight: 2, gen: guest, run: inProcess(onDomain(func(ctx context.Context, h *Harness, node, domain string) error {
 			return h.Host(node).DisconnectGuestAgent(ctx, domain)
 		}))},
+		// A congested migration network: 4 MiB/s makes a 128Mi guest's
+		// migration outlast the 5 s completion timeout, so it runs on by
+		// the completion extension; 0 restores the unlimited link.
+		{name: "slow-migration-network", fault: true, weight: 3,
+			gen: func(r *rand.Rand) Op { return Op{N: []int{0, 4, 4, 16}[r.IntN(4)]} },
+			run: inProcess(func(_ context.Context, h *Harness, op Op) error {
+				return h.setMigrationBandwidth(uint64(op.N) << 20)
+			})},
 		{name: "cut-migration", fault: true, weight: 3, gen: guest, run: inProcess(onDomain(func(ctx context.Context, h *Harness, node, domain string) error {
 			_, err := h.Host(node).CutMigration(ctx, domain)
 			return err

@@ -227,6 +227,9 @@ func Run(ctx context.Context, cfg Config, ops []Op) (Outcome, error) {
 	}
 	h.faults.setConflicts(0)
 	h.faults.setLatency(0)
+	if err := h.setMigrationBandwidth(0); err != nil {
+		return out, err
+	}
 	if err := h.Advance(ctx, cfg.Quiesce); err != nil {
 		return stuck(len(ops), err)
 	}
