@@ -157,9 +157,9 @@ type Agent struct {
 	// lease tracks heartbeat renewals for fencing.
 	lease lease
 	// hostCPU holds the CPU labels published on the Node.
-	hostCPU hostCPUCache
+	hostCPU hostFact[map[string]string]
 	// launchSec holds the launch-security labels published on the Node.
-	launchSec launchSecurityCache
+	launchSec hostFact[map[string]string]
 	// pullFailures counts failed image pulls per VMI uid (back-off).
 	pullFailures map[string]pullFailure
 	// vfs are the virtiofsd processes of virtiofs shares.

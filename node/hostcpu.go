@@ -19,41 +19,52 @@ var cpuLabelPrefixes = []string{
 	virtkit.HostModelCPULabelPrefix, virtkit.CPUVendorLabelPrefix,
 }
 
-// hostCPUCache asks the hypervisor for its CPU once (it does not change
-// while the agent runs); a failure other than "not supported" is retried
-// at the next heartbeat.
-type hostCPUCache struct {
-	mu     sync.Mutex
-	done   bool
-	labels map[string]string
+// hostFact is what the agent asks its hypervisor once, as it does not
+// change while the agent runs (the host CPU, the platform's launch
+// security).
+type hostFact[T any] struct {
+	mu   sync.Mutex
+	done bool
+	v    T
 }
 
-// cpuLabels returns the Node labels describing the host CPU, nil when the
-// hypervisor cannot describe it.
-func (a *Agent) cpuLabels(ctx context.Context) map[string]string {
-	c := &a.hostCPU
+// get returns the fact, asking read until it answers for good: read
+// returns the value and whether it is final (a value, or "the hypervisor
+// cannot tell"); after a passing failure (not final) it is asked again at
+// the next call.
+func (c *hostFact[T]) get(read func() (T, bool)) T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
-		return c.labels
+		return c.v
 	}
-	r, ok := a.opts.Hypervisor.(hypervisor.HostCPUReporter)
-	if !ok {
-		c.done = true
-		return nil
+	v, final := read()
+	if final {
+		c.v, c.done = v, true
 	}
-	cpu, err := r.HostCPU(ctx)
-	switch {
-	case errors.Is(err, hypervisor.ErrNotSupported):
-		a.log.Info("the hypervisor does not describe its CPU: no CPU labels, migrations from here are not CPU-filtered", "err", err)
-		c.done = true
-		return nil
-	case err != nil:
-		a.log.Warn("reading the host CPU", "err", err)
-		return nil
-	}
-	c.labels, c.done = hostCPULabels(cpu), true
-	return c.labels
+	return v
+}
+
+// cpuLabels returns the Node labels describing the host CPU, nil when the
+// hypervisor cannot describe it (or could not this time: asked again at
+// the next heartbeat).
+func (a *Agent) cpuLabels(ctx context.Context) map[string]string {
+	return a.hostCPU.get(func() (map[string]string, bool) {
+		r, ok := a.opts.Hypervisor.(hypervisor.HostCPUReporter)
+		if !ok {
+			return nil, true
+		}
+		cpu, err := r.HostCPU(ctx)
+		switch {
+		case errors.Is(err, hypervisor.ErrNotSupported):
+			a.log.Info("the hypervisor does not describe its CPU: no CPU labels, migrations from here are not CPU-filtered", "err", err)
+			return nil, true
+		case err != nil:
+			a.log.Warn("reading the host CPU", "err", err)
+			return nil, false
+		}
+		return hostCPULabels(cpu), true
+	})
 }
 
 // hostCPULabels turns a host CPU description into Node labels; names that

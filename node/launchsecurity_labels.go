@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/hypervisor"
@@ -14,43 +13,27 @@ import (
 // its hypervisor can tell.
 var launchSecurityLabelKeys = []string{virtkit.SEVLabel, virtkit.SEVESLabel, virtkit.SEVSNPLabel, virtkit.TDXLabel}
 
-// launchSecurityCache asks the hypervisor once what its host's platform
-// offers confidential guests (it does not change while the agent runs); a
-// failure other than "not supported" is retried at the next heartbeat.
-type launchSecurityCache struct {
-	mu     sync.Mutex
-	done   bool
-	labels map[string]string
-}
-
 // launchSecurityLabels returns the launch-security labels the Node must
 // carry, as KubeVirt's node labeller publishes kubevirt.io/sev and
 // kubevirt.io/sev-es: one "true" label per platform the hypervisor reports.
 // It returns nil where the hypervisor cannot tell (a simulated host that
 // models no platform): the labels the node was given then stand.
 func (a *Agent) launchSecurityLabels(ctx context.Context) map[string]string {
-	c := &a.launchSec
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done {
-		return c.labels
-	}
-	r, ok := a.opts.Hypervisor.(hypervisor.LaunchSecurityReporter)
-	if !ok {
-		c.done = true
-		return nil
-	}
-	ls, err := r.LaunchSecurity(ctx)
-	switch {
-	case errors.Is(err, hypervisor.ErrNotSupported):
-		c.done = true
-		return nil
-	case err != nil:
-		a.log.Warn("reading the host's launch security", "err", err)
-		return nil
-	}
-	c.labels, c.done = launchSecurityLabelsOf(ls), true
-	return c.labels
+	return a.launchSec.get(func() (map[string]string, bool) {
+		r, ok := a.opts.Hypervisor.(hypervisor.LaunchSecurityReporter)
+		if !ok {
+			return nil, true
+		}
+		ls, err := r.LaunchSecurity(ctx)
+		switch {
+		case errors.Is(err, hypervisor.ErrNotSupported):
+			return nil, true
+		case err != nil:
+			a.log.Warn("reading the host's launch security", "err", err)
+			return nil, false
+		}
+		return launchSecurityLabelsOf(ls), true
+	})
 }
 
 // launchSecurityLabelsOf turns what a host offers confidential guests
