@@ -9,7 +9,7 @@
 // VMI's status:
 //
 //   - Scheduled: it adds the [Finalizer], builds the domain XML with
-//     [github.com/virtkit/virtkit/domain.BuildXML], starts a virtiofsd per
+//     [github.com/virtkit/virtkit/domain.BuildContext], starts a virtiofsd per
 //     virtiofs share ([VirtiofsOptions]; a hypervisor that models shares
 //     itself, as the simulator does, serves them instead), creates the
 //     downward metrics disk and channel ([DownwardMetricsOptions]; kept
