@@ -76,18 +76,34 @@ func TestSEVVMIRunsOnTheLabelledNode(t *testing.T) {
 	assert.Contains(t, xml, `<policy>0x0001</policy>`)
 }
 
-// A node labelled as offering SEV whose host reports no SEV platform does
-// not start the VMI obscurely: it fails with a condition naming
-// spec.domain.launchSecurity.sev.
-func TestSEVVMIOnAHostWithoutSEVFailsNamingTheField(t *testing.T) {
-	_, _, wait := sevCluster(t, []string{"labelled"}, []string{"labelled"},
+// A node labelled as offering SEV whose host reports only SNP loses the
+// label (its agent publishes what the platform offers, as KubeVirt's node
+// labeller does), so the VMI waits Unschedulable with a reason naming
+// spec.domain.launchSecurity.sev instead of failing on the node.
+func TestSEVVMIOnAHostWithoutSEVWaitsUnschedulable(t *testing.T) {
+	c, _, wait := sevCluster(t, []string{"labelled"}, []string{"labelled"},
 		map[string]*hypervisor.LaunchSecurity{"labelled": {SNP: true}})
-	var cond *virtkit.Condition
-	wait("failed", func(v *virtkit.VirtualMachineInstance) bool {
-		cond = virtkit.GetCondition(v.Status.Conditions, virtkit.VirtualMachineInstanceSynchronized)
-		return v.Status.Phase == virtkit.Failed
+	wait("unschedulable", func(v *virtkit.VirtualMachineInstance) bool {
+		cond := virtkit.GetCondition(v.Status.Conditions, virtkit.VirtualMachineInstancePodScheduled)
+		return cond != nil && cond.Reason == virtkit.PodReasonUnschedulable
 	})
-	require.NotNil(t, cond)
-	assert.Equal(t, virtkit.ConditionFalse, cond.Status)
-	assert.Contains(t, cond.Message, "spec.domain.launchSecurity.sev: this node's platform offers no AMD SEV")
+	vmi := &virtkit.VirtualMachineInstance{}
+	require.NoError(t, c.Store().Get(context.Background(), store.Key{Namespace: "default", Name: "sev"}, vmi))
+	cond := virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstancePodScheduled)
+	assert.Contains(t, cond.Message, "spec.domain.launchSecurity.sev")
+	assert.Empty(t, vmi.Status.NodeName)
+	n := &virtkit.Node{}
+	require.NoError(t, c.Store().Get(context.Background(), store.Key{Name: "labelled"}, n))
+	assert.NotContains(t, n.Labels, virtkit.SEVLabel, "the platform does not back the label the node was given")
+	assert.Equal(t, "true", n.Labels[virtkit.SEVSNPLabel], "the platform's SNP is published")
+}
+
+// A host whose platform offers SEV gets the label from its agent, without
+// an operator's: the VMI runs there.
+func TestSEVVMIRunsOnAHostModellingSEV(t *testing.T) {
+	_, _, wait := sevCluster(t, []string{"plain", "sev"}, nil,
+		map[string]*hypervisor.LaunchSecurity{"sev": {SEV: true}, "plain": {}})
+	var node string
+	wait("running", func(v *virtkit.VirtualMachineInstance) bool { node = v.Status.NodeName; return v.IsRunning() })
+	assert.Equal(t, "sev", node)
 }
