@@ -47,6 +47,13 @@ func (o *ownWrites) wrote(obj virtkit.Object) {
 		return
 	}
 	k := ownKeyOf(obj)
+	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
+		// The write removed the object (its last finalizer went). Its
+		// Deleted event is news: the reconciler may have to act on the
+		// absence (a VM creates its next VMI only once the last is gone).
+		o.forget(k.kind, k.key)
+		return
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	list := o.rv[k]

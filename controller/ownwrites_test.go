@@ -52,3 +52,38 @@ func TestOwnWritesSkipTheirOwnEventOnce(t *testing.T) {
 	own.forget(virtkit.KindVirtualMachine, store.KeyOf(other))
 	assert.Empty(t, own.rv)
 }
+
+// A write that removes the object (its last finalizer went) is not
+// remembered: the Deleted event it causes is news to the reconciler,
+// which may have to act on the absence (a VM creating its next VMI).
+func TestOwnWritesDeletedEventOfOwnFinalizerRemovalWakes(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	own := newOwnWrites()
+	rec := recordingStore{Store: st, own: own}
+	mapFn := own.skipOwn(reconcile.ObjectKey)
+
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	events, err := st.Watch(wctx, &virtkit.VirtualMachineInstanceList{}, store.WatchOptions{})
+	require.NoError(t, err)
+
+	vmi := newVMI("vmi", "64Mi")
+	vmi.Finalizers = []string{virtkit.VirtualMachineControllerFinalizer}
+	require.NoError(t, st.Create(ctx, vmi))
+	require.NoError(t, st.Delete(ctx, vmi.DeepCopy(), store.DeleteOptions{}))
+	require.NoError(t, st.Get(ctx, store.KeyOf(vmi), vmi))
+	require.NotNil(t, vmi.DeletionTimestamp)
+
+	vmi.Finalizers = nil
+	require.NoError(t, rec.Update(ctx, vmi))
+	var deleted virtkit.Object
+	for ev := range events {
+		if ev.Type == store.Deleted {
+			deleted = ev.Object
+			break
+		}
+	}
+	require.NotNil(t, deleted)
+	assert.Len(t, mapFn(ctx, deleted), 1, "the Deleted event of our finalizer removal")
+}
