@@ -92,6 +92,9 @@ type Options struct {
 	// ([migration.Engine.CompletionDeadline]); 0 = 800 s per GB (Nova's
 	// completion timeout), negative = the completion timeout is final.
 	MaxCompletionTimeoutPerGB time.Duration
+	// Virtkit configures the virtkit policy (its zero value is the
+	// default the published figures use); for comparisons.
+	Virtkit migration.PolicyOptions
 	// MaxTime stops a run that has not ended after this much simulated
 	// time (a policy without timeouts on a hopeless guest); 0 = 6 h.
 	MaxTime time.Duration
@@ -230,6 +233,9 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	policy, err := NewPolicy(policyName)
 	if err != nil {
 		return Row{}, err
+	}
+	if policyName == "virtkit" {
+		policy = migration.NewPolicy(opts.Virtkit)
 	}
 	if opts.MaxTime <= 0 {
 		opts.MaxTime = 6 * time.Hour
