@@ -18,7 +18,21 @@ func (r *MigrationReconciler) handOff(ctx context.Context, mig *virtkit.VirtualM
 	if planned == nil || planned.TargetNode == "" {
 		return fmt.Errorf("migration %s: Scheduled without a target node", store.KeyOf(mig))
 	}
-	if ownState(mig, vmi) == nil {
+	own := ownState(mig, vmi)
+	if own != nil && own.TargetNode != planned.TargetNode {
+		if own.TargetNode != "" && vmi.Labels[virtkit.MigrationTargetNodeNameLabel] == own.TargetNode {
+			// An earlier hand-off reached the agents, but the
+			// migration's own status write was lost and its target was
+			// placed again: keep the target the agents were told.
+			planned.SourceNode, planned.TargetNode = own.SourceNode, own.TargetNode
+		} else {
+			// An earlier hand-off wrote the state but never labelled the
+			// VMI for its target, so no agent acts on it: hand off the
+			// target placed now instead.
+			own = nil
+		}
+	}
+	if own == nil {
 		policy, err := r.policyFor(ctx, vmi)
 		if err != nil {
 			return err

@@ -507,3 +507,55 @@ func TestMigrationOfReplacedVMIFails(t *testing.T) {
 		assert.True(t, ms.Failed, "the VMI's state of the migration is ended too")
 	}
 }
+
+// A hand-off whose VMI status write landed but whose target label and
+// migration status writes were lost (conflicts, a slow store), after which
+// the target was placed again on another node: the VMI's state and label
+// must name one target, or neither agent acts and the migration waits in
+// PreparingTarget for ever. A target the agents were told (the label
+// written) is kept.
+func TestMigrationHandOffAfterALostWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		labelled  bool
+		wantNode  string
+		whyTarget string
+	}{
+		{name: "state written, label lost: the new target", labelled: false, wantNode: "n3",
+			whyTarget: "no agent was told of n2"},
+		{name: "state and label written: the told target", labelled: true, wantNode: "n2",
+			whyTarget: "n2's agent was told"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newMigEnv(t, nil, "n1", "n2", "n3")
+			e.runningVMI("vm", "n1", true)
+			m := e.migrate("vm")
+			// What the lost hand-off left: the VMI's state for n2.
+			v := e.vmi("vm")
+			v.Status.MigrationState = &virtkit.VirtualMachineInstanceMigrationState{
+				MigrationUID: e.mig(m).UID, SourceNode: "n1", TargetNode: "n2",
+			}
+			require.NoError(t, e.st.UpdateStatus(e.ctx, v))
+			if tc.labelled {
+				v = e.vmi("vm")
+				v.Labels[virtkit.MigrationTargetNodeNameLabel] = "n2"
+				require.NoError(t, e.st.Update(e.ctx, v))
+			}
+			// n2 is cordoned since, so a new placement picks n3.
+			n := &virtkit.Node{}
+			require.NoError(t, e.st.Get(e.ctx, store.Key{Name: "n2"}, n))
+			n.Spec.Unschedulable = true
+			require.NoError(t, e.st.Update(e.ctx, n))
+
+			e.settle()
+			got := e.vmi("vm")
+			require.NotNil(t, got.Status.MigrationState)
+			assert.Equal(t, tc.wantNode, got.Status.MigrationState.TargetNode, tc.whyTarget)
+			assert.Equal(t, tc.wantNode, got.Labels[virtkit.MigrationTargetNodeNameLabel], "the label names the state's target")
+			mig := e.mig(m)
+			assert.Equal(t, virtkit.MigrationPreparingTarget, mig.Status.Phase)
+			require.NotNil(t, mig.Status.MigrationState)
+			assert.Equal(t, tc.wantNode, mig.Status.MigrationState.TargetNode)
+		})
+	}
+}
