@@ -37,8 +37,17 @@ import (
 //     the launcher pod and so shuts the guest down. [Drain] is that
 //     drain: it shuts such VMIs down.
 //
-// When a node stops being drained, evacuationNodeName and the
-// EvictionRequested condition naming it are cleared.
+// A VMI whose status.evacuationNodeName names the node it runs on
+// because its launcher pod was evicted through the API (kubectl drain
+// evicts pods and only cordons the node; the API marks the VMI and
+// refuses the eviction with 429 until the VMI has gone) is evacuated
+// likewise though the node carries no drain taint, as KubeVirt's
+// evacuation controller does: a migration is created for it by its
+// eviction strategy.
+//
+// evacuationNodeName and the EvictionRequested condition are cleared once
+// the VMI has left the node they name, and, for the marks the drain taint
+// made, when the node stops being drained.
 
 type EvictionReconciler struct {
 	o   ReconcilerOptions
@@ -85,12 +94,16 @@ func (r *EvictionReconciler) Watches() []reconcile.Watch {
 				return nil
 			}
 			var out []reconcile.Request
+			// A VMI marked for evacuation makes its node's work: the mark
+			// may come from an eviction, on a node that is not draining.
+			evac := vmi.Status.EvacuationNodeName
+			if evac != "" {
+				r.setClean(evac, false)
+				out = append(out, reconcile.Request{Name: evac})
+			}
 			// A clean node that is not draining has nothing to do for its
 			// VMIs; the node's own event wakes it when it starts draining.
-			if n := vmi.Status.NodeName; n != "" && !r.quiet(n) {
-				out = append(out, reconcile.Request{Name: n})
-			}
-			if n := vmi.Status.EvacuationNodeName; n != "" && n != vmi.Status.NodeName {
+			if n := vmi.Status.NodeName; n != "" && n != evac && !r.quiet(n) {
 				out = append(out, reconcile.Request{Name: n})
 			}
 			return out
@@ -134,8 +147,7 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		if vmi.IsFinal() || vmi.DeletionTimestamp != nil {
 			continue
 		}
-		evacuate := draining && vmi.Status.NodeName == req.Name
-		cancel := !draining && vmi.Status.EvacuationNodeName == req.Name
+		evacuate, cancel := r.wants(draining, req.Name, vmi)
 		if !evacuate && !cancel {
 			continue
 		}
@@ -147,10 +159,14 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		switch {
 		case err != nil:
 		case !found || fresh.IsFinal() || fresh.DeletionTimestamp != nil:
-		case evacuate && fresh.Status.NodeName == req.Name:
-			err = r.evacuate(ctx, req.Name, fresh)
-		case cancel && fresh.Status.EvacuationNodeName == req.Name:
-			err = r.cancel(ctx, fresh)
+		default:
+			evacuate, cancel = r.wants(draining, req.Name, fresh)
+			switch {
+			case evacuate:
+				err = r.evacuate(ctx, req.Name, fresh)
+			case cancel:
+				err = r.cancel(ctx, fresh)
+			}
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -159,6 +175,36 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	err = errors.Join(errs...)
 	r.setClean(req.Name, err == nil && !draining)
 	return reconcile.Result{}, err
+}
+
+// taintMarkMessage is the message of the EvictionRequested condition of
+// the VMIs the drain taint marked; the marks of evictions carry
+// evictionMarkMessage. Only the former are withdrawn with the taint.
+const (
+	taintMarkMessage    = "VMI is marked for eviction"
+	evictionMarkMessage = "VMI is marked for eviction: its launcher pod was evicted"
+)
+
+// wants says whether vmi is to be evacuated from node, or its evacuation
+// mark naming node cleared.
+func (r *EvictionReconciler) wants(draining bool, node string, vmi *virtkit.VirtualMachineInstance) (evacuate, cancel bool) {
+	on := vmi.Status.NodeName == node
+	marked := vmi.Status.EvacuationNodeName == node
+	switch {
+	case on && draining:
+		return true, false
+	case on && marked:
+		// Marked by an eviction (the node is not draining): evacuate it,
+		// unless the mark is the drain taint's and the taint is gone.
+		c := virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested)
+		if c != nil && c.Status == virtkit.ConditionTrue && c.Message == taintMarkMessage {
+			return false, true
+		}
+		return true, false
+	case marked:
+		return false, true // the VMI has left the node
+	}
+	return false, false
 }
 
 func (r *EvictionReconciler) isClean(node string) bool {
@@ -202,6 +248,12 @@ func (r *EvictionReconciler) strategy(vmi *virtkit.VirtualMachineInstance) virtk
 }
 
 func (r *EvictionReconciler) evacuate(ctx context.Context, node string, vmi *virtkit.VirtualMachineInstance) error {
+	msg := taintMarkMessage
+	if vmi.Status.EvacuationNodeName == node {
+		if c := virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested); c == nil || c.Message != taintMarkMessage {
+			msg = evictionMarkMessage // an eviction marked it first
+		}
+	}
 	migrate := false
 	switch r.strategy(vmi) {
 	case virtkit.EvictionStrategyLiveMigrate:
@@ -229,7 +281,7 @@ func (r *EvictionReconciler) evacuate(ctx context.Context, node string, vmi *vir
 	vmi.Status.EvacuationNodeName = node
 	if virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
 		Type: virtkit.VirtualMachineInstanceEvictionRequested, Status: virtkit.ConditionTrue,
-		Reason: virtkit.EvictionRequestedReason, Message: "VMI is marked for eviction",
+		Reason: virtkit.EvictionRequestedReason, Message: msg,
 	}, now) {
 		changed = true
 	}
