@@ -86,6 +86,16 @@ func TestKubectlDrainEvictsLauncherPods(t *testing.T) {
 	out = k.ok(ctx, "get", "pods", "-l", "kubevirt.io/created-by="+liveUID, "-o", "jsonpath={.items[*].metadata.ownerReferences[0].name}")
 	assert.Equal(t, "vm-live", out)
 
+	// Evicting needs create on pods/eviction: alice has rights in team-a
+	// only, and her eviction changes nothing.
+	nonePod := k.ok(ctx, "get", "pods", "-l", "vm.kubevirt.io/name=vm-none", "-o", "jsonpath={.items[0].metadata.name}")
+	eviction := filepath.Join(t.TempDir(), "eviction.json")
+	require.NoError(t, os.WriteFile(eviction, []byte(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"`+nonePod+`","namespace":"default"}}`), 0o600))
+	alice := kubectl{t: t, kubeconfig: tokenKubeconfig(t, kc, "alice-token")}
+	assert.Contains(t, alice.fails(ctx, "create", "--raw", "/api/v1/namespaces/default/pods/"+nonePod+"/eviction", "-f", eviction),
+		`cannot create resource "pods/eviction"`)
+	assert.Equal(t, noneUID, jsonpath("get", "vmi", "vm-none", "-o", "jsonpath={.metadata.uid}"))
+
 	dctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	out, err := k.run(dctx, "drain", "node-1", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout", "60s")
