@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/store"
@@ -41,8 +42,9 @@ import (
 // plane acts on it. The pod of a migration's target is not evicted while
 // the migration runs (429).
 type evictionREST struct {
-	st   store.Store
-	pods *podREST
+	st    store.Store
+	pods  *podREST
+	clock clock.PassiveClock
 }
 
 var (
@@ -125,6 +127,13 @@ func (r *evictionREST) Create(ctx context.Context, name string, obj runtime.Obje
 		return nil, tooManyRequests(fmt.Sprintf("Eviction triggered evacuation of VMI \"%s/%s\"", vmi.Namespace, vmi.Name))
 	}
 	if !dryRun {
+		msg := fmt.Sprintf("evictionStrategy %s: shut down by the eviction of its launcher pod on node %s", strategy, node)
+		if err := r.update(ctx, vmi, func(v *virtkit.VirtualMachineInstance) bool {
+			return virtkit.SetCondition(&v.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceEvictionRequested,
+				Status: virtkit.ConditionTrue, Reason: virtkit.EvictionRequestedReason, Message: msg}, metav1.NewTime(r.clock.Now()))
+		}); err != nil {
+			return nil, err
+		}
 		if err := r.st.Delete(ctx, vmi, store.DeleteOptions{}); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, apiError(err, r.pods.groupResource(), name)
 		}
@@ -149,14 +158,25 @@ func (r *evictionREST) strategy(ctx context.Context, vmi *virtkit.VirtualMachine
 	return virtkit.EvictionStrategyNone, nil
 }
 
-// mark sets the VMI's status.evacuationNodeName to node, re-reading it on
-// conflicts; a VMI marked already is left alone.
+// mark sets the VMI's status.evacuationNodeName to node; a VMI marked
+// already, or moved, is left alone.
 func (r *evictionREST) mark(ctx context.Context, vmi *virtkit.VirtualMachineInstance, node string) error {
+	return r.update(ctx, vmi, func(v *virtkit.VirtualMachineInstance) bool {
+		if v.Status.EvacuationNodeName != "" || v.Status.NodeName != node {
+			return false
+		}
+		v.Status.EvacuationNodeName = node
+		return true
+	})
+}
+
+// update writes the VMI's status when change changes it, re-reading the
+// VMI on conflicts.
+func (r *evictionREST) update(ctx context.Context, vmi *virtkit.VirtualMachineInstance, change func(*virtkit.VirtualMachineInstance) bool) error {
 	for range 10 {
-		if vmi.Status.EvacuationNodeName != "" || vmi.Status.NodeName != node {
+		if !change(vmi) {
 			return nil
 		}
-		vmi.Status.EvacuationNodeName = node
 		err := r.st.UpdateStatus(ctx, vmi)
 		if !errors.Is(err, store.ErrConflict) {
 			return apiError(err, r.pods.groupResource(), "")

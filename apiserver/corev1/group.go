@@ -87,7 +87,7 @@ func newStorage(opts Options, typer runtime.ObjectTyper) (map[string]rest.Storag
 	out["nodes"] = newNodeREST(opts.Store, opts.Clock)
 	pods := newPodREST(opts.Store, opts.Clock)
 	out["pods"] = pods
-	out["pods/eviction"] = &evictionREST{st: opts.Store, pods: pods}
+	out["pods/eviction"] = &evictionREST{st: opts.Store, pods: pods, clock: opts.Clock}
 	out["persistentvolumeclaims"] = &claimREST{view: newClaimREST(opts.Store, opts.Clock)}
 	out["events"] = newEventREST(opts.Store, opts.Clock)
 	return out, nil

@@ -251,6 +251,9 @@ func TestServerEviction(t *testing.T) {
 			if tt.migratable {
 				v.Status.Conditions = append(v.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceIsMigratable, Status: virtkit.ConditionTrue})
 			}
+			// A finalizer keeps a deleted VMI, as a node agent's does
+			// while the guest shuts down.
+			v.Finalizers = []string{"test/hold"}
 			v = createVMI(t, ts.store, v)
 			ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: apicorev1.LauncherPodName("a", v.UID, "n1"), Namespace: "default"}}
 			if tt.dryRun {
@@ -266,12 +269,16 @@ func TestServerEviction(t *testing.T) {
 			}
 			got := &virtkit.VirtualMachineInstance{}
 			err = ts.store.Get(ctx, store.KeyOf(v), got)
+			require.NoError(t, err)
 			if tt.wantGone {
-				// No finalizer here: the delete removes it at once.
-				assert.ErrorIs(t, err, store.ErrNotFound)
+				assert.NotNil(t, got.DeletionTimestamp, "the VMI is deleted")
+				c := virtkit.GetCondition(got.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested)
+				require.NotNil(t, c)
+				assert.Equal(t, virtkit.ConditionTrue, c.Status)
+				assert.Contains(t, c.Message, "shut down by the eviction of its launcher pod on node n1")
 				return
 			}
-			require.NoError(t, err)
+			assert.Nil(t, virtkit.GetCondition(got.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested), "the control plane sets the condition of a mark")
 			assert.Nil(t, got.DeletionTimestamp)
 			if tt.wantMark {
 				assert.Equal(t, "n1", got.Status.EvacuationNodeName)
