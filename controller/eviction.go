@@ -35,7 +35,8 @@ import (
 //   - None: nothing happens here and the VMI keeps running: the taint
 //     alone does not evict, as in KubeVirt, where `kubectl drain` evicts
 //     the launcher pod and so shuts the guest down. [Drain] is that
-//     drain: it shuts such VMIs down.
+//     drain: it shuts such VMIs down, as does the eviction of the VMI's
+//     launcher pod through the API server (pods/eviction).
 //
 // A VMI whose status.evacuationNodeName names the node it runs on
 // because its launcher pod was evicted through the API (kubectl drain
