@@ -58,6 +58,10 @@ type EvictionReconciler struct {
 	// clean holds nodes known to have no VMI marked for evacuation from
 	// them, so a healthy, undrained node costs no VMI listing.
 	clean map[string]bool
+	// marked counts, per node, the VMI events that showed a VMI marked
+	// for evacuation from it; a reconcile that began before such an event
+	// does not mark the node clean.
+	marked map[string]uint64
 	// draining holds the nodes the node watch last showed draining, so a
 	// VMI event on a clean, undrained node wakes nobody.
 	draining map[string]bool
@@ -76,7 +80,7 @@ func NewEvictionReconciler(o ReconcilerOptions) (*EvictionReconciler, error) {
 	if def == "" {
 		def = virtkit.EvictionStrategyNone
 	}
-	return &EvictionReconciler{o: o, def: def, clean: map[string]bool{}, draining: map[string]bool{}}, nil
+	return &EvictionReconciler{o: o, def: def, clean: map[string]bool{}, marked: map[string]uint64{}, draining: map[string]bool{}}, nil
 }
 
 // Watches returns what the reconciler must be fed: Nodes, and VMIs mapped
@@ -99,7 +103,7 @@ func (r *EvictionReconciler) Watches() []reconcile.Watch {
 			// may come from an eviction, on a node that is not draining.
 			evac := vmi.Status.EvacuationNodeName
 			if evac != "" {
-				r.setClean(evac, false)
+				r.markSeen(evac)
 				out = append(out, reconcile.Request{Name: evac})
 			}
 			// A clean node that is not draining has nothing to do for its
@@ -133,7 +137,8 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		return reconcile.Result{}, err
 	}
 	draining := found && IsDraining(node)
-	if !draining && r.isClean(req.Name) {
+	clean, gen := r.cleanState(req.Name)
+	if !draining && clean {
 		return reconcile.Result{}, nil
 	}
 	// Read-only (the shared cache's objects when there is one); the VMIs
@@ -174,7 +179,7 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		}
 	}
 	err = errors.Join(errs...)
-	r.setClean(req.Name, err == nil && !draining)
+	r.setClean(req.Name, err == nil && !draining, gen)
 	return reconcile.Result{}, err
 }
 
@@ -208,10 +213,21 @@ func (r *EvictionReconciler) wants(draining bool, node string, vmi *virtkit.Virt
 	return false, false
 }
 
-func (r *EvictionReconciler) isClean(node string) bool {
+// cleanState says whether the node is known clean, and the count of
+// marks seen on it.
+func (r *EvictionReconciler) cleanState(node string) (bool, uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.clean[node]
+	return r.clean[node], r.marked[node]
+}
+
+// markSeen records a VMI event showing a VMI marked for evacuation from
+// node: the node is not clean, whatever a reconcile in flight concludes.
+func (r *EvictionReconciler) markSeen(node string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.clean, node)
+	r.marked[node]++
 }
 
 func (r *EvictionReconciler) setDraining(node string, draining bool) {
@@ -231,10 +247,12 @@ func (r *EvictionReconciler) quiet(node string) bool {
 	return !r.draining[node] && r.clean[node]
 }
 
-func (r *EvictionReconciler) setClean(node string, clean bool) {
+// setClean records what a reconcile that began when the node's mark
+// count was gen concluded; a mark seen since keeps the node unclean.
+func (r *EvictionReconciler) setClean(node string, clean bool, gen uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if clean {
+	if clean && r.marked[node] == gen {
 		r.clean[node] = true
 	} else {
 		delete(r.clean, node)
