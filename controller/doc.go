@@ -145,5 +145,8 @@
 // for such nodes, over any store: it cordons the node, adds the taint and
 // evicts every VMI by its evictionStrategy (None shuts it down, LiveMigrate
 // on a VMI that cannot migrate blocks the drain) until the node is empty;
-// [Cordon] and [Uncordon] are the other node-maintenance calls.
+// [Cordon] and [Uncordon] are the other node-maintenance calls. The API
+// server's pods/eviction (what `kubectl drain` itself posts) marks VMIs
+// with status.evacuationNodeName instead of tainting the node; the
+// EvictionReconciler evacuates those too.
 package controller

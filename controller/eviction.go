@@ -35,10 +35,20 @@ import (
 //   - None: nothing happens here and the VMI keeps running: the taint
 //     alone does not evict, as in KubeVirt, where `kubectl drain` evicts
 //     the launcher pod and so shuts the guest down. [Drain] is that
-//     drain: it shuts such VMIs down.
+//     drain: it shuts such VMIs down, as does the eviction of the VMI's
+//     launcher pod through the API server (pods/eviction).
 //
-// When a node stops being drained, evacuationNodeName and the
-// EvictionRequested condition naming it are cleared.
+// A VMI whose status.evacuationNodeName names the node it runs on
+// because its launcher pod was evicted through the API (kubectl drain
+// evicts pods and only cordons the node; the API marks the VMI and
+// refuses the eviction with 429 until the VMI has gone) is evacuated
+// likewise though the node carries no drain taint, as KubeVirt's
+// evacuation controller does: a migration is created for it by its
+// eviction strategy.
+//
+// evacuationNodeName and the EvictionRequested condition are cleared once
+// the VMI has left the node they name, and, for the marks the drain taint
+// made, when the node stops being drained.
 
 type EvictionReconciler struct {
 	o   ReconcilerOptions
@@ -48,6 +58,10 @@ type EvictionReconciler struct {
 	// clean holds nodes known to have no VMI marked for evacuation from
 	// them, so a healthy, undrained node costs no VMI listing.
 	clean map[string]bool
+	// marked counts, per node, the VMI events that showed a VMI marked
+	// for evacuation from it; a reconcile that began before such an event
+	// does not mark the node clean.
+	marked map[string]uint64
 	// draining holds the nodes the node watch last showed draining, so a
 	// VMI event on a clean, undrained node wakes nobody.
 	draining map[string]bool
@@ -66,7 +80,7 @@ func NewEvictionReconciler(o ReconcilerOptions) (*EvictionReconciler, error) {
 	if def == "" {
 		def = virtkit.EvictionStrategyNone
 	}
-	return &EvictionReconciler{o: o, def: def, clean: map[string]bool{}, draining: map[string]bool{}}, nil
+	return &EvictionReconciler{o: o, def: def, clean: map[string]bool{}, marked: map[string]uint64{}, draining: map[string]bool{}}, nil
 }
 
 // Watches returns what the reconciler must be fed: Nodes, and VMIs mapped
@@ -85,12 +99,16 @@ func (r *EvictionReconciler) Watches() []reconcile.Watch {
 				return nil
 			}
 			var out []reconcile.Request
+			// A VMI marked for evacuation makes its node's work: the mark
+			// may come from an eviction, on a node that is not draining.
+			evac := vmi.Status.EvacuationNodeName
+			if evac != "" {
+				r.markSeen(evac)
+				out = append(out, reconcile.Request{Name: evac})
+			}
 			// A clean node that is not draining has nothing to do for its
 			// VMIs; the node's own event wakes it when it starts draining.
-			if n := vmi.Status.NodeName; n != "" && !r.quiet(n) {
-				out = append(out, reconcile.Request{Name: n})
-			}
-			if n := vmi.Status.EvacuationNodeName; n != "" && n != vmi.Status.NodeName {
+			if n := vmi.Status.NodeName; n != "" && n != evac && !r.quiet(n) {
 				out = append(out, reconcile.Request{Name: n})
 			}
 			return out
@@ -119,7 +137,8 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		return reconcile.Result{}, err
 	}
 	draining := found && IsDraining(node)
-	if !draining && r.isClean(req.Name) {
+	clean, gen := r.cleanState(req.Name)
+	if !draining && clean {
 		return reconcile.Result{}, nil
 	}
 	// Read-only (the shared cache's objects when there is one); the VMIs
@@ -134,8 +153,7 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		if vmi.IsFinal() || vmi.DeletionTimestamp != nil {
 			continue
 		}
-		evacuate := draining && vmi.Status.NodeName == req.Name
-		cancel := !draining && vmi.Status.EvacuationNodeName == req.Name
+		evacuate, cancel := r.wants(draining, req.Name, vmi)
 		if !evacuate && !cancel {
 			continue
 		}
@@ -147,24 +165,69 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		switch {
 		case err != nil:
 		case !found || fresh.IsFinal() || fresh.DeletionTimestamp != nil:
-		case evacuate && fresh.Status.NodeName == req.Name:
-			err = r.evacuate(ctx, req.Name, fresh)
-		case cancel && fresh.Status.EvacuationNodeName == req.Name:
-			err = r.cancel(ctx, fresh)
+		default:
+			evacuate, cancel = r.wants(draining, req.Name, fresh)
+			switch {
+			case evacuate:
+				err = r.evacuate(ctx, req.Name, fresh)
+			case cancel:
+				err = r.cancel(ctx, fresh)
+			}
 		}
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	err = errors.Join(errs...)
-	r.setClean(req.Name, err == nil && !draining)
+	r.setClean(req.Name, err == nil && !draining, gen)
 	return reconcile.Result{}, err
 }
 
-func (r *EvictionReconciler) isClean(node string) bool {
+// taintMarkMessage is the message of the EvictionRequested condition of
+// the VMIs the drain taint marked; the marks of evictions carry
+// evictionMarkMessage. Only the former are withdrawn with the taint.
+const (
+	taintMarkMessage    = "VMI is marked for eviction"
+	evictionMarkMessage = "VMI is marked for eviction: its launcher pod was evicted"
+)
+
+// wants says whether vmi is to be evacuated from node, or its evacuation
+// mark naming node cleared.
+func (r *EvictionReconciler) wants(draining bool, node string, vmi *virtkit.VirtualMachineInstance) (evacuate, cancel bool) {
+	on := vmi.Status.NodeName == node
+	marked := vmi.Status.EvacuationNodeName == node
+	switch {
+	case on && draining:
+		return true, false
+	case on && marked:
+		// Marked by an eviction (the node is not draining): evacuate it,
+		// unless the mark is the drain taint's and the taint is gone.
+		c := virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested)
+		if c != nil && c.Status == virtkit.ConditionTrue && c.Message == taintMarkMessage {
+			return false, true
+		}
+		return true, false
+	case marked:
+		return false, true // the VMI has left the node
+	}
+	return false, false
+}
+
+// cleanState says whether the node is known clean, and the count of
+// marks seen on it.
+func (r *EvictionReconciler) cleanState(node string) (bool, uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.clean[node]
+	return r.clean[node], r.marked[node]
+}
+
+// markSeen records a VMI event showing a VMI marked for evacuation from
+// node: the node is not clean, whatever a reconcile in flight concludes.
+func (r *EvictionReconciler) markSeen(node string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.clean, node)
+	r.marked[node]++
 }
 
 func (r *EvictionReconciler) setDraining(node string, draining bool) {
@@ -184,10 +247,12 @@ func (r *EvictionReconciler) quiet(node string) bool {
 	return !r.draining[node] && r.clean[node]
 }
 
-func (r *EvictionReconciler) setClean(node string, clean bool) {
+// setClean records what a reconcile that began when the node's mark
+// count was gen concluded; a mark seen since keeps the node unclean.
+func (r *EvictionReconciler) setClean(node string, clean bool, gen uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if clean {
+	if clean && r.marked[node] == gen {
 		r.clean[node] = true
 	} else {
 		delete(r.clean, node)
@@ -202,6 +267,12 @@ func (r *EvictionReconciler) strategy(vmi *virtkit.VirtualMachineInstance) virtk
 }
 
 func (r *EvictionReconciler) evacuate(ctx context.Context, node string, vmi *virtkit.VirtualMachineInstance) error {
+	msg := taintMarkMessage
+	if vmi.Status.EvacuationNodeName == node {
+		if c := virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested); c == nil || c.Message != taintMarkMessage {
+			msg = evictionMarkMessage // an eviction marked it first
+		}
+	}
 	migrate := false
 	switch r.strategy(vmi) {
 	case virtkit.EvictionStrategyLiveMigrate:
@@ -229,7 +300,7 @@ func (r *EvictionReconciler) evacuate(ctx context.Context, node string, vmi *vir
 	vmi.Status.EvacuationNodeName = node
 	if virtkit.SetCondition(&vmi.Status.Conditions, virtkit.Condition{
 		Type: virtkit.VirtualMachineInstanceEvictionRequested, Status: virtkit.ConditionTrue,
-		Reason: virtkit.EvictionRequestedReason, Message: "VMI is marked for eviction",
+		Reason: virtkit.EvictionRequestedReason, Message: msg,
 	}, now) {
 		changed = true
 	}

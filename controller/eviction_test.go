@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/reconcile"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -105,3 +106,78 @@ func TestCordonWithoutDrainTaintIsNotADrain(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// An eviction through the API marks the VMI (status.evacuationNodeName) on
+// a node kubectl drain only cordoned: the VMI is migrated by its strategy,
+// uncordoning does not withdraw the mark, and the mark goes once the VMI
+// has left the node.
+func TestEvictionMarkWithoutDrainTaint(t *testing.T) {
+	tests := []struct {
+		name          string
+		strategy      virtkit.EvictionStrategy
+		wantMigration bool
+	}{
+		{name: "LiveMigrate", strategy: virtkit.EvictionStrategyLiveMigrate, wantMigration: true},
+		{name: "LiveMigrateIfPossible", strategy: virtkit.EvictionStrategyLiveMigrateIfPossible, wantMigration: true},
+		{name: "External", strategy: virtkit.EvictionStrategyExternal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, 2)
+			vmi := newVMI("a", "1Gi")
+			vmi.Spec.EvictionStrategy = ptr(tt.strategy)
+			require.NoError(t, e.st.Create(e.ctx, vmi))
+			e.settle()
+			v := e.getVMI("a")
+			node := v.Status.NodeName
+			require.NotEmpty(t, node)
+			n := &virtkit.Node{}
+			require.NoError(t, e.st.Get(e.ctx, store.Key{Name: node}, n))
+			n.Spec.Unschedulable = true // kubectl cordon: no drain taint
+			require.NoError(t, e.st.Update(e.ctx, n))
+			e.settle()
+			assert.Empty(t, e.migrations(), "a cordon alone evacuates nothing")
+
+			v = e.getVMI("a")
+			virtkit.SetCondition(&v.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceIsMigratable, Status: virtkit.ConditionTrue}, metav1.Now())
+			v.Status.EvacuationNodeName = node // what the eviction API writes
+			require.NoError(t, e.st.UpdateStatus(e.ctx, v))
+			// The VMI's watch event reaches the reconciler through its
+			// map, which wakes the node; the env's passes reconcile every
+			// node but do not feed the watches.
+			assert.Contains(t, e.ev.Watches()[1].Map(e.ctx, v), reconcile.Request{Name: node})
+			e.settle()
+
+			v = e.getVMI("a")
+			assert.Equal(t, node, v.Status.EvacuationNodeName)
+			c := virtkit.GetCondition(v.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested)
+			require.NotNil(t, c)
+			assert.Equal(t, virtkit.ConditionTrue, c.Status)
+			migs := e.migrations()
+			if !tt.wantMigration {
+				assert.Empty(t, migs)
+				return
+			}
+			require.Len(t, migs, 1)
+			assert.Equal(t, node, migs[0].Annotations[virtkit.EvacuationMigrationAnnotation])
+
+			// Uncordoned: an eviction's mark stays.
+			require.NoError(t, e.st.Get(e.ctx, store.Key{Name: node}, n))
+			n.Spec.Unschedulable = false
+			require.NoError(t, e.st.Update(e.ctx, n))
+			e.settle()
+			assert.Equal(t, node, e.getVMI("a").Status.EvacuationNodeName)
+
+			// The VMI left the node (as a migration's handover moves it):
+			// the mark goes.
+			v = e.getVMI("a")
+			v.Status.NodeName = "elsewhere"
+			require.NoError(t, e.st.UpdateStatus(e.ctx, v))
+			assert.Contains(t, e.ev.Watches()[1].Map(e.ctx, v), reconcile.Request{Name: node})
+			e.settle()
+			v = e.getVMI("a")
+			assert.Empty(t, v.Status.EvacuationNodeName)
+			assert.Nil(t, virtkit.GetCondition(v.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested))
+		})
+	}
+}

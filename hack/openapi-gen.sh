@@ -28,7 +28,8 @@ exceptions=$dir/violation_exceptions.list
 # Every package whose types the server serves or references: the root
 # package (all virtkit kinds) and the Kubernetes packages of metadata,
 # core v1 (Namespace, ConfigMap, Secret, ServiceAccount, Node,
-# PersistentVolumeClaim, Event), Scale and the review kinds.
+# PersistentVolumeClaim, Event, Pod), Eviction, Scale and the review
+# kinds.
 inputs=(
 	github.com/virtkit/virtkit
 	k8s.io/apimachinery/pkg/apis/meta/v1
@@ -37,6 +38,7 @@ inputs=(
 	k8s.io/apimachinery/pkg/api/resource
 	k8s.io/apimachinery/pkg/util/intstr
 	k8s.io/api/core/v1
+	k8s.io/api/policy/v1
 	k8s.io/api/autoscaling/v1
 	k8s.io/api/authorization/v1
 	k8s.io/api/authentication/v1

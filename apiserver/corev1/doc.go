@@ -19,9 +19,21 @@
 //     Node, so kubectl cordon and uncordon reach virtkit's scheduler
 //     (uncordon also removes virtkit's kubevirt.io/drain taint); any other
 //     change is refused naming the field;
-//   - pods are served always empty and read-only: virtkit runs guests
-//     without pods, and kubectl drain, finding none on the node, completes
-//     after cordoning it (virtkit's own drain evacuates the VMIs);
+//   - pods are a read-only view of the VMIs: virtkit runs no pods, and
+//     each VMI a node runs (or starts, or stops after a delete) is shown as
+//     the virt-launcher pod KubeVirt would run (virt-launcher-<vmi>-<five
+//     characters derived from the VMI's uid and the node>, labels
+//     kubevirt.io=virt-launcher, kubevirt.io/created-by, vm.kubevirt.io/name
+//     and the VMI's own, the VMI as controller, spec.nodeName, the phase
+//     following the VMI's, one compute container), plus the target's pod
+//     while a migration runs; watches are translated from the VMIs'.
+//     pods/eviction (a policy/v1 Eviction, as kubectl drain posts it)
+//     applies the VMI's eviction strategy as KubeVirt's eviction admission
+//     does: LiveMigrate, LiveMigrateIfPossible on a migratable VMI and
+//     External set status.evacuationNodeName and answer 429, which kubectl
+//     retries while the control plane migrates the VMI; a LiveMigrate VMI
+//     that cannot migrate is refused with 429; None deletes the VMI (201).
+//     So kubectl drain evacuates a node as it does a KubeVirt node;
 //   - persistentvolumeclaims are views of the claims of the DataVolumes
 //     (one per DataVolume, of its name, as CDI creates them; Bound once the
 //     DataVolume's Bound condition is True; with CDI's

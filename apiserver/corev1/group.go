@@ -39,7 +39,9 @@ type Options struct {
 //     kube-apiserver's validation;
 //   - nodes: core v1 views of virtkit's Nodes, whose spec.unschedulable
 //     and taints can be updated and patched (kubectl cordon, uncordon);
-//   - pods: always empty and read-only (virtkit has no pods);
+//   - pods: read-only views of the VMIs as their virt-launcher pods, and
+//     pods/eviction, which applies a VMI's eviction strategy as KubeVirt
+//     does (kubectl drain);
 //   - persistentvolumeclaims: read-only views of the DataVolumes' claims;
 //   - events: a read-only core v1 view of the events.k8s.io Events.
 //
@@ -83,7 +85,9 @@ func newStorage(opts Options, typer runtime.ObjectTyper) (map[string]rest.Storag
 	}
 	out["namespaces"], out["namespaces/status"], out["namespaces/finalize"] = ns, status, finalize
 	out["nodes"] = newNodeREST(opts.Store, opts.Clock)
-	out["pods"] = newPodREST(opts.Store, opts.Clock)
+	pods := newPodREST(opts.Store, opts.Clock)
+	out["pods"] = pods
+	out["pods/eviction"] = &evictionREST{st: opts.Store, pods: pods, clock: opts.Clock}
 	out["persistentvolumeclaims"] = &claimREST{view: newClaimREST(opts.Store, opts.Clock)}
 	out["events"] = newEventREST(opts.Store, opts.Clock)
 	return out, nil

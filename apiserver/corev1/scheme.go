@@ -2,6 +2,7 @@ package corev1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -38,6 +39,9 @@ func NewScheme() (*runtime.Scheme, error) {
 		return nil, err
 	}
 	s.AddKnownTypes(internalVersion, servedTypes()...)
+	// pods/eviction takes policy/v1 Evictions, as kube-apiserver serves it.
+	s.AddKnownTypes(policyv1.SchemeGroupVersion, &policyv1.Eviction{})
+	s.AddKnownTypes(schema.GroupVersion{Group: policyv1.GroupName, Version: runtime.APIVersionInternal}, &policyv1.Eviction{})
 	for kind, labels := range selectableFields() {
 		allowed := map[string]bool{"metadata.name": true, "metadata.namespace": true}
 		for _, l := range labels {

@@ -36,6 +36,10 @@ type view struct {
 	newSourceList func() virtkit.ObjectList
 	// convert derives the view of one source object.
 	convert func(virtkit.Object) runtime.Object
+	// expand, when set, is used instead of convert for a kind that
+	// derives any number of objects from one source object (pods: none,
+	// one or two per VMI).
+	expand func(virtkit.Object) []runtime.Object
 	// fields are the selectable fields besides metadata.name/namespace.
 	fields func(runtime.Object) fields.Set
 	rest.TableConvertor
@@ -88,6 +92,14 @@ func (v *view) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runt
 	return v.convert(src), nil
 }
 
+// derive returns the objects derived from src.
+func (v *view) derive(src virtkit.Object) []runtime.Object {
+	if v.expand != nil {
+		return v.expand(src)
+	}
+	return []runtime.Object{v.convert(src)}
+}
+
 // matcher selects derived objects by labels and fields.
 type matcher struct {
 	label labels.Selector
@@ -127,8 +139,10 @@ func (v *view) list(ctx context.Context, m matcher) ([]runtime.Object, string, e
 		if !ok {
 			continue
 		}
-		if obj := v.convert(o); m.matches(obj) {
-			out = append(out, obj)
+		for _, obj := range v.derive(o) {
+			if m.matches(obj) {
+				out = append(out, obj)
+			}
 		}
 	}
 	return out, src.GetResourceVersion(), nil
@@ -168,6 +182,9 @@ func (v *view) Watch(ctx context.Context, options *metainternalversion.ListOptio
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &viewWatch{ch: make(chan watch.Event), cancel: cancel, matched: map[string]bool{}}
+	if v.expand != nil {
+		w.derived = map[string]map[string]runtime.Object{}
+	}
 	var first []runtime.Object
 	if initial {
 		items, listRV, err := v.list(ctx, m)
@@ -195,6 +212,10 @@ type viewWatch struct {
 	cancel  context.CancelFunc
 	once    sync.Once
 	matched map[string]bool // keys of the objects the client holds (true) or known not to (false)
+	// derived holds, for a view that derives several objects from one
+	// source, the objects last sent of each source object (by key), so
+	// an object the source no longer derives is reported deleted.
+	derived map[string]map[string]runtime.Object
 }
 
 // ResultChan implements watch.Interface.
@@ -218,6 +239,7 @@ func (w *viewWatch) run(ctx context.Context, v *view, m matcher, complete bool, 
 	// complete: with initial events the client holds exactly what was sent.
 	for _, obj := range first {
 		w.matched[key(obj)] = true
+		w.sent(obj)
 		if !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}) {
 			return
 		}
@@ -237,39 +259,104 @@ func (w *viewWatch) run(ctx context.Context, v *view, m matcher, complete bool, 
 			w.send(ctx, watch.Event{Type: watch.Error, Object: statusOf(apiError(e.Err, v.groupResource(), ""))})
 			return
 		}
-		obj := v.convert(e.Object)
-		k := key(obj)
-		now := e.Type != store.Deleted && m.matches(obj)
-		was, known := w.matched[k]
-		if !known && !complete {
-			// A watch from a resourceVersion: what the client holds is
-			// unknown; an object changed or deleted that matches is
-			// taken to have matched before.
-			was = e.Type != store.Added && m.matches(obj)
-		}
-		var t watch.EventType
-		switch {
-		case now && was:
-			t = watch.Modified
-		case now:
-			t = watch.Added
-		case was:
-			t = watch.Deleted
-		default:
-			continue
-		}
-		switch {
-		case now:
-			w.matched[k] = true
-		case complete:
-			delete(w.matched, k)
-		default:
-			w.matched[k] = false
-		}
-		if !w.send(ctx, watch.Event{Type: t, Object: obj}) {
+		objs := v.derive(e.Object)
+		if !w.gone(ctx, e.Object, objs) {
 			return
 		}
+		for _, obj := range objs {
+			if !w.event(ctx, m, complete, e.Type, obj) {
+				return
+			}
+		}
 	}
+}
+
+// event sends what the client must learn of obj, derived from a source
+// object's event of type et; false when the watch ended.
+func (w *viewWatch) event(ctx context.Context, m matcher, complete bool, et store.EventType, obj runtime.Object) bool {
+	k := key(obj)
+	now := et != store.Deleted && m.matches(obj)
+	was, known := w.matched[k]
+	if !known && !complete {
+		// A watch from a resourceVersion: what the client holds is
+		// unknown; an object changed or deleted that matches is
+		// taken to have matched before.
+		was = et != store.Added && m.matches(obj)
+	}
+	var t watch.EventType
+	switch {
+	case now && was:
+		t = watch.Modified
+	case now:
+		t = watch.Added
+	case was:
+		t = watch.Deleted
+	default:
+		return true
+	}
+	switch {
+	case now:
+		w.matched[k] = true
+	case complete:
+		delete(w.matched, k)
+	default:
+		w.matched[k] = false
+	}
+	return w.send(ctx, watch.Event{Type: t, Object: obj})
+}
+
+// sent records obj as derived from its source (views with expand only).
+func (w *viewWatch) sent(obj runtime.Object) {
+	if w.derived == nil {
+		return
+	}
+	src := sourceKey(obj)
+	if w.derived[src] == nil {
+		w.derived[src] = map[string]runtime.Object{}
+	}
+	w.derived[src][key(obj)] = obj
+}
+
+// sourceKey is the key of the source object obj derives from: its
+// controller's (a launcher pod's VMI).
+func sourceKey(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
+		return m.GetNamespace() + "/" + ref.Name
+	}
+	return key(obj)
+}
+
+// gone reports deleted the objects the client holds that src no longer
+// derives (a migration's target pod once the migration ended), and
+// records objs as src's; false when the watch ended.
+func (w *viewWatch) gone(ctx context.Context, src virtkit.Object, objs []runtime.Object) bool {
+	if w.derived == nil {
+		return true
+	}
+	sk := src.GetNamespace() + "/" + src.GetName()
+	now := map[string]runtime.Object{}
+	for _, o := range objs {
+		now[key(o)] = o
+	}
+	for k, old := range w.derived[sk] {
+		if _, ok := now[k]; ok || !w.matched[k] {
+			continue
+		}
+		delete(w.matched, k)
+		if !w.send(ctx, watch.Event{Type: watch.Deleted, Object: old}) {
+			return false
+		}
+	}
+	if len(now) == 0 {
+		delete(w.derived, sk)
+	} else {
+		w.derived[sk] = now
+	}
+	return true
 }
 
 func key(obj runtime.Object) string {
