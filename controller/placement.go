@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/virtkit/virtkit"
@@ -153,5 +155,10 @@ func (c *placementCache) waitingRequests() []reconcile.Request {
 	for k := range c.waiting {
 		out = append(out, reconcile.Request{Namespace: k.Namespace, Name: k.Name})
 	}
+	// In a stable order: a virtual cluster's single worker places them in
+	// this order, and which VMI is placed first decides where each goes.
+	slices.SortFunc(out, func(a, b reconcile.Request) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	return out
 }
