@@ -38,10 +38,20 @@
 //
 // Harness, Recorder and Snapshot are usable on their own: a seeded cluster
 // on virtual time whose names, uids, timeouts and random choices repeat.
-// Its per-instant trace repeats byte for byte except where two components
-// act on one object at one virtual instant: they run concurrently, and
-// which acts first (the garbage collector or the VM controller deleting a
-// VMI, say) can differ between runs.
+// The components' store writes take turns: within a virtual instant each
+// one (a reconciler's, a node agent's, an event, a drain's eviction) waits
+// until the cluster has settled and then goes alone, the least first by a
+// canonical key (object, verb, writer, body), so two components acting on
+// one object at one instant (the garbage collector and the VM controller
+// deleting a VMI, two writers of one status) go in the same order on every
+// run, and an injected conflict or a real one falls the same way. The
+// user's operations and the invariants' reads go around the turns. A
+// scripted scenario's trace repeats byte for byte (TestSameSeedSameTrace);
+// a generated seed's repeats for many seeds but not yet all
+// (TestSeedsRepeat, run with -args -repeat): what a write depends on
+// besides the store can still differ, such as the order in which a
+// controller's work queue receives keys from a map, or which of two
+// timers set for one instant by concurrent goroutines fires first.
 //
 // # Multi-process mode
 //

@@ -25,17 +25,31 @@ func asUser(ctx context.Context) context.Context { return context.WithValue(ctx,
 
 func isUser(ctx context.Context) bool { v, _ := ctx.Value(userKey{}).(bool); return v }
 
+// scheduledKey marks a user's calls that run in the background alongside
+// the components (a drain): no faults, but their writes take turns with
+// the components' (writeTurns).
+type scheduledKey struct{}
+
+// asScheduledUser marks ctx's writes as a background user's.
+func asScheduledUser(ctx context.Context) context.Context {
+	return context.WithValue(ctx, scheduledKey{}, true)
+}
+
+func isScheduled(ctx context.Context) bool { v, _ := ctx.Value(scheduledKey{}).(bool); return v }
+
 // faultStore wraps the cluster's store for every component: it can fail
 // updates with ErrConflict (as if another writer had won) and delay writes
-// on the virtual clock. A conflict is decided by hashing the seed, the
-// write (verb, key and the object as JSON without resourceVersions) and
-// how many times that very write was tried before, so the decision does
-// not depend on which goroutine reaches the store first, and a writer
-// that retries after a conflict is not refused forever.
+// on the virtual clock, and it makes the writes take turns (writeTurns).
+// A conflict is decided once the write has its turn, by hashing the seed,
+// the write (verb, key and the object as JSON without resourceVersions)
+// and how many times that very write was tried before, so the decision
+// does not depend on which goroutine reaches the store first, and a
+// writer that retries after a conflict is not refused forever.
 type faultStore struct {
 	store.Store
-	seed int64
-	clk  clock.WithTicker
+	seed  int64
+	clk   clock.WithTicker
+	turns *writeTurns
 
 	mu          sync.Mutex
 	conflictPct int
@@ -57,7 +71,7 @@ var ErrStopped = errors.New("simulation stopped")
 func (f *faultStore) stop() { f.stopOnce.Do(func() { close(f.stopped) }) }
 
 func newFaultStore(st store.Store, seed int64, clk clock.WithTicker) *faultStore {
-	return &faultStore{Store: st, seed: seed, clk: clk, writes: map[[32]byte]int{}, stopped: make(chan struct{})}
+	return &faultStore{Store: st, seed: seed, clk: clk, turns: &writeTurns{}, writes: map[[32]byte]int{}, stopped: make(chan struct{})}
 }
 
 func (f *faultStore) setConflicts(pct int) {
@@ -72,9 +86,12 @@ func (f *faultStore) setLatency(d time.Duration) {
 	f.latency = d
 }
 
-// before runs the faults of one write: a delay, then maybe a conflict.
+// before runs the faults of one write: a delay, then its turn, then maybe
+// a conflict. A user's write goes straight through; a background user's
+// (isScheduled) only takes its turn.
 func (f *faultStore) before(ctx context.Context, verb string, obj virtkit.Object, mayConflict bool) error {
-	if isUser(ctx) {
+	faults := !isUser(ctx)
+	if !faults && !isScheduled(ctx) {
 		return nil
 	}
 	select {
@@ -83,9 +100,9 @@ func (f *faultStore) before(ctx context.Context, verb string, obj virtkit.Object
 	default:
 	}
 	f.mu.Lock()
-	pct, lat := f.conflictPct, f.latency
+	lat := f.latency
 	f.mu.Unlock()
-	if lat > 0 {
+	if faults && lat > 0 {
 		t := f.clk.NewTimer(lat)
 		select {
 		case <-t.C():
@@ -100,7 +117,13 @@ func (f *faultStore) before(ctx context.Context, verb string, obj virtkit.Object
 			return ctx.Err()
 		}
 	}
-	if mayConflict && pct > 0 {
+	if err := f.turns.wait(ctx, turnKey(ctx, verb, obj), f.stopped); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	pct := f.conflictPct
+	f.mu.Unlock()
+	if faults && mayConflict && pct > 0 {
 		id := fmt.Sprintf("%T/%s/%s", obj, obj.GetNamespace(), obj.GetName())
 		js, err := canonicalJSON(obj)
 		if err != nil {
@@ -172,6 +195,8 @@ const (
 // requests but not a long-lived stream); new ones obey the mode.
 type nodeLink struct {
 	store.Store
+	// name is the node's: it orders the agent's writes (turnKey).
+	name string
 	mu   sync.Mutex
 	mode linkMode
 	thaw chan struct{}
@@ -213,8 +238,8 @@ func (l *nodeLink) revive() {
 	}
 }
 
-func newNodeLink(f *faultStore) *nodeLink {
-	return &nodeLink{Store: f, stopped: f.stopped, dead: make(chan struct{})}
+func newNodeLink(name string, f *faultStore) *nodeLink {
+	return &nodeLink{Store: f, name: name, stopped: f.stopped, dead: make(chan struct{})}
 }
 
 func (l *nodeLink) set(m linkMode) {

@@ -75,12 +75,13 @@ func NewHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 	for i := 1; i <= o.Nodes; i++ {
 		name := fmt.Sprintf("node-%d", i)
 		h.names = append(h.names, name)
-		h.links[name] = newNodeLink(h.faults)
+		h.links[name] = newNodeLink(name, h.faults)
 	}
 	c, err := cluster.New(cluster.Options{
 		Store:     h.faults,
 		NodeNames: h.names,
-		Clock:     clk,
+		// The components' clock takes the write turns between instants.
+		Clock:     &turnClock{VirtualClock: clk, turns: h.faults.turns},
 		Seed:      o.Seed,
 		Migration: controller.MigrationOptions{Config: simMigrationConfiguration()},
 		NewHypervisor: func(name string) (hypervisor.Hypervisor, error) {
@@ -103,6 +104,7 @@ func NewHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 	}
 	h.Cluster = c
 	h.net = net
+	h.faults.turns.on.Store(true)
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.cancel = cancel
 	if h.Recorder, err = Record(rctx, mem, clk.Now); err != nil {

@@ -165,9 +165,15 @@ func operations() []opSpec {
 			}},
 		{name: "pause", weight: 3, gen: guest, run: onGuest(actions.Pause)},
 		{name: "unpause", weight: 3, gen: guest, run: onGuest(actions.Unpause)},
-		{name: "soft-reboot", weight: 2, gen: guest, run: onGuest(func(ctx context.Context, st store.Store, key store.Key) error {
-			return actions.SoftReboot(ctx, st, key, actions.SoftRebootOptions{})
-		})},
+		{name: "soft-reboot", weight: 2, gen: guest, run: func(ctx context.Context, s system, op Op) error {
+			// The request's token is the system's time (virtual in the
+			// embedded cluster), not the wall clock's: it is written into
+			// the VMI, so it must repeat with the seed.
+			token := s.now().UTC().Format(time.RFC3339Nano)
+			return onGuest(func(ctx context.Context, st store.Store, key store.Key) error {
+				return actions.SoftReboot(ctx, st, key, actions.SoftRebootOptions{Token: token})
+			})(ctx, s, op)
+		}},
 		{name: "migrate", weight: 6, gen: guest, run: onGuest(func(ctx context.Context, st store.Store, key store.Key) error {
 			_, err := actions.Migrate(ctx, st, key, actions.MigrateOptions{})
 			return err

@@ -139,7 +139,10 @@ func (h *Harness) setACPI(node, domain string, b sim.ACPIBehaviour) {
 // virtual seconds have passed: a drain left incomplete (a VMI that cannot
 // migrate) is an outcome, not an error.
 func runDrain(ctx context.Context, s system, op Op) error {
-	dctx, cancel := context.WithCancel(ctx)
+	// The drain runs alongside the components: its writes take turns with
+	// theirs (on the embedded cluster), so they land at the same point of
+	// an instant on every run.
+	dctx, cancel := context.WithCancel(asScheduledUser(ctx))
 	stop := s.afterFunc(time.Duration(op.N)*time.Second, cancel)
 	life := s.lifecycle()
 	life.mu.Lock()

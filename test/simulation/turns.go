@@ -1,0 +1,192 @@
+package simulation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/hypervisor/sim"
+)
+
+// writeTurns makes the components' store writes of one virtual instant
+// take turns in an order that does not depend on the Go scheduler. A
+// component's write (through the fault store) parks until it is granted a
+// turn; the harness grants one only when the cluster has settled (every
+// goroutine blocked, so every write the instant has produced so far is
+// parked), picks the least by a canonical key (the object, the verb, the
+// writer, the body), and settles again (the write's watch events fan out,
+// the components react and park their next writes) before the next turn.
+// Two components acting on one object at one instant (the garbage
+// collector and the VM controller deleting a VMI, two writers of one
+// status) then go in the same order on every run, and a write conflicts,
+// or not, the same way.
+//
+// Writes of the simulation's own calls (the user's operations, the
+// invariants) never park: the goroutine that grants turns makes them.
+type writeTurns struct {
+	// on is set once the cluster is built: cluster.New writes its
+	// defaults from the caller's goroutine, one at a time, before any
+	// component runs (and before anything grants turns).
+	on atomic.Bool
+
+	mu     sync.Mutex
+	parked []*turn
+	// granted and ties count turns given and turns given with another
+	// parked write of the same key (which of the two goes first is then
+	// left to arrival order: a remaining source of nondeterminism).
+	granted, ties int
+}
+
+// turn is one parked write.
+type turn struct {
+	key   string
+	grant chan struct{}
+}
+
+// wait parks a write under key until it is granted a turn, or until its
+// writer's agent dies, the harness stops, or ctx ends.
+func (w *writeTurns) wait(ctx context.Context, key string, stopped <-chan struct{}) error {
+	if !w.on.Load() {
+		return nil
+	}
+	t := &turn{key: key, grant: make(chan struct{})}
+	w.mu.Lock()
+	w.parked = append(w.parked, t)
+	w.mu.Unlock()
+	var err error
+	select {
+	case <-t.grant:
+		return nil
+	case <-stopped:
+		err = ErrStopped
+	case <-gone(ctx):
+		err = ErrAgentDead
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, p := range w.parked {
+		if p == t {
+			w.parked = append(w.parked[:i], w.parked[i+1:]...)
+			break
+		}
+	}
+	return err
+}
+
+// grantNext lets the parked write with the least key go; it reports
+// whether there was one.
+func (w *writeTurns) grantNext() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.parked) == 0 {
+		return false
+	}
+	best := 0
+	for i, p := range w.parked[1:] {
+		if p.key < w.parked[best].key {
+			best = i + 1
+		}
+	}
+	t := w.parked[best]
+	for i, p := range w.parked {
+		if i != best && p.key == t.key {
+			w.ties++
+			break
+		}
+	}
+	w.parked = append(w.parked[:best], w.parked[best+1:]...)
+	w.granted++
+	close(t.grant)
+	return true
+}
+
+// pending is how many writes are parked.
+func (w *writeTurns) pending() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.parked)
+}
+
+// stats reports the turns granted and the ties among them.
+func (w *writeTurns) stats() (granted, ties int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.granted, w.ties
+}
+
+// turnKey is the canonical key of one write: the object (kind,
+// namespace, name), the verb, the writer (its node, for a node agent's
+// write, then a fingerprint of the code path that made it: which
+// component, which call), then a hash of the body. Everything in it is
+// the same on every run of a seed; none of it is arrival order.
+func turnKey(ctx context.Context, verb string, obj virtkit.Object) string {
+	node := ""
+	if l, _ := ctx.Value(deadKey{}).(*nodeLink); l != nil {
+		node = l.name
+	}
+	body := fnv.New64a()
+	if js, err := json.Marshal(obj); err == nil {
+		_, _ = body.Write(js)
+	}
+	return fmt.Sprintf("%T\x00%s\x00%s\x00%s\x00%s\x00%016x\x00%016x", obj, obj.GetNamespace(), obj.GetName(),
+		verb, node, writerPath(), body.Sum64())
+}
+
+// writerPath fingerprints the calling goroutine's stack by function and
+// line: the same code path gives the same value on every run (and in
+// every build of the same source), two components give different ones.
+func writerPath() uint64 {
+	var pcs [64]uintptr
+	n := runtime.Callers(3, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	h := fnv.New64a()
+	for {
+		f, more := frames.Next()
+		fmt.Fprintf(h, "%s:%d\n", f.Function, f.Line)
+		if !more {
+			break
+		}
+	}
+	return h.Sum64()
+}
+
+// turnClock is the cluster's clock in a harness: the virtual clock, with
+// the write turns taken between its instants. cluster.Cluster steps it one
+// timer at a time once the cluster has settled ([cluster.Cluster.Settle],
+// [cluster.Cluster.Advance]); each step first fires a timer due now, else
+// grants the next parked write, and only when neither is left moves the
+// clock on. Timers due at one instant thus all fire (their writes park)
+// before the writes take their turns, so the order in which the timers
+// were set (which goroutine got there first) does not decide the order of
+// the writes.
+type turnClock struct {
+	*sim.VirtualClock
+	turns *writeTurns
+}
+
+// StepOne fires a timer due now, or grants the next parked write, or
+// steps the virtual clock towards limit.
+func (c *turnClock) StepOne(limit time.Time) bool {
+	if c.VirtualClock.StepOne(c.Now()) || c.turns.grantNext() {
+		return true
+	}
+	return c.VirtualClock.StepOne(limit)
+}
+
+// Step is StepOne for a caller that steps whole instants (an unseeded
+// cluster): what is due now, then the parked writes, then the next
+// instant.
+func (c *turnClock) Step(limit time.Time) bool {
+	if c.VirtualClock.Step(c.Now()) || c.turns.grantNext() {
+		return true
+	}
+	return c.VirtualClock.Step(limit)
+}
