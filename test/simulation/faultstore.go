@@ -71,7 +71,7 @@ var ErrStopped = errors.New("simulation stopped")
 func (f *faultStore) stop() { f.stopOnce.Do(func() { close(f.stopped) }) }
 
 func newFaultStore(st store.Store, seed int64, clk clock.WithTicker) *faultStore {
-	return &faultStore{Store: st, seed: seed, clk: clk, turns: &writeTurns{}, writes: map[[32]byte]int{}, stopped: make(chan struct{})}
+	return &faultStore{Store: st, seed: seed, clk: clk, turns: &writeTurns{salt: uint64(seed)}, writes: map[[32]byte]int{}, stopped: make(chan struct{})}
 }
 
 func (f *faultStore) setConflicts(pct int) {

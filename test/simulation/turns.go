@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -34,6 +35,11 @@ type writeTurns struct {
 	// defaults from the caller's goroutine, one at a time, before any
 	// component runs (and before anything grants turns).
 	on atomic.Bool
+	// salt is the seed: the order of the turns is the keys' order after
+	// hashing them with it, so every seed goes through the writes of an
+	// instant in an order of its own (the interleavings a run explores
+	// still vary from seed to seed) and every run of a seed in the same.
+	salt uint64
 
 	mu     sync.Mutex
 	parked []*turn
@@ -46,6 +52,7 @@ type writeTurns struct {
 // turn is one parked write.
 type turn struct {
 	key   string
+	rank  uint64 // the key hashed with the salt
 	grant chan struct{}
 }
 
@@ -55,7 +62,7 @@ func (w *writeTurns) wait(ctx context.Context, key string, stopped <-chan struct
 	if !w.on.Load() {
 		return nil
 	}
-	t := &turn{key: key, grant: make(chan struct{})}
+	t := &turn{key: key, rank: w.rank(key), grant: make(chan struct{})}
 	w.mu.Lock()
 	w.parked = append(w.parked, t)
 	w.mu.Unlock()
@@ -91,7 +98,7 @@ func (w *writeTurns) grantNext() bool {
 	}
 	best := 0
 	for i, p := range w.parked[1:] {
-		if p.key < w.parked[best].key {
+		if b := w.parked[best]; p.rank < b.rank || (p.rank == b.rank && p.key < b.key) {
 			best = i + 1
 		}
 	}
@@ -106,6 +113,16 @@ func (w *writeTurns) grantNext() bool {
 	w.granted++
 	close(t.grant)
 	return true
+}
+
+// rank hashes key with the salt.
+func (w *writeTurns) rank(key string) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], w.salt)
+	_, _ = h.Write(b[:])
+	_, _ = h.Write([]byte(key))
+	return h.Sum64()
 }
 
 // pending is how many writes are parked.

@@ -1,8 +1,10 @@
 package simulation
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -29,22 +31,42 @@ func parkAll(t *testing.T, w *writeTurns, ctx context.Context, stopped <-chan st
 	return order, errs, wg
 }
 
-// Parked writes go one at a time, least key first, whatever order they
-// parked in; two with one key are counted as a tie.
+// Parked writes go one at a time in the seed's order of their keys (the
+// keys hashed with the seed), whatever order they parked in; two with one
+// key are counted as a tie. Another seed goes through them in another
+// order.
 func TestWriteTurnsCanonicalOrder(t *testing.T) {
-	w := &writeTurns{}
+	run := func(salt uint64, keys ...string) []string {
+		w := &writeTurns{salt: salt}
+		w.on.Store(true)
+		order, _, wg := parkAll(t, w, context.Background(), nil, keys...)
+		var got []string
+		for w.grantNext() {
+			got = append(got, <-order)
+		}
+		wg.Wait()
+		assert.False(t, w.grantNext(), "nothing left to grant")
+		return got
+	}
+	keys := []string{"c", "a", "h", "b", "a", "g", "e", "d", "f"}
+	want := slices.Clone(keys)
+	w := &writeTurns{salt: 7}
+	slices.SortFunc(want, func(a, b string) int {
+		return cmp.Or(cmp.Compare(w.rank(a), w.rank(b)), cmp.Compare(a, b))
+	})
+	for range 3 {
+		assert.Equal(t, want, run(7, keys...), "seed 7, every run")
+	}
+	assert.NotEqual(t, want, run(8, keys...), "seed 8 goes another way")
+
 	w.on.Store(true)
-	order, _, wg := parkAll(t, w, context.Background(), nil, "c", "a", "b", "a")
-	var got []string
+	_, _, wg := parkAll(t, w, context.Background(), nil, "x", "x")
 	for w.grantNext() {
-		got = append(got, <-order)
 	}
 	wg.Wait()
-	assert.Equal(t, []string{"a", "a", "b", "c"}, got)
 	granted, ties := w.stats()
-	assert.Equal(t, 4, granted)
+	assert.Equal(t, 2, granted)
 	assert.Equal(t, 1, ties)
-	assert.False(t, w.grantNext(), "nothing left to grant")
 }
 
 // A parked write ends without its turn when the harness stops or its
