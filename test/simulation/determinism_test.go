@@ -100,13 +100,12 @@ var (
 // first (the garbage collector or the VM controller deleting a VMI, two
 // writers of one status, one of which then conflicted) was the Go
 // scheduler's choice: the components' writes now take turns in a
-// canonical order (writeTurns).
+// canonical order (writeTurns); the VMI controller re-queued the VMIs
+// waiting for a node in a map's order (now sorted).
 //
-// It still finds differences, so it runs only with -repeat: the VMI
-// controller's node watch enqueues the VMIs waiting for a node in map
-// order, so the single worker reconciles them (and writes their Schedule
-// events) in a different order; and two writes of one instant (a node
-// agent's Define and Start events, two nodes' heartbeats) are not always
+// It still finds differences, so it runs only with -repeat: two writes of
+// one instant (a node agent's Define and Start events, two nodes'
+// heartbeats) are not always
 // parked together, because what woke their writers (timers set for one
 // instant by concurrent goroutines fire in the order they were set) does
 // not repeat. With -trace FILE, the traces of a seed whose runs differ are

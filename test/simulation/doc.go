@@ -40,8 +40,9 @@
 // on virtual time whose names, uids, timeouts and random choices repeat.
 // The components' store writes take turns: within a virtual instant each
 // one (a reconciler's, a node agent's, an event, a drain's eviction) waits
-// until the cluster has settled and then goes alone, the least first by a
-// canonical key (object, verb, writer, body), so two components acting on
+// until the cluster has settled and then goes alone, in the seed's order of
+// a canonical key (object, verb, writer, body; hashed with the seed, so
+// each seed explores an interleaving of its own), so two components acting on
 // one object at one instant (the garbage collector and the VM controller
 // deleting a VMI, two writers of one status) go in the same order on every
 // run, and an injected conflict or a real one falls the same way. The
@@ -49,9 +50,8 @@
 // scripted scenario's trace repeats byte for byte (TestSameSeedSameTrace);
 // a generated seed's repeats for many seeds but not yet all
 // (TestSeedsRepeat, run with -args -repeat): what a write depends on
-// besides the store can still differ, such as the order in which a
-// controller's work queue receives keys from a map, or which of two
-// timers set for one instant by concurrent goroutines fires first.
+// besides the store can still differ, such as which of two timers set for
+// one instant by concurrent goroutines fires first.
 //
 // # Multi-process mode
 //
