@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/virtkit/virtkit/hypervisor/sim"
+	"github.com/virtkit/virtkit/node"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -76,9 +79,7 @@ func onMPDomain(fault func(ctx context.Context, m *multiProcess, node, domain st
 			if m.nodes[n].proc.State() != procRunning {
 				continue
 			}
-			cctx, cancel := context.WithTimeout(ctx, mpCallTimeout)
-			doms, err := m.hostDomains(cctx, n)
-			cancel()
+			doms, err := m.hostDomainsOnceUp(ctx, n)
 			if err != nil {
 				return err
 			}
@@ -96,6 +97,30 @@ func onMPDomain(fault func(ctx context.Context, m *multiProcess, node, domain st
 		}
 		return nil
 	})
+}
+
+// mpStartLimit bounds how long a node process that was just started may
+// take to serve its host.
+const mpStartLimit = 20 * time.Second
+
+// hostDomainsOnceUp reads a node's host, waiting while a process that was
+// just started does not listen yet; nothing when it went down meanwhile.
+func (m *multiProcess) hostDomainsOnceUp(ctx context.Context, name string) ([]node.HostDomain, error) {
+	deadline := time.Now().Add(mpStartLimit)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, mpCallTimeout)
+		doms, err := m.hostDomains(cctx, name)
+		cancel()
+		if m.nodes[name].proc.State() != procRunning {
+			return nil, nil
+		}
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(deadline) {
+			return doms, err
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // mpFaultBodyLimit bounds the reply of a node's fault endpoint read.
