@@ -238,7 +238,7 @@ func shrinkMP(t *testing.T, cfg Config, opLog []Op, out Outcome, run Runner) {
 // TestMultiProcessGuestFaults runs the guest faults against node processes
 // on a written log: a crashed guest its VM restarts, a migration cut, a
 // guest agent gone, and a stop of a guest told to ignore ACPI, which its
-// node destroys at the end of its 30 s grace period (the acpi-stop
+// node destroys at the end of its 5 s grace period (the acpi-stop
 // invariant: Failed, not Succeeded as a guest that answers would end).
 func TestMultiProcessGuestFaults(t *testing.T) {
 	if testing.Short() {
@@ -251,19 +251,19 @@ func TestMultiProcessGuestFaults(t *testing.T) {
 		testenv.Unavailable(t, "multi-process simulation needs an etcd server: "+err.Error())
 	}
 	bin := virtkitBinary(t)
-	const always30s, always5s = 8, 4 // apply-vm's n: RunStrategy Always with a 30 s and a 5 s grace period
+	const always5s = 4 // apply-vm's n: RunStrategy Always with a 5 s grace period
 	ops := []Op{
-		{Name: "apply-vm", Target: "vm-0", N: always30s, Advance: 8000},
-		{Name: "apply-vm", Target: "vm-1", N: always5s, Advance: 8000},
-		{Name: "crash-guest", Target: "vm-1", Advance: 10000},
+		{Name: "apply-vm", Target: "vm-0", N: always5s, Advance: 6000},
+		{Name: "apply-vm", Target: "vm-1", N: always5s, Advance: 6000},
+		{Name: "crash-guest", Target: "vm-1", Advance: 8000},
 		{Name: "migrate", Target: "vm-1"},
-		{Name: "cut-migration", Target: "vm-1", Advance: 5000},
+		{Name: "cut-migration", Target: "vm-1", Advance: 3000},
 		{Name: "guest-agent-gone", Target: "vm-0", Advance: 1000},
 		{Name: "acpi-ignore", Target: "vm-0", Advance: 1000},
-		{Name: "stop", Target: "vm-0", Advance: 45000},
+		{Name: "stop", Target: "vm-0", Advance: 20000},
 	}
 	out, err := RunMultiProcess(t.Context(), Config{Seed: 1}, ops, MultiProcessOptions{Binary: bin, EtcdBinary: etcdBin,
-		Dir: t.TempDir(), TimeScale: 1, MaxPause: 45 * time.Second})
+		Dir: t.TempDir(), TimeScale: 1, MaxPause: 20 * time.Second})
 	if err != nil || out.Failed() || len(out.Errors) > 0 {
 		t.Logf("processes' logs:\n%s", out.Logs)
 	}
