@@ -54,6 +54,7 @@ type nodeFlags struct {
 	storage           nodeStorageFlags
 	network           nodeNetworkFlags
 	endpoint          endpointFlags
+	simFaultsAddr     string
 }
 
 func newNodeCmd() *cobra.Command {
@@ -96,6 +97,14 @@ run states in FILE and restores them on the next start, as real guests would
 survive an agent restart. The file also keeps the watchdog's deadline: guests
 restored after it passed come back stopped, as the watchdog would have stopped
 them. --hypervisor libvirt connects to --uri.
+
+Simulator only: --sim-faults-addr 127.0.0.1:PORT (loopback addresses only; no
+authentication) serves the simulated host's guest-fault hooks for tests that
+run this process: POST /sim/faults/crash-guest, /sim/faults/guest-agent-gone,
+/sim/faults/cut-migration and /sim/faults/acpi with a JSON body naming one of
+this node's domains ({"domain": "NAMESPACE_NAME"}, for acpi also "ignore": true
+or "delay": "20s"; neither restores the default). libvirt has no such hooks:
+the flag is refused with --hypervisor libvirt.
 
 Live migration: a libvirt node publishes --migration-uri (and
 --migration-data-uri) as its migration address, the source's destination
@@ -154,6 +163,7 @@ issued there when the CA key is present.`,
 	f.storage.register(cmd)
 	f.network.register(cmd)
 	f.endpoint.register(cmd)
+	registerSimFaultsFlag(cmd, &f.simFaultsAddr)
 	addCPUProfileFlag(cmd, &f.cpuProfile)
 	return cmd
 }
@@ -190,6 +200,9 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 			return errors.New("--watchdog: needs fencing (--fence-timeout is negative)")
 		}
 		f.watchdog = false
+	}
+	if err := checkSimFaultsAddr(f.simFaultsAddr, f.hypervisor); err != nil {
+		return err
 	}
 	migOpts, err := f.migration.options(f.hypervisor)
 	if err != nil {
@@ -284,6 +297,17 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 			return err
 		}
 		defer stopMetrics()
+	}
+	if f.simFaultsAddr != "" {
+		sh := simHostOf(hv)
+		if sh == nil {
+			return fmt.Errorf("%w: the hypervisor is not the simulator", errSimFaultsFlag)
+		}
+		stopFaults, err := serveSimFaults(ctx, f.simFaultsAddr, sh, agent, log, stderr)
+		if err != nil {
+			return err
+		}
+		defer stopFaults()
 	}
 	log.Info("node agent starting", "hypervisor", f.hypervisor, "store", f.store.store,
 		"fenceTimeout", fenceTimeoutText(f.fenceTimeout, f.heartbeatInterval), "watchdog", wd != nil)

@@ -78,12 +78,22 @@
 // restart-controller (this mode's own) is a SIGKILL of the controller
 // followed by a new one. A node that was partitioned counts as one whose
 // event recorder may have given up on writes, as the embedded cluster's
-// recorders report. Left out, because they need hooks only the embedded
-// cluster has: store-conflicts and store-latency (the fault store on
-// virtual time), crash-guest, guest-agent-gone, cut-migration, acpi-ignore
-// and acpi-delay (the simulated host's fault hooks, inside the node
-// process and not exposed by it), and slow-migration-network (the
-// simulated hosts' shared network).
+// recorders report. The guest faults (crash-guest, guest-agent-gone,
+// cut-migration, acpi-ignore, acpi-delay) reach the simulated host inside
+// each node process through its fault endpoint (`virtkit node
+// --sim-faults-addr`, a loopback port, a capability of the simulator that
+// libvirt has no counterpart for): each is posted to every node whose
+// agent's GET /debug/domains shows the guest's domain active and owned,
+// as the embedded cluster calls every host running it. A host inside a
+// frozen or killed node process cannot be reached and is skipped, and a
+// killed process's host forgets its guests' ACPI behaviours (its
+// --sim-state file keeps definitions and run states only). Time is real,
+// so a log with acpi-ignore or acpi-delay gets at least 240 s to converge:
+// a stop of a guest that does not power off takes up to the longest grace
+// period apply-vm draws (180 s). Left out, because they need hooks only
+// the embedded cluster has: store-conflicts and store-latency (the fault
+// store on virtual time), and slow-migration-network (the simulated
+// hosts' shared network).
 //
 // The invariants are the same code, reading the store on etcd and each
 // host's ground truth from its node agent's GET /debug/domains
@@ -95,11 +105,11 @@
 // fault-injection suite samples for it continuously). At quiescence every
 // fault is healed (frozen agents resumed, killed processes started, drains
 // ended, nodes uncordoned) and the final checks run until they pass or
-// -mp-converge (90 s) has passed. Stops are followed only with guests that
-// answer ACPI at once (the host's default). A failing seed prints its
-// operation log and the tail of every process's log, and (with
-// -multiprocess) is shrunk on fresh processes for each candidate, within
-// -mp-shrink-runs runs and -mp-shrink-wall; as real time does not repeat
+// -mp-converge (90 s) has passed. Stops are followed with the ACPI
+// behaviour the log gave their guest, as in the embedded cluster. A
+// failing seed prints its operation log and the tail of every process's
+// log, and (with -multiprocess) is shrunk on fresh processes for each
+// candidate, within -mp-shrink-runs runs and -mp-shrink-wall; as real time does not repeat
 // a run, a candidate counts as failing when one run of it fails, so the
 // shrink may stop early on a failure that depends on timing. The
 // reproduction replays with -multiprocess -replay FILE.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"syscall"
 	"time"
@@ -13,19 +14,14 @@ import (
 
 // mpLeftOut are the operations of the table the multi-process mode leaves
 // out, with why: they need the embedded cluster's hooks, which separate
-// processes do not expose.
+// processes do not expose. (The guest faults reach the simulated hosts
+// inside the node processes through their fault endpoints: mpfaults.go.)
 func mpLeftOut() map[string]string {
 	const store = "needs the in-process fault store between the components and the store (virtual-time latency, injected conflicts)"
-	const host = "needs the simulated host's fault hooks, which run inside the node process and are not exposed"
 	return map[string]string{
 		"store-conflicts":        store,
 		"store-latency":          store,
-		"crash-guest":            host,
-		"guest-agent-gone":       host,
-		"cut-migration":          host,
 		"slow-migration-network": "needs the simulated hosts' shared network, which separate node processes do not share",
-		"acpi-ignore":            host,
-		"acpi-delay":             host,
 	}
 }
 
@@ -59,7 +55,15 @@ func mpOperations() []opSpec {
 	faults := map[string]func(context.Context, system, Op) error{
 		// SIGKILL: the agent dies at once; its host's guests outlive it
 		// (--sim-state), as real guests outlive virt-handler.
-		"crash-agent": nodeProc(func(p *proc) error { return p.kill9(30 * time.Second) }),
+		"crash-agent": onProcesses(func(_ context.Context, m *multiProcess, op Op) error {
+			n := m.nodes[op.Target]
+			if n == nil {
+				return nil
+			}
+			err := n.proc.kill9(30 * time.Second)
+			m.forgetHostFaults(op.Target)
+			return err
+		}),
 		"restart-agent": nodeProc(func(p *proc) error {
 			return p.start()
 		}),
@@ -82,6 +86,7 @@ func mpOperations() []opSpec {
 			return n.proc.signal(syscall.SIGCONT)
 		}),
 	}
+	maps.Copy(faults, mpGuestFaults())
 	left := mpLeftOut()
 	var out []opSpec
 	for _, s := range operations() {
@@ -121,6 +126,7 @@ func RunMultiProcess(ctx context.Context, cfg Config, ops []Op, o MultiProcessOp
 	cfg = cfg.withDefaults()
 	cfg.MultiProcess = true
 	o = o.withDefaults()
+	o.Converge = max(o.Converge, acpiConverge(ops))
 	// A hang guard: every step may take a call's bound, then convergence.
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(len(ops)+4)*mpCallTimeout+o.Converge)
 	defer cancel()
@@ -218,6 +224,19 @@ func RunMultiProcess(ctx context.Context, cfg Config, ops []Op, o MultiProcessOp
 		}
 	}
 	return out, nil
+}
+
+// acpiConverge is the convergence bound a log with a guest that ignores
+// ACPI or takes its time to power off needs (0 for others): on real time,
+// a stop of such a guest takes up to the longest grace period apply-vm
+// draws before the guest is destroyed, and its VM then starts again.
+func acpiConverge(ops []Op) time.Duration {
+	for _, op := range ops {
+		if op.Name == "acpi-ignore" || op.Name == "acpi-delay" {
+			return time.Duration(slices.Max(gracePeriods))*time.Second + stopPollSlack + 45*time.Second
+		}
+	}
+	return 0
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -20,6 +20,7 @@ import (
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/hypervisor"
+	"github.com/virtkit/virtkit/hypervisor/sim"
 	"github.com/virtkit/virtkit/internal/etcdproc"
 	"github.com/virtkit/virtkit/internal/tcpproxy"
 	"github.com/virtkit/virtkit/node"
@@ -84,7 +85,10 @@ func (o MultiProcessOptions) pause(m Millis) time.Duration {
 type mpNode struct {
 	proc        *proc
 	metricsAddr string
-	proxy       *tcpproxy.Proxy
+	// faultsAddr serves the simulated host's guest faults
+	// (--sim-faults-addr).
+	faultsAddr string
+	proxy      *tcpproxy.Proxy
 	// cut records that the node was partitioned from the store at some
 	// point: its event recorder may have given up on writes since.
 	cut bool
@@ -104,7 +108,9 @@ type multiProcess struct {
 	life   *lifecycleState
 	client *http.Client
 	cancel context.CancelFunc
-	mu     sync.Mutex // guards nodes' cut
+	mu     sync.Mutex // guards nodes' cut and guestFaults
+	// guestFaults counts the guest faults the hosts took.
+	guestFaults int
 }
 
 // startMultiProcess starts etcd, the recorder, the controller and the node
@@ -114,7 +120,7 @@ func startMultiProcess(ctx context.Context, o MultiProcessOptions, nodes int) (m
 		return nil, errors.New("multi-process: Binary, EtcdBinary and Dir: required")
 	}
 	m = &multiProcess{dir: o.Dir, nodes: map[string]*mpNode{}, client: &http.Client{Timeout: 5 * time.Second},
-		life: &lifecycleState{}}
+		life: &lifecycleState{acpi: map[string]sim.ACPIBehaviour{}}}
 	defer func() {
 		if err != nil {
 			m.close()
@@ -142,6 +148,10 @@ func startMultiProcess(ctx context.Context, o MultiProcessOptions, nodes int) (m
 		if err != nil {
 			return m, err
 		}
+		faults, err := freeAddr()
+		if err != nil {
+			return m, err
+		}
 		// Each agent reaches etcd through a proxy of its own, so that a
 		// partition cuts one node from the store and nothing else.
 		px, err := tcpproxy.Start(context.WithoutCancel(ctx), tcpproxy.Options{Target: m.etcd.ClientAddr()})
@@ -149,8 +159,8 @@ func startMultiProcess(ctx context.Context, o MultiProcessOptions, nodes int) (m
 			return m, err
 		}
 		m.names = append(m.names, name)
-		m.nodes[name] = &mpNode{metricsAddr: addr, proxy: px, proc: newProc(o.Dir, o.Binary, name, "node", "--name", name,
-			"--store", "etcd://"+px.Addr(), "--metrics-addr", addr, "--hypervisor", "sim",
+		m.nodes[name] = &mpNode{metricsAddr: addr, faultsAddr: faults, proxy: px, proc: newProc(o.Dir, o.Binary, name, "node", "--name", name,
+			"--store", "etcd://"+px.Addr(), "--metrics-addr", addr, "--sim-faults-addr", faults, "--hypervisor", "sim",
 			"--sim-state", filepath.Join(o.Dir, name+".state.json"), "--heartbeat-interval", mpHeartbeat,
 			"--fence-timeout", mpFenceTimeout, "--status-interval", mpStatusInterval)}
 	}
@@ -285,8 +295,23 @@ func (m *multiProcess) summary(ctx context.Context, took time.Duration) string {
 		starts += p.starts
 		p.mu.Unlock()
 	}
-	return fmt.Sprintf("converged %s after the faults healed: %d VMIs (%d Running), %d active domains on %d hosts, %d process starts",
-		took.Round(100*time.Millisecond), len(vmis.Items), running, active, len(m.names), starts)
+	m.mu.Lock()
+	faults := m.guestFaults
+	m.mu.Unlock()
+	stops, ignoring := 0, 0
+	m.life.mu.Lock()
+	for _, s := range m.life.stops {
+		if s.clean {
+			stops++
+			if s.answer < 0 {
+				ignoring++
+			}
+		}
+	}
+	m.life.mu.Unlock()
+	return fmt.Sprintf("converged %s after the faults healed: %d VMIs (%d Running), %d active domains on %d hosts, %d process starts, "+
+		"%d guest faults injected, %d stops followed (%d of guests ignoring ACPI)",
+		took.Round(100*time.Millisecond), len(vmis.Items), running, active, len(m.names), starts, faults, stops, ignoring)
 }
 
 // hostReply is the part of a node's GET /debug/domains the checks read.

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -188,12 +190,26 @@ func TestMultiProcessTable(t *testing.T) {
 	for name := range left {
 		require.NotContains(t, got, name)
 	}
-	ops := Generate(Config{Seed: 7, Ops: 200, MultiProcess: true})
+	ops := Generate(Config{Seed: 7, Ops: 400, MultiProcess: true})
 	for _, op := range ops {
 		_, drop := left[op.Name]
 		require.False(t, drop, "%s drawn", op)
 	}
-	require.True(t, strings.Contains(fmt.Sprint(ops), "restart-controller"), "200 draws include a controller restart")
+	require.True(t, strings.Contains(fmt.Sprint(ops), "restart-controller"), "400 draws include a controller restart")
+	// The guest faults run against the node processes' fault endpoints
+	// (not the embedded cluster's hooks), and the generator draws them.
+	guestFaults := []string{"crash-guest", "guest-agent-gone", "cut-migration", "acpi-ignore", "acpi-delay"}
+	table := map[string]opSpec{}
+	for _, s := range mpOperations() {
+		table[s.name] = s
+	}
+	for _, name := range guestFaults {
+		require.Contains(t, got, name)
+		require.NotContains(t, left, name)
+		// No node process: nothing to act on, and no errInProcessOnly.
+		require.NoError(t, table[name].run(t.Context(), &multiProcess{}, Op{Name: name, Target: "vm-0", N: 3}), name)
+		require.Contains(t, fmt.Sprint(ops), name+" ", "400 draws include %s", name)
+	}
 	// A row of the embedded cluster's hooks run against processes is an
 	// error that ends the run, not a user's refused request.
 	err := inProcess(func(context.Context, *Harness, Op) error { return nil })(t.Context(), &multiProcess{}, Op{Name: "x"})
@@ -217,4 +233,47 @@ func shrinkMP(t *testing.T, cfg Config, opLog []Op, out Outcome, run Runner) {
 	r := Repro{Seed: cfg.Seed, Invariant: inv, Ops: small}
 	t.Logf("seed=%d %s: shrunk %d ops to %d in %d runs on fresh processes (real time: a shorter log that failed once);"+
 		" replay with -run TestMultiProcess -args -multiprocess -replay FILE holding:\n%s", cfg.Seed, inv, len(opLog), len(small), n, r.JSON())
+}
+
+// TestMultiProcessGuestFaults runs the guest faults against node processes
+// on a written log: a crashed guest its VM restarts, a migration cut, a
+// guest agent gone, and a stop of a guest told to ignore ACPI, which its
+// node destroys at the end of its 5 s grace period (the acpi-stop
+// invariant: Failed, not Succeeded as a guest that answers would end).
+func TestMultiProcessGuestFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process simulation: not in -short")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	etcdBin, err := etcdproc.FindBinary(root)
+	if err != nil {
+		testenv.Unavailable(t, "multi-process simulation needs an etcd server: "+err.Error())
+	}
+	bin := virtkitBinary(t)
+	const always5s = 4 // apply-vm's n: RunStrategy Always with a 5 s grace period
+	ops := []Op{
+		{Name: "apply-vm", Target: "vm-0", N: always5s, Advance: 6000},
+		{Name: "apply-vm", Target: "vm-1", N: always5s, Advance: 6000},
+		{Name: "crash-guest", Target: "vm-1", Advance: 8000},
+		{Name: "migrate", Target: "vm-1"},
+		{Name: "cut-migration", Target: "vm-1", Advance: 3000},
+		{Name: "guest-agent-gone", Target: "vm-0", Advance: 1000},
+		{Name: "acpi-ignore", Target: "vm-0", Advance: 1000},
+		{Name: "stop", Target: "vm-0", Advance: 20000},
+	}
+	out, err := RunMultiProcess(t.Context(), Config{Seed: 1}, ops, MultiProcessOptions{Binary: bin, EtcdBinary: etcdBin,
+		Dir: t.TempDir(), TimeScale: 1, MaxPause: 20 * time.Second})
+	if err != nil || out.Failed() || len(out.Errors) > 0 {
+		t.Logf("processes' logs:\n%s", out.Logs)
+	}
+	require.NoError(t, err)
+	require.Empty(t, out.Violations)
+	require.Empty(t, out.Errors)
+	t.Log(out.Summary)
+	m := regexp.MustCompile(`(\d+) guest faults injected, (\d+) stops followed \((\d+) of guests ignoring ACPI\)`).FindStringSubmatch(out.Summary)
+	require.NotNil(t, m, out.Summary)
+	injected, _ := strconv.Atoi(m[1])
+	require.GreaterOrEqual(t, injected, 4, "crash-guest, cut-migration, guest-agent-gone and acpi-ignore each reached a host")
+	require.Equal(t, []string{"1", "1"}, m[2:], "the stop of vm-0 was followed, its guest ignoring ACPI")
 }
