@@ -422,6 +422,12 @@ func (i *informer) assume(obj virtkit.Object) {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if seen, err := strconv.ParseUint(i.rv, 10, 64); err == nil && rv <= seen {
+		// The stream has delivered this write already, and whatever
+		// followed it: the indexer knows better (the object may since
+		// have been deleted, and no later event would take it out again).
+		return
+	}
 	cur, ok, _ := i.indexer.GetByKey(store.KeyOf(obj).String())
 	if ok {
 		have, err := strconv.ParseUint(cur.(virtkit.Object).GetResourceVersion(), 10, 64)

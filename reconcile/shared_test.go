@@ -276,3 +276,27 @@ func newControllerRef(owner metav1.Object, kind string) metav1.OwnerReference {
 		BlockOwnerDeletion: &yes,
 	}
 }
+
+// A write assumed after the stream has delivered it and what followed it
+// (here the object's deletion by someone else) does not put the object
+// back: a writer's Assume can come after the watch's events when the
+// writer is slow to return.
+func TestSharedCacheDoesNotAssumeAWriteTheStreamPassed(t *testing.T) {
+	st := store.NewMemory()
+	c, ctx := startShared(t, st)
+	vmi := sharedVMI("late", "n1", nil, "")
+	require.NoError(t, st.Create(ctx, vmi))
+	vmi.Labels = map[string]string{"written": "by a slow writer"}
+	require.NoError(t, st.Update(ctx, vmi))
+	written := vmi.DeepCopy()
+	require.NoError(t, st.Delete(ctx, vmi, store.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		_, ok, err := c.GetShared(ctx, &virtkit.VirtualMachineInstanceList{}, store.KeyOf(vmi))
+		return err == nil && !ok
+	}, 10*time.Second, 5*time.Millisecond, "the cache sees the deletion")
+
+	c.Assume(written) // the slow writer's wrapper, after its Update returned
+	_, ok, err := c.GetShared(ctx, &virtkit.VirtualMachineInstanceList{}, store.KeyOf(vmi))
+	require.NoError(t, err)
+	assert.False(t, ok, "a deleted object came back into the cache")
+}

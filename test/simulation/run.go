@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/internal/seeded"
+	"github.com/virtkit/virtkit/store"
 )
 
 // Config is one simulation's budget and switches.
@@ -233,6 +235,22 @@ func Run(ctx context.Context, cfg Config, ops []Op) (Outcome, error) {
 	if err := h.Advance(ctx, cfg.Quiesce); err != nil {
 		return stuck(len(ops), err)
 	}
+	// A migration in post-copy has no timeout and cannot be aborted: it
+	// ends when the last page has crossed, which on a congested link can
+	// take longer than the quiescence (3 GiB at 4 MiB/s is 13 minutes).
+	// Give it the time, bounded.
+	for range postCopyGrace {
+		running, err := postCopyRunning(uctx, h)
+		if err != nil {
+			return out, err
+		}
+		if !running {
+			break
+		}
+		if err := h.Advance(ctx, time.Minute); err != nil {
+			return stuck(len(ops), err)
+		}
+	}
 	h.life.waitDrains(10 * time.Second)
 	h.life.mu.Lock()
 	out.Errors = append(out.Errors, h.life.errs...)
@@ -243,4 +261,24 @@ func Run(ctx context.Context, cfg Config, ops []Op) (Outcome, error) {
 	}
 	add(vs)
 	return out, nil
+}
+
+// postCopyGrace is how many more virtual minutes the final checks wait
+// for post-copy migrations: a 12 GiB guest (the largest the generator
+// makes) at 4 MiB/s, with room to spare.
+const postCopyGrace = 60
+
+// postCopyRunning reports whether a VMI's migration is in post-copy and
+// has not ended.
+func postCopyRunning(ctx context.Context, h *Harness) (bool, error) {
+	var vmis virtkit.VirtualMachineInstanceList
+	if err := h.Store.List(ctx, &vmis, store.ListOptions{}); err != nil {
+		return false, err
+	}
+	for _, v := range vmis.Items {
+		if ms := v.Status.MigrationState; ms != nil && ms.Mode == virtkit.MigrationPostCopy && !ms.Completed && !ms.Failed {
+			return true, nil
+		}
+	}
+	return false, nil
 }
