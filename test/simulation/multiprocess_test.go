@@ -48,13 +48,7 @@ func TestMultiProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process simulation: not in -short")
 	}
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	etcdBin, err := etcdproc.FindBinary(root)
-	if err != nil {
-		testenv.Unavailable(t, "multi-process simulation needs an etcd server: "+err.Error())
-	}
-	bin := virtkitBinary(t)
+	etcdBin, bin := mpBinaries(t)
 	disabled := mpSwitches(t)
 	for name, why := range disabled {
 		t.Logf("disabled: %s (%s)", name, why)
@@ -70,6 +64,7 @@ func TestMultiProcess(t *testing.T) {
 		case *flagSeed != 0:
 			from, to = *flagSeed, *flagSeed
 		case *flagSeeds != "":
+			var err error
 			from, to, err = parseSeeds(*flagSeeds)
 			require.NoError(t, err)
 		}
@@ -244,13 +239,7 @@ func TestMultiProcessGuestFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process simulation: not in -short")
 	}
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	etcdBin, err := etcdproc.FindBinary(root)
-	if err != nil {
-		testenv.Unavailable(t, "multi-process simulation needs an etcd server: "+err.Error())
-	}
-	bin := virtkitBinary(t)
+	etcdBin, bin := mpBinaries(t)
 	const always5s = 4 // apply-vm's n: RunStrategy Always with a 5 s grace period
 	ops := []Op{
 		{Name: "apply-vm", Target: "vm-0", N: always5s, Advance: 6000},
@@ -276,4 +265,17 @@ func TestMultiProcessGuestFaults(t *testing.T) {
 	injected, _ := strconv.Atoi(m[1])
 	require.GreaterOrEqual(t, injected, 4, "crash-guest, cut-migration, guest-agent-gone and acpi-ignore each reached a host")
 	require.Equal(t, []string{"1", "1"}, m[2:], "the stop of vm-0 was followed, its guest ignoring ACPI")
+}
+
+// mpBinaries finds the etcd server (or reports it unavailable) and builds
+// the virtkit command for a multi-process run.
+func mpBinaries(t *testing.T) (etcdBin, bin string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	etcdBin, err = etcdproc.FindBinary(root)
+	if err != nil {
+		testenv.Unavailable(t, "multi-process simulation needs an etcd server: "+err.Error())
+	}
+	return etcdBin, virtkitBinary(t)
 }
