@@ -77,8 +77,23 @@ func serveHandler(ctx context.Context, addr string, h http.Handler, out io.Write
 	}()
 	fmt.Fprintf(out, "metrics: http://%s/metrics\n", ln.Addr())
 
+	stop = shutdownOnce(ctx, srv, served)
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-served:
+		}
+	}()
+	return stop, nil
+}
+
+// shutdownOnce returns a stop function for srv, whose Serve closes served
+// when it returns: the first call shuts srv down (closing it if that takes
+// over 5 s) and waits for Serve to return; later calls do nothing.
+func shutdownOnce(ctx context.Context, srv *http.Server, served <-chan struct{}) func() {
 	var once sync.Once
-	stop = func() {
+	return func() {
 		once.Do(func() {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
@@ -88,12 +103,4 @@ func serveHandler(ctx context.Context, addr string, h http.Handler, out io.Write
 			<-served
 		})
 	}
-	go func() {
-		select {
-		case <-ctx.Done():
-			stop()
-		case <-served:
-		}
-	}()
-	return stop, nil
 }

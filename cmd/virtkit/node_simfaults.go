@@ -12,7 +12,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -314,16 +313,6 @@ func serveSimFaults(ctx context.Context, addr string, h simFaultHost, doms hostD
 	fmt.Fprintf(out, "sim faults: http://%s%s\n", ln.Addr(), simFaultsPrefix)
 	log.Warn("serving the simulated host's guest-fault hooks (a simulator-only test capability, no authentication)",
 		"addr", ln.Addr().String())
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil {
-				_ = srv.Close()
-			}
-			<-served
-		})
-	}
+	stop = shutdownOnce(ctx, srv, served)
 	return stop, nil
 }
