@@ -89,8 +89,14 @@ func startAgent(t *testing.T, opts node.Options) (*node.Agent, func()) {
 		}
 	}
 	t.Cleanup(stop)
+	// Registered means the first heartbeat is written, not only the Node
+	// created: registration creates the Node and then writes its status,
+	// and a test that cuts the store between the two would leave the agent
+	// retrying its registration, never started and so never fenced.
 	require.Eventually(t, func() bool {
-		return opts.Store.Get(context.Background(), store.Key{Name: opts.NodeName}, &virtkit.Node{}) == nil
+		n := &virtkit.Node{}
+		err := opts.Store.Get(context.Background(), store.Key{Name: opts.NodeName}, n)
+		return err == nil && n.Status.LastHeartbeatTime != nil
 	}, 10*time.Second, 10*time.Millisecond, "the agent registers its node")
 	return a, stop
 }
