@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -168,16 +169,25 @@ func (c *checker) lifeFinal(ctx context.Context, step int, vmis []virtkit.Virtua
 	}
 	c.sys.lifecycle().mu.Lock()
 	defer c.sys.lifecycle().mu.Unlock()
+	// An owner deleted twice, once with Orphan and once with another
+	// policy, may end either way: the later delete replaces the "orphan"
+	// finalizer as Kubernetes' does, but a collector already orphaning
+	// the dependents finishes, in virtkit as in Kubernetes.
+	orphaned := map[types.UID]bool{}
+	for _, d := range c.sys.lifecycle().deletes {
+		if d.policy == metav1.DeletePropagationOrphan {
+			orphaned[d.uid] = true
+		}
+	}
 	for _, d := range c.sys.lifecycle().deletes {
 		for uid, key := range d.vmis {
 			v := byUID[uid]
 			switch {
 			case v == nil:
+			case orphaned[d.uid] && !refersTo(v, d.uid):
 			case d.policy == metav1.DeletePropagationOrphan:
-				for _, ref := range v.OwnerReferences {
-					if ref.UID == d.uid {
-						c.report(out, step, InvOrphan, "VMI %s still refers to its deleted owner %s (uid %s)", key, d.owner, d.uid)
-					}
+				if refersTo(v, d.uid) {
+					c.report(out, step, InvOrphan, "VMI %s still refers to its deleted owner %s (uid %s)", key, d.owner, d.uid)
 				}
 			default:
 				c.report(out, step, InvPropagation, "VMI %s of %s (deleted with policy %s) still exists at quiescence (%s)", key, d.owner, d.policy, vmiState(v))
@@ -255,4 +265,9 @@ func (c *checker) eventsFinal(step int, out *[]Violation) {
 // record its events (Migrating the source's, Migrated the target's).
 type migratedVMI struct {
 	what, source, target string
+}
+
+// refersTo reports whether v has an owner reference to uid.
+func refersTo(v *virtkit.VirtualMachineInstance, uid types.UID) bool {
+	return slices.ContainsFunc(v.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == uid })
 }
