@@ -18,10 +18,12 @@ func WriteJSON(w io.Writer, rows []Row) error {
 	return enc.Encode(rows)
 }
 
-// WriteTable writes rows as an aligned table with the ratio total/lowerBound.
+// WriteTable writes rows as an aligned table with the ratio total/lowerBound
+// and each row's standing under [RuleWithinDowntimeLimit] ("within limit":
+// yes, over by how much, or "-" for a run that did not complete).
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "profile\tpolicy\tcaps\toutcome\tmode\ttotal s\tlower s\ttotal/lower\tdowntime ms\tsent GB\tsent/M\tdecision s\tmax thr %\tthr CPU-s\tpost-copy s\t")
+	fmt.Fprintln(tw, "profile\tpolicy\tcaps\toutcome\tmode\ttotal s\tlower s\ttotal/lower\tdowntime ms\tlimit ms\twithin limit\tsent GB\tsent/M\tdecision s\tmax thr %\tthr CPU-s\tpost-copy s\t")
 	for _, r := range rows {
 		down := "-"
 		if r.DowntimeMs != nil {
@@ -31,9 +33,9 @@ func WriteTable(w io.Writer, rows []Row) error {
 		if r.MemoryBytes > 0 {
 			sentM = float64(r.BytesSent) / float64(r.MemoryBytes)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.2f\t%s\t%.1f\t%.2f\t%.1f\t%d\t%.1f\t%.1f\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.2f\t%s\t%.0f\t%s\t%.1f\t%.2f\t%.1f\t%d\t%.1f\t%.1f\t\n",
 			r.Profile, r.Policy, r.Capabilities, r.Outcome, r.Mode, r.TotalSeconds, r.LowerBoundSeconds, r.Ratio(),
-			down, float64(r.BytesSent)/1e9, sentM, r.DecisionSeconds, r.MaxThrottlePercent,
+			down, r.DowntimeLimitMs, limitCell(r), float64(r.BytesSent)/1e9, sentM, r.DecisionSeconds, r.MaxThrottlePercent,
 			r.ThrottleCPUSeconds, r.PostCopySeconds)
 	}
 	if err := tw.Flush(); err != nil {

@@ -125,7 +125,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func sampleRows() []Row {
 	down := 278.2
-	return []Row{
+	rows := []Row{
 		{Profile: "P7-hog", Policy: "virtkit", Outcome: "Failed", Reason: "pre-copy cannot converge", Mode: "PreCopy",
 			TotalSeconds: 5.5, BytesSent: 6_300_000_000, LowerBoundSeconds: 7.47, DecisionSeconds: 5.5, MemoryBytes: 8 << 30,
 			Samples: []Sample{{0.5, 8 << 30}, {5.5, 2 << 30}}},
@@ -136,12 +136,29 @@ func sampleRows() []Row {
 			TotalSeconds: 3.778, DowntimeMs: &down, BytesSent: 4_310_383_052, LowerBoundSeconds: 3.735, MemoryBytes: 4 << 30,
 			Samples: []Sample{{0.5, 4 << 30}, {3.778, 0}}},
 	}
+	for i := range rows {
+		rows[i].DowntimeLimit = 300 * time.Millisecond
+		rows[i].ApplyDowntimeRule()
+	}
+	return rows
+}
+
+// overLimitRow is a baseline that completed with a pause over its
+// 300 ms limit (QEMU's threshold plus the switchover's fixed cost).
+func overLimitRow() Row {
+	over := 328.4
+	r := Row{Profile: "P1-idle", Policy: "kubevirt", Outcome: "Succeeded", Reason: "completed: PreCopy", Mode: "PreCopy",
+		TotalSeconds: 3.712, DowntimeMs: &over, BytesSent: 4_300_000_000, LowerBoundSeconds: 3.735, MemoryBytes: 4 << 30,
+		DowntimeLimit: 300 * time.Millisecond}
+	r.ApplyDowntimeRule()
+	return r
 }
 
 func TestWriteOutputsGolden(t *testing.T) {
 	var js, table, svg bytes.Buffer
-	require.NoError(t, WriteJSON(&js, sampleRows()))
-	require.NoError(t, WriteTable(&table, sampleRows()))
+	rows := append(sampleRows(), overLimitRow())
+	require.NoError(t, WriteJSON(&js, rows))
+	require.NoError(t, WriteTable(&table, rows))
 	require.NoError(t, WritePlot(&svg, "P7-hog", sampleRows()))
 	golden(t, "rows.json", js.Bytes())
 	golden(t, "rows.txt", table.Bytes())

@@ -138,7 +138,13 @@ type Row struct {
 	Mode         string   `json:"mode"`
 	TotalSeconds float64  `json:"totalSeconds"`
 	DowntimeMs   *float64 `json:"downtimeMs"`
-	BytesSent    uint64   `json:"bytesSent"`
+	// DowntimeLimitMs is the downtime limit configured for the migration
+	// (the profile's), and WithinDowntimeLimit whether a completed run's
+	// pause stayed within it ([RuleWithinDowntimeLimit]; nil for a run
+	// that did not complete). Set by [Row.ApplyDowntimeRule].
+	DowntimeLimitMs     float64 `json:"downtimeLimitMs,omitempty"`
+	WithinDowntimeLimit *bool   `json:"withinDowntimeLimit,omitempty"`
+	BytesSent           uint64  `json:"bytesSent"`
 	// Iterations is the job's last memory iteration (QEMU's bitmap syncs
 	// plus one).
 	Iterations         uint64  `json:"iterations,omitempty"`
@@ -419,6 +425,7 @@ func RunOne(ctx context.Context, p Profile, policyName string, opts Options) (Ro
 	row.MaxThrottlePercent = res.MaxThrottle
 	row.Decisions = res.Decisions
 	row.Passes = passes.Passes()
+	row.ApplyDowntimeRule()
 	if opts.Samples && res.Outcome == migration.OutcomeSucceeded {
 		row.Samples = append(row.Samples, Sample{Seconds: res.Total.Seconds(), Remaining: 0})
 	}

@@ -14,6 +14,10 @@ type Summary struct {
 	Policy    string `json:"policy"`
 	Runs      int    `json:"runs"`
 	Succeeded int    `json:"succeeded"`
+	// WithinLimit counts the runs that succeeded within the downtime
+	// limit ([RuleWithinDowntimeLimit]); Succeeded less WithinLimit
+	// succeeded over it.
+	WithinLimit int `json:"withinDowntimeLimit"`
 	// Total time over every run (a failed or capped run counts at the time
 	// it ended, as in the single-run table).
 	TotalMedian float64 `json:"totalMedianSeconds"`
@@ -47,6 +51,9 @@ func Summarize(rows []Row) []Summary {
 			if r.Outcome == "Succeeded" {
 				s.Succeeded++
 			}
+			if r.Standing() == StandingWithinLimit {
+				s.WithinLimit++
+			}
 			totals = append(totals, r.TotalSeconds)
 			sent = append(sent, float64(r.BytesSent))
 			if r.DowntimeMs != nil {
@@ -79,14 +86,14 @@ func median(xs []float64) float64 {
 // WriteSummaryTable writes summaries as an aligned table.
 func WriteSummaryTable(w io.Writer, sums []Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "profile\tpolicy\truns\tsucceeded\ttotal s median\ttotal s range\tdowntime ms median\tdowntime ms max\tsent MiB median\t")
+	fmt.Fprintln(tw, "profile\tpolicy\truns\tsucceeded\twithin limit\ttotal s median\ttotal s range\tdowntime ms median\tdowntime ms max\tsent MiB median\t")
 	for _, s := range sums {
 		dm, dx := "-", "-"
 		if s.DowntimeMedianMs != nil {
 			dm, dx = fmt.Sprintf("%.0f", *s.DowntimeMedianMs), fmt.Sprintf("%.0f", *s.DowntimeMaxMs)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.3f\t%.3f-%.3f\t%s\t%s\t%.1f\t\n",
-			s.Profile, s.Policy, s.Runs, s.Succeeded, s.TotalMedian, s.TotalMin, s.TotalMax,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.3f\t%.3f-%.3f\t%s\t%s\t%.1f\t\n",
+			s.Profile, s.Policy, s.Runs, s.Succeeded, s.WithinLimit, s.TotalMedian, s.TotalMin, s.TotalMax,
 			dm, dx, s.SentMedian/(1<<20))
 	}
 	return tw.Flush()

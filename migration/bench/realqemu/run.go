@@ -290,6 +290,7 @@ func runOne(ctx context.Context, p bench.Profile, g Guest, policyName string, op
 		ms := round(float64(d)/float64(time.Millisecond), 1)
 		row.DowntimeMs = &ms
 	}
+	row.ApplyDowntimeRule()
 	if opts.Progress != nil {
 		down := "-"
 		if row.DowntimeMs != nil {
