@@ -41,6 +41,14 @@ func WriteTable(w io.Writer, rows []Row) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	over := 0
+	for _, r := range rows {
+		if r.Standing() == StandingOverLimit {
+			over++
+		}
+	}
+	fmt.Fprintf(w, "\nwithin limit: rule %s, a run succeeds only if its pause stayed within the configured downtime limit; %d of %d runs succeeded over it\n",
+		RuleWithinDowntimeLimit, over, len(rows))
 	// Reasons are long; list them after the table.
 	fmt.Fprintln(w)
 	for _, r := range rows {
