@@ -74,7 +74,9 @@ type Options struct {
 	// templates), as KubeVirt's cluster configuration tunes its defaulting
 	// webhook. See [Options.ObjectDefaults] for how the zero value differs
 	// from virtkit.SetDefaults: the pod network's default interface is
-	// masquerade, which can live-migrate.
+	// masquerade, which can live-migrate. A set EvictionStrategy is the
+	// cluster-wide eviction strategy and New writes it into the KubeVirt
+	// object (see KubeVirt).
 	Defaults virtkit.DefaultOptions
 	// Domain configures the domain builder on every node.
 	Domain domain.Options
@@ -143,11 +145,14 @@ type Options struct {
 	// object to change it). nil creates the object with KubeVirt's default
 	// configuration, or keeps the one a persistent store already holds;
 	// given, it replaces the stored object's configuration. Its
-	// migrations (unless Migration.Config is set), eviction strategy
-	// (unless Defaults.EvictionStrategy is set) and VM rollout strategy
-	// configure the controllers as New finds them; admission follows
-	// later changes, and placement reads its nodeSelectors for every
-	// decision. Its memoryOvercommit sizes the memory request of VMIs
+	// evictionStrategy is the cluster-wide eviction strategy, which
+	// Defaults.EvictionStrategy, when set, seeds and overrides: New writes
+	// it into the object, so the API's pod evictions (kubectl drain) and
+	// Cluster.Drain, which read the object, agree with the controllers.
+	// Its migrations (unless Migration.Config is set), eviction strategy
+	// and VM rollout strategy configure the controllers as New finds them;
+	// admission and Cluster.Drain follow later changes, and placement
+	// reads its nodeSelectors for every decision. Its memoryOvercommit sizes the memory request of VMIs
 	// that set none, and its permittedHostDevices say which of their
 	// hosts' devices the node agents advertise.
 	KubeVirt *virtkit.KubeVirtConfiguration
@@ -276,7 +281,7 @@ func build(opts Options, withNodes bool) (*Cluster, error) {
 	if err := controller.EnsureNamespaces(context.Background(), opts.Store, append(virtkit.SystemNamespaces(), virtkit.DefaultKubeVirtNamespace)...); err != nil {
 		return nil, err
 	}
-	kvConfig, err := installKubeVirtWithTimeout(opts.Store, opts.KubeVirt, metav1.NewTime(opts.Clock.Now()))
+	kvConfig, err := installKubeVirtWithTimeout(opts.Store, opts.KubeVirt, opts.Defaults.EvictionStrategy, metav1.NewTime(opts.Clock.Now()))
 	if err != nil {
 		return nil, err
 	}

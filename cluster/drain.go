@@ -20,7 +20,10 @@ func (c *Cluster) Uncordon(ctx context.Context, node string) error {
 // Drain cordons a host and evicts every VMI on it by its evictionStrategy
 // until none is left or ctx ends; see [controller.Drain]. Unset options
 // take the cluster's: its clock, its controllers' event recorder and the
-// eviction strategy of its object defaults (Options.Defaults).
+// cluster-wide eviction strategy, read now from the KubeVirt object as
+// kubectl drain's evictions through the API read it
+// ([ClusterEvictionStrategy]; New writes Options.Defaults.EvictionStrategy
+// there), so both drains treat a VMI without an evictionStrategy alike.
 func (c *Cluster) Drain(ctx context.Context, node string, o controller.DrainOptions) error {
 	if o.Clock == nil {
 		o.Clock = c.opts.Clock
@@ -29,7 +32,11 @@ func (c *Cluster) Drain(ctx context.Context, node string, o controller.DrainOpti
 		o.Events = c.controllerEvents
 	}
 	if o.DefaultEvictionStrategy == "" {
-		o.DefaultEvictionStrategy = c.opts.Defaults.EvictionStrategy
+		es, err := ClusterEvictionStrategy(ctx, c.store)
+		if err != nil {
+			return err
+		}
+		o.DefaultEvictionStrategy = es
 	}
 	return controller.Drain(ctx, c.store, node, o)
 }

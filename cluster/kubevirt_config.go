@@ -11,10 +11,10 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-func installKubeVirtWithTimeout(st store.Store, cfg *virtkit.KubeVirtConfiguration, now metav1.Time) (*virtkit.KubeVirtConfiguration, error) {
+func installKubeVirtWithTimeout(st store.Store, cfg *virtkit.KubeVirtConfiguration, eviction virtkit.EvictionStrategy, now metav1.Time) (*virtkit.KubeVirtConfiguration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
 	defer cancel()
-	out, err := installKubeVirt(ctx, st, cfg, now)
+	out, err := installKubeVirt(ctx, st, cfg, eviction, now)
 	if err != nil {
 		return nil, fmt.Errorf("installing the KubeVirt object: %w", err)
 	}
@@ -25,11 +25,18 @@ func installKubeVirtWithTimeout(st store.Store, cfg *virtkit.KubeVirtConfigurati
 // namespace kubevirt) with cfg, KubeVirt's default configuration when cfg
 // is nil, and returns the configuration the cluster has. An object the
 // store already holds is the cluster's configuration and is kept, unless
-// cfg is given: then its spec.configuration becomes cfg.
-func installKubeVirt(ctx context.Context, st store.Store, cfg *virtkit.KubeVirtConfiguration, now metav1.Time) (*virtkit.KubeVirtConfiguration, error) {
+// cfg is given: then its spec.configuration becomes cfg. A non-empty
+// eviction (Options.Defaults.EvictionStrategy) is written as the
+// configuration's evictionStrategy either way: the object is the one
+// place the cluster-wide eviction strategy is read from (the API's pod
+// evictions, Cluster.Drain, admission), so the option must be there.
+func installKubeVirt(ctx context.Context, st store.Store, cfg *virtkit.KubeVirtConfiguration, eviction virtkit.EvictionStrategy, now metav1.Time) (*virtkit.KubeVirtConfiguration, error) {
 	kv := virtkit.DefaultKubeVirt()
 	if cfg != nil {
 		kv.Spec.Configuration = *cfg.DeepCopy()
+	}
+	if eviction != "" {
+		kv.Spec.Configuration.EvictionStrategy = &eviction
 	}
 	if errs := virtkit.Validate(kv); len(errs) > 0 {
 		return nil, fmt.Errorf("Options.KubeVirt: %w", errs.ToAggregate())
@@ -52,10 +59,14 @@ func installKubeVirt(ctx context.Context, st store.Store, cfg *virtkit.KubeVirtC
 		} else if err != nil {
 			return nil, err
 		}
-		if cfg == nil {
+		switch {
+		case cfg != nil:
+			cur.Spec.Configuration = *kv.Spec.Configuration.DeepCopy()
+		case eviction == "" || ptrEqual(cur.Spec.Configuration.EvictionStrategy, eviction):
 			return &cur.Spec.Configuration, nil
+		default:
+			cur.Spec.Configuration.EvictionStrategy = &eviction
 		}
-		cur.Spec.Configuration = *cfg.DeepCopy()
 		if err := st.Update(ctx, cur); !errors.Is(err, store.ErrConflict) {
 			if err != nil {
 				return nil, err
@@ -64,4 +75,23 @@ func installKubeVirt(ctx context.Context, st store.Store, cfg *virtkit.KubeVirtC
 		}
 	}
 	return nil, fmt.Errorf("gave up after %d conflicting writes", applyAttempts)
+}
+
+func ptrEqual[T comparable](p *T, v T) bool { return p != nil && *p == v }
+
+// ClusterEvictionStrategy reads the cluster-wide eviction strategy, the
+// one VMIs without spec.evictionStrategy are evicted by: the KubeVirt
+// object's spec.configuration.evictionStrategy, None when it names none
+// or there is no KubeVirt object. The API's pods/eviction reads the same.
+func ClusterEvictionStrategy(ctx context.Context, st store.Store) (virtkit.EvictionStrategy, error) {
+	kv := &virtkit.KubeVirt{}
+	err := st.Get(ctx, store.Key{Namespace: virtkit.DefaultKubeVirtNamespace, Name: virtkit.DefaultKubeVirtName}, kv)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return "", fmt.Errorf("reading the cluster's eviction strategy: %w", err)
+	case kv.Spec.Configuration.EvictionStrategy != nil && *kv.Spec.Configuration.EvictionStrategy != "":
+		return *kv.Spec.Configuration.EvictionStrategy, nil
+	}
+	return virtkit.EvictionStrategyNone, nil
 }

@@ -2,6 +2,7 @@ package corev1
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,6 +43,9 @@ type view struct {
 	expand func(virtkit.Object) []runtime.Object
 	// fields are the selectable fields besides metadata.name/namespace.
 	fields func(runtime.Object) fields.Set
+	// history, when set (views with expand), gives a watch resumed from
+	// a resourceVersion what each source object derived at that version.
+	history *history
 	rest.TableConvertor
 }
 
@@ -185,6 +189,9 @@ func (v *view) Watch(ctx context.Context, options *metainternalversion.ListOptio
 	if v.expand != nil {
 		w.derived = map[string]map[string]runtime.Object{}
 	}
+	if !initial && v.history != nil {
+		w.seen = map[string]bool{}
+	}
 	var first []runtime.Object
 	if initial {
 		items, listRV, err := v.list(ctx, m)
@@ -216,6 +223,10 @@ type viewWatch struct {
 	// source, the objects last sent of each source object (by key), so
 	// an object the source no longer derives is reported deleted.
 	derived map[string]map[string]runtime.Object
+	// seen holds, for a watch resumed from a version with the view's
+	// history, the source objects whose state at that version it has
+	// learnt from the history (on their first change).
+	seen map[string]bool
 }
 
 // ResultChan implements watch.Interface.
@@ -260,7 +271,7 @@ func (w *viewWatch) run(ctx context.Context, v *view, m matcher, complete bool, 
 			return
 		}
 		objs := v.derive(e.Object)
-		if !w.gone(ctx, e.Object, objs) {
+		if !w.seed(ctx, v, m, e.Object, objs) || !w.gone(ctx, e.Object, objs) {
 			return
 		}
 		for _, obj := range objs {
@@ -269,6 +280,41 @@ func (w *viewWatch) run(ctx context.Context, v *view, m matcher, complete bool, 
 			}
 		}
 	}
+}
+
+// seed learns, on the first change of src a resumed watch sees, what src
+// derived at the version the watch resumed from (what the client holds
+// of it) from the view's history: those objects count as sent and
+// matched as they matched then; objects src derives now but did not
+// then are known not to be held. false when the watch ended (the history
+// does not reach back far enough: the client is told to relist with 410
+// Gone).
+func (w *viewWatch) seed(ctx context.Context, v *view, m matcher, src virtkit.Object, objs []runtime.Object) bool {
+	sk := src.GetNamespace() + "/" + src.GetName()
+	if w.seen == nil || w.seen[sk] {
+		return true
+	}
+	rv, err := strconv.ParseUint(src.GetResourceVersion(), 10, 64)
+	if err != nil {
+		w.send(ctx, watch.Event{Type: watch.Error, Object: statusOf(apierrors.NewInternalError(err))})
+		return false
+	}
+	before, err := v.history.before(ctx, sk, rv)
+	if err != nil {
+		w.send(ctx, watch.Event{Type: watch.Error, Object: statusOf(apiError(err, v.groupResource(), ""))})
+		return false
+	}
+	w.seen[sk] = true
+	for _, o := range before {
+		w.sent(o)
+		w.matched[key(o)] = m.matches(o)
+	}
+	for _, o := range objs {
+		if _, ok := w.matched[key(o)]; !ok {
+			w.matched[key(o)] = false
+		}
+	}
+	return true
 }
 
 // event sends what the client must learn of obj, derived from a source

@@ -44,6 +44,11 @@ items:
   subjects: [{kind: User, name: carol}]
 - apiVersion: rbac.authorization.k8s.io/v1
   kind: RoleBinding
+  metadata: {name: ed-edit, namespace: team-a}
+  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
+  subjects: [{kind: User, name: ed}]
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: RoleBinding
   metadata: {name: hank-view, namespace: team-a}
   roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
   subjects: [{kind: User, name: hank}]
@@ -131,6 +136,7 @@ func TestAuthorize(t *testing.T) {
 		alice, bob, ops   = u("alice"), u("bob"), u("ops-1", "ops")
 		carol, hank, dave = u("carol"), u("hank"), u("dave")
 		erin, frank, gina = u("erin"), u("frank"), u("gina")
+		ed                = u("ed")
 		node              = u("system:node:n1", rbac.NodesGroup)
 		root              = u("root", rbac.AdminGroup)
 		cp                = u("controller", rbac.ControlPlaneGroup)
@@ -187,6 +193,22 @@ func TestAuthorize(t *testing.T) {
 		{"kubevirt.io:edit alone creates no DataVolumes", res(alice, "create", "team-a", "cdi.kubevirt.io", "datavolumes", ""), false},
 		{"every user reads CDIConfig", res(alice, "get", "", "cdi.kubevirt.io", "cdiconfigs", "config"), true},
 		{"anonymous reads no CDIConfig", res(anon, "get", "", "cdi.kubevirt.io", "cdiconfigs", "config"), false},
+		// Core v1 pods and their eviction, as Kubernetes' aggregated roles
+		// grant them: edit and admin evict, view reads, KubeVirt's roles
+		// alone neither.
+		{"aggregated admin evicts pods", res(carol, "create", "team-a", "", "pods/eviction", "p"), true},
+		{"aggregated edit evicts pods", res(ed, "create", "team-a", "", "pods/eviction", "p"), true},
+		{"aggregated edit not in another namespace", res(ed, "create", "team-b", "", "pods/eviction", "p"), false},
+		{"aggregated edit only creates evictions", res(ed, "update", "team-a", "", "pods/eviction", "p"), false},
+		{"aggregated edit reads pods", res(ed, "list", "team-a", "", "pods", ""), true},
+		{"aggregated edit writes pods, as on Kubernetes", res(ed, "delete", "team-a", "", "pods", "p"), true},
+		{"aggregated view does not write pods", res(hank, "delete", "team-a", "", "pods", "p"), false},
+		{"aggregated view reads pods", res(hank, "get", "team-a", "", "pods", "p"), true},
+		{"aggregated view does not evict", res(hank, "create", "team-a", "", "pods/eviction", "p"), false},
+		{"eviction is in the core group only", res(ed, "create", "team-a", "policy", "pods/eviction", "p"), false},
+		{"kubevirt.io:edit alone does not evict", res(alice, "create", "team-a", "", "pods/eviction", "p"), false},
+		{"kubevirt.io:admin alone does not evict", res(ops, "create", "team-a", "", "pods/eviction", "p"), false},
+		{"kubevirt.io:view alone reads no pods", res(bob, "get", "team-a", "", "pods", "p"), false},
 		// resourceNames.
 		{"resourceNames grant the name", res(dave, "get", "team-a", kv, "virtualmachines", "vm1"), true},
 		{"resourceNames not another name", res(dave, "get", "team-a", kv, "virtualmachines", "vm2"), false},

@@ -105,7 +105,9 @@ func ClusterRoleBinding(name, role string, groups ...string) rbacv1.ClusterRoleB
 //     :config-reader (bound to [AuthenticatedGroup]), see [CDIClusterRoles];
 //   - Kubernetes' aggregated admin, edit and view, which gather the
 //     kubevirt.io and cdi.kubevirt.io roles by their aggregate-to-* labels (view into edit into
-//     admin), for RoleBindings in a namespace;
+//     admin), for RoleBindings in a namespace, and the core v1 rules of
+//     system:aggregate-to-view (read pods) and system:aggregate-to-edit
+//     (create pods/eviction), see [CoreClusterRoles];
 //   - virtkit.io:node, what node agents read and write, bound to
 //     [NodesGroup], see [NodeClusterRole].
 func Bootstrap() *Policy {
@@ -129,6 +131,7 @@ func Bootstrap() *Policy {
 	)
 	p.ClusterRoles = append(p.ClusterRoles, KubeVirtClusterRoles()...)
 	p.ClusterRoles = append(p.ClusterRoles, CDIClusterRoles()...)
+	p.ClusterRoles = append(p.ClusterRoles, CoreClusterRoles()...)
 	p.ClusterRoleBindings = append(p.ClusterRoleBindings,
 		ClusterRoleBinding(ClusterAdmin, ClusterAdmin, AdminGroup),
 		ClusterRoleBinding(ControlPlane, ClusterAdmin, ControlPlaneGroup),

@@ -19,7 +19,9 @@
 // authenticated user may discover the API and review itself; KubeVirt's
 // kubevirt.io:admin, kubevirt.io:edit and kubevirt.io:view (none of them
 // writes a status: the status is the control plane's record) and
-// Kubernetes' aggregated admin, edit and view over them; virtkit.io:node
+// Kubernetes' aggregated admin, edit and view over them, which, as on
+// Kubernetes, also read pods (view) and write them and create
+// pods/eviction (edit, admin); virtkit.io:node
 // for node agents (system:node:NAME in system:nodes). RBAC cannot say
 // "only the VMIs on my node" or "only status.nodeName by the scheduler":
 // that stays with the API server's admission.

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cluster"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/events"
 	"github.com/virtkit/virtkit/store"
@@ -101,7 +102,10 @@ func newDrainCmd() *cobra.Command {
 		Short: "Cordon a node and evict its VMIs by their eviction strategy",
 		Long: `drain empties a node as kubectl drain empties a KubeVirt node: it cordons it
 (spec.unschedulable), adds the drain taint kubevirt.io/drain:NoSchedule, and
-evicts every VMI on it by its spec.evictionStrategy:
+evicts every VMI on it by its spec.evictionStrategy, or for a VMI that names
+none the cluster-wide one (--default-eviction-strategy, else the KubeVirt
+object's spec.configuration.evictionStrategy, which kubectl drain's evictions
+through the API apply too, else None):
 
   LiveMigrate              the controller live-migrates the VMI to another node
   LiveMigrateIfPossible    the same when the VMI can live-migrate, else as None
@@ -142,7 +146,7 @@ and to its etcd with --store etcd://HOST:PORT, which wins.`,
 	f.register(cmd)
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long, naming the VMIs left (0: wait until the node is empty)")
 	cmd.Flags().StringVar(&strategy, "default-eviction-strategy", "",
-		"eviction strategy of VMIs that name none (the cluster-wide evictionStrategy; default None)")
+		"eviction strategy of VMIs that name none (default: the KubeVirt object's evictionStrategy, else None)")
 	return cmd
 }
 
@@ -158,6 +162,11 @@ func runDrain(ctx context.Context, st store.Store, w, errw io.Writer, node strin
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
+	}
+	if def == "" {
+		if def, err = cluster.ClusterEvictionStrategy(ctx, st); err != nil {
+			return err
+		}
 	}
 	cordoned := false
 	last := map[string]controller.DrainState{}
