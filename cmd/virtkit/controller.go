@@ -60,6 +60,8 @@ takes over once its lease expires (--leader-ttl). A leader that loses its lease
 (it could not reach etcd for --leader-ttl) stops its controllers at once and
 exits with a non-zero status, to be restarted as a candidate by its supervisor:
 controllers keep state in memory that is only trusted after a fresh start.
+A replica started while etcd cannot be reached waits for it, retrying with a
+growing delay (up to 5s) and logging why, until etcd answers or it is stopped.
 
 With --store memory (the default) the store lives in this process, so it also
 runs --nodes simulated node agents: the whole control plane in one process,
@@ -158,7 +160,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		// The API server reads resourceVersion 0 as "any".
 		f.store.memoryStartRV = 1
 	}
-	st, err := f.store.open(ctx, log)
+	st, err := f.store.openWaiting(ctx, log)
 	if err != nil {
 		return err
 	}
