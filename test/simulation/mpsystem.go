@@ -39,7 +39,18 @@ const (
 	mpFenceTimeout      = "3s"
 	mpMonitorGrace      = "4s"
 	mpUnresponsiveGrace = "2s"
-	mpLeaderTTL         = "2s"
+	// mpLeaderTTL is the controller's election lease. etcd's client
+	// renews a lease every third of its TTL and gives it up (the session
+	// ends, the controller exits) when no renewal has been answered for a
+	// whole TTL; etcd answers a renewal only once it has applied what it
+	// committed. 2 s, etcd's smallest lease with its default timings, left
+	// about 1.3 s for any stall of the controller process or of etcd's
+	// apply loop, which a 2-core machine running a CI build beside this
+	// test (these processes at nice 10) exceeds now and then: the
+	// controller lost its lease while alive. 6 s leaves 4 s, still far
+	// below the 15 s Kubernetes' and KubeVirt's controllers (and virtkit's
+	// default) use, and keeps a killed controller's failover short.
+	mpLeaderTTL = "6s"
 	// mpCallTimeout bounds one call of the simulation to etcd or a node.
 	mpCallTimeout = 30 * time.Second
 )
