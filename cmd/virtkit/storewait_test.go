@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -94,23 +95,34 @@ func TestProcessesWaitForUnreachableStore(t *testing.T) {
 	}
 }
 
-// A process asked to stop while it waits for its store stops.
+// A process asked to stop while it waits for its store stops, whether the
+// store's link holds every byte (a partition) or nothing listens yet (etcd
+// not started: connections refused).
 func TestWaitForStoreHonoursContext(t *testing.T) {
 	px, err := tcpproxy.Start(t.Context(), tcpproxy.Options{Target: "127.0.0.1:9"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = px.Close() })
 	px.Cut()
-	cmd := newRootCmd()
-	var out lockedBuffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs([]string{"node", "--name", "n1", "--store", "etcd://" + px.Addr()})
-	ctx, cancel := context.WithTimeout(t.Context(), 2*etcd.DefaultDialTimeout)
-	defer cancel()
-	start := time.Now()
-	err = cmd.ExecuteContext(ctx)
-	require.Error(t, err)
-	assert.Less(t, time.Since(start), 4*etcd.DefaultDialTimeout, "stopped with its context")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refused := l.Addr().String()
+	require.NoError(t, l.Close())
+	for name, addr := range map[string]string{"partitioned": px.Addr(), "not listening": refused} {
+		t.Run(name, func(t *testing.T) {
+			cmd := newRootCmd()
+			var out lockedBuffer
+			cmd.SetOut(&out)
+			cmd.SetErr(&out)
+			cmd.SetArgs([]string{"node", "--name", "n1", "--store", "etcd://" + addr})
+			ctx, cancel := context.WithTimeout(t.Context(), 2*etcd.DefaultDialTimeout)
+			defer cancel()
+			start := time.Now()
+			err := cmd.ExecuteContext(ctx)
+			require.Error(t, err)
+			assert.Less(t, time.Since(start), 4*etcd.DefaultDialTimeout, "stopped with its context")
+			assert.Contains(t, out.String(), "store not reachable: waiting for it before starting", "it waited rather than exit")
+		})
+	}
 }
 
 func TestStoreUnreachable(t *testing.T) {
