@@ -60,6 +60,14 @@ takes over once its lease expires (--leader-ttl). A leader that loses its lease
 (it could not reach etcd for --leader-ttl) stops its controllers at once and
 exits with a non-zero status, to be restarted as a candidate by its supervisor:
 controllers keep state in memory that is only trusted after a fresh start.
+etcd's client renews the lease every third of --leader-ttl and gives it up when
+no renewal has been answered for a whole --leader-ttl, so a stall of the process
+or of etcd (a loaded machine, a slow disk) of about two thirds of it costs a live
+leader its lease: a renewal answered that late is logged as a warning. Keep
+--leader-ttl well above the stalls the machines see (2s, etcd's smallest lease,
+tolerates about 1.3s).
+A replica started while etcd cannot be reached waits for it, retrying with a
+growing delay (up to 5s) and logging why, until etcd answers or it is stopped.
 
 With --store memory (the default) the store lives in this process, so it also
 runs --nodes simulated node agents: the whole control plane in one process,
@@ -158,7 +166,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		// The API server reads resourceVersion 0 as "any".
 		f.store.memoryStartRV = 1
 	}
-	st, err := f.store.open(ctx, log)
+	st, err := f.store.openWaiting(ctx, log)
 	if err != nil {
 		return err
 	}

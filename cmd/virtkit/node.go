@@ -69,7 +69,10 @@ destroys those no VMI wants (stale guests of VMIs that were failed and replaced
 while the agent was away). It never touches a domain whose virtkit metadata does
 not name NAME (other people's guests on a shared host, other nodes' guests): it
 leaves them alone and reports them. On SIGTERM or SIGINT it marks the Node not
-ready (reason AgentStopped) and exits; the guests keep running.
+ready (reason AgentStopped) and exits; the guests keep running. Started while
+etcd cannot be reached (not up yet, or across a partition), it waits for it,
+retrying with a growing delay (up to 5s) and logging why, until etcd answers or
+the process is stopped.
 
 Fencing: when the agent cannot renew its heartbeat in the store for
 --fence-timeout (default 6 heartbeat intervals, at least 10s: 60s with the
@@ -220,7 +223,7 @@ func runNode(ctx context.Context, f *nodeFlags, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfile()
-	st, err := f.store.open(ctx, log)
+	st, err := f.store.openWaiting(ctx, log)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,13 @@
 // (systemd, Kubernetes) restarts it as a candidate, like kube-controller-
 // manager does.
 //
+// etcd's client renews the lease every third of the TTL and ends the
+// session when no renewal has been answered for a whole TTL. A renewal
+// answered more than two thirds of the TTL after the previous one is
+// logged as a warning (the process or etcd stalled), and a lost session's
+// log says how long ago the last renewal was answered: a TTL shorter than
+// the stalls of a loaded machine costs a live leader its lease.
+//
 // A candidate whose session ends while it campaigns (etcd unreachable for
 // longer than the TTL) returns ErrLeadershipLost as well, for the same
 // restart.

@@ -10,6 +10,7 @@ import (
 	"github.com/virtkit/virtkit"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+	"k8s.io/utils/clock"
 )
 
 // ErrLeadershipLost is returned by [Run] when the leader's session ended
@@ -91,6 +92,12 @@ func Run(ctx context.Context, o Options, work func(ctx context.Context) error) e
 	defer sess.Close()
 	elec := concurrency.NewElection(sess, o.Key)
 
+	ren := newRenewals(time.Duration(secs)*time.Second, clock.RealClock{})
+	renCtx, stopRenewals := context.WithCancel(ctx)
+	renDone := make(chan struct{})
+	go func() { defer close(renDone); ren.watch(renCtx, o.Client, sess.Lease(), log) }()
+	defer func() { stopRenewals(); <-renDone }()
+
 	obsCtx, stopObserve := context.WithCancel(ctx)
 	observed := make(chan struct{})
 	go func() { defer close(observed); observe(obsCtx, elec, log, o.OnLeader) }()
@@ -141,7 +148,8 @@ func Run(ctx context.Context, o Options, work func(ctx context.Context) error) e
 		select {
 		case <-sess.Done():
 			if ctx.Err() == nil {
-				log.Error("leader session lost: stopping controllers", "identity", o.Identity)
+				log.Error("leader session lost: stopping controllers", "identity", o.Identity,
+					"sinceLastRenewal", ren.since().Round(time.Millisecond), "ttl", ren.ttl)
 				close(lost)
 			}
 			stopWork()

@@ -119,6 +119,9 @@ func (p *Proxy) Heal() { p.gate.open() }
 // takes d per chunk). Zero restores a fast link.
 func (p *Proxy) SetLatency(d time.Duration) { p.latency.Store(int64(max(d, 0))) }
 
+// Latency is the delay SetLatency set.
+func (p *Proxy) Latency() time.Duration { return time.Duration(p.latency.Load()) }
+
 // IsCut reports whether the link is cut.
 func (p *Proxy) IsCut() bool { return !p.gate.isOpen() }
 

@@ -66,8 +66,9 @@
 // operation is a tenth of its drawn advance of time, at most 2 s
 // (-mp-time-scale, -mp-max-pause), a drain goes on for its drawn number of
 // seconds or until quiescence, and the failover settings are short
-// (300 ms heartbeats, a node failed 6 s after its last heartbeat, a 2 s
-// leader lease).
+// (300 ms heartbeats, a node failed 6 s after its last heartbeat, a 6 s
+// leader lease: a 2 s one, etcd's smallest, was lost by a live controller
+// whenever it or etcd stalled for about 1.3 s on a loaded machine).
 //
 // Faults in this mode act on the processes and their links: crash-agent
 // is a SIGKILL of a node agent, restart-agent starts it again, freeze is a
@@ -76,7 +77,14 @@
 // internal/tcpproxy, which then holds every byte and every new
 // connection), heal ends the node's partition and freeze, and
 // restart-controller (this mode's own) is a SIGKILL of the controller
-// followed by a new one. A node that was partitioned counts as one whose
+// followed by a new one. A node agent started during its partition waits
+// for etcd and does not serve its host until it is reached; guest faults
+// skip it. store-latency (real time, through proxies) holds every chunk
+// on every process's link to etcd (the controller reaches etcd through a
+// proxy too) for the drawn latency scaled like the pauses, at most
+// 500 ms each way; unlike the embedded cluster's fault store, which delays
+// the components' writes on virtual time, it slows their reads, watches
+// and lease renewals as well. A node that was partitioned counts as one whose
 // event recorder may have given up on writes, as the embedded cluster's
 // recorders report. The guest faults (crash-guest, guest-agent-gone,
 // cut-migration, acpi-ignore, acpi-delay) reach the simulated host inside
@@ -91,9 +99,9 @@
 // so a log with acpi-ignore or acpi-delay gets at least 240 s to converge:
 // a stop of a guest that does not power off takes up to the longest grace
 // period apply-vm draws (180 s). Left out, because they need hooks only
-// the embedded cluster has: store-conflicts and store-latency (the fault
-// store on virtual time), and slow-migration-network (the simulated
-// hosts' shared network).
+// the embedded cluster has: store-conflicts (the fault store's injected
+// write conflicts, which a TCP proxy cannot make etcd produce), and
+// slow-migration-network (the simulated hosts' shared network).
 //
 // The invariants are the same code, reading the store on etcd and each
 // host's ground truth from its node agent's GET /debug/domains

@@ -104,14 +104,17 @@ func onMPDomain(fault func(ctx context.Context, m *multiProcess, node, domain st
 const mpStartLimit = 20 * time.Second
 
 // hostDomainsOnceUp reads a node's host, waiting while a process that was
-// just started does not listen yet; nothing when it went down meanwhile.
+// just started does not listen yet; nothing when it went down meanwhile, or
+// when it does not listen while partitioned from the store (a node process
+// started then waits for the store before it opens its host).
 func (m *multiProcess) hostDomainsOnceUp(ctx context.Context, name string) ([]node.HostDomain, error) {
 	deadline := time.Now().Add(mpStartLimit)
 	for {
 		cctx, cancel := context.WithTimeout(ctx, mpCallTimeout)
 		doms, err := m.hostDomains(cctx, name)
 		cancel()
-		if m.nodes[name].proc.State() != procRunning {
+		n := m.nodes[name]
+		if n.proc.State() != procRunning || (errors.Is(err, syscall.ECONNREFUSED) && n.proxy != nil && n.proxy.IsCut()) {
 			return nil, nil
 		}
 		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(deadline) {

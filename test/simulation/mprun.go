@@ -17,10 +17,9 @@ import (
 // processes do not expose. (The guest faults reach the simulated hosts
 // inside the node processes through their fault endpoints: mpfaults.go.)
 func mpLeftOut() map[string]string {
-	const store = "needs the in-process fault store between the components and the store (virtual-time latency, injected conflicts)"
 	return map[string]string{
-		"store-conflicts":        store,
-		"store-latency":          store,
+		"store-conflicts": "needs the in-process fault store between the components and the store (injected write conflicts): " +
+			"a TCP proxy cannot make etcd refuse a transaction",
 		"slow-migration-network": "needs the simulated hosts' shared network, which separate node processes do not share",
 	}
 }
@@ -73,6 +72,18 @@ func mpOperations() []opSpec {
 		// across a real partition; the process runs on.
 		"partition": onProcesses(func(_ context.Context, m *multiProcess, op Op) error {
 			m.partition(op.Target)
+			return nil
+		}),
+		// Real latency on every process's TCP link to etcd (the proxies
+		// hold each chunk that long before forwarding it, each direction):
+		// the drawn virtual latency scaled like the pauses
+		// (-mp-time-scale, -mp-max-pause) and capped at mpMaxLatency. It
+		// slows reads, watches and lease renewals too, where the embedded
+		// cluster's fault store delays the components' writes on virtual
+		// time; the simulation's own reads and writes go straight to etcd,
+		// as a user's do there.
+		"store-latency": onProcesses(func(_ context.Context, m *multiProcess, op Op) error {
+			m.setLatency(m.opts.pause(Millis(op.N)))
 			return nil
 		}),
 		// Heal ends a partition and a freeze of the node, as in the

@@ -39,7 +39,18 @@ const (
 	mpFenceTimeout      = "3s"
 	mpMonitorGrace      = "4s"
 	mpUnresponsiveGrace = "2s"
-	mpLeaderTTL         = "2s"
+	// mpLeaderTTL is the controller's election lease. etcd's client
+	// renews a lease every third of its TTL and gives it up (the session
+	// ends, the controller exits) when no renewal has been answered for a
+	// whole TTL; etcd answers a renewal only once it has applied what it
+	// committed. 2 s, etcd's smallest lease with its default timings, left
+	// about 1.3 s for any stall of the controller process or of etcd's
+	// apply loop, which a 2-core machine running a CI build beside this
+	// test (these processes at nice 10) exceeds now and then: the
+	// controller lost its lease while alive. 6 s leaves 4 s, still far
+	// below the 15 s Kubernetes' and KubeVirt's controllers (and virtkit's
+	// default) use, and keeps a killed controller's failover short.
+	mpLeaderTTL = "6s"
 	// mpCallTimeout bounds one call of the simulation to etcd or a node.
 	mpCallTimeout = 30 * time.Second
 )
@@ -107,8 +118,12 @@ type multiProcess struct {
 	names  []string
 	life   *lifecycleState
 	client *http.Client
-	cancel context.CancelFunc
-	mu     sync.Mutex // guards nodes' cut and guestFaults
+	// ctrlProxy is the controller's link to etcd (the store-latency fault
+	// slows it with the nodes' links).
+	ctrlProxy *tcpproxy.Proxy
+	opts      MultiProcessOptions
+	cancel    context.CancelFunc
+	mu        sync.Mutex // guards nodes' cut and guestFaults
 	// guestFaults counts the guest faults the hosts took.
 	guestFaults int
 }
@@ -119,7 +134,7 @@ func startMultiProcess(ctx context.Context, o MultiProcessOptions, nodes int) (m
 	if o.Binary == "" || o.EtcdBinary == "" || o.Dir == "" {
 		return nil, errors.New("multi-process: Binary, EtcdBinary and Dir: required")
 	}
-	m = &multiProcess{dir: o.Dir, nodes: map[string]*mpNode{}, client: &http.Client{Timeout: 5 * time.Second},
+	m = &multiProcess{dir: o.Dir, opts: o, nodes: map[string]*mpNode{}, client: &http.Client{Timeout: 5 * time.Second},
 		life: &lifecycleState{acpi: map[string]sim.ACPIBehaviour{}}}
 	defer func() {
 		if err != nil {
@@ -139,7 +154,12 @@ func startMultiProcess(ctx context.Context, o MultiProcessOptions, nodes int) (m
 	if m.rec, err = Record(rctx, m.store, time.Now); err != nil {
 		return m, err
 	}
-	storeArg := "etcd://" + m.etcd.ClientAddr()
+	// The controller reaches etcd through a proxy too: store-latency slows
+	// every process's link.
+	if m.ctrlProxy, err = tcpproxy.Start(context.WithoutCancel(ctx), tcpproxy.Options{Target: m.etcd.ClientAddr()}); err != nil {
+		return m, err
+	}
+	storeArg := "etcd://" + m.ctrlProxy.Addr()
 	m.ctrl = newProc(o.Dir, o.Binary, "controller", "controller", "--store", storeArg, "--leader-id", "c1",
 		"--leader-ttl", mpLeaderTTL, "--node-monitor-grace", mpMonitorGrace, "--unresponsive-grace", mpUnresponsiveGrace)
 	for i := 1; i <= nodes; i++ {
@@ -248,10 +268,8 @@ func (m *multiProcess) close() {
 		m.cancel()
 		m.rec.wg.Wait()
 	}
-	for _, n := range m.nodes {
-		if n.proxy != nil {
-			_ = n.proxy.Close()
-		}
+	for _, px := range m.proxies() {
+		_ = px.Close()
 	}
 	if m.store != nil {
 		_ = m.store.Close()
@@ -391,6 +409,36 @@ func (m *multiProcess) eventStats() map[string]events.Stats {
 	return out
 }
 
+// proxies are the processes' links to etcd.
+func (m *multiProcess) proxies() []*tcpproxy.Proxy {
+	var out []*tcpproxy.Proxy
+	if m.ctrlProxy != nil {
+		out = append(out, m.ctrlProxy)
+	}
+	for _, n := range m.names {
+		if px := m.nodes[n].proxy; px != nil {
+			out = append(out, px)
+		}
+	}
+	return out
+}
+
+// mpMaxLatency caps the store-latency fault of the multi-process mode. The
+// proxies hold each chunk for the latency in each direction, so a request
+// waits twice as long, and a lease renewal answered that much later than
+// the previous one: beyond about 500 ms one way the controller's 6 s lease
+// and the agents' 3 s fence timeout are at stake on every change of
+// latency, which is the partition fault's part, not this one's.
+const mpMaxLatency = 500 * time.Millisecond
+
+// setLatency holds every chunk on every process's link to etcd for d (at
+// most mpMaxLatency) before forwarding it.
+func (m *multiProcess) setLatency(d time.Duration) {
+	for _, px := range m.proxies() {
+		px.SetLatency(min(d, mpMaxLatency))
+	}
+}
+
 // partition cuts node's link to etcd (heal ends it).
 func (m *multiProcess) partition(node string) {
 	n := m.nodes[node]
@@ -458,6 +506,7 @@ func (m *multiProcess) heal(ctx context.Context) error {
 	for _, n := range m.names {
 		m.nodes[n].proxy.Heal()
 	}
+	m.setLatency(0)
 	for _, p := range m.procs() {
 		if err := p.signal(syscall.SIGCONT); err != nil {
 			return err
