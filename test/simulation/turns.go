@@ -43,6 +43,9 @@ type writeTurns struct {
 
 	mu     sync.Mutex
 	parked []*turn
+	// held stops the turns for a while (an agent crashing: see
+	// Harness.crashAgent).
+	held bool
 	// granted and ties count turns given and turns given with another
 	// parked write of the same key (which of the two goes first is then
 	// left to arrival order: a remaining source of nondeterminism).
@@ -93,7 +96,7 @@ func (w *writeTurns) wait(ctx context.Context, key string, stopped <-chan struct
 func (w *writeTurns) grantNext() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.parked) == 0 {
+	if len(w.parked) == 0 || w.held {
 		return false
 	}
 	best := 0
@@ -113,6 +116,13 @@ func (w *writeTurns) grantNext() bool {
 	w.granted++
 	close(t.grant)
 	return true
+}
+
+// hold stops granting turns (on) or lets them go again (off).
+func (w *writeTurns) hold(on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.held = on
 }
 
 // rank hashes key with the salt.
