@@ -61,6 +61,7 @@ func NewHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 		o.Nodes = 3
 	}
 	clk := sim.NewVirtualClock(epoch())
+	clk.SetTieBreak(timerSite)
 	mem, err := store.NewMemoryWithOptions(store.Options{Clock: clk, IDs: store.SeededIDs(o.Seed)})
 	if err != nil {
 		return nil, err

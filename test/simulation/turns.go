@@ -185,6 +185,49 @@ func writerPath() uint64 {
 	return h.Sum64()
 }
 
+// timerSite keys a timer by the call path that schedules it (function and
+// line of every frame, as writerPath does), for the virtual clock's
+// tie-break ([sim.VirtualClock.SetTieBreak]): timers that concurrent
+// goroutines set for one instant (a migration's progress ticker and its
+// engine's first poll, started together) then fire in the same order on
+// every run, not in the order the goroutines got to the clock. Timers set
+// on one path (two nodes' heartbeats) keep their scheduling order among
+// themselves. The frames' names are looked up once per program counter.
+func timerSite() uint64 {
+	var pcs [48]uintptr
+	n := runtime.Callers(2, pcs[:])
+	h := fnv.New64a()
+	var b [8]byte
+	for _, pc := range pcs[:n] {
+		binary.LittleEndian.PutUint64(b[:], framesKey(pc))
+		_, _ = h.Write(b[:])
+	}
+	return h.Sum64()
+}
+
+// frameKeys caches framesKey: program counter to the hash of its frames.
+var frameKeys sync.Map
+
+// framesKey hashes the function and line (inlined frames included) of one
+// return address, the same in every build of the same source.
+func framesKey(pc uintptr) uint64 {
+	if k, ok := frameKeys.Load(pc); ok {
+		return k.(uint64)
+	}
+	h := fnv.New64a()
+	frames := runtime.CallersFrames([]uintptr{pc})
+	for {
+		f, more := frames.Next()
+		fmt.Fprintf(h, "%s:%d\n", f.Function, f.Line)
+		if !more {
+			break
+		}
+	}
+	k := h.Sum64()
+	frameKeys.Store(pc, k)
+	return k
+}
+
 // turnClock is the cluster's clock in a harness: the virtual clock, with
 // the write turns taken between its instants. cluster.Cluster steps it one
 // timer at a time once the cluster has settled ([cluster.Cluster.Settle],
