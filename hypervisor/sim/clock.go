@@ -51,6 +51,9 @@ type VirtualClock struct {
 	now    time.Time
 	seq    uint64
 	timers timerHeap
+	// tieBreak, when set, keys the timers due at one instant
+	// ([VirtualClock.SetTieBreak]).
+	tieBreak func() uint64
 }
 
 // NewVirtualClock returns a virtual clock reading start.
@@ -68,10 +71,11 @@ func (c *VirtualClock) Now() time.Time {
 // AfterFunc schedules f to run inside the Advance call that reaches
 // Now()+d. A d <= 0 runs f in the next Advance, even Advance(0).
 func (c *VirtualClock) AfterFunc(d time.Duration, f func()) Timer {
+	tie := c.tie()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
-	t := &virtualTimer{clock: c, due: c.now.Add(max(d, 0)), seq: c.seq, f: f, index: -1}
+	t := &virtualTimer{clock: c, due: c.now.Add(max(d, 0)), tie: tie, seq: c.seq, f: f, index: -1}
 	heap.Push(&c.timers, t)
 	return t
 }
@@ -115,6 +119,7 @@ func (c *VirtualClock) Pending() int {
 type virtualTimer struct {
 	clock *VirtualClock
 	due   time.Time
+	tie   uint64
 	seq   uint64
 	f     func()
 	// ch receives the due time of a channel timer or ticker (f is nil);
@@ -147,6 +152,9 @@ func (h timerHeap) Len() int { return len(h) }
 func (h timerHeap) Less(i, j int) bool {
 	if !h[i].due.Equal(h[j].due) {
 		return h[i].due.Before(h[j].due)
+	}
+	if h[i].tie != h[j].tie {
+		return h[i].tie < h[j].tie
 	}
 	return h[i].seq < h[j].seq
 }

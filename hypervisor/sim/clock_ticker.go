@@ -50,10 +50,11 @@ func (c *VirtualClock) NewTicker(d time.Duration) clock.Ticker {
 func (c *VirtualClock) Tick(d time.Duration) <-chan time.Time { return c.NewTicker(d).C() }
 
 func (c *VirtualClock) schedule(d, period time.Duration) *virtualTimer {
+	tie := c.tie()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
-	t := &virtualTimer{clock: c, due: c.now.Add(max(d, 0)), seq: c.seq, ch: make(chan time.Time, 1), period: period, index: -1}
+	t := &virtualTimer{clock: c, due: c.now.Add(max(d, 0)), tie: tie, seq: c.seq, ch: make(chan time.Time, 1), period: period, index: -1}
 	heap.Push(&c.timers, t)
 	return t
 }
@@ -130,6 +131,7 @@ func (t *virtualTimer) C() <-chan time.Time { return t.ch }
 // whether it was pending.
 func (t *virtualTimer) Reset(d time.Duration) bool {
 	c := t.clock
+	tie := c.tie()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t.ch != nil {
@@ -143,7 +145,7 @@ func (t *virtualTimer) Reset(d time.Duration) bool {
 		heap.Remove(&c.timers, t.index)
 	}
 	c.seq++
-	t.due, t.seq = c.now.Add(max(d, 0)), c.seq
+	t.due, t.tie, t.seq = c.now.Add(max(d, 0)), tie, c.seq
 	heap.Push(&c.timers, t)
 	return active
 }

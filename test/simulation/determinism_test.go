@@ -59,13 +59,6 @@ func scaleAndMigrate(t *testing.T, seed int64) (trace, objects string) {
 // VMIs the ReplicaSet removes on scale-down, their names and uids, every
 // event and status write. Another seed names things differently.
 func TestSameSeedSameTrace(t *testing.T) {
-	if raceEnabled {
-		// The detector's scheduling exposes a race inside one instant
-		// that plain runs do not hit: whether the source agent's status
-		// write at a migration's first poll includes the engine's first
-		// decision.
-		t.Skip("in-instant race of the migration engine under the race detector")
-	}
 	trace1, objects1 := scaleAndMigrate(t, 42)
 	trace2, objects2 := scaleAndMigrate(t, 42)
 	require.NotEmpty(t, trace1)
@@ -81,47 +74,48 @@ func TestSameSeedSameTrace(t *testing.T) {
 
 var (
 	flagRepeat      = flag.Bool("repeat", false, "TestSeedsRepeat: run generated seeds twice and require byte-identical traces")
-	flagRepeatSeeds = flag.String("repeat-seeds", "3,17,29,31567,40001", "TestSeedsRepeat: the seeds, comma-separated")
+	flagRepeatSeeds = flag.String("repeat-seeds", "3,8,17,29,30,37,31567,40001", "TestSeedsRepeat: the seeds, comma-separated")
 	flagRepeatOps   = flag.Int("repeat-ops", 80, "TestSeedsRepeat: operations per seed")
 )
 
-// TestSeedsRepeat runs generated seeds (-repeat-seeds, -repeat-ops), every
-// operation and fault on, twice: the per-instant traces (every object,
-// events included) must be byte for byte the same, and so must the
-// violations found. A difference means something outside the seed and the
-// virtual clock decided an outcome (a wall-clock timer or timestamp, map
-// order, an unseeded random choice, goroutines racing inside one
-// instant). Causes it found, fixed since: a VM re-applied without a
-// firmware serial drew a random one (the fault store hashes objects to
-// decide its conflicts, so a run took another path: seed 31567); node
-// agents' and reconcilers' timeouts ran on the wall clock; a soft
-// reboot's request token was the wall clock's time; two components acting
-// on one object at one virtual instant ran concurrently, so which went
-// first (the garbage collector or the VM controller deleting a VMI, two
-// writers of one status, one of which then conflicted) was the Go
-// scheduler's choice: the components' writes now take turns in a
-// canonical order (writeTurns); the VMI controller re-queued the VMIs
-// waiting for a node in a map's order (now sorted).
+// TestSeedsRepeat runs generated seeds, every operation and fault on,
+// twice: the per-instant traces (every object, events included) must be
+// byte for byte the same, and so must the violations found. A difference
+// means something outside the seed and the virtual clock decided an
+// outcome (a wall-clock timer or timestamp, map order, an unseeded random
+// choice, goroutines racing inside one instant). Causes it found, fixed
+// since: a VM re-applied without a firmware serial drew a random one (the
+// fault store hashes objects to decide its conflicts, so a run took
+// another path: seed 31567); node agents' and reconcilers' timeouts ran
+// on the wall clock; a soft reboot's request token was the wall clock's
+// time; two components acting on one object at one virtual instant ran
+// concurrently, so which went first (the garbage collector or the VM
+// controller deleting a VMI, two writers of one status, one of which then
+// conflicted) was the Go scheduler's choice: the components' writes now
+// take turns in a canonical order (writeTurns); the VMI controller
+// re-queued the VMIs waiting for a node in a map's order (now sorted); an
+// agent crash cut its store link before cancelling it, so a dying worker
+// went on to undefine a domain or not (seed 8); the final healing cleared
+// the store latency after thawing the nodes, and did not settle between
+// heals (seed 8); timers set for one instant by concurrent goroutines
+// fired in the order they were set (seed 37: the virtual clock now breaks
+// such ties by the call path that set each timer, timerSite).
 //
-// It still finds differences, so it runs only with -repeat: two writes of
-// one instant (a node agent's Define and Start events, two nodes'
-// heartbeats) are not always
-// parked together, because what woke their writers (timers set for one
-// instant by concurrent goroutines fire in the order they were set) does
-// not repeat. With -trace FILE, the traces of a seed whose runs differ are
-// written to FILE.SEED.1 and .2.
+// It still finds a rare difference (seed 30 once in two runs of seeds
+// 1-40, seed 31567 once in six), so it runs only with -repeat, on the
+// seeds of -repeat-seeds with -repeat-ops operations. With -trace FILE,
+// the traces of a seed whose runs differ are written to FILE.SEED.1 and
+// .2.
 func TestSeedsRepeat(t *testing.T) {
 	if !*flagRepeat {
-		t.Skip("run with -args -repeat: some generated seeds still take different turns inside an instant between runs")
+		t.Skip("run with -args -repeat: a few generated seeds still differ between runs now and then")
 	}
-	if raceEnabled {
-		t.Skip("in-instant race of the migration engine under the race detector (see TestSameSeedSameTrace)")
-	}
-	for _, f := range split(*flagRepeatSeeds) {
+	seeds, nOps := *flagRepeatSeeds, *flagRepeatOps
+	for _, f := range split(seeds) {
 		seed, err := strconv.ParseInt(f, 10, 64)
 		require.NoError(t, err, "-repeat-seeds")
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			cfg := Config{Seed: seed, Ops: *flagRepeatOps, Disabled: map[string]string{}}
+			cfg := Config{Seed: seed, Ops: nOps, Disabled: map[string]string{}}
 			ops := Generate(cfg)
 			var traces [2]string
 			var found [2]string

@@ -61,6 +61,7 @@ func NewHarness(ctx context.Context, o HarnessOptions) (*Harness, error) {
 		o.Nodes = 3
 	}
 	clk := sim.NewVirtualClock(epoch())
+	clk.SetTieBreak(timerSite)
 	mem, err := store.NewMemoryWithOptions(store.Options{Clock: clk, IDs: store.SeededIDs(o.Seed)})
 	if err != nil {
 		return nil, err
@@ -150,9 +151,22 @@ func (h *Harness) Close() error {
 // store calls it has under way never land (a write the fault store delays
 // would otherwise wait on virtual time, which does not move while the
 // crash is carried out).
+//
+// The agent's context is cancelled first and the cluster settles, with no
+// write granted, before its link to the store is cut: every goroutine of
+// the agent then meets the crash with its context already cancelled, so
+// none goes on to a hypervisor call (a dying worker's undefine of a
+// domain) that lands or not by whether it ran before the cancel. Only
+// the writes that outlive the agent's context (a migration's outcome) are
+// still waiting when the link is cut, and they fail then.
 func (h *Harness) crashAgent(ctx context.Context, name string) error {
+	h.faults.turns.hold(true)
+	defer h.faults.turns.hold(false)
+	crashed := make(chan error, 1)
+	go func() { crashed <- h.Cluster.CrashAgent(ctx, name) }()
+	err := h.Cluster.Settle(ctx)
 	h.links[name].kill()
-	return h.Cluster.CrashAgent(ctx, name)
+	return errors.Join(err, <-crashed)
 }
 
 // restartAgent starts a new agent on a node whose agent crashed.

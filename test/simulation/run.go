@@ -214,23 +214,38 @@ func Run(ctx context.Context, cfg Config, ops []Op) (Outcome, error) {
 		add(vs)
 	}
 	// Quiescence: end the drains, heal every fault, uncordon every node,
-	// let the cluster converge.
+	// let the cluster converge. The store's faults go first, so a write
+	// a thawed or restarted agent makes is not delayed or refused or not
+	// by whether it reads the fault settings before or after they are
+	// cleared; and the cluster settles after each change, so what the
+	// components do about one (an uncordon, a thaw) does not race the
+	// next.
 	h.life.cancelDrains()
-	for _, n := range h.Nodes() {
-		if err := h.Cluster.Uncordon(uctx, n); err != nil {
-			return out, err
-		}
-		h.links[n].set(linkUp)
-		if !h.Cluster.AgentRunning(n) {
-			if err := h.restartAgent(ctx, n); err != nil {
-				return out, err
-			}
-		}
-	}
 	h.faults.setConflicts(0)
 	h.faults.setLatency(0)
 	if err := h.setMigrationBandwidth(0); err != nil {
 		return out, err
+	}
+	settle := func() error { return h.Advance(ctx, 0) }
+	for _, n := range h.Nodes() {
+		if err := h.Cluster.Uncordon(uctx, n); err != nil {
+			return out, err
+		}
+		if err := settle(); err != nil {
+			return stuck(len(ops), err)
+		}
+		h.links[n].set(linkUp)
+		if err := settle(); err != nil {
+			return stuck(len(ops), err)
+		}
+		if !h.Cluster.AgentRunning(n) {
+			if err := h.restartAgent(ctx, n); err != nil {
+				return out, err
+			}
+			if err := settle(); err != nil {
+				return stuck(len(ops), err)
+			}
+		}
 	}
 	if err := h.Advance(ctx, cfg.Quiesce); err != nil {
 		return stuck(len(ops), err)

@@ -43,6 +43,9 @@ type writeTurns struct {
 
 	mu     sync.Mutex
 	parked []*turn
+	// held stops the turns for a while (an agent crashing: see
+	// Harness.crashAgent).
+	held bool
 	// granted and ties count turns given and turns given with another
 	// parked write of the same key (which of the two goes first is then
 	// left to arrival order: a remaining source of nondeterminism).
@@ -93,7 +96,7 @@ func (w *writeTurns) wait(ctx context.Context, key string, stopped <-chan struct
 func (w *writeTurns) grantNext() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.parked) == 0 {
+	if len(w.parked) == 0 || w.held {
 		return false
 	}
 	best := 0
@@ -113,6 +116,13 @@ func (w *writeTurns) grantNext() bool {
 	w.granted++
 	close(t.grant)
 	return true
+}
+
+// hold stops granting turns (on) or lets them go again (off).
+func (w *writeTurns) hold(on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.held = on
 }
 
 // rank hashes key with the salt.
@@ -173,6 +183,49 @@ func writerPath() uint64 {
 		}
 	}
 	return h.Sum64()
+}
+
+// timerSite keys a timer by the call path that schedules it (function and
+// line of every frame, as writerPath does), for the virtual clock's
+// tie-break ([sim.VirtualClock.SetTieBreak]): timers that concurrent
+// goroutines set for one instant (a migration's progress ticker and its
+// engine's first poll, started together) then fire in the same order on
+// every run, not in the order the goroutines got to the clock. Timers set
+// on one path (two nodes' heartbeats) keep their scheduling order among
+// themselves. The frames' names are looked up once per program counter.
+func timerSite() uint64 {
+	var pcs [48]uintptr
+	n := runtime.Callers(2, pcs[:])
+	h := fnv.New64a()
+	var b [8]byte
+	for _, pc := range pcs[:n] {
+		binary.LittleEndian.PutUint64(b[:], framesKey(pc))
+		_, _ = h.Write(b[:])
+	}
+	return h.Sum64()
+}
+
+// frameKeys caches framesKey: program counter to the hash of its frames.
+var frameKeys sync.Map
+
+// framesKey hashes the function and line (inlined frames included) of one
+// return address, the same in every build of the same source.
+func framesKey(pc uintptr) uint64 {
+	if k, ok := frameKeys.Load(pc); ok {
+		return k.(uint64)
+	}
+	h := fnv.New64a()
+	frames := runtime.CallersFrames([]uintptr{pc})
+	for {
+		f, more := frames.Next()
+		fmt.Fprintf(h, "%s:%d\n", f.Function, f.Line)
+		if !more {
+			break
+		}
+	}
+	k := h.Sum64()
+	frameKeys.Store(pc, k)
+	return k
 }
 
 // turnClock is the cluster's clock in a harness: the virtual clock, with
