@@ -82,6 +82,29 @@ func getVMI(t *testing.T, st store.Store, name string) (*virtkit.VirtualMachineI
 	return vmi, true
 }
 
+// changeVMI re-reads the VMI name and writes change's result (its status
+// when status is set), again on a conflict: the running agent may write
+// the VMI between the read and the write.
+func changeVMI(t *testing.T, st store.Store, name string, status bool, change func(*virtkit.VirtualMachineInstance)) {
+	t.Helper()
+	ctx := context.Background()
+	for range 20 {
+		vmi, ok := getVMI(t, st, name)
+		require.True(t, ok, "VMI %s not found", name)
+		change(vmi)
+		write := st.Update
+		if status {
+			write = st.UpdateStatus
+		}
+		err := write(ctx, vmi)
+		if !errors.Is(err, store.ErrConflict) {
+			require.NoError(t, err)
+			return
+		}
+	}
+	t.Fatalf("VMI %s: still conflicting after 20 writes", name)
+}
+
 func eventuallyPhase(t *testing.T, st store.Store, name string, phase virtkit.VirtualMachineInstancePhase) *virtkit.VirtualMachineInstance {
 	t.Helper()
 	var got *virtkit.VirtualMachineInstance

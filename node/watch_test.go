@@ -42,7 +42,6 @@ func TestAgentSeesOnlyItsVMIsAndLetsMovedOnesGo(t *testing.T) {
 			st := tc.open(t)
 			hv := sim.New(sim.Options{Name: nodeName, CPUs: 16, MemoryBytes: 16 << 30})
 			runAgent(t, st, hv, func(o *node.Options) { o.StatusInterval = time.Hour })
-			ctx := context.Background()
 
 			// Another node's VMI, created first: never started here.
 			// (Placed on node-b from its create on: a VMI first placed
@@ -58,23 +57,19 @@ func TestAgentSeesOnlyItsVMIsAndLetsMovedOnesGo(t *testing.T) {
 			assert.Equal(t, virtkit.Scheduled, got.Status.Phase)
 
 			// Moved away.
-			mine, _ := getVMI(t, st, "mine")
-			mine.Status.NodeName = "node-b"
-			require.NoError(t, st.UpdateStatus(ctx, mine))
-			mine.Labels[virtkit.NodeNameLabel] = "node-b"
-			require.NoError(t, st.Update(ctx, mine))
+			changeVMI(t, st, "mine", true, func(v *virtkit.VirtualMachineInstance) { v.Status.NodeName = "node-b" })
+			changeVMI(t, st, "mine", false, func(v *virtkit.VirtualMachineInstance) { v.Labels[virtkit.NodeNameLabel] = "node-b" })
 			require.Eventually(t, func() bool {
 				_, ok := domainNames(t, hv)[node.DomainName("default", "mine")]
 				return !ok
 			}, 20*time.Second, 20*time.Millisecond, "the domain of a VMI moved to another node is removed")
 
 			// Placed here again (a migration back): it runs here again.
-			mine, _ = getVMI(t, st, "mine")
-			mine.Labels[virtkit.NodeNameLabel] = nodeName
-			require.NoError(t, st.Update(ctx, mine))
-			mine.Status.NodeName = nodeName
-			mine.SetPhase(virtkit.Scheduled, metav1.Now())
-			require.NoError(t, st.UpdateStatus(ctx, mine))
+			changeVMI(t, st, "mine", false, func(v *virtkit.VirtualMachineInstance) { v.Labels[virtkit.NodeNameLabel] = nodeName })
+			changeVMI(t, st, "mine", true, func(v *virtkit.VirtualMachineInstance) {
+				v.Status.NodeName = nodeName
+				v.SetPhase(virtkit.Scheduled, metav1.Now())
+			})
 			require.Eventually(t, func() bool {
 				_, ok := domainNames(t, hv)[node.DomainName("default", "mine")]
 				return ok
