@@ -28,15 +28,7 @@ func TestMultiProcessRestartWhilePartitioned(t *testing.T) {
 		{Name: "crash-guest", Target: "vm-0", Advance: 1000},
 		{Name: "heal", Target: "node-1", Advance: 5000},
 	}
-	out, err := RunMultiProcess(t.Context(), Config{Seed: 1}, ops, MultiProcessOptions{Binary: bin, EtcdBinary: etcdBin,
-		Dir: t.TempDir(), TimeScale: 1, MaxPause: 20 * time.Second})
-	if err != nil || out.Failed() || len(out.Errors) > 0 {
-		t.Logf("processes' logs:\n%s", out.Logs)
-	}
-	require.NoError(t, err)
-	require.Empty(t, out.Violations)
-	require.Empty(t, out.Errors)
-	t.Log(out.Summary)
+	runWrittenLog(t, etcdBin, bin, ops)
 }
 
 // store-latency in the multi-process mode slows every process's link to

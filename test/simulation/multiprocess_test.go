@@ -230,6 +230,22 @@ func shrinkMP(t *testing.T, cfg Config, opLog []Op, out Outcome, run Runner) {
 		" replay with -run TestMultiProcess -args -multiprocess -replay FILE holding:\n%s", cfg.Seed, inv, len(opLog), len(small), n, r.JSON())
 }
 
+// runWrittenLog runs a written op log (seed 1, real time) against the
+// processes and requires it to end with no violation and no error.
+func runWrittenLog(t *testing.T, etcdBin, bin string, ops []Op) Outcome {
+	t.Helper()
+	out, err := RunMultiProcess(t.Context(), Config{Seed: 1}, ops, MultiProcessOptions{Binary: bin, EtcdBinary: etcdBin,
+		Dir: t.TempDir(), TimeScale: 1, MaxPause: 20 * time.Second})
+	if err != nil || out.Failed() || len(out.Errors) > 0 {
+		t.Logf("processes' logs:\n%s", out.Logs)
+	}
+	require.NoError(t, err)
+	require.Empty(t, out.Violations)
+	require.Empty(t, out.Errors)
+	t.Log(out.Summary)
+	return out
+}
+
 // TestMultiProcessGuestFaults runs the guest faults against node processes
 // on a written log: a crashed guest its VM restarts, a migration cut, a
 // guest agent gone, and a stop of a guest told to ignore ACPI, which its
@@ -251,15 +267,7 @@ func TestMultiProcessGuestFaults(t *testing.T) {
 		{Name: "acpi-ignore", Target: "vm-0", Advance: 1000},
 		{Name: "stop", Target: "vm-0", Advance: 20000},
 	}
-	out, err := RunMultiProcess(t.Context(), Config{Seed: 1}, ops, MultiProcessOptions{Binary: bin, EtcdBinary: etcdBin,
-		Dir: t.TempDir(), TimeScale: 1, MaxPause: 20 * time.Second})
-	if err != nil || out.Failed() || len(out.Errors) > 0 {
-		t.Logf("processes' logs:\n%s", out.Logs)
-	}
-	require.NoError(t, err)
-	require.Empty(t, out.Violations)
-	require.Empty(t, out.Errors)
-	t.Log(out.Summary)
+	out := runWrittenLog(t, etcdBin, bin, ops)
 	m := regexp.MustCompile(`(\d+) guest faults injected, (\d+) stops followed \((\d+) of guests ignoring ACPI\)`).FindStringSubmatch(out.Summary)
 	require.NotNil(t, m, out.Summary)
 	injected, _ := strconv.Atoi(m[1])
