@@ -80,8 +80,12 @@ func TestHotplugVolumeAttachMigrateDetachOnSim(t *testing.T) {
 	require.NoError(t, err)
 	done := c.waitMigration(t, mig, "Succeeded", isReleased)
 	require.Equal(t, virtkit.MigrationSucceeded, done.Status.Phase)
+	// Settled on the target, labels included: the spec change below is a
+	// whole-object apply of this copy, and a copy whose node labels lag
+	// the controller's would ask to change labels only it may set.
 	after, err := c.WaitForVMI(c.ctx, "default", "hp", func(v *virtkit.VirtualMachineInstance, found bool) bool {
-		return found && v.Status.NodeName != source && v.IsRunning()
+		return found && v.Status.NodeName != source && v.IsRunning() &&
+			v.Labels[virtkit.NodeNameLabel] == v.Status.NodeName && v.Labels[virtkit.MigrationTargetNodeNameLabel] == ""
 	})
 	require.NoError(t, err)
 	target := after.Status.NodeName
