@@ -209,3 +209,13 @@ func validateKubeVirt(kv *KubeVirt) field.ErrorList {
 	}
 	return errs
 }
+
+// ClusterEvictionStrategy is the cluster-wide eviction strategy this
+// configuration sets, the one VMIs without spec.evictionStrategy are
+// evicted by: its evictionStrategy, or None when it names none.
+func (c *KubeVirtConfiguration) ClusterEvictionStrategy() EvictionStrategy {
+	if c != nil && c.EvictionStrategy != nil && *c.EvictionStrategy != "" {
+		return *c.EvictionStrategy
+	}
+	return EvictionStrategyNone
+}

@@ -86,12 +86,8 @@ func ptrEqual[T comparable](p *T, v T) bool { return p != nil && *p == v }
 func ClusterEvictionStrategy(ctx context.Context, st store.Store) (virtkit.EvictionStrategy, error) {
 	kv := &virtkit.KubeVirt{}
 	err := st.Get(ctx, store.Key{Namespace: virtkit.DefaultKubeVirtNamespace, Name: virtkit.DefaultKubeVirtName}, kv)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return "", fmt.Errorf("reading the cluster's eviction strategy: %w", err)
-	case kv.Spec.Configuration.EvictionStrategy != nil && *kv.Spec.Configuration.EvictionStrategy != "":
-		return *kv.Spec.Configuration.EvictionStrategy, nil
 	}
-	return virtkit.EvictionStrategyNone, nil
+	return kv.Spec.Configuration.ClusterEvictionStrategy(), nil
 }

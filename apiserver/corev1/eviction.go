@@ -148,14 +148,10 @@ func (r *evictionREST) strategy(ctx context.Context, vmi *virtkit.VirtualMachine
 	}
 	kv := &virtkit.KubeVirt{}
 	err := r.st.Get(ctx, store.Key{Namespace: virtkit.DefaultKubeVirtNamespace, Name: virtkit.DefaultKubeVirtName}, kv)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return "", apiError(err, schema.GroupResource{Group: virtkit.GroupName, Resource: "kubevirts"}, virtkit.DefaultKubeVirtName)
-	case kv.Spec.Configuration.EvictionStrategy != nil && *kv.Spec.Configuration.EvictionStrategy != "":
-		return *kv.Spec.Configuration.EvictionStrategy, nil
 	}
-	return virtkit.EvictionStrategyNone, nil
+	return kv.Spec.Configuration.ClusterEvictionStrategy(), nil
 }
 
 // mark sets the VMI's status.evacuationNodeName to node; a VMI marked
