@@ -9,10 +9,14 @@
 // move into packages of their own under internal/, as kubectl keeps them:
 // one package per verb with an Options type (Complete, Validate, Run), the
 // cobra wiring here filling it from the flags and connecting the
-// transport: internal/get, internal/delete, internal/apply and
-// internal/describe. internal/term (escaping for the terminal) and
-// internal/kube (the API connection) are what such packages share. Tables
-// come from package printers, the API server's printer columns.
+// transport: internal/get, internal/delete, internal/apply,
+// internal/describe, internal/virtctl (start, stop, restart, migrate,
+// migrate-cancel, pause, unpause, soft-reboot and the guest-information
+// calls) and internal/drain (drain, cordon, uncordon, run by the library
+// against a store.Store: etcd, or the API through kube.Store).
+// internal/term (escaping for the terminal) and internal/kube (the API
+// connection) are what such packages share. Tables come from package
+// printers, the API server's printer columns.
 package main
 
 import (
