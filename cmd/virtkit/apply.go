@@ -9,6 +9,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	applycmd "github.com/virtkit/virtkit/cmd/virtkit/internal/apply"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/manifest"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -48,7 +49,7 @@ defaults and validates. --store wins over a kubeconfig.`,
 				return err
 			}
 			if !o.UseAPI {
-				objs, err := decodeFilesFrom(cmd.InOrStdin(), files)
+				objs, err := manifest.Decode(cmd.InOrStdin(), files)
 				if err != nil {
 					return err
 				}
@@ -60,7 +61,7 @@ defaults and validates. --store wins over a kubeconfig.`,
 				o.StoreObjects, o.Store = objs, st
 				return o.Run(cmd.Context())
 			}
-			objs, err := readManifests(cmd.InOrStdin(), files)
+			objs, err := manifest.Read(cmd.InOrStdin(), files)
 			if err != nil {
 				return apiFail(cmd, err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/manifest"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/internal/leader"
 	"github.com/virtkit/virtkit/metrics"
@@ -206,7 +207,7 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 		return err
 	}
 	if len(f.files) > 0 {
-		objs, err := decodeFiles(f.files)
+		objs, err := manifest.Decode(os.Stdin, f.files)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	deletecmd "github.com/virtkit/virtkit/cmd/virtkit/internal/delete"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/manifest"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -67,7 +68,7 @@ reference.`,
 				return apiFail(cmd, err)
 			}
 			if len(files) > 0 {
-				if o.Objects, err = readManifests(cmd.InOrStdin(), files); err != nil {
+				if o.Objects, err = manifest.Read(cmd.InOrStdin(), files); err != nil {
 					return apiFail(cmd, err)
 				}
 			}

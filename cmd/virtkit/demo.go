@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/manifest"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -170,7 +172,7 @@ func demoObjects(files []string, hypervisorName, diskHost string) ([]virtkit.Obj
 		}
 		return virtkit.Decode(bytes.NewReader(demoManifests))
 	}
-	return decodeFiles(files)
+	return manifest.Decode(os.Stdin, files)
 }
 
 func writeFinalObjects(ctx context.Context, w io.Writer, st store.Store) error {

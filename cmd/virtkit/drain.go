@@ -2,30 +2,21 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/cluster"
-	"github.com/virtkit/virtkit/controller"
-	"github.com/virtkit/virtkit/events"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/drain"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube"
 	"github.com/virtkit/virtkit/store"
 )
-
-// drainReporter names `virtkit drain` in the events it records.
-const drainReporter = "virtkit.io/drain"
 
 func newNodeVerbCmds() []*cobra.Command {
 	return []*cobra.Command{newDrainCmd(), newCordonCmd(true), newCordonCmd(false)}
 }
 
 // nodeVerbFlags are how cordon, uncordon and drain reach the control
-// plane: its API through a kubeconfig, or its etcd (--store wins).
+// plane: its API through a kubeconfig (kube.Store), or its etcd (--store
+// wins).
 type nodeVerbFlags struct {
 	sf storeFlags
 	kf kubeFlags
@@ -43,7 +34,7 @@ func (f *nodeVerbFlags) open(cmd *cobra.Command) (store.Store, func(), error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		s, err := newAPIStore(c)
+		s, err := kube.NewStore(c.kube())
 		return s, func() {}, err
 	}
 	st, err := f.sf.openShared(cmd.Context(), nil)
@@ -53,11 +44,36 @@ func (f *nodeVerbFlags) open(cmd *cobra.Command) (store.Store, func(), error) {
 	return st, func() { _ = st.Close() }, nil
 }
 
+// storeVerb is a node verb's options (package drain).
+type storeVerb interface {
+	Complete(args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// run completes and validates o, then opens the store, hands it to o with
+// set and runs o.
+func (f *nodeVerbFlags) run(cmd *cobra.Command, args []string, o storeVerb, set func(store.Store)) error {
+	if err := o.Complete(args); err != nil {
+		return err
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	st, closeStore, err := f.open(cmd)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	set(st)
+	return o.Run(cmd.Context())
+}
+
 func newCordonCmd(cordon bool) *cobra.Command {
 	var f nodeVerbFlags
-	use, short, verb := "cordon NODE", "Mark a node unschedulable", "cordoned"
+	use, short := "cordon NODE", "Mark a node unschedulable"
 	if !cordon {
-		use, short, verb = "uncordon NODE", "Make a node schedulable again and end its drain", "uncordoned"
+		use, short = "uncordon NODE", "Make a node schedulable again and end its drain"
 	}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -70,21 +86,8 @@ the drain taint (kubevirt.io/drain) and so withdraws the evacuation of the
 node's VMIs, and clears refused evictions (EvictionRequested=False) on them.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, closeStore, err := f.open(cmd)
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			if cordon {
-				err = controller.Cordon(cmd.Context(), st, args[0])
-			} else {
-				err = controller.Uncordon(cmd.Context(), st, args[0])
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "node/%s %s\n", args[0], verb)
-			return nil
+			o := &drain.CordonOptions{Out: cmd.OutOrStdout(), Uncordon: !cordon}
+			return f.run(cmd, args, o, func(st store.Store) { o.Store = st })
 		},
 	}
 	f.register(cmd)
@@ -93,9 +96,8 @@ node's VMIs, and clears refused evictions (EvictionRequested=False) on them.`,
 
 func newDrainCmd() *cobra.Command {
 	var (
-		f        nodeVerbFlags
-		timeout  time.Duration
-		strategy string
+		f nodeVerbFlags
+		o drain.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "drain NODE",
@@ -125,73 +127,13 @@ when a kubeconfig is given or found (--kubeconfig, $KUBECONFIG, ~/.kube/config),
 and to its etcd with --store etcd://HOST:PORT, which wins.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if timeout < 0 {
-				return fmt.Errorf("--timeout: %v is negative", timeout)
-			}
-			def := virtkit.EvictionStrategy(strategy)
-			switch def {
-			case "", virtkit.EvictionStrategyNone, virtkit.EvictionStrategyLiveMigrate,
-				virtkit.EvictionStrategyLiveMigrateIfPossible, virtkit.EvictionStrategyExternal:
-			default:
-				return fmt.Errorf("--default-eviction-strategy: want None, LiveMigrate, LiveMigrateIfPossible or External, got %q", strategy)
-			}
-			st, closeStore, err := f.open(cmd)
-			if err != nil {
-				return err
-			}
-			defer closeStore()
-			return runDrain(cmd.Context(), st, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], timeout, def)
+			o.Out, o.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return f.run(cmd, args, &o, func(st store.Store) { o.Store = st })
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long, naming the VMIs left (0: wait until the node is empty)")
-	cmd.Flags().StringVar(&strategy, "default-eviction-strategy", "",
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "give up after this long, naming the VMIs left (0: wait until the node is empty)")
+	cmd.Flags().StringVar(&o.DefaultEvictionStrategy, "default-eviction-strategy", "",
 		"eviction strategy of VMIs that name none (default: the KubeVirt object's evictionStrategy, else None)")
 	return cmd
-}
-
-func runDrain(ctx context.Context, st store.Store, w, errw io.Writer, node string, timeout time.Duration, def virtkit.EvictionStrategy) error {
-	host, _ := os.Hostname()
-	rec, err := events.NewRecorder(events.Options{Store: st, ReportingController: drainReporter, ReportingInstance: host,
-		// The recorder reports the events it could not write at debug level.
-		Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	if err != nil {
-		return err
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	if def == "" {
-		if def, err = cluster.ClusterEvictionStrategy(ctx, st); err != nil {
-			return err
-		}
-	}
-	cordoned := false
-	last := map[string]controller.DrainState{}
-	err = controller.Drain(ctx, st, node, controller.DrainOptions{
-		DefaultEvictionStrategy: def,
-		Events:                  rec,
-		Progress: func(p controller.DrainProgress) {
-			if !cordoned {
-				fmt.Fprintf(w, "node/%s cordoned\n", node)
-				cordoned = true
-			}
-			now := map[string]controller.DrainState{}
-			for _, v := range p.VMIs {
-				key := v.Namespace + "/" + v.Name
-				now[key] = v.State
-				if last[key] != v.State {
-					fmt.Fprintf(w, "vmi/%s (evictionStrategy %s): %s: %s\n", key, v.Strategy, v.State, v.Message)
-				}
-			}
-			last = now
-		},
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "node/%s drained\n", node)
-	return nil
 }

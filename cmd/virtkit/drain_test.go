@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/drain"
 	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/store"
 	"github.com/virtkit/virtkit/store/etcd"
@@ -183,7 +184,7 @@ func TestNodeVerbsOnAPI(t *testing.T) {
 	require.NoError(t, st.List(t.Context(), &l, store.ListOptions{Namespace: "default"}))
 	evicted := 0
 	for _, e := range l.Items {
-		if e.Reason == virtkit.EventReasonEvicted && e.Regarding.Name == "b" && e.ReportingController == drainReporter {
+		if e.Reason == virtkit.EventReasonEvicted && e.Regarding.Name == "b" && e.ReportingController == drain.Reporter {
 			evicted++
 		}
 	}

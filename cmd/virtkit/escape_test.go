@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	validatecmd "github.com/virtkit/virtkit/cmd/virtkit/internal/validate"
 	"github.com/virtkit/virtkit/guestagent/qgaserver"
 	"github.com/virtkit/virtkit/store"
 )
@@ -80,7 +81,7 @@ func TestValidateEmptyInputs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			out, err := runValidate(t, input, "-f", "-", "-o", "json")
 			require.Error(t, err, "an input without objects must not pass")
-			var findings []validateFinding
+			var findings []validatecmd.Finding
 			require.NoError(t, json.Unmarshal([]byte(out), &findings))
 			require.Len(t, findings, 1)
 			assert.Equal(t, "Empty", findings[0].Type)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/manifest"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -37,9 +38,9 @@ spec:
         memory: {guest: 64Mi}
 `
 
-func applyString(t *testing.T, st store.Store, manifest string) string {
+func applyString(t *testing.T, st store.Store, text string) string {
 	t.Helper()
-	objs, err := decodeFilesFrom(strings.NewReader(manifest), []string{"-"})
+	objs, err := manifest.Decode(strings.NewReader(text), []string{"-"})
 	require.NoError(t, err)
 	var out bytes.Buffer
 	require.NoError(t, runApply(t.Context(), st, &out, objs))
@@ -147,7 +148,7 @@ func TestLookupResource(t *testing.T) {
 }
 
 func TestApplyRejectsInvalidObjects(t *testing.T) {
-	objs, err := decodeFilesFrom(strings.NewReader(badVM), []string{"-"})
+	objs, err := manifest.Decode(strings.NewReader(badVM), []string{"-"})
 	require.NoError(t, err)
 	var out bytes.Buffer
 	err = runApply(t.Context(), store.NewMemory(), &out, objs)

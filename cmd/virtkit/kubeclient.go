@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -204,6 +203,3 @@ func apiFail(cmd *cobra.Command, err error) error {
 	reportErr(cmd.ErrOrStderr(), err)
 	return errReported
 }
-
-// doRaw is kube.DoRaw.
-func doRaw(ctx context.Context, req *rest.Request) ([]byte, error) { return kube.DoRaw(ctx, req) }

@@ -9,10 +9,21 @@
 // move into packages of their own under internal/, as kubectl keeps them:
 // one package per verb with an Options type (Complete, Validate, Run), the
 // cobra wiring here filling it from the flags and connecting the
-// transport: internal/get, internal/delete, internal/apply and
-// internal/describe. internal/term (escaping for the terminal) and
-// internal/kube (the API connection) are what such packages share. Tables
-// come from package printers, the API server's printer columns.
+// transport: internal/get, internal/delete, internal/apply,
+// internal/describe, internal/virtctl (start, stop, restart, migrate,
+// migrate-cancel, pause, unpause, soft-reboot and the guest-information
+// calls), internal/drain (drain, cordon, uncordon, run by the library
+// against a store.Store: etcd, or the API through kube.Store),
+// internal/validate and internal/render. internal/term (escaping for the
+// terminal), internal/kube (the API connection) and internal/manifest
+// (reading -f's files, directories and stdin) are what such packages
+// share. Tables come from package printers, the API server's printer
+// columns.
+//
+// Still here: the processes' flags (controller, node), demo, agent, bench,
+// the streams (console, vnc, ssh, port-forward), completion, and the two
+// transports' connection (storeflag.go for --store, kubeclient.go for a
+// kubeconfig, with kubectl-style error reporting).
 package main
 
 import (

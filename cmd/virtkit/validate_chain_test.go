@@ -13,6 +13,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/admission"
+	validatecmd "github.com/virtkit/virtkit/cmd/virtkit/internal/validate"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -42,15 +43,15 @@ func TestValidateRunsTheAdmissionChain(t *testing.T) {
 			aerr := admission.New(admission.Options{Lookup: st}).Admit(ctx, admission.AttributesFor(admission.Create, obj, nil))
 			want := admission.FieldErrors(aerr)
 			require.NotEmpty(t, want)
-			var wantFindings []validateFinding
+			var wantFindings []validatecmd.Finding
 			for _, e := range want {
-				wantFindings = append(wantFindings, validateFinding{File: f, Kind: obj.GetObjectKind().GroupVersionKind().Kind,
-					Namespace: obj.GetNamespace(), Name: obj.GetName(), Field: e.Field, Type: fieldErrorKind(e.Type), Message: e.ErrorBody()})
+				wantFindings = append(wantFindings, validatecmd.Finding{File: f, Kind: obj.GetObjectKind().GroupVersionKind().Kind,
+					Namespace: obj.GetNamespace(), Name: obj.GetName(), Field: e.Field, Type: validatecmd.FieldErrorKind(e.Type), Message: e.ErrorBody()})
 			}
 
 			out, err := runValidate(t, "", "-o", "json", "-f", f)
 			require.Error(t, err)
-			var got []validateFinding
+			var got []validatecmd.Finding
 			require.NoError(t, json.Unmarshal([]byte(out), &got))
 			assert.Equal(t, wantFindings, got)
 		})

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	validatecmd "github.com/virtkit/virtkit/cmd/virtkit/internal/validate"
 )
 
 const goodVMI = `apiVersion: kubevirt.io/v1
@@ -84,7 +86,7 @@ func TestValidateCommand(t *testing.T) {
 
 	out, err = runValidate(t, goodVMI+"---\n"+badVM, "-f", "-", "--output", "json")
 	require.ErrorAs(t, err, &ex)
-	var findings []validateFinding
+	var findings []validatecmd.Finding
 	require.NoError(t, json.Unmarshal([]byte(out), &findings))
 	require.Len(t, findings, 2)
 	assert.True(t, findings[0].OK)

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ spec:
 // names a missing one.
 func TestRenderConfigVolumes(t *testing.T) {
 	var out, errOut bytes.Buffer
-	err := runRender(nil, &out, &errOut, renderFlags{file: writeManifest(t, renderConfigManifest), accel: "qemu"})
+	err := runRender(nil, &out, &errOut, Options{File: writeManifest(t, renderConfigManifest), Accel: "qemu"})
 	require.NoError(t, err, errOut.String())
 	assert.Contains(t, out.String(), `<source file="/var/lib/virtkit/vmis/ns_cfg/app-config.iso">`)
 	assert.Empty(t, errOut.String(), "config objects are not reported as skipped")
@@ -38,8 +38,7 @@ func TestRenderConfigVolumes(t *testing.T) {
 	out.Reset()
 	errOut.Reset()
 	noCM := renderConfigManifest[strings.Index(renderConfigManifest, "---\n")+4:]
-	err = runRender(nil, &out, &errOut, renderFlags{file: writeManifest(t, noCM), accel: "qemu"})
-	var ex exitError
-	require.True(t, asExit(err, &ex), "err = %v", err)
+	err = runRender(nil, &out, &errOut, Options{File: writeManifest(t, noCM), Accel: "qemu"})
+	require.ErrorIs(t, err, ErrInvalid)
 	assert.Contains(t, errOut.String(), "spec.volumes[0].configMap: configMap ns/app-config not found")
 }

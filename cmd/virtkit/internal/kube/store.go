@@ -1,4 +1,4 @@
-package main
+package kube
 
 import (
 	"context"
@@ -17,32 +17,33 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
-// errAPIWatch: apiStore serves the one-shot calls of the node verbs only.
-var errAPIWatch = errors.New("watch through the API store adapter is not implemented")
+// ErrStoreWatch: Store serves the one-shot calls of the node verbs only.
+var ErrStoreWatch = errors.New("watch through the API store adapter is not implemented")
 
-// apiStore is a store.Store over the control plane's API, so the node
-// verbs run the same library code (controller.Drain, Cordon, Uncordon)
-// through a kubeconfig as against etcd: the server's authentication,
+// Store is a store.Store over the control plane's API, so the node verbs
+// run the same library code (controller.Drain, Cordon, Uncordon) through a
+// kubeconfig as against etcd: the server's authentication,
 // authorization and admission apply. The server's errors map to the
 // store's sentinels (NotFound, Conflict, AlreadyExists) so that conflict
 // retries work. Watch is not implemented.
-type apiStore struct {
-	c      *apiClient
+type Store struct {
+	c      *Client
 	scheme *store.Scheme
 }
 
-var _ store.Store = (*apiStore)(nil)
+var _ store.Store = (*Store)(nil)
 
-func newAPIStore(c *apiClient) (*apiStore, error) {
+// NewStore is a Store over c.
+func NewStore(c *Client) (*Store, error) {
 	s, err := store.NewScheme(store.DefaultKinds()...)
 	if err != nil {
 		return nil, err
 	}
-	return &apiStore{c: c, scheme: s}, nil
+	return &Store{c: c, scheme: s}, nil
 }
 
 // resource is the dynamic client of obj's (or list's) kind in namespace.
-func (s *apiStore) resource(obj runtime.Object, namespace string) (dynamic.ResourceInterface, store.Kind, error) {
+func (s *Store) resource(obj runtime.Object, namespace string) (dynamic.ResourceInterface, store.Kind, error) {
 	k, err := s.scheme.KindOf(obj)
 	if err != nil {
 		return nil, k, err
@@ -51,11 +52,11 @@ func (s *apiStore) resource(obj runtime.Object, namespace string) (dynamic.Resou
 	if err != nil {
 		return nil, k, err
 	}
-	m, err := s.c.mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: k.Name}, gv.Version)
+	m, err := s.c.Mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: k.Name}, gv.Version)
 	if err != nil {
 		return nil, k, fmt.Errorf("%s: %w", k.Name, err)
 	}
-	return s.c.resourceFor(m, namespace), k, nil
+	return s.c.ResourceFor(m, namespace), k, nil
 }
 
 // storeErr maps the server's statuses to the store's sentinels, keeping
@@ -99,7 +100,7 @@ func fill(u json.Marshaler, obj any) error {
 	return json.Unmarshal(raw, obj)
 }
 
-func (s *apiStore) Get(ctx context.Context, key store.Key, obj virtkit.Object) error {
+func (s *Store) Get(ctx context.Context, key store.Key, obj virtkit.Object) error {
 	r, _, err := s.resource(obj, key.Namespace)
 	if err != nil {
 		return err
@@ -111,7 +112,7 @@ func (s *apiStore) Get(ctx context.Context, key store.Key, obj virtkit.Object) e
 	return fill(u, obj)
 }
 
-func (s *apiStore) List(ctx context.Context, list virtkit.ObjectList, opts store.ListOptions) error {
+func (s *Store) List(ctx context.Context, list virtkit.ObjectList, opts store.ListOptions) error {
 	r, _, err := s.resource(list, opts.Namespace)
 	if err != nil {
 		return err
@@ -128,7 +129,7 @@ func (s *apiStore) List(ctx context.Context, list virtkit.ObjectList, opts store
 }
 
 // write sends obj with do and decodes the reply into obj.
-func (s *apiStore) write(ctx context.Context, obj virtkit.Object, do func(dynamic.ResourceInterface, *unstructured.Unstructured) (*unstructured.Unstructured, error)) error {
+func (s *Store) write(ctx context.Context, obj virtkit.Object, do func(dynamic.ResourceInterface, *unstructured.Unstructured) (*unstructured.Unstructured, error)) error {
 	r, k, err := s.resource(obj, obj.GetNamespace())
 	if err != nil {
 		return err
@@ -144,25 +145,25 @@ func (s *apiStore) write(ctx context.Context, obj virtkit.Object, do func(dynami
 	return fill(out, obj)
 }
 
-func (s *apiStore) Create(ctx context.Context, obj virtkit.Object) error {
+func (s *Store) Create(ctx context.Context, obj virtkit.Object) error {
 	return s.write(ctx, obj, func(r dynamic.ResourceInterface, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return r.Create(ctx, u, metav1.CreateOptions{})
 	})
 }
 
-func (s *apiStore) Update(ctx context.Context, obj virtkit.Object) error {
+func (s *Store) Update(ctx context.Context, obj virtkit.Object) error {
 	return s.write(ctx, obj, func(r dynamic.ResourceInterface, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return r.Update(ctx, u, metav1.UpdateOptions{})
 	})
 }
 
-func (s *apiStore) UpdateStatus(ctx context.Context, obj virtkit.Object) error {
+func (s *Store) UpdateStatus(ctx context.Context, obj virtkit.Object) error {
 	return s.write(ctx, obj, func(r dynamic.ResourceInterface, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return r.UpdateStatus(ctx, u, metav1.UpdateOptions{})
 	})
 }
 
-func (s *apiStore) Delete(ctx context.Context, obj virtkit.Object, opts store.DeleteOptions) error {
+func (s *Store) Delete(ctx context.Context, obj virtkit.Object, opts store.DeleteOptions) error {
 	r, _, err := s.resource(obj, obj.GetNamespace())
 	if err != nil {
 		return err
@@ -181,6 +182,6 @@ func (s *apiStore) Delete(ctx context.Context, obj virtkit.Object, opts store.De
 	return fill(u, obj)
 }
 
-func (s *apiStore) Watch(context.Context, virtkit.ObjectList, store.WatchOptions) (<-chan store.Event, error) {
-	return nil, errAPIWatch
+func (s *Store) Watch(context.Context, virtkit.ObjectList, store.WatchOptions) (<-chan store.Event, error) {
+	return nil, ErrStoreWatch
 }

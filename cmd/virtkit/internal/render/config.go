@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	corev1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package main
+package virtctl
 
 import (
 	"testing"
@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube"
 )
 
 // migrate-cancel deletes a migration it can still abort, and says why
@@ -38,10 +40,10 @@ func TestMigrateCancelSaysWhyItCannot(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-				map[schema.GroupVersionResource]string{migrationsGVR: "VirtualMachineInstanceMigrationList"}, mig("m1", tt.state))
-			c := &apiClient{dynamic: dyn, namespace: "default"}
-			name, err := migrateCancel(t.Context(), c, "vm")
-			_, getErr := dyn.Resource(migrationsGVR).Namespace("default").Get(t.Context(), "m1", metav1.GetOptions{})
+				map[schema.GroupVersionResource]string{MigrationsGVR: "VirtualMachineInstanceMigrationList"}, mig("m1", tt.state))
+			c := &kube.Client{Dynamic: dyn, Namespace: "default"}
+			name, err := CancelMigration(t.Context(), c, "vm")
+			_, getErr := dyn.Resource(MigrationsGVR).Namespace("default").Get(t.Context(), "m1", metav1.GetOptions{})
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				assert.NoError(t, getErr, "not deleted")

@@ -1,7 +1,9 @@
-package main
+package render
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +67,15 @@ spec:
         devices: {}
 `
 
+// runRender runs render as the command does: Validate, then Run.
+func runRender(in io.Reader, out, errOut io.Writer, o Options) error {
+	o.In, o.Out, o.ErrOut = in, out, errOut
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	return o.Run(context.Background())
+}
+
 func writeManifest(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "m.yaml")
@@ -74,7 +85,7 @@ func writeManifest(t *testing.T, body string) string {
 
 func TestRender(t *testing.T) {
 	var out, errOut bytes.Buffer
-	err := runRender(nil, &out, &errOut, renderFlags{file: writeManifest(t, renderManifest), accel: "kvm"})
+	err := runRender(nil, &out, &errOut, Options{File: writeManifest(t, renderManifest), Accel: "kvm"})
 	require.NoError(t, err, errOut.String())
 	doc := out.String()
 	assert.Equal(t, 3, strings.Count(doc, `<domain type="kvm">`))
@@ -86,12 +97,12 @@ func TestRender(t *testing.T) {
 
 	// Same input, same bytes.
 	var again bytes.Buffer
-	require.NoError(t, runRender(nil, &again, &bytes.Buffer{}, renderFlags{file: writeManifest(t, renderManifest), accel: "kvm"}))
+	require.NoError(t, runRender(nil, &again, &bytes.Buffer{}, Options{File: writeManifest(t, renderManifest), Accel: "kvm"}))
 	assert.Equal(t, doc, again.String())
 
 	// stdin
 	var fromStdin bytes.Buffer
-	require.NoError(t, runRender(strings.NewReader(renderManifest), &fromStdin, &bytes.Buffer{}, renderFlags{file: "-", accel: "kvm"}))
+	require.NoError(t, runRender(strings.NewReader(renderManifest), &fromStdin, &bytes.Buffer{}, Options{File: "-", Accel: "kvm"}))
 	assert.Equal(t, doc, fromStdin.String())
 }
 
@@ -105,10 +116,8 @@ func TestRenderInvalid(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			err := runRender(nil, &out, &errOut, renderFlags{file: writeManifest(t, tc.manifest), accel: "qemu"})
-			var ex exitError
-			require.True(t, asExit(err, &ex), "err = %v", err)
-			assert.Equal(t, 1, ex.code)
+			err := runRender(nil, &out, &errOut, Options{File: writeManifest(t, tc.manifest), Accel: "qemu"})
+			require.ErrorIs(t, err, ErrInvalid)
 			assert.Contains(t, errOut.String(), tc.want)
 			assert.Empty(t, out.String(), "nothing is printed for invalid input")
 		})
@@ -116,16 +125,16 @@ func TestRenderInvalid(t *testing.T) {
 }
 
 func TestRenderFlags(t *testing.T) {
-	for _, f := range []renderFlags{
-		{accel: "xen"},
-		{accel: "qemu", networks: []string{"nope"}},
-		{accel: "qemu", networks: []string{"a=weird:x"}},
-		{accel: "qemu", dedicatedCPUs: "3-1"},
+	for _, o := range []Options{
+		{Accel: "xen"},
+		{Accel: "qemu", Networks: []string{"nope"}},
+		{Accel: "qemu", Networks: []string{"a=weird:x"}},
+		{Accel: "qemu", DedicatedCPUs: "3-1"},
 	} {
-		_, err := f.options()
-		assert.Error(t, err, "%+v", f)
+		assert.Error(t, o.Validate(), "%+v", o)
 	}
-	opts, err := renderFlags{accel: "qemu", networks: []string{"ns/vf=hostdev:0000:3b:02.1", "br=bridge:br0"}, dedicatedCPUs: "2-4,7"}.options()
+	o := &Options{Accel: "qemu", Networks: []string{"ns/vf=hostdev:0000:3b:02.1", "br=bridge:br0"}, DedicatedCPUs: "2-4,7"}
+	opts, err := o.options()
 	require.NoError(t, err)
 	assert.Equal(t, []uint{2, 3, 4, 7}, opts.DedicatedCPUs)
 }

@@ -1,11 +1,15 @@
-package main
+package manifest
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -13,13 +17,10 @@ import (
 	"github.com/virtkit/virtkit"
 )
 
-// decodeFiles reads every object from files, directories (their .yaml,
-// .yml and .json files) and "-" (standard input), in order.
-func decodeFiles(paths []string) ([]virtkit.Object, error) {
-	return decodeFilesFrom(os.Stdin, paths)
-}
-
-func decodeFilesFrom(stdin io.Reader, paths []string) ([]virtkit.Object, error) {
+// Decode reads every object from files, directories (their .yaml, .yml
+// and .json files) and "-" (stdin), in order, decoded, as the library's
+// Apply takes them.
+func Decode(stdin io.Reader, paths []string) ([]virtkit.Object, error) {
 	var out []virtkit.Object
 	for _, p := range paths {
 		if p == "-" {
@@ -30,7 +31,7 @@ func decodeFilesFrom(stdin io.Reader, paths []string) ([]virtkit.Object, error) 
 			out = append(out, objs...)
 			continue
 		}
-		files, err := manifestFiles(p, false)
+		files, err := Files(p, false)
 		if err != nil {
 			return nil, err
 		}
@@ -50,10 +51,10 @@ func decodeFilesFrom(stdin io.Reader, paths []string) ([]virtkit.Object, error) 
 	return out, nil
 }
 
-// readManifests reads the objects of files, directories (their .yaml, .yml
+// Read reads the objects of files, directories (their .yaml, .yml
 // and .json files) and "-" (standard input) as the server will decode them,
 // without local defaulting; a List contributes its items.
-func readManifests(stdin io.Reader, paths []string) ([]*unstructured.Unstructured, error) {
+func Read(stdin io.Reader, paths []string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	read := func(name string, r io.Reader) error {
 		data, err := io.ReadAll(io.LimitReader(r, virtkit.MaxManifestBytes+1))
@@ -98,7 +99,7 @@ func readManifests(stdin io.Reader, paths []string) ([]*unstructured.Unstructure
 			}
 			continue
 		}
-		files, err := manifestFiles(p, false)
+		files, err := Files(p, false)
 		if err != nil {
 			return nil, err
 		}
@@ -115,4 +116,36 @@ func readManifests(stdin io.Reader, paths []string) ([]*unstructured.Unstructure
 		}
 	}
 	return out, nil
+}
+
+// Files is the manifest files of path: path itself when it is a file, else
+// the .yaml, .yml and .json files in the directory (and with recursive in
+// its subdirectories), sorted.
+func Files(path string, recursive bool) ([]string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []string{path}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != path && !recursive {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".yaml", ".yml", ".json":
+			files = append(files, p)
+		}
+		return nil
+	})
+	slices.Sort(files)
+	return files, err
 }
