@@ -113,7 +113,7 @@ func startAPIController(t *testing.T, args ...string) string {
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(kc)
 		return err == nil && strings.Contains(out.String(), "api: https://")
-	}, 20*time.Second, 20*time.Millisecond, "the controller writes its kubeconfig: %s", &out)
+	}, time.Minute, 20*time.Millisecond, "the controller writes its kubeconfig: %s", &out)
 	return kc
 }
 
