@@ -74,13 +74,21 @@ func TestHeldOutThrottleInsensitiveRefused(t *testing.T) {
 			after := float64(row.BytesSent) - float64(row.MemoryBytes)
 			assert.Less(t, after, float64(row.MemoryBytes), "under one memory sent after the first pass")
 
-			// The baselines that may throttle burn far more on the same guest.
-			for _, name := range []string{"kubevirt-ac-pc", "nova-ac"} {
-				b, err := RunOne(context.Background(), p, name, Options{})
-				require.NoError(t, err)
-				assert.Equal(t, "Failed", b.Outcome, name)
-				assert.Greater(t, b.BytesSent, 10*row.BytesSent, name)
+			// KubeVirt's stall detector, the quickest baseline to give up,
+			// decides later and sends more.
+			stall, err := RunOne(context.Background(), p, "kubevirt-stall", Options{})
+			require.NoError(t, err)
+			assert.Equal(t, "Failed", stall.Outcome)
+			assert.Less(t, row.DecisionSeconds, stall.DecisionSeconds)
+			assert.Less(t, row.BytesSent, stall.BytesSent)
+			if testing.Short() || raceDetector {
+				return
 			}
+			// KubeVirt with auto-converge runs to its completion timeout.
+			ac, err := RunOne(context.Background(), p, "kubevirt-ac-pc", Options{})
+			require.NoError(t, err)
+			assert.Equal(t, "Failed", ac.Outcome)
+			assert.Greater(t, ac.BytesSent, 10*row.BytesSent)
 		})
 	}
 }
