@@ -43,6 +43,13 @@ reports outcome, total time against the lower bound memory/bandwidth, downtime, 
 sent, decision time and throttle. Without --profiles it runs the eight built-in
 workload profiles (P1 to P8).
 
+With virtkit and at least one baseline among --policies, the table output ends
+with the comparison per profile: virtkit's total against the fastest baseline that
+kept its pause within the profile's downtime limit (rule WithinDowntimeLimit) and
+against the fastest baseline regardless of its pause, with the ratios, then the
+median virtkit total/(M/B) over the profiles some strategy can move, with the rule
+and without it.
+
 A profiles file is a YAML list of objects: name, memory, bandwidth, dirtyRate,
 workingSet, shape (uniform|hotset|bursty; sequential too), burstPeriod, burstFactor,
 throttleSensitivity, dips [{at, duration, factor}], allowPostCopy, allowAutoConverge,
@@ -114,7 +121,17 @@ the job, a direct vCPU throttle); every row says which one it ran with.`,
 			if output == "json" {
 				return bench.WriteJSON(out, rows)
 			}
-			return bench.WriteTable(out, rows)
+			if err := bench.WriteTable(out, rows); err != nil {
+				return err
+			}
+			if !slices.Contains(names, "virtkit") || len(names) < 2 {
+				return nil
+			}
+			// The comparison the held-out tests hold virtkit to.
+			if _, err := fmt.Fprintln(out); err != nil {
+				return err
+			}
+			return bench.WriteVersus(out, profiles, rows)
 		},
 	}
 	f := cmd.Flags()

@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/virtkit/virtkit/migration/bench"
 )
 
 func TestBenchMigrate(t *testing.T) {
@@ -81,6 +85,64 @@ func TestBenchMigrateErrors(t *testing.T) {
 			err := root.Execute()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// TestBenchMigrateComparison: with virtkit and a baseline, the table ends
+// with the comparison the held-out tests compute (bench.WriteVersus over
+// the same rows: the simulator's virtual clock makes them identical);
+// without a baseline or without virtkit there is nothing to compare.
+func TestBenchMigrateComparison(t *testing.T) {
+	dir := t.TempDir()
+	profiles := filepath.Join(dir, "profiles.yaml")
+	require.NoError(t, os.WriteFile(profiles, []byte(`
+- name: small-hog
+  memory: 1Gi
+  bandwidth: 1150M
+  dirtyRate: 4G
+- name: web
+  memory: 1Gi
+  bandwidth: 115M
+  dirtyRate: 40M
+  workingSet: 256Mi
+`), 0o644))
+	tests := []struct {
+		name     string
+		policies string
+		compare  bool
+	}{
+		{"virtkit and a baseline", "virtkit,kubevirt", true},
+		{"virtkit alone", "virtkit", false},
+		{"a baseline alone", "kubevirt", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			root := newRootCmd()
+			root.SetOut(&out)
+			root.SetArgs([]string{"bench", "migrate", "--profiles", profiles, "--policies", tt.policies})
+			require.NoError(t, root.Execute())
+			got := out.String()
+			if !tt.compare {
+				assert.NotContains(t, got, "virtkit/best")
+				return
+			}
+			data, err := os.ReadFile(profiles)
+			require.NoError(t, err)
+			ps, err := bench.DecodeProfiles(data)
+			require.NoError(t, err)
+			rows, err := bench.Run(context.Background(), ps, strings.Split(tt.policies, ","), bench.Options{})
+			require.NoError(t, err)
+			var want bytes.Buffer
+			require.NoError(t, bench.WriteTable(&want, rows))
+			want.WriteString("\n")
+			require.NoError(t, bench.WriteVersus(&want, ps, rows))
+			assert.Equal(t, want.String(), got)
+			for _, s := range []string{"best within limit", "fastest regardless", "virtkit/best", "virtkit/fastest",
+				"median virtkit total/(M/B) over the movable:", "Regardless of the pause:", "web", "small-hog"} {
+				assert.Contains(t, got, s)
+			}
 		})
 	}
 }
