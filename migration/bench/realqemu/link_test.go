@@ -11,8 +11,10 @@ import (
 func TestMeasureLink(t *testing.T) {
 	rate, err := MeasureLink(context.Background(), "127.0.0.1")
 	require.NoError(t, err)
-	// Loopback moves far more than any bandwidth a profile caps at.
-	assert.Greater(t, rate, float64(64<<20))
+	// A measurement, not a benchmark: under the race detector on a loaded
+	// machine loopback has measured under 50 MB/s, so only a rate that is
+	// plainly wrong (nothing moved) fails here.
+	assert.Greater(t, rate, float64(1<<20))
 
 	_, err = MeasureLink(context.Background(), "not-an-address")
 	assert.ErrorContains(t, err, "not-an-address")
