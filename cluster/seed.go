@@ -36,6 +36,10 @@ func seedNode(seed int64, name string, no *node.Options) {
 	if seed != 0 && no.Float64 == nil {
 		no.Float64 = seeded.New(seed, "node/"+name).Float64
 	}
+	if seed != 0 && no.KeyedFloat64 == nil {
+		// Keyed by VMI and instant: the agent's workers draw concurrently.
+		no.KeyedFloat64 = seeded.Keyed(seed, "node/"+name)
+	}
 }
 
 // seedGuestAgent gives one node's guest-agent pollers their own jitter
@@ -43,5 +47,9 @@ func seedNode(seed int64, name string, no *node.Options) {
 func seedGuestAgent(seed int64, name string, gao *node.GuestAgentSourceOptions) {
 	if seed != 0 && gao.Float64 == nil {
 		gao.Float64 = seeded.New(seed, "guestagent/"+name).Float64
+	}
+	if seed != 0 && gao.KeyedFloat64 == nil {
+		// Keyed by poll and instant: the pool's workers draw concurrently.
+		gao.KeyedFloat64 = seeded.Keyed(seed, "guestagent/"+name)
 	}
 }

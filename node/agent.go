@@ -82,8 +82,14 @@ type Options struct {
 	// StatusJitter is that fraction; default 0.2, negative for none.
 	StatusJitter float64
 	// Float64 draws the jitter, a uniform value in [0, 1); nil is
-	// math/rand/v2.Float64. A seeded cluster passes a seeded stream.
+	// math/rand/v2.Float64.
 	Float64 func() float64
+	// KeyedFloat64, when set, draws the jitter instead of Float64: a
+	// uniform value in [0, 1) for one VMI (key is namespace/name) at one
+	// time, that depends on nothing else, so that which of the agent's
+	// concurrent workers draws first, and how many reconciles ran, does
+	// not change the values. A seeded cluster sets it.
+	KeyedFloat64 func(key string, at time.Time) float64
 	// Workers bounds concurrent reconciles; default 4.
 	Workers int
 	// ReconcileTimeout bounds one reconcile, so a hypervisor call that hangs
@@ -364,9 +370,15 @@ func SplitDomainName(domain string) (namespace, name string, ok bool) {
 
 // statusResync is when a running VMI's status is refreshed again if no
 // event comes first: StatusInterval, jittered.
-func (a *Agent) statusResync() time.Duration {
+func (a *Agent) statusResync(vmi *virtkit.VirtualMachineInstance) time.Duration {
 	d := a.opts.StatusInterval
-	return d + time.Duration(a.opts.Float64()*a.opts.StatusJitter*float64(d))
+	var u float64
+	if a.opts.KeyedFloat64 != nil {
+		u = a.opts.KeyedFloat64(vmi.Namespace+"/"+vmi.Name, a.opts.Clock.Now())
+	} else {
+		u = a.opts.Float64()
+	}
+	return d + time.Duration(u*a.opts.StatusJitter*float64(d))
 }
 
 func (a *Agent) now() metav1.Time {

@@ -30,12 +30,15 @@ const (
 // doubling up to its own interval, as Poller.Start would, but without its
 // goroutines and timers.
 type guestAgentPool struct {
-	ac     guestagent.AgentCommander
-	opts   GuestAgentSourceOptions
-	clock  clock.WithTicker
-	log    *slog.Logger
-	wake   chan struct{}
-	jitter func(d time.Duration) time.Duration
+	ac    guestagent.AgentCommander
+	opts  GuestAgentSourceOptions
+	clock clock.WithTicker
+	log   *slog.Logger
+	wake  chan struct{}
+	// started is closed once Start has run (see Prime).
+	started   chan struct{}
+	startOnce sync.Once
+	jitter    func(g *pooledGuest, step int, d time.Duration) time.Duration
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -54,6 +57,10 @@ type pooledGuest struct {
 	ctx             context.Context
 	cancel          context.CancelFunc
 	quiet           bool // no change notifications (while primed in a reconcile)
+	// firstLeft counts the workers whose first poll has not finished;
+	// firstDone is closed when it reaches zero (see Prime).
+	firstLeft int
+	firstDone chan struct{}
 }
 
 // pollTask is one worker of one guest, due at a time.
@@ -63,6 +70,7 @@ type pollTask struct {
 	guest *pooledGuest
 	step  int
 	wait  time.Duration // the wait after this poll
+	first bool          // the worker's first poll of this guest
 }
 
 func newGuestAgentPool(ac guestagent.AgentCommander, opts GuestAgentSourceOptions) *guestAgentPool {
@@ -79,15 +87,23 @@ func newGuestAgentPool(ac guestagent.AgentCommander, opts GuestAgentSourceOption
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	jitter := func(d time.Duration) time.Duration { return d }
+	jitter := func(_ *pooledGuest, _ int, d time.Duration) time.Duration { return d }
 	if opts.Float64 == nil {
 		opts.Float64 = rand.Float64
 	}
-	if f, draw := opts.Jitter, opts.Float64; f > 0 {
-		jitter = func(d time.Duration) time.Duration { return d + time.Duration(draw()*f*float64(d)) }
+	if f, draw, keyed := opts.Jitter, opts.Float64, opts.KeyedFloat64; f > 0 {
+		jitter = func(g *pooledGuest, step int, d time.Duration) time.Duration {
+			u := 0.0
+			if keyed != nil {
+				u = keyed(g.domain+"/"+g.steps[step].Name, clk.Now())
+			} else {
+				u = draw()
+			}
+			return d + time.Duration(u*f*float64(d))
+		}
 	}
 	return &guestAgentPool{ac: ac, opts: opts, clock: clk, log: opts.Logger, jitter: jitter,
-		wake: make(chan struct{}, 1), guests: map[string]*pooledGuest{}}
+		wake: make(chan struct{}, 1), started: make(chan struct{}), guests: map[string]*pooledGuest{}}
 }
 
 // Start runs the schedule and the workers until ctx ends.
@@ -97,6 +113,7 @@ func (s *guestAgentPool) Start(ctx context.Context, changed func(namespace, name
 	pending := s.pending
 	s.pending = nil
 	s.mu.Unlock()
+	s.startOnce.Do(func() { close(s.started) })
 	for _, d := range pending {
 		s.Follow(d)
 	}
@@ -179,18 +196,33 @@ func (s *guestAgentPool) run(t pollTask) {
 	if err := t.guest.poller.PollStep(t.guest.ctx, t.step); err != nil && t.guest.ctx.Err() == nil {
 		s.log.Debug("guest agent poll failed", "domain", t.guest.domain, "worker", t.guest.steps[t.step].Name, "err", err)
 	}
+	if t.first {
+		s.firstPolled(t.guest)
+	}
 	next := min(2*t.wait, t.guest.steps[t.step].Interval)
-	s.push(t.guest, t.step, s.clock.Now().Add(s.jitter(t.wait)), next)
+	s.push(t.guest, t.step, s.clock.Now().Add(s.jitter(t.guest, t.step, t.wait)), next, false)
 }
 
-func (s *guestAgentPool) push(g *pooledGuest, step int, at time.Time, wait time.Duration) {
+// firstPolled notes that one worker of g has polled once.
+func (s *guestAgentPool) firstPolled(g *pooledGuest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g.firstLeft > 0 {
+		g.firstLeft--
+		if g.firstLeft == 0 {
+			close(g.firstDone)
+		}
+	}
+}
+
+func (s *guestAgentPool) push(g *pooledGuest, step int, at time.Time, wait time.Duration, first bool) {
 	s.mu.Lock()
 	if s.guests[g.domain] != g {
 		s.mu.Unlock()
 		return
 	}
 	s.seq++
-	heap.Push(&s.due, pollTask{at: at, seq: s.seq, guest: g, step: step, wait: wait})
+	heap.Push(&s.due, pollTask{at: at, seq: s.seq, guest: g, step: step, wait: wait, first: first})
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -207,15 +239,31 @@ func (s *guestAgentPool) Follow(domain string) {
 // returns (bounded by ctx and the client's deadlines), so the status
 // written right after a start already says whether the agent answers.
 // Changes found by this poll are not notified: the caller is about to read
-// them. It does nothing for a domain already followed.
+// them. Before Start it waits for Start (the node agent starts the pool
+// and its reconcile workers together), and for a domain already followed
+// it waits until every worker has polled it once (both bounded by ctx), so
+// what the caller reads next does not depend on which of the agent's
+// goroutines ran first.
 func (s *guestAgentPool) Prime(ctx context.Context, domain string) {
+	select {
+	case <-s.started:
+	case <-ctx.Done():
+	}
 	s.follow(ctx, domain, true)
 }
 
 func (s *guestAgentPool) follow(ctx context.Context, domain string, prime bool) {
 	s.mu.Lock()
-	if _, ok := s.guests[domain]; ok {
+	if g, ok := s.guests[domain]; ok {
+		done := g.firstDone
 		s.mu.Unlock()
+		if prime {
+			select {
+			case <-done:
+			case <-g.ctx.Done():
+			case <-ctx.Done():
+			}
+		}
 		return
 	}
 	if s.ctx == nil {
@@ -230,7 +278,7 @@ func (s *guestAgentPool) follow(ctx context.Context, domain string, prime bool) 
 		s.mu.Unlock()
 		return
 	}
-	g := &pooledGuest{domain: domain, namespace: ns, name: name, quiet: prime}
+	g := &pooledGuest{domain: domain, namespace: ns, name: name, quiet: prime, firstDone: make(chan struct{})}
 	g.ctx, g.cancel = context.WithCancel(s.ctx)
 	po := s.opts.Poller
 	changed := s.changed
@@ -248,6 +296,15 @@ func (s *guestAgentPool) follow(ctx context.Context, domain string, prime bool) 
 	client := guestagent.New(guestagent.NewPassthroughTransport(s.ac, domain, s.opts.Client), s.opts.Client)
 	g.poller = guestagent.NewPoller(client, po)
 	g.steps = g.poller.Steps()
+	g.firstLeft = len(g.steps)
+	switch {
+	case prime:
+		// Primed below; a Prime of the same guest meanwhile waits for
+		// this one through firstDone.
+		g.firstLeft = 0
+	case g.firstLeft == 0:
+		close(g.firstDone)
+	}
 	s.guests[domain] = g
 	s.mu.Unlock()
 
@@ -264,16 +321,17 @@ func (s *guestAgentPool) follow(ctx context.Context, domain string, prime bool) 
 		stop()
 		s.mu.Lock()
 		g.quiet = false
+		close(g.firstDone)
 		s.mu.Unlock()
 	}
 	initial := g.poller.InitialInterval()
 	for i, st := range g.steps {
 		wait := min(initial, st.Interval)
 		if !prime {
-			s.push(g, i, first, wait)
+			s.push(g, i, first, wait, true)
 			continue
 		}
-		s.push(g, i, first.Add(s.jitter(wait)), min(2*wait, st.Interval))
+		s.push(g, i, first.Add(s.jitter(g, i, wait)), min(2*wait, st.Interval), false)
 	}
 }
 

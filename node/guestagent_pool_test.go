@@ -2,9 +2,11 @@ package node_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,4 +114,75 @@ func TestGuestAgentPoolForget(t *testing.T) {
 	src.Forget("default_none")
 	_, ok := src.Info("default_none")
 	assert.False(t, ok)
+}
+
+// heldAgent answers every guest-agent command with an error once release
+// is closed, counting the calls that began and finished.
+type heldAgent struct {
+	release         chan struct{}
+	began, finished atomic.Int64
+}
+
+func (h *heldAgent) AgentCommand(ctx context.Context, _, _ string) (string, error) {
+	h.began.Add(1)
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	h.finished.Add(1)
+	return "", errors.New("no agent")
+}
+
+// What a reconcile reads after Prime does not depend on which of the node
+// agent's goroutines ran first: Prime before the pool has started waits
+// for it and primes the guest, and Prime of a guest the pool already
+// follows waits for the first poll of each of its workers (both bounded
+// by Prime's context).
+func TestGuestAgentPoolPrimeWaitsForStartAndFirstPolls(t *testing.T) {
+	type primer interface {
+		Prime(ctx context.Context, domain string)
+	}
+	start := func(t *testing.T, src node.GuestInfoSource) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { src.Start(ctx, func(string, string) {}); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	const bound = 100 * time.Millisecond
+
+	t.Run("before start", func(t *testing.T) {
+		ag := &heldAgent{release: make(chan struct{})}
+		close(ag.release)
+		src := node.NewGuestAgentSource(ag, node.GuestAgentSourceOptions{})
+		ctx, cancel := context.WithTimeout(t.Context(), bound)
+		defer cancel()
+		src.(primer).Prime(ctx, "default_never")
+		assert.Error(t, ctx.Err(), "Prime returned before the pool started")
+
+		primed := make(chan bool)
+		go func() {
+			src.(primer).Prime(t.Context(), "default_early")
+			_, followed := src.Info("default_early")
+			primed <- followed && ag.finished.Load() > 0
+		}()
+		start(t, src)
+		assert.True(t, <-primed, "Prime did not poll the guest once the pool started")
+	})
+
+	t.Run("already followed", func(t *testing.T) {
+		ag := &heldAgent{release: make(chan struct{})}
+		src := node.NewGuestAgentSource(ag, node.GuestAgentSourceOptions{})
+		src.Follow("default_g") // before Start: followed, first polls by the workers
+		start(t, src)
+		require.Eventually(t, func() bool { return ag.began.Load() > 0 }, 10*time.Second, time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), bound)
+		defer cancel()
+		src.(primer).Prime(ctx, "default_g")
+		assert.Error(t, ctx.Err(), "Prime returned while the workers' first polls were under way")
+		assert.Zero(t, ag.finished.Load())
+		close(ag.release)
+		src.(primer).Prime(t.Context(), "default_g")
+		assert.Positive(t, ag.finished.Load(), "Prime returned before the first polls finished")
+	})
 }

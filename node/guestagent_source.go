@@ -3,6 +3,7 @@ package node
 import (
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/guestagent"
@@ -26,6 +27,12 @@ type GuestAgentSourceOptions struct {
 	// Float64 draws the jitter, a uniform value in [0, 1); nil is
 	// math/rand/v2.Float64.
 	Float64 func() float64
+	// KeyedFloat64, when set, draws the jitter instead of Float64: a
+	// uniform value in [0, 1) for one poll (key names the domain and the
+	// poll) at one time, that depends on nothing else, so that which of
+	// the pool's concurrent workers draws first, and how often, does not
+	// change the values. A seeded cluster sets it.
+	KeyedFloat64 func(key string, at time.Time) float64
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
 }

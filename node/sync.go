@@ -147,7 +147,7 @@ func (a *Agent) Reconcile(ctx context.Context, req reconcile.Request) (reconcile
 	if err := a.syncHotplugVolumes(ctx, vmi, domName); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{RequeueAfter: a.statusResync()}, nil
+	return reconcile.Result{RequeueAfter: a.statusResync(vmi)}, nil
 }
 
 // owns reports whether the VMI's domain belongs on this host.
@@ -324,7 +324,7 @@ func (a *Agent) startDomain(ctx context.Context, vmi *virtkit.VirtualMachineInst
 	if err := a.syncHotplugVolumes(ctx, vmi, domName); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{RequeueAfter: a.statusResync()}, nil
+	return reconcile.Result{RequeueAfter: a.statusResync(vmi)}, nil
 }
 
 // stopForDeletion stops a deleted VMI's guest (stopGuest: ACPI, then a

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"sync"
+	"time"
 )
 
 // Source is one seeded random stream, safe for concurrent use.
@@ -64,6 +65,18 @@ func Key(seed int64, parts ...string) [32]byte {
 	var k [32]byte
 	copy(k[:], h.Sum(nil))
 	return k
+}
+
+// Keyed returns a function that draws a uniform float in [0, 1) for a
+// key at a time, from seed and name: a pure function of its inputs, so
+// that workers drawing concurrently get the same values whatever order
+// they draw in and however often. Two draws for one key at one instant are
+// equal.
+func Keyed(seed int64, name string) func(key string, at time.Time) float64 {
+	return func(key string, at time.Time) float64 {
+		k := Key(seed, name, key, at.UTC().Format(time.RFC3339Nano))
+		return float64(binary.LittleEndian.Uint64(k[:8])>>11) / (1 << 53)
+	}
 }
 
 // FormatUUID formats 16 bytes as a canonical version 4 (random) UUID,

@@ -26,11 +26,16 @@ const (
 	// Short liveness settings keep the test fast: heartbeats every 300 ms,
 	// not ready after 4 s without one (margin for a starved process on a
 	// busy CI machine), VMIs failed 2 s later, a dead leader replaced after
-	// its 2 s lease.
+	// its 6 s lease. etcd's client renews a lease every third of its TTL
+	// and gives it up when no renewal has been answered for a whole TTL:
+	// a 2 s lease left about 1.3 s for a stall of the controller or of
+	// etcd, which a 2-core machine running a CI build beside the test
+	// exceeds now and then (the live leader then loses its lease and
+	// exits); 6 s leaves 4 s and adds about 4 s to the failover.
 	heartbeat         = "300ms"
 	monitorGrace      = "4s"
 	unresponsiveGrace = "2s"
-	leaderTTL         = "2s"
+	leaderTTL         = "6s"
 	electionKey       = "/virtkit/leader/controller"
 )
 

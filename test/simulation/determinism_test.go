@@ -73,9 +73,22 @@ func TestSameSeedSameTrace(t *testing.T) {
 }
 
 var (
-	flagRepeat      = flag.Bool("repeat", false, "TestSeedsRepeat: run generated seeds twice and require byte-identical traces")
-	flagRepeatSeeds = flag.String("repeat-seeds", "3,8,17,29,30,37,31567,40001", "TestSeedsRepeat: the seeds, comma-separated")
-	flagRepeatOps   = flag.Int("repeat-ops", 80, "TestSeedsRepeat: operations per seed")
+	flagRepeat      = flag.Bool("repeat", false, "TestSeedsRepeat: a wide sweep, the seeds of -repeat-seeds with -repeat-ops operations, instead of the short fixed set")
+	flagRepeatSeeds = flag.String("repeat-seeds", "3,8,17,29,30,37,31567,40001", "TestSeedsRepeat with -repeat: the seeds, comma-separated")
+	flagRepeatOps   = flag.Int("repeat-ops", 80, "TestSeedsRepeat with -repeat: operations per seed")
+)
+
+// The short fixed set TestSeedsRepeat runs without -repeat, few enough
+// operations for CI under the race detector: seed 31567 (a node agent's
+// restart at step 37 raced its guest-agent pool) and seed 8 (an agent
+// crash and the final healing). Seed 30 is not in it: under the race
+// detector its two runs still part (a VM controller's write conflicts in
+// one run and not in the other when a node's VMIs fail over, and a
+// restarted agent's first VMI write conflicts and is retried at once or
+// after the backoff); see BENCHMARKS.md.
+const (
+	ciRepeatSeeds = "31567,8"
+	ciRepeatOps   = 40
 )
 
 // TestSeedsRepeat runs generated seeds, every operation and fault on,
@@ -99,18 +112,29 @@ var (
 // the store latency after thawing the nodes, and did not settle between
 // heals (seed 8); timers set for one instant by concurrent goroutines
 // fired in the order they were set (seed 37: the virtual clock now breaks
-// such ties by the call path that set each timer, timerSite).
+// such ties by the call path that set each timer, timerSite); a restarted
+// node agent's first reconciles read the guest agents before or after its
+// guest-agent pool had started and polled them (seed 31567: Prime now
+// waits for both); the agent's status resyncs and the pool's polls
+// drew their jitter from one stream per node in the order concurrent
+// workers got to it (now a value of the object and the instant,
+// seeded.Keyed).
 //
-// It still finds a rare difference (seed 30 once in two runs of seeds
-// 1-40, seed 31567 once in six), so it runs only with -repeat, on the
-// seeds of -repeat-seeds with -repeat-ops operations. With -trace FILE,
-// the traces of a seed whose runs differ are written to FILE.SEED.1 and
-// .2.
+// Some seeds still part now and then (30, 50 and 51 of seeds 1-60 at 80
+// operations: failovers with injected conflicts, a migration retried
+// every few seconds), so a wide sweep is not yet a test that must pass.
+// By default it runs the short fixed set (ciRepeatSeeds, ciRepeatOps);
+// -repeat runs the seeds of -repeat-seeds with -repeat-ops operations
+// instead (a wide sweep). With -trace FILE, the traces of a seed whose
+// runs differ are written to FILE.SEED.1 and .2.
 func TestSeedsRepeat(t *testing.T) {
-	if !*flagRepeat {
-		t.Skip("run with -args -repeat: a few generated seeds still differ between runs now and then")
+	if testing.Short() && !*flagRepeat {
+		t.Skip("simulation: not in -short")
 	}
-	seeds, nOps := *flagRepeatSeeds, *flagRepeatOps
+	seeds, nOps := ciRepeatSeeds, ciRepeatOps
+	if *flagRepeat {
+		seeds, nOps = *flagRepeatSeeds, *flagRepeatOps
+	}
 	for _, f := range split(seeds) {
 		seed, err := strconv.ParseInt(f, 10, 64)
 		require.NoError(t, err, "-repeat-seeds")
