@@ -165,8 +165,8 @@ func TestVolumeMigrationRefused(t *testing.T) {
 		wantChange  string // VolumesChange=False reason, "" for none
 	}{
 		{name: "a hot-plugged claim",
-			from: virtkit.VolumeSource{PersistentVolumeClaim: &virtkit.PersistentVolumeClaimVolumeSource{ClaimName: "old", Hotpluggable: true}},
-			to:   virtkit.VolumeSource{PersistentVolumeClaim: &virtkit.PersistentVolumeClaimVolumeSource{ClaimName: "new", Hotpluggable: true}},
+			from:        virtkit.VolumeSource{PersistentVolumeClaim: &virtkit.PersistentVolumeClaimVolumeSource{ClaimName: "old", Hotpluggable: true}},
+			to:          virtkit.VolumeSource{PersistentVolumeClaim: &virtkit.PersistentVolumeClaimVolumeSource{ClaimName: "new", Hotpluggable: true}},
 			wantRestart: ReasonVolumeMigrationInvalid},
 		{name: "a shareable disk", from: pvc("old"), to: pvc("new"), disk: virtkit.Disk{Shareable: &yes},
 			wantRestart: ReasonVolumeMigrationInvalid},
