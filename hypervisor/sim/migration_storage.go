@@ -10,8 +10,10 @@ package sim
 // the destination files.
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"time"
@@ -24,6 +26,7 @@ type diskCopy struct {
 	target   string // the device, "vdb"
 	src, dst string // the source and destination files
 	size     float64
+	absent   bool // the source file does not exist
 }
 
 // storageCopy is the storage part of a migration job.
@@ -69,11 +72,18 @@ func planStorageCopy(params hypervisor.MigrationParams, src, dst *spec) (*storag
 		if c.dst == "" {
 			return nil, invalid(field, fmt.Sprintf("the destination XML has no file-backed disk %q", t))
 		}
+		// The simulator runs disks whose files do not exist (it defines
+		// domains without opening their disks): such a disk holds no
+		// data and copies as empty.
 		st, err := os.Stat(c.src)
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			c.absent = true
+		case err != nil:
 			return nil, fmt.Errorf("%s: source of disk %q: %w", field, t, err)
+		default:
+			c.size = float64(st.Size())
 		}
-		c.size = float64(st.Size())
 		sc.disks = append(sc.disks, c)
 		sc.total += c.size
 	}
@@ -139,7 +149,7 @@ func (s *storageCopy) writeDestinations() error {
 		return nil
 	}
 	for _, c := range s.disks {
-		if c.src == c.dst {
+		if c.src == c.dst || c.absent {
 			continue
 		}
 		if err := copyFile(c.src, c.dst); err != nil {
