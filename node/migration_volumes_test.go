@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,10 +52,15 @@ func TestVolumeMigrationCopiesTheClaim(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	got := &virtkit.VirtualMachine{}
-	require.NoError(t, c.Store().Get(c.ctx, store.KeyOf(vm), got))
-	got.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "new"
-	require.NoError(t, c.Store().Update(c.ctx, got))
+	// The controllers write the VM too: retry on a conflict.
+	require.NoError(t, store.RetryOnConflict(c.ctx, store.Backoff{}, func(ctx context.Context) error {
+		got := &virtkit.VirtualMachine{}
+		if err := c.Store().Get(ctx, store.KeyOf(vm), got); err != nil {
+			return err
+		}
+		got.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "new"
+		return c.Store().Update(ctx, got)
+	}))
 
 	after, err := c.WaitForVMI(c.ctx, "default", "vm", func(v *virtkit.VirtualMachineInstance, found bool) bool {
 		return found && v.Spec.Volumes[0].PersistentVolumeClaim.ClaimName == "new" && len(v.Status.MigratedVolumes) == 0
