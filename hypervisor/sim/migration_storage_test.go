@@ -172,3 +172,24 @@ func TestMigrationCopyDisksErrors(t *testing.T) {
 		})
 	}
 }
+
+// The simulator runs disks whose files do not exist: such a disk copies as
+// empty, and no destination file appears.
+func TestMigrationCopiesAbsentDiskAsEmpty(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "absent.img"), filepath.Join(dir, "dst.img")
+	clock := sim.NewVirtualClock(epoch)
+	h, _ := hostPair(t, clock, sim.Link{Bandwidth: diskLink})
+	_, err := h.Define(ctx, diskDomainXML(64, src))
+	require.NoError(t, err)
+	require.NoError(t, h.Start(ctx, vmName, hypervisor.StartOptions{}))
+	job, err := h.StartMigration(ctx, vmName, hypervisor.MigrationParams{DestinationURI: "dst",
+		CopyDisks: []string{"vdb"}, DestinationXML: diskDomainXML(64, dst)})
+	require.NoError(t, err)
+	res := finish(t, clock, job)
+	assert.True(t, res.Succeeded)
+	assert.Zero(t, res.Stats.DiskTotal.Value)
+	_, err = os.Stat(dst)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
