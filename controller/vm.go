@@ -438,6 +438,13 @@ func (r *VMReconciler) start(ctx context.Context, s *vmSync, backoffApplies bool
 		s.requeue = sf.RetryAfterTimestamp.Sub(s.now.Time)
 		return nil
 	}
+	if c := virtkit.GetCondition(s.vm.Status.Conditions, virtkit.VirtualMachineManualRecoveryRequired); c != nil && c.Status == virtkit.ConditionTrue {
+		// As KubeVirt: the template may name claims the guest never
+		// ran on (see syncVolumeMigration).
+		s.syncErr = fmt.Errorf("cannot start the VM: it needs manual recovery: %s", c.Message)
+		s.failReason = ReasonFailedCreate
+		return nil
+	}
 	expanded, err := r.expandInstancetype(ctx, s)
 	if err != nil {
 		s.syncErr = err

@@ -215,3 +215,31 @@ func TestVolumeMigrationToDataVolume(t *testing.T) {
 	assert.Equal(t, "dv-new", vmi.Spec.Volumes[1].DataVolume.Name)
 	assert.Nil(t, virtkit.GetCondition(e.getVM("vm").Status.Conditions, virtkit.VirtualMachineRestartRequired))
 }
+
+// A VMI that ends during a volume migration leaves its VM waiting for the
+// user (ManualRecoveryRequired, no new VMI on claims the guest never ran
+// on) until the template goes back to the source claims.
+func TestVolumeMigrationInterrupted(t *testing.T) {
+	e := volumeMigrationEnv(t, pvc("old"), virtkit.Disk{})
+	e.setClaim(pvc("new"))
+	require.Len(t, e.migrations(), 1)
+	old := e.getVMI("vm").UID
+	e.guestStops("vm", virtkit.Failed)
+	e.settle()
+
+	c := virtkit.GetCondition(e.getVM("vm").Status.Conditions, virtkit.VirtualMachineManualRecoveryRequired)
+	require.NotNil(t, c)
+	assert.Equal(t, ReasonVolumeMigrationInterrupted, c.Reason)
+	if v := e.getVMI("vm"); v != nil {
+		assert.Equal(t, old, v.UID, "no new VMI while manual recovery is required")
+	}
+
+	e.setClaim(pvc("old"))
+	vm := e.getVM("vm")
+	assert.Nil(t, virtkit.GetCondition(vm.Status.Conditions, virtkit.VirtualMachineManualRecoveryRequired))
+	assert.Nil(t, vm.Status.VolumeUpdateState)
+	v := e.getVMI("vm")
+	require.NotNil(t, v)
+	assert.NotEqual(t, old, v.UID, "the VM starts again on its source claims")
+	assert.Equal(t, "old", dataClaim(v))
+}
