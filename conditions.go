@@ -46,6 +46,11 @@ const (
 
 // VMI condition reasons.
 const (
+	// VolumesChange=False reasons: the VM's template went back to the
+	// volumes the VMI runs with while a volume migration was in flight, or
+	// the volume migration failed.
+	VolumesChangeCancellationReason = "VolumesChangeCancellation"
+	VolumeMigrationFailedReason     = "VolumeMigrationFailed"
 	// Ready=False reasons.
 	PodNotExistsReason        = "PodNotExists"
 	PodTerminatingReason      = "PodTerminating"

@@ -181,6 +181,22 @@ type VirtualMachineStatus struct {
 	InstancetypeRef *InstancetypeStatusRef `json:"instancetypeRef,omitempty"`
 	// PreferenceRef records the preference the VM's VMI was made with.
 	PreferenceRef *InstancetypeStatusRef `json:"preferenceRef,omitempty"`
+	// VolumeUpdateState tracks a change of the running VMI's volumes, such
+	// as a volume migration.
+	VolumeUpdateState *VolumeUpdateState `json:"volumeUpdateState,omitempty"`
+}
+
+// VolumeUpdateState is the state of a change of a running VM's volumes.
+type VolumeUpdateState struct {
+	// VolumeMigrationState is the volume migration in progress, if any.
+	VolumeMigrationState *VolumeMigrationState `json:"volumeMigrationState,omitempty"`
+}
+
+// VolumeMigrationState is a volume migration's state.
+type VolumeMigrationState struct {
+	// MigratedVolumes are the volumes being copied to new claims.
+	// +listType=atomic
+	MigratedVolumes []StorageMigratedVolumeInfo `json:"migratedVolumes,omitempty"`
 }
 
 // RunStrategy returns the effective run strategy: spec.runStrategy, or

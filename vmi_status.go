@@ -73,6 +73,30 @@ type VirtualMachineInstanceStatus struct {
 	CurrentCPUTopology *CPUTopology `json:"currentCPUTopology,omitempty"`
 	// Memory is the guest's memory at boot, now and as requested.
 	Memory *MemoryStatus `json:"memory,omitempty"`
+	// MigratedVolumes are the volumes a volume migration copies: each
+	// volume's claim before and after. The node agents copy their data to
+	// the destination claims during the migration.
+	// +listType=atomic
+	MigratedVolumes []StorageMigratedVolumeInfo `json:"migratedVolumes,omitempty"`
+}
+
+// StorageMigratedVolumeInfo names a volume a volume migration moves from
+// one claim to another.
+type StorageMigratedVolumeInfo struct {
+	// VolumeName is the volume's name in the VMI spec.
+	VolumeName string `json:"volumeName"`
+	// SourcePVCInfo is the claim the volume uses before the migration.
+	SourcePVCInfo *PersistentVolumeClaimInfo `json:"sourcePVCInfo,omitempty"`
+	// DestinationPVCInfo is the claim the volume uses after it.
+	DestinationPVCInfo *PersistentVolumeClaimInfo `json:"destinationPVCInfo,omitempty"`
+}
+
+// PersistentVolumeClaimInfo identifies a claim taking part in a volume
+// migration.
+type PersistentVolumeClaimInfo struct {
+	// ClaimName is the claim's name (a DataVolume's claim has the
+	// DataVolume's name).
+	ClaimName string `json:"claimName,omitempty"`
 }
 
 // VirtualMachineInstancePhaseTransitionTimestamp records when a phase began.

@@ -29,6 +29,10 @@ const (
 	InstallStrategyLabel                  = "kubevirt.io/install-strategy"
 	VirtualMachineLabel                   = "kubevirt.io/vm"
 	VirtualMachineInstanceReplicaSetLabel = "kubevirt.io/vmReplicaSet"
+	// VolumesUpdateMigrationLabel marks a migration the VM controller
+	// created to copy a VM's changed volumes to their new claims; its value
+	// is the VMI's name.
+	VolumesUpdateMigrationLabel = "kubevirt.io/volume-update-migration"
 	// HostnameLabel is the node label for per-node topology.
 	HostnameLabel = "kubernetes.io/hostname"
 )

@@ -85,6 +85,8 @@ func (r *VMReconciler) Watches() []reconcile.Watch {
 		{NewList: vmList, Map: r.own.skipOwn(reconcile.ObjectKey)},
 		{NewList: vmiList, Map: r.own.skipOwn(reconcile.ControllerOwner(virtkit.KindVirtualMachine))},
 		{NewList: dataVolumeList, Map: reconcile.ControllerOwner(virtkit.KindVirtualMachine)},
+		// A volume migration's progress (its VMI's name is its VM's).
+		{NewList: migrationList, Map: volumeMigrationVM},
 	}
 }
 
@@ -108,6 +110,9 @@ type vmSync struct {
 	// when empty), once restartChecked (see syncLiveUpdate).
 	restartRequired string
 	restartChecked  bool
+	// restartReason is the RestartRequired condition's reason when it is
+	// not the generic one.
+	restartReason string
 }
 
 // Reconcile implements Reconciler.
@@ -188,6 +193,9 @@ func (r *VMReconciler) Reconcile(ctx context.Context, req reconcile.Request) (re
 		return reconcile.Result{}, err
 	}
 	if err := r.syncLiveUpdate(ctx, s); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.syncVolumeMigration(ctx, s); err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := r.updateStatus(ctx, s); err != nil {
@@ -428,6 +436,13 @@ func (r *VMReconciler) stop(ctx context.Context, s *vmSync) error {
 func (r *VMReconciler) start(ctx context.Context, s *vmSync, backoffApplies bool) error {
 	if sf := s.vm.Status.StartFailure; backoffApplies && sf != nil && sf.RetryAfterTimestamp != nil && s.now.Before(sf.RetryAfterTimestamp) {
 		s.requeue = sf.RetryAfterTimestamp.Sub(s.now.Time)
+		return nil
+	}
+	if c := virtkit.GetCondition(s.vm.Status.Conditions, virtkit.VirtualMachineManualRecoveryRequired); c != nil && c.Status == virtkit.ConditionTrue {
+		// As KubeVirt: the template may name claims the guest never
+		// ran on (see syncVolumeMigration).
+		s.syncErr = fmt.Errorf("cannot start the VM: it needs manual recovery: %s", c.Message)
+		s.failReason = ReasonFailedCreate
 		return nil
 	}
 	expanded, err := r.expandInstancetype(ctx, s)

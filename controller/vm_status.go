@@ -88,6 +88,9 @@ func (r *VMReconciler) updateStatus(ctx context.Context, s *vmSync) error {
 			Type: virtkit.VirtualMachineRestartRequired, Status: virtkit.ConditionTrue,
 			Reason: ReasonNotLiveUpdatable, Message: restart,
 		}
+		if s.restartReason != "" && restart == s.restartRequired {
+			cond.Reason = s.restartReason
+		}
 		if restart == msgNotLiveUpdatable {
 			if vc, ok := volumeUpdateCondition(vm, vmi); ok {
 				cond = vc
@@ -227,6 +230,7 @@ func (r *VMReconciler) templateChanged(vm *virtkit.VirtualMachine, vmi *virtkit.
 	if live {
 		neutralizeLiveUpdatable(&vm.Spec.Template.Spec.Domain, want, got)
 	}
+	neutralizeMigratedClaims(vm, want, got)
 	for _, spec := range []*virtkit.VirtualMachineInstanceSpec{want, got} {
 		withoutHotplugVolumes(spec)
 		spec.StartStrategy = nil

@@ -19,7 +19,6 @@ func TestVolumeUpdateStrategyRestartRequired(t *testing.T) {
 	}{
 		{"unset: a restart applies the new claim", nil, "NotLiveUpdatable", "template spec"},
 		{"Replacement", strategy(virtkit.UpdateVolumesStrategyReplacement), "NotLiveUpdatable", "template spec"},
-		{"Migration names the volume", strategy(virtkit.UpdateVolumesStrategyMigration), VolumeMigrationNotSupportedReason, "spec.template.spec.volumes[1]: updateVolumesStrategy Migration"},
 		{"an unknown strategy", strategy("Mirror"), VolumeMigrationNotSupportedReason, "spec.updateVolumesStrategy: updateVolumes strategy not recognized: Mirror"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

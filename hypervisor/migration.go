@@ -43,6 +43,13 @@ type MigrationParams struct {
 	// migrations.unsafeMigrationOverride, for storage every host shares
 	// that the hypervisor cannot recognise as such.
 	Unsafe bool
+	// CopyDisks are the target devices ("vda") of the disks whose contents
+	// the migration copies to the target while memory moves (libvirt's
+	// VIR_MIGRATE_NON_SHARED_DISK with the migrate_disks list): a volume
+	// migration, where DestinationXML points those disks at new storage
+	// the target can write. Every other disk is shared storage both hosts
+	// see. Empty copies no disk.
+	CopyDisks []string
 }
 
 // MigrationMode is how the job moves memory.
@@ -98,6 +105,12 @@ type JobStats struct {
 	AutoConvergeThrottle Measured[int64]
 	// PostcopyRequests counts page faults served from the source.
 	PostcopyRequests Measured[uint64]
+	// DiskTotal, DiskProcessed and DiskRemaining count the disk data a
+	// migration with CopyDisks copies (also in the Data counters); unset
+	// when no disk is copied.
+	DiskTotal     Measured[uint64]
+	DiskProcessed Measured[uint64]
+	DiskRemaining Measured[uint64]
 }
 
 // MigrationResult is how a migration job ended.

@@ -269,6 +269,11 @@ func (a *Agent) startOutgoing(ctx context.Context, vmi *virtkit.VirtualMachineIn
 	if params.DestinationXML, err = a.destinationOwner(ctx, domName, params.DestinationXML, ms.TargetNode); err != nil {
 		return err
 	}
+	// A volume migration: the migrated volumes' disks are copied to their
+	// destination claims.
+	if params.DestinationXML, params.CopyDisks, err = a.migrateVolumes(ctx, vmi, domName, params.DestinationXML); err != nil {
+		return fmt.Errorf("volume migration: %w", err)
+	}
 	req := migration.Request{
 		Domain:            domName,
 		Memory:            mem,

@@ -178,6 +178,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.PciHostDevice":                                           schema_githubcom_virtkit_virtkit_PciHostDevice(ref),
 		"github.com/virtkit/virtkit.PermittedHostDevices":                                    schema_githubcom_virtkit_virtkit_PermittedHostDevices(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaim":                                   schema_githubcom_virtkit_virtkit_PersistentVolumeClaim(ref),
+		"github.com/virtkit/virtkit.PersistentVolumeClaimInfo":                               schema_githubcom_virtkit_virtkit_PersistentVolumeClaimInfo(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaimSpec":                               schema_githubcom_virtkit_virtkit_PersistentVolumeClaimSpec(ref),
 		"github.com/virtkit/virtkit.PersistentVolumeClaimVolumeSource":                       schema_githubcom_virtkit_virtkit_PersistentVolumeClaimVolumeSource(ref),
 		"github.com/virtkit/virtkit.PlatformOptions":                                         schema_githubcom_virtkit_virtkit_PlatformOptions(ref),
@@ -211,6 +212,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.SoundDevice":                                             schema_githubcom_virtkit_virtkit_SoundDevice(ref),
 		"github.com/virtkit/virtkit.SourceSpec":                                              schema_githubcom_virtkit_virtkit_SourceSpec(ref),
 		"github.com/virtkit/virtkit.SpreadOptions":                                           schema_githubcom_virtkit_virtkit_SpreadOptions(ref),
+		"github.com/virtkit/virtkit.StorageMigratedVolumeInfo":                               schema_githubcom_virtkit_virtkit_StorageMigratedVolumeInfo(ref),
 		"github.com/virtkit/virtkit.SyNICTimer":                                              schema_githubcom_virtkit_virtkit_SyNICTimer(ref),
 		"github.com/virtkit/virtkit.SysprepSource":                                           schema_githubcom_virtkit_virtkit_SysprepSource(ref),
 		"github.com/virtkit/virtkit.TCPSocketAction":                                         schema_githubcom_virtkit_virtkit_TCPSocketAction(ref),
@@ -288,12 +290,14 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/virtkit/virtkit.VirtualMachineVolumeRequest":                             schema_githubcom_virtkit_virtkit_VirtualMachineVolumeRequest(ref),
 		"github.com/virtkit/virtkit.Volume":                                                  schema_githubcom_virtkit_virtkit_Volume(ref),
 		"github.com/virtkit/virtkit.VolumeBackup":                                            schema_githubcom_virtkit_virtkit_VolumeBackup(ref),
+		"github.com/virtkit/virtkit.VolumeMigrationState":                                    schema_githubcom_virtkit_virtkit_VolumeMigrationState(ref),
 		"github.com/virtkit/virtkit.VolumePreferences":                                       schema_githubcom_virtkit_virtkit_VolumePreferences(ref),
 		"github.com/virtkit/virtkit.VolumeResourceRequirements":                              schema_githubcom_virtkit_virtkit_VolumeResourceRequirements(ref),
 		"github.com/virtkit/virtkit.VolumeRestore":                                           schema_githubcom_virtkit_virtkit_VolumeRestore(ref),
 		"github.com/virtkit/virtkit.VolumeSnapshotStatus":                                    schema_githubcom_virtkit_virtkit_VolumeSnapshotStatus(ref),
 		"github.com/virtkit/virtkit.VolumeSource":                                            schema_githubcom_virtkit_virtkit_VolumeSource(ref),
 		"github.com/virtkit/virtkit.VolumeStatus":                                            schema_githubcom_virtkit_virtkit_VolumeStatus(ref),
+		"github.com/virtkit/virtkit.VolumeUpdateState":                                       schema_githubcom_virtkit_virtkit_VolumeUpdateState(ref),
 		"github.com/virtkit/virtkit.Watchdog":                                                schema_githubcom_virtkit_virtkit_Watchdog(ref),
 		"github.com/virtkit/virtkit.WeightedPodAffinityTerm":                                 schema_githubcom_virtkit_virtkit_WeightedPodAffinityTerm(ref),
 		v1.BoundObjectReference{}.OpenAPIModelName():                                         schema_k8sio_api_authentication_v1_BoundObjectReference(ref),
@@ -7287,6 +7291,26 @@ func schema_githubcom_virtkit_virtkit_PersistentVolumeClaim(ref common.Reference
 	}
 }
 
+func schema_githubcom_virtkit_virtkit_PersistentVolumeClaimInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PersistentVolumeClaimInfo identifies a claim taking part in a volume migration.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"claimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClaimName is the claim's name (a DataVolume's claim has the DataVolume's name).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_githubcom_virtkit_virtkit_PersistentVolumeClaimSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -8470,6 +8494,42 @@ func schema_githubcom_virtkit_virtkit_SpreadOptions(ref common.ReferenceCallback
 				},
 			},
 		},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_StorageMigratedVolumeInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "StorageMigratedVolumeInfo names a volume a volume migration moves from one claim to another.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeName is the volume's name in the VMI spec.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"sourcePVCInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SourcePVCInfo is the claim the volume uses before the migration.",
+							Ref:         ref("github.com/virtkit/virtkit.PersistentVolumeClaimInfo"),
+						},
+					},
+					"destinationPVCInfo": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DestinationPVCInfo is the claim the volume uses after it.",
+							Ref:         ref("github.com/virtkit/virtkit.PersistentVolumeClaimInfo"),
+						},
+					},
+				},
+				Required: []string{"volumeName"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.PersistentVolumeClaimInfo"},
 	}
 }
 
@@ -11105,12 +11165,30 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineInstanceStatus(ref common.Re
 							Ref:         ref("github.com/virtkit/virtkit.MemoryStatus"),
 						},
 					},
+					"migratedVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "MigratedVolumes are the volumes a volume migration copies: each volume's claim before and after. The node agents copy their data to the destination claims during the migration.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.StorageMigratedVolumeInfo"),
+									},
+								},
+							},
+						},
+					},
 				},
 				Required: []string{"runtimeUser"},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.CPUTopology", "github.com/virtkit/virtkit.Condition", "github.com/virtkit/virtkit.Machine", "github.com/virtkit/virtkit.MemoryStatus", "github.com/virtkit/virtkit.VirtualMachineInstanceGuestOSInfo", "github.com/virtkit/virtkit.VirtualMachineInstanceMigrationState", "github.com/virtkit/virtkit.VirtualMachineInstanceNetworkInterface", "github.com/virtkit/virtkit.VirtualMachineInstancePhaseTransitionTimestamp", "github.com/virtkit/virtkit.VolumeStatus"},
+			"github.com/virtkit/virtkit.CPUTopology", "github.com/virtkit/virtkit.Condition", "github.com/virtkit/virtkit.Machine", "github.com/virtkit/virtkit.MemoryStatus", "github.com/virtkit/virtkit.StorageMigratedVolumeInfo", "github.com/virtkit/virtkit.VirtualMachineInstanceGuestOSInfo", "github.com/virtkit/virtkit.VirtualMachineInstanceMigrationState", "github.com/virtkit/virtkit.VirtualMachineInstanceNetworkInterface", "github.com/virtkit/virtkit.VirtualMachineInstancePhaseTransitionTimestamp", "github.com/virtkit/virtkit.VolumeStatus"},
 	}
 }
 
@@ -12552,11 +12630,17 @@ func schema_githubcom_virtkit_virtkit_VirtualMachineStatus(ref common.ReferenceC
 							Ref:         ref("github.com/virtkit/virtkit.InstancetypeStatusRef"),
 						},
 					},
+					"volumeUpdateState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeUpdateState tracks a change of the running VMI's volumes, such as a volume migration.",
+							Ref:         ref("github.com/virtkit/virtkit.VolumeUpdateState"),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/virtkit/virtkit.Condition", "github.com/virtkit/virtkit.InstancetypeStatusRef", "github.com/virtkit/virtkit.VirtualMachineStartFailure", "github.com/virtkit/virtkit.VirtualMachineStateChangeRequest", "github.com/virtkit/virtkit.VirtualMachineVolumeRequest"},
+			"github.com/virtkit/virtkit.Condition", "github.com/virtkit/virtkit.InstancetypeStatusRef", "github.com/virtkit/virtkit.VirtualMachineStartFailure", "github.com/virtkit/virtkit.VirtualMachineStateChangeRequest", "github.com/virtkit/virtkit.VirtualMachineVolumeRequest", "github.com/virtkit/virtkit.VolumeUpdateState"},
 	}
 }
 
@@ -12736,6 +12820,39 @@ func schema_githubcom_virtkit_virtkit_VolumeBackup(ref common.ReferenceCallback)
 		},
 		Dependencies: []string{
 			"github.com/virtkit/virtkit.PersistentVolumeClaim"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VolumeMigrationState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeMigrationState is a volume migration's state.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"migratedVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "MigratedVolumes are the volumes being copied to new claims.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/virtkit/virtkit.StorageMigratedVolumeInfo"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.StorageMigratedVolumeInfo"},
 	}
 }
 
@@ -13058,6 +13175,27 @@ func schema_githubcom_virtkit_virtkit_VolumeStatus(ref common.ReferenceCallback)
 		},
 		Dependencies: []string{
 			"github.com/virtkit/virtkit.HotplugVolumeStatus"},
+	}
+}
+
+func schema_githubcom_virtkit_virtkit_VolumeUpdateState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VolumeUpdateState is the state of a change of a running VM's volumes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeMigrationState": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeMigrationState is the volume migration in progress, if any.",
+							Ref:         ref("github.com/virtkit/virtkit.VolumeMigrationState"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"github.com/virtkit/virtkit.VolumeMigrationState"},
 	}
 }
 

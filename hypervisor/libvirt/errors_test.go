@@ -189,6 +189,37 @@ func TestMigrationArgs(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, params.URISet || params.BandwidthSet || params.ParallelConnectionsSet || params.AutoConvergeInitialSet)
 	assert.Equal(t, lv.MIGRATE_LIVE|lv.MIGRATE_PEER2PEER, flags, "no TLS and no unsafe unless asked: never by default in the adapter")
+	assert.False(t, params.MigrateDisksSet, "no disk copied unless asked")
+}
+
+// A volume migration copies the listed disks, and only them, to the
+// target: the non-shared-disk flag with migrate_disks.
+func TestMigrationArgsCopyDisks(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		disks   []string
+		wantErr string
+	}{
+		{name: "one disk", disks: []string{"vdb"}},
+		{name: "two disks", disks: []string{"vda", "vdc"}},
+		{name: "empty device", disks: []string{"vda", ""}, wantErr: "CopyDisks[1]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			params, flags, err := migrationArgs(hypervisor.MigrationParams{DestinationURI: "qemu+tcp://h/system", CopyDisks: tc.disks})
+			if tc.wantErr != "" {
+				require.ErrorIs(t, err, hypervisor.ErrInvalidArgument)
+				assert.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.NotZero(t, flags&lv.MIGRATE_NON_SHARED_DISK)
+			assert.Zero(t, flags&lv.MIGRATE_NON_SHARED_INC, "the new storage holds no backing data: a full copy")
+			assert.True(t, params.MigrateDisksSet)
+			assert.Equal(t, tc.disks, params.MigrateDisks)
+			assert.True(t, params.MigrateDisksDetectZeroesSet)
+			assert.Equal(t, tc.disks, params.MigrateDisksDetectZeroesList)
+		})
+	}
 }
 
 // A TLS migration's failure gets the certificate advice only when TLS may

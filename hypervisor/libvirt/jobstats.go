@@ -35,6 +35,9 @@ func convertJobStats(info *lv.DomainJobInfo, postCopy bool) hypervisor.JobStats 
 		Downtime:         millis(info.DowntimeSet, info.Downtime),
 		SetupTime:        millis(info.SetupTimeSet, info.SetupTime),
 		PostcopyRequests: count(info.MemPostcopyReqsSet, info.MemPostcopyReqs),
+		DiskTotal:        count(info.DiskTotalSet, info.DiskTotal),
+		DiskProcessed:    count(info.DiskProcessedSet, info.DiskProcessed),
+		DiskRemaining:    count(info.DiskRemainingSet, info.DiskRemaining),
 	}
 	page := uint64(defaultPageSize)
 	if info.MemPageSizeSet && info.MemPageSize > 0 {

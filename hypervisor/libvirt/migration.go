@@ -95,6 +95,20 @@ func migrationArgs(p hypervisor.MigrationParams) (*lv.DomainMigrateParameters, l
 	if p.Unsafe {
 		flags |= lv.MIGRATE_UNSAFE
 	}
+	if len(p.CopyDisks) > 0 {
+		for i, d := range p.CopyDisks {
+			if d == "" {
+				return nil, 0, fmt.Errorf("CopyDisks[%d]: empty target device: %w", i, hypervisor.ErrInvalidArgument)
+			}
+		}
+		// A full copy (the destination storage is new, it holds none of
+		// the data) of only the listed disks, over NBD to the target's
+		// libvirtd; zero blocks are detected and not sent.
+		flags |= lv.MIGRATE_NON_SHARED_DISK
+		params.MigrateDisksSet, params.MigrateDisks = true, append([]string(nil), p.CopyDisks...)
+		params.MigrateDisksDetectZeroesSet = true
+		params.MigrateDisksDetectZeroesList = append([]string(nil), p.CopyDisks...)
+	}
 	return params, flags, nil
 }
 

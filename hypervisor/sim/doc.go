@@ -63,6 +63,16 @@
 // from the start of each migration, and concurrent migrations on a link
 // share it equally.
 //
+// MigrationParams.CopyDisks copies those disks (by target device) to the
+// files the destination XML gives them, as libvirt's non-shared-disk
+// migration does over NBD: the disks cross the link before memory, the
+// share of the guest's disk writes (Workload.DiskRate) that lands behind
+// the copy's front is sent again, and once the copy has caught up the
+// mirror is synchronised and pre-copy of memory begins; at switchover the
+// destination files hold the source files' bytes. A disk whose file does
+// not exist copies as empty. Copying disks to a host in another process
+// is not supported.
+//
 // # Migration between processes
 //
 // A host in another process (a `virtkit node --hypervisor sim` process on

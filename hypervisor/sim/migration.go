@@ -103,6 +103,8 @@ type job struct {
 
 	wire *wire // the TCP stream to a target in another process; nil on a Network
 
+	storage *storageCopy // the disks copied before memory (params.CopyDisks); nil when none
+
 	ticker Timer
 	done   chan struct{}
 	result hypervisor.MigrationResult
@@ -174,6 +176,14 @@ func (j *job) step(h *Host, d *domain, t time.Time, dt time.Duration) {
 			j.setupDone = true
 			j.periodStart, j.windowStart = end, end
 			j.tracker = newTracker(&d.model, end)
+			return
+		}
+		if j.storage != nil && !j.storage.synced {
+			if j.postCopyRequested {
+				j.fail(h, d, end, "post-copy requested before the disks were copied")
+				return
+			}
+			j.copyStorage(d, bw, t, dt)
 			return
 		}
 		if d.running() {
@@ -423,6 +433,14 @@ func (j *job) complete(h *Host, d *domain, endedAt time.Time) {
 	}
 	dst, src := j.dst, j.src
 	h.after(func() {
+		if err := j.storage.writeDestinations(); err != nil {
+			_ = src.do(context.Background(), func(now time.Time) error {
+				j.phase = from
+				j.fail(src, d, now, err.Error())
+				return nil
+			})
+			return
+		}
 		if dst.receiveEnd(j, true) {
 			src.finish(j)
 			return

@@ -54,6 +54,7 @@ func (j *job) statsAt(now time.Time) hypervisor.JobStats {
 	if j.syncMeasured && j.bwEstimate > 0 {
 		st.Downtime = hypervisor.Some(time.Duration(j.syncPending / j.bwEstimate * float64(time.Second)))
 	}
+	j.storageStats(&st)
 	if j.mode == hypervisor.ModePostCopy {
 		st.PostcopyRequests = hypervisor.Some(uint64(j.postcopyRequests))
 		st.Downtime = hypervisor.Some(j.downtime)

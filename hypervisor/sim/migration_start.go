@@ -26,7 +26,7 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 	n := h.network
 	h.mu.Unlock()
 
-	var sp *spec
+	var sp, sp0 *spec // the destination's and the running definition
 	var wl Workload
 	var uuid string
 	err := h.do(ctx, func(now time.Time) error {
@@ -38,6 +38,7 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 			return hypervisor.WrapDomain(op, name, err)
 		}
 		sp, wl, uuid = d.live, d.workload, d.uuid()
+		sp0 = sp
 		return nil
 	})
 	if err != nil {
@@ -77,11 +78,19 @@ func (h *Host) StartMigration(ctx context.Context, name string, params hyperviso
 		}
 	}
 
+	storage, err := planStorageCopy(params, sp0, sp)
+	if err == nil && storage != nil && w != nil {
+		err = hypervisor.NotSupportedError("params.copyDisks", "copying disks to a target in another process")
+	}
+	if err != nil {
+		w.close()
+		return nil, hypervisor.WrapDomain(op, name, err)
+	}
 	inc := &incoming{}
 	j := &job{
 		src: h, dst: dst, link: link, name: name, inc: inc, params: params,
 		mode: hypervisor.ModePreCopy, downtimeLimit: params.DowntimeLimit, maxSpeed: params.Bandwidth,
-		wire: w, done: make(chan struct{}),
+		wire: w, done: make(chan struct{}), storage: storage,
 	}
 	if j.downtimeLimit == 0 {
 		j.downtimeLimit = defaultDowntimeLimit

@@ -284,6 +284,9 @@ func (c *checker) settled(ctx context.Context, step int, vs *[]Violation) error 
 	if err := c.hotplugFinal(ctx, step, vmis.Items, &out); err != nil {
 		return err
 	}
+	if err := c.volumeMigrationFinal(ctx, step, vms.Items, vmis.Items, &out); err != nil {
+		return err
+	}
 	stats := c.sys.eventStats()
 	for uid, key := range c.running {
 		// A recorder that gave up on writes may have lost this one.

@@ -268,7 +268,7 @@ func operations() []opSpec {
 			_, err := h.Host(node).CutMigration(ctx, domain)
 			return err
 		}))},
-	}, append(lifecycleOps(), append(hotplugOps(), append(resourceOps(), snapshotOps()...)...)...)...)
+	}, append(lifecycleOps(), append(hotplugOps(), append(resourceOps(), append(snapshotOps(), volumeMigrationOps()...)...)...)...)...)
 }
 
 // onGuest runs a virtctl-like VMI verb on the op's guest.
