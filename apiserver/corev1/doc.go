@@ -57,8 +57,8 @@
 // status.phase=Pending), are Deleted; one that started matching is
 // Added. What the client held at that version comes from a history of the
 // latest 4096 changes of the view's source objects, which begins with the
-// view's first list or watch; a watch that needs more is answered 410
-// Gone, and the client relists.
+// view's first list or watch of pods or with a selector; a watch that
+// needs more is answered 410 Gone, and the client relists.
 //
 // # Namespaces
 //

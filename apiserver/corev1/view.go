@@ -45,8 +45,10 @@ type view struct {
 	fields func(runtime.Object) fields.Set
 	// history, when set, gives a watch resumed from a resourceVersion
 	// what each source object derived at that version (see needsHistory).
-	// It starts with the view's first list or watch, so a watch resumed
-	// from the version of any list of the view can be answered.
+	// It starts with the view's first list or watch that needs it, so a
+	// watch resumed from the version of such a list (an informer's) can
+	// be answered; it holds the objects derived from every source object,
+	// as kube-apiserver's watch cache holds every object.
 	history *history
 	rest.TableConvertor
 }
@@ -121,13 +123,14 @@ func (v *view) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runt
 }
 
 // needsHistory says whether a watch of v with m resumed from a
-// resourceVersion must learn from the history what the client holds: it
-// must when a source object derives any number of objects (pods), or
-// when the watch selects (an object changed since may have matched
-// then and not now, or the other way round). A watch of a view deriving
-// one object per source object that selects nothing holds at the version
-// exactly the objects whose sources exist then: the store's events say
-// all it must.
+// resourceVersion must learn from the history what the client holds (and
+// a list with m starts the history, for the watch an informer resumes
+// from it): it must when a source object derives any number of objects
+// (pods), or when the watch selects (an object changed since may have
+// matched then and not now, or the other way round). A client of a view
+// deriving one object per source object that selects nothing holds at
+// the version exactly the objects whose sources exist then: the store's
+// events say all its watch must.
 func (v *view) needsHistory(m matcher) bool {
 	if v.history == nil {
 		return false
@@ -193,10 +196,13 @@ func (v *view) list(ctx context.Context, m matcher) ([]runtime.Object, string, e
 
 // List implements rest.Lister. The whole list is one page.
 func (v *view) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
-	if err := v.ensureHistory(ctx); err != nil {
-		return nil, err
+	m := v.matcher(options)
+	if v.needsHistory(m) {
+		if err := v.ensureHistory(ctx); err != nil {
+			return nil, err
+		}
 	}
-	items, rv, err := v.list(ctx, v.matcher(options))
+	items, rv, err := v.list(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -225,10 +231,12 @@ func (v *view) Watch(ctx context.Context, options *metainternalversion.ListOptio
 	if options == nil {
 		options = &metainternalversion.ListOptions{}
 	}
-	if err := v.ensureHistory(ctx); err != nil {
-		return nil, err
-	}
 	m := v.matcher(options)
+	if v.needsHistory(m) {
+		if err := v.ensureHistory(ctx); err != nil {
+			return nil, err
+		}
+	}
 	rv := options.ResourceVersion
 	initial := rv == "" || rv == "0"
 	if options.SendInitialEvents != nil {
