@@ -14,6 +14,9 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -127,4 +130,85 @@ func runningVMI(t *testing.T, st store.Store, name string) *virtkit.VirtualMachi
 	vmi.Status.Phase, vmi.Status.NodeName = virtkit.Running, "node-1"
 	require.NoError(t, st.UpdateStatus(t.Context(), vmi))
 	return vmi
+}
+
+// A change of the KubeVirt object's evictionStrategy at runtime applies
+// to the next eviction of a VMI that names none, all the way: the API's
+// pods/eviction marks the VMI by the new strategy and the eviction
+// controller, which acts on the mark, evacuates by it too (it used to
+// keep the strategy it read at start, None here, and did nothing).
+func TestEvictionStrategyChangedAtRuntime(t *testing.T) {
+	tests := []struct {
+		to        virtkit.EvictionStrategy
+		wantMoved bool
+	}{
+		{to: virtkit.EvictionStrategyLiveMigrate, wantMoved: true},
+		{to: virtkit.EvictionStrategyExternal},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.to), func(t *testing.T) {
+			e := newDrainEnv(t, virtkit.DefaultOptions{}, nil, false) // the cluster's strategy: None
+			dir := t.TempDir()
+			kc := filepath.Join(dir, "admin.kubeconfig")
+			s, err := cluster.StartAPIServer(e.ctx, cluster.APIServerOptions{Store: e.c.Store(), Addr: "127.0.0.1:0",
+				CertDir: filepath.Join(dir, "pki"), Kubeconfig: kc})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = s.Stop() })
+			cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+			require.NoError(t, err)
+			client, err := kubernetes.NewForConfig(cfg)
+			require.NoError(t, err)
+			dyn, err := dynamic.NewForConfig(cfg)
+			require.NoError(t, err)
+
+			_, err = dyn.Resource(schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "kubevirts"}).
+				Namespace(virtkit.DefaultKubeVirtNamespace).Patch(e.ctx, virtkit.DefaultKubeVirtName, types.MergePatchType,
+				[]byte(`{"spec":{"configuration":{"evictionStrategy":"`+string(tt.to)+`"}}}`), metav1.PatchOptions{})
+			require.NoError(t, err)
+
+			// Admission writes the cluster's strategy into every VMI it
+			// admits; this one is written as an older or foreign writer
+			// leaves it, with none of its own.
+			var v *virtkit.VirtualMachineInstance
+			for {
+				var ok bool
+				v, ok = e.vmi()
+				require.True(t, ok)
+				v.Spec.EvictionStrategy = nil
+				err := e.c.Store().Update(e.ctx, v)
+				if !errors.Is(err, store.ErrConflict) {
+					require.NoError(t, err)
+					break
+				}
+			}
+			pod := apicorev1.LauncherPods(v)[0].Name
+			err = client.PolicyV1().Evictions("default").Evict(e.ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: "default"}})
+			require.True(t, apierrors.IsTooManyRequests(err), "the new strategy marks the VMI: %v", err)
+			assert.Contains(t, err.Error(), "triggered evacuation")
+
+			// The eviction controller acts on the mark by the new strategy.
+			e.advanceUntil(time.Minute, func() bool {
+				v, ok := e.vmi()
+				if !ok {
+					return false
+				}
+				if tt.wantMoved {
+					return v.IsRunning() && v.Status.NodeName != e.node && v.Status.EvacuationNodeName == ""
+				}
+				c := virtkit.GetCondition(v.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested)
+				return c != nil && c.Status == virtkit.ConditionTrue
+			})
+			var migs virtkit.VirtualMachineInstanceMigrationList
+			require.NoError(t, e.c.Store().List(e.ctx, &migs, store.ListOptions{Namespace: "default"}))
+			if !tt.wantMoved {
+				assert.Empty(t, migs.Items, "External leaves the VMI to an external controller")
+				v, _ := e.vmi()
+				assert.Equal(t, e.node, v.Status.NodeName)
+				assert.Equal(t, e.node, v.Status.EvacuationNodeName)
+				return
+			}
+			require.Len(t, migs.Items, 1)
+			assert.Equal(t, e.node, migs.Items[0].Annotations[virtkit.EvacuationMigrationAnnotation], "an evacuation migration")
+		})
+	}
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,8 +16,12 @@ import (
 
 // EvictionReconciler evacuates nodes marked for drain: spec.unschedulable
 // set and the taint kubevirt.io/drain:NoSchedule ([virtkit.DrainTaintKey]). Each
-// VMI on such a node is handled by its spec.evictionStrategy (default
-// EvictionOptions.DefaultStrategy, i.e. None):
+// VMI on such a node is handled by its spec.evictionStrategy, else the
+// cluster's: the KubeVirt object's spec.configuration.evictionStrategy
+// (None when it names none), read at each reconcile, so that a change of
+// the object applies to the next eviction, as the API's pods/eviction
+// reads it; ReconcilerOptions.DefaultEvictionStrategy when the store holds
+// no KubeVirt object:
 //
 //   - LiveMigrate on a VMI that can live-migrate (LiveMigratable=True):
 //     status.evacuationNodeName is set, condition
@@ -148,6 +153,7 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		return reconcile.Result{}, err
 	}
 	var errs []error
+	cluster := &clusterStrategy{r: r}
 	for _, obj := range vmis {
 		vmi := obj.(*virtkit.VirtualMachineInstance)
 		if vmi.IsFinal() || vmi.DeletionTimestamp != nil {
@@ -169,7 +175,7 @@ func (r *EvictionReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 			evacuate, cancel = r.wants(draining, req.Name, fresh)
 			switch {
 			case evacuate:
-				err = r.evacuate(ctx, req.Name, fresh)
+				err = r.evacuate(ctx, cluster, req.Name, fresh)
 			case cancel:
 				err = r.cancel(ctx, fresh)
 			}
@@ -259,14 +265,47 @@ func (r *EvictionReconciler) setClean(node string, clean bool, gen uint64) {
 	}
 }
 
-func (r *EvictionReconciler) strategy(vmi *virtkit.VirtualMachineInstance) virtkit.EvictionStrategy {
-	if vmi.Spec.EvictionStrategy != nil && *vmi.Spec.EvictionStrategy != "" {
-		return *vmi.Spec.EvictionStrategy
-	}
-	return r.def
+// clusterStrategy is the eviction strategy of the VMIs that name none:
+// the KubeVirt object's ([virtkit.KubeVirtConfiguration.ClusterEvictionStrategy],
+// None when it names none), read when a reconcile first needs it, so a
+// change of the object applies to the next eviction; the option's when
+// there is no KubeVirt object.
+type clusterStrategy struct {
+	r    *EvictionReconciler
+	read bool
+	es   virtkit.EvictionStrategy
 }
 
-func (r *EvictionReconciler) evacuate(ctx context.Context, node string, vmi *virtkit.VirtualMachineInstance) error {
+func (c *clusterStrategy) get(ctx context.Context) (virtkit.EvictionStrategy, error) {
+	if c.read {
+		return c.es, nil
+	}
+	kv := &virtkit.KubeVirt{}
+	found, err := getOptional(ctx, c.r.o.Store, store.Key{Namespace: virtkit.DefaultKubeVirtNamespace, Name: virtkit.DefaultKubeVirtName}, kv)
+	if err != nil {
+		return "", fmt.Errorf("reading the cluster's eviction strategy: %w", err)
+	}
+	c.es = c.r.def
+	if found {
+		c.es = kv.Spec.Configuration.ClusterEvictionStrategy()
+	}
+	c.read = true
+	return c.es, nil
+}
+
+// strategy is the VMI's eviction strategy, else the cluster's.
+func (r *EvictionReconciler) strategy(ctx context.Context, cluster *clusterStrategy, vmi *virtkit.VirtualMachineInstance) (virtkit.EvictionStrategy, error) {
+	if vmi.Spec.EvictionStrategy != nil && *vmi.Spec.EvictionStrategy != "" {
+		return *vmi.Spec.EvictionStrategy, nil
+	}
+	return cluster.get(ctx)
+}
+
+func (r *EvictionReconciler) evacuate(ctx context.Context, cluster *clusterStrategy, node string, vmi *virtkit.VirtualMachineInstance) error {
+	strategy, err := r.strategy(ctx, cluster, vmi)
+	if err != nil {
+		return err
+	}
 	msg := taintMarkMessage
 	if vmi.Status.EvacuationNodeName == node {
 		if c := virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceEvictionRequested); c == nil || c.Message != taintMarkMessage {
@@ -274,7 +313,7 @@ func (r *EvictionReconciler) evacuate(ctx context.Context, node string, vmi *vir
 		}
 	}
 	migrate := false
-	switch r.strategy(vmi) {
+	switch strategy {
 	case virtkit.EvictionStrategyLiveMigrate:
 		if !vmi.IsMigratable() {
 			// KubeVirt's evacuation controller neither marks nor migrates

@@ -181,3 +181,50 @@ func TestEvictionMarkWithoutDrainTaint(t *testing.T) {
 		})
 	}
 }
+
+// The eviction strategy of a VMI that names none is the KubeVirt object's
+// as it is at each eviction (ReconcilerOptions.DefaultEvictionStrategy
+// while there is no KubeVirt object), not the one the reconciler started
+// with.
+func TestEvictionReadsTheClusterStrategyAtEachEviction(t *testing.T) {
+	e := newEnv(t, 2)
+	var err error
+	e.ev, err = NewEvictionReconciler(ReconcilerOptions{Store: e.st, Clock: e.clock, DefaultEvictionStrategy: virtkit.EvictionStrategyExternal})
+	require.NoError(t, err)
+	require.NoError(t, e.st.Create(e.ctx, newVMI("a", "1Gi")))
+	e.settle()
+	v := e.getVMI("a")
+	require.Nil(t, v.Spec.EvictionStrategy)
+	node := v.Status.NodeName
+	require.NotEmpty(t, node)
+	virtkit.SetCondition(&v.Status.Conditions, virtkit.Condition{Type: virtkit.VirtualMachineInstanceIsMigratable, Status: virtkit.ConditionTrue}, metav1.Now())
+	require.NoError(t, e.st.UpdateStatus(e.ctx, v))
+
+	// No KubeVirt object: the option's External marks and migrates nothing.
+	e.drain(node, true)
+	e.settle()
+	assert.Equal(t, node, e.getVMI("a").Status.EvacuationNodeName, "External marks the VMI")
+	assert.Empty(t, e.migrations())
+
+	// The KubeVirt object names None: nothing more happens.
+	e.drain(node, false)
+	e.settle()
+	require.Empty(t, e.getVMI("a").Status.EvacuationNodeName)
+	kv := &virtkit.KubeVirt{ObjectMeta: metav1.ObjectMeta{Namespace: virtkit.DefaultKubeVirtNamespace, Name: virtkit.DefaultKubeVirtName}}
+	kv.Spec.Configuration.EvictionStrategy = ptr(virtkit.EvictionStrategyNone)
+	require.NoError(t, e.st.Create(e.ctx, kv))
+	e.drain(node, true)
+	e.settle()
+	assert.Empty(t, e.getVMI("a").Status.EvacuationNodeName, "None: the taint alone evicts nothing")
+	assert.Empty(t, e.migrations())
+
+	// Changed to LiveMigrate while the node drains: the next pass migrates.
+	require.NoError(t, e.st.Get(e.ctx, store.KeyOf(kv), kv))
+	kv.Spec.Configuration.EvictionStrategy = ptr(virtkit.EvictionStrategyLiveMigrate)
+	require.NoError(t, e.st.Update(e.ctx, kv))
+	e.settle()
+	assert.Equal(t, node, e.getVMI("a").Status.EvacuationNodeName)
+	migs := e.migrations()
+	require.Len(t, migs, 1)
+	assert.Equal(t, node, migs[0].Annotations[virtkit.EvacuationMigrationAnnotation])
+}

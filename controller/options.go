@@ -34,8 +34,11 @@ type ReconcilerOptions struct {
 	// idempotent, so templates defaulted earlier stay as they are).
 	Defaults virtkit.DefaultOptions
 	// DefaultEvictionStrategy applies to VMIs without
-	// spec.evictionStrategy (KubeVirt's cluster-wide evictionStrategy);
-	// empty means None. Eviction reconciler only.
+	// spec.evictionStrategy while the store holds no KubeVirt object;
+	// empty means None. Once there is one, its
+	// spec.configuration.evictionStrategy (KubeVirt's cluster-wide
+	// evictionStrategy), read at each eviction, applies instead
+	// (cluster.New writes this option into it). Eviction reconciler only.
 	DefaultEvictionStrategy virtkit.EvictionStrategy
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger

@@ -23,7 +23,7 @@ import (
 // condition is True, else Pending. Claims are read-only: create, update
 // and delete are not served (405); write the DataVolume instead.
 func newClaimREST(st store.Store, clk clock.PassiveClock) *view {
-	return &view{
+	v := &view{
 		st: st, resource: "persistentvolumeclaims", singular: "persistentvolumeclaim", shortNames: []string{"pvc"}, namespaced: true,
 		newObj:        func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
 		newList:       func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
@@ -63,6 +63,7 @@ func newClaimREST(st store.Store, clk clock.PassiveClock) *view {
 			ageColumn(),
 		}},
 	}
+	return v.withHistory(st)
 }
 
 func accessModeShort(m corev1.PersistentVolumeAccessMode) string {

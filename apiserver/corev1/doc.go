@@ -48,7 +48,17 @@
 //     reportingComponent as in kube-apiserver.
 //
 // Views serve get, list and watch with label and field selectors; their
-// lists are one page and their resourceVersions are the store's.
+// lists are one page and their resourceVersions are the store's. A watch
+// from a resourceVersion (an informer's, after its list or a cut
+// connection) reports every change since, as a watch of stored objects
+// does: a pod its VMI no longer derives, and an object that stopped
+// matching the selector (a node cordoned, watched with
+// spec.unschedulable=false; a claim bound, watched with
+// status.phase=Pending), are Deleted; one that started matching is
+// Added. What the client held at that version comes from a history of the
+// latest 4096 changes of the view's source objects, which begins with the
+// view's first list or watch of pods or with a selector; a watch that
+// needs more is answered 410 Gone, and the client relists.
 //
 // # Namespaces
 //

@@ -20,7 +20,7 @@ import (
 // object's events from /api/v1 by involvedObject field selectors, and
 // kubectl get events prefers the core group.
 func newEventREST(st store.Store, clk clock.PassiveClock) *view {
-	return &view{
+	v := &view{
 		st: st, resource: "events", singular: "event", shortNames: []string{"ev"}, namespaced: true,
 		newObj:         func() runtime.Object { return &corev1.Event{} },
 		newList:        func() runtime.Object { return &corev1.EventList{} },
@@ -30,6 +30,7 @@ func newEventREST(st store.Store, clk clock.PassiveClock) *view {
 		fields:         eventFields,
 		TableConvertor: table{clock: clk, columns: eventColumns()},
 	}
+	return v.withHistory(st)
 }
 
 // eventFields are kube-apiserver's selectable fields of core v1 Events.

@@ -22,17 +22,22 @@ import (
 const historyLength = 4096
 
 // errHistory is why a resumed watch ends with 410 Gone.
-var errHistory = fmt.Errorf("%w: the pods' history does not reach back that far", store.ErrExpired)
+var errHistory = fmt.Errorf("%w: the view's history does not reach back that far", store.ErrExpired)
 
 // history remembers, for the latest changes of a view's source objects
-// (the VMIs), what the view derived from each object before the change.
+// (the VMIs of the pods, the Nodes, DataVolumes and Events of the core
+// Nodes, claims and Events), what the view derived from each object
+// before the change.
 // A watch resumed from a resourceVersion R gets the source objects'
 // changes after R from the store, each with its new state only; the
 // objects derived from the state at R, which the client holds, are
 // derived from the object before its first change after R, which the
 // history has. Without it, a pod that was derived at R and is not any
 // more (the source pod of a migration that completed after R) would never
-// be reported deleted.
+// be reported deleted, nor an object that matched the watch's selector
+// at R and stopped matching since (a Node cordoned after R, watched with
+// spec.unschedulable=false; a claim bound after R, watched with
+// status.phase=Pending).
 type history struct {
 	st     store.Store
 	view   *view

@@ -34,7 +34,7 @@ type nodeREST struct {
 var _ rest.Updater = (*nodeREST)(nil)
 
 func newNodeREST(st store.Store, clk clock.PassiveClock) *nodeREST {
-	return &nodeREST{view: &view{
+	v := &view{
 		st: st, resource: "nodes", singular: "node", shortNames: []string{"no"},
 		newObj:        func() runtime.Object { return &corev1.Node{} },
 		newList:       func() runtime.Object { return &corev1.NodeList{} },
@@ -57,7 +57,8 @@ func newNodeREST(st store.Store, clk clock.PassiveClock) *nodeREST {
 				return obj.(*corev1.Node).Status.NodeInfo.KubeletVersion
 			}},
 		}},
-	}}
+	}
+	return &nodeREST{view: v.withHistory(st)}
 }
 
 // nodeStatus is kubectl's STATUS of a node: Ready or NotReady, then

@@ -9,12 +9,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
 	"github.com/virtkit/virtkit"
@@ -77,32 +75,8 @@ func newPodREST(st store.Store, clk clock.PassiveClock) *podREST {
 		},
 		TableConvertor: table{clock: clk, columns: podColumns()},
 	}}
-	r.history = newHistory(st, r.view)
+	r.view.withHistory(st)
 	return r
-}
-
-// Destroy implements rest.Storage: it stops the pods' history.
-func (r *podREST) Destroy() { r.history.stop() }
-
-// List implements rest.Lister. The pods' history starts with the first
-// list or watch, so a watch resumed from the version of any pod list can
-// be answered (see history).
-func (r *podREST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
-	if err := r.history.ensure(ctx); err != nil {
-		return nil, apiError(err, r.groupResource(), "")
-	}
-	return r.view.List(ctx, options)
-}
-
-// Watch implements rest.Watcher: a watch resumed from a resourceVersion
-// reports deleted every pod that existed at that version and does not
-// any more (the source pod of a migration that completed since), as a
-// watch of stored objects does.
-func (r *podREST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
-	if err := r.history.ensure(ctx); err != nil {
-		return nil, apiError(err, r.groupResource(), "")
-	}
-	return r.view.Watch(ctx, options)
 }
 
 // Get implements rest.Getter: the launcher pod of that name, if its VMI

@@ -31,6 +31,9 @@ type testServer struct {
 	config *restclient.Config
 	store  *store.Memory
 	ns     *controller.NamespaceReconciler
+	// http serves the API; closing its client connections ends the
+	// clients' watches, which resume from their last resourceVersion.
+	http *httptest.Server
 }
 
 func newTestServer(t *testing.T) *testServer {
@@ -84,5 +87,5 @@ func newTestServer(t *testing.T) *testServer {
 	}
 	nsc, err := controller.NewNamespaceReconciler(controller.ReconcilerOptions{Store: st})
 	require.NoError(t, err)
-	return &testServer{client: client, config: loopback, store: st, ns: nsc}
+	return &testServer{client: client, config: loopback, store: st, ns: nsc, http: srv}
 }

@@ -43,8 +43,12 @@ type view struct {
 	expand func(virtkit.Object) []runtime.Object
 	// fields are the selectable fields besides metadata.name/namespace.
 	fields func(runtime.Object) fields.Set
-	// history, when set (views with expand), gives a watch resumed from
-	// a resourceVersion what each source object derived at that version.
+	// history, when set, gives a watch resumed from a resourceVersion
+	// what each source object derived at that version (see needsHistory).
+	// It starts with the view's first list or watch that needs it, so a
+	// watch resumed from the version of such a list (an informer's) can
+	// be answered; it holds the objects derived from every source object,
+	// as kube-apiserver's watch cache holds every object.
 	history *history
 	rest.TableConvertor
 }
@@ -65,8 +69,30 @@ func (v *view) groupResource() schema.GroupResource {
 // New implements rest.Storage.
 func (v *view) New() runtime.Object { return v.newObj() }
 
-// Destroy implements rest.Storage; the store belongs to the caller.
-func (v *view) Destroy() {}
+// Destroy implements rest.Storage: it stops the view's history; the
+// store belongs to the caller.
+func (v *view) Destroy() {
+	if v.history != nil {
+		v.history.stop()
+	}
+}
+
+// withHistory gives v a history over st.
+func (v *view) withHistory(st store.Store) *view {
+	v.history = newHistory(st, v)
+	return v
+}
+
+// ensureHistory starts the view's history if it has one.
+func (v *view) ensureHistory(ctx context.Context) error {
+	if v.history == nil {
+		return nil
+	}
+	if err := v.history.ensure(ctx); err != nil {
+		return apiError(err, v.groupResource(), "")
+	}
+	return nil
+}
 
 // NamespaceScoped implements rest.Scoper.
 func (v *view) NamespaceScoped() bool { return v.namespaced }
@@ -94,6 +120,22 @@ func (v *view) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runt
 		return nil, apiError(err, v.groupResource(), name)
 	}
 	return v.convert(src), nil
+}
+
+// needsHistory says whether a watch of v with m resumed from a
+// resourceVersion must learn from the history what the client holds (and
+// a list with m starts the history, for the watch an informer resumes
+// from it): it must when a source object derives any number of objects
+// (pods), or when the watch selects (an object changed since may have
+// matched then and not now, or the other way round). A client of a view
+// deriving one object per source object that selects nothing holds at
+// the version exactly the objects whose sources exist then: the store's
+// events say all its watch must.
+func (v *view) needsHistory(m matcher) bool {
+	if v.history == nil {
+		return false
+	}
+	return v.expand != nil || !m.label.Empty() || !m.field.Empty()
 }
 
 // derive returns the objects derived from src.
@@ -154,7 +196,13 @@ func (v *view) list(ctx context.Context, m matcher) ([]runtime.Object, string, e
 
 // List implements rest.Lister. The whole list is one page.
 func (v *view) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
-	items, rv, err := v.list(ctx, v.matcher(options))
+	m := v.matcher(options)
+	if v.needsHistory(m) {
+		if err := v.ensureHistory(ctx); err != nil {
+			return nil, err
+		}
+	}
+	items, rv, err := v.list(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -173,12 +221,22 @@ func (v *view) List(ctx context.Context, options *metainternalversion.ListOption
 // Watch implements rest.Watcher. Without a resourceVersion (or with "0")
 // it starts with an Added event per matching object, as kube-apiserver
 // does; with sendInitialEvents it ends them with the bookmark client-go's
-// watch-list waits for.
+// watch-list waits for. A watch from a resourceVersion (an informer's,
+// after its list) reports every change since as a watch of stored
+// objects does: an object the client holds that is not derived any more,
+// or stopped matching the selector, is Deleted, one that started matching
+// is Added; or, when the view's history does not reach back that far, the
+// watch ends with 410 Gone and the client relists.
 func (v *view) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
 	if options == nil {
 		options = &metainternalversion.ListOptions{}
 	}
 	m := v.matcher(options)
+	if v.needsHistory(m) {
+		if err := v.ensureHistory(ctx); err != nil {
+			return nil, err
+		}
+	}
 	rv := options.ResourceVersion
 	initial := rv == "" || rv == "0"
 	if options.SendInitialEvents != nil {
@@ -189,7 +247,7 @@ func (v *view) Watch(ctx context.Context, options *metainternalversion.ListOptio
 	if v.expand != nil {
 		w.derived = map[string]map[string]runtime.Object{}
 	}
-	if !initial && v.history != nil {
+	if !initial && v.needsHistory(m) {
 		w.seen = map[string]bool{}
 	}
 	var first []runtime.Object

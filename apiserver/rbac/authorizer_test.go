@@ -209,6 +209,19 @@ func TestAuthorize(t *testing.T) {
 		{"kubevirt.io:edit alone does not evict", res(alice, "create", "team-a", "", "pods/eviction", "p"), false},
 		{"kubevirt.io:admin alone does not evict", res(ops, "create", "team-a", "", "pods/eviction", "p"), false},
 		{"kubevirt.io:view alone reads no pods", res(bob, "get", "team-a", "", "pods", "p"), false},
+		// The rest of core v1 that Kubernetes' aggregated roles grant:
+		// view reads its namespace, its events and claims; edit writes
+		// events (a view: the server refuses them) and reads secrets.
+		{"aggregated view reads its namespace", res(hank, "get", "team-a", "", "namespaces", "team-a"), true},
+		{"aggregated view reads its namespace's status", res(hank, "get", "team-a", "", "namespaces/status", "team-a"), true},
+		{"aggregated view does not delete its namespace", res(hank, "delete", "team-a", "", "namespaces", "team-a"), false},
+		{"aggregated edit does not delete its namespace", res(ed, "delete", "team-a", "", "namespaces", "team-a"), false},
+		{"aggregated view lists events", res(hank, "list", "team-a", "", "events", ""), true},
+		{"aggregated view reads no secrets", res(hank, "get", "team-a", "", "secrets", "s"), false},
+		{"aggregated edit reads secrets", res(ed, "watch", "team-a", "", "secrets", ""), true},
+		{"aggregated edit writes events", res(ed, "create", "team-a", "", "events", ""), true},
+		{"aggregated edit writes no nodes", res(ed, "update", "", "", "nodes", "n1"), false},
+		{"kubevirt.io:edit alone reads no configmaps", res(alice, "get", "team-a", "", "configmaps", "c"), false},
 		// resourceNames.
 		{"resourceNames grant the name", res(dave, "get", "team-a", kv, "virtualmachines", "vm1"), true},
 		{"resourceNames not another name", res(dave, "get", "team-a", kv, "virtualmachines", "vm2"), false},

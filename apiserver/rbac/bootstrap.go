@@ -106,8 +106,9 @@ func ClusterRoleBinding(name, role string, groups ...string) rbacv1.ClusterRoleB
 //   - Kubernetes' aggregated admin, edit and view, which gather the
 //     kubevirt.io and cdi.kubevirt.io roles by their aggregate-to-* labels (view into edit into
 //     admin), for RoleBindings in a namespace, and the core v1 rules of
-//     system:aggregate-to-view (read pods) and system:aggregate-to-edit
-//     (create pods/eviction), see [CoreClusterRoles];
+//     system:aggregate-to-view (read pods, configmaps, serviceaccounts,
+//     claims, events, the namespace) and system:aggregate-to-edit (write
+//     those and secrets, create pods/eviction), see [CoreClusterRoles];
 //   - virtkit.io:node, what node agents read and write, bound to
 //     [NodesGroup], see [NodeClusterRole].
 func Bootstrap() *Policy {
