@@ -63,3 +63,24 @@ func (r *VMReconciler) readVMI(ctx context.Context, key store.Key) (*virtkit.Vir
 	}
 	return vmi, found, err
 }
+
+// readNodes returns the nodes a VMI may be placed on (only pin when it is
+// set: a node-local DataVolume holds the disk), for reading only. With a
+// shared cache they are shallow copies of the cache's objects, sharing their
+// maps and slices (a scheduler must not modify its arguments), so placing a
+// VMI costs no deep copy of every node.
+func (r *VMIReconciler) readNodes(ctx context.Context, pin string) ([]virtkit.Node, error) {
+	objs, err := r.o.readList(ctx, &virtkit.NodeList{}, store.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]virtkit.Node, 0, len(objs))
+	for _, obj := range objs {
+		n, ok := obj.(*virtkit.Node)
+		if !ok || (pin != "" && n.Name != pin) {
+			continue
+		}
+		nodes = append(nodes, *n)
+	}
+	return nodes, nil
+}

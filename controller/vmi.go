@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -175,19 +174,9 @@ func (r *VMIReconciler) place(ctx context.Context, key store.Key, vmi *virtkit.V
 // schedule picks the VMI's node and records it in the status.
 func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtkit.VirtualMachineInstance, pin string) error {
 	now := r.o.now()
-	nodes := &virtkit.NodeList{}
-	var nodeSource interface {
-		List(context.Context, virtkit.ObjectList, store.ListOptions) error
-	} = r.o.Store
-	if r.o.Cache != nil {
-		nodeSource = r.o.Cache
-	}
-	if err := nodeSource.List(ctx, nodes, store.ListOptions{}); err != nil {
+	nodes, err := r.readNodes(ctx, pin)
+	if err != nil {
 		return err
-	}
-	if pin != "" {
-		// A node-local DataVolume holds the disk: only its node will do.
-		nodes.Items = slices.DeleteFunc(nodes.Items, func(n virtkit.Node) bool { return n.Name != pin })
 	}
 	if err := r.cache.prime(ctx, r.o.Store); err != nil {
 		return err
@@ -200,7 +189,7 @@ func (r *VMIReconciler) schedule(ctx context.Context, key store.Key, vmi *virtki
 
 	// One decision at a time: choose, then assume the VMI is there before
 	// the next decision, so concurrent workers cannot overcommit a node.
-	nodeName, schedErr := r.cache.schedule(ctx, r.o.Scheduler, key, withNodeSelectors(vmi, sel), nodes.Items)
+	nodeName, schedErr := r.cache.schedule(ctx, r.o.Scheduler, key, withNodeSelectors(vmi, sel), nodes)
 
 	if vmi.Status.Phase == virtkit.VmPhaseUnset {
 		vmi.SetPhase(virtkit.Pending, now)

@@ -60,6 +60,17 @@ func (c *Client) encode(command string, args any) (req, id []byte, err error) {
 		return nil, nil, fmt.Errorf("guestagent: %s: %w: framing belongs to the transport", command, ErrInvalidArgument)
 	}
 	idStr := "virtkit-" + strconv.FormatUint(c.ids.Add(1), 10)
+	if args == nil {
+		// What json.Marshal makes of the request: the name and the id need
+		// no escaping (validCommandName, digits).
+		req = make([]byte, 0, len(`{"execute":"","id":""}`)+len(command)+len(idStr))
+		req = append(req, `{"execute":"`...)
+		req = append(req, command...)
+		req = append(req, `","id":"`...)
+		req = append(req, idStr...)
+		req = append(req, `"}`...)
+		return req, []byte(`"` + idStr + `"`), nil
+	}
 	req, err = json.Marshal(request{Execute: command, Arguments: args, ID: idStr})
 	if err != nil {
 		return nil, nil, fmt.Errorf("guestagent: %s: arguments: %w: %w", command, ErrInvalidArgument, err)

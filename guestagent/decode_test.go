@@ -2,7 +2,9 @@ package guestagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -185,4 +187,20 @@ func FuzzDecodeReply(f *testing.F) {
 // printable: valid UTF-8 without control or format characters.
 func printable(s string) bool {
 	return utf8.ValidString(s) && isClean(strings.ReplaceAll(s, "\uFFFD", ""))
+}
+
+// TestEncodeMatchesEncodingJSON checks that a request without arguments,
+// written by hand, is byte for byte what encoding/json makes of it.
+func TestEncodeMatchesEncodingJSON(t *testing.T) {
+	c := New(TransportFunc(nil), Options{})
+	for _, cmd := range []string{CmdInfo, CmdFSFreezeStatus, CmdNetworkInterfaces, "guest_custom-1"} {
+		req, id, err := c.encode(cmd, nil)
+		require.NoError(t, err)
+		var sent request
+		require.NoError(t, json.Unmarshal(req, &sent))
+		want, err := json.Marshal(request{Execute: cmd, ID: sent.ID})
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(req))
+		assert.Equal(t, strconv.Quote(sent.ID), string(id))
+	}
 }

@@ -334,7 +334,8 @@ func (s *Scheme) PrepareUpdate(stored, obj virtkit.Object) (virtkit.Object, Writ
 	next.SetGeneration(stored.GetGeneration())
 	specChanged := false
 	for _, i := range info.spec {
-		if !equality.Semantic.DeepEqual(sv.Field(i).Interface(), nv.Field(i).Interface()) {
+		// Compared through pointers: boxing the fields would copy them.
+		if !equality.Semantic.DeepEqual(sv.Field(i).Addr().Interface(), nv.Field(i).Addr().Interface()) {
 			specChanged = true
 			next.SetGeneration(stored.GetGeneration() + 1)
 			break
@@ -344,7 +345,7 @@ func (s *Scheme) PrepareUpdate(stored, obj virtkit.Object) (virtkit.Object, Writ
 		return next, WriteRemove, nil
 	}
 	if !specChanged &&
-		equality.Semantic.DeepEqual(sv.FieldByName("ObjectMeta").Interface(), nv.FieldByName("ObjectMeta").Interface()) &&
+		equality.Semantic.DeepEqual(sv.FieldByName("ObjectMeta").Addr().Interface(), nv.FieldByName("ObjectMeta").Addr().Interface()) &&
 		stored.GetObjectKind().GroupVersionKind() == next.GetObjectKind().GroupVersionKind() {
 		return stored, WriteNone, nil
 	}
@@ -367,11 +368,13 @@ func (s *Scheme) PrepareUpdateStatus(stored, obj virtkit.Object) (virtkit.Object
 	if obj.GetResourceVersion() != stored.GetResourceVersion() {
 		return nil, WriteNone, conflict(info.Name, key, obj.GetResourceVersion(), stored.GetResourceVersion())
 	}
-	status := reflect.ValueOf(obj.DeepCopyObject()).Elem().Field(info.status)
 	sv := reflect.ValueOf(stored).Elem()
-	if equality.Semantic.DeepEqual(sv.Field(info.status).Interface(), status.Interface()) {
+	// Compared through pointers (boxing would copy both statuses), and obj
+	// copied only for a status that changes.
+	if equality.Semantic.DeepEqual(sv.Field(info.status).Addr().Interface(), reflect.ValueOf(obj).Elem().Field(info.status).Addr().Interface()) {
 		return stored, WriteNone, nil
 	}
+	status := reflect.ValueOf(obj.DeepCopyObject()).Elem().Field(info.status)
 	next := reflect.New(sv.Type())
 	next.Elem().Set(sv) // shallow: metadata and spec are shared, never mutated
 	next.Elem().Field(info.status).Set(status)

@@ -72,10 +72,14 @@ type Server struct {
 	frozen bool
 	calls  map[string]int
 	log    *slog.Logger
+	// returns caches the encoded return value of the commands whose answer
+	// depends on cfg alone (see cachedReturn); Update clears it.
+	returns map[string][]byte
 }
 
-// New returns a server for cfg. The server keeps cfg's slices; callers that
-// go on changing them should use Update instead.
+// New returns a server for cfg. The server keeps cfg's slices and encodes
+// each reply that depends on them once; callers that go on changing them
+// must use Update instead.
 func New(cfg Config) *Server {
 	log := cfg.Logger
 	if log == nil {
@@ -90,6 +94,7 @@ func (s *Server) Update(f func(*Config)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f(&s.cfg)
+	clear(s.returns)
 }
 
 // SetFault replaces the current fault (Fault{} clears it).
@@ -271,6 +276,11 @@ func (s *Server) dispatch(raw []byte) result {
 	if !json.Valid(raw) {
 		return result{reply: errorLine(nil, "GenericError", "JSON parse error, invalid input "+quoteGuest(raw))}
 	}
+	return s.dispatchValid(raw)
+}
+
+// dispatchValid is dispatch for raw known to be one valid JSON value.
+func (s *Server) dispatchValid(raw []byte) result {
 	if raw[0] != '{' {
 		return result{reply: errorLine(nil, "GenericError", "QMP input must be a JSON object")}
 	}
@@ -310,17 +320,13 @@ func (s *Server) run(req *wireRequest) (any, *wireError) {
 	if slices.Contains(s.cfg.Disabled, cmd) {
 		return nil, &wireError{"CommandNotFound", fmt.Sprintf("Command %s has been disabled", cmd)}
 	}
-	args := map[string]json.RawMessage{}
+	var args map[string]json.RawMessage
 	if len(req.Arguments) > 0 && string(req.Arguments) != "null" {
 		if err := json.Unmarshal(req.Arguments, &args); err != nil {
 			return nil, &wireError{"GenericError", "QMP input member 'arguments' must be an object"}
 		}
 	}
-	allowed := map[string][]string{
-		guestagent.CmdSync:          {"id"},
-		guestagent.CmdSyncDelimited: {"id"},
-		guestagent.CmdShutdown:      {"mode"},
-	}[cmd]
+	allowed := allowedArguments[cmd]
 	for name := range args {
 		if !slices.Contains(allowed, name) {
 			return nil, &wireError{"GenericError", fmt.Sprintf("Parameter %s is unexpected", quoteGuest([]byte(name)))}
@@ -343,30 +349,16 @@ func (s *Server) run(req *wireRequest) (any, *wireError) {
 		return id, nil
 	case guestagent.CmdPing:
 		return struct{}{}, nil
-	case guestagent.CmdInfo:
-		return guestagent.Info{Version: s.version(), SupportedCommands: s.commandList()}, nil
-	case guestagent.CmdGetOSInfo:
-		return s.cfg.OSInfo, nil
-	case guestagent.CmdGetHostName:
-		return guestagent.HostNameReply{HostName: s.cfg.HostName}, nil
-	case guestagent.CmdGetUsers:
-		return nonNil(s.cfg.Users), nil
-	case guestagent.CmdGetFSInfo:
-		return nonNil(s.cfg.Filesystems), nil
-	case guestagent.CmdNetworkInterfaces:
-		return nonNil(s.cfg.Interfaces), nil
-	case guestagent.CmdGetTimezone:
-		return s.cfg.Timezone, nil
+	case guestagent.CmdInfo, guestagent.CmdGetOSInfo, guestagent.CmdGetHostName, guestagent.CmdGetUsers,
+		guestagent.CmdGetFSInfo, guestagent.CmdNetworkInterfaces, guestagent.CmdGetTimezone,
+		guestagent.CmdGetVCPUs, guestagent.CmdGetDisks:
+		return s.cachedReturn(cmd)
 	case guestagent.CmdGetTime:
 		now := time.Now
 		if s.cfg.Clock != nil {
 			now = s.cfg.Clock
 		}
 		return now().UnixNano(), nil
-	case guestagent.CmdGetVCPUs:
-		return nonNil(s.cfg.VCPUs), nil
-	case guestagent.CmdGetDisks:
-		return nonNil(s.cfg.Disks), nil
 	case guestagent.CmdFSFreezeStatus:
 		if s.frozen {
 			return guestagent.FreezeStatusFrozen, nil
@@ -503,11 +495,18 @@ func (s *Server) HandleCommand(ctx context.Context, cmdJSON string) (string, err
 	if len(line) > maxRequestBytes {
 		line = line[:maxRequestBytes]
 	}
-	reqs := splitRequests(line)
-	if len(reqs) == 0 {
-		return errorString(nil, "GenericError", "JSON parse error, empty input"), nil
+	var res result
+	if bytes.IndexByte(line, 0xFF) < 0 && json.Valid(line) {
+		// One JSON value, the usual request: splitRequests would return
+		// line itself (trimmed, so no JSON whitespace around it).
+		res = s.dispatchValid(line)
+	} else {
+		reqs := splitRequests(line)
+		if len(reqs) == 0 {
+			return errorString(nil, "GenericError", "JSON parse error, empty input"), nil
+		}
+		res = s.dispatch(reqs[len(reqs)-1])
 	}
-	res := s.dispatch(reqs[len(reqs)-1])
 	if res.reply == nil {
 		return "", nil
 	}
@@ -534,17 +533,6 @@ func (s *Server) HandleCommand(ctx context.Context, cmdJSON string) (string, err
 		return "", errDisconnect
 	}
 	return string(bytes.TrimPrefix(res.reply, []byte{0xFF})), nil
-}
-
-func returnLine(id json.RawMessage, v any) []byte {
-	b, err := json.Marshal(struct {
-		Return any             `json:"return"`
-		ID     json.RawMessage `json:"id,omitempty"`
-	}{v, id})
-	if err != nil {
-		return errorLine(id, "GenericError", "internal error: "+err.Error())
-	}
-	return asciiJSON(b)
 }
 
 func errorLine(id json.RawMessage, class, desc string) []byte {
