@@ -42,7 +42,11 @@
 // bounds the connections it keeps open ([GenericOptions].MaxConnections).
 // With [GenericOptions].WatchCache the library's watch cache serves
 // watches from memory, with periodic bookmarks. Watches are long-running
-// requests the library does not count.
+// requests the library does not count in flight; a filter after
+// authorization bounds each user's open watches instead
+// ([GenericOptions].MaxWatchesPerUser, [DefaultMaxWatchesPerUser]): one
+// more is refused with 429 TooManyRequests and Retry-After, which
+// client-go's watches and informers retry after.
 //
 // Every write goes through virtkit's strict decoding and the admission
 // chain of cluster.Apply ([admission.New]: instance type inference,

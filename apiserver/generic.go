@@ -82,6 +82,12 @@ type GenericOptions struct {
 	GuestInfo                     GuestInfo
 	NodeTLS                       *tls.Config
 	MaxStreams, MaxStreamsPerUser int
+	// MaxWatchesPerUser bounds the watches one user has open at once (0:
+	// DefaultMaxWatchesPerUser); one more is refused with 429 Too Many
+	// Requests and Retry-After, and a slot is freed when a watch ends.
+	// Watches are long-running, so the in-flight bounds do not count
+	// them. Members of AdminGroup are not counted.
+	MaxWatchesPerUser int
 	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the
 	// requests served at once (kube-apiserver's --max-requests-inflight
 	// and --max-mutating-requests-inflight); 0 is the library's default.
@@ -155,6 +161,9 @@ func NewGeneric(opts GenericOptions) (*GenericServer, error) {
 	if opts.MaxConnections <= 0 {
 		opts.MaxConnections = DefaultMaxConnections
 	}
+	if opts.MaxWatchesPerUser <= 0 {
+		opts.MaxWatchesPerUser = DefaultMaxWatchesPerUser
+	}
 	authz := opts.Authorizer
 	if authz == nil {
 		a, err := rbac.New(rbac.Bootstrap())
@@ -223,11 +232,14 @@ func NewGeneric(opts GenericOptions) (*GenericServer, error) {
 	}
 	cfg.MaxRequestBodyBytes = opts.MaxRequestBytes
 	cfg.LongRunningFunc = longRunningRequest
-	if opts.UploadProxyURL != "" {
-		started := time.Now()
-		cfg.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
-			return genericapiserver.DefaultBuildHandlerChain(withCDIConfig(h, opts.UploadProxyURL, started), c)
+	started := time.Now()
+	cfg.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+		if opts.UploadProxyURL != "" {
+			h = withCDIConfig(h, opts.UploadProxyURL, started)
 		}
+		// Innermost filter: after authentication, impersonation and
+		// authorization.
+		return genericapiserver.DefaultBuildHandlerChain(withWatchLimit(h, opts.MaxWatchesPerUser, c.Serializer), c)
 	}
 
 	s, err := cfg.Complete(g.factory).New("virtkit", genericapiserver.NewEmptyDelegate())
