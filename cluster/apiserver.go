@@ -45,10 +45,11 @@ type APIServerOptions struct {
 	// Kubeconfig, when set, is where an admin kubeconfig for the API is
 	// written.
 	Kubeconfig string
-	// MaxStreams, MaxStreamsPerUser, MaxRequestsInFlight and
-	// MaxConnections bound the server (apiserver.GenericOptions); 0 is the
+	// MaxStreams, MaxStreamsPerUser, MaxWatchesPerUser,
+	// MaxRequestsInFlight and MaxConnections bound the server
+	// (apiserver.GenericOptions); 0 is the
 	// server's default.
-	MaxStreams, MaxStreamsPerUser, MaxRequestsInFlight, MaxConnections int
+	MaxStreams, MaxStreamsPerUser, MaxWatchesPerUser, MaxRequestsInFlight, MaxConnections int
 	// GuestInfo, when set, answers the guest-agent subresources
 	// (Cluster.GuestInfo for the node agents of this process).
 	GuestInfo apiserver.GuestInfo
@@ -118,6 +119,8 @@ func (o *APIServerOptions) validate() error {
 		return fmt.Errorf("%w: APIServerOptions.MaxStreams: %d: must not be negative", errInvalidOptions, o.MaxStreams)
 	case o.MaxStreamsPerUser < 0:
 		return fmt.Errorf("%w: APIServerOptions.MaxStreamsPerUser: %d: must not be negative", errInvalidOptions, o.MaxStreamsPerUser)
+	case o.MaxWatchesPerUser < 0:
+		return fmt.Errorf("%w: APIServerOptions.MaxWatchesPerUser: %d: must not be negative", errInvalidOptions, o.MaxWatchesPerUser)
 	}
 	if _, ok := o.Store.(kubestorage.Backend); !ok {
 		return fmt.Errorf("%w: APIServerOptions.Store: %T cannot back the API server", errInvalidOptions, o.Store)
@@ -259,7 +262,7 @@ func newAPIServer(opts APIServerOptions, certs *apiserver.Certificates, up *uplo
 	gopts := apiserver.GenericOptions{
 		Store: opts.Store.(kubestorage.Backend), Defaults: opts.Defaults, Authenticator: authn, Authorizer: authz,
 		GuestInfo: opts.GuestInfo, NodeTLS: nodeTLS, Logger: log.With("component", "apiserver"),
-		MaxStreams: opts.MaxStreams, MaxStreamsPerUser: opts.MaxStreamsPerUser,
+		MaxStreams: opts.MaxStreams, MaxStreamsPerUser: opts.MaxStreamsPerUser, MaxWatchesPerUser: opts.MaxWatchesPerUser,
 		MaxRequestsInFlight: opts.MaxRequestsInFlight, MaxConnections: opts.MaxConnections,
 		WatchCache: true,
 	}

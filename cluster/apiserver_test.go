@@ -33,6 +33,8 @@ func TestStartAPIServerRefusesOptions(t *testing.T) {
 			"APIServerOptions.MaxStreams: -1: must not be negative"},
 		{"negative streams per user", cluster.APIServerOptions{Store: mem, Addr: "127.0.0.1:0", MaxStreamsPerUser: -2},
 			"APIServerOptions.MaxStreamsPerUser: -2: must not be negative"},
+		{"negative watches per user", cluster.APIServerOptions{Store: mem, Addr: "127.0.0.1:0", MaxWatchesPerUser: -1},
+			"APIServerOptions.MaxWatchesPerUser: -1: must not be negative"},
 		{"store without the API's storage", cluster.APIServerOptions{Store: notABackend{mem}, Addr: "127.0.0.1:0"},
 			"cannot back the API server"},
 	}

@@ -27,6 +27,9 @@ type apiFlags struct {
 	// maxStreams, maxStreamsPerUser bound the open console, VNC and
 	// port-forward streams (0: the server's defaults).
 	maxStreams, maxStreamsPerUser int
+	// maxWatchesPerUser bounds one user's open watches (0: the server's
+	// default).
+	maxWatchesPerUser int
 	// maxInFlight and maxConnections bound the requests and connections
 	// (0: the server's defaults).
 	maxInFlight, maxConnections int
@@ -52,6 +55,9 @@ func (f *apiFlags) register(cmd *cobra.Command) {
 		fmt.Sprintf("console, vnc and port-forward streams open at once, more are refused with 429 TooManyRequests (0: %d)", apiserver.DefaultMaxStreams))
 	fs.IntVar(&f.maxStreamsPerUser, "api-max-streams-per-user", 0,
 		fmt.Sprintf("one user's console, vnc and port-forward streams open at once (0: %d)", apiserver.DefaultMaxStreamsPerUser))
+	fs.IntVar(&f.maxWatchesPerUser, "api-max-watches-per-user", 0,
+		fmt.Sprintf("one user's watches open at once, more are refused with 429 TooManyRequests; %s members are not counted (0: %d)",
+			apiserver.AdminGroup, apiserver.DefaultMaxWatchesPerUser))
 	fs.IntVar(&f.maxInFlight, "api-max-requests-inflight", 0,
 		"requests served at once, watches and streams apart; more are refused with 429 TooManyRequests (0: the API server library's default, 400)")
 	fs.StringVar(&f.uploadAddr, "uploadproxy-addr", "",
@@ -78,9 +84,12 @@ func (f *apiFlags) options() (opts cluster.APIServerOptions, ok bool, err error)
 	if f.maxStreamsPerUser < 0 {
 		return opts, false, fmt.Errorf("--api-max-streams-per-user: %d: must not be negative", f.maxStreamsPerUser)
 	}
+	if f.maxWatchesPerUser < 0 {
+		return opts, false, fmt.Errorf("--api-max-watches-per-user: %d: must not be negative", f.maxWatchesPerUser)
+	}
 	return cluster.APIServerOptions{
 		Addr: f.addr, CertDir: f.certDir, CertHosts: f.hosts, TokenFile: f.tokenFile, PolicyFile: f.policyFile,
-		Kubeconfig: f.kubeconfig, MaxStreams: f.maxStreams, MaxStreamsPerUser: f.maxStreamsPerUser,
+		Kubeconfig: f.kubeconfig, MaxStreams: f.maxStreams, MaxStreamsPerUser: f.maxStreamsPerUser, MaxWatchesPerUser: f.maxWatchesPerUser,
 		MaxRequestsInFlight: f.maxInFlight, MaxConnections: f.maxConnections,
 		UploadProxyAddr: f.uploadAddr, Uploads: f.uploads,
 	}, true, nil

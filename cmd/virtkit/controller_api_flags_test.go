@@ -14,6 +14,7 @@ func TestControllerAPIStreamFlags(t *testing.T) {
 	}{
 		{"--api-max-streams=-1", "--api-max-streams: -1: must not be negative"},
 		{"--api-max-streams-per-user=-3", "--api-max-streams-per-user: -3: must not be negative"},
+		{"--api-max-watches-per-user=-2", "--api-max-watches-per-user: -2: must not be negative"},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
 			_, errOut, code := virtkitProcess(t, "controller", "--nodes", "1", "--api-addr", "127.0.0.1:0",
