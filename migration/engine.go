@@ -427,6 +427,12 @@ func (e *Engine) Run(ctx context.Context) (res Result, err error) {
 		case <-jobDone:
 		case <-t.C():
 		}
+		if ctx.Err() != nil {
+			// Cancelled while a poll was due as well (a select with both
+			// ready picks one at random): the cancel wins.
+			e.cancel(job, "cancelled: "+context.Cause(ctx).Error())
+			return e.Result(), ctx.Err()
+		}
 		_, err := e.Step(ctx)
 		t.Reset(e.NextPoll())
 		if err != nil {

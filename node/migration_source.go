@@ -475,6 +475,13 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 		case <-ctx.Done():
 			return
 		case <-t.C():
+			// A tick can wait in the ticker's buffer while a progress
+			// write is slow; once the engine has ended (stop), its
+			// outcome is written instead, without a last progress write
+			// first. (A select with both ready picks one at random.)
+			if ended(ctx, stop) {
+				return
+			}
 		}
 		snap := engine.Snapshot()
 		if avg, over := o.cap.exceeded(snap.DataSent, snap.Elapsed); over && snap.Phase != migration.PhasePostCopy {
@@ -514,6 +521,18 @@ func (a *Agent) watchOutgoing(ctx context.Context, o *outgoing, engine *migratio
 			continue
 		}
 		written = status
+	}
+}
+
+// ended reports whether stop is closed or ctx done.
+func ended(ctx context.Context, stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	case <-ctx.Done():
+		return true
+	default:
+		return false
 	}
 }
 
