@@ -68,22 +68,7 @@ func (c *checker) hotplugFinal(ctx context.Context, step int, vmis []virtkit.Vir
 	if !ok {
 		return nil
 	}
-	for i := range vmis {
-		v := &vmis[i]
-		if v.Status.Phase != virtkit.Running || v.DeletionTimestamp != nil || h.Host(v.Status.NodeName) == nil {
-			continue
-		}
-		if ms := v.Status.MigrationState; ms != nil && !ms.Completed && !ms.Failed {
-			continue
-		}
-		x, err := h.Host(v.Status.NodeName).XML(ctx, v.Namespace+"_"+v.Name)
-		if err != nil {
-			continue // the ground-truth invariant reports a missing domain
-		}
-		dom := &libvirtxml.Domain{}
-		if err := dom.Unmarshal(x); err != nil {
-			return err
-		}
+	return h.eachSettledDomain(ctx, vmis, func(v *virtkit.VirtualMachineInstance, dom *libvirtxml.Domain) {
 		var got []string
 		if dom.Devices != nil {
 			for j := range dom.Devices.Disks {
@@ -118,6 +103,31 @@ func (c *checker) hotplugFinal(ctx context.Context, step int, vmis []virtkit.Vir
 				c.report(out, step, InvHotplugVolumes, "VMI %s: hot-plugged volume %s is %q at quiescence", key, vol.Name, phase)
 			}
 		}
+	})
+}
+
+// eachSettledDomain calls check with the domain XML of every running VMI
+// that no migration is moving, as its node's hypervisor defines it. A VMI
+// whose domain is missing is left to the ground-truth invariant.
+func (h *Harness) eachSettledDomain(ctx context.Context, vmis []virtkit.VirtualMachineInstance,
+	check func(*virtkit.VirtualMachineInstance, *libvirtxml.Domain)) error {
+	for i := range vmis {
+		v := &vmis[i]
+		if v.Status.Phase != virtkit.Running || v.DeletionTimestamp != nil || h.Host(v.Status.NodeName) == nil {
+			continue
+		}
+		if ms := v.Status.MigrationState; ms != nil && !ms.Completed && !ms.Failed {
+			continue
+		}
+		x, err := h.Host(v.Status.NodeName).XML(ctx, v.Namespace+"_"+v.Name)
+		if err != nil {
+			continue
+		}
+		dom := &libvirtxml.Domain{}
+		if err := dom.Unmarshal(x); err != nil {
+			return err
+		}
+		check(v, dom)
 	}
 	return nil
 }

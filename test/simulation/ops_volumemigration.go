@@ -96,22 +96,7 @@ func (c *checker) volumeMigrationFinal(ctx context.Context, step int, vms []virt
 	if !ok {
 		return nil
 	}
-	for i := range vmis {
-		v := &vmis[i]
-		if v.Status.Phase != virtkit.Running || v.DeletionTimestamp != nil || h.Host(v.Status.NodeName) == nil {
-			continue
-		}
-		if ms := v.Status.MigrationState; ms != nil && !ms.Completed && !ms.Failed {
-			continue
-		}
-		x, err := h.Host(v.Status.NodeName).XML(ctx, v.Namespace+"_"+v.Name)
-		if err != nil {
-			continue // the ground-truth invariant reports a missing domain
-		}
-		dom := &libvirtxml.Domain{}
-		if err := dom.Unmarshal(x); err != nil {
-			return err
-		}
+	return h.eachSettledDomain(ctx, vmis, func(v *virtkit.VirtualMachineInstance, dom *libvirtxml.Domain) {
 		for _, vol := range v.Spec.Volumes {
 			claim := ""
 			if vol.PersistentVolumeClaim != nil {
@@ -125,8 +110,7 @@ func (c *checker) volumeMigrationFinal(ctx context.Context, step int, vms []virt
 					v.Namespace, v.Name, vol.Name, claim, v.Status.NodeName, got)
 			}
 		}
-	}
-	return nil
+	})
 }
 
 // claimsDiffer reports whether a template volume's claim differs from the
