@@ -78,27 +78,26 @@
 //  12. AwaitMeasurement: no bandwidth or dirty rate yet.
 //  13. ReleaseThrottle: the dirty rate fell; a lower throttle is enough.
 //  14. RaiseToConfigured: the configured limit finishes more than 2 % earlier.
-//  15. FloorAtCeiling: the last three rounds, the latest at QEMU's 99 %, approach a floor over the highest allowed pause (abort).
-//  16. PreCopyConverges: pre-copy finishes within the budget.
-//  17. PostCopyAfterFirstPass: pre-copy does not; post-copy moves the rest once, at once (not waiting for the first pass).
-//  18. ThrottleStep: a direct throttle sized to finish within the budget.
-//  19. AutoConvergeTooSlow: QEMU's auto-converge cannot get there before the completion timeout (abort).
-//  20. AutoConvergeAtCeiling: QEMU's auto-converge reached 99 %; waiting for the rate under it.
-//  21. AutoConvergeClimbing: QEMU's auto-converge can still bring the rate down.
-//  22. ThrottleIneffective: the highest throttle did not help; release it.
-//  23. RaiseToFloor: the remaining data settled at a floor the bound allows.
-//  24. ConvergesSlowly: converging, slower than the budget; never aborted.
-//  25. AwaitThrottleEffect: the last throttle step has not shown yet.
-//  26. ObserveBeforeAbort: the job has not run [PolicyOptions.MinObservation].
-//  27. HopelessEarly: every sample exceeds the bandwidth by [PolicyOptions.HopelessMargin] (abort).
-//  28. AwaitJobDirtyRate: no probes; the job's own rate after the first pass decides.
-//  29. ObserveForBurst: the samples do not span [PolicyOptions.SamplePatience] yet.
-//  30. LowestSampleConverges: the lowest sample converges; the high one may be a burst.
-//  31. QuieterRoundsConverge: pre-copy converges in the job's quieter rounds.
-//  32. DirtyRateUnsteady: the rounds' rates vary; observing for [PolicyOptions.BurstPatience].
-//  33. AwaitRounds: no round has reported a dirty rate yet.
-//  34. NearCritical: at the highest throttle within 5 % of the bandwidth; the completion timeout bounds it.
-//  35. Hopeless: nothing allowed converges (abort, with the inequality that fails).
+//  15. PreCopyConverges: pre-copy finishes within the budget.
+//  16. PostCopyAfterFirstPass: pre-copy does not; post-copy moves the rest once, at once (not waiting for the first pass).
+//  17. ThrottleStep: a direct throttle sized to finish within the budget.
+//  18. AutoConvergeTooSlow: QEMU's auto-converge cannot get there before the completion timeout (abort).
+//  19. AutoConvergeAtCeiling: QEMU's auto-converge reached 99 %; waiting for the rate under it.
+//  20. AutoConvergeClimbing: QEMU's auto-converge can still bring the rate down.
+//  21. ThrottleIneffective: the highest throttle did not help; release it.
+//  22. RaiseToFloor: the remaining data settled at a floor the bound allows.
+//  23. ConvergesSlowly: converging, slower than the budget; never aborted.
+//  24. AwaitThrottleEffect: the last throttle step has not shown yet.
+//  25. ObserveBeforeAbort: the job has not run [PolicyOptions.MinObservation].
+//  26. HopelessEarly: every sample exceeds the bandwidth by [PolicyOptions.HopelessMargin] (abort).
+//  27. AwaitJobDirtyRate: no probes; the job's own rate after the first pass decides.
+//  28. ObserveForBurst: the samples do not span [PolicyOptions.SamplePatience] yet.
+//  29. LowestSampleConverges: the lowest sample converges; the high one may be a burst.
+//  30. QuieterRoundsConverge: pre-copy converges in the job's quieter rounds.
+//  31. DirtyRateUnsteady: the rounds' rates vary; observing for [PolicyOptions.BurstPatience].
+//  32. AwaitRounds: no round has reported a dirty rate yet.
+//  33. NearCritical: at the highest throttle within 5 % of the bandwidth; the completion timeout bounds it.
+//  34. Hopeless: nothing allowed converges (abort, with the inequality that fails).
 //
 // The engine plans with what the backend really offers
 // ([hypervisor.MigrationCapabilityReporter]): libvirt has no direct
@@ -126,14 +125,7 @@
 // ([PolicyOptions.StallData]): on a fast link a hot set costs a memory's
 // worth of traffic every few seconds for nothing, while rounds that still
 // shrink a little each time, as a sequential writer just under the
-// bandwidth makes them, end. Where only QEMU's auto-converge may throttle
-// and post-copy is not allowed, a guest the throttle cannot slow is called
-// at the first sync after QEMU reaches 99 %: when the pause expected after
-// the last three syncs shrinks less each round, the rounds approach a
-// floor (Aitken's estimate), and one over twice the highest allowed
-// threshold is not worth another round; a start whose pre-start rate
-// needs a throttle within one of QEMU's steps of 99 % starts QEMU there,
-// so that sync comes 10 s after the first pass. At the highest
+// bandwidth makes them, end. At the highest
 // throttle with the dirty rate within 5 % of the bandwidth pre-copy may
 // still converge, slowly; the completion timeout bounds that, not an abort.
 //

@@ -139,9 +139,6 @@ type state struct {
 	// the latest to it: how fast the rounds shrink.
 	prevExpected hypervisor.Measured[time.Duration]
 	roundShrink  hypervisor.Measured[float64]
-	// recent are the pauses expected after the last syncs since the first
-	// pass, and the throttle in force during the round each ended.
-	recent recentPauses
 	// workingSet is the most data a sync has left pending after the first
 	// pass (seen at the first poll of a round): the writable working set,
 	// as far as the rounds have shown it.
@@ -157,26 +154,6 @@ type state struct {
 	// (CompletionDeadline); extended records that a decision said so.
 	deadline time.Duration
 	extended bool
-}
-
-// recentPauses are the pauses expected after the last syncs, oldest
-// first, at most recentKeep, with the throttle in force during the round
-// that ended at the latest.
-type recentPauses struct {
-	pauses   []time.Duration
-	throttle int
-}
-
-// recentKeep is how many of those pauses the engine keeps: three give two
-// rounds' shrinkage, what a floor's estimate needs.
-const recentKeep = 3
-
-func (r *recentPauses) add(d time.Duration, throttle int) {
-	if len(r.pauses) == recentKeep {
-		r.pauses = append(r.pauses[:0], r.pauses[1:]...)
-	}
-	r.pauses = append(r.pauses, d)
-	r.throttle = throttle
 }
 
 // rateRange is the spread of the job's dirty rates under one throttle.

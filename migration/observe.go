@@ -78,9 +78,6 @@ func (e *Engine) observeLocked(now time.Time, s hypervisor.JobStats) {
 			st.best.note(d, it, now, 0.96)
 			st.stalledRounds = int(it - st.best.round)
 			st.lowest.note(d, it, now, 0.99)
-			// st.throttle is still the one the round ran under: a step
-			// QEMU took at this sync is noted below.
-			st.recent.add(d, st.throttle)
 		}
 	}
 	// The job's rates over later rounds, under one throttle: how steady the
@@ -310,10 +307,6 @@ func (e *Engine) progressLocked(now time.Time) Progress {
 	p.FirstPassSent = st.firstPassSent
 	p.BestExpected = st.best.value
 	p.RoundShrink = st.roundShrink
-	if len(st.recent.pauses) > 0 {
-		p.RecentPauses = append([]time.Duration(nil), st.recent.pauses...)
-		p.LastRoundThrottle = st.recent.throttle
-	}
 	p.WorkingSet = st.workingSet
 	if jr := st.jobRates; jr.n > 0 && jr.throttle == st.throttle {
 		p.JobDirtyRateLow, p.JobDirtyRateHigh = hypervisor.Some(jr.low), hypervisor.Some(jr.high)

@@ -104,12 +104,6 @@ type Progress struct {
 	// rounds shrink, measured rather than modelled (a hot set shows as a
 	// ratio near 1 whatever the dirty rate says).
 	RoundShrink hypervisor.Measured[float64]
-	// RecentPauses are the pauses the job expected after its last syncs
-	// since the first pass ended (at most three, oldest first);
-	// LastRoundThrottle is the throttle in force during the round that
-	// ended at the latest of them.
-	RecentPauses      []time.Duration
-	LastRoundThrottle int
 	// WorkingSet is the most data a sync left pending after the first pass:
 	// the writable working set as far as the rounds have shown it.
 	WorkingSet hypervisor.Measured[uint64]

@@ -35,7 +35,6 @@ const (
 	RulePreCopyConverges       = "PreCopyConverges"
 	RulePostCopyAfterFirstPass = "PostCopyAfterFirstPass"
 	RuleThrottleStep           = "ThrottleStep"
-	RuleFloorAtCeiling         = "FloorAtCeiling"
 	RuleAutoConvergeTooSlow    = "AutoConvergeTooSlow"
 	RuleAutoConvergeAtCeiling  = "AutoConvergeAtCeiling"
 	RuleAutoConvergeClimbing   = "AutoConvergeClimbing"
@@ -99,7 +98,6 @@ func virtkitRules() []rule {
 		{RuleAwaitMeasurement, stageUnmeasured, (*VirtkitPolicy).awaitMeasurement},
 		{RuleReleaseThrottle, stageModelled, (*VirtkitPolicy).releaseThrottle},
 		{RuleRaiseToConfigured, stageModelled, (*VirtkitPolicy).raiseToConfigured},
-		{RuleFloorAtCeiling, stageModelled, (*VirtkitPolicy).floorAtCeiling},
 		{RulePreCopyConverges, stageModelled, (*VirtkitPolicy).preCopyConverges},
 		{RulePostCopyAfterFirstPass, stageModelled, (*VirtkitPolicy).postCopyAfterFirstPass},
 		{RuleThrottleStep, stageModelled, (*VirtkitPolicy).throttleStep},

@@ -49,14 +49,6 @@ func (v *VirtkitPolicy) assessStart(s *situation, known bool) {
 				// MaxThrottle does not bound the first step either: QEMU
 				// corrects a step that is too short only two bitmap syncs
 				// later (33 s on the real TCG guest at 8 MiB/s).
-				// A step within one of QEMU's increments of its 99 %
-				// ceiling is taken as the ceiling: QEMU would get there
-				// only two bitmap syncs (10 s or more) later, and what the
-				// guest dirties under it is what shows, two syncs sooner,
-				// whether any throttle can move it.
-				if pct+defaultACIncrement > 99 {
-					pct = 99
-				}
 				s.start.AutoConvergeInitial = min(pct, 99)
 				s.start.AutoConvergeIncrement = defaultACIncrement
 				s.start.Figures = figures(s.start.Figures).add("autoConvergeInitial", float64(s.start.AutoConvergeInitial), "%")

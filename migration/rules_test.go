@@ -80,12 +80,6 @@ func TestVirtkitRules(t *testing.T) {
 		{RuleRaiseToConfigured, run(func(p *Progress) {
 			p.Elapsed, p.DowntimeLimit, p.DirtyRate = time.Second, 50*time.Millisecond, some(9.9e8)
 		}), ActionRaiseDowntime},
-		{RuleFloorAtCeiling, run(func(p *Progress) {
-			firstPass(p)
-			p.AllowAutoConverge, p.Throttle, p.DirtyRate = true, 99, some(1e8)
-			p.JobDirtyRateLow, p.JobDirtyRateHigh, p.JobDirtyRateSamples = some(9.8e8), some(1e9), 2
-			p.RecentPauses, p.LastRoundThrottle = []time.Duration{9 * time.Second, 8400 * time.Millisecond, 8100 * time.Millisecond}, 99
-		}), ActionAbort},
 		{RulePreCopyConverges, run(func(p *Progress) { p.DirtyRate = some(1e8) }), ActionContinue},
 		{RulePostCopyAfterFirstPass, run(func(p *Progress) { firstPass(p); p.AllowPostCopy = true }), ActionSwitchPostCopy},
 		{RuleThrottleStep, run(func(p *Progress) { p.AllowAutoConverge, p.CanThrottle = true, true }), ActionThrottle},

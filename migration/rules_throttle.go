@@ -1,10 +1,6 @@
 package migration
 
-import (
-	"fmt"
-	"math"
-	"time"
-)
+import "fmt"
 
 // releaseThrottle lowers a throttle sized for a rate that has since
 // fallen (a burst ended) at the first fresh measurement that shows it. It
@@ -120,56 +116,4 @@ func (v *VirtkitPolicy) atCeilingNearCritical(s *situation) (Action, bool) {
 	}
 	return Action{Kind: ActionContinue, Figures: s.f,
 		Reason: fmt.Sprintf("at the highest throttle (%d%%) the dirty rate %s is within 5 %% of the bandwidth %s: pre-copy may still converge; the completion timeout bounds it", p.Throttle, formatRate(e.dirtyEff), formatRate(e.bw))}, true
-}
-
-// floorMargin: a floor the rounds approach must be this many times the
-// highest allowed switchover threshold for floorAtCeiling to call it.
-const floorMargin = 2
-
-// floorAtCeiling aborts when QEMU's auto-converge has reached its highest
-// throttle (99 %), post-copy is not allowed, and the last rounds, the
-// latest of them under that throttle, approach a floor the highest allowed
-// pause cannot take. It judges by the rounds themselves, not the job's
-// dirty rate: QEMU counts only the pages a sync newly marks, so with most
-// of a hot set still pending the rate reads under the bandwidth while the
-// rounds stop shrinking. Three pauses give the floor (see pauseFloor);
-// rounds that shrink by a constant ratio, as pre-copy under the bandwidth
-// does, approach no floor. The earlier of the rounds may have run under a
-// lower throttle: auto-converge only climbs, and a throttle that helps
-// makes the latest round shrink more than the one before, which gives no
-// estimate, so mixing them errs towards going on, never towards the abort.
-func (v *VirtkitPolicy) floorAtCeiling(s *situation) (Action, bool) {
-	p, e := s.p, s.e
-	if !p.AllowAutoConverge || p.CanThrottle || p.AllowPostCopy || !p.FirstPassDone || p.Throttle < 99 ||
-		p.LastRoundThrottle < 99 || len(p.RecentPauses) < recentKeep {
-		return Action{}, false
-	}
-	floor, ok := pauseFloor(p.RecentPauses)
-	if !ok || floor < floorMargin*e.boundCap {
-		return Action{}, false
-	}
-	ps := p.RecentPauses
-	f := s.f.seconds("pauseFloor", floor).seconds("highestThreshold", e.boundCap)
-	return Action{Kind: ActionAbort, Figures: f,
-		Reason: fmt.Sprintf("the pause expected at switchover went %v, %v, %v over the last rounds, the latest under QEMU's highest auto-converge throttle (%d%%), each shrinking it less than the one before: the rounds approach a floor of about %v, over the %v the highest allowed pause lets through; no higher throttle is left and post-copy is not allowed",
-			ps[0].Round(time.Millisecond), ps[1].Round(time.Millisecond), ps[2].Round(time.Millisecond), p.Throttle, floor.Round(time.Millisecond), e.boundCap)}, true
-}
-
-// pauseFloor estimates, from three consecutive pauses expected after
-// syncs, the value the rounds approach (Aitken's Δ²): rounds that shrink
-// by a constant ratio approach 0; rounds whose shrinkage itself shrinks
-// approach a floor, the data the guest rewrites faster than the link
-// moves it. ok is false unless both rounds shrank (or the second held)
-// and the second shrank less than the first.
-func pauseFloor(d []time.Duration) (time.Duration, bool) {
-	if len(d) < 3 {
-		return 0, false
-	}
-	a, b, c := float64(d[len(d)-3]), float64(d[len(d)-2]), float64(d[len(d)-1])
-	d1, d2 := b-a, c-b
-	if d1 >= 0 || d2 > 0 || d2 <= d1 {
-		return 0, false
-	}
-	rho := d2 / d1
-	return time.Duration(math.Max(0, c+d2*rho/(1-rho))), true
 }
