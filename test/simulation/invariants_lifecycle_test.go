@@ -18,10 +18,7 @@ import (
 // them, as Run does, and returns the checker and the violations.
 func runOps(ctx context.Context, t *testing.T, h *Harness, ops []Op) (*checker, []Violation) {
 	t.Helper()
-	table := map[string]opSpec{}
-	for _, s := range operations() {
-		table[s.name] = s
-	}
+	table := operationsByName()
 	chk := newChecker(h)
 	u := asUser(ctx)
 	var out []Violation

@@ -25,10 +25,7 @@ func TestVolumeMigrationOps(t *testing.T) {
 	h, err := NewHarness(ctx, HarnessOptions{Seed: 1})
 	require.NoError(t, err)
 	defer func() { _ = h.Close() }()
-	table := map[string]opSpec{}
-	for _, s := range operations() {
-		table[s.name] = s
-	}
+	table := operationsByName()
 	chk := newChecker(h)
 	uctx := asUser(ctx)
 	key := store.Key{Namespace: Namespace, Name: "vm-0"}

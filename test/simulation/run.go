@@ -66,6 +66,15 @@ func clusterSeed(seed int64) int64 {
 	return s
 }
 
+// operationsByName is the operation table keyed by operation name.
+func operationsByName() map[string]opSpec {
+	table := map[string]opSpec{}
+	for _, s := range operations() {
+		table[s.name] = s
+	}
+	return table
+}
+
 // OpNames lists every operation of the table, user operations first.
 func OpNames() (user, faults []string) {
 	for _, s := range operations() {
@@ -179,10 +188,7 @@ func Run(ctx context.Context, cfg Config, ops []Op) (Outcome, error) {
 			cfg.Trace(tr)
 		}()
 	}
-	table := map[string]opSpec{}
-	for _, s := range operations() {
-		table[s.name] = s
-	}
+	table := operationsByName()
 	chk := newChecker(h)
 	uctx := asUser(ctx)
 	add := func(vs []Violation) {
