@@ -30,26 +30,20 @@ func seededUUIDs(seed int64, name string) func() types.UID {
 	return func() types.UID { return types.UID(src.UUID()) }
 }
 
-// seedNode gives one node agent its own jitter stream of seed; seed 0
-// leaves it as it is.
+// seedNode gives one node agent jitter of seed, keyed by VMI and instant
+// because the agent's workers draw concurrently; seed 0, or jitter the
+// caller chose, leaves it as it is.
 func seedNode(seed int64, name string, no *node.Options) {
-	if seed != 0 && no.Float64 == nil {
-		no.Float64 = seeded.New(seed, "node/"+name).Float64
-	}
-	if seed != 0 && no.KeyedFloat64 == nil {
-		// Keyed by VMI and instant: the agent's workers draw concurrently.
+	if seed != 0 && no.Float64 == nil && no.KeyedFloat64 == nil {
 		no.KeyedFloat64 = seeded.Keyed(seed, "node/"+name)
 	}
 }
 
-// seedGuestAgent gives one node's guest-agent pollers their own jitter
-// stream of seed; seed 0 leaves them as they are.
+// seedGuestAgent gives one node's guest-agent pool jitter of seed, keyed
+// by poll and instant because the pool's workers draw concurrently; seed
+// 0, or jitter the caller chose, leaves it as it is.
 func seedGuestAgent(seed int64, name string, gao *node.GuestAgentSourceOptions) {
-	if seed != 0 && gao.Float64 == nil {
-		gao.Float64 = seeded.New(seed, "guestagent/"+name).Float64
-	}
-	if seed != 0 && gao.KeyedFloat64 == nil {
-		// Keyed by poll and instant: the pool's workers draw concurrently.
+	if seed != 0 && gao.Float64 == nil && gao.KeyedFloat64 == nil {
 		gao.KeyedFloat64 = seeded.Keyed(seed, "guestagent/"+name)
 	}
 }

@@ -372,13 +372,17 @@ func SplitDomainName(domain string) (namespace, name string, ok bool) {
 // event comes first: StatusInterval, jittered.
 func (a *Agent) statusResync(vmi *virtkit.VirtualMachineInstance) time.Duration {
 	d := a.opts.StatusInterval
-	var u float64
-	if a.opts.KeyedFloat64 != nil {
-		u = a.opts.KeyedFloat64(vmi.Namespace+"/"+vmi.Name, a.opts.Clock.Now())
-	} else {
-		u = a.opts.Float64()
-	}
+	u := drawUnit(a.opts.KeyedFloat64, a.opts.Float64, vmi.Namespace+"/"+vmi.Name, a.opts.Clock.Now())
 	return d + time.Duration(u*a.opts.StatusJitter*float64(d))
+}
+
+// drawUnit draws a jitter's uniform value in [0, 1): keyed by key and at
+// when keyed is set (a seeded cluster's), from draw otherwise.
+func drawUnit(keyed func(key string, at time.Time) float64, draw func() float64, key string, at time.Time) float64 {
+	if keyed != nil {
+		return keyed(key, at)
+	}
+	return draw()
 }
 
 func (a *Agent) now() metav1.Time {

@@ -93,12 +93,7 @@ func newGuestAgentPool(ac guestagent.AgentCommander, opts GuestAgentSourceOption
 	}
 	if f, draw, keyed := opts.Jitter, opts.Float64, opts.KeyedFloat64; f > 0 {
 		jitter = func(g *pooledGuest, step int, d time.Duration) time.Duration {
-			u := 0.0
-			if keyed != nil {
-				u = keyed(g.domain+"/"+g.steps[step].Name, clk.Now())
-			} else {
-				u = draw()
-			}
+			u := drawUnit(keyed, draw, g.domain+"/"+g.steps[step].Name, clk.Now())
 			return d + time.Duration(u*f*float64(d))
 		}
 	}
