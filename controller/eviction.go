@@ -280,8 +280,7 @@ func (c *clusterStrategy) get(ctx context.Context) (virtkit.EvictionStrategy, er
 	if c.read {
 		return c.es, nil
 	}
-	kv := &virtkit.KubeVirt{}
-	found, err := getOptional(ctx, c.r.o.Store, store.Key{Namespace: virtkit.DefaultKubeVirtNamespace, Name: virtkit.DefaultKubeVirtName}, kv)
+	kv, found, err := clusterKubeVirt(ctx, c.r.o.Store)
 	if err != nil {
 		return "", fmt.Errorf("reading the cluster's eviction strategy: %w", err)
 	}

@@ -9,18 +9,29 @@ import (
 	"github.com/virtkit/virtkit/store"
 )
 
+// clusterKubeVirt reads the cluster's KubeVirt object (kubevirt in
+// namespace kubevirt); found is false when there is none.
+func clusterKubeVirt(ctx context.Context, st interface {
+	Get(context.Context, store.Key, virtkit.Object) error
+}) (kv *virtkit.KubeVirt, found bool, err error) {
+	kv = &virtkit.KubeVirt{}
+	err = st.Get(ctx, store.Key{Namespace: virtkit.DefaultKubeVirtNamespace, Name: virtkit.DefaultKubeVirtName}, kv)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return kv, true, nil
+}
+
 // clusterNodeSelectors returns the developerConfiguration.nodeSelectors of
-// the cluster's KubeVirt object (kubevirt in namespace kubevirt); none
-// when there is no such object.
+// the cluster's KubeVirt object; none when there is no such object.
 func clusterNodeSelectors(ctx context.Context, st interface {
 	Get(context.Context, store.Key, virtkit.Object) error
 }) (map[string]string, error) {
-	kv := &virtkit.KubeVirt{}
-	err := st.Get(ctx, store.Key{Namespace: virtkit.DefaultKubeVirtNamespace, Name: virtkit.DefaultKubeVirtName}, kv)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, nil
-	case err != nil:
+	kv, found, err := clusterKubeVirt(ctx, st)
+	if err != nil || !found {
 		return nil, err
 	}
 	if d := kv.Spec.Configuration.DeveloperConfiguration; d != nil {
