@@ -78,6 +78,9 @@ func newStorage(opts Options, typer runtime.ObjectTyper) (map[string]rest.Storag
 			return nil, err
 		}
 		out[k.resource] = s
+		if len(k.shortNames) > 0 {
+			out[k.resource] = shortNamedStore{Store: s, shortNames: k.shortNames}
+		}
 	}
 	ns, status, finalize, err := newNamespaceREST(opts.RESTOptions, typer, opts.Store, opts.Clock)
 	if err != nil {

@@ -55,7 +55,8 @@ func TestKubectl(t *testing.T) {
 
 	out, err = ts.kubectl(t, "create", "configmap", "cfg", "-n", "team", "--from-literal=a=b")
 	require.NoError(t, err, out)
-	out, err = ts.kubectl(t, "get", "configmaps", "-n", "team")
+	// cm is Kubernetes' short name for configmaps.
+	out, err = ts.kubectl(t, "get", "cm", "-n", "team")
 	require.NoError(t, err, out)
 	assert.Regexp(t, `(?m)^NAME\s+DATA\s+AGE\n(.*\n)*cfg\s+1\s`, out)
 	out, err = ts.kubectl(t, "create", "configmap", "cfg", "-n", "nowhere", "--from-literal=a=b")
@@ -82,7 +83,7 @@ func TestKubectl(t *testing.T) {
 	require.NoError(t, ts.store.Get(ctx, store.Key{Name: "node-1"}, node))
 	assert.False(t, node.Spec.Unschedulable)
 
-	out, err = ts.kubectl(t, "get", "pvc,events,secrets,serviceaccounts,configmaps", "-A")
+	out, err = ts.kubectl(t, "get", "pvc,events,secrets,sa,configmaps", "-A")
 	require.NoError(t, err, out)
 	assert.True(t, strings.Contains(out, "cfg"), out)
 }

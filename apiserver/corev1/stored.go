@@ -21,7 +21,9 @@ import (
 // storedKind describes one kind kept through the RESTOptionsGetter.
 type storedKind struct {
 	resource, singular string
-	newObj, newList    func() runtime.Object
+	// shortNames are kubectl's abbreviations (Kubernetes' own: cm, sa).
+	shortNames      []string
+	newObj, newList func() runtime.Object
 	// fields are the selectable fields besides metadata.name/namespace.
 	fields func(obj runtime.Object) fields.Set
 	// columns are kubectl get's columns between NAME and AGE.
@@ -56,6 +58,15 @@ func newRegistryStore(getter generic.RESTOptionsGetter, typer runtime.ObjectType
 	return s, nil
 }
 
+// shortNamedStore is a registry.Store that tells discovery its short names.
+type shortNamedStore struct {
+	*registry.Store
+	shortNames []string
+}
+
+// ShortNames implements rest.ShortNamesProvider.
+func (s shortNamedStore) ShortNames() []string { return s.shortNames }
+
 // objectAttrs returns obj's labels and selectable fields: metadata.name,
 // metadata.namespace (namespaced kinds) and those extra returns.
 func objectAttrs(obj runtime.Object, namespaced bool, extra func(runtime.Object) fields.Set) (labels.Set, fields.Set, error) {
@@ -76,7 +87,7 @@ func objectAttrs(obj runtime.Object, namespaced bool, extra func(runtime.Object)
 // configMaps is the configmaps resource.
 func configMaps() storedKind {
 	return storedKind{
-		resource: "configmaps", singular: "configmap",
+		resource: "configmaps", singular: "configmap", shortNames: []string{"cm"},
 		newObj:  func() runtime.Object { return &corev1.ConfigMap{} },
 		newList: func() runtime.Object { return &corev1.ConfigMapList{} },
 		columns: []column{intColumn("Data", func(obj runtime.Object) int {
@@ -148,7 +159,7 @@ func secrets() storedKind {
 // serviceAccounts is the serviceaccounts resource.
 func serviceAccounts() storedKind {
 	return storedKind{
-		resource: "serviceaccounts", singular: "serviceaccount",
+		resource: "serviceaccounts", singular: "serviceaccount", shortNames: []string{"sa"},
 		newObj:  func() runtime.Object { return &corev1.ServiceAccount{} },
 		newList: func() runtime.Object { return &corev1.ServiceAccountList{} },
 		columns: []column{intColumn("Secrets", func(obj runtime.Object) int { return len(obj.(*corev1.ServiceAccount).Secrets) })},
