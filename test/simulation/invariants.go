@@ -10,6 +10,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cluster"
+	"github.com/virtkit/virtkit/controller"
 	"github.com/virtkit/virtkit/hypervisor"
 	"github.com/virtkit/virtkit/store"
 )
@@ -308,6 +309,19 @@ func (c *checker) checkVMs(out *[]Violation, step int, vms []virtkit.VirtualMach
 			continue
 		}
 		vmi := vmis[key]
+		// As KubeVirt, a VM whose VMI ended during a volume migration is
+		// marked ManualRecoveryRequired (its template names claims the
+		// guest never ran on) and no VMI is started for it until the user
+		// reverts the volumes.
+		if cond := virtkit.GetCondition(vm.Status.Conditions, virtkit.VirtualMachineManualRecoveryRequired); cond != nil && cond.Status == virtkit.ConditionTrue {
+			if cond.Reason != controller.ReasonVolumeMigrationInterrupted {
+				c.report(out, step, InvRunStrategy, "VM %s needs manual recovery for an unknown reason %q", key, cond.Reason)
+			}
+			if vmi != nil && !vmi.IsFinal() {
+				c.report(out, step, InvRunStrategy, "VM %s needs manual recovery, yet its VMI is %s", key, vmiState(vmi))
+			}
+			continue
+		}
 		switch rs {
 		case virtkit.RunStrategyAlways:
 			if vmi == nil || vmi.Status.Phase != virtkit.Running {

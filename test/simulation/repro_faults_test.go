@@ -157,6 +157,15 @@ func TestReproAgentFaults(t *testing.T) {
 			file: "postcopy-outlasts-quiescence.json",
 			why:  "a post-copy migration slower than the quiescence is waited for, not reported",
 		},
+		{
+			// The agent of the VMI's node crashed and the host's watchdog
+			// stopped the guest; a volume migration asked for meanwhile
+			// failed when the restarted agent reported the guest gone. As
+			// KubeVirt, the VM is then marked ManualRecoveryRequired and
+			// starts no VMI; the run-strategy check expected one.
+			file: "vmi-ended-during-volume-migration.json",
+			why:  "a VM that needs manual recovery after an interrupted volume migration starts no VMI",
+		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			r, err := ReadRepro(filepath.Join("testdata", "repro", tc.file))
