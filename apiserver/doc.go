@@ -46,7 +46,9 @@
 // authorization bounds each user's open watches instead
 // ([GenericOptions].MaxWatchesPerUser, [DefaultMaxWatchesPerUser]): one
 // more is refused with 429 TooManyRequests and Retry-After, which
-// client-go's watches and informers retry after.
+// client-go's watches and informers retry after, and counted in
+// virtkit_apiserver_watches_refused_total{reason="user_limit"}
+// ([WatchesRefusedMetric], registered into [GenericOptions].Registerer).
 //
 // Every write goes through virtkit's strict decoding and the admission
 // chain of cluster.Apply ([admission.New]: instance type inference,

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -124,6 +125,11 @@ type GenericOptions struct {
 	// store directly and get only the bookmark that ends their initial
 	// events.
 	WatchCache bool
+	// Registerer receives the server's own metrics
+	// (virtkit_apiserver_watches_refused_total); nil registers none. The
+	// library's metrics (apiserver_request_total and the others) are
+	// in k8s.io/component-base's global legacyregistry, as in kube-apiserver.
+	Registerer prometheus.Registerer
 }
 
 // GenericServer serves virtkit's API through Kubernetes' generic API
@@ -163,6 +169,10 @@ func NewGeneric(opts GenericOptions) (*GenericServer, error) {
 	}
 	if opts.MaxWatchesPerUser <= 0 {
 		opts.MaxWatchesPerUser = DefaultMaxWatchesPerUser
+	}
+	refused, err := newWatchesRefused(opts.Registerer)
+	if err != nil {
+		return nil, err
 	}
 	authz := opts.Authorizer
 	if authz == nil {
@@ -239,7 +249,7 @@ func NewGeneric(opts GenericOptions) (*GenericServer, error) {
 		}
 		// Innermost filter: after authentication, impersonation and
 		// authorization.
-		return genericapiserver.DefaultBuildHandlerChain(withWatchLimit(h, opts.MaxWatchesPerUser, c.Serializer), c)
+		return genericapiserver.DefaultBuildHandlerChain(withWatchLimit(h, opts.MaxWatchesPerUser, c.Serializer, refused), c)
 	}
 
 	s, err := cfg.Complete(g.factory).New("virtkit", genericapiserver.NewEmptyDelegate())

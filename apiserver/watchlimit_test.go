@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,12 +62,15 @@ func tryWatch(t *testing.T, cfg *rest.Config, path string) error {
 
 // A user's watches are bounded: past the bound a watch is refused with
 // 429 and a TooManyRequests Status, a closed watch frees its slot, and
-// other users and the admin group are not affected.
+// other users and the admin group are not affected. Each refusal is
+// counted in virtkit_apiserver_watches_refused_total{reason="user_limit"}.
 func TestWatchesPerUser(t *testing.T) {
 	const limit = 3
+	reg := prometheus.NewPedanticRegistry()
 	ts := startServer(t, newStore(t), apiserver.GenericOptions{
-		MaxWatchesPerUser: limit, Authorizer: legacyAuthorizer(t, watchPolicy)})
+		MaxWatchesPerUser: limit, Authorizer: legacyAuthorizer(t, watchPolicy), Registerer: reg})
 	alice := ts.token("alice-token")
+	assert.Zero(t, refusedWatches(t, reg), "exported at 0 before any refusal")
 
 	var open []watch.Interface
 	for range limit {
@@ -98,6 +103,7 @@ func TestWatchesPerUser(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "a list is not counted")
+	assert.Equal(t, 3.0, refusedWatches(t, reg), "one per refused watch")
 
 	// Another user, and the admin group, still watch.
 	require.NoError(t, tryWatch(t, ts.cert(t, "bob"), teamAVMs))
@@ -113,8 +119,42 @@ func TestWatchesPerUser(t *testing.T) {
 		require.True(t, err == nil || apierrors.IsTooManyRequests(err), "%v", err)
 		return err == nil
 	}, 30*time.Second, 10*time.Millisecond)
+	before := refusedWatches(t, reg)
 	watchVMs(t, alice)
 	assert.True(t, apierrors.IsTooManyRequests(tryWatch(t, alice, teamAVMs)))
+	assert.Equal(t, before+1, refusedWatches(t, reg))
+}
+
+// refusedWatches reads virtkit_apiserver_watches_refused_total{reason="user_limit"} from reg.
+func refusedWatches(t *testing.T, reg prometheus.Gatherer) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != apiserver.WatchesRefusedMetric {
+			continue
+		}
+		require.Equal(t, dto.MetricType_COUNTER, f.GetType())
+		for _, m := range f.GetMetric() {
+			require.Len(t, m.GetLabel(), 1)
+			if m.GetLabel()[0].GetName() == "reason" && m.GetLabel()[0].GetValue() == apiserver.WatchRefusedUserLimit {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	require.FailNow(t, "not exported", "%s{reason=%q}", apiserver.WatchesRefusedMetric, apiserver.WatchRefusedUserLimit)
+	return 0
+}
+
+// A Registerer that already holds the server's metrics refuses a second
+// server's: NewGeneric reports it instead of serving without them.
+func TestWatchesRefusedMetricRegistration(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	_, err := apiserver.NewGeneric(apiserver.GenericOptions{Store: newStore(t), Registerer: reg})
+	require.NoError(t, err)
+	_, err = apiserver.NewGeneric(apiserver.GenericOptions{Store: newStore(t), Registerer: reg})
+	require.ErrorIs(t, err, apiserver.ErrOptions)
+	assert.Contains(t, err.Error(), "Registerer")
 }
 
 // kubectl get --watch at the bound: refused with 429, it retries after

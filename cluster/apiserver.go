@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/apiserver"
 	"github.com/virtkit/virtkit/apiserver/kubestorage"
@@ -50,6 +52,9 @@ type APIServerOptions struct {
 	// (apiserver.GenericOptions); 0 is the
 	// server's default.
 	MaxStreams, MaxStreamsPerUser, MaxWatchesPerUser, MaxRequestsInFlight, MaxConnections int
+	// Registerer, when set, receives the API server's own metrics
+	// (apiserver.GenericOptions.Registerer).
+	Registerer prometheus.Registerer
 	// GuestInfo, when set, answers the guest-agent subresources
 	// (Cluster.GuestInfo for the node agents of this process).
 	GuestInfo apiserver.GuestInfo
@@ -264,7 +269,7 @@ func newAPIServer(opts APIServerOptions, certs *apiserver.Certificates, up *uplo
 		GuestInfo: opts.GuestInfo, NodeTLS: nodeTLS, Logger: log.With("component", "apiserver"),
 		MaxStreams: opts.MaxStreams, MaxStreamsPerUser: opts.MaxStreamsPerUser, MaxWatchesPerUser: opts.MaxWatchesPerUser,
 		MaxRequestsInFlight: opts.MaxRequestsInFlight, MaxConnections: opts.MaxConnections,
-		WatchCache: true,
+		WatchCache: true, Registerer: opts.Registerer,
 	}
 	if up != nil {
 		gopts.UploadTokens, gopts.UploadProxyURL = up.tokens, up.url

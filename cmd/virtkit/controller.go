@@ -43,6 +43,7 @@ type controllerFlags struct {
 	nodesSet              bool // --nodes given explicitly
 	defaultIface          string
 	api                   apiFlags
+	goRuntime             goRuntimeFlags
 }
 
 func newControllerCmd() *cobra.Command {
@@ -108,6 +109,7 @@ its VMIs fail only after the same grace.`,
 		"binding of the pod network interface VMIs get when they name none: masquerade (live-migratable) or bridge "+
 			"(KubeVirt's stock default; KubeVirt's network.defaultNetworkInterface)")
 	addCPUProfileFlag(cmd, &f.cpuProfile)
+	f.goRuntime.register(cmd)
 	f.api.register(cmd)
 	fs.StringArrayVarP(&f.files, "filename", "f", nil, "manifests to apply at start (--store memory only; repeatable)")
 	fs.BoolVar(&f.noCommonInstancetypes, "no-common-instancetypes", false,
@@ -123,6 +125,11 @@ func runController(ctx context.Context, f *controllerFlags, stderr io.Writer) er
 	if f.workers <= 0 {
 		return fmt.Errorf("--workers: %d is not positive", f.workers)
 	}
+	restoreGC, err := f.goRuntime.apply()
+	if err != nil {
+		return err
+	}
+	defer restoreGC()
 	if f.monitorGrace <= 0 || f.unresponsiveGrace <= 0 {
 		return errors.New("--node-monitor-grace, --unresponsive-grace: must be positive")
 	}
