@@ -85,9 +85,8 @@ func (o *ownWrites) wrote(obj virtkit.Object) {
 }
 
 // own reports whether obj is exactly what one of our writes produced, and
-// forgets that version.
-// A write of the object under way is waited for first: the event may be
-// its own, delivered before the write returned.
+// forgets that version. A write of the object under way is waited for
+// first: the event may be its own, delivered before the write returned.
 func (o *ownWrites) own(obj virtkit.Object) bool {
 	rv := obj.GetResourceVersion()
 	k := ownKeyOf(obj)
