@@ -145,10 +145,15 @@ func (o *ownWrites) skipOwn(next reconcile.MapFunc) reconcile.MapFunc {
 		next = reconcile.ObjectKey
 	}
 	return func(ctx context.Context, obj virtkit.Object) []reconcile.Request {
+		// Mapped as the event arrives, before own may wait for a write
+		// under way: next may read what the reconciler keeps (the VMI
+		// controller's placements), which the reconciler goes on changing
+		// once its write has returned.
+		reqs := next(ctx, obj)
 		if o.own(obj) {
 			return nil
 		}
-		return next(ctx, obj)
+		return reqs
 	}
 }
 
