@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -86,4 +87,65 @@ func TestOwnWritesDeletedEventOfOwnFinalizerRemovalWakes(t *testing.T) {
 	}
 	require.NotNil(t, deleted)
 	assert.Len(t, mapFn(ctx, deleted), 1, "the Deleted event of our finalizer removal")
+}
+
+// heldStore commits an update, hands the committed object to committed,
+// and returns only once release is closed: a writer descheduled between
+// the store's commit (its watchers have the event) and its return.
+type heldStore struct {
+	store.Store
+	committed chan virtkit.Object
+	release   chan struct{}
+}
+
+func (s heldStore) UpdateStatus(ctx context.Context, obj virtkit.Object) error {
+	if err := s.Store.UpdateStatus(ctx, obj); err != nil {
+		return err
+	}
+	s.committed <- obj.DeepCopyObject().(virtkit.Object)
+	<-s.release
+	return nil
+}
+
+// The event of our own write, delivered before the write has returned to
+// the reconciler, is still ours: it waits for the write to end and is
+// skipped. Taken as someone else's (the watch goroutine happening to run
+// before the writer), it woke the reconciler once more, so a seeded
+// scenario retried a failing write at once in one run and after the key's
+// backoff in the next.
+func TestOwnWritesEventBeforeTheWriteReturned(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	vm := newVM("vm", virtkit.RunStrategyAlways)
+	require.NoError(t, st.Create(ctx, vm))
+	held := heldStore{Store: st, committed: make(chan virtkit.Object, 1), release: make(chan struct{})}
+	own := newOwnWrites()
+	rec := recordingStore{Store: held, own: own}
+	mapFn := own.skipOwn(reconcile.ObjectKey)
+
+	vm.Status.PrintableStatus = virtkit.VirtualMachineStatusStarting
+	wrote := make(chan error, 1)
+	go func() { wrote <- rec.UpdateStatus(ctx, vm) }()
+	event := <-held.committed // the watch has it; the writer has not returned
+
+	mapped := make(chan []reconcile.Request, 1)
+	go func() { mapped <- mapFn(ctx, event) }()
+	// Release the writer once the event has been judged (before the fix)
+	// or waits for the write (after).
+	for waiting := false; !waiting && len(mapped) == 0; {
+		runtime.Gosched()
+		own.mu.Lock()
+		waiting = own.waiting > 0
+		own.mu.Unlock()
+	}
+	close(held.release)
+	require.NoError(t, <-wrote)
+	assert.Empty(t, <-mapped, "our own write's event, delivered before the write returned")
+
+	// Someone else's write of an object we are not writing goes through
+	// at once.
+	other := event.DeepCopyObject().(*virtkit.VirtualMachine)
+	other.Labels = map[string]string{"by": "someone else"}
+	require.NoError(t, st.Update(ctx, other))
+	assert.Len(t, mapFn(ctx, other), 1, "someone else's write")
 }

@@ -76,16 +76,20 @@ var (
 	flagRepeat      = flag.Bool("repeat", false, "TestSeedsRepeat: a wide sweep, the seeds of -repeat-seeds with -repeat-ops operations, instead of the short fixed set")
 	flagRepeatSeeds = flag.String("repeat-seeds", "3,8,17,29,30,37,31567,40001", "TestSeedsRepeat with -repeat: the seeds, comma-separated")
 	flagRepeatOps   = flag.Int("repeat-ops", 80, "TestSeedsRepeat with -repeat: operations per seed")
+	flagRepeatWall  = flag.Duration("repeat-timeout", 0, "TestSeedsRepeat: wall time one run may take (0: the simulation's default); a longer one for sweeps on a loaded machine")
 )
 
 // The short fixed set TestSeedsRepeat runs without -repeat, few enough
 // operations for CI under the race detector: seed 31567 (a node agent's
 // restart at step 37 raced its guest-agent pool) and seed 8 (an agent
-// crash and the final healing). Seed 30 (failovers of a frozen node's VMIs
-// with injected conflicts and store latency) is left to -repeat: its runs
-// parted under the race detector on a heavily loaded machine for a cause
-// not yet found (see BENCHMARKS.md), and CI's result must not depend on
-// its load.
+// crash and the final healing). Seeds 30 and 55 (injected conflicts and
+// store latency) are left to -repeat: their runs parted rarely (seed 55
+// about once in 24 runs; seed 30 under the race detector on a heavily
+// loaded machine), as a reconciler's own write's event raced the write's
+// return (fixed; TestOwnWritesEventBeforeTheWriteReturned guards it
+// without depending on luck), and a seed that parts that seldom would
+// neither catch a regression nor, should a cause be left, keep CI's result
+// independent of its load.
 const (
 	ciRepeatSeeds = "31567,8"
 	ciRepeatOps   = 40
@@ -122,12 +126,14 @@ const (
 // than its interval, found both its stop signal and a buffered tick ready
 // and the select picked one at random, so one run wrote a last progress
 // write before the outcome and the next did not (seeds 50 and 51: the
-// stop now wins, TestMigrationProgressStopsAtTheEnd).
-//
-// A wide sweep is not yet a test that must pass (seed 30 parted under the
-// race detector on a heavily loaded machine, seed 55 once in two sweeps:
-// a write retried after a backoff that counted one failure more or less;
-// causes not found).
+// stop now wins, TestMigrationProgressStopsAtTheEnd); the VM and VMI
+// controllers' watches judged the event of their own write (skipped once)
+// against the versions remembered when a write returned, and the event
+// could come first, so it woke the reconciler once more and a failing
+// write was retried at once in one run and after the key's backoff in the
+// next (seed 55; the same shape as seed 30's partings under the race
+// detector: TestOwnWritesEventBeforeTheWriteReturned in package
+// controller).
 // By default it runs the short fixed set (ciRepeatSeeds, ciRepeatOps);
 // -repeat runs the seeds of -repeat-seeds with -repeat-ops operations
 // instead (a wide sweep). With -trace FILE, the traces of a seed whose
@@ -144,7 +150,7 @@ func TestSeedsRepeat(t *testing.T) {
 		seed, err := strconv.ParseInt(f, 10, 64)
 		require.NoError(t, err, "-repeat-seeds")
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			cfg := Config{Seed: seed, Ops: nOps, Disabled: map[string]string{}}
+			cfg := Config{Seed: seed, Ops: nOps, Disabled: map[string]string{}, Timeout: *flagRepeatWall}
 			ops := Generate(cfg)
 			var traces [2]string
 			var found [2]string
@@ -154,6 +160,14 @@ func TestSeedsRepeat(t *testing.T) {
 				out, err := Run(t.Context(), c, ops)
 				require.NoError(t, err)
 				found[i] = fmt.Sprint(out.Violations)
+				// A run cut short by its wall-time bound (a heavily loaded
+				// machine) leaves a shorter trace: say so rather than
+				// report where the traces part.
+				for _, v := range out.Violations {
+					if v.Invariant == InvStuck {
+						t.Fatalf("seed %d: run %d did not finish (its trace is cut short, so the runs cannot be compared): %s", seed, i+1, v.Message)
+					}
+				}
 			}
 			require.NotEmpty(t, traces[0])
 			if traces[0] != traces[1] {
