@@ -121,7 +121,9 @@ func waitDataVolume(ctx context.Context, t *testing.T, c *cluster.Cluster, name 
 	t.Helper()
 	dv, err := cluster.WaitFor(ctx, c.Store(), store.Key{Namespace: "default", Name: name},
 		func() *virtkit.DataVolume { return &virtkit.DataVolume{} }, &virtkit.DataVolumeList{},
-		func(d *virtkit.DataVolume, found bool) bool { return found && d.Status.Phase == virtkit.DataVolumeSucceeded })
+		func(d *virtkit.DataVolume, found bool) bool {
+			return found && d.Status.Phase == virtkit.DataVolumeSucceeded
+		})
 	require.NoError(t, err)
 	return dv
 }
