@@ -59,12 +59,22 @@ var (
 func (r *Resolver) ResolveVolume(ctx context.Context, req domain.VolumeRequest) (domain.HostVolume, error) {
 	switch req.Kind {
 	case domain.VolumeDataVolume, domain.VolumePersistentVolumeClaim:
-		p, ok, err := r.dataVolumePath(ctx, req.Namespace, req.ClaimName)
+		node := r.Node
+		if req.Node != "" {
+			node = req.Node
+		}
+		p, ok, remote, err := r.dataVolumePath(ctx, req.Namespace, req.ClaimName, node)
 		if err != nil {
 			return domain.HostVolume{}, err
 		}
 		if !ok {
 			break
+		}
+		if remote {
+			// Another node's local disk (a volume migration's
+			// destination on the target): named, not opened here. An
+			// imported DataVolume's file is raw.
+			return domain.HostVolume{Type: domain.SourceFile, Path: p, Format: "raw", ReadOnly: req.ReadOnly}, nil
 		}
 		return r.Base.ResolveVolume(ctx, domain.VolumeRequest{Namespace: req.Namespace, VMIName: req.VMIName, UID: req.UID,
 			Volume: req.Volume, Index: req.Index, Field: req.Field, Kind: domain.VolumeHostDisk, Path: p, HostDiskType: "Disk", ReadOnly: req.ReadOnly})
@@ -108,28 +118,33 @@ func (r *Resolver) ResolveKernel(ctx context.Context, req domain.KernelRequest) 
 	return k, nil
 }
 
-// dataVolumePath returns the disk file of DataVolume namespace/name; ok is
-// false when no DataVolume has that name (a plain claim).
-func (r *Resolver) dataVolumePath(ctx context.Context, namespace, name string) (string, bool, error) {
+// dataVolumePath returns the disk file of DataVolume namespace/name as
+// node sees it; ok is false when no DataVolume has that name (a plain
+// claim), remote is true when the file is on another node's local storage.
+func (r *Resolver) dataVolumePath(ctx context.Context, namespace, name, node string) (p string, ok, remote bool, err error) {
 	dv := &virtkit.DataVolume{}
-	err := r.Store.Get(ctx, store.Key{Namespace: namespace, Name: name}, dv)
+	err = r.Store.Get(ctx, store.Key{Namespace: namespace, Name: name}, dv)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", false, nil
+		return "", false, false, nil
 	}
 	if err != nil {
-		return "", false, err
+		return "", false, false, err
 	}
 	if dv.Status.Phase != virtkit.DataVolumeSucceeded {
-		return "", false, fmt.Errorf("DataVolume %s/%s is in phase %q: %w", namespace, name, dv.Status.Phase, domain.ErrNotResolved)
+		return "", false, false, fmt.Errorf("DataVolume %s/%s is in phase %q: %w", namespace, name, dv.Status.Phase, domain.ErrNotResolved)
 	}
 	class, err := r.Classes.Get(dv.Annotations[virtkit.DataVolumeStorageClassAnnotation])
 	if err != nil {
-		return "", false, fmt.Errorf("DataVolume %s/%s: %w: %w", namespace, name, domain.ErrNotResolved, err)
+		return "", false, false, fmt.Errorf("DataVolume %s/%s: %w: %w", namespace, name, domain.ErrNotResolved, err)
 	}
-	if n := dv.Annotations[virtkit.DataVolumeVolumeNodeAnnotation]; n != "" && n != r.Node {
-		return "", false, fmt.Errorf("DataVolume %s/%s lives on node %s: %w", namespace, name, n, domain.ErrNotResolved)
+	n := dv.Annotations[virtkit.DataVolumeVolumeNodeAnnotation]
+	if n != "" && n != node {
+		if node != r.Node {
+			return "", false, false, fmt.Errorf("DataVolume %s/%s lives on node %s, not on node %s: %w", namespace, name, n, node, domain.ErrNotResolved)
+		}
+		return "", false, false, fmt.Errorf("DataVolume %s/%s lives on node %s: %w", namespace, name, n, domain.ErrNotResolved)
 	}
-	return class.Path(r.Node, namespace, name), true, nil
+	return class.Path(node, namespace, name), true, n != "" && node != r.Node, nil
 }
 
 func (r *Resolver) pull(ctx context.Context, namespace, image, path, policy, secret string) (string, error) {

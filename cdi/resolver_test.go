@@ -99,3 +99,36 @@ func TestResolver(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, "pvc", "ns", "plain.img"), hv.Path)
 }
+
+// A volume migration's source asks for a destination DataVolume as the
+// migration target sees it: the target's local file, named without being
+// opened here; a DataVolume on a third node is refused.
+func TestResolverMigrationTargetNode(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	dir := t.TempDir()
+	classes := storage.Classes{List: []storage.Class{storage.Local{Dir: func(n string) string { return filepath.Join(dir, n) }}}}
+	r := &cdi.Resolver{Base: &domain.DirResolver{Dir: dir, Create: true}, Node: "n1", Store: st, Classes: classes}
+	for name, node := range map[string]string{"on-n2": "n2", "on-n3": "n3"} {
+		dv := &virtkit.DataVolume{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Annotations: map[string]string{
+			virtkit.DataVolumeStorageClassAnnotation: storage.LocalClass, virtkit.DataVolumeVolumeNodeAnnotation: node}}}
+		require.NoError(t, st.Create(ctx, dv))
+		dv.Status.Phase = virtkit.DataVolumeSucceeded
+		require.NoError(t, st.UpdateStatus(ctx, dv))
+	}
+	req := domain.VolumeRequest{Namespace: "ns", VMIName: "v", Volume: "d", Kind: domain.VolumePersistentVolumeClaim, ClaimName: "on-n2"}
+
+	_, err := r.ResolveVolume(ctx, req)
+	require.ErrorIs(t, err, domain.ErrNotResolved, "not this node's disk")
+
+	req.Node = "n2"
+	hv, err := r.ResolveVolume(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, domain.HostVolume{Type: domain.SourceFile, Path: filepath.Join(dir, "n2", "dv", "ns", "on-n2.img"), Format: "raw"}, hv,
+		"the target's file, not opened (it is on the other host)")
+
+	req.ClaimName = "on-n3"
+	_, err = r.ResolveVolume(ctx, req)
+	require.ErrorIs(t, err, domain.ErrNotResolved)
+	assert.Contains(t, err.Error(), "lives on node n3, not on node n2")
+}

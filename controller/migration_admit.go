@@ -22,11 +22,8 @@ func (r *MigrationReconciler) admit(ctx context.Context, mig *virtkit.VirtualMac
 	if !vmi.IsRunning() || vmi.Status.NodeName == "" {
 		return fmt.Sprintf("%s (phase %q)", virtkit.MigrationReasonNotRunning, vmi.Status.Phase), nil
 	}
-	if c := virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable); c == nil || c.Status != virtkit.ConditionTrue {
-		if c == nil {
-			return "Cannot migrate VMI, Reason: LiveMigratable condition not reported yet", nil
-		}
-		return fmt.Sprintf("Cannot migrate VMI, Reason: %s, Message: %s", c.Reason, c.Message), nil
+	if reason, err := r.notMigratable(ctx, mig, vmi); err != nil || reason != "" {
+		return reason, err
 	}
 	r.slotMu.Lock()
 	defer r.slotMu.Unlock()
@@ -61,6 +58,25 @@ func (r *MigrationReconciler) admit(ctx context.Context, mig *virtkit.VirtualMac
 		return "", err
 	}
 	return "", nil
+}
+
+// notMigratable is the reason the VMI's LiveMigratable condition gives,
+// "" when it is True. A volume migration is not held back by the
+// node-local disks it copies (the node's condition may predate the VMI's
+// status.migratedVolumes).
+func (r *MigrationReconciler) notMigratable(ctx context.Context, mig *virtkit.VirtualMachineInstanceMigration, vmi *virtkit.VirtualMachineInstance) (string, error) {
+	c := virtkit.GetCondition(vmi.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable)
+	switch {
+	case c == nil:
+		return "Cannot migrate VMI, Reason: LiveMigratable condition not reported yet", nil
+	case c.Status == virtkit.ConditionTrue:
+		return "", nil
+	case c.Reason == virtkit.DisksNotLiveMigratableReason && isVolumeMigration(mig):
+		if ok, err := onlyMigratedDisksLocal(ctx, r.o.Store, vmi); err != nil || ok {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("Cannot migrate VMI, Reason: %s, Message: %s", c.Reason, c.Message), nil
 }
 
 // requeueDelay is KubeVirt's wait for a slot by priority.

@@ -48,7 +48,11 @@ func (r *MigrationReconciler) schedule(ctx context.Context, mig *virtkit.Virtual
 		return "", reconcile.Result{}, r.fail(ctx, mig, vmi, reason)
 	}
 	candidates := slices.DeleteFunc(capable, func(n virtkit.Node) bool { return n.Name == src })
-	target, err := r.scheduleTarget(ctx, mig, vmi, srcNode, src, candidates, placed)
+	var target string
+	candidates, err = r.volumeMigrationCandidates(ctx, mig, vmi, candidates)
+	if err == nil {
+		target, err = r.scheduleTarget(ctx, mig, vmi, srcNode, src, candidates, placed)
+	}
 	if err == nil && target == src {
 		err = fmt.Errorf("%w: scheduler chose the source node %s", scheduler.ErrUnschedulable, src)
 	}

@@ -58,6 +58,9 @@ const (
 	// ReasonDestinationVolumeNotFound is the VolumesChange=False reason
 	// while a destination claim does not exist.
 	ReasonDestinationVolumeNotFound = "DestinationVolumeNotFound"
+	// ReasonDestinationVolumeNotReady is the VolumesChange=False reason
+	// while a destination DataVolume is not filled yet.
+	ReasonDestinationVolumeNotReady = "DestinationVolumeNotReady"
 	// ReasonVolumeMigrationInterrupted is the ManualRecoveryRequired
 	// reason of a VM whose VMI ended during a volume migration: the
 	// template names claims the guest never ran on.
@@ -248,13 +251,12 @@ func (r *VMReconciler) syncVolumeMigration(ctx context.Context, s *vmSync) error
 		}
 	}
 	for _, c := range changes {
-		if missing, err := r.destinationMissing(ctx, vm.Namespace, c); err != nil {
+		if reason, msg, err := r.destinationNotReady(ctx, vm.Namespace, c); err != nil {
 			return err
-		} else if missing {
+		} else if reason != "" {
 			s.requeueSoon(destinationPoll)
 			return r.setVolumesChange(ctx, s, &virtkit.Condition{Type: virtkit.VirtualMachineInstanceVolumesChange,
-				Status: virtkit.ConditionFalse, Reason: ReasonDestinationVolumeNotFound,
-				Message: fmt.Sprintf("volume %s: destination DataVolume %s does not exist", c.name, c.to)}, nil)
+				Status: virtkit.ConditionFalse, Reason: reason, Message: msg}, nil)
 		}
 	}
 	if migrating(s) {
@@ -286,15 +288,25 @@ func currentClaims(vmi *virtkit.VirtualMachineInstance, mv []virtkit.StorageMigr
 	return out
 }
 
-// destinationMissing reports a DataVolume destination that does not
-// exist. virtkit's store holds no PersistentVolumeClaims: a missing claim
-// fails the migration on the node instead.
-func (r *VMReconciler) destinationMissing(ctx context.Context, namespace string, c volumeChange) (bool, error) {
-	if !c.toDV {
-		return false, nil
+// destinationNotReady gives the reason a DataVolume destination cannot be
+// copied to yet: it does not exist, or it is not filled (a node-local one
+// is bound to its node only then). virtkit's store holds no
+// PersistentVolumeClaims: a missing claim fails the migration on the node
+// instead.
+func (r *VMReconciler) destinationNotReady(ctx context.Context, namespace string, c volumeChange) (reason, msg string, err error) {
+	dv := &virtkit.DataVolume{}
+	found, err := getOptional(ctx, r.o.Store, store.Key{Namespace: namespace, Name: c.to}, dv)
+	switch {
+	case err != nil:
+		return "", "", err
+	case !found && !c.toDV:
+		return "", "", nil // a plain claim (or one a DataVolume of its name fills)
+	case !found:
+		return ReasonDestinationVolumeNotFound, fmt.Sprintf("volume %s: destination DataVolume %s does not exist", c.name, c.to), nil
+	case dv.Status.Phase != virtkit.DataVolumeSucceeded:
+		return ReasonDestinationVolumeNotReady, fmt.Sprintf("volume %s: destination DataVolume %s is in phase %q", c.name, c.to, dv.Status.Phase), nil
 	}
-	found, err := getOptional(ctx, r.o.Store, store.Key{Namespace: namespace, Name: c.to}, &virtkit.DataVolume{})
-	return !found, err
+	return "", "", nil
 }
 
 // startVolumeMigration records the change on the VMI and creates its

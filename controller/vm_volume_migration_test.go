@@ -206,8 +206,21 @@ func TestVolumeMigrationRefused(t *testing.T) {
 // a DataVolume.
 func TestVolumeMigrationToDataVolume(t *testing.T) {
 	e := volumeMigrationEnv(t, pvc("old"), virtkit.Disk{})
-	require.NoError(t, e.st.Create(e.ctx, &virtkit.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "dv-new"}}))
+	dv := &virtkit.DataVolume{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "dv-new"}}
+	require.NoError(t, e.st.Create(e.ctx, dv))
+	dv.Status.Phase = virtkit.DataVolumeImportInProgress
+	require.NoError(t, e.st.UpdateStatus(e.ctx, dv))
 	e.setClaim(virtkit.VolumeSource{DataVolume: &virtkit.DataVolumeSource{Name: "dv-new"}})
+	// Not filled yet: the copy waits for it.
+	require.Empty(t, e.migrations())
+	c := virtkit.GetCondition(e.getVMI("vm").Status.Conditions, virtkit.VirtualMachineInstanceVolumesChange)
+	require.NotNil(t, c)
+	assert.Equal(t, virtkit.ConditionFalse, c.Status)
+	assert.Equal(t, ReasonDestinationVolumeNotReady, c.Reason)
+
+	dv.Status.Phase = virtkit.DataVolumeSucceeded
+	require.NoError(t, e.st.UpdateStatus(e.ctx, dv))
+	e.settle()
 	require.Len(t, e.migrations(), 1)
 	e.endMigration(virtkit.MigrationSucceeded, "")
 	vmi := e.getVMI("vm")

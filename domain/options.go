@@ -277,6 +277,13 @@ type VolumeRequest struct {
 	ClaimName string
 	// ReadOnly: the source is read-only (PVC readOnly).
 	ReadOnly bool
+	// Node, when set and not the resolving node, is the node that will
+	// open the volume (a migration target receiving a copied disk): a
+	// resolver that knows where that node keeps the claim answers with
+	// that path without opening it, and refuses a claim that node cannot
+	// see. A resolver whose claims every node sees at the same path
+	// (DirResolver) ignores it.
+	Node string
 	// Path, HostDiskType (Disk|DiskOrCreate) and Shared: hostDisk.
 	Path, HostDiskType string
 	Shared             bool

@@ -12,8 +12,14 @@ import (
 // ReadWriteMany is not shared). A DataVolume on a shared class carries no
 // volume-node annotation and migrates. ok is returned when nothing objects
 // or the store cannot answer now (the next status refresh asks again).
+// A volume a volume migration copies (listed in status.migratedVolumes)
+// does not object: its disk crosses with the guest, as KubeVirt's block
+// migration of the migrated volumes.
 func (a *Agent) dataVolumesMigratable(ctx context.Context, vmi *virtkit.VirtualMachineInstance, ok virtkit.Condition) virtkit.Condition {
 	for _, v := range vmi.Spec.Volumes {
+		if virtkit.VolumeIsMigrated(vmi, v.Name) {
+			continue
+		}
 		name := ""
 		switch {
 		case v.DataVolume != nil:

@@ -5,7 +5,10 @@ package node
 // claims. The destination XML points each such disk at the destination
 // claim's storage on the target, and the migration copies exactly those
 // disks (hypervisor.MigrationParams.CopyDisks); every other disk stays
-// shared storage both hosts see.
+// shared storage both hosts see. A destination claim may be on the
+// target's local storage (the migration was placed on its node): the
+// source names that file in the destination XML and the copy, running
+// over the migration link, writes it there.
 
 import (
 	"context"
@@ -47,6 +50,11 @@ func (a *Agent) migrateVolumes(ctx context.Context, vmi *virtkit.VirtualMachineI
 		req := domain.VolumeRequest{
 			Namespace: vmi.Namespace, VMIName: vmi.Name, UID: string(vmi.UID), Volume: mv.VolumeName,
 			Kind: domain.VolumePersistentVolumeClaim, ClaimName: mv.DestinationPVCInfo.ClaimName,
+		}
+		if ms := vmi.Status.MigrationState; ms != nil {
+			// The target opens the destination: a claim on node-local
+			// storage is the target's file, which the copy writes.
+			req.Node = ms.TargetNode
 		}
 		for j, v := range vmi.Spec.Volumes {
 			if v.Name == mv.VolumeName {

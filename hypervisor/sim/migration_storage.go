@@ -84,6 +84,12 @@ func planStorageCopy(params hypervisor.MigrationParams, src, dst *spec) (*storag
 		default:
 			c.size = float64(st.Size())
 		}
+		// A destination that exists (a claim filled before, on the
+		// target's local storage or a shared class) must hold the whole
+		// disk: the mirror writes every block at its offset.
+		if dst, err := os.Stat(c.dst); err == nil && c.dst != c.src && float64(dst.Size()) < c.size {
+			return nil, invalid(field, fmt.Sprintf("the destination of disk %q (%d bytes) is smaller than its source (%d bytes)", t, dst.Size(), int64(c.size)))
+		}
 		sc.disks = append(sc.disks, c)
 		sc.total += c.size
 	}

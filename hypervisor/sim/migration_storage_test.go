@@ -150,6 +150,8 @@ func TestMigrationCopyDisksErrors(t *testing.T) {
 	dir := t.TempDir()
 	disk := filepath.Join(dir, "a.img")
 	require.NoError(t, os.WriteFile(disk, make([]byte, 4096), 0o600))
+	small := filepath.Join(dir, "small.img")
+	require.NoError(t, os.WriteFile(small, make([]byte, 1024), 0o600))
 	for _, tc := range []struct {
 		name    string
 		p       hypervisor.MigrationParams
@@ -157,6 +159,8 @@ func TestMigrationCopyDisksErrors(t *testing.T) {
 	}{
 		{name: "no destination XML", p: hypervisor.MigrationParams{CopyDisks: []string{"vdb"}}, wantErr: "params.copyDisks"},
 		{name: "unknown disk", p: hypervisor.MigrationParams{CopyDisks: []string{"vdz"}, DestinationXML: diskDomainXML(64, disk)}, wantErr: "params.copyDisks[0]"},
+		{name: "destination smaller than the source", p: hypervisor.MigrationParams{CopyDisks: []string{"vdb"}, DestinationXML: diskDomainXML(64, small)},
+			wantErr: "smaller than its source"},
 		{name: "listed twice", p: hypervisor.MigrationParams{CopyDisks: []string{"vdb", "vdb"}, DestinationXML: diskDomainXML(64, disk)}, wantErr: "params.copyDisks[1]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,11 +2,14 @@ package simulation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/virtkit/virtkit"
@@ -21,8 +24,13 @@ import (
 // VMI).
 const InvVolumeMigration = "volume-migration"
 
-// volumeClaims is how many claims the migrate-volume op draws from.
+// volumeClaims is how many plain claims the migrate-volume op draws from;
+// as many node-local DataVolumes follow them (N from volumeClaims on).
 const volumeClaims = 2
+
+// localVolumeSize is the size of the node-local DataVolumes migrate-volume
+// creates.
+const localVolumeSize = "1Mi"
 
 // dataVolume is the volume the migrate-volume op adds and moves.
 const dataVolume = "data"
@@ -30,11 +38,15 @@ const dataVolume = "data"
 // volumeMigrationOps are volume migration's operations: the user sets a
 // pool VM's updateVolumesStrategy to Migration and points its data
 // volume at one of the claims (adding the volume when the template has
-// none: a change that needs a restart).
+// none: a change that needs a restart). From N = volumeClaims on the
+// claim is a blank DataVolume on the node-local class, created by the op
+// when missing: filled on one node, it takes the guest there (or, on the
+// guest's own node, the volume migration fails and the VM waits for a
+// restart).
 func volumeMigrationOps() []opSpec {
 	return []opSpec{
 		{name: "migrate-volume", weight: 2,
-			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "vm", poolVMs), N: r.IntN(volumeClaims)} },
+			gen: func(r *rand.Rand) Op { return Op{Target: pick(r, "vm", poolVMs), N: r.IntN(2 * volumeClaims)} },
 			run: func(ctx context.Context, s system, op Op) error {
 				vm := &virtkit.VirtualMachine{}
 				if err := s.st().Get(ctx, store.Key{Namespace: Namespace, Name: op.Target}, vm); err != nil {
@@ -46,22 +58,45 @@ func volumeMigrationOps() []opSpec {
 				strategy := virtkit.UpdateVolumesStrategyMigration
 				vm.Spec.UpdateVolumesStrategy = &strategy
 				spec := &vm.Spec.Template.Spec
-				claim := fmt.Sprintf("%s-data-%d", op.Target, op.N)
+				src := virtkit.VolumeSource{PersistentVolumeClaim: &virtkit.PersistentVolumeClaimVolumeSource{
+					ClaimName: fmt.Sprintf("%s-data-%d", op.Target, op.N)}}
+				if op.N >= volumeClaims {
+					name := fmt.Sprintf("%s-local-%d", op.Target, op.N-volumeClaims)
+					if err := ensureLocalDataVolume(ctx, s.st(), name); err != nil {
+						return err
+					}
+					src = virtkit.VolumeSource{DataVolume: &virtkit.DataVolumeSource{Name: name}}
+				}
 				found := false
 				for i := range spec.Volumes {
 					if spec.Volumes[i].Name == dataVolume {
-						spec.Volumes[i].VolumeSource = virtkit.VolumeSource{PersistentVolumeClaim: &virtkit.PersistentVolumeClaimVolumeSource{ClaimName: claim}}
+						spec.Volumes[i].VolumeSource = src
 						found = true
 					}
 				}
 				if !found {
 					spec.Domain.Devices.Disks = append(spec.Domain.Devices.Disks, virtkit.Disk{Name: dataVolume})
-					spec.Volumes = append(spec.Volumes, virtkit.Volume{Name: dataVolume, VolumeSource: virtkit.VolumeSource{
-						PersistentVolumeClaim: &virtkit.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
+					spec.Volumes = append(spec.Volumes, virtkit.Volume{Name: dataVolume, VolumeSource: src})
 				}
 				return s.st().Update(ctx, vm)
 			}},
 	}
+}
+
+// ensureLocalDataVolume creates the blank node-local DataVolume name
+// unless it exists.
+func ensureLocalDataVolume(ctx context.Context, st store.Store, name string) error {
+	dv := &virtkit.DataVolume{
+		TypeMeta:   metav1.TypeMeta{APIVersion: virtkit.CDISchemeGroupVersion.String(), Kind: virtkit.KindDataVolume},
+		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
+		Spec: virtkit.DataVolumeSpec{Source: &virtkit.DataVolumeImportSource{Blank: &virtkit.DataVolumeBlankImage{}},
+			Storage: &virtkit.PersistentVolumeClaimSpec{Resources: virtkit.VolumeResourceRequirements{
+				Requests: virtkit.ResourceList{virtkit.ResourceStorage: resource.MustParse(localVolumeSize)}}}},
+	}
+	if err := st.Create(ctx, dv); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+		return err
+	}
+	return nil
 }
 
 // volumeMigrationFinal checks InvVolumeMigration. The disks' ground truth
@@ -92,16 +127,16 @@ func (c *checker) volumeMigrationFinal(ctx context.Context, step int, vms []virt
 			c.report(out, step, InvVolumeMigration, "VM %s/%s: template claims differ from the running VMI's and nothing says why", vm.Namespace, vm.Name)
 		}
 	}
+	if err := c.localDisksAway(ctx, step, vmis, out); err != nil {
+		return err
+	}
 	h, ok := c.sys.(*Harness)
 	if !ok {
 		return nil
 	}
 	return h.eachSettledDomain(ctx, vmis, func(v *virtkit.VirtualMachineInstance, dom *libvirtxml.Domain) {
 		for _, vol := range v.Spec.Volumes {
-			claim := ""
-			if vol.PersistentVolumeClaim != nil {
-				claim = vol.PersistentVolumeClaim.ClaimName
-			}
+			claim := volumeClaim(&vol)
 			if claim == "" || vol.IsHotpluggable() {
 				continue
 			}
@@ -113,21 +148,63 @@ func (c *checker) volumeMigrationFinal(ctx context.Context, step int, vms []virt
 	})
 }
 
-// claimsDiffer reports whether a template volume's claim differs from the
-// running VMI's volume of the same name.
+// claimsDiffer reports whether a template volume's claim (a
+// persistentVolumeClaim's or a DataVolume's) differs from the running
+// VMI's volume of the same name.
 func claimsDiffer(tmpl, running []virtkit.Volume) bool {
 	cur := map[string]string{}
-	for _, v := range running {
-		if v.PersistentVolumeClaim != nil {
-			cur[v.Name] = v.PersistentVolumeClaim.ClaimName
+	for i := range running {
+		if c := volumeClaim(&running[i]); c != "" {
+			cur[running[i].Name] = c
 		}
 	}
-	for _, v := range tmpl {
-		if old, ok := cur[v.Name]; ok && v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName != old {
+	for i := range tmpl {
+		if old, ok := cur[tmpl[i].Name]; ok && volumeClaim(&tmpl[i]) != "" && volumeClaim(&tmpl[i]) != old {
 			return true
 		}
 	}
 	return false
+}
+
+// volumeClaim is the claim a volume names ("" for none).
+func volumeClaim(v *virtkit.Volume) string {
+	switch {
+	case v.PersistentVolumeClaim != nil:
+		return v.PersistentVolumeClaim.ClaimName
+	case v.DataVolume != nil:
+		return v.DataVolume.Name
+	}
+	return ""
+}
+
+// localDisksAway reports a running VMI whose node-local DataVolume lives
+// on another node than the one it runs on (a volume migration moved the
+// guest without its disk, or the disk without its guest).
+func (c *checker) localDisksAway(ctx context.Context, step int, vmis []virtkit.VirtualMachineInstance, out *[]Violation) error {
+	for i := range vmis {
+		v := &vmis[i]
+		if v.Status.Phase != virtkit.Running || v.DeletionTimestamp != nil || v.Status.NodeName == "" ||
+			(v.Status.MigrationState != nil && !v.Status.MigrationState.Completed) {
+			continue
+		}
+		for j := range v.Spec.Volumes {
+			name := volumeClaim(&v.Spec.Volumes[j])
+			if name == "" {
+				continue
+			}
+			dv := &virtkit.DataVolume{}
+			if err := c.sys.st().Get(ctx, store.Key{Namespace: v.Namespace, Name: name}, dv); errors.Is(err, store.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			if n := dv.Annotations[virtkit.DataVolumeVolumeNodeAnnotation]; n != "" && n != v.Status.NodeName {
+				c.report(out, step, InvVolumeMigration, "VMI %s/%s runs on node %s, its volume %s on DataVolume %s of node %s's local storage",
+					v.Namespace, v.Name, v.Status.NodeName, v.Spec.Volumes[j].Name, name, n)
+			}
+		}
+	}
+	return nil
 }
 
 // metaOwnedBy reports whether vm controls vmi (the same UID chain).

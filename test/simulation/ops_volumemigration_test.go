@@ -20,6 +20,37 @@ import (
 // storage copy, and afterwards the guest's disk is on the new claim and
 // the invariants hold throughout.
 func TestVolumeMigrationOps(t *testing.T) {
+	runVolumeMigrationSteps(t, []volumeMigrationStep{
+		{op: Op{Name: "apply-vm", Target: "vm-0", N: 0, Advance: 30000}},
+		{op: Op{Name: "migrate-volume", Target: "vm-0", N: 0, Advance: 10000}, restart: true},
+		{op: Op{Name: "restart", Target: "vm-0", Advance: 30000}, claim: "vm-0-data-0"},
+		{op: Op{Name: "migrate-volume", Target: "vm-0", N: 1, Advance: 30000}, claim: "vm-0-data-1", migrations: 1},
+		{op: Op{Name: "migrate-volume", Target: "vm-0", N: 0, Advance: 30000}, claim: "vm-0-data-0", migrations: 2},
+	})
+}
+
+// The same on node-local DataVolumes: the op creates a blank DataVolume,
+// filled on the least loaded node; a restart puts the guest there, and a
+// move to another node-local DataVolume (filled on another node) takes
+// the guest to that node with its disk, and the move back returns it.
+func TestVolumeMigrationOpsNodeLocal(t *testing.T) {
+	runVolumeMigrationSteps(t, []volumeMigrationStep{
+		{op: Op{Name: "apply-vm", Target: "vm-0", N: 0, Advance: 30000}},
+		{op: Op{Name: "migrate-volume", Target: "vm-0", N: volumeClaims, Advance: 10000}, restart: true},
+		{op: Op{Name: "restart", Target: "vm-0", Advance: 30000}, claim: "vm-0-local-0"},
+		{op: Op{Name: "migrate-volume", Target: "vm-0", N: volumeClaims + 1, Advance: 30000}, claim: "vm-0-local-1", migrations: 1},
+		{op: Op{Name: "migrate-volume", Target: "vm-0", N: volumeClaims, Advance: 30000}, claim: "vm-0-local-0", migrations: 2},
+	})
+}
+
+type volumeMigrationStep struct {
+	op         Op
+	claim      string // the VMI's data claim and the domain's disk file, "" for none
+	restart    bool   // the VM asks for a restart
+	migrations int    // volume migrations of the VM
+}
+
+func runVolumeMigrationSteps(t *testing.T, steps []volumeMigrationStep) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	h, err := NewHarness(ctx, HarnessOptions{Seed: 1})
@@ -29,18 +60,7 @@ func TestVolumeMigrationOps(t *testing.T) {
 	chk := newChecker(h)
 	uctx := asUser(ctx)
 	key := store.Key{Namespace: Namespace, Name: "vm-0"}
-	for i, tc := range []struct {
-		op         Op
-		claim      string // the VMI's data claim and the domain's disk file, "" for none
-		restart    bool   // the VM asks for a restart
-		migrations int    // volume migrations of the VM
-	}{
-		{op: Op{Name: "apply-vm", Target: "vm-0", N: 0, Advance: 30000}},
-		{op: Op{Name: "migrate-volume", Target: "vm-0", N: 0, Advance: 10000}, restart: true},
-		{op: Op{Name: "restart", Target: "vm-0", Advance: 30000}, claim: "vm-0-data-0"},
-		{op: Op{Name: "migrate-volume", Target: "vm-0", N: 1, Advance: 30000}, claim: "vm-0-data-1", migrations: 1},
-		{op: Op{Name: "migrate-volume", Target: "vm-0", N: 0, Advance: 30000}, claim: "vm-0-data-0", migrations: 2},
-	} {
+	for i, tc := range steps {
 		err := table[tc.op.Name].run(uctx, h, tc.op)
 		for try := 0; errors.Is(err, store.ErrConflict) && try < 3; try++ {
 			err = table[tc.op.Name].run(uctx, h, tc.op) // a controller wrote the VM meanwhile
@@ -52,9 +72,9 @@ func TestVolumeMigrationOps(t *testing.T) {
 		require.NoError(t, h.Store.Get(uctx, key, vmi))
 		require.Equal(t, virtkit.Running, vmi.Status.Phase, "step %d %s", i, tc.op)
 		claim := ""
-		for _, v := range vmi.Spec.Volumes {
-			if v.Name == dataVolume && v.PersistentVolumeClaim != nil {
-				claim = v.PersistentVolumeClaim.ClaimName
+		for j := range vmi.Spec.Volumes {
+			if vmi.Spec.Volumes[j].Name == dataVolume {
+				claim = volumeClaim(&vmi.Spec.Volumes[j])
 			}
 		}
 		assert.Equal(t, tc.claim, claim, "step %d %s: the VMI's claim", i, tc.op)
@@ -69,6 +89,10 @@ func TestVolumeMigrationOps(t *testing.T) {
 		} else {
 			assert.Equal(t, tc.claim+".img", filepath.Base(file), "step %d %s: the guest's disk", i, tc.op)
 		}
+		dv := &virtkit.DataVolume{}
+		if tc.claim != "" && h.Store.Get(uctx, store.Key{Namespace: Namespace, Name: tc.claim}, dv) == nil {
+			assert.Equal(t, vmi.Status.NodeName, dv.Annotations[virtkit.DataVolumeVolumeNodeAnnotation], "step %d %s: the guest runs where its disk is", i, tc.op)
+		}
 		vm := &virtkit.VirtualMachine{}
 		require.NoError(t, h.Store.Get(uctx, key, vm))
 		assert.Equal(t, tc.restart, virtkit.GetCondition(vm.Status.Conditions, virtkit.VirtualMachineRestartRequired) != nil,
@@ -79,7 +103,7 @@ func TestVolumeMigrationOps(t *testing.T) {
 		for _, m := range migs.Items {
 			if m.Labels[virtkit.VolumesUpdateMigrationLabel] == "vm-0" {
 				n++
-				assert.Equal(t, virtkit.MigrationSucceeded, m.Status.Phase, "step %d: %s", i, m.Name)
+				assert.Equal(t, virtkit.MigrationSucceeded, m.Status.Phase, "step %d: %s %+v", i, m.Name, m.Status.MigrationState)
 			}
 		}
 		assert.Equal(t, tc.migrations, n, "step %d %s: volume migrations", i, tc.op)
