@@ -75,7 +75,12 @@ go test -tags prometheus -race -count=1 -timeout 10m -v ./test/prometheus/
 # --- Prometheus tier: end ---
 
 step "unit, sim, libvirt test-driver, qemu-ga, promtool and etcd tiers"
-go test -race -tags libvirt -timeout 40m ./...
+# go test starts builds and runs in the order the packages are named (a
+# package named twice runs once): the slowest packages first, so that the
+# longest (test/simulation, about 10 minutes) does not start last and run
+# alone on one core while the other idles.
+long_poles="./test/simulation ./migration/bench ./cmd/virtkit ./node ./apiserver ./cluster ./test/e2e ./cdi/importer . ./apiserver/kubestorage"
+go test -race -tags libvirt -timeout 40m $long_poles ./...
 
 # Fuzzing: every target for a bounded number of executions (longer runs
 # are in BENCHMARKS.md). A count, not a duration: Go 1.26's fuzzing

@@ -56,12 +56,14 @@ const (
 // TestRealCloudInitNoCloud boots the Debian cloud image with a NoCloud
 // volume on a virtio disk and checks what its cloud-init did.
 func TestRealCloudInitNoCloud(t *testing.T) {
+	parallelLane(t)
 	runCloudInit(t, "testdata/nocloud.yaml", "DataSourceNoCloud")
 }
 
 // TestRealCloudInitConfigDrive boots the Debian cloud image with a
 // ConfigDrive volume on a CD-ROM (virtio-scsi) and checks what its cloud-init did.
 func TestRealCloudInitConfigDrive(t *testing.T) {
+	parallelLane(t)
 	runCloudInit(t, "testdata/configdrive.yaml", "DataSourceConfigDrive")
 }
 
@@ -232,9 +234,10 @@ func unavailable(t *testing.T, why string) {
 	t.Skip(why)
 }
 
-// startCluster runs a control plane with one node on libvirtd A whose
-// resolver maps cloudImage to the built image (qcow2 overlay per VMI) and
-// its kernel and initrd; configure, when given, adjusts the options last.
+// startCluster runs a control plane with one node on t's libvirtd (its
+// lane's, else A) whose resolver maps cloudImage to the built image (qcow2
+// overlay per VMI) and its kernel and initrd; configure, when given,
+// adjusts the options last.
 func startCluster(t *testing.T, img string, configure ...func(*cluster.Options)) *cluster.Cluster {
 	t.Helper()
 	work, uid, gid := libvirttest.QEMUWorkDir(t, "virtkit-img-")
@@ -248,12 +251,13 @@ func startCluster(t *testing.T, img string, configure ...func(*cluster.Options))
 	}
 	require.NoError(t, os.MkdirAll(dopts.RuntimeDir, 0o755))
 
+	uri := laneURI(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var hv *libvirt.Hypervisor
 	copts := cluster.Options{
 		NodeNames: []string{nodeName},
 		NewHypervisor: func(string) (hypervisor.Hypervisor, error) {
-			h, err := libvirt.New(ctx, libvirt.Options{URI: sourceURI})
+			h, err := libvirt.New(ctx, libvirt.Options{URI: uri})
 			hv = h
 			return h, err
 		},

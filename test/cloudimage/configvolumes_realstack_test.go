@@ -20,6 +20,7 @@ import (
 // and reads a key of each in the guest: the disks are found by label,
 // mounted and read through the guest agent (guest-exec).
 func TestRealConfigVolumes(t *testing.T) {
+	parallelLane(t)
 	img := requireCloudStack(t)
 	objs, vmi := loadVMIManifest(t, "testdata/configvolumes.yaml")
 
@@ -65,6 +66,7 @@ func TestRealConfigVolumes(t *testing.T) {
 // share, the guest mounts each by its tag and reads the files through the
 // guest agent; the VMI is not live-migratable (libvirt refuses it).
 func TestRealVirtiofs(t *testing.T) {
+	parallelLane(t)
 	img := requireCloudStack(t)
 	objs, vmi := loadVMIManifest(t, "testdata/virtiofs.yaml")
 

@@ -38,6 +38,7 @@ var memTotal = regexp.MustCompile(`(?m)^MemTotal:\s+(\d+) kB`)
 // kernel's virtio_mem driver plugs the memory (status.memory.guestCurrent,
 // /proc/meminfo).
 func TestRealHotplugCPUAndMemory(t *testing.T) {
+	parallelLane(t)
 	img := requireCloudStack(t)
 	_, tmplVMI := loadVMIManifest(t, "testdata/nocloud.yaml")
 	c := startCluster(t, img, func(o *cluster.Options) { o.NodeNames = []string{hotplugNodeName} })

@@ -46,6 +46,7 @@ const importTimeout = 5 * time.Minute
 // from the imported disk (its kernel and initrd from the host's kernel map)
 // to its guest agent, which reports Debian.
 func TestRealDataVolumeHTTPBoot(t *testing.T) {
+	parallelLane(t)
 	img := requireCloudStack(t)
 	if _, err := exec.LookPath("qemu-img"); err != nil {
 		unavailable(t, "qemu-img not installed; "+howTo)
@@ -109,6 +110,7 @@ func TestRealDataVolumeHTTPBoot(t *testing.T) {
 // mapped on the host) and the guest boots from a qcow2 overlay on the
 // pulled disk to its guest agent, which reports Debian.
 func TestRealContainerDiskRegistryBoot(t *testing.T) {
+	parallelLane(t)
 	img := requireCloudStack(t)
 	if _, err := exec.LookPath(ocitest.Binary); err != nil {
 		unavailable(t, ocitest.Binary+" not installed; "+howTo)

@@ -25,8 +25,15 @@
 // NetworkAttachmentDefinition bridges with a vlan), copies it in through
 // the guest agent and runs it there, reading its verdicts back.
 //
-// The tests need the build tags realstack and libvirt, root, libvirtd
-// (hack/realstack/libvirtd.sh start), the image, and for the registry test
-// the docker-registry package; without them they skip with a how-to (and
-// fail under VIRTKIT_STRICT=1).
+// Each guest keeps a core busy under software emulation: the tests that
+// boot one guest run two at a time, one on each of the two libvirtd
+// instances hack/realstack/libvirtd.sh starts (never two clusters on one
+// daemon, whose node agents would remove each other's defined domains).
+// The shared-storage migration test, which uses both daemons, and the
+// snapshot test, which boots three guests side by side, run alone first.
+//
+// The tests need the build tags realstack and libvirt, root, both libvirtd
+// instances (hack/realstack/libvirtd.sh start), the image, and for the
+// registry test the docker-registry package; without them they skip with a
+// how-to (and fail under VIRTKIT_STRICT=1).
 package cloudimage

@@ -28,6 +28,7 @@ import (
 // whose Time advances as the node refreshes it; then it asks on the
 // org.github.vhostmd.1 port and reads the same document.
 func TestRealDownwardMetrics(t *testing.T) {
+	parallelLane(t)
 	img := requireCloudStack(t)
 	data, err := os.ReadFile("testdata/downwardmetrics.yaml")
 	require.NoError(t, err)

@@ -93,6 +93,7 @@ spec:
 // token from the export's Secret and verified with the CA from its
 // status, are each identical to the source qcow2 by qemu-img compare.
 func TestRealExportDownloadsIdenticalDisk(t *testing.T) {
+	parallelLane(t)
 	img := requireCloudStack(t)
 	if _, err := exec.LookPath("qemu-img"); err != nil {
 		unavailable(t, "qemu-img not installed; "+howTo)

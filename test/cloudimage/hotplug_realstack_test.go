@@ -27,6 +27,7 @@ import (
 // live), finds the disk in the guest by its serial (lsblk through the
 // guest agent), writes to it from the guest, and unplugs it again.
 func TestRealHotplugVolume(t *testing.T) {
+	parallelLane(t)
 	img := requireCloudStack(t)
 	var volumes string
 	// A node of its own: the agents of other real-stack tests on the same

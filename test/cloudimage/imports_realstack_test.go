@@ -49,6 +49,7 @@ const (
 // importer converts it into node storage and the guest boots from it to
 // its guest agent.
 func TestRealDataVolumeS3Boot(t *testing.T) {
+	parallelLane(t)
 	img := requireCloudStack(t)
 	if _, err := exec.LookPath("qemu-img"); err != nil {
 		unavailable(t, "qemu-img not installed; "+howTo)
@@ -116,6 +117,7 @@ func waitImportedGuest(ctx context.Context, t *testing.T, c *cluster.Cluster, vm
 // with a token (as virtctl image-upload does, to upload-async), and the
 // guest boots from the volume to its guest agent.
 func TestRealDataVolumeUploadBoot(t *testing.T) {
+	parallelLane(t)
 	img := requireCloudStack(t)
 	if _, err := exec.LookPath("qemu-img"); err != nil {
 		unavailable(t, "qemu-img not installed; "+howTo)

@@ -45,7 +45,8 @@ const (
 // GuestAgent) while libvirt's backup job copies the disk. The snapshot is
 // then restored into the stopped source VM and into a new VM, and cloned
 // into a third VM with a new MAC; the three boot side by side, and the
-// clone's guest sees its own MAC and firmware UUID.
+// clone's guest sees its own MAC and firmware UUID. Three guests keep
+// both cores busy: the test runs alone (no parallelLane), on libvirtd A.
 func TestRealSnapshotRestoreClone(t *testing.T) {
 	img := requireCloudStack(t)
 	if _, err := exec.LookPath("qemu-img"); err != nil {

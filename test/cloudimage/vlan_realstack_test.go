@@ -56,6 +56,7 @@ const probeChecks = 20
 // default VLAN; the access ports carry only their VLAN (preserveDefaultVlan
 // false) and vlanTrunk and preserveDefaultVlan: true are refused by name.
 func TestRealVLANBridges(t *testing.T) {
+	parallelLane(t)
 	img := requireCloudStack(t)
 	objs, vmi := loadVMIManifest(t, "testdata/vlan.yaml")
 
