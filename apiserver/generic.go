@@ -451,6 +451,13 @@ func (g *GenericServer) start(ctx context.Context) error {
 	return nil
 }
 
+// DialLoopback connects to the server's in-process loopback (no port);
+// Start must have been called. A client that dials through it still
+// authenticates as Authenticator says.
+func (g *GenericServer) DialLoopback(ctx context.Context, network, addr string) (net.Conn, error) {
+	return g.loopback.DialContext(ctx, network, addr)
+}
+
 // ServeHTTP serves one request; Start must have been called.
 func (g *GenericServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.server.Handler.ServeHTTP(w, r)

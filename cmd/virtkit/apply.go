@@ -1,22 +1,17 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/virtkit/virtkit"
 	applycmd "github.com/virtkit/virtkit/cmd/virtkit/internal/apply"
 	"github.com/virtkit/virtkit/cmd/virtkit/internal/manifest"
-	"github.com/virtkit/virtkit/store"
 )
 
 func newApplyCmd() *cobra.Command {
 	var (
-		sf    storeFlags
-		kf    kubeFlags
+		cf    clientFlags
 		ns    namespaceFlags
 		files []string
 	)
@@ -31,44 +26,33 @@ is kept). A status in a manifest is ignored; reserved kubevirt.io/ labels
 spec cannot change after creation. Objects without a namespace go to
 "default". An object that fails is reported and the others are still applied.
 
-With a kubeconfig (--kubeconfig, $KUBECONFIG or ~/.kube/config) and no --store,
-apply goes through the API as kubectl apply does for custom resources: each
-object is created, or patched with a three-way JSON merge patch against the
-manifest last applied (kept in the kubectl.kubernetes.io/last-applied-configuration
-annotation), and reported as created, configured or unchanged; objects without
-a namespace go to -n or the kubeconfig context's namespace; the server decodes,
-defaults and validates. --store wins over a kubeconfig.`,
+It talks to the control plane's API, through a kubeconfig (--kubeconfig,
+$KUBECONFIG or ~/.kube/config) or, with --store etcd://..., which wins, through
+the API served inside this process over that store, as kubectl apply does for
+custom resources: each object is created, or patched with a three-way JSON
+merge patch against the manifest last applied (kept in the
+kubectl.kubernetes.io/last-applied-configuration annotation), and reported as
+created, configured or unchanged; objects without a namespace go to -n or the
+kubeconfig context's namespace (else default); the server decodes, defaults
+and validates.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := &applycmd.Options{Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr(), Files: files,
-				NamespaceSet: cmd.Flags().Changed("namespace"), UseAPI: useAPI(cmd, &kf), Report: reportErr}
+			o := &applycmd.Options{Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr(), Files: files, Report: reportErr}
 			if err := o.Complete(args); err != nil {
 				return err
 			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if !o.UseAPI {
-				objs, err := manifest.Decode(cmd.InOrStdin(), files)
-				if err != nil {
-					return err
-				}
-				st, err := sf.openShared(cmd.Context(), nil)
-				if err != nil {
-					return err
-				}
-				defer st.Close()
-				o.StoreObjects, o.Store = objs, st
-				return o.Run(cmd.Context())
-			}
 			objs, err := manifest.Read(cmd.InOrStdin(), files)
 			if err != nil {
 				return apiFail(cmd, err)
 			}
-			c, err := kf.connect(cmd)
+			c, release, err := cf.connect(cmd)
 			if err != nil {
 				return apiFail(cmd, err)
 			}
+			defer release()
 			o.Objects, o.API, o.Namespace = objs, c.kube(), c.namespace
 			err = o.Run(cmd.Context())
 			if errors.Is(err, applycmd.ErrReported) {
@@ -77,22 +61,8 @@ defaults and validates. --store wins over a kubeconfig.`,
 			return apiFail(cmd, err)
 		},
 	}
-	sf.register(cmd)
-	kf.register(cmd)
+	cf.register(cmd)
 	ns.register(cmd, false)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file, directory or - (repeatable)")
 	return cmd
-}
-
-// runApply applies objs through the store as `virtkit apply --store`
-// does (applycmd.Options).
-func runApply(ctx context.Context, st store.Store, w io.Writer, objs []virtkit.Object) error {
-	o := &applycmd.Options{Out: w, Files: []string{"-"}, Store: st, StoreObjects: objs}
-	if err := o.Complete(nil); err != nil {
-		return err
-	}
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	return o.Run(ctx)
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // The CLI against `virtkit controller --api-addr` on etcd with a separate
-// node agent: apply, get, the verbs and delete through the API, while
-// --store on the same etcd still reads the store directly.
+// node agent: apply, get, the verbs and delete through the API, and
+// --store on the same etcd through the API served in-process over it.
 func TestCLIOnAPIEtcd(t *testing.T) {
 	kc, storeArg := startAPIControllerOnEtcd(t, "cli-node-1")
 
@@ -25,7 +25,7 @@ func TestCLIOnAPIEtcd(t *testing.T) {
 	c.eventually("Running", "get", "vm", "vm-api")
 	assert.Equal(t, "cli-node-1", c.ok("get", "vmi", "vm-api", "-o", "jsonpath={.status.nodeName}"))
 
-	// --store wins over the kubeconfig and reads etcd directly.
+	// --store wins over the kubeconfig: the API served in-process over etcd.
 	direct := c.ok("get", "vms", "--store", storeArg)
 	assert.Contains(t, direct, "vm-api")
 

@@ -37,7 +37,7 @@ func TestControllerAndNodeFlagErrors(t *testing.T) {
 		{"node bad hypervisor", []string{"node", "--name", "n1", "--hypervisor", "xen"}, "--hypervisor"},
 		{"node bad sim memory", []string{"node", "--name", "n1", "--sim-memory", "lots"}, "--sim-memory"},
 		{"node sim state with libvirt", []string{"node", "--name", "n1", "--hypervisor", "libvirt", "--sim-state", "x"}, "--sim-state"},
-		{"get unknown kind", []string{"get", "pods", "--store", "etcd://127.0.0.1:1"}, "unknown resource type"},
+		{"get bad output", []string{"get", "vms", "-o", "xml", "--store", "etcd://127.0.0.1:1"}, "output format"},
 		{"get memory store", []string{"get", "vms"}, "memory store"},
 		{"apply without files", []string{"apply", "--store", "etcd://127.0.0.1:1"}, "-f"},
 	} {
@@ -51,7 +51,8 @@ func TestControllerAndNodeFlagErrors(t *testing.T) {
 			defer cancel()
 			err := cmd.ExecuteContext(ctx)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
+			// The API's verbs report kubectl-style, on stderr.
+			assert.Contains(t, err.Error()+out.String(), tc.want)
 		})
 	}
 }

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube/kubetest"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -37,17 +40,15 @@ func TestParseCascade(t *testing.T) {
 	}
 }
 
-// delete --cascade=orphan against a store puts the orphan finalizer on the
-// object for the controller process's garbage collector.
+// delete --cascade=orphan puts the orphan finalizer on the object for the
+// controller process's garbage collector.
 func TestDeleteCascadeOrphanStore(t *testing.T) {
-	st := store.NewMemory()
+	st := kubetest.NewMemory(t)
 	vm := &virtkit.VirtualMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "vm1"}}
 	require.NoError(t, st.Create(t.Context(), vm))
-	res, err := lookupResource("vm")
-	require.NoError(t, err)
 	var out bytes.Buffer
-	require.NoError(t, runDeleteCascade(t.Context(), st, &out, res, "default", []string{"vm1"}, "orphan"))
-	assert.Equal(t, "virtualmachine/vm1 deleted\n", out.String())
+	require.NoError(t, runDelete(t, serveAt(t, st, time.Time{}), &out, io.Discard, "vm", "default", []string{"vm1"}, "orphan"))
+	assert.Equal(t, "virtualmachine.kubevirt.io \"vm1\" deleted\n", out.String())
 	got := &virtkit.VirtualMachine{}
 	require.NoError(t, st.Get(t.Context(), store.KeyOf(vm), got))
 	assert.NotNil(t, got.DeletionTimestamp)

@@ -15,33 +15,27 @@ func newNodeVerbCmds() []*cobra.Command {
 }
 
 // nodeVerbFlags are how cordon, uncordon and drain reach the control
-// plane: its API through a kubeconfig (kube.Store), or its etcd (--store
-// wins).
+// plane's API (clientFlags): the library's node verbs run over it through
+// kube.Store.
 type nodeVerbFlags struct {
-	sf storeFlags
-	kf kubeFlags
+	cf clientFlags
 }
 
-func (f *nodeVerbFlags) register(cmd *cobra.Command) {
-	f.sf.register(cmd)
-	f.kf.register(cmd)
-}
+func (f *nodeVerbFlags) register(cmd *cobra.Command) { f.cf.register(cmd) }
 
-// open returns the control plane's store and how to close it.
+// open returns the control plane's objects through its API and how to
+// release them.
 func (f *nodeVerbFlags) open(cmd *cobra.Command) (store.Store, func(), error) {
-	if useAPI(cmd, &f.kf) {
-		c, err := f.kf.connect(cmd)
-		if err != nil {
-			return nil, nil, err
-		}
-		s, err := kube.NewStore(c.kube())
-		return s, func() {}, err
-	}
-	st, err := f.sf.openShared(cmd.Context(), nil)
+	c, release, err := f.cf.connect(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
-	return st, func() { _ = st.Close() }, nil
+	s, err := kube.NewStore(c.kube())
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return s, release, nil
 }
 
 // storeVerb is a node verb's options (package drain).
@@ -122,9 +116,10 @@ FailedEviction event). drain prints each VMI's state as it changes and returns
 once the node is empty, or fails after --timeout naming the VMIs left. The node
 stays cordoned; uncordon ends the drain.
 
-Like get and delete, drain, cordon and uncordon talk to the control plane's API
-when a kubeconfig is given or found (--kubeconfig, $KUBECONFIG, ~/.kube/config),
-and to its etcd with --store etcd://HOST:PORT, which wins.`,
+Like get and delete, drain, cordon and uncordon talk to the control plane's API,
+through a kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config) or, with
+--store etcd://HOST:PORT, which wins, through the API served inside this process
+over that store.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Out, o.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()

@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube/kubetest"
 	validatecmd "github.com/virtkit/virtkit/cmd/virtkit/internal/validate"
 	"github.com/virtkit/virtkit/guestagent/qgaserver"
-	"github.com/virtkit/virtkit/store"
 )
 
 // hostile holds what a terminal must never receive raw: ESC, BEL, DEL, a
@@ -99,22 +99,22 @@ func TestValidateReportsReservedLabels(t *testing.T) {
 }
 
 func TestGetTablesEscapeNames(t *testing.T) {
-	st := store.NewMemory()
+	st := kubetest.NewMemory(t)
 	ctx := t.Context()
 	require.NoError(t, st.Create(ctx, &virtkit.Node{ObjectMeta: metav1.ObjectMeta{Name: hostile}, Status: virtkit.NodeStatus{Hypervisor: hostile}}))
 	require.NoError(t, st.Create(ctx, &virtkit.VirtualMachineInstance{
 		ObjectMeta: metav1.ObjectMeta{Name: hostile, Namespace: "default"},
 		Status:     virtkit.VirtualMachineInstanceStatus{NodeName: hostile, Phase: virtkit.VirtualMachineInstancePhase(hostile)},
 	}))
+	api := serveAt(t, st, time.Time{})
 	for _, kind := range []string{"nodes", "vmis"} {
-		res, err := lookupResource(kind)
-		require.NoError(t, err)
 		for _, output := range []string{"table", "json"} {
 			var out bytes.Buffer
-			require.NoError(t, runGet(ctx, st, &out, res, "", namespaceFlags{namespace: "default"}, output, time.Now()))
+			require.NoError(t, runGet(t, api, &out, kind, "", namespaceFlags{namespace: "default"}, output))
 			assertNoRawControls(t, out.String())
 			if output == "table" {
-				assert.Contains(t, out.String(), esc(hostile))
+				// JSON carries the name: its invalid byte arrives as U+FFFD.
+				assert.Contains(t, out.String(), esc(strings.ToValidUTF8(hostile, "\uFFFD")))
 			}
 		}
 	}

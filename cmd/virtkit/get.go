@@ -1,25 +1,10 @@
 package main
 
 import (
-	"context"
-	"io"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/virtkit/virtkit/cmd/virtkit/internal/get"
-	"github.com/virtkit/virtkit/store"
 )
-
-// errUnknownResource: the KIND argument names no kind virtkit serves.
-var errUnknownResource = get.ErrUnknownResource
-
-// kindResource is one kind the get and delete commands serve through the
-// store (get.Resource).
-type kindResource = get.Resource
-
-// lookupResource finds the kind a user typed (get.LookupResource).
-func lookupResource(name string) (kindResource, error) { return get.LookupResource(name) }
 
 // namespaceFlags are -n and -A.
 type namespaceFlags struct {
@@ -37,8 +22,7 @@ func (n *namespaceFlags) register(cmd *cobra.Command, withAll bool) {
 
 func newGetCmd() *cobra.Command {
 	var (
-		sf       storeFlags
-		kf       kubeFlags
+		cf       clientFlags
 		ns       namespaceFlags
 		output   string
 		selector string
@@ -51,71 +35,37 @@ func newGetCmd() *cobra.Command {
 the kind in the namespace (-n, default the kubeconfig context's or "default")
 or in all namespaces (-A).
 
-Through the API (a kubeconfig from --kubeconfig, $KUBECONFIG or ~/.kube/config,
-used unless --store is given): any kind the server serves, by its resource
-name, singular or short name; -o wide|name|json|yaml|jsonpath=TEMPLATE, the
-default and wide tables being the server's (KubeVirt's printer columns);
--l selects by label; -w keeps printing changes until interrupted.
-
-Through the store (--store etcd://..., which wins over a kubeconfig): any kind
-virtkit knows, by the same names; -o table (default), wide, json or yaml. The
-tables have the columns the API serves.`,
+It talks to the control plane's API, through a kubeconfig (--kubeconfig,
+$KUBECONFIG or ~/.kube/config) or, with --store etcd://..., which wins, through
+the API served inside this process over that store. Any kind the server
+serves, by its resource name, singular or short name; -o
+wide|name|json|yaml|jsonpath=TEMPLATE, the default and wide tables being the
+server's (KubeVirt's printer columns); -l selects by label; -w keeps printing
+changes until interrupted.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := &get.Options{Out: cmd.OutOrStdout(), Namespace: ns.namespace, AllNamespaces: ns.allNamespaces,
-				Output: output, Selector: selector, Watch: watch, UseAPI: useAPI(cmd, &kf)}
-			if !o.UseAPI {
-				if err := o.Complete(args); err != nil {
-					return err
-				}
-				if err := o.Validate(); err != nil {
-					return err
-				}
-				st, err := sf.openShared(cmd.Context(), nil)
-				if err != nil {
-					return err
-				}
-				defer st.Close()
-				o.Store = st
-				return o.Run(cmd.Context())
-			}
+				Output: output, Selector: selector, Watch: watch}
 			if err := o.Complete(args); err != nil {
 				return apiFail(cmd, err)
 			}
 			if err := o.Validate(); err != nil {
 				return apiFail(cmd, err)
 			}
-			c, err := kf.connect(cmd)
+			c, release, err := cf.connect(cmd)
 			if err != nil {
 				return apiFail(cmd, err)
 			}
+			defer release()
 			o.API, o.Namespace = c.kube(), c.namespace
 			return apiFail(cmd, o.Run(cmd.Context()))
 		},
 	}
-	cmd.ValidArgsFunction = completeKindThenName(&kf, 1)
-	sf.register(cmd)
-	kf.register(cmd)
+	cmd.ValidArgsFunction = completeKindThenName(&cf.kf, 1)
+	cf.register(cmd)
 	ns.register(cmd, true)
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, wide, name, json, yaml or jsonpath=TEMPLATE (name and jsonpath through the API)")
-	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db (API only)")
-	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after listing, print changes until interrupted (API only)")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, wide, name, json, yaml or jsonpath=TEMPLATE")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after listing, print changes until interrupted")
 	return cmd
-}
-
-// runGet prints through the store as `virtkit get --store` does.
-func runGet(ctx context.Context, st store.Store, w io.Writer, res kindResource, name string, ns namespaceFlags, output string, now time.Time) error {
-	o := &get.Options{Out: w, Namespace: ns.namespace, AllNamespaces: ns.allNamespaces, Output: output, Store: st,
-		Now: func() time.Time { return now }}
-	args := []string{res.Names[0]}
-	if name != "" {
-		args = append(args, name)
-	}
-	if err := o.Complete(args); err != nil {
-		return err
-	}
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	return o.Run(ctx)
 }

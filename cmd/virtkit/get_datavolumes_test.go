@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube/kubetest"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -25,18 +26,19 @@ spec:
 `
 
 func TestGetDataVolumes(t *testing.T) {
-	st := store.NewMemory()
-	assert.Equal(t, "datavolume/scratch created\n", applyString(t, st, blankDV))
+	st := kubetest.NewMemory(t)
+	out, errOut, err := applyString(t, kubetest.Serve(t, st), blankDV)
+	require.NoError(t, err, errOut)
+	assert.Equal(t, "datavolume.cdi.kubevirt.io/scratch created\n", out)
 	dv := &virtkit.DataVolume{}
 	require.NoError(t, st.Get(t.Context(), store.Key{Namespace: "default", Name: "scratch"}, dv))
 	dv.Status.Phase, dv.Status.Progress, dv.Status.RestartCount = virtkit.DataVolumeImportInProgress, virtkit.FormatDataVolumeProgress(45.2), 2
 	require.NoError(t, st.UpdateStatus(t.Context(), dv))
 
+	api := serveAt(t, st, dv.CreationTimestamp.Add(90*time.Second))
 	for _, alias := range []string{"dv", "datavolumes", "DataVolume"} {
-		r, err := lookupResource(alias)
-		require.NoError(t, err, alias)
 		var out bytes.Buffer
-		require.NoError(t, runGet(t.Context(), st, &out, r, "", namespaceFlags{}, "", dv.CreationTimestamp.Add(90*time.Second)))
+		require.NoError(t, runGet(t, api, &out, alias, "", namespaceFlags{allNamespaces: true}, ""))
 		assert.Regexp(t, `(?m)^NAMESPACE\s+NAME\s+PHASE\s+PROGRESS\s+RESTARTS\s+AGE\n`+
 			`default\s+scratch\s+ImportInProgress\s+45\.20%\s+2\s+90s\n$`, out.String(), alias)
 	}

@@ -9,10 +9,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/virtkit/virtkit"
-	"github.com/virtkit/virtkit/cmd/virtkit/internal/manifest"
-	"github.com/virtkit/virtkit/store"
+	applycmd "github.com/virtkit/virtkit/cmd/virtkit/internal/apply"
+	deletecmd "github.com/virtkit/virtkit/cmd/virtkit/internal/delete"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube/kubetest"
+	"github.com/virtkit/virtkit/controller"
 )
 
 const twoVMs = `apiVersion: kubevirt.io/v1
@@ -38,26 +41,21 @@ spec:
         memory: {guest: 64Mi}
 `
 
-func applyString(t *testing.T, st store.Store, text string) string {
-	t.Helper()
-	objs, err := manifest.Decode(strings.NewReader(text), []string{"-"})
-	require.NoError(t, err)
-	var out bytes.Buffer
-	require.NoError(t, runApply(t.Context(), st, &out, objs))
-	return out.String()
-}
-
 func TestApplyGetDelete(t *testing.T) {
-	st := store.NewMemory()
-	assert.Equal(t, "virtualmachine/vm1 created\nvirtualmachine/vm2 created\n", applyString(t, st, twoVMs))
-	assert.Equal(t, "virtualmachine/vm1 configured\nvirtualmachine/vm2 configured\n", applyString(t, st, twoVMs))
+	st := kubetest.NewMemory(t)
+	require.NoError(t, controller.EnsureNamespaces(t.Context(), st, "other", "nothing"))
+	api := serveAt(t, st, time.Time{})
+	out, errOut, err := applyString(t, api, twoVMs)
+	require.NoError(t, err, errOut)
+	assert.Equal(t, "virtualmachine.kubevirt.io/vm1 created\nvirtualmachine.kubevirt.io/vm2 created\n", out)
+	out, errOut, err = applyString(t, api, twoVMs)
+	require.NoError(t, err, errOut)
+	assert.Equal(t, "virtualmachine.kubevirt.io/vm1 unchanged\nvirtualmachine.kubevirt.io/vm2 unchanged\n", out)
 
-	vms, err := lookupResource("VM")
-	require.NoError(t, err)
 	get := func(name string, ns namespaceFlags, output string) string {
 		t.Helper()
 		var out bytes.Buffer
-		require.NoError(t, runGet(t.Context(), st, &out, vms, name, ns, output, time.Now()))
+		require.NoError(t, runGet(t, api, &out, "VM", name, ns, output))
 		return out.String()
 	}
 
@@ -113,45 +111,21 @@ func TestApplyGetDelete(t *testing.T) {
 	assert.Equal(t, []string{"NAMESPACE", "NAME", "AGE", "STATUS", "READY"}, strings.Fields(strings.SplitN(all, "\n", 2)[0]))
 	assert.Contains(t, all, "other")
 
-	var out bytes.Buffer
-	err = runGet(t.Context(), st, &out, vms, "missing", namespaceFlags{namespace: "default"}, "json", time.Now())
-	require.ErrorIs(t, err, store.ErrNotFound)
+	var buf, errBuf bytes.Buffer
+	err = runGet(t, api, &buf, "VM", "missing", namespaceFlags{namespace: "default"}, "json")
+	require.True(t, apierrors.IsNotFound(err), "%v", err)
 
-	require.NoError(t, runDelete(t.Context(), st, &out, vms, "other", []string{"vm2"}))
-	assert.Equal(t, "virtualmachine/vm2 deleted\n", out.String())
-	err = runDelete(t.Context(), st, &out, vms, "other", []string{"vm2"})
-	require.ErrorIs(t, err, store.ErrNotFound)
-}
-
-func TestLookupResource(t *testing.T) {
-	for _, tc := range []struct{ typed, kind string }{
-		{"vms", virtkit.KindVirtualMachine},
-		{"VirtualMachineInstances", virtkit.KindVirtualMachineInstance},
-		{"vmim", virtkit.KindVirtualMachineInstanceMigration},
-		{"migrations", virtkit.KindVirtualMachineInstanceMigration},
-		{"nodes", virtkit.KindNode},
-		{"replicasets", virtkit.KindVirtualMachineInstanceReplicaSet},
-		{"vmirs", virtkit.KindVirtualMachineInstanceReplicaSet},
-		{"no", virtkit.KindNode},
-		// Every kind of the kind table, by its names (virtkit.NamesOf).
-		{"kv", virtkit.KindKubeVirt},
-		{"vmsnapshot", virtkit.KindVirtualMachineSnapshot},
-		{"migrationpolicies", virtkit.KindMigrationPolicy},
-		{"DataVolume", virtkit.KindDataVolume},
-	} {
-		r, err := lookupResource(tc.typed)
-		require.NoError(t, err, tc.typed)
-		assert.Equal(t, tc.kind, r.Kind, tc.typed)
-	}
-	_, err := lookupResource("pods")
-	require.ErrorIs(t, err, errUnknownResource)
+	require.NoError(t, runDelete(t, api, &buf, &errBuf, "VM", "other", []string{"vm2"}, ""))
+	assert.Equal(t, "virtualmachine.kubevirt.io \"vm2\" deleted\n", buf.String())
+	err = runDelete(t, api, &buf, &errBuf, "VM", "other", []string{"vm2"}, "")
+	require.ErrorIs(t, err, deletecmd.ErrReported)
+	assert.Contains(t, errBuf.String(), "Error from server (NotFound)")
 }
 
 func TestApplyRejectsInvalidObjects(t *testing.T) {
-	objs, err := manifest.Decode(strings.NewReader(badVM), []string{"-"})
-	require.NoError(t, err)
-	var out bytes.Buffer
-	err = runApply(t.Context(), store.NewMemory(), &out, objs)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "spec.template.spec.domain.devices.disks")
+	st := kubetest.NewMemory(t)
+	require.NoError(t, controller.EnsureNamespaces(t.Context(), st, "ns"))
+	_, errOut, err := applyString(t, serveAt(t, st, time.Time{}), badVM)
+	require.ErrorIs(t, err, applycmd.ErrReported)
+	assert.Contains(t, errOut, "spec.template.spec.domain.devices.disks")
 }

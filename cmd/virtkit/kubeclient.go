@@ -10,14 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube"
@@ -103,35 +98,22 @@ func (k *kubeFlags) connect(cmd *cobra.Command) (*apiClient, error) {
 	if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed {
 		ns = f.Value.String()
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	return newAPIClient(cfg, ns)
+}
+
+// newAPIClient builds the clients of the API cfg reaches, in namespace ns
+// by default (kube.NewClient).
+func newAPIClient(cfg *rest.Config, ns string) (*apiClient, error) {
+	c, err := kube.NewClient(cfg, ns)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	cached := memory.NewMemCacheClient(disc)
-	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil)
-	// The raw client (Tables, watches of Tables, subresources) decodes the
-	// server's errors as metav1.Status, so they keep reason and message.
-	scheme := runtime.NewScheme()
-	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
-	rcfg := rest.CopyConfig(cfg)
-	rcfg.GroupVersion = &schema.GroupVersion{Version: "v1"}
-	rcfg.APIPath = "/"
-	rcfg.ContentType = "application/json"
-	rcfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	rc, err := rest.RESTClientFor(rcfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	return &apiClient{config: cfg, dynamic: dyn, mapper: mapper, discovery: cached, rest: rc, namespace: ns}, nil
+	return &apiClient{config: cfg, dynamic: c.Dynamic, mapper: c.Mapper, discovery: c.Discovery, rest: c.REST, namespace: ns}, nil
 }
 
 // kube is the connection as package kube's verbs take it.
 func (c *apiClient) kube() *kube.Client {
-	return &kube.Client{Dynamic: c.dynamic, Mapper: c.mapper, REST: c.rest, Namespace: c.namespace}
+	return &kube.Client{Dynamic: c.dynamic, Mapper: c.mapper, Discovery: c.discovery, REST: c.rest, Namespace: c.namespace}
 }
 
 // mapping resolves what the user typed (kube.Client.Mapping).

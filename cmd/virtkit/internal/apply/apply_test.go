@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/virtkit/virtkit"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube/kubetest"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/manifest"
 	"github.com/virtkit/virtkit/store"
 )
 
@@ -19,11 +21,9 @@ func TestOptionsValidate(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		{name: "store", opts: Options{Files: []string{"vm.yaml"}}},
-		{name: "api with -n", opts: Options{Files: []string{"vm.yaml"}, UseAPI: true, NamespaceSet: true}},
+		{name: "files", opts: Options{Files: []string{"vm.yaml"}}},
+		{name: "files and namespace", opts: Options{Files: []string{"vm.yaml"}, Namespace: "team-a"}},
 		{name: "no files", opts: Options{}, wantErr: "-f: required (a file, a directory or - for standard input)"},
-		{name: "store with -n", opts: Options{Files: []string{"vm.yaml"}, NamespaceSet: true},
-			wantErr: "-n: needs the API (a kubeconfig); with --store a manifest's namespace, else default, is used"},
 		{name: "arguments", opts: Options{Files: []string{"vm.yaml"}}, args: []string{"vm"},
 			wantErr: `unknown command "vm": apply takes its manifests from -f`},
 	}
@@ -57,38 +57,42 @@ spec:
         resources: {requests: {memory: 64Mi}}
 `
 
-// Through a store: created, then configured; an invalid object fails with
-// its field path while the others are still applied.
-func TestRunStore(t *testing.T) {
-	st := store.NewMemory()
-	good, err := virtkit.DecodeBytes([]byte(vm))
+// Through the API served over a store: created, then unchanged, then
+// configured; an invalid object fails with its field path while the others
+// are still applied.
+func TestRun(t *testing.T) {
+	st := kubetest.NewMemory(t)
+	api := kubetest.Serve(t, st)
+	good, err := manifest.Read(strings.NewReader(vm), []string{"-"})
 	require.NoError(t, err)
-	bad, err := virtkit.DecodeBytes([]byte(strings.Replace(strings.Replace(vm, "name: web", "name: bad", 1),
-		"memory: 64Mi", "memory: -1", 1)))
+	bad, err := manifest.Read(strings.NewReader(strings.Replace(strings.Replace(vm, "name: web", "name: bad", 1),
+		"memory: 64Mi", "memory: -1", 1)), []string{"-"})
 	require.NoError(t, err)
 
-	var out bytes.Buffer
-	o := &Options{Out: &out, Files: []string{"-"}, Store: st, StoreObjects: good}
+	var out, errOut bytes.Buffer
+	o := &Options{Out: &out, ErrOut: &errOut, Files: []string{"-"}, Namespace: "default", API: api, Objects: good}
 	require.NoError(t, o.Complete(nil))
 	require.NoError(t, o.Validate())
-	require.NoError(t, o.Run(t.Context()))
-	assert.Equal(t, "virtualmachine/web created\n", out.String())
+	require.NoError(t, o.Run(t.Context()), errOut.String())
+	assert.Equal(t, "virtualmachine.kubevirt.io/web created\n", out.String())
 
 	out.Reset()
-	again, err := virtkit.DecodeBytes([]byte(vm)) // Run wrote the first copies' resourceVersion
+	o.Objects = good
+	require.NoError(t, o.Run(t.Context()))
+	assert.Equal(t, "virtualmachine.kubevirt.io/web unchanged\n", out.String())
+
+	out.Reset()
+	changed, err := manifest.Read(strings.NewReader(strings.Replace(vm, "memory: 64Mi", "memory: 128Mi", 1)), []string{"-"})
 	require.NoError(t, err)
-	o.StoreObjects = append(bad, again...)
-	err = o.Run(t.Context())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "spec.template.spec.domain.resources.requests.memory")
-	assert.Equal(t, "virtualmachine/web configured\n", out.String())
+	o.Objects = append(bad, changed...)
+	require.ErrorIs(t, o.Run(t.Context()), ErrReported)
+	assert.Contains(t, errOut.String(), "spec.template.spec.domain.resources.requests.memory")
+	assert.Equal(t, "virtualmachine.kubevirt.io/web configured\n", out.String())
 	require.NoError(t, st.Get(t.Context(), store.Key{Namespace: "default", Name: "web"}, &virtkit.VirtualMachine{}))
 }
 
 func TestRunNeedsTransport(t *testing.T) {
-	for _, useAPI := range []bool{false, true} {
-		o := &Options{Files: []string{"-"}, UseAPI: useAPI}
-		require.NoError(t, o.Complete(nil))
-		assert.ErrorIs(t, o.Run(t.Context()), ErrNoTransport)
-	}
+	o := &Options{Files: []string{"-"}}
+	require.NoError(t, o.Complete(nil))
+	assert.ErrorIs(t, o.Run(t.Context()), ErrNoTransport)
 }

@@ -11,18 +11,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/virtkit/virtkit/cmd/virtkit/internal/get"
 	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube"
 	"github.com/virtkit/virtkit/cmd/virtkit/internal/term"
-	"github.com/virtkit/virtkit/store"
 )
 
 // ErrReported: Run reported failures through Options.Report (through the
 // API every failure is reported and the other objects are still deleted).
 var ErrReported = errors.New("delete: failures reported")
 
-// ErrNoTransport: Run was called with neither an API client nor a store.
-var ErrNoTransport = errors.New("delete: neither Options.API nor Options.Store is set")
+// ErrNoTransport: Run was called without an API client.
+var ErrNoTransport = errors.New("delete: Options.API is not set")
 
 // Options are the delete command's. Main sets the flags' fields, the
 // transport (UseAPI, then API or Store once connected) and, for -f, the
@@ -43,15 +41,12 @@ type Options struct {
 	// Cascade is --cascade: background, foreground or orphan (kubectl's
 	// true and false too); empty leaves the store's default.
 	Cascade string
-	// UseAPI says which transport Run will have: API when set, else Store.
-	UseAPI bool
-	API    *kube.Client
-	Store  store.Store
+	// API is the connection to the API server.
+	API *kube.Client
 	// Report writes a failure kubectl-style; nil writes its message.
 	Report func(w io.Writer, err error)
 
-	policy   *metav1.DeletionPropagation
-	resource get.Resource
+	policy *metav1.DeletionPropagation
 }
 
 // ParseCascade maps --cascade to a propagation policy, as kubectl does
@@ -87,66 +82,23 @@ func (o *Options) Complete(args []string) error {
 	return nil
 }
 
-// Validate checks the options for the transport.
+// Validate checks the options.
 func (o *Options) Validate() error {
-	if o.UseAPI {
-		switch {
-		case len(o.Files) > 0 && o.Kind != "":
-			return errors.New("give either -f or KIND NAME..., not both")
-		case len(o.Files) == 0 && len(o.Names) == 0:
-			return errors.New("give KIND NAME... or -f FILE")
-		}
-		return nil
-	}
-	if len(o.Files) > 0 {
-		return errors.New("-f: needs the API (a kubeconfig), not --store")
-	}
-	if len(o.Names) == 0 {
-		n := 0
-		if o.Kind != "" {
-			n = 1
-		}
-		return fmt.Errorf("requires KIND and at least one NAME, received %d arg(s)", n)
-	}
-	res, err := get.LookupResource(o.Kind)
-	if err != nil {
-		return err
-	}
-	o.resource = res
-	return nil
-}
-
-// Run deletes the objects through the transport.
-func (o *Options) Run(ctx context.Context) error {
 	switch {
-	case o.UseAPI && o.API != nil:
-		return o.runAPI(ctx)
-	case !o.UseAPI && o.Store != nil:
-		return o.runStore(ctx)
-	}
-	return ErrNoTransport
-}
-
-// runStore deletes by name from the store; the first failure ends it.
-func (o *Options) runStore(ctx context.Context) error {
-	res := o.resource
-	if res.Kind == "" {
-		return errors.New("delete: Run before Validate")
-	}
-	namespace := o.Namespace
-	if !res.Namespaced {
-		namespace = ""
-	}
-	for _, name := range o.Names {
-		obj := res.NewObject()
-		obj.SetNamespace(namespace)
-		obj.SetName(name)
-		if err := o.Store.Delete(ctx, obj, store.DeleteOptions{PropagationPolicy: o.policy}); err != nil {
-			return fmt.Errorf("%s %s: %w", res.Kind, store.Key{Namespace: namespace, Name: name}, err)
-		}
-		fmt.Fprintf(o.Out, "%s/%s deleted\n", strings.ToLower(res.Kind), name)
+	case len(o.Files) > 0 && o.Kind != "":
+		return errors.New("give either -f or KIND NAME..., not both")
+	case len(o.Files) == 0 && len(o.Names) == 0:
+		return errors.New("give KIND NAME... or -f FILE")
 	}
 	return nil
+}
+
+// Run deletes the objects through the API.
+func (o *Options) Run(ctx context.Context) error {
+	if o.API == nil {
+		return ErrNoTransport
+	}
+	return o.runAPI(ctx)
 }
 
 // target is one object to delete through the API.

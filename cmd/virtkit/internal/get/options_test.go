@@ -3,7 +3,6 @@ package get_test
 import (
 	"bytes"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -11,7 +10,7 @@ import (
 
 	"github.com/virtkit/virtkit"
 	"github.com/virtkit/virtkit/cmd/virtkit/internal/get"
-	"github.com/virtkit/virtkit/store"
+	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube/kubetest"
 )
 
 func TestValidate(t *testing.T) {
@@ -21,14 +20,10 @@ func TestValidate(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"store: unknown kind", get.Options{}, []string{"pods"}, `unknown resource type "pods"`},
-		{"store: selector", get.Options{Selector: "a=b"}, []string{"vm"}, "-l, -w: need the API"},
-		{"store: output", get.Options{Output: "name"}, []string{"vm"}, `--output: want table, wide, json or yaml, got "name"`},
-		{"store: name and -A", get.Options{AllNamespaces: true}, []string{"vm", "a"}, "-A: cannot be combined with a NAME"},
-		{"api: output", get.Options{UseAPI: true, Output: "xml"}, []string{"vm"}, `output format "xml"`},
-		{"api: name and -A", get.Options{UseAPI: true, AllNamespaces: true}, []string{"vm", "a"}, "across all namespaces"},
-		{"store: fine", get.Options{Output: "yaml"}, []string{"vm", "a"}, ""},
-		{"api: fine", get.Options{UseAPI: true, Output: "jsonpath={.metadata.name}"}, []string{"anything"}, ""},
+		{"output", get.Options{Output: "xml"}, []string{"vm"}, `output format "xml"`},
+		{"name and -A", get.Options{AllNamespaces: true}, []string{"vm", "a"}, "across all namespaces"},
+		{"table", get.Options{Output: "table"}, []string{"vm", "a"}, ""},
+		{"jsonpath", get.Options{Output: "jsonpath={.metadata.name}"}, []string{"anything"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.o
@@ -43,37 +38,29 @@ func TestValidate(t *testing.T) {
 	}
 	o := get.Options{}
 	require.Error(t, o.Complete(nil))
-	o = get.Options{UseAPI: true}
+	o = get.Options{}
 	require.NoError(t, o.Complete([]string{"vm"}))
 	require.ErrorIs(t, o.Run(t.Context()), get.ErrNoTransport)
 }
 
-// Complete, Validate and Run through a store: the kind's printer columns.
-func TestRunStore(t *testing.T) {
-	st := store.NewMemory()
-	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+// Complete, Validate and Run through the API served over a store: the
+// server's tables, a cluster-scoped kind without a NAMESPACE column, and
+// kubectl's -o name.
+func TestRun(t *testing.T) {
+	st := kubetest.NewMemory(t)
 	require.NoError(t, st.Create(t.Context(), &virtkit.MigrationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "fast"}}))
-	var out bytes.Buffer
-	o := get.Options{Out: &out, Store: st, Namespace: "default", Now: func() time.Time { return t0 }}
-	require.NoError(t, o.Complete([]string{"migrationpolicies"}))
-	require.NoError(t, o.Validate())
-	require.NoError(t, o.Run(t.Context()))
-	assert.Regexp(t, `^NAME\s+AGE\nfast\s+\S+\n$`, out.String(), "a cluster-scoped kind: no NAMESPACE column")
-}
-
-// -o wide through a store prints every column, as the API's wide table.
-func TestRunStoreWide(t *testing.T) {
-	st := store.NewMemory()
 	require.NoError(t, st.Create(t.Context(), &virtkit.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: virtkit.NodeStatus{Hypervisor: "sim"}}))
-	for output, want := range map[string]string{
-		"table": `^NAME\s+STATUS\s+AGE\nn1\s+NotReady\s+\S+\n$`,
-		"wide":  `^NAME\s+STATUS\s+AGE\s+HYPERVISOR\s+CPU\s+MEMORY\nn1\s+NotReady\s+\S+\s+sim\s+<none>\s+<none>\n$`,
+	api := kubetest.Serve(t, st)
+	for _, tc := range []struct{ kind, output, want string }{
+		{"migrationpolicies", "table", `^NAME\s+AGE\nfast\s+\S+\n$`},
+		{"nodes", "table", `^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\nn1\s+Unknown\s+<none>\s+\S+\s+virtkit\n$`},
+		{"nodes", "name", `^node/n1\n$`},
 	} {
 		var out bytes.Buffer
-		o := get.Options{Out: &out, Store: st, Output: output}
-		require.NoError(t, o.Complete([]string{"nodes"}))
+		o := get.Options{Out: &out, API: api, Namespace: "default", Output: tc.output}
+		require.NoError(t, o.Complete([]string{tc.kind}))
 		require.NoError(t, o.Validate())
 		require.NoError(t, o.Run(t.Context()))
-		assert.Regexp(t, want, out.String(), output)
+		assert.Regexp(t, tc.want, out.String(), tc.kind+" "+tc.output)
 	}
 }

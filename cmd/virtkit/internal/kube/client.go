@@ -10,20 +10,56 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 )
 
 // Client is a connection to the API.
 type Client struct {
 	Dynamic dynamic.Interface
 	Mapper  meta.RESTMapper
+	// Discovery is the server's discovery, cached for the client's life.
+	Discovery discovery.CachedDiscoveryInterface
 	// REST is the raw client (Tables, watches of Tables, subresources); it
 	// decodes the server's errors as metav1.Status.
 	REST rest.Interface
 	// Namespace is the kubeconfig context's namespace, or -n's.
 	Namespace string
+}
+
+// NewClient builds the clients of the API cfg reaches (a kubeconfig's, or
+// the in-process server's), in namespace ns by default.
+func NewClient(cfg *rest.Config, ns string) (*Client, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cached := memory.NewMemCacheClient(disc)
+	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil)
+	// The raw client (Tables, watches of Tables, subresources) decodes the
+	// server's errors as metav1.Status, so they keep reason and message.
+	scheme := runtime.NewScheme()
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	rcfg := rest.CopyConfig(cfg)
+	rcfg.GroupVersion = &schema.GroupVersion{Version: "v1"}
+	rcfg.APIPath = "/"
+	rcfg.ContentType = "application/json"
+	rcfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	rc, err := rest.RESTClientFor(rcfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{Dynamic: dyn, Mapper: mapper, Discovery: cached, REST: rc, Namespace: ns}, nil
 }
 
 // Mapping resolves what the user typed (vm, vms, virtualmachines,
