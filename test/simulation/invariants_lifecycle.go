@@ -146,8 +146,18 @@ func (c *checker) lifeChange(step int, ch Change, out *[]Violation) {
 func (c *checker) lifeStep(step int, out *[]Violation) {
 	c.sys.lifecycle().mu.Lock()
 	defer c.sys.lifecycle().mu.Unlock()
+	// An owner already deleted with another policy before the orphaning
+	// delete may have had its VMIs deleted by then (the VM controller
+	// stops the VMI of a VM being deleted at once): Kubernetes' second
+	// delete adds the "orphan" finalizer but cannot undo that.
+	deletedBefore := map[types.UID]bool{}
 	for _, d := range c.sys.lifecycle().deletes {
-		if d.policy != metav1.DeletePropagationOrphan || d.step != step {
+		if d.policy != metav1.DeletePropagationOrphan && d.step < step {
+			deletedBefore[d.uid] = true
+		}
+	}
+	for _, d := range c.sys.lifecycle().deletes {
+		if d.policy != metav1.DeletePropagationOrphan || d.step != step || deletedBefore[d.uid] {
 			continue
 		}
 		for uid, key := range d.vmis {
