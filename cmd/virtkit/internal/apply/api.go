@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/virtkit/virtkit/cmd/virtkit/internal/kube"
 	"github.com/virtkit/virtkit/cmd/virtkit/internal/term"
@@ -43,7 +44,7 @@ func (o *Options) runAPI(ctx context.Context) error {
 
 // applyOne creates u or patches the existing object.
 func (o *Options) applyOne(ctx context.Context, u *unstructured.Unstructured) error {
-	c, w := o.API, o.Out
+	c := o.API
 	u = u.DeepCopy()
 	gvk := u.GroupVersionKind()
 	m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -61,44 +62,63 @@ func (o *Options) applyOne(ctx context.Context, u *unstructured.Unstructured) er
 	}
 	ri := c.ResourceFor(m, ns)
 	ref := kube.KindRef(gvk.GroupKind()) + "/" + term.Esc(u.GetName())
-	existing, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		if _, err := ri.Create(ctx, &unstructured.Unstructured{Object: modified}, metav1.CreateOptions{FieldManager: "virtkit"}); err != nil {
+	// Another client may create or delete the object between the get and
+	// the write: the get is taken again, a few times at most.
+	for attempt := 1; ; attempt++ {
+		done, err := o.applyAttempt(ctx, ri, ref, modified, u.GetName())
+		if done || attempt == applyAttempts ||
+			!(apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err)) {
 			return err
 		}
+	}
+}
+
+// applyAttempts is how many times applyOne reads the object again after
+// losing a race with another client's create or delete.
+const applyAttempts = 3
+
+// applyAttempt creates the object or patches the existing one; done is
+// false with a NotFound or AlreadyExists error that a new read may mend.
+func (o *Options) applyAttempt(ctx context.Context, ri dynamic.ResourceInterface, ref string, modified map[string]any, name string) (done bool, err error) {
+	w := o.Out
+	existing, err := ri.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if _, err := ri.Create(ctx, &unstructured.Unstructured{Object: modified}, metav1.CreateOptions{FieldManager: "virtkit"}); err != nil {
+			return false, err
+		}
 		fmt.Fprintf(w, "%s created\n", ref)
-		return nil
+		return true, nil
 	}
 	if err != nil {
-		return err
+		return true, err
 	}
 	original := []byte(existing.GetAnnotations()[LastAppliedAnnotation])
 	modifiedJSON, err := json.Marshal(modified)
 	if err != nil {
-		return err
+		return true, err
 	}
 	current, err := json.Marshal(existing.Object)
 	if err != nil {
-		return err
+		return true, err
 	}
 	patch, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modifiedJSON, current)
 	if err != nil {
-		return fmt.Errorf("%s: %w", ref, err)
+		return true, fmt.Errorf("%s: %w", ref, err)
 	}
 	if string(patch) == "{}" {
 		fmt.Fprintf(w, "%s unchanged\n", ref)
-		return nil
+		return true, nil
 	}
-	updated, err := ri.Patch(ctx, u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "virtkit"})
+	updated, err := ri.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "virtkit"})
 	if err != nil {
-		return err
+		return false, err
 	}
 	verb := "configured"
 	if updated.GetResourceVersion() == existing.GetResourceVersion() {
 		verb = "unchanged"
 	}
 	fmt.Fprintf(w, "%s %s\n", ref, verb)
-	return nil
+	return true, nil
 }
 
 // withLastApplied returns the manifest with the last-applied annotation
