@@ -29,16 +29,20 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	quietLibraryLogs(os.Args[1:])
 	if err := newRootCmd().ExecuteContext(ctx); err != nil {
 		var ex exitError
 		if asExit(err, &ex) {
@@ -47,6 +51,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, "virtkit:", escLines(err.Error()))
 		os.Exit(1)
 	}
+}
+
+// quietLibraryLogs discards what the Kubernetes libraries log through
+// klog (the API server a --store command serves in-process, etcd's client)
+// unless the command is one of the long-running processes, whose operators
+// read those lines. A one-shot command prints only its own output: the
+// server's errors reach it as statuses. klog's logger is process-wide, so
+// it is set here, before any goroutine starts.
+func quietLibraryLogs(args []string) {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if a == "controller" || a == "node" {
+			return
+		}
+		break
+	}
+	klog.SetSlogLogger(slog.New(slog.DiscardHandler))
 }
 
 func newRootCmd() *cobra.Command {

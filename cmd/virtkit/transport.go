@@ -1,10 +1,7 @@
 package main
 
 import (
-	"log/slog"
-
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
 
 	"github.com/virtkit/virtkit/cluster"
 )
@@ -37,9 +34,6 @@ func (f *clientFlags) connect(cmd *cobra.Command) (*apiClient, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// The API server library logs through klog; a one-shot command prints
-	// only its own output (the server's errors reach it as statuses).
-	klog.SetSlogLogger(slog.New(slog.DiscardHandler))
 	api, err := cluster.StartInProcessAPI(cmd.Context(), cluster.InProcessAPIOptions{Store: st.Store})
 	if err != nil {
 		_ = st.Close()
