@@ -62,6 +62,17 @@ func NewClient(cfg *rest.Config, ns string) (*Client, error) {
 	return &Client{Dynamic: dyn, Mapper: mapper, Discovery: cached, REST: rc, Namespace: ns}, nil
 }
 
+// cliAliases are names virtkit's CLI has always accepted besides the
+// server's resource, singular and short names; a name the server knows
+// wins (a server that serves apps/v1 ReplicaSets keeps "replicasets").
+var cliAliases = map[string]schema.GroupResource{
+	"migrations":  {Group: "kubevirt.io", Resource: "virtualmachineinstancemigrations"},
+	"migration":   {Group: "kubevirt.io", Resource: "virtualmachineinstancemigrations"},
+	"replicasets": {Group: "kubevirt.io", Resource: "virtualmachineinstancereplicasets"},
+	"replicaset":  {Group: "kubevirt.io", Resource: "virtualmachineinstancereplicasets"},
+	"rs":          {Group: "kubevirt.io", Resource: "virtualmachineinstancereplicasets"},
+}
+
 // Mapping resolves what the user typed (vm, vms, virtualmachines,
 // virtualmachines.kubevirt.io) through the server's discovery.
 func (c *Client) Mapping(typed string) (*meta.RESTMapping, error) {
@@ -73,6 +84,9 @@ func (c *Client) Mapping(typed string) (*meta.RESTMapping, error) {
 		in = gr.WithVersion("")
 	}
 	full, err := c.Mapper.ResourceFor(in)
+	if alias, ok := cliAliases[in.Resource]; ok && in.Group == "" && meta.IsNoMatchError(err) {
+		full, err = c.Mapper.ResourceFor(alias.WithVersion(""))
+	}
 	if err != nil {
 		if meta.IsNoMatchError(err) {
 			return nil, fmt.Errorf("the server doesn't have a resource type %q", typed)
