@@ -123,24 +123,33 @@ func TestDataVolumeTemplateImportRunsVM(t *testing.T) {
 	require.NoError(t, err, "the VM's DataVolume is collected with it")
 }
 
+// applyBlankDataVolumeVM starts a cluster over a fresh storage directory
+// and applies dvVMManifest's VM name with a blank DataVolume, the manifest
+// rewritten by edit; it returns the cluster and the storage directory.
+func applyBlankDataVolumeVM(ctx context.Context, t *testing.T, name string, edit func(string) string) (*cluster.Cluster, string) {
+	t.Helper()
+	storageDir := t.TempDir()
+	c, err := cluster.New(cluster.Options{Storage: cluster.StorageOptions{Dir: storageDir,
+		AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+	require.NoError(t, err)
+	go func() { _ = c.Start(ctx) }()
+	manifest := strings.Replace(fmt.Sprintf(dvVMManifest, name, "http://127.0.0.1:1/unused"), "      source:\n        http:\n          url: http://127.0.0.1:1/unused\n",
+		"      source:\n        blank: {}\n", 1)
+	objs, err := virtkit.DecodeBytes([]byte(edit(manifest)))
+	require.NoError(t, err)
+	require.NoError(t, c.Apply(ctx, objs...))
+	return c, storageDir
+}
+
 // A ReadWriteMany DataVolume lands on the shared class: its VMI is not
 // pinned, stays live-migratable and moves to the other node with its disk
 // still in place.
 func TestSharedDataVolumeMigrates(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	storageDir := t.TempDir()
-	c, err := cluster.New(cluster.Options{Storage: cluster.StorageOptions{Dir: storageDir,
-		AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
-	require.NoError(t, err)
-	go func() { _ = c.Start(ctx) }()
-
-	manifest := strings.Replace(fmt.Sprintf(dvVMManifest, "rwx", "http://127.0.0.1:1/unused"), "      source:\n        http:\n          url: http://127.0.0.1:1/unused\n",
-		"      source:\n        blank: {}\n", 1)
-	manifest = strings.Replace(manifest, "      storage:\n", "      storage:\n        accessModes: [ReadWriteMany]\n", 1)
-	objs, err := virtkit.DecodeBytes([]byte(manifest))
-	require.NoError(t, err)
-	require.NoError(t, c.Apply(ctx, objs...))
+	c, storageDir := applyBlankDataVolumeVM(ctx, t, "rwx", func(m string) string {
+		return strings.Replace(m, "      storage:\n", "      storage:\n        accessModes: [ReadWriteMany]\n", 1)
+	})
 	vmi, err := c.WaitForVMI(ctx, "default", "rwx", func(v *virtkit.VirtualMachineInstance, found bool) bool {
 		return found && v.IsRunning() && virtkit.IsConditionTrue(v.Status.Conditions, virtkit.VirtualMachineInstanceIsMigratable)
 	})

@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,18 +46,9 @@ spec:
 func TestVolumeMigrationNodeLocal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	storageDir := t.TempDir()
-	c, err := cluster.New(cluster.Options{Storage: cluster.StorageOptions{Dir: storageDir,
-		AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
-	require.NoError(t, err)
-	go func() { _ = c.Start(ctx) }()
-
-	manifest := strings.Replace(fmt.Sprintf(dvVMManifest, "lm", "http://127.0.0.1:1/unused"), "      source:\n        http:\n          url: http://127.0.0.1:1/unused\n",
-		"      source:\n        blank: {}\n", 1)
-	manifest = strings.Replace(manifest, "spec:\n  runStrategy: Always\n", "spec:\n  runStrategy: Always\n  updateVolumesStrategy: Migration\n", 1)
-	objs, err := virtkit.DecodeBytes([]byte(manifest))
-	require.NoError(t, err)
-	require.NoError(t, c.Apply(ctx, objs...))
+	c, storageDir := applyBlankDataVolumeVM(ctx, t, "lm", func(m string) string {
+		return strings.Replace(m, "spec:\n  runStrategy: Always\n", "spec:\n  runStrategy: Always\n  updateVolumesStrategy: Migration\n", 1)
+	})
 	vmi, err := c.WaitForVMI(ctx, "default", "lm", cluster.VMIPhaseIs(virtkit.Running))
 	require.NoError(t, err)
 	from := vmi.Status.NodeName
